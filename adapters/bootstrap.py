@@ -1,0 +1,152 @@
+"""The composition root: the one module that knows every adapter and wires them from settings.
+
+Workers and CLI commands ask this module for ports (`Store`, `Dispatcher`, `Waker`, `Clock`)
+and for a wired scheduler (`serve_scheduler`); nothing else chooses an implementation. Nothing
+is built at import time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError
+
+from adapters.clock import SystemClock
+from adapters.crypto import FernetCipher, load_or_create_key
+from adapters.http.dispatcher import AiohttpDispatcher
+from adapters.settings import Settings
+from adapters.sql import open_sql_store, upgrade_database
+from adapters.wake import InProcessWaker, ListeningWaker, PostgresWaker, SocketWaker, wake_folder
+from domain.errors import InvalidConfig
+from domain.ports import Clock, Dispatcher, SecretCipher, Store
+from scheduler.config import WorkerConfig
+from scheduler.housekeeping import Housekeeping
+from scheduler.worker import SchedulerWorker
+
+log = logging.getLogger(__name__)
+
+
+def build_cipher(settings: Settings) -> SecretCipher:
+    """The header-secret cipher: `secret_key` when given, else the key file (made if missing)."""
+    if settings.secret_key is not None:
+        key, where = settings.secret_key.get_secret_value(), "CRONPILOT_SECRET_KEY"
+    else:
+        where = f"secret key file {settings.secret_key_file}"
+        try:
+            key = load_or_create_key(settings.secret_key_file)
+        except (OSError, UnicodeError) as exc:
+            raise InvalidConfig(where, f"cannot read or create it: {exc}") from exc
+    try:
+        return FernetCipher(key)
+    except (ValueError, UnicodeError) as exc:
+        # Never echo the key: the reason names only what is wrong with it.
+        raise InvalidConfig(where, "not a Fernet key (32 url-safe base64-encoded bytes)") from exc
+
+
+async def open_store(settings: Settings) -> Store:
+    """The SQL store for `database_url`, encrypting header secrets at rest."""
+    # Enough connections for finishes to overlap without one per in-flight call: a finish holds
+    # its connection for one short transaction, while a call may take seconds.
+    pool_size = max(5, min(settings.concurrency // 4, 25))
+    return await open_sql_store(settings.database_url, build_cipher(settings), pool_size)
+
+
+def migrate(settings: Settings) -> None:
+    """Bring the database to the newest schema (Alembic head). Call outside an event loop."""
+    asyncio.run(upgrade_database(settings.database_url))
+
+
+def build_dispatcher(settings: Settings) -> Dispatcher:
+    signing = settings.signing_secret
+    return AiohttpDispatcher(
+        allowed_networks=settings.allowed_networks,
+        max_connections=settings.concurrency,
+        signing_secret=signing.get_secret_value() if signing is not None else None,
+    )
+
+
+def _database_url(database_url: str) -> URL:
+    try:
+        return make_url(database_url)
+    except ArgumentError as exc:
+        raise InvalidConfig("CRONPILOT_DATABASE_URL", "not a database URL") from exc
+
+
+def is_postgres(database_url: str) -> bool:
+    return _database_url(database_url).get_backend_name() == "postgresql"
+
+
+def sqlite_file(database_url: str) -> Path | None:
+    """The file of a SQLite URL; None for an in-memory database (or another backend)."""
+    url = _database_url(database_url)
+    database = url.database or ""
+    if url.get_backend_name() != "sqlite" or database in ("", ":memory:"):
+        return None
+    if url.query.get("uri") == "true":
+        # `sqlite:///file:name?mode=memory&uri=true`: the driver reads the name as a URI.
+        if url.query.get("mode") == "memory":
+            return None
+        database = database.removeprefix("file:")
+    return Path(database)
+
+
+def build_waker(settings: Settings) -> ListeningWaker:
+    """LISTEN/NOTIFY on PostgreSQL; Unix sockets beside a SQLite file, which every process of
+    its machine may open; an in-process event for in-memory SQLite, which no other sees."""
+    if is_postgres(settings.database_url):
+        return PostgresWaker(settings.database_url)
+    database = sqlite_file(settings.database_url)
+    if database is None:
+        return InProcessWaker()
+    return SocketWaker(wake_folder(database))
+
+
+def build_clock() -> Clock:
+    return SystemClock()
+
+
+def worker_config(settings: Settings) -> WorkerConfig:
+    return WorkerConfig(
+        worker_id=settings.worker_id,
+        concurrency=settings.concurrency,
+        batch_size=settings.batch_size,
+        lease_seconds=settings.lease_seconds,
+        grace_seconds=settings.grace_seconds,
+        max_sleep_seconds=settings.max_sleep_seconds,
+    )
+
+
+async def serve_scheduler(
+    settings: Settings, store: Store, clock: Clock, stop: asyncio.Event
+) -> None:
+    """Run one scheduler worker on `store`, with its dispatcher, waker and housekeeping, until
+    `stop` is set and the worker has wound down; everything opened here is closed on return.
+
+    `store` stays the caller's: `cronpilot scheduler` opens one for this alone, the demo shares
+    its own with the live table."""
+    async with AsyncExitStack() as resources:
+        dispatcher = build_dispatcher(settings)
+        resources.push_async_callback(dispatcher.close)
+        waker = build_waker(settings)
+        resources.push_async_callback(waker.close)
+        # Listen before the first claim: a wake-up sent from now on is not missed.
+        await waker.listen()
+        housekeeping = Housekeeping(
+            store, clock, settings.reaper_interval_seconds, settings.retention_runs
+        )
+        housekeeping.start()
+        resources.push_async_callback(housekeeping.stop)
+        log.info(
+            "scheduler %s started: concurrency %d, batch %d, lease %g s, grace %g s",
+            settings.worker_id,
+            settings.concurrency,
+            settings.batch_size,
+            settings.lease_seconds,
+            settings.grace_seconds,
+            extra={"action": "start", "worker_id": settings.worker_id},
+        )
+        await SchedulerWorker(store, dispatcher, clock, waker, worker_config(settings)).run(stop)

@@ -1,0 +1,1 @@
+"""The admin CLI (`cronpilot …`): one module per command group, wired in `main`."""

@@ -1,0 +1,58 @@
+"""`cronpilot apply -f jobs.yaml`: declare jobs and endpoints, idempotently, all or nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from adapters.bootstrap import build_clock
+from adapters.cli.output import JsonOption, print_json
+from adapters.cli.runtime import admin_settings, wake_schedulers, with_store
+from adapters.config import load_declarations
+from domain.ports import ApplyReport, Store
+
+
+def apply(
+    file: Annotated[
+        Path, typer.Option("--file", "-f", help="The jobs file (see adapters/examples).")
+    ],
+    json_output: JsonOption = False,
+) -> None:
+    """Create or update the jobs and endpoints a file declares; validates everything first.
+
+    Endpoints stored under a declared job but missing from the file are left alone (still
+    scheduled) and listed; pause them to stop them."""
+    settings = admin_settings()
+    declarations = load_declarations(file, settings.allowed_networks)
+
+    async def act(store: Store) -> ApplyReport:
+        report = await store.catalog.apply(declarations, build_clock().now())
+        if report.created or report.updated:
+            await wake_schedulers(settings)
+        return report
+
+    report = with_store(settings, act)
+    if json_output:
+        print_json(
+            {
+                "created": report.created,
+                "updated": report.updated,
+                "unchanged": report.unchanged,
+                "absent": report.absent,
+            }
+        )
+        return
+    for outcome, refs in (("created", report.created), ("updated", report.updated)):
+        for ref in refs:
+            typer.echo(f"{outcome:<9} {ref}")
+    # Not deleted, on purpose: say so, or a user who removed an endpoint from the file would
+    # believe it stopped running.
+    for ref in report.absent:
+        typer.echo(f"left alone (not in {file}): {ref}")
+    typer.echo(
+        f"{len(report.created)} created, {len(report.updated)} updated, "
+        f"{len(report.unchanged)} unchanged"
+        + (f", {len(report.absent)} left alone" if report.absent else "")
+    )

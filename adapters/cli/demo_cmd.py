@@ -1,0 +1,348 @@
+"""`cronpilot demo`: the scheduler against the simulator, on a throwaway SQLite database.
+
+Everything shown — the live table and the summary — is read back from the database, so the demo
+shows what cronpilot recorded, not what it meant to do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import tempfile
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Annotated
+from urllib.parse import urlsplit
+
+import typer
+from rich.console import Console
+from rich.live import Live
+from rich.logging import RichHandler
+from rich.table import Table
+
+from adapters.bootstrap import build_clock, migrate, open_store, serve_scheduler
+from adapters.cli.output import new_table, schedule_text, span
+from adapters.config import example_jobs_file, load_declarations, parse_declarations
+from adapters.settings import Settings, load_settings
+from adapters.simulator import Simulator
+from domain.model import Endpoint, Run, RunStatus, ScheduleSource
+from domain.ports import Clock, JobDeclaration, Store
+
+REFRESH_SECONDS = 0.5
+PLAIN_LINE_SECONDS = 5.0
+_RUNS_PAGE = 500
+_UNSUCCESSFUL = (RunStatus.FAILED, RunStatus.ABANDONED)
+
+SHOWCASE_JOBS = """
+jobs:
+  - name: showcase
+    description: answers cronpilot records without storing a body
+    endpoints:
+      - name: status-page
+        description: an HTML status page, recorded with the marker not_json
+        url: ${SIMULATOR_URL}/status/page
+        interval: 5s
+      - name: export
+        description: a 250 KB JSON export, above the cap, recorded as too_large
+        url: ${SIMULATOR_URL}/reports/export
+        interval: 10s
+      - name: slow-report
+        description: a report slower than its timeout, recorded as a timeout
+        url: ${SIMULATOR_URL}/reports/slow
+        interval: 5s
+        timeout: 1s
+"""
+"""Demo-only endpoints next to the example jobs: they show what happens to answers that are not
+stored, which a user's example file has no reason to contain."""
+
+
+def demo(
+    duration: Annotated[
+        float, typer.Option(min=1, help="Seconds to run (one flash sale lasts this long).")
+    ] = 60,
+    live: Annotated[
+        bool, typer.Option("--live/--no-live", help="Live table, or plain periodic lines.")
+    ] = True,
+    seed: Annotated[int, typer.Option(help="Seed of the simulated story.")] = 7,
+) -> None:
+    """Run the example jobs against a local simulator for a while, then summarise what ran."""
+    console = Console()
+    _log_quietly(Console(stderr=True) if not live else console)
+    progress = Progress(build_clock(), console if live else None)
+    with tempfile.TemporaryDirectory(prefix="cronpilot-demo-") as workdir:
+        settings = _demo_settings(Path(workdir))
+        migrate(settings)
+        summary = asyncio.run(_run(settings, duration, seed, progress))
+    _print_summary(summary, console, live)
+
+
+def _log_quietly(console: Console) -> None:
+    """Warnings only, through rich so they print above the live table instead of through it;
+    the worker's per-run lines would drown the demo, and the table shows them anyway."""
+    logging.basicConfig(
+        level=logging.WARNING,
+        format="%(message)s",
+        handlers=[RichHandler(console=console, show_path=False)],
+        force=True,
+    )
+
+
+def _demo_settings(workdir: Path) -> Settings:
+    """A private database and key in `workdir`; loopback allowed for this process only."""
+    return load_settings(
+        database_url=f"sqlite+aiosqlite:///{workdir / 'demo.db'}",
+        secret_key_file=workdir / "secret.key",
+        allowed_networks=["127.0.0.1/32"],
+        worker_id="demo",
+        lease_seconds=30,
+        grace_seconds=2,
+        max_sleep_seconds=1,
+        reaper_interval_seconds=5,
+    )
+
+
+def _declarations(settings: Settings, simulator_url: str) -> list[JobDeclaration]:
+    env = {"SIMULATOR_URL": simulator_url}
+    allowed = settings.allowed_networks
+    return [
+        *load_declarations(example_jobs_file(), allowed, env),
+        *parse_declarations(SHOWCASE_JOBS, "demo showcase", allowed, env),
+    ]
+
+
+@contextlib.contextmanager
+def _stopping_on_signals(stop: asyncio.Event) -> Iterator[None]:
+    """Ctrl-C (or SIGTERM) ends the demo early but still prints the summary."""
+    loop = asyncio.get_running_loop()
+    signals = (signal.SIGINT, signal.SIGTERM)
+    for signum in signals:
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        yield
+    finally:
+        for signum in signals:
+            loop.remove_signal_handler(signum)
+
+
+async def _run(settings: Settings, duration: float, seed: int, progress: Progress) -> DemoSummary:
+    clock = progress.clock
+    stop = asyncio.Event()
+    async with contextlib.AsyncExitStack() as resources:
+        simulator = Simulator(seed=seed, cycle_seconds=duration)
+        simulator_url = await simulator.start()
+        resources.push_async_callback(simulator.stop)
+        store = await open_store(settings)
+        resources.push_async_callback(store.close)
+        declarations = _declarations(settings, simulator_url)
+        await store.catalog.apply(declarations, clock.now())
+        typer.echo(
+            f"cronpilot demo: {sum(len(d.endpoints) for d in declarations)} endpoints against "
+            f"the simulator at "
+            f"{simulator_url} for {span(duration)} (Ctrl-C ends early)"
+        )
+        resources.enter_context(_stopping_on_signals(stop))
+        scheduler = asyncio.create_task(serve_scheduler(settings, store, clock, stop))
+        try:
+            await progress.follow(store, stop, scheduler, clock.now() + timedelta(seconds=duration))
+        finally:
+            stop.set()
+            await scheduler
+        return await _summarise(store)
+
+
+# --- while it runs ----------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Progress:
+    """The database's view while the worker runs: a live table on `console`, or without one a
+    plain line every few seconds."""
+
+    clock: Clock
+    console: Console | None
+
+    async def follow(
+        self, store: Store, stop: asyncio.Event, worker: asyncio.Task[None], deadline: datetime
+    ) -> None:
+        """Refresh until the deadline, a stop signal, or the worker ending on its own."""
+        started = self.clock.now()
+        last_line: datetime | None = None
+        with contextlib.ExitStack() as display:
+            board = (
+                None if self.console is None else display.enter_context(Live(console=self.console))
+            )
+            while not stop.is_set() and not worker.done() and self.clock.now() < deadline:
+                endpoints = await store.catalog.list_endpoints()
+                latest = await store.runs.latest_runs([e.id for e in endpoints])
+                now = self.clock.now()
+                if board is not None:
+                    board.update(_board(endpoints, latest, now, deadline))
+                elif last_line is None or now - last_line >= timedelta(seconds=PLAIN_LINE_SECONDS):
+                    typer.echo(_line(endpoints, latest, now - started))
+                    last_line = now
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(REFRESH_SECONDS):
+                        await stop.wait()
+
+
+def _moment(moment: datetime | None, now: datetime) -> str:
+    if moment is None:
+        return "-"
+    delta = (moment - now).total_seconds()
+    if abs(delta) < 1:
+        return "now"
+    return f"in {span(delta)}" if delta > 0 else f"{span(-delta)} ago"
+
+
+def _outcome(run: Run | None) -> str:
+    if run is None:
+        return "-"
+    detail = run.status_code or (run.error_kind.value if run.error_kind else "")
+    return f"{run.status.value} {detail}".strip()
+
+
+def _path(endpoint: Endpoint) -> str:
+    return urlsplit(endpoint.spec.url).path
+
+
+def _board(
+    endpoints: list[Endpoint], latest: dict[str, Run], now: datetime, deadline: datetime
+) -> Table:
+    table = new_table("endpoint", "path", "source", "interval", "last", "last run", "next run")
+    table.title = f"cronpilot demo — {span(max((deadline - now).total_seconds(), 0))} left"
+    for endpoint in endpoints:
+        run = latest.get(endpoint.id)
+        hint = endpoint.interval_hint
+        table.add_row(
+            endpoint.ref,
+            _path(endpoint),
+            endpoint.next_run_source.value,
+            f"every {span(hint.interval_seconds)} (hint)"
+            if hint is not None
+            else schedule_text(endpoint.spec.schedule),
+            _outcome(run),
+            _moment(run.started_at if run else None, now),
+            _moment(endpoint.next_run_at, now),
+        )
+    return table
+
+
+def _line(endpoints: list[Endpoint], latest: dict[str, Run], elapsed: timedelta) -> str:
+    runs = [latest[e.id] for e in endpoints if e.id in latest]
+    failing = [f"{e.ref} {_outcome(latest[e.id])}" for e in endpoints if _failed(latest.get(e.id))]
+    ok = sum(run.status is RunStatus.SUCCESS for run in runs)
+    line = (
+        f"t+{span(elapsed.total_seconds())}: {len(runs)}/{len(endpoints)} endpoints ran, "
+        f"last run ok on {ok}"
+    )
+    return f"{line}; failing: {', '.join(failing)}" if failing else line
+
+
+def _failed(run: Run | None) -> bool:
+    return run is not None and run.status in _UNSUCCESSFUL
+
+
+# --- the summary ------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class EndpointSummary:
+    ref: str
+    path: str
+    runs: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    bodies: int = 0
+    markers: Counter[str] = field(default_factory=Counter)
+    errors: Counter[str] = field(default_factory=Counter)
+    sources: list[ScheduleSource] = field(default_factory=list)
+    """Schedule sources of consecutive runs, oldest first, repeats collapsed."""
+
+    @property
+    def schedule_changes(self) -> int:
+        return max(len(self.sources) - 1, 0)
+
+
+@dataclass(slots=True)
+class DemoSummary:
+    endpoints: list[EndpointSummary]
+
+    def totals(self) -> str:
+        endpoints = self.endpoints
+        markers = sum((e.markers for e in endpoints), Counter[str]())
+        return (
+            f"total: {sum(e.runs for e in endpoints)} runs on {len(endpoints)} endpoints, "
+            f"{sum(e.succeeded for e in endpoints)} succeeded, "
+            f"{sum(e.failed for e in endpoints)} failed; "
+            f"bodies stored {sum(e.bodies for e in endpoints)}; markers: {_counts(markers)}; "
+            f"schedule changes: {sum(e.schedule_changes for e in endpoints)}"
+        )
+
+
+async def _all_runs(store: Store, endpoint_id: str) -> list[Run]:
+    runs: list[Run] = []
+    while page := await store.runs.list_runs(endpoint_id, limit=_RUNS_PAGE, offset=len(runs)):
+        runs.extend(page)
+        if len(page) < _RUNS_PAGE:
+            break
+    return runs
+
+
+def _endpoint_summary(endpoint: Endpoint, newest_first: list[Run]) -> EndpointSummary:
+    summary = EndpointSummary(endpoint.ref, _path(endpoint), runs=len(newest_first))
+    for run in reversed(newest_first):
+        summary.succeeded += run.status is RunStatus.SUCCESS
+        summary.failed += run.status in _UNSUCCESSFUL
+        if run.body_absence is not None:
+            summary.markers[run.body_absence.value] += 1
+        elif run.status_code is not None:
+            summary.bodies += 1
+        if run.error_kind is not None:
+            summary.errors[run.error_kind.value] += 1
+        if not summary.sources or summary.sources[-1] != run.schedule_source:
+            summary.sources.append(run.schedule_source)
+    return summary
+
+
+async def _summarise(store: Store) -> DemoSummary:
+    endpoints = await store.catalog.list_endpoints()
+    return DemoSummary([_endpoint_summary(e, await _all_runs(store, e.id)) for e in endpoints])
+
+
+def _counts(counter: Counter[str]) -> str:
+    return ", ".join(f"{name} {count}" for name, count in sorted(counter.items())) or "-"
+
+
+def _print_summary(summary: DemoSummary, console: Console, rich: bool) -> None:
+    if not rich:
+        for e in summary.endpoints:
+            typer.echo(
+                f"summary {e.ref} {e.path}: runs={e.runs} ok={e.succeeded} failed={e.failed} "
+                f"bodies={e.bodies} markers={_counts(e.markers)} errors={_counts(e.errors)} "
+                f"schedule={'->'.join(source.value for source in e.sources) or '-'}"
+            )
+        typer.echo(summary.totals())
+        return
+    table = new_table(
+        "endpoint", "path", "runs", "ok", "failed", "bodies", "markers", "errors", "schedule"
+    )
+    table.title = "what the database recorded"
+    for e in summary.endpoints:
+        table.add_row(
+            e.ref,
+            e.path,
+            str(e.runs),
+            str(e.succeeded),
+            str(e.failed),
+            str(e.bodies),
+            _counts(e.markers),
+            _counts(e.errors),
+            " → ".join(source.value for source in e.sources) or "-",
+        )
+    console.print(table)
+    console.print(summary.totals())

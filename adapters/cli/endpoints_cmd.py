@@ -1,0 +1,140 @@
+"""`cronpilot endpoints …`: what is scheduled, when it runs next and why."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from adapters.bootstrap import build_clock
+from adapters.cli.output import (
+    EndpointRef,
+    JsonOption,
+    add_row,
+    details_table,
+    new_table,
+    note,
+    print_json,
+    print_table,
+    relative,
+    run_status,
+    schedule_text,
+    span,
+)
+from adapters.cli.runtime import admin_settings, with_store
+from adapters.cli.views import endpoint_view
+from domain.model import Endpoint, Run
+from domain.ports import Store
+from domain.secrets import mask_headers, mask_url
+
+
+def list_endpoints(
+    job: Annotated[str | None, typer.Option("--job", help="Only this job's endpoints.")] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Endpoints with their schedule, next run (and why then) and last result."""
+
+    async def act(store: Store) -> tuple[list[Endpoint], dict[str, Run]]:
+        if job is not None:
+            await store.catalog.get_job(job)
+        endpoints = await store.catalog.list_endpoints(job)
+        return endpoints, await store.runs.latest_runs([e.id for e in endpoints])
+
+    endpoints, latest = with_store(admin_settings(), act)
+    if json_output:
+        print_json([endpoint_view(e, latest.get(e.id)) for e in endpoints])
+        return
+    if not endpoints:
+        note("no endpoints yet; declare some with: cronpilot apply -f jobs.yaml")
+        return
+    now = build_clock().now()
+    table = new_table("Endpoint", "Schedule", "Next run", "Source", "Last run")
+    for endpoint in endpoints:
+        add_row(
+            table,
+            endpoint.ref,
+            schedule_text(endpoint.spec.schedule),
+            relative(endpoint.next_run_at, now) if endpoint.next_run_at else "never (paused)",
+            endpoint.next_run_source.value,
+            last_run_text(latest.get(endpoint.id), now),
+        )
+    print_table(table)
+
+
+def show(
+    ref: EndpointRef,
+    json_output: JsonOption = False,
+) -> None:
+    """Everything about one endpoint: request (secrets masked), schedule, hints, pause."""
+
+    async def act(store: Store) -> tuple[Endpoint, Run | None]:
+        endpoint = await store.catalog.get_endpoint(ref)
+        latest = await store.runs.latest_runs([endpoint.id])
+        return endpoint, latest.get(endpoint.id)
+
+    endpoint, last_run = with_store(admin_settings(), act)
+    if json_output:
+        print_json(endpoint_view(endpoint, last_run))
+        return
+    print_table(_details(endpoint, last_run, build_clock().now()))
+
+
+def last_run_text(run: Run | None, now: datetime) -> str:
+    if run is None:
+        return "-"
+    return f"{run_status(run)} {relative(run.finished_at or run.started_at, now)}"
+
+
+def _details(endpoint: Endpoint, last_run: Run | None, now: datetime) -> Table:
+    spec = endpoint.spec
+    return details_table(
+        [
+            ("endpoint", endpoint.ref),
+            ("id", endpoint.id),
+            ("description", spec.description or "-"),
+            ("request", f"{spec.method} {mask_url(spec.url)}"),
+            ("headers", json.dumps(mask_headers(spec.headers)) if spec.headers else "-"),
+            ("body", json.dumps(spec.body) if spec.body is not None else "-"),
+            ("schedule", schedule_text(spec.schedule)),
+            ("clamps", _clamps(endpoint)),
+            ("timeout", span(spec.timeout_seconds)),
+            ("max response", f"{spec.max_response_bytes} bytes"),
+            ("planner", spec.planner_mode.value if spec.planner_mode else "as job"),
+            ("next run", relative(endpoint.next_run_at, now)),
+            ("source", endpoint.next_run_source.value),
+            ("paused", _pause(endpoint, now)),
+            ("hints", _hints(endpoint, now)),
+            ("failures", str(endpoint.failure_count)),
+            ("last run", last_run_text(last_run, now)),
+        ]
+    )
+
+
+def _clamps(endpoint: Endpoint) -> str:
+    low, high = endpoint.spec.min_interval_seconds, endpoint.spec.max_interval_seconds
+    if low is None and high is None:
+        return "-"
+    return f"min {span(low) if low else '-'}, max {span(high) if high else '-'}"
+
+
+def _pause(endpoint: Endpoint, now: datetime) -> str:
+    pause = endpoint.pause
+    if pause is None:
+        return "no"
+    until = "until resumed" if pause.until is None else f"resumes {relative(pause.until, now)}"
+    return f"{until}: {pause.reason}"
+
+
+def _hints(endpoint: Endpoint, now: datetime) -> str:
+    hints = []
+    if (interval := endpoint.interval_hint) is not None:
+        hints.append(
+            f"every {span(interval.interval_seconds)} until "
+            f"{relative(interval.expires_at, now)}: {interval.reason}"
+        )
+    if (oneshot := endpoint.oneshot_hint) is not None:
+        hints.append(f"once {relative(oneshot.at, now)}: {oneshot.reason}")
+    return "; ".join(hints) or "-"

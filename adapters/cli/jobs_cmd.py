@@ -1,0 +1,40 @@
+"""`cronpilot jobs …`."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from adapters.cli.output import (
+    JsonOption,
+    add_row,
+    new_table,
+    note,
+    print_json,
+    print_table,
+)
+from adapters.cli.runtime import admin_settings, with_store
+from adapters.cli.views import job_view
+from domain.model import Endpoint, Job
+from domain.ports import Store
+
+
+def list_jobs(
+    json_output: JsonOption = False,
+) -> None:
+    """Every job with its planner mode and how many endpoints it holds."""
+
+    async def act(store: Store) -> tuple[list[Job], list[Endpoint]]:
+        return await store.catalog.list_jobs(), await store.catalog.list_endpoints()
+
+    jobs, endpoints = with_store(admin_settings(), act)
+    counts = Counter(endpoint.job_id for endpoint in endpoints)
+    if json_output:
+        print_json([job_view(job, counts[job.id]) for job in jobs])
+        return
+    if not jobs:
+        note("no jobs yet; declare some with: cronpilot apply -f jobs.yaml")
+        return
+    table = new_table("Job", "Planner", "Endpoints", "Description")
+    for job in jobs:
+        add_row(table, job.name, job.planner_mode.value, str(counts[job.id]), job.description)
+    print_table(table)

@@ -1,0 +1,106 @@
+"""The `cronpilot` command: the typer app, and the one place that turns errors into exit codes.
+
+Exit codes (`EXIT_CODES_HELP`): 0 ok, 1 not found, 2 bad input (invalid settings, config or
+schedule, unsafe URL, bad option), 3 store unavailable, 4 any other failure. Every error is one
+`error: …` line on stderr, never a traceback, and never with a URL's credentials.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+import typer
+
+from adapters.cli import (
+    apply_cmd,
+    db_cmd,
+    demo_cmd,
+    endpoints_cmd,
+    jobs_cmd,
+    pause_cmd,
+    runs_cmd,
+    scheduler_cmd,
+)
+from adapters.cli.runtime import (
+    EXIT_BAD_INPUT,
+    EXIT_CODES_HELP,
+    EXIT_FAILED,
+    EXIT_OK,
+    exit_code,
+)
+from domain.errors import CronpilotError
+from domain.secrets import mask_urls
+
+
+def _help_when_bare(ctx: typer.Context) -> None:
+    # A group called alone shows its help and succeeds: nothing was asked, nothing failed.
+    if ctx.invoked_subcommand is None:
+        typer.echo(ctx.get_help())
+        raise typer.Exit(EXIT_OK)
+
+
+def _group(help_text: str) -> typer.Typer:
+    return typer.Typer(
+        help=help_text,
+        epilog=EXIT_CODES_HELP,
+        callback=_help_when_bare,
+        invoke_without_command=True,
+        add_completion=False,
+    )
+
+
+def build_app() -> typer.Typer:
+    app = _group("Calls HTTP endpoints on schedules and adapts the schedules safely.")
+    app.command()(apply_cmd.apply)
+    app.command()(pause_cmd.pause)
+    app.command()(pause_cmd.resume)
+    app.command()(scheduler_cmd.scheduler)
+    app.command()(demo_cmd.demo)
+
+    db = _group("Database schema.")
+    db.command()(db_cmd.upgrade)
+    app.add_typer(db, name="db")
+
+    jobs = _group("Jobs: named groups of endpoints.")
+    jobs.command("list")(jobs_cmd.list_jobs)
+    app.add_typer(jobs, name="jobs")
+
+    endpoints = _group("Endpoints: one HTTP call on a schedule each.")
+    endpoints.command("list")(endpoints_cmd.list_endpoints)
+    endpoints.command()(endpoints_cmd.show)
+    app.add_typer(endpoints, name="endpoints")
+
+    runs = _group("Runs: what the calls answered.")
+    runs.command("list")(runs_cmd.list_runs)
+    runs.command()(runs_cmd.show)
+    app.add_typer(runs, name="runs")
+    return app
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    # One line, whatever the message holds, so scripts and people can read it; a URL in it
+    # (a refused endpoint, a database) keeps its credentials to itself.
+    typer.echo(f"error: {' '.join(mask_urls(message).split())}", err=True)
+    sys.exit(code)
+
+
+def run(args: Sequence[str] | None = None) -> NoReturn:
+    """Console-script entry point."""
+    command = typer.main.get_command(build_app())
+    try:
+        result = command.main(args=args, prog_name="cronpilot", standalone_mode=False)
+    except typer.TyperException as exc:
+        # Click's usage errors (bad option or argument) exit 2 by definition; any other of its
+        # failures says 1, which here means "not found".
+        _fail(exc.format_message(), EXIT_BAD_INPUT if exc.exit_code == 2 else EXIT_FAILED)
+    except typer.Abort:
+        _fail("aborted", EXIT_FAILED)
+    except CronpilotError as exc:
+        _fail(str(exc), exit_code(exc))
+    sys.exit(result if isinstance(result, int) else EXIT_OK)
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,114 @@
+"""`cronpilot pause` / `cronpilot resume`: an admin's hand on one endpoint's schedule."""
+
+from __future__ import annotations
+
+import getpass
+import socket
+from datetime import MAXYEAR, UTC, datetime, timedelta
+from typing import Annotated
+
+import typer
+
+from adapters.bootstrap import build_clock
+from adapters.cli.output import EndpointRef, JsonOption, print_json, relative
+from adapters.cli.runtime import admin_settings, wake_schedulers, with_store
+from adapters.cli.views import endpoint_view
+from adapters.config import parse_duration
+from adapters.settings import Settings
+from domain.model import Endpoint, Pause
+from domain.ports import Store
+from domain.schedule import MAX_SECONDS
+
+
+def parse_until(text: str, now: datetime) -> datetime:
+    """A duration from now (`30m`, `2h`) or an ISO-8601 time (UTC when it names no zone), in
+    the future and at most `MAX_SECONDS` (ten years) away, like any other schedule bound."""
+    try:
+        seconds = parse_duration(text)
+    except ValueError:
+        moment = _iso_time(text)
+    else:
+        if seconds > MAX_SECONDS:
+            raise _until_error(text, "is more than ten years ahead")
+        moment = now + timedelta(seconds=seconds)
+    if moment <= now:
+        raise _until_error(text, "is not in the future")
+    if (moment - now).total_seconds() > MAX_SECONDS:
+        raise _until_error(text, "is more than ten years ahead")
+    return moment
+
+
+def _iso_time(text: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise _until_error(text, "is neither a duration (30m, 2h) nor an ISO time") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        # Only the calendar's first and last days can leave it when shifted to UTC.
+        far = moment.year == MAXYEAR
+        raise _until_error(
+            text, "is more than ten years ahead" if far else "is not in the future"
+        ) from None
+
+
+def _until_error(text: str, reason: str) -> typer.BadParameter:
+    return typer.BadParameter(f"{text!r} {reason}", param_hint="--until")
+
+
+def default_reason() -> str:
+    """Who paused, for whoever finds the endpoint paused: `paused by ann@web-1 from the CLI`."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        # No login name in the environment nor in the password database (some containers).
+        user = "unknown"
+    return f"paused by {user}@{socket.gethostname()} from the CLI"
+
+
+def pause(
+    ref: EndpointRef,
+    until: Annotated[
+        str | None,
+        typer.Option(help="A duration (30m, 2h) or an ISO time; without it, until resumed."),
+    ] = None,
+    reason: Annotated[
+        str | None,
+        typer.Option(help="Why, for whoever looks next; default: who paused, from where."),
+    ] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Stop an endpoint's runs until a time (at most ten years ahead), or until `resume`."""
+    now = build_clock().now()
+    why = " ".join((reason or "").split()) or default_reason()
+    stop = Pause(reason=why, until=parse_until(until, now) if until is not None else None)
+    endpoint = _set_pause(admin_settings(), ref, stop)
+    if json_output:
+        print_json(endpoint_view(endpoint, None))
+        return
+    how_long = "until resumed" if stop.until is None else f"resumes {relative(stop.until, now)}"
+    typer.echo(f"paused {endpoint.ref}, {how_long}: {why}")
+
+
+def resume(ref: EndpointRef, json_output: JsonOption = False) -> None:
+    """Lift a pause; the endpoint is re-planned from its baseline and hints."""
+    endpoint = _set_pause(admin_settings(), ref, None)
+    if json_output:
+        print_json(endpoint_view(endpoint, None))
+        return
+    when = relative(endpoint.next_run_at, build_clock().now())
+    typer.echo(f"resumed {endpoint.ref}; next run {when} ({endpoint.next_run_source.value})")
+
+
+def _set_pause(settings: Settings, ref: str, pause_: Pause | None) -> Endpoint:
+    async def act(store: Store) -> Endpoint:
+        endpoint = await store.catalog.get_endpoint(ref)
+        updated = await store.catalog.set_pause(endpoint.id, pause_, build_clock().now())
+        if pause_ is None:
+            await wake_schedulers(settings)
+        return updated
+
+    return with_store(settings, act)

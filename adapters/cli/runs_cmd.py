@@ -1,0 +1,115 @@
+"""`cronpilot runs …`: what the calls answered."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.json import JSON as RichJSON
+from rich.table import Table
+
+from adapters.bootstrap import build_clock
+from adapters.cli.output import (
+    EndpointRef,
+    JsonOption,
+    add_row,
+    clock_time,
+    details_table,
+    iso,
+    new_table,
+    note,
+    print_json,
+    print_table,
+    relative,
+    run_status,
+)
+from adapters.cli.runtime import admin_settings, with_store
+from adapters.cli.views import run_view
+from domain.model import Endpoint, Run
+from domain.ports import Store
+from domain.secrets import mask_urls
+
+
+def list_runs(
+    ref: EndpointRef,
+    limit: Annotated[int, typer.Option(min=1, max=1000, help="How many, newest first.")] = 20,
+    json_output: JsonOption = False,
+) -> None:
+    """An endpoint's recent runs, newest first."""
+
+    async def act(store: Store) -> tuple[Endpoint, list[Run]]:
+        endpoint = await store.catalog.get_endpoint(ref)
+        return endpoint, await store.runs.list_runs(endpoint.id, limit=limit)
+
+    endpoint, runs = with_store(admin_settings(), act)
+    if json_output:
+        print_json([run_view(run, with_body=False) for run in runs])
+        return
+    if not runs:
+        note(f"no runs yet for {endpoint.ref}")
+        return
+    now = build_clock().now()
+    table = new_table("Run", "Slot", "Status", "Took", "Source", "Note")
+    for run in runs:
+        add_row(
+            table,
+            run.id,
+            clock_time(run.slot_at, now),
+            run_status(run),
+            f"{run.duration_ms:.0f}ms" if run.duration_ms is not None else "-",
+            run.schedule_source.value,
+            _run_note(run),
+        )
+    print_table(table)
+
+
+def show(
+    run_id: Annotated[str, typer.Argument(help="A run id from `runs list`.")],
+    json_output: JsonOption = False,
+) -> None:
+    """One run in full, with its stored response body."""
+
+    async def act(store: Store) -> tuple[Run, Endpoint]:
+        run = await store.runs.get_run(run_id)
+        return run, await store.catalog.get_endpoint(run.endpoint_id)
+
+    run, endpoint = with_store(admin_settings(), act)
+    if json_output:
+        print_json(run_view(run, with_body=True))
+        return
+    console = Console()
+    console.print(_details(run, endpoint, build_clock().now()))
+    if run.body is not None:
+        console.print(RichJSON.from_data(run.body))
+
+
+def _run_note(run: Run) -> str:
+    if run.error_kind is not None:
+        # Driver messages may quote the URL called, query string and all.
+        return mask_urls(f"{run.error_kind.value}: {run.error_message or ''}".rstrip(": "))
+    if run.body_absence is not None:
+        return f"no body: {run.body_absence.value}"
+    return f"{run.size_bytes} bytes" if run.size_bytes is not None else ""
+
+
+def _details(run: Run, endpoint: Endpoint, now: datetime) -> Table:
+    return details_table(
+        [
+            ("run", run.id),
+            ("endpoint", endpoint.ref),
+            (
+                "trace",
+                run.trace_id + (f" (parent {run.parent_trace_id})" if run.parent_trace_id else ""),
+            ),
+            ("trigger", f"{run.trigger.value}, {run.schedule_source.value}, attempt {run.attempt}"),
+            ("status", run_status(run)),
+            ("slot", relative(run.slot_at, now)),
+            ("started", iso(run.started_at) or "-"),
+            ("finished", iso(run.finished_at) or "-"),
+            ("took", f"{run.duration_ms:.0f}ms" if run.duration_ms is not None else "-"),
+            ("worker", run.worker_id),
+            ("response", _run_note(run) or "-"),
+        ]
+    )

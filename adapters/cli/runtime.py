@@ -1,0 +1,83 @@
+"""What every command shares: settings, logging, a store opened and closed around one action,
+and the meaning of exit codes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from adapters.bootstrap import build_waker, open_store
+from adapters.logs import configure_logging
+from adapters.settings import Settings, load_settings
+from domain.errors import (
+    CronpilotError,
+    InvalidConfig,
+    InvalidSchedule,
+    NotFound,
+    StoreUnavailable,
+    UnsafeURL,
+    ValueRejected,
+)
+from domain.ports import Store
+
+T = TypeVar("T")
+
+EXIT_OK = 0
+EXIT_NOT_FOUND = 1
+EXIT_BAD_INPUT = 2
+EXIT_STORE_UNAVAILABLE = 3
+EXIT_FAILED = 4
+"""Anything else that went wrong: a conflict, a secret the key cannot decrypt, an abort."""
+EXIT_CODES_HELP = (
+    "Exit codes: 0 ok, 1 not found, 2 bad input (options, settings, jobs file), "
+    "3 database unavailable, 4 any other failure."
+)
+
+
+def cli_settings() -> Settings:
+    """Settings from the environment, with logging on stderr at the configured level."""
+    settings = load_settings()
+    configure_logging(settings.log_level, settings.log_format)
+    return settings
+
+
+def admin_settings() -> Settings:
+    """Settings for a one-shot admin command: it reports its own failure in one line, so only
+    errors are logged unless CRONPILOT_LOG_LEVEL asks for more."""
+    settings = load_settings()
+    level = settings.log_level if "log_level" in settings.model_fields_set else "ERROR"
+    configure_logging(level, settings.log_format)
+    return settings
+
+
+def with_store(settings: Settings, action: Callable[[Store], Awaitable[T]]) -> T:
+    """Run `action` against a freshly opened store, closing it whatever happens."""
+
+    async def main() -> T:
+        store = await open_store(settings)
+        try:
+            return await action(store)
+        finally:
+            await store.close()
+
+    return asyncio.run(main())
+
+
+async def wake_schedulers(settings: Settings) -> None:
+    """Tell sleeping schedulers that an endpoint may now be due earlier than they planned."""
+    waker = build_waker(settings)
+    try:
+        await waker.notify()
+    finally:
+        await waker.close()
+
+
+def exit_code(error: CronpilotError) -> int:
+    if isinstance(error, NotFound):
+        return EXIT_NOT_FOUND
+    if isinstance(error, InvalidConfig | InvalidSchedule | UnsafeURL | ValueRejected):
+        return EXIT_BAD_INPUT
+    if isinstance(error, StoreUnavailable):
+        return EXIT_STORE_UNAVAILABLE
+    return EXIT_FAILED

@@ -1,0 +1,103 @@
+"""The JSON shapes of `--json` output. Keys are a stable interface for scripts: add, never
+rename. Header secrets and URL credentials are masked here, so no output path can forget to."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from adapters.cli.output import iso
+from domain.model import Endpoint, IntervalHint, Job, OneShotHint, Pause, Run
+from domain.secrets import mask_headers, mask_url, mask_urls
+
+
+def job_view(job: Job, endpoint_count: int) -> dict[str, Any]:
+    return {
+        "id": job.id,
+        "name": job.name,
+        "description": job.description,
+        "planner_mode": job.planner_mode.value,
+        "endpoints": endpoint_count,
+    }
+
+
+def endpoint_view(endpoint: Endpoint, last_run: Run | None) -> dict[str, Any]:
+    spec = endpoint.spec
+    return {
+        "id": endpoint.id,
+        "ref": endpoint.ref,
+        "job": endpoint.job_name,
+        "name": spec.name,
+        "description": spec.description,
+        "method": spec.method,
+        "url": mask_url(spec.url),
+        "headers": mask_headers(spec.headers),
+        "body": spec.body,
+        "schedule": {
+            "cron": spec.schedule.cron,
+            "interval_seconds": spec.schedule.interval_seconds,
+            "timezone": spec.schedule.timezone,
+        },
+        "min_interval_seconds": spec.min_interval_seconds,
+        "max_interval_seconds": spec.max_interval_seconds,
+        "timeout_seconds": spec.timeout_seconds,
+        "max_response_bytes": spec.max_response_bytes,
+        "planner_mode": spec.planner_mode.value if spec.planner_mode is not None else None,
+        "next_run_at": iso(endpoint.next_run_at),
+        "next_run_source": endpoint.next_run_source.value,
+        "paused": _pause_view(endpoint.pause),
+        "interval_hint": _interval_hint_view(endpoint.interval_hint),
+        "oneshot_hint": _oneshot_hint_view(endpoint.oneshot_hint),
+        "failure_count": endpoint.failure_count,
+        "last_slot_at": iso(endpoint.last_slot_at),
+        "lease_owner": endpoint.lease_owner,
+        "lease_until": iso(endpoint.lease_until),
+        "last_run": None if last_run is None else run_view(last_run, with_body=False),
+    }
+
+
+def run_view(run: Run, *, with_body: bool) -> dict[str, Any]:
+    view: dict[str, Any] = {
+        "id": run.id,
+        "endpoint_id": run.endpoint_id,
+        "job_id": run.job_id,
+        "trace_id": run.trace_id,
+        "parent_trace_id": run.parent_trace_id,
+        "trigger": run.trigger.value,
+        "schedule_source": run.schedule_source.value,
+        "status": run.status.value,
+        "attempt": run.attempt,
+        "worker_id": run.worker_id,
+        "slot_at": iso(run.slot_at),
+        "started_at": iso(run.started_at),
+        "finished_at": iso(run.finished_at),
+        "duration_ms": run.duration_ms,
+        "status_code": run.status_code,
+        "size_bytes": run.size_bytes,
+        "body_hash": run.body_hash,
+        "body_absence": run.body_absence.value if run.body_absence is not None else None,
+        "error_kind": run.error_kind.value if run.error_kind is not None else None,
+        "error_message": mask_urls(run.error_message) if run.error_message else None,
+    }
+    if with_body:
+        view["body"] = run.body
+    return view
+
+
+def _pause_view(pause: Pause | None) -> dict[str, Any] | None:
+    return None if pause is None else {"reason": pause.reason, "until": iso(pause.until)}
+
+
+def _interval_hint_view(hint: IntervalHint | None) -> dict[str, Any] | None:
+    if hint is None:
+        return None
+    return {
+        "interval_seconds": hint.interval_seconds,
+        "expires_at": iso(hint.expires_at),
+        "reason": hint.reason,
+    }
+
+
+def _oneshot_hint_view(hint: OneShotHint | None) -> dict[str, Any] | None:
+    if hint is None:
+        return None
+    return {"at": iso(hint.at), "expires_at": iso(hint.expires_at), "reason": hint.reason}

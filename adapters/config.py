@@ -1,0 +1,417 @@
+"""The declarative `jobs.yaml`: parsed, expanded and validated completely before anything is
+written, so `apply` is all-or-nothing.
+
+Shape::
+
+    jobs:
+      - name: etl
+        description: nightly pipeline
+        planner_mode: review          # off | review | auto
+        endpoints:
+          - name: fetch
+            url: ${SIMULATOR_URL}/etl/fetch
+            interval: 30s             # or: cron: "*/5 * * * *" (+ timezone: Europe/Paris)
+            min_interval: 10s
+            max_interval: 1h
+            headers: {Authorization: "Bearer ${ETL_TOKEN}"}
+
+`${NAME}` in any string value is replaced by the environment variable NAME; an unset variable
+is an error, never an empty string. Durations are seconds or strings such as `250ms`, `30s`,
+`5m`, `1h30m`, `1d`; sizes are bytes or strings such as `100KB`, `2MiB`. Unknown fields are
+errors, so a misspelt (or not yet supported) option never goes unnoticed. Everything that
+would fail later (a header that could split a request, a body PostgreSQL cannot store) is
+refused here, so that SQLite and PostgreSQL accept exactly the same files.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+from adapters.http.guard import check_url
+from adapters.jsonvalue import check_storable
+from domain.errors import CronpilotError, InvalidConfig
+from domain.model import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    DEFAULT_TIMEOUT_SECONDS,
+    JSON,
+    EndpointSpec,
+    Job,
+    PlannerMode,
+    Schedule,
+)
+from domain.ports import JobDeclaration
+from domain.schedule import validate_schedule, zone
+from domain.secrets import mask_urls
+
+Loc = tuple[str | int, ...]
+
+_ENV_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_DURATION = re.compile(r"(?:\d+(?:\.\d+)?(?:ms|s|m|h|d))+")
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
+_DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*(b|kb|mb|kib|mib)?", re.IGNORECASE)
+_SIZE_UNITS = {"b": 1, "kb": 1000, "mb": 1000**2, "kib": 1024, "mib": 1024**2}
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+"""An HTTP token (RFC 9110): anything else is not a header name, or smuggles a second one."""
+_UNSENDABLE = re.compile("[\x00-\x08\x0a-\x1f\x7f\ud800-\udfff]")
+"""Control characters but tab (CR/LF would end a request or header line) and lone surrogates
+(not text), refused in header values and URLs."""
+_MAX_DEPTH = 64
+_MAX_VALUES = 100_000
+"""Bounds on a document, so that nested YAML aliases cannot expand into billions of values."""
+
+
+def parse_duration(value: object) -> float:
+    """Seconds from a number or a duration string; raises `ValueError` for anything else,
+    infinities and NaN included."""
+    seconds = _seconds(value)
+    if seconds is None or not math.isfinite(seconds):
+        raise ValueError(f"{value!r} is not a duration (seconds, or e.g. '30s', '5m', '1h30m')")
+    return seconds
+
+
+def _seconds(value: object) -> float | None:
+    try:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, str):
+            text = value.strip().replace(" ", "")
+            if _DURATION.fullmatch(text):
+                return sum(
+                    float(amount) * _DURATION_UNITS[unit]
+                    for amount, unit in _DURATION_PART.findall(text)
+                )
+            return float(text)
+    except (ValueError, OverflowError):
+        # OverflowError: an integer too large for a float.
+        return None
+    return None
+
+
+def parse_size(value: object) -> int:
+    """Bytes from a number or a size string; raises `ValueError` for anything else."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and (match := _SIZE.fullmatch(value.strip())):
+        amount, unit = match.groups()
+        return int(float(amount) * _SIZE_UNITS[(unit or "b").lower()])
+    raise ValueError(f"{value!r} is not a size (bytes, or e.g. '100KB', '2MiB')")
+
+
+def _check_name(value: object) -> object:
+    if isinstance(value, str) and not _NAME.fullmatch(value):
+        raise ValueError(
+            "names are letters, digits, '-', '_' and '.' (at most 100), starting with a "
+            "letter or digit"
+        )
+    return value
+
+
+def _upper(value: object) -> object:
+    return value.upper() if isinstance(value, str) else value
+
+
+Name = Annotated[str, BeforeValidator(_check_name)]
+Duration = Annotated[float, BeforeValidator(parse_duration)]
+PositiveDuration = Annotated[Duration, Field(gt=0)]
+Size = Annotated[int, BeforeValidator(parse_size), Field(gt=0)]
+Method = Annotated[
+    Literal["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"], BeforeValidator(_upper)
+]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class EndpointConfig(_Strict):
+    name: Name
+    description: str = ""
+    url: str
+    method: Method = "GET"
+    headers: dict[str, str] = Field(default_factory=dict)
+    body: JSON = None
+    cron: str | None = None
+    timezone: str | None = None
+    interval: Duration | None = None
+    min_interval: Duration | None = None
+    max_interval: Duration | None = None
+    timeout: PositiveDuration = DEFAULT_TIMEOUT_SECONDS
+    max_response_size: Size = DEFAULT_MAX_RESPONSE_BYTES
+    planner_mode: PlannerMode | None = None
+
+
+class JobConfig(_Strict):
+    name: Name
+    description: str = ""
+    planner_mode: PlannerMode = PlannerMode.OFF
+    endpoints: list[EndpointConfig] = Field(min_length=1)
+
+
+class ConfigDocument(_Strict):
+    jobs: list[JobConfig] = Field(min_length=1)
+
+
+class _Issue(Exception):
+    """A problem at a location in the document, turned into one `InvalidConfig` line."""
+
+    def __init__(self, loc: Loc, reason: str) -> None:
+        super().__init__(reason)
+        self.loc = loc
+        self.reason = reason
+
+
+class _Loader(yaml.SafeLoader):
+    """YAML with YAML 1.2 booleans (`planner_mode: off` stays the string "off") and without
+    timestamps (`since: 2024-01-01` in a body stays a string, as JSON has no dates), that
+    refuses duplicate keys instead of silently keeping the last one."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[str] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, str):
+                continue
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+_NOT_RESOLVED = frozenset({"tag:yaml.org,2002:bool", "tag:yaml.org,2002:timestamp"})
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag not in _NOT_RESOLVED]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
+
+
+def example_jobs_file() -> Path:
+    """The bundled example used by the demo and the README."""
+    return Path(__file__).with_name("examples") / "jobs.yaml"
+
+
+def load_declarations(
+    path: Path, allowed_networks: Sequence[str], env: Mapping[str, str] | None = None
+) -> list[JobDeclaration]:
+    """Read and validate `path`; raises `InvalidConfig` with one line naming the problem."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise InvalidConfig(str(path), f"cannot read: {reason}") from exc
+    return parse_declarations(text, str(path), allowed_networks, env)
+
+
+def parse_declarations(
+    text: str,
+    source: str,
+    allowed_networks: Sequence[str],
+    env: Mapping[str, str] | None = None,
+) -> list[JobDeclaration]:
+    """Validate a jobs document named `source` (for messages); `env` defaults to os.environ."""
+    raw = _read_yaml(text, source)
+    try:
+        expanded = _expand(raw, os.environ if env is None else env)
+        document = _validated(expanded)
+        _refuse_duplicates([job.name for job in document.jobs], ("jobs",), "job")
+        return [_declaration(job, i, allowed_networks) for i, job in enumerate(document.jobs)]
+    except _Issue as issue:
+        raise InvalidConfig(_where(source, issue.loc, raw), issue.reason) from issue.__cause__
+
+
+def _read_yaml(text: str, source: str) -> object:
+    try:
+        return yaml.load(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{source}:{mark.line + 1}" if mark is not None else source
+        raise InvalidConfig(where, f"YAML syntax error: {exc.problem or exc.context}") from exc
+    except yaml.YAMLError as exc:
+        raise InvalidConfig(source, f"YAML syntax error: {exc}") from exc
+    except RecursionError as exc:
+        raise InvalidConfig(source, "nested too deeply") from exc
+
+
+def _expand(raw: object, env: Mapping[str, str]) -> object:
+    """`raw` with `${NAME}` replaced in every string. The result is a fresh tree: values that
+    YAML aliases share (or that an alias makes cyclic) are copied and counted, within bounds."""
+    counter = itertools.count(1)
+
+    def walk(value: object, loc: Loc) -> object:
+        if next(counter) > _MAX_VALUES:
+            raise _Issue((), f"more than {_MAX_VALUES} values (nested YAML aliases?)")
+        if len(loc) > _MAX_DEPTH:
+            raise _Issue(loc[:6], f"nested more than {_MAX_DEPTH} levels deep")
+        if isinstance(value, str):
+            return _ENV_VAR.sub(lambda match: _variable(match.group(1), env, loc), value)
+        if isinstance(value, dict):
+            return {key: walk(item, (*loc, key)) for key, item in value.items()}
+        if isinstance(value, list):
+            return [walk(item, (*loc, i)) for i, item in enumerate(value)]
+        return value
+
+    return walk(raw, ())
+
+
+def _variable(name: str, env: Mapping[str, str], loc: Loc) -> str:
+    if name not in env:
+        raise _Issue(loc, f"environment variable {name} is not set")
+    return env[name]
+
+
+def _validated(expanded: object) -> ConfigDocument:
+    if not isinstance(expanded, dict):
+        raise _Issue((), "expected a mapping with a 'jobs' list")
+    try:
+        return ConfigDocument.model_validate(expanded)
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        raise _Issue(tuple(error["loc"]), _pydantic_reason(error)) from exc
+
+
+def _pydantic_reason(error: Mapping[str, Any]) -> str:
+    if error["type"] == "extra_forbidden":
+        return "unknown field"
+    if error["type"] == "value_error":
+        return str(error["ctx"]["error"])
+    return str(error["msg"])
+
+
+def _declaration(job: JobConfig, index: int, allowed_networks: Sequence[str]) -> JobDeclaration:
+    _refuse_duplicates([e.name for e in job.endpoints], ("jobs", index, "endpoints"), "endpoint")
+    _check_storable(("jobs", index, "description"), job.description)
+    specs = [
+        _spec(endpoint, ("jobs", index, "endpoints", i), allowed_networks)
+        for i, endpoint in enumerate(job.endpoints)
+    ]
+    return JobDeclaration(
+        job=Job(name=job.name, description=job.description, planner_mode=job.planner_mode),
+        endpoints=specs,
+    )
+
+
+def _refuse_duplicates(names: Sequence[str], loc: Loc, what: str) -> None:
+    seen: set[str] = set()
+    for i, name in enumerate(names):
+        if name in seen:
+            raise _Issue((*loc, i, "name"), f"duplicate {what} name {name!r}")
+        seen.add(name)
+
+
+def _spec(endpoint: EndpointConfig, loc: Loc, allowed_networks: Sequence[str]) -> EndpointSpec:
+    schedule = _schedule(endpoint, loc)
+    if found := _UNSENDABLE.search(endpoint.url):
+        raise _Issue((*loc, "url"), f"holds U+{ord(found.group()):04X}; percent-encode it")
+    _check((*loc, "url"), lambda: check_url(endpoint.url, allowed_networks))
+    _check_headers(endpoint.headers, (*loc, "headers"))
+    _check_storable((*loc, "body"), endpoint.body)
+    _check_storable((*loc, "description"), endpoint.description)
+    return EndpointSpec(
+        name=endpoint.name,
+        url=endpoint.url,
+        schedule=schedule,
+        description=endpoint.description,
+        method=endpoint.method,
+        headers=dict(endpoint.headers),
+        body=endpoint.body,
+        min_interval_seconds=endpoint.min_interval,
+        max_interval_seconds=endpoint.max_interval,
+        timeout_seconds=endpoint.timeout,
+        max_response_bytes=endpoint.max_response_size,
+        planner_mode=endpoint.planner_mode,
+    )
+
+
+def _schedule(endpoint: EndpointConfig, loc: Loc) -> Schedule:
+    """The baseline, checked one field at a time so that each error names its field."""
+    if (endpoint.cron is None) == (endpoint.interval is None):
+        raise _Issue((*loc, "cron"), "set exactly one of 'cron' or 'interval'")
+    if endpoint.timezone is not None:
+        if endpoint.cron is None:
+            raise _Issue((*loc, "timezone"), "a time zone applies to 'cron' only")
+        _check((*loc, "timezone"), lambda: zone(str(endpoint.timezone)))
+    schedule = Schedule(
+        cron=endpoint.cron,
+        interval_seconds=endpoint.interval,
+        timezone=endpoint.timezone or "UTC",
+    )
+    baseline_field = "cron" if endpoint.cron is not None else "interval"
+    _check((*loc, baseline_field), lambda: validate_schedule(schedule))
+    _check((*loc, "min_interval"), lambda: validate_schedule(schedule, endpoint.min_interval))
+    _check((*loc, "max_interval"), lambda: validate_schedule(schedule, None, endpoint.max_interval))
+    _check(
+        (*loc, "min_interval"),
+        lambda: validate_schedule(schedule, endpoint.min_interval, endpoint.max_interval),
+    )
+    return schedule
+
+
+def _check_headers(headers: Mapping[str, str], loc: Loc) -> None:
+    """Refuse what would let a header value end its line and start a forged one (CR/LF), and
+    names that servers read differently; the reason never repeats a value (it may be a secret)."""
+    seen: set[str] = set()
+    for name, value in headers.items():
+        if not _HEADER_NAME.fullmatch(name):
+            raise _Issue((*loc, name), "a header name is letters, digits and !#$%&'*+-.^_`|~ only")
+        if name.lower() in seen:
+            raise _Issue((*loc, name), "duplicate header (names are case-insensitive)")
+        seen.add(name.lower())
+        if found := _UNSENDABLE.search(value):
+            raise _Issue(
+                (*loc, name),
+                f"the value holds U+{ord(found.group()):04X}, which a header cannot carry",
+            )
+
+
+def _check_storable(loc: Loc, value: object) -> None:
+    """What SQLite would keep but PostgreSQL refuses (NaN, NUL, lone surrogates) is refused
+    for every store, so a file applies on both or on neither."""
+    try:
+        check_storable(value)
+    except ValueError as exc:
+        raise _Issue(loc, f"cannot be stored: {exc}") from exc
+
+
+def _check(loc: Loc, validate: Callable[[], object]) -> None:
+    try:
+        validate()
+    except CronpilotError as exc:
+        # Messages may quote a URL (a refused one): never with its credentials.
+        raise _Issue(loc, mask_urls(str(exc))) from exc
+
+
+def _where(source: str, loc: Loc, raw: object) -> str:
+    """`jobs.yaml: job 'etl' endpoint 'fetch' field 'cron'` from a location in the document."""
+    parts = [f"{source}:"]
+    rest = loc
+    node = raw
+    for key, label in (("jobs", "job"), ("endpoints", "endpoint")):
+        if len(rest) < 2 or rest[0] != key or not isinstance(rest[1], int):
+            break
+        node = _item(node, key, rest[1])
+        name = node.get("name") if isinstance(node, dict) else None
+        parts.append(f"{label} {name!r}" if isinstance(name, str) else f"{label} #{rest[1] + 1}")
+        rest = rest[2:]
+    if rest:
+        parts.append(f"field {'.'.join(str(part) for part in rest)!r}")
+    return " ".join(parts).removesuffix(":")
+
+
+def _item(node: object, key: str, index: int) -> object:
+    items = node.get(key) if isinstance(node, dict) else None
+    return items[index] if isinstance(items, list) and index < len(items) else None

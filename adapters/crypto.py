@@ -1,0 +1,82 @@
+"""Encryption at rest for secret header values (Fernet: AES-128-CBC + HMAC, from `cryptography`)."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+from cryptography.fernet import Fernet, InvalidToken
+
+from domain.errors import CronpilotError
+from domain.ports import SecretCipher
+from domain.secrets import is_secret_header
+
+logger = logging.getLogger(__name__)
+
+KEY_FILE_MODE = 0o600
+
+
+class SecretUndecryptable(CronpilotError):
+    """A stored secret cannot be decrypted: the key is not the one it was written with."""
+
+    def __init__(self) -> None:
+        super().__init__("a stored secret cannot be decrypted with the configured key")
+
+
+class FernetCipher:
+    def __init__(self, key: str) -> None:
+        self._fernet = Fernet(key.encode("ascii"))
+
+    def encrypt(self, plaintext: str) -> str:
+        return self._fernet.encrypt(plaintext.encode()).decode("ascii")
+
+    def decrypt(self, token: str) -> str:
+        try:
+            return self._fernet.decrypt(token.encode("ascii")).decode()
+        except (InvalidToken, ValueError) as exc:
+            raise SecretUndecryptable() from exc
+
+
+def load_or_create_key(path: Path) -> str:
+    """The Fernet key stored at `path`, created (readable by the owner only) when missing."""
+    if path.exists():
+        return path.read_text(encoding="ascii").strip()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    key = Fernet.generate_key().decode("ascii")
+    # O_EXCL: two processes starting together must not both write a different key.
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, KEY_FILE_MODE)
+    except FileExistsError:
+        return path.read_text(encoding="ascii").strip()
+    with os.fdopen(fd, "w", encoding="ascii") as handle:
+        handle.write(key + "\n")
+    logger.info("created secret key file", extra={"action": "create_key", "path": str(path)})
+    return key
+
+
+SEALED_PREFIX = "sealed:v1:"
+"""Marks an encrypted value, so reading never depends on today's idea of which names are
+secret: a header stored in clear before `is_secret_header` learned its name still reads."""
+
+
+def seal_headers(headers: dict[str, str], cipher: SecretCipher | None) -> dict[str, str]:
+    """Headers as stored: secret values encrypted when a cipher is configured."""
+    if cipher is None:
+        return dict(headers)
+    return {
+        k: SEALED_PREFIX + cipher.encrypt(v) if is_secret_header(k) else v
+        for k, v in headers.items()
+    }
+
+
+def open_headers(headers: dict[str, str], cipher: SecretCipher | None) -> dict[str, str]:
+    """The inverse of `seal_headers`; without a cipher, values stay as stored (sealed)."""
+    if cipher is None:
+        return dict(headers)
+    return {
+        name: cipher.decrypt(value.removeprefix(SEALED_PREFIX))
+        if value.startswith(SEALED_PREFIX)
+        else value
+        for name, value in headers.items()
+    }

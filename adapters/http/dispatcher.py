@@ -1,0 +1,200 @@
+"""The `Dispatcher` port over aiohttp: one guarded, pooled session for every endpoint call.
+
+Redirects are followed here rather than by aiohttp so that every hop passes the guard again,
+and every failure an endpoint can cause comes back as a `Response`, never as an exception.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+
+import aiohttp
+from aiohttp import hdrs
+from multidict import CIMultiDict
+from yarl import URL
+
+from adapters.http.body import StoredBody, read_json_body
+from adapters.http.guard import AddressPolicy, parse_url
+from adapters.http.resolver import GuardedResolver
+from adapters.http.signing import signing_headers
+from domain.errors import UnsafeURL
+from domain.model import BodyAbsence, ErrorKind, HttpRequest, Response
+from domain.secrets import is_secret_header
+
+logger = logging.getLogger(__name__)
+
+_REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+
+
+class AiohttpDispatcher:
+    """Calls endpoints through one lazily opened `aiohttp.ClientSession`.
+
+    The session is opened on the first dispatch because aiohttp binds it to the running loop;
+    `close()` must be awaited on that same loop. Cookies are never kept between calls, since
+    the session is shared by unrelated endpoints.
+    """
+
+    def __init__(
+        self,
+        allowed_networks: Sequence[str] = (),
+        max_redirects: int = 5,
+        signing_secret: str | None = None,
+        user_agent: str = "cronpilot/0.1",
+        max_connections: int = 100,
+    ) -> None:
+        self._policy = AddressPolicy.from_networks(allowed_networks)
+        self._max_redirects = max_redirects
+        self._signing_key = signing_secret.encode() if signing_secret else None
+        self._user_agent = user_agent
+        self._max_connections = max_connections
+        self._session: aiohttp.ClientSession | None = None
+        self._resolver: GuardedResolver | None = None
+
+    async def dispatch(self, request: HttpRequest) -> Response:
+        started = datetime.now(UTC)
+        try:
+            async with asyncio.timeout(request.timeout_seconds):
+                return await self._exchange(request, started)
+        except TimeoutError:
+            message = f"no complete answer within {request.timeout_seconds:g} s"
+            return _failure(started, ErrorKind.TIMEOUT, message)
+        except UnsafeURL as exc:
+            logger.warning(
+                "refused to call %s",
+                _loggable(exc.url),
+                extra={"action": "dispatch_refused", "url": _loggable(request.url)},
+            )
+            return _failure(
+                started, ErrorKind.BLOCKED_ADDRESS, f"refused {_loggable(exc.url)}: {exc.reason}"
+            )
+        except aiohttp.ClientError as exc:
+            return _failure(started, ErrorKind.CONNECTION, f"{type(exc).__name__}: {exc}")
+        except Exception as exc:
+            logger.exception(
+                "unexpected error calling %s",
+                _loggable(request.url),
+                extra={"action": "dispatch_internal_error", "method": request.method},
+            )
+            return _failure(started, ErrorKind.INTERNAL, f"{type(exc).__name__}: {exc}")
+
+    async def close(self) -> None:
+        session, self._session = self._session, None
+        resolver, self._resolver = self._resolver, None
+        if session is not None:
+            await session.close()
+        if resolver is not None:
+            await resolver.close()
+
+    def _open_session(self) -> aiohttp.ClientSession:
+        self._resolver = GuardedResolver(self._policy)
+        connector = aiohttp.TCPConnector(resolver=self._resolver, limit=self._max_connections)
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            headers={hdrs.USER_AGENT: self._user_agent},
+            timeout=aiohttp.ClientTimeout(total=None),
+            cookie_jar=aiohttp.DummyCookieJar(),
+        )
+        return self._session
+
+    async def _exchange(self, request: HttpRequest, started: datetime) -> Response:
+        session = self._session or self._open_session()
+        method = request.method.upper()
+        url = parse_url(request.url)
+        body = None if request.body is None else _encode_json(request.body)
+        headers: Mapping[str, str] = request.headers
+        for _ in range(self._max_redirects + 1):
+            self._policy.check_target(url)
+            async with session.request(
+                method,
+                url,
+                headers=self._outgoing_headers(headers, method, url, body),
+                data=body,
+                allow_redirects=False,
+            ) as response:
+                status = response.status
+                location = (
+                    response.headers.get(hdrs.LOCATION) if status in _REDIRECT_STATUSES else None
+                )
+                if location is None:
+                    stored = await read_json_body(response, request.max_response_bytes)
+                    return _answer(response, stored, started)
+            next_url = _redirect_target(url, location)
+            if _switches_to_get(status, method):
+                method, body = "GET", None
+            if _origin(next_url) != _origin(url):
+                headers = _without_secrets(headers)
+            url = next_url
+        message = (
+            f"more than {self._max_redirects} redirects, the last pointing to {_loggable(str(url))}"
+        )
+        return _failure(started, ErrorKind.TOO_MANY_REDIRECTS, message)
+
+    def _outgoing_headers(
+        self, headers: Mapping[str, str], method: str, url: URL, body: bytes | None
+    ) -> Mapping[str, str]:
+        if body is None and self._signing_key is None:
+            return headers
+        outgoing = CIMultiDict(headers)
+        if body is not None:
+            outgoing.setdefault(hdrs.CONTENT_TYPE, "application/json")
+        if self._signing_key is not None:
+            outgoing.update(signing_headers(self._signing_key, method, str(url), body or b""))
+        return outgoing
+
+
+def _encode_json(body: object) -> bytes:
+    """Compact JSON; encoded once so the signed bytes are exactly the bytes sent."""
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _switches_to_get(status: int, method: str) -> bool:
+    """Browsers' behaviour, which endpoints expect: 303 always, 301/302 only after a POST."""
+    return (status == 303 and method != "HEAD") or (status in (301, 302) and method == "POST")
+
+
+def _without_secrets(headers: Mapping[str, str]) -> dict[str, str]:
+    """Credentials meant for one origin must not follow a redirect to another."""
+    return {name: value for name, value in headers.items() if not is_secret_header(name)}
+
+
+def _redirect_target(url: URL, location: str) -> URL:
+    return url.join(parse_url(location))
+
+
+def _origin(url: URL) -> tuple[str, str | None, int | None]:
+    return url.scheme, url.raw_host, url.port
+
+
+def _loggable(url: str) -> str:
+    """The URL without query or fragment, where API keys are sometimes passed."""
+    return url.partition("?")[0].partition("#")[0]
+
+
+def _answer(response: aiohttp.ClientResponse, stored: StoredBody, started: datetime) -> Response:
+    failed = response.status >= 400
+    return Response(
+        status_code=response.status,
+        body=stored.body,
+        body_absence=stored.absence,
+        size_bytes=stored.size_bytes,
+        body_hash=stored.body_hash,
+        error_kind=ErrorKind.HTTP_STATUS if failed else None,
+        error_message=f"HTTP {response.status} {response.reason}" if failed else None,
+        started_at=started,
+        finished_at=datetime.now(UTC),
+    )
+
+
+def _failure(started: datetime, kind: ErrorKind, message: str) -> Response:
+    return Response(
+        status_code=None,
+        body_absence=BodyAbsence.NO_RESPONSE,
+        error_kind=kind,
+        error_message=message,
+        started_at=started,
+        finished_at=datetime.now(UTC),
+    )

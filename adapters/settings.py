@@ -1,0 +1,167 @@
+"""Process settings, read from `CRONPILOT_*` environment variables and an optional `.env` file."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import socket
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError
+
+from adapters.logs import LogFormat
+from domain.errors import InvalidConfig
+
+ENV_PREFIX = "CRONPILOT_"
+
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
+
+ASYNC_DRIVERS = {"postgresql": "asyncpg", "sqlite": "aiosqlite"}
+# No userinfo in the examples: error lines mask it (see `domain.secrets.mask_urls`).
+_URL_EXAMPLES = "postgresql+asyncpg://HOST/DB or sqlite+aiosqlite:///PATH.db"
+# What asyncpg's connect() takes from a URL's query string as text; anything else would reach
+# it as an unexpected keyword and fail on first use instead of at startup.
+_ASYNCPG_QUERY = frozenset(
+    {"ssl", "host", "port", "passfile", "target_session_attrs", "prepared_statement_cache_size"}
+)
+_SSL_MODES = frozenset({"disable", "allow", "prefer", "require", "verify-ca", "verify-full"})
+_MAX_PORT = 65535
+
+
+def _default_worker_id() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+def _default_key_file() -> Path:
+    return Path.home() / ".cronpilot" / "secret.key"
+
+
+class Settings(BaseSettings):
+    """Everything a cronpilot process can be told from outside; secrets stay `SecretStr`."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_file=".env",
+        env_file_encoding="utf-8",
+        # A shared .env may hold other tools' variables (e.g. SIMULATOR_URL for jobs.yaml).
+        extra="ignore",
+        frozen=True,
+    )
+
+    database_url: str = "sqlite+aiosqlite:///./cronpilot.db"
+    worker_id: str = Field(default_factory=_default_worker_id, min_length=1)
+    concurrency: int = Field(default=100, gt=0)
+    batch_size: int = Field(default=100, gt=0)
+    lease_seconds: float = Field(default=60, gt=0)
+    grace_seconds: float = Field(default=10, ge=0)
+    max_sleep_seconds: float = Field(default=5, gt=0)
+    reaper_interval_seconds: float = Field(default=10, gt=0)
+    retention_runs: int = Field(default=1000, gt=0)
+    allowed_networks: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    """CIDR blocks user URLs may reach although private (e.g. `127.0.0.0/8` for a local demo)."""
+    secret_key: SecretStr | None = None
+    """Fernet key for header secrets at rest; when unset, `secret_key_file` is used (or made)."""
+    secret_key_file: Path = Field(default_factory=_default_key_file)
+    signing_secret: SecretStr | None = None
+    """When set, outgoing requests carry an HMAC signature made with it."""
+    log_level: LogLevel = "INFO"
+    log_format: LogFormat = "text"
+    """`json` writes one object per line with the structured fields (`action`, ids…)."""
+
+    @field_validator("database_url")
+    @classmethod
+    def _async_database_url(cls, value: str) -> str:
+        return async_database_url(value)
+
+    @field_validator("allowed_networks", mode="before")
+    @classmethod
+    def _split_networks(cls, value: Any) -> Any:
+        """`10.0.0.0/8,127.0.0.1` as well as a JSON list, the usual form for list settings."""
+        if isinstance(value, str):
+            if value.lstrip().startswith("["):
+                return json.loads(value)
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("allowed_networks")
+    @classmethod
+    def _normalise_networks(cls, value: list[str]) -> list[str]:
+        return [str(ipaddress.ip_network(cidr, strict=False)) for cidr in value]
+
+    @field_validator("secret_key_file")
+    @classmethod
+    def _expand_home(cls, value: Path) -> Path:
+        return value.expanduser()
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper_level(cls, value: Any) -> Any:
+        return value.upper() if isinstance(value, str) else value
+
+
+def async_database_url(text: str) -> str:
+    """`text` with the async driver cronpilot uses, or a `PydanticCustomError` saying why not.
+
+    Users paste the URLs their hosting shows (`postgres://…`, `postgresql://…?sslmode=require`,
+    `sqlite:///…`): those name no driver, so the async one is filled in. An explicit other
+    driver is refused rather than silently swapped. Messages never repeat the URL, which may
+    hold a password.
+    """
+    try:
+        url = make_url(text)
+    except (ArgumentError, ValueError):
+        raise _url_error(f"not a database URL; expected e.g. {_URL_EXAMPLES}") from None
+    backend, _, driver = url.drivername.partition("+")
+    backend = "postgresql" if backend == "postgres" else backend
+    if backend not in ASYNC_DRIVERS:
+        raise _url_error(f"{backend!r} is not supported; use {_URL_EXAMPLES}")
+    wanted = ASYNC_DRIVERS[backend]
+    if driver not in ("", wanted):
+        raise _url_error(f"driver {driver!r} is not supported; use {backend}+{wanted}://…")
+    if url.port is not None and not 0 < url.port <= _MAX_PORT:
+        raise _url_error(f"port {url.port} is out of range")
+    normalised = url.set(drivername=f"{backend}+{wanted}")
+    if backend == "postgresql":
+        normalised = normalised.set(query=_asyncpg_query(url))
+    if normalised == url:
+        return text
+    return normalised.render_as_string(hide_password=False)
+
+
+def _asyncpg_query(url: URL) -> dict[str, str | tuple[str, ...]]:
+    """libpq's `sslmode` (what hosting providers print) as asyncpg's `ssl`, and nothing asyncpg
+    would refuse."""
+    query = dict(url.query)
+    if "sslmode" in query:
+        query.setdefault("ssl", query.pop("sslmode"))
+    for name, value in query.items():
+        if name not in _ASYNCPG_QUERY:
+            allowed = ", ".join(sorted(_ASYNCPG_QUERY))
+            raise _url_error(f"query parameter {name!r} is not supported (use {allowed})")
+        if name == "ssl" and value not in _SSL_MODES:
+            raise _url_error(f"ssl/sslmode must be one of {', '.join(sorted(_SSL_MODES))}")
+    return query
+
+
+def _url_error(message: str) -> PydanticCustomError:
+    # No context: the message is final, so braces in a user's text are not template fields.
+    return PydanticCustomError("database_url", message)
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Settings from the environment (overrides win); raises `InvalidConfig` naming the variable.
+
+    Only pydantic's message is reported, never the rejected input, which may be a secret.
+    """
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = str(error["loc"][0]) if error["loc"] else "settings"
+        raise InvalidConfig(f"{ENV_PREFIX}{field.upper()}", error["msg"]) from exc

@@ -1,0 +1,124 @@
+"""HTTP face of the scenario: one aiohttp route per demo endpoint, plus endpoints whose answers
+cronpilot does not store (an HTML page, an oversized export) and a slow report."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from aiohttp import web
+from aiohttp.typedefs import Handler
+
+from adapters.simulator.scenario import REGIONS, Scenario
+
+_BATCH_ID = re.compile(r"batch-(\d+)")
+_EXPORT_ROWS = 4000
+"""About 300 KB of JSON: three times cronpilot's default body cap."""
+
+_STATUS_PAGE = """<!doctype html>
+<html><head><title>Shop status</title></head>
+<body><h1>All systems normal</h1><p>Seconds since launch: {elapsed:.0f}</p></body></html>
+"""
+
+
+def _error(status: int, message: str) -> web.Response:
+    return web.json_response({"error": message}, status=status)
+
+
+class SimulatorRoutes:
+    """Handlers reading the scenario at the simulator's current elapsed time."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        elapsed: Callable[[], float],
+        slow_seconds: float,
+        requests: Counter[str],
+    ) -> None:
+        self._scenario = scenario
+        self._elapsed = elapsed
+        self._slow_seconds = slow_seconds
+        self._requests = requests
+
+    def application(self) -> web.Application:
+        app = web.Application(middlewares=[self._count])
+        scenario = self._scenario
+        simple: dict[str, Callable[[float], dict[str, Any]]] = {
+            "/fraud/score": scenario.fraud_score,
+            "/fraud/investigate": scenario.fraud_investigation,
+            "/etl/fetch": scenario.etl_fetch,
+            "/queue/depth": scenario.queue_depth,
+            "/queue/process": scenario.queue_process,
+            "/billing/usage": scenario.billing_usage,
+            "/billing/cleanup": scenario.billing_cleanup,
+        }
+        for path, payload in simple.items():
+            app.router.add_route("*", path, self._serving(payload))
+        app.router.add_route("*", "/etl/transform", self._batch_handler(scenario.etl_transform))
+        app.router.add_route("*", "/etl/load", self._batch_handler(scenario.etl_load))
+        app.router.add_get("/health/{region}", self._health)
+        app.router.add_get("/status/page", self._status_page)
+        app.router.add_get("/reports/slow", self._slow_report)
+        app.router.add_get("/reports/export", self._export)
+        return app
+
+    @web.middleware
+    async def _count(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        self._requests[request.path] += 1
+        return await handler(request)
+
+    def _serving(self, payload: Callable[[float], dict[str, Any]]) -> Handler:
+        async def handle(_: web.Request) -> web.StreamResponse:
+            return web.json_response(payload(self._elapsed()))
+
+        return handle
+
+    def _batch_handler(self, payload: Callable[[int], dict[str, Any]]) -> Handler:
+        """Transform and load work on the batch named by `batch_id` (query or JSON body), so a
+        DAG can pass the fetched batch along; without one they take the current batch."""
+
+        async def handle(request: web.Request) -> web.StreamResponse:
+            batch_id = request.query.get("batch_id")
+            if batch_id is None and request.content_type == "application/json":
+                try:
+                    body = await request.json()
+                except json.JSONDecodeError:
+                    return _error(400, "request body is not valid JSON")
+                if isinstance(body, dict):
+                    batch_id = body.get("batch_id")
+            if batch_id is None:
+                return web.json_response(payload(self._scenario.etl_bucket(self._elapsed())))
+            match = _BATCH_ID.fullmatch(str(batch_id))
+            if match is None:
+                return _error(400, f"unknown batch_id {batch_id!r}")
+            return web.json_response(payload(int(match.group(1))))
+
+        return handle
+
+    async def _health(self, request: web.Request) -> web.StreamResponse:
+        region = request.match_info["region"]
+        if region not in REGIONS:
+            return _error(404, f"unknown region {region!r}")
+        health = self._scenario.health(region, self._elapsed())
+        return web.json_response(health, status=503 if health["status"] == "down" else 200)
+
+    async def _status_page(self, _: web.Request) -> web.StreamResponse:
+        return web.Response(
+            text=_STATUS_PAGE.format(elapsed=self._elapsed()), content_type="text/html"
+        )
+
+    async def _slow_report(self, _: web.Request) -> web.StreamResponse:
+        # Slowness is the point of this endpoint: it shows timeouts and long durations in runs.
+        await asyncio.sleep(self._slow_seconds)
+        return web.json_response({"report": "daily-revenue", "rows": 1200})
+
+    async def _export(self, _: web.Request) -> web.StreamResponse:
+        rows = [
+            {"order_id": 100_000 + i, "status": "shipped", "total_usd": 42.5}
+            for i in range(_EXPORT_ROWS)
+        ]
+        return web.json_response({"rows": rows})

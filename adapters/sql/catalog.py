@@ -1,0 +1,173 @@
+"""`CatalogRepository` over SQL: declared jobs and endpoints with their schedule state."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+from sqlalchemy import insert, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from adapters.sql.engine import Database
+from adapters.sql.rows import (
+    endpoint_from_row,
+    endpoint_values,
+    job_from_row,
+    job_values,
+    lock_endpoint,
+    save_endpoint,
+    select_endpoints,
+)
+from adapters.sql.tables import endpoints, jobs
+from domain.errors import EndpointNotFound, JobNotFound
+from domain.model import Endpoint, EndpointSpec, IntervalHint, Job, OneShotHint, Pause, new_id
+from domain.ports import ApplyReport, JobDeclaration, SecretCipher
+from domain.transitions import replanned, with_hints, with_pause, with_spec
+
+logger = logging.getLogger(__name__)
+
+
+class SqlCatalog:
+    def __init__(self, db: Database, cipher: SecretCipher | None) -> None:
+        self._db = db
+        self._cipher = cipher
+
+    async def apply(self, declarations: Sequence[JobDeclaration], now: datetime) -> ApplyReport:
+        report = ApplyReport()
+        async with self._db.write() as conn:
+            for declaration in declarations:
+                job = await self._apply_job(conn, declaration.job, report)
+                for spec in declaration.endpoints:
+                    await self._apply_endpoint(conn, job, spec, now, report)
+                report.absent.extend(await _undeclared(conn, job, declaration.endpoints))
+        logger.info(
+            "applied declarations",
+            extra={
+                "action": "apply",
+                "created": len(report.created),
+                "updated": len(report.updated),
+                "absent": len(report.absent),
+            },
+        )
+        return report
+
+    async def _apply_job(self, conn: AsyncConnection, declared: Job, report: ApplyReport) -> Job:
+        row = (
+            (await conn.execute(select(jobs).where(jobs.c.name == declared.name)))
+            .mappings()
+            .one_or_none()
+        )
+        if row is None:
+            await conn.execute(insert(jobs).values(job_values(declared)))
+            report.created.append(declared.name)
+            return declared
+        stored = job_from_row(row)
+        if (stored.description, stored.planner_mode) == (
+            declared.description,
+            declared.planner_mode,
+        ):
+            report.unchanged.append(declared.name)
+            return stored
+        await conn.execute(
+            update(jobs)
+            .where(jobs.c.id == stored.id)
+            .values(description=declared.description, planner_mode=declared.planner_mode.value)
+        )
+        report.updated.append(declared.name)
+        return Job(declared.name, declared.description, declared.planner_mode, stored.id)
+
+    async def _apply_endpoint(
+        self,
+        conn: AsyncConnection,
+        job: Job,
+        spec: EndpointSpec,
+        now: datetime,
+        report: ApplyReport,
+    ) -> None:
+        ref = f"{job.name}/{spec.name}"
+        query = (
+            select_endpoints()
+            .where(endpoints.c.job_id == job.id, endpoints.c.name == spec.name)
+            .with_for_update(of=endpoints)
+        )
+        row = (await conn.execute(query)).mappings().one_or_none()
+        if row is None:
+            created = replanned(Endpoint(new_id(), job.id, job.name, spec), now)
+            await conn.execute(insert(endpoints).values(endpoint_values(created, self._cipher)))
+            report.created.append(ref)
+            return
+        stored = endpoint_from_row(row, self._cipher)
+        if stored.spec == spec:
+            report.unchanged.append(ref)
+            return
+        await save_endpoint(conn, with_spec(stored, spec, now), self._cipher)
+        report.updated.append(ref)
+
+    async def list_jobs(self) -> list[Job]:
+        async with self._db.read() as conn:
+            result = await conn.execute(select(jobs).order_by(jobs.c.name))
+            return [job_from_row(row) for row in result.mappings()]
+
+    async def get_job(self, name: str) -> Job:
+        async with self._db.read() as conn:
+            result = await conn.execute(select(jobs).where(jobs.c.name == name))
+            row = result.mappings().one_or_none()
+        if row is None:
+            raise JobNotFound(name)
+        return job_from_row(row)
+
+    async def list_endpoints(self, job_name: str | None = None) -> list[Endpoint]:
+        query = select_endpoints().order_by(jobs.c.name, endpoints.c.name)
+        if job_name is not None:
+            query = query.where(jobs.c.name == job_name)
+        async with self._db.read() as conn:
+            result = await conn.execute(query)
+            return [endpoint_from_row(row, self._cipher) for row in result.mappings()]
+
+    async def get_endpoint(self, ref: str) -> Endpoint:
+        job_name, slash, name = ref.partition("/")
+        if slash:
+            query = select_endpoints().where(jobs.c.name == job_name, endpoints.c.name == name)
+        else:
+            query = select_endpoints().where(endpoints.c.id == ref)
+        async with self._db.read() as conn:
+            row = (await conn.execute(query)).mappings().one_or_none()
+        if row is None:
+            raise EndpointNotFound(ref)
+        return endpoint_from_row(row, self._cipher)
+
+    async def set_pause(self, endpoint_id: str, pause: Pause | None, now: datetime) -> Endpoint:
+        return await self._change(endpoint_id, lambda e: with_pause(e, pause, now))
+
+    async def set_hints(
+        self,
+        endpoint_id: str,
+        interval_hint: IntervalHint | None,
+        oneshot_hint: OneShotHint | None,
+        now: datetime,
+    ) -> Endpoint:
+        return await self._change(
+            endpoint_id, lambda e: with_hints(e, interval_hint, oneshot_hint, now)
+        )
+
+    async def _change(self, endpoint_id: str, change: Callable[[Endpoint], Endpoint]) -> Endpoint:
+        async with self._db.write() as conn:
+            stored = await lock_endpoint(conn, endpoint_id, self._cipher)
+            if stored is None:
+                raise EndpointNotFound(endpoint_id)
+            changed = change(stored)
+            await save_endpoint(conn, changed, self._cipher)
+        return changed
+
+
+async def _undeclared(
+    conn: AsyncConnection, job: Job, declared: Sequence[EndpointSpec]
+) -> list[str]:
+    """Refs of the job's stored endpoints that `declared` does not name, by name (sorted here,
+    not by the database's collation, so that every store agrees)."""
+    query = select(endpoints.c.name).where(
+        endpoints.c.job_id == job.id, endpoints.c.name.not_in([s.name for s in declared])
+    )
+    names = (await conn.execute(query)).scalars()
+    return [f"{job.name}/{name}" for name in sorted(names)]

@@ -1,0 +1,153 @@
+"""Engines, transactions and driver-error translation for the SQL store.
+
+SQLite needs three things PostgreSQL does not: WAL (readers do not block the writer), a busy
+timeout (writers queue instead of failing), and foreign keys switched on (off by default).
+Write transactions on SQLite start with `BEGIN IMMEDIATE`: a deferred transaction that reads
+and then writes can fail at once with "database is locked" when another writer got there
+first, while an immediate one takes the write lock up front and waits its turn.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+
+from adapters.sql.tables import SLOT_KEY
+from domain.errors import (
+    ConflictError,
+    CronpilotError,
+    SlotAlreadyRun,
+    StoreUnavailable,
+    ValueRejected,
+)
+
+logger = logging.getLogger(__name__)
+
+SQLITE_BUSY_TIMEOUT_MS = 10_000
+DEFAULT_POOL_SIZE = 5
+_UNDEFINED_TABLE = "42P01"
+_SQLITE_MISSING_TABLE = "no such table"
+_SQLITE_SLOT_KEY = "runs.endpoint_id, runs.slot_at"
+_SLOT_DETAIL = re.compile(
+    r"\(endpoint_id, slot_at\)=\((?P<endpoint_id>[^,]+), (?P<slot_at>[^)]+)\)"
+)
+_IMMEDIATE = "cronpilot_sqlite_immediate"
+
+
+def safe_url(url: str) -> str:
+    """The URL fit for messages and logs (password hidden)."""
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
+    # Take BEGIN away from the driver so `_sqlite_begin` decides which BEGIN to send.
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+def _sqlite_begin(conn: Any) -> None:
+    immediate = conn.get_execution_options().get(_IMMEDIATE, False)
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+
+def create_engine(url: str, pool_size: int = DEFAULT_POOL_SIZE) -> AsyncEngine:
+    """An async engine for `url`, with the SQLite connection settings above when needed.
+
+    `pool_size` matters on PostgreSQL, where a worker finishes many runs at once; SQLite has one
+    writer whatever the pool, so it keeps SQLAlchemy's default pool."""
+    if make_url(url).get_backend_name() == "sqlite":
+        engine = create_async_engine(url)
+    else:
+        engine = create_async_engine(url, pool_size=pool_size, max_overflow=pool_size // 2)
+    if engine.dialect.name == "sqlite":
+        event.listen(engine.sync_engine, "connect", _sqlite_connect)
+        event.listen(engine.sync_engine, "begin", _sqlite_begin)
+    return engine
+
+
+class Database:
+    """An engine plus the two kinds of transaction the repositories use."""
+
+    def __init__(self, engine: AsyncEngine, url: str) -> None:
+        self.engine = engine
+        self.url = url
+        self.dialect = engine.dialect.name
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[AsyncConnection]:
+        with translate_driver_errors(self.url):
+            async with self.engine.connect() as conn:
+                yield conn
+
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[AsyncConnection]:
+        """One transaction, committed when the block ends and rolled back on any error."""
+        with translate_driver_errors(self.url):
+            async with self.engine.connect() as conn:
+                if self.dialect == "sqlite":
+                    await conn.execution_options(**{_IMMEDIATE: True})
+                async with conn.begin():
+                    yield conn
+
+    async def dispose(self) -> None:
+        await self.engine.dispose()
+
+
+@contextmanager
+def translate_driver_errors(url: str) -> Iterator[None]:
+    """Turn driver errors into the domain's errors, the original kept as `__cause__`:
+
+    - integrity violations: `SlotAlreadyRun` on the slot key, `ConflictError` otherwise (a row
+      written at the same time by someone else: the remedy is to try again);
+    - data exceptions: `ValueRejected` (the same change would fail again);
+    - everything else (unreachable server, lost connection, missing schema, locks that time
+      out, unexpected driver states): `StoreUnavailable`, hinting at `cronpilot db upgrade`
+      only when a table is missing.
+    """
+    try:
+        yield
+    except (SQLAlchemyError, OSError) as exc:
+        raise _translated(exc, url) from exc
+
+
+def _translated(exc: Exception, url: str) -> CronpilotError:
+    reason = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
+    # asyncpg reports PostgreSQL's SQLSTATE; SQLAlchemy maps many of its classes (22 data
+    # exceptions among them) to the generic DBAPIError, so the class alone is not enough.
+    sqlstate = str(getattr(reason, "sqlstate", "") or "")
+    logger.warning(
+        "database error",
+        extra={"action": "store_error", "error": type(reason).__name__, "sqlstate": sqlstate},
+    )
+    if isinstance(exc, IntegrityError) or sqlstate.startswith("23"):
+        if SLOT_KEY in str(reason) or _SQLITE_SLOT_KEY in str(reason):
+            return _slot_already_run(reason)
+        return ConflictError(str(reason))
+    if isinstance(exc, DataError) or sqlstate.startswith("22"):
+        return ValueRejected(str(reason))
+    hint = ""
+    if sqlstate == _UNDEFINED_TABLE or _SQLITE_MISSING_TABLE in str(reason):
+        hint = " (is the schema migrated? run `cronpilot db upgrade`)"
+    return StoreUnavailable(f"database {safe_url(url)} failed: {reason}{hint}")
+
+
+def _slot_already_run(reason: BaseException) -> SlotAlreadyRun:
+    """PostgreSQL names the pair in its detail, `Key (endpoint_id, slot_at)=(…, …)`; SQLite
+    names only the columns."""
+    detail = str(getattr(reason.__cause__, "detail", "") or "")
+    found = _SLOT_DETAIL.search(detail)
+    if found is None:
+        return SlotAlreadyRun("unknown", "unknown")
+    return SlotAlreadyRun(found["endpoint_id"], found["slot_at"])

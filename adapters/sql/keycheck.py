@@ -1,0 +1,53 @@
+"""One secret key per database: every worker sharing a database must seal and open header
+secrets with the same key, or it could call none of the endpoints another worker declared.
+
+The first store opened with a cipher leaves a token sealed with its key in `cronpilot_meta`;
+a store whose cipher cannot open that token refuses to start, naming the setting to fix.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from sqlalchemy import select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from adapters.crypto import SecretUndecryptable
+from adapters.sql.engine import Database
+from adapters.sql.tables import meta
+from domain.errors import InvalidConfig
+from domain.ports import SecretCipher
+
+logger = logging.getLogger(__name__)
+
+_KEY_CHECK_TEXT = "cronpilot secret key check"
+_META_ROW = 1
+
+
+async def verify_secret_key(db: Database, cipher: SecretCipher) -> None:
+    """Record a token sealed by `cipher` on the database's first use; later, raise
+    `InvalidConfig` unless `cipher` opens the recorded token."""
+    insert = pg_insert if db.dialect == "postgresql" else sqlite_insert
+    async with db.write() as conn:
+        # Workers starting together on a fresh database: the first insert wins, the others
+        # check against it.
+        await conn.execute(
+            insert(meta)
+            .values(id=_META_ROW, key_check=cipher.encrypt(_KEY_CHECK_TEXT))
+            .on_conflict_do_nothing(index_elements=[meta.c.id])
+        )
+        token = (
+            await conn.execute(select(meta.c.key_check).where(meta.c.id == _META_ROW))
+        ).scalar_one()
+    try:
+        same_key = cipher.decrypt(token) == _KEY_CHECK_TEXT
+    except SecretUndecryptable:
+        same_key = False
+    if not same_key:
+        logger.error("secret key differs from the database's", extra={"action": "key_check"})
+        raise InvalidConfig(
+            "CRONPILOT_SECRET_KEY",
+            "this database's header secrets were written with a different key; set "
+            "CRONPILOT_SECRET_KEY to the key used by the other workers",
+        )

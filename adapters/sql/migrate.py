@@ -1,0 +1,42 @@
+"""Schema migrations, run programmatically (the CLI's `db upgrade`, tests, the demo).
+
+The Alembic scripts ship inside the `migrations` package and are found through its
+`__file__`, so this works from an installed package whatever the working directory.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Connection
+
+import migrations
+from adapters.sql.engine import Database, create_engine, safe_url
+
+logger = logging.getLogger(__name__)
+
+
+def alembic_config() -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(Path(migrations.__file__).parent))
+    return config
+
+
+def _upgrade_head(connection: Connection, config: Config) -> None:
+    # env.py runs on this connection instead of opening its own.
+    config.attributes["connection"] = connection
+    command.upgrade(config, "head")
+
+
+async def upgrade_database(url: str) -> None:
+    """Bring the database at `url` to the newest schema; raises `StoreUnavailable`."""
+    db = Database(create_engine(url), url)
+    try:
+        async with db.write() as conn:
+            await conn.run_sync(_upgrade_head, alembic_config())
+    finally:
+        await db.dispose()
+    logger.info("database upgraded", extra={"action": "db_upgrade", "url": safe_url(url)})

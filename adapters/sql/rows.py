@@ -1,0 +1,230 @@
+"""Translation between table rows and domain entities, and the endpoint row operations that
+every repository shares (load under lock, save)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Select, select, update
+from sqlalchemy.engine import RowMapping
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from adapters.crypto import open_headers, seal_headers
+from adapters.sql.tables import endpoints, jobs
+from domain.model import (
+    BodyAbsence,
+    Endpoint,
+    EndpointSpec,
+    ErrorKind,
+    IntervalHint,
+    Job,
+    OneShotHint,
+    Pause,
+    PlannerMode,
+    Run,
+    RunStatus,
+    RunTrigger,
+    Schedule,
+    ScheduleSource,
+)
+from domain.ports import SecretCipher
+
+
+def job_values(job: Job) -> dict[str, Any]:
+    return {
+        "id": job.id,
+        "name": job.name,
+        "description": job.description,
+        "planner_mode": job.planner_mode.value,
+    }
+
+
+def job_from_row(row: RowMapping) -> Job:
+    return Job(
+        id=row["id"],
+        name=row["name"],
+        description=row["description"],
+        planner_mode=PlannerMode(row["planner_mode"]),
+    )
+
+
+def select_endpoints() -> Select[Any]:
+    """Endpoint rows with their job's name, which `Endpoint` carries."""
+    return select(*endpoints.c, jobs.c.name.label("job_name")).join(
+        jobs, jobs.c.id == endpoints.c.job_id
+    )
+
+
+def endpoint_values(endpoint: Endpoint, cipher: SecretCipher | None) -> dict[str, Any]:
+    """Every column of `endpoints` for this entity (secret header values sealed)."""
+    spec = endpoint.spec
+    return {
+        "id": endpoint.id,
+        "job_id": endpoint.job_id,
+        "name": spec.name,
+        "description": spec.description,
+        "url": spec.url,
+        "method": spec.method,
+        "headers": seal_headers(spec.headers, cipher),
+        "body": spec.body,
+        "cron": spec.schedule.cron,
+        "timezone": spec.schedule.timezone,
+        "interval_seconds": spec.schedule.interval_seconds,
+        "min_interval_seconds": spec.min_interval_seconds,
+        "max_interval_seconds": spec.max_interval_seconds,
+        "timeout_seconds": spec.timeout_seconds,
+        "max_response_bytes": spec.max_response_bytes,
+        "planner_mode": spec.planner_mode.value if spec.planner_mode else None,
+        **_state_values(endpoint),
+    }
+
+
+def _state_values(endpoint: Endpoint) -> dict[str, Any]:
+    """The runtime columns: what claims, finishes and the reaper change."""
+    interval, oneshot, pause = endpoint.interval_hint, endpoint.oneshot_hint, endpoint.pause
+    return {
+        "hint_interval_seconds": interval.interval_seconds if interval else None,
+        "hint_interval_expires_at": interval.expires_at if interval else None,
+        "hint_interval_reason": interval.reason if interval else None,
+        "hint_oneshot_at": oneshot.at if oneshot else None,
+        "hint_oneshot_expires_at": oneshot.expires_at if oneshot else None,
+        "hint_oneshot_reason": oneshot.reason if oneshot else None,
+        "paused": pause is not None,
+        "pause_until": pause.until if pause else None,
+        "pause_reason": pause.reason if pause else None,
+        "failure_count": endpoint.failure_count,
+        "last_slot_at": endpoint.last_slot_at,
+        "next_run_at": endpoint.next_run_at,
+        "next_run_source": endpoint.next_run_source.value,
+        "lease_owner": endpoint.lease_owner,
+        "lease_until": endpoint.lease_until,
+    }
+
+
+def endpoint_from_row(row: RowMapping, cipher: SecretCipher | None) -> Endpoint:
+    """An `Endpoint` from a row of `select_endpoints()` (or any row with `job_name`).
+
+    Without a cipher the headers stay as stored (sealed): enough for anything that touches only
+    the schedule state (`save_endpoint_state`), and it cannot fail on a foreign key.
+    Raises `SecretUndecryptable` when `cipher` cannot open a secret."""
+    spec = EndpointSpec(
+        name=row["name"],
+        url=row["url"],
+        schedule=Schedule(
+            cron=row["cron"], interval_seconds=row["interval_seconds"], timezone=row["timezone"]
+        ),
+        description=row["description"],
+        method=row["method"],
+        headers=open_headers(row["headers"], cipher),
+        body=row["body"],
+        min_interval_seconds=row["min_interval_seconds"],
+        max_interval_seconds=row["max_interval_seconds"],
+        timeout_seconds=row["timeout_seconds"],
+        max_response_bytes=row["max_response_bytes"],
+        planner_mode=PlannerMode(row["planner_mode"]) if row["planner_mode"] else None,
+    )
+    interval = None
+    if row["hint_interval_seconds"] is not None:
+        interval = IntervalHint(
+            row["hint_interval_seconds"],
+            row["hint_interval_expires_at"],
+            row["hint_interval_reason"],
+        )
+    oneshot = None
+    if row["hint_oneshot_at"] is not None:
+        oneshot = OneShotHint(
+            row["hint_oneshot_at"], row["hint_oneshot_expires_at"], row["hint_oneshot_reason"]
+        )
+    pause = Pause(row["pause_reason"], row["pause_until"]) if row["paused"] else None
+    return Endpoint(
+        id=row["id"],
+        job_id=row["job_id"],
+        job_name=row["job_name"],
+        spec=spec,
+        interval_hint=interval,
+        oneshot_hint=oneshot,
+        pause=pause,
+        failure_count=row["failure_count"],
+        last_slot_at=row["last_slot_at"],
+        next_run_at=row["next_run_at"],
+        next_run_source=ScheduleSource(row["next_run_source"]),
+        lease_owner=row["lease_owner"],
+        lease_until=row["lease_until"],
+    )
+
+
+def run_values(run: Run) -> dict[str, Any]:
+    return {
+        "id": run.id,
+        "endpoint_id": run.endpoint_id,
+        "job_id": run.job_id,
+        "trace_id": run.trace_id,
+        "parent_trace_id": run.parent_trace_id,
+        "trigger": run.trigger.value,
+        "schedule_source": run.schedule_source.value,
+        "status": run.status.value,
+        "slot_at": run.slot_at,
+        "started_at": run.started_at,
+        "worker_id": run.worker_id,
+        "attempt": run.attempt,
+        "finished_at": run.finished_at,
+        "duration_ms": run.duration_ms,
+        "status_code": run.status_code,
+        "body": run.body,
+        "body_absence": run.body_absence.value if run.body_absence else None,
+        "size_bytes": run.size_bytes,
+        "body_hash": run.body_hash,
+        "error_kind": run.error_kind.value if run.error_kind else None,
+        "error_message": run.error_message,
+    }
+
+
+def run_from_row(row: RowMapping) -> Run:
+    return Run(
+        id=row["id"],
+        endpoint_id=row["endpoint_id"],
+        job_id=row["job_id"],
+        trace_id=row["trace_id"],
+        parent_trace_id=row["parent_trace_id"],
+        trigger=RunTrigger(row["trigger"]),
+        schedule_source=ScheduleSource(row["schedule_source"]),
+        status=RunStatus(row["status"]),
+        slot_at=row["slot_at"],
+        started_at=row["started_at"],
+        worker_id=row["worker_id"],
+        attempt=row["attempt"],
+        finished_at=row["finished_at"],
+        duration_ms=row["duration_ms"],
+        status_code=row["status_code"],
+        body=row["body"],
+        body_absence=BodyAbsence(row["body_absence"]) if row["body_absence"] else None,
+        size_bytes=row["size_bytes"],
+        body_hash=row["body_hash"],
+        error_kind=ErrorKind(row["error_kind"]) if row["error_kind"] else None,
+        error_message=row["error_message"],
+    )
+
+
+async def lock_endpoint(
+    conn: AsyncConnection, endpoint_id: str, cipher: SecretCipher | None
+) -> Endpoint | None:
+    """The endpoint, row-locked until the transaction ends (PostgreSQL `FOR UPDATE`; SQLite's
+    `BEGIN IMMEDIATE` already holds the only write lock)."""
+    query = select_endpoints().where(endpoints.c.id == endpoint_id).with_for_update(of=endpoints)
+    row = (await conn.execute(query)).mappings().one_or_none()
+    return None if row is None else endpoint_from_row(row, cipher)
+
+
+async def save_endpoint(
+    conn: AsyncConnection, endpoint: Endpoint, cipher: SecretCipher | None
+) -> None:
+    values = endpoint_values(endpoint, cipher)
+    del values["id"]
+    await conn.execute(update(endpoints).where(endpoints.c.id == endpoint.id).values(values))
+
+
+async def save_endpoint_state(conn: AsyncConnection, endpoint: Endpoint) -> None:
+    """Save the runtime state only: the declared spec (and its sealed secrets) stays as stored."""
+    await conn.execute(
+        update(endpoints).where(endpoints.c.id == endpoint.id).values(_state_values(endpoint))
+    )

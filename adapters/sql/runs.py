@@ -1,0 +1,104 @@
+"""`RunRepository` over SQL: run history, newest first, and retention."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import delete, func, select
+
+from adapters.sql.engine import Database
+from adapters.sql.rows import run_from_row
+from adapters.sql.tables import endpoints, runs
+from domain.errors import RunNotFound
+from domain.model import Run, RunStatus
+
+PRUNE_BATCH = 1_000
+"""The most runs one retention transaction deletes."""
+_ENDPOINTS_PER_PAGE = 100
+
+
+def _newest_first_rank() -> Any:
+    """1 for the newest slot of each endpoint, 2 for the next, …"""
+    return func.row_number().over(partition_by=runs.c.endpoint_id, order_by=runs.c.slot_at.desc())
+
+
+class SqlRuns:
+    def __init__(self, db: Database, prune_batch: int = PRUNE_BATCH) -> None:
+        self._db = db
+        self._prune_batch = prune_batch
+
+    async def list_runs(self, endpoint_id: str, limit: int = 50, offset: int = 0) -> list[Run]:
+        query = (
+            select(runs)
+            .where(runs.c.endpoint_id == endpoint_id)
+            .order_by(runs.c.slot_at.desc())
+            .limit(limit)
+            .offset(offset)
+        )
+        async with self._db.read() as conn:
+            return [run_from_row(row) for row in (await conn.execute(query)).mappings()]
+
+    async def get_run(self, run_id: str) -> Run:
+        async with self._db.read() as conn:
+            result = await conn.execute(select(runs).where(runs.c.id == run_id))
+            row = result.mappings().one_or_none()
+        if row is None:
+            raise RunNotFound(run_id)
+        return run_from_row(row)
+
+    async def latest_runs(self, endpoint_ids: Sequence[str]) -> dict[str, Run]:
+        if not endpoint_ids:
+            return {}
+        ranked = (
+            select(runs, _newest_first_rank().label("rank"))
+            .where(runs.c.endpoint_id.in_(list(endpoint_ids)))
+            .subquery()
+        )
+        query = select(*(ranked.c[c.name] for c in runs.c)).where(ranked.c.rank == 1)
+        async with self._db.read() as conn:
+            rows = (await conn.execute(query)).mappings().all()
+        return {row["endpoint_id"]: run_from_row(row) for row in rows}
+
+    async def prune(self, keep_per_endpoint: int) -> int:
+        """Retention in many short transactions instead of one DELETE over the whole table,
+        which would hold its locks (on SQLite the only write lock, so claims and finishes wait)
+        for as long as it runs: endpoints a page at a time, at most `prune_batch` runs per
+        transaction."""
+        deleted = 0
+        after = ""
+        while page := await self._endpoint_page(after):
+            after = page[-1]
+            while True:
+                count = await self._prune_some(page, keep_per_endpoint)
+                deleted += count
+                if count < self._prune_batch:
+                    break
+        return deleted
+
+    async def _endpoint_page(self, after: str) -> list[str]:
+        query = (
+            select(endpoints.c.id)
+            .where(endpoints.c.id > after)
+            .order_by(endpoints.c.id)
+            .limit(_ENDPOINTS_PER_PAGE)
+        )
+        async with self._db.read() as conn:
+            return list((await conn.execute(query)).scalars())
+
+    async def _prune_some(self, endpoint_ids: list[str], keep_per_endpoint: int) -> int:
+        """Delete up to `prune_batch` of the runs that `prune` must delete among these
+        endpoints' runs; ranks are counted afresh each time, so the newest stay."""
+        finished = (
+            select(runs.c.id, _newest_first_rank().label("rank"))
+            .where(runs.c.endpoint_id.in_(endpoint_ids), runs.c.status != RunStatus.RUNNING.value)
+            .subquery()
+        )
+        doomed = (
+            select(finished.c.id)
+            .where(finished.c.rank > keep_per_endpoint)
+            .limit(self._prune_batch)
+        )
+        async with self._db.write() as conn:
+            result = await conn.execute(delete(runs).where(runs.c.id.in_(doomed)))
+        return int(result.rowcount)

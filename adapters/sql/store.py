@@ -1,0 +1,91 @@
+"""`SqlStore`: the three SQL repositories over one engine (PostgreSQL or SQLite)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from adapters.sql.catalog import SqlCatalog
+from adapters.sql.claims import SqlClaims
+from adapters.sql.engine import DEFAULT_POOL_SIZE, Database, create_engine, safe_url
+from adapters.sql.keycheck import verify_secret_key
+from adapters.sql.runs import SqlRuns
+from domain.errors import StoreUnavailable
+from domain.ports import SecretCipher
+
+logger = logging.getLogger(__name__)
+
+
+class SqlStore:
+    def __init__(self, db: Database, cipher: SecretCipher | None) -> None:
+        self._db = db
+        self._catalog = SqlCatalog(db, cipher)
+        self._claims = SqlClaims(db, cipher)
+        self._runs = SqlRuns(db)
+
+    @property
+    def catalog(self) -> SqlCatalog:
+        return self._catalog
+
+    @property
+    def claims(self) -> SqlClaims:
+        return self._claims
+
+    @property
+    def runs(self) -> SqlRuns:
+        return self._runs
+
+    @property
+    def engine(self) -> AsyncEngine:
+        """The underlying engine, for wakers (LISTEN/NOTIFY) and for tests reading raw rows."""
+        return self._db.engine
+
+    async def close(self) -> None:
+        await self._db.dispose()
+
+
+async def open_sql_store(
+    url: str, cipher: SecretCipher | None = None, pool_size: int = DEFAULT_POOL_SIZE
+) -> SqlStore:
+    """Connect to `url` (a SQLAlchemy async URL); raises `StoreUnavailable` if unreachable.
+
+    The schema must already be migrated (`upgrade_database`). With a `cipher`, the database
+    must not hold secrets sealed with another key: raises `InvalidConfig` if it does."""
+    _require_sqlite_folder(url)
+    engine = create_engine(url, pool_size)
+    try:
+        async with engine.connect():
+            pass
+    except (SQLAlchemyError, OSError) as exc:
+        await engine.dispose()
+        reason = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
+        raise StoreUnavailable(f"cannot reach the database {safe_url(url)}: {reason}") from exc
+    db = Database(engine, url)
+    if cipher is not None:
+        try:
+            await verify_secret_key(db, cipher)
+        except BaseException:
+            await db.dispose()
+            raise
+    logger.info("store opened", extra={"action": "open_store", "url": safe_url(url)})
+    return SqlStore(db, cipher)
+
+
+def _require_sqlite_folder(url: str) -> None:
+    """Refuse a SQLite file whose folder is missing before the driver tries it: aiosqlite's
+    worker thread, failing to open it, may outlive the event loop and print a traceback."""
+    parsed = make_url(url)
+    database = parsed.database or ""
+    if parsed.get_backend_name() != "sqlite" or database in ("", ":memory:"):
+        return
+    if parsed.query.get("uri") or database.startswith("file:"):
+        return
+    folder = Path(database).parent
+    if not folder.is_dir():
+        raise StoreUnavailable(
+            f"cannot reach the database {safe_url(url)}: folder {folder} does not exist"
+        )

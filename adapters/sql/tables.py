@@ -1,0 +1,186 @@
+"""The schema: the single source of truth for Alembic (`metadata`) and for the SQL repositories.
+
+Column types are chosen to behave the same on PostgreSQL and SQLite: JSON (JSONB on
+PostgreSQL) and `UtcDateTime`, which stores UTC and always reads back aware UTC datetimes.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    CheckConstraint,
+    Column,
+    DateTime,
+    Dialect,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.types import TypeDecorator, TypeEngine
+
+ID_LENGTH = 32
+SLOT_KEY = "uq_runs_endpoint_slot"
+CLAIM_INDEX = "ix_endpoints_claim"
+
+# Named constraints so Alembic's batch mode can recreate SQLite tables without guessing names.
+metadata = MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "ck": "ck_%(table_name)s_%(constraint_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """Aware datetimes in, aware UTC datetimes out.
+
+    SQLite has no time zone type: values are stored as naive UTC text of fixed width, so
+    comparisons and ORDER BY on the text agree with time order.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError(f"naive datetime {value!r}: cronpilot stores aware UTC only")
+        utc = value.astimezone(UTC)
+        return utc.replace(tzinfo=None) if dialect.name == "sqlite" else utc
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+
+def _json() -> TypeEngine[Any]:
+    # none_as_null: a Python None is SQL NULL ("no value"), never the JSON literal null.
+    return JSON(none_as_null=True).with_variant(JSONB(none_as_null=True), "postgresql")
+
+
+def _id(name: str, *args: Any, **kwargs: Any) -> Column[str]:
+    return Column(name, String(ID_LENGTH), *args, **kwargs)
+
+
+# One row about the database itself. `key_check` is a token sealed with the secret key that
+# sealed the header secrets (never the key): a worker whose key cannot open it has another key.
+meta = Table(
+    "cronpilot_meta",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("key_check", Text, nullable=False),
+    CheckConstraint("id = 1", name="one_row"),
+)
+
+jobs = Table(
+    "jobs",
+    metadata,
+    _id("id", primary_key=True),
+    Column("name", String(200), nullable=False, unique=True),
+    Column("description", Text, nullable=False),
+    Column("planner_mode", String(16), nullable=False),
+)
+
+endpoints = Table(
+    "endpoints",
+    metadata,
+    _id("id", primary_key=True),
+    _id("job_id", ForeignKey("jobs.id", ondelete="CASCADE"), nullable=False),
+    Column("name", String(200), nullable=False),
+    # Declared spec.
+    Column("description", Text, nullable=False),
+    Column("url", Text, nullable=False),
+    Column("method", String(16), nullable=False),
+    Column("headers", _json(), nullable=False),
+    Column("body", _json(), nullable=True),
+    Column("cron", String(200), nullable=True),
+    Column("timezone", String(64), nullable=False),
+    Column("interval_seconds", Float, nullable=True),
+    Column("min_interval_seconds", Float, nullable=True),
+    Column("max_interval_seconds", Float, nullable=True),
+    Column("timeout_seconds", Float, nullable=False),
+    Column("max_response_bytes", Integer, nullable=False),
+    Column("planner_mode", String(16), nullable=True),
+    # Runtime state.
+    Column("hint_interval_seconds", Float, nullable=True),
+    Column("hint_interval_expires_at", UtcDateTime, nullable=True),
+    Column("hint_interval_reason", Text, nullable=True),
+    Column("hint_oneshot_at", UtcDateTime, nullable=True),
+    Column("hint_oneshot_expires_at", UtcDateTime, nullable=True),
+    Column("hint_oneshot_reason", Text, nullable=True),
+    Column("paused", Boolean, nullable=False),
+    Column("pause_until", UtcDateTime, nullable=True),
+    Column("pause_reason", Text, nullable=True),
+    Column("failure_count", Integer, nullable=False),
+    Column("last_slot_at", UtcDateTime, nullable=True),
+    Column("next_run_at", UtcDateTime, nullable=True),
+    Column("next_run_source", String(32), nullable=False),
+    Column("lease_owner", String(200), nullable=True),
+    Column("lease_until", UtcDateTime, nullable=True),
+    UniqueConstraint("job_id", "name"),
+)
+
+# The claim reads only unleased rows in next_run_at order; leased rows stay out of the index.
+Index(
+    CLAIM_INDEX,
+    endpoints.c.next_run_at,
+    postgresql_where=endpoints.c.lease_owner.is_(None),
+    sqlite_where=endpoints.c.lease_owner.is_(None),
+)
+# The reaper looks for expired leases among the (few) leased rows.
+Index(
+    "ix_endpoints_lease_until",
+    endpoints.c.lease_until,
+    postgresql_where=endpoints.c.lease_owner.isnot(None),
+    sqlite_where=endpoints.c.lease_owner.isnot(None),
+)
+
+runs = Table(
+    "runs",
+    metadata,
+    _id("id", primary_key=True),
+    _id("endpoint_id", ForeignKey("endpoints.id", ondelete="CASCADE"), nullable=False),
+    _id("job_id", ForeignKey("jobs.id", ondelete="CASCADE"), nullable=False),
+    _id("trace_id", nullable=False),
+    _id("parent_trace_id", nullable=True),
+    Column("trigger", String(16), nullable=False),
+    Column("schedule_source", String(32), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("slot_at", UtcDateTime, nullable=False),
+    Column("started_at", UtcDateTime, nullable=False),
+    Column("worker_id", String(200), nullable=False),
+    Column("attempt", Integer, nullable=False),
+    Column("finished_at", UtcDateTime, nullable=True),
+    Column("duration_ms", Float, nullable=True),
+    Column("status_code", Integer, nullable=True),
+    Column("body", _json(), nullable=True),
+    Column("body_absence", String(16), nullable=True),
+    Column("size_bytes", Integer, nullable=True),
+    Column("body_hash", String(128), nullable=True),
+    Column("error_kind", String(32), nullable=True),
+    Column("error_message", Text, nullable=True),
+    # A slot runs once, whatever any worker believes: the database refuses a second run.
+    UniqueConstraint("endpoint_id", "slot_at", name=SLOT_KEY),
+)
+
+# History is read newest slot first per endpoint.
+Index("ix_runs_history", runs.c.endpoint_id, runs.c.slot_at.desc())
+Index("ix_runs_trace_id", runs.c.trace_id)

@@ -1,0 +1,98 @@
+"""One exception root; every subclass carries the data a caller needs to explain it."""
+
+from __future__ import annotations
+
+
+class CronpilotError(Exception):
+    """Root of every error cronpilot raises on purpose."""
+
+
+class InvalidSchedule(CronpilotError):
+    """A baseline, clamp or hint that cannot be scheduled."""
+
+    def __init__(self, expr: str, reason: str) -> None:
+        super().__init__(f"invalid schedule {expr!r}: {reason}")
+        self.expr = expr
+        self.reason = reason
+
+
+class InvalidConfig(CronpilotError):
+    """A configuration document that cannot be applied; `where` names file/job/endpoint/field."""
+
+    def __init__(self, where: str, reason: str) -> None:
+        super().__init__(f"{where}: {reason}")
+        self.where = where
+        self.reason = reason
+
+
+class UnsafeURL(CronpilotError):
+    """A URL whose scheme or resolved address is not allowed."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        super().__init__(f"refused URL {url!r}: {reason}")
+        self.url = url
+        self.reason = reason
+
+
+class NotFound(CronpilotError):
+    """Base for lookups that found nothing."""
+
+
+class JobNotFound(NotFound):
+    def __init__(self, ref: str) -> None:
+        super().__init__(f"no job {ref!r}")
+        self.ref = ref
+
+
+class EndpointNotFound(NotFound):
+    def __init__(self, ref: str) -> None:
+        super().__init__(f"no endpoint {ref!r}")
+        self.ref = ref
+
+
+class RunNotFound(NotFound):
+    def __init__(self, ref: str) -> None:
+        super().__init__(f"no run {ref!r}")
+        self.ref = ref
+
+
+class SlotAlreadyRun(CronpilotError):
+    """The (endpoint, slot) pair already has a run: the database refused a second one."""
+
+    def __init__(self, endpoint_id: str, slot_at: object) -> None:
+        super().__init__(f"endpoint {endpoint_id} already has a run for slot {slot_at}")
+        self.endpoint_id = endpoint_id
+        self.slot_at = slot_at
+
+
+class LeaseLost(CronpilotError):
+    """The worker no longer holds the lease it claimed; its result must not be applied."""
+
+    def __init__(self, endpoint_id: str, worker_id: str) -> None:
+        super().__init__(f"worker {worker_id} lost the lease on endpoint {endpoint_id}")
+        self.endpoint_id = endpoint_id
+        self.worker_id = worker_id
+
+
+class ConflictError(CronpilotError):
+    """The database refused a change that conflicts with rows written at the same time (two
+    `apply`s creating the same job); running the command again resolves it."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(
+            f"the change conflicts with one made at the same time ({detail}); run the command again"
+        )
+        self.detail = detail
+
+
+class ValueRejected(CronpilotError):
+    """The database refused a value it cannot hold (text too long, a number out of range, JSON
+    it does not accept): retrying the same change fails the same way."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"the database refused a value: {detail}")
+        self.detail = detail
+
+
+class StoreUnavailable(CronpilotError):
+    """The database could not be reached or answered with an unexpected driver error."""

@@ -1,0 +1,207 @@
+"""Ports: what the workers need from the outside world. Adapters implement them; tests swap them.
+
+Every repository method takes `now` from the caller's clock: no store decides the time itself,
+so a fake clock drives memory, SQLite and PostgreSQL alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+from domain.model import (
+    Claim,
+    Endpoint,
+    EndpointSpec,
+    HttpRequest,
+    IntervalHint,
+    Job,
+    OneShotHint,
+    Pause,
+    Response,
+    Run,
+)
+
+
+class Clock(Protocol):
+    def now(self) -> datetime:
+        """The current time, timezone-aware UTC."""
+        ...
+
+    async def sleep(self, seconds: float) -> None:
+        """Wait `seconds` of this clock's time (a fake clock advances instead of waiting)."""
+        ...
+
+
+class Waker(Protocol):
+    """Wakes sleeping schedulers when an endpoint becomes due earlier than they planned."""
+
+    async def notify(self) -> None:
+        """Wake every scheduler sharing the store (other processes too, where the store allows)."""
+        ...
+
+    async def wait(self, timeout: float) -> bool:
+        """Sleep up to `timeout` seconds; True if woken by `notify`, False on timeout."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class JobDeclaration:
+    job: Job
+    endpoints: Sequence[EndpointSpec]
+
+
+@dataclass(slots=True)
+class ApplyReport:
+    """Refs (`job` or `job/endpoint`) by what `apply` did with them."""
+
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    absent: list[str] = field(default_factory=list)
+    """`job/endpoint` refs stored under a declared job but not declared: left alone, not
+    deleted, reported so that a user can see what the file no longer mentions."""
+
+
+class CatalogRepository(Protocol):
+    """Jobs and endpoints as declared, plus their runtime schedule state."""
+
+    async def apply(self, declarations: Sequence[JobDeclaration], now: datetime) -> ApplyReport:
+        """Create or update every job and endpoint in one transaction (all or nothing).
+
+        Matching is by job name and (job, endpoint name); ids of existing rows are kept, runtime
+        state (hints, pause, failures, last slot) survives, the next run is re-planned. Jobs and
+        endpoints absent from `declarations` are left alone; endpoints of a declared job that
+        are not declared are reported `absent` (by name order within each job). Applying the
+        same declarations twice reports everything `unchanged` the second time.
+        """
+        ...
+
+    async def list_jobs(self) -> list[Job]:
+        """All jobs ordered by name."""
+        ...
+
+    async def get_job(self, name: str) -> Job:
+        """Raises `JobNotFound`."""
+        ...
+
+    async def list_endpoints(self, job_name: str | None = None) -> list[Endpoint]:
+        """Endpoints ordered by (job name, endpoint name), optionally of one job."""
+        ...
+
+    async def get_endpoint(self, ref: str) -> Endpoint:
+        """By id or by `job/endpoint`; raises `EndpointNotFound`."""
+        ...
+
+    async def set_pause(self, endpoint_id: str, pause: Pause | None, now: datetime) -> Endpoint:
+        """Pause (or resume with None) and re-plan; returns the updated endpoint.
+
+        Raises `EndpointNotFound`."""
+        ...
+
+    async def set_hints(
+        self,
+        endpoint_id: str,
+        interval_hint: IntervalHint | None,
+        oneshot_hint: OneShotHint | None,
+        now: datetime,
+    ) -> Endpoint:
+        """Replace both hints and re-plan; returns the updated endpoint.
+
+        Raises `EndpointNotFound`."""
+        ...
+
+
+class ClaimRepository(Protocol):
+    """The distributed heart: claiming due slots, finishing them fenced, reaping the dead."""
+
+    async def claim_due(
+        self, now: datetime, worker_id: str, lease_seconds: float, limit: int
+    ) -> list[Claim]:
+        """Atomically lease up to `limit` due, unleased endpoints (earliest `next_run_at` first)
+        and insert a `running` run for each slot. Concurrent callers never get the same
+        endpoint. A slot that already has a run is not claimed again."""
+        ...
+
+    async def extend_lease(self, claim: Claim, worker_id: str, until: datetime) -> None:
+        """Push the lease further for a long run. Raises `LeaseLost` if it is no longer ours."""
+        ...
+
+    async def finish(self, claim: Claim, worker_id: str, response: Response, now: datetime) -> Run:
+        """In one transaction: complete the run and re-plan the endpoint, only while the lease
+        is still ours (fencing). Raises `LeaseLost` (and writes nothing) otherwise."""
+        ...
+
+    async def release(self, claim: Claim, worker_id: str) -> None:
+        """Give back a claim whose call never started: delete its `running` run and free the
+        lease, keeping `next_run_at` so another worker runs the slot. No-op if not ours."""
+        ...
+
+    async def abandon(self, claim: Claim, worker_id: str, reason: str, now: datetime) -> None:
+        """Mark an interrupted run `abandoned` (shutdown), free the lease and re-plan.
+        No-op if not ours."""
+        ...
+
+    async def reap(self, now: datetime) -> int:
+        """Mark `running` runs whose lease has expired `abandoned`, free their endpoints and
+        re-plan them. Returns how many runs were reaped."""
+        ...
+
+    async def next_due_at(self) -> datetime | None:
+        """The earliest `next_run_at` among unleased endpoints, or None."""
+        ...
+
+
+class RunRepository(Protocol):
+    async def list_runs(self, endpoint_id: str, limit: int = 50, offset: int = 0) -> list[Run]:
+        """Runs of one endpoint, newest slot first."""
+        ...
+
+    async def get_run(self, run_id: str) -> Run:
+        """Raises `RunNotFound`."""
+        ...
+
+    async def latest_runs(self, endpoint_ids: Sequence[str]) -> dict[str, Run]:
+        """The newest finished-or-running run of each endpoint that has one."""
+        ...
+
+    async def prune(self, keep_per_endpoint: int) -> int:
+        """Delete all but the newest `keep_per_endpoint` finished runs of each endpoint; never
+        deletes a `running` run. Returns how many were deleted."""
+        ...
+
+
+class Store(Protocol):
+    """One backend: the three repositories over one database."""
+
+    @property
+    def catalog(self) -> CatalogRepository: ...
+
+    @property
+    def claims(self) -> ClaimRepository: ...
+
+    @property
+    def runs(self) -> RunRepository: ...
+
+    async def close(self) -> None: ...
+
+
+class Dispatcher(Protocol):
+    async def dispatch(self, request: HttpRequest) -> Response:
+        """Make the call. Endpoint failures (timeouts, resets, refused addresses, bad bodies)
+        are reported in the `Response`, never raised."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+class SecretCipher(Protocol):
+    """Encrypts secret header values at rest."""
+
+    def encrypt(self, plaintext: str) -> str: ...
+
+    def decrypt(self, token: str) -> str: ...

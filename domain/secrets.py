@@ -1,0 +1,58 @@
+"""Which header values and URL parts are secrets, and how they appear in any output.
+
+The name patterns err on the side of masking: hiding a harmless value costs a reader little,
+printing a credential cannot be undone.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import unquote_plus
+
+MASK = "****"
+_SECRET_NAME = re.compile(
+    r"auth|cookie|token|secret|key|passw|pwd|signature|session|credential|private"
+    # `sig` only as a word of its own: `X-Sig`, `sig`, not `design`.
+    r"|(?<![a-z])sig(?![a-z])",
+    re.IGNORECASE,
+)
+# The authority runs to the first `/`, `?` or `#`; its userinfo to the last `@` within it.
+_USERINFO = re.compile(r"^([a-z][a-z0-9+.-]*://)[^/?#]*@", re.IGNORECASE)
+_URL = re.compile(r"[a-z][a-z0-9+.-]*://[^\s'\"<>]+", re.IGNORECASE)
+
+
+def is_secret_header(name: str) -> bool:
+    return _looks_secret(name)
+
+
+def mask_headers(headers: dict[str, str]) -> dict[str, str]:
+    """Headers fit for logs and CLI output: secret values replaced by a mask."""
+    return {name: MASK if is_secret_header(name) else value for name, value in headers.items()}
+
+
+def mask_url(url: str) -> str:
+    """`url` fit for output: userinfo masked, and the values of query (and fragment) parameters
+    whose names look secret (`token`, `api_key`, `sig`, …). Everything else is kept character
+    for character (no parse and re-assembly), so the URL still reads as the one configured."""
+    url = _USERINFO.sub(rf"\g<1>{MASK}@", url, count=1)
+    rest, hash_mark, fragment = url.partition("#")
+    base, question_mark, query = rest.partition("?")
+    return base + question_mark + _mask_params(query) + hash_mark + _mask_params(fragment)
+
+
+def mask_urls(text: str) -> str:
+    """`text` (an error message, say) with every URL in it passed through `mask_url`."""
+    return _URL.sub(lambda found: mask_url(found.group()), text)
+
+
+def _mask_params(query: str) -> str:
+    pairs = []
+    for pair in query.split("&"):
+        name, equals, _ = pair.partition("=")
+        secret = equals and _looks_secret(unquote_plus(name))
+        pairs.append(f"{name}={MASK}" if secret else pair)
+    return "&".join(pairs)
+
+
+def _looks_secret(name: str) -> bool:
+    return bool(_SECRET_NAME.search(name))

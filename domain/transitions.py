@@ -1,0 +1,140 @@
+"""Pure state changes of an endpoint. Every store applies these, so memory, SQLite and
+PostgreSQL agree on what a finish, a pause or a re-apply does to the schedule."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+
+from domain.governor import plan_next_run
+from domain.model import (
+    Claim,
+    Endpoint,
+    EndpointSpec,
+    ErrorKind,
+    IntervalHint,
+    OneShotHint,
+    Pause,
+    Response,
+    Run,
+    RunStatus,
+    RunTrigger,
+)
+
+
+def replanned(endpoint: Endpoint, now: datetime) -> Endpoint:
+    """The endpoint with stale hints and an expired pause dropped and its next run re-planned."""
+    interval = endpoint.interval_hint
+    oneshot = endpoint.oneshot_hint
+    pause = endpoint.pause
+    fresh = replace(
+        endpoint,
+        interval_hint=interval if interval is not None and interval.expires_at > now else None,
+        oneshot_hint=oneshot if oneshot is not None and oneshot.expires_at > now else None,
+        pause=pause if pause is not None and (pause.until is None or pause.until > now) else None,
+    )
+    planned = plan_next_run(fresh, now)
+    return replace(fresh, next_run_at=planned.at, next_run_source=planned.source)
+
+
+def after_slot(
+    endpoint: Endpoint, slot_at: datetime, succeeded: bool | None, now: datetime
+) -> Endpoint:
+    """The endpoint once the run of `slot_at` has ended and its lease is released.
+
+    `succeeded=None` (abandoned) leaves the failure streak as it was. A one-shot hint whose time
+    has come is consumed by the slot that fired it.
+    """
+    failures = endpoint.failure_count
+    if succeeded is not None:
+        failures = 0 if succeeded else failures + 1
+    oneshot = endpoint.oneshot_hint
+    if oneshot is not None and oneshot.at <= slot_at:
+        oneshot = None
+    last = endpoint.last_slot_at
+    return replanned(
+        replace(
+            endpoint,
+            failure_count=failures,
+            last_slot_at=slot_at if last is None or slot_at > last else last,
+            oneshot_hint=oneshot,
+            lease_owner=None,
+            lease_until=None,
+        ),
+        now,
+    )
+
+
+def with_spec(endpoint: Endpoint, spec: EndpointSpec, now: datetime) -> Endpoint:
+    """A re-applied declaration keeps runtime state (hints, pause, streak) and re-plans."""
+    return replanned(replace(endpoint, spec=spec), now)
+
+
+def with_pause(endpoint: Endpoint, pause: Pause | None, now: datetime) -> Endpoint:
+    return replanned(replace(endpoint, pause=pause), now)
+
+
+def with_hints(
+    endpoint: Endpoint,
+    interval_hint: IntervalHint | None,
+    oneshot_hint: OneShotHint | None,
+    now: datetime,
+) -> Endpoint:
+    return replanned(replace(endpoint, interval_hint=interval_hint, oneshot_hint=oneshot_hint), now)
+
+
+def started_run(claim: Claim, worker_id: str, now: datetime) -> Run:
+    """The `running` run inserted when a slot is claimed."""
+    return Run(
+        id=claim.run_id,
+        endpoint_id=claim.endpoint.id,
+        job_id=claim.endpoint.job_id,
+        trace_id=claim.trace_id,
+        trigger=RunTrigger.SCHEDULE,
+        schedule_source=claim.schedule_source,
+        status=RunStatus.RUNNING,
+        slot_at=claim.slot_at,
+        started_at=now,
+        worker_id=worker_id,
+        attempt=claim.attempt,
+    )
+
+
+def finished_run(running: Run, response: Response, now: datetime) -> Run:
+    """The run completed with what the dispatcher observed."""
+    started = response.started_at or running.started_at
+    finished = response.finished_at or now
+    return replace(
+        running,
+        status=RunStatus.SUCCESS if response.ok else RunStatus.FAILED,
+        started_at=started,
+        finished_at=finished,
+        duration_ms=(finished - started).total_seconds() * 1000,
+        status_code=response.status_code,
+        body=response.body,
+        body_absence=response.body_absence,
+        size_bytes=response.size_bytes,
+        body_hash=response.body_hash,
+        error_kind=response.error_kind,
+        error_message=response.error_message,
+    )
+
+
+def abandoned_run(running: Run, kind: ErrorKind, reason: str, now: datetime) -> Run:
+    return replace(
+        running,
+        status=RunStatus.ABANDONED,
+        finished_at=now,
+        duration_ms=(now - running.started_at).total_seconds() * 1000,
+        error_kind=kind,
+        error_message=reason,
+    )
+
+
+def is_due(endpoint: Endpoint, now: datetime) -> bool:
+    """Due and not leased by a live worker (an expired lease is the reaper's to clear)."""
+    return (
+        endpoint.next_run_at is not None
+        and endpoint.next_run_at <= now
+        and endpoint.lease_owner is None
+    )

@@ -1,0 +1,28 @@
+"""What one scheduler worker is told: who it is and how much it may take on at once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from domain.errors import InvalidConfig
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerConfig:
+    worker_id: str
+    concurrency: int = 100
+    """Calls in flight at once."""
+    batch_size: int = 100
+    """Endpoints claimed per round trip to the store."""
+    lease_seconds: float = 60.0
+    """How long a claim stays ours without news; long calls extend it at half-time."""
+    grace_seconds: float = 10.0
+    """On stop, how long (real time) in-flight calls may still finish before they are abandoned."""
+    max_sleep_seconds: float = 5.0
+    """Longest idle sleep: only a guard against wake-ups missed from other processes."""
+
+    def __post_init__(self) -> None:
+        if min(self.concurrency, self.batch_size, self.lease_seconds, self.max_sleep_seconds) <= 0:
+            raise InvalidConfig("worker", "concurrency, batch, lease and sleep must be positive")
+        if self.grace_seconds < 0:
+            raise InvalidConfig("worker", "grace must not be negative")

@@ -1,0 +1,103 @@
+"""Housekeeping every worker does for the shared store: reap dead workers' runs, prune old runs.
+
+Both are idempotent, so every worker may run them on its own timer (decision 0003): an
+APScheduler 3 `AsyncIOScheduler` inside the worker's event loop, never a shared job store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+from domain.ports import Clock, Store
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PRUNE_INTERVAL_SECONDS = 600.0
+
+
+class Housekeeping:
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        reaper_interval_seconds: float,
+        retention_runs: int,
+        prune_interval_seconds: float = DEFAULT_PRUNE_INTERVAL_SECONDS,
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._reaper_interval = reaper_interval_seconds
+        self._retention_runs = retention_runs
+        self._prune_interval = prune_interval_seconds
+        self._timer: AsyncIOScheduler | None = None
+        self._running: set[asyncio.Task[object]] = set()
+
+    async def reap_once(self) -> int:
+        """Abandon runs whose lease expired (their worker died) and free their endpoints."""
+        reaped = await self._store.claims.reap(self._clock.now())
+        if reaped:
+            log.warning(
+                "reaped %d runs of dead workers",
+                reaped,
+                extra={"action": "reap", "count": reaped},
+            )
+        return reaped
+
+    async def prune_once(self) -> int:
+        """Keep the newest `retention_runs` finished runs of each endpoint, delete the rest."""
+        pruned = await self._store.runs.prune(self._retention_runs)
+        if pruned:
+            log.info("pruned %d old runs", pruned, extra={"action": "prune", "count": pruned})
+        return pruned
+
+    def start(self) -> None:
+        """Start the timers; call from inside the running event loop. Both jobs run at once
+        first, so a restarted worker repairs what its predecessor left behind. The timers keep
+        wall time (they only pace the work); the store is always given the clock's `now`."""
+        timer = AsyncIOScheduler(timezone=UTC)
+        for job, seconds in (
+            (self.reap_once, self._reaper_interval),
+            (self.prune_once, self._prune_interval),
+        ):
+            timer.add_job(
+                self._tracked(job),
+                "interval",
+                seconds=seconds,
+                id=job.__name__,
+                name=job.__name__,
+                next_run_time=datetime.now(UTC),
+                coalesce=True,
+                max_instances=1,
+                misfire_grace_time=None,
+            )
+        timer.start()
+        self._timer = timer
+
+    async def stop(self) -> None:
+        """Stop the timers and let a job in progress finish (it is short) instead of cutting
+        a store transaction in half."""
+        timer, self._timer = self._timer, None
+        if timer is None:
+            return
+        timer.pause()
+        await asyncio.gather(*self._running, return_exceptions=True)
+        timer.shutdown(wait=False)
+        # AsyncIOScheduler.shutdown is queued with call_soon; let it run before returning.
+        await asyncio.sleep(0)
+
+    def _tracked(self, job: Callable[[], Awaitable[int]]) -> Callable[[], Awaitable[None]]:
+        async def tracked() -> None:
+            task = asyncio.current_task()
+            assert task is not None
+            self._running.add(task)
+            try:
+                await job()
+            finally:
+                self._running.discard(task)
+
+        return tracked

@@ -1,0 +1,319 @@
+"""The scheduler worker: claim due slots, call them, record what came back, sleep until more is due.
+
+Any number of workers, in any number of processes, share one store. The store's atomic claim and
+fenced finish keep them from running one slot twice; a worker only looks after its own calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine, Iterable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from domain.errors import LeaseLost, SlotAlreadyRun, StoreUnavailable
+from domain.model import BodyAbsence, Claim, ErrorKind, Response
+from domain.ports import Clock, Dispatcher, Store, Waker
+from scheduler.config import WorkerConfig
+from scheduler.requests import request_for
+
+log = logging.getLogger(__name__)
+
+SHUTDOWN_REASON = "the worker stopped before the call ended"
+
+
+@dataclass(slots=True)
+class WorkerStats:
+    """What this worker has done since it was made, for its stop summary."""
+
+    claimed: int = 0
+    finished: int = 0
+    dropped: int = 0
+    """Results refused by the store: the lease was lost or the slot had already run."""
+    abandoned: int = 0
+    released: int = 0
+
+
+class SchedulerWorker:
+    def __init__(
+        self,
+        store: Store,
+        dispatcher: Dispatcher,
+        clock: Clock,
+        waker: Waker,
+        config: WorkerConfig,
+    ) -> None:
+        self._store = store
+        self._dispatcher = dispatcher
+        self._clock = clock
+        self._waker = waker
+        self._config = config
+        self._lease = timedelta(seconds=config.lease_seconds)
+        self._abort = asyncio.Event()
+        self.stats = WorkerStats()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Work until `stop` is set, then wind down: claim nothing more, give calls in flight
+        `grace_seconds`, abandon the rest. Returns with no run of this worker left `running`
+        (unless the store itself was unreachable, which the reaper repairs)."""
+        in_flight: set[asyncio.Task[None]] = set()
+        try:
+            while not stop.is_set():
+                in_flight = _still_running(in_flight)
+                try:
+                    if not await self._fill(in_flight, stop):
+                        await self._idle(in_flight, stop)
+                except StoreUnavailable:
+                    log.warning(
+                        "store unavailable; retrying in %.1f s",
+                        self._config.max_sleep_seconds,
+                        exc_info=True,
+                        extra={"action": "store_unavailable"},
+                    )
+                    await _first_of(stop.wait(), self._clock.sleep(self._config.max_sleep_seconds))
+        finally:
+            await self._drain(in_flight)
+            stats = self.stats
+            log.info(
+                "scheduler %s stopped: %d claimed, %d recorded, %d dropped, %d abandoned, "
+                "%d released",
+                self._config.worker_id,
+                stats.claimed,
+                stats.finished,
+                stats.dropped,
+                stats.abandoned,
+                stats.released,
+                extra={"action": "stop", "worker_id": self._config.worker_id},
+            )
+
+    async def _fill(self, in_flight: set[asyncio.Task[None]], stop: asyncio.Event) -> bool:
+        """Claim only as much as there is room for, and start every claim at once: a claim that
+        had to wait for room would hold its endpoint away from other workers, and its lease
+        would run out unkept. True when the batch came back full, so more may be due now."""
+        room = self._config.concurrency - len(in_flight)
+        if room <= 0:
+            return False
+        wanted = min(self._config.batch_size, room)
+        claims = await self._claim(wanted)
+        if stop.is_set():
+            await self._release(claims)
+            return False
+        in_flight.update(asyncio.create_task(self._execute(claim)) for claim in claims)
+        return len(claims) == wanted
+
+    async def _idle(self, in_flight: set[asyncio.Task[None]], stop: asyncio.Event) -> None:
+        """Sleep until the next slot is due, a waker notification, a call ending (it frees room
+        and re-plans its endpoint) or `stop`."""
+        sleepers: list[Coroutine[Any, Any, object]] = []
+        if len(in_flight) < self._config.concurrency:
+            delay = await self._seconds_until_due()
+            if delay <= 0:
+                return
+            sleepers += [self._clock.sleep(delay), self._waker.wait(self._config.max_sleep_seconds)]
+        await _first_of(stop.wait(), *sleepers, also=in_flight)
+
+    async def _seconds_until_due(self) -> float:
+        due = await self._store.claims.next_due_at()
+        if due is None:
+            return self._config.max_sleep_seconds
+        delay = (due - self._clock.now()).total_seconds()
+        return min(max(delay, 0.0), self._config.max_sleep_seconds)
+
+    async def _drain(self, in_flight: set[asyncio.Task[None]]) -> None:
+        running = _still_running(in_flight)
+        if not running:
+            return
+        log.info(
+            "waiting up to %.1f s for %d calls in flight",
+            self._config.grace_seconds,
+            len(running),
+            extra={"action": "drain", "count": len(running)},
+        )
+        _, late = await asyncio.wait(running, timeout=self._config.grace_seconds)
+        if late:
+            self._abort.set()
+            await asyncio.wait(late)
+
+    async def _claim(self, limit: int) -> list[Claim]:
+        claims = await self._store.claims.claim_due(
+            self._clock.now(), self._config.worker_id, self._config.lease_seconds, limit
+        )
+        if claims:
+            self.stats.claimed += len(claims)
+            log.debug(
+                "claimed %d slots",
+                len(claims),
+                extra={
+                    "action": "claim",
+                    "count": len(claims),
+                    "worker_id": self._config.worker_id,
+                },
+            )
+        return claims
+
+    async def _execute(self, claim: Claim) -> None:
+        """Call one claimed slot and record it, keeping its lease from the claim until the run
+        is recorded, dropped or abandoned. Never raises for what the store or the endpoint did:
+        the worker keeps going with the other slots."""
+        keeper = asyncio.create_task(self._keep_lease(claim))
+        try:
+            response = await self._call(claim, keeper)
+            if response is not None:
+                await self._finish(claim, response)
+        except StoreUnavailable:
+            log.warning(
+                "store unavailable while handling run %s; the reaper will repair it",
+                claim.run_id,
+                exc_info=True,
+                extra={"action": "store_unavailable", "run_id": claim.run_id},
+            )
+        finally:
+            keeper.cancel()
+            await asyncio.gather(keeper, return_exceptions=True)
+
+    async def _call(self, claim: Claim, keeper: asyncio.Task[None]) -> Response | None:
+        """The endpoint's response, or None when the call was cut short: the lease was lost
+        (`keeper` ended) or the worker is shutting down (the run is then abandoned)."""
+        call = asyncio.create_task(self._dispatch(claim))
+        abort = asyncio.create_task(self._abort.wait())
+        try:
+            done, _ = await asyncio.wait({call, keeper, abort}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (call, abort):
+                task.cancel()
+            await asyncio.gather(call, abort, return_exceptions=True)
+        if keeper in done:
+            self._dropped(claim, "lease_lost")
+        elif not call.cancelled():
+            return call.result()
+        else:
+            await self._abandon(claim)
+        return None
+
+    async def _dispatch(self, claim: Claim) -> Response:
+        try:
+            return await self._dispatcher.dispatch(request_for(claim))
+        except Exception as exc:
+            # The dispatcher reports endpoint failures in its Response; a raise is a bug in it.
+            # Record the run as failed rather than leave it `running` until the reaper comes.
+            log.exception(
+                "dispatcher raised for run %s",
+                claim.run_id,
+                extra={"action": "dispatch_error", "run_id": claim.run_id},
+            )
+            return Response(
+                status_code=None,
+                body_absence=BodyAbsence.NO_RESPONSE,
+                error_kind=ErrorKind.INTERNAL,
+                error_message=f"dispatcher error: {type(exc).__name__}",
+            )
+
+    async def _keep_lease(self, claim: Claim) -> None:
+        """Extend the lease at half-time until cancelled; returns only when it is lost."""
+        while True:
+            await self._clock.sleep(self._config.lease_seconds / 2)
+            try:
+                await self._store.claims.extend_lease(
+                    claim, self._config.worker_id, self._clock.now() + self._lease
+                )
+            except LeaseLost:
+                return
+            except StoreUnavailable:
+                # The lease may well outlive the outage: keep the call going and try again.
+                log.warning(
+                    "could not extend the lease of run %s",
+                    claim.run_id,
+                    exc_info=True,
+                    extra={"action": "extend_failed", "run_id": claim.run_id},
+                )
+
+    async def _finish(self, claim: Claim, response: Response) -> None:
+        try:
+            run = await self._store.claims.finish(
+                claim, self._config.worker_id, response, self._clock.now()
+            )
+        except LeaseLost:
+            self._dropped(claim, "lease_lost")
+            return
+        except SlotAlreadyRun:
+            self._dropped(claim, "slot_already_run")
+            return
+        self.stats.finished += 1
+        log.info(
+            "%s slot %s: %s",
+            claim.endpoint.ref,
+            claim.slot_at.isoformat(),
+            run.status,
+            extra={
+                "action": "finish",
+                "endpoint_id": claim.endpoint.id,
+                "run_id": run.id,
+                "status": str(run.status),
+                "status_code": run.status_code,
+            },
+        )
+
+    def _dropped(self, claim: Claim, action: str) -> None:
+        self.stats.dropped += 1
+        log.warning(
+            "dropped run %s of %s: %s",
+            claim.run_id,
+            claim.endpoint.ref,
+            action,
+            extra={"action": action, "endpoint_id": claim.endpoint.id, "run_id": claim.run_id},
+        )
+
+    async def _release(self, claims: Iterable[Claim]) -> None:
+        for claim in claims:
+            await self._store.claims.release(claim, self._config.worker_id)
+            self.stats.released += 1
+            log.info(
+                "released %s slot %s unstarted",
+                claim.endpoint.ref,
+                claim.slot_at.isoformat(),
+                extra={"action": "release", "endpoint_id": claim.endpoint.id},
+            )
+
+    async def _abandon(self, claim: Claim) -> None:
+        await self._store.claims.abandon(
+            claim, self._config.worker_id, SHUTDOWN_REASON, self._clock.now()
+        )
+        self.stats.abandoned += 1
+        log.warning(
+            "abandoned run %s of %s at shutdown",
+            claim.run_id,
+            claim.endpoint.ref,
+            extra={"action": "abandon", "endpoint_id": claim.endpoint.id, "run_id": claim.run_id},
+        )
+
+
+def _still_running(tasks: set[asyncio.Task[None]]) -> set[asyncio.Task[None]]:
+    """The unfinished tasks; a finished one that crashed is logged (its exception retrieved)."""
+    for task in tasks:
+        if task.done() and not task.cancelled() and task.exception() is not None:
+            log.error(
+                "run handler crashed",
+                exc_info=task.exception(),
+                extra={"action": "internal_error"},
+            )
+    return {task for task in tasks if not task.done()}
+
+
+async def _first_of(
+    *sleepers: Coroutine[Any, Any, object], also: Iterable[asyncio.Future[Any]] = ()
+) -> None:
+    """Return once any of `sleepers` or `also` is done; the sleepers are cancelled, `also` is
+    left running. A sleeper's error is raised."""
+    tasks = [asyncio.create_task(sleeper) for sleeper in sleepers]
+    try:
+        await asyncio.wait({*tasks, *also}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    for task in tasks:
+        error = None if task.cancelled() else task.exception()
+        if error is not None:
+            raise error

@@ -1,0 +1,68 @@
+"""With 100k endpoints in PostgreSQL the claim reads its partial index, not the whole table.
+
+The plan explained is the one of the statement `claim_due` really sends: it is captured from
+the driver while a claim runs, then explained with the same parameters.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from sqlalchemy import event
+
+from adapters.sql import open_sql_store
+from adapters.sql.tables import CLAIM_INDEX
+from domain.ports import SecretCipher
+
+ENDPOINTS = 100_000
+NOW = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
+BATCH = 10
+
+# One job; endpoint i is due i seconds after 11:00, every tenth one is leased.
+SEED = [
+    "INSERT INTO jobs (id, name, description, planner_mode) VALUES (md5('job'), 'bulk', '', 'off')",
+    f"""
+    INSERT INTO endpoints (
+        id, job_id, name, description, url, method, headers, timezone, interval_seconds,
+        timeout_seconds, max_response_bytes, paused, failure_count, next_run_at,
+        next_run_source, lease_owner, lease_until)
+    SELECT md5(i::text), md5('job'), 'e' || i, '', 'https://example.com/' || i, 'GET',
+        '{{}}'::jsonb, 'UTC', 60, 30, 100000, false, 0,
+        timestamptz '2030-01-01 11:00:00+00' + i * interval '1 second', 'baseline',
+        CASE WHEN i % 10 = 0 THEN 'worker' END,
+        CASE WHEN i % 10 = 0 THEN timestamptz '2030-01-01 13:00:00+00' END
+    FROM generate_series(1, {ENDPOINTS}) AS i
+    """,
+    "ANALYZE endpoints",
+]
+
+
+@pytest.mark.postgres
+async def test_claim_uses_the_claim_index(postgres_url: str, cipher: SecretCipher) -> None:
+    store = await open_sql_store(postgres_url, cipher)
+    sent: list[tuple[str, Any]] = []
+
+    def capture(conn: Any, cursor: Any, statement: str, parameters: Any, *rest: Any) -> None:
+        if "SKIP LOCKED" in statement:
+            sent.append((statement, parameters))
+
+    try:
+        async with store.engine.begin() as conn:
+            for statement in SEED:
+                await conn.exec_driver_sql(statement)
+        event.listen(store.engine.sync_engine, "before_cursor_execute", capture)
+        claims = await store.claims.claim_due(NOW, "w1", 30.0, BATCH)
+        [(claim_sql, parameters)] = sent
+        # EXPLAIN without ANALYZE plans the data-modifying statement without running it, and
+        # a connection closed without commit rolls back all the same.
+        async with store.engine.connect() as conn:
+            result = await conn.exec_driver_sql(f"EXPLAIN {claim_sql}", parameters)
+            plan = "\n".join(row[0] for row in result.all())
+    finally:
+        await store.close()
+
+    assert len(claims) == BATCH
+    assert CLAIM_INDEX in plan, plan
+    assert "Seq Scan on endpoints" not in plan, plan

@@ -1,0 +1,119 @@
+"""`cronpilot scheduler` as a process: records runs, wakes for `cronpilot resume` from another
+process, and on SIGTERM stops cleanly in grace."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import time
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from adapters.bootstrap import sqlite_file
+from adapters.sql import open_sql_store
+from adapters.wake import wake_folder
+from domain.model import ErrorKind, Pause, RunStatus, Schedule
+from domain.ports import Store
+from tests.scheduler.builders import declare, running_runs, runs_of, spec
+from tests.scheduler.endpoint_server import EndpointServer
+from tests.scheduler.processes import SchedulerProcesses
+
+GRACE_SECONDS = 1.0
+STARTUP_DEADLINE = 20.0
+MAX_SLEEP_SECONDS = 30.0
+"""Far longer than `WAKE_DEADLINE`: a run within it was woken, not the end of a nap."""
+WAKE_DEADLINE = 5.0
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[EndpointServer]:
+    async with EndpointServer() as running:
+        yield running
+
+
+@pytest.fixture
+async def processes(sqlite_url: str, tmp_path: Path) -> AsyncIterator[SchedulerProcesses]:
+    made = SchedulerProcesses(
+        sqlite_url, tmp_path, grace_seconds=GRACE_SECONDS, max_sleep_seconds=MAX_SLEEP_SECONDS
+    )
+    try:
+        yield made
+    finally:
+        await made.kill_all()
+
+
+@pytest.fixture
+async def store(sqlite_url: str, processes: SchedulerProcesses) -> AsyncIterator[Store]:
+    opened = await open_sql_store(sqlite_url, processes.cipher)
+    try:
+        yield opened
+    finally:
+        await opened.close()
+
+
+async def test_scheduler_records_runs_and_stops_cleanly_on_sigterm(
+    store: Store, server: EndpointServer, processes: SchedulerProcesses
+) -> None:
+    every_second = Schedule(interval_seconds=1)
+    await declare(
+        store,
+        datetime.now(UTC),
+        *(spec(server, "ok", f"tick{i}", schedule=every_second) for i in range(3)),
+        spec(server, "hang", "stuck", schedule=every_second),
+    )
+    worker = await processes.start("proc-1")
+    async with asyncio.timeout(STARTUP_DEADLINE):
+        for i in range(3):
+            await server.until_calls(f"tick{i}", 3)
+        await server.until_in_flight(1)
+
+    worker.send_signal(signal.SIGTERM)
+    signalled = time.monotonic()
+    async with asyncio.timeout(GRACE_SECONDS + 5):
+        assert await worker.wait() == 0, processes.log_of("proc-1")
+    assert time.monotonic() - signalled < GRACE_SECONDS + 3
+
+    assert await running_runs(store) == []
+    for i in range(3):
+        runs = await runs_of(store, f"tick{i}")
+        assert [run.status for run in runs].count(RunStatus.SUCCESS) >= 3
+        assert {run.worker_id for run in runs} == {"proc-1"}
+    [stuck] = await runs_of(store, "stuck")
+    assert (stuck.status, stuck.error_kind) == (RunStatus.ABANDONED, ErrorKind.SHUTDOWN)
+    assert "scheduler proc-1 stopped" in processes.log_of("proc-1")
+
+
+async def test_a_sleeping_scheduler_runs_an_endpoint_at_once_when_another_process_resumes_it(
+    sqlite_url: str, store: Store, server: EndpointServer, processes: SchedulerProcesses
+) -> None:
+    hourly = Schedule(interval_seconds=3600)
+    endpoints = await declare(
+        store,
+        datetime.now(UTC),
+        spec(server, "ok", "first", schedule=hourly),
+        spec(server, "ok", "paused", schedule=hourly),
+    )
+    await store.catalog.set_pause(endpoints["paused"].id, Pause("by hand"), datetime.now(UTC))
+    worker = await processes.start("proc-2")
+    # The scheduler listens for wake-ups before it claims: once it has called `first`, it
+    # can be woken, and nothing else is due for an hour.
+    async with asyncio.timeout(STARTUP_DEADLINE):
+        await server.until_calls("first")
+
+    assert await processes.cli("resume", "tests/paused") == 0, processes.log_of("cli")
+    resumed = time.monotonic()
+    async with asyncio.timeout(WAKE_DEADLINE):
+        await server.until_calls("paused")
+    assert time.monotonic() - resumed < WAKE_DEADLINE
+
+    worker.send_signal(signal.SIGTERM)
+    async with asyncio.timeout(GRACE_SECONDS + 5):
+        assert await worker.wait() == 0, processes.log_of("proc-2")
+    [run] = await runs_of(store, "paused")
+    assert run.status is RunStatus.SUCCESS
+    database = sqlite_file(sqlite_url)
+    assert database is not None
+    assert list(wake_folder(database).glob("*.sock")) == [], "a socket outlived its scheduler"

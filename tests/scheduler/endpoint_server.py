@@ -1,0 +1,95 @@
+"""A loopback endpoint for scheduler tests: answers JSON, counts calls per (endpoint, slot).
+
+Paths: `/ok/{name}` answers at once, `/slow/{name}?ms=N` after N ms, `/held/{name}` when the
+test sets `release`, `/hang/{name}` never (until the caller gives up), `/fail/{name}` with 500.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from datetime import datetime
+from types import TracebackType
+
+from aiohttp import web
+
+from scheduler.requests import SLOT_HEADER
+
+
+class EndpointServer:
+    def __init__(self) -> None:
+        self.calls: Counter[tuple[str, str]] = Counter()
+        """Calls received per (endpoint name, slot header)."""
+        self.slots: defaultdict[str, list[datetime]] = defaultdict(list)
+        """The slot of every call received, per endpoint name."""
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.release = asyncio.Event()
+        self._arrived = asyncio.Event()
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def calls_of(self, name: str) -> int:
+        return len(self.slots[name])
+
+    async def until(self, condition: Callable[[], bool]) -> None:
+        """Wait until `condition()` holds, checking as calls arrive (bound it with
+        `asyncio.timeout`)."""
+        while not condition():
+            self._arrived.clear()
+            await self._arrived.wait()
+
+    async def until_calls(self, name: str, count: int = 1) -> None:
+        await self.until(lambda: self.calls_of(name) >= count)
+
+    async def until_in_flight(self, count: int) -> None:
+        await self.until(lambda: self.in_flight >= count)
+
+    async def __aenter__(self) -> EndpointServer:
+        app = web.Application()
+        app.add_routes([web.get("/{kind}/{name}", self._answer)])
+        # A handler is cancelled when its caller goes away, so held and hanging calls end with
+        # the client's timeout or shutdown instead of keeping the server busy.
+        self._runner = web.AppRunner(
+            app, handler_cancellation=True, access_log=None, shutdown_timeout=0.5
+        )
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = self._runner.addresses[0][1]
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def _answer(self, request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        kind = request.match_info["kind"]
+        slot = request.headers[SLOT_HEADER]
+        self.calls[(name, slot)] += 1
+        self.slots[name].append(datetime.fromisoformat(slot))
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        self._arrived.set()
+        try:
+            if kind == "slow":
+                await asyncio.sleep(int(request.query.get("ms", "50")) / 1000)
+            elif kind == "held":
+                await self.release.wait()
+            elif kind == "hang":
+                await asyncio.Event().wait()
+            elif kind == "fail":
+                return web.json_response({"error": "boom"}, status=500)
+            return web.json_response({"name": name, "calls": self.calls_of(name)})
+        finally:
+            self.in_flight -= 1

@@ -1,0 +1,91 @@
+"""Housekeeping: the reaper and retention, by hand with a fake clock and on their timers."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+from adapters.http.dispatcher import AiohttpDispatcher
+from adapters.wake import InProcessWaker
+from domain.model import ErrorKind, RunStatus
+from domain.ports import Store
+from scheduler.housekeeping import Housekeeping
+from tests.scheduler.builders import (
+    DEADLINE,
+    Notifying,
+    RunningWorker,
+    StoreOf,
+    declare,
+    runs_of,
+    spec,
+)
+from tests.scheduler.endpoint_server import EndpointServer
+from tests.support.clock import FakeClock
+
+
+async def test_reaper_abandons_runs_of_a_dead_worker_once_its_lease_expires(
+    store: Store, clock: FakeClock, server: EndpointServer
+) -> None:
+    await declare(store, clock.now(), spec(server, "ok", "orphan"))
+    [claim] = await store.claims.claim_due(clock.now(), "dead-worker", 10, 10)
+    housekeeping = Housekeeping(store, clock, reaper_interval_seconds=1, retention_runs=5)
+
+    assert await housekeeping.reap_once() == 0
+    clock.advance(11)
+    assert await housekeeping.reap_once() == 1
+    assert await housekeeping.reap_once() == 0
+
+    [run] = await runs_of(store, "orphan")
+    assert (run.status, run.error_kind) == (RunStatus.ABANDONED, ErrorKind.LEASE_EXPIRED)
+    endpoint = await store.catalog.get_endpoint(claim.endpoint.id)
+    assert endpoint.lease_owner is None
+    assert endpoint.next_run_at == claim.slot_at + timedelta(seconds=60)
+
+
+async def test_retention_keeps_the_newest_runs_of_each_endpoint(
+    store: Store,
+    clock: FakeClock,
+    server: EndpointServer,
+    dispatcher: AiohttpDispatcher,
+    waker: InProcessWaker,
+) -> None:
+    await declare(store, clock.now(), spec(server, "ok", "a"), spec(server, "ok", "b"))
+    async with RunningWorker(store, dispatcher, clock, waker) as running:
+        await running.until_finished(2)
+        for rounds in (2, 3, 4):
+            async with asyncio.timeout(DEADLINE):
+                await clock.until_sleeping_until(clock.now() + timedelta(seconds=60))
+            clock.advance(60)
+            await running.until_finished(2 * rounds)
+    housekeeping = Housekeeping(store, clock, reaper_interval_seconds=1, retention_runs=3)
+
+    assert await housekeeping.prune_once() == 2
+
+    for name in ("a", "b"):
+        slots = [run.slot_at for run in await runs_of(store, name)]
+        assert slots == [clock.now() - timedelta(seconds=60 * n) for n in (0, 1, 2)]
+
+
+async def test_timers_run_both_jobs_and_stop_cleanly(
+    store: Store, clock: FakeClock, server: EndpointServer
+) -> None:
+    await declare(store, clock.now(), spec(server, "ok", "orphan"))
+    await store.claims.claim_due(clock.now(), "dead-worker", 10, 10)
+    clock.advance(11)
+    reaped, pruned = asyncio.Event(), asyncio.Event()
+    observed = StoreOf(
+        store.catalog, Notifying(store.claims, reap=reaped), Notifying(store.runs, prune=pruned)
+    )
+    housekeeping = Housekeeping(observed, clock, reaper_interval_seconds=60, retention_runs=5)
+
+    housekeeping.start()
+    try:
+        async with asyncio.timeout(DEADLINE):
+            await reaped.wait()
+            await pruned.wait()
+    finally:
+        await housekeeping.stop()
+
+    [run] = await runs_of(store, "orphan")
+    assert run.status is RunStatus.ABANDONED
+    await housekeeping.stop()

@@ -1,0 +1,46 @@
+"""The project's static checks, run with the suite so that one command proves everything."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ["domain", "adapters", "scheduler", "planner", "migrations", "tests", "bench"]
+
+
+def _tool(name: str) -> str:
+    beside = Path(sys.executable).with_name(name)
+    found = str(beside) if beside.exists() else shutil.which(name)
+    if found is None:
+        pytest.fail(f"{name} is not installed; install the dev extra: pip install -e '.[dev]'")
+    return found
+
+
+def _run(*args: str) -> None:
+    done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
+
+
+def _existing(paths: list[str]) -> list[str]:
+    return [p for p in paths if (ROOT / p).exists()]
+
+
+def test_ruff_lint_is_clean() -> None:
+    _run(_tool("ruff"), "check", *_existing(PACKAGES))
+
+
+def test_ruff_format_is_clean() -> None:
+    _run(_tool("ruff"), "format", "--check", *_existing(PACKAGES))
+
+
+def test_domain_is_mypy_strict_clean() -> None:
+    _run(_tool("mypy"), "domain")
+
+
+def test_import_layers_hold() -> None:
+    _run(_tool("lint-imports"))

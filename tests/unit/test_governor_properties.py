@@ -1,0 +1,234 @@
+"""Invariants of `plan_next_run` over generated endpoints (design, "Governor")."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from domain.governor import plan_next_run
+from domain.model import (
+    Endpoint,
+    EndpointSpec,
+    IntervalHint,
+    NextRun,
+    OneShotHint,
+    Pause,
+    Schedule,
+    ScheduleSource,
+)
+from domain.schedule import cron_trigger
+
+ZONES = [
+    "UTC",
+    "Europe/Paris",
+    "America/New_York",
+    "Asia/Kolkata",
+    "Australia/Lord_Howe",  # a 30-minute DST shift
+    "Pacific/Chatham",
+]
+CRONS = [
+    "* * * * *",
+    "*/5 * * * *",
+    "0 * * * *",
+    "*/30 * * * *",
+    "30 2 * * *",
+    "15 1-3 * * *",
+    "0 9 * * mon-fri",
+    "0 0 1 * *",
+    "*/20 * * * * *",
+]
+# The 2026 DST changes of the zones above: random instants in two years would rarely hit one.
+DST_CHANGES = [
+    datetime(2026, 3, 29, 1, tzinfo=UTC),  # Paris
+    datetime(2026, 10, 25, 1, tzinfo=UTC),
+    datetime(2026, 3, 8, 7, tzinfo=UTC),  # New York
+    datetime(2026, 11, 1, 6, tzinfo=UTC),
+    datetime(2026, 4, 4, 15, tzinfo=UTC),  # Lord Howe
+    datetime(2026, 10, 3, 15, 30, tzinfo=UTC),
+    datetime(2026, 4, 4, 14, tzinfo=UTC),  # Chatham
+    datetime(2026, 9, 26, 14, tzinfo=UTC),
+]
+DAY = 86_400.0
+
+PROPERTY = settings(max_examples=150, deadline=None)
+
+Offsets = st.SearchStrategy[timedelta]
+
+
+def offsets(low: float, high: float) -> Offsets:
+    """Offsets in seconds, with exact zero and whole seconds drawn often (boundaries)."""
+    seconds = st.one_of(
+        st.just(0.0),
+        st.integers(int(low), int(high)).map(float),
+        st.floats(low, high, allow_nan=False),
+    )
+    return seconds.map(lambda s: timedelta(seconds=s))
+
+
+NOWS = st.one_of(
+    st.datetimes(datetime(2026, 1, 1), datetime(2027, 12, 31), timezones=st.just(UTC)),
+    st.builds(lambda at, off: at + off, st.sampled_from(DST_CHANGES), offsets(-4 * 3600, 4 * 3600)),
+)
+SCHEDULES = st.one_of(
+    st.builds(Schedule, interval_seconds=st.floats(0.5, 7 * DAY), timezone=st.sampled_from(ZONES)),
+    st.builds(Schedule, cron=st.sampled_from(CRONS), timezone=st.sampled_from(ZONES)),
+)
+
+
+@st.composite
+def clamps(draw: st.DrawFn) -> tuple[float | None, float | None]:
+    low, high = sorted(draw(st.lists(st.floats(0.001, 3 * DAY), min_size=2, max_size=2)))
+    return draw(st.sampled_from([low, None])), draw(st.sampled_from([high, None]))
+
+
+ENDS = offsets(-DAY, DAY)
+STALE_ENDS = offsets(-DAY, 0)
+HINT_SECONDS = st.floats(0.5, DAY)
+SHOT_OFFSETS = offsets(-DAY, 2 * DAY)
+LAST_SLOT_OFFSETS = st.none() | st.just(timedelta(0)) | offsets(-30 * DAY, DAY)
+FAILURES = st.integers(0, 12) | st.integers(0, 10**6)
+
+
+@dataclass(frozen=True)
+class Case:
+    now: datetime
+    endpoint: Endpoint
+
+
+def interval_hint(draw: st.DrawFn, now: datetime, ends: Offsets) -> IntervalHint:
+    return IntervalHint(draw(HINT_SECONDS), now + draw(ends), "test")
+
+
+def oneshot_hint(draw: st.DrawFn, now: datetime, ends: Offsets) -> OneShotHint:
+    return OneShotHint(now + draw(SHOT_OFFSETS), now + draw(ends), "test")
+
+
+def timed_pause(draw: st.DrawFn, now: datetime, ends: Offsets) -> Pause:
+    return Pause("test", now + draw(ends))
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> Case:
+    now = draw(NOWS)
+    min_s, max_s = draw(clamps())
+    spec = EndpointSpec(
+        name="probe",
+        url="https://example.com/probe",
+        schedule=draw(SCHEDULES),
+        min_interval_seconds=min_s,
+        max_interval_seconds=max_s,
+    )
+    last_slot = draw(LAST_SLOT_OFFSETS)
+    pause = None
+    if draw(st.booleans()):
+        pause = timed_pause(draw, now, ENDS) if draw(st.booleans()) else Pause("until resumed")
+    endpoint = Endpoint(
+        id="ep-1",
+        job_id="job-1",
+        job_name="job",
+        spec=spec,
+        interval_hint=interval_hint(draw, now, ENDS) if draw(st.booleans()) else None,
+        oneshot_hint=oneshot_hint(draw, now, ENDS) if draw(st.booleans()) else None,
+        pause=pause,
+        failure_count=draw(FAILURES),
+        last_slot_at=None if last_slot is None else now + last_slot,
+    )
+    return Case(now, endpoint)
+
+
+def pause_is_active(endpoint: Endpoint, now: datetime) -> bool:
+    pause = endpoint.pause
+    return pause is not None and (pause.until is None or pause.until > now)
+
+
+@PROPERTY
+@given(cases())
+def test_never_in_the_past_and_none_only_when_paused_for_good(case: Case) -> None:
+    planned = plan_next_run(case.endpoint, case.now)
+
+    if planned.at is None:
+        assert case.endpoint.pause is not None
+        assert case.endpoint.pause.until is None
+    else:
+        assert planned.at >= case.now
+
+
+@PROPERTY
+@given(cases())
+def test_stays_within_the_clamps_unless_paused(case: Case) -> None:
+    planned = plan_next_run(case.endpoint, case.now)
+    spec = case.endpoint.spec
+
+    if planned.source is not ScheduleSource.PAUSED:
+        assert planned.at is not None
+        if spec.min_interval_seconds is not None:
+            assert planned.at >= case.now + timedelta(seconds=spec.min_interval_seconds)
+        if spec.max_interval_seconds is not None:
+            assert planned.at <= case.now + timedelta(seconds=spec.max_interval_seconds)
+
+
+@PROPERTY
+@given(cases())
+def test_source_is_paused_iff_a_pause_is_active(case: Case) -> None:
+    planned = plan_next_run(case.endpoint, case.now)
+
+    assert (planned.source is ScheduleSource.PAUSED) == pause_is_active(case.endpoint, case.now)
+
+
+@PROPERTY
+@given(cases(), st.data())
+def test_expired_hints_and_pauses_change_nothing(case: Case, data: st.DataObject) -> None:
+    """Fill every empty hint and pause slot with one that ended at or before `now`."""
+    endpoint, now = case.endpoint, case.now
+    cluttered = replace(
+        endpoint,
+        interval_hint=endpoint.interval_hint or interval_hint(data.draw, now, STALE_ENDS),
+        oneshot_hint=endpoint.oneshot_hint or oneshot_hint(data.draw, now, STALE_ENDS),
+        pause=endpoint.pause or timed_pause(data.draw, now, STALE_ENDS),
+    )
+
+    assert plan_next_run(cluttered, now) == plan_next_run(endpoint, now)
+
+
+@PROPERTY
+@given(cases())
+def test_same_input_same_output(case: Case) -> None:
+    first = plan_next_run(case.endpoint, case.now)
+    cron_trigger.cache_clear()
+
+    again = plan_next_run(copy.deepcopy(case.endpoint), copy.deepcopy(case.now))
+
+    assert again == first
+
+
+@PROPERTY
+@given(cases())
+def test_a_fresh_one_shot_is_never_beaten_by_a_later_time(case: Case) -> None:
+    endpoint, now = case.endpoint, case.now
+    shot = endpoint.oneshot_hint
+    planned = plan_next_run(endpoint, now)
+
+    if shot is not None and shot.expires_at > now and not pause_is_active(endpoint, now):
+        assert planned.at is not None
+        low = now + timedelta(seconds=endpoint.spec.min_interval_seconds or 0)
+        assert planned.at <= max(shot.at, low)
+
+
+@PROPERTY
+@given(cases())
+def test_a_clamped_source_sits_on_its_clamp(case: Case) -> None:
+    planned = plan_next_run(case.endpoint, case.now)
+    spec = case.endpoint.spec
+
+    if planned.source is ScheduleSource.CLAMPED_MIN:
+        assert planned == NextRun(
+            case.now + timedelta(seconds=spec.min_interval_seconds or 0), planned.source
+        )
+    if planned.source is ScheduleSource.CLAMPED_MAX:
+        assert planned == NextRun(
+            case.now + timedelta(seconds=spec.max_interval_seconds or 0), planned.source
+        )

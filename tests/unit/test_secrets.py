@@ -1,0 +1,91 @@
+"""What counts as a secret in headers and URLs, and how it is masked in every output."""
+
+from __future__ import annotations
+
+import pytest
+
+from domain.secrets import MASK, is_secret_header, mask_headers, mask_url, mask_urls
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Authorization",
+        "Proxy-Authorization",
+        "X-Auth-Token",
+        "Cookie",
+        "X-API-Key",
+        "Ocp-Apim-Subscription-Key",
+        "X-Session-Id",
+        "X-Goog-Credential",
+        "Private-Token",
+        "X-Hub-Signature-256",
+        "X-Sig",
+        "X-Client-Secret",
+        "X-Password",
+    ],
+)
+def test_credential_headers_are_secret(name: str) -> None:
+    assert is_secret_header(name)
+    assert is_secret_header(name.lower())
+
+
+@pytest.mark.parametrize("name", ["Accept", "Content-Type", "User-Agent", "X-Design", "X-Signal"])
+def test_ordinary_headers_are_not(name: str) -> None:
+    assert not is_secret_header(name)
+
+
+def test_mask_headers_keeps_names_and_hides_only_secret_values() -> None:
+    headers = {"X-Session": "abc", "Accept": "application/json"}
+
+    assert mask_headers(headers) == {"X-Session": MASK, "Accept": "application/json"}
+
+
+@pytest.mark.parametrize(
+    ("url", "masked"),
+    [
+        ("https://api.example.com/v1/orders?page=2", "https://api.example.com/v1/orders?page=2"),
+        ("https://alice:pw@example.com/x", f"https://{MASK}@example.com/x"),
+        ("https://ghp_abc@example.com:8443/x", f"https://{MASK}@example.com:8443/x"),
+        (
+            "https://example.com/x?page=2&token=t0k&api_key=k3y&sig=s1g&limit=5",
+            f"https://example.com/x?page=2&token={MASK}&api_key={MASK}&sig={MASK}&limit=5",
+        ),
+        (
+            "https://example.com/x?access_token=a&X-Amz-Signature=b&password=c&auth=d",
+            f"https://example.com/x?access_token={MASK}&X-Amz-Signature={MASK}"
+            f"&password={MASK}&auth={MASK}",
+        ),
+        (
+            "https://example.com/x?apiKey=a&design=b",
+            f"https://example.com/x?apiKey={MASK}&design=b",
+        ),
+        (
+            "https://example.com/cb#access_token=a&state=s",
+            f"https://example.com/cb#access_token={MASK}&state=s",
+        ),
+        ("https://example.com/x?token", "https://example.com/x?token"),
+        ("https://a@b@example.com/@x?k=1", f"https://{MASK}@example.com/@x?k=1"),
+        ("https://example.com/x?%74oken=a", f"https://example.com/x?%74oken={MASK}"),
+    ],
+)
+def test_mask_url_hides_userinfo_and_secret_parameters(url: str, masked: str) -> None:
+    assert mask_url(url) == masked
+
+
+def test_a_url_that_does_not_parse_is_masked_all_the_same() -> None:
+    assert mask_url("http://u:p@[::1/?token=x") == f"http://{MASK}@[::1/?token={MASK}"
+
+
+def test_a_url_without_authority_keeps_its_slashes() -> None:
+    assert mask_url("sqlite+aiosqlite:///data/x.db") == "sqlite+aiosqlite:///data/x.db"
+
+
+def test_mask_urls_masks_every_url_in_a_message() -> None:
+    message = "ClientResponseError: 500, url=URL('https://h.example/a?key=K1') via http://u:p@h/b"
+
+    masked = mask_urls(message)
+
+    assert masked == (
+        f"ClientResponseError: 500, url=URL('https://h.example/a?key={MASK}') via http://{MASK}@h/b"
+    )
