@@ -96,3 +96,42 @@ class ValueRejected(CronpilotError):
 
 class StoreUnavailable(CronpilotError):
     """The database could not be reached or answered with an unexpected driver error."""
+
+
+class ProposalNotFound(NotFound):
+    def __init__(self, ref: str) -> None:
+        super().__init__(f"no proposal {ref!r}")
+        self.ref = ref
+
+
+class SessionNotFound(NotFound):
+    def __init__(self, ref: str) -> None:
+        super().__init__(f"no analysis session {ref!r}")
+        self.ref = ref
+
+
+class ProposalNotPending(CronpilotError):
+    """Only a pending proposal can be approved, rejected or expired."""
+
+    def __init__(self, proposal_id: str, status: str) -> None:
+        super().__init__(f"proposal {proposal_id} is {status}, not pending")
+        self.proposal_id = proposal_id
+        self.status = status
+
+
+class AnalysisBusy(CronpilotError):
+    """Another planner worker is analysing the endpoint right now."""
+
+    def __init__(self, ref: str, owner: str) -> None:
+        super().__init__(f"endpoint {ref} is being analysed by {owner}; try again shortly")
+        self.ref = ref
+        self.owner = owner
+
+
+class LlmUnavailable(CronpilotError):
+    """The LLM could not answer (after retries): rate limits, server errors, timeouts, or an
+    answer that is not a chat completion. Scheduling is unaffected; the planner backs off."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"the LLM is unavailable: {reason}")
+        self.reason = reason

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Protocol
 
 from domain.model import (
+    JSON,
     Claim,
     Endpoint,
     EndpointSpec,
@@ -22,6 +23,14 @@ from domain.model import (
     Pause,
     Response,
     Run,
+)
+from domain.planning import (
+    AnalysisClaim,
+    AnalysisOutcome,
+    AnalysisSession,
+    ChatReply,
+    Proposal,
+    ProposalStatus,
 )
 
 
@@ -175,6 +184,113 @@ class RunRepository(Protocol):
         ...
 
 
+class PlannerRepository(Protocol):
+    """The planner's side of the store: which endpoints to analyse, sessions and proposals."""
+
+    async def claim_analyses(
+        self, now: datetime, worker_id: str, lease_seconds: float, limit: int
+    ) -> list[AnalysisClaim]:
+        """Atomically lease up to `limit` endpoints that need analysis (`needs_analysis`),
+        earliest next analysis first. Concurrent callers never get the same endpoint (SKIP
+        LOCKED on PostgreSQL); a lease that has expired may be claimed again."""
+        ...
+
+    async def claim_endpoint(
+        self, endpoint_id: str, now: datetime, worker_id: str, lease_seconds: float
+    ) -> AnalysisClaim:
+        """Lease one endpoint for analysis now, whether or not it needs it (`run-once`).
+
+        Raises `EndpointNotFound`, or `AnalysisBusy` while another worker's lease is live."""
+        ...
+
+    async def finish_analysis(
+        self,
+        claim: AnalysisClaim,
+        worker_id: str,
+        session: AnalysisSession,
+        outcome: AnalysisOutcome,
+        now: datetime,
+    ) -> None:
+        """In one transaction: store the session and update the endpoint's planner state
+        (what it has seen, when to look again, the failure backoff) and free the lease.
+        Raises `LeaseLost` (and writes nothing) when the lease is no longer ours."""
+        ...
+
+    async def add_proposal(self, proposal: Proposal) -> None: ...
+
+    async def get_proposal(self, proposal_id: str) -> Proposal:
+        """Raises `ProposalNotFound`."""
+        ...
+
+    async def list_proposals(
+        self,
+        status: ProposalStatus | None = None,
+        job_name: str | None = None,
+        endpoint_id: str | None = None,
+        limit: int = 100,
+    ) -> list[Proposal]:
+        """Newest first, optionally filtered."""
+        ...
+
+    async def decide(
+        self,
+        proposal_id: str,
+        status: ProposalStatus,
+        decided_by: str,
+        outcome: str,
+        now: datetime,
+    ) -> Proposal:
+        """Move a pending proposal to `status`, recording who decided, when and the outcome.
+
+        Raises `ProposalNotFound`, or `ProposalNotPending` when someone decided it first."""
+        ...
+
+    async def count_applied_since(self, endpoint_id: str, since: datetime) -> int:
+        """Proposals of the endpoint applied at or after `since` (the guardrails' rate)."""
+        ...
+
+    async def expire_pending(self, now: datetime) -> int:
+        """Mark pending proposals whose `expires_at` has passed `expired`; returns how many."""
+        ...
+
+    async def get_session(self, session_id: str) -> AnalysisSession:
+        """With its tool calls in order. Raises `SessionNotFound`."""
+        ...
+
+    async def list_sessions(
+        self, endpoint_id: str | None = None, limit: int = 50
+    ) -> list[AnalysisSession]:
+        """Newest first, with their tool calls."""
+        ...
+
+
+class OutputSchemas(Protocol):
+    """Where the planner reads an endpoint's learned output schema (`get_output_schema`)."""
+
+    async def output_schema(self, endpoint_id: str) -> JSON | None:
+        """The endpoint's inferred JSON Schema, or None while nothing has been learned."""
+        ...
+
+
+class ChatModel(Protocol):
+    """An LLM speaking the chat-completions protocol with tools."""
+
+    @property
+    def name(self) -> str:
+        """Who proposes, in audits: `llm:<model>`."""
+        ...
+
+    async def complete(
+        self,
+        messages: Sequence[JSON],
+        tools: Sequence[JSON],
+        force_tool: str | None = None,
+    ) -> ChatReply:
+        """One completion; with `force_tool` the model must call that tool. Retries transient
+        failures itself; raises `LlmUnavailable` when it gives up."""
+        ...
+
+
 class Store(Protocol):
     """One backend: the three repositories over one database."""
 
@@ -186,6 +302,9 @@ class Store(Protocol):
 
     @property
     def runs(self) -> RunRepository: ...
+
+    @property
+    def planner(self) -> PlannerRepository: ...
 
     async def close(self) -> None: ...
 

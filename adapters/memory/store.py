@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
+from adapters.memory.planner import MemoryPlanner
 from domain.errors import EndpointNotFound, JobNotFound, LeaseLost, RunNotFound
 from domain.model import (
     Claim,
@@ -319,6 +320,7 @@ class MemoryStore:
         self._catalog = MemoryCatalog(self.state)
         self._claims = MemoryClaims(self.state)
         self._runs = MemoryRuns(self.state)
+        self._planner = MemoryPlanner(self.state)
 
     @property
     def catalog(self) -> MemoryCatalog:
@@ -331,6 +333,10 @@ class MemoryStore:
     @property
     def runs(self) -> MemoryRuns:
         return self._runs
+
+    @property
+    def planner(self) -> MemoryPlanner:
+        return self._planner
 
     async def close(self) -> None:
         return None

@@ -13,6 +13,7 @@ from adapters.sql.catalog import SqlCatalog
 from adapters.sql.claims import SqlClaims
 from adapters.sql.engine import DEFAULT_POOL_SIZE, Database, create_engine, safe_url
 from adapters.sql.keycheck import verify_secret_key
+from adapters.sql.planner_repo import SqlPlanner
 from adapters.sql.runs import SqlRuns
 from domain.errors import StoreUnavailable
 from domain.ports import SecretCipher
@@ -26,6 +27,7 @@ class SqlStore:
         self._catalog = SqlCatalog(db, cipher)
         self._claims = SqlClaims(db, cipher)
         self._runs = SqlRuns(db)
+        self._planner = SqlPlanner(db)
 
     @property
     def catalog(self) -> SqlCatalog:
@@ -38,6 +40,10 @@ class SqlStore:
     @property
     def runs(self) -> SqlRuns:
         return self._runs
+
+    @property
+    def planner(self) -> SqlPlanner:
+        return self._planner
 
     @property
     def engine(self) -> AsyncEngine:

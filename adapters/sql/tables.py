@@ -184,3 +184,68 @@ runs = Table(
 # History is read newest slot first per endpoint.
 Index("ix_runs_history", runs.c.endpoint_id, runs.c.slot_at.desc())
 Index("ix_runs_trace_id", runs.c.trace_id)
+
+# The planner's bookkeeping per endpoint: what it has seen, when to look again, its backoff and
+# its lease (claimed like endpoints, with SKIP LOCKED on PostgreSQL).
+planner_state = Table(
+    "planner_state",
+    metadata,
+    _id("endpoint_id", ForeignKey("endpoints.id", ondelete="CASCADE"), primary_key=True),
+    Column("seen_slot_at", UtcDateTime, nullable=True),
+    Column("seen_failing", Boolean, nullable=False),
+    Column("next_analysis_at", UtcDateTime, nullable=True),
+    Column("llm_failures", Integer, nullable=False),
+    Column("retry_at", UtcDateTime, nullable=True),
+    Column("lease_owner", String(200), nullable=True),
+    Column("lease_until", UtcDateTime, nullable=True),
+)
+
+# A session's tool calls are read and written only with the session: one JSON list, in order.
+analysis_sessions = Table(
+    "analysis_sessions",
+    metadata,
+    _id("id", primary_key=True),
+    _id("endpoint_id", ForeignKey("endpoints.id", ondelete="CASCADE"), nullable=False),
+    _id("job_id", ForeignKey("jobs.id", ondelete="CASCADE"), nullable=False),
+    Column("planner", String(200), nullable=False),
+    Column("started_at", UtcDateTime, nullable=False),
+    Column("finished_at", UtcDateTime, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("reasoning", Text, nullable=False),
+    Column("confidence", Float, nullable=True),
+    Column("next_analysis_at", UtcDateTime, nullable=True),
+    Column("prompt_tokens", Integer, nullable=False),
+    Column("completion_tokens", Integer, nullable=False),
+    Column("tool_errors", Integer, nullable=False),
+    Column("error", Text, nullable=True),
+    Column("tool_calls", _json(), nullable=False),
+)
+Index(
+    "ix_analysis_sessions_endpoint", analysis_sessions.c.endpoint_id, analysis_sessions.c.started_at
+)
+
+# `session_id` has no foreign key: proposals are written during a session, which is stored when
+# it ends (and a proposal made from the CLI has none).
+proposals = Table(
+    "proposals",
+    metadata,
+    _id("id", primary_key=True),
+    _id("endpoint_id", ForeignKey("endpoints.id", ondelete="CASCADE"), nullable=False),
+    _id("job_id", ForeignKey("jobs.id", ondelete="CASCADE"), nullable=False),
+    _id("session_id", nullable=True),
+    Column("kind", String(16), nullable=False),
+    Column("reason", Text, nullable=False),
+    Column("proposed_by", String(200), nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("interval_seconds", Float, nullable=True),
+    Column("at", UtcDateTime, nullable=True),
+    Column("ttl_seconds", Float, nullable=True),
+    Column("expires_at", UtcDateTime, nullable=True),
+    Column("decided_by", String(200), nullable=True),
+    Column("decided_at", UtcDateTime, nullable=True),
+    Column("outcome", Text, nullable=True),
+)
+# The rate guardrail counts an endpoint's recent decisions; listings go newest first.
+Index("ix_proposals_endpoint", proposals.c.endpoint_id, proposals.c.decided_at)
+Index("ix_proposals_status", proposals.c.status, proposals.c.created_at)

@@ -1,0 +1,208 @@
+"""`MemoryPlanner`: the planner repository over plain dicts beside a `MemoryState`, deciding
+what needs analysis with `domain.planning.needs_analysis`, as the SQL store does in SQL."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from domain.errors import (
+    AnalysisBusy,
+    LeaseLost,
+    ProposalNotFound,
+    ProposalNotPending,
+    SessionNotFound,
+)
+from domain.model import Endpoint, RunStatus
+from domain.planning import (
+    AnalysisClaim,
+    AnalysisOutcome,
+    AnalysisSession,
+    PlannerState,
+    Proposal,
+    ProposalStatus,
+    effective_mode,
+    needs_analysis,
+)
+
+if TYPE_CHECKING:
+    # The store imports this module to build its planner; the state is only a type here.
+    from adapters.memory.store import MemoryState
+
+
+@dataclass
+class MemoryPlannerState:
+    states: dict[str, PlannerState] = field(default_factory=dict)
+    """By endpoint id."""
+    proposals: dict[str, Proposal] = field(default_factory=dict)
+    sessions: dict[str, AnalysisSession] = field(default_factory=dict)
+
+
+def _newest_first(items: list[Proposal]) -> list[Proposal]:
+    return sorted(sorted(items, key=lambda p: p.id), key=lambda p: p.created_at, reverse=True)
+
+
+class MemoryPlanner:
+    def __init__(self, state: MemoryState) -> None:
+        self._state = state
+        self.planning = MemoryPlannerState()
+
+    def _planner_state(self, endpoint_id: str) -> PlannerState:
+        return self.planning.states.get(endpoint_id) or PlannerState(endpoint_id)
+
+    def _claim(self, endpoint: Endpoint, until: datetime, worker_id: str) -> AnalysisClaim:
+        state = self._planner_state(endpoint.id)
+        self.planning.states[endpoint.id] = replace(state, lease_owner=worker_id, lease_until=until)
+        mode = effective_mode(
+            endpoint.spec.planner_mode, self._state.jobs[endpoint.job_name].planner_mode
+        )
+        return AnalysisClaim(endpoint, mode, until, state.llm_failures)
+
+    def _needs_analysis(self, endpoint: Endpoint, now: datetime) -> bool:
+        job = self._state.jobs[endpoint.job_name]
+        finished = [
+            r for r in self._state.runs_of(endpoint.id) if r.status is not RunStatus.RUNNING
+        ]
+        return needs_analysis(
+            self._planner_state(endpoint.id),
+            endpoint,
+            effective_mode(endpoint.spec.planner_mode, job.planner_mode),
+            finished[0].slot_at if finished else None,
+            now,
+        )
+
+    async def claim_analyses(
+        self, now: datetime, worker_id: str, lease_seconds: float, limit: int
+    ) -> list[AnalysisClaim]:
+        until = now + timedelta(seconds=lease_seconds)
+        async with self._state.lock:
+            due = [e for e in self._state.endpoints.values() if self._needs_analysis(e, now)]
+            never = datetime.min.replace(tzinfo=now.tzinfo)
+            due.sort(key=lambda e: (self._planner_state(e.id).next_analysis_at or never, e.id))
+            return [self._claim(e, until, worker_id) for e in due[: max(limit, 0)]]
+
+    async def claim_endpoint(
+        self, endpoint_id: str, now: datetime, worker_id: str, lease_seconds: float
+    ) -> AnalysisClaim:
+        async with self._state.lock:
+            endpoint = self._state.endpoint(endpoint_id)
+            state = self._planner_state(endpoint_id)
+            owner, until = state.lease_owner, state.lease_until
+            if owner is not None and owner != worker_id and until is not None and until >= now:
+                raise AnalysisBusy(endpoint.ref, owner)
+            return self._claim(endpoint, now + timedelta(seconds=lease_seconds), worker_id)
+
+    async def finish_analysis(
+        self,
+        claim: AnalysisClaim,
+        worker_id: str,
+        session: AnalysisSession,
+        outcome: AnalysisOutcome,
+        now: datetime,
+    ) -> None:
+        async with self._state.lock:
+            state = self.planning.states.get(claim.endpoint.id)
+            if state is None or state.lease_owner != worker_id:
+                raise LeaseLost(claim.endpoint.id, worker_id)
+            self.planning.states[claim.endpoint.id] = PlannerState(
+                claim.endpoint.id,
+                seen_slot_at=outcome.seen_slot_at,
+                seen_failing=outcome.seen_failing,
+                next_analysis_at=outcome.next_analysis_at,
+                llm_failures=claim.llm_failures + 1 if outcome.failed else 0,
+                retry_at=outcome.next_analysis_at if outcome.failed else None,
+            )
+            self.planning.sessions[session.id] = session
+
+    async def add_proposal(self, proposal: Proposal) -> None:
+        async with self._state.lock:
+            self._state.endpoint(proposal.endpoint_id)
+            self.planning.proposals[proposal.id] = proposal
+
+    async def get_proposal(self, proposal_id: str) -> Proposal:
+        try:
+            return self.planning.proposals[proposal_id]
+        except KeyError:
+            raise ProposalNotFound(proposal_id) from None
+
+    async def list_proposals(
+        self,
+        status: ProposalStatus | None = None,
+        job_name: str | None = None,
+        endpoint_id: str | None = None,
+        limit: int = 100,
+    ) -> list[Proposal]:
+        job_id = None if job_name is None else self._state.jobs.get(job_name)
+        chosen = [
+            p
+            for p in self.planning.proposals.values()
+            if (status is None or p.status is status)
+            and (job_name is None or (job_id is not None and p.job_id == job_id.id))
+            and (endpoint_id is None or p.endpoint_id == endpoint_id)
+        ]
+        return _newest_first(chosen)[:limit]
+
+    async def decide(
+        self,
+        proposal_id: str,
+        status: ProposalStatus,
+        decided_by: str,
+        outcome: str,
+        now: datetime,
+    ) -> Proposal:
+        async with self._state.lock:
+            proposal = await self.get_proposal(proposal_id)
+            if proposal.status is not ProposalStatus.PENDING:
+                raise ProposalNotPending(proposal_id, proposal.status)
+            decided = replace(
+                proposal, status=status, decided_by=decided_by, decided_at=now, outcome=outcome
+            )
+            self.planning.proposals[proposal_id] = decided
+        return decided
+
+    async def count_applied_since(self, endpoint_id: str, since: datetime) -> int:
+        return sum(
+            p.endpoint_id == endpoint_id
+            and p.status is ProposalStatus.APPLIED
+            and p.decided_at is not None
+            and p.decided_at >= since
+            for p in self.planning.proposals.values()
+        )
+
+    async def expire_pending(self, now: datetime) -> int:
+        async with self._state.lock:
+            lapsed = [
+                p
+                for p in self.planning.proposals.values()
+                if p.status is ProposalStatus.PENDING
+                and p.expires_at is not None
+                and p.expires_at <= now
+            ]
+            for p in lapsed:
+                self.planning.proposals[p.id] = replace(
+                    p,
+                    status=ProposalStatus.EXPIRED,
+                    decided_by="planner",
+                    decided_at=now,
+                    outcome="expired before anyone decided",
+                )
+        return len(lapsed)
+
+    async def get_session(self, session_id: str) -> AnalysisSession:
+        try:
+            return self.planning.sessions[session_id]
+        except KeyError:
+            raise SessionNotFound(session_id) from None
+
+    async def list_sessions(
+        self, endpoint_id: str | None = None, limit: int = 50
+    ) -> list[AnalysisSession]:
+        chosen = [
+            s
+            for s in self.planning.sessions.values()
+            if endpoint_id is None or s.endpoint_id == endpoint_id
+        ]
+        chosen.sort(key=lambda s: s.id)
+        chosen.sort(key=lambda s: s.started_at, reverse=True)
+        return chosen[:limit]

@@ -1,0 +1,119 @@
+"""Guardrails: the limits every proposal passes before it may touch a schedule.
+
+Pure: the caller supplies the endpoint as stored, how many changes were applied to it in the
+last hour, and `now`. A refusal is a sentence a person (or the model) can act on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from domain.model import Endpoint, IntervalHint, OneShotHint, Pause
+from domain.planning import ProposalDraft, ProposalKind
+
+RATE_WINDOW = timedelta(hours=1)
+
+
+@dataclass(frozen=True, slots=True)
+class GuardrailLimits:
+    max_pause_seconds: float = 86_400.0
+    max_changes_per_hour: int = 6
+    """Applied changes per endpoint per hour: more would be oscillation."""
+    max_hint_ttl_seconds: float = 86_400.0
+    pending_ttl_seconds: float = 3_600.0
+    """A proposal held for review lapses after this long."""
+
+
+def refusal(
+    draft: ProposalDraft,
+    endpoint: Endpoint,
+    changes_last_hour: int,
+    now: datetime,
+    limits: GuardrailLimits,
+) -> str | None:
+    """Why `draft` may not be applied to `endpoint` now, or None when it may."""
+    if not draft.reason.strip():
+        return "a reason is required"
+    if changes_last_hour >= limits.max_changes_per_hour:
+        return (
+            f"{changes_last_hour} changes were applied to this endpoint in the last hour; "
+            f"the limit is {limits.max_changes_per_hour}"
+        )
+    if draft.kind is ProposalKind.INTERVAL:
+        return _interval_refusal(draft, endpoint, limits)
+    if draft.kind is ProposalKind.NEXT_TIME:
+        return _next_time_refusal(draft, now, limits)
+    if draft.kind is ProposalKind.PAUSE:
+        return _pause_refusal(draft, now, limits)
+    return None if endpoint.pause is not None else "the endpoint is not paused"
+
+
+def _ttl_refusal(draft: ProposalDraft, limits: GuardrailLimits) -> str | None:
+    ttl = draft.ttl_seconds
+    if ttl is None or ttl <= 0:
+        return "ttl_seconds must be positive"
+    if ttl > limits.max_hint_ttl_seconds:
+        return f"ttl_seconds {ttl:g} exceeds the maximum {limits.max_hint_ttl_seconds:g}"
+    return None
+
+
+def _interval_refusal(
+    draft: ProposalDraft, endpoint: Endpoint, limits: GuardrailLimits
+) -> str | None:
+    interval = draft.interval_seconds
+    if interval is None or interval <= 0:
+        return "interval_seconds must be positive"
+    spec = endpoint.spec
+    if spec.min_interval_seconds is not None and interval < spec.min_interval_seconds:
+        return f"interval {interval:g}s is below the minimum {spec.min_interval_seconds:g}s"
+    if spec.max_interval_seconds is not None and interval > spec.max_interval_seconds:
+        return f"interval {interval:g}s is above the maximum {spec.max_interval_seconds:g}s"
+    return _ttl_refusal(draft, limits)
+
+
+def _next_time_refusal(draft: ProposalDraft, now: datetime, limits: GuardrailLimits) -> str | None:
+    if draft.at is None or draft.at <= now:
+        return "the next time must be in the future"
+    ttl = _ttl_refusal(draft, limits)
+    if ttl is not None:
+        return ttl
+    assert draft.ttl_seconds is not None
+    if draft.at >= now + timedelta(seconds=draft.ttl_seconds):
+        return "the next time falls after the hint expires; lengthen ttl_seconds"
+    return None
+
+
+def _pause_refusal(draft: ProposalDraft, now: datetime, limits: GuardrailLimits) -> str | None:
+    if draft.at is None or draft.at <= now:
+        return "a pause must end in the future"
+    if draft.at - now > timedelta(seconds=limits.max_pause_seconds):
+        return f"a pause may last at most {limits.max_pause_seconds:g}s"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleChange:
+    """What applying a proposal writes: both hints and the pause, as they will stand."""
+
+    interval_hint: IntervalHint | None
+    oneshot_hint: OneShotHint | None
+    pause: Pause | None
+
+
+def change_for(draft: ProposalDraft, endpoint: Endpoint, now: datetime) -> ScheduleChange:
+    """The endpoint's hints and pause once `draft` (already past the guardrails) is applied;
+    a hint's TTL counts from `now`, the moment it is applied."""
+    interval, oneshot, pause = endpoint.interval_hint, endpoint.oneshot_hint, endpoint.pause
+    expires = now + timedelta(seconds=draft.ttl_seconds or 0)
+    if draft.kind is ProposalKind.INTERVAL:
+        assert draft.interval_seconds is not None
+        interval = IntervalHint(draft.interval_seconds, expires, draft.reason)
+    elif draft.kind is ProposalKind.NEXT_TIME:
+        assert draft.at is not None
+        oneshot = OneShotHint(draft.at, expires, draft.reason)
+    elif draft.kind is ProposalKind.PAUSE:
+        pause = Pause(draft.reason, draft.at)
+    else:
+        pause = None
+    return ScheduleChange(interval, oneshot, pause)

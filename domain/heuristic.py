@@ -1,0 +1,87 @@
+"""The heuristic planner's rules: responses that stay the same relax the schedule towards the
+max clamp, responses that change tighten it towards the min clamp, failures are left to the
+governor's backoff. Without clamps an endpoint stays on its baseline: the clamps are the admin's
+permission to move it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from domain.model import Endpoint
+from domain.schedule import baseline_period
+
+STEADY_RUNS = 3
+"""Identical responses in a row before the schedule relaxes."""
+STEP = 2.0
+"""Each relax doubles the interval, each tighten halves it."""
+HINT_TTL_PERIODS = 10
+"""A heuristic hint stands for this many of its own intervals."""
+LOOK_AGAIN_PERIODS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """One finished run as the heuristic sees it (through the history tool)."""
+
+    ok: bool
+    body_hash: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class HeuristicVerdict:
+    reasoning: str
+    look_again_seconds: float
+    interval_seconds: float | None = None
+    """The interval to propose, or None to leave the schedule alone."""
+    ttl_seconds: float | None = None
+
+
+def _text(seconds: float) -> str:
+    return f"{seconds:g}s"
+
+
+def current_interval(endpoint: Endpoint, now: datetime) -> float:
+    """The interval in force: a fresh interval hint, else the baseline's period."""
+    hint = endpoint.interval_hint
+    if hint is not None and hint.expires_at > now:
+        return hint.interval_seconds
+    return baseline_period(endpoint.spec.schedule, now).total_seconds()
+
+
+def judge(
+    endpoint: Endpoint, newest_first: Sequence[Observation], now: datetime
+) -> HeuristicVerdict:
+    """What the heuristic makes of an endpoint's recent runs (newest first)."""
+    current = current_interval(endpoint, now)
+    look_again = current * LOOK_AGAIN_PERIODS
+    if len(newest_first) < 2:
+        return HeuristicVerdict("fewer than two finished runs: nothing to compare yet", look_again)
+    if endpoint.failure_count > 0 or not newest_first[0].ok:
+        return HeuristicVerdict("the endpoint is failing: left to the backoff", look_again)
+    baseline = baseline_period(endpoint.spec.schedule, now).total_seconds()
+    steady = newest_first[:STEADY_RUNS]
+    if (
+        len(steady) == STEADY_RUNS
+        and len({o.body_hash for o in steady}) == 1
+        and all(o.ok for o in steady)
+    ):
+        ceiling = endpoint.spec.max_interval_seconds or baseline
+        target = min(current * STEP, ceiling)
+        why = f"the last {STEADY_RUNS} responses were identical"
+        return _verdict(why, "relaxing", current, target, f"max {_text(ceiling)}")
+    if newest_first[0].body_hash != newest_first[1].body_hash:
+        floor = endpoint.spec.min_interval_seconds or baseline
+        target = max(current / STEP, floor)
+        why = "the response changed between the last two runs"
+        return _verdict(why, "tightening", current, target, f"min {_text(floor)}")
+    return HeuristicVerdict("the responses are settling: keeping the schedule", look_again)
+
+
+def _verdict(why: str, verb: str, current: float, target: float, bound: str) -> HeuristicVerdict:
+    if target == current:
+        return HeuristicVerdict(f"{why}; already at the {bound}", current * LOOK_AGAIN_PERIODS)
+    reason = f"{why}; {verb} from every {_text(current)} to every {_text(target)} ({bound})"
+    return HeuristicVerdict(reason, target * LOOK_AGAIN_PERIODS, target, target * HINT_TTL_PERIODS)

@@ -1,0 +1,198 @@
+"""Entities of the planner: proposals, analysis sessions and the tool calls inside them.
+
+A proposal is what a planner (the LLM or the heuristic) wants to change on one endpoint; an
+analysis session is one planner look at one endpoint, kept whole so that an admin can audit it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+
+from domain.model import JSON, Endpoint, PlannerMode
+
+
+class ProposalKind(StrEnum):
+    INTERVAL = "interval"
+    NEXT_TIME = "next_time"
+    PAUSE = "pause"
+    RESUME = "resume"
+
+
+class ProposalStatus(StrEnum):
+    PENDING = "pending"
+    """Held for an admin (`review` mode) until approved, rejected or expired."""
+    APPLIED = "applied"
+    REJECTED = "rejected"
+    REFUSED = "refused"
+    """Stopped by a guardrail; never applied."""
+    EXPIRED = "expired"
+
+
+class SessionStatus(StrEnum):
+    SUBMITTED = "submitted"
+    """The planner ended the session with `submit_analysis`."""
+    EXHAUSTED = "exhausted"
+    """The step or token budget ran out before a valid `submit_analysis`."""
+    FAILED = "failed"
+    """The LLM could not be reached (after retries); the planner backs off."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProposalDraft:
+    """What an action tool asked for, before guardrails. `at` is the one-shot time (next_time)
+    or the end of a pause (pause); `ttl_seconds` is how long a hint stands."""
+
+    kind: ProposalKind
+    reason: str
+    interval_seconds: float | None = None
+    at: datetime | None = None
+    ttl_seconds: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    id: str
+    endpoint_id: str
+    job_id: str
+    kind: ProposalKind
+    reason: str
+    proposed_by: str
+    """`heuristic`, `llm:<model>`: who or what proposed it."""
+    created_at: datetime
+    status: ProposalStatus
+    session_id: str | None = None
+    interval_seconds: float | None = None
+    at: datetime | None = None
+    ttl_seconds: float | None = None
+    expires_at: datetime | None = None
+    """When a pending proposal lapses unless decided."""
+    decided_by: str | None = None
+    decided_at: datetime | None = None
+    outcome: str | None = None
+    """What happened, in words: the hint written, the guardrail that refused it, the admin's
+    reason for rejecting it."""
+
+    @property
+    def draft(self) -> ProposalDraft:
+        return ProposalDraft(
+            self.kind, self.reason, self.interval_seconds, self.at, self.ttl_seconds
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRecord:
+    """One tool call of a session, in order: what was asked, how long it took, what came back."""
+
+    seq: int
+    name: str
+    arguments: JSON
+    duration_ms: float
+    result_chars: int
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AnalysisSession:
+    id: str
+    endpoint_id: str
+    job_id: str
+    planner: str
+    """`heuristic` or `llm:<model>`."""
+    started_at: datetime
+    finished_at: datetime
+    status: SessionStatus
+    reasoning: str = ""
+    confidence: float | None = None
+    next_analysis_at: datetime | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    tool_errors: int = 0
+    error: str | None = None
+    tool_calls: list[ToolCallRecord] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class AnalysisClaim:
+    """An endpoint leased to one planner worker for analysis, with its effective mode."""
+
+    endpoint: Endpoint
+    mode: PlannerMode
+    lease_until: datetime
+    llm_failures: int = 0
+    """Consecutive failed sessions before this one (the backoff's exponent)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AnalysisOutcome:
+    """What `finish_analysis` records on the endpoint's planner state."""
+
+    seen_slot_at: datetime | None
+    """The newest run slot the session could see: later runs are "new" for the next pick."""
+    seen_failing: bool
+    next_analysis_at: datetime
+    failed: bool
+    """True when the LLM could not be reached: counts towards the planner's backoff."""
+
+
+def effective_mode(endpoint_mode: PlannerMode | None, job_mode: PlannerMode) -> PlannerMode:
+    """An endpoint's own mode wins over its job's."""
+    return endpoint_mode if endpoint_mode is not None else job_mode
+
+
+@dataclass(frozen=True, slots=True)
+class PlannerState:
+    """The planner's bookkeeping of one endpoint (memory store; SQL keeps it in a table)."""
+
+    endpoint_id: str
+    seen_slot_at: datetime | None = None
+    seen_failing: bool = False
+    next_analysis_at: datetime | None = None
+    llm_failures: int = 0
+    retry_at: datetime | None = None
+    lease_owner: str | None = None
+    lease_until: datetime | None = None
+
+
+def needs_analysis(
+    state: PlannerState,
+    endpoint: Endpoint,
+    mode: PlannerMode,
+    newest_slot: datetime | None,
+    now: datetime,
+) -> bool:
+    """Whether a planner should pick the endpoint at `now` (the SQL store says the same in
+    SQL): not off, not leased by a live planner, not backing off, and either new finished runs
+    once its next analysis time has come, or a failure state that changed since the last look."""
+    if mode is PlannerMode.OFF:
+        return False
+    if state.lease_until is not None and state.lease_until >= now:
+        return False
+    if state.retry_at is not None and state.retry_at > now:
+        return False
+    failing = endpoint.failure_count > 0
+    if failing != state.seen_failing:
+        return True
+    new_runs = newest_slot is not None and (
+        state.seen_slot_at is None or newest_slot > state.seen_slot_at
+    )
+    due = state.next_analysis_at is None or state.next_analysis_at <= now
+    return new_runs and due
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRequest:
+    """A tool call as the model wrote it: `arguments` is raw text, not yet known to be JSON."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChatReply:
+    content: str | None
+    tool_calls: list[ToolCallRequest]
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
