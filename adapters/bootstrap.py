@@ -18,11 +18,19 @@ from sqlalchemy.exc import ArgumentError
 from adapters.clock import SystemClock
 from adapters.crypto import FernetCipher, load_or_create_key
 from adapters.http.dispatcher import AiohttpDispatcher
+from adapters.llm.openai_client import OpenAIChat
+from adapters.output_schemas import NoOutputSchemas
 from adapters.settings import Settings
 from adapters.sql import open_sql_store, upgrade_database
 from adapters.wake import InProcessWaker, ListeningWaker, PostgresWaker, SocketWaker, wake_folder
 from domain.errors import InvalidConfig
-from domain.ports import Clock, Dispatcher, SecretCipher, Store
+from domain.guardrails import GuardrailLimits
+from domain.ports import ChatModel, Clock, Dispatcher, OutputSchemas, SecretCipher, Store, Waker
+from planner.config import PlannerConfig
+from planner.heuristic import HeuristicAnalyst
+from planner.proposals import ProposalDesk
+from planner.session import Analyst, LlmAnalyst
+from planner.worker import PlannerWorker
 from scheduler.config import WorkerConfig
 from scheduler.housekeeping import Housekeeping
 from scheduler.worker import SchedulerWorker
@@ -150,3 +158,79 @@ async def serve_scheduler(
             extra={"action": "start", "worker_id": settings.worker_id},
         )
         await SchedulerWorker(store, dispatcher, clock, waker, worker_config(settings)).run(stop)
+
+
+# --- the planner ------------------------------------------------------------------------------
+
+
+def guardrail_limits(settings: Settings) -> GuardrailLimits:
+    return GuardrailLimits(
+        max_pause_seconds=settings.planner_max_pause_seconds,
+        max_changes_per_hour=settings.planner_max_changes_per_hour,
+        max_hint_ttl_seconds=settings.planner_max_hint_ttl_seconds,
+        pending_ttl_seconds=settings.planner_proposal_ttl_seconds,
+    )
+
+
+def planner_config(settings: Settings) -> PlannerConfig:
+    return PlannerConfig(
+        worker_id=settings.worker_id,
+        batch_size=settings.planner_batch_size,
+        lease_seconds=settings.planner_lease_seconds,
+        poll_seconds=settings.planner_poll_seconds,
+        backoff_seconds=settings.planner_backoff_seconds,
+        backoff_cap_seconds=settings.planner_backoff_cap_seconds,
+        limits=guardrail_limits(settings),
+    )
+
+
+def build_output_schemas(store: Store) -> OutputSchemas:
+    """The learned output schemas the planner may read (none until inference is wired)."""
+    return NoOutputSchemas()
+
+
+def build_chat_model(settings: Settings, clock: Clock) -> ChatModel:
+    key = settings.llm_api_key
+    return OpenAIChat(
+        model=settings.llm_model,
+        base_url=settings.llm_base_url,
+        api_key=key.get_secret_value() if key is not None else None,
+        timeout_seconds=settings.llm_timeout_seconds,
+        attempts=settings.llm_attempts,
+        sleep=clock.sleep,
+    )
+
+
+def build_proposal_desk(settings: Settings, store: Store, waker: Waker | None) -> ProposalDesk:
+    return ProposalDesk(store, waker, guardrail_limits(settings))
+
+
+async def open_planner(
+    settings: Settings, store: Store, clock: Clock, resources: AsyncExitStack
+) -> PlannerWorker:
+    """A planner worker on `store`: the LLM when one is configured, else the heuristic. What
+    it opens (LLM client, waker) is closed with `resources`."""
+    analyst: Analyst = HeuristicAnalyst()
+    if settings.llm_configured:
+        chat = build_chat_model(settings, clock)
+        resources.push_async_callback(chat.close)
+        analyst = LlmAnalyst(chat, settings.planner_max_steps, settings.planner_max_tokens)
+    waker = build_waker(settings)
+    resources.push_async_callback(waker.close)
+    return PlannerWorker(
+        store,
+        analyst,
+        clock,
+        planner_config(settings),
+        schemas=build_output_schemas(store),
+        waker=waker,
+    )
+
+
+async def serve_planner(
+    settings: Settings, store: Store, clock: Clock, stop: asyncio.Event
+) -> None:
+    """Run one planner worker on `store` until `stop` is set; `store` stays the caller's."""
+    async with AsyncExitStack() as resources:
+        worker = await open_planner(settings, store, clock, resources)
+        await worker.run(stop)

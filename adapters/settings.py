@@ -73,6 +73,29 @@ class Settings(BaseSettings):
     log_level: LogLevel = "INFO"
     log_format: LogFormat = "text"
     """`json` writes one object per line with the structured fields (`action`, ids…)."""
+    # The planner. Without an LLM base URL or key it runs the heuristic planner.
+    llm_base_url: str | None = None
+    """An OpenAI-compatible API, e.g. `http://127.0.0.1:8000/v1`; default: OpenAI's own."""
+    llm_model: str = Field(default="gpt-4o-mini", min_length=1)
+    llm_api_key: SecretStr | None = None
+    llm_timeout_seconds: float = Field(default=60, gt=0)
+    llm_attempts: int = Field(default=4, gt=0)
+    """Tries per LLM call (429, 5xx, timeouts are retried, honouring Retry-After)."""
+    planner_max_steps: int = Field(default=8, gt=0)
+    planner_max_tokens: int = Field(default=30_000, gt=0)
+    planner_poll_seconds: float = Field(default=5, gt=0)
+    planner_batch_size: int = Field(default=10, gt=0)
+    planner_lease_seconds: float = Field(default=300, gt=0)
+    planner_backoff_seconds: float = Field(default=30, gt=0)
+    planner_backoff_cap_seconds: float = Field(default=3600, gt=0)
+    planner_max_pause_seconds: float = Field(default=86_400, gt=0)
+    planner_max_changes_per_hour: int = Field(default=6, ge=0)
+    planner_max_hint_ttl_seconds: float = Field(default=86_400, gt=0)
+    planner_proposal_ttl_seconds: float = Field(default=3600, gt=0)
+
+    @property
+    def llm_configured(self) -> bool:
+        return self.llm_base_url is not None or self.llm_api_key is not None
 
     @field_validator("database_url")
     @classmethod

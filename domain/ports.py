@@ -290,6 +290,8 @@ class ChatModel(Protocol):
         failures itself; raises `LlmUnavailable` when it gives up."""
         ...
 
+    async def close(self) -> None: ...
+
 
 class Store(Protocol):
     """One backend: the three repositories over one database."""

@@ -20,8 +20,11 @@ from adapters.cli import (
     endpoints_cmd,
     jobs_cmd,
     pause_cmd,
+    planner_cmd,
+    proposals_cmd,
     runs_cmd,
     scheduler_cmd,
+    sessions_cmd,
 )
 from adapters.cli.runtime import (
     EXIT_BAD_INPUT,
@@ -76,6 +79,20 @@ def build_app() -> typer.Typer:
     runs.command("list")(runs_cmd.list_runs)
     runs.command()(runs_cmd.show)
     app.add_typer(runs, name="runs")
+
+    app.add_typer(planner_cmd.planner_app(), name="planner")
+
+    proposals = _group("Proposals: schedule changes the planner wants, and their review.")
+    proposals.command("list")(proposals_cmd.list_proposals)
+    proposals.command()(proposals_cmd.show)
+    proposals.command()(proposals_cmd.approve)
+    proposals.command()(proposals_cmd.reject)
+    app.add_typer(proposals, name="proposals")
+
+    sessions = _group("Analysis sessions: what the planner read, proposed and concluded.")
+    sessions.command("list")(sessions_cmd.list_sessions)
+    sessions.command()(sessions_cmd.show)
+    app.add_typer(sessions, name="sessions")
     return app
 
 

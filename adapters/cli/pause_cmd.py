@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import getpass
-import socket
 from datetime import MAXYEAR, UTC, datetime, timedelta
 from typing import Annotated
 
 import typer
 
 from adapters.bootstrap import build_clock
+from adapters.cli.identity import who_am_i
 from adapters.cli.output import EndpointRef, JsonOption, print_json, relative
 from adapters.cli.runtime import admin_settings, wake_schedulers, with_store
 from adapters.cli.views import endpoint_view
@@ -61,12 +60,7 @@ def _until_error(text: str, reason: str) -> typer.BadParameter:
 
 def default_reason() -> str:
     """Who paused, for whoever finds the endpoint paused: `paused by ann@web-1 from the CLI`."""
-    try:
-        user = getpass.getuser()
-    except (KeyError, OSError):
-        # No login name in the environment nor in the password database (some containers).
-        user = "unknown"
-    return f"paused by {user}@{socket.gethostname()} from the CLI"
+    return f"paused by {who_am_i()} from the CLI"
 
 
 def pause(

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from adapters.bootstrap import build_clock, open_store, serve_scheduler
+from adapters.bootstrap import build_clock, open_store, serve_planner, serve_scheduler
 from adapters.cli.runtime import cli_settings
 from adapters.settings import Settings
 
@@ -28,11 +28,15 @@ def scheduler(
         str | None,
         typer.Option(help="This worker's name in leases and runs (CRONPILOT_WORKER_ID)."),
     ] = None,
+    with_planner: Annotated[
+        bool, typer.Option("--with-planner", help="Run the planner in this process too.")
+    ] = False,
 ) -> None:
     """Claim due endpoints, call them and record their runs until SIGINT/SIGTERM.
 
     Run as many as you like against one PostgreSQL database. On a signal, calls in flight get
     CRONPILOT_GRACE_SECONDS to finish; the rest are recorded abandoned, and the exit is clean.
+    With --with-planner a planner worker shares the process (for small installs).
     """
     overrides: dict[str, Any] = {
         "concurrency": concurrency,
@@ -42,11 +46,12 @@ def scheduler(
     settings = cli_settings().model_copy(
         update={name: value for name, value in overrides.items() if value is not None}
     )
-    asyncio.run(serve(settings))
+    asyncio.run(serve(settings, scheduler=True, planner=with_planner))
 
 
-async def serve(settings: Settings) -> None:
-    """Run one worker and its housekeeping until a stop signal, then close everything."""
+async def serve(settings: Settings, *, scheduler: bool, planner: bool) -> None:
+    """Run the chosen workers (a scheduler with its housekeeping, a planner) until a stop
+    signal, then close everything."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     async with AsyncExitStack() as resources:
@@ -55,4 +60,9 @@ async def serve(settings: Settings) -> None:
             resources.callback(loop.remove_signal_handler, signum)
         store = await open_store(settings)
         resources.push_async_callback(store.close)
-        await serve_scheduler(settings, store, build_clock(), stop)
+        clock = build_clock()
+        workers = [
+            *([serve_scheduler(settings, store, clock, stop)] if scheduler else []),
+            *([serve_planner(settings, store, clock, stop)] if planner else []),
+        ]
+        await asyncio.gather(*workers)

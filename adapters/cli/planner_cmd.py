@@ -1,0 +1,83 @@
+"""`cronpilot planner`: the planner worker, and `planner run-once` to analyse one endpoint now."""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import AsyncExitStack
+from typing import Annotated
+
+import typer
+
+from adapters.bootstrap import build_clock, open_planner, open_store
+from adapters.cli.output import EndpointRef, JsonOption, print_json
+from adapters.cli.planner_views import session_view
+from adapters.cli.runtime import EXIT_CODES_HELP, EXIT_OK, admin_settings, cli_settings
+from adapters.cli.scheduler_cmd import serve
+from adapters.settings import Settings
+from domain.errors import InvalidConfig
+from domain.model import PlannerMode
+from domain.planning import AnalysisSession, Proposal
+
+
+def _worker(
+    ctx: typer.Context,
+    worker_id: Annotated[
+        str | None,
+        typer.Option(help="This worker's name in leases (CRONPILOT_WORKER_ID)."),
+    ] = None,
+) -> None:
+    """Analyse endpoints with new runs and adapt their schedules until SIGINT/SIGTERM.
+
+    Uses the LLM at CRONPILOT_LLM_BASE_URL (or with CRONPILOT_LLM_API_KEY), else the heuristic
+    planner. Run as many as you like against one PostgreSQL database."""
+    if ctx.invoked_subcommand is not None:
+        return
+    settings = cli_settings()
+    if worker_id is not None:
+        settings = settings.model_copy(update={"worker_id": worker_id})
+    asyncio.run(serve(settings, scheduler=False, planner=True))
+    raise typer.Exit(EXIT_OK)
+
+
+def run_once(ref: EndpointRef, json_output: JsonOption = False) -> None:
+    """Analyse one endpoint now, whatever its next analysis time, and show the session."""
+    settings = admin_settings()
+    session, proposals = asyncio.run(_run_once(settings, ref))
+    if json_output:
+        view = session_view(session, ref)
+        view["proposals"] = [p.id for p in proposals]
+        print_json(view)
+        return
+    typer.echo(
+        f"session {session.id}: {session.status.value}: {session.error or session.reasoning}"
+    )
+    for p in proposals:
+        typer.echo(f"proposal {p.id}: {p.kind.value} {p.status.value}: {p.outcome or p.reason}")
+
+
+async def _run_once(settings: Settings, ref: str) -> tuple[AnalysisSession, list[Proposal]]:
+    async with AsyncExitStack() as resources:
+        store = await open_store(settings)
+        resources.push_async_callback(store.close)
+        endpoint = await store.catalog.get_endpoint(ref)
+        job = await store.catalog.get_job(endpoint.job_name)
+        if (endpoint.spec.planner_mode or job.planner_mode) is PlannerMode.OFF:
+            raise InvalidConfig(
+                f"endpoint {endpoint.ref}", "planner mode is off; set planner_mode review or auto"
+            )
+        worker = await open_planner(settings, store, build_clock(), resources)
+        session = await worker.analyse_now(endpoint.id)
+        made = await store.planner.list_proposals(endpoint_id=endpoint.id)
+        return session, [p for p in made if p.session_id == session.id]
+
+
+def planner_app() -> typer.Typer:
+    app = typer.Typer(
+        help="The planner: adapts schedules from what endpoints answered.",
+        epilog=EXIT_CODES_HELP,
+        callback=_worker,
+        invoke_without_command=True,
+        add_completion=False,
+    )
+    app.command("run-once")(run_once)
+    return app

@@ -1,0 +1,73 @@
+"""The JSON shapes of proposals and analysis sessions in `--json` output (add keys, never
+rename), and the words people read for them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from adapters.cli.output import iso, span
+from domain.planning import AnalysisSession, Proposal, ProposalKind, ToolCallRecord
+
+
+def change_text(proposal: Proposal) -> str:
+    """`every 30s for 10m`, `once at …`, `pause until …`, `resume`."""
+    if proposal.kind is ProposalKind.INTERVAL and proposal.interval_seconds is not None:
+        return f"every {span(proposal.interval_seconds)} for {span(proposal.ttl_seconds or 0)}"
+    if proposal.kind is ProposalKind.NEXT_TIME:
+        return f"once at {iso(proposal.at)}"
+    if proposal.kind is ProposalKind.PAUSE:
+        return f"pause until {iso(proposal.at)}"
+    return "resume"
+
+
+def proposal_view(proposal: Proposal, endpoint_ref: str) -> dict[str, Any]:
+    return {
+        "id": proposal.id,
+        "endpoint": endpoint_ref,
+        "endpoint_id": proposal.endpoint_id,
+        "kind": proposal.kind.value,
+        "change": change_text(proposal),
+        "interval_seconds": proposal.interval_seconds,
+        "at": iso(proposal.at),
+        "ttl_seconds": proposal.ttl_seconds,
+        "reason": proposal.reason,
+        "proposed_by": proposal.proposed_by,
+        "session_id": proposal.session_id,
+        "created_at": iso(proposal.created_at),
+        "status": proposal.status.value,
+        "expires_at": iso(proposal.expires_at),
+        "decided_by": proposal.decided_by,
+        "decided_at": iso(proposal.decided_at),
+        "outcome": proposal.outcome,
+    }
+
+
+def _call_view(call: ToolCallRecord) -> dict[str, Any]:
+    return {
+        "seq": call.seq,
+        "name": call.name,
+        "arguments": call.arguments,
+        "duration_ms": round(call.duration_ms, 2),
+        "result_chars": call.result_chars,
+        "error": call.error,
+    }
+
+
+def session_view(session: AnalysisSession, endpoint_ref: str) -> dict[str, Any]:
+    return {
+        "id": session.id,
+        "endpoint": endpoint_ref,
+        "endpoint_id": session.endpoint_id,
+        "planner": session.planner,
+        "status": session.status.value,
+        "started_at": iso(session.started_at),
+        "finished_at": iso(session.finished_at),
+        "reasoning": session.reasoning,
+        "confidence": session.confidence,
+        "next_analysis_at": iso(session.next_analysis_at),
+        "prompt_tokens": session.prompt_tokens,
+        "completion_tokens": session.completion_tokens,
+        "tool_errors": session.tool_errors,
+        "error": session.error,
+        "tool_calls": [_call_view(call) for call in session.tool_calls],
+    }

@@ -1,0 +1,139 @@
+"""`cronpilot proposals …`: what the planner proposed, and an admin's approval or rejection."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from adapters.bootstrap import build_clock, build_proposal_desk, build_waker
+from adapters.cli.identity import who_am_i
+from adapters.cli.output import (
+    JsonOption,
+    add_row,
+    clock_time,
+    details_table,
+    new_table,
+    note,
+    print_json,
+    print_table,
+)
+from adapters.cli.planner_views import change_text, proposal_view
+from adapters.cli.runtime import EXIT_FAILED, admin_settings, with_store
+from adapters.settings import Settings
+from domain.planning import Proposal, ProposalStatus
+from domain.ports import Store
+
+ProposalId = Annotated[str, typer.Argument(help="A proposal id from `proposals list`.")]
+
+
+async def endpoint_refs(store: Store) -> dict[str, str]:
+    """Endpoint id → `job/endpoint`, for listings that hold ids."""
+    return {e.id: e.ref for e in await store.catalog.list_endpoints()}
+
+
+def list_proposals(
+    status: Annotated[
+        ProposalStatus | None, typer.Option(help="Only proposals in this state.")
+    ] = None,
+    job: Annotated[str | None, typer.Option(help="Only this job's endpoints.")] = None,
+    limit: Annotated[int, typer.Option(min=1, max=1000, help="How many, newest first.")] = 50,
+    json_output: JsonOption = False,
+) -> None:
+    """Proposals, newest first: the change, why, and what became of it."""
+
+    async def act(store: Store) -> tuple[list[Proposal], dict[str, str]]:
+        if job is not None:
+            await store.catalog.get_job(job)
+        found = await store.planner.list_proposals(status=status, job_name=job, limit=limit)
+        return found, await endpoint_refs(store)
+
+    proposals, refs = with_store(admin_settings(), act)
+    if json_output:
+        print_json([proposal_view(p, refs.get(p.endpoint_id, "?")) for p in proposals])
+        return
+    if not proposals:
+        note("no proposals")
+        return
+    now = build_clock().now()
+    table = new_table("Proposal", "Endpoint", "Change", "Status", "By", "When", "Reason")
+    for p in proposals:
+        add_row(
+            table,
+            p.id,
+            refs.get(p.endpoint_id, "?"),
+            change_text(p),
+            p.status.value,
+            p.proposed_by,
+            clock_time(p.created_at, now),
+            p.reason,
+        )
+    print_table(table)
+
+
+def show(proposal_id: ProposalId, json_output: JsonOption = False) -> None:
+    """One proposal in full: who proposed it in which session, who decided, the outcome."""
+
+    async def act(store: Store) -> tuple[Proposal, dict[str, str]]:
+        return await store.planner.get_proposal(proposal_id), await endpoint_refs(store)
+
+    proposal, refs = with_store(admin_settings(), act)
+    _print_one(proposal, refs.get(proposal.endpoint_id, "?"), json_output)
+
+
+def _print_one(proposal: Proposal, ref: str, json_output: bool) -> None:
+    view = proposal_view(proposal, ref)
+    if json_output:
+        print_json(view)
+        return
+    rows = [
+        (key.replace("_", " "), "-" if value is None else str(value)) for key, value in view.items()
+    ]
+    Console().print(details_table(rows))
+
+
+def approve(proposal_id: ProposalId, json_output: JsonOption = False) -> None:
+    """Apply a pending proposal now (guardrails are checked again first)."""
+    settings = admin_settings()
+    decided, ref = with_store(settings, lambda store: _approve(settings, store, proposal_id))
+    if decided.status is not ProposalStatus.APPLIED:
+        typer.echo(f"error: proposal {decided.id} {decided.outcome}", err=True)
+        raise typer.Exit(EXIT_FAILED)
+    if json_output:
+        print_json(proposal_view(decided, ref))
+        return
+    typer.echo(f"approved {decided.id} for {ref}: {change_text(decided)}; {decided.outcome}")
+
+
+async def _approve(settings: Settings, store: Store, proposal_id: str) -> tuple[Proposal, str]:
+    waker = build_waker(settings)
+    try:
+        desk = build_proposal_desk(settings, store, waker)
+        decided = await desk.approve(proposal_id, who_am_i(), build_clock().now())
+    finally:
+        await waker.close()
+    return decided, (await endpoint_refs(store)).get(decided.endpoint_id, "?")
+
+
+def reject(
+    proposal_id: ProposalId,
+    reason: Annotated[str, typer.Option(help="Why, for the audit trail.")],
+    json_output: JsonOption = False,
+) -> None:
+    """Turn a pending proposal down, with a reason."""
+    why = " ".join(reason.split())
+    if not why:
+        raise typer.BadParameter("must not be empty", param_hint="--reason")
+    settings = admin_settings()
+
+    async def act(store: Store) -> tuple[Proposal, str]:
+        desk = build_proposal_desk(settings, store, None)
+        decided = await desk.reject(proposal_id, who_am_i(), why, build_clock().now())
+        return decided, (await endpoint_refs(store)).get(decided.endpoint_id, "?")
+
+    decided, ref = with_store(settings, act)
+    if json_output:
+        print_json(proposal_view(decided, ref))
+        return
+    typer.echo(f"rejected {decided.id} for {ref}: {why}")

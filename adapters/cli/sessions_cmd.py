@@ -1,0 +1,115 @@
+"""`cronpilot sessions …`: what each planner analysis read, proposed and concluded."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from adapters.bootstrap import build_clock
+from adapters.cli.output import (
+    JsonOption,
+    add_row,
+    clock_time,
+    details_table,
+    new_table,
+    note,
+    print_json,
+    print_table,
+)
+from adapters.cli.planner_views import session_view
+from adapters.cli.proposals_cmd import endpoint_refs
+from adapters.cli.runtime import admin_settings, with_store
+from domain.planning import AnalysisSession
+from domain.ports import Store
+
+
+def list_sessions(
+    endpoint: Annotated[
+        str | None, typer.Option(help="Only this endpoint (`job/endpoint` or id).")
+    ] = None,
+    limit: Annotated[int, typer.Option(min=1, max=1000, help="How many, newest first.")] = 20,
+    json_output: JsonOption = False,
+) -> None:
+    """Analysis sessions, newest first."""
+
+    async def act(store: Store) -> tuple[list[AnalysisSession], dict[str, str]]:
+        endpoint_id = None
+        if endpoint is not None:
+            endpoint_id = (await store.catalog.get_endpoint(endpoint)).id
+        found = await store.planner.list_sessions(endpoint_id=endpoint_id, limit=limit)
+        return found, await endpoint_refs(store)
+
+    sessions, refs = with_store(admin_settings(), act)
+    if json_output:
+        print_json([session_view(s, refs.get(s.endpoint_id, "?")) for s in sessions])
+        return
+    if not sessions:
+        note("no analysis sessions")
+        return
+    now = build_clock().now()
+    table = new_table("Session", "Endpoint", "When", "Planner", "Status", "Calls", "Tokens", "Why")
+    for s in sessions:
+        add_row(
+            table,
+            s.id,
+            refs.get(s.endpoint_id, "?"),
+            clock_time(s.started_at, now),
+            s.planner,
+            s.status.value,
+            f"{len(s.tool_calls)} ({s.tool_errors} errors)",
+            f"{s.prompt_tokens}+{s.completion_tokens}",
+            s.error or s.reasoning,
+        )
+    print_table(table)
+
+
+def show(
+    session_id: Annotated[str, typer.Argument(help="A session id from `sessions list`.")],
+    json_output: JsonOption = False,
+) -> None:
+    """One session: its tool calls in order (arguments, duration, result size, error), tokens
+    and reasoning."""
+
+    async def act(store: Store) -> tuple[AnalysisSession, dict[str, str]]:
+        return await store.planner.get_session(session_id), await endpoint_refs(store)
+
+    session, refs = with_store(admin_settings(), act)
+    view = session_view(session, refs.get(session.endpoint_id, "?"))
+    if json_output:
+        print_json(view)
+        return
+    console = Console()
+    console.print(
+        details_table(
+            [
+                ("session", session.id),
+                ("endpoint", view["endpoint"]),
+                ("planner", session.planner),
+                ("status", session.status.value + (f": {session.error}" if session.error else "")),
+                ("started", view["started_at"]),
+                ("finished", view["finished_at"]),
+                (
+                    "tokens",
+                    f"{session.prompt_tokens} prompt, {session.completion_tokens} completion",
+                ),
+                ("confidence", "-" if session.confidence is None else f"{session.confidence:g}"),
+                ("look again", view["next_analysis_at"] or "-"),
+                ("reasoning", session.reasoning or "-"),
+            ]
+        )
+    )
+    table = new_table("#", "Tool", "Arguments", "Took", "Result", "Error")
+    for call in session.tool_calls:
+        add_row(
+            table,
+            str(call.seq),
+            call.name,
+            json.dumps(call.arguments, ensure_ascii=False),
+            f"{call.duration_ms:.1f}ms",
+            f"{call.result_chars} chars",
+            call.error or "",
+        )
+    console.print(table)

@@ -1,0 +1,1 @@
+"""LLM clients: the OpenAI chat-completions protocol against any compatible server."""

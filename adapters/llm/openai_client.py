@@ -1,0 +1,151 @@
+"""`ChatModel` over the official `openai` SDK, against any OpenAI-compatible `base_url`.
+
+The SDK's own retries are off: tenacity retries rate limits (429), server errors (5xx),
+timeouts and dropped connections, waiting as long as a `Retry-After` header asks (capped), else
+exponentially. Anything else — or giving up — is `LlmUnavailable`. The API key is never logged.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import openai
+from openai import AsyncOpenAI
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+
+from domain.errors import LlmUnavailable
+from domain.model import JSON
+from domain.planning import ChatReply, ToolCallRequest
+
+log = logging.getLogger(__name__)
+
+_NO_KEY = "not-needed"
+"""The SDK insists on a key; local servers usually ignore it."""
+
+
+def _transient(exc: BaseException) -> bool:
+    if isinstance(exc, openai.APIConnectionError):  # timeouts included
+        return True
+    return isinstance(exc, openai.APIStatusError) and (
+        exc.status_code == 429 or exc.status_code >= 500
+    )
+
+
+def retry_after_seconds(exc: BaseException | None) -> float | None:
+    """The wait a `Retry-After` header asks for (seconds or an HTTP date), if any."""
+    if not isinstance(exc, openai.APIStatusError):
+        return None
+    value = exc.response.headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        moment = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    date = exc.response.headers.get("date")
+    base = parsedate_to_datetime(date) if date else None
+    return max((moment - base).total_seconds(), 0.0) if base is not None else None
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, openai.APIStatusError):
+        return f"HTTP {exc.status_code} from the LLM server"
+    if isinstance(exc, openai.APITimeoutError):
+        return "the LLM server did not answer in time"
+    if isinstance(exc, openai.APIConnectionError):
+        return "could not connect to the LLM server"
+    return f"{type(exc).__name__} from the LLM client"
+
+
+class OpenAIChat:
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str | None,
+        api_key: str | None,
+        timeout_seconds: float,
+        attempts: int,
+        sleep: Callable[[float], Awaitable[None]],
+        backoff_seconds: float = 1.0,
+        max_wait_seconds: float = 60.0,
+    ) -> None:
+        self._model = model
+        self._client = AsyncOpenAI(
+            base_url=base_url, api_key=api_key or _NO_KEY, timeout=timeout_seconds, max_retries=0
+        )
+        self._attempts = attempts
+        self._sleep = sleep
+        self._backoff = backoff_seconds
+        self._max_wait = max_wait_seconds
+
+    @property
+    def name(self) -> str:
+        return f"llm:{self._model}"
+
+    def _wait(self, state: RetryCallState) -> float:
+        asked = retry_after_seconds(state.outcome.exception() if state.outcome else None)
+        if asked is None:
+            asked = self._backoff * 2 ** (state.attempt_number - 1)
+        return min(asked, self._max_wait)
+
+    def _before_sleep(self, state: RetryCallState) -> None:
+        error = state.outcome.exception() if state.outcome else None
+        log.warning(
+            "LLM call failed (%s); retry %d in %.1f s",
+            _describe(error) if error else "?",
+            state.attempt_number,
+            state.upcoming_sleep,
+            extra={"action": "llm_retry", "attempt": state.attempt_number},
+        )
+
+    async def complete(
+        self, messages: Sequence[JSON], tools: Sequence[JSON], force_tool: str | None = None
+    ) -> ChatReply:
+        choice: Any = (
+            {"type": "function", "function": {"name": force_tool}} if force_tool else "auto"
+        )
+        retrying = AsyncRetrying(
+            retry=retry_if_exception(_transient),
+            stop=stop_after_attempt(self._attempts),
+            wait=self._wait,
+            sleep=self._sleep,
+            before_sleep=self._before_sleep,
+            reraise=True,
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    completion = await self._client.chat.completions.create(
+                        model=self._model,
+                        messages=list(messages),
+                        tools=list(tools),
+                        tool_choice=choice,
+                    )
+        except openai.OpenAIError as exc:
+            raise LlmUnavailable(_describe(exc)) from exc
+        if not completion.choices:
+            raise LlmUnavailable("the LLM server answered without a choice")
+        message = completion.choices[0].message
+        calls = [
+            ToolCallRequest(call.id, call.function.name, call.function.arguments or "")
+            for call in message.tool_calls or []
+            if call.type == "function"
+        ]
+        usage = completion.usage
+        return ChatReply(
+            content=message.content,
+            tool_calls=calls,
+            prompt_tokens=usage.prompt_tokens if usage else 0,
+            completion_tokens=usage.completion_tokens if usage else 0,
+        )
+
+    async def close(self) -> None:
+        await self._client.close()

@@ -1,0 +1,109 @@
+"""The prompt of an analysis: what the model knows before it calls a tool. It carries the
+endpoint's intent, schedule, clamps, hints, health figures and a compact view of its output
+schema — never response bodies, which the model reads through tools only as far as it needs.
+(`paste_latest` is the exception, kept for the token-economy benchmark.)"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from statistics import mean
+
+from domain.model import JSON, Endpoint, Run, RunStatus
+from domain.planning import AnalysisClaim
+
+SYSTEM_PROMPT = (
+    "You adapt the schedule of one HTTP endpoint run by cronpilot. Read only what you need "
+    "through the query tools (ask for fields to keep answers short), change the schedule "
+    "only through the action tools, within the endpoint's clamps, always with a reason an "
+    "admin can follow, and end with submit_analysis. If nothing needs changing, change nothing."
+)
+_SCHEMA_FIELDS = 30
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}s"
+
+
+def health(runs: Sequence[Run], failure_streak: int) -> str:
+    """Success rate, durations and failure streak over the recent runs."""
+    finished = [run for run in runs if run.status is not RunStatus.RUNNING]
+    if not finished:
+        return "no finished runs yet"
+    ok = sum(run.status is RunStatus.SUCCESS for run in finished)
+    durations = sorted(run.duration_ms for run in finished if run.duration_ms is not None)
+    timing = (
+        f"duration mean {mean(durations):.0f} ms, max {durations[-1]:.0f} ms"
+        if durations
+        else "no durations"
+    )
+    return (
+        f"last {len(finished)} runs: {ok} succeeded ({ok / len(finished):.0%}); {timing}; "
+        f"failure streak {failure_streak}; newest slot {finished[0].slot_at.isoformat()}"
+    )
+
+
+def schema_view(schema: JSON | None) -> str:
+    """`fraud_rate: number, orders: integer, …` from a JSON Schema's top-level properties."""
+    if not isinstance(schema, dict) or not isinstance(schema.get("properties"), dict):
+        return "not learned yet (use get_latest_response with fields, or without to see it all)"
+    fields = [
+        f"{name}: {spec.get('type', 'any') if isinstance(spec, dict) else 'any'}"
+        for name, spec in list(schema["properties"].items())[:_SCHEMA_FIELDS]
+    ]
+    return ", ".join(fields) or "an object without known fields"
+
+
+def _hints(endpoint: Endpoint, now: datetime) -> str:
+    parts = []
+    if endpoint.interval_hint is not None and endpoint.interval_hint.expires_at > now:
+        hint = endpoint.interval_hint
+        parts.append(
+            f"interval {_seconds(hint.interval_seconds)} until {hint.expires_at.isoformat()} "
+            f"({hint.reason})"
+        )
+    if endpoint.oneshot_hint is not None and endpoint.oneshot_hint.expires_at > now:
+        parts.append(f"one-shot at {endpoint.oneshot_hint.at.isoformat()}")
+    if endpoint.pause is not None:
+        until = endpoint.pause.until.isoformat() if endpoint.pause.until else "resumed by hand"
+        parts.append(f"paused until {until} ({endpoint.pause.reason})")
+    return "; ".join(parts) or "none"
+
+
+def build_brief(
+    claim: AnalysisClaim,
+    *,
+    job_description: str,
+    siblings: Mapping[str, Endpoint],
+    recent: Sequence[Run],
+    schema: JSON | None,
+    now: datetime,
+    pasted: Mapping[str, JSON] | None = None,
+) -> str:
+    endpoint = claim.endpoint
+    spec = endpoint.spec
+    schedule = spec.schedule
+    baseline = (
+        f"cron {schedule.cron} ({schedule.timezone})"
+        if schedule.cron is not None
+        else f"every {_seconds(schedule.interval_seconds)}"
+    )
+    others = sorted(name for name in siblings if name != endpoint.name)
+    lines = [
+        f"Endpoint {endpoint.ref} ({spec.method}); planner mode {claim.mode.value}.",
+        f"Intent: {spec.description or '(none given)'}",
+        f"Job {endpoint.job_name}: {job_description or '(no description)'}; "
+        f"siblings: {', '.join(others) or 'none'}",
+        f"Baseline: {baseline}; clamps: min {_seconds(spec.min_interval_seconds)}, "
+        f"max {_seconds(spec.max_interval_seconds)}",
+        f"Hints now: {_hints(endpoint, now)}",
+        f"Next run: {endpoint.next_run_at.isoformat() if endpoint.next_run_at else 'none'} "
+        f"({endpoint.next_run_source.value})",
+        f"Health: {health(recent, endpoint.failure_count)}",
+        f"Output fields: {schema_view(schema)}",
+        f"Now: {now.isoformat()}",
+    ]
+    if pasted is not None:
+        lines.append("Latest responses: " + json.dumps(pasted, ensure_ascii=False, default=str))
+    return "\n".join(lines)

@@ -1,0 +1,50 @@
+"""The heuristic analyst: the planner without an LLM. It reads the endpoint through the same
+tools and proposes through the same path; the rules are `domain.heuristic`."""
+
+from __future__ import annotations
+
+from domain.heuristic import STEADY_RUNS, Observation, judge
+from domain.model import RunStatus
+from planner.session import Verdict, submitted
+from planner.tools import SUBMIT, ToolBox
+
+HEURISTIC = "heuristic"
+_CONFIDENCE = 0.5
+
+
+class HeuristicAnalyst:
+    @property
+    def name(self) -> str:
+        return HEURISTIC
+
+    async def analyse(self, brief: str, toolbox: ToolBox) -> Verdict:
+        # Hashes are enough to tell "same" from "changed": no bodies are read.
+        history = await toolbox.call(
+            "get_response_history", {"limit": STEADY_RUNS + 1, "fields": []}
+        )
+        runs = history.data["runs"] if isinstance(history.data, dict) else []
+        observations = [
+            Observation(run["status"] == RunStatus.SUCCESS.value, run["body_hash"])
+            for run in runs
+            if run["status"] != RunStatus.RUNNING.value
+        ]
+        now = toolbox.context.now()
+        verdict = judge(toolbox.endpoint, observations, now)
+        if verdict.interval_seconds is not None:
+            await toolbox.call(
+                "propose_interval",
+                {
+                    "interval_seconds": verdict.interval_seconds,
+                    "ttl_seconds": verdict.ttl_seconds,
+                    "reason": verdict.reasoning,
+                },
+            )
+        await toolbox.call(
+            SUBMIT,
+            {
+                "reasoning": verdict.reasoning,
+                "confidence": _CONFIDENCE,
+                "next_analysis_in_seconds": verdict.look_again_seconds,
+            },
+        )
+        return submitted(toolbox)

@@ -1,0 +1,145 @@
+"""The proposal desk: every planner action and every admin decision goes through here, so that
+guardrails, auditing and applying a hint happen the same way whoever asks."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+from domain.errors import ProposalNotPending
+from domain.guardrails import RATE_WINDOW, GuardrailLimits, change_for, refusal
+from domain.model import Endpoint, PlannerMode, new_id
+from domain.planning import Proposal, ProposalDraft, ProposalStatus
+from domain.ports import Store, Waker
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Proposer:
+    """Who proposes, from which session, in which mode."""
+
+    name: str
+    mode: PlannerMode
+    session_id: str | None = None
+
+
+class ProposalDesk:
+    def __init__(self, store: Store, waker: Waker | None, limits: GuardrailLimits) -> None:
+        self._store = store
+        self._waker = waker
+        self._limits = limits
+
+    async def _refusal(self, draft: ProposalDraft, endpoint: Endpoint, now: datetime) -> str | None:
+        changes = await self._store.planner.count_applied_since(endpoint.id, now - RATE_WINDOW)
+        return refusal(draft, endpoint, changes, now, self._limits)
+
+    async def propose(
+        self, draft: ProposalDraft, endpoint_id: str, proposer: Proposer, now: datetime
+    ) -> Proposal:
+        """Record `draft` as a proposal: refused by a guardrail, held for review, or applied at
+        once (`auto`)."""
+        endpoint = await self._store.catalog.get_endpoint(endpoint_id)
+        proposal = Proposal(
+            id=new_id(),
+            endpoint_id=endpoint.id,
+            job_id=endpoint.job_id,
+            kind=draft.kind,
+            reason=draft.reason,
+            proposed_by=proposer.name,
+            created_at=now,
+            status=ProposalStatus.PENDING,
+            session_id=proposer.session_id,
+            interval_seconds=draft.interval_seconds,
+            at=draft.at,
+            ttl_seconds=draft.ttl_seconds,
+            expires_at=now + timedelta(seconds=self._limits.pending_ttl_seconds),
+        )
+        why_not = await self._refusal(draft, endpoint, now)
+        if why_not is not None:
+            proposal = _decided(proposal, ProposalStatus.REFUSED, "guardrails", why_not, now)
+        elif proposer.mode is PlannerMode.AUTO:
+            outcome = await self._apply(draft, endpoint, now)
+            proposal = _decided(proposal, ProposalStatus.APPLIED, "auto", outcome, now)
+        await self._store.planner.add_proposal(proposal)
+        log.info(
+            "%s proposal for %s: %s (%s)",
+            proposal.kind,
+            endpoint.ref,
+            proposal.status,
+            proposal.outcome or proposal.reason,
+            extra={
+                "action": "propose",
+                "endpoint_id": endpoint.id,
+                "proposal_id": proposal.id,
+                "status": str(proposal.status),
+            },
+        )
+        return proposal
+
+    async def approve(self, proposal_id: str, admin: str, now: datetime) -> Proposal:
+        """Apply a pending proposal for `admin`; the guardrails are checked again against the
+        endpoint as it is now. A lapsed proposal is marked expired and `ProposalNotPending`
+        raised."""
+        proposal = await self._store.planner.get_proposal(proposal_id)
+        if proposal.status is not ProposalStatus.PENDING:
+            raise ProposalNotPending(proposal.id, proposal.status)
+        if proposal.expires_at is not None and proposal.expires_at <= now:
+            await self._store.planner.expire_pending(now)
+            raise ProposalNotPending(proposal.id, ProposalStatus.EXPIRED)
+        endpoint = await self._store.catalog.get_endpoint(proposal.endpoint_id)
+        why_not = await self._refusal(proposal.draft, endpoint, now)
+        if why_not is not None:
+            return await self._store.planner.decide(
+                proposal.id, ProposalStatus.REFUSED, admin, f"refused by guardrails: {why_not}", now
+            )
+        # Decide first: of two admins approving at once only one applies the change.
+        decided = await self._store.planner.decide(
+            proposal.id, ProposalStatus.APPLIED, admin, "applying", now
+        )
+        outcome = await self._apply(proposal.draft, endpoint, now)
+        log.info(
+            "proposal %s approved by %s",
+            proposal.id,
+            admin,
+            extra={"action": "approve", "proposal_id": proposal.id, "endpoint_id": endpoint.id},
+        )
+        return replace(decided, outcome=outcome)
+
+    async def reject(self, proposal_id: str, admin: str, reason: str, now: datetime) -> Proposal:
+        log.info(
+            "proposal %s rejected by %s",
+            proposal_id,
+            admin,
+            extra={"action": "reject", "proposal_id": proposal_id},
+        )
+        return await self._store.planner.decide(
+            proposal_id, ProposalStatus.REJECTED, admin, reason, now
+        )
+
+    async def _apply(self, draft: ProposalDraft, endpoint: Endpoint, now: datetime) -> str:
+        """Write the change; wake sleeping schedulers when the endpoint is now due earlier.
+        Returns what happened, in words."""
+        change = change_for(draft, endpoint, now)
+        updated = endpoint
+        if change.pause != endpoint.pause:
+            updated = await self._store.catalog.set_pause(endpoint.id, change.pause, now)
+        if (change.interval_hint, change.oneshot_hint) != (
+            endpoint.interval_hint,
+            endpoint.oneshot_hint,
+        ):
+            updated = await self._store.catalog.set_hints(
+                endpoint.id, change.interval_hint, change.oneshot_hint, now
+            )
+        before, after = endpoint.next_run_at, updated.next_run_at
+        if self._waker is not None and after is not None and (before is None or after < before):
+            await self._waker.notify()
+        when = after.isoformat() if after is not None else "never (paused)"
+        return f"applied: next run {when} ({updated.next_run_source.value})"
+
+
+def _decided(
+    proposal: Proposal, status: ProposalStatus, by: str, outcome: str, now: datetime
+) -> Proposal:
+    return replace(proposal, status=status, decided_by=by, decided_at=now, outcome=outcome)

@@ -1,0 +1,126 @@
+"""One analysis session with an LLM: the chat-completions loop over the planner's tools, within
+a step budget and a token budget; the last step is forced to `submit_analysis`."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Protocol
+
+from domain.model import JSON
+from domain.planning import ChatReply, SessionStatus
+from domain.ports import ChatModel
+from planner.brief import SYSTEM_PROMPT
+from planner.tools import SUBMIT, ToolBox, ToolKind
+
+log = logging.getLogger(__name__)
+
+NUDGE = "Answer with tool calls only; end the analysis with submit_analysis."
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """How a session ended."""
+
+    status: SessionStatus
+    reasoning: str = ""
+    confidence: float | None = None
+    look_again_seconds: float | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    error: str | None = None
+
+
+class Analyst(Protocol):
+    """Looks at one endpoint through a toolbox and says when to look again."""
+
+    @property
+    def name(self) -> str:
+        """Recorded as the proposer: `heuristic`, `llm:<model>`."""
+        ...
+
+    async def analyse(self, brief: str, toolbox: ToolBox) -> Verdict: ...
+
+
+def submitted(toolbox: ToolBox, prompt_tokens: int = 0, completion_tokens: int = 0) -> Verdict:
+    """The verdict of a session that ended with a valid `submit_analysis`."""
+    final = toolbox.submitted
+    assert final is not None
+    return Verdict(
+        SessionStatus.SUBMITTED,
+        final.reasoning,
+        final.confidence,
+        final.next_analysis_in_seconds,
+        prompt_tokens,
+        completion_tokens,
+    )
+
+
+def _assistant_message(reply: ChatReply) -> JSON:
+    message: dict[str, JSON] = {"role": "assistant", "content": reply.content}
+    if reply.tool_calls:
+        message["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments},
+            }
+            for call in reply.tool_calls
+        ]
+    return message
+
+
+class LlmAnalyst:
+    def __init__(
+        self,
+        chat: ChatModel,
+        max_steps: int,
+        max_tokens: int,
+        tool_kinds: tuple[ToolKind, ...] = tuple(ToolKind),
+    ) -> None:
+        self._chat = chat
+        self._max_steps = max_steps
+        self._max_tokens = max_tokens
+        self._tool_kinds = tool_kinds
+
+    @property
+    def name(self) -> str:
+        return self._chat.name
+
+    async def analyse(self, brief: str, toolbox: ToolBox) -> Verdict:
+        """Raises `LlmUnavailable` when the model cannot be reached."""
+        messages: list[JSON] = [
+            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": brief},
+        ]
+        tools = toolbox.definitions(self._tool_kinds)
+        prompt = completion = 0
+        for step in range(self._max_steps):
+            last = step == self._max_steps - 1 or prompt + completion >= self._max_tokens
+            reply = await self._chat.complete(messages, tools, SUBMIT if last else None)
+            prompt += reply.prompt_tokens
+            completion += reply.completion_tokens
+            messages.append(_assistant_message(reply))
+            if not reply.tool_calls:
+                toolbox.errors += 1
+                messages.append({"role": "user", "content": NUDGE})
+            for call in reply.tool_calls:
+                result = await toolbox.call(call.name, call.arguments)
+                messages.append(
+                    {"role": "tool", "tool_call_id": call.id, "content": result.content}
+                )
+            if toolbox.submitted is not None:
+                return submitted(toolbox, prompt, completion)
+            if last:
+                break
+        log.warning(
+            "analysis of %s ended without submit_analysis",
+            toolbox.endpoint.ref,
+            extra={"action": "budget_exhausted", "endpoint_id": toolbox.endpoint.id},
+        )
+        return Verdict(
+            SessionStatus.EXHAUSTED,
+            "the step or token budget ran out before a valid submit_analysis",
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+        )

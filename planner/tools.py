@@ -1,0 +1,345 @@
+"""The planner's tools: query tools read the analysed endpoint and its siblings, action tools
+propose changes to the analysed endpoint only, `submit_analysis` ends the session.
+
+Every call is recorded (arguments, duration, result size, error). A call to an unknown tool,
+with arguments that do not validate, or naming another endpoint for an action is answered as a
+tool error the model can correct, and counted. Adding a tool is one `ToolSpec` in `TOOLS`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from domain.model import JSON, Endpoint, Run
+from domain.planning import AnalysisClaim, ProposalDraft, ProposalKind, ToolCallRecord
+from domain.ports import OutputSchemas, Store
+from planner.projection import DEFAULT_MAX_BODY_CHARS, capped, project
+from planner.proposals import ProposalDesk, Proposer
+from planner.tool_args import (
+    HistoryArgs,
+    IntervalArgs,
+    NextTimeArgs,
+    PauseArgs,
+    Projection,
+    ReadArgs,
+    SchemaArgs,
+    SubmitArgs,
+)
+
+SUBMIT = "submit_analysis"
+
+
+class ToolKind(StrEnum):
+    QUERY = "query"
+    ACTION = "action"
+    FINAL = "final"
+
+
+class ToolError(Exception):
+    """A mistake the model can correct; its message is the tool's answer."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    data: JSON
+    error: str | None = None
+
+    @property
+    def content(self) -> str:
+        """What the model reads."""
+        shown = {"error": self.error} if self.error is not None else self.data
+        return json.dumps(shown, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+Handler = Callable[["ToolBox", Any], Awaitable[JSON]]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    name: str
+    kind: ToolKind
+    description: str
+    arguments: type[BaseModel]
+    handler: Handler
+
+    def definition(self) -> JSON:
+        """The chat-completions `tools` entry."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.arguments.model_json_schema(),
+            },
+        }
+
+
+@dataclass(slots=True)
+class ToolContext:
+    """Everything the tools of one session may touch."""
+
+    claim: AnalysisClaim
+    siblings: Mapping[str, Endpoint]
+    """The job's endpoints by name, the analysed one included."""
+    store: Store
+    schemas: OutputSchemas
+    desk: ProposalDesk
+    proposer: Proposer
+    now: Callable[[], datetime]
+    max_body_chars: int = DEFAULT_MAX_BODY_CHARS
+
+
+@dataclass(slots=True)
+class ToolBox:
+    context: ToolContext
+    tools: Mapping[str, ToolSpec] = field(default_factory=lambda: TOOLS)
+    calls: list[ToolCallRecord] = field(default_factory=list)
+    errors: int = 0
+    submitted: SubmitArgs | None = None
+
+    @property
+    def endpoint(self) -> Endpoint:
+        return self.context.claim.endpoint
+
+    def definitions(self, kinds: Sequence[ToolKind] = tuple(ToolKind)) -> list[JSON]:
+        return [tool.definition() for tool in self.tools.values() if tool.kind in kinds]
+
+    async def call(self, name: str, arguments: str | Mapping[str, Any]) -> ToolResult:
+        """Run one tool call as the model wrote it; never raises for the model's mistakes."""
+        started = time.perf_counter()
+        recorded: JSON = arguments
+        try:
+            tool = self.tools.get(name)
+            if tool is None:
+                raise ToolError(f"unknown tool {name!r}; the tools are: {', '.join(self.tools)}")
+            parsed = _decoded(arguments)
+            recorded = parsed
+            try:
+                args = tool.arguments.model_validate(parsed)
+            except ValidationError as exc:
+                raise ToolError(_validation_message(exc)) from None
+            result = ToolResult(await tool.handler(self, args))
+        except ToolError as exc:
+            self.errors += 1
+            result = ToolResult(None, str(exc))
+        self.calls.append(
+            ToolCallRecord(
+                seq=len(self.calls) + 1,
+                name=name,
+                arguments=recorded,
+                duration_ms=(time.perf_counter() - started) * 1000,
+                result_chars=len(result.content),
+                error=result.error,
+            )
+        )
+        return result
+
+    def readable(self, name: str | None) -> Endpoint:
+        """The analysed endpoint, or the sibling called `name` (job/name also accepted)."""
+        if name is None:
+            return self.endpoint
+        short = name.removeprefix(f"{self.endpoint.job_name}/")
+        found = self.context.siblings.get(short)
+        if found is None:
+            known = ", ".join(sorted(self.context.siblings))
+            raise ToolError(
+                f"endpoint {name!r} is not in job {self.endpoint.job_name!r}; readable: {known}"
+            )
+        return found
+
+    def view(self, run: Run, fields: list[str] | None) -> JSON:
+        """A run as the model sees it: metadata, and the body projected and capped."""
+        shown: dict[str, Any] = {
+            "slot_at": run.slot_at.isoformat(),
+            "status": run.status.value,
+            "status_code": run.status_code,
+            "duration_ms": None if run.duration_ms is None else round(run.duration_ms, 1),
+            "body_hash": run.body_hash,
+        }
+        if run.error_kind is not None:
+            shown["error"] = run.error_kind.value
+        if run.body_absence is not None:
+            shown["no_body"] = run.body_absence.value
+        elif fields is None:
+            shown["body"] = capped(run.body, self.context.max_body_chars)
+        elif fields:
+            try:
+                shown["fields"] = capped(project(run.body, fields), self.context.max_body_chars)
+            except ValueError as exc:
+                raise ToolError(str(exc)) from None
+        return shown
+
+
+def _decoded(arguments: str | Mapping[str, Any]) -> Any:
+    if not isinstance(arguments, str):
+        return dict(arguments)
+    try:
+        return json.loads(arguments) if arguments.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise ToolError(f"arguments are not valid JSON ({exc.msg} at {exc.pos})") from None
+
+
+def _validation_message(exc: ValidationError) -> str:
+    problems = [
+        f"{'.'.join(str(part) for part in error['loc']) or 'arguments'}: {error['msg']}"
+        for error in exc.errors()
+    ]
+    return "invalid arguments: " + "; ".join(problems)
+
+
+# --- query tools ------------------------------------------------------------------------------
+
+
+async def _latest(box: ToolBox, args: ReadArgs) -> JSON:
+    endpoint = box.readable(args.endpoint)
+    runs = await box.context.store.runs.list_runs(endpoint.id, limit=1)
+    latest = box.view(runs[0], args.fields) if runs else None
+    return {"endpoint": endpoint.name, "run": latest}
+
+
+async def _history(box: ToolBox, args: HistoryArgs) -> JSON:
+    endpoint = box.readable(args.endpoint)
+    runs = await box.context.store.runs.list_runs(endpoint.id, args.limit, args.offset)
+    return {
+        "endpoint": endpoint.name,
+        "offset": args.offset,
+        "runs": [box.view(run, args.fields) for run in runs],
+    }
+
+
+async def _siblings(box: ToolBox, args: Projection) -> JSON:
+    others = {e.id: e for e in box.context.siblings.values() if e.id != box.endpoint.id}
+    latest = await box.context.store.runs.latest_runs(list(others))
+    return {
+        others[endpoint_id].name: box.view(run, args.fields)
+        for endpoint_id, run in sorted(latest.items(), key=lambda item: others[item[0]].name)
+    }
+
+
+async def _schema(box: ToolBox, args: SchemaArgs) -> JSON:
+    endpoint = box.readable(args.endpoint)
+    schema = await box.context.schemas.output_schema(endpoint.id)
+    if schema is None:
+        return {
+            "endpoint": endpoint.name,
+            "schema": None,
+            "note": "no output schema learned yet; read get_latest_response with fields",
+        }
+    return {"endpoint": endpoint.name, "schema": schema}
+
+
+# --- action tools -----------------------------------------------------------------------------
+
+
+async def _propose(box: ToolBox, target: str | None, draft: ProposalDraft) -> JSON:
+    endpoint = box.endpoint
+    if target is not None and target not in (endpoint.name, endpoint.ref, endpoint.id):
+        raise ToolError(
+            f"actions apply only to the endpoint under analysis ({endpoint.ref}), not to {target!r}"
+        )
+    proposal = await box.context.desk.propose(
+        draft, endpoint.id, box.context.proposer, box.context.now()
+    )
+    return {
+        "proposal_id": proposal.id,
+        "status": proposal.status.value,
+        "outcome": proposal.outcome,
+    }
+
+
+async def _propose_interval(box: ToolBox, args: IntervalArgs) -> JSON:
+    draft = ProposalDraft(
+        ProposalKind.INTERVAL,
+        args.reason,
+        interval_seconds=args.interval_seconds,
+        ttl_seconds=args.ttl_seconds,
+    )
+    return await _propose(box, args.endpoint, draft)
+
+
+async def _propose_next_time(box: ToolBox, args: NextTimeArgs) -> JSON:
+    draft = ProposalDraft(
+        ProposalKind.NEXT_TIME, args.reason, at=args.at, ttl_seconds=args.ttl_seconds
+    )
+    return await _propose(box, args.endpoint, draft)
+
+
+async def _pause_until(box: ToolBox, args: PauseArgs) -> JSON:
+    kind = ProposalKind.RESUME if args.until is None else ProposalKind.PAUSE
+    return await _propose(box, args.endpoint, ProposalDraft(kind, args.reason, at=args.until))
+
+
+async def _submit(box: ToolBox, args: SubmitArgs) -> JSON:
+    box.submitted = args
+    return {"ok": True}
+
+
+TOOLS: dict[str, ToolSpec] = {
+    spec.name: spec
+    for spec in (
+        ToolSpec(
+            "get_latest_response",
+            ToolKind.QUERY,
+            "The newest run of the analysed endpoint or a sibling: status, timing, body.",
+            ReadArgs,
+            _latest,
+        ),
+        ToolSpec(
+            "get_response_history",
+            ToolKind.QUERY,
+            "Recent runs, newest first (at most 50 per call; page with offset).",
+            HistoryArgs,
+            _history,
+        ),
+        ToolSpec(
+            "get_sibling_latest_responses",
+            ToolKind.QUERY,
+            "The newest run of every other endpoint in the same job.",
+            Projection,
+            _siblings,
+        ),
+        ToolSpec(
+            "get_output_schema",
+            ToolKind.QUERY,
+            "The JSON Schema learned from an endpoint's responses, with field names and types.",
+            SchemaArgs,
+            _schema,
+        ),
+        ToolSpec(
+            "propose_interval",
+            ToolKind.ACTION,
+            "Run the analysed endpoint every interval_seconds for ttl_seconds.",
+            IntervalArgs,
+            _propose_interval,
+        ),
+        ToolSpec(
+            "propose_next_time",
+            ToolKind.ACTION,
+            "Run the analysed endpoint once at a given time (the hint lapses after ttl_seconds).",
+            NextTimeArgs,
+            _propose_next_time,
+        ),
+        ToolSpec(
+            "pause_until",
+            ToolKind.ACTION,
+            "Pause the analysed endpoint until a time, or resume it (until = null).",
+            PauseArgs,
+            _pause_until,
+        ),
+        ToolSpec(
+            SUBMIT,
+            ToolKind.FINAL,
+            "End the analysis: your conclusion, confidence and when to look again.",
+            SubmitArgs,
+            _submit,
+        ),
+    )
+}

@@ -1,0 +1,204 @@
+"""The planner worker: pick endpoints that need analysis, analyse each (LLM or heuristic), record
+the session and what it proposed, sleep until the next round.
+
+A failing LLM never stops the worker and never touches scheduling: the session is recorded as
+failed and the endpoint backs off exponentially, while its baseline keeps running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import timedelta
+
+from domain.errors import LlmUnavailable, StoreUnavailable
+from domain.model import JSON, RunStatus, new_id
+from domain.planning import AnalysisClaim, AnalysisOutcome, AnalysisSession, SessionStatus
+from domain.ports import Clock, OutputSchemas, Store, Waker
+from planner.brief import build_brief
+from planner.config import PlannerConfig
+from planner.proposals import ProposalDesk, Proposer
+from planner.session import Analyst, Verdict
+from planner.tools import ToolBox, ToolContext
+
+log = logging.getLogger(__name__)
+
+
+class PlannerWorker:
+    def __init__(
+        self,
+        store: Store,
+        analyst: Analyst,
+        clock: Clock,
+        config: PlannerConfig,
+        *,
+        schemas: OutputSchemas,
+        waker: Waker | None,
+    ) -> None:
+        self._store = store
+        self._analyst = analyst
+        self._clock = clock
+        self._schemas = schemas
+        self._config = config
+        self.desk = ProposalDesk(store, waker, config.limits)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Analyse what needs it until `stop` is set."""
+        log.info(
+            "planner %s started with %s",
+            self._config.worker_id,
+            self._analyst.name,
+            extra={"action": "planner_start", "worker_id": self._config.worker_id},
+        )
+        while not stop.is_set():
+            try:
+                busy = await self.run_round()
+            except StoreUnavailable:
+                log.warning(
+                    "store unavailable; the planner retries",
+                    exc_info=True,
+                    extra={"action": "store_unavailable"},
+                )
+                busy = False
+            if not busy:
+                await self._rest(stop)
+
+    async def _rest(self, stop: asyncio.Event) -> None:
+        """Sleep `poll_seconds` of the clock's time, or until `stop`."""
+        sleepers = {
+            asyncio.ensure_future(stop.wait()),
+            asyncio.ensure_future(self._clock.sleep(self._config.poll_seconds)),
+        }
+        try:
+            await asyncio.wait(sleepers, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for sleeper in sleepers:
+                sleeper.cancel()
+            await asyncio.gather(*sleepers, return_exceptions=True)
+
+    async def run_round(self) -> bool:
+        """Expire lapsed proposals, then claim and analyse one batch. True if it was full."""
+        now = self._clock.now()
+        await self._store.planner.expire_pending(now)
+        claims = await self._store.planner.claim_analyses(
+            now, self._config.worker_id, self._config.lease_seconds, self._config.batch_size
+        )
+        for claim in claims:
+            await self.analyse(claim)
+        return len(claims) == self._config.batch_size
+
+    async def analyse_now(self, ref: str) -> AnalysisSession:
+        """Analyse one endpoint at once, whether or not it needs it (`planner run-once`)."""
+        endpoint = await self._store.catalog.get_endpoint(ref)
+        claim = await self._store.planner.claim_endpoint(
+            endpoint.id, self._clock.now(), self._config.worker_id, self._config.lease_seconds
+        )
+        return await self.analyse(claim)
+
+    async def analyse(self, claim: AnalysisClaim) -> AnalysisSession:
+        started = self._clock.now()
+        endpoint = claim.endpoint
+        session_id = new_id()
+        recent = await self._store.runs.list_runs(endpoint.id, limit=self._config.history_runs)
+        siblings = {e.name: e for e in await self._store.catalog.list_endpoints(endpoint.job_name)}
+        job = await self._store.catalog.get_job(endpoint.job_name)
+        toolbox = ToolBox(
+            ToolContext(
+                claim=claim,
+                siblings=siblings,
+                store=self._store,
+                schemas=self._schemas,
+                desk=self.desk,
+                proposer=Proposer(self._analyst.name, claim.mode, session_id),
+                now=self._clock.now,
+            )
+        )
+        brief = build_brief(
+            claim,
+            job_description=job.description,
+            siblings=siblings,
+            recent=recent,
+            schema=await self._schemas.output_schema(endpoint.id),
+            now=started,
+            pasted=await self._pasted(toolbox) if self._config.paste_latest else None,
+        )
+        verdict = await self._verdict(brief, toolbox)
+        finished = self._clock.now()
+        failed = verdict.status is SessionStatus.FAILED
+        look_again = (
+            self._backoff(claim.llm_failures)
+            if failed
+            else verdict.look_again_seconds or self._config.poll_seconds
+        )
+        next_at = finished + timedelta(seconds=look_again)
+        session = AnalysisSession(
+            id=session_id,
+            endpoint_id=endpoint.id,
+            job_id=endpoint.job_id,
+            planner=self._analyst.name,
+            started_at=started,
+            finished_at=finished,
+            status=verdict.status,
+            reasoning=verdict.reasoning,
+            confidence=verdict.confidence,
+            next_analysis_at=next_at,
+            prompt_tokens=verdict.prompt_tokens,
+            completion_tokens=verdict.completion_tokens,
+            tool_errors=toolbox.errors,
+            error=verdict.error,
+            tool_calls=list(toolbox.calls),
+        )
+        finished_runs = [run for run in recent if run.status is not RunStatus.RUNNING]
+        outcome = AnalysisOutcome(
+            seen_slot_at=finished_runs[0].slot_at if finished_runs else None,
+            seen_failing=endpoint.failure_count > 0,
+            next_analysis_at=next_at,
+            failed=failed,
+        )
+        await self._store.planner.finish_analysis(
+            claim, self._config.worker_id, session, outcome, finished
+        )
+        log.info(
+            "analysed %s: %s, %d tool calls, %d errors",
+            endpoint.ref,
+            session.status,
+            len(session.tool_calls),
+            session.tool_errors,
+            extra={
+                "action": "analysis",
+                "endpoint_id": endpoint.id,
+                "session_id": session.id,
+                "status": str(session.status),
+            },
+        )
+        return session
+
+    async def _verdict(self, brief: str, toolbox: ToolBox) -> Verdict:
+        try:
+            return await self._analyst.analyse(brief, toolbox)
+        except LlmUnavailable as exc:
+            log.warning(
+                "analysis of %s failed: %s",
+                toolbox.endpoint.ref,
+                exc,
+                extra={"action": "llm_unavailable", "endpoint_id": toolbox.endpoint.id},
+            )
+            return Verdict(SessionStatus.FAILED, error=str(exc))
+        except Exception as exc:
+            # A broken answer or a bug in one session must not end the worker.
+            log.exception(
+                "analysis of %s crashed",
+                toolbox.endpoint.ref,
+                extra={"action": "analysis_error", "endpoint_id": toolbox.endpoint.id},
+            )
+            return Verdict(SessionStatus.FAILED, error=f"internal error: {type(exc).__name__}")
+
+    def _backoff(self, failures_before: int) -> float:
+        delay = self._config.backoff_seconds * 2 ** min(failures_before, 32)
+        return min(delay, self._config.backoff_cap_seconds)
+
+    async def _pasted(self, toolbox: ToolBox) -> dict[str, JSON]:
+        latest = await toolbox.call("get_latest_response", {})
+        siblings = await toolbox.call("get_sibling_latest_responses", {})
+        toolbox.calls.clear()
+        return {toolbox.endpoint.name: latest.data, "siblings": siblings.data}

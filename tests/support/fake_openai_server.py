@@ -1,0 +1,166 @@
+"""An OpenAI-compatible chat-completions server on 127.0.0.1 that replays a script, for driving
+the real `openai` SDK in tests: tool calls (well-formed or not), plain text, HTTP errors with
+headers (429 + Retry-After, 500), slow answers, and usage figures counted from the request.
+
+A script step is a reply, or a function of the request body returning one (a "policy" that
+reads the tool results so far). Every request body is kept in `requests`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+from aiohttp import web
+
+Request = dict[str, Any]
+CHARS_PER_TOKEN = 4
+
+
+@dataclass(frozen=True)
+class Call:
+    """One tool call; `arguments` as a dict is sent as JSON, as a str exactly as given."""
+
+    name: str
+    arguments: dict[str, Any] | str = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Calls:
+    calls: Sequence[Call]
+    content: str | None = None
+
+
+@dataclass(frozen=True)
+class Text:
+    content: str
+
+
+@dataclass(frozen=True)
+class Failure:
+    status: int
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Slow:
+    seconds: float
+    then: Reply
+
+
+Reply = Calls | Text | Failure | Slow
+Step = Reply | Callable[[Request], Reply]
+
+
+def tokens(value: Any) -> int:
+    return math.ceil(len(json.dumps(value, separators=(",", ":"))) / CHARS_PER_TOKEN)
+
+
+def tool_results(request: Request) -> list[Any]:
+    """The decoded contents of the request's tool messages, oldest first."""
+    return [json.loads(m["content"]) for m in request["messages"] if m["role"] == "tool"]
+
+
+def submit(reasoning: str = "done", confidence: float = 0.9, again: float = 60) -> Calls:
+    arguments = {
+        "reasoning": reasoning,
+        "confidence": confidence,
+        "next_analysis_in_seconds": again,
+    }
+    return Calls([Call("submit_analysis", arguments)])
+
+
+class FakeOpenAI:
+    def __init__(self, script: Sequence[Step] | Callable[[Request], Reply]) -> None:
+        self._script = script
+        self._position = 0
+        self._ids = itertools.count(1)
+        self.requests: list[Request] = []
+        self.usage: list[tuple[int, int]] = []
+        self._runner: web.AppRunner | None = None
+        self.base_url = ""
+
+    def _next(self, request: Request) -> Reply:
+        if callable(self._script):
+            return self._script(request)
+        if self._position >= len(self._script):
+            return Failure(400)
+        step = self._script[self._position]
+        self._position += 1
+        return step(request) if callable(step) else step
+
+    async def _complete(self, http: web.Request) -> web.StreamResponse:
+        request: Request = await http.json()
+        self.requests.append(request)
+        reply = self._next(request)
+        while isinstance(reply, Slow):
+            await asyncio.sleep(reply.seconds)
+            reply = reply.then
+        if isinstance(reply, Failure):
+            error = {"error": {"message": f"scripted {reply.status}", "type": "scripted"}}
+            return web.json_response(error, status=reply.status, headers=reply.headers)
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        if isinstance(reply, Calls):
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{next(self._ids)}",
+                    "type": "function",
+                    "function": {
+                        "name": call.name,
+                        "arguments": call.arguments
+                        if isinstance(call.arguments, str)
+                        else json.dumps(call.arguments),
+                    },
+                }
+                for call in reply.calls
+            ]
+        prompt = tokens(request["messages"]) + tokens(request.get("tools", []))
+        completion = tokens(message)
+        self.usage.append((prompt, completion))
+        return web.json_response(
+            {
+                "id": f"chatcmpl-{len(self.requests)}",
+                "object": "chat.completion",
+                "created": 0,
+                "model": request["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": message,
+                        "finish_reason": "tool_calls" if "tool_calls" in message else "stop",
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": prompt,
+                    "completion_tokens": completion,
+                    "total_tokens": prompt + completion,
+                },
+            }
+        )
+
+    async def __aenter__(self) -> FakeOpenAI:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._complete)
+        runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        self._runner = runner
+        host, port = runner.addresses[0][:2]
+        self.base_url = f"http://{host}:{port}/v1"
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
