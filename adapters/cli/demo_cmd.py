@@ -25,7 +25,8 @@ from rich.live import Live
 from rich.logging import RichHandler
 from rich.table import Table
 
-from adapters.bootstrap import build_clock, migrate, open_store, serve_scheduler
+from adapters.bootstrap import build_clock, migrate, open_store, serve_planner, serve_scheduler
+from adapters.cli.demo_planner import PlannerLine, planner_lines
 from adapters.cli.output import new_table, schedule_text, span
 from adapters.config import example_jobs_file, load_declarations, parse_declarations
 from adapters.settings import Settings, load_settings
@@ -77,8 +78,10 @@ def demo(
     with tempfile.TemporaryDirectory(prefix="cronpilot-demo-") as workdir:
         settings = _demo_settings(Path(workdir))
         migrate(settings)
-        summary = asyncio.run(_run(settings, duration, seed, progress))
+        summary, planner = asyncio.run(_run(settings, duration, seed, progress))
     _print_summary(summary, console, live)
+    for line in planner:
+        typer.echo(line.text())
 
 
 def _log_quietly(console: Console) -> None:
@@ -102,6 +105,7 @@ def _demo_settings(workdir: Path) -> Settings:
         lease_seconds=30,
         grace_seconds=2,
         max_sleep_seconds=1,
+        planner_poll_seconds=1,
         reaper_interval_seconds=5,
     )
 
@@ -129,7 +133,9 @@ def _stopping_on_signals(stop: asyncio.Event) -> Iterator[None]:
             loop.remove_signal_handler(signum)
 
 
-async def _run(settings: Settings, duration: float, seed: int, progress: Progress) -> DemoSummary:
+async def _run(
+    settings: Settings, duration: float, seed: int, progress: Progress
+) -> tuple[DemoSummary, list[PlannerLine]]:
     clock = progress.clock
     stop = asyncio.Event()
     async with contextlib.AsyncExitStack() as resources:
@@ -147,12 +153,14 @@ async def _run(settings: Settings, duration: float, seed: int, progress: Progres
         )
         resources.enter_context(_stopping_on_signals(stop))
         scheduler = asyncio.create_task(serve_scheduler(settings, store, clock, stop))
+        # No LLM in the demo: the heuristic planner adapts the schedules.
+        planner = asyncio.create_task(serve_planner(settings, store, clock, stop))
         try:
             await progress.follow(store, stop, scheduler, clock.now() + timedelta(seconds=duration))
         finally:
             stop.set()
-            await scheduler
-        return await _summarise(store)
+            await asyncio.gather(scheduler, planner)
+        return await _summarise(store), await planner_lines(store)
 
 
 # --- while it runs ----------------------------------------------------------------------------

@@ -9,10 +9,16 @@ from adapters.cli.output import iso, span
 from domain.planning import AnalysisSession, Proposal, ProposalKind, ToolCallRecord
 
 
+def _duration(seconds: float) -> str:
+    # Below a minute the planner's halvings (2.5 s) matter; `span` would round them away.
+    return f"{seconds:g}s" if seconds < 60 else span(seconds)
+
+
 def change_text(proposal: Proposal) -> str:
     """`every 30s for 10m`, `once at …`, `pause until …`, `resume`."""
     if proposal.kind is ProposalKind.INTERVAL and proposal.interval_seconds is not None:
-        return f"every {span(proposal.interval_seconds)} for {span(proposal.ttl_seconds or 0)}"
+        interval, ttl = proposal.interval_seconds, proposal.ttl_seconds or 0
+        return f"every {_duration(interval)} for {_duration(ttl)}"
     if proposal.kind is ProposalKind.NEXT_TIME:
         return f"once at {iso(proposal.at)}"
     if proposal.kind is ProposalKind.PAUSE:

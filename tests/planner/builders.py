@@ -1,0 +1,85 @@
+"""Short ways to declare endpoints, record what they answered and build a planner in tests."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
+
+from adapters.output_schemas import NoOutputSchemas
+from domain.guardrails import GuardrailLimits
+from domain.model import JSON, Endpoint, EndpointSpec, Job, PlannerMode, Response, Run, Schedule
+from domain.ports import JobDeclaration, OutputSchemas, Store, Waker
+from planner.config import PlannerConfig
+from planner.session import Analyst
+from planner.worker import PlannerWorker
+from tests.support.clock import FakeClock
+
+T0 = datetime(2030, 1, 7, 12, 0, tzinfo=UTC)
+
+
+def spec(name: str, every: float = 60.0, **fields: Any) -> EndpointSpec:
+    base = EndpointSpec(name, f"https://example.com/{name}", Schedule(interval_seconds=every))
+    return replace(base, **fields)
+
+
+async def declare(
+    store: Store,
+    now: datetime,
+    *specs: EndpointSpec,
+    job: str = "j",
+    mode: PlannerMode = PlannerMode.AUTO,
+    description: str = "",
+) -> dict[str, Endpoint]:
+    declared = JobDeclaration(Job(job, description=description, planner_mode=mode), specs)
+    await store.catalog.apply([declared], now)
+    return {e.name: e for e in await store.catalog.list_endpoints(job)}
+
+
+def digest(body: JSON) -> str:
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
+async def answer(store: Store, ref: str, body: JSON, status: int = 200) -> Run:
+    """Run `ref`'s next slot (at its own next run time) with `body`; other endpoints due then
+    are released untouched."""
+    endpoint = await store.catalog.get_endpoint(ref)
+    at = endpoint.next_run_at
+    assert at is not None, f"{ref} is not scheduled"
+    claims = await store.claims.claim_due(at, "tester", 30, 1000)
+    [mine] = [claim for claim in claims if claim.endpoint.id == endpoint.id]
+    for claim in claims:
+        if claim is not mine:
+            await store.claims.release(claim, "tester")
+    response = Response(
+        status_code=status,
+        body=body,
+        size_bytes=len(json.dumps(body)),
+        body_hash=digest(body),
+        started_at=at,
+        finished_at=at,
+    )
+    return await store.claims.finish(mine, "tester", response, at)
+
+
+def make_planner(
+    store: Store,
+    analyst: Analyst,
+    clock: FakeClock,
+    *,
+    waker: Waker | None = None,
+    schemas: OutputSchemas | None = None,
+    limits: GuardrailLimits | None = None,
+    **config: Any,
+) -> PlannerWorker:
+    config.setdefault("worker_id", "p1")
+    return PlannerWorker(
+        store,
+        analyst,
+        clock,
+        PlannerConfig(limits=limits or GuardrailLimits(), **config),
+        schemas=schemas or NoOutputSchemas(),
+        waker=waker,
+    )
