@@ -1,0 +1,106 @@
+"""The proposal desk: guardrails, auto and review, admin decisions, waking schedulers."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from adapters.wake import InProcessWaker
+from domain.errors import ProposalNotPending
+from domain.guardrails import GuardrailLimits
+from domain.model import PlannerMode
+from domain.planning import ProposalDraft, ProposalKind, ProposalStatus
+from domain.ports import Store
+from planner.proposals import ProposalDesk, Proposer
+from tests.planner.builders import answer, declare, spec
+from tests.support.clock import FakeClock
+
+LIMITS = GuardrailLimits(max_changes_per_hour=2, pending_ttl_seconds=600, max_pause_seconds=900)
+AUTO = Proposer("llm:test", PlannerMode.AUTO, "s1")
+REVIEW = Proposer("llm:test", PlannerMode.REVIEW, "s1")
+
+
+def _every(seconds: float, reason: str = "busy") -> ProposalDraft:
+    return ProposalDraft(ProposalKind.INTERVAL, reason, seconds, ttl_seconds=300)
+
+
+async def test_auto_applies_and_wakes_schedulers_when_due_earlier(
+    store: Store, clock: FakeClock
+) -> None:
+    endpoints = await declare(store, clock.now(), spec("a", every=600, min_interval_seconds=5))
+    await answer(store, "j/a", {"n": 1})
+    waker = InProcessWaker()
+    desk = ProposalDesk(store, waker, LIMITS)
+
+    proposal = await desk.propose(_every(30), endpoints["a"].id, AUTO, clock.now())
+
+    assert (proposal.status, proposal.decided_by) == (ProposalStatus.APPLIED, "auto")
+    assert proposal.outcome is not None
+    assert proposal.outcome.startswith("applied: next run")
+    assert await waker.wait(0.01) is True
+    later = await desk.propose(_every(60), endpoints["a"].id, AUTO, clock.now())
+    assert later.status is ProposalStatus.APPLIED
+    assert await waker.wait(0.01) is False
+
+
+async def test_changes_per_hour_are_limited(store: Store, clock: FakeClock) -> None:
+    endpoints = await declare(store, clock.now(), spec("a"))
+    desk = ProposalDesk(store, None, LIMITS)
+    for seconds in (30, 40):
+        await desk.propose(_every(seconds), endpoints["a"].id, AUTO, clock.now())
+
+    third = await desk.propose(_every(50), endpoints["a"].id, AUTO, clock.now())
+    clock.advance(3601)
+    fourth = await desk.propose(_every(50), endpoints["a"].id, AUTO, clock.now())
+
+    assert (third.status, third.decided_by) == (ProposalStatus.REFUSED, "guardrails")
+    assert (
+        third.outcome == "2 changes were applied to this endpoint in the last hour; the limit is 2"
+    )
+    assert fourth.status is ProposalStatus.APPLIED
+
+
+async def test_pause_and_resume_through_proposals(store: Store, clock: FakeClock) -> None:
+    endpoints = await declare(store, clock.now(), spec("a"))
+    desk = ProposalDesk(store, None, LIMITS)
+    until = clock.now() + timedelta(minutes=10)
+
+    paused = await desk.propose(
+        ProposalDraft(ProposalKind.PAUSE, "quiet", at=until), endpoints["a"].id, AUTO, clock.now()
+    )
+    assert paused.status is ProposalStatus.APPLIED
+    endpoint = await store.catalog.get_endpoint("j/a")
+    assert endpoint.pause is not None
+    assert (endpoint.pause.until, endpoint.pause.reason) == (until, "quiet")
+
+    resumed = await desk.propose(
+        ProposalDraft(ProposalKind.RESUME, "busy again"), endpoints["a"].id, AUTO, clock.now()
+    )
+    assert resumed.status is ProposalStatus.APPLIED
+    assert (await store.catalog.get_endpoint("j/a")).pause is None
+
+
+async def test_admin_decisions_are_final_and_lapsed_proposals_expire(
+    store: Store, clock: FakeClock
+) -> None:
+    endpoints = await declare(store, clock.now(), spec("a", min_interval_seconds=20))
+    desk = ProposalDesk(store, None, LIMITS)
+    rejected = await desk.propose(_every(30), endpoints["a"].id, REVIEW, clock.now())
+    lapsing = await desk.propose(_every(40), endpoints["a"].id, REVIEW, clock.now())
+    assert rejected.status is ProposalStatus.PENDING
+
+    done = await desk.reject(rejected.id, "bob@ops", "not during the sale", clock.now())
+    assert (done.status, done.decided_by, done.outcome) == (
+        ProposalStatus.REJECTED,
+        "bob@ops",
+        "not during the sale",
+    )
+    with pytest.raises(ProposalNotPending):
+        await desk.approve(rejected.id, "ann@ops", clock.now())
+
+    clock.advance(600)
+    with pytest.raises(ProposalNotPending):
+        await desk.approve(lapsing.id, "ann@ops", clock.now())
+    assert (await store.planner.get_proposal(lapsing.id)).status is ProposalStatus.EXPIRED
+    assert (await store.catalog.get_endpoint("j/a")).interval_hint is None

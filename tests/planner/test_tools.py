@@ -1,0 +1,191 @@
+"""The planner's tools: scoping, projection, truncation, validation, recording."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+import jsonschema
+import pytest
+
+from adapters.memory import MemoryStore
+from domain.guardrails import GuardrailLimits
+from domain.model import JSON, PlannerMode
+from domain.planning import AnalysisClaim
+from planner.proposals import ProposalDesk, Proposer
+from planner.tools import TOOLS, ToolBox, ToolContext, ToolKind
+from tests.planner.builders import answer, declare, spec
+from tests.support.clock import FakeClock
+
+
+class KnownSchemas:
+    def __init__(self, schemas: dict[str, JSON]) -> None:
+        self._schemas = schemas
+
+    async def output_schema(self, endpoint_id: str) -> JSON | None:
+        return self._schemas.get(endpoint_id)
+
+
+async def _toolbox(clock: FakeClock, max_body_chars: int = 2000) -> tuple[ToolBox, MemoryStore]:
+    store = MemoryStore()
+    endpoints = await declare(
+        store,
+        clock.now(),
+        spec("score", every=10, min_interval_seconds=5, max_interval_seconds=60),
+        spec("investigator", every=30),
+    )
+    await declare(store, clock.now(), spec("secret"), job="other")
+    for rate in (0.01, 0.07):
+        await answer(store, "j/score", {"fraud_rate": rate, "orders": [{"id": 1}, {"id": 2}]})
+    await answer(store, "j/investigator", {"report": "x" * 5000})
+    score = await store.catalog.get_endpoint("j/score")
+    context = ToolContext(
+        claim=AnalysisClaim(score, PlannerMode.AUTO, clock.now() + timedelta(minutes=5)),
+        siblings=endpoints,
+        store=store,
+        schemas=KnownSchemas({}),
+        desk=ProposalDesk(store, None, GuardrailLimits()),
+        proposer=Proposer("llm:test", PlannerMode.AUTO, "s1"),
+        now=clock.now,
+        max_body_chars=max_body_chars,
+    )
+    return ToolBox(context), store
+
+
+def test_every_tool_has_a_json_schema_and_the_registry_is_complete() -> None:
+    assert {name: tool.kind for name, tool in TOOLS.items()} == {
+        "get_latest_response": ToolKind.QUERY,
+        "get_response_history": ToolKind.QUERY,
+        "get_sibling_latest_responses": ToolKind.QUERY,
+        "get_output_schema": ToolKind.QUERY,
+        "propose_interval": ToolKind.ACTION,
+        "propose_next_time": ToolKind.ACTION,
+        "pause_until": ToolKind.ACTION,
+        "submit_analysis": ToolKind.FINAL,
+    }
+    for tool in TOOLS.values():
+        definition: Any = tool.definition()
+        jsonschema.Draft202012Validator.check_schema(definition["function"]["parameters"])
+    history: Any = TOOLS["get_response_history"].definition()
+    assert history["function"]["parameters"]["properties"]["limit"]["maximum"] == 50
+
+
+async def test_query_tools_read_siblings_with_projection(clock: FakeClock) -> None:
+    box, _ = await _toolbox(clock)
+
+    latest = await box.call("get_latest_response", {"fields": ["fraud_rate", "orders[*].id"]})
+    siblings = await box.call("get_sibling_latest_responses", '{"fields": []}')
+    history = await box.call("get_response_history", {"limit": 1, "offset": 1, "fields": ["x"]})
+
+    assert latest.error is None
+    assert latest.data["run"]["fields"] == {"fraud_rate": 0.07, "orders[*].id": [1, 2]}
+    assert "body" not in latest.data["run"]
+    assert list(siblings.data) == ["investigator"]
+    assert "body" not in siblings.data["investigator"]
+    assert history.data["runs"][0]["fields"] == {"_missing": ["x"]}
+    assert [call.name for call in box.calls] == [
+        "get_latest_response",
+        "get_sibling_latest_responses",
+        "get_response_history",
+    ]
+    assert box.calls[1].arguments == {"fields": []}
+    assert box.calls[0].result_chars == len(latest.content)
+
+
+async def test_large_bodies_are_truncated_with_a_marker(clock: FakeClock) -> None:
+    box, _ = await _toolbox(clock, max_body_chars=100)
+
+    result = await box.call("get_latest_response", {"endpoint": "investigator"})
+
+    body = result.data["run"]["body"]
+    assert body["_truncated"].startswith("body is 5013 characters; showing the first 100")
+    assert len(body["preview"]) == 100
+    assert len(result.content) < 600
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "expected"),
+    [
+        ("get_latest_response", {"endpoint": "secret"}, "is not in job 'j'"),
+        ("get_latest_response", {"endpoint": "other/secret"}, "is not in job 'j'"),
+        ("get_response_history", {"limit": 51}, "limit: Input should be less than or equal"),
+        ("get_response_history", {"colour": "red"}, "colour: Extra inputs are not permitted"),
+        ("get_latest_response", '{"fields": [', "arguments are not valid JSON"),
+        ("get_latest_response", {"fields": ["a..b"]}, "bad JSON path"),
+        ("drop_table", {}, "unknown tool 'drop_table'"),
+        (
+            "propose_interval",
+            {"endpoint": "investigator", "interval_seconds": 30, "ttl_seconds": 60, "reason": "r"},
+            "actions apply only to the endpoint under analysis (j/score)",
+        ),
+        ("propose_interval", {"interval_seconds": 30, "ttl_seconds": 60}, "reason: Field required"),
+        (
+            "submit_analysis",
+            {"reasoning": "x", "confidence": 2, "next_analysis_in_seconds": 5},
+            "confidence",
+        ),
+    ],
+)
+async def test_mistakes_are_tool_errors_the_model_can_read(
+    clock: FakeClock, name: str, arguments: Any, expected: str
+) -> None:
+    box, store = await _toolbox(clock)
+
+    result = await box.call(name, arguments)
+
+    assert result.error is not None
+    assert expected in result.error
+    assert json.loads(result.content) == {"error": result.error}
+    assert box.errors == 1
+    assert box.calls[-1].error == result.error
+    assert box.submitted is None
+    assert store.planner.planning.proposals == {}
+
+
+async def test_output_schema_is_read_when_learned(clock: FakeClock) -> None:
+    box, store = await _toolbox(clock)
+    unknown = await box.call("get_output_schema", {})
+    score = await store.catalog.get_endpoint("j/score")
+    box.context.schemas = KnownSchemas({score.id: {"type": "object"}})
+    learned = await box.call("get_output_schema", {"endpoint": "score"})
+
+    assert unknown.data == {
+        "endpoint": "score",
+        "schema": None,
+        "note": "no output schema learned yet; read get_latest_response with fields",
+    }
+    assert learned.data == {"endpoint": "score", "schema": {"type": "object"}}
+
+
+async def test_actions_become_proposals_and_submit_ends(clock: FakeClock) -> None:
+    box, store = await _toolbox(clock)
+
+    interval = await box.call(
+        "propose_interval",
+        {"endpoint": "score", "interval_seconds": 5, "ttl_seconds": 600, "reason": "fraud up"},
+    )
+    too_fast = await box.call(
+        "propose_interval", {"interval_seconds": 1, "ttl_seconds": 600, "reason": "faster"}
+    )
+    later = (clock.now() + timedelta(minutes=2)).replace(tzinfo=None).isoformat()
+    shot = await box.call(
+        "propose_next_time", {"at": later, "ttl_seconds": 600, "reason": "after the sale"}
+    )
+    done = await box.call(
+        "submit_analysis",
+        {"reasoning": "fraud is up", "confidence": 0.8, "next_analysis_in_seconds": 30},
+    )
+
+    assert interval.data["status"] == "applied"
+    assert too_fast.error is None
+    assert too_fast.data["status"] == "refused"
+    assert too_fast.data["outcome"] == "interval 1s is below the minimum 5s"
+    assert shot.data["status"] == "applied"
+    endpoint = await store.catalog.get_endpoint("j/score")
+    assert endpoint.oneshot_hint is not None
+    assert endpoint.oneshot_hint.at == clock.now() + timedelta(minutes=2)
+    assert done.data == {"ok": True}
+    assert box.submitted is not None
+    assert box.submitted.next_analysis_in_seconds == 30
+    assert box.errors == 0

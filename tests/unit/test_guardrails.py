@@ -1,0 +1,105 @@
+"""Guardrails and the heuristic rules: pure functions of the endpoint, its runs and `now`."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from domain.guardrails import GuardrailLimits, change_for, refusal
+from domain.heuristic import Observation, judge
+from domain.model import Endpoint, EndpointSpec, IntervalHint, Pause, Schedule
+from domain.planning import ProposalDraft, ProposalKind
+
+NOW = datetime(2030, 1, 1, tzinfo=UTC)
+LIMITS = GuardrailLimits(max_pause_seconds=3600, max_changes_per_hour=2, max_hint_ttl_seconds=600)
+
+
+def _endpoint(**spec: object) -> Endpoint:
+    base = EndpointSpec(
+        "e",
+        "https://example.com",
+        Schedule(interval_seconds=20),
+        min_interval_seconds=5,
+        max_interval_seconds=80,
+    )
+    return Endpoint("id", "job", "j", replace(base, **spec))  # type: ignore[arg-type]
+
+
+def _in(seconds: float) -> datetime:
+    return NOW + timedelta(seconds=seconds)
+
+
+@pytest.mark.parametrize(
+    ("draft", "changes", "expected"),
+    [
+        (ProposalDraft(ProposalKind.INTERVAL, "r", 10, ttl_seconds=60), 0, None),
+        (ProposalDraft(ProposalKind.INTERVAL, " ", 10, ttl_seconds=60), 0, "a reason is required"),
+        (ProposalDraft(ProposalKind.INTERVAL, "r", 10, ttl_seconds=60), 2, "the limit is 2"),
+        (ProposalDraft(ProposalKind.INTERVAL, "r", 4, ttl_seconds=60), 0, "below the minimum 5s"),
+        (ProposalDraft(ProposalKind.INTERVAL, "r", 81, ttl_seconds=60), 0, "above the maximum 80s"),
+        (ProposalDraft(ProposalKind.INTERVAL, "r", 10, ttl_seconds=601), 0, "exceeds the maximum"),
+        (ProposalDraft(ProposalKind.NEXT_TIME, "r", at=_in(30), ttl_seconds=60), 0, None),
+        (ProposalDraft(ProposalKind.NEXT_TIME, "r", at=NOW, ttl_seconds=60), 0, "in the future"),
+        (ProposalDraft(ProposalKind.NEXT_TIME, "r", at=_in(90), ttl_seconds=60), 0, "lengthen"),
+        (ProposalDraft(ProposalKind.PAUSE, "r", at=_in(3600)), 0, None),
+        (ProposalDraft(ProposalKind.PAUSE, "r", at=_in(3601)), 0, "at most 3600s"),
+        (ProposalDraft(ProposalKind.RESUME, "r"), 0, "the endpoint is not paused"),
+    ],
+)
+def test_refusals(draft: ProposalDraft, changes: int, expected: str | None) -> None:
+    why = refusal(draft, _endpoint(), changes, NOW, LIMITS)
+
+    if expected is None:
+        assert why is None
+    else:
+        assert why is not None
+        assert expected in why
+
+
+def test_applying_keeps_what_the_proposal_does_not_touch() -> None:
+    hint = IntervalHint(40, _in(100), "old")
+    paused = replace(_endpoint(), interval_hint=hint, pause=Pause("ops", _in(50)))
+
+    shot = change_for(
+        ProposalDraft(ProposalKind.NEXT_TIME, "why", at=_in(9), ttl_seconds=60), paused, NOW
+    )
+    resumed = change_for(ProposalDraft(ProposalKind.RESUME, "go"), paused, NOW)
+
+    assert (shot.interval_hint, shot.pause) == (hint, paused.pause)
+    assert shot.oneshot_hint is not None
+    assert (shot.oneshot_hint.at, shot.oneshot_hint.expires_at) == (_in(9), _in(60))
+    assert (resumed.interval_hint, resumed.pause) == (hint, None)
+
+
+SAME = Observation(ok=True, body_hash="a")
+
+
+@pytest.mark.parametrize(
+    ("runs", "interval", "reason"),
+    [
+        ([SAME, SAME, SAME], 40.0, "identical; relaxing from every 20s to every 40s (max 80s)"),
+        ([SAME, Observation(True, "b")], 10.0, "tightening from every 20s to every 10s (min 5s)"),
+        ([Observation(False, "x"), SAME], None, "failing: left to the backoff"),
+        ([SAME], None, "fewer than two finished runs"),
+        ([SAME, SAME], None, "settling"),
+    ],
+)
+def test_heuristic_rules(runs: list[Observation], interval: float | None, reason: str) -> None:
+    verdict = judge(_endpoint(), runs, NOW)
+
+    assert verdict.interval_seconds == interval
+    assert reason in verdict.reasoning
+    if interval is not None:
+        assert verdict.ttl_seconds == interval * 10
+
+
+def test_heuristic_stays_within_the_clamps_and_needs_them_to_move() -> None:
+    at_max = replace(_endpoint(), interval_hint=IntervalHint(80, _in(100), "relaxed"))
+    unclamped = _endpoint(min_interval_seconds=None, max_interval_seconds=None)
+
+    assert judge(at_max, [SAME, SAME, SAME], NOW).interval_seconds is None
+    assert "already at the max 80s" in judge(at_max, [SAME, SAME, SAME], NOW).reasoning
+    assert judge(unclamped, [SAME, SAME, SAME], NOW).interval_seconds is None
+    assert judge(unclamped, [SAME, Observation(True, "b")], NOW).interval_seconds is None
