@@ -1,0 +1,230 @@
+"""The LLM planner through the real `openai` SDK against a scripted OpenAI-compatible server on
+127.0.0.1: tool calls and their mistakes, budgets, retries and outages."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from adapters.llm.openai_client import OpenAIChat
+from adapters.memory import MemoryStore
+from domain.model import PlannerMode
+from domain.planning import AnalysisSession, ProposalStatus, SessionStatus
+from planner.session import LlmAnalyst
+from planner.worker import PlannerWorker
+from tests.planner.builders import T0, answer, declare, make_planner, spec
+from tests.support.clock import FakeClock
+from tests.support.fake_openai_server import (
+    Call,
+    Calls,
+    Failure,
+    FakeOpenAI,
+    Slow,
+    Step,
+    Text,
+    submit,
+    tool_results,
+)
+
+BODY_MARKER = "only-through-tools"
+API_KEY = "sk-test-never-logged"
+FORCED_SUBMIT = {"type": "function", "function": {"name": "submit_analysis"}}
+
+
+class Sleeps:
+    """The retry waits asked for, without waiting."""
+
+    def __init__(self) -> None:
+        self.asked: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.asked.append(seconds)
+
+
+@asynccontextmanager
+async def planner_against(
+    script: Sequence[Step],
+    sleeps: Sleeps | None = None,
+    *,
+    timeout: float = 5.0,
+    attempts: int = 3,
+    max_steps: int = 6,
+    max_tokens: int = 100_000,
+) -> AsyncIterator[tuple[PlannerWorker, MemoryStore, FakeOpenAI]]:
+    store = MemoryStore()
+    await declare(
+        store,
+        T0,
+        spec("score", every=10, min_interval_seconds=5, max_interval_seconds=120),
+        spec("investigator", every=60, min_interval_seconds=10, max_interval_seconds=300),
+        description="Flash sale fraud watch.",
+        mode=PlannerMode.AUTO,
+    )
+    await answer(store, "j/score", {"fraud_rate": 0.08, "note": BODY_MARKER})
+    await answer(store, "j/investigator", {"investigated": []})
+    async with FakeOpenAI(script) as server:
+        chat = OpenAIChat(
+            model="test-model",
+            base_url=server.base_url,
+            api_key=API_KEY,
+            timeout_seconds=timeout,
+            attempts=attempts,
+            sleep=sleeps or Sleeps(),
+        )
+        try:
+            analyst = LlmAnalyst(chat, max_steps=max_steps, max_tokens=max_tokens)
+            yield make_planner(store, analyst, FakeClock(T0 + timedelta(seconds=30))), store, server
+        finally:
+            await chat.close()
+
+
+async def _investigate(planner: PlannerWorker) -> AnalysisSession:
+    return await planner.analyse_now("j/investigator")
+
+
+def _fraud_rate_policy(request: dict[str, Any]) -> Calls:
+    """Reads the sibling's fraud rate, then acts on it."""
+    seen = tool_results(request)
+    if not seen:
+        return Calls([Call("get_sibling_latest_responses", {"fields": ["fraud_rate"]})])
+    return submit(f"fraud_rate is {seen[0]['score']['fields']['fraud_rate']}")
+
+
+async def test_a_conversation_with_mistakes_the_model_corrects(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    script: list[Step] = [
+        Calls([Call("get_sibling_latest_responses", {"fields": ["fraud_rate"]})]),
+        Calls(
+            [
+                Call("propose_interval", '{"interval_seconds": 10, "ttl'),
+                Call(
+                    "propose_interval",
+                    {"endpoint": "score", "interval_seconds": 5, "ttl_seconds": 60, "reason": "r"},
+                ),
+                Call("get_everything", {}),
+            ]
+        ),
+        Text("I think the investigator should run more often."),
+        Calls(
+            [
+                Call(
+                    "propose_interval",
+                    {"interval_seconds": 10, "ttl_seconds": 600, "reason": "fraud_rate 0.08"},
+                )
+            ]
+        ),
+        submit("fraud is above 5%: investigating every 10 s", confidence=0.9, again=45),
+    ]
+    async with planner_against(script) as (planner, store, server):
+        session = await _investigate(planner)
+
+    assert session.status is SessionStatus.SUBMITTED
+    assert (session.reasoning, session.confidence) == (
+        "fraud is above 5%: investigating every 10 s",
+        0.9,
+    )
+    assert session.next_analysis_at == T0 + timedelta(seconds=75)
+    assert session.planner == "llm:test-model"
+    assert [(c.name, c.error is not None) for c in session.tool_calls] == [
+        ("get_sibling_latest_responses", False),
+        ("propose_interval", True),
+        ("propose_interval", True),
+        ("get_everything", True),
+        ("propose_interval", False),
+        ("submit_analysis", False),
+    ]
+    assert session.tool_errors == 4  # three bad calls and one answer without a tool call
+    assert session.prompt_tokens == sum(prompt for prompt, _ in server.usage)
+    assert session.completion_tokens == sum(done for _, done in server.usage)
+    assert session.prompt_tokens > 0
+    [proposal] = await store.planner.list_proposals()
+    assert (proposal.status, proposal.interval_seconds, proposal.session_id) == (
+        ProposalStatus.APPLIED,
+        10.0,
+        session.id,
+    )
+    assert proposal.proposed_by == "llm:test-model"
+    first = server.requests[0]
+    assert BODY_MARKER not in str(first["messages"])
+    assert "Flash sale fraud watch." in first["messages"][1]["content"]
+    assert len(first["tools"]) == 8
+    assert first["tool_choice"] == "auto"
+    errors = [m["content"] for m in server.requests[2]["messages"] if m["role"] == "tool"]
+    assert "arguments are not valid JSON" in errors[1]
+    assert "actions apply only to the endpoint under analysis" in errors[2]
+    assert "unknown tool 'get_everything'" in errors[3]
+    assert API_KEY not in caplog.text
+
+
+async def test_the_last_step_is_forced_to_submit() -> None:
+    script: list[Step] = [
+        Calls([Call("get_latest_response", {"fields": []})]),
+        Calls([Call("get_latest_response", {"fields": []})]),
+    ]
+    async with planner_against(script, max_steps=2) as (planner, _, server):
+        session = await _investigate(planner)
+
+    assert [r["tool_choice"] for r in server.requests] == ["auto", FORCED_SUBMIT]
+    assert session.status is SessionStatus.EXHAUSTED
+
+
+async def test_the_token_budget_forces_submit_early() -> None:
+    async with planner_against([_fraud_rate_policy, _fraud_rate_policy], max_tokens=10) as (
+        planner,
+        _,
+        server,
+    ):
+        session = await _investigate(planner)
+
+    assert [r["tool_choice"] for r in server.requests] == ["auto", FORCED_SUBMIT]
+    assert session.status is SessionStatus.SUBMITTED
+    assert session.reasoning == "fraud_rate is 0.08"
+
+
+async def test_rate_limits_and_server_errors_are_retried_honouring_retry_after() -> None:
+    sleeps = Sleeps()
+    script: list[Step] = [
+        Failure(429, {"Retry-After": "7"}),
+        Failure(500),
+        _fraud_rate_policy,
+        Failure(503),
+        _fraud_rate_policy,
+    ]
+    async with planner_against(script, sleeps, attempts=3) as (planner, _, server):
+        session = await _investigate(planner)
+
+    assert session.status is SessionStatus.SUBMITTED
+    assert sleeps.asked == [7.0, 2.0, 1.0]
+    assert len(server.requests) == 5
+
+
+async def test_an_unreachable_llm_backs_off_and_leaves_scheduling_alone() -> None:
+    slow = Slow(2.0, submit())
+    async with planner_against([slow, slow], timeout=0.2, attempts=2) as (planner, store, _):
+        before = await store.catalog.get_endpoint("j/investigator")
+        session = await _investigate(planner)
+        after = await store.catalog.get_endpoint("j/investigator")
+
+        assert session.status is SessionStatus.FAILED
+        assert session.error == "the LLM is unavailable: the LLM server did not answer in time"
+        assert (after.next_run_at, after.interval_hint) == (before.next_run_at, None)
+        state = store.planner.planning.states[after.id]
+        assert state.llm_failures == 1
+        assert state.retry_at == session.finished_at + timedelta(seconds=30)
+
+
+async def test_client_errors_are_not_retried() -> None:
+    sleeps = Sleeps()
+    async with planner_against([Failure(401)], sleeps) as (planner, _, server):
+        session = await _investigate(planner)
+
+    assert session.status is SessionStatus.FAILED
+    assert session.error == "the LLM is unavailable: HTTP 401 from the LLM server"
+    assert (sleeps.asked, len(server.requests)) == ([], 1)
