@@ -1,0 +1,157 @@
+"""The planner from the CLI alone: analyse an endpoint, see what was proposed and why, approve
+or reject it, and see the effect on the schedule — `cronpilot` as a process on SQLite."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from adapters.sql import open_sql_store
+from tests.e2e.conftest import Cli
+from tests.planner.builders import answer
+from tests.support.fake_openai_server import Call, Calls, FakeOpenAI, submit
+
+JOBS = """\
+jobs:
+  - name: shop
+    description: the web shop
+    planner_mode: review
+    endpoints:
+      - name: orders
+        description: new orders; nothing new means poll less
+        url: http://127.0.0.1:9/orders
+        interval: 30s
+        min_interval: 10s
+        max_interval: 5m
+      - name: nightly
+        url: http://127.0.0.1:9/report
+        cron: "0 3 * * *"
+        planner_mode: "off"
+"""
+
+
+async def _answers(database_url: str, *bodies: object) -> None:
+    store = await open_sql_store(database_url)
+    try:
+        for body in bodies:
+            await answer(store, "shop/orders", body)
+    finally:
+        await store.close()
+
+
+@pytest.fixture
+def shop(cli_for: Callable[..., Cli], sqlite_url: str, tmp_path: Path) -> Cli:
+    cli = cli_for(sqlite_url, LOGNAME="ann", CRONPILOT_ALLOWED_NETWORKS="127.0.0.1/32")
+    jobs = tmp_path / "jobs.yaml"
+    jobs.write_text(JOBS, encoding="utf-8")
+    cli("apply", "-f", str(jobs))
+    return cli
+
+
+def _error(done: object) -> str:
+    stderr = str(getattr(done, "stderr", ""))
+    lines = stderr.splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("error: ")
+    return lines[0]
+
+
+async def test_review_approve_and_see_the_effect(shop: Cli, sqlite_url: str) -> None:
+    await _answers(sqlite_url, {"orders": []}, {"orders": []}, {"orders": []})
+
+    analysed = shop.json("planner", "run-once", "shop/orders")
+    [pending] = shop.json("proposals", "list", "--status", "pending", "--job", "shop")
+    shown = shop.json("proposals", "show", pending["id"])
+    before = shop.json("endpoints", "show", "shop/orders")
+    approved = shop("proposals", "approve", pending["id"]).stdout
+    after = shop.json("endpoints", "show", "shop/orders")
+    again = shop("proposals", "approve", pending["id"], expect=4)
+    [session] = shop.json("sessions", "list", "--endpoint", "shop/orders")
+    details = shop.json("sessions", "show", session["id"])
+    table = shop("sessions", "show", session["id"]).stdout
+
+    assert analysed["status"] == "submitted"
+    assert analysed["proposals"] == [pending["id"]]
+    assert pending["change"] == "every 1m for 10m"
+    assert pending["reason"] == (
+        "the last 3 responses were identical; relaxing from every 30s to every 60s (max 300s)"
+    )
+    assert (shown["proposed_by"], shown["session_id"]) == ("heuristic", session["id"])
+    assert before["interval_hint"] is None
+    assert approved.startswith(f"approved {pending['id']} for shop/orders: every 1m for 10m")
+    assert after["interval_hint"]["interval_seconds"] == 60
+    assert after["next_run_source"] == "hint-interval"
+    assert _error(again) == f"error: proposal {pending['id']} is applied, not pending"
+    assert [c["name"] for c in details["tool_calls"]] == [
+        "get_response_history",
+        "propose_interval",
+        "submit_analysis",
+    ]
+    assert details["tool_calls"][0]["arguments"] == {"limit": 4, "fields": []}
+    assert "get_response_history" in table
+    assert "relaxing from every 30s" in table
+    decided = shop.json("proposals", "show", pending["id"])
+    assert decided["status"] == "applied"
+    assert decided["decided_by"].startswith("ann@")
+
+
+async def test_reject_with_a_reason(shop: Cli, sqlite_url: str) -> None:
+    await _answers(sqlite_url, {"orders": [1]}, {"orders": [1, 2]})
+    shop("planner", "run-once", "shop/orders")
+    [pending] = shop.json("proposals", "list")
+
+    rejected = shop.json("proposals", "reject", pending["id"], "--reason", "sale tonight")
+
+    assert (rejected["status"], rejected["outcome"]) == ("rejected", "sale tonight")
+    assert shop.json("endpoints", "show", "shop/orders")["interval_hint"] is None
+    assert shop.json("proposals", "list", "--status", "pending") == []
+
+
+def test_planner_mistakes_are_one_line_errors(shop: Cli) -> None:
+    off = shop("planner", "run-once", "shop/nightly", expect=2)
+    missing = shop("proposals", "show", "nope", expect=1)
+    blank = shop("proposals", "reject", "nope", "--reason", " ", expect=2)
+    status = shop("proposals", "list", "--status", "maybe", expect=2)
+
+    assert "planner mode is off" in _error(off)
+    assert _error(missing) == "error: no proposal 'nope'"
+    assert "--reason" in _error(blank)
+    assert "maybe" in _error(status)
+
+
+async def test_run_once_with_an_llm(
+    shop: Cli, sqlite_url: str, cli_for: Callable[..., Cli]
+) -> None:
+    await _answers(sqlite_url, {"orders": [7]})
+    script = [
+        Calls([Call("get_latest_response", {"fields": ["orders"]})]),
+        Calls(
+            [
+                Call(
+                    "propose_interval",
+                    {"interval_seconds": 10, "ttl_seconds": 900, "reason": "orders are coming in"},
+                )
+            ]
+        ),
+        submit("orders arrive: polling faster"),
+    ]
+    async with FakeOpenAI(script) as server:
+        llm = cli_for(
+            sqlite_url, CRONPILOT_LLM_BASE_URL=server.base_url, CRONPILOT_LLM_MODEL="scripted"
+        )
+        analysed = await asyncio.to_thread(llm.json, "planner", "run-once", "shop/orders")
+
+    [proposal] = shop.json("proposals", "list")
+    assert (analysed["planner"], analysed["reasoning"]) == (
+        "llm:scripted",
+        "orders arrive: polling faster",
+    )
+    assert analysed["prompt_tokens"] == sum(prompt for prompt, _ in server.usage)
+    assert (proposal["status"], proposal["proposed_by"], proposal["reason"]) == (
+        "pending",
+        "llm:scripted",
+        "orders are coming in",
+    )
