@@ -129,7 +129,7 @@ class AnalysisOutcome:
     """What `finish_analysis` records on the endpoint's planner state."""
 
     seen_slot_at: datetime | None
-    """The newest run slot the session could see: later runs are "new" for the next pick."""
+    """The newest run slot of the job the session could see: later ones are "new" next time."""
     seen_failing: bool
     next_analysis_at: datetime
     failed: bool
@@ -164,7 +164,11 @@ def needs_analysis(
 ) -> bool:
     """Whether a planner should pick the endpoint at `now` (the SQL store says the same in
     SQL): not off, not leased by a live planner, not backing off, and either new finished runs
-    once its next analysis time has come, or a failure state that changed since the last look."""
+    once its next analysis time has come, or a failure state that changed since the last look.
+
+    `newest_slot` is the newest finished run of the endpoint's whole job: siblings' answers
+    drive dependent endpoints (an investigator paused until a fraud score rises has no runs of
+    its own to look at)."""
     if mode is PlannerMode.OFF:
         return False
     if state.lease_until is not None and state.lease_until >= now:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from domain.errors import LlmUnavailable, StoreUnavailable
-from domain.model import JSON, RunStatus, new_id
+from domain.model import JSON, Endpoint, RunStatus, new_id
 from domain.planning import AnalysisClaim, AnalysisOutcome, AnalysisSession, SessionStatus
 from domain.ports import Clock, OutputSchemas, Store, Waker
 from planner.brief import build_brief
@@ -102,6 +102,7 @@ class PlannerWorker:
         recent = await self._store.runs.list_runs(endpoint.id, limit=self._config.history_runs)
         siblings = {e.name: e for e in await self._store.catalog.list_endpoints(endpoint.job_name)}
         job = await self._store.catalog.get_job(endpoint.job_name)
+        seen = await self._newest_finished_slot(list(siblings.values()))
         toolbox = ToolBox(
             ToolContext(
                 claim=claim,
@@ -148,9 +149,8 @@ class PlannerWorker:
             error=verdict.error,
             tool_calls=list(toolbox.calls),
         )
-        finished_runs = [run for run in recent if run.status is not RunStatus.RUNNING]
         outcome = AnalysisOutcome(
-            seen_slot_at=finished_runs[0].slot_at if finished_runs else None,
+            seen_slot_at=seen,
             seen_failing=endpoint.failure_count > 0,
             next_analysis_at=next_at,
             failed=failed,
@@ -192,6 +192,14 @@ class PlannerWorker:
                 extra={"action": "analysis_error", "endpoint_id": toolbox.endpoint.id},
             )
             return Verdict(SessionStatus.FAILED, error=f"internal error: {type(exc).__name__}")
+
+    async def _newest_finished_slot(self, job_endpoints: list[Endpoint]) -> datetime | None:
+        """The newest finished slot of the job before the session: its later runs are new."""
+        slots = []
+        for candidate in job_endpoints:
+            runs = await self._store.runs.list_runs(candidate.id, limit=2)
+            slots += [run.slot_at for run in runs if run.status is not RunStatus.RUNNING]
+        return max(slots, default=None)
 
     def _backoff(self, failures_before: int) -> float:
         delay = self._config.backoff_seconds * 2 ** min(failures_before, 32)

@@ -62,13 +62,15 @@ class MemoryPlanner:
     def _needs_analysis(self, endpoint: Endpoint, now: datetime) -> bool:
         job = self._state.jobs[endpoint.job_name]
         finished = [
-            r for r in self._state.runs_of(endpoint.id) if r.status is not RunStatus.RUNNING
+            r.slot_at
+            for r in self._state.runs.values()
+            if r.job_id == endpoint.job_id and r.status is not RunStatus.RUNNING
         ]
         return needs_analysis(
             self._planner_state(endpoint.id),
             endpoint,
             effective_mode(endpoint.spec.planner_mode, job.planner_mode),
-            finished[0].slot_at if finished else None,
+            max(finished, default=None),
             now,
         )
 

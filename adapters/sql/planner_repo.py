@@ -41,12 +41,10 @@ from domain.planning import (
 
 
 def _newest_finished_slot() -> Any:
+    """The newest finished run of the endpoint's job (siblings included)."""
     return (
         select(func.max(runs.c.slot_at))
-        .where(
-            runs.c.endpoint_id == planner_state.c.endpoint_id,
-            runs.c.status != RunStatus.RUNNING.value,
-        )
+        .where(runs.c.job_id == endpoints.c.job_id, runs.c.status != RunStatus.RUNNING.value)
         .scalar_subquery()
     )
 

@@ -14,7 +14,7 @@ from domain.errors import (
     ProposalNotPending,
     SessionNotFound,
 )
-from domain.model import Job, PlannerMode, Response, new_id
+from domain.model import Job, Pause, PlannerMode, Response, new_id
 from domain.planning import (
     AnalysisClaim,
     AnalysisOutcome,
@@ -236,3 +236,19 @@ async def test_sessions_are_listed_newest_first(store: Store) -> None:
     assert await store.planner.list_sessions(endpoint_id=first.endpoint.id) == [older]
     with pytest.raises(SessionNotFound):
         await store.planner.get_session("0" * 32)
+
+
+async def test_new_runs_of_a_sibling_make_an_endpoint_due(store: Store) -> None:
+    await _declare(store, PlannerMode.AUTO, "watcher", "worker")
+    await run_once(store, T0)
+    await run_once(store, T0)
+    claims = await store.planner.claim_analyses(T0, "p1", 60, 10)
+    for claim in claims:
+        await _finish(store, claim, T0, look_again=10)
+    worker = await store.catalog.get_endpoint("j/worker")
+    await store.catalog.set_pause(worker.id, Pause("off until needed"), T0)
+
+    await run_once(store, T0 + seconds(60))
+
+    due = await store.planner.claim_analyses(T0 + seconds(61), "p1", 60, 10)
+    assert sorted(c.endpoint.name for c in due) == ["watcher", "worker"]
