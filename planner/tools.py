@@ -77,7 +77,7 @@ class ToolSpec:
             "function": {
                 "name": self.name,
                 "description": self.description,
-                "parameters": self.arguments.model_json_schema(),
+                "parameters": _untitled(self.arguments.model_json_schema()),
             },
         }
 
@@ -176,6 +176,20 @@ class ToolBox:
             except ValueError as exc:
                 raise ToolError(str(exc)) from None
         return shown
+
+
+def _untitled(schema: Any) -> Any:
+    """The schema without pydantic's titles: they repeat the field names, and the model pays
+    for every character of every tool definition on every step."""
+    if isinstance(schema, dict):
+        return {
+            key: _untitled(value)
+            for key, value in schema.items()
+            if not (key == "title" and isinstance(value, str))
+        }
+    if isinstance(schema, list):
+        return [_untitled(item) for item in schema]
+    return schema
 
 
 def _decoded(arguments: str | Mapping[str, Any]) -> Any:
