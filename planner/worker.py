@@ -202,7 +202,7 @@ class PlannerWorker:
         return max(slots, default=None)
 
     def _backoff(self, failures_before: int) -> float:
-        delay = self._config.backoff_seconds * 2 ** min(failures_before, 32)
+        delay = self._config.backoff_seconds * float(2 ** min(failures_before, 32))
         return min(delay, self._config.backoff_cap_seconds)
 
     async def _pasted(self, toolbox: ToolBox) -> dict[str, JSON]:
