@@ -11,7 +11,7 @@ import asyncio
 import logging
 from datetime import datetime, timedelta
 
-from domain.errors import LlmUnavailable, StoreUnavailable
+from domain.errors import LeaseLost, LlmUnavailable, StoreUnavailable
 from domain.model import JSON, Endpoint, RunStatus, new_id
 from domain.planning import AnalysisClaim, AnalysisOutcome, AnalysisSession, SessionStatus
 from domain.ports import Clock, OutputSchemas, Store, Waker
@@ -84,7 +84,15 @@ class PlannerWorker:
             now, self._config.worker_id, self._config.lease_seconds, self._config.batch_size
         )
         for claim in claims:
-            await self.analyse(claim)
+            try:
+                await self.analyse(claim)
+            except LeaseLost:
+                # The session outlived its lease and another planner took over: drop ours.
+                log.warning(
+                    "lost the analysis lease on %s",
+                    claim.endpoint.ref,
+                    extra={"action": "analysis_lease_lost", "endpoint_id": claim.endpoint.id},
+                )
         return len(claims) == self._config.batch_size
 
     async def analyse_now(self, ref: str) -> AnalysisSession:
