@@ -94,18 +94,19 @@ class ProposalDesk:
             return await self._store.planner.decide(
                 proposal.id, ProposalStatus.REFUSED, admin, f"refused by guardrails: {why_not}", now
             )
-        # Decide first: of two admins approving at once only one applies the change.
-        decided = await self._store.planner.decide(
-            proposal.id, ProposalStatus.APPLIED, admin, "applying", now
-        )
         outcome = await self._apply(proposal.draft, endpoint, now)
+        # Of two admins approving at once, both write the same change; only one decision is
+        # recorded, the other gets `ProposalNotPending`.
+        decided = await self._store.planner.decide(
+            proposal.id, ProposalStatus.APPLIED, admin, outcome, now
+        )
         log.info(
             "proposal %s approved by %s",
             proposal.id,
             admin,
             extra={"action": "approve", "proposal_id": proposal.id, "endpoint_id": endpoint.id},
         )
-        return replace(decided, outcome=outcome)
+        return decided
 
     async def reject(self, proposal_id: str, admin: str, reason: str, now: datetime) -> Proposal:
         log.info(

@@ -104,3 +104,19 @@ async def test_admin_decisions_are_final_and_lapsed_proposals_expire(
         await desk.approve(lapsing.id, "ann@ops", clock.now())
     assert (await store.planner.get_proposal(lapsing.id)).status is ProposalStatus.EXPIRED
     assert (await store.catalog.get_endpoint("j/a")).interval_hint is None
+
+
+async def test_an_approval_records_what_was_applied(store: Store, clock: FakeClock) -> None:
+    endpoints = await declare(store, clock.now(), spec("a", min_interval_seconds=20))
+    desk = ProposalDesk(store, None, LIMITS)
+    pending = await desk.propose(_every(30), endpoints["a"].id, REVIEW, clock.now())
+
+    approved = await desk.approve(pending.id, "ann@ops", clock.now())
+
+    stored = await store.planner.get_proposal(pending.id)
+    assert stored == approved
+    endpoint = await store.catalog.get_endpoint("j/a")
+    assert endpoint.next_run_at is not None
+    assert stored.outcome == (
+        f"applied: next run {endpoint.next_run_at.isoformat()} ({endpoint.next_run_source.value})"
+    )
