@@ -83,17 +83,20 @@ class PlannerWorker:
         claims = await self._store.planner.claim_analyses(
             now, self._config.worker_id, self._config.lease_seconds, self._config.batch_size
         )
-        for claim in claims:
-            try:
-                await self.analyse(claim)
-            except LeaseLost:
-                # The session outlived its lease and another planner took over: drop ours.
-                log.warning(
-                    "lost the analysis lease on %s",
-                    claim.endpoint.ref,
-                    extra={"action": "analysis_lease_lost", "endpoint_id": claim.endpoint.id},
-                )
+        # Concurrently: one slow LLM answer must not let the batch's other leases run out.
+        await asyncio.gather(*(self._analyse_leased(claim) for claim in claims))
         return len(claims) == self._config.batch_size
+
+    async def _analyse_leased(self, claim: AnalysisClaim) -> None:
+        try:
+            await self.analyse(claim)
+        except LeaseLost:
+            # The session outlived its lease and another planner took over: drop ours.
+            log.warning(
+                "lost the analysis lease on %s",
+                claim.endpoint.ref,
+                extra={"action": "analysis_lease_lost", "endpoint_id": claim.endpoint.id},
+            )
 
     async def analyse_now(self, ref: str) -> AnalysisSession:
         """Analyse one endpoint at once, whether or not it needs it (`planner run-once`)."""
