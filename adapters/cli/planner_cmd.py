@@ -11,12 +11,12 @@ import typer
 from adapters.bootstrap import build_clock, open_planner, open_store
 from adapters.cli.output import EndpointRef, JsonOption, print_json
 from adapters.cli.planner_views import session_view
-from adapters.cli.runtime import EXIT_CODES_HELP, EXIT_OK, admin_settings, cli_settings
+from adapters.cli.runtime import EXIT_CODES_HELP, admin_settings, cli_settings
 from adapters.cli.scheduler_cmd import serve
 from adapters.settings import Settings
 from domain.errors import InvalidConfig
 from domain.model import PlannerMode
-from domain.planning import AnalysisSession, Proposal
+from domain.planning import AnalysisSession, Proposal, effective_mode
 
 
 def _worker(
@@ -36,7 +36,6 @@ def _worker(
     if worker_id is not None:
         settings = settings.model_copy(update={"worker_id": worker_id})
     asyncio.run(serve(settings, scheduler=False, planner=True))
-    raise typer.Exit(EXIT_OK)
 
 
 def run_once(ref: EndpointRef, json_output: JsonOption = False) -> None:
@@ -61,7 +60,7 @@ async def _run_once(settings: Settings, ref: str) -> tuple[AnalysisSession, list
         resources.push_async_callback(store.close)
         endpoint = await store.catalog.get_endpoint(ref)
         job = await store.catalog.get_job(endpoint.job_name)
-        if (endpoint.spec.planner_mode or job.planner_mode) is PlannerMode.OFF:
+        if effective_mode(endpoint.spec.planner_mode, job.planner_mode) is PlannerMode.OFF:
             raise InvalidConfig(
                 f"endpoint {endpoint.ref}", "planner mode is off; set planner_mode review or auto"
             )
