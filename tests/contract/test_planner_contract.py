@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 from datetime import datetime
 
@@ -252,3 +253,17 @@ async def test_new_runs_of_a_sibling_make_an_endpoint_due(store: Store) -> None:
 
     due = await store.planner.claim_analyses(T0 + seconds(61), "p1", 60, 10)
     assert sorted(c.endpoint.name for c in due) == ["watcher", "worker"]
+
+
+async def test_concurrent_planners_never_share_an_endpoint(store: Store) -> None:
+    names = [f"e{i}" for i in range(6)]
+    await _declare(store, PlannerMode.AUTO, *names)
+    for claim in await store.claims.claim_due(T0, "w1", 30, 10):
+        await store.claims.finish(claim, "w1", Response(status_code=200, body={}), T0)
+
+    batches = await asyncio.gather(
+        *(store.planner.claim_analyses(T0, f"p{i}", 60, 2) for i in range(4))
+    )
+
+    claimed = [claim.endpoint.name for batch in batches for claim in batch]
+    assert sorted(claimed) == names

@@ -206,18 +206,22 @@ async def test_rate_limits_and_server_errors_are_retried_honouring_retry_after()
 
 
 async def test_an_unreachable_llm_backs_off_and_leaves_scheduling_alone() -> None:
+    sleeps = Sleeps()
     slow = Slow(2.0, submit())
-    async with planner_against([slow, slow], timeout=0.2, attempts=2) as (planner, store, _):
+    script: list[Step] = [slow, slow, slow, slow]
+    async with planner_against(script, sleeps, timeout=0.2, attempts=2) as (planner, store, server):
         before = await store.catalog.get_endpoint("j/investigator")
-        session = await _investigate(planner)
+        first = await _investigate(planner)
+        second = await _investigate(planner)
         after = await store.catalog.get_endpoint("j/investigator")
 
-        assert session.status is SessionStatus.FAILED
-        assert session.error == "the LLM is unavailable: the LLM server did not answer in time"
+        assert first.status is second.status is SessionStatus.FAILED
+        assert first.error == "the LLM is unavailable: the LLM server did not answer in time"
+        assert (len(server.requests), sleeps.asked) == (4, [1.0, 1.0])
         assert (after.next_run_at, after.interval_hint) == (before.next_run_at, None)
         state = store.planner.planning.states[after.id]
-        assert state.llm_failures == 1
-        assert state.retry_at == session.finished_at + timedelta(seconds=30)
+        assert state.llm_failures == 2
+        assert state.retry_at == second.finished_at + timedelta(seconds=60)
 
 
 async def test_client_errors_are_not_retried() -> None:

@@ -109,3 +109,18 @@ async def test_off_mode_is_never_analysed(store: Store, clock: FakeClock) -> Non
     await make_planner(store, HeuristicAnalyst(), clock).run_round()
 
     assert await store.planner.list_sessions() == []
+
+
+async def test_the_worker_expires_proposals_nobody_decided(store: Store, clock: FakeClock) -> None:
+    await declare(store, clock.now(), spec("a", every=10, **CLAMPED), mode=PlannerMode.REVIEW)
+    for _ in range(3):
+        await answer(store, "j/a", {"same": True})
+    planner = make_planner(store, HeuristicAnalyst(), clock)
+    await planner.run_round()
+
+    clock.advance(3600)
+    await planner.run_round()
+
+    [expired] = await store.planner.list_proposals()
+    assert (expired.status, expired.decided_by) == (ProposalStatus.EXPIRED, "planner")
+    assert (await store.catalog.get_endpoint("j/a")).interval_hint is None
