@@ -57,9 +57,16 @@ jobs:
         url: ${SIMULATOR_URL}/reports/slow
         interval: 5s
         timeout: 1s
+      - name: daily-report
+        description: a report that never changes; the heuristic planner relaxes it to its max
+        url: ${SIMULATOR_URL}/reports/daily
+        interval: 2s
+        max_interval: 16s
+        planner_mode: auto
 """
 """Demo-only endpoints next to the example jobs: they show what happens to answers that are not
-stored, which a user's example file has no reason to contain."""
+stored, which a user's example file has no reason to contain, and an answer that never changes,
+which the heuristic planner relaxes (the example jobs' answers change all the time)."""
 
 
 def demo(

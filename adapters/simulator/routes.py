@@ -55,6 +55,7 @@ class SimulatorRoutes:
             "/queue/process": scenario.queue_process,
             "/billing/usage": scenario.billing_usage,
             "/billing/cleanup": scenario.billing_cleanup,
+            "/reports/daily": scenario.daily_report,
         }
         for path, payload in simple.items():
             app.router.add_route("*", path, self._serving(payload))

@@ -215,6 +215,12 @@ class Scenario:
             "forecast": "over_budget" if projected > _BUDGET_USD else "on_track",
         }
 
+    # --- a report that does not change -------------------------------------------------------
+
+    def daily_report(self, elapsed: float) -> Payload:
+        """Yesterday's figures: the same answer all day, so polling it often is waste."""
+        return {"report": "daily-revenue", "day": _iso(self.started_at)[:10], "rows": 1200}
+
     def billing_cleanup(self, elapsed: float) -> Payload:
         rng = self._rng("cleanup", int(elapsed))
         deleted = [f"vol-{rng.randrange(16**8):08x}" for _ in range(rng.randint(0, 4))]
