@@ -155,3 +155,22 @@ async def test_run_once_with_an_llm(
         "llm:scripted",
         "orders are coming in",
     )
+
+
+async def test_approval_rechecks_the_guardrails(shop: Cli, sqlite_url: str, tmp_path: Path) -> None:
+    await _answers(sqlite_url, {"orders": []}, {"orders": []}, {"orders": []})
+    shop("planner", "run-once", "shop/orders")
+    [pending] = shop.json("proposals", "list")
+    tighter = tmp_path / "tighter.yaml"
+    tighter.write_text(JOBS.replace("max_interval: 5m", "max_interval: 45s"), encoding="utf-8")
+    shop("apply", "-f", str(tighter))
+
+    refused = shop("proposals", "approve", pending["id"], expect=4)
+
+    assert _error(refused) == (
+        f"error: proposal {pending['id']} refused by guardrails: "
+        "interval 60s is above the maximum 45s"
+    )
+    decided = shop.json("proposals", "show", pending["id"])
+    assert (decided["status"], decided["decided_by"][:4]) == ("refused", "ann@")
+    assert shop.json("endpoints", "show", "shop/orders")["interval_hint"] is None
