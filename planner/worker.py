@@ -135,6 +135,22 @@ class PlannerWorker:
             pasted=await self._pasted(toolbox) if self._config.paste_latest else None,
         )
         verdict = await self._verdict(brief, toolbox)
+        return await self._record(
+            claim, toolbox, verdict, session_id=session_id, started=started, seen=seen
+        )
+
+    async def _record(
+        self,
+        claim: AnalysisClaim,
+        toolbox: ToolBox,
+        verdict: Verdict,
+        *,
+        session_id: str,
+        started: datetime,
+        seen: datetime | None,
+    ) -> AnalysisSession:
+        """Store the session and when to look again, and free the endpoint."""
+        endpoint = claim.endpoint
         finished = self._clock.now()
         failed = verdict.status is SessionStatus.FAILED
         look_again = (
