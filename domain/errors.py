@@ -96,3 +96,20 @@ class ValueRejected(CronpilotError):
 
 class StoreUnavailable(CronpilotError):
     """The database could not be reached or answered with an unexpected driver error."""
+
+
+class TemplateUnfilled(CronpilotError):
+    """A request placeholder that the upstream responses at hand cannot fill."""
+
+    def __init__(self, placeholder: str, reason: str) -> None:
+        super().__init__(f"template {placeholder}: {reason}")
+        self.placeholder = placeholder
+        self.reason = reason
+
+
+class DependencyCycle(CronpilotError):
+    """Declared dependencies that loop; `cycle` lists the endpoints in order."""
+
+    def __init__(self, cycle: list[str]) -> None:
+        super().__init__(f"dependency cycle {' -> '.join([*cycle, cycle[0]])}")
+        self.cycle = cycle
