@@ -107,9 +107,12 @@ class TemplateUnfilled(CronpilotError):
         self.reason = reason
 
 
-class DependencyCycle(CronpilotError):
-    """Declared dependencies that loop; `cycle` lists the endpoints in order."""
+class InvalidDependency(CronpilotError):
+    """A job's declared dependencies or templates that cannot run: `index` is the endpoint's
+    position in the job, `field` the field at fault (`depends_on`, `url`, `body`, …)."""
 
-    def __init__(self, cycle: list[str]) -> None:
-        super().__init__(f"dependency cycle {' -> '.join([*cycle, cycle[0]])}")
-        self.cycle = cycle
+    def __init__(self, index: int, field: str, reason: str) -> None:
+        super().__init__(reason)
+        self.index = index
+        self.field = field
+        self.reason = reason

@@ -68,11 +68,6 @@ def placeholders(text: str) -> list[Placeholder]:
     ]
 
 
-def declared_sources(spec: EndpointSpec) -> list[Placeholder]:
-    """Every placeholder of the request, in order."""
-    return [f.placeholder for f in input_fields(spec) if f.placeholder is not None]
-
-
 def input_fields(spec: EndpointSpec) -> list[InputField]:
     """The endpoint's inputs: every placeholder (required) and every literal query parameter
     and body value (optional: a provider could fill them, the request works without)."""
