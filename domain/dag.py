@@ -44,6 +44,8 @@ class DagWait:
     arrived: dict[str, ParentOutcome] = field(default_factory=dict)
     ready: bool = False
     """Every parent reported, but the endpoint was leased: a later sweep starts it."""
+    parent_trace_id: str | None = None
+    """Once ready: the trace of the parent run whose report made it so."""
 
 
 @dataclass(slots=True)
@@ -102,6 +104,26 @@ def skipped_run(
     )
 
 
+def response_changed(run: Run, previous: Run | None) -> bool:
+    """Whether `run` answered differently from `previous` (the endpoint's successful run
+    before it, None if there was none)."""
+    return previous is None or previous.body_hash != run.body_hash
+
+
+def outcome_of(run: Run, previous: Run | None) -> ParentOutcome:
+    return ParentOutcome(
+        run.id, run.trace_id, run.status is RunStatus.SUCCESS, response_changed(run, previous)
+    )
+
+
+def dag_of(claim_dag: DagTrigger | None, run: Run, endpoint: Endpoint) -> tuple[str, str]:
+    """(DAG run id, root name) a finished run belongs to: its trigger's, or a new DAG run
+    begun by this scheduled run."""
+    if claim_dag is not None:
+        return claim_dag.dag_run_id, claim_dag.root
+    return run.trace_id, endpoint.name
+
+
 def trigger_of(wait: DagWait, parent_trace_id: str) -> DagTrigger:
     return DagTrigger(
         dag_run_id=wait.dag_run_id,
@@ -109,6 +131,12 @@ def trigger_of(wait: DagWait, parent_trace_id: str) -> DagTrigger:
         parent_trace_id=parent_trace_id,
         parents={name: o.run_id for name, o in sorted(wait.arrived.items())},
     )
+
+
+def ready_trigger(wait: DagWait) -> DagTrigger:
+    """The trigger of a wait that became ready while its endpoint was leased."""
+    assert wait.parent_trace_id is not None, "a ready wait knows its last parent"
+    return trigger_of(wait, wait.parent_trace_id)
 
 
 def advance(

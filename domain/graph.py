@@ -107,6 +107,11 @@ def sighted(existing: Edge | None, sighting: EdgeSighting, now: datetime) -> Edg
     )
 
 
+def touches_job(edge: Edge, job: str) -> bool:
+    """Whether either end of `edge` is `job` or one of its endpoints."""
+    return any(node == job or node.startswith(f"{job}/") for node in (edge.from_node, edge.to_node))
+
+
 def endpoint_ref(job: str, endpoint: str) -> str:
     return f"{job}/{endpoint}"
 

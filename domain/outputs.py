@@ -34,6 +34,10 @@ class OutputSchema:
     def observations(self) -> int:
         return self.root.seen
 
+    def copy(self) -> OutputSchema:
+        root = ShapeNode.from_dict(self.root.to_dict())
+        return OutputSchema(self.endpoint_id, root, self.through_slot, self.version)
+
     def json_schema(self) -> dict[str, JSON]:
         return to_json_schema(self.root) if self.root.seen else {}
 
