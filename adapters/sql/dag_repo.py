@@ -102,7 +102,7 @@ class SqlDag:
         """Lease `endpoint` and insert its `running` run, a child of the trigger's parent."""
         parent_ids = list(trigger.parents.values())
         bodies = await conn.execute(select(runs.c.id, runs.c.body).where(runs.c.id.in_(parent_ids)))
-        by_id = dict(bodies.tuples().all())
+        by_id = {row.id: row.body for row in bodies}
         upstream = {
             name: by_id[run_id] for name, run_id in trigger.parents.items() if run_id in by_id
         }
