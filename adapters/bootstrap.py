@@ -25,6 +25,7 @@ from domain.errors import InvalidConfig
 from domain.ports import Clock, Dispatcher, SecretCipher, Store
 from scheduler.config import WorkerConfig
 from scheduler.housekeeping import Housekeeping
+from scheduler.learning import SchemaLearner
 from scheduler.worker import SchedulerWorker
 
 log = logging.getLogger(__name__)
@@ -140,6 +141,9 @@ async def serve_scheduler(
         )
         housekeeping.start()
         resources.push_async_callback(housekeeping.stop)
+        learner = SchemaLearner(store, clock)
+        learner.start()
+        resources.push_async_callback(learner.stop)
         log.info(
             "scheduler %s started: concurrency %d, batch %d, lease %g s, grace %g s",
             settings.worker_id,
@@ -149,4 +153,7 @@ async def serve_scheduler(
             settings.grace_seconds,
             extra={"action": "start", "worker_id": settings.worker_id},
         )
-        await SchedulerWorker(store, dispatcher, clock, waker, worker_config(settings)).run(stop)
+        worker = SchedulerWorker(
+            store, dispatcher, clock, waker, worker_config(settings), observer=learner
+        )
+        await worker.run(stop)

@@ -76,6 +76,8 @@ class ErrorKind(StrEnum):
     LEASE_EXPIRED = "lease_expired"
     SHUTDOWN = "shutdown"
     INTERNAL = "internal"
+    TEMPLATE = "template"
+    """A request template could not be filled from the upstream responses: not called."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,7 @@ from urllib.parse import parse_qsl, quote, urlsplit
 
 from domain.errors import TemplateUnfilled
 from domain.model import JSON, EndpointSpec
+from domain.schema_inference import MAX_DEPTH, ShapeNode
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z0-9_-]+)((?:\.[A-Za-z0-9_-]+)+)\s*\}\}")
 SCALARS = frozenset({"string", "integer", "number", "boolean"})
@@ -175,3 +176,24 @@ def _fill_body(value: Any, upstream: Mapping[str, JSON]) -> JSON:
             return _value(placeholders(value)[0], upstream)
         return _fill_text(value, upstream, url=False)
     return value
+
+
+def missing_field(root: ShapeNode, placeholder: Placeholder) -> str | None:
+    """Why the learnt output schema `root` cannot fill `placeholder`, or None when it can (or
+    the path goes below what the schema describes)."""
+    node = root
+    for depth, key in enumerate(placeholder.path):
+        if depth >= MAX_DEPTH:
+            return None
+        if key.isdigit() and node.items is not None:
+            node = node.items
+        elif key in node.properties:
+            node = node.properties[key]
+        else:
+            known = ", ".join(sorted(node.properties)) or "none"
+            where = ".".join(placeholder.path[:depth]) or "its response"
+            return (
+                f"template {placeholder}: {placeholder.upstream!r} has answered no field "
+                f"{key!r} in {where} (its fields: {known})"
+            )
+    return None

@@ -28,6 +28,7 @@ from rich.table import Table
 from adapters.bootstrap import build_clock, migrate, open_store, serve_scheduler
 from adapters.cli.output import new_table, schedule_text, span
 from adapters.config import example_jobs_file, load_declarations, parse_declarations
+from adapters.declare import apply_declarations
 from adapters.settings import Settings, load_settings
 from adapters.simulator import Simulator
 from domain.model import Endpoint, Run, RunStatus, ScheduleSource
@@ -139,7 +140,7 @@ async def _run(settings: Settings, duration: float, seed: int, progress: Progres
         store = await open_store(settings)
         resources.push_async_callback(store.close)
         declarations = _declarations(settings, simulator_url)
-        await store.catalog.apply(declarations, clock.now())
+        await apply_declarations(store, declarations, "demo", clock.now())
         typer.echo(
             f"cronpilot demo: {sum(len(d.endpoints) for d in declarations)} endpoints against "
             f"the simulator at "

@@ -74,7 +74,12 @@ async def test_timers_run_both_jobs_and_stop_cleanly(
     clock.advance(11)
     reaped, pruned = asyncio.Event(), asyncio.Event()
     observed = StoreOf(
-        store.catalog, Notifying(store.claims, reap=reaped), Notifying(store.runs, prune=pruned)
+        store.catalog,
+        Notifying(store.claims, reap=reaped),
+        Notifying(store.runs, prune=pruned),
+        store.schemas,
+        store.graph,
+        store.dag,
     )
     housekeeping = Housekeeping(observed, clock, reaper_interval_seconds=60, retention_runs=5)
 
