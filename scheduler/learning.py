@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Sequence
 
 from domain.errors import ConflictError, CronpilotError
 from domain.graph import EdgeSighting, EdgeSource, EdgeType, endpoint_ref, trace_sightings
@@ -19,6 +20,7 @@ from domain.model import Endpoint, Run
 from domain.outputs import OutputSchema, learn, learnable
 from domain.ports import Clock, Store
 from domain.provides import provides_edges
+from domain.schema_inference import ShapeNode
 from domain.templates import input_fields
 
 log = logging.getLogger(__name__)
@@ -131,11 +133,7 @@ class SchemaLearner:
     async def refresh_provides(self, job: str) -> None:
         """Record the provides edges among the job's endpoints from their learnt schemas."""
         endpoints = await self._store.catalog.list_endpoints(job)
-        shapes = {}
-        for endpoint in endpoints:
-            schema = await self._store.schemas.get_output_schema(endpoint.id)
-            if schema is not None and schema.observations:
-                shapes[endpoint.name] = schema.root
+        shapes = await learnt_shapes(self._store, endpoints)
         inputs = {e.name: input_fields(e.spec) for e in endpoints}
         sightings = [
             EdgeSighting(
@@ -165,3 +163,13 @@ class SchemaLearner:
         await self._store.graph.record(
             trace_sightings(parent_ref, child, sibling), self._clock.now()
         )
+
+
+async def learnt_shapes(store: Store, endpoints: Sequence[Endpoint]) -> dict[str, ShapeNode]:
+    """The learnt output shapes of those `endpoints` that have stored a body, by name."""
+    shapes = {}
+    for endpoint in endpoints:
+        schema = await store.schemas.get_output_schema(endpoint.id)
+        if schema is not None and schema.observations:
+            shapes[endpoint.name] = schema.root
+    return shapes

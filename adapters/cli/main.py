@@ -18,10 +18,12 @@ from adapters.cli import (
     db_cmd,
     demo_cmd,
     endpoints_cmd,
+    graph_cmd,
     jobs_cmd,
     pause_cmd,
     runs_cmd,
     scheduler_cmd,
+    schema_cmd,
 )
 from adapters.cli.runtime import (
     EXIT_BAD_INPUT,
@@ -76,6 +78,17 @@ def build_app() -> typer.Typer:
     runs.command("list")(runs_cmd.list_runs)
     runs.command()(runs_cmd.show)
     app.add_typer(runs, name="runs")
+
+    schema = _group("Output schemas learnt from stored responses.")
+    schema.command()(schema_cmd.show)
+    schema.command()(schema_cmd.backfill)
+    app.add_typer(schema, name="schema")
+
+    graph = _group("The tool graph: which endpoints feed which.")
+    graph.command()(graph_cmd.show)
+    graph.command()(graph_cmd.suggest)
+    graph.command()(graph_cmd.export)
+    app.add_typer(graph, name="graph")
     return app
 
 
