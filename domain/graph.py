@@ -202,8 +202,9 @@ def adamic_adar(edges: Iterable[Edge], node: str, others: Iterable[str]) -> dict
 
 
 def related(edges: Sequence[Edge], node: str, others: Iterable[str]) -> list[str]:
-    """`others` most related to `node` first: direct edge weight (either direction, all
-    types) plus Adamic-Adar through shared neighbours; ties by name."""
+    """`others` most related to `node` first: by the weight of the edges joining them directly
+    (either direction, all types), then by Adamic-Adar through shared neighbours (a direct
+    link says more than a common neighbour), then by name."""
     others = sorted(set(others) - {node})
     direct = dict.fromkeys(others, 0.0)
     for edge in edges:
@@ -212,7 +213,7 @@ def related(edges: Sequence[Edge], node: str, others: Iterable[str]) -> list[str
         elif edge.to_node == node and edge.from_node in direct:
             direct[edge.from_node] += edge.weight
     shared = adamic_adar(edges, node, others)
-    return sorted(others, key=lambda other: (-(direct[other] + shared[other]), other))
+    return sorted(others, key=lambda other: (-direct[other], -shared[other], other))
 
 
 def pagerank(edges: Iterable[Edge]) -> dict[str, float]:
