@@ -13,12 +13,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import networkx as nx
 
 from domain.graph import dependency_graph
-from domain.model import DagTrigger, Endpoint, Run, RunStatus, RunTrigger, ScheduleSource, new_id
+from domain.model import (
+    JSON,
+    Claim,
+    DagTrigger,
+    Endpoint,
+    Run,
+    RunStatus,
+    RunTrigger,
+    ScheduleSource,
+    new_id,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +140,29 @@ def trigger_of(wait: DagWait, parent_trace_id: str) -> DagTrigger:
         root=wait.root,
         parent_trace_id=parent_trace_id,
         parents={name: o.run_id for name, o in sorted(wait.arrived.items())},
+    )
+
+
+def dag_claim(
+    endpoint: Endpoint,
+    trigger: DagTrigger,
+    upstream: dict[str, JSON],
+    lease: tuple[str, float],
+    now: datetime,
+) -> Claim:
+    """The claim of a dependant started by a DAG run: leased to `lease` = (worker id, seconds),
+    its slot now, its request to be filled from `upstream` (responses by endpoint name)."""
+    worker_id, seconds = lease
+    lease_until = now + timedelta(seconds=seconds)
+    leased = replace(endpoint, lease_owner=worker_id, lease_until=lease_until)
+    return Claim(
+        leased,
+        new_id(),
+        now,
+        new_id(),
+        lease_until,
+        ScheduleSource.DAG,
+        dag=replace(trigger, upstream=upstream),
     )
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING
 
-from domain.dag import DagPlan, DagWait, advance, dag_of, outcome_of, ready_trigger
+from domain.dag import DagPlan, DagWait, advance, dag_claim, dag_of, outcome_of, ready_trigger
 from domain.graph import Edge, EdgeSighting, sighted, touches_job
 from domain.model import (
     Claim,
@@ -16,8 +16,6 @@ from domain.model import (
     Endpoint,
     Run,
     RunStatus,
-    ScheduleSource,
-    new_id,
 )
 from domain.outputs import DriftEvent, OutputSchema
 from domain.transitions import started_run
@@ -130,18 +128,8 @@ class MemoryDag:
             for name, run_id in trigger.parents.items()
             if run_id in state.runs
         }
-        lease_until = now + timedelta(seconds=lease_seconds)
-        leased = replace(endpoint, lease_owner=worker_id, lease_until=lease_until)
-        claim = Claim(
-            leased,
-            new_id(),
-            now,
-            new_id(),
-            lease_until,
-            ScheduleSource.DAG,
-            dag=replace(trigger, upstream=bodies),
-        )
-        state.endpoints[endpoint.id] = leased
+        claim = dag_claim(endpoint, trigger, bodies, (worker_id, lease_seconds), now)
+        state.endpoints[endpoint.id] = claim.endpoint
         state.runs[claim.run_id] = started_run(claim, worker_id, now)
         return claim
 

@@ -8,7 +8,7 @@ finishing at once on two workers are serialised, and exactly one of them starts 
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import and_, delete, insert, select
@@ -24,8 +24,17 @@ from adapters.sql.rows import (
     select_endpoints,
 )
 from adapters.sql.tables import dag_waits, endpoints, runs
-from domain.dag import DagPlan, DagWait, ParentOutcome, advance, dag_of, outcome_of, ready_trigger
-from domain.model import Claim, DagTrigger, Endpoint, Run, RunStatus, ScheduleSource, new_id
+from domain.dag import (
+    DagPlan,
+    DagWait,
+    ParentOutcome,
+    advance,
+    dag_claim,
+    dag_of,
+    outcome_of,
+    ready_trigger,
+)
+from domain.model import Claim, DagTrigger, Endpoint, Run, RunStatus
 from domain.ports import SecretCipher
 from domain.transitions import started_run
 
@@ -106,18 +115,8 @@ class SqlDag:
         upstream = {
             name: by_id[run_id] for name, run_id in trigger.parents.items() if run_id in by_id
         }
-        lease_until = now + timedelta(seconds=lease_seconds)
-        leased = replace(endpoint, lease_owner=worker_id, lease_until=lease_until)
-        claim = Claim(
-            leased,
-            new_id(),
-            now,
-            new_id(),
-            lease_until,
-            ScheduleSource.DAG,
-            dag=replace(trigger, upstream=upstream),
-        )
-        await save_endpoint_state(conn, leased)
+        claim = dag_claim(endpoint, trigger, upstream, (worker_id, lease_seconds), now)
+        await save_endpoint_state(conn, claim.endpoint)
         await conn.execute(insert(runs).values(run_values(started_run(claim, worker_id, now))))
         return claim
 
