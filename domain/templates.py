@@ -24,6 +24,9 @@ from domain.errors import TemplateUnfilled
 from domain.model import JSON, EndpointSpec
 from domain.schema_inference import MAX_DEPTH, ShapeNode
 
+_UNSENDABLE = re.compile("[\x00-\x08\x0a-\x1f\x7f]")
+"""Control characters but tab: an upstream value carrying CR/LF must not end a header line
+and forge another (config refuses them in declared values for the same reason)."""
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z0-9_-]+)((?:\.[A-Za-z0-9_-]+)+)\s*\}\}")
 SCALARS = frozenset({"string", "integer", "number", "boolean"})
 ANY_TYPE = frozenset({"null", "boolean", "integer", "number", "string", "array", "object"})
@@ -141,8 +144,8 @@ def fill(spec: EndpointSpec, upstream: Mapping[str, JSON]) -> FilledRequest:
     """The request with every placeholder replaced from `upstream` (responses by endpoint
     name). Raises `TemplateUnfilled` naming the placeholder that cannot be filled."""
     return FilledRequest(
-        url=_fill_text(spec.url, upstream, url=True),
-        headers={k: _fill_text(v, upstream, url=False) for k, v in spec.headers.items()},
+        url=_fill_text(spec.url, upstream, "url"),
+        headers={k: _fill_text(v, upstream, "header") for k, v in spec.headers.items()},
         body=_fill_body(spec.body, upstream),
     )
 
@@ -153,14 +156,20 @@ def _value(placeholder: Placeholder, upstream: Mapping[str, JSON]) -> JSON:
     return lookup(upstream[placeholder.upstream], placeholder)
 
 
-def _fill_text(text: str, upstream: Mapping[str, JSON], *, url: bool) -> str:
+def _fill_text(text: str, upstream: Mapping[str, JSON], into: str) -> str:
+    """`into` is `url` (values URL-encoded), `header` (no control characters) or `body`."""
+
     def replace(match: re.Match[str]) -> str:
         placeholder = placeholders(match.group(0))[0]
         value = _value(placeholder, upstream)
         if isinstance(value, dict | list) or value is None:
             raise TemplateUnfilled(str(placeholder), "only a string, number or boolean fits here")
         text = value if isinstance(value, str) else json.dumps(value)
-        return quote(text, safe="") if url else text
+        if into == "url":
+            return quote(text, safe="")
+        if into == "header" and _UNSENDABLE.search(text):
+            raise TemplateUnfilled(str(placeholder), "the value holds a control character")
+        return text
 
     return PLACEHOLDER.sub(replace, text)
 
@@ -174,7 +183,7 @@ def _fill_body(value: Any, upstream: Mapping[str, JSON]) -> JSON:
         whole = PLACEHOLDER.fullmatch(value.strip())
         if whole is not None:
             return _value(placeholders(value)[0], upstream)
-        return _fill_text(value, upstream, url=False)
+        return _fill_text(value, upstream, "body")
     return value
 
 

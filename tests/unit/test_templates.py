@@ -59,6 +59,7 @@ def test_fill_keeps_whole_values_typed_and_encodes_text_in_the_url() -> None:
         ({"fetch": {**FETCHED, "batch": {}}}, "the response has no 'batch.id'"),
         ({"fetch": {**FETCHED, "last_id": None}}, "only a string, number or boolean fits"),
         ({"fetch": {**FETCHED, "run": {"a": 1}}}, "only a string, number or boolean fits"),
+        ({"fetch": {**FETCHED, "run": "r1\r\nX-Admin: yes"}}, "the value holds a control char"),
     ],
 )
 def test_fill_names_the_placeholder_it_cannot_fill(
