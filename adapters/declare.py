@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from domain.errors import EndpointNotFound, InvalidConfig
-from domain.graph import declared_sightings
+from domain.graph import EdgeType, declared_sightings
 from domain.ports import ApplyReport, JobDeclaration, Store
 from domain.templates import input_fields, missing_field
 
@@ -17,7 +17,8 @@ async def apply_declarations(
     store: Store, declarations: Sequence[JobDeclaration], source: str, now: datetime
 ) -> ApplyReport:
     """Check, then apply all or nothing; raises `InvalidConfig` naming file, job, endpoint and
-    field when a template asks an upstream for a field its responses never had."""
+        field when a template asks an upstream for a field its responses never had. Dependency edges
+    a file no longer declares leave the graph, unless runs showed them (history stays)."""
     await check_templates(store, declarations, source)
     report = await store.catalog.apply(declarations, now)
     sightings = [
@@ -28,6 +29,8 @@ async def apply_declarations(
         )
     ]
     await store.graph.record(sightings, now)
+    declared = {f"{d.job.name}/{spec.name}" for d in declarations for spec in d.endpoints}
+    await store.graph.retract(EdgeType.DEPENDENCY, declared, {s.key for s in sightings})
     return report
 
 

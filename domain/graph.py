@@ -10,7 +10,7 @@ Self-loops and repeats are kept and counted.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
@@ -46,6 +46,10 @@ _PAGERANK_ROUNDS = 100
 _PAGERANK_TOLERANCE = 1e-10
 
 
+EdgeKey = tuple[str, str, EdgeType]
+"""(from node, to node, type): what identifies an edge."""
+
+
 @dataclass(frozen=True, slots=True)
 class Edge:
     from_node: str
@@ -60,7 +64,7 @@ class Edge:
     """Provides edges: `strict`, `partial` or `optional`."""
 
     @property
-    def key(self) -> tuple[str, str, EdgeType]:
+    def key(self) -> EdgeKey:
         return (self.from_node, self.to_node, self.type)
 
     @property
@@ -82,8 +86,17 @@ class EdgeSighting:
     coverage: str | None = None
 
     @property
-    def key(self) -> tuple[str, str, EdgeType]:
+    def key(self) -> EdgeKey:
         return (self.from_node, self.to_node, self.type)
+
+
+def retractable(
+    edge: Edge, edge_type: EdgeType, into: Collection[str], keep: Collection[EdgeKey]
+) -> bool:
+    """Whether `GraphRepository.retract` deletes `edge` (see there)."""
+    return (
+        edge.type is edge_type and edge.to_node in into and edge.count == 0 and edge.key not in keep
+    )
 
 
 def sighted(existing: Edge | None, sighting: EdgeSighting, now: datetime) -> Edge:

@@ -6,13 +6,13 @@ so a fake clock drives memory, SQLite and PostgreSQL alike.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
 from domain.dag import DagWait
-from domain.graph import Edge, EdgeSighting
+from domain.graph import Edge, EdgeKey, EdgeSighting, EdgeType
 from domain.model import (
     Claim,
     Endpoint,
@@ -210,6 +210,15 @@ class GraphRepository(Protocol):
     async def list_edges(self, job: str | None = None) -> list[Edge]:
         """All edges, or those with an end in `job` (the job node or one of its endpoints),
         ordered by (from, to, type)."""
+        ...
+
+    async def retract(
+        self, edge_type: EdgeType, into: Collection[str], keep: Collection[EdgeKey]
+    ) -> int:
+        """Delete the edges of `edge_type` ending in one of the nodes `into` that no trace has
+        counted (count 0), except those keyed in `keep`: a withdrawn `depends_on`, a provides
+        edge the learnt schemas no longer support. Counted edges stay: they are history.
+        Returns how many were deleted."""
         ...
 
 

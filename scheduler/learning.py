@@ -148,6 +148,9 @@ class SchemaLearner:
             for edge in provides_edges(shapes, inputs)
         ]
         await self._store.graph.record(sightings, self._clock.now())
+        await self._store.graph.retract(
+            EdgeType.PROVIDES, {e.ref for e in endpoints}, {s.key for s in sightings}
+        )
 
     async def trace(self, run: Run) -> None:
         """Record what a child run shows: parent → it, and the sibling sequence."""

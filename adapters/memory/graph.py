@@ -3,13 +3,21 @@ domain functions as the SQL store."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from domain.dag import DagPlan, DagWait, advance, dag_claim, dag_of, outcome_of, ready_trigger
-from domain.graph import Edge, EdgeSighting, sighted, touches_job
+from domain.graph import (
+    Edge,
+    EdgeKey,
+    EdgeSighting,
+    EdgeType,
+    retractable,
+    sighted,
+    touches_job,
+)
 from domain.model import (
     Claim,
     DagTrigger,
@@ -67,6 +75,19 @@ class MemoryGraph:
         if job is None:
             return edges
         return [e for e in edges if touches_job(e, job)]
+
+    async def retract(
+        self, edge_type: EdgeType, into: Collection[str], keep: Collection[EdgeKey]
+    ) -> int:
+        async with self._state.lock:
+            doomed = [
+                key
+                for key, edge in self._state.edges.items()
+                if retractable(edge, edge_type, into, keep)
+            ]
+            for key in doomed:
+                del self._state.edges[key]
+        return len(doomed)
 
 
 class MemoryDag:

@@ -3,7 +3,7 @@ and the tool graph's edges."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -14,7 +14,16 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from adapters.sql.engine import Database
 from adapters.sql.tables import endpoints, graph_edges, output_schemas, schema_drift
 from domain.errors import ConflictError, EndpointNotFound
-from domain.graph import Edge, EdgeSighting, EdgeSource, EdgeType, sighted, touches_job
+from domain.graph import (
+    Edge,
+    EdgeKey,
+    EdgeSighting,
+    EdgeSource,
+    EdgeType,
+    retractable,
+    sighted,
+    touches_job,
+)
 from domain.outputs import DriftEvent, OutputSchema
 from domain.schema_inference import ShapeNode
 
@@ -167,6 +176,25 @@ class SqlGraph:
         edges = [_edge(row) for row in rows]
         chosen = edges if job is None else [e for e in edges if touches_job(e, job)]
         return sorted(chosen, key=lambda e: e.key)
+
+    async def retract(
+        self, edge_type: EdgeType, into: Collection[str], keep: Collection[EdgeKey]
+    ) -> int:
+        if not into:
+            return 0
+        query = select(graph_edges).where(
+            graph_edges.c.edge_type == edge_type.value,
+            graph_edges.c.to_node.in_(list(into)),
+            graph_edges.c.count == 0,
+        )
+        deleted = 0
+        async with self._db.write() as conn:
+            rows = (await conn.execute(query)).mappings().all()
+            for edge in (_edge(row) for row in rows):
+                if retractable(edge, edge_type, into, keep):
+                    await conn.execute(delete(graph_edges).where(*_key(*edge.key)))
+                    deleted += 1
+        return deleted
 
 
 def _key(from_node: str, to_node: str, edge_type: EdgeType) -> list[Any]:

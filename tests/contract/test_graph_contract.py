@@ -110,3 +110,25 @@ async def test_edges_of_a_job_are_those_with_an_end_in_it(store: Store) -> None:
         ("other/x", "my_job/a"),
     ]
     assert len(await store.graph.list_edges()) == 3
+
+
+async def test_retract_deletes_uncounted_edges_of_a_type_into_nodes_except_those_kept(
+    store: Store,
+) -> None:
+    kept = _seen("j/a", "j/b", EdgeType.PROVIDES, False)
+    stale = _seen("j/c", "j/b", EdgeType.PROVIDES, False)
+    elsewhere = _seen("j/a", "k/x", EdgeType.PROVIDES, False)
+    other_type = _seen("j/c", "j/b", EdgeType.DEPENDENCY, False)
+    counted = _seen("j/d", "j/b", EdgeType.PROVIDES)
+    await store.graph.record([kept, stale, elsewhere, other_type, counted], T0)
+
+    deleted = await store.graph.retract(EdgeType.PROVIDES, {"j/b"}, {kept.key})
+
+    assert deleted == 1
+    assert {e.key for e in await store.graph.list_edges()} == {
+        kept.key,
+        elsewhere.key,
+        other_type.key,
+        counted.key,
+    }
+    assert await store.graph.retract(EdgeType.PROVIDES, set(), set()) == 0
