@@ -245,6 +245,12 @@ class DagRepository(Protocol):
         """Every open wait, by (dag run, endpoint id)."""
         ...
 
+    async def drop_stale_waits(self, created_before: datetime) -> int:
+        """Delete waits made before `created_before`: a parent whose report was lost (its
+        worker died between recording and reporting) leaves one that nothing completes.
+        Returns how many were deleted."""
+        ...
+
     async def trace_neighbours(self, run: Run) -> tuple[Run | None, Run | None]:
         """For a child run: its parent run (by `parent_trace_id`) and the sibling (same
         parent) that started just before it, each None when absent or pruned."""

@@ -173,6 +173,13 @@ class MemoryDag:
     async def list_waits(self) -> list[DagWait]:
         return [wait for _, wait in sorted(self._state.waits.items())]
 
+    async def drop_stale_waits(self, created_before: datetime) -> int:
+        async with self._state.lock:
+            stale = [k for k, w in self._state.waits.items() if w.created_at < created_before]
+            for key in stale:
+                del self._state.waits[key]
+        return len(stale)
+
     async def trace_neighbours(self, run: Run) -> tuple[Run | None, Run | None]:
         if run.parent_trace_id is None:
             return None, None

@@ -163,6 +163,13 @@ class SqlDag:
         async with self._db.read() as conn:
             return [_wait(row) for row in (await conn.execute(query)).mappings().all()]
 
+    async def drop_stale_waits(self, created_before: datetime) -> int:
+        async with self._db.write() as conn:
+            result = await conn.execute(
+                delete(dag_waits).where(dag_waits.c.created_at < created_before)
+            )
+        return int(result.rowcount)
+
     async def trace_neighbours(self, run: Run) -> tuple[Run | None, Run | None]:
         if run.parent_trace_id is None:
             return None, None

@@ -135,3 +135,21 @@ async def test_trace_neighbours_are_the_parent_and_the_previous_sibling(store: S
     assert await store.dag.trace_neighbours(first) == (root_run, None)
     assert await store.dag.trace_neighbours(second) == (root_run, first)
     assert await store.dag.trace_neighbours(root_run) == (None, None)
+
+
+async def test_stale_waits_are_dropped(store: Store) -> None:
+    await _declare(
+        store,
+        spec("root"),
+        _dependant("a", "root"),
+        _dependant("b", "root"),
+        _dependant("j", "a", "b"),
+    )
+    _, children = await _finish(store, await claim_one(store, T0), _ok({}, "h"), T0)
+    a = next(c for c in children if c.endpoint.name == "a")
+    await _finish(store, a, _ok({}, "ha"), T0 + seconds(10))
+
+    assert await store.dag.drop_stale_waits(T0 + seconds(10)) == 0
+    assert len(await store.dag.list_waits()) == 1
+    assert await store.dag.drop_stale_waits(T0 + seconds(11)) == 1
+    assert await store.dag.list_waits() == []
