@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated
 
@@ -10,11 +11,12 @@ import typer
 
 from adapters.cli.output import JsonOption, add_row, new_table, note, print_json, print_table
 from adapters.cli.runtime import admin_settings, with_store
-from domain.graph import Edge, pagerank
-from domain.model import Endpoint
+from domain.graph import Edge, generations, pagerank, shortest_path
+from domain.model import Job
 from domain.ports import Store
 from domain.provides import ProvidesEdge, provides_edges
 from domain.templates import input_fields
+from scheduler.learning import learnt_shapes
 
 JobOption = Annotated[str | None, typer.Option("--job", help="Only this job.")]
 
@@ -24,16 +26,31 @@ class ExportFormat(StrEnum):
     JSON = "json"
 
 
-async def _edges_by_job(store: Store, job: str | None) -> dict[str, tuple[list[str], list[Edge]]]:
-    """Per job: its nodes (the job, then its endpoints) and the edges with an end in it."""
-    jobs = (
-        [await store.catalog.get_job(job)] if job is not None else await store.catalog.list_jobs()
-    )
+async def _jobs(store: Store, job: str | None) -> list[Job]:
+    """The one job asked for (raises `JobNotFound`), or all of them."""
+    return [await store.catalog.get_job(job)] if job else await store.catalog.list_jobs()
+
+
+@dataclass(frozen=True, slots=True)
+class JobGraph:
+    nodes: list[str]
+    """The job, then its endpoints."""
+    edges: list[Edge]
+    """Edges with an end in the job."""
+    layers: list[list[str]]
+    """The declared DAG's topological generations: each layer runs after the one before."""
+
+
+async def _graphs(store: Store, job: str | None) -> dict[str, JobGraph]:
     found = {}
-    for each in jobs:
+    for each in await _jobs(store, job):
         endpoints = await store.catalog.list_endpoints(each.name)
-        nodes = [each.name, *(e.ref for e in endpoints)]
-        found[each.name] = (nodes, await store.graph.list_edges(each.name))
+        dependencies = {e.ref: [f"{each.name}/{up}" for up in e.spec.depends_on] for e in endpoints}
+        found[each.name] = JobGraph(
+            [each.name, *(e.ref for e in endpoints)],
+            await store.graph.list_edges(each.name),
+            generations(dependencies),
+        )
     return found
 
 
@@ -51,21 +68,28 @@ def _edge_view(edge: Edge) -> dict[str, object]:
 
 
 def show(job: JobOption = None, json_output: JsonOption = False) -> None:
-    """Per job: nodes (with PageRank) and edges with type, source, weight and count."""
-    graphs = with_store(admin_settings(), lambda store: _edges_by_job(store, job))
+    """Per job: nodes (with PageRank), DAG layers, and edges with type, source, weight, count."""
+    graphs = with_store(admin_settings(), lambda store: _graphs(store, job))
     if json_output:
         print_json(
             {
-                name: {"nodes": nodes, "edges": [_edge_view(e) for e in edges]}
-                for name, (nodes, edges) in graphs.items()
+                name: {
+                    "nodes": graph.nodes,
+                    "layers": graph.layers,
+                    "edges": [_edge_view(e) for e in graph.edges],
+                }
+                for name, graph in graphs.items()
             }
         )
         return
     if not graphs:
         note("no jobs yet; declare some with: cronpilot apply -f jobs.yaml")
-    for name, (nodes, edges) in graphs.items():
-        ranks = pagerank(edges)
-        typer.echo(f"job {name}: " + ", ".join(f"{n} ({ranks.get(n, 0):.2f})" for n in nodes))
+    for name, graph in graphs.items():
+        ranks = pagerank(graph.edges)
+        nodes = ", ".join(f"{n} ({ranks.get(n, 0):.2f})" for n in graph.nodes)
+        typer.echo(f"job {name}: {nodes}")
+        typer.echo("layers: " + " | ".join(", ".join(layer) for layer in graph.layers))
+        edges = graph.edges
         table = new_table("From", "To", "Type", "Source", "Weight", "Count", "Coverage")
         for edge in edges:
             view = _edge_view(edge)
@@ -86,18 +110,9 @@ def show(job: JobOption = None, json_output: JsonOption = False) -> None:
 async def _suggestions(store: Store, job: str | None) -> list[tuple[str, ProvidesEdge]]:
     """Provides edges, from the schemas learnt now, that no `depends_on` declares yet."""
     suggestions = []
-    jobs = (
-        [await store.catalog.get_job(job)] if job is not None else await store.catalog.list_jobs()
-    )
-    for each in jobs:
-        endpoints: dict[str, Endpoint] = {
-            e.name: e for e in await store.catalog.list_endpoints(each.name)
-        }
-        shapes = {}
-        for name, endpoint in endpoints.items():
-            schema = await store.schemas.get_output_schema(endpoint.id)
-            if schema is not None and schema.observations:
-                shapes[name] = schema.root
+    for each in await _jobs(store, job):
+        endpoints = {e.name: e for e in await store.catalog.list_endpoints(each.name)}
+        shapes = await learnt_shapes(store, list(endpoints.values()))
         inputs = {name: input_fields(e.spec) for name, e in endpoints.items()}
         suggestions += [
             (each.name, edge)
@@ -149,6 +164,23 @@ def suggest(job: JobOption = None, json_output: JsonOption = False) -> None:
     print_table(table)
 
 
+def path(
+    source: Annotated[str, typer.Argument(help="A node: `job` or `job/endpoint`.")],
+    target: Annotated[str, typer.Argument(help="A node: `job` or `job/endpoint`.")],
+    json_output: JsonOption = False,
+) -> None:
+    """The strongest chain of edges from one node to another (each edge costs 1/weight)."""
+    edges = with_store(admin_settings(), lambda store: store.graph.list_edges())
+    found = shortest_path(edges, source, target)
+    if json_output:
+        print_json(found)
+        return
+    if found is None:
+        note(f"no path from {source} to {target}")
+        return
+    typer.echo(" -> ".join(found))
+
+
 def export(
     format_: Annotated[
         ExportFormat, typer.Option("--format", help="Graphviz dot or JSON.")
@@ -156,11 +188,10 @@ def export(
     job: JobOption = None,
 ) -> None:
     """The graph in a form other tools read: `dot -Tsvg` or any JSON reader."""
-    graphs = with_store(admin_settings(), lambda store: _edges_by_job(store, job))
-    nodes = sorted({n for ns, _ in graphs.values() for n in ns})
-    edges = sorted(
-        {e.key: e for _, es in graphs.values() for e in es}.values(), key=lambda e: e.key
-    )
+    graphs = with_store(admin_settings(), lambda store: _graphs(store, job))
+    nodes = sorted({n for graph in graphs.values() for n in graph.nodes})
+    unique = {e.key: e for graph in graphs.values() for e in graph.edges}
+    edges = sorted(unique.values(), key=lambda e: e.key)
     if format_ is ExportFormat.JSON:
         print_json({"nodes": nodes, "edges": [_edge_view(e) for e in edges]})
         return

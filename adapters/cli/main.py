@@ -87,6 +87,7 @@ def build_app() -> typer.Typer:
     graph = _group("The tool graph: which endpoints feed which.")
     graph.command()(graph_cmd.show)
     graph.command()(graph_cmd.suggest)
+    graph.command()(graph_cmd.path)
     graph.command()(graph_cmd.export)
     app.add_typer(graph, name="graph")
     return app

@@ -93,6 +93,7 @@ def test_graph_show_suggest_and_export(etl: Cli) -> None:
     etl("schema", "backfill")
     shown = etl.json("graph", "show", "--job", "etl")["etl"]
     assert shown["nodes"] == ["etl", "etl/audit", "etl/fetch", "etl/load", "etl/transform"]
+    assert shown["layers"] == [["etl/audit", "etl/fetch"], ["etl/transform"], ["etl/load"]]
     edges = {(e["from"], e["to"], e["type"]): e for e in shown["edges"]}
     assert edges["etl", "etl/fetch", "contains"]["source"] == "template"
     declared = edges["etl/fetch", "etl/transform", "dependency"]
@@ -110,6 +111,10 @@ def test_graph_show_suggest_and_export(etl: Cli) -> None:
         "optional",
     )
     assert suggestion["fields"] == [{"output": "batch_id", "input": "body.batch_id", "how": "name"}]
+
+    strongest = etl("graph", "path", "etl/fetch", "etl/load").stdout.strip()
+    assert strongest == "etl/fetch -> etl/transform -> etl/load"
+    assert etl.json("graph", "path", "etl/load", "etl/fetch") is None
 
     dot = etl("graph", "export", "--format", "dot").stdout
     assert dot.startswith("digraph cronpilot {")
