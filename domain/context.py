@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
-from domain.graph import Edge, EdgeType, related
+from domain.graph import Edge, EdgeSource, EdgeType, related
 from domain.model import Endpoint, Run
 
 
@@ -64,9 +65,17 @@ def dag_context(
 
 
 def related_siblings(
-    endpoint: Endpoint, job: Sequence[Endpoint], edges: Sequence[Edge]
+    endpoint: Endpoint, job: Sequence[Endpoint], edges: Sequence[Edge], now: datetime
 ) -> list[Endpoint]:
     """The other endpoints of the job, most related to `endpoint` first (edge weights and
-    Adamic-Adar, see `domain.graph.related`)."""
+    Adamic-Adar, see `domain.graph.related`). Declared dependencies count as `template` edges
+    even where the store holds none (a job applied without the graph)."""
     by_ref = {e.ref: e for e in job if e.id != endpoint.id}
-    return [by_ref[ref] for ref in related(edges, endpoint.ref, by_ref)]
+    known = {edge.key for edge in edges}
+    declared = [
+        Edge(f"{e.job_name}/{up}", e.ref, EdgeType.DEPENDENCY, EdgeSource.TEMPLATE, 0, now)
+        for e in job
+        for up in e.spec.depends_on
+        if (f"{e.job_name}/{up}", e.ref, EdgeType.DEPENDENCY) not in known
+    ]
+    return [by_ref[ref] for ref in related([*edges, *declared], endpoint.ref, by_ref)]

@@ -3,6 +3,8 @@ ordering), over the store's ports only."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from domain.context import DagContext, dag_context, related_siblings
 from domain.model import JSON, Endpoint
 from domain.ports import Store
@@ -18,11 +20,12 @@ async def read_dag_context(store: Store, endpoint_id: str) -> DagContext:
     return dag_context(endpoint, job, edges, latest)
 
 
-async def read_related_siblings(store: Store, endpoint_id: str) -> list[Endpoint]:
+async def read_related_siblings(store: Store, endpoint_id: str, now: datetime) -> list[Endpoint]:
     """The endpoint's siblings, most related first; raises `EndpointNotFound`."""
     endpoint = await store.catalog.get_endpoint(endpoint_id)
     job = await store.catalog.list_endpoints(endpoint.job_name)
-    return related_siblings(endpoint, job, await store.graph.list_edges(endpoint.job_name))
+    edges = await store.graph.list_edges(endpoint.job_name)
+    return related_siblings(endpoint, job, edges, now)
 
 
 async def read_output_schema(store: Store, endpoint_id: str) -> dict[str, JSON] | None:

@@ -70,5 +70,12 @@ def test_siblings_come_most_related_first() -> None:
         Edge("etl/fetch", "etl/load", EdgeType.DEPENDENCY, EdgeSource.OBSERVED, 3, T0),
         Edge("etl/audit", "etl/fetch", EdgeType.SEQUENCE, EdgeSource.INFERRED, 1, T0),
     ]
-    ordered = related_siblings(job["fetch"], list(job.values()), edges)
+    ordered = related_siblings(job["fetch"], list(job.values()), edges, T0)
+    assert [e.name for e in ordered] == ["load", "audit", "report"]
+
+
+def test_declared_dependencies_relate_siblings_even_without_stored_edges() -> None:
+    job = _job()
+    audit = [Edge("etl/audit", "etl/fetch", EdgeType.SEQUENCE, EdgeSource.TEMPLATE, 0, T0)]
+    ordered = related_siblings(job["fetch"], list(job.values()), audit, T0)
     assert [e.name for e in ordered] == ["load", "audit", "report"]
