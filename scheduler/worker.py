@@ -175,7 +175,9 @@ class SchedulerWorker:
 
     async def _execute(self, claim: Claim) -> None:
         """Call one claimed slot and record it, then run the DAG dependants it made ready, in
-        parallel, each as its child (and theirs in turn)."""
+        parallel, each as its child (and theirs in turn). They run inside this slot's task, so
+        `concurrency` counts a whole DAG run as one call: a DAG never waits for room midway,
+        which would hold its leased dependants idle."""
         run = await self._execute_one(claim)
         if run is None or not claim.endpoint.spec.dependants:
             return
