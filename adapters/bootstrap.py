@@ -33,6 +33,7 @@ from planner.session import Analyst, LlmAnalyst
 from planner.worker import PlannerWorker
 from scheduler.config import WorkerConfig
 from scheduler.housekeeping import Housekeeping
+from scheduler.learning import SchemaLearner
 from scheduler.worker import SchedulerWorker
 
 log = logging.getLogger(__name__)
@@ -148,6 +149,9 @@ async def serve_scheduler(
         )
         housekeeping.start()
         resources.push_async_callback(housekeeping.stop)
+        learner = SchemaLearner(store, clock)
+        learner.start()
+        resources.push_async_callback(learner.stop)
         log.info(
             "scheduler %s started: concurrency %d, batch %d, lease %g s, grace %g s",
             settings.worker_id,
@@ -157,7 +161,10 @@ async def serve_scheduler(
             settings.grace_seconds,
             extra={"action": "start", "worker_id": settings.worker_id},
         )
-        await SchedulerWorker(store, dispatcher, clock, waker, worker_config(settings)).run(stop)
+        worker = SchedulerWorker(
+            store, dispatcher, clock, waker, worker_config(settings), observer=learner
+        )
+        await worker.run(stop)
 
 
 # --- the planner ------------------------------------------------------------------------------

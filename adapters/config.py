@@ -38,7 +38,8 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from adapters.http.guard import check_url
 from adapters.jsonvalue import check_storable
-from domain.errors import CronpilotError, InvalidConfig
+from domain.dependencies import with_dependants
+from domain.errors import CronpilotError, InvalidConfig, InvalidDependency
 from domain.model import (
     DEFAULT_MAX_RESPONSE_BYTES,
     DEFAULT_TIMEOUT_SECONDS,
@@ -149,6 +150,8 @@ class EndpointConfig(_Strict):
     timeout: PositiveDuration = DEFAULT_TIMEOUT_SECONDS
     max_response_size: Size = DEFAULT_MAX_RESPONSE_BYTES
     planner_mode: PlannerMode | None = None
+    depends_on: list[Name] = Field(default_factory=list)
+    only_if_changed: bool = False
 
 
 class JobConfig(_Strict):
@@ -299,6 +302,12 @@ def _declaration(job: JobConfig, index: int, allowed_networks: Sequence[str]) ->
         _spec(endpoint, ("jobs", index, "endpoints", i), allowed_networks)
         for i, endpoint in enumerate(job.endpoints)
     ]
+    try:
+        specs = with_dependants(specs)
+    except InvalidDependency as problem:
+        raise _Issue(
+            ("jobs", index, "endpoints", problem.index, problem.field), problem.reason
+        ) from problem
     return JobDeclaration(
         job=Job(name=job.name, description=job.description, planner_mode=job.planner_mode),
         endpoints=specs,
@@ -314,7 +323,9 @@ def _refuse_duplicates(names: Sequence[str], loc: Loc, what: str) -> None:
 
 
 def _spec(endpoint: EndpointConfig, loc: Loc, allowed_networks: Sequence[str]) -> EndpointSpec:
-    schedule = _schedule(endpoint, loc)
+    schedule = (
+        _dependant_schedule(endpoint, loc) if endpoint.depends_on else _schedule(endpoint, loc)
+    )
     if found := _UNSENDABLE.search(endpoint.url):
         raise _Issue((*loc, "url"), f"holds U+{ord(found.group()):04X}; percent-encode it")
     _check((*loc, "url"), lambda: check_url(endpoint.url, allowed_networks))
@@ -334,11 +345,24 @@ def _spec(endpoint: EndpointConfig, loc: Loc, allowed_networks: Sequence[str]) -
         timeout_seconds=endpoint.timeout,
         max_response_bytes=endpoint.max_response_size,
         planner_mode=endpoint.planner_mode,
+        depends_on=tuple(endpoint.depends_on),
+        only_if_changed=endpoint.only_if_changed,
     )
+
+
+def _dependant_schedule(endpoint: EndpointConfig, loc: Loc) -> Schedule:
+    """A dependant runs when its upstreams succeed: a time of its own would run it without
+    their responses, which its templates need."""
+    for name in ("cron", "interval", "timezone", "min_interval", "max_interval"):
+        if getattr(endpoint, name) is not None:
+            raise _Issue((*loc, name), "an endpoint with depends_on runs after its upstreams")
+    return Schedule()
 
 
 def _schedule(endpoint: EndpointConfig, loc: Loc) -> Schedule:
     """The baseline, checked one field at a time so that each error names its field."""
+    if endpoint.only_if_changed:
+        raise _Issue((*loc, "only_if_changed"), "applies to an endpoint with depends_on only")
     if (endpoint.cron is None) == (endpoint.interval is None):
         raise _Issue((*loc, "cron"), "set exactly one of 'cron' or 'interval'")
     if endpoint.timezone is not None:

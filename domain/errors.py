@@ -134,4 +134,21 @@ class LlmUnavailable(CronpilotError):
 
     def __init__(self, reason: str) -> None:
         super().__init__(f"the LLM is unavailable: {reason}")
+class TemplateUnfilled(CronpilotError):
+    """A request placeholder that the upstream responses at hand cannot fill."""
+
+    def __init__(self, placeholder: str, reason: str) -> None:
+        super().__init__(f"template {placeholder}: {reason}")
+        self.placeholder = placeholder
+        self.reason = reason
+
+
+class InvalidDependency(CronpilotError):
+    """A job's declared dependencies or templates that cannot run: `index` is the endpoint's
+    position in the job, `field` the field at fault (`depends_on`, `url`, `body`, …)."""
+
+    def __init__(self, index: int, field: str, reason: str) -> None:
+        super().__init__(reason)
+        self.index = index
+        self.field = field
         self.reason = reason

@@ -57,6 +57,11 @@ def plan_next_run(endpoint: Endpoint, now: datetime) -> NextRun:
         resumed = replace(endpoint, pause=None, last_slot_at=None)
         return NextRun(plan_next_run(resumed, pause.until).at, ScheduleSource.PAUSED)
 
+    schedule = endpoint.spec.schedule
+    if schedule.cron is None and schedule.interval_seconds is None:
+        # A DAG dependant has no time of its own: its upstreams' runs start it.
+        return NextRun(None, ScheduleSource.DAG)
+
     at = _baseline(endpoint, now)
     source = ScheduleSource.BASELINE
     backoff = _backoff(endpoint, now)

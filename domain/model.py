@@ -39,6 +39,8 @@ class ScheduleSource(StrEnum):
     CLAMPED_MIN = "clamped-min"
     CLAMPED_MAX = "clamped-max"
     PAUSED = "paused"
+    DAG = "dag"
+    """No baseline: the endpoint runs when its upstreams succeed (`depends_on`)."""
 
 
 class RunStatus(StrEnum):
@@ -74,6 +76,8 @@ class ErrorKind(StrEnum):
     LEASE_EXPIRED = "lease_expired"
     SHUTDOWN = "shutdown"
     INTERNAL = "internal"
+    TEMPLATE = "template"
+    """A request template could not be filled from the upstream responses: not called."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +136,13 @@ class EndpointSpec:
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
     planner_mode: PlannerMode | None = None
     """None inherits the job's mode."""
+    depends_on: tuple[str, ...] = ()
+    """Sibling endpoints (by name) whose successful runs trigger this one, as their child."""
+    dependants: tuple[str, ...] = ()
+    """Siblings that depend on this one: derived from theirs, so that a finished run knows
+    without asking the store whether it triggers anything."""
+    only_if_changed: bool = False
+    """Skip (and record the skip) when no upstream response changed since the previous one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +181,22 @@ class NextRun:
 
 
 @dataclass(frozen=True, slots=True)
+class DagTrigger:
+    """Why a claimed run is part of a DAG run: which run started the DAG run, which parent
+    run made it ready, and the upstream responses its request templates may use."""
+
+    dag_run_id: str
+    """The trace id of the scheduled run that began this DAG run."""
+    root: str
+    """The name of that run's endpoint."""
+    parent_trace_id: str
+    parents: dict[str, str] = field(default_factory=dict)
+    """Upstream endpoint name → the run id it reported in this DAG run."""
+    upstream: dict[str, JSON] = field(default_factory=dict)
+    """Upstream endpoint name → its response body in this DAG run."""
+
+
+@dataclass(frozen=True, slots=True)
 class Claim:
     """A due endpoint leased to one worker, with the `running` run inserted for its slot."""
 
@@ -180,6 +207,8 @@ class Claim:
     lease_until: datetime
     schedule_source: ScheduleSource
     attempt: int = 1
+    dag: DagTrigger | None = None
+    """Set when a DAG run triggered this slot instead of the schedule."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,11 +6,13 @@ so a fake clock drives memory, SQLite and PostgreSQL alike.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
+from domain.dag import DagWait
+from domain.graph import Edge, EdgeKey, EdgeSighting, EdgeType
 from domain.model import (
     JSON,
     Claim,
@@ -32,6 +34,7 @@ from domain.planning import (
     Proposal,
     ProposalStatus,
 )
+from domain.outputs import DriftEvent, OutputSchema
 
 
 class Clock(Protocol):
@@ -293,8 +296,87 @@ class ChatModel(Protocol):
     async def close(self) -> None: ...
 
 
+class SchemaRepository(Protocol):
+    """Learnt output schemas and their drift history."""
+
+    async def get_output_schema(self, endpoint_id: str) -> OutputSchema | None:
+        """The endpoint's output schema as learnt so far, or None before its first body."""
+        ...
+
+    async def save_output_schema(
+        self, schema: OutputSchema, drift: Sequence[DriftEvent], now: datetime, *, rebuilt: bool
+    ) -> bool:
+        """Store `schema` and append `drift`, only if the stored version is still
+        `schema.version` (none stored counts as 0); then bump `schema.version`. False, and
+        nothing written, if another writer got there first. `rebuilt` replaces the drift
+        history instead of appending to it. Raises `EndpointNotFound` for an unknown endpoint."""
+        ...
+
+    async def list_drift(self, endpoint_id: str, limit: int = 50) -> list[DriftEvent]:
+        """Drift events of one endpoint, newest first."""
+        ...
+
+
+class GraphRepository(Protocol):
+    """The tool graph's one edge store."""
+
+    async def record(self, sightings: Sequence[EdgeSighting], now: datetime) -> None:
+        """Fold each sighting into its edge (`domain.graph.sighted`), in order, in one
+        transaction: repeats add up, several types per pair and self-loops are kept."""
+        ...
+
+    async def list_edges(self, job: str | None = None) -> list[Edge]:
+        """All edges, or those with an end in `job` (the job node or one of its endpoints),
+        ordered by (from, to, type)."""
+        ...
+
+    async def retract(
+        self, edge_type: EdgeType, into: Collection[str], keep: Collection[EdgeKey]
+    ) -> int:
+        """Delete the edges of `edge_type` ending in one of the nodes `into` that no trace has
+        counted (count 0), except those keyed in `keep`: a withdrawn `depends_on`, a provides
+        edge the learnt schemas no longer support. Counted edges stay: they are history.
+        Returns how many were deleted."""
+        ...
+
+
+class DagRepository(Protocol):
+    """DAG runs: dependants waiting for their parents, started as children of their runs."""
+
+    async def upstream_finished(
+        self, claim: Claim, run: Run, worker_id: str, lease_seconds: float, now: datetime
+    ) -> list[Claim]:
+        """In one transaction, report `run` (of `claim`'s endpoint, which has dependants) to
+        them as `domain.dag.advance` says: save waits, record skipped runs, and lease and start
+        (a `running` run, child of `run`) every dependant now ready whose endpoint is free.
+        A ready dependant that is leased stays a ready wait for `claim_ready`. Returns the
+        claims started, their upstream bodies attached."""
+        ...
+
+    async def claim_ready(
+        self, now: datetime, worker_id: str, lease_seconds: float, limit: int
+    ) -> list[Claim]:
+        """Start up to `limit` ready waits whose endpoint is no longer leased."""
+        ...
+
+    async def list_waits(self) -> list[DagWait]:
+        """Every open wait, by (dag run, endpoint id)."""
+        ...
+
+    async def drop_stale_waits(self, created_before: datetime) -> int:
+        """Delete waits made before `created_before`: a parent whose report was lost (its
+        worker died between recording and reporting) leaves one that nothing completes.
+        Returns how many were deleted."""
+        ...
+
+    async def trace_neighbours(self, run: Run) -> tuple[Run | None, Run | None]:
+        """For a child run: its parent run (by `parent_trace_id`) and the sibling (same
+        parent) that started just before it, each None when absent or pruned."""
+        ...
+
+
 class Store(Protocol):
-    """One backend: the three repositories over one database."""
+    """One backend: the repositories over one database."""
 
     @property
     def catalog(self) -> CatalogRepository: ...
@@ -307,6 +389,13 @@ class Store(Protocol):
 
     @property
     def planner(self) -> PlannerRepository: ...
+    def schemas(self) -> SchemaRepository: ...
+
+    @property
+    def graph(self) -> GraphRepository: ...
+
+    @property
+    def dag(self) -> DagRepository: ...
 
     async def close(self) -> None: ...
 

@@ -20,6 +20,9 @@ class WorkerConfig:
     """On stop, how long (real time) in-flight calls may still finish before they are abandoned."""
     max_sleep_seconds: float = 5.0
     """Longest idle sleep: only a guard against wake-ups missed from other processes."""
+    dag_sweep_seconds: float = 5.0
+    """How often to look for DAG dependants that became ready while leased (rare): a round trip
+    that every claim would otherwise pay."""
 
     def __post_init__(self) -> None:
         if min(self.concurrency, self.batch_size, self.lease_seconds, self.max_sleep_seconds) <= 0:

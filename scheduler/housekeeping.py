@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
@@ -18,6 +18,8 @@ from domain.ports import Clock, Store
 log = logging.getLogger(__name__)
 
 DEFAULT_PRUNE_INTERVAL_SECONDS = 600.0
+STALE_WAIT = timedelta(days=1)
+"""A DAG dependant still waiting for a parent after this long never will: its wait goes."""
 
 
 class Housekeeping:
@@ -49,10 +51,18 @@ class Housekeeping:
         return reaped
 
     async def prune_once(self) -> int:
-        """Keep the newest `retention_runs` finished runs of each endpoint, delete the rest."""
+        """Keep the newest `retention_runs` finished runs of each endpoint, delete the rest; and
+        drop DAG waits older than `STALE_WAIT`."""
         pruned = await self._store.runs.prune(self._retention_runs)
         if pruned:
             log.info("pruned %d old runs", pruned, extra={"action": "prune", "count": pruned})
+        dropped = await self._store.dag.drop_stale_waits(self._clock.now() - STALE_WAIT)
+        if dropped:
+            log.warning(
+                "dropped %d DAG waits whose parents never reported",
+                dropped,
+                extra={"action": "drop_stale_waits", "count": dropped},
+            )
         return pruned
 
     def start(self) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from domain.model import Claim, HttpRequest
+from domain.templates import fill
 
 RUN_ID_HEADER = "X-Cronpilot-Run-Id"
 SLOT_HEADER = "X-Cronpilot-Slot"
@@ -11,17 +12,23 @@ an idempotency key) and so that tests can count calls per slot on the receiving 
 
 
 def request_for(claim: Claim) -> HttpRequest:
+    """The call of a claimed slot; a DAG run's templates are filled from its upstream responses
+    (raises `TemplateUnfilled` when one cannot be)."""
     spec = claim.endpoint.spec
+    url, base_headers, body = spec.url, spec.headers, spec.body
+    if claim.dag is not None:
+        filled = fill(spec, claim.dag.upstream)
+        url, base_headers, body = filled.url, filled.headers, filled.body
     headers = {
-        **spec.headers,
+        **base_headers,
         RUN_ID_HEADER: claim.run_id,
         SLOT_HEADER: claim.slot_at.isoformat(),
     }
     return HttpRequest(
         method=spec.method,
-        url=spec.url,
+        url=url,
         headers=headers,
-        body=spec.body,
+        body=body,
         timeout_seconds=spec.timeout_seconds,
         max_response_bytes=spec.max_response_bytes,
     )

@@ -11,10 +11,10 @@ import logging
 from collections.abc import Coroutine, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, Protocol
 
-from domain.errors import LeaseLost, SlotAlreadyRun, StoreUnavailable
-from domain.model import BodyAbsence, Claim, ErrorKind, Response
+from domain.errors import LeaseLost, SlotAlreadyRun, StoreUnavailable, TemplateUnfilled
+from domain.model import BodyAbsence, Claim, Endpoint, ErrorKind, Response, Run
 from domain.ports import Clock, Dispatcher, Store, Waker
 from scheduler.config import WorkerConfig
 from scheduler.requests import request_for
@@ -36,6 +36,12 @@ class WorkerStats:
     released: int = 0
 
 
+class RunObserver(Protocol):
+    def observe(self, endpoint: Endpoint, run: Run) -> None:
+        """Take note of a recorded run; must return at once (the learning happens elsewhere)."""
+        ...
+
+
 class SchedulerWorker:
     def __init__(
         self,
@@ -44,14 +50,18 @@ class SchedulerWorker:
         clock: Clock,
         waker: Waker,
         config: WorkerConfig,
+        *,
+        observer: RunObserver | None = None,
     ) -> None:
         self._store = store
         self._dispatcher = dispatcher
         self._clock = clock
         self._waker = waker
         self._config = config
+        self._observer = observer
         self._lease = timedelta(seconds=config.lease_seconds)
         self._abort = asyncio.Event()
+        self._next_dag_sweep = clock.now()
         self.stats = WorkerStats()
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -97,6 +107,8 @@ class SchedulerWorker:
             return False
         wanted = min(self._config.batch_size, room)
         claims = await self._claim(wanted)
+        if len(claims) < wanted and self._clock.now() >= self._next_dag_sweep:
+            claims += await self._claim_ready_dependants(wanted - len(claims))
         if stop.is_set():
             await self._release(claims)
             return False
@@ -153,15 +165,46 @@ class SchedulerWorker:
             )
         return claims
 
+    async def _claim_ready_dependants(self, limit: int) -> list[Claim]:
+        self._next_dag_sweep = self._clock.now() + timedelta(seconds=self._config.dag_sweep_seconds)
+        claims = await self._store.dag.claim_ready(
+            self._clock.now(), self._config.worker_id, self._config.lease_seconds, limit
+        )
+        self.stats.claimed += len(claims)
+        return claims
+
     async def _execute(self, claim: Claim) -> None:
+        """Call one claimed slot and record it, then run the DAG dependants it made ready, in
+        parallel, each as its child (and theirs in turn). They run inside this slot's task, so
+        `concurrency` counts a whole DAG run as one call: a DAG never waits for room midway,
+        which would hold its leased dependants idle."""
+        run = await self._execute_one(claim)
+        if run is None or not claim.endpoint.spec.dependants:
+            return
+        try:
+            children = await self._store.dag.upstream_finished(
+                claim, run, self._config.worker_id, self._config.lease_seconds, self._clock.now()
+            )
+        except StoreUnavailable:
+            log.warning(
+                "store unavailable; the dependants of run %s were not triggered",
+                run.id,
+                exc_info=True,
+                extra={"action": "store_unavailable", "run_id": run.id},
+            )
+            return
+        self.stats.claimed += len(children)
+        await asyncio.gather(*(self._execute(child) for child in children))
+
+    async def _execute_one(self, claim: Claim) -> Run | None:
         """Call one claimed slot and record it, keeping its lease from the claim until the run
         is recorded, dropped or abandoned. Never raises for what the store or the endpoint did:
-        the worker keeps going with the other slots."""
+        the worker keeps going with the other slots. The run, if recorded."""
         keeper = asyncio.create_task(self._keep_lease(claim))
         try:
             response = await self._call(claim, keeper)
             if response is not None:
-                await self._finish(claim, response)
+                return await self._finish(claim, response)
         except StoreUnavailable:
             log.warning(
                 "store unavailable while handling run %s; the reaper will repair it",
@@ -172,6 +215,7 @@ class SchedulerWorker:
         finally:
             keeper.cancel()
             await asyncio.gather(keeper, return_exceptions=True)
+        return None
 
     async def _call(self, claim: Claim, keeper: asyncio.Task[None]) -> Response | None:
         """The endpoint's response, or None when the call was cut short: the lease was lost
@@ -194,7 +238,16 @@ class SchedulerWorker:
 
     async def _dispatch(self, claim: Claim) -> Response:
         try:
-            return await self._dispatcher.dispatch(request_for(claim))
+            request = request_for(claim)
+        except TemplateUnfilled as exc:
+            return Response(
+                status_code=None,
+                body_absence=BodyAbsence.NO_RESPONSE,
+                error_kind=ErrorKind.TEMPLATE,
+                error_message=f"not called: {exc}",
+            )
+        try:
+            return await self._dispatcher.dispatch(request)
         except Exception as exc:
             # The dispatcher reports endpoint failures in its Response; a raise is a bug in it.
             # Record the run as failed rather than leave it `running` until the reaper comes.
@@ -229,18 +282,20 @@ class SchedulerWorker:
                     extra={"action": "extend_failed", "run_id": claim.run_id},
                 )
 
-    async def _finish(self, claim: Claim, response: Response) -> None:
+    async def _finish(self, claim: Claim, response: Response) -> Run | None:
         try:
             run = await self._store.claims.finish(
                 claim, self._config.worker_id, response, self._clock.now()
             )
         except LeaseLost:
             self._dropped(claim, "lease_lost")
-            return
+            return None
         except SlotAlreadyRun:
             self._dropped(claim, "slot_already_run")
-            return
+            return None
         self.stats.finished += 1
+        if self._observer is not None:
+            self._observer.observe(claim.endpoint, run)
         log.info(
             "%s slot %s: %s",
             claim.endpoint.ref,
@@ -254,6 +309,7 @@ class SchedulerWorker:
                 "status_code": run.status_code,
             },
         )
+        return run
 
     def _dropped(self, claim: Claim, action: str) -> None:
         self.stats.dropped += 1

@@ -11,6 +11,7 @@ from adapters.bootstrap import build_clock
 from adapters.cli.output import JsonOption, print_json
 from adapters.cli.runtime import admin_settings, wake_schedulers, with_store
 from adapters.config import load_declarations
+from adapters.declare import apply_declarations
 from domain.ports import ApplyReport, Store
 
 
@@ -28,7 +29,7 @@ def apply(
     declarations = load_declarations(file, settings.allowed_networks)
 
     async def act(store: Store) -> ApplyReport:
-        report = await store.catalog.apply(declarations, build_clock().now())
+        report = await apply_declarations(store, declarations, str(file), build_clock().now())
         if report.created or report.updated:
             await wake_schedulers(settings)
         return report

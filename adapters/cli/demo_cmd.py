@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import signal
 import tempfile
@@ -29,6 +30,7 @@ from adapters.bootstrap import build_clock, migrate, open_store, serve_planner, 
 from adapters.cli.demo_planner import PlannerLine, planner_lines
 from adapters.cli.output import new_table, schedule_text, span
 from adapters.config import example_jobs_file, load_declarations, parse_declarations
+from adapters.declare import apply_declarations
 from adapters.settings import Settings, load_settings
 from adapters.simulator import Simulator
 from domain.model import Endpoint, Run, RunStatus, ScheduleSource
@@ -152,7 +154,7 @@ async def _run(
         store = await open_store(settings)
         resources.push_async_callback(store.close)
         declarations = _declarations(settings, simulator_url)
-        await store.catalog.apply(declarations, clock.now())
+        await apply_declarations(store, declarations, "demo", clock.now())
         typer.echo(
             f"cronpilot demo: {sum(len(d.endpoints) for d in declarations)} endpoints against "
             f"the simulator at "
@@ -272,7 +274,11 @@ class EndpointSummary:
     runs: int = 0
     succeeded: int = 0
     failed: int = 0
+    skipped: int = 0
     bodies: int = 0
+    dag: str | None = None
+    """For a DAG dependant: what its runs were children of, why some were skipped, and the
+    last answer (which shows the upstream data its request carried)."""
     markers: Counter[str] = field(default_factory=Counter)
     errors: Counter[str] = field(default_factory=Counter)
     sources: list[ScheduleSource] = field(default_factory=list)
@@ -286,6 +292,9 @@ class EndpointSummary:
 @dataclass(slots=True)
 class DemoSummary:
     endpoints: list[EndpointSummary]
+
+    def dag_lines(self) -> list[str]:
+        return [e.dag for e in self.endpoints if e.dag is not None]
 
     def totals(self) -> str:
         endpoints = self.endpoints
@@ -313,6 +322,7 @@ def _endpoint_summary(endpoint: Endpoint, newest_first: list[Run]) -> EndpointSu
     for run in reversed(newest_first):
         summary.succeeded += run.status is RunStatus.SUCCESS
         summary.failed += run.status in _UNSUCCESSFUL
+        summary.skipped += run.status is RunStatus.SKIPPED
         if run.body_absence is not None:
             summary.markers[run.body_absence.value] += 1
         elif run.status_code is not None:
@@ -321,7 +331,23 @@ def _endpoint_summary(endpoint: Endpoint, newest_first: list[Run]) -> EndpointSu
             summary.errors[run.error_kind.value] += 1
         if not summary.sources or summary.sources[-1] != run.schedule_source:
             summary.sources.append(run.schedule_source)
+    if endpoint.spec.depends_on:
+        summary.dag = _dag_line(endpoint, newest_first)
     return summary
+
+
+def _dag_line(endpoint: Endpoint, newest_first: list[Run]) -> str:
+    upstreams = ", ".join(f"{endpoint.job_name}/{name}" for name in endpoint.spec.depends_on)
+    reasons = Counter(
+        (run.error_message or "").removeprefix("skipped: ")
+        for run in newest_first
+        if run.status is RunStatus.SKIPPED
+    )
+    answered = next((run.body for run in newest_first if run.status is RunStatus.SUCCESS), None)
+    return (
+        f"dag {endpoint.ref}: {len(newest_first)} runs as children of {upstreams}; "
+        f"skipped: {_counts(reasons)}; last answer: {json.dumps(answered)}"
+    )
 
 
 async def _summarise(store: Store) -> DemoSummary:
@@ -338,13 +364,25 @@ def _print_summary(summary: DemoSummary, console: Console, rich: bool) -> None:
         for e in summary.endpoints:
             typer.echo(
                 f"summary {e.ref} {e.path}: runs={e.runs} ok={e.succeeded} failed={e.failed} "
-                f"bodies={e.bodies} markers={_counts(e.markers)} errors={_counts(e.errors)} "
+                f"skipped={e.skipped} bodies={e.bodies} markers={_counts(e.markers)} "
+                f"errors={_counts(e.errors)} "
                 f"schedule={'->'.join(source.value for source in e.sources) or '-'}"
             )
+        for line in summary.dag_lines():
+            typer.echo(line)
         typer.echo(summary.totals())
         return
     table = new_table(
-        "endpoint", "path", "runs", "ok", "failed", "bodies", "markers", "errors", "schedule"
+        "endpoint",
+        "path",
+        "runs",
+        "ok",
+        "failed",
+        "skipped",
+        "bodies",
+        "markers",
+        "errors",
+        "schedule",
     )
     table.title = "what the database recorded"
     for e in summary.endpoints:
@@ -354,10 +392,13 @@ def _print_summary(summary: DemoSummary, console: Console, rich: bool) -> None:
             str(e.runs),
             str(e.succeeded),
             str(e.failed),
+            str(e.skipped),
             str(e.bodies),
             _counts(e.markers),
             _counts(e.errors),
             " → ".join(source.value for source in e.sources) or "-",
         )
     console.print(table)
+    for line in summary.dag_lines():
+        console.print(line, markup=False)
     console.print(summary.totals())

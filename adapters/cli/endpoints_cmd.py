@@ -57,7 +57,7 @@ def list_endpoints(
             table,
             endpoint.ref,
             schedule_text(endpoint.spec.schedule),
-            relative(endpoint.next_run_at, now) if endpoint.next_run_at else "never (paused)",
+            relative(endpoint.next_run_at, now) if endpoint.next_run_at else _never(endpoint),
             endpoint.next_run_source.value,
             last_run_text(latest.get(endpoint.id), now),
         )
@@ -99,6 +99,7 @@ def _details(endpoint: Endpoint, last_run: Run | None, now: datetime) -> Table:
             ("headers", json.dumps(mask_headers(spec.headers)) if spec.headers else "-"),
             ("body", json.dumps(spec.body) if spec.body is not None else "-"),
             ("schedule", schedule_text(spec.schedule)),
+            ("dag", _dag(endpoint)),
             ("clamps", _clamps(endpoint)),
             ("timeout", span(spec.timeout_seconds)),
             ("max response", f"{spec.max_response_bytes} bytes"),
@@ -138,3 +139,19 @@ def _hints(endpoint: Endpoint, now: datetime) -> str:
     if (oneshot := endpoint.oneshot_hint) is not None:
         hints.append(f"once {relative(oneshot.at, now)}: {oneshot.reason}")
     return "; ".join(hints) or "-"
+
+
+def _never(endpoint: Endpoint) -> str:
+    """Why an endpoint has no next run: a pause, or a DAG dependant waiting for upstreams."""
+    return "when its upstreams succeed" if endpoint.spec.depends_on else "never (paused)"
+
+
+def _dag(endpoint: Endpoint) -> str:
+    spec = endpoint.spec
+    parts = []
+    if spec.depends_on:
+        skip = " (only if changed)" if spec.only_if_changed else ""
+        parts.append(f"after {', '.join(spec.depends_on)}{skip}")
+    if spec.dependants:
+        parts.append(f"then {', '.join(spec.dependants)}")
+    return "; ".join(parts) or "-"

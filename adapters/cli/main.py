@@ -18,6 +18,7 @@ from adapters.cli import (
     db_cmd,
     demo_cmd,
     endpoints_cmd,
+    graph_cmd,
     jobs_cmd,
     pause_cmd,
     planner_cmd,
@@ -25,6 +26,7 @@ from adapters.cli import (
     runs_cmd,
     scheduler_cmd,
     sessions_cmd,
+    schema_cmd,
 )
 from adapters.cli.runtime import (
     EXIT_BAD_INPUT,
@@ -93,6 +95,17 @@ def build_app() -> typer.Typer:
     sessions.command("list")(sessions_cmd.list_sessions)
     sessions.command()(sessions_cmd.show)
     app.add_typer(sessions, name="sessions")
+    schema = _group("Output schemas learnt from stored responses.")
+    schema.command()(schema_cmd.show)
+    schema.command()(schema_cmd.backfill)
+    app.add_typer(schema, name="schema")
+
+    graph = _group("The tool graph: which endpoints feed which.")
+    graph.command()(graph_cmd.show)
+    graph.command()(graph_cmd.suggest)
+    graph.command()(graph_cmd.path)
+    graph.command()(graph_cmd.export)
+    app.add_typer(graph, name="graph")
     return app
 
 

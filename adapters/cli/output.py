@@ -94,7 +94,8 @@ def schedule_text(schedule: Schedule) -> str:
     if schedule.cron is not None:
         zone = "" if schedule.timezone == "UTC" else f" {schedule.timezone}"
         return f"cron {schedule.cron}{zone}"
-    assert schedule.interval_seconds is not None
+    if schedule.interval_seconds is None:
+        return "after its upstreams"
     return f"every {span(schedule.interval_seconds)}"
 
 

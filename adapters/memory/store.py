@@ -10,7 +10,10 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from adapters.memory.planner import MemoryPlanner
+from adapters.memory.graph import MemoryDag, MemoryGraph, MemorySchemas
+from domain.dag import DagWait
 from domain.errors import EndpointNotFound, JobNotFound, LeaseLost, RunNotFound
+from domain.graph import Edge, EdgeType
 from domain.model import (
     Claim,
     Endpoint,
@@ -25,6 +28,7 @@ from domain.model import (
     RunStatus,
     new_id,
 )
+from domain.outputs import DriftEvent, OutputSchema
 from domain.ports import ApplyReport, JobDeclaration
 from domain.transitions import (
     abandoned_run,
@@ -48,6 +52,13 @@ class MemoryState:
     runs: dict[str, Run] = field(default_factory=dict)
     """By run id."""
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    output_schemas: dict[str, OutputSchema] = field(default_factory=dict)
+    """By endpoint id."""
+    drift: dict[str, list[DriftEvent]] = field(default_factory=dict)
+    """By endpoint id, oldest first."""
+    edges: dict[tuple[str, str, EdgeType], Edge] = field(default_factory=dict)
+    waits: dict[tuple[str, str], DagWait] = field(default_factory=dict)
+    """By (DAG run id, endpoint id)."""
 
     def runs_of(self, endpoint_id: str) -> list[Run]:
         """Runs of one endpoint, newest slot first."""
@@ -321,6 +332,9 @@ class MemoryStore:
         self._claims = MemoryClaims(self.state)
         self._runs = MemoryRuns(self.state)
         self._planner = MemoryPlanner(self.state)
+        self._schemas = MemorySchemas(self.state)
+        self._graph = MemoryGraph(self.state)
+        self._dag = MemoryDag(self.state)
 
     @property
     def catalog(self) -> MemoryCatalog:
@@ -337,6 +351,16 @@ class MemoryStore:
     @property
     def planner(self) -> MemoryPlanner:
         return self._planner
+    def schemas(self) -> MemorySchemas:
+        return self._schemas
+
+    @property
+    def graph(self) -> MemoryGraph:
+        return self._graph
+
+    @property
+    def dag(self) -> MemoryDag:
+        return self._dag
 
     async def close(self) -> None:
         return None

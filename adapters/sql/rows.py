@@ -75,6 +75,9 @@ def endpoint_values(endpoint: Endpoint, cipher: SecretCipher | None) -> dict[str
         "timeout_seconds": spec.timeout_seconds,
         "max_response_bytes": spec.max_response_bytes,
         "planner_mode": spec.planner_mode.value if spec.planner_mode else None,
+        "depends_on": list(spec.depends_on),
+        "dependants": list(spec.dependants),
+        "only_if_changed": spec.only_if_changed,
         **_state_values(endpoint),
     }
 
@@ -122,6 +125,9 @@ def endpoint_from_row(row: RowMapping, cipher: SecretCipher | None) -> Endpoint:
         timeout_seconds=row["timeout_seconds"],
         max_response_bytes=row["max_response_bytes"],
         planner_mode=PlannerMode(row["planner_mode"]) if row["planner_mode"] else None,
+        depends_on=tuple(row["depends_on"]),
+        dependants=tuple(row["dependants"]),
+        only_if_changed=row["only_if_changed"],
     )
     interval = None
     if row["hint_interval_seconds"] is not None:

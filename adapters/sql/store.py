@@ -11,7 +11,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from adapters.sql.catalog import SqlCatalog
 from adapters.sql.claims import SqlClaims
+from adapters.sql.dag_repo import SqlDag
 from adapters.sql.engine import DEFAULT_POOL_SIZE, Database, create_engine, safe_url
+from adapters.sql.graph_repo import SqlGraph, SqlSchemas
 from adapters.sql.keycheck import verify_secret_key
 from adapters.sql.planner_repo import SqlPlanner
 from adapters.sql.runs import SqlRuns
@@ -28,6 +30,9 @@ class SqlStore:
         self._claims = SqlClaims(db, cipher)
         self._runs = SqlRuns(db)
         self._planner = SqlPlanner(db)
+        self._schemas = SqlSchemas(db)
+        self._graph = SqlGraph(db)
+        self._dag = SqlDag(db, cipher)
 
     @property
     def catalog(self) -> SqlCatalog:
@@ -44,6 +49,16 @@ class SqlStore:
     @property
     def planner(self) -> SqlPlanner:
         return self._planner
+    def schemas(self) -> SqlSchemas:
+        return self._schemas
+
+    @property
+    def graph(self) -> SqlGraph:
+        return self._graph
+
+    @property
+    def dag(self) -> SqlDag:
+        return self._dag
 
     @property
     def engine(self) -> AsyncEngine:

@@ -25,6 +25,8 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
+    text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.types import TypeDecorator, TypeEngine
@@ -135,6 +137,10 @@ endpoints = Table(
     Column("next_run_source", String(32), nullable=False),
     Column("lease_owner", String(200), nullable=True),
     Column("lease_until", UtcDateTime, nullable=True),
+    # DAG declaration (issue 4): upstream names, derived dependant names, skip-if-unchanged.
+    Column("depends_on", _json(), nullable=False, server_default=text("'[]'")),
+    Column("dependants", _json(), nullable=False, server_default=text("'[]'")),
+    Column("only_if_changed", Boolean, nullable=False, server_default=false()),
     UniqueConstraint("job_id", "name"),
 )
 
@@ -249,3 +255,53 @@ proposals = Table(
 # The rate guardrail counts an endpoint's recent decisions; listings go newest first.
 Index("ix_proposals_endpoint", proposals.c.endpoint_id, proposals.c.decided_at)
 Index("ix_proposals_status", proposals.c.status, proposals.c.created_at)
+# --- output schemas, the tool graph, DAG runs ---------------------------------------------
+
+output_schemas = Table(
+    "output_schemas",
+    metadata,
+    _id("endpoint_id", ForeignKey("endpoints.id", ondelete="CASCADE"), primary_key=True),
+    Column("shape", _json(), nullable=False),
+    Column("through_slot", UtcDateTime, nullable=True),
+    Column("version", Integer, nullable=False),
+    Column("updated_at", UtcDateTime, nullable=False),
+)
+
+schema_drift = Table(
+    "schema_drift",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    _id("endpoint_id", ForeignKey("endpoints.id", ondelete="CASCADE"), nullable=False),
+    # No foreign key: retention may prune the run while its drift stays worth knowing.
+    _id("run_id", nullable=False),
+    Column("at", UtcDateTime, nullable=False),
+    Column("changes", _json(), nullable=False),
+)
+Index("ix_schema_drift_endpoint", schema_drift.c.endpoint_id, schema_drift.c.at)
+
+# Nodes are refs (`job` or `job/endpoint`): edges outlive renames as history, not as links.
+graph_edges = Table(
+    "graph_edges",
+    metadata,
+    Column("from_node", String(401), primary_key=True),
+    Column("to_node", String(401), primary_key=True),
+    Column("edge_type", String(16), primary_key=True),
+    Column("source", String(16), nullable=False),
+    Column("count", Integer, nullable=False),
+    Column("confidence", Float, nullable=True),
+    Column("coverage", String(16), nullable=True),
+    Column("updated_at", UtcDateTime, nullable=False),
+)
+Index("ix_graph_edges_to_node", graph_edges.c.to_node)
+
+dag_waits = Table(
+    "dag_waits",
+    metadata,
+    _id("dag_run_id", primary_key=True),
+    _id("endpoint_id", ForeignKey("endpoints.id", ondelete="CASCADE"), primary_key=True),
+    Column("root", String(200), nullable=False),
+    Column("arrived", _json(), nullable=False),
+    Column("ready", Boolean, nullable=False),
+    _id("parent_trace_id", nullable=True),
+    Column("created_at", UtcDateTime, nullable=False),
+)

@@ -34,7 +34,8 @@ DURATION = 12
 SHOWCASE_PATHS = ["/status/page", "/reports/export", "/reports/slow", "/reports/daily"]
 SUMMARY_LINE = re.compile(
     r"^summary (?P<ref>\S+/\S+) (?P<path>/\S*): runs=(?P<runs>\d+) ok=(?P<ok>\d+) "
-    r"failed=(?P<failed>\d+) bodies=(?P<bodies>\d+) markers=(?P<markers>.*) "
+    r"failed=(?P<failed>\d+) skipped=(?P<skipped>\d+) bodies=(?P<bodies>\d+) "
+    r"markers=(?P<markers>.*) "
     r"errors=(?P<errors>.*) schedule=(?P<schedule>\S+)$"
 )
 
@@ -74,11 +75,18 @@ def test_demo_runs_every_endpoint_and_summarises_from_the_database(tmp_path: Pat
     for path, line in lines.items():
         runs, ok, failed = int(line["runs"]), int(line["ok"]), int(line["failed"])
         assert runs >= 1, f"{path} never ran:\n{done.stdout}"
-        assert ok + failed == runs, line.group(0)
+        assert ok + failed + int(line["skipped"]) == runs, line.group(0)
     assert "not_json" in lines["/status/page"]["markers"]
     assert "too_large" in lines["/reports/export"]["markers"]
     assert "timeout" in lines["/reports/slow"]["errors"]
     assert int(lines["/fraud/score"]["bodies"]) >= 1
+    # The ETL DAG: fetch finds the same batch every other time, so transform (only_if_changed)
+    # is skipped with its reason, and load answers with the batch transform passed it.
+    assert int(lines["/etl/transform"]["skipped"]) >= 1, done.stdout
+    assert int(lines["/etl/load"]["ok"]) >= 1, done.stdout
+    assert "dag etl/transform: " in done.stdout
+    assert "only_if_changed: no upstream response changed" in done.stdout
+    assert re.search(r'^dag etl/load: .*"batch_id": "batch-\d+"', done.stdout, re.MULTILINE)
     total_runs = sum(int(line["runs"]) for line in lines.values())
     assert re.search(rf"^total: {total_runs} runs on 16 endpoints", done.stdout, re.MULTILINE)
     # The heuristic planner relaxed the report that never changes, and said why.

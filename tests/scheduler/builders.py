@@ -12,7 +12,7 @@ from typing import Any
 from domain.model import Endpoint, EndpointSpec, Job, Run, RunStatus, Schedule
 from domain.ports import Dispatcher, JobDeclaration, Store, Waker
 from scheduler.config import WorkerConfig
-from scheduler.worker import SchedulerWorker
+from scheduler.worker import RunObserver, SchedulerWorker
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock
 
@@ -33,11 +33,18 @@ async def declare(store: Store, now: datetime, *specs: EndpointSpec) -> dict[str
 
 
 def make_worker(
-    store: Store, dispatcher: Dispatcher, clock: FakeClock, waker: Waker, **config: Any
+    store: Store,
+    dispatcher: Dispatcher,
+    clock: FakeClock,
+    waker: Waker,
+    observer: RunObserver | None = None,
+    **config: Any,
 ) -> SchedulerWorker:
     config.setdefault("worker_id", "w1")
     config.setdefault("max_sleep_seconds", 3600.0)
-    return SchedulerWorker(store, dispatcher, clock, waker, WorkerConfig(**config))
+    return SchedulerWorker(
+        store, dispatcher, clock, waker, WorkerConfig(**config), observer=observer
+    )
 
 
 async def runs_of(store: Store, name: str) -> list[Run]:
@@ -107,6 +114,9 @@ class StoreOf:
     catalog: Any
     claims: Any
     runs: Any
+    schemas: Any
+    graph: Any
+    dag: Any
 
     async def close(self) -> None:
         """The wrapped store is closed by its own fixture."""
@@ -146,14 +156,25 @@ class RunningWorker:
     leaving the block stops it and waits for its shutdown."""
 
     def __init__(
-        self, store: Store, dispatcher: Dispatcher, clock: FakeClock, waker: Waker, **config: Any
+        self,
+        store: Store,
+        dispatcher: Dispatcher,
+        clock: FakeClock,
+        waker: Waker,
+        observer: RunObserver | None = None,
+        **config: Any,
     ) -> None:
         # Calls still in flight when a test fails are abandoned quickly instead of outliving
         # the test's deadline.
         config.setdefault("grace_seconds", 0.5)
         self.claims = CallCounter(store.claims)
         self.worker = make_worker(
-            StoreOf(store.catalog, self.claims, store.runs), dispatcher, clock, waker, **config
+            StoreOf(store.catalog, self.claims, store.runs, store.schemas, store.graph, store.dag),
+            dispatcher,
+            clock,
+            waker,
+            observer,
+            **config,
         )
         self.stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None

@@ -1,6 +1,7 @@
 """A loopback endpoint for scheduler tests: answers JSON, counts calls per (endpoint, slot).
 
-Paths: `/ok/{name}` answers at once, `/slow/{name}?ms=N` after N ms, `/held/{name}` when the
+Paths: `/ok/{name}` answers at once, `/same/{name}` always the same body, `/echo/{name}` with
+the query parameters it was sent, `/slow/{name}?ms=N` after N ms, `/held/{name}` when the
 test sets `release`, `/hang/{name}` never (until the caller gives up), `/fail/{name}` with 500.
 """
 
@@ -90,6 +91,11 @@ class EndpointServer:
                 await asyncio.Event().wait()
             elif kind == "fail":
                 return web.json_response({"error": "boom"}, status=500)
+            elif kind == "same":
+                return web.json_response({"name": name, "batch_id": "batch-1"})
+            elif kind == "echo":
+                query = dict(request.query)
+                return web.json_response({"name": name, "calls": self.calls_of(name), **query})
             return web.json_response({"name": name, "calls": self.calls_of(name)})
         finally:
             self.in_flight -= 1

@@ -7,9 +7,10 @@ from datetime import timedelta
 
 from adapters.http.dispatcher import AiohttpDispatcher
 from adapters.wake import InProcessWaker
-from domain.model import ErrorKind, RunStatus
+from domain.dependencies import with_dependants
+from domain.model import ErrorKind, Response, RunStatus, Schedule
 from domain.ports import Store
-from scheduler.housekeeping import Housekeeping
+from scheduler.housekeeping import STALE_WAIT, Housekeeping
 from tests.scheduler.builders import (
     DEADLINE,
     Notifying,
@@ -74,7 +75,12 @@ async def test_timers_run_both_jobs_and_stop_cleanly(
     clock.advance(11)
     reaped, pruned = asyncio.Event(), asyncio.Event()
     observed = StoreOf(
-        store.catalog, Notifying(store.claims, reap=reaped), Notifying(store.runs, prune=pruned)
+        store.catalog,
+        Notifying(store.claims, reap=reaped),
+        Notifying(store.runs, prune=pruned),
+        store.schemas,
+        store.graph,
+        store.dag,
     )
     housekeeping = Housekeeping(observed, clock, reaper_interval_seconds=60, retention_runs=5)
 
@@ -89,3 +95,32 @@ async def test_timers_run_both_jobs_and_stop_cleanly(
     [run] = await runs_of(store, "orphan")
     assert run.status is RunStatus.ABANDONED
     await housekeeping.stop()
+
+
+async def test_retention_drops_dag_waits_whose_parents_never_reported(
+    store: Store, clock: FakeClock, server: EndpointServer
+) -> None:
+    specs = with_dependants(
+        [
+            spec(server, "ok", "root"),
+            spec(server, "ok", "a", schedule=Schedule(), depends_on=("root",)),
+            spec(server, "ok", "b", schedule=Schedule(), depends_on=("root",)),
+            spec(server, "ok", "join", schedule=Schedule(), depends_on=("a", "b")),
+        ]
+    )
+    await declare(store, clock.now(), *specs)
+    [root] = await store.claims.claim_due(clock.now(), "w", 60, 10)
+    ok = Response(status_code=200, body={}, body_hash="h")
+    run = await store.claims.finish(root, "w", ok, clock.now())
+    children = await store.dag.upstream_finished(root, run, "w", 60, clock.now())
+    a = next(c for c in children if c.endpoint.name == "a")
+    a_run = await store.claims.finish(a, "w", ok, clock.now())
+    await store.dag.upstream_finished(a, a_run, "w", 60, clock.now())
+    # b's worker died before reporting: join waits for a report that never comes.
+    housekeeping = Housekeeping(store, clock, reaper_interval_seconds=1, retention_runs=5)
+
+    await housekeeping.prune_once()
+    assert len(await store.dag.list_waits()) == 1
+    clock.advance(STALE_WAIT.total_seconds() + 1)
+    await housekeeping.prune_once()
+    assert await store.dag.list_waits() == []

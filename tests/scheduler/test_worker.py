@@ -135,7 +135,9 @@ async def test_the_lease_is_kept_until_the_run_is_recorded(
     """A store slow to record the run (a busy database) must not cost the worker its lease."""
     await declare(store, clock.now(), spec(server, "ok", "quick"))
     slow_finish = Held(store.claims, "finish")
-    slow_store = StoreOf(store.catalog, slow_finish, store.runs)
+    slow_store = StoreOf(
+        store.catalog, slow_finish, store.runs, store.schemas, store.graph, store.dag
+    )
     async with RunningWorker(slow_store, dispatcher, clock, waker, lease_seconds=10) as running:
         async with asyncio.timeout(DEADLINE):
             await slow_finish.arrived.wait()
@@ -313,7 +315,14 @@ async def test_claims_taken_as_stop_arrives_are_released_still_due(
     endpoints = await declare(store, clock.now(), spec(server, "ok", "a"), spec(server, "ok", "b"))
     stop = asyncio.Event()
     # Stop arrives (as a SIGTERM might) while the claim is on its way back.
-    interrupted = StoreOf(store.catalog, Notifying(store.claims, claim_due=stop), store.runs)
+    interrupted = StoreOf(
+        store.catalog,
+        Notifying(store.claims, claim_due=stop),
+        store.runs,
+        store.schemas,
+        store.graph,
+        store.dag,
+    )
     worker = make_worker(interrupted, dispatcher, clock, waker)
 
     async with asyncio.timeout(DEADLINE):

@@ -97,7 +97,7 @@ def test_a_valid_file_becomes_declarations() -> None:
         ("${BASE}/etl/fetch", "${MISSING}/x", "field 'url': environment variable MISSING"),
         ("timeout: 5s", "timeout: 0", "field 'timeout': Input should be greater than 0"),
         ("max_response_size: 2KB", "max_response_size: lots", "field 'max_response_size'"),
-        ("interval: 1m30s", "interval: 1m30s\n        depends_on: [x]", "'depends_on': unknown"),
+        ("interval: 1m30s", "interval: 1m30s\n        retries: 3", "'retries': unknown"),
         ("name: nightly", "name: fetch", "endpoint 'fetch' field 'name': duplicate endpoint"),
         ("name: fetch", "name: a/b", "endpoint 'a/b' field 'name': names are letters"),
         ("method: post", "method: FETCH", "endpoint 'nightly' field 'method': Input should"),

@@ -1,0 +1,89 @@
+"""`cronpilot schema …`: what each endpoint answers, as learnt from its stored responses."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.json import JSON as RichJSON
+
+from adapters.bootstrap import build_clock
+from adapters.cli.output import EndpointRef, JsonOption, iso, note, print_json
+from adapters.cli.runtime import admin_settings, with_store
+from domain.model import Endpoint
+from domain.outputs import DriftEvent, OutputSchema
+from domain.ports import Store
+from scheduler.learning import SchemaLearner
+
+
+def show(
+    ref: EndpointRef,
+    drift: Annotated[int, typer.Option(min=0, max=1000, help="Drift events to list.")] = 10,
+    json_output: JsonOption = False,
+) -> None:
+    """An endpoint's output schema (JSON Schema with counts and confidence) and its drift."""
+
+    async def act(store: Store) -> tuple[Endpoint, OutputSchema | None, list[DriftEvent]]:
+        endpoint = await store.catalog.get_endpoint(ref)
+        schema = await store.schemas.get_output_schema(endpoint.id)
+        return endpoint, schema, await store.schemas.list_drift(endpoint.id, limit=drift)
+
+    endpoint, schema, events = with_store(admin_settings(), act)
+    learnt = schema is not None and schema.observations > 0
+    if json_output:
+        print_json(
+            {
+                "endpoint": endpoint.ref,
+                "observations": schema.observations if schema else 0,
+                "schema": schema.json_schema() if schema and learnt else None,
+                "drift": [
+                    {"run_id": e.run_id, "at": iso(e.at), "changes": list(e.changes)}
+                    for e in events
+                ],
+            }
+        )
+        return
+    if schema is None or not learnt:
+        note(f"no output schema yet for {endpoint.ref}: it has stored no JSON body so far")
+        return
+    console = Console()
+    console.print(f"{endpoint.ref}: learnt from {schema.observations} responses")
+    console.print(RichJSON.from_data(schema.json_schema()))
+    for event in events:
+        console.print(f"drift {iso(event.at)} run {event.run_id}: {'; '.join(event.changes)}")
+
+
+def backfill(
+    ref: Annotated[
+        str | None, typer.Argument(help="`job/endpoint`; every endpoint when left out.")
+    ] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Rebuild output schemas and drift history from the runs stored now."""
+
+    async def act(store: Store) -> list[tuple[Endpoint, OutputSchema, int]]:
+        endpoints = (
+            [await store.catalog.get_endpoint(ref)]
+            if ref is not None
+            else await store.catalog.list_endpoints()
+        )
+        learner = SchemaLearner(store, build_clock())
+        rebuilt = []
+        for endpoint in endpoints:
+            schema = await learner.backfill(endpoint)
+            drift = await store.schemas.list_drift(endpoint.id, limit=1000)
+            rebuilt.append((endpoint, schema, len(drift)))
+        return rebuilt
+
+    rebuilt = with_store(admin_settings(), act)
+    if json_output:
+        print_json(
+            [
+                {"endpoint": e.ref, "observations": s.observations, "drift_events": n}
+                for e, s, n in rebuilt
+            ]
+        )
+        return
+    for endpoint, schema, drift in rebuilt:
+        typer.echo(f"rebuilt {endpoint.ref}: {schema.observations} responses, {drift} drift events")

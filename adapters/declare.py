@@ -1,0 +1,58 @@
+"""Applying declarations with what the store has learnt: templates are checked against their
+upstreams' learnt output schemas before anything is written, and the config's edges (a job
+contains its endpoints, an upstream feeds its dependants) go into the tool graph."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from domain.errors import EndpointNotFound, InvalidConfig
+from domain.graph import EdgeType, declared_sightings
+from domain.ports import ApplyReport, JobDeclaration, Store
+from domain.templates import input_fields, missing_field
+
+
+async def apply_declarations(
+    store: Store, declarations: Sequence[JobDeclaration], source: str, now: datetime
+) -> ApplyReport:
+    """Check, then apply all or nothing; raises `InvalidConfig` naming file, job, endpoint and
+        field when a template asks an upstream for a field its responses never had. Dependency edges
+    a file no longer declares leave the graph, unless runs showed them (history stays)."""
+    await check_templates(store, declarations, source)
+    report = await store.catalog.apply(declarations, now)
+    sightings = [
+        sighting
+        for declaration in declarations
+        for sighting in declared_sightings(
+            declaration.job.name, {spec.name: spec.depends_on for spec in declaration.endpoints}
+        )
+    ]
+    await store.graph.record(sightings, now)
+    declared = {f"{d.job.name}/{spec.name}" for d in declarations for spec in d.endpoints}
+    await store.graph.retract(EdgeType.DEPENDENCY, declared, {s.key for s in sightings})
+    return report
+
+
+async def check_templates(
+    store: Store, declarations: Sequence[JobDeclaration], source: str
+) -> None:
+    """An upstream not stored yet, or without a body so far, cannot be checked: it passes."""
+    for declaration in declarations:
+        job = declaration.job.name
+        for spec in declaration.endpoints:
+            for item in input_fields(spec):
+                placeholder = item.placeholder
+                if placeholder is None:
+                    continue
+                try:
+                    upstream = await store.catalog.get_endpoint(f"{job}/{placeholder.upstream}")
+                except EndpointNotFound:
+                    continue
+                schema = await store.schemas.get_output_schema(upstream.id)
+                if schema is None or not schema.observations:
+                    continue
+                reason = missing_field(schema.root, placeholder)
+                if reason is not None:
+                    where = f"{source}: job {job!r} endpoint {spec.name!r} field {item.where!r}"
+                    raise InvalidConfig(where, reason)

@@ -1,0 +1,194 @@
+"""Output schemas, the tool graph and DAG runs over `MemoryState`, deciding with the same
+domain functions as the SQL store."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from domain.dag import DagPlan, DagWait, advance, dag_claim, dag_of, outcome_of, ready_trigger
+from domain.graph import (
+    Edge,
+    EdgeKey,
+    EdgeSighting,
+    EdgeType,
+    retractable,
+    sighted,
+    touches_job,
+)
+from domain.model import (
+    Claim,
+    DagTrigger,
+    Endpoint,
+    Run,
+    RunStatus,
+)
+from domain.outputs import DriftEvent, OutputSchema
+from domain.transitions import started_run
+
+if TYPE_CHECKING:
+    # The state is defined beside the store, which assembles these repositories.
+    from adapters.memory.store import MemoryState
+
+
+class MemorySchemas:
+    def __init__(self, state: MemoryState) -> None:
+        self._state = state
+
+    async def get_output_schema(self, endpoint_id: str) -> OutputSchema | None:
+        stored = self._state.output_schemas.get(endpoint_id)
+        return None if stored is None else stored.copy()
+
+    async def save_output_schema(
+        self, schema: OutputSchema, drift: Sequence[DriftEvent], now: datetime, *, rebuilt: bool
+    ) -> bool:
+        async with self._state.lock:
+            self._state.endpoint(schema.endpoint_id)
+            stored = self._state.output_schemas.get(schema.endpoint_id)
+            if (stored.version if stored else 0) != schema.version:
+                return False
+            schema.version += 1
+            self._state.output_schemas[schema.endpoint_id] = schema.copy()
+            kept = [] if rebuilt else self._state.drift.get(schema.endpoint_id, [])
+            self._state.drift[schema.endpoint_id] = [*kept, *drift]
+        return True
+
+    async def list_drift(self, endpoint_id: str, limit: int = 50) -> list[DriftEvent]:
+        events = self._state.drift.get(endpoint_id, [])
+        return list(reversed(events))[:limit]
+
+
+class MemoryGraph:
+    def __init__(self, state: MemoryState) -> None:
+        self._state = state
+
+    async def record(self, sightings: Sequence[EdgeSighting], now: datetime) -> None:
+        async with self._state.lock:
+            for sighting in sightings:
+                edges = self._state.edges
+                edges[sighting.key] = sighted(edges.get(sighting.key), sighting, now)
+
+    async def list_edges(self, job: str | None = None) -> list[Edge]:
+        edges = sorted(self._state.edges.values(), key=lambda e: e.key)
+        if job is None:
+            return edges
+        return [e for e in edges if touches_job(e, job)]
+
+    async def retract(
+        self, edge_type: EdgeType, into: Collection[str], keep: Collection[EdgeKey]
+    ) -> int:
+        async with self._state.lock:
+            doomed = [
+                key
+                for key, edge in self._state.edges.items()
+                if retractable(edge, edge_type, into, keep)
+            ]
+            for key in doomed:
+                del self._state.edges[key]
+        return len(doomed)
+
+
+class MemoryDag:
+    def __init__(self, state: MemoryState) -> None:
+        self._state = state
+
+    async def upstream_finished(
+        self, claim: Claim, run: Run, worker_id: str, lease_seconds: float, now: datetime
+    ) -> list[Claim]:
+        async with self._state.lock:
+            state = self._state
+            endpoint = state.endpoint(claim.endpoint.id)
+            dag = dag_of(claim.dag, run, endpoint)
+            job = [e for e in state.endpoints.values() if e.job_id == endpoint.job_id]
+            waits = {w.endpoint_id: w for (d, _), w in state.waits.items() if d == dag[0]}
+            previous = next(
+                (
+                    r
+                    for r in state.runs_of(endpoint.id)
+                    if r.slot_at < run.slot_at and r.status is RunStatus.SUCCESS
+                ),
+                None,
+            )
+            outcome = outcome_of(run, previous)
+            plan = advance(job, waits, endpoint, outcome, dag=dag, worker_id=worker_id, now=now)
+            return self._carry_out(plan, worker_id, lease_seconds, now)
+
+    def _carry_out(
+        self, plan: DagPlan, worker_id: str, lease_seconds: float, now: datetime
+    ) -> list[Claim]:
+        state = self._state
+        for wait in plan.waiting.values():
+            state.waits[(wait.dag_run_id, wait.endpoint_id)] = wait
+        for wait in plan.finished:
+            state.waits.pop((wait.dag_run_id, wait.endpoint_id), None)
+        for skipped in plan.skipped:
+            state.runs[skipped.id] = skipped
+        claims = []
+        for node, wait, trigger in plan.start:
+            current = state.endpoints[node.id]
+            if current.lease_owner is None:
+                claims.append(self._start(current, trigger, worker_id, lease_seconds, now))
+            else:
+                ready = replace(wait, ready=True, parent_trace_id=trigger.parent_trace_id)
+                state.waits[(wait.dag_run_id, wait.endpoint_id)] = ready
+        return claims
+
+    def _start(
+        self,
+        endpoint: Endpoint,
+        trigger: DagTrigger,
+        worker_id: str,
+        lease_seconds: float,
+        now: datetime,
+    ) -> Claim:
+        state = self._state
+        bodies = {
+            name: state.runs[run_id].body
+            for name, run_id in trigger.parents.items()
+            if run_id in state.runs
+        }
+        claim = dag_claim(endpoint, trigger, bodies, (worker_id, lease_seconds), now)
+        state.endpoints[endpoint.id] = claim.endpoint
+        state.runs[claim.run_id] = started_run(claim, worker_id, now)
+        return claim
+
+    async def claim_ready(
+        self, now: datetime, worker_id: str, lease_seconds: float, limit: int
+    ) -> list[Claim]:
+        claims: list[Claim] = []
+        async with self._state.lock:
+            for key, wait in sorted(self._state.waits.items()):
+                endpoint = self._state.endpoints.get(wait.endpoint_id)
+                if len(claims) >= limit or not wait.ready or wait.parent_trace_id is None:
+                    continue
+                if endpoint is None or endpoint.lease_owner is not None:
+                    continue
+                del self._state.waits[key]
+                trigger = ready_trigger(wait)
+                claims.append(self._start(endpoint, trigger, worker_id, lease_seconds, now))
+        return claims
+
+    async def list_waits(self) -> list[DagWait]:
+        return [wait for _, wait in sorted(self._state.waits.items())]
+
+    async def drop_stale_waits(self, created_before: datetime) -> int:
+        async with self._state.lock:
+            stale = [k for k, w in self._state.waits.items() if w.created_at < created_before]
+            for key in stale:
+                del self._state.waits[key]
+        return len(stale)
+
+    async def trace_neighbours(self, run: Run) -> tuple[Run | None, Run | None]:
+        if run.parent_trace_id is None:
+            return None, None
+        runs = self._state.runs.values()
+        parent = next((r for r in runs if r.trace_id == run.parent_trace_id), None)
+        earlier = [
+            r
+            for r in runs
+            if r.parent_trace_id == run.parent_trace_id
+            and (r.started_at, r.id) < (run.started_at, run.id)
+        ]
+        return parent, max(earlier, key=lambda r: (r.started_at, r.id), default=None)

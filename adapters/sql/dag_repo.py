@@ -1,0 +1,266 @@
+"""`DagRepository` over SQL: a finished upstream run advances its DAG run in one transaction.
+
+The job's endpoint rows are locked (in id order, so two transactions never wait on each other
+crosswise) while the waits of the DAG run are read and written: two parents of one dependant
+finishing at once on two workers are serialised, and exactly one of them starts it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, delete, insert, select
+from sqlalchemy.engine import RowMapping
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from adapters.sql.engine import Database
+from adapters.sql.rows import (
+    endpoint_from_row,
+    run_from_row,
+    run_values,
+    save_endpoint_state,
+    select_endpoints,
+)
+from adapters.sql.tables import dag_waits, endpoints, runs
+from domain.dag import (
+    DagPlan,
+    DagWait,
+    ParentOutcome,
+    advance,
+    dag_claim,
+    dag_of,
+    outcome_of,
+    ready_trigger,
+)
+from domain.model import Claim, DagTrigger, Endpoint, Run, RunStatus
+from domain.ports import SecretCipher
+from domain.transitions import started_run
+
+
+class SqlDag:
+    def __init__(self, db: Database, cipher: SecretCipher | None) -> None:
+        self._db = db
+        self._cipher = cipher
+
+    async def upstream_finished(
+        self, claim: Claim, run: Run, worker_id: str, lease_seconds: float, now: datetime
+    ) -> list[Claim]:
+        async with self._db.write() as conn:
+            job = await self._lock_job(conn, claim.endpoint.job_id)
+            endpoint = next(e for e in job if e.id == claim.endpoint.id)
+            dag = dag_of(claim.dag, run, endpoint)
+            waits = await _waits(conn, dag_runs_of=dag[0])
+            outcome = outcome_of(run, await _previous_success(conn, run))
+            plan = advance(job, waits, endpoint, outcome, dag=dag, worker_id=worker_id, now=now)
+            return await self._carry_out(conn, plan, worker_id, lease_seconds, now)
+
+    async def _lock_job(self, conn: AsyncConnection, job_id: str) -> list[Endpoint]:
+        query = (
+            select_endpoints()
+            .where(endpoints.c.job_id == job_id)
+            .order_by(endpoints.c.id)
+            .with_for_update(of=endpoints)
+        )
+        rows = (await conn.execute(query)).mappings().all()
+        return [endpoint_from_row(row, self._cipher) for row in rows]
+
+    async def _carry_out(
+        self,
+        conn: AsyncConnection,
+        plan: DagPlan,
+        worker_id: str,
+        lease_seconds: float,
+        now: datetime,
+    ) -> list[Claim]:
+        for wait in plan.finished:
+            await conn.execute(delete(dag_waits).where(*_wait_key(wait)))
+        for wait in plan.waiting.values():
+            await _save_wait(conn, wait)
+        if plan.skipped:
+            await conn.execute(insert(runs), [run_values(run) for run in plan.skipped])
+        claims = []
+        for node, wait, trigger in plan.start:
+            if node.lease_owner is None:
+                claims.append(
+                    await self._start(
+                        conn,
+                        node,
+                        trigger,
+                        worker_id=worker_id,
+                        lease_seconds=lease_seconds,
+                        now=now,
+                    )
+                )
+            else:
+                ready = replace(wait, ready=True, parent_trace_id=trigger.parent_trace_id)
+                await _save_wait(conn, ready)
+        return claims
+
+    async def _start(
+        self,
+        conn: AsyncConnection,
+        endpoint: Endpoint,
+        trigger: DagTrigger,
+        *,
+        worker_id: str,
+        lease_seconds: float,
+        now: datetime,
+    ) -> Claim:
+        """Lease `endpoint` and insert its `running` run, a child of the trigger's parent."""
+        parent_ids = list(trigger.parents.values())
+        bodies = await conn.execute(select(runs.c.id, runs.c.body).where(runs.c.id.in_(parent_ids)))
+        by_id = {row.id: row.body for row in bodies}
+        upstream = {
+            name: by_id[run_id] for name, run_id in trigger.parents.items() if run_id in by_id
+        }
+        claim = dag_claim(endpoint, trigger, upstream, (worker_id, lease_seconds), now)
+        await save_endpoint_state(conn, claim.endpoint)
+        await conn.execute(insert(runs).values(run_values(started_run(claim, worker_id, now))))
+        return claim
+
+    async def claim_ready(
+        self, now: datetime, worker_id: str, lease_seconds: float, limit: int
+    ) -> list[Claim]:
+        if limit <= 0:
+            return []
+        query = (
+            select(dag_waits)
+            .join(endpoints, endpoints.c.id == dag_waits.c.endpoint_id)
+            .where(dag_waits.c.ready.is_(True), endpoints.c.lease_owner.is_(None))
+            .order_by(dag_waits.c.created_at)
+            .limit(limit)
+        )
+        claims = []
+        async with self._db.write() as conn:
+            for row in (await conn.execute(query)).mappings().all():
+                wait = _wait(row)
+                locked = await conn.execute(
+                    select_endpoints()
+                    .where(endpoints.c.id == wait.endpoint_id, endpoints.c.lease_owner.is_(None))
+                    .with_for_update(of=endpoints, skip_locked=self._db.dialect == "postgresql")
+                )
+                found = locked.mappings().one_or_none()
+                if found is None:
+                    continue
+                await conn.execute(delete(dag_waits).where(*_wait_key(wait)))
+                endpoint = endpoint_from_row(found, self._cipher)
+                claims.append(
+                    await self._start(
+                        conn,
+                        endpoint,
+                        ready_trigger(wait),
+                        worker_id=worker_id,
+                        lease_seconds=lease_seconds,
+                        now=now,
+                    )
+                )
+        return claims
+
+    async def list_waits(self) -> list[DagWait]:
+        query = select(dag_waits).order_by(dag_waits.c.dag_run_id, dag_waits.c.endpoint_id)
+        async with self._db.read() as conn:
+            return [_wait(row) for row in (await conn.execute(query)).mappings().all()]
+
+    async def drop_stale_waits(self, created_before: datetime) -> int:
+        async with self._db.write() as conn:
+            result = await conn.execute(
+                delete(dag_waits).where(dag_waits.c.created_at < created_before)
+            )
+        return int(result.rowcount)
+
+    async def trace_neighbours(self, run: Run) -> tuple[Run | None, Run | None]:
+        if run.parent_trace_id is None:
+            return None, None
+        async with self._db.read() as conn:
+            parent = (
+                (await conn.execute(select(runs).where(runs.c.trace_id == run.parent_trace_id)))
+                .mappings()
+                .first()
+            )
+            earlier = (
+                (
+                    await conn.execute(
+                        select(runs)
+                        .where(
+                            runs.c.parent_trace_id == run.parent_trace_id,
+                            (runs.c.started_at < run.started_at)
+                            | and_(runs.c.started_at == run.started_at, runs.c.id < run.id),
+                        )
+                        .order_by(runs.c.started_at.desc(), runs.c.id.desc())
+                        .limit(1)
+                    )
+                )
+                .mappings()
+                .first()
+            )
+        return (
+            None if parent is None else run_from_row(parent),
+            None if earlier is None else run_from_row(earlier),
+        )
+
+
+async def _previous_success(conn: AsyncConnection, run: Run) -> Run | None:
+    query = (
+        select(runs)
+        .where(
+            runs.c.endpoint_id == run.endpoint_id,
+            runs.c.slot_at < run.slot_at,
+            runs.c.status == RunStatus.SUCCESS.value,
+        )
+        .order_by(runs.c.slot_at.desc())
+        .limit(1)
+    )
+    row = (await conn.execute(query)).mappings().one_or_none()
+    return None if row is None else run_from_row(row)
+
+
+async def _waits(conn: AsyncConnection, dag_runs_of: str) -> dict[str, DagWait]:
+    query = select(dag_waits).where(dag_waits.c.dag_run_id == dag_runs_of)
+    rows = (await conn.execute(query)).mappings().all()
+    return {row["endpoint_id"]: _wait(row) for row in rows}
+
+
+def _wait_key(wait: DagWait) -> list[Any]:
+    return [
+        dag_waits.c.dag_run_id == wait.dag_run_id,
+        dag_waits.c.endpoint_id == wait.endpoint_id,
+    ]
+
+
+async def _save_wait(conn: AsyncConnection, wait: DagWait) -> None:
+    await conn.execute(delete(dag_waits).where(*_wait_key(wait)))
+    await conn.execute(
+        insert(dag_waits).values(
+            dag_run_id=wait.dag_run_id,
+            endpoint_id=wait.endpoint_id,
+            root=wait.root,
+            arrived={
+                name: {
+                    "run_id": o.run_id,
+                    "trace_id": o.trace_id,
+                    "ok": o.ok,
+                    "changed": o.changed,
+                    "skipped": o.skipped,
+                }
+                for name, o in wait.arrived.items()
+            },
+            ready=wait.ready,
+            parent_trace_id=wait.parent_trace_id,
+            created_at=wait.created_at,
+        )
+    )
+
+
+def _wait(row: RowMapping) -> DagWait:
+    arrived = {name: ParentOutcome(**data) for name, data in row["arrived"].items()}
+    return DagWait(
+        dag_run_id=row["dag_run_id"],
+        endpoint_id=row["endpoint_id"],
+        root=row["root"],
+        created_at=row["created_at"],
+        arrived=arrived,
+        ready=row["ready"],
+        parent_trace_id=row["parent_trace_id"],
+    )

@@ -1,0 +1,218 @@
+"""`SchemaRepository` and `GraphRepository` over SQL: learnt output schemas with their drift,
+and the tool graph's edges."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, insert, or_, select, update
+from sqlalchemy.engine import RowMapping
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from adapters.sql.engine import Database
+from adapters.sql.tables import endpoints, graph_edges, output_schemas, schema_drift
+from domain.errors import ConflictError, EndpointNotFound
+from domain.graph import (
+    Edge,
+    EdgeKey,
+    EdgeSighting,
+    EdgeSource,
+    EdgeType,
+    retractable,
+    sighted,
+    touches_job,
+)
+from domain.outputs import DriftEvent, OutputSchema
+from domain.schema_inference import ShapeNode
+
+
+class SqlSchemas:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def get_output_schema(self, endpoint_id: str) -> OutputSchema | None:
+        query = select(output_schemas).where(output_schemas.c.endpoint_id == endpoint_id)
+        async with self._db.read() as conn:
+            row = (await conn.execute(query)).mappings().one_or_none()
+        if row is None:
+            return None
+        return OutputSchema(
+            endpoint_id, ShapeNode.from_dict(row["shape"]), row["through_slot"], row["version"]
+        )
+
+    async def save_output_schema(
+        self, schema: OutputSchema, drift: Sequence[DriftEvent], now: datetime, *, rebuilt: bool
+    ) -> bool:
+        try:
+            async with self._db.write() as conn:
+                if not await self._swap(conn, schema, now):
+                    return False
+                if rebuilt:
+                    await conn.execute(
+                        delete(schema_drift).where(schema_drift.c.endpoint_id == schema.endpoint_id)
+                    )
+                if drift:
+                    await conn.execute(insert(schema_drift), [_drift_values(e) for e in drift])
+        except ConflictError:
+            # Another worker inserted the first version at the same moment.
+            return False
+        schema.version += 1
+        return True
+
+    async def _swap(self, conn: AsyncConnection, schema: OutputSchema, now: datetime) -> bool:
+        """Write the schema if the stored version is the one it was read at."""
+        exists = await conn.execute(
+            select(endpoints.c.id).where(endpoints.c.id == schema.endpoint_id)
+        )
+        if exists.one_or_none() is None:
+            raise EndpointNotFound(schema.endpoint_id)
+        values = {
+            "shape": schema.root.to_dict(),
+            "through_slot": schema.through_slot,
+            "version": schema.version + 1,
+            "updated_at": now,
+        }
+        if schema.version == 0:
+            stored = await conn.execute(
+                select(output_schemas.c.version).where(
+                    output_schemas.c.endpoint_id == schema.endpoint_id
+                )
+            )
+            if stored.one_or_none() is not None:
+                return False
+            await conn.execute(
+                insert(output_schemas).values(endpoint_id=schema.endpoint_id, **values)
+            )
+            return True
+        result = await conn.execute(
+            update(output_schemas)
+            .where(
+                output_schemas.c.endpoint_id == schema.endpoint_id,
+                output_schemas.c.version == schema.version,
+            )
+            .values(values)
+        )
+        return bool(result.rowcount)
+
+    async def list_drift(self, endpoint_id: str, limit: int = 50) -> list[DriftEvent]:
+        query = (
+            select(schema_drift)
+            .where(schema_drift.c.endpoint_id == endpoint_id)
+            .order_by(schema_drift.c.at.desc(), schema_drift.c.id.desc())
+            .limit(limit)
+        )
+        async with self._db.read() as conn:
+            rows = (await conn.execute(query)).mappings().all()
+        return [
+            DriftEvent(row["endpoint_id"], row["run_id"], row["at"], tuple(row["changes"]))
+            for row in rows
+        ]
+
+
+def _drift_values(event: DriftEvent) -> dict[str, Any]:
+    return {
+        "endpoint_id": event.endpoint_id,
+        "run_id": event.run_id,
+        "at": event.at,
+        "changes": list(event.changes),
+    }
+
+
+class SqlGraph:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def record(self, sightings: Sequence[EdgeSighting], now: datetime) -> None:
+        if not sightings:
+            return
+        async with self._db.write() as conn:
+            for sighting in sightings:
+                key = _key(*sighting.key)
+                row = (
+                    (await conn.execute(select(graph_edges).where(*key).with_for_update()))
+                    .mappings()
+                    .one_or_none()
+                )
+                edge = sighted(None if row is None else _edge(row), sighting, now)
+                values = {
+                    "source": edge.source.value,
+                    "count": edge.count,
+                    "confidence": edge.confidence,
+                    "coverage": edge.coverage,
+                    "updated_at": edge.updated_at,
+                }
+                if row is None:
+                    await conn.execute(
+                        insert(graph_edges).values(
+                            from_node=edge.from_node,
+                            to_node=edge.to_node,
+                            edge_type=edge.type.value,
+                            **values,
+                        )
+                    )
+                else:
+                    await conn.execute(update(graph_edges).where(*key).values(values))
+
+    async def list_edges(self, job: str | None = None) -> list[Edge]:
+        query = select(graph_edges).order_by(
+            graph_edges.c.from_node, graph_edges.c.to_node, graph_edges.c.edge_type
+        )
+        if job is not None:
+            prefix = f"{job}/%"
+            query = query.where(
+                or_(
+                    graph_edges.c.from_node == job,
+                    graph_edges.c.to_node == job,
+                    graph_edges.c.from_node.like(prefix),
+                    graph_edges.c.to_node.like(prefix),
+                )
+            )
+        async with self._db.read() as conn:
+            rows = (await conn.execute(query)).mappings().all()
+        # LIKE only narrows (`_` in a job name is a wildcard there); sorted here too, as the
+        # databases' collations may order text differently.
+        edges = [_edge(row) for row in rows]
+        chosen = edges if job is None else [e for e in edges if touches_job(e, job)]
+        return sorted(chosen, key=lambda e: e.key)
+
+    async def retract(
+        self, edge_type: EdgeType, into: Collection[str], keep: Collection[EdgeKey]
+    ) -> int:
+        if not into:
+            return 0
+        query = select(graph_edges).where(
+            graph_edges.c.edge_type == edge_type.value,
+            graph_edges.c.to_node.in_(list(into)),
+            graph_edges.c.count == 0,
+        )
+        deleted = 0
+        async with self._db.write() as conn:
+            rows = (await conn.execute(query)).mappings().all()
+            for edge in (_edge(row) for row in rows):
+                if retractable(edge, edge_type, into, keep):
+                    await conn.execute(delete(graph_edges).where(*_key(*edge.key)))
+                    deleted += 1
+        return deleted
+
+
+def _key(from_node: str, to_node: str, edge_type: EdgeType) -> list[Any]:
+    return [
+        graph_edges.c.from_node == from_node,
+        graph_edges.c.to_node == to_node,
+        graph_edges.c.edge_type == edge_type.value,
+    ]
+
+
+def _edge(row: RowMapping) -> Edge:
+    return Edge(
+        from_node=row["from_node"],
+        to_node=row["to_node"],
+        type=EdgeType(row["edge_type"]),
+        source=EdgeSource(row["source"]),
+        count=row["count"],
+        updated_at=row["updated_at"],
+        confidence=row["confidence"],
+        coverage=row["coverage"],
+    )

@@ -1,0 +1,44 @@
+"""A job's declared DAG, checked as a whole: upstreams exist, nothing loops, templates name
+declared upstreams; and each endpoint learns its dependants."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from domain.errors import InvalidDependency
+from domain.graph import find_cycle
+from domain.model import EndpointSpec
+from domain.templates import input_fields
+
+
+def with_dependants(specs: Sequence[EndpointSpec]) -> list[EndpointSpec]:
+    """`specs` with `dependants` filled in. Raises `InvalidDependency` for an unknown
+    upstream, a cycle (named in order), or a template naming an endpoint not in `depends_on`."""
+    names = [spec.name for spec in specs]
+    for index, spec in enumerate(specs):
+        for upstream in spec.depends_on:
+            if upstream not in names:
+                raise InvalidDependency(
+                    index, "depends_on", f"unknown upstream {upstream!r} (not in this job)"
+                )
+        for item in input_fields(spec):
+            placeholder = item.placeholder
+            if placeholder is not None and placeholder.upstream not in spec.depends_on:
+                raise InvalidDependency(
+                    index,
+                    item.where,
+                    f"template {placeholder} names {placeholder.upstream!r}, "
+                    "which is not in depends_on",
+                )
+    cycle = find_cycle({spec.name: spec.depends_on for spec in specs})
+    if cycle is not None:
+        raise InvalidDependency(
+            names.index(cycle[0]),
+            "depends_on",
+            f"dependency cycle {' -> '.join([*cycle, cycle[0]])}",
+        )
+    return [
+        replace(spec, dependants=tuple(s.name for s in specs if spec.name in s.depends_on))
+        for spec in specs
+    ]

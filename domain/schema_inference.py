@@ -1,0 +1,275 @@
+"""Output-schema inference: what an endpoint answers, learnt from every stored response.
+
+A `ShapeNode` keeps counts for one place in the documents (the root, a property, array items):
+how often it was seen, with which JSON types, which string formats held. `merge_document`
+folds one more document in and says what changed shape (drift); `to_json_schema` turns the
+counts into a JSON Schema that every document merged so far validates against (soundness,
+property-tested with `jsonschema`):
+
+- types widen (integer and number become number) and otherwise form a union;
+- a property is `required` only while it was present in every object seen at its place: once
+  missing, the count can never catch up, so it stays optional (memory without a flag);
+- array items are merged from every element: the first `MAX_ITEMS_MERGED` of each array fully
+  (they feed the counts), later ones only when they do not already fit, so one odd element in
+  a long list still widens the schema while the cost stays bounded;
+- below `MAX_DEPTH` only types are kept: deeper structure is accepted, not described;
+- a format (date-time, uri, email, uuid) is stated only when every string seen matched it.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+JSON = Any
+
+MAX_DEPTH = 8
+MAX_ITEMS_MERGED = 50
+CONFIDENCE_PRIOR = 3
+"""A field seen n times is trusted n / (n + CONFIDENCE_PRIOR): 0.5 after 3 sightings, 0.9
+after 27. It says how settled the field's shape is, not whether it is present."""
+
+_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
+_DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
+
+
+def json_type(value: JSON) -> str:
+    """The JSON Schema type of a decoded JSON value (bool before int: Python's bool is an int)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    raise TypeError(f"not a JSON value: {type(value).__name__}")
+
+
+def string_formats(text: str) -> set[str]:
+    """The formats `text` certainly has; strict, so that a stated format never lies."""
+    found: set[str] = set()
+    if _DATE_TIME.fullmatch(text):
+        try:
+            datetime.fromisoformat(text.replace("z", "Z"))
+            found.add("date-time")
+        except ValueError:
+            pass
+    if _UUID.fullmatch(text):
+        uuid.UUID(text)
+        found.add("uuid")
+    if _EMAIL.fullmatch(text):
+        found.add("email")
+    parts = urlsplit(text)
+    if parts.scheme in ("http", "https") and parts.netloc and " " not in text:
+        found.add("uri")
+    return found
+
+
+@dataclass
+class ShapeNode:
+    seen: int = 0
+    types: dict[str, int] = field(default_factory=dict)
+    formats: dict[str, int] = field(default_factory=dict)
+    """Per format, how many of the strings seen here had it."""
+    properties: dict[str, ShapeNode] = field(default_factory=dict)
+    items: ShapeNode | None = None
+
+    @property
+    def confidence(self) -> float:
+        return self.seen / (self.seen + CONFIDENCE_PRIOR)
+
+    def to_dict(self) -> dict[str, JSON]:
+        data: dict[str, JSON] = {"seen": self.seen, "types": dict(self.types)}
+        if self.formats:
+            data["formats"] = dict(self.formats)
+        if self.properties:
+            data["properties"] = {k: v.to_dict() for k, v in self.properties.items()}
+        if self.items is not None:
+            data["items"] = self.items.to_dict()
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, JSON]) -> ShapeNode:
+        items = data.get("items")
+        return cls(
+            seen=int(data["seen"]),
+            types={str(k): int(v) for k, v in data["types"].items()},
+            formats={str(k): int(v) for k, v in data.get("formats", {}).items()},
+            properties={k: cls.from_dict(v) for k, v in data.get("properties", {}).items()},
+            items=None if items is None else cls.from_dict(items),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ShapeChange:
+    """One way a document differed from the shape learnt so far."""
+
+    path: str
+    change: str
+    """`new field`, `now optional`, `new type integer`, `format uuid dropped`."""
+
+    def __str__(self) -> str:
+        return f"{self.path or '$'}: {self.change}"
+
+
+def merge_document(root: ShapeNode, document: JSON) -> list[ShapeChange]:
+    """Fold `document` into `root` (in place); the changes of shape it caused, none for the
+    first document."""
+    changes: list[ShapeChange] = []
+    _merge(root, document, "", 0, changes if root.seen else None)
+    return changes
+
+
+def _merge(
+    node: ShapeNode, value: JSON, path: str, depth: int, changes: list[ShapeChange] | None
+) -> None:
+    kind = json_type(value)
+    if changes is not None and kind not in node.types and node.seen:
+        changes.append(ShapeChange(path, f"new type {kind}"))
+    node.seen += 1
+    node.types[kind] = node.types.get(kind, 0) + 1
+    if kind == "string":
+        _merge_formats(node, value, path, changes)
+    if depth >= MAX_DEPTH:
+        return
+    if kind == "object":
+        _merge_object(node, value, path, depth, changes)
+    elif kind == "array":
+        _merge_array(node, value, path, depth, changes)
+
+
+def _merge_formats(
+    node: ShapeNode, text: str, path: str, changes: list[ShapeChange] | None
+) -> None:
+    strings = node.types["string"]
+    held = string_formats(text)
+    for name in held:
+        node.formats[name] = node.formats.get(name, 0) + 1
+    if changes is not None:
+        for name, count in node.formats.items():
+            if name not in held and count == strings - 1 and strings > 1:
+                changes.append(ShapeChange(path, f"format {name} dropped"))
+
+
+def _merge_object(
+    node: ShapeNode,
+    value: dict[str, JSON],
+    path: str,
+    depth: int,
+    changes: list[ShapeChange] | None,
+) -> None:
+    objects = node.types["object"]
+    if changes is not None:
+        for key, known in node.properties.items():
+            if key not in value and known.seen == objects - 1:
+                changes.append(ShapeChange(_join(path, key), "now optional"))
+    for key, item in value.items():
+        if key not in node.properties:
+            node.properties[key] = ShapeNode()
+            if changes is not None and objects > 1:
+                changes.append(ShapeChange(_join(path, key), "new field"))
+        _merge(node.properties[key], item, _join(path, key), depth + 1, changes)
+
+
+def _merge_array(
+    node: ShapeNode, value: list[JSON], path: str, depth: int, changes: list[ShapeChange] | None
+) -> None:
+    items = node.items if node.items is not None else ShapeNode()
+    node.items = items
+    item_path = f"{path}[]"
+    for i, element in enumerate(value):
+        if i < MAX_ITEMS_MERGED or not fits(items, element, depth + 1):
+            _merge(items, element, item_path, depth + 1, changes)
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def fits(node: ShapeNode, value: JSON, depth: int = 0) -> bool:
+    """Whether `value` already validates against `node`'s schema (nothing to learn from it)."""
+    kind = json_type(value)
+    if not _type_allowed(node, kind):
+        return False
+    if kind == "string":
+        return all(name in string_formats(value) for name in _certain_formats(node))
+    if depth >= MAX_DEPTH:
+        return True
+    if kind == "object":
+        required = _required(node)
+        if not required.issubset(value):
+            return False
+        return all(
+            key in node.properties and fits(node.properties[key], item, depth + 1)
+            for key, item in value.items()
+        )
+    if kind == "array":
+        return node.items is not None and all(fits(node.items, e, depth + 1) for e in value)
+    return True
+
+
+def _type_allowed(node: ShapeNode, kind: str) -> bool:
+    return kind in node.types or (kind == "integer" and "number" in node.types)
+
+
+def _certain_formats(node: ShapeNode) -> list[str]:
+    strings = node.types.get("string", 0)
+    return sorted(name for name, count in node.formats.items() if count == strings)
+
+
+def _required(node: ShapeNode) -> set[str]:
+    objects = node.types.get("object", 0)
+    return {key for key, child in node.properties.items() if child.seen == objects}
+
+
+def schema_types(node: ShapeNode) -> list[str]:
+    """The node's types, integer folded into number when both were seen."""
+    kinds = [kind for kind in _TYPES if kind in node.types]
+    if "integer" in kinds and "number" in kinds:
+        kinds.remove("integer")
+    return kinds
+
+
+def to_json_schema(node: ShapeNode, depth: int = 0) -> dict[str, JSON]:
+    """The JSON Schema of everything merged into `node`, with `x-seen` counts and (on
+    properties) `x-confidence`."""
+    kinds = schema_types(node)
+    schema: dict[str, JSON] = {"type": kinds[0] if len(kinds) == 1 else kinds}
+    schema["x-seen"] = node.seen
+    formats = _certain_formats(node)
+    if "string" in kinds and formats:
+        # The most specific format wins; every string seen had all of them anyway.
+        schema["format"] = formats[0] if len(formats) == 1 else _most_specific(formats)
+    if depth >= MAX_DEPTH:
+        return schema
+    if "object" in kinds:
+        schema["properties"] = {
+            key: {**to_json_schema(child, depth + 1), "x-confidence": round(child.confidence, 3)}
+            for key, child in sorted(node.properties.items())
+        }
+        required = sorted(_required(node))
+        if required:
+            schema["required"] = required
+    if "array" in kinds and node.items is not None and node.items.seen:
+        schema["items"] = to_json_schema(node.items, depth + 1)
+    return schema
+
+
+def _most_specific(formats: list[str]) -> str:
+    for name in ("uuid", "date-time", "email", "uri"):
+        if name in formats:
+            return name
+    return formats[0]

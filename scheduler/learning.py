@@ -1,0 +1,178 @@
+"""Learning from recorded runs, off the hot path: output schemas (with drift), provides edges
+and the edges that DAG traces show.
+
+The worker only hands each recorded run to `observe`, which queues it and returns; a
+background task does the reading and merging. Nothing is lost when the queue overflows or a
+worker dies: a schema remembers the newest slot it has merged, so the next run of the endpoint
+(or `backfill`) catches up on everything stored since.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Sequence
+
+from domain.errors import ConflictError, CronpilotError
+from domain.graph import EdgeSighting, EdgeSource, EdgeType, endpoint_ref, trace_sightings
+from domain.model import Endpoint, Run
+from domain.outputs import OutputSchema, learn, learnable
+from domain.ports import Clock, Store
+from domain.provides import provides_edges
+from domain.schema_inference import ShapeNode
+from domain.templates import input_fields
+
+log = logging.getLogger(__name__)
+
+QUEUE_SIZE = 10_000
+LEARN_BATCH = 200
+"""Most runs read per learning step. An endpoint further behind (the queue overflowed) learns
+from its newest runs only; `backfill` rebuilds from every stored run."""
+_SAVE_ATTEMPTS = 3
+
+
+class SchemaLearner:
+    def __init__(self, store: Store, clock: Clock, queue_size: int = QUEUE_SIZE) -> None:
+        self._store = store
+        self._clock = clock
+        self._queue: asyncio.Queue[tuple[Endpoint, Run]] = asyncio.Queue(queue_size)
+        self._task: asyncio.Task[None] | None = None
+
+    def observe(self, endpoint: Endpoint, run: Run) -> None:
+        if not (learnable(run) or run.parent_trace_id is not None):
+            return
+        with contextlib.suppress(asyncio.QueueFull):
+            # Dropped: the endpoint's next learnable run catches up from the watermark.
+            self._queue.put_nowait((endpoint, run))
+
+    def start(self) -> None:
+        """Start the background task; call from inside the running event loop."""
+        self._task = asyncio.create_task(self._consume())
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    async def idle(self) -> None:
+        """Wait until everything observed so far has been learnt."""
+        await self._queue.join()
+
+    async def _consume(self) -> None:
+        while True:
+            endpoint, run = await self._queue.get()
+            try:
+                await self.learn_from(endpoint, run)
+            except CronpilotError:
+                log.warning(
+                    "could not learn from run %s",
+                    run.id,
+                    exc_info=True,
+                    extra={"action": "learn_failed", "run_id": run.id},
+                )
+            finally:
+                self._queue.task_done()
+
+    async def learn_from(self, endpoint: Endpoint, run: Run) -> None:
+        if learnable(run):
+            await self.learn(endpoint)
+        if run.parent_trace_id is not None:
+            await self.trace(run)
+
+    async def learn(self, endpoint: Endpoint) -> OutputSchema:
+        """Merge the endpoint's runs stored since its schema's watermark; on a change of shape
+        (or the first body), refresh its job's provides edges."""
+        for _ in range(_SAVE_ATTEMPTS):
+            schema = await self._store.schemas.get_output_schema(endpoint.id)
+            schema = schema or OutputSchema(endpoint.id)
+            newest_first = await self._store.runs.list_runs(endpoint.id, limit=LEARN_BATCH)
+            fresh = [
+                run
+                for run in reversed(newest_first)
+                if schema.through_slot is None or run.slot_at > schema.through_slot
+            ]
+            if not fresh:
+                return schema
+            first = schema.observations == 0
+            drift = learn(schema, fresh, self._clock.now())
+            if await self._store.schemas.save_output_schema(
+                schema, drift, self._clock.now(), rebuilt=False
+            ):
+                for event in drift:
+                    log.info(
+                        "%s changed shape: %s",
+                        endpoint.ref,
+                        "; ".join(event.changes),
+                        extra={"action": "schema_drift", "endpoint_id": endpoint.id},
+                    )
+                if drift or first:
+                    await self.refresh_provides(endpoint.job_name)
+                return schema
+        return schema
+
+    async def backfill(self, endpoint: Endpoint) -> OutputSchema:
+        """Rebuild the endpoint's schema and drift history from every stored run."""
+        runs: list[Run] = []
+        while page := await self._store.runs.list_runs(
+            endpoint.id, limit=LEARN_BATCH, offset=len(runs)
+        ):
+            runs.extend(page)
+        for _ in range(_SAVE_ATTEMPTS):
+            stored = await self._store.schemas.get_output_schema(endpoint.id)
+            schema = OutputSchema(endpoint.id, version=stored.version if stored else 0)
+            drift = learn(schema, reversed(runs), self._clock.now())
+            if await self._store.schemas.save_output_schema(
+                schema, drift, self._clock.now(), rebuilt=True
+            ):
+                await self.refresh_provides(endpoint.job_name)
+                return schema
+        raise ConflictError(f"the schema of {endpoint.ref} changed while it was rebuilt")
+
+    async def refresh_provides(self, job: str) -> None:
+        """Record the provides edges among the job's endpoints from their learnt schemas."""
+        endpoints = await self._store.catalog.list_endpoints(job)
+        shapes = await learnt_shapes(self._store, endpoints)
+        inputs = {e.name: input_fields(e.spec) for e in endpoints}
+        sightings = [
+            EdgeSighting(
+                endpoint_ref(job, edge.provider),
+                endpoint_ref(job, edge.consumer),
+                EdgeType.PROVIDES,
+                EdgeSource.INFERRED,
+                counted=False,
+                confidence=edge.confidence,
+                coverage=edge.coverage.value,
+            )
+            for edge in provides_edges(shapes, inputs)
+        ]
+        await self._store.graph.record(sightings, self._clock.now())
+        await self._store.graph.retract(
+            EdgeType.PROVIDES, {e.ref for e in endpoints}, {s.key for s in sightings}
+        )
+
+    async def trace(self, run: Run) -> None:
+        """Record what a child run shows: parent → it, and the sibling sequence."""
+        parent, previous = await self._store.dag.trace_neighbours(run)
+        if parent is None:
+            return
+        catalog = self._store.catalog
+        child = (await catalog.get_endpoint(run.endpoint_id)).ref
+        sibling = (
+            None if previous is None else (await catalog.get_endpoint(previous.endpoint_id)).ref
+        )
+        parent_ref = (await catalog.get_endpoint(parent.endpoint_id)).ref
+        await self._store.graph.record(
+            trace_sightings(parent_ref, child, sibling), self._clock.now()
+        )
+
+
+async def learnt_shapes(store: Store, endpoints: Sequence[Endpoint]) -> dict[str, ShapeNode]:
+    """The learnt output shapes of those `endpoints` that have stored a body, by name."""
+    shapes = {}
+    for endpoint in endpoints:
+        schema = await store.schemas.get_output_schema(endpoint.id)
+        if schema is not None and schema.observations:
+            shapes[endpoint.name] = schema.root
+    return shapes

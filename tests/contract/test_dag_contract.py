@@ -1,0 +1,155 @@
+"""DagRepository contract, run on every store: multi-parent waits, children of the parent's
+run, skips recorded with their reason, ready waits swept once their endpoint is free."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from domain.dependencies import with_dependants
+from domain.model import Claim, Response, Run, RunStatus, RunTrigger, Schedule
+from domain.ports import Store
+from tests.contract.builders import LEASE_SECONDS, T0, claim_one, declaration, seconds, spec
+
+
+def _dependant(name: str, *upstreams: str, **fields: Any) -> Any:
+    return spec(name, depends_on=upstreams, schedule=Schedule(), **fields)
+
+
+async def _declare(store: Store, *specs: Any) -> None:
+    await store.catalog.apply([declaration("etl", *with_dependants(specs))], T0)
+
+
+def _ok(body: Any, digest: str) -> Response:
+    return Response(status_code=200, body=body, body_hash=digest)
+
+
+async def _finish(
+    store: Store, claim: Claim, response: Response, now: datetime
+) -> tuple[Run, list[Claim]]:
+    run = await store.claims.finish(claim, "w1", response, now)
+    started = await store.dag.upstream_finished(claim, run, "w1", LEASE_SECONDS, now)
+    return run, started
+
+
+async def test_a_node_with_two_parents_waits_for_both_in_its_dag_run(store: Store) -> None:
+    await _declare(
+        store,
+        spec("root"),
+        _dependant("a", "root"),
+        _dependant("b", "root"),
+        _dependant("join", "a", "b"),
+    )
+    root_run, children = await _finish(store, await claim_one(store, T0), _ok({"id": 7}, "h1"), T0)
+
+    by_name = {c.endpoint.name: c for c in children}
+    assert set(by_name) == {"a", "b"}
+    for child in children:
+        assert child.dag is not None
+        assert (child.dag.dag_run_id, child.dag.parent_trace_id) == (
+            root_run.trace_id,
+            root_run.trace_id,
+        )
+        assert child.dag.upstream == {"root": {"id": 7}}
+        started = await store.runs.get_run(child.run_id)
+        assert (started.trigger, started.parent_trace_id) == (RunTrigger.DAG, root_run.trace_id)
+
+    _, after_a = await _finish(store, by_name["a"], _ok({"rows": 3}, "ha"), T0 + seconds(1))
+    assert after_a == []
+    [wait] = await store.dag.list_waits()
+    assert (wait.dag_run_id, set(wait.arrived)) == (root_run.trace_id, {"a"})
+
+    b_run, after_b = await _finish(store, by_name["b"], _ok({"rows": 4}, "hb"), T0 + seconds(2))
+    [join] = after_b
+    assert join.endpoint.name == "join"
+    assert join.dag is not None
+    assert join.dag.upstream == {"a": {"rows": 3}, "b": {"rows": 4}}
+    assert join.dag.parent_trace_id == b_run.trace_id
+    assert await store.dag.list_waits() == []
+    assert (await store.catalog.get_endpoint("etl/join")).lease_owner == "w1"
+
+
+async def test_only_if_changed_skips_and_records_why_and_the_skip_propagates(
+    store: Store,
+) -> None:
+    await _declare(
+        store,
+        spec("fetch"),
+        _dependant("transform", "fetch", only_if_changed=True),
+        _dependant("load", "transform"),
+    )
+    _, [transform] = await _finish(store, await claim_one(store, T0), _ok({"n": 1}, "same"), T0)
+    _, [load] = await _finish(store, transform, _ok({"n": 1}, "t"), T0 + seconds(1))
+    await _finish(store, load, _ok({}, "l"), T0 + seconds(2))
+
+    second = await claim_one(store, T0 + seconds(60))
+    fetch_run, started = await _finish(store, second, _ok({"n": 1}, "same"), T0 + seconds(60))
+
+    assert started == []
+    [skipped_transform, _] = await store.runs.list_runs(transform.endpoint.id)
+    assert skipped_transform.status is RunStatus.SKIPPED
+    assert skipped_transform.parent_trace_id == fetch_run.trace_id
+    assert skipped_transform.error_message == (
+        "skipped: only_if_changed: no upstream response changed"
+    )
+    [skipped_load, _] = await store.runs.list_runs(load.endpoint.id)
+    assert skipped_load.status is RunStatus.SKIPPED
+    assert skipped_load.parent_trace_id == skipped_transform.trace_id
+    assert skipped_load.error_message == "skipped: upstream 'transform' was skipped"
+
+
+async def test_a_failed_upstream_skips_its_dependants(store: Store) -> None:
+    await _declare(store, spec("fetch"), _dependant("load", "fetch"))
+    failure = Response(status_code=503, body={"error": "down"})
+    _, started = await _finish(store, await claim_one(store, T0), failure, T0)
+    assert started == []
+    [skipped] = await store.runs.list_runs((await store.catalog.get_endpoint("etl/load")).id)
+    assert skipped.error_message == "skipped: upstream 'fetch' failed"
+
+
+async def test_a_ready_dependant_still_leased_is_started_by_the_sweep(store: Store) -> None:
+    await _declare(store, spec("fetch"), _dependant("load", "fetch"))
+    _, [load] = await _finish(store, await claim_one(store, T0), _ok({"n": 1}, "h1"), T0)
+    second = await claim_one(store, T0 + seconds(60))
+    _, started = await _finish(store, second, _ok({"n": 2}, "h2"), T0 + seconds(60))
+
+    assert started == []
+    [wait] = await store.dag.list_waits()
+    assert wait.ready
+    assert await store.dag.claim_ready(T0 + seconds(61), "w2", LEASE_SECONDS, 10) == []
+
+    await store.claims.finish(load, "w1", _ok({}, "l"), T0 + seconds(61))
+    [swept] = await store.dag.claim_ready(T0 + seconds(62), "w2", LEASE_SECONDS, 10)
+    assert swept.dag is not None
+    assert swept.dag.upstream == {"fetch": {"n": 2}}
+    assert (await store.catalog.get_endpoint("etl/load")).lease_owner == "w2"
+    assert await store.dag.list_waits() == []
+
+
+async def test_trace_neighbours_are_the_parent_and_the_previous_sibling(store: Store) -> None:
+    await _declare(store, spec("root"), _dependant("a", "root"), _dependant("b", "root"))
+    root_run, children = await _finish(store, await claim_one(store, T0), _ok({}, "h"), T0)
+    runs = [await store.runs.get_run(c.run_id) for c in children]
+    first, second = sorted(runs, key=lambda r: (r.started_at, r.id))
+
+    assert await store.dag.trace_neighbours(first) == (root_run, None)
+    assert await store.dag.trace_neighbours(second) == (root_run, first)
+    assert await store.dag.trace_neighbours(root_run) == (None, None)
+
+
+async def test_stale_waits_are_dropped(store: Store) -> None:
+    await _declare(
+        store,
+        spec("root"),
+        _dependant("a", "root"),
+        _dependant("b", "root"),
+        _dependant("j", "a", "b"),
+    )
+    _, children = await _finish(store, await claim_one(store, T0), _ok({}, "h"), T0)
+    a = next(c for c in children if c.endpoint.name == "a")
+    await _finish(store, a, _ok({}, "ha"), T0 + seconds(10))
+
+    assert await store.dag.drop_stale_waits(T0 + seconds(10)) == 0
+    assert len(await store.dag.list_waits()) == 1
+    assert await store.dag.drop_stale_waits(T0 + seconds(11)) == 1
+    assert await store.dag.list_waits() == []

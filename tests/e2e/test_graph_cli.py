@@ -1,0 +1,143 @@
+"""`schema` and `graph` commands end to end, and `apply` checking templates against what the
+upstream has answered."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapters.crypto import FernetCipher
+from adapters.sql import open_sql_store
+from domain.model import Response
+from tests.e2e.conftest import Cli
+from tests.e2e.test_admin_cli import one_error_line, write_jobs
+
+PIPELINE = """\
+jobs:
+  - name: etl
+    endpoints:
+      - name: fetch
+        url: http://127.0.0.1:9/fetch
+        interval: 30s
+      - name: transform
+        url: http://127.0.0.1:9/transform?batch={{ fetch.batch_id }}
+        depends_on: [fetch]
+        only_if_changed: true
+      - name: load
+        url: http://127.0.0.1:9/load
+        method: POST
+        body: {rows: "{{ transform.rows }}"}
+        depends_on: [transform]
+      - name: audit
+        url: http://127.0.0.1:9/audit
+        method: POST
+        body: {batch_id: "none yet"}
+        interval: 1h
+"""
+BODIES = [
+    {"batch_id": "b1", "records": 3},
+    {"batch_id": "b2", "records": 0},
+    {"batch_id": "b3", "records": 5, "note": "late"},
+]
+
+
+async def _record_fetches(database_url: str, key: str) -> None:
+    """Three runs of etl/fetch, as a worker records them; the third adds a field."""
+    store = await open_sql_store(database_url, FernetCipher(key))
+    try:
+        at = datetime.now(UTC) + timedelta(days=1)
+        for body in BODIES:
+            at += timedelta(minutes=1)
+            claims = await store.claims.claim_due(at, "e2e", 60, 10)
+            fetch = next(c for c in claims if c.endpoint.ref == "etl/fetch")
+            for other in claims:
+                if other is not fetch:
+                    await store.claims.release(other, "e2e")
+            await store.claims.finish(
+                fetch, "e2e", Response(status_code=200, body=body, body_hash=str(body)), at
+            )
+    finally:
+        await store.close()
+
+
+@pytest.fixture
+def etl(cli_for: Callable[..., Cli], sqlite_url: str, tmp_path: Path) -> Cli:
+    cli = cli_for(sqlite_url, CRONPILOT_ALLOWED_NETWORKS="127.0.0.1/32")
+    cli("apply", "-f", write_jobs(tmp_path, PIPELINE))
+    key = (cli.home / "secret.key").read_text(encoding="ascii").strip()
+    asyncio.run(_record_fetches(sqlite_url, key))
+    return cli
+
+
+def test_schema_backfill_and_show(etl: Cli) -> None:
+    assert etl("schema", "show", "etl/fetch").stderr.startswith("no output schema yet")
+
+    said = etl("schema", "backfill", "etl/fetch").stdout
+    assert said.strip() == "rebuilt etl/fetch: 3 responses, 1 drift events"
+    shown: dict[str, Any] = etl.json("schema", "show", "etl/fetch")
+    assert shown["observations"] == 3
+    assert shown["schema"]["required"] == ["batch_id", "records"]
+    assert shown["schema"]["properties"]["note"]["x-seen"] == 1
+    [drift] = shown["drift"]
+    assert drift["changes"] == ["note: new field"]
+    assert "learnt from 3 responses" in etl("schema", "show", "etl/fetch").stdout
+
+
+def test_graph_show_suggest_and_export(etl: Cli) -> None:
+    etl("schema", "backfill")
+    shown = etl.json("graph", "show", "--job", "etl")["etl"]
+    assert shown["nodes"] == ["etl", "etl/audit", "etl/fetch", "etl/load", "etl/transform"]
+    assert shown["layers"] == [["etl/audit", "etl/fetch"], ["etl/transform"], ["etl/load"]]
+    edges = {(e["from"], e["to"], e["type"]): e for e in shown["edges"]}
+    assert edges["etl", "etl/fetch", "contains"]["source"] == "template"
+    declared = edges["etl/fetch", "etl/transform", "dependency"]
+    assert (declared["source"], declared["weight"], declared["count"]) == ("template", 0.5, 0)
+    provided = edges["etl/fetch", "etl/transform", "provides"]
+    assert (provided["coverage"], provided["source"]) == ("strict", "inferred")
+    table = etl("graph", "show").stdout
+    assert "provides" in table
+    assert "strict" in table
+
+    [suggestion] = etl.json("graph", "suggest")
+    assert (suggestion["from"], suggestion["to"], suggestion["coverage"]) == (
+        "fetch",
+        "audit",
+        "optional",
+    )
+    assert suggestion["fields"] == [{"output": "batch_id", "input": "body.batch_id", "how": "name"}]
+
+    strongest = etl("graph", "path", "etl/fetch", "etl/load").stdout.strip()
+    assert strongest == "etl/fetch -> etl/transform -> etl/load"
+    assert etl.json("graph", "path", "etl/load", "etl/fetch") is None
+
+    dot = etl("graph", "export", "--format", "dot").stdout
+    assert dot.startswith("digraph cronpilot {")
+    assert '"etl/fetch" -> "etl/transform" [label="dependency template x0"' in dot
+    exported = json.loads(etl("graph", "export", "--format", "json").stdout)
+    assert "etl/load" in exported["nodes"]
+    etl("graph", "show", "--job", "nope", expect=1)
+
+
+def test_apply_refuses_a_template_field_the_upstream_never_answered(
+    etl: Cli, tmp_path: Path
+) -> None:
+    etl("schema", "backfill", "etl/fetch")
+    misspelt = write_jobs(
+        tmp_path, PIPELINE.replace("{{ fetch.batch_id }}", "{{ fetch.batch }}"), "v2.yaml"
+    )
+
+    refused = etl("apply", "-f", misspelt, expect=2)
+
+    assert one_error_line(refused.stderr) == (
+        f"error: {misspelt}: job 'etl' endpoint 'transform' field 'query.batch': template "
+        "{{ fetch.batch }}: 'fetch' has answered no field 'batch' in its response "
+        "(its fields: batch_id, note, records)"
+    )
+    stored = etl.json("endpoints", "show", "etl/transform")
+    assert stored["url"].endswith("?batch={{ fetch.batch_id }}")

@@ -1,0 +1,86 @@
+"""jobs.yaml DAG fields: depends_on, only_if_changed and templates become specs, and every
+mistake is one line naming file, job, endpoint and field."""
+
+from __future__ import annotations
+
+import pytest
+
+from adapters.config import parse_declarations
+from domain.errors import InvalidConfig
+from domain.model import Schedule
+
+PIPELINE = """\
+jobs:
+  - name: etl
+    endpoints:
+      - name: fetch
+        url: https://93.184.216.34/fetch
+        interval: 30s
+      - name: transform
+        url: https://93.184.216.34/transform?batch={{ fetch.batch_id }}
+        depends_on: [fetch]
+        only_if_changed: true
+      - name: load
+        url: https://93.184.216.34/load
+        method: POST
+        body: {rows: "{{ transform.rows }}"}
+        depends_on: [transform]
+"""
+
+
+def _error(text: str) -> str:
+    with pytest.raises(InvalidConfig) as caught:
+        parse_declarations(text, "jobs.yaml", [])
+    return str(caught.value)
+
+
+def test_a_pipeline_becomes_specs_with_dependants_and_no_schedule_of_their_own() -> None:
+    [declaration] = parse_declarations(PIPELINE, "jobs.yaml", [])
+    fetch, transform, load = declaration.endpoints
+    assert (fetch.depends_on, fetch.dependants) == ((), ("transform",))
+    assert (transform.depends_on, transform.dependants, transform.only_if_changed) == (
+        ("fetch",),
+        ("load",),
+        True,
+    )
+    assert load.schedule == Schedule()
+    assert load.body == {"rows": "{{ transform.rows }}"}
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        (
+            "depends_on: [transform]",
+            "depends_on: [trans]",
+            "jobs.yaml: job 'etl' endpoint 'load' field 'depends_on': unknown upstream 'trans'",
+        ),
+        (
+            "interval: 30s",
+            "depends_on: [load]",
+            "jobs.yaml: job 'etl' endpoint 'fetch' field 'depends_on': "
+            "dependency cycle fetch -> transform -> load -> fetch",
+        ),
+        (
+            'body: {rows: "{{ transform.rows }}"}',
+            'body: {rows: "{{ fetch.rows }}"}',
+            "jobs.yaml: job 'etl' endpoint 'load' field 'body.rows': template "
+            "{{ fetch.rows }} names 'fetch', which is not in depends_on",
+        ),
+        (
+            "depends_on: [transform]",
+            "depends_on: [transform]\n        interval: 5s",
+            "jobs.yaml: job 'etl' endpoint 'load' field 'interval': an endpoint with depends_on "
+            "runs after its upstreams",
+        ),
+        (
+            "interval: 30s",
+            "interval: 30s\n        only_if_changed: true",
+            "jobs.yaml: job 'etl' endpoint 'fetch' field 'only_if_changed': applies to an "
+            "endpoint with depends_on only",
+        ),
+    ],
+)
+def test_each_dag_mistake_is_one_line_naming_where(old: str, new: str, expected: str) -> None:
+    assert old in PIPELINE
+    assert _error(PIPELINE.replace(old, new, 1)).startswith(expected)

@@ -1,0 +1,55 @@
+"""Declaring jobs feeds the graph: config edges in, withdrawn ones out; provides edges follow
+what the schemas support now. On the in-memory store (the SQL stores share the contract)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from adapters.config import parse_declarations
+from adapters.declare import apply_declarations
+from adapters.memory import MemoryStore
+from domain.graph import Edge, EdgeSighting, EdgeSource, EdgeType
+from scheduler.learning import SchemaLearner
+from tests.support.clock import FakeClock
+
+T0 = datetime(2030, 1, 1, tzinfo=UTC)
+JOBS = """\
+jobs:
+  - name: etl
+    endpoints:
+      - name: fetch
+        url: https://93.184.216.34/fetch
+        interval: 30s
+      - name: load
+        url: https://93.184.216.34/load
+        depends_on: [fetch]
+"""
+
+
+def _keys(edges: list[Edge]) -> set[tuple[str, str, str]]:
+    return {(e.from_node, e.to_node, e.type.value) for e in edges}
+
+
+async def test_config_edges_come_and_go_with_the_file() -> None:
+    store = MemoryStore()
+    await apply_declarations(store, parse_declarations(JOBS, "jobs.yaml", []), "jobs.yaml", T0)
+    assert _keys(await store.graph.list_edges()) == {
+        ("etl", "etl/fetch", "contains"),
+        ("etl", "etl/load", "contains"),
+        ("etl/fetch", "etl/load", "dependency"),
+    }
+
+    unchained = JOBS.replace("        depends_on: [fetch]\n", "        interval: 1m\n")
+    await apply_declarations(store, parse_declarations(unchained, "jobs.yaml", []), "x", T0)
+    assert ("etl/fetch", "etl/load", "dependency") not in _keys(await store.graph.list_edges())
+
+
+async def test_provides_edges_the_schemas_no_longer_support_are_retracted() -> None:
+    store = MemoryStore()
+    await apply_declarations(store, parse_declarations(JOBS, "jobs.yaml", []), "jobs.yaml", T0)
+    stale = EdgeSighting("etl/load", "etl/fetch", EdgeType.PROVIDES, EdgeSource.INFERRED, False)
+    await store.graph.record([stale], T0)
+
+    await SchemaLearner(store, FakeClock()).refresh_provides("etl")
+
+    assert ("etl/load", "etl/fetch", "provides") not in _keys(await store.graph.list_edges())
