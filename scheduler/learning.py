@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Sequence
+from datetime import datetime
 
 from domain.errors import ConflictError, CronpilotError
 from domain.graph import EdgeSighting, EdgeSource, EdgeType, endpoint_ref, trace_sightings
@@ -87,12 +88,7 @@ class SchemaLearner:
         for _ in range(_SAVE_ATTEMPTS):
             schema = await self._store.schemas.get_output_schema(endpoint.id)
             schema = schema or OutputSchema(endpoint.id)
-            newest_first = await self._store.runs.list_runs(endpoint.id, limit=LEARN_BATCH)
-            fresh = [
-                run
-                for run in reversed(newest_first)
-                if schema.through_slot is None or run.slot_at > schema.through_slot
-            ]
+            fresh = await self._unlearnt(endpoint.id, schema.through_slot)
             if not fresh:
                 return schema
             first = schema.observations == 0
@@ -111,6 +107,22 @@ class SchemaLearner:
                     await self.refresh_provides(endpoint.job_name)
                 return schema
         return schema
+
+    async def _unlearnt(self, endpoint_id: str, through: datetime | None) -> list[Run]:
+        """The runs after `through`, oldest first, at most `LEARN_BATCH`. Read newest first in
+        pages of 1, 2, 4, … runs (bodies are up to 100 KB each): the usual case, one new run,
+        costs two short reads instead of a whole batch."""
+        fresh: list[Run] = []
+        offset, size = 0, 1
+        while offset < LEARN_BATCH:
+            page = await self._store.runs.list_runs(endpoint_id, limit=size, offset=offset)
+            newer = [run for run in page if through is None or run.slot_at > through]
+            fresh += newer
+            if len(newer) < size:
+                break
+            offset += size
+            size = min(size * 2, LEARN_BATCH - offset)
+        return list(reversed(fresh))
 
     async def backfill(self, endpoint: Endpoint) -> OutputSchema:
         """Rebuild the endpoint's schema and drift history from every stored run."""
