@@ -134,6 +134,8 @@ class LlmUnavailable(CronpilotError):
 
     def __init__(self, reason: str) -> None:
         super().__init__(f"the LLM is unavailable: {reason}")
+
+
 class TemplateUnfilled(CronpilotError):
     """A request placeholder that the upstream responses at hand cannot fill."""
 

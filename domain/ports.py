@@ -26,6 +26,7 @@ from domain.model import (
     Response,
     Run,
 )
+from domain.outputs import DriftEvent, OutputSchema
 from domain.planning import (
     AnalysisClaim,
     AnalysisOutcome,
@@ -34,7 +35,6 @@ from domain.planning import (
     Proposal,
     ProposalStatus,
 )
-from domain.outputs import DriftEvent, OutputSchema
 
 
 class Clock(Protocol):

@@ -25,8 +25,8 @@ from adapters.cli import (
     proposals_cmd,
     runs_cmd,
     scheduler_cmd,
-    sessions_cmd,
     schema_cmd,
+    sessions_cmd,
 )
 from adapters.cli.runtime import (
     EXIT_BAD_INPUT,

@@ -9,8 +9,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from adapters.memory.planner import MemoryPlanner
 from adapters.memory.graph import MemoryDag, MemoryGraph, MemorySchemas
+from adapters.memory.planner import MemoryPlanner
 from domain.dag import DagWait
 from domain.errors import EndpointNotFound, JobNotFound, LeaseLost, RunNotFound
 from domain.graph import Edge, EdgeType
@@ -351,6 +351,7 @@ class MemoryStore:
     @property
     def planner(self) -> MemoryPlanner:
         return self._planner
+
     def schemas(self) -> MemorySchemas:
         return self._schemas
 

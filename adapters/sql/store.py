@@ -49,6 +49,7 @@ class SqlStore:
     @property
     def planner(self) -> SqlPlanner:
         return self._planner
+
     def schemas(self) -> SqlSchemas:
         return self._schemas
 
