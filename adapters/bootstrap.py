@@ -19,13 +19,12 @@ from adapters.clock import SystemClock
 from adapters.crypto import FernetCipher, load_or_create_key
 from adapters.http.dispatcher import AiohttpDispatcher
 from adapters.llm.openai_client import OpenAIChat
-from adapters.output_schemas import NoOutputSchemas
 from adapters.settings import Settings
 from adapters.sql import open_sql_store, upgrade_database
 from adapters.wake import InProcessWaker, ListeningWaker, PostgresWaker, SocketWaker, wake_folder
 from domain.errors import InvalidConfig
 from domain.guardrails import GuardrailLimits
-from domain.ports import ChatModel, Clock, Dispatcher, OutputSchemas, SecretCipher, Store, Waker
+from domain.ports import ChatModel, Clock, Dispatcher, SecretCipher, Store, Waker
 from planner.config import PlannerConfig
 from planner.heuristic import HeuristicAnalyst
 from planner.proposals import ProposalDesk
@@ -191,11 +190,6 @@ def planner_config(settings: Settings) -> PlannerConfig:
     )
 
 
-def build_output_schemas(store: Store) -> OutputSchemas:
-    """The learned output schemas the planner may read (none until inference is wired)."""
-    return NoOutputSchemas()
-
-
 def build_chat_model(settings: Settings, clock: Clock) -> ChatModel:
     key = settings.llm_api_key
     return OpenAIChat(
@@ -229,7 +223,6 @@ async def open_planner(
         analyst,
         clock,
         planner_config(settings),
-        schemas=build_output_schemas(store),
         waker=waker,
     )
 

@@ -267,14 +267,6 @@ class PlannerRepository(Protocol):
         ...
 
 
-class OutputSchemas(Protocol):
-    """Where the planner reads an endpoint's learned output schema (`get_output_schema`)."""
-
-    async def output_schema(self, endpoint_id: str) -> JSON | None:
-        """The endpoint's inferred JSON Schema, or None while nothing has been learned."""
-        ...
-
-
 class ChatModel(Protocol):
     """An LLM speaking the chat-completions protocol with tools."""
 
@@ -389,6 +381,8 @@ class Store(Protocol):
 
     @property
     def planner(self) -> PlannerRepository: ...
+
+    @property
     def schemas(self) -> SchemaRepository: ...
 
     @property

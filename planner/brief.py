@@ -84,11 +84,12 @@ def build_brief(
     endpoint = claim.endpoint
     spec = endpoint.spec
     schedule = spec.schedule
-    baseline = (
-        f"cron {schedule.cron} ({schedule.timezone})"
-        if schedule.cron is not None
-        else f"every {_seconds(schedule.interval_seconds)}"
-    )
+    if schedule.cron is not None:
+        baseline = f"cron {schedule.cron} ({schedule.timezone})"
+    elif schedule.interval_seconds is not None:
+        baseline = f"every {_seconds(schedule.interval_seconds)}"
+    else:
+        baseline = f"after its upstreams ({', '.join(spec.depends_on)}; see get_dag_context)"
     others = sorted(name for name in siblings if name != endpoint.name)
     lines = [
         f"Endpoint {endpoint.ref} ({spec.method}); planner mode {claim.mode.value}.",

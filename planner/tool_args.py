@@ -51,7 +51,7 @@ class HistoryArgs(ReadArgs):
     offset: int = Field(default=0, ge=0, description="Runs to skip, for paging.")
 
 
-class SchemaArgs(ToolArgs):
+class EndpointArgs(ToolArgs):
     endpoint: str | None = Field(
         default=None,
         description="A sibling endpoint's name in the same job; default: the analysed endpoint.",

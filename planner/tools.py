@@ -18,19 +18,21 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from domain.context import Neighbour
 from domain.model import JSON, Endpoint, Run
 from domain.planning import AnalysisClaim, ProposalDraft, ProposalKind, ToolCallRecord
-from domain.ports import OutputSchemas, Store
+from domain.ports import Store
+from planner.graph_context import read_dag_context, read_output_schema, read_related_siblings
 from planner.projection import DEFAULT_MAX_BODY_CHARS, capped, project
 from planner.proposals import ProposalDesk, Proposer
 from planner.tool_args import (
+    EndpointArgs,
     HistoryArgs,
     IntervalArgs,
     NextTimeArgs,
     PauseArgs,
     Projection,
     ReadArgs,
-    SchemaArgs,
     SubmitArgs,
 )
 
@@ -90,7 +92,6 @@ class ToolContext:
     siblings: Mapping[str, Endpoint]
     """The job's endpoints by name, the analysed one included."""
     store: Store
-    schemas: OutputSchemas
     desk: ProposalDesk
     proposer: Proposer
     now: Callable[[], datetime]
@@ -230,17 +231,34 @@ async def _history(box: ToolBox, args: HistoryArgs) -> JSON:
 
 
 async def _siblings(box: ToolBox, args: Projection) -> JSON:
-    others = {e.id: e for e in box.context.siblings.values() if e.id != box.endpoint.id}
-    latest = await box.context.store.runs.latest_runs(list(others))
+    store = box.context.store
+    # Most related first (graph weights, Adamic-Adar): a model that stops reading early has
+    # read the siblings that matter.
+    others = await read_related_siblings(store, box.endpoint.id, box.context.now())
+    latest = await store.runs.latest_runs([e.id for e in others])
+    return {e.name: box.view(latest[e.id], args.fields) for e in others if e.id in latest}
+
+
+async def _dag_context(box: ToolBox, args: EndpointArgs) -> JSON:
+    endpoint = box.readable(args.endpoint)
+    context = await read_dag_context(box.context.store, endpoint.id)
+
+    def shown(side: Sequence[Neighbour]) -> list[JSON]:
+        return [
+            {"endpoint": n.ref, "edges": [t.value for t in n.edge_types], "latest": n.latest_status}
+            for n in side
+        ]
+
     return {
-        others[endpoint_id].name: box.view(run, args.fields)
-        for endpoint_id, run in sorted(latest.items(), key=lambda item: others[item[0]].name)
+        "endpoint": endpoint.name,
+        "upstream": shown(context.upstream),
+        "downstream": shown(context.downstream),
     }
 
 
-async def _schema(box: ToolBox, args: SchemaArgs) -> JSON:
+async def _schema(box: ToolBox, args: EndpointArgs) -> JSON:
     endpoint = box.readable(args.endpoint)
-    schema = await box.context.schemas.output_schema(endpoint.id)
+    schema = await read_output_schema(box.context.store, endpoint.id)
     if schema is None:
         return {
             "endpoint": endpoint.name,
@@ -316,7 +334,7 @@ TOOLS: dict[str, ToolSpec] = {
         ToolSpec(
             "get_sibling_latest_responses",
             ToolKind.QUERY,
-            "The newest run of every other endpoint in the same job.",
+            "The newest run of every other endpoint in the same job, most related first.",
             Projection,
             _siblings,
         ),
@@ -324,8 +342,15 @@ TOOLS: dict[str, ToolSpec] = {
             "get_output_schema",
             ToolKind.QUERY,
             "The JSON Schema learned from an endpoint's responses, with field names and types.",
-            SchemaArgs,
+            EndpointArgs,
             _schema,
+        ),
+        ToolSpec(
+            "get_dag_context",
+            ToolKind.QUERY,
+            "An endpoint's upstream and downstream endpoints: edge types, latest run status.",
+            EndpointArgs,
+            _dag_context,
         ),
         ToolSpec(
             "propose_interval",

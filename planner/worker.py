@@ -14,9 +14,10 @@ from datetime import datetime, timedelta
 from domain.errors import LeaseLost, LlmUnavailable, StoreUnavailable
 from domain.model import JSON, Endpoint, RunStatus, new_id
 from domain.planning import AnalysisClaim, AnalysisOutcome, AnalysisSession, SessionStatus
-from domain.ports import Clock, OutputSchemas, Store, Waker
+from domain.ports import Clock, Store, Waker
 from planner.brief import build_brief
 from planner.config import PlannerConfig
+from planner.graph_context import read_output_schema
 from planner.proposals import ProposalDesk, Proposer
 from planner.session import Analyst, Verdict
 from planner.tools import ToolBox, ToolContext
@@ -32,13 +33,11 @@ class PlannerWorker:
         clock: Clock,
         config: PlannerConfig,
         *,
-        schemas: OutputSchemas,
         waker: Waker | None,
     ) -> None:
         self._store = store
         self._analyst = analyst
         self._clock = clock
-        self._schemas = schemas
         self._config = config
         self.desk = ProposalDesk(store, waker, config.limits)
 
@@ -119,7 +118,6 @@ class PlannerWorker:
                 claim=claim,
                 siblings=siblings,
                 store=self._store,
-                schemas=self._schemas,
                 desk=self.desk,
                 proposer=Proposer(self._analyst.name, claim.mode, session_id),
                 now=self._clock.now,
@@ -130,7 +128,7 @@ class PlannerWorker:
             job_description=job.description,
             siblings=siblings,
             recent=recent,
-            schema=await self._schemas.output_schema(endpoint.id),
+            schema=await read_output_schema(self._store, endpoint.id),
             now=started,
             pasted=await self._pasted(toolbox) if self._config.paste_latest else None,
         )

@@ -352,6 +352,7 @@ class MemoryStore:
     def planner(self) -> MemoryPlanner:
         return self._planner
 
+    @property
     def schemas(self) -> MemorySchemas:
         return self._schemas
 

@@ -50,6 +50,7 @@ class SqlStore:
     def planner(self) -> SqlPlanner:
         return self._planner
 
+    @property
     def schemas(self) -> SqlSchemas:
         return self._schemas
 

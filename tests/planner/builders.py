@@ -8,10 +8,9 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from adapters.output_schemas import NoOutputSchemas
 from domain.guardrails import GuardrailLimits
 from domain.model import JSON, Endpoint, EndpointSpec, Job, PlannerMode, Response, Run, Schedule
-from domain.ports import JobDeclaration, OutputSchemas, Store, Waker
+from domain.ports import JobDeclaration, Store, Waker
 from planner.config import PlannerConfig
 from planner.session import Analyst
 from planner.worker import PlannerWorker
@@ -70,7 +69,6 @@ def make_planner(
     clock: FakeClock,
     *,
     waker: Waker | None = None,
-    schemas: OutputSchemas | None = None,
     limits: GuardrailLimits | None = None,
     **config: Any,
 ) -> PlannerWorker:
@@ -80,6 +78,5 @@ def make_planner(
         analyst,
         clock,
         PlannerConfig(limits=limits or GuardrailLimits(), **config),
-        schemas=schemas or NoOutputSchemas(),
         waker=waker,
     )

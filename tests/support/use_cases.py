@@ -20,7 +20,6 @@ from typing import Any
 from adapters.config import parse_declarations
 from adapters.http.dispatcher import AiohttpDispatcher
 from adapters.llm.openai_client import OpenAIChat
-from adapters.output_schemas import NoOutputSchemas
 from adapters.simulator import Simulator
 from adapters.sql import SqlStore, open_sql_store, upgrade_database
 from domain.guardrails import GuardrailLimits
@@ -299,7 +298,6 @@ async def run_story(
                 LlmAnalyst(chat, max_steps=6, max_tokens=50_000, tool_kinds=tuple(kinds)),
                 clock,
                 PlannerConfig(worker_id="planner", paste_latest=paste_latest, limits=LIMITS),
-                schemas=NoOutputSchemas(),
                 waker=None,
             )
             try:
