@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from adapters.crypto import SecretUndecryptable
 from adapters.sql.engine import Database
+from adapters.sql.finishes import FinishBatcher
 from adapters.sql.rows import (
     endpoint_from_row,
     lock_endpoint,
@@ -198,6 +199,7 @@ class SqlClaims:
     def __init__(self, db: Database, cipher: SecretCipher | None) -> None:
         self._db = db
         self._cipher = cipher
+        self._finishes = FinishBatcher(db)
 
     async def claim_due(
         self, now: datetime, worker_id: str, lease_seconds: float, limit: int
@@ -297,18 +299,9 @@ class SqlClaims:
         await conn.execute(update(runs).where(runs.c.id == run.id).values(run_values(run)))
 
     async def finish(self, claim: Claim, worker_id: str, response: Response, now: datetime) -> Run:
-        async with self._db.write() as conn:
-            fenced = await self._fenced(conn, claim, worker_id)
-            if fenced is None:
-                # Raising rolls the transaction back: nothing of this result is written.
-                raise LeaseLost(claim.endpoint.id, worker_id)
-            endpoint, running = fenced
-            finished = finished_run(running, response, now)
-            await self._save_run(conn, finished)
-            await save_endpoint(
-                conn, after_slot(endpoint, claim.slot_at, response.ok, now), self._cipher
-            )
-        return finished
+        # Concurrent finishes share transactions (`adapters.sql.finishes`); each is still
+        # fenced on its own lease and run.
+        return await self._finishes.finish(claim, worker_id, response, now)
 
     async def release(self, claim: Claim, worker_id: str) -> None:
         async with self._db.write() as conn:
