@@ -8,6 +8,7 @@ so the address checked is the address connected to.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 import socket
@@ -104,6 +105,10 @@ class AddressPolicy:
             return False
         return self.refusal(addr) is None
 
+    # Cached: the verdict depends on the policy and the URL alone, and a worker calls the same
+    # URLs over and over. Only passes are cached (a refusal raises), and DNS names are still
+    # checked by the resolver on every resolution, so nothing connected to escapes the check.
+    @functools.lru_cache(maxsize=4096)  # noqa: B019 - a policy lives as long as its dispatcher
     def check_target(self, url: URL) -> None:
         """Refuse a URL that is not http(s), has no host, carries credentials, or names a
         refused address literally. Host names are left to the resolver, which sees the answer
@@ -122,6 +127,7 @@ class AddressPolicy:
                 raise UnsafeURL(str(url), reason)
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_url(url: str) -> URL:
     """`url` parsed as aiohttp will read it; raises `UnsafeURL` when it cannot be parsed."""
     try:
