@@ -38,6 +38,7 @@ from bench.support import (
     Fleet,
     bench_settings,
     database,
+    ended,
     now,
     open_store,
     peak_rss_mb,
@@ -157,12 +158,7 @@ async def stop_workers(workers: list[asyncio.subprocess.Process]) -> None:
         if worker.returncode is None:
             worker.send_signal(signal.SIGTERM)
     for worker in workers:
-        try:
-            async with asyncio.timeout(20):
-                await worker.wait()
-        except TimeoutError:
-            worker.kill()
-            await worker.wait()
+        await ended(worker, 20)
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,11 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import asyncpg
 from cryptography.fernet import Fernet
 from sqlalchemy import func, insert, select
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from adapters.bootstrap import serve_scheduler
 from adapters.clock import SystemClock
@@ -84,12 +83,17 @@ class EndpointServer:
             return
         assert process.stdin is not None
         process.stdin.close()
-        try:
-            async with asyncio.timeout(5):
-                await process.wait()
-        except TimeoutError:
-            process.kill()
+        await ended(process, 5)
+
+
+async def ended(process: asyncio.subprocess.Process, seconds: float) -> None:
+    """Wait for `process` to exit after it was asked to; kill it after `seconds`."""
+    try:
+        async with asyncio.timeout(seconds):
             await process.wait()
+    except TimeoutError:
+        process.kill()
+        await process.wait()
 
 
 def _pg_base() -> Any:
@@ -97,18 +101,14 @@ def _pg_base() -> Any:
 
 
 async def _pg_admin(sql: str) -> None:
-    base = _pg_base()
-    conn = await asyncpg.connect(
-        host=base.host or "127.0.0.1",
-        port=base.port or 5432,
-        user=base.username or "postgres",
-        password=base.password,
-        database=base.database or "postgres",
-    )
+    """Run `sql` (CREATE or DROP DATABASE, which refuse a transaction) on the admin database."""
+    url = _pg_base().set(drivername="postgresql+asyncpg").render_as_string(hide_password=False)
+    engine = create_async_engine(url, isolation_level="AUTOCOMMIT")
     try:
-        await conn.execute(sql)
+        async with engine.connect() as conn:
+            await conn.exec_driver_sql(sql)
     finally:
-        await conn.close()
+        await engine.dispose()
 
 
 @contextlib.asynccontextmanager
