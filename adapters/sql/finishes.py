@@ -89,13 +89,12 @@ async def record_finishes(conn: AsyncConnection, batch: Sequence[_Finish]) -> li
     for item in batch:
         endpoint = by_id.get(item.claim.endpoint.id)
         run = runs_by_id.get(item.claim.run_id)
-        fenced = (
-            endpoint is not None
-            and endpoint.lease_owner == item.worker_id
-            and run is not None
-            and run.status is RunStatus.RUNNING
-        )
-        if not fenced or endpoint is None or run is None:
+        if (
+            endpoint is None
+            or endpoint.lease_owner != item.worker_id
+            or run is None
+            or run.status is not RunStatus.RUNNING
+        ):
             recorded.append(None)
             continue
         recorded.append(finished_run(run, item.response, item.now))
@@ -137,26 +136,41 @@ class FinishBatcher:
         return await item.outcome
 
     async def _flush(self) -> None:
-        while self._queue:
-            batch = self._queue[: self._max_batch]
-            del self._queue[: self._max_batch]
-            try:
-                async with self._db.write() as conn:
-                    outcomes = await record_finishes(conn, batch)
-            except CronpilotError as error:
-                if len(batch) == 1:
-                    _settle(batch[0], error)
-                    continue
-                logger.warning(
-                    "a batch of %d finishes failed; recording them one by one",
-                    len(batch),
-                    exc_info=True,
-                    extra={"action": "finish_batch_failed", "count": len(batch)},
-                )
-                await self._one_by_one(batch)
-                continue
-            for item, outcome in zip(batch, outcomes, strict=True):
-                _settle(item, outcome)
+        batch: list[_Finish] = []
+        try:
+            while self._queue:
+                batch = self._queue[: self._max_batch]
+                del self._queue[: self._max_batch]
+                await self._record(batch)
+        except Exception as error:
+            # A bug rather than the store (whose errors `_record` hands out): every caller
+            # waiting gets it, as each would have without batching.
+            for item in [*batch, *self._queue]:
+                _settle(item, error)
+            self._queue.clear()
+        finally:
+            # Cancelled (the loop is closing): nobody may be left waiting for an answer.
+            for item in [*batch, *self._queue]:
+                item.outcome.cancel()
+
+    async def _record(self, batch: list[_Finish]) -> None:
+        try:
+            async with self._db.write() as conn:
+                outcomes = await record_finishes(conn, batch)
+        except CronpilotError as error:
+            if len(batch) == 1:
+                _settle(batch[0], error)
+                return
+            logger.warning(
+                "a batch of %d finishes failed; recording them one by one",
+                len(batch),
+                exc_info=True,
+                extra={"action": "finish_batch_failed", "count": len(batch)},
+            )
+            await self._one_by_one(batch)
+            return
+        for item, outcome in zip(batch, outcomes, strict=True):
+            _settle(item, outcome)
 
     async def _one_by_one(self, batch: Sequence[_Finish]) -> None:
         for item in batch:
@@ -169,7 +183,7 @@ class FinishBatcher:
                 _settle(item, outcome)
 
 
-def _settle(item: _Finish, outcome: Run | CronpilotError | None) -> None:
+def _settle(item: _Finish, outcome: Run | Exception | None) -> None:
     """Hand the caller its result: the run, `LeaseLost` for None, or the store's error. A
     caller that stopped waiting (cancelled) is skipped: its run is recorded all the same."""
     if item.outcome.done():
