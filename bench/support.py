@@ -28,7 +28,7 @@ from sqlalchemy import func, insert, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from adapters.bootstrap import serve_scheduler
+from adapters.bootstrap import serve_scheduler, settle_worker_heap
 from adapters.clock import SystemClock
 from adapters.crypto import FernetCipher
 from adapters.settings import Settings, load_settings
@@ -216,7 +216,9 @@ async def until_recorded(engine: AsyncEngine, count: int, deadline: float) -> tu
 @contextlib.asynccontextmanager
 async def scheduler_worker(settings: Settings, store: Any) -> AsyncIterator[None]:
     """The real scheduler worker (`serve_scheduler`: the SQL store, the aiohttp dispatcher with
-    its address guard, the waker and housekeeping) running for the duration of the block."""
+    its address guard, the waker and housekeeping) running for the duration of the block, in a
+    process settled as `cronpilot scheduler` settles its own."""
+    settle_worker_heap()
     stop = asyncio.Event()
     task = asyncio.create_task(serve_scheduler(settings, store, SystemClock(), stop))
     try:

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from adapters.bootstrap import build_clock, open_store, serve_scheduler
+from adapters.bootstrap import build_clock, open_store, serve_scheduler, settle_worker_heap
 from adapters.cli.runtime import cli_settings
 from adapters.settings import Settings
 
@@ -55,4 +55,5 @@ async def serve(settings: Settings) -> None:
             resources.callback(loop.remove_signal_handler, signum)
         store = await open_store(settings)
         resources.push_async_callback(store.close)
+        settle_worker_heap()
         await serve_scheduler(settings, store, build_clock(), stop)
