@@ -69,7 +69,7 @@ async def main(args: argparse.Namespace) -> None:
         urls = [server.url(f"/peer/{n}") for n in range(count)]
         # Warm the server and the loopback path once, so no contender pays for it alone.
         await peers.bare_aiohttp(urls[: min(count, 500)], concurrency)
-        results: list[tuple[str, peers.Measured, str]] = []
+        results: list[tuple[str, peers.Measured, int | str]] = []
         bare = await peers.bare_aiohttp(urls, concurrency)
         results.append(("bare aiohttp client (nothing stored)", bare, "-"))
         memory = await peers.apscheduler(

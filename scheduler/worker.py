@@ -181,10 +181,9 @@ class SchedulerWorker:
         (`keeper` ended) or the worker is shutting down (the run is then abandoned)."""
         assert self._aborted is not None, "calls are made only while `run` is running"
         call = asyncio.create_task(self._dispatch(claim))
+        ends: set[asyncio.Future[Any]] = {call, keeper, self._aborted}
         try:
-            done, _ = await asyncio.wait(
-                {call, keeper, self._aborted}, return_when=asyncio.FIRST_COMPLETED
-            )
+            done, _ = await asyncio.wait(ends, return_when=asyncio.FIRST_COMPLETED)
         finally:
             call.cancel()
             await asyncio.gather(call, return_exceptions=True)
