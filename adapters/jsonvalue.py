@@ -21,10 +21,16 @@ def _refuse_constant(name: str) -> float:
     raise ValueError(f"{name} is not a JSON number")
 
 
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+"""Made once: `json.loads` with any option builds a new decoder on every call."""
+
+
 def parse_storable(raw: bytes | str) -> JSON:
     """Decode a JSON document strictly; raises ValueError (or RecursionError when nested too
     deep) for anything `check_storable` refuses."""
-    value = json.loads(raw, parse_constant=_refuse_constant)
+    # What `json.loads` does with bytes: UTF-8, -16 or -32, told apart by the first bytes.
+    text = raw.decode(json.detect_encoding(raw), "surrogatepass") if isinstance(raw, bytes) else raw
+    value = _DECODER.decode(text)
     check_storable(value)
     return value
 

@@ -60,7 +60,9 @@ class SchedulerWorker:
         self._config = config
         self._observer = observer
         self._lease = timedelta(seconds=config.lease_seconds)
-        self._abort = asyncio.Event()
+        self._aborted: asyncio.Future[None] | None = None
+        """Done when calls still running after the grace period must be cut short; one future
+        every call waits on, rather than a waiting task per call."""
         self._next_dag_sweep = clock.now()
         self.stats = WorkerStats()
 
@@ -69,6 +71,7 @@ class SchedulerWorker:
         `grace_seconds`, abandon the rest. Returns with no run of this worker left `running`
         (unless the store itself was unreachable, which the reaper repairs)."""
         in_flight: set[asyncio.Task[None]] = set()
+        self._aborted = asyncio.get_running_loop().create_future()
         try:
             while not stop.is_set():
                 in_flight = _still_running(in_flight)
@@ -144,8 +147,8 @@ class SchedulerWorker:
             extra={"action": "drain", "count": len(running)},
         )
         _, late = await asyncio.wait(running, timeout=self._config.grace_seconds)
-        if late:
-            self._abort.set()
+        if late and self._aborted is not None:
+            self._aborted.set_result(None)
             await asyncio.wait(late)
 
     async def _claim(self, limit: int) -> list[Claim]:
@@ -220,14 +223,14 @@ class SchedulerWorker:
     async def _call(self, claim: Claim, keeper: asyncio.Task[None]) -> Response | None:
         """The endpoint's response, or None when the call was cut short: the lease was lost
         (`keeper` ended) or the worker is shutting down (the run is then abandoned)."""
+        assert self._aborted is not None, "calls are made only while `run` is running"
         call = asyncio.create_task(self._dispatch(claim))
-        abort = asyncio.create_task(self._abort.wait())
+        ends: set[asyncio.Future[Any]] = {call, keeper, self._aborted}
         try:
-            done, _ = await asyncio.wait({call, keeper, abort}, return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait(ends, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for task in (call, abort):
-                task.cancel()
-            await asyncio.gather(call, abort, return_exceptions=True)
+            call.cancel()
+            await asyncio.gather(call, return_exceptions=True)
         if keeper in done:
             self._dropped(claim, "lease_lost")
         elif not call.cancelled():

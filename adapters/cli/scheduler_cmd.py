@@ -9,7 +9,13 @@ from typing import Annotated, Any
 
 import typer
 
-from adapters.bootstrap import build_clock, open_store, serve_planner, serve_scheduler
+from adapters.bootstrap import (
+    build_clock,
+    open_store,
+    serve_planner,
+    serve_scheduler,
+    settle_worker_heap,
+)
 from adapters.cli.runtime import cli_settings
 from adapters.settings import Settings
 
@@ -60,6 +66,7 @@ async def serve(settings: Settings, *, scheduler: bool, planner: bool) -> None:
             resources.callback(loop.remove_signal_handler, signum)
         store = await open_store(settings)
         resources.push_async_callback(store.close)
+        settle_worker_heap()
         clock = build_clock()
         workers = [
             *([serve_scheduler(settings, store, clock, stop)] if scheduler else []),

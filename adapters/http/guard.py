@@ -8,6 +8,7 @@ so the address checked is the address connected to.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 import socket
@@ -115,13 +116,25 @@ class AddressPolicy:
             raise UnsafeURL(str(url), "no host")
         if url.raw_user is not None or url.raw_password is not None:
             raise UnsafeURL(str(url.with_user(None)), "credentials in the URL; use a header")
-        addr = _literal_address(url, host)
-        if addr is not None:
-            reason = self.refusal(addr)
-            if reason is not None:
-                raise UnsafeURL(str(url), reason)
+        reason = self._host_refusal(host)
+        if reason is not None:
+            raise UnsafeURL(str(url), reason)
+
+    # Cached per host: the verdict depends on the policy and the host alone, and a worker's
+    # thousands of URLs name a handful of hosts. Names that need DNS pass here and are checked
+    # by the resolver on every resolution, so the address connected to is always checked.
+    @functools.lru_cache(maxsize=1024)  # noqa: B019 - a policy lives as long as its dispatcher
+    def _host_refusal(self, host: str) -> str | None:
+        """Why a URL naming `host` is refused before any DNS: a refused address written
+        literally, or a numeric host in a non-canonical form. None when it may go on."""
+        try:
+            addr = _literal_address(host)
+        except ValueError as exc:
+            return str(exc)
+        return None if addr is None else self.refusal(addr)
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_url(url: str) -> URL:
     """`url` parsed as aiohttp will read it; raises `UnsafeURL` when it cannot be parsed."""
     try:
@@ -130,11 +143,11 @@ def parse_url(url: str) -> URL:
         raise UnsafeURL(url, "not a valid URL") from exc
 
 
-def _literal_address(url: URL, host: str) -> IPAddress | None:
+def _literal_address(host: str) -> IPAddress | None:
     """The address a host names by itself, or None for a name that needs DNS.
 
-    Numeric hosts in anything but canonical form are refused outright: they are the classic
-    way to make two parsers disagree about where a URL points."""
+    Numeric hosts in anything but canonical form are refused outright (ValueError): they are
+    the classic way to make two parsers disagree about where a URL points."""
     bare = host.removesuffix(".")
     try:
         return ipaddress.ip_address(bare)
@@ -145,8 +158,8 @@ def _literal_address(url: URL, host: str) -> IPAddress | None:
     try:
         decoded = ipaddress.IPv4Address(socket.inet_aton(bare))
     except OSError:
-        raise UnsafeURL(str(url), f"{host!r} is not a valid IPv4 address") from None
-    raise UnsafeURL(str(url), f"non-canonical IPv4 form of {decoded}; write {decoded}")
+        raise ValueError(f"{host!r} is not a valid IPv4 address") from None
+    raise ValueError(f"non-canonical IPv4 form of {decoded}; write {decoded}")
 
 
 def _is_localhost_name(host: str) -> bool:

@@ -7,12 +7,25 @@ This is the SQL that matters, written once. Every state change goes through
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Select, String, cast, delete, func, literal, select, update
+from sqlalchemy import (
+    BindParameter,
+    Integer,
+    Select,
+    String,
+    bindparam,
+    cast,
+    delete,
+    func,
+    literal,
+    select,
+    update,
+)
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import RowMapping
@@ -20,6 +33,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from adapters.crypto import SecretUndecryptable
 from adapters.sql.engine import Database
+from adapters.sql.finishes import FinishBatcher
 from adapters.sql.rows import (
     endpoint_from_row,
     lock_endpoint,
@@ -66,7 +80,9 @@ Leased = tuple[RowMapping, str | None, str | None]
 taken). Rows, not entities: turning them into endpoints opens their secrets, which may fail."""
 
 
-def claim_candidates(now: datetime, limit: int) -> Select[Any]:
+def claim_candidates(
+    now: datetime | BindParameter[Any], limit: int | BindParameter[Any]
+) -> Select[Any]:
     """Due, unleased endpoints, earliest first: served by the partial index `CLAIM_INDEX`."""
     return (
         select(endpoints.c.id)
@@ -95,11 +111,30 @@ async def _lease_due_postgres(conn: AsyncConnection, lease: LeaseRequest) -> lis
         SELECT leased.*, jobs.name, started.id, started.trace_id
         FROM leased JOIN jobs ... LEFT JOIN started ... ORDER BY leased.next_run_at
     """
-    due = claim_candidates(lease.now, lease.limit).with_for_update(skip_locked=True).cte("due")
+    result = await conn.execute(
+        _lease_due_postgres_statement(),
+        {
+            "now": lease.now,
+            "limit": lease.limit,
+            "worker_id": lease.worker_id,
+            "until": lease.until,
+        },
+    )
+    return [(row, row["run_id"], row["run_trace_id"]) for row in result.mappings().all()]
+
+
+@functools.cache
+def _lease_due_postgres_statement() -> Select[Any]:
+    """The statement of `_lease_due_postgres`, built once with bound parameters `now`, `limit`,
+    `worker_id` and `until`: building its CTEs takes longer than PostgreSQL takes to run it."""
+    now = bindparam("now", type_=UtcDateTime)
+    worker_id = bindparam("worker_id", type_=String)
+    due = claim_candidates(now, bindparam("limit", type_=Integer))
+    due_cte = due.with_for_update(skip_locked=True).cte("due")
     leased = (
         update(endpoints)
-        .where(endpoints.c.id == due.c.id)
-        .values(lease_owner=lease.worker_id, lease_until=lease.until)
+        .where(endpoints.c.id == due_cte.c.id)
+        .values(lease_owner=worker_id, lease_until=bindparam("until", type_=UtcDateTime))
         .returning(*endpoints.c)
         .cte("leased")
     )
@@ -113,8 +148,8 @@ async def _lease_due_postgres(conn: AsyncConnection, lease: LeaseRequest) -> lis
         leased.c.next_run_source,
         literal(RunStatus.RUNNING.value),
         leased.c.next_run_at,
-        literal(lease.now, UtcDateTime),
-        literal(lease.worker_id),
+        now,
+        worker_id,
         literal(1),
     )
     started = (
@@ -139,7 +174,7 @@ async def _lease_due_postgres(conn: AsyncConnection, lease: LeaseRequest) -> lis
         .returning(runs.c.endpoint_id, runs.c.id, runs.c.trace_id)
         .cte("started")
     )
-    query = (
+    return (
         select(
             *leased.c,
             jobs.c.name.label("job_name"),
@@ -150,8 +185,6 @@ async def _lease_due_postgres(conn: AsyncConnection, lease: LeaseRequest) -> lis
         .outerjoin(started, started.c.endpoint_id == leased.c.id)
         .order_by(leased.c.next_run_at)
     )
-    result = await conn.execute(query)
-    return [(row, row["run_id"], row["run_trace_id"]) for row in result.mappings().all()]
 
 
 async def _lease_due_sqlite(conn: AsyncConnection, lease: LeaseRequest) -> list[Leased]:
@@ -198,6 +231,7 @@ class SqlClaims:
     def __init__(self, db: Database, cipher: SecretCipher | None) -> None:
         self._db = db
         self._cipher = cipher
+        self._finishes = FinishBatcher(db)
 
     async def claim_due(
         self, now: datetime, worker_id: str, lease_seconds: float, limit: int
@@ -297,18 +331,9 @@ class SqlClaims:
         await conn.execute(update(runs).where(runs.c.id == run.id).values(run_values(run)))
 
     async def finish(self, claim: Claim, worker_id: str, response: Response, now: datetime) -> Run:
-        async with self._db.write() as conn:
-            fenced = await self._fenced(conn, claim, worker_id)
-            if fenced is None:
-                # Raising rolls the transaction back: nothing of this result is written.
-                raise LeaseLost(claim.endpoint.id, worker_id)
-            endpoint, running = fenced
-            finished = finished_run(running, response, now)
-            await self._save_run(conn, finished)
-            await save_endpoint(
-                conn, after_slot(endpoint, claim.slot_at, response.ok, now), self._cipher
-            )
-        return finished
+        # Concurrent finishes share transactions (`adapters.sql.finishes`); each is still
+        # fenced on its own lease and run.
+        return await self._finishes.finish(claim, worker_id, response, now)
 
     async def release(self, claim: Claim, worker_id: str) -> None:
         async with self._db.write() as conn:

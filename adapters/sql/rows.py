@@ -3,9 +3,10 @@ every repository shares (load under lock, save)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Select, select, update
+from sqlalchemy import Select, bindparam, select, update
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -231,6 +232,14 @@ async def save_endpoint(
 
 async def save_endpoint_state(conn: AsyncConnection, endpoint: Endpoint) -> None:
     """Save the runtime state only: the declared spec (and its sealed secrets) stays as stored."""
+    await save_endpoint_states(conn, [endpoint])
+
+
+async def save_endpoint_states(conn: AsyncConnection, changed: Sequence[Endpoint]) -> None:
+    """`save_endpoint_state` for many endpoints in one executemany: one statement, compiled
+    once, whatever the number of rows (building a statement per row costs more than sending
+    it)."""
+    statement = update(endpoints).where(endpoints.c.id == bindparam("b_id"))
     await conn.execute(
-        update(endpoints).where(endpoints.c.id == endpoint.id).values(_state_values(endpoint))
+        statement, [{"b_id": endpoint.id, **_state_values(endpoint)} for endpoint in changed]
     )

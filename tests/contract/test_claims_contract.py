@@ -235,3 +235,31 @@ async def test_next_due_at_is_the_earliest_unleased(store: Store) -> None:
     assert await store.claims.next_due_at() == T0 + seconds(10)
     await claim_one(store, T0 + seconds(10))
     assert await store.claims.next_due_at() == T0 + seconds(30)
+
+
+async def test_concurrent_finishes_are_each_fenced_on_their_own(store: Store) -> None:
+    """Finishes arriving together may share a transaction (the SQL store group-commits them):
+    one whose lease was lost must not keep the others from being recorded."""
+    for name in ("a", "b", "c"):
+        await add_endpoint(store, "j", name, T0)
+    a, b, c = await store.claims.claim_due(T0, "w1", LEASE_SECONDS, 3)
+    for kept in (a, c):
+        await store.claims.extend_lease(kept, "w1", T0 + seconds(300))
+    # b's lease expires and is reaped; the same worker claims its endpoint afresh.
+    assert await store.claims.reap(T0 + seconds(LEASE_SECONDS + 1)) == 1
+    fresh = await claim_one(store, T0 + seconds(60), "w1")
+    assert fresh.endpoint.id == b.endpoint.id
+
+    outcomes = await asyncio.gather(
+        *(store.claims.finish(claim, "w1", OK, T0 + seconds(61)) for claim in (a, b, c)),
+        return_exceptions=True,
+    )
+
+    assert isinstance(outcomes[1], LeaseLost)
+    for claim, outcome in zip((a, c), (outcomes[0], outcomes[2]), strict=True):
+        assert outcome == await store.runs.get_run(claim.run_id)
+        assert (await store.runs.get_run(claim.run_id)).status is RunStatus.SUCCESS
+        assert (await store.catalog.get_endpoint(claim.endpoint.id)).lease_owner is None
+    assert (await store.runs.get_run(b.run_id)).status is RunStatus.ABANDONED
+    assert (await store.runs.get_run(fresh.run_id)).status is RunStatus.RUNNING
+    assert (await store.catalog.get_endpoint(b.endpoint.id)).lease_owner == "w1"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
@@ -89,6 +90,30 @@ async def test_a_value_postgresql_refuses_is_rejected_and_nothing_is_written(
         assert isinstance(refused.value.__cause__, DBAPIError)
         [running] = await store.runs.list_runs(claim.endpoint.id)
         assert running.status == "running"
+    finally:
+        await store.close()
+
+
+async def test_a_refused_value_fails_only_its_own_finish_in_a_shared_transaction(
+    postgres_url: str, cipher: SecretCipher
+) -> None:
+    store = await open_sql_store(postgres_url, cipher)
+    try:
+        for name in ("bad", "good"):
+            await add_endpoint(store, "j", name, T0)
+        bad, good = await store.claims.claim_due(T0, "w1", 30.0, 2)
+
+        outcomes = await asyncio.gather(
+            store.claims.finish(bad, "w1", Response(200, body={"x": "\0"}), T0),
+            store.claims.finish(good, "w1", Response(200, body={"x": "fine"}), T0),
+            return_exceptions=True,
+        )
+
+        assert isinstance(outcomes[0], ValueRejected)
+        assert (await store.runs.get_run(bad.run_id)).status == "running"
+        recorded = await store.runs.get_run(good.run_id)
+        assert outcomes[1] == recorded
+        assert (recorded.status, recorded.body) == ("success", {"x": "fine"})
     finally:
         await store.close()
 

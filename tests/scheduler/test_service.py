@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from pathlib import Path
 
-from adapters.bootstrap import serve_scheduler, sqlite_file
+from adapters.bootstrap import serve_scheduler, settle_worker_heap, sqlite_file
 from adapters.settings import load_settings
 from adapters.sql import open_sql_store
 from adapters.wake import wake_folder
@@ -50,3 +51,13 @@ async def test_serve_scheduler_runs_due_endpoints_and_closes_what_it_opened(
         assert list(wake_sockets.glob("*.sock")) == []
     finally:
         await store.close()
+
+
+def test_a_settled_worker_heap_is_out_of_the_collectors_way() -> None:
+    frozen_before = gc.get_freeze_count()
+    try:
+        settle_worker_heap()
+        assert gc.get_freeze_count() > frozen_before
+    finally:
+        # Give this test process its objects back: it is not a worker.
+        gc.unfreeze()

@@ -6,6 +6,7 @@ import socket
 
 import pytest
 from aiohttp.abc import AbstractResolver, ResolveResult
+from yarl import URL
 
 from adapters.http.guard import AddressPolicy, check_url, is_allowed_address
 from adapters.http.resolver import GuardedResolver
@@ -106,6 +107,19 @@ def test_allowlisted_networks_pass(url: str, allowed: list[str]) -> None:
 def test_allowlist_does_not_open_anything_else(url: str, allowed: list[str]) -> None:
     with pytest.raises(UnsafeURL):
         check_url(url, allowed)
+
+
+def test_remembered_verdicts_belong_to_their_policy() -> None:
+    """Verdicts are cached per host for speed: asking again, or asking another policy about
+    the same host, must give that policy's verdict every time."""
+    loopback_allowed = AddressPolicy.from_networks(LOOPBACK_ONLY)
+    strict = AddressPolicy()
+    for path in ("/a", "/b", "/a"):
+        loopback_allowed.check_target(URL(f"http://127.0.0.1:8080{path}"))
+        with pytest.raises(UnsafeURL, match="loopback"):
+            strict.check_target(URL(f"http://127.0.0.1:8080{path}"))
+        with pytest.raises(UnsafeURL, match="non-canonical"):
+            loopback_allowed.check_target(URL(f"http://2130706433{path}"))
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,135 @@
+"""Throughput: N endpoints due at once, one scheduler worker, every run and body stored.
+
+Side by side, in the same run and against the same local server: a bare aiohttp client making
+the same N calls (the ceiling) and APScheduler 3.11 with its in-memory and its SQLAlchemy
+(PostgreSQL) job store, one date job per call.
+
+    python -m bench.throughput [--endpoints 3000] [--concurrency 100] [--batch-size 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+
+from sqlalchemy import func, select
+
+from adapters.sql.tables import runs
+from bench import peers
+from bench.support import (
+    EndpointServer,
+    Fleet,
+    bench_settings,
+    database,
+    now,
+    open_store,
+    print_header,
+    print_table,
+    scheduler_worker,
+    seed,
+    sync_url,
+    until_recorded,
+)
+from domain.model import RunStatus
+
+DEADLINE_SECONDS = 60.0
+"""The longest any one contender may take; a slower one is reported with what it did by then."""
+PEER_DEADLINE_SECONDS = 20.0
+
+
+async def cronpilot(
+    backend: str, server: EndpointServer, count: int, concurrency: int, batch_size: int
+) -> tuple[peers.Measured, int]:
+    """The real worker over `count` due endpoints; returns the measure and how many of the
+    recorded runs stored their body."""
+    async with database(backend) as url:
+        store = await open_store(url)
+        try:
+            fleet = Fleet(count, 3600, now(), f"/throughput/{backend}/")
+            await seed(store, server, fleet)
+            settings = bench_settings(url, concurrency=concurrency, batch_size=batch_size)
+            started = time.monotonic()
+            async with scheduler_worker(settings, store):
+                done, ended = await until_recorded(store.engine, count, started + DEADLINE_SECONDS)
+            stored = select(func.count()).where(
+                runs.c.status == RunStatus.SUCCESS.value, runs.c.body.isnot(None)
+            )
+            async with store.engine.connect() as conn:
+                with_body = int((await conn.execute(stored)).scalar_one())
+        finally:
+            await store.close()
+    return peers.Measured(done, ended - started), with_body
+
+
+async def main(args: argparse.Namespace) -> None:
+    count, concurrency = args.endpoints, args.concurrency
+    async with EndpointServer() as server:
+        urls = [server.url(f"/peer/{n}") for n in range(count)]
+        # Warm the server and the loopback path once, so no contender pays for it alone.
+        await peers.bare_aiohttp(urls[: min(count, 500)], concurrency)
+        results: list[tuple[str, peers.Measured, int | str]] = []
+        bare = await peers.bare_aiohttp(urls, concurrency)
+        results.append(("bare aiohttp client (nothing stored)", bare, "-"))
+        memory = await peers.apscheduler(
+            urls, concurrency, peers.memory_store(), PEER_DEADLINE_SECONDS
+        )
+        results.append(("APScheduler 3.11, in-memory job store", memory, "-"))
+        async with database("postgres") as url:
+            store = peers.sqlalchemy_store(sync_url(url))
+            persistent = await peers.apscheduler(urls, concurrency, store, PEER_DEADLINE_SECONDS)
+        results.append(("APScheduler 3.11, SQLAlchemy job store, PostgreSQL", persistent, "-"))
+        for backend in args.backends:
+            measured, with_body = await cronpilot(
+                backend, server, count, concurrency, args.batch_size
+            )
+            results.append((f"cronpilot, {backend}, runs + bodies stored", measured, with_body))
+        repeated = (await server.stats())["repeated_slots"]
+
+    rows = [
+        (
+            name,
+            measured.calls,
+            measured.seconds,
+            measured.per_second,
+            measured.per_second / bare.per_second,
+            measured.per_second / memory.per_second,
+            with_body,
+        )
+        for name, measured, with_body in results
+    ]
+    print_table(
+        f"Throughput: {count:,} endpoints due at once, concurrency {concurrency}",
+        [
+            "contender",
+            "calls",
+            "seconds",
+            "calls/s",
+            "× bare aiohttp",
+            "× APScheduler in-memory",
+            "bodies stored",
+        ],
+        rows,
+    )
+    print(f"slots called twice: {repeated}")
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--endpoints", type=int, default=3000)
+    parser.add_argument("--concurrency", type=int, default=100)
+    parser.add_argument("--batch-size", type=int, default=100)
+    parser.add_argument(
+        "--backends",
+        type=lambda text: text.split(","),
+        default=["postgres", "sqlite"],
+        help="comma-separated: postgres,sqlite",
+    )
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":
+    arguments = parse(sys.argv[1:])
+    print_header("python -m bench.throughput " + " ".join(sys.argv[1:]))
+    asyncio.run(main(arguments))
