@@ -8,6 +8,7 @@ temporary SQLite files.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import itertools
@@ -254,6 +255,16 @@ def machine() -> str:
     return (
         f"{os.cpu_count()} cores ({cpu}), Python {platform.python_version()}, "
         f"{platform.system()} {platform.release()}"
+    )
+
+
+def add_backends(parser: argparse.ArgumentParser) -> None:
+    """`--backends postgres,sqlite`: the stores to measure cronpilot on, both by default."""
+    parser.add_argument(
+        "--backends",
+        type=lambda text: text.split(","),
+        default=["postgres", "sqlite"],
+        help="comma-separated: postgres,sqlite",
     )
 
 

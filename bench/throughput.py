@@ -21,6 +21,7 @@ from bench import peers
 from bench.support import (
     EndpointServer,
     Fleet,
+    add_backends,
     bench_settings,
     database,
     now,
@@ -120,12 +121,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--endpoints", type=int, default=3000)
     parser.add_argument("--concurrency", type=int, default=100)
     parser.add_argument("--batch-size", type=int, default=100)
-    parser.add_argument(
-        "--backends",
-        type=lambda text: text.split(","),
-        default=["postgres", "sqlite"],
-        help="comma-separated: postgres,sqlite",
-    )
+    add_backends(parser)
     return parser.parse_args(argv)
 
 

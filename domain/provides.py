@@ -12,7 +12,7 @@ covered.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -27,6 +27,12 @@ ALIASES: tuple[frozenset[str], ...] = (
     frozenset({"url", "uri", "link", "href"}),
     frozenset({"email", "mail", "email_address"}),
 )
+_ALIASED: dict[str, frozenset[str]] = {
+    name: frozenset(alias for group in ALIASES if name in group for alias in group)
+    for names in ALIASES
+    for name in names
+}
+"""Each name's aliases: every name sharing a group with it (itself included)."""
 MATCH_SCORES = {"declared": 1.0, "name": 1.0, "path": 0.8, "alias": 0.6}
 OPTIONAL_SCALE = 0.5
 
@@ -97,14 +103,50 @@ def _how(item: InputField, provider: str, field: OutputField) -> str | None:
         return "name"
     if len(field.path) > 1 and normalized("_".join(field.path[-2:])) == want:
         return "path"
-    if any(want in group and last in group for group in ALIASES):
+    if last in _ALIASED.get(want, frozenset()):
         return "alias"
     return None
 
 
-def best_match(item: InputField, provider: str, fields: Sequence[OutputField]) -> FieldMatch | None:
+@dataclass(frozen=True, slots=True)
+class ProviderFields:
+    """A provider's output fields, indexed by every name an input could match them by, so that
+    an input tries its few candidates rather than every field of every provider of its job."""
+
+    fields: tuple[OutputField, ...]
+    by_name: Mapping[str, tuple[int, ...]]
+    """Positions in `fields` by normalized last key and by normalized last two keys."""
+    by_path: Mapping[tuple[str, ...], tuple[int, ...]]
+
+    def candidates(self, item: InputField, provider: str) -> list[OutputField]:
+        """The fields `_how` could match to `item` (a superset), in `fields` order."""
+        if item.placeholder is not None and item.placeholder.upstream == provider:
+            positions: Iterable[int] = self.by_path.get(item.placeholder.path, ())
+        else:
+            want = normalized(item.name)
+            names = _ALIASED.get(want, frozenset({want}))
+            positions = {i for name in names for i in self.by_name.get(name, ())}
+        return [self.fields[i] for i in sorted(positions)]
+
+
+def indexed(fields: Sequence[OutputField]) -> ProviderFields:
+    by_name: dict[str, list[int]] = {}
+    by_path: dict[tuple[str, ...], list[int]] = {}
+    for i, field in enumerate(fields):
+        by_path.setdefault(field.path, []).append(i)
+        names = {normalized(field.path[-1]), normalized("_".join(field.path[-2:]))}
+        for name in names:
+            by_name.setdefault(name, []).append(i)
+    return ProviderFields(
+        tuple(fields),
+        {name: tuple(found) for name, found in by_name.items()},
+        {path: tuple(found) for path, found in by_path.items()},
+    )
+
+
+def best_match(item: InputField, provider: str, fields: ProviderFields) -> FieldMatch | None:
     best: FieldMatch | None = None
-    for field in fields:
+    for field in fields.candidates(item, provider):
         how = _how(item, provider, field)
         if how is None or not compatible(field.types, item.accepts):
             continue
@@ -118,7 +160,12 @@ def provides(
     provider: str, outputs: ShapeNode, consumer: str, inputs: Sequence[InputField]
 ) -> ProvidesEdge | None:
     """The provides edge provider→consumer, or None when no input can be filled."""
-    fields = output_fields(outputs)
+    return _edge(provider, indexed(output_fields(outputs)), consumer, inputs)
+
+
+def _edge(
+    provider: str, fields: ProviderFields, consumer: str, inputs: Sequence[InputField]
+) -> ProvidesEdge | None:
     matches = [m for item in inputs if (m := best_match(item, provider, fields)) is not None]
     if not matches:
         return None
@@ -140,7 +187,9 @@ def provides_edges(
     """Every provides edge among the endpoints named in both maps (never to itself)."""
     edges = []
     for provider, shape in sorted(outputs.items()):
+        # Once per provider, not per pair: the fields do not depend on the consumer.
+        fields = indexed(output_fields(shape))
         for consumer, wanted in sorted(inputs.items()):
-            if consumer != provider and (edge := provides(provider, shape, consumer, wanted)):
+            if consumer != provider and (edge := _edge(provider, fields, consumer, wanted)):
                 edges.append(edge)
     return edges

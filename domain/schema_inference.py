@@ -39,8 +39,24 @@ _UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 
 
+_EXACT_TYPES: dict[type, str] = {
+    type(None): "null",
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+    str: "string",
+    list: "array",
+    dict: "object",
+}
+
+
 def json_type(value: JSON) -> str:
     """The JSON Schema type of a decoded JSON value (bool before int: Python's bool is an int)."""
+    # One dictionary look-up for what `json.loads` makes (every value of every document goes
+    # through here); subclasses take the checks below.
+    kind = _EXACT_TYPES.get(type(value))
+    if kind is not None:
+        return kind
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -72,9 +88,11 @@ def string_formats(text: str) -> set[str]:
         found.add("uuid")
     if _EMAIL.fullmatch(text):
         found.add("email")
-    parts = urlsplit(text)
-    if parts.scheme in ("http", "https") and parts.netloc and " " not in text:
-        found.add("uri")
+    # `urlsplit` is the dearest check, and a URL's scheme ends with the first ':'.
+    if ":" in text:
+        parts = urlsplit(text)
+        if parts.scheme in ("http", "https") and parts.netloc and " " not in text:
+            found.add("uri")
     return found
 
 
@@ -83,9 +101,14 @@ class ShapeNode:
     seen: int = 0
     types: dict[str, int] = field(default_factory=dict)
     formats: dict[str, int] = field(default_factory=dict)
-    """Per format, how many of the strings seen here had it."""
+    """Per format, how many of the strings seen here had it, counted while some format had
+    held for every string: once none has, none can again, and strings are no longer checked."""
     properties: dict[str, ShapeNode] = field(default_factory=dict)
     items: ShapeNode | None = None
+    path: str = field(default="", compare=False, repr=False)
+    """Where the node is in the documents (`batch.id`, `items[]`), for drift messages. Not
+    stored but given when the node is made: joining it for every value merged cost more than
+    a tenth of the merge."""
 
     @property
     def confidence(self) -> float:
@@ -102,14 +125,16 @@ class ShapeNode:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, JSON]) -> ShapeNode:
+    def from_dict(cls, data: dict[str, JSON], path: str = "") -> ShapeNode:
         items = data.get("items")
+        properties = data.get("properties", {}).items()
         return cls(
             seen=int(data["seen"]),
             types={str(k): int(v) for k, v in data["types"].items()},
             formats={str(k): int(v) for k, v in data.get("formats", {}).items()},
-            properties={k: cls.from_dict(v) for k, v in data.get("properties", {}).items()},
-            items=None if items is None else cls.from_dict(items),
+            properties={k: cls.from_dict(v, _join(path, k)) for k, v in properties},
+            items=None if items is None else cls.from_dict(items, f"{path}[]"),
+            path=path,
         )
 
 
@@ -129,70 +154,71 @@ def merge_document(root: ShapeNode, document: JSON) -> list[ShapeChange]:
     """Fold `document` into `root` (in place); the changes of shape it caused, none for the
     first document."""
     changes: list[ShapeChange] = []
-    _merge(root, document, "", 0, changes if root.seen else None)
+    _merge(root, document, 0, changes if root.seen else None)
     return changes
 
 
-def _merge(
-    node: ShapeNode, value: JSON, path: str, depth: int, changes: list[ShapeChange] | None
-) -> None:
+def _merge(node: ShapeNode, value: JSON, depth: int, changes: list[ShapeChange] | None) -> None:
     kind = json_type(value)
     if changes is not None and kind not in node.types and node.seen:
-        changes.append(ShapeChange(path, f"new type {kind}"))
+        changes.append(ShapeChange(node.path, f"new type {kind}"))
     node.seen += 1
     node.types[kind] = node.types.get(kind, 0) + 1
     if kind == "string":
-        _merge_formats(node, value, path, changes)
+        _merge_formats(node, value, changes)
     if depth >= MAX_DEPTH:
         return
     if kind == "object":
-        _merge_object(node, value, path, depth, changes)
+        _merge_object(node, value, depth, changes)
     elif kind == "array":
-        _merge_array(node, value, path, depth, changes)
+        _merge_array(node, value, depth, changes)
 
 
-def _merge_formats(
-    node: ShapeNode, text: str, path: str, changes: list[ShapeChange] | None
-) -> None:
+def _merge_formats(node: ShapeNode, text: str, changes: list[ShapeChange] | None) -> None:
     strings = node.types["string"]
+    if strings > 1 and max(node.formats.values(), default=0) < strings - 1:
+        # Most string fields (names, codes, statuses) get here from their second string on:
+        # no format can be stated or dropped any more, so the strings need not be parsed.
+        return
     held = string_formats(text)
     for name in held:
         node.formats[name] = node.formats.get(name, 0) + 1
     if changes is not None:
         for name, count in node.formats.items():
             if name not in held and count == strings - 1 and strings > 1:
-                changes.append(ShapeChange(path, f"format {name} dropped"))
+                changes.append(ShapeChange(node.path, f"format {name} dropped"))
 
 
 def _merge_object(
     node: ShapeNode,
     value: dict[str, JSON],
-    path: str,
     depth: int,
     changes: list[ShapeChange] | None,
 ) -> None:
     objects = node.types["object"]
-    if changes is not None:
+    # The usual object has every field seen before: one set comparison instead of a look-up
+    # per known field.
+    if changes is not None and not node.properties.keys() <= value.keys():
         for key, known in node.properties.items():
             if key not in value and known.seen == objects - 1:
-                changes.append(ShapeChange(_join(path, key), "now optional"))
+                changes.append(ShapeChange(known.path, "now optional"))
     for key, item in value.items():
-        if key not in node.properties:
-            node.properties[key] = ShapeNode()
+        child = node.properties.get(key)
+        if child is None:
+            child = node.properties[key] = ShapeNode(path=_join(node.path, key))
             if changes is not None and objects > 1:
-                changes.append(ShapeChange(_join(path, key), "new field"))
-        _merge(node.properties[key], item, _join(path, key), depth + 1, changes)
+                changes.append(ShapeChange(child.path, "new field"))
+        _merge(child, item, depth + 1, changes)
 
 
 def _merge_array(
-    node: ShapeNode, value: list[JSON], path: str, depth: int, changes: list[ShapeChange] | None
+    node: ShapeNode, value: list[JSON], depth: int, changes: list[ShapeChange] | None
 ) -> None:
-    items = node.items if node.items is not None else ShapeNode()
+    items = node.items if node.items is not None else ShapeNode(path=f"{node.path}[]")
     node.items = items
-    item_path = f"{path}[]"
     for i, element in enumerate(value):
         if i < MAX_ITEMS_MERGED or not fits(items, element, depth + 1):
-            _merge(items, element, item_path, depth + 1, changes)
+            _merge(items, element, depth + 1, changes)
 
 
 def _join(path: str, key: str) -> str:

@@ -8,6 +8,7 @@ tool error the model can correct, and counted. Adding a tool is one `ToolSpec` i
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -79,9 +80,17 @@ class ToolSpec:
             "function": {
                 "name": self.name,
                 "description": self.description,
-                "parameters": _untitled(self.arguments.model_json_schema()),
+                "parameters": _parameters(self.arguments),
             },
         }
+
+
+@functools.cache
+def _parameters(arguments: type[BaseModel]) -> JSON:
+    # Once per argument model (the result is shared: read it, do not change it). pydantic
+    # builds the JSON Schema afresh on every call, and every LLM session asks for all the
+    # definitions: about a quarter of the planner's own time per session.
+    return _untitled(arguments.model_json_schema())
 
 
 @dataclass(slots=True)
