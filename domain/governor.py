@@ -58,8 +58,7 @@ def plan_next_run(endpoint: Endpoint, now: datetime) -> NextRun:
         return NextRun(plan_next_run(resumed, pause.until).at, ScheduleSource.PAUSED)
 
     schedule = endpoint.spec.schedule
-    if schedule.cron is None and schedule.interval_seconds is None:
-        # A DAG dependant has no time of its own: its upstreams' runs start it.
+    if schedule.after_upstreams:
         return NextRun(None, ScheduleSource.DAG)
 
     at = _baseline(endpoint, now)

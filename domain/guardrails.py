@@ -40,6 +40,12 @@ def refusal(
             f"{changes_last_hour} changes were applied to this endpoint in the last hour; "
             f"the limit is {limits.max_changes_per_hour}"
         )
+    moves_schedule = draft.kind in (ProposalKind.INTERVAL, ProposalKind.NEXT_TIME)
+    if moves_schedule and endpoint.spec.schedule.after_upstreams:
+        return (
+            "the endpoint runs after its upstreams (depends_on) and has no schedule a hint "
+            "could move; pause it or change its upstreams' schedules"
+        )
     if draft.kind is ProposalKind.INTERVAL:
         return _interval_refusal(draft, endpoint, limits)
     if draft.kind is ProposalKind.NEXT_TIME:

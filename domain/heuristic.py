@@ -20,6 +20,8 @@ STEP = 2.0
 HINT_TTL_PERIODS = 10
 """A heuristic hint stands for this many of its own intervals."""
 LOOK_AGAIN_PERIODS = 3
+AFTER_UPSTREAMS_LOOK_AGAIN_SECONDS = 3600.0
+"""A DAG dependant has nothing the heuristic could change; it is looked at rarely."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +57,11 @@ def judge(
     endpoint: Endpoint, newest_first: Sequence[Observation], now: datetime
 ) -> HeuristicVerdict:
     """What the heuristic makes of an endpoint's recent runs (newest first)."""
+    if endpoint.spec.schedule.after_upstreams:
+        return HeuristicVerdict(
+            "runs after its upstreams (depends_on): no schedule of its own to tune",
+            AFTER_UPSTREAMS_LOOK_AGAIN_SECONDS,
+        )
     current = current_interval(endpoint, now)
     look_again = current * LOOK_AGAIN_PERIODS
     if len(newest_first) < 2:

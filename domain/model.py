@@ -88,6 +88,11 @@ class Schedule:
     interval_seconds: float | None = None
     timezone: str = "UTC"
 
+    @property
+    def after_upstreams(self) -> bool:
+        """No baseline of its own: a DAG dependant, started by its upstreams' runs."""
+        return self.cron is None and self.interval_seconds is None
+
 
 @dataclass(frozen=True, slots=True)
 class IntervalHint:

@@ -86,10 +86,10 @@ def build_brief(
     schedule = spec.schedule
     if schedule.cron is not None:
         baseline = f"cron {schedule.cron} ({schedule.timezone})"
-    elif schedule.interval_seconds is not None:
-        baseline = f"every {_seconds(schedule.interval_seconds)}"
-    else:
+    elif schedule.after_upstreams:
         baseline = f"after its upstreams ({', '.join(spec.depends_on)}; see get_dag_context)"
+    else:
+        baseline = f"every {_seconds(schedule.interval_seconds)}"
     others = sorted(name for name in siblings if name != endpoint.name)
     lines = [
         f"Endpoint {endpoint.ref} ({spec.method}); planner mode {claim.mode.value}.",

@@ -66,6 +66,8 @@ def test_demo_runs_every_endpoint_and_summarises_from_the_database(tmp_path: Pat
     )
 
     assert done.returncode == 0, done.stderr
+    # Nothing the demo does may crash quietly behind a green summary (a worker's log).
+    assert "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
     lines = {
         match["path"]: match
         for match in map(SUMMARY_LINE.match, done.stdout.splitlines())

@@ -103,3 +103,20 @@ def test_heuristic_stays_within_the_clamps_and_needs_them_to_move() -> None:
     assert "already at the max 80s" in judge(at_max, [SAME, SAME, SAME], NOW).reasoning
     assert judge(unclamped, [SAME, SAME, SAME], NOW).interval_seconds is None
     assert judge(unclamped, [SAME, Observation(True, "b")], NOW).interval_seconds is None
+
+
+def test_a_dag_dependant_has_no_schedule_to_move() -> None:
+    dependant = _endpoint(schedule=Schedule(), depends_on=("fetch",))
+    move = ProposalDraft(ProposalKind.INTERVAL, "r", 10, ttl_seconds=60)
+    shot = ProposalDraft(ProposalKind.NEXT_TIME, "r", at=_in(30), ttl_seconds=60)
+    pause = ProposalDraft(ProposalKind.PAUSE, "r", at=_in(600))
+
+    verdict = judge(dependant, [SAME, Observation(True, "b")], NOW)
+
+    assert (verdict.interval_seconds, verdict.look_again_seconds) == (None, 3600)
+    assert "runs after its upstreams" in verdict.reasoning
+    for draft in (move, shot):
+        why = refusal(draft, dependant, 0, NOW, LIMITS)
+        assert why is not None
+        assert "runs after its upstreams" in why
+    assert refusal(pause, dependant, 0, NOW, LIMITS) is None
