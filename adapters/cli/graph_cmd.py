@@ -164,13 +164,23 @@ def suggest(job: JobOption = None, json_output: JsonOption = False) -> None:
     print_table(table)
 
 
+async def _edges_between(store: Store, *nodes: str) -> list[Edge]:
+    """Every edge, once each node is known to exist (raises `JobNotFound`/`EndpointNotFound`)."""
+    for node in nodes:
+        if "/" in node:
+            await store.catalog.get_endpoint(node)
+        else:
+            await store.catalog.get_job(node)
+    return await store.graph.list_edges()
+
+
 def path(
     source: Annotated[str, typer.Argument(help="A node: `job` or `job/endpoint`.")],
     target: Annotated[str, typer.Argument(help="A node: `job` or `job/endpoint`.")],
     json_output: JsonOption = False,
 ) -> None:
     """The strongest chain of edges from one node to another (each edge costs 1/weight)."""
-    edges = with_store(admin_settings(), lambda store: store.graph.list_edges())
+    edges = with_store(admin_settings(), lambda store: _edges_between(store, source, target))
     found = shortest_path(edges, source, target)
     if json_output:
         print_json(found)

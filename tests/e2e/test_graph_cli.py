@@ -124,6 +124,13 @@ def test_graph_show_suggest_and_export(etl: Cli) -> None:
     etl("graph", "show", "--job", "nope", expect=1)
 
 
+def test_graph_path_refuses_a_node_that_does_not_exist(etl: Cli) -> None:
+    unknown = etl("graph", "path", "etl/fetch", "etl/nope", expect=1)
+    assert one_error_line(unknown.stderr) == "error: no endpoint 'etl/nope'"
+    no_job = etl("graph", "path", "nope", "etl/fetch", "--json", expect=1)
+    assert one_error_line(no_job.stderr) == "error: no job 'nope'"
+
+
 def test_apply_refuses_a_template_field_the_upstream_never_answered(
     etl: Cli, tmp_path: Path
 ) -> None:
