@@ -11,7 +11,7 @@ import typer
 
 from adapters.cli.output import JsonOption, add_row, new_table, note, print_json, print_table
 from adapters.cli.runtime import admin_settings, with_store
-from domain.graph import Edge, generations, pagerank, shortest_path
+from domain.graph import Edge, find_cycle, generations, pagerank, shortest_path
 from domain.model import Job
 from domain.ports import Store
 from domain.provides import ProvidesEdge, provides_edges
@@ -114,10 +114,14 @@ async def _suggestions(store: Store, job: str | None) -> list[tuple[str, Provide
         endpoints = {e.name: e for e in await store.catalog.list_endpoints(each.name)}
         shapes = await learnt_shapes(store, list(endpoints.values()))
         inputs = {name: input_fields(e.spec) for name, e in endpoints.items()}
+        declared = {name: list(e.spec.depends_on) for name, e in endpoints.items()}
         suggestions += [
             (each.name, edge)
             for edge in provides_edges(shapes, inputs)
-            if edge.provider not in endpoints[edge.consumer].spec.depends_on
+            if edge.provider not in declared[edge.consumer]
+            # A provider downstream of its consumer: declaring it would close a cycle.
+            and find_cycle({**declared, edge.consumer: [*declared[edge.consumer], edge.provider]})
+            is None
         ]
     return suggestions
 

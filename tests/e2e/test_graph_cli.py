@@ -131,6 +131,50 @@ def test_graph_path_refuses_a_node_that_does_not_exist(etl: Cli) -> None:
     assert one_error_line(no_job.stderr) == "error: no job 'nope'"
 
 
+async def _record_a_dag_run(database_url: str, key: str) -> None:
+    """One DAG run fetch -> transform -> load, as a worker records it; load answers the field
+    transform's request reads from fetch."""
+    store = await open_sql_store(database_url, FernetCipher(key))
+    bodies = {
+        "etl/fetch": {"batch_id": "b1"},
+        "etl/transform": {"rows": 3},
+        "etl/load": {"batch": "b1", "loaded": 3},
+    }
+    try:
+        at = datetime.now(UTC) + timedelta(days=1)
+        claims = await store.claims.claim_due(at, "e2e", 60, 10)
+        for other in claims:
+            if other.endpoint.ref != "etl/fetch":
+                await store.claims.release(other, "e2e")
+        claims = [c for c in claims if c.endpoint.ref == "etl/fetch"]
+        while claims:
+            claim = claims.pop()
+            body = bodies[claim.endpoint.ref]
+            response = Response(status_code=200, body=body, body_hash=str(body))
+            run = await store.claims.finish(claim, "e2e", response, at)
+            if claim.endpoint.spec.dependants:
+                claims += await store.dag.upstream_finished(claim, run, "e2e", 60, at)
+    finally:
+        await store.close()
+
+
+def test_graph_suggest_never_proposes_a_dependency_cycle(
+    cli_for: Callable[..., Cli], sqlite_url: str, tmp_path: Path
+) -> None:
+    cli = cli_for(sqlite_url, CRONPILOT_ALLOWED_NETWORKS="127.0.0.1/32")
+    cli("apply", "-f", write_jobs(tmp_path, PIPELINE))
+    key = (cli.home / "secret.key").read_text(encoding="ascii").strip()
+    asyncio.run(_record_a_dag_run(sqlite_url, key))
+    cli("schema", "backfill")
+
+    suggested = {(s["from"], s["to"]) for s in cli.json("graph", "suggest")}
+
+    # load runs after transform: load feeding transform would close the loop
+    # transform -> load -> transform, which `apply` refuses.
+    assert ("load", "transform") not in suggested
+    assert ("fetch", "audit") in suggested
+
+
 def test_apply_refuses_a_template_field_the_upstream_never_answered(
     etl: Cli, tmp_path: Path
 ) -> None:
