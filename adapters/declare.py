@@ -11,6 +11,7 @@ from domain.errors import EndpointNotFound, InvalidConfig
 from domain.graph import EdgeType, declared_sightings
 from domain.ports import ApplyReport, JobDeclaration, Store
 from domain.templates import input_fields, missing_field
+from scheduler.learning import refresh_provides
 
 
 async def apply_declarations(
@@ -31,6 +32,9 @@ async def apply_declarations(
     await store.graph.record(sightings, now)
     declared = {f"{d.job.name}/{spec.name}" for d in declarations for spec in d.endpoints}
     await store.graph.retract(EdgeType.DEPENDENCY, declared, {s.key for s in sightings})
+    # Changed requests change what the learnt outputs can feed.
+    for job in sorted({d.job.name for d in declarations}):
+        await refresh_provides(store, job, now)
     return report
 
 

@@ -144,25 +144,7 @@ class SchemaLearner:
 
     async def refresh_provides(self, job: str) -> None:
         """Record the provides edges among the job's endpoints from their learnt schemas."""
-        endpoints = await self._store.catalog.list_endpoints(job)
-        shapes = await learnt_shapes(self._store, endpoints)
-        inputs = {e.name: input_fields(e.spec) for e in endpoints}
-        sightings = [
-            EdgeSighting(
-                endpoint_ref(job, edge.provider),
-                endpoint_ref(job, edge.consumer),
-                EdgeType.PROVIDES,
-                EdgeSource.INFERRED,
-                counted=False,
-                confidence=edge.confidence,
-                coverage=edge.coverage.value,
-            )
-            for edge in provides_edges(shapes, inputs)
-        ]
-        await self._store.graph.record(sightings, self._clock.now())
-        await self._store.graph.retract(
-            EdgeType.PROVIDES, {e.ref for e in endpoints}, {s.key for s in sightings}
-        )
+        await refresh_provides(self._store, job, self._clock.now())
 
     async def trace(self, run: Run) -> None:
         """Record what a child run shows: parent → it, and the sibling sequence."""
@@ -178,6 +160,30 @@ class SchemaLearner:
         await self._store.graph.record(
             trace_sightings(parent_ref, child, sibling), self._clock.now()
         )
+
+
+async def refresh_provides(store: Store, job: str, now: datetime) -> None:
+    """Record the provides edges among the job's endpoints from their learnt schemas and its
+    endpoints' inputs as declared now, and retract those no longer found."""
+    endpoints = await store.catalog.list_endpoints(job)
+    shapes = await learnt_shapes(store, endpoints)
+    inputs = {e.name: input_fields(e.spec) for e in endpoints}
+    sightings = [
+        EdgeSighting(
+            endpoint_ref(job, edge.provider),
+            endpoint_ref(job, edge.consumer),
+            EdgeType.PROVIDES,
+            EdgeSource.INFERRED,
+            counted=False,
+            confidence=edge.confidence,
+            coverage=edge.coverage.value,
+        )
+        for edge in provides_edges(shapes, inputs)
+    ]
+    await store.graph.record(sightings, now)
+    await store.graph.retract(
+        EdgeType.PROVIDES, {e.ref for e in endpoints}, {s.key for s in sightings}
+    )
 
 
 async def learnt_shapes(store: Store, endpoints: Sequence[Endpoint]) -> dict[str, ShapeNode]:

@@ -175,6 +175,22 @@ def test_graph_suggest_never_proposes_a_dependency_cycle(
     assert ("fetch", "audit") in suggested
 
 
+def test_apply_refreshes_the_provides_edges_of_changed_inputs(etl: Cli, tmp_path: Path) -> None:
+    etl("schema", "backfill")
+
+    def provides() -> set[tuple[str, str]]:
+        edges = etl.json("graph", "show", "--job", "etl")["etl"]["edges"]
+        return {(e["from"], e["to"]) for e in edges if e["type"] == "provides"}
+
+    assert ("etl/fetch", "etl/audit") in provides()
+    changed = PIPELINE.replace('body: {batch_id: "none yet"}', 'body: {region: "eu"}')
+    etl("apply", "-f", write_jobs(tmp_path, changed, "v2.yaml"))
+
+    # audit no longer takes a batch_id: fetch cannot feed it any more.
+    assert ("etl/fetch", "etl/audit") not in provides()
+    assert ("etl/fetch", "etl/transform") in provides()
+
+
 def test_apply_refuses_a_template_field_the_upstream_never_answered(
     etl: Cli, tmp_path: Path
 ) -> None:
