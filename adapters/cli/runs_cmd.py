@@ -91,6 +91,9 @@ def _run_note(run: Run) -> str:
         return mask_urls(f"{run.error_kind.value}: {run.error_message or ''}".rstrip(": "))
     if run.body_absence is not None:
         return f"no body: {run.body_absence.value}"
+    if run.error_message:
+        # A DAG dependant's skip says why in its message (it has no error kind).
+        return mask_urls(run.error_message)
     return f"{run.size_bytes} bytes" if run.size_bytes is not None else ""
 
 

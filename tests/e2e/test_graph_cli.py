@@ -131,7 +131,7 @@ def test_graph_path_refuses_a_node_that_does_not_exist(etl: Cli) -> None:
     assert one_error_line(no_job.stderr) == "error: no job 'nope'"
 
 
-async def _record_a_dag_run(database_url: str, key: str) -> None:
+async def _record_a_dag_run(database_url: str, key: str, days: int = 1) -> None:
     """One DAG run fetch -> transform -> load, as a worker records it; load answers the field
     transform's request reads from fetch."""
     store = await open_sql_store(database_url, FernetCipher(key))
@@ -141,7 +141,7 @@ async def _record_a_dag_run(database_url: str, key: str) -> None:
         "etl/load": {"batch": "b1", "loaded": 3},
     }
     try:
-        at = datetime.now(UTC) + timedelta(days=1)
+        at = datetime.now(UTC) + timedelta(days=days)
         claims = await store.claims.claim_due(at, "e2e", 60, 10)
         for other in claims:
             if other.endpoint.ref != "etl/fetch":
@@ -173,6 +173,23 @@ def test_graph_suggest_never_proposes_a_dependency_cycle(
     # transform -> load -> transform, which `apply` refuses.
     assert ("load", "transform") not in suggested
     assert ("fetch", "audit") in suggested
+
+
+def test_runs_list_and_show_say_why_a_run_was_skipped(
+    cli_for: Callable[..., Cli], sqlite_url: str, tmp_path: Path
+) -> None:
+    cli = cli_for(sqlite_url, CRONPILOT_ALLOWED_NETWORKS="127.0.0.1/32", COLUMNS="200")
+    cli("apply", "-f", write_jobs(tmp_path, PIPELINE))
+    key = (cli.home / "secret.key").read_text(encoding="ascii").strip()
+    asyncio.run(_record_a_dag_run(sqlite_url, key, days=1))
+    asyncio.run(_record_a_dag_run(sqlite_url, key, days=2))
+    [skipped, ran] = cli.json("runs", "list", "etl/transform")
+    assert (skipped["status"], ran["status"]) == ("skipped", "success")
+    reason = "skipped: only_if_changed: no upstream response changed"
+    assert skipped["error_message"] == reason
+
+    assert reason in cli("runs", "list", "etl/transform").stdout
+    assert reason in cli("runs", "show", skipped["id"]).stdout
 
 
 def test_apply_refreshes_the_provides_edges_of_changed_inputs(etl: Cli, tmp_path: Path) -> None:
