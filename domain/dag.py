@@ -116,8 +116,11 @@ def skipped_run(
 
 def response_changed(run: Run, previous: Run | None) -> bool:
     """Whether `run` answered differently from `previous` (the endpoint's successful run
-    before it, None if there was none)."""
-    return previous is None or previous.body_hash != run.body_hash
+    before it, None if there was none). A body that was not read (not JSON, too large) has
+    no hash: whether it changed is unknown, so it counts as changed."""
+    if previous is None or run.body_hash is None or previous.body_hash is None:
+        return True
+    return previous.body_hash != run.body_hash
 
 
 def outcome_of(run: Run, previous: Run | None) -> ParentOutcome:
