@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 
 from domain.errors import ProposalNotPending
 from domain.guardrails import RATE_WINDOW, GuardrailLimits, change_for, refusal
-from domain.model import Endpoint, PlannerMode, new_id
+from domain.model import Endpoint, PlannerMode, ScheduleSource, new_id
 from domain.planning import Proposal, ProposalDraft, ProposalStatus
 from domain.ports import Store, Waker
 
@@ -136,8 +136,16 @@ class ProposalDesk:
         before, after = endpoint.next_run_at, updated.next_run_at
         if self._waker is not None and after is not None and (before is None or after < before):
             await self._waker.notify()
-        when = after.isoformat() if after is not None else "never (paused)"
-        return f"applied: next run {when} ({updated.next_run_source.value})"
+        source = updated.next_run_source
+        if after is not None:
+            when = f"next run {after.isoformat()}"
+        elif source is ScheduleSource.DAG:
+            when = "runs when its upstreams succeed"
+        elif updated.pause is not None and updated.pause.until is not None:
+            when = f"paused until {updated.pause.until.isoformat()}"
+        else:
+            when = "next run never (paused)"
+        return f"applied: {when} ({source.value})"
 
 
 def _decided(

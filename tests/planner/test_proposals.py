@@ -9,7 +9,7 @@ import pytest
 from adapters.wake import InProcessWaker
 from domain.errors import ProposalNotPending
 from domain.guardrails import GuardrailLimits
-from domain.model import PlannerMode
+from domain.model import PlannerMode, Schedule
 from domain.planning import ProposalDraft, ProposalKind, ProposalStatus
 from domain.ports import Store
 from planner.proposals import ProposalDesk, Proposer
@@ -120,3 +120,24 @@ async def test_an_approval_records_what_was_applied(store: Store, clock: FakeClo
     assert stored.outcome == (
         f"applied: next run {endpoint.next_run_at.isoformat()} ({endpoint.next_run_source.value})"
     )
+
+
+async def test_pausing_and_resuming_a_dag_dependant_says_when_it_runs(
+    store: Store, clock: FakeClock
+) -> None:
+    endpoints = await declare(
+        store,
+        clock.now(),
+        spec("fetch"),
+        spec("load", schedule=Schedule(), depends_on=("fetch",)),
+    )
+    desk = ProposalDesk(store, None, LIMITS)
+    until = clock.now() + timedelta(seconds=600)
+    pause = ProposalDraft(ProposalKind.PAUSE, "quiet", at=until)
+    resume = ProposalDraft(ProposalKind.RESUME, "busy again")
+
+    paused = await desk.propose(pause, endpoints["load"].id, AUTO, clock.now())
+    resumed = await desk.propose(resume, endpoints["load"].id, AUTO, clock.now())
+
+    assert paused.outcome == f"applied: paused until {until.isoformat()} (paused)"
+    assert resumed.outcome == "applied: runs when its upstreams succeed (dag)"
