@@ -154,7 +154,7 @@ async def test_a_conversation_with_mistakes_the_model_corrects(
     first = server.requests[0]
     assert BODY_MARKER not in str(first["messages"])
     assert "Flash sale fraud watch." in first["messages"][1]["content"]
-    assert len(first["tools"]) == 8
+    assert len(first["tools"]) == 9
     assert first["tool_choice"] == "auto"
     errors = [m["content"] for m in server.requests[2]["messages"] if m["role"] == "tool"]
     assert "arguments are not valid JSON" in errors[1]
