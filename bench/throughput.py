@@ -51,9 +51,10 @@ async def cronpilot(
             fleet = Fleet(count, 3600, now(), f"/throughput/{backend}/")
             await seed(store, server, fleet)
             settings = bench_settings(url, concurrency=concurrency, batch_size=batch_size)
-            started = time.monotonic()
+            started, cpu = time.monotonic(), time.process_time()
             async with scheduler_worker(settings, store):
                 done, ended = await until_recorded(store.engine, count, started + DEADLINE_SECONDS)
+            cpu = time.process_time() - cpu
             stored = select(func.count()).where(
                 runs.c.status == RunStatus.SUCCESS.value, runs.c.body.isnot(None)
             )
@@ -61,7 +62,7 @@ async def cronpilot(
                 with_body = int((await conn.execute(stored)).scalar_one())
         finally:
             await store.close()
-    return peers.Measured(done, ended - started), with_body
+    return peers.Measured(done, ended - started, cpu), with_body
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -96,6 +97,7 @@ async def main(args: argparse.Namespace) -> None:
             measured.per_second,
             measured.per_second / bare.per_second,
             measured.per_second / memory.per_second,
+            measured.cpu_us_per_call,
             with_body,
         )
         for name, measured, with_body in results
@@ -109,6 +111,7 @@ async def main(args: argparse.Namespace) -> None:
             "calls/s",
             "× bare aiohttp",
             "× APScheduler in-memory",
+            "CPU µs per call",
             "bodies stored",
         ],
         rows,

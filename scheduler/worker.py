@@ -10,7 +10,7 @@ import asyncio
 import logging
 from collections.abc import Coroutine, Iterable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from domain.errors import LeaseLost, SlotAlreadyRun, StoreUnavailable, TemplateUnfilled
@@ -34,6 +34,19 @@ class WorkerStats:
     """Results refused by the store: the lease was lost or the slot had already run."""
     abandoned: int = 0
     released: int = 0
+
+
+@dataclass(slots=True, eq=False)
+class _InHand:
+    """A claim this worker holds, from the claim until its run is recorded, dropped or
+    abandoned: when its lease is next due for extension, and the task calling its endpoint while
+    the call is under way (the task to cancel to cut the call short)."""
+
+    claim: Claim
+    extend_at: datetime
+    calling: asyncio.Task[Any] | None = None
+    cut_by: str | None = None
+    """Why the call was cut short: `lease_lost` or `abandoned`."""
 
 
 class RunObserver(Protocol):
@@ -60,9 +73,13 @@ class SchedulerWorker:
         self._config = config
         self._observer = observer
         self._lease = timedelta(seconds=config.lease_seconds)
-        self._aborted: asyncio.Future[None] | None = None
-        """Done when calls still running after the grace period must be cut short; one future
-        every call waits on, rather than a waiting task per call."""
+        self._in_hand: dict[str, _InHand] = {}
+        """By run id, in the order their leases fall due for extension: one task keeps every
+        lease (`_keep_leases`) rather than a task per call, and a call runs in its run's own
+        task, cut short by cancelling it, rather than in a task of its own."""
+        self._holding = asyncio.Event()
+        self._aborted = False
+        """Set when calls still running after the grace period must be cut short."""
         self._next_dag_sweep = clock.now()
         self.stats = WorkerStats()
 
@@ -71,7 +88,8 @@ class SchedulerWorker:
         `grace_seconds`, abandon the rest. Returns with no run of this worker left `running`
         (unless the store itself was unreachable, which the reaper repairs)."""
         in_flight: set[asyncio.Task[None]] = set()
-        self._aborted = asyncio.get_running_loop().create_future()
+        self._aborted = False
+        keeper = asyncio.create_task(self._keep_leases())
         try:
             while not stop.is_set():
                 in_flight = _still_running(in_flight)
@@ -88,6 +106,8 @@ class SchedulerWorker:
                     await _first_of(stop.wait(), self._clock.sleep(self._config.max_sleep_seconds))
         finally:
             await self._drain(in_flight)
+            keeper.cancel()
+            await asyncio.gather(keeper, return_exceptions=True)
             stats = self.stats
             log.info(
                 "scheduler %s stopped: %d claimed, %d recorded, %d dropped, %d abandoned, "
@@ -147,8 +167,10 @@ class SchedulerWorker:
             extra={"action": "drain", "count": len(running)},
         )
         _, late = await asyncio.wait(running, timeout=self._config.grace_seconds)
-        if late and self._aborted is not None:
-            self._aborted.set_result(None)
+        if late:
+            self._aborted = True
+            for held in self._in_hand.values():
+                _cut(held, "abandoned")
             await asyncio.wait(late)
 
     async def _claim(self, limit: int) -> list[Claim]:
@@ -203,9 +225,11 @@ class SchedulerWorker:
         """Call one claimed slot and record it, keeping its lease from the claim until the run
         is recorded, dropped or abandoned. Never raises for what the store or the endpoint did:
         the worker keeps going with the other slots. The run, if recorded."""
-        keeper = asyncio.create_task(self._keep_lease(claim))
+        held = _InHand(claim, self._clock.now() + self._lease / 2)
+        self._in_hand[claim.run_id] = held
+        self._holding.set()
         try:
-            response = await self._call(claim, keeper)
+            response = await self._call(held)
             if response is not None:
                 return await self._finish(claim, response)
         except StoreUnavailable:
@@ -216,25 +240,31 @@ class SchedulerWorker:
                 extra={"action": "store_unavailable", "run_id": claim.run_id},
             )
         finally:
-            keeper.cancel()
-            await asyncio.gather(keeper, return_exceptions=True)
+            self._in_hand.pop(claim.run_id, None)
         return None
 
-    async def _call(self, claim: Claim, keeper: asyncio.Task[None]) -> Response | None:
-        """The endpoint's response, or None when the call was cut short: the lease was lost
-        (`keeper` ended) or the worker is shutting down (the run is then abandoned)."""
-        assert self._aborted is not None, "calls are made only while `run` is running"
-        call = asyncio.create_task(self._dispatch(claim))
-        ends: set[asyncio.Future[Any]] = {call, keeper, self._aborted}
-        try:
-            done, _ = await asyncio.wait(ends, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            call.cancel()
-            await asyncio.gather(call, return_exceptions=True)
-        if keeper in done:
+    async def _call(self, held: _InHand) -> Response | None:
+        """The endpoint's response, or None when the call was cut short: the lease was lost or
+        the worker is shutting down (the run is then abandoned). The call runs in this task; a
+        cut cancels it (`_cut`), and that cancellation ends here."""
+        claim = held.claim
+        response = None
+        if not self._aborted:
+            task = held.calling = asyncio.current_task()
+            assert task is not None, "runs are executed in tasks of their own"
+            try:
+                response = await self._dispatch(claim)
+            except asyncio.CancelledError:
+                # A cut is taken back, so that the run can still be settled; a cancellation
+                # from anyone else goes on.
+                if held.cut_by is None or task.uncancel() > 0:
+                    raise
+            finally:
+                held.calling = None
+        if held.cut_by == "lease_lost":
             self._dropped(claim, "lease_lost")
-        elif not call.cancelled():
-            return call.result()
+        elif held.cut_by is None and response is not None:
+            return response
         else:
             await self._abandon(claim)
         return None
@@ -266,24 +296,58 @@ class SchedulerWorker:
                 error_message=f"dispatcher error: {type(exc).__name__}",
             )
 
-    async def _keep_lease(self, claim: Claim) -> None:
-        """Extend the lease at half-time until cancelled; returns only when it is lost."""
+    async def _keep_leases(self) -> None:
+        """Extend the lease of every claim in hand at half-time, and every half lease after,
+        until cancelled. Most calls end long before: this sleeps until the oldest claim's
+        half-time, which every run recorded since has moved on."""
         while True:
-            await self._clock.sleep(self._config.lease_seconds / 2)
-            try:
-                await self._store.claims.extend_lease(
-                    claim, self._config.worker_id, self._clock.now() + self._lease
-                )
-            except LeaseLost:
-                return
-            except StoreUnavailable:
-                # The lease may well outlive the outage: keep the call going and try again.
-                log.warning(
-                    "could not extend the lease of run %s",
-                    claim.run_id,
-                    exc_info=True,
-                    extra={"action": "extend_failed", "run_id": claim.run_id},
-                )
+            if not self._in_hand:
+                self._holding.clear()
+                await self._holding.wait()
+                continue
+            oldest = next(iter(self._in_hand.values()))
+            await self._clock.sleep((oldest.extend_at - self._clock.now()).total_seconds())
+            now = self._clock.now()
+            due = []
+            for held in self._in_hand.values():
+                if held.extend_at > now:
+                    break
+                due.append(held)
+            for held in due:
+                # To the back, with the latest time: the order stays the order of extend_at.
+                held.extend_at = now + self._lease / 2
+                self._in_hand[held.claim.run_id] = self._in_hand.pop(held.claim.run_id)
+            extended = await asyncio.gather(
+                *(self._extend(held) for held in due), return_exceptions=True
+            )
+            for error in extended:
+                if error is not None:
+                    # A bug in the store; this task keeps every lease, so it must not end.
+                    log.error(
+                        "extending a lease failed",
+                        exc_info=error,
+                        extra={"action": "internal_error"},
+                    )
+
+    async def _extend(self, held: _InHand) -> None:
+        claim = held.claim
+        try:
+            await self._store.claims.extend_lease(
+                claim, self._config.worker_id, self._clock.now() + self._lease
+            )
+        except LeaseLost:
+            # Stop extending it; a call still under way is not waited for any longer (a run
+            # already being recorded is refused by the fenced finish).
+            self._in_hand.pop(claim.run_id, None)
+            _cut(held, "lease_lost")
+        except StoreUnavailable:
+            # The lease may well outlive the outage: keep the call going and try again.
+            log.warning(
+                "could not extend the lease of run %s",
+                claim.run_id,
+                exc_info=True,
+                extra={"action": "extend_failed", "run_id": claim.run_id},
+            )
 
     async def _finish(self, claim: Claim, response: Response) -> Run | None:
         try:
@@ -346,6 +410,14 @@ class SchedulerWorker:
             claim.endpoint.ref,
             extra={"action": "abandon", "endpoint_id": claim.endpoint.id, "run_id": claim.run_id},
         )
+
+
+def _cut(held: _InHand, reason: str) -> None:
+    """Cut a call under way short, for `reason`; a claim not calling (yet or any more) is left
+    alone."""
+    if held.calling is not None and held.cut_by is None:
+        held.cut_by = reason
+        held.calling.cancel()
 
 
 def _still_running(tasks: set[asyncio.Task[None]]) -> set[asyncio.Task[None]]:

@@ -256,6 +256,44 @@ async def test_a_call_whose_lease_is_taken_over_is_cut_short(
     assert (taken.status, taken.error_kind) == (RunStatus.ABANDONED, ErrorKind.LEASE_EXPIRED)
 
 
+async def test_each_lease_is_extended_at_its_own_half_time_and_only_a_lost_one_is_cut(
+    store: Store,
+    clock: FakeClock,
+    server: EndpointServer,
+    dispatcher: AiohttpDispatcher,
+    waker: InProcessWaker,
+) -> None:
+    """One task keeps the leases of every call in hand: claims taken at different times are
+    extended at their own half-times, and losing one lease cuts only that call short."""
+    started = clock.now()
+    await declare(store, started, spec(server, "held", "first"))
+    async with RunningWorker(store, dispatcher, clock, waker, lease_seconds=10) as running:
+        async with asyncio.timeout(DEADLINE):
+            await server.until_in_flight(1)
+            clock.advance(3)
+            await declare(store, clock.now(), spec(server, "held", "second"))
+            await waker.notify()
+            await server.until_in_flight(2)
+        # Seen from started + 11 only the first lease (until started + 10) has run out.
+        assert await store.claims.reap(started + timedelta(seconds=11)) == 1
+
+        clock.advance(3)  # started + 6: past the first claim's half-time, not the second's
+        await running.until_called("extend_lease", 1)
+        clock.advance(3)  # started + 9: past the second's (started + 8)
+        await running.until_called("extend_lease", 2)
+        second = await store.catalog.get_endpoint("tests/second")
+        assert second.lease_until == clock.now() + timedelta(seconds=10)
+
+        server.release.set()
+        await running.until_finished(1)
+
+    assert (running.worker.stats.dropped, running.worker.stats.finished) == (1, 1)
+    [first] = await runs_of(store, "first")
+    assert (first.status, first.error_kind) == (RunStatus.ABANDONED, ErrorKind.LEASE_EXPIRED)
+    [recorded] = await runs_of(store, "second")
+    assert recorded.status is RunStatus.SUCCESS
+
+
 async def test_stop_lets_calls_in_flight_finish_within_grace(
     store: Store,
     clock: FakeClock,
