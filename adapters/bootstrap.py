@@ -126,6 +126,7 @@ def worker_config(settings: Settings) -> WorkerConfig:
         lease_seconds=settings.lease_seconds,
         grace_seconds=settings.grace_seconds,
         max_sleep_seconds=settings.max_sleep_seconds,
+        claim_ahead_seconds=settings.claim_ahead_seconds,
     )
 
 

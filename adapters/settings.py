@@ -61,6 +61,8 @@ class Settings(BaseSettings):
     lease_seconds: float = Field(default=60, gt=0)
     grace_seconds: float = Field(default=10, ge=0)
     max_sleep_seconds: float = Field(default=5, gt=0)
+    claim_ahead_seconds: float = Field(default=0.05, ge=0)
+    """Claim slots this long before they fall due and call each on time (see `WorkerConfig`)."""
     reaper_interval_seconds: float = Field(default=10, gt=0)
     retention_runs: int = Field(default=1000, gt=0)
     allowed_networks: Annotated[list[str], NoDecode] = Field(default_factory=list)

@@ -132,11 +132,17 @@ class ClaimRepository(Protocol):
     """The distributed heart: claiming due slots, finishing them fenced, reaping the dead."""
 
     async def claim_due(
-        self, now: datetime, worker_id: str, lease_seconds: float, limit: int
+        self,
+        now: datetime,
+        worker_id: str,
+        lease_seconds: float,
+        limit: int,
+        due_by: datetime | None = None,
     ) -> list[Claim]:
-        """Atomically lease up to `limit` due, unleased endpoints (earliest `next_run_at` first)
-        and insert a `running` run for each slot. Concurrent callers never get the same
-        endpoint. A slot that already has a run is not claimed again."""
+        """Atomically lease up to `limit` unleased endpoints due by `due_by` (default `now`;
+        later to claim slots ahead of time), earliest `next_run_at` first, and insert a
+        `running` run for each slot. The lease runs from `now`. Concurrent callers never get
+        the same endpoint. A slot that already has a run is not claimed again."""
         ...
 
     async def extend_lease(self, claim: Claim, worker_id: str, until: datetime) -> None:

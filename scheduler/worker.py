@@ -45,8 +45,11 @@ class _InHand:
     claim: Claim
     extend_at: datetime
     calling: asyncio.Task[Any] | None = None
+    """The run's task while it waits for the slot's due time or calls the endpoint."""
+    started: bool = False
+    """The call went out (the slot was due); until then a cut gives the claim back unrun."""
     cut_by: str | None = None
-    """Why the call was cut short: `lease_lost` or `abandoned`."""
+    """Why the call was cut short: `lease_lost`, `abandoned` or `released`."""
 
 
 class RunObserver(Protocol):
@@ -73,11 +76,25 @@ class SchedulerWorker:
         self._config = config
         self._observer = observer
         self._lease = timedelta(seconds=config.lease_seconds)
+        self._ahead = timedelta(seconds=config.claim_ahead_seconds)
+        self._quiet_until = clock.now()
+        """No claim round trip before this: set when a claim took every slot due within reach."""
+        self._backlog = False
+        """The last claim came back full: more slots may be due than there was room for."""
+        self._low_water = max(1, min(config.batch_size, config.concurrency) // 10)
+        self._stopping = False
+        """Set on stop: claims whose slot is not due yet are given back rather than waited for."""
         self._in_hand: dict[str, _InHand] = {}
         """By run id, in the order their leases fall due for extension: one task keeps every
         lease (`_keep_leases`) rather than a task per call, and a call runs in its run's own
         task, cut short by cancelling it, rather than in a task of its own."""
         self._holding = asyncio.Event()
+        self._ended = asyncio.Event()
+        """Set when a slot's call ends: it frees room. One event rather than waiting on every
+        task in flight, which costs a callback per task at every wake-up."""
+        self._recording = 0
+        """Slot tasks whose call has ended and whose run is being recorded: they hold no call,
+        so they leave room for new claims (up to `concurrency` more of them)."""
         self._aborted = False
         """Set when calls still running after the grace period must be cut short."""
         self._next_dag_sweep = clock.now()
@@ -88,10 +105,11 @@ class SchedulerWorker:
         `grace_seconds`, abandon the rest. Returns with no run of this worker left `running`
         (unless the store itself was unreachable, which the reaper repairs)."""
         in_flight: set[asyncio.Task[None]] = set()
-        self._aborted = False
+        self._aborted = self._stopping = False
         keeper = asyncio.create_task(self._keep_leases())
         try:
             while not stop.is_set():
+                self._ended.clear()
                 in_flight = _still_running(in_flight)
                 try:
                     if not await self._fill(in_flight, stop):
@@ -125,41 +143,78 @@ class SchedulerWorker:
         """Claim only as much as there is room for, and start every claim at once: a claim that
         had to wait for room would hold its endpoint away from other workers, and its lease
         would run out unkept. True when the batch came back full, so more may be due now."""
-        room = self._config.concurrency - len(in_flight)
-        if room <= 0:
+        wanted = self._wanted(in_flight)
+        if wanted <= 0:
             return False
-        wanted = min(self._config.batch_size, room)
+        started = self._clock.now()
         claims = await self._claim(wanted)
         if len(claims) < wanted and self._clock.now() >= self._next_dag_sweep:
             claims += await self._claim_ready_dependants(wanted - len(claims))
         if stop.is_set():
             await self._release(claims)
             return False
-        in_flight.update(asyncio.create_task(self._execute(claim)) for claim in claims)
-        return len(claims) == wanted
+        for claim in claims:
+            task = asyncio.create_task(self._execute(claim, root=True))
+            task.add_done_callback(self._task_ended)
+            in_flight.add(task)
+        self._backlog = len(claims) == wanted
+        if not self._backlog:
+            self._quiet_until = started + self._ahead / 2
+        return self._backlog
+
+    def _wanted(self, in_flight: set[asyncio.Task[None]]) -> int:
+        """How many slots to claim now: as many as there is room for, up to a batch; none while
+        a backlog waits and less room than `_low_water` is free (a round trip per freed call
+        would cost more than the call)."""
+        room = self._room(in_flight)
+        if room <= 0 or (self._backlog and room < self._low_water):
+            return 0
+        return min(self._config.batch_size, room)
+
+    def _room(self, in_flight: set[asyncio.Task[None]]) -> int:
+        """How many more slots this worker may claim: `concurrency` calls (or waits for a slot
+        claimed ahead), plus as many runs again being recorded."""
+        concurrency = self._config.concurrency
+        return min(
+            concurrency - (len(in_flight) - self._recording), 2 * concurrency - len(in_flight)
+        )
+
+    def _task_ended(self, _: asyncio.Task[None]) -> None:
+        self._ended.set()
 
     async def _idle(self, in_flight: set[asyncio.Task[None]], stop: asyncio.Event) -> None:
         """Sleep until the next slot is due, a waker notification, a call ending (it frees room
-        and re-plans its endpoint) or `stop`."""
+        and re-plans its endpoint) or `stop`. Right after a claim that was not full, first wait
+        out the quiet time, whatever ends meanwhile: the slots falling due in it were claimed
+        ahead."""
+        quiet = (self._quiet_until - self._clock.now()).total_seconds()
+        if quiet > 0:
+            await _first_of(stop.wait(), self._clock.sleep(quiet))
+            if stop.is_set():
+                return
         sleepers: list[Coroutine[Any, Any, object]] = []
-        if len(in_flight) < self._config.concurrency:
+        if self._wanted(in_flight) > 0:
             delay = await self._seconds_until_due()
             if delay <= 0:
                 return
             sleepers += [self._clock.sleep(delay), self._waker.wait(self._config.max_sleep_seconds)]
-        await _first_of(stop.wait(), *sleepers, also=in_flight)
+        await _first_of(stop.wait(), self._ended.wait(), *sleepers)
 
     async def _seconds_until_due(self) -> float:
         due = await self._store.claims.next_due_at()
         if due is None:
             return self._config.max_sleep_seconds
-        delay = (due - self._clock.now()).total_seconds()
+        delay = (due - self._ahead - self._clock.now()).total_seconds()
         return min(max(delay, 0.0), self._config.max_sleep_seconds)
 
     async def _drain(self, in_flight: set[asyncio.Task[None]]) -> None:
         running = _still_running(in_flight)
         if not running:
             return
+        self._stopping = True
+        for held in list(self._in_hand.values()):
+            if not held.started:
+                _cut(held, "released")
         log.info(
             "waiting up to %.1f s for %d calls in flight",
             self._config.grace_seconds,
@@ -174,8 +229,9 @@ class SchedulerWorker:
             await asyncio.wait(late)
 
     async def _claim(self, limit: int) -> list[Claim]:
+        now = self._clock.now()
         claims = await self._store.claims.claim_due(
-            self._clock.now(), self._config.worker_id, self._config.lease_seconds, limit
+            now, self._config.worker_id, self._config.lease_seconds, limit, now + self._ahead
         )
         if claims:
             self.stats.claimed += len(claims)
@@ -198,12 +254,13 @@ class SchedulerWorker:
         self.stats.claimed += len(claims)
         return claims
 
-    async def _execute(self, claim: Claim) -> None:
+    async def _execute(self, claim: Claim, *, root: bool = False) -> None:
         """Call one claimed slot and record it, then run the DAG dependants it made ready, in
         parallel, each as its child (and theirs in turn). They run inside this slot's task, so
         `concurrency` counts a whole DAG run as one call: a DAG never waits for room midway,
-        which would hold its leased dependants idle."""
-        run = await self._execute_one(claim)
+        which would hold its leased dependants idle. While a `root` slot's own run is being
+        recorded, it holds no call."""
+        run = await self._execute_one(claim, root)
         if run is None or not claim.endpoint.spec.dependants:
             return
         try:
@@ -221,15 +278,20 @@ class SchedulerWorker:
         self.stats.claimed += len(children)
         await asyncio.gather(*(self._execute(child) for child in children))
 
-    async def _execute_one(self, claim: Claim) -> Run | None:
+    async def _execute_one(self, claim: Claim, root: bool) -> Run | None:
         """Call one claimed slot and record it, keeping its lease from the claim until the run
         is recorded, dropped or abandoned. Never raises for what the store or the endpoint did:
         the worker keeps going with the other slots. The run, if recorded."""
         held = _InHand(claim, self._clock.now() + self._lease / 2)
         self._in_hand[claim.run_id] = held
         self._holding.set()
+        recording = False
         try:
             response = await self._call(held)
+            if root:
+                recording = True
+                self._recording += 1
+                self._ended.set()
             if response is not None:
                 return await self._finish(claim, response)
         except StoreUnavailable:
@@ -240,19 +302,26 @@ class SchedulerWorker:
                 extra={"action": "store_unavailable", "run_id": claim.run_id},
             )
         finally:
+            if recording:
+                self._recording -= 1
             self._in_hand.pop(claim.run_id, None)
         return None
 
     async def _call(self, held: _InHand) -> Response | None:
-        """The endpoint's response, or None when the call was cut short: the lease was lost or
-        the worker is shutting down (the run is then abandoned). The call runs in this task; a
-        cut cancels it (`_cut`), and that cancellation ends here."""
+        """The endpoint's response once its slot is due, or None when the call was cut short:
+        the lease was lost, or the worker is shutting down (a call under way is then abandoned;
+        a slot not due yet is released for another worker). The wait and the call run in this
+        task; a cut cancels it (`_cut`), and that cancellation ends here."""
         claim = held.claim
         response = None
-        if not self._aborted:
+        early = (claim.slot_at - self._clock.now()).total_seconds()
+        if not self._aborted and not (self._stopping and early > 0):
             task = held.calling = asyncio.current_task()
             assert task is not None, "runs are executed in tasks of their own"
             try:
+                if early > 0:
+                    await self._clock.sleep(early)
+                held.started = True
                 response = await self._dispatch(claim)
             except asyncio.CancelledError:
                 # A cut is taken back, so that the run can still be settled; a cancellation
@@ -265,19 +334,24 @@ class SchedulerWorker:
             self._dropped(claim, "lease_lost")
         elif held.cut_by is None and response is not None:
             return response
-        else:
+        elif held.started:
             await self._abandon(claim)
+        else:
+            await self._release([claim])
         return None
 
     async def _dispatch(self, claim: Claim) -> Response:
         try:
             request = request_for(claim)
         except TemplateUnfilled as exc:
+            now = self._clock.now()
             return Response(
                 status_code=None,
                 body_absence=BodyAbsence.NO_RESPONSE,
                 error_kind=ErrorKind.TEMPLATE,
                 error_message=f"not called: {exc}",
+                started_at=now,
+                finished_at=now,
             )
         try:
             return await self._dispatcher.dispatch(request)
@@ -432,14 +506,12 @@ def _still_running(tasks: set[asyncio.Task[None]]) -> set[asyncio.Task[None]]:
     return {task for task in tasks if not task.done()}
 
 
-async def _first_of(
-    *sleepers: Coroutine[Any, Any, object], also: Iterable[asyncio.Future[Any]] = ()
-) -> None:
-    """Return once any of `sleepers` or `also` is done; the sleepers are cancelled, `also` is
-    left running. A sleeper's error is raised."""
+async def _first_of(*sleepers: Coroutine[Any, Any, object]) -> None:
+    """Return once any of `sleepers` is done; the others are cancelled. A sleeper's error is
+    raised."""
     tasks = [asyncio.create_task(sleeper) for sleeper in sleepers]
     try:
-        await asyncio.wait({*tasks, *also}, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
     finally:
         for task in tasks:
             task.cancel()

@@ -180,13 +180,19 @@ class MemoryClaims:
         self._state = state
 
     async def claim_due(
-        self, now: datetime, worker_id: str, lease_seconds: float, limit: int
+        self,
+        now: datetime,
+        worker_id: str,
+        lease_seconds: float,
+        limit: int,
+        due_by: datetime | None = None,
     ) -> list[Claim]:
         lease_until = now + timedelta(seconds=lease_seconds)
+        horizon = now if due_by is None else max(now, due_by)
         claims: list[Claim] = []
         async with self._state.lock:
             due = sorted(
-                (e for e in self._state.endpoints.values() if is_due(e, now)),
+                (e for e in self._state.endpoints.values() if is_due(e, horizon)),
                 key=lambda e: e.next_run_at or now,
             )
             for endpoint in due[: max(limit, 0)]:

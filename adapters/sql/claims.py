@@ -70,6 +70,7 @@ UNDECRYPTABLE_MESSAGE = (
 @dataclass(frozen=True, slots=True)
 class LeaseRequest:
     now: datetime
+    due_by: datetime
     worker_id: str
     until: datetime
     limit: int
@@ -101,7 +102,7 @@ async def _lease_due_postgres(conn: AsyncConnection, lease: LeaseRequest) -> lis
     """One statement: lock due rows (skipping rows other claimers hold), lease them, and insert
     their `running` runs; a slot that already has a run inserts nothing (ON CONFLICT).
 
-        WITH due AS (SELECT id FROM endpoints WHERE next_run_at <= :now AND lease_owner IS NULL
+        WITH due AS (SELECT id FROM endpoints WHERE next_run_at <= :due_by AND lease_owner IS NULL
                      ORDER BY next_run_at LIMIT :n FOR UPDATE SKIP LOCKED),
              leased AS (UPDATE endpoints SET lease_owner = :worker, lease_until = :until
                         FROM due WHERE endpoints.id = due.id RETURNING endpoints.*),
@@ -115,6 +116,7 @@ async def _lease_due_postgres(conn: AsyncConnection, lease: LeaseRequest) -> lis
         _lease_due_postgres_statement(),
         {
             "now": lease.now,
+            "due_by": lease.due_by,
             "limit": lease.limit,
             "worker_id": lease.worker_id,
             "until": lease.until,
@@ -125,11 +127,14 @@ async def _lease_due_postgres(conn: AsyncConnection, lease: LeaseRequest) -> lis
 
 @functools.cache
 def _lease_due_postgres_statement() -> Select[Any]:
-    """The statement of `_lease_due_postgres`, built once with bound parameters `now`, `limit`,
-    `worker_id` and `until`: building its CTEs takes longer than PostgreSQL takes to run it."""
+    """The statement of `_lease_due_postgres`, built once with bound parameters `now`,
+    `due_by`, `limit`, `worker_id` and `until`: building its CTEs takes longer than PostgreSQL
+    takes to run it."""
     now = bindparam("now", type_=UtcDateTime)
     worker_id = bindparam("worker_id", type_=String)
-    due = claim_candidates(now, bindparam("limit", type_=Integer))
+    due = claim_candidates(
+        bindparam("due_by", type_=UtcDateTime), bindparam("limit", type_=Integer)
+    )
     due_cte = due.with_for_update(skip_locked=True).cte("due")
     leased = (
         update(endpoints)
@@ -190,7 +195,7 @@ def _lease_due_postgres_statement() -> Select[Any]:
 async def _lease_due_sqlite(conn: AsyncConnection, lease: LeaseRequest) -> list[Leased]:
     """SQLite has one writer at a time and the transaction began IMMEDIATE, so no other claimer
     can interleave: lease with UPDATE … RETURNING, then insert each slot's run."""
-    due = claim_candidates(lease.now, lease.limit)
+    due = claim_candidates(lease.due_by, lease.limit)
     result = await conn.execute(
         update(endpoints)
         .where(endpoints.c.id.in_(due.scalar_subquery()))
@@ -234,11 +239,17 @@ class SqlClaims:
         self._finishes = FinishBatcher(db)
 
     async def claim_due(
-        self, now: datetime, worker_id: str, lease_seconds: float, limit: int
+        self,
+        now: datetime,
+        worker_id: str,
+        lease_seconds: float,
+        limit: int,
+        due_by: datetime | None = None,
     ) -> list[Claim]:
         if limit <= 0:
             return []
-        lease = LeaseRequest(now, worker_id, now + timedelta(seconds=lease_seconds), limit)
+        horizon = now if due_by is None else max(now, due_by)
+        lease = LeaseRequest(now, horizon, worker_id, now + timedelta(seconds=lease_seconds), limit)
         # The one dialect difference: PostgreSQL serves many concurrent claimers with
         # FOR UPDATE SKIP LOCKED in one statement; SQLite serialises writers, so a plain
         # UPDATE … RETURNING inside BEGIN IMMEDIATE is already exclusive.

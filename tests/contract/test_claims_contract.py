@@ -43,6 +43,21 @@ async def test_claim_returns_due_endpoints_earliest_first_within_limit(store: St
     assert await store.claims.claim_due(T0, "w1", LEASE_SECONDS, 0) == []
 
 
+async def test_claim_ahead_takes_slots_due_by_the_horizon_with_the_lease_from_now(
+    store: Store,
+) -> None:
+    soon = await add_endpoint(store, "j", "soon", T0 + seconds(1))
+    await add_endpoint(store, "j", "later", T0 + seconds(3))
+
+    [claim] = await store.claims.claim_due(T0, "w1", LEASE_SECONDS, 10, T0 + seconds(2))
+
+    assert (claim.endpoint.id, claim.slot_at) == (soon, T0 + seconds(1))
+    assert claim.lease_until == T0 + seconds(LEASE_SECONDS)
+    assert await store.runs.list_runs(soon) == [started_run(claim, "w1", T0)]
+    # A horizon before `now` claims what is due now, never less.
+    assert await store.claims.claim_due(T0 + seconds(3), "w2", LEASE_SECONDS, 10, T0) != []
+
+
 async def test_claim_leases_and_inserts_the_running_run(store: Store) -> None:
     endpoint_id = await add_endpoint(store, "j", "e", T0 - seconds(5))
 

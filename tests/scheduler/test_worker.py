@@ -428,3 +428,60 @@ async def test_sleeping_worker_wakes_when_the_clock_reaches_the_next_slot(
         await running
 
     assert [run.status for run in await runs_of(store, "minutely")] == [RunStatus.SUCCESS] * 3
+
+
+async def test_a_slot_claimed_ahead_is_called_at_its_due_time(
+    store: Store,
+    clock: FakeClock,
+    server: EndpointServer,
+    dispatcher: AiohttpDispatcher,
+    waker: InProcessWaker,
+) -> None:
+    await declare(store, clock.now(), spec(server, "ok", "minutely"))
+    next_slot = clock.now() + timedelta(seconds=60)
+    async with RunningWorker(store, dispatcher, clock, waker, claim_ahead_seconds=2) as running:
+        await running.until_finished(1)
+        async with asyncio.timeout(DEADLINE):
+            # Quiet for half the claim-ahead after a claim, then idle until the next slot
+            # comes within reach.
+            await clock.until_sleeping_until(clock.now() + timedelta(seconds=1))
+            clock.advance(1)
+            await clock.until_sleeping_until(next_slot - timedelta(seconds=2))
+            clock.advance(57)
+            # Claimed now, with its run inserted, but the call waits for the slot.
+            await clock.until_sleeping_until(next_slot)
+        [waiting] = await running_runs(store)
+        assert waiting.slot_at == next_slot
+        assert server.calls_of("minutely") == 1
+
+        clock.advance(2)
+        await running.until_finished(2)
+
+    assert server.calls_of("minutely") == 2
+    latest, _ = await runs_of(store, "minutely")
+    assert latest.slot_at == next_slot
+
+
+async def test_stop_gives_back_a_slot_claimed_ahead_uncalled(
+    store: Store,
+    clock: FakeClock,
+    server: EndpointServer,
+    dispatcher: AiohttpDispatcher,
+    waker: InProcessWaker,
+) -> None:
+    await declare(store, clock.now(), spec(server, "ok", "minutely"))
+    next_slot = clock.now() + timedelta(seconds=60)
+    async with RunningWorker(store, dispatcher, clock, waker, claim_ahead_seconds=2) as running:
+        await running.until_finished(1)
+        async with asyncio.timeout(DEADLINE):
+            await clock.until_sleeping_until(clock.now() + timedelta(seconds=1))
+            clock.advance(1)
+            await clock.until_sleeping_until(next_slot - timedelta(seconds=2))
+            clock.advance(57)
+            await clock.until_sleeping_until(next_slot)
+
+    assert running.worker.stats.released == 1
+    assert server.calls_of("minutely") == 1
+    assert await running_runs(store) == []
+    after = await store.catalog.get_endpoint("tests/minutely")
+    assert (after.lease_owner, after.next_run_at) == (None, next_slot)
