@@ -17,6 +17,13 @@ from domain.model import JSON
 _UNSTORABLE_CHARACTER = re.compile("[\x00\ud800-\udfff]")
 
 
+_SUSPECT = re.compile(r"\\u0000|\\u[dD][89a-fA-F]|[\ud800-\udfff]|[eE][+-]?\d{3}|\d{200}")
+"""Text that may decode to something `check_storable` refuses: an escaped NUL or surrogate, a
+lone surrogate, or a number large enough to overflow to infinity. Text without any of them
+(nearly every body) decodes to storable JSON, so the walk over the decoded value is skipped
+(raw control characters and NaN are refused by the decoder itself)."""
+
+
 def _refuse_constant(name: str) -> float:
     raise ValueError(f"{name} is not a JSON number")
 
@@ -31,7 +38,8 @@ def parse_storable(raw: bytes | str) -> JSON:
     # What `json.loads` does with bytes: UTF-8, -16 or -32, told apart by the first bytes.
     text = raw.decode(json.detect_encoding(raw), "surrogatepass") if isinstance(raw, bytes) else raw
     value = _DECODER.decode(text)
-    check_storable(value)
+    if _SUSPECT.search(text) is not None:
+        check_storable(value)
     return value
 
 

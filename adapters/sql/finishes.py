@@ -24,16 +24,15 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from adapters.sql.engine import Database
 from adapters.sql.rows import (
-    endpoint_from_row,
-    run_from_row,
+    PLANNING_COLUMNS,
+    planned_from_row,
     run_values,
     save_endpoint_states,
-    select_endpoints,
 )
 from adapters.sql.tables import endpoints, runs
 from domain.errors import CronpilotError, LeaseLost
-from domain.model import Claim, Response, Run, RunStatus
-from domain.transitions import after_slot, finished_run
+from domain.model import Claim, Endpoint, Response, Run, RunStatus
+from domain.transitions import after_slot, finished_run, started_run
 
 logger = logging.getLogger(__name__)
 
@@ -70,37 +69,43 @@ class _Finish:
 async def record_finishes(conn: AsyncConnection, batch: Sequence[_Finish]) -> list[Run | None]:
     """Record each finish whose claim still holds its lease (its endpoint's lease owner is the
     claim's worker and the claim's run is still `running`); None for the others, which write
-    nothing. The endpoints are locked in id order, so two batches cannot deadlock each other."""
+    nothing. The endpoints are locked in id order, so two batches cannot deadlock each other.
+
+    Only what the fence and re-planning need is read: the claim already holds the rest of the
+    endpoint, and its run is the one `started_run` made from it (`started_at` aside)."""
     endpoint_ids = sorted({item.claim.endpoint.id for item in batch})
     locked = await conn.execute(
-        select_endpoints()
+        select(*PLANNING_COLUMNS)
         .where(endpoints.c.id.in_(endpoint_ids))
         .order_by(endpoints.c.id)
-        .with_for_update(of=endpoints)
+        .with_for_update()
     )
-    # Without a cipher: only the schedule state is read and saved, so secrets stay sealed.
-    by_id = {row["id"]: endpoint_from_row(row, None) for row in locked.mappings()}
+    rows = {row["id"]: row for row in locked.mappings()}
     running = await conn.execute(
-        select(runs).where(runs.c.id.in_([item.claim.run_id for item in batch]))
+        select(runs.c.id, runs.c.started_at).where(
+            runs.c.id.in_([item.claim.run_id for item in batch]),
+            runs.c.status == RunStatus.RUNNING.value,
+        )
     )
-    runs_by_id = {row["id"]: run_from_row(row) for row in running.mappings()}
+    started = dict(running.all())
 
+    by_id: dict[str, Endpoint] = {}
     recorded: list[Run | None] = []
     for item in batch:
-        endpoint = by_id.get(item.claim.endpoint.id)
-        run = runs_by_id.get(item.claim.run_id)
-        if (
-            endpoint is None
-            or endpoint.lease_owner != item.worker_id
-            or run is None
-            or run.status is not RunStatus.RUNNING
-        ):
+        claim = item.claim
+        row = rows.get(claim.endpoint.id)
+        endpoint = by_id.get(claim.endpoint.id)
+        if endpoint is None and row is not None:
+            endpoint = planned_from_row(row, claim.endpoint)
+        started_at = started.get(claim.run_id)
+        if endpoint is None or endpoint.lease_owner != item.worker_id or started_at is None:
             recorded.append(None)
             continue
-        recorded.append(finished_run(run, item.response, item.now))
+        running_run = started_run(claim, item.worker_id, started_at)
+        recorded.append(finished_run(running_run, item.response, item.now))
         # Kept for later items of the batch: a second claim on this endpoint now finds the
         # lease released, as it would in a transaction of its own.
-        by_id[endpoint.id] = after_slot(endpoint, item.claim.slot_at, item.response.ok, item.now)
+        by_id[endpoint.id] = after_slot(endpoint, claim.slot_at, item.response.ok, item.now)
     finished = [run for run in recorded if run is not None]
     if finished:
         await conn.execute(

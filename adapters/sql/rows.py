@@ -4,6 +4,7 @@ every repository shares (load under lock, save)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import Select, bindparam, select, update
@@ -83,6 +84,26 @@ def endpoint_values(endpoint: Endpoint, cipher: SecretCipher | None) -> dict[str
     }
 
 
+STATE_COLUMNS = (
+    "hint_interval_seconds",
+    "hint_interval_expires_at",
+    "hint_interval_reason",
+    "hint_oneshot_at",
+    "hint_oneshot_expires_at",
+    "hint_oneshot_reason",
+    "paused",
+    "pause_until",
+    "pause_reason",
+    "failure_count",
+    "last_slot_at",
+    "next_run_at",
+    "next_run_source",
+    "lease_owner",
+    "lease_until",
+)
+"""The runtime columns, in `_state_values`' order."""
+
+
 def _state_values(endpoint: Endpoint) -> dict[str, Any]:
     """The runtime columns: what claims, finishes and the reaper change."""
     interval, oneshot, pause = endpoint.interval_hint, endpoint.oneshot_hint, endpoint.pause
@@ -130,6 +151,52 @@ def endpoint_from_row(row: RowMapping, cipher: SecretCipher | None) -> Endpoint:
         dependants=tuple(row["dependants"]),
         only_if_changed=row["only_if_changed"],
     )
+    return Endpoint(
+        id=row["id"],
+        job_id=row["job_id"],
+        job_name=row["job_name"],
+        spec=spec,
+        **_state_from_row(row),
+    )
+
+
+PLANNING_COLUMNS = (
+    endpoints.c.id,
+    endpoints.c.cron,
+    endpoints.c.timezone,
+    endpoints.c.interval_seconds,
+    endpoints.c.min_interval_seconds,
+    endpoints.c.max_interval_seconds,
+    *(endpoints.c[name] for name in STATE_COLUMNS),
+)
+"""What planning an endpoint's next run reads (`domain.governor`): its schedule, the clamps
+and the runtime state."""
+
+
+def planned_from_row(row: RowMapping, held: Endpoint) -> Endpoint:
+    """`held` (the endpoint as a worker claimed it) with the `PLANNING_COLUMNS` of `row` as
+    stored now: enough to re-plan it and save its state (`save_endpoint_states`), without
+    reading or opening the rest of the declaration."""
+    spec = held.spec
+    schedule = Schedule(
+        cron=row["cron"], interval_seconds=row["interval_seconds"], timezone=row["timezone"]
+    )
+    clamps = (row["min_interval_seconds"], row["max_interval_seconds"])
+    if schedule != spec.schedule or clamps != (
+        spec.min_interval_seconds,
+        spec.max_interval_seconds,
+    ):
+        # Re-declared while the call was under way: plan with the declaration as it is now.
+        spec = replace(
+            spec, schedule=schedule, min_interval_seconds=clamps[0], max_interval_seconds=clamps[1]
+        )
+    return Endpoint(
+        id=held.id, job_id=held.job_id, job_name=held.job_name, spec=spec, **_state_from_row(row)
+    )
+
+
+def _state_from_row(row: RowMapping) -> dict[str, Any]:
+    """The `Endpoint` fields of the runtime columns (`_state_values` in reverse)."""
     interval = None
     if row["hint_interval_seconds"] is not None:
         interval = IntervalHint(
@@ -142,22 +209,17 @@ def endpoint_from_row(row: RowMapping, cipher: SecretCipher | None) -> Endpoint:
         oneshot = OneShotHint(
             row["hint_oneshot_at"], row["hint_oneshot_expires_at"], row["hint_oneshot_reason"]
         )
-    pause = Pause(row["pause_reason"], row["pause_until"]) if row["paused"] else None
-    return Endpoint(
-        id=row["id"],
-        job_id=row["job_id"],
-        job_name=row["job_name"],
-        spec=spec,
-        interval_hint=interval,
-        oneshot_hint=oneshot,
-        pause=pause,
-        failure_count=row["failure_count"],
-        last_slot_at=row["last_slot_at"],
-        next_run_at=row["next_run_at"],
-        next_run_source=ScheduleSource(row["next_run_source"]),
-        lease_owner=row["lease_owner"],
-        lease_until=row["lease_until"],
-    )
+    return {
+        "interval_hint": interval,
+        "oneshot_hint": oneshot,
+        "pause": Pause(row["pause_reason"], row["pause_until"]) if row["paused"] else None,
+        "failure_count": row["failure_count"],
+        "last_slot_at": row["last_slot_at"],
+        "next_run_at": row["next_run_at"],
+        "next_run_source": ScheduleSource(row["next_run_source"]),
+        "lease_owner": row["lease_owner"],
+        "lease_until": row["lease_until"],
+    }
 
 
 def run_values(run: Run) -> dict[str, Any]:

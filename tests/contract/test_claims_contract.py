@@ -22,8 +22,10 @@ from tests.contract.builders import (
     T0,
     add_endpoint,
     claim_one,
+    declaration,
     run_once,
     seconds,
+    spec,
 )
 
 FAILED = Response(status_code=503)
@@ -113,6 +115,22 @@ async def test_finish_records_the_run_and_replans(store: Store) -> None:
     assert (endpoint.lease_owner, endpoint.lease_until) == (None, None)
     assert (endpoint.last_slot_at, endpoint.next_run_at) == (T0, T0 + seconds(60))
     assert endpoint.failure_count == 0
+
+
+async def test_finish_plans_with_the_schedule_declared_while_the_call_ran(store: Store) -> None:
+    endpoint_id = await add_endpoint(store, "j", "e", T0)
+    claim = await claim_one(store, T0)
+    await store.catalog.apply(
+        [declaration("j", spec("e", every=10, max_interval_seconds=5))], T0 + seconds(1)
+    )
+
+    await store.claims.finish(claim, "w1", OK, T0 + seconds(2))
+
+    endpoint = await store.catalog.get_endpoint(endpoint_id)
+    assert endpoint.spec.schedule.interval_seconds == 10
+    assert (endpoint.lease_owner, endpoint.last_slot_at) == (None, T0)
+    # Every 10 s from the slot, clamped to at most 5 s from the finish.
+    assert endpoint.next_run_at == T0 + seconds(7)
 
 
 async def test_failures_are_counted_and_reset(store: Store) -> None:
