@@ -437,6 +437,12 @@ class SchedulerWorker:
         self.stats.finished += 1
         if self._observer is not None:
             self._observer.observe(claim.endpoint, run)
+        if log.isEnabledFor(logging.INFO):
+            self._log_finish(claim, run)
+        return run
+
+    def _log_finish(self, claim: Claim, run: Run) -> None:
+        # Only when it will be written: its arguments cost more than the check, once per run.
         log.info(
             "%s slot %s: %s",
             claim.endpoint.ref,
@@ -450,7 +456,6 @@ class SchedulerWorker:
                 "status_code": run.status_code,
             },
         )
-        return run
 
     def _dropped(self, claim: Claim, action: str) -> None:
         self.stats.dropped += 1
