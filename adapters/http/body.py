@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from aiohttp import ClientResponse
+from aiohttp import ClientResponse, hdrs
 
 from adapters.jsonvalue import parse_storable
 from domain.model import JSON, BodyAbsence
@@ -47,6 +47,10 @@ async def read_json_body(response: ClientResponse, cap: int) -> StoredBody:
         response.close()
         return StoredBody(absence=BodyAbsence.TOO_LARGE, size_bytes=declared)
 
+    if declared is not None and hdrs.CONTENT_ENCODING not in response.headers:
+        # Within the cap and sent as is (a compressed body's length says nothing of what it
+        # inflates to), and aiohttp stops at the declared length: one read.
+        return _decoded(await response.read())
     chunks: list[bytes] = []
     size = 0
     while chunk := await response.content.read(cap + 1 - size):
@@ -55,7 +59,11 @@ async def read_json_body(response: ClientResponse, cap: int) -> StoredBody:
         if size > cap:
             response.close()
             return StoredBody(absence=BodyAbsence.TOO_LARGE, size_bytes=size)
-    raw = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    return _decoded(chunks[0] if len(chunks) == 1 else b"".join(chunks))
+
+
+def _decoded(raw: bytes) -> StoredBody:
+    size = len(raw)
     digest = hashlib.sha256(raw).hexdigest()
     if size == 0:
         return StoredBody(absence=BodyAbsence.EMPTY, size_bytes=0, body_hash=digest)

@@ -178,6 +178,16 @@ async def test_a_streamed_body_over_the_cap_stops_the_download(
     assert server.huge_bytes_written < HUGE_BYTES // 5
 
 
+async def test_the_cap_holds_for_the_decompressed_body(
+    server: HostileServer, dispatcher: AiohttpDispatcher
+) -> None:
+    response = await dispatcher.dispatch(call(server.url("/bomb"), cap=100_000))
+
+    assert response.status_code == 200
+    assert response.body_absence is BodyAbsence.TOO_LARGE
+    assert response.size_bytes == 100_001
+
+
 async def test_a_declared_length_over_the_cap_is_not_read_at_all(
     server: HostileServer, dispatcher: AiohttpDispatcher
 ) -> None:

@@ -7,6 +7,7 @@ can prove the client refused before connecting, or stopped reading early.
 from __future__ import annotations
 
 import asyncio
+import gzip
 import socket
 import struct
 from types import TracebackType
@@ -15,6 +16,9 @@ from aiohttp import web
 
 HUGE_BYTES = 50 * 1024 * 1024
 _CHUNK = b"[" + b"0," * 32_767 + b"0]"
+BOMB_BYTES = 20 * 1024 * 1024
+_BOMB = gzip.compress(b"[" + b"0," * (BOMB_BYTES // 2 - 1) + b"0]")
+"""20 MB of JSON that travels as about 20 KB of gzip."""
 
 UNSTORABLE_JSON = {
     "nan": '{"score": NaN}',
@@ -61,6 +65,7 @@ class HostileServer:
                 web.get("/invalid-json", self._invalid_json),
                 web.get("/unstorable/{case}", self._unstorable),
                 web.get("/huge", self._huge),
+                web.get("/bomb", self._bomb),
                 web.get("/hang", self._hang),
                 web.get("/reset", self._reset),
                 web.get("/redirect/{hops:\\d+}", self._redirect_chain),
@@ -133,6 +138,12 @@ class HostileServer:
         finally:
             self.huge_finished.set()
         return response
+
+    async def _bomb(self, request: web.Request) -> web.Response:
+        """Declares the compressed length, which is far under any cap."""
+        return web.Response(
+            body=_BOMB, content_type="application/json", headers={"Content-Encoding": "gzip"}
+        )
 
     async def _hang(self, request: web.Request) -> web.Response:
         await asyncio.sleep(60)
