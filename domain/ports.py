@@ -29,6 +29,7 @@ from domain.model import (
 from domain.outputs import DriftEvent, OutputSchema
 from domain.planning import (
     AnalysisClaim,
+    AnalysisContext,
     AnalysisOutcome,
     AnalysisSession,
     ChatReply,
@@ -199,11 +200,20 @@ class PlannerRepository(Protocol):
         ...
 
     async def claim_endpoint(
-        self, endpoint_id: str, now: datetime, worker_id: str, lease_seconds: float
+        self, ref: str, now: datetime, worker_id: str, lease_seconds: float
     ) -> AnalysisClaim:
-        """Lease one endpoint for analysis now, whether or not it needs it (`run-once`).
+        """Lease one endpoint (by id or by `job/endpoint`) for analysis now, whether or not it
+        needs it (`run-once`).
 
         Raises `EndpointNotFound`, or `AnalysisBusy` while another worker's lease is live."""
+        ...
+
+    async def read_context(self, endpoint: Endpoint, history: int) -> AnalysisContext:
+        """What an analysis of `endpoint` reads at its start, in one go (one connection on
+        SQL rather than one per read): its job and the job's endpoints, its newest `history`
+        runs, the job's edges, its output schema and the job's newest finished slot.
+
+        Raises `EndpointNotFound` when the endpoint or its job is gone."""
         ...
 
     async def finish_analysis(

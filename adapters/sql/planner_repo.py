@@ -3,24 +3,52 @@ PostgreSQL), analysis sessions and proposals. `now` always comes from the caller
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime, timedelta
+from enum import Enum
 from typing import Any
 
-from sqlalchemy import Select, and_, false, func, insert, literal, or_, select, update
+from sqlalchemy import (
+    Boolean,
+    ColumnElement,
+    Insert,
+    Integer,
+    Select,
+    String,
+    Update,
+    and_,
+    bindparam,
+    false,
+    func,
+    insert,
+    literal,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import RowMapping
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from adapters.sql.engine import Database
+from adapters.sql.graph_repo import read_job_edges, read_output_schema
 from adapters.sql.planner_rows import (
     proposal_from_row,
     proposal_values,
     session_from_row,
     session_values,
 )
-from adapters.sql.rows import endpoint_from_row, select_endpoints
-from adapters.sql.tables import analysis_sessions, endpoints, jobs, planner_state, proposals, runs
+from adapters.sql.rows import endpoint_from_row, job_from_row, select_endpoints
+from adapters.sql.runs import read_runs
+from adapters.sql.tables import (
+    UtcDateTime,
+    analysis_sessions,
+    endpoints,
+    jobs,
+    planner_state,
+    proposals,
+    runs,
+)
 from domain.errors import (
     AnalysisBusy,
     EndpointNotFound,
@@ -29,9 +57,10 @@ from domain.errors import (
     ProposalNotPending,
     SessionNotFound,
 )
-from domain.model import PlannerMode, RunStatus
+from domain.model import Endpoint, PlannerMode, RunStatus
 from domain.planning import (
     AnalysisClaim,
+    AnalysisContext,
     AnalysisOutcome,
     AnalysisSession,
     Proposal,
@@ -92,6 +121,108 @@ def _select_claimed() -> Select[Any]:
     )
 
 
+class _By(Enum):
+    """How a ref names an endpoint: by id, or as `job/name`."""
+
+    ID = "id"
+    NAME = "name"
+
+
+def _named(by: _By) -> ColumnElement[bool]:
+    """The endpoint a ref names: bound `id`, or bound `job` and `name` (`job/name`)."""
+    if by is _By.ID:
+        return endpoints.c.id == bindparam("id", type_=String)
+    # Not correlated: the claim's own FROM holds `jobs` too.
+    job_id = select(jobs.c.id).where(jobs.c.name == bindparam("job", type_=String)).correlate(None)
+    return and_(
+        endpoints.c.job_id == job_id.scalar_subquery(),
+        endpoints.c.name == bindparam("name", type_=String),
+    )
+
+
+def _ref_parameters(ref: str) -> tuple[_By, dict[str, str]]:
+    job, slash, name = ref.partition("/")
+    return (_By.NAME, {"job": job, "name": name}) if slash else (_By.ID, {"id": ref})
+
+
+@functools.cache
+def _ensure_states_statement(dialect: str, by: _By | None) -> Insert:
+    """Give every endpoint (or the one named, see `_named`) a planner_state row; racing
+    workers insert nothing twice."""
+    known = select(planner_state.c.endpoint_id).where(planner_state.c.endpoint_id == endpoints.c.id)
+    missing = select(endpoints.c.id, false(), literal(0)).where(~known.exists())
+    if by is not None:
+        missing = missing.where(_named(by))
+    dialect_insert = pg_insert if dialect == "postgresql" else sqlite_insert
+    return (
+        dialect_insert(planner_state)
+        .from_select(
+            [
+                planner_state.c.endpoint_id,
+                planner_state.c.seen_failing,
+                planner_state.c.llm_failures,
+            ],
+            missing,
+        )
+        .on_conflict_do_nothing(index_elements=[planner_state.c.endpoint_id])
+    )
+
+
+@functools.cache
+def _claim_one_statement(by: _By) -> Select[Any]:
+    return _select_claimed().where(_named(by)).with_for_update(of=planner_state)
+
+
+@functools.cache
+def _lease_one_statement() -> Update:
+    return (
+        update(planner_state)
+        .where(planner_state.c.endpoint_id == bindparam("id", type_=String))
+        .values(
+            lease_owner=bindparam("worker_id", type_=String),
+            lease_until=bindparam("until", type_=UtcDateTime),
+        )
+    )
+
+
+@functools.cache
+def _context_statements() -> tuple[Select[Any], Select[Any], Select[Any]]:
+    """The job, its endpoints by name, and the newest slot of its finished runs (over the
+    runs' history index, endpoint by endpoint, rather than a scan of every run)."""
+    job_id = bindparam("job_id", type_=String)
+    job = select(jobs).where(jobs.c.id == job_id)
+    job_endpoints = (
+        select_endpoints().where(endpoints.c.job_id == job_id).order_by(endpoints.c.name)
+    )
+    newest = select(func.max(runs.c.slot_at)).where(
+        runs.c.endpoint_id.in_(select(endpoints.c.id).where(endpoints.c.job_id == job_id)),
+        runs.c.status != RunStatus.RUNNING.value,
+    )
+    return job, job_endpoints, newest
+
+
+@functools.cache
+def _finish_statement() -> Update:
+    """The planner state a session leaves, fenced on the lease (bound `id`, `worker_id` and
+    the new values, named `new_<column>`: SQLAlchemy keeps the column names for itself)."""
+    return (
+        update(planner_state)
+        .where(
+            planner_state.c.endpoint_id == bindparam("id", type_=String),
+            planner_state.c.lease_owner == bindparam("worker_id", type_=String),
+        )
+        .values(
+            seen_slot_at=bindparam("new_seen_slot_at", type_=UtcDateTime),
+            seen_failing=bindparam("new_seen_failing", type_=Boolean),
+            next_analysis_at=bindparam("new_next_analysis_at", type_=UtcDateTime),
+            llm_failures=bindparam("new_llm_failures", type_=Integer),
+            retry_at=bindparam("new_retry_at", type_=UtcDateTime),
+            lease_owner=None,
+            lease_until=None,
+        )
+    )
+
+
 def _claim_from_row(row: RowMapping) -> AnalysisClaim:
     # No cipher: the planner never sends requests, so header secrets stay sealed.
     endpoint = endpoint_from_row(row, None)
@@ -103,32 +234,12 @@ class SqlPlanner:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def _ensure_states(self, conn: AsyncConnection) -> None:
-        """Give every endpoint a planner_state row; racing workers insert nothing twice."""
-        known = select(planner_state.c.endpoint_id).where(
-            planner_state.c.endpoint_id == endpoints.c.id
-        )
-        missing = select(endpoints.c.id, false(), literal(0)).where(~known.exists())
-        dialect_insert = pg_insert if self._db.dialect == "postgresql" else sqlite_insert
-        await conn.execute(
-            dialect_insert(planner_state)
-            .from_select(
-                [
-                    planner_state.c.endpoint_id,
-                    planner_state.c.seen_failing,
-                    planner_state.c.llm_failures,
-                ],
-                missing,
-            )
-            .on_conflict_do_nothing(index_elements=[planner_state.c.endpoint_id])
-        )
-
     async def claim_analyses(
         self, now: datetime, worker_id: str, lease_seconds: float, limit: int
     ) -> list[AnalysisClaim]:
         until = now + timedelta(seconds=lease_seconds)
         async with self._db.write() as conn:
-            await self._ensure_states(conn)
+            await conn.execute(_ensure_states_statement(self._db.dialect, None))
             candidates = _candidates(now, limit)
             if self._db.dialect == "postgresql":
                 # Two planners skip each other's rows instead of waiting or doubling up.
@@ -146,29 +257,48 @@ class SqlPlanner:
         return [claims[endpoint_id] for endpoint_id in chosen]
 
     async def claim_endpoint(
-        self, endpoint_id: str, now: datetime, worker_id: str, lease_seconds: float
+        self, ref: str, now: datetime, worker_id: str, lease_seconds: float
     ) -> AnalysisClaim:
         until = now + timedelta(seconds=lease_seconds)
+        by, named = _ref_parameters(ref)
         async with self._db.write() as conn:
-            await self._ensure_states(conn)
-            query = _select_claimed().where(endpoints.c.id == endpoint_id)
-            row = (
-                (await conn.execute(query.with_for_update(of=planner_state)))
-                .mappings()
-                .one_or_none()
-            )
+            await conn.execute(_ensure_states_statement(self._db.dialect, by), named)
+            result = await conn.execute(_claim_one_statement(by), named)
+            row = result.mappings().one_or_none()
             if row is None:
-                raise EndpointNotFound(endpoint_id)
+                raise EndpointNotFound(ref)
             owner, lease_until = row["analysis_lease_owner"], row["analysis_lease_until"]
             if owner is not None and owner != worker_id and lease_until >= now:
                 raise AnalysisBusy(f"{row['job_name']}/{row['name']}", owner)
             await conn.execute(
-                update(planner_state)
-                .where(planner_state.c.endpoint_id == endpoint_id)
-                .values(lease_owner=worker_id, lease_until=until)
+                _lease_one_statement(),
+                {"id": row["id"], "worker_id": worker_id, "until": until},
             )
         claim = _claim_from_row(row)
         return AnalysisClaim(claim.endpoint, claim.mode, until, claim.llm_failures)
+
+    async def read_context(self, endpoint: Endpoint, history: int) -> AnalysisContext:
+        job_statement, endpoints_statement, newest_statement = _context_statements()
+        job_id = {"job_id": endpoint.job_id}
+        async with self._db.read() as conn:
+            job_row = (await conn.execute(job_statement, job_id)).mappings().one_or_none()
+            if job_row is None:
+                raise EndpointNotFound(endpoint.id)
+            # No cipher: the planner never sends requests, so header secrets stay sealed.
+            job_endpoints = [
+                endpoint_from_row(row, None)
+                for row in (await conn.execute(endpoints_statement, job_id)).mappings()
+            ]
+            if all(e.id != endpoint.id for e in job_endpoints):
+                raise EndpointNotFound(endpoint.id)
+            return AnalysisContext(
+                job=job_from_row(job_row),
+                endpoints=job_endpoints,
+                recent=await read_runs(conn, endpoint.id, history, 0),
+                edges=await read_job_edges(conn, endpoint.job_name),
+                schema=await read_output_schema(conn, endpoint.id),
+                newest_finished_slot=(await conn.execute(newest_statement, job_id)).scalar(),
+            )
 
     async def finish_analysis(
         self,
@@ -179,23 +309,17 @@ class SqlPlanner:
         now: datetime,
     ) -> None:
         failures = claim.llm_failures + 1 if outcome.failed else 0
+        values = {
+            "id": claim.endpoint.id,
+            "worker_id": worker_id,
+            "new_seen_slot_at": outcome.seen_slot_at,
+            "new_seen_failing": outcome.seen_failing,
+            "new_next_analysis_at": outcome.next_analysis_at,
+            "new_llm_failures": failures,
+            "new_retry_at": outcome.next_analysis_at if outcome.failed else None,
+        }
         async with self._db.write() as conn:
-            result = await conn.execute(
-                update(planner_state)
-                .where(
-                    planner_state.c.endpoint_id == claim.endpoint.id,
-                    planner_state.c.lease_owner == worker_id,
-                )
-                .values(
-                    seen_slot_at=outcome.seen_slot_at,
-                    seen_failing=outcome.seen_failing,
-                    next_analysis_at=outcome.next_analysis_at,
-                    llm_failures=failures,
-                    retry_at=outcome.next_analysis_at if outcome.failed else None,
-                    lease_owner=None,
-                    lease_until=None,
-                )
-            )
+            result = await conn.execute(_finish_statement(), values)
             if result.rowcount != 1:
                 raise LeaseLost(claim.endpoint.id, worker_id)
             await conn.execute(insert(analysis_sessions).values(session_values(session)))
