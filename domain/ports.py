@@ -258,8 +258,10 @@ class PlannerRepository(Protocol):
         Raises `ProposalNotFound`, or `ProposalNotPending` when someone decided it first."""
         ...
 
-    async def count_applied_since(self, endpoint_id: str, since: datetime) -> int:
-        """Proposals of the endpoint applied at or after `since` (the guardrails' rate)."""
+    async def guardrail_inputs(self, endpoint_id: str, since: datetime) -> tuple[Endpoint, int]:
+        """In one read, what the guardrails weigh: the endpoint as it is now (header secrets
+        as stored: the planner never sends requests) and how many of its proposals were
+        applied at or after `since` (the rate). Raises `EndpointNotFound`."""
         ...
 
     async def expire_pending(self, now: datetime) -> int:

@@ -55,12 +55,14 @@ class ToolError(Exception):
 class ToolResult:
     data: JSON
     error: str | None = None
+    content: str = field(init=False)
+    """What the model reads: encoded once, as both the call's record (its size) and the
+    model's message need it."""
 
-    @property
-    def content(self) -> str:
-        """What the model reads."""
+    def __post_init__(self) -> None:
         shown = {"error": self.error} if self.error is not None else self.data
-        return json.dumps(shown, ensure_ascii=False, separators=(",", ":"), default=str)
+        text = json.dumps(shown, ensure_ascii=False, separators=(",", ":"), default=str)
+        object.__setattr__(self, "content", text)
 
 
 Handler = Callable[["ToolBox", Any], Awaitable[JSON]]

@@ -186,8 +186,9 @@ class MemoryPlanner:
             self.planning.proposals[proposal_id] = decided
         return decided
 
-    async def count_applied_since(self, endpoint_id: str, since: datetime) -> int:
-        return sum(
+    async def guardrail_inputs(self, endpoint_id: str, since: datetime) -> tuple[Endpoint, int]:
+        endpoint = self._state.endpoint(endpoint_id)
+        return endpoint, sum(
             p.endpoint_id == endpoint_id
             and p.status is ProposalStatus.APPLIED
             and p.decided_at is not None

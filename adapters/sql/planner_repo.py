@@ -29,6 +29,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import RowMapping
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from adapters.sql.engine import Database
 from adapters.sql.graph_repo import read_job_edges, read_output_schema
@@ -173,6 +174,12 @@ def _claim_one_statement(by: _By) -> Select[Any]:
     return _select_claimed().where(_named(by)).with_for_update(of=planner_state)
 
 
+async def _lock_one(conn: AsyncConnection, by: _By, named: dict[str, str]) -> RowMapping | None:
+    """The named endpoint's claim row, its planner_state locked; None without that row."""
+    result = await conn.execute(_claim_one_statement(by), named)
+    return result.mappings().one_or_none()
+
+
 @functools.cache
 def _lease_one_statement() -> Update:
     return (
@@ -199,6 +206,21 @@ def _context_statements() -> tuple[Select[Any], Select[Any], Select[Any]]:
         runs.c.status != RunStatus.RUNNING.value,
     )
     return job, job_endpoints, newest
+
+
+@functools.cache
+def _guardrail_statement() -> Select[Any]:
+    """The endpoint (bound `id`) with the count of its proposals applied since bound `since`."""
+    applied = select(func.count()).where(
+        proposals.c.endpoint_id == endpoints.c.id,
+        proposals.c.status == ProposalStatus.APPLIED.value,
+        proposals.c.decided_at >= bindparam("since", type_=UtcDateTime),
+    )
+    return (
+        select_endpoints()
+        .add_columns(applied.scalar_subquery().label("applied_since"))
+        .where(_named(_By.ID))
+    )
 
 
 @functools.cache
@@ -262,9 +284,11 @@ class SqlPlanner:
         until = now + timedelta(seconds=lease_seconds)
         by, named = _ref_parameters(ref)
         async with self._db.write() as conn:
-            await conn.execute(_ensure_states_statement(self._db.dialect, by), named)
-            result = await conn.execute(_claim_one_statement(by), named)
-            row = result.mappings().one_or_none()
+            row = await _lock_one(conn, by, named)
+            if row is None:
+                # Never analysed: give it its planner_state row, then lock that.
+                await conn.execute(_ensure_states_statement(self._db.dialect, by), named)
+                row = await _lock_one(conn, by, named)
             if row is None:
                 raise EndpointNotFound(ref)
             owner, lease_until = row["analysis_lease_owner"], row["analysis_lease_until"]
@@ -382,14 +406,14 @@ class SqlPlanner:
             raise ProposalNotPending(proposal_id, (await self.get_proposal(proposal_id)).status)
         return proposal_from_row(row)
 
-    async def count_applied_since(self, endpoint_id: str, since: datetime) -> int:
-        query = select(func.count()).where(
-            proposals.c.endpoint_id == endpoint_id,
-            proposals.c.status == ProposalStatus.APPLIED.value,
-            proposals.c.decided_at >= since,
-        )
+    async def guardrail_inputs(self, endpoint_id: str, since: datetime) -> tuple[Endpoint, int]:
+        parameters = {"id": endpoint_id, "since": since}
         async with self._db.read() as conn:
-            return int((await conn.execute(query)).scalar_one())
+            result = await conn.execute(_guardrail_statement(), parameters)
+            row = result.mappings().one_or_none()
+        if row is None:
+            raise EndpointNotFound(endpoint_id)
+        return endpoint_from_row(row, None), int(row["applied_since"])
 
     async def expire_pending(self, now: datetime) -> int:
         async with self._db.write() as conn:
