@@ -177,7 +177,8 @@ def _claim_one_statement(by: _By) -> Select[Any]:
 async def _lock_one(conn: AsyncConnection, by: _By, named: dict[str, str]) -> RowMapping | None:
     """The named endpoint's claim row, its planner_state locked; None without that row."""
     result = await conn.execute(_claim_one_statement(by), named)
-    return result.mappings().one_or_none()
+    row: RowMapping | None = result.mappings().one_or_none()
+    return row
 
 
 @functools.cache
@@ -193,19 +194,31 @@ def _lease_one_statement() -> Update:
 
 
 @functools.cache
-def _context_statements() -> tuple[Select[Any], Select[Any], Select[Any]]:
-    """The job, its endpoints by name, and the newest slot of its finished runs (over the
-    runs' history index, endpoint by endpoint, rather than a scan of every run)."""
+def _context_statement() -> Select[Any]:
+    """The endpoints of bound `job_id` by name, each row with its job's columns (`job_…`) and
+    the newest slot of the job's finished runs: one statement rather than three. The slot is
+    found endpoint by endpoint over the runs' history index rather than by a scan of every run,
+    and computed once (the subquery does not depend on the row)."""
     job_id = bindparam("job_id", type_=String)
-    job = select(jobs).where(jobs.c.id == job_id)
-    job_endpoints = (
-        select_endpoints().where(endpoints.c.job_id == job_id).order_by(endpoints.c.name)
+    siblings = endpoints.alias("siblings")
+    newest = (
+        select(func.max(runs.c.slot_at))
+        .where(
+            runs.c.endpoint_id.in_(select(siblings.c.id).where(siblings.c.job_id == job_id)),
+            runs.c.status != RunStatus.RUNNING.value,
+        )
+        .correlate(None)
     )
-    newest = select(func.max(runs.c.slot_at)).where(
-        runs.c.endpoint_id.in_(select(endpoints.c.id).where(endpoints.c.job_id == job_id)),
-        runs.c.status != RunStatus.RUNNING.value,
+    return (
+        select_endpoints()
+        .add_columns(
+            jobs.c.description.label("job_description"),
+            jobs.c.planner_mode.label("job_planner_mode"),
+            newest.scalar_subquery().label("newest_finished_slot"),
+        )
+        .where(endpoints.c.job_id == job_id)
+        .order_by(endpoints.c.name)
     )
-    return job, job_endpoints, newest
 
 
 @functools.cache
@@ -243,6 +256,18 @@ def _finish_statement() -> Update:
             lease_until=None,
         )
     )
+
+
+@functools.cache
+def _finish_postgres_statement() -> Insert:
+    """`_finish_statement` and the session's INSERT as one statement (one round trip, atomic
+    without a transaction block): the session row is inserted only if the fenced update freed
+    a lease, so a row count of 0 means the lease was lost and nothing was written. The
+    session's values are bound as `session_<column>`."""
+    freed = _finish_statement().returning(planner_state.c.endpoint_id).cte("freed")
+    columns = list(analysis_sessions.c)
+    session = select(*(bindparam(f"session_{c.name}", type_=c.type) for c in columns))
+    return insert(analysis_sessions).from_select(columns, session.select_from(freed)).add_cte(freed)
 
 
 def _claim_from_row(row: RowMapping) -> AnalysisClaim:
@@ -302,26 +327,20 @@ class SqlPlanner:
         return AnalysisClaim(claim.endpoint, claim.mode, until, claim.llm_failures)
 
     async def read_context(self, endpoint: Endpoint, history: int) -> AnalysisContext:
-        job_statement, endpoints_statement, newest_statement = _context_statements()
-        job_id = {"job_id": endpoint.job_id}
         async with self._db.read() as conn:
-            job_row = (await conn.execute(job_statement, job_id)).mappings().one_or_none()
-            if job_row is None:
-                raise EndpointNotFound(endpoint.id)
+            result = await conn.execute(_context_statement(), {"job_id": endpoint.job_id})
+            rows = result.mappings().all()
             # No cipher: the planner never sends requests, so header secrets stay sealed.
-            job_endpoints = [
-                endpoint_from_row(row, None)
-                for row in (await conn.execute(endpoints_statement, job_id)).mappings()
-            ]
+            job_endpoints = [endpoint_from_row(row, None) for row in rows]
             if all(e.id != endpoint.id for e in job_endpoints):
                 raise EndpointNotFound(endpoint.id)
             return AnalysisContext(
-                job=job_from_row(job_row),
+                job=job_from_row(rows[0], prefix="job_"),
                 endpoints=job_endpoints,
                 recent=await read_runs(conn, endpoint.id, history, 0),
                 edges=await read_job_edges(conn, endpoint.job_name),
                 schema=await read_output_schema(conn, endpoint.id),
-                newest_finished_slot=(await conn.execute(newest_statement, job_id)).scalar(),
+                newest_finished_slot=rows[0]["newest_finished_slot"],
             )
 
     async def finish_analysis(
@@ -342,15 +361,19 @@ class SqlPlanner:
             "new_llm_failures": failures,
             "new_retry_at": outcome.next_analysis_at if outcome.failed else None,
         }
-        async with self._db.write() as conn:
-            result = await conn.execute(_finish_statement(), values)
-            if result.rowcount != 1:
-                raise LeaseLost(claim.endpoint.id, worker_id)
-            await conn.execute(insert(analysis_sessions).values(session_values(session)))
+        if self._db.dialect == "postgresql":
+            stored = {f"session_{key}": value for key, value in session_values(session).items()}
+            written = await self._db.write_one(_finish_postgres_statement(), values | stored)
+        else:
+            async with self._db.write() as conn:
+                written = (await conn.execute(_finish_statement(), values)).rowcount
+                if written == 1:
+                    await conn.execute(insert(analysis_sessions).values(session_values(session)))
+        if written != 1:
+            raise LeaseLost(claim.endpoint.id, worker_id)
 
     async def add_proposal(self, proposal: Proposal) -> None:
-        async with self._db.write() as conn:
-            await conn.execute(insert(proposals).values(proposal_values(proposal)))
+        await self._db.write_one(insert(proposals).values(proposal_values(proposal)))
 
     async def get_proposal(self, proposal_id: str) -> Proposal:
         async with self._db.read() as conn:
@@ -416,21 +439,19 @@ class SqlPlanner:
         return endpoint_from_row(row, None), int(row["applied_since"])
 
     async def expire_pending(self, now: datetime) -> int:
-        async with self._db.write() as conn:
-            result = await conn.execute(
-                update(proposals)
-                .where(
-                    proposals.c.status == ProposalStatus.PENDING.value,
-                    proposals.c.expires_at <= now,
-                )
-                .values(
-                    status=ProposalStatus.EXPIRED.value,
-                    decided_by="planner",
-                    decided_at=now,
-                    outcome="expired before anyone decided",
-                )
+        return await self._db.write_one(
+            update(proposals)
+            .where(
+                proposals.c.status == ProposalStatus.PENDING.value,
+                proposals.c.expires_at <= now,
             )
-        return int(result.rowcount)
+            .values(
+                status=ProposalStatus.EXPIRED.value,
+                decided_by="planner",
+                decided_at=now,
+                outcome="expired before anyone decided",
+            )
+        )
 
     async def get_session(self, session_id: str) -> AnalysisSession:
         async with self._db.read() as conn:
