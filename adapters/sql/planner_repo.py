@@ -70,18 +70,22 @@ from domain.planning import (
 )
 
 
-def _newest_finished_slot() -> Any:
-    """The newest finished run of the endpoint's job (siblings included)."""
+def _newest_finished_slot(job_id: ColumnElement[str]) -> Any:
+    """The newest slot of the finished runs of the job `job_id` (all its endpoints), found
+    endpoint by endpoint over the runs' history index rather than by a scan of every run."""
+    siblings = endpoints.alias("siblings")
+    # Correlated to the enclosing statement's `endpoints` when `job_id` is its column.
+    job_endpoints = select(siblings.c.id).where(siblings.c.job_id == job_id).correlate(endpoints)
     return (
         select(func.max(runs.c.slot_at))
-        .where(runs.c.job_id == endpoints.c.job_id, runs.c.status != RunStatus.RUNNING.value)
+        .where(runs.c.endpoint_id.in_(job_endpoints), runs.c.status != RunStatus.RUNNING.value)
         .scalar_subquery()
     )
 
 
 def _candidates(now: datetime, limit: int) -> Select[Any]:
     """`domain.planning.needs_analysis`, in SQL."""
-    newest = _newest_finished_slot()
+    newest = _newest_finished_slot(endpoints.c.job_id)
     failing = endpoints.c.failure_count > 0
     state = planner_state.c
     return (
@@ -196,25 +200,15 @@ def _lease_one_statement() -> Update:
 @functools.cache
 def _context_statement() -> Select[Any]:
     """The endpoints of bound `job_id` by name, each row with its job's columns (`job_…`) and
-    the newest slot of the job's finished runs: one statement rather than three. The slot is
-    found endpoint by endpoint over the runs' history index rather than by a scan of every run,
-    and computed once (the subquery does not depend on the row)."""
+    the newest slot of the job's finished runs: one statement rather than three (the slot's
+    subquery does not depend on the row, so it is computed once)."""
     job_id = bindparam("job_id", type_=String)
-    siblings = endpoints.alias("siblings")
-    newest = (
-        select(func.max(runs.c.slot_at))
-        .where(
-            runs.c.endpoint_id.in_(select(siblings.c.id).where(siblings.c.job_id == job_id)),
-            runs.c.status != RunStatus.RUNNING.value,
-        )
-        .correlate(None)
-    )
     return (
         select_endpoints()
         .add_columns(
             jobs.c.description.label("job_description"),
             jobs.c.planner_mode.label("job_planner_mode"),
-            newest.scalar_subquery().label("newest_finished_slot"),
+            _newest_finished_slot(job_id).label("newest_finished_slot"),
         )
         .where(endpoints.c.job_id == job_id)
         .order_by(endpoints.c.name)
