@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
-from domain.model import JSON, Endpoint, PlannerMode
+from domain.graph import Edge
+from domain.model import JSON, Endpoint, Job, PlannerMode, Run
+from domain.outputs import OutputSchema
 
 
 class ProposalKind(StrEnum):
@@ -122,6 +124,24 @@ class AnalysisClaim:
     lease_until: datetime
     llm_failures: int = 0
     """Consecutive failed sessions before this one (the backoff's exponent)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AnalysisContext:
+    """What an analysis reads before its first tool call, read together at its start."""
+
+    job: Job
+    endpoints: list[Endpoint]
+    """The job's endpoints by name, the analysed one included."""
+    recent: list[Run]
+    """The analysed endpoint's newest runs, newest slot first."""
+    edges: list[Edge]
+    """The graph edges with an end in the job, as `GraphRepository.list_edges(job)`."""
+    schema: OutputSchema | None
+    """The analysed endpoint's learnt output schema, None before its first body."""
+    newest_finished_slot: datetime | None
+    """The newest slot of the job's finished runs: the session has seen it, later ones are
+    new (the same slot `needs_analysis` compares)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ from domain.model import (
 from domain.outputs import DriftEvent, OutputSchema
 from domain.planning import (
     AnalysisClaim,
+    AnalysisContext,
     AnalysisOutcome,
     AnalysisSession,
     ChatReply,
@@ -205,11 +206,20 @@ class PlannerRepository(Protocol):
         ...
 
     async def claim_endpoint(
-        self, endpoint_id: str, now: datetime, worker_id: str, lease_seconds: float
+        self, ref: str, now: datetime, worker_id: str, lease_seconds: float
     ) -> AnalysisClaim:
-        """Lease one endpoint for analysis now, whether or not it needs it (`run-once`).
+        """Lease one endpoint (by id or by `job/endpoint`) for analysis now, whether or not it
+        needs it (`run-once`).
 
         Raises `EndpointNotFound`, or `AnalysisBusy` while another worker's lease is live."""
+        ...
+
+    async def read_context(self, endpoint: Endpoint, history: int) -> AnalysisContext:
+        """What an analysis of `endpoint` reads at its start, in one go (one connection on
+        SQL rather than one per read): its job and the job's endpoints, its newest `history`
+        runs, the job's edges, its output schema and the job's newest finished slot.
+
+        Raises `EndpointNotFound` when the endpoint or its job is gone."""
         ...
 
     async def finish_analysis(
@@ -254,8 +264,10 @@ class PlannerRepository(Protocol):
         Raises `ProposalNotFound`, or `ProposalNotPending` when someone decided it first."""
         ...
 
-    async def count_applied_since(self, endpoint_id: str, since: datetime) -> int:
-        """Proposals of the endpoint applied at or after `since` (the guardrails' rate)."""
+    async def guardrail_inputs(self, endpoint_id: str, since: datetime) -> tuple[Endpoint, int]:
+        """In one read, what the guardrails weigh: the endpoint as it is now (header secrets
+        as stored: the planner never sends requests) and how many of its proposals were
+        applied at or after `since` (the rate). Raises `EndpointNotFound`."""
         ...
 
     async def expire_pending(self, now: datetime) -> int:

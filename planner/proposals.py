@@ -31,16 +31,22 @@ class ProposalDesk:
         self._waker = waker
         self._limits = limits
 
-    async def _refusal(self, draft: ProposalDraft, endpoint: Endpoint, now: datetime) -> str | None:
-        changes = await self._store.planner.count_applied_since(endpoint.id, now - RATE_WINDOW)
-        return refusal(draft, endpoint, changes, now, self._limits)
+    async def _guarded(
+        self, draft: ProposalDraft, endpoint_id: str, now: datetime
+    ) -> tuple[Endpoint, str | None]:
+        """The endpoint as it is now, and why the guardrails refuse `draft` on it (None: they
+        do not)."""
+        endpoint, changes = await self._store.planner.guardrail_inputs(
+            endpoint_id, now - RATE_WINDOW
+        )
+        return endpoint, refusal(draft, endpoint, changes, now, self._limits)
 
     async def propose(
         self, draft: ProposalDraft, endpoint_id: str, proposer: Proposer, now: datetime
     ) -> Proposal:
         """Record `draft` as a proposal: refused by a guardrail, held for review, or applied at
         once (`auto`)."""
-        endpoint = await self._store.catalog.get_endpoint(endpoint_id)
+        endpoint, why_not = await self._guarded(draft, endpoint_id, now)
         proposal = Proposal(
             id=new_id(),
             endpoint_id=endpoint.id,
@@ -56,7 +62,6 @@ class ProposalDesk:
             ttl_seconds=draft.ttl_seconds,
             expires_at=now + timedelta(seconds=self._limits.pending_ttl_seconds),
         )
-        why_not = await self._refusal(draft, endpoint, now)
         if why_not is not None:
             proposal = _decided(proposal, ProposalStatus.REFUSED, "guardrails", why_not, now)
         elif proposer.mode is PlannerMode.AUTO:
@@ -88,8 +93,7 @@ class ProposalDesk:
         if proposal.expires_at is not None and proposal.expires_at <= now:
             await self._store.planner.expire_pending(now)
             raise ProposalNotPending(proposal.id, ProposalStatus.EXPIRED)
-        endpoint = await self._store.catalog.get_endpoint(proposal.endpoint_id)
-        why_not = await self._refusal(proposal.draft, endpoint, now)
+        endpoint, why_not = await self._guarded(proposal.draft, proposal.endpoint_id, now)
         if why_not is not None:
             return await self._store.planner.decide(
                 proposal.id, ProposalStatus.REFUSED, admin, f"refused by guardrails: {why_not}", now

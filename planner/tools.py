@@ -19,11 +19,12 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from domain.context import Neighbour
+from domain.context import Neighbour, dag_context, related_siblings
+from domain.graph import Edge
 from domain.model import JSON, Endpoint, Run
 from domain.planning import AnalysisClaim, ProposalDraft, ProposalKind, ToolCallRecord
 from domain.ports import Store
-from planner.graph_context import read_dag_context, read_output_schema, read_related_siblings
+from planner.graph_context import read_output_schema
 from planner.projection import DEFAULT_MAX_BODY_CHARS, capped, project
 from planner.proposals import ProposalDesk, Proposer
 from planner.tool_args import (
@@ -54,12 +55,14 @@ class ToolError(Exception):
 class ToolResult:
     data: JSON
     error: str | None = None
+    content: str = field(init=False)
+    """What the model reads: encoded once, as both the call's record (its size) and the
+    model's message need it."""
 
-    @property
-    def content(self) -> str:
-        """What the model reads."""
+    def __post_init__(self) -> None:
         shown = {"error": self.error} if self.error is not None else self.data
-        return json.dumps(shown, ensure_ascii=False, separators=(",", ":"), default=str)
+        text = json.dumps(shown, ensure_ascii=False, separators=(",", ":"), default=str)
+        object.__setattr__(self, "content", text)
 
 
 Handler = Callable[["ToolBox", Any], Awaitable[JSON]]
@@ -100,6 +103,9 @@ class ToolContext:
     claim: AnalysisClaim
     siblings: Mapping[str, Endpoint]
     """The job's endpoints by name, the analysed one included."""
+    edges: Sequence[Edge]
+    """The graph edges with an end in the job, read with the siblings at the session's start
+    (runs, by contrast, are read afresh by every call)."""
     store: Store
     desk: ProposalDesk
     proposer: Proposer
@@ -240,17 +246,19 @@ async def _history(box: ToolBox, args: HistoryArgs) -> JSON:
 
 
 async def _siblings(box: ToolBox, args: Projection) -> JSON:
-    store = box.context.store
+    job = list(box.context.siblings.values())
     # Most related first (graph weights, Adamic-Adar): a model that stops reading early has
     # read the siblings that matter.
-    others = await read_related_siblings(store, box.endpoint.id, box.context.now())
-    latest = await store.runs.latest_runs([e.id for e in others])
+    others = related_siblings(box.endpoint, job, box.context.edges, box.context.now())
+    latest = await box.context.store.runs.latest_runs([e.id for e in others])
     return {e.name: box.view(latest[e.id], args.fields) for e in others if e.id in latest}
 
 
 async def _dag_context(box: ToolBox, args: EndpointArgs) -> JSON:
     endpoint = box.readable(args.endpoint)
-    context = await read_dag_context(box.context.store, endpoint.id)
+    job = list(box.context.siblings.values())
+    latest = await box.context.store.runs.latest_runs([e.id for e in job])
+    context = dag_context(endpoint, job, box.context.edges, latest)
 
     def shown(side: Sequence[Neighbour]) -> list[JSON]:
         return [

@@ -12,12 +12,12 @@ import logging
 from datetime import datetime, timedelta
 
 from domain.errors import LeaseLost, LlmUnavailable, StoreUnavailable
-from domain.model import JSON, Endpoint, RunStatus, new_id
+from domain.model import JSON, new_id
 from domain.planning import AnalysisClaim, AnalysisOutcome, AnalysisSession, SessionStatus
 from domain.ports import Clock, Store, Waker
 from planner.brief import build_brief
 from planner.config import PlannerConfig
-from planner.graph_context import read_output_schema
+from planner.graph_context import schema_document
 from planner.proposals import ProposalDesk, Proposer
 from planner.session import Analyst, Verdict
 from planner.tools import ToolBox, ToolContext
@@ -99,9 +99,8 @@ class PlannerWorker:
 
     async def analyse_now(self, ref: str) -> AnalysisSession:
         """Analyse one endpoint at once, whether or not it needs it (`planner run-once`)."""
-        endpoint = await self._store.catalog.get_endpoint(ref)
         claim = await self._store.planner.claim_endpoint(
-            endpoint.id, self._clock.now(), self._config.worker_id, self._config.lease_seconds
+            ref, self._clock.now(), self._config.worker_id, self._config.lease_seconds
         )
         return await self.analyse(claim)
 
@@ -109,14 +108,13 @@ class PlannerWorker:
         started = self._clock.now()
         endpoint = claim.endpoint
         session_id = new_id()
-        recent = await self._store.runs.list_runs(endpoint.id, limit=self._config.history_runs)
-        siblings = {e.name: e for e in await self._store.catalog.list_endpoints(endpoint.job_name)}
-        job = await self._store.catalog.get_job(endpoint.job_name)
-        seen = await self._newest_finished_slot(list(siblings.values()))
+        context = await self._store.planner.read_context(endpoint, self._config.history_runs)
+        siblings = {e.name: e for e in context.endpoints}
         toolbox = ToolBox(
             ToolContext(
                 claim=claim,
                 siblings=siblings,
+                edges=context.edges,
                 store=self._store,
                 desk=self.desk,
                 proposer=Proposer(self._analyst.name, claim.mode, session_id),
@@ -125,16 +123,21 @@ class PlannerWorker:
         )
         brief = build_brief(
             claim,
-            job_description=job.description,
+            job_description=context.job.description,
             siblings=siblings,
-            recent=recent,
-            schema=await read_output_schema(self._store, endpoint.id),
+            recent=context.recent,
+            schema=schema_document(context.schema),
             now=started,
             pasted=await self._pasted(toolbox) if self._config.paste_latest else None,
         )
         verdict = await self._verdict(brief, toolbox)
         return await self._record(
-            claim, toolbox, verdict, session_id=session_id, started=started, seen=seen
+            claim,
+            toolbox,
+            verdict,
+            session_id=session_id,
+            started=started,
+            seen=context.newest_finished_slot,
         )
 
     async def _record(
@@ -217,20 +220,6 @@ class PlannerWorker:
                 extra={"action": "analysis_error", "endpoint_id": toolbox.endpoint.id},
             )
             return Verdict(SessionStatus.FAILED, error=f"internal error: {type(exc).__name__}")
-
-    async def _newest_finished_slot(self, job_endpoints: list[Endpoint]) -> datetime | None:
-        """The newest finished slot of the job before the session: its later runs are new."""
-        store = self._store.runs
-        # One read for the whole job rather than one per endpoint (a fifth of a session's store
-        # time with five endpoints, more with more); a second one only where a run is running.
-        latest = await store.latest_runs([e.id for e in job_endpoints])
-        slots = []
-        for endpoint_id, newest in latest.items():
-            runs = [newest]
-            if newest.status is RunStatus.RUNNING:
-                runs = await store.list_runs(endpoint_id, limit=2)
-            slots += [run.slot_at for run in runs if run.status is not RunStatus.RUNNING]
-        return max(slots, default=None)
 
     def _backoff(self, failures_before: int) -> float:
         delay = self._config.backoff_seconds * float(2 ** min(failures_before, 32))

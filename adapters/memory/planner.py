@@ -14,9 +14,11 @@ from domain.errors import (
     ProposalNotPending,
     SessionNotFound,
 )
+from domain.graph import touches_job
 from domain.model import Endpoint, RunStatus
 from domain.planning import (
     AnalysisClaim,
+    AnalysisContext,
     AnalysisOutcome,
     AnalysisSession,
     PlannerState,
@@ -59,18 +61,21 @@ class MemoryPlanner:
         )
         return AnalysisClaim(endpoint, mode, until, state.llm_failures)
 
-    def _needs_analysis(self, endpoint: Endpoint, now: datetime) -> bool:
-        job = self._state.jobs[endpoint.job_name]
+    def _newest_finished_slot(self, job_id: str) -> datetime | None:
         finished = [
             r.slot_at
             for r in self._state.runs.values()
-            if r.job_id == endpoint.job_id and r.status is not RunStatus.RUNNING
+            if r.job_id == job_id and r.status is not RunStatus.RUNNING
         ]
+        return max(finished, default=None)
+
+    def _needs_analysis(self, endpoint: Endpoint, now: datetime) -> bool:
+        job = self._state.jobs[endpoint.job_name]
         return needs_analysis(
             self._planner_state(endpoint.id),
             endpoint,
             effective_mode(endpoint.spec.planner_mode, job.planner_mode),
-            max(finished, default=None),
+            self._newest_finished_slot(endpoint.job_id),
             now,
         )
 
@@ -85,15 +90,33 @@ class MemoryPlanner:
             return [self._claim(e, until, worker_id) for e in due[: max(limit, 0)]]
 
     async def claim_endpoint(
-        self, endpoint_id: str, now: datetime, worker_id: str, lease_seconds: float
+        self, ref: str, now: datetime, worker_id: str, lease_seconds: float
     ) -> AnalysisClaim:
         async with self._state.lock:
-            endpoint = self._state.endpoint(endpoint_id)
-            state = self._planner_state(endpoint_id)
+            endpoint = self._state.endpoint_by_ref(ref)
+            state = self._planner_state(endpoint.id)
             owner, until = state.lease_owner, state.lease_until
             if owner is not None and owner != worker_id and until is not None and until >= now:
                 raise AnalysisBusy(endpoint.ref, owner)
             return self._claim(endpoint, now + timedelta(seconds=lease_seconds), worker_id)
+
+    async def read_context(self, endpoint: Endpoint, history: int) -> AnalysisContext:
+        current = self._state.endpoint(endpoint.id)
+        schema = self._state.output_schemas.get(current.id)
+        return AnalysisContext(
+            job=self._state.jobs[current.job_name],
+            endpoints=sorted(
+                (e for e in self._state.endpoints.values() if e.job_name == current.job_name),
+                key=lambda e: e.name,
+            ),
+            recent=self._state.runs_of(current.id)[:history],
+            edges=sorted(
+                (e for e in self._state.edges.values() if touches_job(e, current.job_name)),
+                key=lambda e: e.key,
+            ),
+            schema=None if schema is None else schema.copy(),
+            newest_finished_slot=self._newest_finished_slot(current.job_id),
+        )
 
     async def finish_analysis(
         self,
@@ -163,8 +186,9 @@ class MemoryPlanner:
             self.planning.proposals[proposal_id] = decided
         return decided
 
-    async def count_applied_since(self, endpoint_id: str, since: datetime) -> int:
-        return sum(
+    async def guardrail_inputs(self, endpoint_id: str, since: datetime) -> tuple[Endpoint, int]:
+        endpoint = self._state.endpoint(endpoint_id)
+        return endpoint, sum(
             p.endpoint_id == endpoint_id
             and p.status is ProposalStatus.APPLIED
             and p.decided_at is not None

@@ -71,6 +71,15 @@ class MemoryState:
         except KeyError:
             raise EndpointNotFound(endpoint_id) from None
 
+    def endpoint_by_ref(self, ref: str) -> Endpoint:
+        """By id or by `job/endpoint`."""
+        if ref in self.endpoints:
+            return self.endpoints[ref]
+        for endpoint in self.endpoints.values():
+            if endpoint.ref == ref:
+                return endpoint
+        raise EndpointNotFound(ref)
+
 
 class MemoryCatalog:
     def __init__(self, state: MemoryState) -> None:
@@ -113,12 +122,7 @@ class MemoryCatalog:
         return sorted(chosen, key=lambda e: (e.job_name, e.name))
 
     async def get_endpoint(self, ref: str) -> Endpoint:
-        if ref in self._state.endpoints:
-            return self._state.endpoints[ref]
-        for endpoint in self._state.endpoints.values():
-            if endpoint.ref == ref:
-                return endpoint
-        raise EndpointNotFound(ref)
+        return self._state.endpoint_by_ref(ref)
 
     async def set_pause(self, endpoint_id: str, pause: Pause | None, now: datetime) -> Endpoint:
         return await self._change(endpoint_id, lambda e: with_pause(e, pause, now))

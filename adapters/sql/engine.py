@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import Executable, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
@@ -87,8 +87,19 @@ class Database:
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncConnection]:
+        """Statements that only read. On PostgreSQL they run without a transaction: at READ
+        COMMITTED each statement takes its own snapshot either way, while the BEGIN and the
+        ROLLBACK that returns the connection to the pool cost two round trips per read. On
+        SQLite the block stays one read transaction: one WAL snapshot for all its statements."""
+        async with self._connect(autocommit=self.dialect == "postgresql") as conn:
+            yield conn
+
+    @asynccontextmanager
+    async def _connect(self, *, autocommit: bool) -> AsyncIterator[AsyncConnection]:
         with translate_driver_errors(self.url):
             async with self.engine.connect() as conn:
+                if autocommit:
+                    await conn.execution_options(isolation_level="AUTOCOMMIT")
                 yield conn
 
     @asynccontextmanager
@@ -100,6 +111,17 @@ class Database:
                     await conn.execution_options(**{_IMMEDIATE: True})
                 async with conn.begin():
                     yield conn
+
+    async def write_one(
+        self, statement: Executable, parameters: Mapping[str, Any] | None = None
+    ) -> int:
+        """One writing statement (no RETURNING), atomic on its own; returns its row count.
+        PostgreSQL makes a lone statement atomic without a transaction block, so it runs there
+        in AUTOCOMMIT: one round trip instead of BEGIN, statement, COMMIT. SQLite takes its
+        write lock up front, as in `write`."""
+        alone = self._connect(autocommit=True) if self.dialect == "postgresql" else self.write()
+        async with alone as conn:
+            return int((await conn.execute(statement, parameters)).rowcount)
 
     async def dispose(self) -> None:
         await self.engine.dispose()

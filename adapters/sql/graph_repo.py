@@ -3,11 +3,12 @@ and the tool graph's edges."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, insert, or_, select, update
+from sqlalchemy import Select, String, bindparam, delete, insert, or_, select, update
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -28,19 +29,52 @@ from domain.outputs import DriftEvent, OutputSchema
 from domain.schema_inference import ShapeNode
 
 
+@functools.cache
+def _schema_statement() -> Select[Any]:
+    return select(output_schemas).where(output_schemas.c.endpoint_id == bindparam("endpoint_id"))
+
+
+async def read_output_schema(conn: AsyncConnection, endpoint_id: str) -> OutputSchema | None:
+    """`SchemaRepository.get_output_schema` on an open connection."""
+    result = await conn.execute(_schema_statement(), {"endpoint_id": endpoint_id})
+    row = result.mappings().one_or_none()
+    if row is None:
+        return None
+    return OutputSchema(
+        endpoint_id, ShapeNode.from_dict(row["shape"]), row["through_slot"], row["version"]
+    )
+
+
+@functools.cache
+def _job_edges_statement() -> Select[Any]:
+    job = bindparam("job", type_=String)
+    prefix = bindparam("prefix", type_=String)
+    return select(graph_edges).where(
+        or_(
+            graph_edges.c.from_node == job,
+            graph_edges.c.to_node == job,
+            graph_edges.c.from_node.like(prefix),
+            graph_edges.c.to_node.like(prefix),
+        )
+    )
+
+
+async def read_job_edges(conn: AsyncConnection, job: str) -> list[Edge]:
+    """`GraphRepository.list_edges(job)` on an open connection."""
+    result = await conn.execute(_job_edges_statement(), {"job": job, "prefix": f"{job}/%"})
+    # LIKE only narrows (`_` in a job name is a wildcard there); sorted here, not in SQL, as
+    # the databases' collations may order text differently.
+    edges = [_edge(row) for row in result.mappings()]
+    return sorted((e for e in edges if touches_job(e, job)), key=lambda e: e.key)
+
+
 class SqlSchemas:
     def __init__(self, db: Database) -> None:
         self._db = db
 
     async def get_output_schema(self, endpoint_id: str) -> OutputSchema | None:
-        query = select(output_schemas).where(output_schemas.c.endpoint_id == endpoint_id)
         async with self._db.read() as conn:
-            row = (await conn.execute(query)).mappings().one_or_none()
-        if row is None:
-            return None
-        return OutputSchema(
-            endpoint_id, ShapeNode.from_dict(row["shape"]), row["through_slot"], row["version"]
-        )
+            return await read_output_schema(conn, endpoint_id)
 
     async def save_output_schema(
         self, schema: OutputSchema, drift: Sequence[DriftEvent], now: datetime, *, rebuilt: bool
@@ -156,26 +190,11 @@ class SqlGraph:
                     await conn.execute(update(graph_edges).where(*key).values(values))
 
     async def list_edges(self, job: str | None = None) -> list[Edge]:
-        query = select(graph_edges).order_by(
-            graph_edges.c.from_node, graph_edges.c.to_node, graph_edges.c.edge_type
-        )
-        if job is not None:
-            prefix = f"{job}/%"
-            query = query.where(
-                or_(
-                    graph_edges.c.from_node == job,
-                    graph_edges.c.to_node == job,
-                    graph_edges.c.from_node.like(prefix),
-                    graph_edges.c.to_node.like(prefix),
-                )
-            )
         async with self._db.read() as conn:
-            rows = (await conn.execute(query)).mappings().all()
-        # LIKE only narrows (`_` in a job name is a wildcard there); sorted here too, as the
-        # databases' collations may order text differently.
-        edges = [_edge(row) for row in rows]
-        chosen = edges if job is None else [e for e in edges if touches_job(e, job)]
-        return sorted(chosen, key=lambda e: e.key)
+            if job is None:
+                rows = (await conn.execute(select(graph_edges))).mappings().all()
+                return sorted((_edge(row) for row in rows), key=lambda e: e.key)
+            return await read_job_edges(conn, job)
 
     async def retract(
         self, edge_type: EdgeType, into: Collection[str], keep: Collection[EdgeKey]

@@ -3,24 +3,53 @@ PostgreSQL), analysis sessions and proposals. `now` always comes from the caller
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime, timedelta
+from enum import Enum
 from typing import Any
 
-from sqlalchemy import Select, and_, false, func, insert, literal, or_, select, update
+from sqlalchemy import (
+    Boolean,
+    ColumnElement,
+    Insert,
+    Integer,
+    Select,
+    String,
+    Update,
+    and_,
+    bindparam,
+    false,
+    func,
+    insert,
+    literal,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from adapters.sql.engine import Database
+from adapters.sql.graph_repo import read_job_edges, read_output_schema
 from adapters.sql.planner_rows import (
     proposal_from_row,
     proposal_values,
     session_from_row,
     session_values,
 )
-from adapters.sql.rows import endpoint_from_row, select_endpoints
-from adapters.sql.tables import analysis_sessions, endpoints, jobs, planner_state, proposals, runs
+from adapters.sql.rows import endpoint_from_row, job_from_row, select_endpoints
+from adapters.sql.runs import read_runs
+from adapters.sql.tables import (
+    UtcDateTime,
+    analysis_sessions,
+    endpoints,
+    jobs,
+    planner_state,
+    proposals,
+    runs,
+)
 from domain.errors import (
     AnalysisBusy,
     EndpointNotFound,
@@ -29,9 +58,10 @@ from domain.errors import (
     ProposalNotPending,
     SessionNotFound,
 )
-from domain.model import PlannerMode, RunStatus
+from domain.model import Endpoint, PlannerMode, RunStatus
 from domain.planning import (
     AnalysisClaim,
+    AnalysisContext,
     AnalysisOutcome,
     AnalysisSession,
     Proposal,
@@ -40,18 +70,22 @@ from domain.planning import (
 )
 
 
-def _newest_finished_slot() -> Any:
-    """The newest finished run of the endpoint's job (siblings included)."""
+def _newest_finished_slot(job_id: ColumnElement[str]) -> Any:
+    """The newest slot of the finished runs of the job `job_id` (all its endpoints), found
+    endpoint by endpoint over the runs' history index rather than by a scan of every run."""
+    siblings = endpoints.alias("siblings")
+    # Correlated to the enclosing statement's `endpoints` when `job_id` is its column.
+    job_endpoints = select(siblings.c.id).where(siblings.c.job_id == job_id).correlate(endpoints)
     return (
         select(func.max(runs.c.slot_at))
-        .where(runs.c.job_id == endpoints.c.job_id, runs.c.status != RunStatus.RUNNING.value)
+        .where(runs.c.endpoint_id.in_(job_endpoints), runs.c.status != RunStatus.RUNNING.value)
         .scalar_subquery()
     )
 
 
 def _candidates(now: datetime, limit: int) -> Select[Any]:
     """`domain.planning.needs_analysis`, in SQL."""
-    newest = _newest_finished_slot()
+    newest = _newest_finished_slot(endpoints.c.job_id)
     failing = endpoints.c.failure_count > 0
     state = planner_state.c
     return (
@@ -92,6 +126,144 @@ def _select_claimed() -> Select[Any]:
     )
 
 
+class _By(Enum):
+    """How a ref names an endpoint: by id, or as `job/name`."""
+
+    ID = "id"
+    NAME = "name"
+
+
+def _named(by: _By) -> ColumnElement[bool]:
+    """The endpoint a ref names: bound `id`, or bound `job` and `name` (`job/name`)."""
+    if by is _By.ID:
+        return endpoints.c.id == bindparam("id", type_=String)
+    # Not correlated: the claim's own FROM holds `jobs` too.
+    job_id = select(jobs.c.id).where(jobs.c.name == bindparam("job", type_=String)).correlate(None)
+    return and_(
+        endpoints.c.job_id == job_id.scalar_subquery(),
+        endpoints.c.name == bindparam("name", type_=String),
+    )
+
+
+def _ref_parameters(ref: str) -> tuple[_By, dict[str, str]]:
+    job, slash, name = ref.partition("/")
+    return (_By.NAME, {"job": job, "name": name}) if slash else (_By.ID, {"id": ref})
+
+
+@functools.cache
+def _ensure_states_statement(dialect: str, by: _By | None) -> Insert:
+    """Give every endpoint (or the one named, see `_named`) a planner_state row; racing
+    workers insert nothing twice."""
+    known = select(planner_state.c.endpoint_id).where(planner_state.c.endpoint_id == endpoints.c.id)
+    missing = select(endpoints.c.id, false(), literal(0)).where(~known.exists())
+    if by is not None:
+        missing = missing.where(_named(by))
+    dialect_insert = pg_insert if dialect == "postgresql" else sqlite_insert
+    return (
+        dialect_insert(planner_state)
+        .from_select(
+            [
+                planner_state.c.endpoint_id,
+                planner_state.c.seen_failing,
+                planner_state.c.llm_failures,
+            ],
+            missing,
+        )
+        .on_conflict_do_nothing(index_elements=[planner_state.c.endpoint_id])
+    )
+
+
+@functools.cache
+def _claim_one_statement(by: _By) -> Select[Any]:
+    return _select_claimed().where(_named(by)).with_for_update(of=planner_state)
+
+
+async def _lock_one(conn: AsyncConnection, by: _By, named: dict[str, str]) -> RowMapping | None:
+    """The named endpoint's claim row, its planner_state locked; None without that row."""
+    result = await conn.execute(_claim_one_statement(by), named)
+    row: RowMapping | None = result.mappings().one_or_none()
+    return row
+
+
+@functools.cache
+def _lease_one_statement() -> Update:
+    return (
+        update(planner_state)
+        .where(planner_state.c.endpoint_id == bindparam("id", type_=String))
+        .values(
+            lease_owner=bindparam("worker_id", type_=String),
+            lease_until=bindparam("until", type_=UtcDateTime),
+        )
+    )
+
+
+@functools.cache
+def _context_statement() -> Select[Any]:
+    """The endpoints of bound `job_id` by name, each row with its job's columns (`job_…`) and
+    the newest slot of the job's finished runs: one statement rather than three (the slot's
+    subquery does not depend on the row, so it is computed once)."""
+    job_id = bindparam("job_id", type_=String)
+    return (
+        select_endpoints()
+        .add_columns(
+            jobs.c.description.label("job_description"),
+            jobs.c.planner_mode.label("job_planner_mode"),
+            _newest_finished_slot(job_id).label("newest_finished_slot"),
+        )
+        .where(endpoints.c.job_id == job_id)
+        .order_by(endpoints.c.name)
+    )
+
+
+@functools.cache
+def _guardrail_statement() -> Select[Any]:
+    """The endpoint (bound `id`) with the count of its proposals applied since bound `since`."""
+    applied = select(func.count()).where(
+        proposals.c.endpoint_id == endpoints.c.id,
+        proposals.c.status == ProposalStatus.APPLIED.value,
+        proposals.c.decided_at >= bindparam("since", type_=UtcDateTime),
+    )
+    return (
+        select_endpoints()
+        .add_columns(applied.scalar_subquery().label("applied_since"))
+        .where(_named(_By.ID))
+    )
+
+
+@functools.cache
+def _finish_statement() -> Update:
+    """The planner state a session leaves, fenced on the lease (bound `id`, `worker_id` and
+    the new values, named `new_<column>`: SQLAlchemy keeps the column names for itself)."""
+    return (
+        update(planner_state)
+        .where(
+            planner_state.c.endpoint_id == bindparam("id", type_=String),
+            planner_state.c.lease_owner == bindparam("worker_id", type_=String),
+        )
+        .values(
+            seen_slot_at=bindparam("new_seen_slot_at", type_=UtcDateTime),
+            seen_failing=bindparam("new_seen_failing", type_=Boolean),
+            next_analysis_at=bindparam("new_next_analysis_at", type_=UtcDateTime),
+            llm_failures=bindparam("new_llm_failures", type_=Integer),
+            retry_at=bindparam("new_retry_at", type_=UtcDateTime),
+            lease_owner=None,
+            lease_until=None,
+        )
+    )
+
+
+@functools.cache
+def _finish_postgres_statement() -> Insert:
+    """`_finish_statement` and the session's INSERT as one statement (one round trip, atomic
+    without a transaction block): the session row is inserted only if the fenced update freed
+    a lease, so a row count of 0 means the lease was lost and nothing was written. The
+    session's values are bound as `session_<column>`."""
+    freed = _finish_statement().returning(planner_state.c.endpoint_id).cte("freed")
+    columns = list(analysis_sessions.c)
+    session = select(*(bindparam(f"session_{c.name}", type_=c.type) for c in columns))
+    return insert(analysis_sessions).from_select(columns, session.select_from(freed)).add_cte(freed)
+
+
 def _claim_from_row(row: RowMapping) -> AnalysisClaim:
     # No cipher: the planner never sends requests, so header secrets stay sealed.
     endpoint = endpoint_from_row(row, None)
@@ -103,32 +275,12 @@ class SqlPlanner:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def _ensure_states(self, conn: AsyncConnection) -> None:
-        """Give every endpoint a planner_state row; racing workers insert nothing twice."""
-        known = select(planner_state.c.endpoint_id).where(
-            planner_state.c.endpoint_id == endpoints.c.id
-        )
-        missing = select(endpoints.c.id, false(), literal(0)).where(~known.exists())
-        dialect_insert = pg_insert if self._db.dialect == "postgresql" else sqlite_insert
-        await conn.execute(
-            dialect_insert(planner_state)
-            .from_select(
-                [
-                    planner_state.c.endpoint_id,
-                    planner_state.c.seen_failing,
-                    planner_state.c.llm_failures,
-                ],
-                missing,
-            )
-            .on_conflict_do_nothing(index_elements=[planner_state.c.endpoint_id])
-        )
-
     async def claim_analyses(
         self, now: datetime, worker_id: str, lease_seconds: float, limit: int
     ) -> list[AnalysisClaim]:
         until = now + timedelta(seconds=lease_seconds)
         async with self._db.write() as conn:
-            await self._ensure_states(conn)
+            await conn.execute(_ensure_states_statement(self._db.dialect, None))
             candidates = _candidates(now, limit)
             if self._db.dialect == "postgresql":
                 # Two planners skip each other's rows instead of waiting or doubling up.
@@ -146,29 +298,44 @@ class SqlPlanner:
         return [claims[endpoint_id] for endpoint_id in chosen]
 
     async def claim_endpoint(
-        self, endpoint_id: str, now: datetime, worker_id: str, lease_seconds: float
+        self, ref: str, now: datetime, worker_id: str, lease_seconds: float
     ) -> AnalysisClaim:
         until = now + timedelta(seconds=lease_seconds)
+        by, named = _ref_parameters(ref)
         async with self._db.write() as conn:
-            await self._ensure_states(conn)
-            query = _select_claimed().where(endpoints.c.id == endpoint_id)
-            row = (
-                (await conn.execute(query.with_for_update(of=planner_state)))
-                .mappings()
-                .one_or_none()
-            )
+            row = await _lock_one(conn, by, named)
             if row is None:
-                raise EndpointNotFound(endpoint_id)
+                # Never analysed: give it its planner_state row, then lock that.
+                await conn.execute(_ensure_states_statement(self._db.dialect, by), named)
+                row = await _lock_one(conn, by, named)
+            if row is None:
+                raise EndpointNotFound(ref)
             owner, lease_until = row["analysis_lease_owner"], row["analysis_lease_until"]
             if owner is not None and owner != worker_id and lease_until >= now:
                 raise AnalysisBusy(f"{row['job_name']}/{row['name']}", owner)
             await conn.execute(
-                update(planner_state)
-                .where(planner_state.c.endpoint_id == endpoint_id)
-                .values(lease_owner=worker_id, lease_until=until)
+                _lease_one_statement(),
+                {"id": row["id"], "worker_id": worker_id, "until": until},
             )
         claim = _claim_from_row(row)
         return AnalysisClaim(claim.endpoint, claim.mode, until, claim.llm_failures)
+
+    async def read_context(self, endpoint: Endpoint, history: int) -> AnalysisContext:
+        async with self._db.read() as conn:
+            result = await conn.execute(_context_statement(), {"job_id": endpoint.job_id})
+            rows = result.mappings().all()
+            # No cipher: the planner never sends requests, so header secrets stay sealed.
+            job_endpoints = [endpoint_from_row(row, None) for row in rows]
+            if all(e.id != endpoint.id for e in job_endpoints):
+                raise EndpointNotFound(endpoint.id)
+            return AnalysisContext(
+                job=job_from_row(rows[0], prefix="job_"),
+                endpoints=job_endpoints,
+                recent=await read_runs(conn, endpoint.id, history, 0),
+                edges=await read_job_edges(conn, endpoint.job_name),
+                schema=await read_output_schema(conn, endpoint.id),
+                newest_finished_slot=rows[0]["newest_finished_slot"],
+            )
 
     async def finish_analysis(
         self,
@@ -179,30 +346,28 @@ class SqlPlanner:
         now: datetime,
     ) -> None:
         failures = claim.llm_failures + 1 if outcome.failed else 0
-        async with self._db.write() as conn:
-            result = await conn.execute(
-                update(planner_state)
-                .where(
-                    planner_state.c.endpoint_id == claim.endpoint.id,
-                    planner_state.c.lease_owner == worker_id,
-                )
-                .values(
-                    seen_slot_at=outcome.seen_slot_at,
-                    seen_failing=outcome.seen_failing,
-                    next_analysis_at=outcome.next_analysis_at,
-                    llm_failures=failures,
-                    retry_at=outcome.next_analysis_at if outcome.failed else None,
-                    lease_owner=None,
-                    lease_until=None,
-                )
-            )
-            if result.rowcount != 1:
-                raise LeaseLost(claim.endpoint.id, worker_id)
-            await conn.execute(insert(analysis_sessions).values(session_values(session)))
+        values = {
+            "id": claim.endpoint.id,
+            "worker_id": worker_id,
+            "new_seen_slot_at": outcome.seen_slot_at,
+            "new_seen_failing": outcome.seen_failing,
+            "new_next_analysis_at": outcome.next_analysis_at,
+            "new_llm_failures": failures,
+            "new_retry_at": outcome.next_analysis_at if outcome.failed else None,
+        }
+        if self._db.dialect == "postgresql":
+            stored = {f"session_{key}": value for key, value in session_values(session).items()}
+            written = await self._db.write_one(_finish_postgres_statement(), values | stored)
+        else:
+            async with self._db.write() as conn:
+                written = (await conn.execute(_finish_statement(), values)).rowcount
+                if written == 1:
+                    await conn.execute(insert(analysis_sessions).values(session_values(session)))
+        if written != 1:
+            raise LeaseLost(claim.endpoint.id, worker_id)
 
     async def add_proposal(self, proposal: Proposal) -> None:
-        async with self._db.write() as conn:
-            await conn.execute(insert(proposals).values(proposal_values(proposal)))
+        await self._db.write_one(insert(proposals).values(proposal_values(proposal)))
 
     async def get_proposal(self, proposal_id: str) -> Proposal:
         async with self._db.read() as conn:
@@ -258,31 +423,29 @@ class SqlPlanner:
             raise ProposalNotPending(proposal_id, (await self.get_proposal(proposal_id)).status)
         return proposal_from_row(row)
 
-    async def count_applied_since(self, endpoint_id: str, since: datetime) -> int:
-        query = select(func.count()).where(
-            proposals.c.endpoint_id == endpoint_id,
-            proposals.c.status == ProposalStatus.APPLIED.value,
-            proposals.c.decided_at >= since,
-        )
+    async def guardrail_inputs(self, endpoint_id: str, since: datetime) -> tuple[Endpoint, int]:
+        parameters = {"id": endpoint_id, "since": since}
         async with self._db.read() as conn:
-            return int((await conn.execute(query)).scalar_one())
+            result = await conn.execute(_guardrail_statement(), parameters)
+            row = result.mappings().one_or_none()
+        if row is None:
+            raise EndpointNotFound(endpoint_id)
+        return endpoint_from_row(row, None), int(row["applied_since"])
 
     async def expire_pending(self, now: datetime) -> int:
-        async with self._db.write() as conn:
-            result = await conn.execute(
-                update(proposals)
-                .where(
-                    proposals.c.status == ProposalStatus.PENDING.value,
-                    proposals.c.expires_at <= now,
-                )
-                .values(
-                    status=ProposalStatus.EXPIRED.value,
-                    decided_by="planner",
-                    decided_at=now,
-                    outcome="expired before anyone decided",
-                )
+        return await self._db.write_one(
+            update(proposals)
+            .where(
+                proposals.c.status == ProposalStatus.PENDING.value,
+                proposals.c.expires_at <= now,
             )
-        return int(result.rowcount)
+            .values(
+                status=ProposalStatus.EXPIRED.value,
+                decided_by="planner",
+                decided_at=now,
+                outcome="expired before anyone decided",
+            )
+        )
 
     async def get_session(self, session_id: str) -> AnalysisSession:
         async with self._db.read() as conn:

@@ -41,12 +41,14 @@ def job_values(job: Job) -> dict[str, Any]:
     }
 
 
-def job_from_row(row: RowMapping) -> Job:
+def job_from_row(row: RowMapping, prefix: str = "") -> Job:
+    """A `Job` from a row of `jobs`, or from any row naming its columns `<prefix><column>`
+    (an endpoint row with `job_` columns: its `job_id` and `job_name` are the job's)."""
     return Job(
-        id=row["id"],
-        name=row["name"],
-        description=row["description"],
-        planner_mode=PlannerMode(row["planner_mode"]),
+        id=row[f"{prefix}id"],
+        name=row[f"{prefix}name"],
+        description=row[f"{prefix}description"],
+        planner_mode=PlannerMode(row[f"{prefix}planner_mode"]),
     )
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import Integer, Select, bindparam, delete, func, select
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from adapters.sql.engine import Database
 from adapters.sql.rows import run_from_row
@@ -23,21 +25,32 @@ def _newest_first_rank() -> Any:
     return func.row_number().over(partition_by=runs.c.endpoint_id, order_by=runs.c.slot_at.desc())
 
 
+@functools.cache
+def _history_statement() -> Select[Any]:
+    return (
+        select(runs)
+        .where(runs.c.endpoint_id == bindparam("endpoint_id"))
+        .order_by(runs.c.slot_at.desc())
+        .limit(bindparam("limit", type_=Integer))
+        .offset(bindparam("offset", type_=Integer))
+    )
+
+
+async def read_runs(conn: AsyncConnection, endpoint_id: str, limit: int, offset: int) -> list[Run]:
+    """`RunRepository.list_runs` on an open connection."""
+    parameters = {"endpoint_id": endpoint_id, "limit": limit, "offset": offset}
+    result = await conn.execute(_history_statement(), parameters)
+    return [run_from_row(row) for row in result.mappings()]
+
+
 class SqlRuns:
     def __init__(self, db: Database, prune_batch: int = PRUNE_BATCH) -> None:
         self._db = db
         self._prune_batch = prune_batch
 
     async def list_runs(self, endpoint_id: str, limit: int = 50, offset: int = 0) -> list[Run]:
-        query = (
-            select(runs)
-            .where(runs.c.endpoint_id == endpoint_id)
-            .order_by(runs.c.slot_at.desc())
-            .limit(limit)
-            .offset(offset)
-        )
         async with self._db.read() as conn:
-            return [run_from_row(row) for row in (await conn.execute(query)).mappings()]
+            return await read_runs(conn, endpoint_id, limit, offset)
 
     async def get_run(self, run_id: str) -> Run:
         async with self._db.read() as conn:

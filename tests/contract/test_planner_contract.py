@@ -10,12 +10,15 @@ import pytest
 
 from domain.errors import (
     AnalysisBusy,
+    EndpointNotFound,
     LeaseLost,
     ProposalNotFound,
     ProposalNotPending,
     SessionNotFound,
 )
+from domain.graph import EdgeSighting, EdgeSource, EdgeType
 from domain.model import Job, Pause, PlannerMode, Response, new_id
+from domain.outputs import OutputSchema
 from domain.planning import (
     AnalysisClaim,
     AnalysisOutcome,
@@ -27,7 +30,8 @@ from domain.planning import (
     ToolCallRecord,
 )
 from domain.ports import JobDeclaration, Store
-from tests.contract.builders import T0, run_once, seconds, spec
+from domain.schema_inference import merge_document
+from tests.contract.builders import OK, T0, run_once, seconds, spec
 
 FAILED = Response(status_code=503, body={"down": True})
 
@@ -159,6 +163,63 @@ async def test_claim_endpoint_refuses_while_another_worker_analyses(store: Store
         await store.planner.claim_endpoint(endpoint.id, T0 + seconds(1), "p2", 60)
 
 
+async def test_claim_endpoint_takes_an_id_or_a_job_and_name(store: Store) -> None:
+    await _declare(store, PlannerMode.REVIEW, "a")
+    await _declare(store, PlannerMode.REVIEW, "a", job="k")
+
+    claim = await store.planner.claim_endpoint("k/a", T0, "p1", 60)
+
+    assert claim.endpoint == await store.catalog.get_endpoint("k/a")
+    with pytest.raises(AnalysisBusy):
+        await store.planner.claim_endpoint(claim.endpoint.id, T0, "p2", 60)
+    for unknown in ("k/b", "nope/a", new_id()):
+        with pytest.raises(EndpointNotFound):
+            await store.planner.claim_endpoint(unknown, T0, "p1", 60)
+
+
+async def test_read_context_holds_what_an_analysis_reads_first(store: Store) -> None:
+    await store.catalog.apply(
+        [
+            JobDeclaration(Job("j", "order feeds", PlannerMode.REVIEW), [spec("b"), spec("a")]),
+            JobDeclaration(Job("k", planner_mode=PlannerMode.REVIEW), [spec("c")]),
+        ],
+        T0,
+    )
+    for claim in await store.claims.claim_due(T0, "w1", 60, 10):
+        await store.claims.finish(claim, "w1", OK, T0)
+    # At T0+60 every endpoint runs again; only k's run ends: j's newest runs are running.
+    for claim in await store.claims.claim_due(T0 + seconds(60), "w1", 60, 10):
+        if claim.endpoint.job_name == "k":
+            await store.claims.finish(claim, "w1", OK, T0 + seconds(60))
+    a = await store.catalog.get_endpoint("j/a")
+    schema = OutputSchema(a.id)
+    merge_document(schema.root, {"batch_id": "b1"})
+    await store.schemas.save_output_schema(schema, [], T0, rebuilt=False)
+    await store.graph.record(
+        [
+            EdgeSighting("j/a", "j/b", EdgeType.SEQUENCE, EdgeSource.INFERRED, True),
+            EdgeSighting("k/c", "k/c", EdgeType.SEQUENCE, EdgeSource.INFERRED, True),
+        ],
+        T0,
+    )
+
+    context = await store.planner.read_context(a, 1)
+
+    assert context.job == await store.catalog.get_job("j")
+    assert context.endpoints == await store.catalog.list_endpoints("j")
+    assert context.recent == await store.runs.list_runs(a.id, limit=1)
+    assert [run.slot_at for run in context.recent] == [T0 + seconds(60)]
+    assert context.edges == await store.graph.list_edges("j")
+    assert [(e.from_node, e.to_node) for e in context.edges] == [("j/a", "j/b")]
+    assert context.schema is not None
+    assert context.schema.json_schema() == schema.json_schema()
+    assert context.newest_finished_slot == T0
+    b = await store.catalog.get_endpoint("j/b")
+    assert (await store.planner.read_context(b, 5)).schema is None
+    with pytest.raises(EndpointNotFound):
+        await store.planner.read_context(replace(a, id=new_id()), 5)
+
+
 def _proposal(endpoint_id: str, job_id: str, created: datetime, **fields: object) -> Proposal:
     base = Proposal(
         id=new_id(),
@@ -204,8 +265,10 @@ async def test_proposals_are_listed_decided_once_and_counted(store: Store) -> No
     )
     with pytest.raises(ProposalNotPending):
         await store.planner.decide(first.id, ProposalStatus.REJECTED, "bob", "no", T0)
-    assert await store.planner.count_applied_since(a.id, T0) == 1
-    assert await store.planner.count_applied_since(a.id, T0 + seconds(1)) == 0
+    assert await store.planner.guardrail_inputs(a.id, T0) == (a, 1)
+    assert await store.planner.guardrail_inputs(a.id, T0 + seconds(1)) == (a, 0)
+    with pytest.raises(EndpointNotFound):
+        await store.planner.guardrail_inputs(new_id(), T0)
     with pytest.raises(ProposalNotFound):
         await store.planner.get_proposal("0" * 32)
 

@@ -34,10 +34,10 @@ async def _toolbox(clock: FakeClock, max_body_chars: int = 2000) -> tuple[ToolBo
         await answer(store, "j/score", {"fraud_rate": rate, "orders": [{"id": 1}, {"id": 2}]})
     await answer(store, "j/investigator", {"report": "x" * 5000})
     score = await store.catalog.get_endpoint("j/score")
-    return _box(store, score, endpoints, clock, max_body_chars), store
+    return await _box(store, score, endpoints, clock, max_body_chars), store
 
 
-def _box(
+async def _box(
     store: MemoryStore,
     endpoint: Endpoint,
     siblings: dict[str, Endpoint],
@@ -48,6 +48,7 @@ def _box(
     context = ToolContext(
         claim=AnalysisClaim(endpoint, PlannerMode.AUTO, clock.now() + timedelta(minutes=5)),
         siblings=siblings,
+        edges=await store.graph.list_edges(endpoint.job_name),
         store=store,
         desk=ProposalDesk(store, None, GuardrailLimits()),
         proposer=Proposer("llm:test", PlannerMode.AUTO, "s1"),
@@ -181,7 +182,7 @@ async def test_dag_context_and_siblings_follow_the_graph(clock: FakeClock) -> No
     for ref in ("etl/audit", "etl/fetch"):
         await answer(store, ref, {"ok": True})
     fetch = await store.catalog.get_endpoint("etl/fetch")
-    box = _box(store, fetch, endpoints, clock)
+    box = await _box(store, fetch, endpoints, clock)
 
     context = await box.call("get_dag_context", {})
     of_load = await box.call("get_dag_context", {"endpoint": "load"})
@@ -208,7 +209,7 @@ async def test_siblings_are_listed_most_related_first(clock: FakeClock) -> None:
     for ref in ("etl/audit", "etl/fetch", "etl/zload"):
         await answer(store, ref, {"ok": True})
     fetch = await store.catalog.get_endpoint("etl/fetch")
-    box = _box(store, fetch, endpoints, clock)
+    box = await _box(store, fetch, endpoints, clock)
 
     siblings = await box.call("get_sibling_latest_responses", {"fields": []})
 

@@ -4,12 +4,13 @@ repository contracts these build on)."""
 from __future__ import annotations
 
 from adapters.memory import MemoryStore
+from domain.context import dag_context, related_siblings
 from domain.dependencies import with_dependants
 from domain.graph import EdgeSighting, EdgeSource, EdgeType
 from domain.model import Pause, Response, Schedule
 from domain.outputs import OutputSchema
 from domain.schema_inference import merge_document
-from planner.graph_context import read_dag_context, read_output_schema, read_related_siblings
+from planner.graph_context import read_output_schema
 from tests.contract.builders import LEASE_SECONDS, T0, declaration, spec
 
 
@@ -29,15 +30,19 @@ async def test_dag_context_siblings_and_output_schema_through_the_ports() -> Non
         [EdgeSighting("etl/audit", "etl/fetch", EdgeType.SEQUENCE, EdgeSource.INFERRED, True)], T0
     )
 
+    # What the planner's tools compose: the session's context and the latest runs.
     load = await store.catalog.get_endpoint("etl/load")
-    context = await read_dag_context(store, load.id)
+    held = await store.planner.read_context(load, 20)
+    latest = await store.runs.latest_runs([e.id for e in held.endpoints])
+    context = dag_context(load, held.endpoints, held.edges, latest)
     [upstream] = context.upstream
     assert (upstream.ref, upstream.edge_types, upstream.latest_status) == (
         "etl/fetch",
         (EdgeType.DEPENDENCY,),
         "failed",
     )
-    assert [e.name for e in await read_related_siblings(store, fetch.id, T0)] == ["load", "audit"]
+    siblings = related_siblings(fetch, held.endpoints, held.edges, T0)
+    assert [e.name for e in siblings] == ["load", "audit"]
 
     assert await read_output_schema(store, fetch.id) is None
     schema = OutputSchema(fetch.id)
