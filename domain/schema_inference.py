@@ -87,11 +87,19 @@ def string_formats(text: str) -> set[str]:
         found.add("email")
     # `urlsplit` is the dearest check. A URL's scheme ends with the first ':', and a netloc
     # needs '//': date-times (which have ':' too) are not parsed.
-    if ":" in text and "/" in text:
-        parts = urlsplit(text)
-        if parts.scheme in ("http", "https") and parts.netloc and " " not in text:
-            found.add("uri")
+    if ":" in text and "/" in text and _is_http_url(text):
+        found.add("uri")
     return found
+
+
+def _is_http_url(text: str) -> bool:
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        # An unbalanced or invalid '[host]' (`http://[x`): not a URL, and a response holding
+        # one must not stop the learner.
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.netloc) and " " not in text
 
 
 @dataclass
