@@ -5,6 +5,11 @@ The worker only hands each recorded run to `observe`, which queues it and return
 background task does the reading and merging. Nothing is lost when the queue overflows or a
 worker dies: a schema remembers the newest slot it has merged, so the next run of the endpoint
 (or `backfill`) catches up on everything stored since.
+
+A job's provides edges are computed from every learnt schema of the job, so they are not
+refreshed on each first body or change of shape: the job is marked, and marked jobs are
+refreshed together every `REFRESH_SECONDS` (and by `refresh_stale`, `idle`). A burst of first
+bodies in a job of N endpoints costs a few refreshes, not N (N² schema reads).
 """
 
 from __future__ import annotations
@@ -31,14 +36,26 @@ LEARN_BATCH = 200
 """Most runs read per learning step. An endpoint further behind (the queue overflowed) learns
 from its newest runs only; `backfill` rebuilds from every stored run."""
 _SAVE_ATTEMPTS = 3
+REFRESH_SECONDS = 5.0
+"""How long provides edges may lag behind the schemas they come from."""
 
 
 class SchemaLearner:
-    def __init__(self, store: Store, clock: Clock, queue_size: int = QUEUE_SIZE) -> None:
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        queue_size: int = QUEUE_SIZE,
+        refresh_seconds: float = REFRESH_SECONDS,
+    ) -> None:
         self._store = store
         self._clock = clock
         self._queue: asyncio.Queue[tuple[Endpoint, Run]] = asyncio.Queue(queue_size)
-        self._task: asyncio.Task[None] | None = None
+        self._refresh_seconds = refresh_seconds
+        self._stale: set[str] = set()
+        """Jobs whose provides edges are older than one of their schemas."""
+        self._refreshing = asyncio.Lock()
+        self._tasks: list[asyncio.Task[None]] = []
 
     def observe(self, endpoint: Endpoint, run: Run) -> None:
         if not (learnable(run) or run.parent_trace_id is not None):
@@ -48,18 +65,26 @@ class SchemaLearner:
             self._queue.put_nowait((endpoint, run))
 
     def start(self) -> None:
-        """Start the background task; call from inside the running event loop."""
-        self._task = asyncio.create_task(self._consume())
+        """Start the background tasks; call from inside the running event loop."""
+        self._tasks = [
+            asyncio.create_task(self._consume()),
+            asyncio.create_task(self._refresh_periodically()),
+        ]
 
     async def stop(self) -> None:
-        task, self._task = self._task, None
-        if task is not None:
+        """Stop the background tasks, then refresh what was learnt since the last refresh: a
+        job whose schemas settled would otherwise keep stale edges for good."""
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
             task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await self.refresh_stale()
 
     async def idle(self) -> None:
-        """Wait until everything observed so far has been learnt."""
+        """Wait until everything observed so far has been learnt, and the provides edges it
+        changed recorded."""
         await self._queue.join()
+        await self.refresh_stale()
 
     async def _consume(self) -> None:
         while True:
@@ -82,9 +107,16 @@ class SchemaLearner:
         if run.parent_trace_id is not None:
             await self.trace(run)
 
+    async def _refresh_periodically(self) -> None:
+        while True:
+            await self._clock.sleep(self._refresh_seconds)
+            # Shielded: cut short by `stop`, it would forget the jobs it had taken; `stop`'s own
+            # refresh waits for it instead.
+            await asyncio.shield(self.refresh_stale())
+
     async def learn(self, endpoint: Endpoint) -> OutputSchema:
         """Merge the endpoint's runs stored since its schema's watermark; on a change of shape
-        (or the first body), refresh its job's provides edges."""
+        (or the first body), mark its job's provides edges stale."""
         for _ in range(_SAVE_ATTEMPTS):
             schema = await self._store.schemas.get_output_schema(endpoint.id)
             schema = schema or OutputSchema(endpoint.id)
@@ -104,7 +136,7 @@ class SchemaLearner:
                         extra={"action": "schema_drift", "endpoint_id": endpoint.id},
                     )
                 if drift or first:
-                    await self.refresh_provides(endpoint.job_name)
+                    self._stale.add(endpoint.job_name)
                 return schema
         return schema
 
@@ -125,7 +157,8 @@ class SchemaLearner:
         return list(reversed(fresh))
 
     async def backfill(self, endpoint: Endpoint) -> OutputSchema:
-        """Rebuild the endpoint's schema and drift history from every stored run."""
+        """Rebuild the endpoint's schema and drift history from every stored run, and mark its
+        job's provides edges stale."""
         runs: list[Run] = []
         while page := await self._store.runs.list_runs(
             endpoint.id, limit=LEARN_BATCH, offset=len(runs)
@@ -138,13 +171,29 @@ class SchemaLearner:
             if await self._store.schemas.save_output_schema(
                 schema, drift, self._clock.now(), rebuilt=True
             ):
-                await self.refresh_provides(endpoint.job_name)
+                self._stale.add(endpoint.job_name)
                 return schema
         raise ConflictError(f"the schema of {endpoint.ref} changed while it was rebuilt")
 
     async def refresh_provides(self, job: str) -> None:
         """Record the provides edges among the job's endpoints from their learnt schemas."""
         await refresh_provides(self._store, job, self._clock.now())
+
+    async def refresh_stale(self) -> None:
+        """Refresh the provides edges of every job marked stale, once each. One refresh at a
+        time: `idle` returns only when one already under way has finished too."""
+        async with self._refreshing:
+            jobs, self._stale = self._stale, set()
+            for job in sorted(jobs):
+                try:
+                    await self.refresh_provides(job)
+                except CronpilotError:
+                    log.warning(
+                        "could not refresh the provides edges of job %s",
+                        job,
+                        exc_info=True,
+                        extra={"action": "refresh_provides_failed", "job": job},
+                    )
 
     async def trace(self, run: Run) -> None:
         """Record what a child run shows: parent → it, and the sibling sequence."""
@@ -188,9 +237,10 @@ async def refresh_provides(store: Store, job: str, now: datetime) -> None:
 
 async def learnt_shapes(store: Store, endpoints: Sequence[Endpoint]) -> dict[str, ShapeNode]:
     """The learnt output shapes of those `endpoints` that have stored a body, by name."""
+    schemas = await store.schemas.get_output_schemas([e.id for e in endpoints])
     shapes = {}
     for endpoint in endpoints:
-        schema = await store.schemas.get_output_schema(endpoint.id)
+        schema = schemas.get(endpoint.id)
         if schema is not None and schema.observations:
             shapes[endpoint.name] = schema.root
     return shapes
