@@ -37,7 +37,8 @@ LEARN_BATCH = 200
 from its newest runs only; `backfill` rebuilds from every stored run."""
 _SAVE_ATTEMPTS = 3
 REFRESH_SECONDS = 5.0
-"""How long provides edges may lag behind the schemas they come from."""
+"""How long provides edges may lag behind the schemas they come from (longer for a job whose
+refresh takes more than a tenth of that)."""
 
 
 class SchemaLearner:
@@ -108,11 +109,17 @@ class SchemaLearner:
             await self.trace(run)
 
     async def _refresh_periodically(self) -> None:
+        pause = self._refresh_seconds
         while True:
-            await self._clock.sleep(self._refresh_seconds)
+            await self._clock.sleep(pause)
+            started = self._clock.now()
             # Shielded: cut short by `stop`, it would forget the jobs it had taken; `stop`'s own
             # refresh waits for it instead.
             await asyncio.shield(self.refresh_stale())
+            took = (self._clock.now() - started).total_seconds()
+            # Slow refreshes (jobs of thousands of endpoints) come less often: at most a tenth
+            # of the time goes into them.
+            pause = max(self._refresh_seconds, 9 * took)
 
     async def learn(self, endpoint: Endpoint) -> OutputSchema:
         """Merge the endpoint's runs stored since its schema's watermark; on a change of shape
@@ -215,8 +222,9 @@ async def refresh_provides(store: Store, job: str, now: datetime) -> None:
     """Record the provides edges among the job's endpoints from their learnt schemas and its
     endpoints' inputs as declared now, and retract those no longer found."""
     endpoints = await store.catalog.list_endpoints(job)
-    shapes = await learnt_shapes(store, endpoints)
     inputs = {e.name: input_fields(e.spec) for e in endpoints}
+    # Without an input in the job nothing can be provided for: the schemas need not be read.
+    shapes = await learnt_shapes(store, endpoints) if any(inputs.values()) else {}
     sightings = [
         EdgeSighting(
             endpoint_ref(job, edge.provider),
