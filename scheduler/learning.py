@@ -8,8 +8,9 @@ worker dies: a schema remembers the newest slot it has merged, so the next run o
 
 A job's provides edges are computed from every learnt schema of the job, so they are not
 refreshed on each first body or change of shape: the job is marked, and marked jobs are
-refreshed together every `REFRESH_SECONDS` (and by `refresh_stale`, `idle`). A burst of first
-bodies in a job of N endpoints costs a few refreshes, not N (N² schema reads).
+refreshed together once no shape has changed for `REFRESH_SECONDS`, or `MAX_REFRESH_LAG`
+after the first mark while shapes keep changing (and by `refresh_stale`, `idle`, `stop`). A
+burst of first bodies in a job of N endpoints costs a few refreshes, not N (N² schema reads).
 """
 
 from __future__ import annotations
@@ -37,8 +38,10 @@ LEARN_BATCH = 200
 from its newest runs only; `backfill` rebuilds from every stored run."""
 _SAVE_ATTEMPTS = 3
 REFRESH_SECONDS = 5.0
-"""How long provides edges may lag behind the schemas they come from (longer for a job whose
-refresh takes more than a tenth of that)."""
+"""How long the learner waits for more changes of shape before refreshing provides edges."""
+MAX_REFRESH_LAG = 60.0
+"""How long provides edges may lag behind the schemas they come from while shapes keep
+changing (longer for jobs whose refresh takes more than a tenth of that)."""
 
 
 class SchemaLearner:
@@ -55,6 +58,8 @@ class SchemaLearner:
         self._refresh_seconds = refresh_seconds
         self._stale: set[str] = set()
         """Jobs whose provides edges are older than one of their schemas."""
+        self._first_marked: datetime | None = None
+        self._last_marked: datetime | None = None
         self._refreshing = asyncio.Lock()
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -112,6 +117,9 @@ class SchemaLearner:
         pause = self._refresh_seconds
         while True:
             await self._clock.sleep(pause)
+            pause = self._refresh_seconds
+            if not self._refresh_due():
+                continue
             started = self._clock.now()
             # Shielded: cut short by `stop`, it would forget the jobs it had taken; `stop`'s own
             # refresh waits for it instead.
@@ -119,7 +127,21 @@ class SchemaLearner:
             took = (self._clock.now() - started).total_seconds()
             # Slow refreshes (jobs of thousands of endpoints) come less often: at most a tenth
             # of the time goes into them.
-            pause = max(self._refresh_seconds, 9 * took)
+            pause = max(pause, 9 * took)
+
+    def _refresh_due(self) -> bool:
+        """A change of shape is waiting, and the burst it came in is over or has gone on too
+        long: a burst of first bodies (thousands of endpoints of one job) is one refresh."""
+        if self._first_marked is None or self._last_marked is None:
+            return False
+        now = self._clock.now()
+        quiet = (now - self._last_marked).total_seconds() >= self._refresh_seconds
+        return quiet or (now - self._first_marked).total_seconds() >= MAX_REFRESH_LAG
+
+    def _mark_stale(self, job: str) -> None:
+        self._stale.add(job)
+        self._last_marked = self._clock.now()
+        self._first_marked = self._first_marked or self._last_marked
 
     async def learn(self, endpoint: Endpoint) -> OutputSchema:
         """Merge the endpoint's runs stored since its schema's watermark; on a change of shape
@@ -143,7 +165,7 @@ class SchemaLearner:
                         extra={"action": "schema_drift", "endpoint_id": endpoint.id},
                     )
                 if drift or first:
-                    self._stale.add(endpoint.job_name)
+                    self._mark_stale(endpoint.job_name)
                 return schema
         return schema
 
@@ -178,7 +200,7 @@ class SchemaLearner:
             if await self._store.schemas.save_output_schema(
                 schema, drift, self._clock.now(), rebuilt=True
             ):
-                self._stale.add(endpoint.job_name)
+                self._mark_stale(endpoint.job_name)
                 return schema
         raise ConflictError(f"the schema of {endpoint.ref} changed while it was rebuilt")
 
@@ -191,6 +213,7 @@ class SchemaLearner:
         time: `idle` returns only when one already under way has finished too."""
         async with self._refreshing:
             jobs, self._stale = self._stale, set()
+            self._first_marked = self._last_marked = None
             for job in sorted(jobs):
                 try:
                     await self.refresh_provides(job)

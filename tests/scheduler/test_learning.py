@@ -1,6 +1,6 @@
 """The learner catches up from its watermark: runs it was never told about (a full queue, a
 worker that died) are learnt with the next one, each exactly once. A job's provides edges are
-refreshed once per interval for all the schemas learnt in it, not once per schema."""
+refreshed once a burst of new schemas in it is over, not once per schema."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def _counted(reads: Counter[str], name: str, read: Callable[..., Awaitable[Any]]
     return counting
 
 
-async def test_first_bodies_in_one_job_make_one_refresh_of_its_provides_edges(
+async def test_a_burst_of_first_bodies_in_one_job_makes_one_refresh_of_its_provides_edges(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     consumers = [spec(f"c{n}", url=f"https://example.com/c{n}?batch_id=1") for n in range(10)]
@@ -79,16 +79,23 @@ async def test_first_bodies_in_one_job_make_one_refresh_of_its_provides_edges(
     clock = FakeClock(T0)
     learner = SchemaLearner(store, clock, refresh_seconds=5)
 
-    for endpoint in endpoints:
+    *burst, last = endpoints
+    for endpoint in burst:
         await learner.learn(endpoint)
     assert await store.graph.list_edges("j") == []
     learner.start()
     try:
         async with asyncio.timeout(DEADLINE):
             await clock.until_sleeping_until(T0 + seconds(5))
+            clock.advance(4)
+            await learner.learn(last)
+            # The burst is still going on at the first tick: no refresh yet.
+            clock.advance(1)
+            await clock.until_sleeping_until(T0 + seconds(10))
+            assert reads["many"] == 0
             clock.advance(5)
             # Asleep again: the refresh is done.
-            await clock.until_sleeping_until(T0 + seconds(10))
+            await clock.until_sleeping_until(T0 + seconds(15))
     finally:
         await learner.stop()
 
