@@ -250,6 +250,7 @@ async def seed_job(store: SqlStore, at: datetime) -> list[str]:
     learner = SchemaLearner(store, SystemClock())
     for endpoint in endpoints:
         await learner.learn(endpoint)
+    await learner.refresh_stale()
     return [endpoint.ref for endpoint in endpoints]
 
 

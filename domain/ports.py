@@ -313,6 +313,11 @@ class SchemaRepository(Protocol):
         """The endpoint's output schema as learnt so far, or None before its first body."""
         ...
 
+    async def get_output_schemas(self, endpoint_ids: Collection[str]) -> dict[str, OutputSchema]:
+        """The output schemas learnt so far of those of `endpoint_ids` that have stored a body,
+        by endpoint id; unknown ids are left out. A job's worth in one call, not one each."""
+        ...
+
     async def save_output_schema(
         self, schema: OutputSchema, drift: Sequence[DriftEvent], now: datetime, *, rebuilt: bool
     ) -> bool:

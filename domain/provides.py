@@ -185,11 +185,16 @@ def provides_edges(
     outputs: Mapping[str, ShapeNode], inputs: Mapping[str, Sequence[InputField]]
 ) -> list[ProvidesEdge]:
     """Every provides edge among the endpoints named in both maps (never to itself)."""
-    edges = []
+    edges: list[ProvidesEdge] = []
+    # Only consumers with inputs can be provided for: in a large job of endpoints without
+    # inputs, pairing every provider with every consumer was the whole cost.
+    consumers = [(name, wanted) for name, wanted in sorted(inputs.items()) if wanted]
+    if not consumers:
+        return edges
     for provider, shape in sorted(outputs.items()):
         # Once per provider, not per pair: the fields do not depend on the consumer.
         fields = indexed(output_fields(shape))
-        for consumer, wanted in sorted(inputs.items()):
+        for consumer, wanted in consumers:
             if consumer != provider and (edge := _edge(provider, fields, consumer, wanted)):
                 edges.append(edge)
     return edges

@@ -19,7 +19,6 @@ property-tested with `jsonschema`):
 from __future__ import annotations
 
 import re
-import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -39,15 +38,14 @@ _UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 
 
-_EXACT_TYPES: dict[type, str] = {
+_SCALAR_TYPES: dict[type, str] = {
     type(None): "null",
     bool: "boolean",
     int: "integer",
     float: "number",
     str: "string",
-    list: "array",
-    dict: "object",
 }
+_EXACT_TYPES: dict[type, str] = {**_SCALAR_TYPES, list: "array", dict: "object"}
 
 
 def json_type(value: JSON) -> str:
@@ -84,16 +82,24 @@ def string_formats(text: str) -> set[str]:
         except ValueError:
             pass
     if _UUID.fullmatch(text):
-        uuid.UUID(text)
         found.add("uuid")
     if _EMAIL.fullmatch(text):
         found.add("email")
-    # `urlsplit` is the dearest check, and a URL's scheme ends with the first ':'.
-    if ":" in text:
-        parts = urlsplit(text)
-        if parts.scheme in ("http", "https") and parts.netloc and " " not in text:
-            found.add("uri")
+    # `urlsplit` is the dearest check. A URL's scheme ends with the first ':', and a netloc
+    # needs '//': date-times (which have ':' too) are not parsed.
+    if ":" in text and "/" in text and _is_http_url(text):
+        found.add("uri")
     return found
+
+
+def _is_http_url(text: str) -> bool:
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        # An unbalanced or invalid '[host]' (`http://[x`): not a URL, and a response holding
+        # one must not stop the learner.
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.netloc) and " " not in text
 
 
 @dataclass
@@ -159,33 +165,54 @@ def merge_document(root: ShapeNode, document: JSON) -> list[ShapeChange]:
 
 
 def _merge(node: ShapeNode, value: JSON, depth: int, changes: list[ShapeChange] | None) -> None:
-    kind = json_type(value)
-    if changes is not None and kind not in node.types and node.seen:
-        changes.append(ShapeChange(node.path, f"new type {kind}"))
+    kind = _EXACT_TYPES.get(type(value)) or json_type(value)
+    count = node.types.get(kind)
+    if count is None:
+        count = 0
+        if changes is not None and node.seen:
+            changes.append(ShapeChange(node.path, f"new type {kind}"))
     node.seen += 1
-    node.types[kind] = node.types.get(kind, 0) + 1
+    node.types[kind] = count + 1
     if kind == "string":
-        _merge_formats(node, value, changes)
-    if depth >= MAX_DEPTH:
-        return
-    if kind == "object":
-        _merge_object(node, value, depth, changes)
-    elif kind == "array":
-        _merge_array(node, value, depth, changes)
+        _merge_formats(node, value, count + 1, changes)
+    elif depth < MAX_DEPTH:
+        if kind == "object":
+            _merge_object(node, value, depth, changes)
+        elif kind == "array":
+            _merge_array(node, value, depth, changes)
 
 
-def _merge_formats(node: ShapeNode, text: str, changes: list[ShapeChange] | None) -> None:
-    strings = node.types["string"]
-    if strings > 1 and max(node.formats.values(), default=0) < strings - 1:
+def _counted(node: ShapeNode, value: JSON) -> bool:
+    """Count `value` at `node` if it is a scalar of a type already seen there and, for a
+    string, no format is left to check: it can then change nothing but the counts (no drift,
+    no format). Most values of a settled shape are such, and skip `_merge`'s checks."""
+    kind = _SCALAR_TYPES.get(type(value))
+    if kind is None:
+        return False
+    count = node.types.get(kind)
+    # With no format counted, none held for every string, and none can again: `_merge_formats`
+    # would return at once.
+    if not count or (kind == "string" and node.formats):
+        return False
+    node.seen += 1
+    node.types[kind] = count + 1
+    return True
+
+
+def _merge_formats(
+    node: ShapeNode, text: str, strings: int, changes: list[ShapeChange] | None
+) -> None:
+    formats = node.formats
+    if strings > 1 and max(formats.values(), default=0) < strings - 1:
         # Most string fields (names, codes, statuses) get here from their second string on:
         # no format can be stated or dropped any more, so the strings need not be parsed.
         return
     held = string_formats(text)
     for name in held:
-        node.formats[name] = node.formats.get(name, 0) + 1
-    if changes is not None:
-        for name, count in node.formats.items():
-            if name not in held and count == strings - 1 and strings > 1:
+        formats[name] = formats.get(name, 0) + 1
+    if changes is not None and strings > 1:
+        for name, count in formats.items():
+            if name not in held and count == strings - 1:
                 changes.append(ShapeChange(node.path, f"format {name} dropped"))
 
 
@@ -195,30 +222,39 @@ def _merge_object(
     depth: int,
     changes: list[ShapeChange] | None,
 ) -> None:
-    objects = node.types["object"]
+    properties = node.properties
     # The usual object has every field seen before: one set comparison instead of a look-up
     # per known field.
-    if changes is not None and not node.properties.keys() <= value.keys():
-        for key, known in node.properties.items():
+    if changes is not None and not properties.keys() <= value.keys():
+        objects = node.types["object"]
+        for key, known in properties.items():
             if key not in value and known.seen == objects - 1:
                 changes.append(ShapeChange(known.path, "now optional"))
+    depth += 1
     for key, item in value.items():
-        child = node.properties.get(key)
+        child = properties.get(key)
         if child is None:
-            child = node.properties[key] = ShapeNode(path=_join(node.path, key))
-            if changes is not None and objects > 1:
+            child = properties[key] = ShapeNode(path=_join(node.path, key))
+            if changes is not None and node.types["object"] > 1:
                 changes.append(ShapeChange(child.path, "new field"))
-        _merge(child, item, depth + 1, changes)
+        elif _counted(child, item):
+            continue
+        _merge(child, item, depth, changes)
 
 
 def _merge_array(
     node: ShapeNode, value: list[JSON], depth: int, changes: list[ShapeChange] | None
 ) -> None:
-    items = node.items if node.items is not None else ShapeNode(path=f"{node.path}[]")
-    node.items = items
-    for i, element in enumerate(value):
-        if i < MAX_ITEMS_MERGED or not fits(items, element, depth + 1):
-            _merge(items, element, depth + 1, changes)
+    items = node.items
+    if items is None:
+        items = node.items = ShapeNode(path=f"{node.path}[]")
+    depth += 1
+    for element in value[:MAX_ITEMS_MERGED]:
+        if not _counted(items, element):
+            _merge(items, element, depth, changes)
+    for element in value[MAX_ITEMS_MERGED:]:
+        if not fits(items, element, depth):
+            _merge(items, element, depth, changes)
 
 
 def _join(path: str, key: str) -> str:

@@ -5,6 +5,12 @@ The worker only hands each recorded run to `observe`, which queues it and return
 background task does the reading and merging. Nothing is lost when the queue overflows or a
 worker dies: a schema remembers the newest slot it has merged, so the next run of the endpoint
 (or `backfill`) catches up on everything stored since.
+
+A job's provides edges are computed from every learnt schema of the job, so they are not
+refreshed on each first body or change of shape: the job is marked, and marked jobs are
+refreshed together once no shape has changed for `REFRESH_SECONDS`, or `MAX_REFRESH_LAG`
+after the first mark while shapes keep changing (and by `refresh_stale`, `idle`, `stop`). A
+burst of first bodies in a job of N endpoints costs a few refreshes, not N (N² schema reads).
 """
 
 from __future__ import annotations
@@ -31,14 +37,31 @@ LEARN_BATCH = 200
 """Most runs read per learning step. An endpoint further behind (the queue overflowed) learns
 from its newest runs only; `backfill` rebuilds from every stored run."""
 _SAVE_ATTEMPTS = 3
+REFRESH_SECONDS = 5.0
+"""How long the learner waits for more changes of shape before refreshing provides edges."""
+MAX_REFRESH_LAG = 60.0
+"""How long provides edges may lag behind the schemas they come from while shapes keep
+changing (longer for jobs whose refresh takes more than a tenth of that)."""
 
 
 class SchemaLearner:
-    def __init__(self, store: Store, clock: Clock, queue_size: int = QUEUE_SIZE) -> None:
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        queue_size: int = QUEUE_SIZE,
+        refresh_seconds: float = REFRESH_SECONDS,
+    ) -> None:
         self._store = store
         self._clock = clock
         self._queue: asyncio.Queue[tuple[Endpoint, Run]] = asyncio.Queue(queue_size)
-        self._task: asyncio.Task[None] | None = None
+        self._refresh_seconds = refresh_seconds
+        self._stale: set[str] = set()
+        """Jobs whose provides edges are older than one of their schemas."""
+        self._first_marked: datetime | None = None
+        self._last_marked: datetime | None = None
+        self._refreshing = asyncio.Lock()
+        self._tasks: list[asyncio.Task[None]] = []
 
     def observe(self, endpoint: Endpoint, run: Run) -> None:
         if not (learnable(run) or run.parent_trace_id is not None):
@@ -48,18 +71,26 @@ class SchemaLearner:
             self._queue.put_nowait((endpoint, run))
 
     def start(self) -> None:
-        """Start the background task; call from inside the running event loop."""
-        self._task = asyncio.create_task(self._consume())
+        """Start the background tasks; call from inside the running event loop."""
+        self._tasks = [
+            asyncio.create_task(self._consume()),
+            asyncio.create_task(self._refresh_periodically()),
+        ]
 
     async def stop(self) -> None:
-        task, self._task = self._task, None
-        if task is not None:
+        """Stop the background tasks, then refresh what was learnt since the last refresh: a
+        job whose schemas settled would otherwise keep stale edges for good."""
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
             task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await self.refresh_stale()
 
     async def idle(self) -> None:
-        """Wait until everything observed so far has been learnt."""
+        """Wait until everything observed so far has been learnt, and the provides edges it
+        changed recorded."""
         await self._queue.join()
+        await self.refresh_stale()
 
     async def _consume(self) -> None:
         while True:
@@ -82,9 +113,39 @@ class SchemaLearner:
         if run.parent_trace_id is not None:
             await self.trace(run)
 
+    async def _refresh_periodically(self) -> None:
+        pause = self._refresh_seconds
+        while True:
+            await self._clock.sleep(pause)
+            pause = self._refresh_seconds
+            if not self._refresh_due():
+                continue
+            started = self._clock.now()
+            # Shielded: cut short by `stop`, it would forget the jobs it had taken; `stop`'s own
+            # refresh waits for it instead.
+            await asyncio.shield(self.refresh_stale())
+            took = (self._clock.now() - started).total_seconds()
+            # Slow refreshes (jobs of thousands of endpoints) come less often: at most a tenth
+            # of the time goes into them.
+            pause = max(pause, 9 * took)
+
+    def _refresh_due(self) -> bool:
+        """A change of shape is waiting, and the burst it came in is over or has gone on too
+        long: a burst of first bodies (thousands of endpoints of one job) is one refresh."""
+        if self._first_marked is None or self._last_marked is None:
+            return False
+        now = self._clock.now()
+        quiet = (now - self._last_marked).total_seconds() >= self._refresh_seconds
+        return quiet or (now - self._first_marked).total_seconds() >= MAX_REFRESH_LAG
+
+    def _mark_stale(self, job: str) -> None:
+        self._stale.add(job)
+        self._last_marked = self._clock.now()
+        self._first_marked = self._first_marked or self._last_marked
+
     async def learn(self, endpoint: Endpoint) -> OutputSchema:
         """Merge the endpoint's runs stored since its schema's watermark; on a change of shape
-        (or the first body), refresh its job's provides edges."""
+        (or the first body), mark its job's provides edges stale."""
         for _ in range(_SAVE_ATTEMPTS):
             schema = await self._store.schemas.get_output_schema(endpoint.id)
             schema = schema or OutputSchema(endpoint.id)
@@ -104,7 +165,7 @@ class SchemaLearner:
                         extra={"action": "schema_drift", "endpoint_id": endpoint.id},
                     )
                 if drift or first:
-                    await self.refresh_provides(endpoint.job_name)
+                    self._mark_stale(endpoint.job_name)
                 return schema
         return schema
 
@@ -125,7 +186,8 @@ class SchemaLearner:
         return list(reversed(fresh))
 
     async def backfill(self, endpoint: Endpoint) -> OutputSchema:
-        """Rebuild the endpoint's schema and drift history from every stored run."""
+        """Rebuild the endpoint's schema and drift history from every stored run, and mark its
+        job's provides edges stale."""
         runs: list[Run] = []
         while page := await self._store.runs.list_runs(
             endpoint.id, limit=LEARN_BATCH, offset=len(runs)
@@ -138,13 +200,30 @@ class SchemaLearner:
             if await self._store.schemas.save_output_schema(
                 schema, drift, self._clock.now(), rebuilt=True
             ):
-                await self.refresh_provides(endpoint.job_name)
+                self._mark_stale(endpoint.job_name)
                 return schema
         raise ConflictError(f"the schema of {endpoint.ref} changed while it was rebuilt")
 
     async def refresh_provides(self, job: str) -> None:
         """Record the provides edges among the job's endpoints from their learnt schemas."""
         await refresh_provides(self._store, job, self._clock.now())
+
+    async def refresh_stale(self) -> None:
+        """Refresh the provides edges of every job marked stale, once each. One refresh at a
+        time: `idle` returns only when one already under way has finished too."""
+        async with self._refreshing:
+            jobs, self._stale = self._stale, set()
+            self._first_marked = self._last_marked = None
+            for job in sorted(jobs):
+                try:
+                    await self.refresh_provides(job)
+                except CronpilotError:
+                    log.warning(
+                        "could not refresh the provides edges of job %s",
+                        job,
+                        exc_info=True,
+                        extra={"action": "refresh_provides_failed", "job": job},
+                    )
 
     async def trace(self, run: Run) -> None:
         """Record what a child run shows: parent → it, and the sibling sequence."""
@@ -166,8 +245,9 @@ async def refresh_provides(store: Store, job: str, now: datetime) -> None:
     """Record the provides edges among the job's endpoints from their learnt schemas and its
     endpoints' inputs as declared now, and retract those no longer found."""
     endpoints = await store.catalog.list_endpoints(job)
-    shapes = await learnt_shapes(store, endpoints)
     inputs = {e.name: input_fields(e.spec) for e in endpoints}
+    # Without an input in the job nothing can be provided for: the schemas need not be read.
+    shapes = await learnt_shapes(store, endpoints) if any(inputs.values()) else {}
     sightings = [
         EdgeSighting(
             endpoint_ref(job, edge.provider),
@@ -188,9 +268,10 @@ async def refresh_provides(store: Store, job: str, now: datetime) -> None:
 
 async def learnt_shapes(store: Store, endpoints: Sequence[Endpoint]) -> dict[str, ShapeNode]:
     """The learnt output shapes of those `endpoints` that have stored a body, by name."""
+    schemas = await store.schemas.get_output_schemas([e.id for e in endpoints])
     shapes = {}
     for endpoint in endpoints:
-        schema = await store.schemas.get_output_schema(endpoint.id)
+        schema = schemas.get(endpoint.id)
         if schema is not None and schema.observations:
             shapes[endpoint.name] = schema.root
     return shapes

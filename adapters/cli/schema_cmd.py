@@ -74,6 +74,8 @@ def backfill(
             schema = await learner.backfill(endpoint)
             drift = await store.schemas.list_drift(endpoint.id, limit=1000)
             rebuilt.append((endpoint, schema, len(drift)))
+        # Once per job, after all of its schemas are rebuilt.
+        await learner.refresh_stale()
         return rebuilt
 
     rebuilt = with_store(admin_settings(), act)

@@ -41,6 +41,10 @@ class MemorySchemas:
         stored = self._state.output_schemas.get(endpoint_id)
         return None if stored is None else stored.copy()
 
+    async def get_output_schemas(self, endpoint_ids: Collection[str]) -> dict[str, OutputSchema]:
+        stored = self._state.output_schemas
+        return {i: stored[i].copy() for i in endpoint_ids if i in stored}
+
     async def save_output_schema(
         self, schema: OutputSchema, drift: Sequence[DriftEvent], now: datetime, *, rebuilt: bool
     ) -> bool:

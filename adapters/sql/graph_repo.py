@@ -28,6 +28,15 @@ from domain.graph import (
 from domain.outputs import DriftEvent, OutputSchema
 from domain.schema_inference import ShapeNode
 
+_IDS_PER_QUERY = 500
+"""Ids bound per `IN (...)`: SQLite builds before 3.32 allow 999 parameters a statement."""
+
+
+def _output_schema(row: RowMapping) -> OutputSchema:
+    return OutputSchema(
+        row["endpoint_id"], ShapeNode.from_dict(row["shape"]), row["through_slot"], row["version"]
+    )
+
 
 @functools.cache
 def _schema_statement() -> Select[Any]:
@@ -38,11 +47,7 @@ async def read_output_schema(conn: AsyncConnection, endpoint_id: str) -> OutputS
     """`SchemaRepository.get_output_schema` on an open connection."""
     result = await conn.execute(_schema_statement(), {"endpoint_id": endpoint_id})
     row = result.mappings().one_or_none()
-    if row is None:
-        return None
-    return OutputSchema(
-        endpoint_id, ShapeNode.from_dict(row["shape"]), row["through_slot"], row["version"]
-    )
+    return None if row is None else _output_schema(row)
 
 
 @functools.cache
@@ -75,6 +80,16 @@ class SqlSchemas:
     async def get_output_schema(self, endpoint_id: str) -> OutputSchema | None:
         async with self._db.read() as conn:
             return await read_output_schema(conn, endpoint_id)
+
+    async def get_output_schemas(self, endpoint_ids: Collection[str]) -> dict[str, OutputSchema]:
+        ids = sorted(set(endpoint_ids))
+        rows: list[RowMapping] = []
+        async with self._db.read() as conn:
+            for start in range(0, len(ids), _IDS_PER_QUERY):
+                chunk = ids[start : start + _IDS_PER_QUERY]
+                query = select(output_schemas).where(output_schemas.c.endpoint_id.in_(chunk))
+                rows += (await conn.execute(query)).mappings().all()
+        return {row["endpoint_id"]: _output_schema(row) for row in rows}
 
     async def save_output_schema(
         self, schema: OutputSchema, drift: Sequence[DriftEvent], now: datetime, *, rebuilt: bool

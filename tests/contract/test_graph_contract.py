@@ -9,7 +9,7 @@ from domain.graph import EdgeSighting, EdgeSource, EdgeType
 from domain.outputs import DriftEvent, OutputSchema
 from domain.ports import Store
 from domain.schema_inference import merge_document
-from tests.contract.builders import T0, add_endpoint, seconds
+from tests.contract.builders import T0, add_endpoint, declaration, seconds, spec
 
 
 async def test_an_output_schema_is_saved_only_over_the_version_it_was_read_at(
@@ -34,6 +34,25 @@ async def test_an_output_schema_is_saved_only_over_the_version_it_was_read_at(
     assert again is not None
     assert again.version == 2
     assert again.json_schema()["properties"]["a"]["type"] == ["integer", "string"]
+
+
+async def test_the_schemas_of_many_endpoints_are_read_at_once(store: Store) -> None:
+    names = [f"e{n}" for n in range(1_100)]
+    await store.catalog.apply([declaration("j", *(spec(name) for name in names))], T0)
+    ids = [e.id for e in await store.catalog.list_endpoints("j")]
+    # Some endpoints have answered; more ids asked than one query of the SQL stores binds.
+    learnt = ids[::7]
+    for n, endpoint_id in enumerate(learnt):
+        schema = OutputSchema(endpoint_id, through_slot=T0)
+        merge_document(schema.root, {"n": n})
+        assert await store.schemas.save_output_schema(schema, [], T0, rebuilt=False)
+
+    read = await store.schemas.get_output_schemas([*ids, "0" * 32])
+
+    assert sorted(read) == sorted(learnt)
+    for endpoint_id, schema in read.items():
+        assert schema == await store.schemas.get_output_schema(endpoint_id)
+    assert await store.schemas.get_output_schemas([]) == {}
 
 
 async def test_drift_is_appended_newest_first_and_replaced_by_a_rebuild(store: Store) -> None:

@@ -1,12 +1,30 @@
 """The learner catches up from its watermark: runs it was never told about (a full queue, a
-worker that died) are learnt with the next one, each exactly once."""
+worker that died) are learnt with the next one, each exactly once. A job's provides edges are
+refreshed once a burst of new schemas in it is over, not once per schema."""
 
 from __future__ import annotations
 
+import asyncio
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from domain.graph import EdgeType
 from domain.model import Response
 from domain.ports import Store
 from scheduler.learning import SchemaLearner
-from tests.contract.builders import T0, add_endpoint, run_once, seconds
+from tests.contract.builders import (
+    LEASE_SECONDS,
+    T0,
+    add_endpoint,
+    declaration,
+    run_once,
+    seconds,
+    spec,
+)
+from tests.scheduler.builders import DEADLINE
 from tests.support.clock import FakeClock
 
 
@@ -31,3 +49,57 @@ async def test_the_learner_catches_up_on_every_run_since_its_watermark(store: St
     stored = await store.schemas.get_output_schema(endpoint_id)
     assert stored is not None
     assert (stored.observations, stored.through_slot) == (6, T0 + seconds(360))
+
+
+def _counted(reads: Counter[str], name: str, read: Callable[..., Awaitable[Any]]) -> Any:
+    async def counting(*args: Any) -> Any:
+        reads[name] += 1
+        return await read(*args)
+
+    return counting
+
+
+async def test_a_burst_of_first_bodies_in_one_job_makes_one_refresh_of_its_provides_edges(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    consumers = [spec(f"c{n}", url=f"https://example.com/c{n}?batch_id=1") for n in range(10)]
+    await store.catalog.apply([declaration("j", spec("src"), *consumers)], T0)
+    endpoints = await store.catalog.list_endpoints("j")
+    for claim in await store.claims.claim_due(T0, "w1", LEASE_SECONDS, len(endpoints)):
+        body = {"batch_id": "b1"} if claim.endpoint.name == "src" else {"ok": True}
+        await store.claims.finish(claim, "w1", Response(status_code=200, body=body), T0)
+    reads: Counter[str] = Counter()
+    schemas = store.schemas
+    monkeypatch.setattr(
+        schemas, "get_output_schema", _counted(reads, "one", schemas.get_output_schema)
+    )
+    monkeypatch.setattr(
+        schemas, "get_output_schemas", _counted(reads, "many", schemas.get_output_schemas)
+    )
+    clock = FakeClock(T0)
+    learner = SchemaLearner(store, clock, refresh_seconds=5)
+
+    *burst, last = endpoints
+    for endpoint in burst:
+        await learner.learn(endpoint)
+    assert await store.graph.list_edges("j") == []
+    learner.start()
+    try:
+        async with asyncio.timeout(DEADLINE):
+            await clock.until_sleeping_until(T0 + seconds(5))
+            clock.advance(4)
+            await learner.learn(last)
+            # The burst is still going on at the first tick: no refresh yet.
+            clock.advance(1)
+            await clock.until_sleeping_until(T0 + seconds(10))
+            assert reads["many"] == 0
+            clock.advance(5)
+            # Asleep again: the refresh is done.
+            await clock.until_sleeping_until(T0 + seconds(15))
+    finally:
+        await learner.stop()
+
+    # One read per endpoint learnt, and one for the whole job (it was one per endpoint each).
+    assert reads == {"one": len(endpoints), "many": 1}
+    edges = {(e.from_node, e.to_node, e.type) for e in await store.graph.list_edges("j")}
+    assert edges == {("j/src", f"j/c{n}", EdgeType.PROVIDES) for n in range(10)}

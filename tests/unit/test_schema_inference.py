@@ -122,6 +122,8 @@ def test_formats_are_stated_only_when_every_string_had_them() -> None:
     assert string_formats("2026-11-22 21:05") == set()
     assert string_formats("mailto:x") == set()
     assert string_formats("x@y.io") == {"email"}
+    assert string_formats("https://[::1]/a") == {"uri"}
+    assert string_formats("http://[oops/a") == set()
     schema = to_json_schema(_merged({"id": uid, "at": "2026-11-22T21:05:00Z"}))
     assert schema["properties"]["id"]["format"] == "uuid"
     assert schema["properties"]["at"]["format"] == "date-time"
