@@ -153,8 +153,8 @@ async def test_output_schema_is_read_once_learned(clock: FakeClock) -> None:
     box, store = await _toolbox(clock)
     unknown = await box.call("get_output_schema", {})
     score = await store.catalog.get_endpoint("j/score")
-    run = await answer(store, "j/score", {"fraud_rate": 0.2, "orders": []})
-    await SchemaLearner(store, clock).learn_from(score, run)
+    await answer(store, "j/score", {"fraud_rate": 0.2, "orders": []})
+    await SchemaLearner(store, clock).learn(score)
     learned = await box.call("get_output_schema", {"endpoint": "score"})
 
     assert unknown.data == {

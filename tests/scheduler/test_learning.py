@@ -103,3 +103,42 @@ async def test_a_burst_of_first_bodies_in_one_job_makes_one_refresh_of_its_provi
     assert reads == {"one": len(endpoints), "many": 1}
     edges = {(e.from_node, e.to_node, e.type) for e in await store.graph.list_edges("j")}
     assert edges == {("j/src", f"j/c{n}", EdgeType.PROVIDES) for n in range(10)}
+
+
+async def test_an_endpoint_is_learnt_at_most_once_per_interval_and_nothing_is_missed(
+    store: Store,
+) -> None:
+    endpoint_id = await add_endpoint(store, "j", "e", T0, every=1)
+    endpoint = await store.catalog.get_endpoint(endpoint_id)
+    clock = FakeClock(T0)
+    # Its refresh of provides edges sleeps 7 s: no sleeper but the held learning ends at 15 s.
+    learner = SchemaLearner(store, clock, refresh_seconds=7, learn_every_seconds=10)
+
+    async def observed(n: int) -> int:
+        """Record and observe the run of second `n`; the schema's observations once the
+        learner has done what it does at once."""
+        run = await run_once(store, T0 + seconds(n), Response(status_code=200, body={"n": n}))
+        learner.observe(endpoint, run)
+        await learner._queue.join()
+        stored = await store.schemas.get_output_schema(endpoint_id)
+        return 0 if stored is None else stored.observations
+
+    learner.start()
+    try:
+        async with asyncio.timeout(DEADLINE):
+            assert await observed(0) == 1
+            # Learnt a moment ago: the next runs wait for the endpoint's turn.
+            assert [await observed(n) for n in (1, 2, 3)] == [1, 1, 1]
+            clock.advance(10)
+            await clock.until_sleeping_until(T0 + seconds(15))
+            stored = await store.schemas.get_output_schema(endpoint_id)
+            assert stored is not None
+            assert stored.observations == 4
+            # Held again, then learnt by `idle` without waiting for the turn.
+            assert await observed(4) == 4
+            await learner.idle()
+            stored = await store.schemas.get_output_schema(endpoint_id)
+            assert stored is not None
+            assert stored.observations == 5
+    finally:
+        await learner.stop()
