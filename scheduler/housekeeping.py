@@ -18,6 +18,9 @@ from domain.ports import Clock, Store
 log = logging.getLogger(__name__)
 
 DEFAULT_PRUNE_INTERVAL_SECONDS = 600.0
+FIRST_PRUNE_AFTER = timedelta(minutes=1)
+"""A starting worker prunes only after this (or its interval, if shorter): it is likely to face
+the backlog of slots that fell due while no worker ran, and old runs can wait."""
 STALE_WAIT = timedelta(days=1)
 """A DAG dependant still waiting for a parent after this long never will: its wait goes."""
 
@@ -66,13 +69,16 @@ class Housekeeping:
         return pruned
 
     def start(self) -> None:
-        """Start the timers; call from inside the running event loop. Both jobs run at once
-        first, so a restarted worker repairs what its predecessor left behind. The timers keep
-        wall time (they only pace the work); the store is always given the clock's `now`."""
+        """Start the timers; call from inside the running event loop. The reaper runs at once
+        first, so a restarted worker repairs what its predecessor left behind; the first prune
+        waits (`FIRST_PRUNE_AFTER`). The timers keep wall time (they only pace the work); the
+        store is always given the clock's `now`."""
         timer = AsyncIOScheduler(timezone=UTC)
-        for job, seconds in (
-            (self.reap_once, self._reaper_interval),
-            (self.prune_once, self._prune_interval),
+        started = datetime.now(UTC)
+        first_prune = min(FIRST_PRUNE_AFTER, timedelta(seconds=self._prune_interval))
+        for job, seconds, first in (
+            (self.reap_once, self._reaper_interval, started),
+            (self.prune_once, self._prune_interval, started + first_prune),
         ):
             timer.add_job(
                 self._tracked(job),
@@ -80,7 +86,7 @@ class Housekeeping:
                 seconds=seconds,
                 id=job.__name__,
                 name=job.__name__,
-                next_run_time=datetime.now(UTC),
+                next_run_time=first,
                 coalesce=True,
                 max_instances=1,
                 misfire_grace_time=None,
