@@ -41,6 +41,10 @@ LEARN_EVERY_SECONDS = 10.0
 """An endpoint's schema is merged at most this often. Runs recorded meanwhile wait and are
 merged together, read from the watermark: an endpoint called every second costs one learning
 step (two reads and a write) per ten runs instead of one per run."""
+LEARN_SHARE = 1 / 3
+"""The learner takes at most this share of the time: after each step it rests twice as long
+as the step took, so that a burst of calls keeps the worker's attention; what is observed
+meanwhile waits in the queue (and, past its size, for the endpoint's next run)."""
 REFRESH_SECONDS = 5.0
 """How long the learner waits for more changes of shape before refreshing provides edges."""
 MAX_REFRESH_LAG = 60.0
@@ -106,8 +110,10 @@ class SchemaLearner:
         await self.refresh_stale()
 
     async def _consume(self) -> None:
+        rest = 1 / LEARN_SHARE - 1
         while True:
             endpoint, run = await self._queue.get()
+            started = self._clock.now()
             try:
                 if learnable(run):
                     await self._learn_in_turn(endpoint)
@@ -122,6 +128,7 @@ class SchemaLearner:
                 )
             finally:
                 self._queue.task_done()
+            await self._clock.sleep((self._clock.now() - started).total_seconds() * rest)
 
     async def _learn_in_turn(self, endpoint: Endpoint) -> None:
         """Learn now, unless the endpoint was learnt less than `learn_every` ago: then hold it
