@@ -68,7 +68,11 @@ class SchemaLearner:
         """When each endpoint learnt within the last `learn_every` was last learnt."""
         self._held: dict[str, Endpoint] = {}
         """Endpoints with runs observed since then, learnt once their turn comes."""
-        self._queue: asyncio.Queue[tuple[Endpoint, Run]] = asyncio.Queue(queue_size)
+        self._queue: asyncio.Queue[tuple[Endpoint, Run | None]] = asyncio.Queue(queue_size)
+        """An endpoint to learn, with the run when a DAG trace is to be recorded from it."""
+        self._queued: set[str] = set()
+        """Endpoints in the queue to learn: one entry learns every run stored since the
+        watermark, so another would only hold memory (and slow every garbage collection)."""
         self._refresh_seconds = refresh_seconds
         self._stale: set[str] = set()
         """Jobs whose provides edges are older than one of their schemas."""
@@ -78,11 +82,13 @@ class SchemaLearner:
         self._tasks: list[asyncio.Task[None]] = []
 
     def observe(self, endpoint: Endpoint, run: Run) -> None:
-        if not (learnable(run) or run.parent_trace_id is not None):
+        traced = run.parent_trace_id is not None
+        if not traced and (not learnable(run) or endpoint.id in self._queued):
             return
         with contextlib.suppress(asyncio.QueueFull):
             # Dropped: the endpoint's next learnable run catches up from the watermark.
-            self._queue.put_nowait((endpoint, run))
+            self._queue.put_nowait((endpoint, run if traced else None))
+            self._queued.add(endpoint.id)
 
     def start(self) -> None:
         """Start the background tasks; call from inside the running event loop."""
@@ -113,18 +119,19 @@ class SchemaLearner:
         rest = 1 / LEARN_SHARE - 1
         while True:
             endpoint, run = await self._queue.get()
+            self._queued.discard(endpoint.id)
             started = self._clock.now()
             try:
-                if learnable(run):
+                if run is None or learnable(run):
                     await self._learn_in_turn(endpoint)
-                if run.parent_trace_id is not None:
+                if run is not None:
                     await self.trace(run)
             except CronpilotError:
                 log.warning(
-                    "could not learn from run %s",
-                    run.id,
+                    "could not learn from %s",
+                    endpoint.ref,
                     exc_info=True,
-                    extra={"action": "learn_failed", "run_id": run.id},
+                    extra={"action": "learn_failed", "endpoint_id": endpoint.id},
                 )
             finally:
                 self._queue.task_done()
