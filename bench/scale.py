@@ -81,18 +81,13 @@ class TimedClaims:
 
 @dataclass
 class TimedStore:
-    """A `Store` whose claims are timed."""
+    """A `Store` whose claims are timed; every other repository is the store's own."""
 
     store: SqlStore
     claims: TimedClaims
 
-    @property
-    def catalog(self) -> Any:
-        return self.store.catalog
-
-    @property
-    def runs(self) -> Any:
-        return self.store.runs
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
 
     async def close(self) -> None:
         """The wrapped store is closed by its opener."""
