@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta
 
 from domain.errors import ConflictError, CronpilotError
@@ -122,17 +122,11 @@ class SchemaLearner:
             self._queued.discard(endpoint.id)
             started = self._clock.now()
             try:
-                if run is None or learnable(run):
-                    await self._learn_in_turn(endpoint)
-                if run is not None:
-                    await self.trace(run)
-            except CronpilotError:
-                log.warning(
-                    "could not learn from %s",
-                    endpoint.ref,
-                    exc_info=True,
-                    extra={"action": "learn_failed", "endpoint_id": endpoint.id},
-                )
+                with _failure_logged(endpoint):
+                    if run is None or learnable(run):
+                        await self._learn_in_turn(endpoint)
+                    if run is not None:
+                        await self.trace(run)
             finally:
                 self._queue.task_done()
             await self._clock.sleep((self._clock.now() - started).total_seconds() * rest)
@@ -164,15 +158,8 @@ class SchemaLearner:
                 continue
             del self._held[endpoint_id]
             self._learnt_at[endpoint_id] = self._clock.now()
-            try:
+            with _failure_logged(endpoint):
                 await self.learn(endpoint)
-            except CronpilotError:
-                log.warning(
-                    "could not learn the schema of %s",
-                    endpoint.ref,
-                    exc_info=True,
-                    extra={"action": "learn_failed", "endpoint_id": endpoint.id},
-                )
 
     async def _refresh_periodically(self) -> None:
         pause = self._refresh_seconds
@@ -299,6 +286,21 @@ class SchemaLearner:
         parent_ref = (await catalog.get_endpoint(parent.endpoint_id)).ref
         await self._store.graph.record(
             trace_sightings(parent_ref, child, sibling), self._clock.now()
+        )
+
+
+@contextlib.contextmanager
+def _failure_logged(endpoint: Endpoint) -> Iterator[None]:
+    """A store error while learning is logged, not raised: the learner goes on with the next
+    endpoint, and this one catches up from its watermark next time."""
+    try:
+        yield
+    except CronpilotError:
+        log.warning(
+            "could not learn from %s",
+            endpoint.ref,
+            exc_info=True,
+            extra={"action": "learn_failed", "endpoint_id": endpoint.id},
         )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from adapters.http.dispatcher import AiohttpDispatcher
 from adapters.wake import InProcessWaker
@@ -430,6 +430,23 @@ async def test_sleeping_worker_wakes_when_the_clock_reaches_the_next_slot(
     assert [run.status for run in await runs_of(store, "minutely")] == [RunStatus.SUCCESS] * 3
 
 
+async def _claimed_ahead(running: RunningWorker, clock: FakeClock) -> datetime:
+    """Run a minutely endpoint's first slot with 2 s of claim-ahead, then take the worker to
+    the moment it claims the next slot: 2 s before it is due. Returns that slot."""
+    next_slot = clock.now() + timedelta(seconds=60)
+    await running.until_finished(1)
+    async with asyncio.timeout(DEADLINE):
+        # Quiet for half the claim-ahead after a claim, then idle until the next slot comes
+        # within reach.
+        await clock.until_sleeping_until(clock.now() + timedelta(seconds=1))
+        clock.advance(1)
+        await clock.until_sleeping_until(next_slot - timedelta(seconds=2))
+        clock.advance(57)
+        # Claimed now, with its run inserted, but the call waits for the slot.
+        await clock.until_sleeping_until(next_slot)
+    return next_slot
+
+
 async def test_a_slot_claimed_ahead_is_called_at_its_due_time(
     store: Store,
     clock: FakeClock,
@@ -438,18 +455,8 @@ async def test_a_slot_claimed_ahead_is_called_at_its_due_time(
     waker: InProcessWaker,
 ) -> None:
     await declare(store, clock.now(), spec(server, "ok", "minutely"))
-    next_slot = clock.now() + timedelta(seconds=60)
     async with RunningWorker(store, dispatcher, clock, waker, claim_ahead_seconds=2) as running:
-        await running.until_finished(1)
-        async with asyncio.timeout(DEADLINE):
-            # Quiet for half the claim-ahead after a claim, then idle until the next slot
-            # comes within reach.
-            await clock.until_sleeping_until(clock.now() + timedelta(seconds=1))
-            clock.advance(1)
-            await clock.until_sleeping_until(next_slot - timedelta(seconds=2))
-            clock.advance(57)
-            # Claimed now, with its run inserted, but the call waits for the slot.
-            await clock.until_sleeping_until(next_slot)
+        next_slot = await _claimed_ahead(running, clock)
         [waiting] = await running_runs(store)
         assert waiting.slot_at == next_slot
         assert server.calls_of("minutely") == 1
@@ -470,15 +477,8 @@ async def test_stop_gives_back_a_slot_claimed_ahead_uncalled(
     waker: InProcessWaker,
 ) -> None:
     await declare(store, clock.now(), spec(server, "ok", "minutely"))
-    next_slot = clock.now() + timedelta(seconds=60)
     async with RunningWorker(store, dispatcher, clock, waker, claim_ahead_seconds=2) as running:
-        await running.until_finished(1)
-        async with asyncio.timeout(DEADLINE):
-            await clock.until_sleeping_until(clock.now() + timedelta(seconds=1))
-            clock.advance(1)
-            await clock.until_sleeping_until(next_slot - timedelta(seconds=2))
-            clock.advance(57)
-            await clock.until_sleeping_until(next_slot)
+        next_slot = await _claimed_ahead(running, clock)
 
     assert running.worker.stats.released == 1
     assert server.calls_of("minutely") == 1
