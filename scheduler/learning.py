@@ -100,12 +100,13 @@ class SchemaLearner:
 
     async def stop(self) -> None:
         """Stop the background tasks, then refresh what was learnt since the last refresh: a
-        job whose schemas settled would otherwise keep stale edges for good."""
+        job whose schemas settled would otherwise keep stale edges for good. Endpoints held for
+        their turn are not learnt now, which could hold a stopping worker for seconds: their
+        runs stay stored, and their next learning (or `schema backfill`) reads them."""
         tasks, self._tasks = self._tasks, []
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        await self._learn_held(self._clock.now() + self._learn_every)
         await self.refresh_stale()
 
     async def idle(self) -> None:
