@@ -68,6 +68,8 @@ class SchemaLearner:
         """When each endpoint learnt within the last `learn_every` was last learnt."""
         self._held: dict[str, Endpoint] = {}
         """Endpoints with runs observed since then, learnt once their turn comes."""
+        self._learning_held = asyncio.Lock()
+        """One pass over the held endpoints at a time: `idle` waits for one under way."""
         self._queue: asyncio.Queue[tuple[Endpoint, Run | None]] = asyncio.Queue(queue_size)
         """An endpoint to learn, with the run when a DAG trace is to be recorded from it."""
         self._queued: set[str] = set()
@@ -152,15 +154,16 @@ class SchemaLearner:
     async def _learn_held(self, now: datetime) -> None:
         """Learn every held endpoint whose turn has come by `now`, and forget the learning
         times that hold nothing back any more."""
-        since = now - self._learn_every
-        self._learnt_at = {key: at for key, at in self._learnt_at.items() if at > since}
-        for endpoint_id, endpoint in list(self._held.items()):
-            if endpoint_id in self._learnt_at:
-                continue
-            del self._held[endpoint_id]
-            self._learnt_at[endpoint_id] = self._clock.now()
-            with _failure_logged(endpoint):
-                await self.learn(endpoint)
+        async with self._learning_held:
+            since = now - self._learn_every
+            self._learnt_at = {key: at for key, at in self._learnt_at.items() if at > since}
+            for endpoint_id, endpoint in list(self._held.items()):
+                if endpoint_id in self._learnt_at:
+                    continue
+                del self._held[endpoint_id]
+                self._learnt_at[endpoint_id] = self._clock.now()
+                with _failure_logged(endpoint):
+                    await self.learn(endpoint)
 
     async def _refresh_periodically(self) -> None:
         pause = self._refresh_seconds
@@ -292,7 +295,7 @@ class SchemaLearner:
 
 @contextlib.contextmanager
 def _failure_logged(endpoint: Endpoint) -> Iterator[None]:
-    """A store error while learning is logged, not raised: the learner goes on with the next
+    """An error while learning is logged, not raised: the learner's tasks go on with the next
     endpoint, and this one catches up from its watermark next time."""
     try:
         yield
@@ -302,6 +305,13 @@ def _failure_logged(endpoint: Endpoint) -> Iterator[None]:
             endpoint.ref,
             exc_info=True,
             extra={"action": "learn_failed", "endpoint_id": endpoint.id},
+        )
+    except Exception:
+        # A bug (in inference, say) must not end learning for every endpoint of the worker.
+        log.exception(
+            "learning from %s failed",
+            endpoint.ref,
+            extra={"action": "internal_error", "endpoint_id": endpoint.id},
         )
 
 

@@ -22,6 +22,8 @@ from scheduler.requests import request_for
 log = logging.getLogger(__name__)
 
 SHUTDOWN_REASON = "the worker stopped before the call ended"
+QUIET_CAP = timedelta(milliseconds=100)
+"""The longest quiet time, whatever the claim-ahead: slots re-planned into it wait that long."""
 
 
 @dataclass(slots=True)
@@ -77,8 +79,10 @@ class SchedulerWorker:
         self._observer = observer
         self._lease = timedelta(seconds=config.lease_seconds)
         self._ahead = timedelta(seconds=config.claim_ahead_seconds)
+        self._quiet = min(self._ahead / 2, QUIET_CAP)
         self._quiet_until = clock.now()
-        """No claim round trip before this: set when a claim took every slot due within reach."""
+        """Set at each claim: after one that took every slot due within reach, no claim before
+        this; after a full one (a backlog), no claim of less than `_low_water` before this."""
         self._backlog = False
         """The last claim came back full: more slots may be due than there was room for."""
         self._low_water = max(1, min(config.batch_size, config.concurrency) // 10)
@@ -158,16 +162,18 @@ class SchedulerWorker:
             task.add_done_callback(self._task_ended)
             in_flight.add(task)
         self._backlog = len(claims) == wanted
-        if not self._backlog:
-            self._quiet_until = started + self._ahead / 2
+        self._quiet_until = started + self._quiet
         return self._backlog
 
     def _wanted(self, in_flight: set[asyncio.Task[None]]) -> int:
         """How many slots to claim now: as many as there is room for, up to a batch; none while
-        a backlog waits and less room than `_low_water` is free (a round trip per freed call
-        would cost more than the call)."""
+        a backlog waits, less room than `_low_water` is free and the quiet time lasts (a round
+        trip per freed call would cost more than the call)."""
         room = self._room(in_flight)
-        if room <= 0 or (self._backlog and room < self._low_water):
+        held_back = (
+            self._backlog and room < self._low_water and self._clock.now() < self._quiet_until
+        )
+        if room <= 0 or held_back:
             return 0
         return min(self._config.batch_size, room)
 
@@ -185,11 +191,11 @@ class SchedulerWorker:
     async def _idle(self, in_flight: set[asyncio.Task[None]], stop: asyncio.Event) -> None:
         """Sleep until the next slot is due, a waker notification, a call ending (it frees room
         and re-plans its endpoint) or `stop`. Right after a claim that was not full, first wait
-        out the quiet time, whatever ends meanwhile: the slots falling due in it were claimed
-        ahead."""
+        out the quiet time, whatever calls end meanwhile: the slots falling due in it were
+        claimed ahead."""
         quiet = (self._quiet_until - self._clock.now()).total_seconds()
-        if quiet > 0:
-            await _first_of(stop.wait(), self._clock.sleep(quiet))
+        if quiet > 0 and not self._backlog:
+            await _first_of(stop.wait(), self._clock.sleep(quiet), self._waker.wait(quiet))
             if stop.is_set():
                 return
         sleepers: list[Coroutine[Any, Any, object]] = []
@@ -198,6 +204,9 @@ class SchedulerWorker:
             if delay <= 0:
                 return
             sleepers += [self._clock.sleep(delay), self._waker.wait(self._config.max_sleep_seconds)]
+        elif self._room(in_flight) > 0:
+            # Held back by the low-water mark, which lapses with the quiet time.
+            sleepers.append(self._clock.sleep(quiet))
         await _first_of(stop.wait(), self._ended.wait(), *sleepers)
 
     async def _seconds_until_due(self) -> float:
@@ -288,7 +297,8 @@ class SchedulerWorker:
         recording = False
         try:
             response = await self._call(held)
-            if root:
+            # A root with dependants goes on to call them: it keeps its room.
+            if root and not claim.endpoint.spec.dependants:
                 recording = True
                 self._recording += 1
                 self._ended.set()
@@ -334,9 +344,10 @@ class SchedulerWorker:
             self._dropped(claim, "lease_lost")
         elif held.cut_by is None and response is not None:
             return response
-        elif held.started:
+        elif held.started or early <= 0:
             await self._abandon(claim)
         else:
+            # Not due yet: another worker can still run it on time.
             await self._release([claim])
         return None
 

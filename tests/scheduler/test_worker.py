@@ -436,12 +436,9 @@ async def _claimed_ahead(running: RunningWorker, clock: FakeClock) -> datetime:
     next_slot = clock.now() + timedelta(seconds=60)
     await running.until_finished(1)
     async with asyncio.timeout(DEADLINE):
-        # Quiet for half the claim-ahead after a claim, then idle until the next slot comes
-        # within reach.
-        await clock.until_sleeping_until(clock.now() + timedelta(seconds=1))
-        clock.advance(1)
+        # After its quiet time (0.1 s at most), idle until the next slot comes within reach.
         await clock.until_sleeping_until(next_slot - timedelta(seconds=2))
-        clock.advance(57)
+        clock.advance(58)
         # Claimed now, with its run inserted, but the call waits for the slot.
         await clock.until_sleeping_until(next_slot)
     return next_slot
@@ -485,3 +482,26 @@ async def test_stop_gives_back_a_slot_claimed_ahead_uncalled(
     assert await running_runs(store) == []
     after = await store.catalog.get_endpoint("tests/minutely")
     assert (after.lease_owner, after.next_run_at) == (None, next_slot)
+
+
+async def test_a_backlog_held_back_by_the_low_water_mark_still_claims_once_the_quiet_ends(
+    store: Store,
+    clock: FakeClock,
+    server: EndpointServer,
+    dispatcher: AiohttpDispatcher,
+    waker: InProcessWaker,
+) -> None:
+    held = [spec(server, "held", f"h{n}") for n in range(19)]
+    await declare(store, clock.now(), spec(server, "ok", "quick"), *held)
+    config = {"concurrency": 20, "batch_size": 20, "claim_ahead_seconds": 2}
+    async with RunningWorker(store, dispatcher, clock, waker, **config) as running:
+        # The first claim takes all 20 (a full batch: a backlog); then 19 calls hang and one
+        # call's worth of room is free, under the low-water mark of 2.
+        await running.until_finished(1)
+        async with asyncio.timeout(DEADLINE):
+            await server.until_in_flight(19)
+        clock.advance(60)
+        await running.until_finished(2)
+        server.release.set()
+
+    assert server.calls_of("quick") == 2
