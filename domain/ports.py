@@ -358,14 +358,16 @@ class GraphRepository(Protocol):
 class DagRepository(Protocol):
     """DAG runs: dependants waiting for their parents, started as children of their runs."""
 
-    async def upstream_finished(
-        self, claim: Claim, run: Run, worker_id: str, lease_seconds: float, now: datetime
-    ) -> list[Claim]:
-        """In one transaction, report `run` (of `claim`'s endpoint, which has dependants) to
-        them as `domain.dag.advance` says: save waits, record skipped runs, and lease and start
-        (a `running` run, child of `run`) every dependant now ready whose endpoint is free.
-        A ready dependant that is leased stays a ready wait for `claim_ready`. Returns the
-        claims started, their upstream bodies attached."""
+    async def finish_upstream(
+        self, claim: Claim, worker_id: str, response: Response, lease_seconds: float, now: datetime
+    ) -> tuple[Run, list[Claim]]:
+        """`ClaimRepository.finish` for a claim whose endpoint has dependants, and in the same
+        transaction the run's report to them as `domain.dag.advance` says: save waits, record
+        skipped runs, and lease and start (a `running` run, child of this run) every dependant
+        now ready whose endpoint is free. A ready dependant that is leased stays a ready wait
+        for `claim_ready`. One transaction, so a worker dying in between cannot record the run
+        and lose its DAG run. Returns the run and the claims started, their upstream bodies
+        attached. Raises `LeaseLost` (and writes nothing) as `finish` does."""
         ...
 
     async def claim_ready(
@@ -379,9 +381,9 @@ class DagRepository(Protocol):
         ...
 
     async def drop_stale_waits(self, created_before: datetime) -> int:
-        """Delete waits made before `created_before`: a parent whose report was lost (its
-        worker died between recording and reporting) leaves one that nothing completes.
-        Returns how many were deleted."""
+        """Delete waits made before `created_before`: a parent that never finishes (its worker
+        died during the call, and the reaper abandoned its run) leaves one that nothing
+        completes. Returns how many were deleted."""
         ...
 
     async def trace_neighbours(self, run: Run) -> tuple[Run | None, Run | None]:

@@ -269,28 +269,14 @@ class SchedulerWorker:
         `concurrency` counts a whole DAG run as one call: a DAG never waits for room midway,
         which would hold its leased dependants idle. While a `root` slot's own run is being
         recorded, it holds no call."""
-        run = await self._execute_one(claim, root)
-        if run is None or not claim.endpoint.spec.dependants:
-            return
-        try:
-            children = await self._store.dag.upstream_finished(
-                claim, run, self._config.worker_id, self._config.lease_seconds, self._clock.now()
-            )
-        except StoreUnavailable:
-            log.warning(
-                "store unavailable; the dependants of run %s were not triggered",
-                run.id,
-                exc_info=True,
-                extra={"action": "store_unavailable", "run_id": run.id},
-            )
-            return
+        children = await self._execute_one(claim, root)
         self.stats.claimed += len(children)
         await asyncio.gather(*(self._execute(child) for child in children))
 
-    async def _execute_one(self, claim: Claim, root: bool) -> Run | None:
+    async def _execute_one(self, claim: Claim, root: bool) -> list[Claim]:
         """Call one claimed slot and record it, keeping its lease from the claim until the run
         is recorded, dropped or abandoned. Never raises for what the store or the endpoint did:
-        the worker keeps going with the other slots. The run, if recorded."""
+        the worker keeps going with the other slots. The dependants the run started."""
         held = _InHand(claim, self._clock.now() + self._lease / 2)
         self._in_hand[claim.run_id] = held
         self._holding.set()
@@ -315,7 +301,7 @@ class SchedulerWorker:
             if recording:
                 self._recording -= 1
             self._in_hand.pop(claim.run_id, None)
-        return None
+        return []
 
     async def _call(self, held: _InHand) -> Response | None:
         """The endpoint's response once its slot is due, or None when the call was cut short:
@@ -434,23 +420,31 @@ class SchedulerWorker:
                 extra={"action": "extend_failed", "run_id": claim.run_id},
             )
 
-    async def _finish(self, claim: Claim, response: Response) -> Run | None:
+    async def _finish(self, claim: Claim, response: Response) -> list[Claim]:
+        """Record the run; for an endpoint with dependants, report it to them in the same
+        transaction (a worker dying in between would lose the DAG run). The dependants it
+        started."""
+        worker_id, now = self._config.worker_id, self._clock.now()
         try:
-            run = await self._store.claims.finish(
-                claim, self._config.worker_id, response, self._clock.now()
-            )
+            if claim.endpoint.spec.dependants:
+                lease = self._config.lease_seconds
+                run, children = await self._store.dag.finish_upstream(
+                    claim, worker_id, response, lease, now
+                )
+            else:
+                run, children = await self._store.claims.finish(claim, worker_id, response, now), []
         except LeaseLost:
             self._dropped(claim, "lease_lost")
-            return None
+            return []
         except SlotAlreadyRun:
             self._dropped(claim, "slot_already_run")
-            return None
+            return []
         self.stats.finished += 1
         if self._observer is not None:
             self._observer.observe(claim.endpoint, run)
         if log.isEnabledFor(logging.INFO):
             self._log_finish(claim, run)
-        return run
+        return children
 
     def _log_finish(self, claim: Claim, run: Run) -> None:
         # Only when it will be written: its arguments cost more than the check, once per run.

@@ -22,6 +22,7 @@ from domain.model import (
     Claim,
     DagTrigger,
     Endpoint,
+    Response,
     Run,
     RunStatus,
 )
@@ -98,11 +99,12 @@ class MemoryDag:
     def __init__(self, state: MemoryState) -> None:
         self._state = state
 
-    async def upstream_finished(
-        self, claim: Claim, run: Run, worker_id: str, lease_seconds: float, now: datetime
-    ) -> list[Claim]:
+    async def finish_upstream(
+        self, claim: Claim, worker_id: str, response: Response, lease_seconds: float, now: datetime
+    ) -> tuple[Run, list[Claim]]:
         async with self._state.lock:
             state = self._state
+            run = state.finish(claim, worker_id, response, now)
             endpoint = state.endpoint(claim.endpoint.id)
             dag = dag_of(claim.dag, run, endpoint)
             job = [e for e in state.endpoints.values() if e.job_id == endpoint.job_id]
@@ -117,7 +119,7 @@ class MemoryDag:
             )
             outcome = outcome_of(run, previous)
             plan = advance(job, waits, endpoint, outcome, dag=dag, worker_id=worker_id, now=now)
-            return self._carry_out(plan, worker_id, lease_seconds, now)
+            return run, self._carry_out(plan, worker_id, lease_seconds, now)
 
     def _carry_out(
         self, plan: DagPlan, worker_id: str, lease_seconds: float, now: datetime

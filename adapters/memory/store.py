@@ -71,6 +71,27 @@ class MemoryState:
         except KeyError:
             raise EndpointNotFound(endpoint_id) from None
 
+    def fenced(self, claim: Claim, worker_id: str) -> tuple[Endpoint, Run] | None:
+        """As in the SQL store: our lease and our claim's run still running."""
+        endpoint = self.endpoints.get(claim.endpoint.id)
+        run = self.runs.get(claim.run_id)
+        if endpoint is None or endpoint.lease_owner != worker_id:
+            return None
+        if run is None or run.status is not RunStatus.RUNNING:
+            return None
+        return endpoint, run
+
+    def finish(self, claim: Claim, worker_id: str, response: Response, now: datetime) -> Run:
+        """`ClaimRepository.finish`, the lock held by the caller."""
+        fenced = self.fenced(claim, worker_id)
+        if fenced is None:
+            raise LeaseLost(claim.endpoint.id, worker_id)
+        endpoint, running = fenced
+        finished = finished_run(running, response, now)
+        self.runs[finished.id] = finished
+        self.endpoints[endpoint.id] = after_slot(endpoint, claim.slot_at, response.ok, now)
+        return finished
+
     def endpoint_by_ref(self, ref: str) -> Endpoint:
         """By id or by `job/endpoint`."""
         if ref in self.endpoints:
@@ -222,32 +243,13 @@ class MemoryClaims:
                 raise LeaseLost(claim.endpoint.id, worker_id)
             self._state.endpoints[endpoint.id] = replace(endpoint, lease_until=until)
 
-    def _fenced(self, claim: Claim, worker_id: str) -> tuple[Endpoint, Run] | None:
-        """As in the SQL store: our lease and our claim's run still running."""
-        endpoint = self._state.endpoints.get(claim.endpoint.id)
-        run = self._state.runs.get(claim.run_id)
-        if endpoint is None or endpoint.lease_owner != worker_id:
-            return None
-        if run is None or run.status is not RunStatus.RUNNING:
-            return None
-        return endpoint, run
-
     async def finish(self, claim: Claim, worker_id: str, response: Response, now: datetime) -> Run:
         async with self._state.lock:
-            fenced = self._fenced(claim, worker_id)
-            if fenced is None:
-                raise LeaseLost(claim.endpoint.id, worker_id)
-            endpoint, running = fenced
-            finished = finished_run(running, response, now)
-            self._state.runs[finished.id] = finished
-            self._state.endpoints[endpoint.id] = after_slot(
-                endpoint, claim.slot_at, response.ok, now
-            )
-        return finished
+            return self._state.finish(claim, worker_id, response, now)
 
     async def release(self, claim: Claim, worker_id: str) -> None:
         async with self._state.lock:
-            fenced = self._fenced(claim, worker_id)
+            fenced = self._state.fenced(claim, worker_id)
             if fenced is None:
                 return
             endpoint, running = fenced
@@ -258,7 +260,7 @@ class MemoryClaims:
 
     async def abandon(self, claim: Claim, worker_id: str, reason: str, now: datetime) -> None:
         async with self._state.lock:
-            fenced = self._fenced(claim, worker_id)
+            fenced = self._state.fenced(claim, worker_id)
             if fenced is None:
                 return
             endpoint, running = fenced

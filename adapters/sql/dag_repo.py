@@ -16,6 +16,7 @@ from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from adapters.sql.engine import Database
+from adapters.sql.finishes import Finish, record_finishes
 from adapters.sql.rows import (
     endpoint_from_row,
     run_from_row,
@@ -34,7 +35,8 @@ from domain.dag import (
     outcome_of,
     ready_trigger,
 )
-from domain.model import Claim, DagTrigger, Endpoint, Run, RunStatus
+from domain.errors import LeaseLost
+from domain.model import Claim, DagTrigger, Endpoint, Response, Run, RunStatus
 from domain.ports import SecretCipher
 from domain.transitions import started_run
 
@@ -44,17 +46,29 @@ class SqlDag:
         self._db = db
         self._cipher = cipher
 
-    async def upstream_finished(
-        self, claim: Claim, run: Run, worker_id: str, lease_seconds: float, now: datetime
-    ) -> list[Claim]:
+    async def finish_upstream(
+        self, claim: Claim, worker_id: str, response: Response, lease_seconds: float, now: datetime
+    ) -> tuple[Run, list[Claim]]:
+        job_id = claim.endpoint.job_id
         async with self._db.write() as conn:
-            job = await self._lock_job(conn, claim.endpoint.job_id)
+            # The job's endpoints first, in id order as every other writer locks endpoints (no
+            # deadlock); the finish then finds its own endpoint already locked.
+            await conn.execute(
+                select(endpoints.c.id)
+                .where(endpoints.c.job_id == job_id)
+                .order_by(endpoints.c.id)
+                .with_for_update()
+            )
+            [run] = await record_finishes(conn, [Finish(claim, worker_id, response, now)])
+            if run is None:
+                raise LeaseLost(claim.endpoint.id, worker_id)
+            job = await self._lock_job(conn, job_id)
             endpoint = next(e for e in job if e.id == claim.endpoint.id)
             dag = dag_of(claim.dag, run, endpoint)
             waits = await _waits(conn, dag_runs_of=dag[0])
             outcome = outcome_of(run, await _previous_success(conn, run))
             plan = advance(job, waits, endpoint, outcome, dag=dag, worker_id=worker_id, now=now)
-            return await self._carry_out(conn, plan, worker_id, lease_seconds, now)
+            return run, await self._carry_out(conn, plan, worker_id, lease_seconds, now)
 
     async def _lock_job(self, conn: AsyncConnection, job_id: str) -> list[Endpoint]:
         query = (

@@ -56,7 +56,10 @@ _FINISHED_COLUMNS = (
 
 
 @dataclass(slots=True)
-class _Finish:
+class Finish:
+    """One finish to record: what `ClaimRepository.finish` is given, and where its caller waits
+    for the outcome."""
+
     claim: Claim
     worker_id: str
     response: Response
@@ -66,7 +69,7 @@ class _Finish:
     )
 
 
-async def record_finishes(conn: AsyncConnection, batch: Sequence[_Finish]) -> list[Run | None]:
+async def record_finishes(conn: AsyncConnection, batch: Sequence[Finish]) -> list[Run | None]:
     """Record each finish whose claim still holds its lease (its endpoint's lease owner is the
     claim's worker and the claim's run is still `running`); None for the others, which write
     nothing. The endpoints are locked in id order, so two batches cannot deadlock each other.
@@ -130,18 +133,18 @@ class FinishBatcher:
     def __init__(self, db: Database, max_batch: int = MAX_BATCH) -> None:
         self._db = db
         self._max_batch = max_batch
-        self._queue: list[_Finish] = []
+        self._queue: list[Finish] = []
         self._flusher: asyncio.Task[None] | None = None
 
     async def finish(self, claim: Claim, worker_id: str, response: Response, now: datetime) -> Run:
-        item = _Finish(claim, worker_id, response, now)
+        item = Finish(claim, worker_id, response, now)
         self._queue.append(item)
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.create_task(self._flush())
         return await item.outcome
 
     async def _flush(self) -> None:
-        batch: list[_Finish] = []
+        batch: list[Finish] = []
         try:
             while self._queue:
                 batch = self._queue[: self._max_batch]
@@ -158,7 +161,7 @@ class FinishBatcher:
             for item in [*batch, *self._queue]:
                 item.outcome.cancel()
 
-    async def _record(self, batch: list[_Finish]) -> None:
+    async def _record(self, batch: list[Finish]) -> None:
         try:
             async with self._db.write() as conn:
                 outcomes = await record_finishes(conn, batch)
@@ -177,7 +180,7 @@ class FinishBatcher:
         for item, outcome in zip(batch, outcomes, strict=True):
             _settle(item, outcome)
 
-    async def _one_by_one(self, batch: Sequence[_Finish]) -> None:
+    async def _one_by_one(self, batch: Sequence[Finish]) -> None:
         for item in batch:
             try:
                 async with self._db.write() as conn:
@@ -188,7 +191,7 @@ class FinishBatcher:
                 _settle(item, outcome)
 
 
-def _settle(item: _Finish, outcome: Run | Exception | None) -> None:
+def _settle(item: Finish, outcome: Run | Exception | None) -> None:
     """Hand the caller its result: the run, `LeaseLost` for None, or the store's error. A
     caller that stopped waiting (cancelled) is skipped: its run is recorded all the same."""
     if item.outcome.done():

@@ -6,7 +6,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+import pytest
+
 from domain.dependencies import with_dependants
+from domain.errors import LeaseLost
 from domain.model import Claim, Response, Run, RunStatus, RunTrigger, Schedule
 from domain.ports import Store
 from tests.contract.builders import LEASE_SECONDS, T0, claim_one, declaration, seconds, spec
@@ -27,9 +30,7 @@ def _ok(body: Any, digest: str) -> Response:
 async def _finish(
     store: Store, claim: Claim, response: Response, now: datetime
 ) -> tuple[Run, list[Claim]]:
-    run = await store.claims.finish(claim, "w1", response, now)
-    started = await store.dag.upstream_finished(claim, run, "w1", LEASE_SECONDS, now)
-    return run, started
+    return await store.dag.finish_upstream(claim, "w1", response, LEASE_SECONDS, now)
 
 
 async def test_a_node_with_two_parents_waits_for_both_in_its_dag_run(store: Store) -> None:
@@ -152,4 +153,21 @@ async def test_stale_waits_are_dropped(store: Store) -> None:
     assert await store.dag.drop_stale_waits(T0 + seconds(10)) == 0
     assert len(await store.dag.list_waits()) == 1
     assert await store.dag.drop_stale_waits(T0 + seconds(11)) == 1
+    assert await store.dag.list_waits() == []
+
+
+async def test_a_parent_whose_lease_was_lost_records_nothing_and_starts_nothing(
+    store: Store,
+) -> None:
+    await _declare(store, spec("root"), _dependant("a", "root"))
+    claim = await claim_one(store, T0)
+    # Reaped after its lease ran out (its worker seemed dead), then it reports.
+    assert await store.claims.reap(T0 + seconds(LEASE_SECONDS + 1)) == 1
+
+    with pytest.raises(LeaseLost):
+        await store.dag.finish_upstream(claim, "w1", _ok({"id": 1}, "h"), LEASE_SECONDS, T0)
+
+    assert (await store.runs.get_run(claim.run_id)).status is RunStatus.ABANDONED
+    a = await store.catalog.get_endpoint("etl/a")
+    assert (a.lease_owner, await store.runs.list_runs(a.id)) == (None, [])
     assert await store.dag.list_waits() == []

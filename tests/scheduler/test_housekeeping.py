@@ -114,12 +114,10 @@ async def test_retention_drops_dag_waits_whose_parents_never_reported(
     await declare(store, clock.now(), *specs)
     [root] = await store.claims.claim_due(clock.now(), "w", 60, 10)
     ok = Response(status_code=200, body={}, body_hash="h")
-    run = await store.claims.finish(root, "w", ok, clock.now())
-    children = await store.dag.upstream_finished(root, run, "w", 60, clock.now())
+    _, children = await store.dag.finish_upstream(root, "w", ok, 60, clock.now())
     a = next(c for c in children if c.endpoint.name == "a")
-    a_run = await store.claims.finish(a, "w", ok, clock.now())
-    await store.dag.upstream_finished(a, a_run, "w", 60, clock.now())
-    # b's worker died before reporting: join waits for a report that never comes.
+    await store.dag.finish_upstream(a, "w", ok, 60, clock.now())
+    # b's worker died before finishing: join waits for a report that never comes.
     housekeeping = Housekeeping(store, clock, reaper_interval_seconds=1, retention_runs=5)
 
     await housekeeping.prune_once()

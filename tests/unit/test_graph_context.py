@@ -24,8 +24,7 @@ async def test_dag_context_siblings_and_output_schema_through_the_ports() -> Non
     audit = await store.catalog.get_endpoint("etl/audit")
     await store.catalog.set_pause(audit.id, Pause("not now"), T0)
     [claim] = await store.claims.claim_due(T0, "w", LEASE_SECONDS, 10)
-    run = await store.claims.finish(claim, "w", Response(status_code=500), T0)
-    await store.dag.upstream_finished(claim, run, "w", LEASE_SECONDS, T0)
+    await store.dag.finish_upstream(claim, "w", Response(status_code=500), LEASE_SECONDS, T0)
     await store.graph.record(
         [EdgeSighting("etl/audit", "etl/fetch", EdgeType.SEQUENCE, EdgeSource.INFERRED, True)], T0
     )
