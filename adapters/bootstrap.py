@@ -231,6 +231,7 @@ def planner_config(settings: Settings) -> PlannerConfig:
         poll_seconds=settings.planner_poll_seconds,
         backoff_seconds=settings.planner_backoff_seconds,
         backoff_cap_seconds=settings.planner_backoff_cap_seconds,
+        grace_seconds=settings.grace_seconds,
         limits=guardrail_limits(settings),
     )
 
