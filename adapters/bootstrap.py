@@ -8,10 +8,9 @@ is built at import time.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import logging
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, suppress
 from pathlib import Path
 
 from sqlalchemy.engine import URL, make_url
@@ -83,7 +82,7 @@ async def open_store_when_reachable(settings: Settings, stop: asyncio.Event) -> 
                 delay,
                 extra={"action": "store_unavailable", "failures": failures},
             )
-            with contextlib.suppress(TimeoutError):
+            with suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), delay)
     return None
 
