@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, suppress
 from pathlib import Path
 
 from sqlalchemy.engine import URL, make_url
@@ -23,8 +23,9 @@ from adapters.llm.openai_client import OpenAIChat
 from adapters.settings import Settings
 from adapters.sql import open_sql_store, upgrade_database
 from adapters.wake import InProcessWaker, ListeningWaker, PostgresWaker, SocketWaker, wake_folder
-from domain.errors import InvalidConfig
+from domain.errors import InvalidConfig, StoreUnavailable
 from domain.guardrails import GuardrailLimits
+from domain.outage import described, store_retry_delay
 from domain.ports import ChatModel, Clock, Dispatcher, SecretCipher, Store, Waker
 from planner.config import PlannerConfig
 from planner.heuristic import HeuristicAnalyst
@@ -62,6 +63,28 @@ async def open_store(settings: Settings) -> Store:
     # its connection for one short transaction, while a call may take seconds.
     pool_size = max(5, min(settings.concurrency // 4, 25))
     return await open_sql_store(settings.database_url, build_cipher(settings), pool_size)
+
+
+async def open_store_when_reachable(settings: Settings, stop: asyncio.Event) -> Store | None:
+    """`open_store`, tried again while the database cannot be reached (a worker started before
+    its database, or while it restarts): from a fifth of a second, doubling up to
+    `max_sleep_seconds`, one line per try. None if `stop` is set first."""
+    failures = 0
+    while not stop.is_set():
+        try:
+            return await open_store(settings)
+        except StoreUnavailable as error:
+            failures += 1
+            delay = store_retry_delay(failures, settings.max_sleep_seconds)
+            log.warning(
+                "store unavailable at start (%s); retrying in %.1f s",
+                described(error),
+                delay,
+                extra={"action": "store_unavailable", "failures": failures},
+            )
+            with suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), delay)
+    return None
 
 
 def migrate(settings: Settings) -> None:
@@ -154,7 +177,16 @@ async def serve_scheduler(
         waker = build_waker(settings)
         resources.push_async_callback(waker.close)
         # Listen before the first claim: a wake-up sent from now on is not missed.
-        await waker.listen()
+        try:
+            await waker.listen()
+        except StoreUnavailable as error:
+            # The waker connects again when the worker next waits; meanwhile wake-ups are
+            # missed and the worker wakes after `max_sleep` at the latest.
+            log.warning(
+                "not listening for wake-ups yet (%s)",
+                described(error),
+                extra={"action": "listen_failed"},
+            )
         housekeeping = Housekeeping(
             store, clock, settings.reaper_interval_seconds, settings.retention_runs
         )
@@ -198,6 +230,7 @@ def planner_config(settings: Settings) -> PlannerConfig:
         poll_seconds=settings.planner_poll_seconds,
         backoff_seconds=settings.planner_backoff_seconds,
         backoff_cap_seconds=settings.planner_backoff_cap_seconds,
+        grace_seconds=settings.grace_seconds,
         limits=guardrail_limits(settings),
     )
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import asyncpg
 from sqlalchemy.engine import make_url
 
+from adapters.sql.engine import CONNECT_TIMEOUT_SECONDS
 from domain.errors import StoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -216,7 +217,7 @@ class PostgresWaker:
             if self._connection is not None and not self._connection.is_closed():
                 return self._connection
             try:
-                connection = await asyncpg.connect(self._dsn)
+                connection = await asyncpg.connect(self._dsn, timeout=CONNECT_TIMEOUT_SECONDS)
             except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
                 raise StoreUnavailable(f"could not connect to listen on {CHANNEL}: {exc}") from exc
             try:

@@ -38,7 +38,8 @@ class SessionStatus(StrEnum):
     EXHAUSTED = "exhausted"
     """The step or token budget ran out before a valid `submit_analysis`."""
     FAILED = "failed"
-    """The LLM could not be reached (after retries); the planner backs off."""
+    """The LLM could not be reached (after retries), gave no usable answer (no chat completion,
+    or no tool call twice in a row), or a stop cut the session short; the planner backs off."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,9 @@ class PlannerConfig:
     """After a failed session the endpoint waits this long, doubling per failure…"""
     backoff_cap_seconds: float = 3600.0
     """…up to this."""
+    grace_seconds: float = 10.0
+    """On stop, how long (real time) analyses under way may still finish; then their LLM calls
+    are cut short and the sessions recorded as failed."""
     paste_latest: bool = False
     """Paste the latest responses into the prompt instead of offering query tools (only for
     the token-economy benchmark)."""

@@ -16,6 +16,10 @@ from planner.tools import SUBMIT, ToolBox, ToolKind
 log = logging.getLogger(__name__)
 
 NUDGE = "Answer with tool calls only; end the analysis with submit_analysis."
+SILENT_LIMIT = 2
+"""Answers in a row without a tool call after which the model is taken not to use tools (it
+was nudged after the first): the session fails, and the endpoint backs off as for an outage,
+instead of spending every step, every time, on a model that only writes text."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,13 +98,21 @@ class LlmAnalyst:
             {"role": "user", "content": brief},
         ]
         tools = toolbox.definitions(self._tool_kinds)
-        prompt = completion = 0
+        prompt = completion = silent = 0
         for step in range(self._max_steps):
             last = step == self._max_steps - 1 or prompt + completion >= self._max_tokens
             reply = await self._chat.complete(messages, tools, SUBMIT if last else None)
             prompt += reply.prompt_tokens
             completion += reply.completion_tokens
             messages.append(_assistant_message(reply))
+            silent = 0 if reply.tool_calls else silent + 1
+            if silent >= SILENT_LIMIT:
+                return Verdict(
+                    SessionStatus.FAILED,
+                    error=f"the model answered {silent} times in a row without calling a tool",
+                    prompt_tokens=prompt,
+                    completion_tokens=completion,
+                )
             if not reply.tool_calls:
                 toolbox.errors += 1
                 messages.append({"role": "user", "content": NUDGE})

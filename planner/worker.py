@@ -2,7 +2,8 @@
 the session and what it proposed, sleep until the next round.
 
 A failing LLM never stops the worker and never touches scheduling: the session is recorded as
-failed and the endpoint backs off exponentially, while its baseline keeps running.
+failed and the endpoint backs off exponentially, while its baseline keeps running. Nor does a
+hanging one hold up a stop: after the grace period its calls are cut short.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from datetime import datetime, timedelta
 
 from domain.errors import LeaseLost, LlmUnavailable, StoreUnavailable
 from domain.model import JSON, new_id
+from domain.outage import described
 from domain.planning import AnalysisClaim, AnalysisOutcome, AnalysisSession, SessionStatus
 from domain.ports import Clock, Store, Waker
 from planner.brief import build_brief
@@ -23,6 +25,8 @@ from planner.session import Analyst, Verdict
 from planner.tools import ToolBox, ToolContext
 
 log = logging.getLogger(__name__)
+
+CUT_SHORT = "cut short: the planner stopped before the analysis ended"
 
 
 class PlannerWorker:
@@ -40,6 +44,9 @@ class PlannerWorker:
         self._clock = clock
         self._config = config
         self.desk = ProposalDesk(store, waker, config.limits)
+        self._thinking: set[asyncio.Task[object]] = set()
+        """The tasks waiting on the analyst (the LLM), to cut short at a stop."""
+        self._cutting = False
 
     async def run(self, stop: asyncio.Event) -> None:
         """Analyse what needs it until `stop` is set."""
@@ -49,18 +56,44 @@ class PlannerWorker:
             self._analyst.name,
             extra={"action": "planner_start", "worker_id": self._config.worker_id},
         )
+        self._cutting = False
         while not stop.is_set():
-            try:
-                busy = await self.run_round()
-            except StoreUnavailable:
-                log.warning(
-                    "store unavailable; the planner retries",
-                    exc_info=True,
-                    extra={"action": "store_unavailable"},
-                )
-                busy = False
-            if not busy:
+            if not await self._round_until(stop):
                 await self._rest(stop)
+
+    async def _round_until(self, stop: asyncio.Event) -> bool:
+        """One round (`run_round`); True if it was full. When `stop` comes meanwhile, the
+        analyses still waiting on the analyst after `grace_seconds` are cut short: an LLM that
+        hangs would hold the stop up for its timeout times its attempts."""
+        round_ = asyncio.create_task(self._round())
+        stopping = asyncio.create_task(stop.wait())
+        try:
+            await asyncio.wait({round_, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            if not round_.done():
+                _, late = await asyncio.wait({round_}, timeout=self._config.grace_seconds)
+                if late:
+                    self._cut_short()
+            return await round_
+        finally:
+            for task in (stopping, round_):
+                task.cancel()
+            await asyncio.gather(stopping, round_, return_exceptions=True)
+
+    async def _round(self) -> bool:
+        try:
+            return await self.run_round()
+        except StoreUnavailable as error:
+            log.warning(
+                "store unavailable (%s); the planner retries",
+                described(error),
+                extra={"action": "store_unavailable"},
+            )
+            return False
+
+    def _cut_short(self) -> None:
+        self._cutting = True
+        for task in self._thinking:
+            task.cancel()
 
     async def _rest(self, stop: asyncio.Event) -> None:
         """Sleep `poll_seconds` of the clock's time, or until `stop`."""
@@ -186,31 +219,42 @@ class PlannerWorker:
         await self._store.planner.finish_analysis(
             claim, self._config.worker_id, session, outcome, finished
         )
-        log.info(
-            "analysed %s: %s, %d tool calls, %d errors",
-            endpoint.ref,
-            session.status,
-            len(session.tool_calls),
-            session.tool_errors,
-            extra={
-                "action": "analysis",
-                "endpoint_id": endpoint.id,
-                "session_id": session.id,
-                "status": str(session.status),
-            },
-        )
+        fields = {"endpoint_id": endpoint.id, "session_id": session.id}
+        if failed:
+            # One line for the whole session, however it failed: an LLM that is down, answers
+            # garbage or never calls a tool is no bug of ours, and its traceback would say
+            # nothing.
+            log.warning(
+                "analysis of %s failed (%s); next look in %.0f s",
+                endpoint.ref,
+                session.error,
+                look_again,
+                extra={"action": "analysis_failed", **fields},
+            )
+        else:
+            log.info(
+                "analysed %s: %s, %d tool calls, %d errors",
+                endpoint.ref,
+                session.status,
+                len(session.tool_calls),
+                session.tool_errors,
+                extra={"action": "analysis", "status": str(session.status), **fields},
+            )
         return session
 
     async def _verdict(self, brief: str, toolbox: ToolBox) -> Verdict:
+        task = asyncio.current_task()
+        assert task is not None, "analyses run in tasks of their own"
+        self._thinking.add(task)
         try:
             return await self._analyst.analyse(brief, toolbox)
+        except asyncio.CancelledError:
+            # A cut is taken back so that the session is still recorded; a cancellation from
+            # anyone else goes on.
+            if not self._cutting or task.uncancel() > 0:
+                raise
+            return Verdict(SessionStatus.FAILED, error=CUT_SHORT)
         except LlmUnavailable as exc:
-            log.warning(
-                "analysis of %s failed: %s",
-                toolbox.endpoint.ref,
-                exc,
-                extra={"action": "llm_unavailable", "endpoint_id": toolbox.endpoint.id},
-            )
             return Verdict(SessionStatus.FAILED, error=str(exc))
         except Exception as exc:
             # A broken answer or a bug in one session must not end the worker.
@@ -220,6 +264,8 @@ class PlannerWorker:
                 extra={"action": "analysis_error", "endpoint_id": toolbox.endpoint.id},
             )
             return Verdict(SessionStatus.FAILED, error=f"internal error: {type(exc).__name__}")
+        finally:
+            self._thinking.discard(task)
 
     def _backoff(self, failures_before: int) -> float:
         delay = self._config.backoff_seconds * float(2 ** min(failures_before, 32))

@@ -13,6 +13,8 @@ from datetime import UTC, datetime, timedelta
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
+from domain.errors import CronpilotError
+from domain.outage import described
 from domain.ports import Clock, Store
 
 log = logging.getLogger(__name__)
@@ -113,6 +115,15 @@ class Housekeeping:
             self._running.add(task)
             try:
                 await job()
+            except CronpilotError as error:
+                # The timer would log it with a traceback, which says nothing about a store
+                # that is down; the job runs again at its next turn.
+                log.warning(
+                    "%s failed (%s); trying again at its next turn",
+                    job.__name__,
+                    described(error),
+                    extra={"action": "housekeeping_failed", "job": job.__name__},
+                )
             finally:
                 self._running.discard(task)
 

@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 from domain.errors import ConflictError, CronpilotError
 from domain.graph import EdgeSighting, EdgeSource, EdgeType, endpoint_ref, trace_sightings
 from domain.model import Endpoint, Run
+from domain.outage import described
 from domain.outputs import OutputSchema, learn, learnable
 from domain.ports import Clock, Store
 from domain.provides import provides_edges
@@ -269,11 +270,11 @@ class SchemaLearner:
             for job in sorted(jobs):
                 try:
                     await self.refresh_provides(job)
-                except CronpilotError:
+                except CronpilotError as error:
                     log.warning(
-                        "could not refresh the provides edges of job %s",
+                        "could not refresh the provides edges of job %s (%s)",
                         job,
-                        exc_info=True,
+                        described(error),
                         extra={"action": "refresh_provides_failed", "job": job},
                     )
 
@@ -299,11 +300,11 @@ def _failure_logged(endpoint: Endpoint) -> Iterator[None]:
     endpoint, and this one catches up from its watermark next time."""
     try:
         yield
-    except CronpilotError:
+    except CronpilotError as error:
         log.warning(
-            "could not learn from %s",
+            "could not learn from %s (%s)",
             endpoint.ref,
-            exc_info=True,
+            described(error),
             extra={"action": "learn_failed", "endpoint_id": endpoint.id},
         )
     except Exception:

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from domain.errors import LeaseLost, SlotAlreadyRun, StoreUnavailable, TemplateUnfilled
 from domain.model import BodyAbsence, Claim, Endpoint, ErrorKind, Response, Run
+from domain.outage import described, store_retry_delay
 from domain.ports import Clock, Dispatcher, Store, Waker
 from scheduler.config import WorkerConfig
 from scheduler.requests import request_for
@@ -52,6 +53,9 @@ class _InHand:
     """The call went out (the slot was due); until then a cut gives the claim back unrun."""
     cut_by: str | None = None
     """Why the call was cut short: `lease_lost`, `abandoned` or `released`."""
+    recording_since: datetime | None = None
+    """When the call ended and the recording of its run began: a run the store cannot record
+    within a lease gets no more extensions (`_keep_leases`)."""
 
 
 class RunObserver(Protocol):
@@ -102,6 +106,9 @@ class SchedulerWorker:
         self._aborted = False
         """Set when calls still running after the grace period must be cut short."""
         self._next_dag_sweep = clock.now()
+        self._store_down = False
+        """A store failure has been reported and no store call has succeeded since: the runs and
+        leases it fails meanwhile are not reported one by one."""
         self.stats = WorkerStats()
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -111,6 +118,7 @@ class SchedulerWorker:
         in_flight: set[asyncio.Task[None]] = set()
         self._aborted = self._stopping = False
         keeper = asyncio.create_task(self._keep_leases())
+        failures = 0
         try:
             while not stop.is_set():
                 self._ended.clear()
@@ -118,14 +126,10 @@ class SchedulerWorker:
                 try:
                     if not await self._fill(in_flight, stop):
                         await self._idle(in_flight, stop)
-                except StoreUnavailable:
-                    log.warning(
-                        "store unavailable; retrying in %.1f s",
-                        self._config.max_sleep_seconds,
-                        exc_info=True,
-                        extra={"action": "store_unavailable"},
-                    )
-                    await _first_of(stop.wait(), self._clock.sleep(self._config.max_sleep_seconds))
+                    failures = 0
+                except StoreUnavailable as error:
+                    failures += 1
+                    await self._retry_later(error, failures, stop)
         finally:
             await self._drain(in_flight)
             keeper.cancel()
@@ -142,6 +146,39 @@ class SchedulerWorker:
                 stats.released,
                 extra={"action": "stop", "worker_id": self._config.worker_id},
             )
+
+    async def _retry_later(
+        self, error: StoreUnavailable, failures: int, stop: asyncio.Event
+    ) -> None:
+        """Wait before trying the store again: from a fifth of a second, doubling with each
+        failure in a row, up to `max_sleep_seconds`. One line per try; no traceback, which says
+        nothing about a database that is down."""
+        delay = store_retry_delay(failures, self._config.max_sleep_seconds)
+        self._store_down = True
+        log.warning(
+            "store unavailable (%s); retrying in %.1f s",
+            described(error),
+            delay,
+            extra={"action": "store_unavailable", "failures": failures},
+        )
+        await _first_of(stop.wait(), self._clock.sleep(delay))
+
+    def _store_failed(
+        self, error: StoreUnavailable, action: str, message: str, *args: object, **fields: object
+    ) -> None:
+        """Report a store failure met by one run or lease: a warning line for the first of an
+        outage, only a debug line for the others until the store answers again (an outage fails
+        every run in flight and every lease due)."""
+        level = logging.DEBUG if self._store_down else logging.WARNING
+        self._store_down = True
+        log.log(
+            level, f"{message} (%s)", *args, described(error), extra={"action": action, **fields}
+        )
+
+    def _store_answered(self) -> None:
+        if self._store_down:
+            self._store_down = False
+            log.info("store reachable again", extra={"action": "store_available"})
 
     async def _fill(self, in_flight: set[asyncio.Task[None]], stop: asyncio.Event) -> bool:
         """Claim only as much as there is room for, and start every claim at once: a claim that
@@ -242,6 +279,7 @@ class SchedulerWorker:
         claims = await self._store.claims.claim_due(
             now, self._config.worker_id, self._config.lease_seconds, limit, now + self._ahead
         )
+        self._store_answered()
         if claims:
             self.stats.claimed += len(claims)
             log.debug(
@@ -289,13 +327,16 @@ class SchedulerWorker:
                 self._recording += 1
                 self._ended.set()
             if response is not None:
+                held.recording_since = self._clock.now()
                 return await self._finish(claim, response)
-        except StoreUnavailable:
-            log.warning(
+        except StoreUnavailable as error:
+            # Dropped from hand (below): its lease lapses and the reaper repairs the run.
+            self._store_failed(
+                error,
+                "run_store_unavailable",
                 "store unavailable while handling run %s; the reaper will repair it",
                 claim.run_id,
-                exc_info=True,
-                extra={"action": "store_unavailable", "run_id": claim.run_id},
+                run_id=claim.run_id,
             )
         finally:
             if recording:
@@ -370,7 +411,10 @@ class SchedulerWorker:
     async def _keep_leases(self) -> None:
         """Extend the lease of every claim in hand at half-time, and every half lease after,
         until cancelled. Most calls end long before: this sleeps until the oldest claim's
-        half-time, which every run recorded since has moved on."""
+        half-time, which every run recorded since has moved on. A run the store has not recorded
+        within a whole lease is making no progress (its recording hangs on a store that went
+        away): it gets no more extensions, so that its endpoint goes to another worker once the
+        lease lapses rather than wait on this one."""
         while True:
             if not self._in_hand:
                 self._holding.clear()
@@ -385,9 +429,12 @@ class SchedulerWorker:
                     break
                 due.append(held)
             for held in due:
+                del self._in_hand[held.claim.run_id]
+            due = [held for held in due if not self._stalled(held, now)]
+            for held in due:
                 # To the back, with the latest time: the order stays the order of extend_at.
                 held.extend_at = now + self._lease / 2
-                self._in_hand[held.claim.run_id] = self._in_hand.pop(held.claim.run_id)
+                self._in_hand[held.claim.run_id] = held
             extended = await asyncio.gather(
                 *(self._extend(held) for held in due), return_exceptions=True
             )
@@ -400,24 +447,43 @@ class SchedulerWorker:
                         extra={"action": "internal_error"},
                     )
 
+    def _stalled(self, held: _InHand, now: datetime) -> bool:
+        """Whether the claim's run has waited a whole lease to be recorded; if so, say so once
+        (the run stays the store's to settle: recorded if the lease is still ours then, else
+        abandoned by the reaper)."""
+        since = held.recording_since
+        if since is None or now - since < self._lease:
+            return False
+        claim = held.claim
+        log.warning(
+            "run %s of %s not recorded after %.1f s; its lease is left to lapse",
+            claim.run_id,
+            claim.endpoint.ref,
+            (now - since).total_seconds(),
+            extra={"action": "recording_stalled", "run_id": claim.run_id},
+        )
+        return True
+
     async def _extend(self, held: _InHand) -> None:
         claim = held.claim
         try:
             await self._store.claims.extend_lease(
                 claim, self._config.worker_id, self._clock.now() + self._lease
             )
+            self._store_answered()
         except LeaseLost:
             # Stop extending it; a call still under way is not waited for any longer (a run
             # already being recorded is refused by the fenced finish).
             self._in_hand.pop(claim.run_id, None)
             _cut(held, "lease_lost")
-        except StoreUnavailable:
+        except StoreUnavailable as error:
             # The lease may well outlive the outage: keep the call going and try again.
-            log.warning(
+            self._store_failed(
+                error,
+                "extend_failed",
                 "could not extend the lease of run %s",
                 claim.run_id,
-                exc_info=True,
-                extra={"action": "extend_failed", "run_id": claim.run_id},
+                run_id=claim.run_id,
             )
 
     async def _finish(self, claim: Claim, response: Response) -> list[Claim]:
@@ -439,6 +505,7 @@ class SchedulerWorker:
         except SlotAlreadyRun:
             self._dropped(claim, "slot_already_run")
             return []
+        self._store_answered()
         self.stats.finished += 1
         if self._observer is not None:
             self._observer.observe(claim.endpoint, run)

@@ -11,7 +11,7 @@ import typer
 
 from adapters.bootstrap import (
     build_clock,
-    open_store,
+    open_store_when_reachable,
     serve_planner,
     serve_scheduler,
     settle_worker_heap,
@@ -40,8 +40,9 @@ def scheduler(
 ) -> None:
     """Claim due endpoints, call them and record their runs until SIGINT/SIGTERM.
 
-    Run as many as you like against one PostgreSQL database. On a signal, calls in flight get
-    CRONPILOT_GRACE_SECONDS to finish; the rest are recorded abandoned, and the exit is clean.
+    Run as many as you like against one PostgreSQL database. A database that cannot be reached
+    yet is tried again until it can. On a signal, calls in flight get CRONPILOT_GRACE_SECONDS to
+    finish; the rest are recorded abandoned, and the exit is clean.
     With --with-planner a planner worker shares the process (for small installs).
     """
     overrides: dict[str, Any] = {
@@ -64,7 +65,9 @@ async def serve(settings: Settings, *, scheduler: bool, planner: bool) -> None:
         for signum in _STOP_SIGNALS:
             loop.add_signal_handler(signum, stop.set)
             resources.callback(loop.remove_signal_handler, signum)
-        store = await open_store(settings)
+        store = await open_store_when_reachable(settings, stop)
+        if store is None:
+            return
         resources.push_async_callback(store.close)
         settle_worker_heap()
         clock = build_clock()

@@ -2,11 +2,14 @@
 
 The SDK's own retries are off: tenacity retries rate limits (429), server errors (5xx),
 timeouts and dropped connections, waiting as long as a `Retry-After` header asks (capped), else
-exponentially. Anything else — or giving up — is `LlmUnavailable`. The API key is never logged.
+exponentially. Anything else — or giving up — is `LlmUnavailable`, and so is an answer that is
+not a chat completion (not JSON, or JSON of another shape: the SDK builds its objects from
+whatever came without checking them). The API key is never logged.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from email.utils import parsedate_to_datetime
@@ -24,6 +27,7 @@ log = logging.getLogger(__name__)
 
 _NO_KEY = "not-needed"
 """The SDK insists on a key; local servers usually ignore it."""
+_NOT_A_COMPLETION = "the LLM server's answer is not a chat completion"
 
 
 def _transient(exc: BaseException) -> bool:
@@ -131,6 +135,17 @@ class OpenAIChat:
                     )
         except openai.OpenAIError as exc:
             raise LlmUnavailable(_describe(exc)) from exc
+        except json.JSONDecodeError as exc:
+            raise LlmUnavailable("the LLM server's answer is not valid JSON") from exc
+        return _reply(completion)
+
+    async def close(self) -> None:
+        await self._client.close()
+
+
+def _reply(completion: Any) -> ChatReply:
+    """The reply a chat completion carries; `LlmUnavailable` when it carries none."""
+    try:
         if not completion.choices:
             raise LlmUnavailable("the LLM server answered without a choice")
         message = completion.choices[0].message
@@ -140,12 +155,20 @@ class OpenAIChat:
             if call.type == "function"
         ]
         usage = completion.usage
-        return ChatReply(
+        reply = ChatReply(
             content=message.content,
             tool_calls=calls,
-            prompt_tokens=usage.prompt_tokens if usage else 0,
-            completion_tokens=usage.completion_tokens if usage else 0,
+            prompt_tokens=(usage.prompt_tokens or 0) if usage else 0,
+            completion_tokens=(usage.completion_tokens or 0) if usage else 0,
         )
-
-    async def close(self) -> None:
-        await self._client.close()
+    except (AttributeError, TypeError, IndexError, KeyError) as exc:
+        raise LlmUnavailable(_NOT_A_COMPLETION) from exc
+    texts = [text for call in calls for text in (call.id, call.name, call.arguments)]
+    counts = (reply.prompt_tokens, reply.completion_tokens)
+    if (
+        not isinstance(reply.content, str | None)
+        or not all(isinstance(text, str) for text in texts)
+        or not all(isinstance(count, int) for count in counts)
+    ):
+        raise LlmUnavailable(_NOT_A_COMPLETION)
+    return reply

@@ -32,6 +32,11 @@ from domain.errors import (
 logger = logging.getLogger(__name__)
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
+CONNECT_TIMEOUT_SECONDS = 10.0
+"""How long a new PostgreSQL connection may take (asyncpg waits 60 s by default). A server
+that restarts behind a firewall or a container's address drops the connection attempt
+silently: a call that needs a new connection would hang for a minute while the worker's leases
+are kept, so it fails sooner and the worker retries."""
 DEFAULT_POOL_SIZE = 5
 _UNDEFINED_TABLE = "42P01"
 _SQLITE_MISSING_TABLE = "no such table"
@@ -70,7 +75,12 @@ def create_engine(url: str, pool_size: int = DEFAULT_POOL_SIZE) -> AsyncEngine:
     if make_url(url).get_backend_name() == "sqlite":
         engine = create_async_engine(url)
     else:
-        engine = create_async_engine(url, pool_size=pool_size, max_overflow=pool_size // 2)
+        engine = create_async_engine(
+            url,
+            pool_size=pool_size,
+            max_overflow=pool_size // 2,
+            connect_args={"timeout": CONNECT_TIMEOUT_SECONDS},
+        )
     if engine.dialect.name == "sqlite":
         event.listen(engine.sync_engine, "connect", _sqlite_connect)
         event.listen(engine.sync_engine, "begin", _sqlite_begin)
@@ -149,7 +159,9 @@ def _translated(exc: Exception, url: str) -> CronpilotError:
     # asyncpg reports PostgreSQL's SQLSTATE; SQLAlchemy maps many of its classes (22 data
     # exceptions among them) to the generic DBAPIError, so the class alone is not enough.
     sqlstate = str(getattr(reason, "sqlstate", "") or "")
-    logger.warning(
+    # Debug only: the caller decides what the error is worth reporting (an outage fails every
+    # call in flight; the worker says so once).
+    logger.debug(
         "database error",
         extra={"action": "store_error", "error": type(reason).__name__, "sqlstate": sqlstate},
     )
@@ -162,7 +174,9 @@ def _translated(exc: Exception, url: str) -> CronpilotError:
     hint = ""
     if sqlstate == _UNDEFINED_TABLE or _SQLITE_MISSING_TABLE in str(reason):
         hint = " (is the schema migrated? run `cronpilot db upgrade`)"
-    return StoreUnavailable(f"database {safe_url(url)} failed: {reason}{hint}")
+    return StoreUnavailable(
+        f"database {safe_url(url)} failed: {type(reason).__name__}: {reason}{hint}"
+    )
 
 
 def _slot_already_run(reason: BaseException) -> SlotAlreadyRun:

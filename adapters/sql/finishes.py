@@ -169,10 +169,12 @@ class FinishBatcher:
             if len(batch) == 1:
                 _settle(batch[0], error)
                 return
-            logger.warning(
-                "a batch of %d finishes failed; recording them one by one",
+            # One line, no traceback: each caller is handed its own error and reports it.
+            logger.info(
+                "a batch of %d finishes failed (%s: %s); recording them one by one",
                 len(batch),
-                exc_info=True,
+                type(error).__name__,
+                error,
                 extra={"action": "finish_batch_failed", "count": len(batch)},
             )
             await self._one_by_one(batch)

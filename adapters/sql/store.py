@@ -86,7 +86,9 @@ async def open_sql_store(
     except (SQLAlchemyError, OSError) as exc:
         await engine.dispose()
         reason = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
-        raise StoreUnavailable(f"cannot reach the database {safe_url(url)}: {reason}") from exc
+        raise StoreUnavailable(
+            f"cannot reach the database {safe_url(url)}: {type(reason).__name__}: {reason}"
+        ) from exc
     db = Database(engine, url)
     if cipher is not None:
         try:

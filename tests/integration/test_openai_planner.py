@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -17,7 +18,7 @@ from domain.model import PlannerMode
 from domain.planning import AnalysisSession, ProposalStatus, SessionStatus
 from planner.session import LlmAnalyst
 from planner.tools import TOOLS
-from planner.worker import PlannerWorker
+from planner.worker import CUT_SHORT, PlannerWorker
 from tests.planner.builders import T0, answer, declare, make_planner, spec
 from tests.support.clock import FakeClock
 from tests.support.fake_openai_server import (
@@ -25,6 +26,8 @@ from tests.support.fake_openai_server import (
     Calls,
     Failure,
     FakeOpenAI,
+    Hang,
+    Raw,
     Slow,
     Step,
     Text,
@@ -56,6 +59,8 @@ async def planner_against(
     attempts: int = 3,
     max_steps: int = 6,
     max_tokens: int = 100_000,
+    clock: FakeClock | None = None,
+    grace_seconds: float = 10.0,
 ) -> AsyncIterator[tuple[PlannerWorker, MemoryStore, FakeOpenAI]]:
     store = MemoryStore()
     await declare(
@@ -79,7 +84,16 @@ async def planner_against(
         )
         try:
             analyst = LlmAnalyst(chat, max_steps=max_steps, max_tokens=max_tokens)
-            yield make_planner(store, analyst, FakeClock(T0 + timedelta(seconds=30))), store, server
+            yield (
+                make_planner(
+                    store,
+                    analyst,
+                    clock or FakeClock(T0 + timedelta(seconds=30)),
+                    grace_seconds=grace_seconds,
+                ),
+                store,
+                server,
+            )
         finally:
             await chat.close()
 
@@ -233,3 +247,77 @@ async def test_client_errors_are_not_retried() -> None:
     assert session.status is SessionStatus.FAILED
     assert session.error == "the LLM is unavailable: HTTP 401 from the LLM server"
     assert (sleeps.asked, len(server.requests)) == ([], 1)
+
+
+@pytest.mark.parametrize(
+    ("reply", "requests_per_session", "error"),
+    [
+        pytest.param(
+            Raw("{'choices': ["), 1, "the LLM server's answer is not valid JSON", id="not-json"
+        ),
+        pytest.param(
+            Raw('{"choices": [{"index": 0, "finish_reason": "stop"}]}'),
+            1,
+            "the LLM server's answer is not a chat completion",
+            id="not-a-completion",
+        ),
+        pytest.param(
+            Text("All looks fine to me."),
+            2,
+            "the model answered 2 times in a row without calling a tool",
+            id="text-only",
+        ),
+    ],
+)
+async def test_an_llm_giving_no_usable_answer_backs_off_as_in_an_outage(
+    reply: Step, requests_per_session: int, error: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A new run every 5 s makes the endpoints worth a look each round; failed sessions back
+    off from 30 s, doubling: in two minutes, sessions at 0, 30 and 90 s for each endpoint, each
+    reported in one line without a traceback."""
+    caplog.set_level(logging.INFO, logger="planner.worker")
+    start = T0 + timedelta(seconds=30)
+    clock = FakeClock(start)
+    async with planner_against([reply] * 100, clock=clock) as (planner, store, server):
+        for _ in range(25):
+            await answer(store, "j/score", {"fraud_rate": 0.01})
+            await planner.run_round()
+            clock.advance(5)
+        sessions = await store.planner.list_sessions()
+        investigator = await store.catalog.get_endpoint("j/investigator")
+
+        assert len(sessions) == 6
+        assert all(s.status is SessionStatus.FAILED for s in sessions)
+        assert all(s.error is not None and error in s.error for s in sessions)
+        assert sorted({s.started_at - start for s in sessions}) == [
+            timedelta(seconds=seconds) for seconds in (0, 30, 90)
+        ]
+        assert len(server.requests) == 6 * requests_per_session
+        state = store.planner.planning.states[investigator.id]
+        assert state.llm_failures == 3
+        assert state.retry_at == start + timedelta(seconds=90 + 120)
+    failures = [r for r in caplog.records if r.name == "planner.worker" and r.levelno >= 30]
+    assert len(failures) == 6
+    assert all(error in record.getMessage() for record in failures)
+    assert [record for record in caplog.records if record.exc_info] == []
+
+
+async def test_stop_cuts_a_hanging_llm_short_after_the_grace_period() -> None:
+    """A stop does not wait for an LLM that never answers (timeout times attempts): after the
+    grace period the session is cut short, recorded as failed, and the worker returns."""
+    async with planner_against([Hang(), Hang()], timeout=3600, grace_seconds=0.2) as (
+        planner,
+        store,
+        server,
+    ):
+        stop = asyncio.Event()
+        running = asyncio.create_task(planner.run(stop))
+        async with asyncio.timeout(5):
+            await server.until_requests(2)
+            stop.set()
+            await running
+        sessions = await store.planner.list_sessions()
+
+    assert len(sessions) == 2
+    assert [s.status for s in sessions] == [SessionStatus.FAILED] * 2
+    assert [s.error for s in sessions] == [CUT_SHORT] * 2

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from adapters.bootstrap import sqlite_file
-from adapters.sql import open_sql_store
+from adapters.sql import open_sql_store, upgrade_database
 from adapters.wake import wake_folder
 from domain.model import ErrorKind, Pause, RunStatus, Schedule
 from domain.ports import Store
@@ -117,3 +117,59 @@ async def test_a_sleeping_scheduler_runs_an_endpoint_at_once_when_another_proces
     database = sqlite_file(sqlite_url)
     assert database is not None
     assert list(wake_folder(database).glob("*.sock")) == [], "a socket outlived its scheduler"
+
+
+async def _until_in_log(processes: SchedulerProcesses, worker_id: str, text: str) -> None:
+    # Another process writes the log: there is nothing to await but the file.
+    while text not in processes.log_of(worker_id):  # noqa: ASYNC110
+        await asyncio.sleep(0.1)
+
+
+async def test_a_scheduler_started_before_its_database_waits_for_it(
+    tmp_path: Path, server: EndpointServer
+) -> None:
+    """The database's folder is made and migrated only after the worker started: the worker
+    tries again, one line per try and no traceback, and runs endpoints once it can."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'later' / 'cronpilot.db'}"
+    processes = SchedulerProcesses(
+        url, tmp_path, grace_seconds=GRACE_SECONDS, max_sleep_seconds=0.5
+    )
+    try:
+        worker = await processes.start("early")
+        async with asyncio.timeout(STARTUP_DEADLINE):
+            await _until_in_log(processes, "early", "retrying in 0.4 s")
+        (tmp_path / "later").mkdir()
+        await upgrade_database(url)
+        store = await open_sql_store(url, processes.cipher)
+        try:
+            await declare(store, datetime.now(UTC), spec(server, "ok", "first"))
+            async with asyncio.timeout(STARTUP_DEADLINE):
+                await server.until_calls("first")
+        finally:
+            await store.close()
+        worker.send_signal(signal.SIGTERM)
+        async with asyncio.timeout(GRACE_SECONDS + 5):
+            assert await worker.wait() == 0, processes.log_of("early")
+    finally:
+        await processes.kill_all()
+
+    log = processes.log_of("early")
+    assert "store unavailable at start (StoreUnavailable: cannot reach the database" in log
+    assert "Traceback" not in log
+
+
+async def test_a_scheduler_waiting_for_its_database_stops_at_once_on_sigterm(
+    tmp_path: Path,
+) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'never' / 'cronpilot.db'}"
+    processes = SchedulerProcesses(url, tmp_path, max_sleep_seconds=60)
+    try:
+        worker = await processes.start("waiting")
+        async with asyncio.timeout(STARTUP_DEADLINE):
+            await _until_in_log(processes, "waiting", "retrying in 1.6 s")
+        worker.send_signal(signal.SIGTERM)
+        async with asyncio.timeout(2):
+            assert await worker.wait() == 0, processes.log_of("waiting")
+    finally:
+        await processes.kill_all()
+    assert "Traceback" not in processes.log_of("waiting")

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from types import TracebackType
 from typing import Any
 
+from domain.errors import StoreUnavailable
 from domain.model import Endpoint, EndpointSpec, Job, Run, RunStatus, Schedule
 from domain.ports import Dispatcher, JobDeclaration, Store, Waker
 from scheduler.config import WorkerConfig
@@ -213,3 +215,33 @@ class RunningWorker:
         self.stop.set()
         async with asyncio.timeout(DEADLINE):
             await self._task
+
+
+class Failing:
+    """Delegates to `target`, but the next `times[name]` calls of each async method `name` raise
+    `StoreUnavailable`, as calls to a restarting database do. A method named in `committed`
+    does its work first: the database committed, and the connection dropped before the reply
+    came back."""
+
+    def __init__(self, target: object, *, committed: Sequence[str] = (), **times: int) -> None:
+        self._target = target
+        self._committed = set(committed)
+        self.times = Counter(times)
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._target, name)
+        if name not in self.times:
+            return method
+
+        async def failing(*args: Any, **kwargs: Any) -> Any:
+            if self.times[name] <= 0:
+                return await method(*args, **kwargs)
+            self.times[name] -= 1
+            if name in self._committed:
+                await method(*args, **kwargs)
+            raise StoreUnavailable(
+                "database postgresql+asyncpg://db/cronpilot failed: "
+                "ConnectionDoesNotExistError: connection was closed in the middle of operation"
+            )
+
+        return failing

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from datetime import timedelta
+
+import pytest
 
 from adapters.http.dispatcher import AiohttpDispatcher
 from adapters.wake import InProcessWaker
@@ -13,6 +16,7 @@ from domain.ports import Store
 from scheduler.housekeeping import STALE_WAIT, Housekeeping
 from tests.scheduler.builders import (
     DEADLINE,
+    Failing,
     Notifying,
     RunningWorker,
     StoreOf,
@@ -125,3 +129,39 @@ async def test_retention_drops_dag_waits_whose_parents_never_reported(
     clock.advance(STALE_WAIT.total_seconds() + 1)
     await housekeeping.prune_once()
     assert await store.dag.list_waits() == []
+
+
+async def test_a_store_outage_on_the_timer_is_one_line_and_the_job_runs_again(
+    store: Store, clock: FakeClock, server: EndpointServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    await declare(store, clock.now(), spec(server, "ok", "orphan"))
+    await store.claims.claim_due(clock.now(), "dead-worker", 10, 10)
+    clock.advance(11)
+    reaped = asyncio.Event()
+    observed = StoreOf(
+        store.catalog,
+        Notifying(Failing(store.claims, reap=1), reap=reaped),
+        store.runs,
+        store.schemas,
+        store.graph,
+        store.dag,
+    )
+    housekeeping = Housekeeping(observed, clock, reaper_interval_seconds=0.1, retention_runs=5)
+
+    housekeeping.start()
+    try:
+        async with asyncio.timeout(DEADLINE):
+            await reaped.wait()
+    finally:
+        await housekeeping.stop()
+
+    [run] = await runs_of(store, "orphan")
+    assert run.status is RunStatus.ABANDONED
+    [failed] = [
+        record
+        for record in caplog.records
+        if record.levelno >= logging.ERROR
+        or (record.name == "scheduler.housekeeping" and "failed" in record.getMessage())
+    ]
+    assert failed.getMessage().startswith("reap_once failed (StoreUnavailable: database ")
+    assert [record for record in caplog.records if record.exc_info] == []

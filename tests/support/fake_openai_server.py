@@ -1,6 +1,7 @@
 """An OpenAI-compatible chat-completions server on 127.0.0.1 that replays a script, for driving
 the real `openai` SDK in tests: tool calls (well-formed or not), plain text, HTTP errors with
-headers (429 + Retry-After, 500), slow answers, and usage figures counted from the request.
+headers (429 + Retry-After, 500), slow answers, answers that never come, bodies that are not
+chat completions, and usage figures counted from the request.
 
 A script step is a reply, or a function of the request body returning one (a "policy" that
 reads the tool results so far). Every request body is kept in `requests`.
@@ -54,7 +55,19 @@ class Slow:
     then: Reply
 
 
-Reply = Calls | Text | Failure | Slow
+@dataclass(frozen=True)
+class Hang:
+    """No answer at all: the request waits until the client gives up or the server closes."""
+
+
+@dataclass(frozen=True)
+class Raw:
+    """A 200 answer with this body as it is: not JSON, or JSON that is no chat completion."""
+
+    body: str
+
+
+Reply = Calls | Text | Failure | Slow | Hang | Raw
 Step = Reply | Callable[[Request], Reply]
 
 
@@ -82,6 +95,7 @@ class FakeOpenAI:
         self._position = 0
         self._ids = itertools.count(1)
         self.requests: list[Request] = []
+        self._arrived = asyncio.Event()
         self.usage: list[tuple[int, int]] = []
         self._runner: web.AppRunner | None = None
         self.base_url = ""
@@ -95,13 +109,24 @@ class FakeOpenAI:
         self._position += 1
         return step(request) if callable(step) else step
 
+    async def until_requests(self, count: int) -> None:
+        """Wait until `count` requests have come (bound it with `asyncio.timeout`)."""
+        while len(self.requests) < count:
+            self._arrived.clear()
+            await self._arrived.wait()
+
     async def _complete(self, http: web.Request) -> web.StreamResponse:
         request: Request = await http.json()
         self.requests.append(request)
+        self._arrived.set()
         reply = self._next(request)
         while isinstance(reply, Slow):
             await asyncio.sleep(reply.seconds)
             reply = reply.then
+        if isinstance(reply, Hang):
+            await asyncio.Event().wait()
+        if isinstance(reply, Raw):
+            return web.Response(text=reply.body, content_type="application/json")
         if isinstance(reply, Failure):
             error = {"error": {"message": f"scripted {reply.status}", "type": "scripted"}}
             return web.json_response(error, status=reply.status, headers=reply.headers)
