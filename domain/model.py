@@ -148,6 +148,13 @@ class EndpointSpec:
     without asking the store whether it triggers anything."""
     only_if_changed: bool = False
     """Skip (and record the skip) when no upstream response changed since the previous one."""
+    notify: tuple[str, ...] = ()
+    """Webhook URLs told when the endpoint starts failing, recovers, pauses itself or has a
+    planner proposal waiting for review (`domain.alerts`)."""
+    notify_after: int = 3
+    """Consecutive failures that make the endpoint `failing`: one event per streak."""
+    pause_after: int | None = None
+    """Consecutive failures after which the endpoint pauses itself; None: never."""
 
 
 @dataclass(frozen=True, slots=True)

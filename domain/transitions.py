@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
+from domain.alerts import auto_paused
 from domain.governor import plan_next_run
 from domain.model import (
     Claim,
@@ -43,7 +44,8 @@ def after_slot(
     """The endpoint once the run of `slot_at` has ended and its lease is released.
 
     `succeeded=None` (abandoned) leaves the failure streak as it was. A one-shot hint whose time
-    has come is consumed by the slot that fired it.
+    has come is consumed by the slot that fired it. A failure that brings the streak to the
+    spec's `pause_after` pauses the endpoint (`domain.alerts.auto_paused`).
     """
     failures = endpoint.failure_count
     if succeeded is not None:
@@ -52,17 +54,15 @@ def after_slot(
     if oneshot is not None and oneshot.at <= slot_at:
         oneshot = None
     last = endpoint.last_slot_at
-    return replanned(
-        replace(
-            endpoint,
-            failure_count=failures,
-            last_slot_at=slot_at if last is None or slot_at > last else last,
-            oneshot_hint=oneshot,
-            lease_owner=None,
-            lease_until=None,
-        ),
-        now,
+    ended = replace(
+        endpoint,
+        failure_count=failures,
+        last_slot_at=slot_at if last is None or slot_at > last else last,
+        oneshot_hint=oneshot,
+        lease_owner=None,
+        lease_until=None,
     )
+    return replanned(auto_paused(ended, succeeded is False, now), now)
 
 
 def with_spec(endpoint: Endpoint, spec: EndpointSpec, now: datetime) -> Endpoint:
