@@ -78,13 +78,19 @@ class SqlNotifications:
         if limit <= 0:
             return []
         table = notifications.c
+        is_due = (
+            table.status == _PENDING,
+            table.next_attempt_at <= now,
+            or_(table.lease_until.is_(None), table.lease_until < now),
+        )
+        # Every worker looks every few seconds and mostly finds nothing: a read says so without
+        # taking SQLite's one write lock from the finishes.
+        async with self._db.read() as conn:
+            if (await conn.execute(select(table.id).where(*is_due).limit(1))).first() is None:
+                return []
         due = (
             select(table.id)
-            .where(
-                table.status == _PENDING,
-                table.next_attempt_at <= now,
-                or_(table.lease_until.is_(None), table.lease_until < now),
-            )
+            .where(*is_due)
             .order_by(table.next_attempt_at, table.id)
             .limit(limit)
             # Rendered on PostgreSQL only: SQLite's BEGIN IMMEDIATE already serialises writers.
