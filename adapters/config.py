@@ -75,6 +75,8 @@ _UNSENDABLE = re.compile("[\x00-\x08\x0a-\x1f\x7f\ud800-\udfff]")
 """Control characters but tab (CR/LF would end a request or header line) and lone surrogates
 (not text), refused in header values and URLs."""
 _MAX_NOTIFY_URLS = 10
+_MAX_COUNT = 1_000_000
+"""Bound on failure counts (`notify.after`, `pause_after`): a database integer holds it."""
 _MAX_DEPTH = 64
 _MAX_VALUES = 100_000
 """Bounds on a document, so that nested YAML aliases cannot expand into billions of values."""
@@ -150,7 +152,7 @@ Name = Annotated[str, BeforeValidator(_check_name)]
 Duration = Annotated[float, BeforeValidator(parse_duration)]
 PositiveDuration = Annotated[Duration, Field(gt=0)]
 Size = Annotated[int, BeforeValidator(parse_size), Field(gt=0)]
-Count = Annotated[int, BeforeValidator(_not_bool), Field(ge=1)]
+Count = Annotated[int, BeforeValidator(_not_bool), Field(ge=1, le=_MAX_COUNT)]
 Method = Annotated[
     Literal["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"], BeforeValidator(_upper)
 ]

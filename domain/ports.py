@@ -152,8 +152,10 @@ class ClaimRepository(Protocol):
         ...
 
     async def finish(self, claim: Claim, worker_id: str, response: Response, now: datetime) -> Run:
-        """In one transaction: complete the run and re-plan the endpoint, only while the lease
-        is still ours (fencing). Raises `LeaseLost` (and writes nothing) otherwise."""
+        """In one transaction: complete the run, re-plan the endpoint (`after_slot`, which may
+        auto-pause it) and add the notifications the run raises to the outbox
+        (`domain.alerts.run_notifications`), only while the lease is still ours (fencing).
+        Raises `LeaseLost` (and writes nothing) otherwise."""
         ...
 
     async def release(self, claim: Claim, worker_id: str) -> None:

@@ -15,12 +15,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 from domain.alerts import DeliveryPolicy, Notification, delivery_error
 from domain.errors import CronpilotError
 from domain.model import HttpRequest
 from domain.ports import Clock, Dispatcher, Store
-from domain.secrets import mask_url
 
 log = logging.getLogger(__name__)
 
@@ -106,35 +106,49 @@ class Notifier:
         response = await self._dispatcher.dispatch(request)
         now = self._clock.now()
         error = delivery_error(response)
-        extra = {
-            "action": "notify",
+        # A webhook's path is often its secret (chat services put the token there): logs name
+        # the host only.
+        about = {
             "notification_id": notification.id,
             "endpoint_id": notification.endpoint_id,
             "event": notification.event.value,
-            "url": mask_url(notification.url),
+            "host": urlsplit(notification.url).hostname,
         }
         try:
             if error is None:
                 kept = await self._store.notifications.mark_delivered(
                     notification.id, config.worker_id, now
                 )
-                log.info("delivered %s alert", notification.event, extra=extra)
+                log.info(
+                    "delivered %s alert",
+                    notification.event,
+                    extra={"action": "notify_delivered", **about},
+                )
             else:
                 retry_at = config.policy.retry_at(notification.attempts + 1, now)
                 kept = await self._store.notifications.mark_failed(
                     notification.id, config.worker_id, error, retry_at, now
                 )
-                given_up = "giving up" if retry_at is None else f"next try {retry_at.isoformat()}"
                 log.warning(
                     "%s alert not delivered (%s); %s",
                     notification.event,
                     error,
-                    given_up,
-                    extra=extra,
+                    "giving up" if retry_at is None else f"next try {retry_at.isoformat()}",
+                    extra={
+                        "action": "notify_failed" if retry_at is None else "notify_retry",
+                        **about,
+                    },
                 )
         except CronpilotError as store_error:
             # The outcome is lost with the store; the lease expires and the row is tried again.
-            log.warning("cannot record a delivery: %s", store_error, extra=extra)
+            log.warning(
+                "cannot record a delivery: %s",
+                store_error,
+                extra={"action": "notify_unrecorded", **about},
+            )
             return
         if not kept:
-            log.warning("lease on a notification lost during its delivery", extra=extra)
+            log.warning(
+                "lease on a notification lost during its delivery",
+                extra={"action": "notify_lease_lost", **about},
+            )

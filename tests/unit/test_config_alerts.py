@@ -133,6 +133,11 @@ def test_variables_work_in_alerts_as_everywhere() -> None:
         ),
         (
             "",
+            "pause_after: 100000000000000000000",
+            f"{ORDERS} field 'pause_after': Input should be less than or equal to 1000000",
+        ),
+        (
+            "",
             "pause_after: true",
             f"{ORDERS} field 'pause_after': expected a whole number, not true/false",
         ),
@@ -166,6 +171,7 @@ def test_variables_work_in_alerts_as_everywhere() -> None:
         "credentials",
         "after 0",
         "pause_after 0",
+        "pause_after huge",
         "pause_after boolean",
         "a bare string",
         "twice",
