@@ -8,7 +8,7 @@ in the transaction that records the run: none is lost, none is sent for a run no
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
@@ -59,15 +59,17 @@ class Notification:
     lease_until: datetime | None = None
 
 
-def auto_paused(endpoint: Endpoint, failed: bool, now: datetime) -> Endpoint:
-    """`endpoint` (its failure count already updated) paused once a failure leaves its streak at
-    `pause_after` or more. A pause in force (by hand, by the planner) is kept as it is. Resuming
-    does not reset the streak: a resumed endpoint that fails again pauses again at once."""
+def pause_after_failure(
+    endpoint: Endpoint, failures: int, *, failed: bool, now: datetime
+) -> Pause | None:
+    """The pause `endpoint` has once a run has ended with its streak at `failures`: its own,
+    or a new one when a failure leaves the streak at `pause_after` or more. A pause in force
+    (by hand, by the planner) is kept as it is. Resuming does not reset the streak: a resumed
+    endpoint that fails again pauses again at once."""
     limit = endpoint.spec.pause_after
-    if not failed or limit is None or endpoint.failure_count < limit or _paused(endpoint, now):
-        return endpoint
-    reason = f"auto-paused after {endpoint.failure_count} consecutive failures"
-    return replace(endpoint, pause=Pause(reason))
+    if not failed or limit is None or failures < limit or _paused(endpoint, now):
+        return endpoint.pause
+    return Pause(f"auto-paused after {failures} consecutive failures")
 
 
 def _paused(endpoint: Endpoint, now: datetime) -> bool:

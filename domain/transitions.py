@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
-from domain.alerts import auto_paused
+from domain.alerts import pause_after_failure
 from domain.governor import plan_next_run
 from domain.model import (
     Claim,
@@ -45,7 +45,7 @@ def after_slot(
 
     `succeeded=None` (abandoned) leaves the failure streak as it was. A one-shot hint whose time
     has come is consumed by the slot that fired it. A failure that brings the streak to the
-    spec's `pause_after` pauses the endpoint (`domain.alerts.auto_paused`).
+    spec's `pause_after` pauses the endpoint (`domain.alerts.pause_after_failure`).
     """
     failures = endpoint.failure_count
     if succeeded is not None:
@@ -54,15 +54,19 @@ def after_slot(
     if oneshot is not None and oneshot.at <= slot_at:
         oneshot = None
     last = endpoint.last_slot_at
-    ended = replace(
-        endpoint,
-        failure_count=failures,
-        last_slot_at=slot_at if last is None or slot_at > last else last,
-        oneshot_hint=oneshot,
-        lease_owner=None,
-        lease_until=None,
+    pause = pause_after_failure(endpoint, failures, failed=succeeded is False, now=now)
+    return replanned(
+        replace(
+            endpoint,
+            pause=pause,
+            failure_count=failures,
+            last_slot_at=slot_at if last is None or slot_at > last else last,
+            oneshot_hint=oneshot,
+            lease_owner=None,
+            lease_until=None,
+        ),
+        now,
     )
-    return replanned(auto_paused(ended, succeeded is False, now), now)
 
 
 def with_spec(endpoint: Endpoint, spec: EndpointSpec, now: datetime) -> Endpoint:
