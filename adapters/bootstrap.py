@@ -35,6 +35,7 @@ from planner.worker import PlannerWorker
 from scheduler.config import WorkerConfig
 from scheduler.housekeeping import Housekeeping
 from scheduler.learning import SchemaLearner
+from scheduler.notifier import Notifier, NotifierConfig
 from scheduler.worker import SchedulerWorker
 
 log = logging.getLogger(__name__)
@@ -92,11 +93,13 @@ def migrate(settings: Settings) -> None:
     asyncio.run(upgrade_database(settings.database_url))
 
 
-def build_dispatcher(settings: Settings) -> Dispatcher:
+def build_dispatcher(settings: Settings, max_connections: int | None = None) -> Dispatcher:
+    """Guarded (and signed, with a signing secret) calls; `max_connections` defaults to the
+    worker's concurrency."""
     signing = settings.signing_secret
     return AiohttpDispatcher(
         allowed_networks=settings.allowed_networks,
-        max_connections=settings.concurrency,
+        max_connections=max_connections or settings.concurrency,
         signing_secret=signing.get_secret_value() if signing is not None else None,
     )
 
@@ -195,6 +198,9 @@ async def serve_scheduler(
         learner = SchemaLearner(store, clock)
         learner.start()
         resources.push_async_callback(learner.stop)
+        notifier = open_notifier(settings, store, clock, resources)
+        notifier.start()
+        resources.push_async_callback(notifier.stop)
         log.info(
             "scheduler %s started: concurrency %d, batch %d, lease %g s, grace %g s",
             settings.worker_id,
@@ -208,6 +214,17 @@ async def serve_scheduler(
             store, dispatcher, clock, waker, worker_config(settings), observer=learner
         )
         await worker.run(stop)
+
+
+def open_notifier(
+    settings: Settings, store: Store, clock: Clock, resources: AsyncExitStack
+) -> Notifier:
+    """The alerts notifier of a scheduler worker, with a dispatcher of its own: webhooks never
+    take the connections of endpoint calls. The dispatcher is closed with `resources`."""
+    config = NotifierConfig(worker_id=settings.worker_id)
+    dispatcher = build_dispatcher(settings, max_connections=config.concurrency)
+    resources.push_async_callback(dispatcher.close)
+    return Notifier(store, dispatcher, clock, config)
 
 
 # --- the planner ------------------------------------------------------------------------------

@@ -14,6 +14,8 @@ Shape::
             min_interval: 10s
             max_interval: 1h
             headers: {Authorization: "Bearer ${ETL_TOKEN}"}
+            notify: {urls: ["${ALERTS_URL}"], after: 5}   # or a plain list of URLs
+            pause_after: 20
 
 `${NAME}` in any string value is replaced by the environment variable NAME; an unset variable
 is an error, never an empty string. Durations are seconds or strings such as `250ms`, `30s`,
@@ -21,6 +23,10 @@ is an error, never an empty string. Durations are seconds or strings such as `25
 errors, so a misspelt (or not yet supported) option never goes unnoticed. Everything that
 would fail later (a header that could split a request, a body PostgreSQL cannot store) is
 refused here, so that SQLite and PostgreSQL accept exactly the same files.
+
+Alerts (`notify`, `pause_after`) may be set on a job for all its endpoints; an endpoint's own
+`notify.urls`, `notify.after` and `pause_after` each replace the job's (`notify: []` silences
+one endpoint of a job that notifies). Webhook URLs pass the same address guard as endpoint URLs.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ from domain.dependencies import with_dependants
 from domain.errors import CronpilotError, InvalidConfig, InvalidDependency
 from domain.model import (
     DEFAULT_MAX_RESPONSE_BYTES,
+    DEFAULT_NOTIFY_AFTER,
     DEFAULT_TIMEOUT_SECONDS,
     JSON,
     EndpointSpec,
@@ -67,6 +74,9 @@ _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _UNSENDABLE = re.compile("[\x00-\x08\x0a-\x1f\x7f\ud800-\udfff]")
 """Control characters but tab (CR/LF would end a request or header line) and lone surrogates
 (not text), refused in header values and URLs."""
+_MAX_NOTIFY_URLS = 10
+_MAX_COUNT = 1_000_000
+"""Bound on failure counts (`notify.after`, `pause_after`): a database integer holds it."""
 _MAX_DEPTH = 64
 _MAX_VALUES = 100_000
 """Bounds on a document, so that nested YAML aliases cannot expand into billions of values."""
@@ -122,10 +132,27 @@ def _upper(value: object) -> object:
     return value.upper() if isinstance(value, str) else value
 
 
+def _not_bool(value: object) -> object:
+    # pydantic reads `true` as 1 for an int: a count written as a boolean is a mistake.
+    if isinstance(value, bool):
+        raise ValueError("expected a whole number, not true/false")
+    return value
+
+
+def _notify_shape(value: object) -> object:
+    """`notify: [URL, …]` is short for `notify: {urls: [URL, …]}`."""
+    if isinstance(value, list):
+        return {"urls": value}
+    if not isinstance(value, dict):
+        raise ValueError("expected a list of webhook URLs, or {urls: [...], after: N}")
+    return value
+
+
 Name = Annotated[str, BeforeValidator(_check_name)]
 Duration = Annotated[float, BeforeValidator(parse_duration)]
 PositiveDuration = Annotated[Duration, Field(gt=0)]
 Size = Annotated[int, BeforeValidator(parse_size), Field(gt=0)]
+Count = Annotated[int, BeforeValidator(_not_bool), Field(ge=1, le=_MAX_COUNT)]
 Method = Annotated[
     Literal["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"], BeforeValidator(_upper)
 ]
@@ -133,6 +160,14 @@ Method = Annotated[
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class NotifyConfig(_Strict):
+    urls: list[str] | None = Field(default=None, max_length=_MAX_NOTIFY_URLS)
+    after: Count | None = None
+
+
+Notify = Annotated[NotifyConfig, BeforeValidator(_notify_shape)]
 
 
 class EndpointConfig(_Strict):
@@ -152,12 +187,16 @@ class EndpointConfig(_Strict):
     planner_mode: PlannerMode | None = None
     depends_on: list[Name] = Field(default_factory=list)
     only_if_changed: bool = False
+    notify: Notify | None = None
+    pause_after: Count | None = None
 
 
 class JobConfig(_Strict):
     name: Name
     description: str = ""
     planner_mode: PlannerMode = PlannerMode.OFF
+    notify: Notify | None = None
+    pause_after: Count | None = None
     endpoints: list[EndpointConfig] = Field(min_length=1)
 
 
@@ -298,8 +337,9 @@ def _pydantic_reason(error: Mapping[str, Any]) -> str:
 def _declaration(job: JobConfig, index: int, allowed_networks: Sequence[str]) -> JobDeclaration:
     _refuse_duplicates([e.name for e in job.endpoints], ("jobs", index, "endpoints"), "endpoint")
     _check_storable(("jobs", index, "description"), job.description)
+    _check_notify(job.notify, ("jobs", index, "notify"), allowed_networks)
     specs = [
-        _spec(endpoint, ("jobs", index, "endpoints", i), allowed_networks)
+        _spec(endpoint, ("jobs", index, "endpoints", i), allowed_networks, job)
         for i, endpoint in enumerate(job.endpoints)
     ]
     try:
@@ -322,13 +362,14 @@ def _refuse_duplicates(names: Sequence[str], loc: Loc, what: str) -> None:
         seen.add(name)
 
 
-def _spec(endpoint: EndpointConfig, loc: Loc, allowed_networks: Sequence[str]) -> EndpointSpec:
+def _spec(
+    endpoint: EndpointConfig, loc: Loc, allowed_networks: Sequence[str], job: JobConfig
+) -> EndpointSpec:
     schedule = (
         _dependant_schedule(endpoint, loc) if endpoint.depends_on else _schedule(endpoint, loc)
     )
-    if found := _UNSENDABLE.search(endpoint.url):
-        raise _Issue((*loc, "url"), f"holds U+{ord(found.group()):04X}; percent-encode it")
-    _check((*loc, "url"), lambda: check_url(endpoint.url, allowed_networks))
+    _check_url((*loc, "url"), endpoint.url, allowed_networks)
+    _check_notify(endpoint.notify, (*loc, "notify"), allowed_networks)
     _check_headers(endpoint.headers, (*loc, "headers"))
     _check_storable((*loc, "body"), endpoint.body)
     _check_storable((*loc, "description"), endpoint.description)
@@ -347,7 +388,37 @@ def _spec(endpoint: EndpointConfig, loc: Loc, allowed_networks: Sequence[str]) -
         planner_mode=endpoint.planner_mode,
         depends_on=tuple(endpoint.depends_on),
         only_if_changed=endpoint.only_if_changed,
+        **_alert_settings(job, endpoint),
     )
+
+
+def _check_url(loc: Loc, url: str, allowed_networks: Sequence[str]) -> None:
+    if found := _UNSENDABLE.search(url):
+        raise _Issue(loc, f"holds U+{ord(found.group()):04X}; percent-encode it")
+    _check(loc, lambda: check_url(url, allowed_networks))
+
+
+def _check_notify(notify: NotifyConfig | None, loc: Loc, allowed_networks: Sequence[str]) -> None:
+    """Webhook URLs are called like endpoints, so they pass the same guard, and each once."""
+    urls = notify.urls if notify is not None and notify.urls is not None else []
+    seen: set[str] = set()
+    for i, url in enumerate(urls):
+        _check_url((*loc, "urls", i), url, allowed_networks)
+        if url in seen:
+            raise _Issue((*loc, "urls", i), "this webhook URL is listed twice")
+        seen.add(url)
+
+
+def _alert_settings(job: JobConfig, endpoint: EndpointConfig) -> dict[str, Any]:
+    """`notify`, `notify_after` and `pause_after` of the spec: each that the endpoint sets
+    replaces the job's, the others come from the job."""
+    mine, jobs = endpoint.notify or NotifyConfig(), job.notify or NotifyConfig()
+    urls = mine.urls if mine.urls is not None else jobs.urls
+    return {
+        "notify": tuple(urls or ()),
+        "notify_after": mine.after or jobs.after or DEFAULT_NOTIFY_AFTER,
+        "pause_after": endpoint.pause_after or job.pause_after,
+    }
 
 
 def _dependant_schedule(endpoint: EndpointConfig, loc: Loc) -> Schedule:

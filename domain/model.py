@@ -17,6 +17,7 @@ JSON = Any
 
 DEFAULT_MAX_RESPONSE_BYTES = 100_000
 DEFAULT_TIMEOUT_SECONDS = 30.0
+DEFAULT_NOTIFY_AFTER = 3
 
 
 def new_id() -> str:
@@ -148,6 +149,13 @@ class EndpointSpec:
     without asking the store whether it triggers anything."""
     only_if_changed: bool = False
     """Skip (and record the skip) when no upstream response changed since the previous one."""
+    notify: tuple[str, ...] = ()
+    """Webhook URLs told when the endpoint starts failing, recovers, pauses itself or has a
+    planner proposal waiting for review (`domain.alerts`)."""
+    notify_after: int = DEFAULT_NOTIFY_AFTER
+    """Consecutive failures that make the endpoint `failing`: one event per streak."""
+    pause_after: int | None = None
+    """Consecutive failures after which the endpoint pauses itself; None: never."""
 
 
 @dataclass(frozen=True, slots=True)

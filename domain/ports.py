@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
+from domain.alerts import Notification, NotificationStatus
 from domain.dag import DagWait
 from domain.graph import Edge, EdgeKey, EdgeSighting, EdgeType
 from domain.model import (
@@ -151,8 +152,10 @@ class ClaimRepository(Protocol):
         ...
 
     async def finish(self, claim: Claim, worker_id: str, response: Response, now: datetime) -> Run:
-        """In one transaction: complete the run and re-plan the endpoint, only while the lease
-        is still ours (fencing). Raises `LeaseLost` (and writes nothing) otherwise."""
+        """In one transaction: complete the run, re-plan the endpoint (`after_slot`, which may
+        auto-pause it) and add the notifications the run raises to the outbox
+        (`domain.alerts.run_notifications`), only while the lease is still ours (fencing).
+        Raises `LeaseLost` (and writes nothing) otherwise."""
         ...
 
     async def release(self, claim: Claim, worker_id: str) -> None:
@@ -235,7 +238,12 @@ class PlannerRepository(Protocol):
         Raises `LeaseLost` (and writes nothing) when the lease is no longer ours."""
         ...
 
-    async def add_proposal(self, proposal: Proposal) -> None: ...
+    async def add_proposal(
+        self, proposal: Proposal, notifications: Sequence[Notification] = ()
+    ) -> None:
+        """Store `proposal` and, in the same transaction, the `notifications` it raises
+        (`domain.alerts.proposal_notifications`): both or neither."""
+        ...
 
     async def get_proposal(self, proposal_id: str) -> Proposal:
         """Raises `ProposalNotFound`."""
@@ -392,6 +400,51 @@ class DagRepository(Protocol):
         ...
 
 
+class NotificationRepository(Protocol):
+    """The alerts outbox. Rows are written with the run (`ClaimRepository.finish`,
+    `DagRepository.finish_upstream`) or the proposal (`PlannerRepository.add_proposal`) that
+    raised them; a notifier claims them, delivers them and records the outcome here. Delivery
+    is at least once: a worker that dies mid-delivery leaves a lease that expires."""
+
+    async def claim_due(
+        self, now: datetime, worker_id: str, lease_seconds: float, limit: int
+    ) -> list[Notification]:
+        """Atomically lease up to `limit` pending notifications whose next attempt is due by
+        `now` and that no live lease holds, oldest next attempt first (an expired lease may be
+        claimed again). Concurrent callers never get the same row (SKIP LOCKED on PostgreSQL).
+        The rows come back with their lease."""
+        ...
+
+    async def mark_delivered(self, notification_id: str, worker_id: str, now: datetime) -> bool:
+        """Count the attempt and mark the notification delivered at `now`, freeing its lease.
+        False, and nothing written, when `worker_id` no longer holds the lease (or the row is
+        gone with its endpoint)."""
+        ...
+
+    async def mark_failed(
+        self,
+        notification_id: str,
+        worker_id: str,
+        error: str,
+        retry_at: datetime | None,
+        now: datetime,
+    ) -> bool:
+        """Count the failed attempt and keep `error`, freeing the lease: pending again from
+        `retry_at`, or `failed` for good when `retry_at` is None. False, and nothing written,
+        when `worker_id` no longer holds the lease."""
+        ...
+
+    async def list_notifications(
+        self,
+        job_id: str | None = None,
+        endpoint_id: str | None = None,
+        status: NotificationStatus | None = None,
+        limit: int = 100,
+    ) -> list[Notification]:
+        """Newest first (by creation, then id), optionally filtered."""
+        ...
+
+
 class Store(Protocol):
     """One backend: the repositories over one database."""
 
@@ -415,6 +468,9 @@ class Store(Protocol):
 
     @property
     def dag(self) -> DagRepository: ...
+
+    @property
+    def notifications(self) -> NotificationRepository: ...
 
     async def close(self) -> None: ...
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
+from domain.alerts import pause_after_failure
 from domain.governor import plan_next_run
 from domain.model import (
     Claim,
@@ -43,7 +44,8 @@ def after_slot(
     """The endpoint once the run of `slot_at` has ended and its lease is released.
 
     `succeeded=None` (abandoned) leaves the failure streak as it was. A one-shot hint whose time
-    has come is consumed by the slot that fired it.
+    has come is consumed by the slot that fired it. A failure that brings the streak to the
+    spec's `pause_after` pauses the endpoint (`domain.alerts.pause_after_failure`).
     """
     failures = endpoint.failure_count
     if succeeded is not None:
@@ -52,9 +54,11 @@ def after_slot(
     if oneshot is not None and oneshot.at <= slot_at:
         oneshot = None
     last = endpoint.last_slot_at
+    pause = pause_after_failure(endpoint, failures, failed=succeeded is False, now=now)
     return replanned(
         replace(
             endpoint,
+            pause=pause,
             failure_count=failures,
             last_slot_at=slot_at if last is None or slot_at > last else last,
             oneshot_hint=oneshot,

@@ -7,6 +7,7 @@ import logging
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+from domain.alerts import proposal_notifications
 from domain.errors import ProposalNotPending
 from domain.guardrails import RATE_WINDOW, GuardrailLimits, change_for, refusal
 from domain.model import Endpoint, PlannerMode, ScheduleSource, new_id
@@ -67,7 +68,9 @@ class ProposalDesk:
         elif proposer.mode is PlannerMode.AUTO:
             outcome = await self._apply(draft, endpoint, now)
             proposal = _decided(proposal, ProposalStatus.APPLIED, "auto", outcome, now)
-        await self._store.planner.add_proposal(proposal)
+        # Held for review: the admins' webhooks hear of it with the proposal, atomically.
+        alerts = proposal_notifications(endpoint, proposal, now)
+        await self._store.planner.add_proposal(proposal, alerts)
         log.info(
             "%s proposal for %s: %s (%s)",
             proposal.kind,

@@ -104,6 +104,7 @@ def _details(endpoint: Endpoint, last_run: Run | None, now: datetime) -> Table:
             ("timeout", span(spec.timeout_seconds)),
             ("max response", f"{spec.max_response_bytes} bytes"),
             ("planner", spec.planner_mode.value if spec.planner_mode else "as job"),
+            ("alerts", _alerts(endpoint)),
             ("next run", relative(endpoint.next_run_at, now)),
             ("source", endpoint.next_run_source.value),
             ("paused", _pause(endpoint, now)),
@@ -154,4 +155,16 @@ def _dag(endpoint: Endpoint) -> str:
         parts.append(f"after {', '.join(spec.depends_on)}{skip}")
     if spec.dependants:
         parts.append(f"then {', '.join(spec.dependants)}")
+    return "; ".join(parts) or "-"
+
+
+def _alerts(endpoint: Endpoint) -> str:
+    """`notify https://… after 3 failures; pause after 10 failures`, or `-`."""
+    spec = endpoint.spec
+    parts = []
+    if spec.notify:
+        urls = ", ".join(mask_url(url) for url in spec.notify)
+        parts.append(f"notify {urls} after {spec.notify_after} failures")
+    if spec.pause_after is not None:
+        parts.append(f"pause after {spec.pause_after} failures")
     return "; ".join(parts) or "-"

@@ -20,6 +20,7 @@ from adapters.cli import (
     endpoints_cmd,
     graph_cmd,
     jobs_cmd,
+    notifications_cmd,
     pause_cmd,
     planner_cmd,
     proposals_cmd,
@@ -106,6 +107,10 @@ def build_app() -> typer.Typer:
     graph.command()(graph_cmd.path)
     graph.command()(graph_cmd.export)
     app.add_typer(graph, name="graph")
+
+    notifications = _group("Alerts for webhooks: failing, recovered, auto-paused, to review.")
+    notifications.command("list")(notifications_cmd.list_notifications)
+    app.add_typer(notifications, name="notifications")
     return app
 
 

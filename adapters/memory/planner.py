@@ -3,10 +3,12 @@ what needs analysis with `domain.planning.needs_analysis`, as the SQL store does
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
+from domain.alerts import Notification
 from domain.errors import (
     AnalysisBusy,
     LeaseLost,
@@ -140,10 +142,13 @@ class MemoryPlanner:
             )
             self.planning.sessions[session.id] = session
 
-    async def add_proposal(self, proposal: Proposal) -> None:
+    async def add_proposal(
+        self, proposal: Proposal, notifications: Sequence[Notification] = ()
+    ) -> None:
         async with self._state.lock:
             self._state.endpoint(proposal.endpoint_id)
             self.planning.proposals[proposal.id] = proposal
+            self._state.add_notifications(notifications)
 
     async def get_proposal(self, proposal_id: str) -> Proposal:
         try:

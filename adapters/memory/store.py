@@ -10,7 +10,9 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from adapters.memory.graph import MemoryDag, MemoryGraph, MemorySchemas
+from adapters.memory.notifications import MemoryNotifications
 from adapters.memory.planner import MemoryPlanner
+from domain.alerts import Notification, run_notifications
 from domain.dag import DagWait
 from domain.errors import EndpointNotFound, JobNotFound, LeaseLost, RunNotFound
 from domain.graph import Edge, EdgeType
@@ -59,6 +61,8 @@ class MemoryState:
     edges: dict[tuple[str, str, EdgeType], Edge] = field(default_factory=dict)
     waits: dict[tuple[str, str], DagWait] = field(default_factory=dict)
     """By (DAG run id, endpoint id)."""
+    notifications: dict[str, Notification] = field(default_factory=dict)
+    """The alerts outbox, by notification id."""
 
     def runs_of(self, endpoint_id: str) -> list[Run]:
         """Runs of one endpoint, newest slot first."""
@@ -89,8 +93,14 @@ class MemoryState:
         endpoint, running = fenced
         finished = finished_run(running, response, now)
         self.runs[finished.id] = finished
-        self.endpoints[endpoint.id] = after_slot(endpoint, claim.slot_at, response.ok, now)
+        ended = after_slot(endpoint, claim.slot_at, response.ok, now)
+        self.endpoints[endpoint.id] = ended
+        self.add_notifications(run_notifications(endpoint, ended, finished, now))
         return finished
+
+    def add_notifications(self, raised: Sequence[Notification]) -> None:
+        for notification in raised:
+            self.notifications[notification.id] = notification
 
     def endpoint_by_ref(self, ref: str) -> Endpoint:
         """By id or by `job/endpoint`."""
@@ -347,6 +357,7 @@ class MemoryStore:
         self._schemas = MemorySchemas(self.state)
         self._graph = MemoryGraph(self.state)
         self._dag = MemoryDag(self.state)
+        self._notifications = MemoryNotifications(self.state)
 
     @property
     def catalog(self) -> MemoryCatalog:
@@ -375,6 +386,10 @@ class MemoryStore:
     @property
     def dag(self) -> MemoryDag:
         return self._dag
+
+    @property
+    def notifications(self) -> MemoryNotifications:
+        return self._notifications
 
     async def close(self) -> None:
         return None

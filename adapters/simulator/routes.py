@@ -1,22 +1,27 @@
 """HTTP face of the scenario: one aiohttp route per demo endpoint, plus endpoints whose answers
-cronpilot does not store (an HTML page, an oversized export) and a slow report."""
+cronpilot does not store (an HTML page, an oversized export), a slow report, an endpoint that
+fails on cue (`/flaky/{key}`) and a webhook sink that keeps the alerts it receives
+(`/hooks/alerts`)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import re
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
+from adapters.http.signing import SIGNATURE_HEADER
 from adapters.simulator.scenario import REGIONS, Scenario
 
 _BATCH_ID = re.compile(r"batch-(\d+)")
 _EXPORT_ROWS = 4000
+MAX_KEPT_ALERTS = 200
+"""The webhook sink keeps the newest alerts only."""
 """About 300 KB of JSON: three times cronpilot's default body cap."""
 
 _STATUS_PAGE = """<!doctype html>
@@ -38,11 +43,14 @@ class SimulatorRoutes:
         elapsed: Callable[[], float],
         slow_seconds: float,
         requests: Counter[str],
+        alerts: deque[dict[str, Any]],
     ) -> None:
         self._scenario = scenario
         self._elapsed = elapsed
         self._slow_seconds = slow_seconds
         self._requests = requests
+        self._alerts = alerts
+        self._flaky_calls: Counter[str] = Counter()
 
     def application(self) -> web.Application:
         app = web.Application(middlewares=[self._count])
@@ -65,6 +73,9 @@ class SimulatorRoutes:
         app.router.add_get("/status/page", self._status_page)
         app.router.add_get("/reports/slow", self._slow_report)
         app.router.add_get("/reports/export", self._export)
+        app.router.add_get("/flaky/{key}", self._flaky)
+        app.router.add_post("/hooks/alerts", self._receive_alert)
+        app.router.add_get("/hooks/alerts", self._received_alerts)
         return app
 
     @web.middleware
@@ -116,6 +127,41 @@ class SimulatorRoutes:
         # Slowness is the point of this endpoint: it shows timeouts and long durations in runs.
         await asyncio.sleep(self._slow_seconds)
         return web.json_response({"report": "daily-revenue", "rows": 1200})
+
+    async def _flaky(self, request: web.Request) -> web.StreamResponse:
+        """Fails (503) `fail` calls, then succeeds `recover` calls, and again, counted per key;
+        without `recover` it succeeds for good after the first `fail` calls."""
+        try:
+            fail = int(request.query.get("fail", "3"))
+            recover = int(request.query.get("recover", "0"))
+        except ValueError:
+            return _error(400, "fail and recover are whole numbers")
+        if fail < 0 or recover < 0:
+            return _error(400, "fail and recover must not be negative")
+        key = request.match_info["key"]
+        call = self._flaky_calls[key]
+        self._flaky_calls[key] += 1
+        phase = call % (fail + recover) if recover else call
+        if phase < fail:
+            return _error(503, f"{key} is failing (call {call + 1})")
+        return web.json_response({"key": key, "call": call + 1, "status": "ok"})
+
+    async def _receive_alert(self, request: web.Request) -> web.StreamResponse:
+        try:
+            event = await request.json()
+        except json.JSONDecodeError:
+            return _error(400, "an alert is a JSON document")
+        self._alerts.append(
+            {
+                "event": event,
+                "signed": SIGNATURE_HEADER in request.headers,
+                "received_at_elapsed": self._elapsed(),
+            }
+        )
+        return web.json_response({"received": len(self._alerts)})
+
+    async def _received_alerts(self, _: web.Request) -> web.StreamResponse:
+        return web.json_response({"alerts": list(self._alerts)})
 
     async def _export(self, _: web.Request) -> web.StreamResponse:
         rows = [

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import logging
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 from aiohttp import web
 
-from adapters.simulator.routes import SimulatorRoutes
+from adapters.simulator.routes import MAX_KEPT_ALERTS, SimulatorRoutes
 from adapters.simulator.scenario import Scenario
 
 logger = logging.getLogger(__name__)
@@ -27,7 +28,7 @@ class Simulator:
 
     The story is told in the simulator's own time: `now` is read at `start` and at each request,
     so a test passing a controllable `now` can jump to any moment without sleeping. `requests`
-    counts requests per path.
+    counts requests per path; `alerts` holds the newest alerts posted to `/hooks/alerts`.
     """
 
     def __init__(
@@ -42,6 +43,7 @@ class Simulator:
         self.cycle_seconds = cycle_seconds
         self.slow_seconds = slow_seconds
         self.requests: Counter[str] = Counter()
+        self.alerts: deque[dict[str, Any]] = deque(maxlen=MAX_KEPT_ALERTS)
         self._port = port
         self._now = now
         self._runner: web.AppRunner | None = None
@@ -56,6 +58,7 @@ class Simulator:
             elapsed=self._elapsed,
             slow_seconds=self.slow_seconds,
             requests=self.requests,
+            alerts=self.alerts,
         )
         runner = web.AppRunner(
             routes.application(), access_log=None, shutdown_timeout=_SHUTDOWN_SECONDS

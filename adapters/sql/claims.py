@@ -34,6 +34,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from adapters.crypto import SecretUndecryptable
 from adapters.sql.engine import Database
 from adapters.sql.finishes import FinishBatcher
+from adapters.sql.notifications_repo import add_notifications
 from adapters.sql.rows import (
     endpoint_from_row,
     lock_endpoint,
@@ -44,6 +45,7 @@ from adapters.sql.rows import (
     select_endpoints,
 )
 from adapters.sql.tables import SLOT_KEY, UtcDateTime, endpoints, jobs, runs
+from domain.alerts import run_notifications
 from domain.errors import LeaseLost
 from domain.model import (
     BodyAbsence,
@@ -306,8 +308,11 @@ class SqlClaims:
             started_at=now,
             finished_at=now,
         )
-        await self._save_run(conn, finished_run(run_from_row(row), failure, now))
-        await save_endpoint_state(conn, after_slot(sealed, sealed.next_run_at, False, now))
+        run = finished_run(run_from_row(row), failure, now)
+        await self._save_run(conn, run)
+        ended = after_slot(sealed, sealed.next_run_at, False, now)
+        await save_endpoint_state(conn, ended)
+        await add_notifications(conn, run_notifications(sealed, ended, run, now))
 
     async def extend_lease(self, claim: Claim, worker_id: str, until: datetime) -> None:
         async with self._db.write() as conn:

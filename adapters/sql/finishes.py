@@ -6,9 +6,10 @@ trips per run. Here one transaction locks every endpoint of the batch, reads the
 runs, and writes all the runs and all the endpoints with one executemany each. Each finish is
 still decided on its own: an item whose lease is no longer ours (or whose run is no longer
 `running`) is left out and its caller gets `LeaseLost`, while the rest of the batch is
-recorded. If the batch transaction fails as a whole (a deadlock with another writer, a value
-one row cannot store), every item is tried again in a transaction of its own, so the error
-reaches only the callers it belongs to.
+recorded, with the alerts its runs raise (`domain.alerts`: a batch that raises none, the common
+case, writes nothing more for them). If the batch transaction fails as a whole (a deadlock with
+another writer, a value one row cannot store), every item is tried again in a transaction of
+its own, so the error reaches only the callers it belongs to.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from adapters.sql.engine import Database
+from adapters.sql.notifications_repo import add_notifications
 from adapters.sql.rows import (
     PLANNING_COLUMNS,
     planned_from_row,
@@ -30,6 +32,7 @@ from adapters.sql.rows import (
     save_endpoint_states,
 )
 from adapters.sql.tables import endpoints, runs
+from domain.alerts import Notification, run_notifications
 from domain.errors import CronpilotError, LeaseLost
 from domain.model import Claim, Endpoint, Response, Run, RunStatus
 from domain.transitions import after_slot, finished_run, started_run
@@ -94,6 +97,7 @@ async def record_finishes(conn: AsyncConnection, batch: Sequence[Finish]) -> lis
 
     by_id: dict[str, Endpoint] = {}
     recorded: list[Run | None] = []
+    raised: list[Notification] = []
     for item in batch:
         claim = item.claim
         row = rows.get(claim.endpoint.id)
@@ -104,11 +108,12 @@ async def record_finishes(conn: AsyncConnection, batch: Sequence[Finish]) -> lis
         if endpoint is None or endpoint.lease_owner != item.worker_id or started_at is None:
             recorded.append(None)
             continue
-        running_run = started_run(claim, item.worker_id, started_at)
-        recorded.append(finished_run(running_run, item.response, item.now))
+        run = finished_run(started_run(claim, item.worker_id, started_at), item.response, item.now)
+        recorded.append(run)
         # Kept for later items of the batch: a second claim on this endpoint now finds the
         # lease released, as it would in a transaction of its own.
         by_id[endpoint.id] = after_slot(endpoint, claim.slot_at, item.response.ok, item.now)
+        raised.extend(run_notifications(endpoint, by_id[endpoint.id], run, item.now))
     finished = [run for run in recorded if run is not None]
     if finished:
         await conn.execute(
@@ -117,6 +122,7 @@ async def record_finishes(conn: AsyncConnection, batch: Sequence[Finish]) -> lis
         )
         ended = {run.endpoint_id for run in finished}
         await save_endpoint_states(conn, [by_id[endpoint_id] for endpoint_id in sorted(ended)])
+    await add_notifications(conn, raised)
     return recorded
 
 

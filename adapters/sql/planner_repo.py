@@ -4,6 +4,7 @@ PostgreSQL), analysis sessions and proposals. `now` always comes from the caller
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from enum import Enum
 from typing import Any
@@ -33,6 +34,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from adapters.sql.engine import Database
 from adapters.sql.graph_repo import read_job_edges, read_output_schema
+from adapters.sql.notifications_repo import add_notifications
 from adapters.sql.planner_rows import (
     proposal_from_row,
     proposal_values,
@@ -50,6 +52,7 @@ from adapters.sql.tables import (
     proposals,
     runs,
 )
+from domain.alerts import Notification
 from domain.errors import (
     AnalysisBusy,
     EndpointNotFound,
@@ -366,8 +369,15 @@ class SqlPlanner:
         if written != 1:
             raise LeaseLost(claim.endpoint.id, worker_id)
 
-    async def add_proposal(self, proposal: Proposal) -> None:
-        await self._db.write_one(insert(proposals).values(proposal_values(proposal)))
+    async def add_proposal(
+        self, proposal: Proposal, notifications: Sequence[Notification] = ()
+    ) -> None:
+        if not notifications:
+            await self._db.write_one(insert(proposals).values(proposal_values(proposal)))
+            return
+        async with self._db.write() as conn:
+            await conn.execute(insert(proposals).values(proposal_values(proposal)))
+            await add_notifications(conn, notifications)
 
     async def get_proposal(self, proposal_id: str) -> Proposal:
         async with self._db.read() as conn:

@@ -82,6 +82,9 @@ def endpoint_values(endpoint: Endpoint, cipher: SecretCipher | None) -> dict[str
         "depends_on": list(spec.depends_on),
         "dependants": list(spec.dependants),
         "only_if_changed": spec.only_if_changed,
+        "notify": list(spec.notify),
+        "notify_after": spec.notify_after,
+        "pause_after": spec.pause_after,
         **_state_values(endpoint),
     }
 
@@ -152,6 +155,9 @@ def endpoint_from_row(row: RowMapping, cipher: SecretCipher | None) -> Endpoint:
         depends_on=tuple(row["depends_on"]),
         dependants=tuple(row["dependants"]),
         only_if_changed=row["only_if_changed"],
+        notify=tuple(row["notify"]),
+        notify_after=row["notify_after"],
+        pause_after=row["pause_after"],
     )
     return Endpoint(
         id=row["id"],

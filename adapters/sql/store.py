@@ -15,6 +15,7 @@ from adapters.sql.dag_repo import SqlDag
 from adapters.sql.engine import DEFAULT_POOL_SIZE, Database, create_engine, safe_url
 from adapters.sql.graph_repo import SqlGraph, SqlSchemas
 from adapters.sql.keycheck import verify_secret_key
+from adapters.sql.notifications_repo import SqlNotifications
 from adapters.sql.planner_repo import SqlPlanner
 from adapters.sql.runs import SqlRuns
 from domain.errors import StoreUnavailable
@@ -33,6 +34,7 @@ class SqlStore:
         self._schemas = SqlSchemas(db)
         self._graph = SqlGraph(db)
         self._dag = SqlDag(db, cipher)
+        self._notifications = SqlNotifications(db)
 
     @property
     def catalog(self) -> SqlCatalog:
@@ -61,6 +63,10 @@ class SqlStore:
     @property
     def dag(self) -> SqlDag:
         return self._dag
+
+    @property
+    def notifications(self) -> SqlNotifications:
+        return self._notifications
 
     @property
     def engine(self) -> AsyncEngine:

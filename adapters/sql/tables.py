@@ -141,6 +141,10 @@ endpoints = Table(
     Column("depends_on", _json(), nullable=False, server_default=text("'[]'")),
     Column("dependants", _json(), nullable=False, server_default=text("'[]'")),
     Column("only_if_changed", Boolean, nullable=False, server_default=false()),
+    # Failure alerts (issue 9): webhook URLs, the streak that raises `failing`, auto-pause.
+    Column("notify", _json(), nullable=False, server_default=text("'[]'")),
+    Column("notify_after", Integer, nullable=False, server_default=text("3")),
+    Column("pause_after", Integer, nullable=True),
     UniqueConstraint("job_id", "name"),
 )
 
@@ -305,3 +309,32 @@ dag_waits = Table(
     _id("parent_trace_id", nullable=True),
     Column("created_at", UtcDateTime, nullable=False),
 )
+
+# The alerts outbox: written in the transaction of the run (or proposal) that raised the event,
+# delivered by any scheduler worker's notifier, which leases rows as endpoints are leased.
+notifications = Table(
+    "notifications",
+    metadata,
+    _id("id", primary_key=True),
+    _id("endpoint_id", ForeignKey("endpoints.id", ondelete="CASCADE"), nullable=False),
+    _id("job_id", ForeignKey("jobs.id", ondelete="CASCADE"), nullable=False),
+    Column("event", String(32), nullable=False),
+    Column("url", Text, nullable=False),
+    Column("payload", _json(), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("next_attempt_at", UtcDateTime, nullable=False),
+    Column("last_error", Text, nullable=True),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("delivered_at", UtcDateTime, nullable=True),
+    Column("lease_owner", String(200), nullable=True),
+    Column("lease_until", UtcDateTime, nullable=True),
+)
+# The notifier reads only pending rows in next-attempt order; delivered and failed ones stay out.
+Index(
+    "ix_notifications_due",
+    notifications.c.next_attempt_at,
+    postgresql_where=notifications.c.status == "pending",
+    sqlite_where=notifications.c.status == "pending",
+)
+Index("ix_notifications_endpoint", notifications.c.endpoint_id, notifications.c.created_at)

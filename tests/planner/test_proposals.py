@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 
 from adapters.wake import InProcessWaker
+from domain.alerts import AlertEvent
 from domain.errors import ProposalNotPending
 from domain.guardrails import GuardrailLimits
 from domain.model import PlannerMode, Schedule
@@ -141,3 +142,25 @@ async def test_pausing_and_resuming_a_dag_dependant_says_when_it_runs(
 
     assert paused.outcome == f"applied: paused until {until.isoformat()} (paused)"
     assert resumed.outcome == "applied: runs when its upstreams succeed (dag)"
+
+
+async def test_a_proposal_held_for_review_alerts_the_webhooks(
+    store: Store, clock: FakeClock
+) -> None:
+    hook = "https://hooks.example.com/review"
+    endpoints = await declare(store, clock.now(), spec("a", notify=(hook,)), spec("b"))
+    desk = ProposalDesk(store, None, LIMITS)
+
+    pending = await desk.propose(_every(30, "calm"), endpoints["a"].id, REVIEW, clock.now())
+    await desk.propose(_every(30), endpoints["b"].id, REVIEW, clock.now())
+    await desk.propose(_every(45), endpoints["a"].id, AUTO, clock.now())
+
+    [alert] = await store.notifications.list_notifications()
+    assert (alert.event, alert.url, alert.endpoint_id) == (
+        AlertEvent.PROPOSAL_PENDING,
+        hook,
+        endpoints["a"].id,
+    )
+    assert alert.payload["endpoint"] == "j/a"
+    assert alert.payload["proposal"]["id"] == pending.id
+    assert alert.payload["proposal"]["reason"] == "calm"

@@ -1,0 +1,88 @@
+"""`cronpilot notifications …`: the alerts sent (or being sent) to webhooks."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from adapters.bootstrap import build_clock
+from adapters.cli.output import (
+    JsonOption,
+    add_row,
+    clock_time,
+    iso,
+    new_table,
+    note,
+    print_json,
+    print_table,
+)
+from adapters.cli.proposals_cmd import endpoint_refs
+from adapters.cli.runtime import admin_settings, with_store
+from domain.alerts import Notification, NotificationStatus
+from domain.ports import Store
+from domain.secrets import mask_url, mask_urls
+
+
+def list_notifications(
+    job: Annotated[str | None, typer.Option(help="Only this job's endpoints.")] = None,
+    endpoint: Annotated[
+        str | None, typer.Option(help="Only this endpoint's (`job/endpoint` or an id).")
+    ] = None,
+    status: Annotated[
+        NotificationStatus | None, typer.Option(help="Only notifications in this state.")
+    ] = None,
+    limit: Annotated[int, typer.Option(min=1, max=1000, help="How many, newest first.")] = 50,
+    json_output: JsonOption = False,
+) -> None:
+    """Alerts for webhooks, newest first: the event, where it goes, and how delivery went."""
+
+    async def act(store: Store) -> tuple[list[Notification], dict[str, str]]:
+        job_id = None if job is None else (await store.catalog.get_job(job)).id
+        endpoint_id = None if endpoint is None else (await store.catalog.get_endpoint(endpoint)).id
+        found = await store.notifications.list_notifications(
+            job_id=job_id, endpoint_id=endpoint_id, status=status, limit=limit
+        )
+        return found, await endpoint_refs(store)
+
+    found, refs = with_store(admin_settings(), act)
+    if json_output:
+        print_json([notification_view(n, refs.get(n.endpoint_id, "?")) for n in found])
+        return
+    if not found:
+        note("no notifications")
+        return
+    now = build_clock().now()
+    table = new_table("Created", "Event", "Endpoint", "URL", "Status", "Attempts", "Last error")
+    for n in found:
+        add_row(
+            table,
+            clock_time(n.created_at, now),
+            n.event.value,
+            refs.get(n.endpoint_id, "?"),
+            mask_url(n.url),
+            n.status.value,
+            str(n.attempts),
+            mask_urls(n.last_error) if n.last_error else "",
+        )
+    print_table(table)
+
+
+def notification_view(notification: Notification, ref: str) -> dict[str, Any]:
+    """The `--json` shape: keys are a stable interface for scripts."""
+    n = notification
+    return {
+        "id": n.id,
+        "event": n.event.value,
+        "endpoint": ref,
+        "endpoint_id": n.endpoint_id,
+        "job_id": n.job_id,
+        "url": mask_url(n.url),
+        "status": n.status.value,
+        "attempts": n.attempts,
+        "created_at": iso(n.created_at),
+        "next_attempt_at": iso(n.next_attempt_at),
+        "delivered_at": iso(n.delivered_at),
+        "last_error": mask_urls(n.last_error) if n.last_error else None,
+        "payload": n.payload,
+    }

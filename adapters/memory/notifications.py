@@ -1,0 +1,90 @@
+"""`MemoryNotifications`: the alerts outbox over the `MemoryState` dict, leased as the SQL store
+leases its rows (the state's lock stands in for SKIP LOCKED)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from domain.alerts import Notification, NotificationStatus
+
+if TYPE_CHECKING:
+    from adapters.memory.store import MemoryState
+
+
+class MemoryNotifications:
+    def __init__(self, state: MemoryState) -> None:
+        self._state = state
+
+    async def claim_due(
+        self, now: datetime, worker_id: str, lease_seconds: float, limit: int
+    ) -> list[Notification]:
+        until = now + timedelta(seconds=lease_seconds)
+        async with self._state.lock:
+            due = sorted(
+                (
+                    n
+                    for n in self._state.notifications.values()
+                    if n.status is NotificationStatus.PENDING
+                    and n.next_attempt_at <= now
+                    and (n.lease_until is None or n.lease_until < now)
+                ),
+                key=lambda n: (n.next_attempt_at, n.id),
+            )
+            claimed = [
+                replace(n, lease_owner=worker_id, lease_until=until) for n in due[: max(limit, 0)]
+            ]
+            for notification in claimed:
+                self._state.notifications[notification.id] = notification
+        return claimed
+
+    async def mark_delivered(self, notification_id: str, worker_id: str, now: datetime) -> bool:
+        return await self._settle(
+            notification_id, worker_id, status=NotificationStatus.DELIVERED, delivered_at=now
+        )
+
+    async def mark_failed(
+        self,
+        notification_id: str,
+        worker_id: str,
+        error: str,
+        retry_at: datetime | None,
+        now: datetime,
+    ) -> bool:
+        if retry_at is None:
+            return await self._settle(
+                notification_id, worker_id, status=NotificationStatus.FAILED, last_error=error
+            )
+        return await self._settle(
+            notification_id, worker_id, last_error=error, next_attempt_at=retry_at
+        )
+
+    async def _settle(self, notification_id: str, worker_id: str, **changes: Any) -> bool:
+        async with self._state.lock:
+            held = self._state.notifications.get(notification_id)
+            if held is None or held.lease_owner != worker_id:
+                return False
+            if held.status is not NotificationStatus.PENDING:
+                return False
+            self._state.notifications[notification_id] = replace(
+                held, attempts=held.attempts + 1, lease_owner=None, lease_until=None, **changes
+            )
+        return True
+
+    async def list_notifications(
+        self,
+        job_id: str | None = None,
+        endpoint_id: str | None = None,
+        status: NotificationStatus | None = None,
+        limit: int = 100,
+    ) -> list[Notification]:
+        chosen = [
+            n
+            for n in self._state.notifications.values()
+            if (job_id is None or n.job_id == job_id)
+            and (endpoint_id is None or n.endpoint_id == endpoint_id)
+            and (status is None or n.status is status)
+        ]
+        chosen.sort(key=lambda n: (n.created_at, n.id), reverse=True)
+        return chosen[:limit]

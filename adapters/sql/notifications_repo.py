@@ -1,0 +1,168 @@
+"""`NotificationRepository` over SQL: the alerts outbox.
+
+Rows are inserted by the transactions that raise them (`add_notifications`, called from the
+fenced finish, the DAG finish and `add_proposal`). The notifier's claim is one statement, as the
+endpoints' claim is: on PostgreSQL `UPDATE … WHERE id IN (SELECT … FOR UPDATE SKIP LOCKED)`,
+so concurrent notifiers skip each other's rows; SQLite, which has no row locks, runs the same
+statement inside `BEGIN IMMEDIATE`, which already excludes every other writer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import insert, or_, select, update
+from sqlalchemy.engine import RowMapping
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from adapters.sql.engine import Database
+from adapters.sql.tables import notifications
+from domain.alerts import AlertEvent, Notification, NotificationStatus
+
+_PENDING = NotificationStatus.PENDING.value
+
+
+def notification_values(notification: Notification) -> dict[str, Any]:
+    return {
+        "id": notification.id,
+        "endpoint_id": notification.endpoint_id,
+        "job_id": notification.job_id,
+        "event": notification.event.value,
+        "url": notification.url,
+        "payload": notification.payload,
+        "status": notification.status.value,
+        "attempts": notification.attempts,
+        "next_attempt_at": notification.next_attempt_at,
+        "last_error": notification.last_error,
+        "created_at": notification.created_at,
+        "delivered_at": notification.delivered_at,
+        "lease_owner": notification.lease_owner,
+        "lease_until": notification.lease_until,
+    }
+
+
+def notification_from_row(row: RowMapping) -> Notification:
+    return Notification(
+        id=row["id"],
+        endpoint_id=row["endpoint_id"],
+        job_id=row["job_id"],
+        event=AlertEvent(row["event"]),
+        url=row["url"],
+        payload=row["payload"],
+        created_at=row["created_at"],
+        next_attempt_at=row["next_attempt_at"],
+        status=NotificationStatus(row["status"]),
+        attempts=row["attempts"],
+        last_error=row["last_error"],
+        delivered_at=row["delivered_at"],
+        lease_owner=row["lease_owner"],
+        lease_until=row["lease_until"],
+    )
+
+
+async def add_notifications(conn: AsyncConnection, raised: Sequence[Notification]) -> None:
+    """Insert `raised` in the caller's transaction; nothing at all (no statement) when empty."""
+    if raised:
+        await conn.execute(insert(notifications), [notification_values(n) for n in raised])
+
+
+class SqlNotifications:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def claim_due(
+        self, now: datetime, worker_id: str, lease_seconds: float, limit: int
+    ) -> list[Notification]:
+        if limit <= 0:
+            return []
+        table = notifications.c
+        is_due = (
+            table.status == _PENDING,
+            table.next_attempt_at <= now,
+            or_(table.lease_until.is_(None), table.lease_until < now),
+        )
+        # Every worker looks every few seconds and mostly finds nothing: a read says so without
+        # taking SQLite's one write lock from the finishes.
+        async with self._db.read() as conn:
+            if (await conn.execute(select(table.id).where(*is_due).limit(1))).first() is None:
+                return []
+        due = (
+            select(table.id)
+            .where(*is_due)
+            .order_by(table.next_attempt_at, table.id)
+            .limit(limit)
+            # Rendered on PostgreSQL only: SQLite's BEGIN IMMEDIATE already serialises writers.
+            .with_for_update(skip_locked=True)
+        )
+        statement = (
+            update(notifications)
+            .where(table.id.in_(due.scalar_subquery()))
+            .values(lease_owner=worker_id, lease_until=now + timedelta(seconds=lease_seconds))
+            .returning(*notifications.c)
+        )
+        async with self._db.write() as conn:
+            rows = (await conn.execute(statement)).mappings().all()
+        claimed = [notification_from_row(row) for row in rows]
+        return sorted(claimed, key=lambda n: (n.next_attempt_at, n.id))
+
+    async def mark_delivered(self, notification_id: str, worker_id: str, now: datetime) -> bool:
+        return await self._settle(
+            notification_id,
+            worker_id,
+            status=NotificationStatus.DELIVERED.value,
+            delivered_at=now,
+        )
+
+    async def mark_failed(
+        self,
+        notification_id: str,
+        worker_id: str,
+        error: str,
+        retry_at: datetime | None,
+        now: datetime,
+    ) -> bool:
+        if retry_at is None:
+            return await self._settle(
+                notification_id,
+                worker_id,
+                status=NotificationStatus.FAILED.value,
+                last_error=error,
+            )
+        return await self._settle(
+            notification_id, worker_id, last_error=error, next_attempt_at=retry_at
+        )
+
+    async def _settle(self, notification_id: str, worker_id: str, **values: Any) -> bool:
+        """Count an attempt and free the lease, fenced on it, with `values` besides."""
+        table = notifications.c
+        statement = (
+            update(notifications)
+            .where(
+                table.id == notification_id,
+                table.lease_owner == worker_id,
+                table.status == _PENDING,
+            )
+            .values(attempts=table.attempts + 1, lease_owner=None, lease_until=None, **values)
+        )
+        return await self._db.write_one(statement) == 1
+
+    async def list_notifications(
+        self,
+        job_id: str | None = None,
+        endpoint_id: str | None = None,
+        status: NotificationStatus | None = None,
+        limit: int = 100,
+    ) -> list[Notification]:
+        table = notifications.c
+        query = select(notifications).order_by(table.created_at.desc(), table.id.desc())
+        if job_id is not None:
+            query = query.where(table.job_id == job_id)
+        if endpoint_id is not None:
+            query = query.where(table.endpoint_id == endpoint_id)
+        if status is not None:
+            query = query.where(table.status == status.value)
+        async with self._db.read() as conn:
+            rows = (await conn.execute(query.limit(limit))).mappings().all()
+        return [notification_from_row(row) for row in rows]

@@ -1,0 +1,232 @@
+"""Failure alerts and auto-pause: which events a finished run (or a proposal held for review)
+raises, the JSON document each webhook receives, and how often a delivery is tried.
+
+Events are derived from the endpoint before and after the transition that recorded the run, so
+every store raises exactly the same ones, and writes them (one notification per event and URL)
+in the transaction that records the run: none is lost, none is sent for a run not recorded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+from domain.model import JSON, Endpoint, ErrorKind, Pause, Response, Run, RunStatus, new_id
+from domain.planning import Proposal, ProposalStatus
+from domain.secrets import mask_urls
+
+MAX_TEXT = 500
+"""Longest error message or reason an event carries (a server's reason phrase can be huge)."""
+
+
+class AlertEvent(StrEnum):
+    FAILING = "failing"
+    """The streak of consecutive failures reached `notify_after`: once per streak."""
+    RECOVERED = "recovered"
+    """A run succeeded after a streak that had raised `failing`."""
+    AUTO_PAUSED = "auto_paused"
+    """The streak reached `pause_after`, and the endpoint paused itself."""
+    PROPOSAL_PENDING = "proposal_pending"
+    """A planner proposal is held for an admin's review."""
+
+
+class NotificationStatus(StrEnum):
+    PENDING = "pending"
+    """Not delivered yet: waiting for its next attempt."""
+    DELIVERED = "delivered"
+    FAILED = "failed"
+    """Given up after the policy's last attempt."""
+
+
+@dataclass(frozen=True, slots=True)
+class Notification:
+    """One event for one webhook URL: an outbox row, delivered at least once."""
+
+    id: str
+    endpoint_id: str
+    job_id: str
+    event: AlertEvent
+    url: str
+    payload: JSON
+    created_at: datetime
+    next_attempt_at: datetime
+    status: NotificationStatus = NotificationStatus.PENDING
+    attempts: int = 0
+    last_error: str | None = None
+    delivered_at: datetime | None = None
+    lease_owner: str | None = None
+    lease_until: datetime | None = None
+
+
+def pause_after_failure(
+    endpoint: Endpoint, failures: int, *, failed: bool, now: datetime
+) -> Pause | None:
+    """The pause `endpoint` has once a run has ended with its streak at `failures`: its own,
+    or a new one when a failure leaves the streak at `pause_after` or more. A pause in force
+    (by hand, by the planner) is kept as it is. Resuming does not reset the streak: a resumed
+    endpoint that fails again pauses again at once."""
+    limit = endpoint.spec.pause_after
+    if not failed or limit is None or failures < limit or _paused(endpoint, now):
+        return endpoint.pause
+    return Pause(f"auto-paused after {failures} consecutive failures")
+
+
+def _paused(endpoint: Endpoint, now: datetime) -> bool:
+    pause = endpoint.pause
+    return pause is not None and (pause.until is None or pause.until > now)
+
+
+def run_events(before: Endpoint, after: Endpoint, run: Run) -> list[AlertEvent]:
+    """The events of a run that moved `before` to `after` (`domain.transitions.after_slot`).
+
+    `failing` when the streak reaches `notify_after` (a failure that keeps failing raises
+    nothing more), `recovered` when a success ends a streak that had raised `failing`, and
+    `auto_paused` when the transition paused the endpoint. Abandoned runs raise nothing."""
+    if run.status not in (RunStatus.SUCCESS, RunStatus.FAILED):
+        return []
+    threshold = after.spec.notify_after
+    events = []
+    if before.failure_count < threshold <= after.failure_count:
+        events.append(AlertEvent.FAILING)
+    if after.failure_count == 0 and before.failure_count >= threshold:
+        events.append(AlertEvent.RECOVERED)
+    if after.pause is not None and after.pause != before.pause:
+        events.append(AlertEvent.AUTO_PAUSED)
+    return events
+
+
+def run_notifications(
+    before: Endpoint, after: Endpoint, run: Run, now: datetime
+) -> list[Notification]:
+    """The outbox rows of a recorded run: one per event and webhook URL (none without URLs,
+    which is the common case, and costs nothing more than this test)."""
+    if not after.spec.notify:
+        return []
+    return [
+        notification
+        for event in run_events(before, after, run)
+        for notification in _fan_out(after, _document(event, after, now, last_run=run), now)
+    ]
+
+
+def proposal_notifications(
+    endpoint: Endpoint, proposal: Proposal, now: datetime
+) -> list[Notification]:
+    """`proposal_pending` rows for a proposal held for review; none for any other status."""
+    if proposal.status is not ProposalStatus.PENDING or not endpoint.spec.notify:
+        return []
+    document = _document(AlertEvent.PROPOSAL_PENDING, endpoint, now, proposal=proposal)
+    return _fan_out(endpoint, document, now)
+
+
+def _fan_out(endpoint: Endpoint, document: dict[str, JSON], now: datetime) -> list[Notification]:
+    event = AlertEvent(document["event"])
+    return [
+        Notification(
+            id=new_id(),
+            endpoint_id=endpoint.id,
+            job_id=endpoint.job_id,
+            event=event,
+            url=url,
+            payload=document,
+            created_at=now,
+            next_attempt_at=now,
+        )
+        for url in endpoint.spec.notify
+    ]
+
+
+def _document(
+    event: AlertEvent,
+    endpoint: Endpoint,
+    now: datetime,
+    *,
+    last_run: Run | None = None,
+    proposal: Proposal | None = None,
+) -> dict[str, JSON]:
+    """The JSON a webhook receives. `id` is the event's, shared by its URLs, so that a receiver
+    can drop a repeated delivery. Never headers, URLs or bodies: only what identifies the
+    endpoint and explains the event, with error texts masked and cut."""
+    pause = endpoint.pause
+    return {
+        "id": new_id(),
+        "event": event.value,
+        "job": endpoint.job_name,
+        "endpoint": endpoint.ref,
+        "endpoint_id": endpoint.id,
+        "at": now.isoformat(),
+        "failure_count": endpoint.failure_count,
+        "paused": None if pause is None else {"reason": pause.reason, "until": _iso(pause.until)},
+        "last_run": None if last_run is None else _run_document(last_run),
+        "proposal": None if proposal is None else _proposal_document(proposal),
+    }
+
+
+def _run_document(run: Run) -> dict[str, JSON]:
+    return {
+        "id": run.id,
+        "status": run.status.value,
+        "status_code": run.status_code,
+        "error_kind": None if run.error_kind is None else run.error_kind.value,
+        "error": None if run.error_message is None else cut(mask_urls(run.error_message)),
+        "slot_at": run.slot_at.isoformat(),
+        "finished_at": _iso(run.finished_at),
+    }
+
+
+def _proposal_document(proposal: Proposal) -> dict[str, JSON]:
+    return {
+        "id": proposal.id,
+        "kind": proposal.kind.value,
+        "reason": cut(proposal.reason),
+        "proposed_by": proposal.proposed_by,
+        "interval_seconds": proposal.interval_seconds,
+        "at": _iso(proposal.at),
+        "ttl_seconds": proposal.ttl_seconds,
+        "expires_at": _iso(proposal.expires_at),
+    }
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat()
+
+
+def cut(text: str) -> str:
+    """`text` within `MAX_TEXT` characters, saying how long it was when it is cut."""
+    if len(text) <= MAX_TEXT:
+        return text
+    return f"{text[:MAX_TEXT]}… ({len(text)} characters)"
+
+
+# --- delivery ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryPolicy:
+    """How often a notification is tried: exponential backoff, `first_delay_seconds` after the
+    first failed attempt, times `multiplier` after each further one, capped; given up after
+    `attempts` attempts (by default 2 s, 10 s, 50 s, 250 s, 600 s: about 15 minutes)."""
+
+    attempts: int = 6
+    first_delay_seconds: float = 2.0
+    multiplier: float = 5.0
+    max_delay_seconds: float = 600.0
+
+    def retry_at(self, attempts_made: int, now: datetime) -> datetime | None:
+        """When to try again after `attempts_made` attempts (the last one failed, at `now`);
+        None once they are all spent."""
+        if attempts_made >= self.attempts:
+            return None
+        delay = self.first_delay_seconds * self.multiplier ** max(attempts_made - 1, 0)
+        return now + timedelta(seconds=min(delay, self.max_delay_seconds))
+
+
+def delivery_error(response: Response) -> str | None:
+    """Why a delivery failed, or None when the webhook took it (a 2xx answer)."""
+    code = response.status_code
+    if response.error_kind is None and code is not None and 200 <= code < 300:
+        return None
+    if response.error_kind is not None and response.error_kind is not ErrorKind.HTTP_STATUS:
+        return cut(mask_urls(f"{response.error_kind.value}: {response.error_message or ''}"))
+    return cut(mask_urls(response.error_message or f"HTTP {code}"))

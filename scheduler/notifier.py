@@ -1,0 +1,154 @@
+"""Delivering the alerts outbox: every scheduler worker runs a notifier in a task of its own,
+beside (never inside) its scheduling loop.
+
+The notifier claims due notifications from the store (so that many workers share the work and
+none delivers a row another holds), POSTs each event's JSON to its webhook through a
+`Dispatcher` (the address guard checks every hop, and calls are signed when a signing secret is
+set), and records the outcome: delivered on a 2xx answer, else tried again later as
+`DeliveryPolicy` says, until it gives up. Delivery is at least once: a worker that stops or
+dies mid-delivery leaves a lease that expires, and the row is delivered again; each event
+carries an `id` so that a receiver can drop repeats.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from domain.alerts import DeliveryPolicy, Notification, delivery_error
+from domain.errors import CronpilotError
+from domain.model import HttpRequest
+from domain.ports import Clock, Dispatcher, Store
+
+log = logging.getLogger(__name__)
+
+EVENT_HEADER = "X-Cronpilot-Event"
+MAX_ANSWER_BYTES = 10_000
+"""A webhook's answer is not kept: it is read only this far."""
+
+
+@dataclass(frozen=True, slots=True)
+class NotifierConfig:
+    worker_id: str
+    concurrency: int = 10
+    """Deliveries in flight at once (and notifications claimed per round trip)."""
+    lease_seconds: float = 60.0
+    """How long a claimed notification stays this worker's: longer than a delivery takes."""
+    poll_seconds: float = 2.0
+    """How often to look for due notifications when the last look found few."""
+    timeout_seconds: float = 10.0
+    """How long a webhook may take to answer."""
+    policy: DeliveryPolicy = field(default_factory=DeliveryPolicy)
+
+
+class Notifier:
+    def __init__(
+        self, store: Store, dispatcher: Dispatcher, clock: Clock, config: NotifierConfig
+    ) -> None:
+        self._store = store
+        self._dispatcher = dispatcher
+        self._clock = clock
+        self._config = config
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Start delivering in the background; call from inside the running event loop."""
+        self._task = asyncio.create_task(self._deliver_periodically())
+
+    async def stop(self) -> None:
+        """Stop at once: deliveries cut short are delivered again once their lease expires."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    async def deliver_due(self) -> int:
+        """Claim up to `concurrency` due notifications and deliver them side by side; returns
+        how many were claimed."""
+        config = self._config
+        claimed = await self._store.notifications.claim_due(
+            self._clock.now(), config.worker_id, config.lease_seconds, config.concurrency
+        )
+        await asyncio.gather(*(self._deliver(notification) for notification in claimed))
+        return len(claimed)
+
+    async def _deliver_periodically(self) -> None:
+        while True:
+            try:
+                claimed = await self.deliver_due()
+            except CronpilotError as error:
+                log.warning(
+                    "cannot deliver notifications: %s",
+                    error,
+                    extra={"action": "notify_store_error"},
+                )
+                claimed = 0
+            except Exception:
+                # A bug: logged, and the next look tries again rather than leaving alerts
+                # undelivered until the worker restarts.
+                log.exception("notifier failed", extra={"action": "notify_internal_error"})
+                claimed = 0
+            if claimed < self._config.concurrency:
+                await self._clock.sleep(self._config.poll_seconds)
+
+    async def _deliver(self, notification: Notification) -> None:
+        config = self._config
+        request = HttpRequest(
+            method="POST",
+            url=notification.url,
+            headers={EVENT_HEADER: notification.event.value},
+            body=notification.payload,
+            timeout_seconds=config.timeout_seconds,
+            max_response_bytes=MAX_ANSWER_BYTES,
+        )
+        response = await self._dispatcher.dispatch(request)
+        now = self._clock.now()
+        error = delivery_error(response)
+        # A webhook's path is often its secret (chat services put the token there): logs name
+        # the host only.
+        about = {
+            "notification_id": notification.id,
+            "endpoint_id": notification.endpoint_id,
+            "event": notification.event.value,
+            "host": urlsplit(notification.url).hostname,
+        }
+        try:
+            if error is None:
+                kept = await self._store.notifications.mark_delivered(
+                    notification.id, config.worker_id, now
+                )
+                log.info(
+                    "delivered %s alert",
+                    notification.event,
+                    extra={"action": "notify_delivered", **about},
+                )
+            else:
+                retry_at = config.policy.retry_at(notification.attempts + 1, now)
+                kept = await self._store.notifications.mark_failed(
+                    notification.id, config.worker_id, error, retry_at, now
+                )
+                log.warning(
+                    "%s alert not delivered (%s); %s",
+                    notification.event,
+                    error,
+                    "giving up" if retry_at is None else f"next try {retry_at.isoformat()}",
+                    extra={
+                        "action": "notify_failed" if retry_at is None else "notify_retry",
+                        **about,
+                    },
+                )
+        except CronpilotError as store_error:
+            # The outcome is lost with the store; the lease expires and the row is tried again.
+            log.warning(
+                "cannot record a delivery: %s",
+                store_error,
+                extra={"action": "notify_unrecorded", **about},
+            )
+            return
+        if not kept:
+            log.warning(
+                "lease on a notification lost during its delivery",
+                extra={"action": "notify_lease_lost", **about},
+            )

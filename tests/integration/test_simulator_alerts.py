@@ -1,0 +1,93 @@
+"""The simulator's side of alerts over loopback HTTP: an endpoint that fails on cue, a webhook
+sink, and an alert travelling from a failing endpoint's runs to the sink."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+import pytest
+
+from adapters.http.dispatcher import AiohttpDispatcher
+from adapters.memory import MemoryStore
+from adapters.simulator import Simulator
+from domain.model import EndpointSpec, Job, Schedule
+from domain.ports import JobDeclaration
+from scheduler.notifier import Notifier, NotifierConfig
+from scheduler.requests import request_for
+from tests.support.clock import FakeClock
+
+
+@pytest.fixture
+async def base_url() -> AsyncIterator[str]:
+    simulator = Simulator()
+    url = await simulator.start()
+    try:
+        yield url
+    finally:
+        await simulator.stop()
+
+
+async def _get(url: str) -> tuple[int, Any]:
+    async with aiohttp.ClientSession() as session, session.get(url) as response:
+        return response.status, await response.json()
+
+
+async def test_flaky_fails_its_calls_then_recovers_per_key(base_url: str) -> None:
+    once = [(await _get(f"{base_url}/flaky/a?fail=2"))[0] for _ in range(4)]
+    cycling = [(await _get(f"{base_url}/flaky/b?fail=1&recover=2"))[0] for _ in range(6)]
+
+    assert once == [503, 503, 200, 200]
+    assert cycling == [503, 200, 200, 503, 200, 200]
+    assert (await _get(f"{base_url}/flaky/c?fail=-1"))[0] == 400
+    assert (await _get(f"{base_url}/flaky/c?fail=many"))[0] == 400
+
+
+async def test_the_sink_keeps_what_it_receives(base_url: str) -> None:
+    hook = f"{base_url}/hooks/alerts"
+    async with aiohttp.ClientSession() as session:
+        async with session.post(hook, json={"event": "failing"}) as response:
+            assert (response.status, await response.json()) == (200, {"received": 1})
+        async with session.post(hook, data=b"not json") as response:
+            assert response.status == 400
+
+    status, kept = await _get(hook)
+
+    assert status == 200
+    assert [(a["event"], a["signed"]) for a in kept["alerts"]] == [({"event": "failing"}, False)]
+
+
+async def test_a_failing_endpoint_alerts_the_sink_once_then_when_it_recovers(
+    base_url: str,
+) -> None:
+    clock = FakeClock()
+    store = MemoryStore()
+    spec = EndpointSpec(
+        "checkout",
+        f"{base_url}/flaky/checkout?fail=4",
+        Schedule(interval_seconds=10),
+        notify=(f"{base_url}/hooks/alerts",),
+        notify_after=2,
+    )
+    await store.catalog.apply([JobDeclaration(Job("shop"), [spec])], clock.now())
+    dispatcher = AiohttpDispatcher(allowed_networks=["127.0.0.1/32"], signing_secret="s3cret")
+    notifier = Notifier(store, dispatcher, clock, NotifierConfig(worker_id="n1"))
+    try:
+        for _ in range(5):
+            due = (await store.catalog.get_endpoint("shop/checkout")).next_run_at
+            assert due is not None
+            clock.advance((due - clock.now()).total_seconds())
+            [claim] = await store.claims.claim_due(clock.now(), "w1", 30, 1)
+            response = await dispatcher.dispatch(request_for(claim))
+            await store.claims.finish(claim, "w1", response, clock.now())
+            await notifier.deliver_due()
+    finally:
+        await dispatcher.close()
+
+    _, kept = await _get(f"{base_url}/hooks/alerts")
+    events = [
+        (a["event"]["event"], a["event"]["failure_count"], a["signed"]) for a in kept["alerts"]
+    ]
+    assert events == [("failing", 2, True), ("recovered", 0, True)]
+    assert kept["alerts"][0]["event"]["last_run"]["status_code"] == 503

@@ -1,0 +1,227 @@
+"""The notifier against real webhooks on 127.0.0.1: delivery, backoff on a fake clock, signing,
+the address guard on every hop, and the background loop."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from datetime import timedelta
+from types import TracebackType
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from adapters.http.dispatcher import AiohttpDispatcher
+from adapters.http.signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, signature
+from domain.alerts import AlertEvent, DeliveryPolicy, Notification, NotificationStatus
+from domain.model import Response
+from domain.ports import Store
+from scheduler.notifier import EVENT_HEADER, Notifier, NotifierConfig
+from tests.contract.builders import LEASE_SECONDS, declaration, spec
+from tests.scheduler.conftest import LOOPBACK
+from tests.support.clock import FakeClock
+
+FAILED = Response(status_code=503, error_message="HTTP 503 Service Unavailable")
+
+
+@dataclass
+class Received:
+    body: bytes
+    headers: dict[str, str]
+
+    @property
+    def document(self) -> dict[str, object]:
+        loaded: dict[str, object] = json.loads(self.body)
+        return loaded
+
+
+@dataclass
+class WebhookServer:
+    """Answers POST /hook with the next status of `statuses` (then 200), records every call;
+    `/moved` redirects to `location`."""
+
+    statuses: list[int] = field(default_factory=list)
+    location: str = ""
+    received: list[Received] = field(default_factory=list)
+    arrived: asyncio.Event = field(default_factory=asyncio.Event)
+    _runner: web.AppRunner | None = None
+    port: int = 0
+
+    def url(self, path: str = "/hook") -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    async def __aenter__(self) -> WebhookServer:
+        app = web.Application()
+        app.add_routes([web.post("/hook", self._hook), web.post("/moved", self._moved)])
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
+        await self._runner.setup()
+        await web.TCPSite(self._runner, "127.0.0.1", 0).start()
+        self.port = self._runner.addresses[0][1]
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def _hook(self, request: web.Request) -> web.Response:
+        self.received.append(Received(await request.read(), dict(request.headers)))
+        self.arrived.set()
+        status = self.statuses.pop(0) if self.statuses else 200
+        return web.json_response({"status": status}, status=status)
+
+    async def _moved(self, request: web.Request) -> web.Response:
+        self.received.append(Received(await request.read(), dict(request.headers)))
+        raise web.HTTPTemporaryRedirect(self.location)
+
+
+@pytest.fixture
+async def hooks() -> AsyncIterator[WebhookServer]:
+    async with WebhookServer() as server:
+        yield server
+
+
+def _notifier(
+    store: Store, dispatcher: AiohttpDispatcher, clock: FakeClock, **config: Any
+) -> Notifier:
+    return Notifier(store, dispatcher, clock, NotifierConfig(worker_id="n1", **config))
+
+
+async def _raise_failing(store: Store, clock: FakeClock, *urls: str) -> None:
+    """An endpoint notifying `urls` at its first failure, failed once at the clock's now."""
+    await store.catalog.apply(
+        [declaration("shop", spec("orders", notify=urls, notify_after=1))], clock.now()
+    )
+    [claim] = await store.claims.claim_due(clock.now(), "w1", LEASE_SECONDS, 1)
+    await store.claims.finish(claim, "w1", FAILED, clock.now())
+
+
+async def _only(store: Store) -> Notification:
+    [notification] = await store.notifications.list_notifications()
+    return notification
+
+
+async def test_a_webhook_answering_500_is_tried_again_with_backoff_until_it_takes_it(
+    store: Store, dispatcher: AiohttpDispatcher, clock: FakeClock, hooks: WebhookServer
+) -> None:
+    hooks.statuses = [500, 500]
+    await _raise_failing(store, clock, hooks.url())
+    notifier = _notifier(store, dispatcher, clock)
+    start = clock.now()
+
+    assert await notifier.deliver_due() == 1
+    first = await _only(store)
+    assert (first.status, first.attempts, first.last_error) == (
+        NotificationStatus.PENDING,
+        1,
+        "HTTP 500 Internal Server Error",
+    )
+    assert first.next_attempt_at == start + timedelta(seconds=2)
+
+    clock.advance(1.9)
+    assert await notifier.deliver_due() == 0
+    clock.advance(0.1)
+    assert await notifier.deliver_due() == 1
+    second = await _only(store)
+    assert (second.attempts, second.next_attempt_at) == (2, clock.now() + timedelta(seconds=10))
+
+    clock.advance(10)
+    assert await notifier.deliver_due() == 1
+    delivered = await _only(store)
+    assert (delivered.status, delivered.attempts, delivered.delivered_at) == (
+        NotificationStatus.DELIVERED,
+        3,
+        clock.now(),
+    )
+    assert len(hooks.received) == 3
+    assert {call.body for call in hooks.received} == {hooks.received[0].body}
+    call = hooks.received[0]
+    assert call.document == delivered.payload
+    assert call.document["event"] == "failing"
+    assert call.headers[EVENT_HEADER] == "failing"
+    assert call.headers["Content-Type"] == "application/json"
+    clock.advance(3600)
+    assert await notifier.deliver_due() == 0
+
+
+async def test_delivery_gives_up_after_the_policy_attempts(
+    store: Store, dispatcher: AiohttpDispatcher, clock: FakeClock, hooks: WebhookServer
+) -> None:
+    hooks.statuses = [503, 503, 503]
+    await _raise_failing(store, clock, hooks.url())
+    notifier = _notifier(store, dispatcher, clock, policy=DeliveryPolicy(attempts=2))
+
+    await notifier.deliver_due()
+    clock.advance(2)
+    await notifier.deliver_due()
+    clock.advance(3600)
+
+    assert await notifier.deliver_due() == 0
+    given_up = await _only(store)
+    assert (given_up.status, given_up.attempts, given_up.last_error) == (
+        NotificationStatus.FAILED,
+        2,
+        "HTTP 503 Service Unavailable",
+    )
+    assert len(hooks.received) == 2
+
+
+async def test_alerts_are_signed_like_calls_when_a_signing_secret_is_set(
+    store: Store, clock: FakeClock, hooks: WebhookServer
+) -> None:
+    await _raise_failing(store, clock, hooks.url())
+    signing = AiohttpDispatcher(allowed_networks=LOOPBACK, signing_secret="s3cret")
+    try:
+        await _notifier(store, signing, clock).deliver_due()
+    finally:
+        await signing.close()
+
+    [call] = hooks.received
+    expected = signature(b"s3cret", call.headers[TIMESTAMP_HEADER], "POST", hooks.url(), call.body)
+    assert call.headers[SIGNATURE_HEADER] == expected
+    assert (await _only(store)).status is NotificationStatus.DELIVERED
+
+
+async def test_the_address_guard_checks_every_hop_of_a_delivery(
+    store: Store, dispatcher: AiohttpDispatcher, clock: FakeClock, hooks: WebhookServer
+) -> None:
+    hooks.location = "http://169.254.169.254/latest/meta-data"
+    # Stored directly, as a file checked against a wider allowlist might have left it.
+    await _raise_failing(store, clock, hooks.url("/moved"), "http://10.1.2.3/hook")
+
+    await _notifier(store, dispatcher, clock).deliver_due()
+
+    errors = {n.url: n.last_error for n in await store.notifications.list_notifications()}
+    assert errors == {
+        hooks.url("/moved"): "blocked_address: refused http://169.254.169.254/latest/meta-data: "
+        "169.254.169.254 is link-local",
+        "http://10.1.2.3/hook": "blocked_address: refused http://10.1.2.3/hook: "
+        "10.1.2.3 is private",
+    }
+    assert len(hooks.received) == 1
+
+
+async def test_the_background_loop_delivers_and_stops(
+    store: Store, dispatcher: AiohttpDispatcher, clock: FakeClock, hooks: WebhookServer
+) -> None:
+    notifier = _notifier(store, dispatcher, clock, poll_seconds=2.0)
+    notifier.start()
+    try:
+        async with asyncio.timeout(10):
+            await clock.until_sleeping_until(clock.now() + timedelta(seconds=2))
+            await _raise_failing(store, clock, hooks.url())
+            clock.advance(2)
+            await hooks.arrived.wait()
+            await clock.until_sleeping_until(clock.now() + timedelta(seconds=2))
+    finally:
+        await notifier.stop()
+
+    delivered = await _only(store)
+    assert (delivered.status, delivered.event) == (NotificationStatus.DELIVERED, AlertEvent.FAILING)
