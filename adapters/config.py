@@ -35,6 +35,7 @@ import itertools
 import math
 import os
 import re
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -46,6 +47,7 @@ from adapters.http.guard import check_url
 from adapters.jsonvalue import check_storable
 from domain.dependencies import with_dependants
 from domain.errors import CronpilotError, InvalidConfig, InvalidDependency
+from domain.excerpt import excerpt
 from domain.model import (
     DEFAULT_MAX_RESPONSE_BYTES,
     DEFAULT_NOTIFY_AFTER,
@@ -80,6 +82,11 @@ _MAX_COUNT = 1_000_000
 _MAX_DEPTH = 64
 _MAX_VALUES = 100_000
 """Bounds on a document, so that nested YAML aliases cannot expand into billions of values."""
+MAX_FILE_BYTES = 10 * 1000**2
+"""A jobs file is read up to this size and refused beyond: `-f /dev/zero` must not fill memory."""
+MAX_RESPONSE_SIZE = 1024**3
+"""1 GiB: more than a worker should hold in memory for one answer, and within the INTEGER
+column of every store (PostgreSQL's holds less than 2 GiB, SQLite's overflows past 2**63)."""
 
 
 def parse_duration(value: object) -> float:
@@ -87,7 +94,9 @@ def parse_duration(value: object) -> float:
     infinities and NaN included."""
     seconds = _seconds(value)
     if seconds is None or not math.isfinite(seconds):
-        raise ValueError(f"{value!r} is not a duration (seconds, or e.g. '30s', '5m', '1h30m')")
+        raise ValueError(
+            f"{excerpt(repr(value))} is not a duration (seconds, or e.g. '30s', '5m', '1h30m')"
+        )
     return seconds
 
 
@@ -115,8 +124,11 @@ def parse_size(value: object) -> int:
         return value
     if isinstance(value, str) and (match := _SIZE.fullmatch(value.strip())):
         amount, unit = match.groups()
-        return int(float(amount) * _SIZE_UNITS[(unit or "b").lower()])
-    raise ValueError(f"{value!r} is not a size (bytes, or e.g. '100KB', '2MiB')")
+        size = float(amount) * _SIZE_UNITS[(unit or "b").lower()]
+        # So many digits that the float is infinite: no integer to make of it.
+        if math.isfinite(size):
+            return int(size)
+    raise ValueError(f"{excerpt(repr(value))} is not a size (bytes, or e.g. '100KB', '2MiB')")
 
 
 def _check_name(value: object) -> object:
@@ -151,7 +163,7 @@ def _notify_shape(value: object) -> object:
 Name = Annotated[str, BeforeValidator(_check_name)]
 Duration = Annotated[float, BeforeValidator(parse_duration)]
 PositiveDuration = Annotated[Duration, Field(gt=0)]
-Size = Annotated[int, BeforeValidator(parse_size), Field(gt=0)]
+Size = Annotated[int, BeforeValidator(parse_size), Field(gt=0, le=MAX_RESPONSE_SIZE)]
 Count = Annotated[int, BeforeValidator(_not_bool), Field(ge=1, le=_MAX_COUNT)]
 Method = Annotated[
     Literal["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"], BeforeValidator(_upper)
@@ -226,10 +238,20 @@ class _Loader(yaml.SafeLoader):
                 continue
             if key in seen:
                 raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r}", key_node.start_mark
+                    None, None, f"duplicate key {excerpt(repr(key))}", key_node.start_mark
                 )
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
+
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        try:
+            return super().construct_yaml_int(node)
+        except ValueError as exc:
+            # Python converts at most so many decimal digits (conversion is quadratic).
+            limit = sys.get_int_max_str_digits()
+            raise yaml.constructor.ConstructorError(
+                None, None, f"an integer of more than {limit:,} digits", node.start_mark
+            ) from exc
 
 
 _NOT_RESOLVED = frozenset({"tag:yaml.org,2002:bool", "tag:yaml.org,2002:timestamp"})
@@ -240,6 +262,7 @@ _Loader.yaml_implicit_resolvers = {
 _Loader.add_implicit_resolver(
     "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
 )
+_Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
 
 
 def example_jobs_file() -> Path:
@@ -252,10 +275,18 @@ def load_declarations(
 ) -> list[JobDeclaration]:
     """Read and validate `path`; raises `InvalidConfig` with one line naming the problem."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise InvalidConfig(str(path), f"cannot read: {reason}") from exc
+        # One byte past the limit tells a file that is too large from one that just fits,
+        # without reading an endless one (a device, a pipe) to its end.
+        with path.open("rb") as file:
+            data = file.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise InvalidConfig(str(path), f"cannot read: {exc.strerror or exc}") from exc
+    if len(data) > MAX_FILE_BYTES:
+        raise InvalidConfig(str(path), f"larger than {MAX_FILE_BYTES:,} bytes")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidConfig(str(path), f"cannot read: {exc}") from exc
     return parse_declarations(text, str(path), allowed_networks, env)
 
 
@@ -312,7 +343,7 @@ def _expand(raw: object, env: Mapping[str, str]) -> object:
 
 def _variable(name: str, env: Mapping[str, str], loc: Loc) -> str:
     if name not in env:
-        raise _Issue(loc, f"environment variable {name} is not set")
+        raise _Issue(loc, f"environment variable {excerpt(name)} is not set")
     return env[name]
 
 
@@ -500,10 +531,11 @@ def _where(source: str, loc: Loc, raw: object) -> str:
             break
         node = _item(node, key, rest[1])
         name = node.get("name") if isinstance(node, dict) else None
-        parts.append(f"{label} {name!r}" if isinstance(name, str) else f"{label} #{rest[1] + 1}")
+        label_name = excerpt(repr(name)) if isinstance(name, str) else f"#{rest[1] + 1}"
+        parts.append(f"{label} {label_name}")
         rest = rest[2:]
     if rest:
-        parts.append(f"field {'.'.join(str(part) for part in rest)!r}")
+        parts.append(f"field {excerpt(repr('.'.join(str(part) for part in rest)))}")
     return " ".join(parts).removesuffix(":")
 
 

@@ -12,6 +12,7 @@ import json
 import math
 import re
 
+from domain.excerpt import excerpt
 from domain.model import JSON
 
 _UNSTORABLE_CHARACTER = re.compile("[\x00\ud800-\udfff]")
@@ -53,9 +54,9 @@ def check_storable(value: object) -> None:
         if isinstance(item, dict):
             for key, child in item.items():
                 if not isinstance(key, str):
-                    raise ValueError(f"{path}: key {key!r} is not a string")
+                    raise ValueError(f"{path}: key {excerpt(repr(key))} is not a string")
                 _check_text(f"{path} key", key)
-                pending.append((f"{path}.{key}", child))
+                pending.append((f"{path}.{excerpt(key)}", child))
         elif isinstance(item, list):
             pending.extend((f"{path}[{index}]", child) for index, child in enumerate(item))
         elif isinstance(item, str):

@@ -36,8 +36,10 @@ class JsonFormatter(logging.Formatter):
             "level": record.levelname,
             "logger": record.name,
             "message": record.getMessage(),
-            **_extras(record),
         }
+        # What the record says of itself comes first and stays: an extra named `level` must
+        # not make an error look like an info line to a log shipper.
+        entry.update((key, value) for key, value in _extras(record).items() if key not in entry)
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
         return json.dumps(entry, default=str)

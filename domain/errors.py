@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from domain.excerpt import excerpt
+from domain.secrets import mask_url
+
 
 class CronpilotError(Exception):
     """Root of every error cronpilot raises on purpose."""
@@ -11,7 +14,7 @@ class InvalidSchedule(CronpilotError):
     """A baseline, clamp or hint that cannot be scheduled."""
 
     def __init__(self, expr: str, reason: str) -> None:
-        super().__init__(f"invalid schedule {expr!r}: {reason}")
+        super().__init__(f"invalid schedule {excerpt(repr(expr))}: {reason}")
         self.expr = expr
         self.reason = reason
 
@@ -29,7 +32,8 @@ class UnsafeURL(CronpilotError):
     """A URL whose scheme or resolved address is not allowed."""
 
     def __init__(self, url: str, reason: str) -> None:
-        super().__init__(f"refused URL {url!r}: {reason}")
+        # Masked before it is cut: a cut through its credentials would hide them from masking.
+        super().__init__(f"refused URL {excerpt(repr(mask_url(url)))}: {reason}")
         self.url = url
         self.reason = reason
 
@@ -40,19 +44,19 @@ class NotFound(CronpilotError):
 
 class JobNotFound(NotFound):
     def __init__(self, ref: str) -> None:
-        super().__init__(f"no job {ref!r}")
+        super().__init__(f"no job {excerpt(repr(ref))}")
         self.ref = ref
 
 
 class EndpointNotFound(NotFound):
     def __init__(self, ref: str) -> None:
-        super().__init__(f"no endpoint {ref!r}")
+        super().__init__(f"no endpoint {excerpt(repr(ref))}")
         self.ref = ref
 
 
 class RunNotFound(NotFound):
     def __init__(self, ref: str) -> None:
-        super().__init__(f"no run {ref!r}")
+        super().__init__(f"no run {excerpt(repr(ref))}")
         self.ref = ref
 
 
@@ -100,13 +104,13 @@ class StoreUnavailable(CronpilotError):
 
 class ProposalNotFound(NotFound):
     def __init__(self, ref: str) -> None:
-        super().__init__(f"no proposal {ref!r}")
+        super().__init__(f"no proposal {excerpt(repr(ref))}")
         self.ref = ref
 
 
 class SessionNotFound(NotFound):
     def __init__(self, ref: str) -> None:
-        super().__init__(f"no analysis session {ref!r}")
+        super().__init__(f"no analysis session {excerpt(repr(ref))}")
         self.ref = ref
 
 

@@ -18,7 +18,13 @@ _SECRET_NAME = re.compile(
 )
 # The authority runs to the first `/`, `?` or `#`; its userinfo to the last `@` within it.
 _USERINFO = re.compile(r"^([a-z][a-z0-9+.-]*://)[^/?#]*@", re.IGNORECASE)
-_URL = re.compile(r"[a-z][a-z0-9+.-]*://[^\s'\"<>]+", re.IGNORECASE)
+# A URL's scheme starts at the first letter of a run of scheme characters (`2http://` is masked
+# from `http`), and a search never starts again inside the run: trying each of its positions
+# would scan the rest of the run each time, quadratic in a long value without any `://`.
+_URL = re.compile(
+    r"(?<![a-z0-9+.-])(?P<prefix>[0-9+.-]*)(?P<url>[a-z][a-z0-9+.-]*://[^\s'\"<>]+)",
+    re.IGNORECASE,
+)
 
 
 def is_secret_header(name: str) -> bool:
@@ -42,7 +48,7 @@ def mask_url(url: str) -> str:
 
 def mask_urls(text: str) -> str:
     """`text` (an error message, say) with every URL in it passed through `mask_url`."""
-    return _URL.sub(lambda found: mask_url(found.group()), text)
+    return _URL.sub(lambda found: found["prefix"] + mask_url(found["url"]), text)
 
 
 def _mask_params(query: str) -> str:

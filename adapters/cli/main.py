@@ -37,7 +37,10 @@ from adapters.cli.runtime import (
     exit_code,
 )
 from domain.errors import CronpilotError
+from domain.excerpt import excerpt
 from domain.secrets import mask_urls
+
+_MAX_ERROR_CHARS = 1000
 
 
 def _help_when_bare(ctx: typer.Context) -> None:
@@ -116,8 +119,11 @@ def build_app() -> typer.Typer:
 
 def _fail(message: str, code: int) -> NoReturn:
     # One line, whatever the message holds, so scripts and people can read it; a URL in it
-    # (a refused endpoint, a database) keeps its credentials to itself.
-    typer.echo(f"error: {' '.join(mask_urls(message).split())}", err=True)
+    # (a refused endpoint, a database) keeps its credentials to itself. Values are cut where
+    # they are quoted; the line is cut too, for the messages that quote them whole (click's,
+    # drivers'), after masking so that no cut hides a credential from it.
+    line = excerpt(" ".join(mask_urls(message).split()), _MAX_ERROR_CHARS)
+    typer.echo(f"error: {line}", err=True)
     sys.exit(code)
 
 

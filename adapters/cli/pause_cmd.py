@@ -14,6 +14,7 @@ from adapters.cli.runtime import admin_settings, wake_schedulers, with_store
 from adapters.cli.views import endpoint_view
 from adapters.config import parse_duration
 from adapters.settings import Settings
+from domain.excerpt import excerpt
 from domain.model import Endpoint, Pause
 from domain.ports import Store
 from domain.schedule import MAX_SECONDS
@@ -55,7 +56,7 @@ def _iso_time(text: str) -> datetime:
 
 
 def _until_error(text: str, reason: str) -> typer.BadParameter:
-    return typer.BadParameter(f"{text!r} {reason}", param_hint="--until")
+    return typer.BadParameter(f"{excerpt(repr(text))} {reason}", param_hint="--until")
 
 
 def default_reason() -> str:

@@ -22,6 +22,7 @@ from adapters.http.guard import AddressPolicy, parse_url
 from adapters.http.resolver import GuardedResolver
 from adapters.http.signing import signing_headers
 from domain.errors import UnsafeURL
+from domain.excerpt import excerpt
 from domain.model import BodyAbsence, ErrorKind, HttpRequest, Response
 from domain.secrets import is_secret_header
 
@@ -183,7 +184,8 @@ def _answer(response: aiohttp.ClientResponse, stored: StoredBody, started: datet
         size_bytes=stored.size_bytes,
         body_hash=stored.body_hash,
         error_kind=ErrorKind.HTTP_STATUS if failed else None,
-        error_message=f"HTTP {response.status} {response.reason}" if failed else None,
+        # A reason phrase is the server's to choose, up to aiohttp's 8 KB line.
+        error_message=f"HTTP {response.status} {excerpt(str(response.reason))}" if failed else None,
         started_at=started,
         finished_at=datetime.now(UTC),
     )

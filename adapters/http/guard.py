@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from yarl import URL
 
 from domain.errors import InvalidConfig, UnsafeURL
+from domain.excerpt import excerpt
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -110,7 +111,7 @@ class AddressPolicy:
         refused address literally. Host names are left to the resolver, which sees the answer
         DNS gives at connect time."""
         if url.scheme not in _SCHEMES:
-            raise UnsafeURL(str(url), f"scheme {url.scheme!r} is not http or https")
+            raise UnsafeURL(str(url), f"scheme {excerpt(repr(url.scheme))} is not http or https")
         host = url.raw_host
         if not host:
             raise UnsafeURL(str(url), "no host")
@@ -186,4 +187,4 @@ def check_url(url: str, allowed_networks: Sequence[str] = ()) -> None:
     if _is_localhost_name(host):
         reasons = [policy.refusal(addr) for addr in _LOOPBACK_NAMES]
         if all(reasons):
-            raise UnsafeURL(url, f"{host} is loopback")
+            raise UnsafeURL(url, f"{excerpt(host)} is loopback")

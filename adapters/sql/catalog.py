@@ -45,9 +45,10 @@ class SqlCatalog:
             "applied declarations",
             extra={
                 "action": "apply",
-                "created": len(report.created),
-                "updated": len(report.updated),
-                "absent": len(report.absent),
+                # `created` is a LogRecord attribute of its own: logging refuses it in `extra`.
+                "created_count": len(report.created),
+                "updated_count": len(report.updated),
+                "absent_count": len(report.absent),
             },
         )
         return report

@@ -9,10 +9,12 @@ first, while an immediate one takes the write lock up front and waits its turn.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Executable, event
@@ -67,13 +69,23 @@ def _sqlite_begin(conn: Any) -> None:
     conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
 
+def _sqlite_json(value: Any) -> bytes:
+    """JSON for SQLite, as a BLOB. A column declared JSON has NUMERIC affinity, which turns
+    text that reads as a number into INTEGER or REAL: a body that is a 40-digit integer would
+    come back as 1.2345678901234568e+39 (PostgreSQL's JSONB keeps it exactly), and `1.0` as
+    `1`. SQLite stores a BLOB as given, and the JSON type decodes it as it decodes text."""
+    return json.dumps(value).encode()
+
+
 def create_engine(url: str, pool_size: int = DEFAULT_POOL_SIZE) -> AsyncEngine:
     """An async engine for `url`, with the SQLite connection settings above when needed.
 
     `pool_size` matters on PostgreSQL, where a worker finishes many runs at once; SQLite has one
-    writer whatever the pool, so it keeps SQLAlchemy's default pool."""
+    writer whatever the pool, so it keeps SQLAlchemy's default pool. Raises `StoreUnavailable`
+    for a SQLite file that cannot be one (see `_require_sqlite_file`)."""
     if make_url(url).get_backend_name() == "sqlite":
-        engine = create_async_engine(url)
+        _require_sqlite_file(url)
+        engine = create_async_engine(url, json_serializer=_sqlite_json)
     else:
         engine = create_async_engine(
             url,
@@ -85,6 +97,25 @@ def create_engine(url: str, pool_size: int = DEFAULT_POOL_SIZE) -> AsyncEngine:
         event.listen(engine.sync_engine, "connect", _sqlite_connect)
         event.listen(engine.sync_engine, "begin", _sqlite_begin)
     return engine
+
+
+def _require_sqlite_file(url: str) -> None:
+    """Refuse a SQLite file whose folder is missing, or that is a folder, before the driver
+    tries it: aiosqlite's worker thread, failing to open it, may outlive the event loop and
+    print a traceback after the command's error line."""
+    parsed = make_url(url)
+    database = parsed.database or ""
+    if database in ("", ":memory:") or parsed.query.get("uri") or database.startswith("file:"):
+        return
+    path = Path(database)
+    if not path.parent.is_dir():
+        raise StoreUnavailable(
+            f"cannot reach the database {safe_url(url)}: folder {path.parent} does not exist"
+        )
+    if path.is_dir():
+        raise StoreUnavailable(
+            f"cannot reach the database {safe_url(url)}: {path} is a folder, not a file"
+        )
 
 
 class Database:

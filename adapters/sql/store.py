@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 
-from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -84,7 +82,6 @@ async def open_sql_store(
 
     The schema must already be migrated (`upgrade_database`). With a `cipher`, the database
     must not hold secrets sealed with another key: raises `InvalidConfig` if it does."""
-    _require_sqlite_folder(url)
     engine = create_engine(url, pool_size)
     try:
         async with engine.connect():
@@ -104,19 +101,3 @@ async def open_sql_store(
             raise
     logger.info("store opened", extra={"action": "open_store", "url": safe_url(url)})
     return SqlStore(db, cipher)
-
-
-def _require_sqlite_folder(url: str) -> None:
-    """Refuse a SQLite file whose folder is missing before the driver tries it: aiosqlite's
-    worker thread, failing to open it, may outlive the event loop and print a traceback."""
-    parsed = make_url(url)
-    database = parsed.database or ""
-    if parsed.get_backend_name() != "sqlite" or database in ("", ":memory:"):
-        return
-    if parsed.query.get("uri") or database.startswith("file:"):
-        return
-    folder = Path(database).parent
-    if not folder.is_dir():
-        raise StoreUnavailable(
-            f"cannot reach the database {safe_url(url)}: folder {folder} does not exist"
-        )

@@ -201,3 +201,21 @@ async def test_a_header_stored_in_clear_reads_back_after_its_name_became_secret(
     assert (await sql_store.catalog.get_endpoint("shop/orders")).spec.headers == {
         "X-Session-Id": "plain"
     }
+
+
+@pytest.mark.parametrize(
+    "body",
+    [10**40, -(10**20), 1.0, 100000.0, 0.5, "123", [10**40]],
+    ids=repr,
+)
+async def test_a_body_that_is_a_number_comes_back_as_declared(store: Store, body: object) -> None:
+    # SQLite used to read a JSON column's number-like text as a number of its own: 10**40 came
+    # back as 1e+40 (and 1.0 as 1), so every apply of the same file said "updated".
+    declared = [declaration("shop", spec("orders", method="POST", body=body))]
+
+    await store.catalog.apply(declared, T0)
+    again = await store.catalog.apply(declared, T0 + seconds(1))
+    stored = (await store.catalog.get_endpoint("shop/orders")).spec.body
+
+    assert (again.updated, again.unchanged) == ([], ["shop", "shop/orders"])
+    assert (stored, type(stored)) == (body, type(body))

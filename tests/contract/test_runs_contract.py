@@ -72,3 +72,13 @@ async def test_prune_keeps_the_newest_per_endpoint_and_every_running_run(store: 
     assert slots == [running.slot_at, second_run.slot_at]
     assert await store.runs.prune(keep_per_endpoint=0) == 3
     assert [r.id for r in await store.runs.list_runs(second)] == [running.run_id]
+
+
+@pytest.mark.parametrize("body", [10**40, 1.0], ids=repr)
+async def test_a_response_that_is_a_number_is_kept_exactly(store: Store, body: object) -> None:
+    await add_endpoint(store, "j", "e", T0)
+
+    run = await run_once(store, T0, Response(status_code=200, body=body))
+
+    stored = (await store.runs.get_run(run.id)).body
+    assert (stored, type(stored)) == (body, type(body))

@@ -252,6 +252,23 @@ def test_bad_input_exits_2_with_one_line(empty: Cli, args: list[str], message: s
     assert message in one_error_line(failed.stderr)
 
 
+@pytest.mark.parametrize(
+    ("args", "start", "end"),
+    [
+        (["pause", "shop/orders", "--until", "x" * 100_000], "'xxxx", "chars) is neither"),
+        (["jobs", "list", "--" + "x" * 100_000], "No such option: --xxxx", " chars)"),
+    ],
+    ids=["pause --until", "unknown option"],
+)
+def test_a_long_argument_is_echoed_cut(empty: Cli, args: list[str], start: str, end: str) -> None:
+    failed = empty(*args, expect=2)
+
+    line = one_error_line(failed.stderr)
+    assert start in line
+    assert end in line
+    assert len(line) < 1100
+
+
 def test_invalid_settings_exit_2_naming_the_variable(
     cli_for: Callable[..., Cli], tmp_path: Path
 ) -> None:
@@ -260,6 +277,41 @@ def test_invalid_settings_exit_2_naming_the_variable(
     failed = cli("jobs", "list", expect=2)
 
     assert one_error_line(failed.stderr).startswith("error: CRONPILOT_CONCURRENCY: ")
+
+
+def test_a_sqlite_url_naming_a_folder_is_one_line_every_time(
+    cli_for: Callable[..., Cli], tmp_path: Path
+) -> None:
+    # The driver's thread, failing to open a folder, could outlive the command and print a
+    # traceback after the error line: now and then, so the commands run a few times each.
+    folder = tmp_path / "data"
+    folder.mkdir()
+    cli = cli_for(f"sqlite+aiosqlite:///{folder}")
+
+    for args in [("jobs", "list"), ("db", "upgrade")] * 3:
+        failed = cli(*args, expect=3)
+
+        assert one_error_line(failed.stderr).endswith(f"{folder} is a folder, not a file")
+
+
+@pytest.mark.parametrize("log_format", ["text", "json"])
+def test_apply_logging_at_info_applies_and_says_what_it_did(
+    cli_for: Callable[..., Cli], sqlite_url: str, tmp_path: Path, log_format: str
+) -> None:
+    cli = cli_for(
+        sqlite_url,
+        SHOP_TOKEN=SECRET,
+        CRONPILOT_ALLOWED_NETWORKS="127.0.0.1/32",
+        CRONPILOT_LOG_LEVEL="INFO",
+        CRONPILOT_LOG_FORMAT=log_format,
+    )
+
+    applied = cli("apply", "-f", write_jobs(tmp_path))
+
+    assert applied.stdout.splitlines()[-1] == "3 created, 0 updated, 0 unchanged"
+    [logged] = [line for line in applied.stderr.splitlines() if "applied declarations" in line]
+    assert "created_count" in logged
+    assert "Traceback" not in applied.stderr
 
 
 def test_an_unreachable_store_exits_3(cli_for: Callable[..., Cli], tmp_path: Path) -> None:
@@ -315,6 +367,11 @@ def test_a_pasted_postgres_url_gets_the_async_driver(
         ("Accept: application/json", r'Accept: "application/json\r\nX-Admin: 1"', "headers.Accept"),
         ("Accept: application/json", '"Accept\\nX": v', "headers.Accept\\nX"),
         ("min_interval: 10s", "min_interval: 10s\n        body: {a: .nan}", "body"),
+        (
+            "min_interval: 10s",
+            "min_interval: 10s\n        max_response_size: 100000000000000000000",
+            "max_response_size",
+        ),
     ],
 )
 def test_a_header_or_body_that_cannot_be_sent_or_stored_exits_2(

@@ -19,7 +19,13 @@ import pytest
 from adapters.http import AiohttpDispatcher
 from adapters.http.signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, signature
 from domain.model import BodyAbsence, ErrorKind, HttpRequest, Response
-from tests.support.hostile_server import HUGE_BYTES, UNSTORABLE_JSON, HostileServer, unused_port
+from tests.support.hostile_server import (
+    HUGE_BYTES,
+    LONG_REASON,
+    UNSTORABLE_JSON,
+    HostileServer,
+    unused_port,
+)
 
 LOOPBACK_ONLY = ["127.0.0.1/32"]
 MAX_REDIRECTS = 3
@@ -120,6 +126,15 @@ async def test_answers_are_classified(
     if kind is ErrorKind.HTTP_STATUS:
         assert response.error_message is not None
         assert str(status) in response.error_message
+
+
+async def test_a_long_reason_phrase_is_recorded_cut(
+    server: HostileServer, dispatcher: AiohttpDispatcher
+) -> None:
+    response = await dispatcher.dispatch(call(server.url("/long-reason")))
+
+    assert response.status_code == 503
+    assert response.error_message == f"HTTP 503 {'x' * 80}… ({LONG_REASON:,} chars)"
 
 
 async def test_unparsable_json_is_measured(

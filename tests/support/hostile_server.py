@@ -17,6 +17,7 @@ from aiohttp import web
 HUGE_BYTES = 50 * 1024 * 1024
 _CHUNK = b"[" + b"0," * 32_767 + b"0]"
 BOMB_BYTES = 20 * 1024 * 1024
+LONG_REASON = 8_000
 _BOMB = gzip.compress(b"[" + b"0," * (BOMB_BYTES // 2 - 1) + b"0]")
 """20 MB of JSON that travels as about 20 KB of gzip."""
 
@@ -60,6 +61,7 @@ class HostileServer:
                 web.get("/json", self._json),
                 web.get("/problem", self._problem),
                 web.get("/fail", self._fail),
+                web.get("/long-reason", self._long_reason),
                 web.get("/html", self._html),
                 web.get("/empty", self._empty),
                 web.get("/invalid-json", self._invalid_json),
@@ -108,6 +110,10 @@ class HostileServer:
 
     async def _fail(self, request: web.Request) -> web.Response:
         return web.json_response({"error": "database down"}, status=500)
+
+    async def _long_reason(self, request: web.Request) -> web.Response:
+        # As long as aiohttp's client reads a status line (8,190 bytes).
+        return web.json_response({}, status=503, reason="x" * LONG_REASON)
 
     async def _html(self, request: web.Request) -> web.Response:
         return web.Response(text="<html><body>hello</body></html>", content_type="text/html")

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import threading
 from pathlib import Path
 
 import pytest
 
 from adapters.config import (
+    MAX_FILE_BYTES,
     example_jobs_file,
     load_declarations,
     parse_declarations,
@@ -376,3 +379,90 @@ def test_aliases_cannot_expand_a_document_without_bound() -> None:
     message = error_of("\n".join([*lines, "jobs: []", ""]))
 
     assert message == "jobs.yaml: more than 100000 values (nested YAML aliases?)"
+
+
+LONG = 100_000
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ("${BASE}/etl/fetch", "x" * LONG, "field 'url': refused URL 'xxxx"),
+        ("${BASE}/etl/fetch", "${" + "A" * LONG + "}", "environment variable AAAA"),
+        ("interval: 1m30s", "interval: " + "soon" * (LONG // 4), "field 'interval': 'soonsoon"),
+        ("max_response_size: 2KB", "max_response_size: " + "b" * LONG, "'max_response_size': 'bb"),
+        ("name: fetch", "name: " + "a/" * (LONG // 2), "endpoint 'a/a/a/"),
+        # A YAML key is at most 1,024 characters long.
+        ("{Authorization:", '{"' + "X:" * 500 + '": v, Authorization:', "'headers.X:X:"),
+        ("{since: yesterday}", "{" + "k" * 1000 + ": .nan}", "'body': cannot be stored: $.kkk"),
+    ],
+    ids=["url", "variable", "duration", "size", "name", "header", "body key"],
+)
+def test_a_long_value_is_quoted_cut_with_its_length(old: str, new: str, expected: str) -> None:
+    assert old in VALID
+    message = error_of(VALID.replace(old, new, 1))
+
+    assert expected in message
+    assert " chars)" in message
+    assert len(message) < 400
+
+
+@pytest.mark.parametrize(
+    ("size", "expected"),
+    [
+        ("100000000000000000000", "Input should be less than or equal to 1073741824"),
+        ("1025MiB", "Input should be less than or equal to 1073741824"),
+        (f"{'9' * 400}KB", "is not a size"),
+    ],
+    ids=["20 digits", "over 1 GiB", "infinite"],
+)
+def test_a_response_size_beyond_one_gib_is_refused(size: str, expected: str) -> None:
+    message = error_of(VALID.replace("max_response_size: 2KB", f"max_response_size: {size}"))
+
+    assert message.startswith(f"{ENDPOINT} field 'max_response_size': ")
+    assert expected in message
+
+
+def test_a_response_size_of_one_gib_is_accepted() -> None:
+    [declaration] = parse(VALID.replace("max_response_size: 2KB", "max_response_size: 1024MiB"))
+
+    assert declaration.endpoints[0].max_response_bytes == 1024**3
+
+
+def test_an_integer_python_cannot_read_is_one_line() -> None:
+    message = error_of(VALID.replace("{since: yesterday}", "9" * 5000))
+
+    assert message == "jobs.yaml:18: YAML syntax error: an integer of more than 4,300 digits"
+
+
+def test_a_file_over_the_limit_is_refused(tmp_path: Path) -> None:
+    large = tmp_path / "large.yaml"
+    large.write_text(VALID + "#" * MAX_FILE_BYTES, encoding="utf-8")
+
+    with pytest.raises(InvalidConfig, match=r"large\.yaml: larger than 10,000,000 bytes"):
+        load_declarations(large, ALLOWED, ENV)
+
+
+def test_an_endless_input_is_read_only_up_to_the_limit(tmp_path: Path) -> None:
+    """A pipe that would never end (`-f /dev/zero`, a stream): the writer finds it closed soon
+    after the limit, instead of the reader keeping everything it sends."""
+    pipe = tmp_path / "endless"
+    os.mkfifo(pipe)
+    chunk, sent = b"#" * 1_000_000, []
+
+    def write() -> None:
+        with pipe.open("wb") as stream:
+            try:
+                for _ in range(5 * MAX_FILE_BYTES // len(chunk)):
+                    stream.write(chunk)
+                    sent.append(len(chunk))
+            except BrokenPipeError:
+                return
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    with pytest.raises(InvalidConfig, match="larger than 10,000,000 bytes"):
+        load_declarations(pipe, ALLOWED, ENV)
+    writer.join(timeout=30)
+
+    assert sum(sent) < 2 * MAX_FILE_BYTES

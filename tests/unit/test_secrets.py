@@ -89,3 +89,19 @@ def test_mask_urls_masks_every_url_in_a_message() -> None:
     assert masked == (
         f"ClientResponseError: 500, url=URL('https://h.example/a?key={MASK}') via http://{MASK}@h/b"
     )
+
+
+def test_a_scheme_starts_at_the_first_letter_of_its_word() -> None:
+    assert mask_urls("code 2http://u:p@h/x") == f"code 2http://{MASK}@h/x"
+    assert mask_urls("-a+b.c://u:p@h") == f"-a+b.c://{MASK}@h"
+
+
+def test_masking_reads_a_megabyte_once() -> None:
+    # A jobs-file value, a server's reason phrase: a long word with no `://` in it made the
+    # old pattern start again at every one of its letters, hours for a megabyte (the suite's
+    # timeout stops it long before).
+    word = "a" * 1_000_000
+
+    assert mask_urls(word) == word
+    assert mask_urls(f"{word} http://u:p@h/?token=t") == f"{word} http://{MASK}@h/?token={MASK}"
+    assert mask_urls(f"1{word}://u:p@h") == f"1{word}://{MASK}@h"
