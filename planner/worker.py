@@ -13,6 +13,7 @@ import logging
 from datetime import datetime, timedelta
 
 from domain.errors import LeaseLost, LlmUnavailable, StoreUnavailable
+from domain.log_extra import log_extra
 from domain.model import JSON, new_id
 from domain.outage import described
 from domain.planning import AnalysisClaim, AnalysisOutcome, AnalysisSession, SessionStatus
@@ -229,7 +230,7 @@ class PlannerWorker:
                 endpoint.ref,
                 session.error,
                 look_again,
-                extra={"action": "analysis_failed", **fields},
+                extra=log_extra("analysis_failed", **fields),
             )
         else:
             log.info(
@@ -238,7 +239,7 @@ class PlannerWorker:
                 session.status,
                 len(session.tool_calls),
                 session.tool_errors,
-                extra={"action": "analysis", "status": str(session.status), **fields},
+                extra=log_extra("analysis", status=str(session.status), **fields),
             )
         return session
 

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from domain.alerts import DeliveryPolicy, Notification, delivery_error
 from domain.errors import CronpilotError
+from domain.log_extra import log_extra
 from domain.model import HttpRequest
 from domain.ports import Clock, Dispatcher, Store
 
@@ -122,7 +123,7 @@ class Notifier:
                 log.info(
                     "delivered %s alert",
                     notification.event,
-                    extra={"action": "notify_delivered", **about},
+                    extra=log_extra("notify_delivered", **about),
                 )
             else:
                 retry_at = config.policy.retry_at(notification.attempts + 1, now)
@@ -134,21 +135,20 @@ class Notifier:
                     notification.event,
                     error,
                     "giving up" if retry_at is None else f"next try {retry_at.isoformat()}",
-                    extra={
-                        "action": "notify_failed" if retry_at is None else "notify_retry",
-                        **about,
-                    },
+                    extra=log_extra(
+                        "notify_failed" if retry_at is None else "notify_retry", **about
+                    ),
                 )
         except CronpilotError as store_error:
             # The outcome is lost with the store; the lease expires and the row is tried again.
             log.warning(
                 "cannot record a delivery: %s",
                 store_error,
-                extra={"action": "notify_unrecorded", **about},
+                extra=log_extra("notify_unrecorded", **about),
             )
             return
         if not kept:
             log.warning(
                 "lease on a notification lost during its delivery",
-                extra={"action": "notify_lease_lost", **about},
+                extra=log_extra("notify_lease_lost", **about),
             )

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from domain.errors import LeaseLost, SlotAlreadyRun, StoreUnavailable, TemplateUnfilled
+from domain.log_extra import log_extra
 from domain.model import BodyAbsence, Claim, Endpoint, ErrorKind, Response, Run
 from domain.outage import described, store_retry_delay
 from domain.ports import Clock, Dispatcher, Store, Waker
@@ -172,7 +173,7 @@ class SchedulerWorker:
         level = logging.DEBUG if self._store_down else logging.WARNING
         self._store_down = True
         log.log(
-            level, f"{message} (%s)", *args, described(error), extra={"action": action, **fields}
+            level, f"{message} (%s)", *args, described(error), extra=log_extra(action, **fields)
         )
 
     def _store_answered(self) -> None:

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from adapters.logs import JsonFormatter, TextFormatter
+from domain.log_extra import log_extra
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYERS = ("domain", "adapters", "scheduler", "planner")
@@ -59,6 +60,10 @@ def _reserved_names() -> frozenset[str]:
     return frozenset(vars(record)) | {"message", "asctime"} | frozenset(own)
 
 
+def _calls_log_extra(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and getattr(node.func, "id", None) == "log_extra"
+
+
 def _extra_keys() -> list[tuple[str, int, str | None]]:
     """(file, line, key) of every key of every `extra=` in the code; None for a key the scan
     cannot read (an `extra` that is not a dict literal, or a `**` in one)."""
@@ -69,8 +74,9 @@ def _extra_keys() -> list[tuple[str, int, str | None]]:
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if not isinstance(node, ast.keyword) or node.arg != "extra":
                     continue
-                if isinstance(node.value, ast.Constant):
-                    continue  # pydantic's `extra="forbid"`, not a log record's
+                if isinstance(node.value, ast.Constant) or _calls_log_extra(node.value):
+                    # pydantic's `extra="forbid"`, or built by `log_extra`, which cannot clash.
+                    continue
                 if not isinstance(node.value, ast.Dict):
                     found.append((where, node.value.lineno, None))
                     continue
@@ -91,3 +97,14 @@ def test_no_extra_names_a_reserved_log_record_attribute() -> None:
     assert {"created", "name", "msg", "levelname", "time"} <= reserved
     assert [extra for extra in extras if extra[2] is None] == [], "keys the scan cannot read"
     assert [extra for extra in extras if extra[2] in reserved] == []
+
+
+def test_log_extra_keeps_a_field_named_like_a_record_attribute() -> None:
+    extra = log_extra("apply", created=3, count=1)
+
+    record = logging.getLogger("cronpilot.test").makeRecord(
+        "n", logging.INFO, "p.py", 1, "m", None, None, extra=extra
+    )
+
+    assert extra == {"action": "apply", "field_created": 3, "count": 1}
+    assert record.field_created == 3
