@@ -14,6 +14,8 @@ Shape::
             min_interval: 10s
             max_interval: 1h
             headers: {Authorization: "Bearer ${ETL_TOKEN}"}
+            retry: {attempts: 3, backoff: 1s, max_backoff: 30s, on: [timeout, connect, 5xx, 429]}
+            accept_hints: true        # take the Cronpilot-Next-Run answer header as a hint
 
 `${NAME}` in any string value is replaced by the environment variable NAME; an unset variable
 is an error, never an empty string. Durations are seconds or strings such as `250ms`, `30s`,
@@ -26,7 +28,6 @@ refused here, so that SQLite and PostgreSQL accept exactly the same files.
 from __future__ import annotations
 
 import itertools
-import math
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -36,6 +37,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
+from adapters.durations import parse_duration
 from adapters.http.guard import check_url
 from adapters.jsonvalue import check_storable
 from domain.dependencies import with_dependants
@@ -47,18 +49,18 @@ from domain.model import (
     EndpointSpec,
     Job,
     PlannerMode,
+    RetryOn,
+    RetryPolicy,
     Schedule,
 )
 from domain.ports import JobDeclaration
+from domain.retries import MAX_ATTEMPTS, may_repeat
 from domain.schedule import validate_schedule, zone
 from domain.secrets import mask_urls
 
 Loc = tuple[str | int, ...]
 
 _ENV_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_DURATION = re.compile(r"(?:\d+(?:\.\d+)?(?:ms|s|m|h|d))+")
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
-_DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*(b|kb|mb|kib|mib)?", re.IGNORECASE)
 _SIZE_UNITS = {"b": 1, "kb": 1000, "mb": 1000**2, "kib": 1024, "mib": 1024**2}
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
@@ -70,33 +72,6 @@ _UNSENDABLE = re.compile("[\x00-\x08\x0a-\x1f\x7f\ud800-\udfff]")
 _MAX_DEPTH = 64
 _MAX_VALUES = 100_000
 """Bounds on a document, so that nested YAML aliases cannot expand into billions of values."""
-
-
-def parse_duration(value: object) -> float:
-    """Seconds from a number or a duration string; raises `ValueError` for anything else,
-    infinities and NaN included."""
-    seconds = _seconds(value)
-    if seconds is None or not math.isfinite(seconds):
-        raise ValueError(f"{value!r} is not a duration (seconds, or e.g. '30s', '5m', '1h30m')")
-    return seconds
-
-
-def _seconds(value: object) -> float | None:
-    try:
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
-        if isinstance(value, str):
-            text = value.strip().replace(" ", "")
-            if _DURATION.fullmatch(text):
-                return sum(
-                    float(amount) * _DURATION_UNITS[unit]
-                    for amount, unit in _DURATION_PART.findall(text)
-                )
-            return float(text)
-    except (ValueError, OverflowError):
-        # OverflowError: an integer too large for a float.
-        return None
-    return None
 
 
 def parse_size(value: object) -> int:
@@ -122,6 +97,11 @@ def _upper(value: object) -> object:
     return value.upper() if isinstance(value, str) else value
 
 
+def _text(value: object) -> object:
+    """`429` in YAML is a number; the retry kinds are names."""
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
 Name = Annotated[str, BeforeValidator(_check_name)]
 Duration = Annotated[float, BeforeValidator(parse_duration)]
 PositiveDuration = Annotated[Duration, Field(gt=0)]
@@ -133,6 +113,19 @@ Method = Annotated[
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+_RETRY_DEFAULTS = RetryPolicy()
+
+
+class RetryConfig(_Strict):
+    attempts: int = Field(default=_RETRY_DEFAULTS.attempts, ge=1, le=MAX_ATTEMPTS, strict=True)
+    backoff: PositiveDuration = _RETRY_DEFAULTS.backoff_seconds
+    max_backoff: PositiveDuration = _RETRY_DEFAULTS.max_backoff_seconds
+    on: list[Annotated[RetryOn, BeforeValidator(_text)]] = Field(
+        default_factory=lambda: list(RetryOn), min_length=1
+    )
+    unsafe: bool = False
 
 
 class EndpointConfig(_Strict):
@@ -152,6 +145,8 @@ class EndpointConfig(_Strict):
     planner_mode: PlannerMode | None = None
     depends_on: list[Name] = Field(default_factory=list)
     only_if_changed: bool = False
+    retry: RetryConfig | None = None
+    accept_hints: bool = False
 
 
 class JobConfig(_Strict):
@@ -347,7 +342,31 @@ def _spec(endpoint: EndpointConfig, loc: Loc, allowed_networks: Sequence[str]) -
         planner_mode=endpoint.planner_mode,
         depends_on=tuple(endpoint.depends_on),
         only_if_changed=endpoint.only_if_changed,
+        retry=_retry_policy(endpoint, (*loc, "retry")),
+        accept_hints=endpoint.accept_hints,
     )
+
+
+def _retry_policy(endpoint: EndpointConfig, loc: Loc) -> RetryPolicy | None:
+    retry = endpoint.retry
+    if retry is None:
+        return None
+    if retry.max_backoff < retry.backoff:
+        raise _Issue((*loc, "max_backoff"), f"must be at least backoff ({retry.backoff:g}s)")
+    policy = RetryPolicy(
+        attempts=retry.attempts,
+        backoff_seconds=retry.backoff,
+        max_backoff_seconds=retry.max_backoff,
+        on=tuple(dict.fromkeys(retry.on)),
+        unsafe=retry.unsafe,
+    )
+    if policy.attempts > 1 and not may_repeat(policy, endpoint.method):
+        raise _Issue(
+            (*loc, "unsafe"),
+            f"{endpoint.method} is not idempotent: a retry may repeat its effect; "
+            "set unsafe: true to retry it anyway",
+        )
+    return policy
 
 
 def _dependant_schedule(endpoint: EndpointConfig, loc: Loc) -> Schedule:

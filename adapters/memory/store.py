@@ -32,6 +32,7 @@ from domain.outputs import DriftEvent, OutputSchema
 from domain.ports import ApplyReport, JobDeclaration
 from domain.transitions import (
     abandoned_run,
+    after_call,
     after_slot,
     finished_run,
     is_due,
@@ -89,7 +90,7 @@ class MemoryState:
         endpoint, running = fenced
         finished = finished_run(running, response, now)
         self.runs[finished.id] = finished
-        self.endpoints[endpoint.id] = after_slot(endpoint, claim.slot_at, response.ok, now)
+        self.endpoints[endpoint.id] = after_call(endpoint, claim.slot_at, response, now)
         return finished
 
     def endpoint_by_ref(self, ref: str) -> Endpoint:

@@ -141,6 +141,12 @@ endpoints = Table(
     Column("depends_on", _json(), nullable=False, server_default=text("'[]'")),
     Column("dependants", _json(), nullable=False, server_default=text("'[]'")),
     Column("only_if_changed", Boolean, nullable=False, server_default=false()),
+    # Retries within a slot, and endpoints steering their schedule (issue 9, items 3 and 4).
+    Column("retry", _json(), nullable=True),
+    Column("accept_hints", Boolean, nullable=False, server_default=false()),
+    Column("retry_after_at", UtcDateTime, nullable=True),
+    Column("hint_interval_source", String(16), nullable=True),
+    Column("hint_oneshot_source", String(16), nullable=True),
     UniqueConstraint("job_id", "name"),
 )
 
@@ -183,6 +189,7 @@ runs = Table(
     Column("body_hash", String(128), nullable=True),
     Column("error_kind", String(32), nullable=True),
     Column("error_message", Text, nullable=True),
+    Column("attempts", _json(), nullable=True),
     # A slot runs once, whatever any worker believes: the database refuses a second run.
     UniqueConstraint("endpoint_id", "slot_at", name=SLOT_KEY),
 )
