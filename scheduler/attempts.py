@@ -18,7 +18,8 @@ from tenacity import (
     RetryCallState,
     retry_if_result,
     stop_after_attempt,
-    wait_exponential_jitter,
+    wait_exponential,
+    wait_random,
 )
 
 from domain.model import Attempt, Claim, Response, RetryPolicy
@@ -77,16 +78,17 @@ class _SlotCall:
     async def retried(self, policy: RetryPolicy) -> Response:
         claim = self._claim
         deadline = retry_deadline(claim.endpoint, claim.slot_at, self._clock.now())
-        backoff = wait_exponential_jitter(
-            initial=policy.backoff_seconds,
-            max=policy.max_backoff_seconds,
-            jitter=policy.backoff_seconds,
+        # backoff x 2^(n-1) plus up to one backoff of jitter, so that endpoints failing
+        # together (an outage) do not retry together.
+        backoff = wait_exponential(multiplier=policy.backoff_seconds) + wait_random(
+            0, policy.backoff_seconds
         )
 
         def wait(state: RetryCallState) -> float:
             steering = self.last.steering
             asked = steering.retry_after_seconds if steering is not None else None
-            return max(backoff(state), claim.endpoint.spec.floor_seconds, asked or 0.0)
+            jittered = min(backoff(state), policy.max_backoff_seconds)
+            return max(jittered, claim.endpoint.spec.floor_seconds, asked or 0.0)
 
         spent = stop_after_attempt(policy.attempts)
 

@@ -89,7 +89,7 @@ def endpoint_values(endpoint: Endpoint, cipher: SecretCipher | None) -> dict[str
         "depends_on": list(spec.depends_on),
         "dependants": list(spec.dependants),
         "only_if_changed": spec.only_if_changed,
-        "retry": _retry_value(spec.retry),
+        "retry": retry_value(spec.retry),
         "accept_hints": spec.accept_hints,
         **_state_values(endpoint),
     }
@@ -246,7 +246,8 @@ def _state_from_row(row: RowMapping) -> dict[str, Any]:
     }
 
 
-def _retry_value(policy: RetryPolicy | None) -> JSON:
+def retry_value(policy: RetryPolicy | None) -> JSON:
+    """A retry policy as stored in the endpoints' `retry` column (and shown by `--json`)."""
     if policy is None:
         return None
     return {
