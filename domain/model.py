@@ -341,7 +341,8 @@ class Run:
     error_kind: ErrorKind | None = None
     error_message: str | None = None
     attempts: tuple[Attempt, ...] = ()
-    """Every call made for the slot, the last one deciding the run (`attempt` counts them)."""
+    """Every call made for the slot (`attempt` counts them); the run's own status, body and
+    timing are the last one's."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -348,6 +348,7 @@ def attempt_value(attempt: Attempt) -> dict[str, JSON]:
 def _attempt_from_value(value: dict[str, JSON]) -> Attempt:
     steering = None
     if "ignored" in value:
+        # `attempt_value` writes every steering key, or none.
         at = value["next_run_at"]
         steering = Steering(
             retry_after_seconds=value["retry_after_seconds"],
