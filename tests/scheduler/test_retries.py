@@ -23,6 +23,7 @@ from domain.model import (
 )
 from domain.ports import Store
 from tests.scheduler.builders import DEADLINE, RunningWorker, declare, runs_of
+from tests.scheduler.conftest import LOOPBACK
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock
 
@@ -276,6 +277,25 @@ async def test_retry_after_is_capped_by_max_interval(
     assert (held.next_run_at, held.next_run_source) == (
         slot + seconds(90),
         ScheduleSource.CLAMPED_MAX,
+    )
+
+
+async def test_the_global_cap_cuts_a_long_retry_after(
+    store: Store, clock: FakeClock, server: EndpointServer, waker: InProcessWaker
+) -> None:
+    await declare(store, clock.now(), answering(server, "busy", "status=503&retry_after=3000"))
+    slot = clock.now()
+    capped = AiohttpDispatcher(allowed_networks=LOOPBACK, max_retry_after_seconds=600)
+    try:
+        async with RunningWorker(store, capped, clock, waker) as running:
+            await running.until_finished(1)
+    finally:
+        await capped.close()
+
+    held = await store.catalog.get_endpoint("tests/busy")
+    assert (held.retry_after_at, held.next_run_source) == (
+        slot + seconds(600),
+        ScheduleSource.RETRY_AFTER,
     )
 
 

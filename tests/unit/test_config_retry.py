@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from adapters.config import parse_declarations
+from adapters.settings import load_settings
 from domain.errors import InvalidConfig
 from domain.model import EndpointSpec, RetryOn, RetryPolicy
 
@@ -105,3 +106,14 @@ def test_each_bad_retry_is_one_line_naming_the_field(extra: str, expected: str) 
 
     assert message.startswith(WHERE)
     assert expected in message
+
+
+def test_the_retry_after_cap_is_a_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert load_settings().max_retry_after_seconds == 3600
+    monkeypatch.setenv("CRONPILOT_MAX_RETRY_AFTER_SECONDS", "600")
+    assert load_settings().max_retry_after_seconds == 600
+
+    monkeypatch.setenv("CRONPILOT_MAX_RETRY_AFTER_SECONDS", "0")
+    with pytest.raises(InvalidConfig) as caught:
+        load_settings()
+    assert str(caught.value).startswith("CRONPILOT_MAX_RETRY_AFTER_SECONDS: ")
