@@ -23,7 +23,6 @@ from domain.model import (
 )
 from domain.ports import Store
 from tests.scheduler.builders import DEADLINE, RunningWorker, declare, runs_of
-from tests.scheduler.conftest import LOOPBACK
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock
 
@@ -285,7 +284,7 @@ async def test_the_global_cap_cuts_a_long_retry_after(
 ) -> None:
     await declare(store, clock.now(), answering(server, "busy", "status=503&retry_after=3000"))
     slot = clock.now()
-    capped = AiohttpDispatcher(allowed_networks=LOOPBACK, max_retry_after_seconds=600)
+    capped = AiohttpDispatcher(allowed_networks=["127.0.0.1/32"], max_retry_after_seconds=600)
     try:
         async with RunningWorker(store, capped, clock, waker) as running:
             await running.until_finished(1)
