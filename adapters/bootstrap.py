@@ -100,6 +100,7 @@ def build_dispatcher(settings: Settings, max_connections: int | None = None) -> 
     return AiohttpDispatcher(
         allowed_networks=settings.allowed_networks,
         max_connections=max_connections or settings.concurrency,
+        max_retry_after_seconds=settings.max_retry_after_seconds,
         signing_secret=signing.get_secret_value() if signing is not None else None,
     )
 

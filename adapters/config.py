@@ -16,6 +16,8 @@ Shape::
             headers: {Authorization: "Bearer ${ETL_TOKEN}"}
             notify: {urls: ["${ALERTS_URL}"], after: 5}   # or a plain list of URLs
             pause_after: 20
+            retry: {attempts: 3, backoff: 1s, max_backoff: 30s, on: [timeout, connect, 5xx, 429]}
+            accept_hints: true        # take the Cronpilot-Next-Run answer header as a hint
 
 `${NAME}` in any string value is replaced by the environment variable NAME; an unset variable
 is an error, never an empty string. Durations are seconds or strings such as `250ms`, `30s`,
@@ -43,6 +45,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
+from adapters.durations import parse_duration
 from adapters.http.guard import check_url
 from adapters.jsonvalue import check_storable
 from domain.dependencies import with_dependants
@@ -56,18 +59,18 @@ from domain.model import (
     EndpointSpec,
     Job,
     PlannerMode,
+    RetryOn,
+    RetryPolicy,
     Schedule,
 )
 from domain.ports import JobDeclaration
+from domain.retries import MAX_ATTEMPTS, may_repeat
 from domain.schedule import validate_schedule, zone
 from domain.secrets import mask_urls
 
 Loc = tuple[str | int, ...]
 
 _ENV_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_DURATION = re.compile(r"(?:\d+(?:\.\d+)?(?:ms|s|m|h|d))+")
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
-_DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*(b|kb|mb|kib|mib)?", re.IGNORECASE)
 _SIZE_UNITS = {"b": 1, "kb": 1000, "mb": 1000**2, "kib": 1024, "mib": 1024**2}
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
@@ -87,35 +90,6 @@ MAX_FILE_BYTES = 10 * 1000**2
 MAX_RESPONSE_SIZE = 1024**3
 """1 GiB: more than a worker should hold in memory for one answer, and within the INTEGER
 column of every store (PostgreSQL's holds less than 2 GiB, SQLite's overflows past 2**63)."""
-
-
-def parse_duration(value: object) -> float:
-    """Seconds from a number or a duration string; raises `ValueError` for anything else,
-    infinities and NaN included."""
-    seconds = _seconds(value)
-    if seconds is None or not math.isfinite(seconds):
-        raise ValueError(
-            f"{excerpt(repr(value))} is not a duration (seconds, or e.g. '30s', '5m', '1h30m')"
-        )
-    return seconds
-
-
-def _seconds(value: object) -> float | None:
-    try:
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
-        if isinstance(value, str):
-            text = value.strip().replace(" ", "")
-            if _DURATION.fullmatch(text):
-                return sum(
-                    float(amount) * _DURATION_UNITS[unit]
-                    for amount, unit in _DURATION_PART.findall(text)
-                )
-            return float(text)
-    except (ValueError, OverflowError):
-        # OverflowError: an integer too large for a float.
-        return None
-    return None
 
 
 def parse_size(value: object) -> int:
@@ -160,6 +134,11 @@ def _notify_shape(value: object) -> object:
     return value
 
 
+def _text(value: object) -> object:
+    """`429` in YAML is a number; the retry kinds are names."""
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
 Name = Annotated[str, BeforeValidator(_check_name)]
 Duration = Annotated[float, BeforeValidator(parse_duration)]
 PositiveDuration = Annotated[Duration, Field(gt=0)]
@@ -180,6 +159,17 @@ class NotifyConfig(_Strict):
 
 
 Notify = Annotated[NotifyConfig, BeforeValidator(_notify_shape)]
+_RETRY_DEFAULTS = RetryPolicy()
+
+
+class RetryConfig(_Strict):
+    attempts: int = Field(default=_RETRY_DEFAULTS.attempts, ge=1, le=MAX_ATTEMPTS, strict=True)
+    backoff: PositiveDuration = _RETRY_DEFAULTS.backoff_seconds
+    max_backoff: PositiveDuration = _RETRY_DEFAULTS.max_backoff_seconds
+    on: list[Annotated[RetryOn, BeforeValidator(_text)]] = Field(
+        default_factory=lambda: list(RetryOn), min_length=1
+    )
+    unsafe: bool = False
 
 
 class EndpointConfig(_Strict):
@@ -201,6 +191,8 @@ class EndpointConfig(_Strict):
     only_if_changed: bool = False
     notify: Notify | None = None
     pause_after: Count | None = None
+    retry: RetryConfig | None = None
+    accept_hints: bool = False
 
 
 class JobConfig(_Strict):
@@ -420,6 +412,8 @@ def _spec(
         depends_on=tuple(endpoint.depends_on),
         only_if_changed=endpoint.only_if_changed,
         **_alert_settings(job, endpoint),
+        retry=_retry_policy(endpoint, (*loc, "retry")),
+        accept_hints=endpoint.accept_hints,
     )
 
 
@@ -450,6 +444,28 @@ def _alert_settings(job: JobConfig, endpoint: EndpointConfig) -> dict[str, Any]:
         "notify_after": mine.after or jobs.after or DEFAULT_NOTIFY_AFTER,
         "pause_after": endpoint.pause_after or job.pause_after,
     }
+
+
+def _retry_policy(endpoint: EndpointConfig, loc: Loc) -> RetryPolicy | None:
+    retry = endpoint.retry
+    if retry is None:
+        return None
+    if retry.max_backoff < retry.backoff:
+        raise _Issue((*loc, "max_backoff"), f"must be at least backoff ({retry.backoff:g}s)")
+    policy = RetryPolicy(
+        attempts=retry.attempts,
+        backoff_seconds=retry.backoff,
+        max_backoff_seconds=retry.max_backoff,
+        on=tuple(dict.fromkeys(retry.on)),
+        unsafe=retry.unsafe,
+    )
+    if policy.attempts > 1 and not may_repeat(policy, endpoint.method):
+        raise _Issue(
+            (*loc, "unsafe"),
+            f"{endpoint.method} is not idempotent: a retry may repeat its effect; "
+            "set unsafe: true to retry it anyway",
+        )
+    return policy
 
 
 def _dependant_schedule(endpoint: EndpointConfig, loc: Loc) -> Schedule:

@@ -64,6 +64,8 @@ class Settings(BaseSettings):
     claim_ahead_seconds: float = Field(default=0.05, ge=0)
     """Claim slots this long before they fall due and call each on time (see `WorkerConfig`)."""
     reaper_interval_seconds: float = Field(default=10, gt=0)
+    max_retry_after_seconds: float = Field(default=3600, gt=0)
+    """The longest an endpoint's `Retry-After` may hold its calls back."""
     retention_runs: int = Field(default=1000, gt=0)
     allowed_networks: Annotated[list[str], NoDecode] = Field(default_factory=list)
     """CIDR blocks user URLs may reach although private (e.g. `127.0.0.0/8` for a local demo)."""

@@ -1,8 +1,9 @@
 """The governor: one pure function deciding an endpoint's next run time and why.
 
 Precedence (design, "Governor"): baseline (cron or anchored interval) → failure backoff →
-fresh hints (interval replaces the baseline, one-shot wins if earlier) → clamp into
-[now + min, now + max] → a pause wins over everything.
+fresh hints (interval replaces the baseline, one-shot wins if earlier) → the endpoint's
+`Retry-After` (wins when later, never pulls a run earlier) → clamp into [now + min, now + max]
+→ a pause wins over everything.
 """
 
 from __future__ import annotations
@@ -77,6 +78,9 @@ def plan_next_run(endpoint: Endpoint, now: datetime) -> NextRun:
         shot = max(oneshot.at, now)
         if shot < at:
             at, source = shot, ScheduleSource.HINT_ONESHOT
+    retry_after = endpoint.retry_after_at
+    if retry_after is not None and retry_after > at:
+        at, source = retry_after, ScheduleSource.RETRY_AFTER
 
     spec = endpoint.spec
     if spec.min_interval_seconds is not None:

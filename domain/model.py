@@ -18,6 +18,7 @@ JSON = Any
 DEFAULT_MAX_RESPONSE_BYTES = 100_000
 DEFAULT_TIMEOUT_SECONDS = 30.0
 DEFAULT_NOTIFY_AFTER = 3
+DEFAULT_FLOOR_SECONDS = 1.0
 
 
 def new_id() -> str:
@@ -42,6 +43,8 @@ class ScheduleSource(StrEnum):
     PAUSED = "paused"
     DAG = "dag"
     """No baseline: the endpoint runs when its upstreams succeed (`depends_on`)."""
+    RETRY_AFTER = "retry-after"
+    """The endpoint answered 429 or 503 with a `Retry-After` later than any other plan."""
 
 
 class RunStatus(StrEnum):
@@ -95,11 +98,20 @@ class Schedule:
         return self.cron is None and self.interval_seconds is None
 
 
+class HintSource(StrEnum):
+    """Who wrote a hint."""
+
+    PLANNER = "planner"
+    ENDPOINT = "endpoint"
+    """The endpoint itself, with a `Cronpilot-Next-Run` answer header (`accept_hints`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class IntervalHint:
     interval_seconds: float
     expires_at: datetime
     reason: str
+    source: HintSource = HintSource.PLANNER
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +119,7 @@ class OneShotHint:
     at: datetime
     expires_at: datetime
     reason: str
+    source: HintSource = HintSource.PLANNER
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +136,30 @@ class Job:
     description: str = ""
     planner_mode: PlannerMode = PlannerMode.OFF
     id: str = field(default_factory=new_id)
+
+
+class RetryOn(StrEnum):
+    """The failures a retry policy may retry within a slot."""
+
+    TIMEOUT = "timeout"
+    CONNECT = "connect"
+    SERVER_ERROR = "5xx"
+    TOO_MANY_REQUESTS = "429"
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """Retries of a failed call within its slot (`domain.retries`): exponential backoff with
+    jitter from `backoff_seconds` up to `max_backoff_seconds`, at most `attempts` calls."""
+
+    attempts: int = 3
+    """Calls per slot, the first included."""
+    backoff_seconds: float = 1.0
+    max_backoff_seconds: float = 30.0
+    on: tuple[RetryOn, ...] = tuple(RetryOn)
+    unsafe: bool = False
+    """Retry non-idempotent methods (POST, PATCH, DELETE) too, although a retry may repeat
+    their effect."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +193,13 @@ class EndpointSpec:
     """Consecutive failures that make the endpoint `failing`: one event per streak."""
     pause_after: int | None = None
     """Consecutive failures after which the endpoint pauses itself; None: never."""
+    retry: RetryPolicy | None = None
+    """None: a failed call waits for the next slot."""
+    accept_hints: bool = False
+    """Take the endpoint's `Cronpilot-Next-Run` answer header as a hint (`domain.steering`)."""
+    floor_seconds: float = DEFAULT_FLOOR_SECONDS
+    """The global floor (CRONPILOT_MIN_INTERVAL_SECONDS) stamped on the spec when applied: no
+    schedule, hint, retry or Retry-After brings calls closer than this."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +218,8 @@ class Endpoint:
     next_run_source: ScheduleSource = ScheduleSource.BASELINE
     lease_owner: str | None = None
     lease_until: datetime | None = None
+    retry_after_at: datetime | None = None
+    """No call before this, as the endpoint's last answer asked (`Retry-After`)."""
 
     @property
     def name(self) -> str:
@@ -225,6 +271,34 @@ class Claim:
 
 
 @dataclass(frozen=True, slots=True)
+class Steering:
+    """What an answer's headers ask of the endpoint's schedule, as the dispatcher read them:
+    `Retry-After` (on a 429 or 503) and `Cronpilot-Next-Run`."""
+
+    retry_after_seconds: float | None = None
+    """How long to wait from the answer, cut to the global cap."""
+    next_run_interval_seconds: float | None = None
+    """`Cronpilot-Next-Run: 30s`: call every so often."""
+    next_run_at: datetime | None = None
+    """`Cronpilot-Next-Run: <RFC 3339 time>`: call once then."""
+    ignored: tuple[str, ...] = ()
+    """Why a header was not taken (garbage, negative, absurd, not opted in): a line each."""
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One call made for a slot: a slot with a retry policy may make several."""
+
+    attempt: int
+    started_at: datetime
+    duration_ms: float | None
+    status_code: int | None
+    error_kind: ErrorKind | None = None
+    error_message: str | None = None
+    steering: Steering | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Response:
     """What the dispatcher observed; a body is present only when it is JSON within the cap."""
 
@@ -237,6 +311,10 @@ class Response:
     error_message: str | None = None
     started_at: datetime | None = None
     finished_at: datetime | None = None
+    steering: Steering | None = None
+    """None when the answer carried no steering header."""
+    attempts: tuple[Attempt, ...] = ()
+    """Every call made for the slot, this one last (set by the scheduler's slot runner)."""
 
     @property
     def ok(self) -> bool:
@@ -270,6 +348,9 @@ class Run:
     body_hash: str | None = None
     error_kind: ErrorKind | None = None
     error_message: str | None = None
+    attempts: tuple[Attempt, ...] = ()
+    """Every call made for the slot (`attempt` counts them); the run's own status, body and
+    timing are the last one's."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,18 +21,22 @@ from domain.model import (
     RunStatus,
     RunTrigger,
 )
+from domain.steering import steered
 
 
 def replanned(endpoint: Endpoint, now: datetime) -> Endpoint:
-    """The endpoint with stale hints and an expired pause dropped and its next run re-planned."""
+    """The endpoint with stale hints, an expired pause and a passed `Retry-After` dropped and its
+    next run re-planned."""
     interval = endpoint.interval_hint
     oneshot = endpoint.oneshot_hint
     pause = endpoint.pause
+    retry_after = endpoint.retry_after_at
     fresh = replace(
         endpoint,
         interval_hint=interval if interval is not None and interval.expires_at > now else None,
         oneshot_hint=oneshot if oneshot is not None and oneshot.expires_at > now else None,
         pause=pause if pause is not None and (pause.until is None or pause.until > now) else None,
+        retry_after_at=retry_after if retry_after is not None and retry_after > now else None,
     )
     planned = plan_next_run(fresh, now)
     return replace(fresh, next_run_at=planned.at, next_run_source=planned.source)
@@ -67,6 +71,14 @@ def after_slot(
         ),
         now,
     )
+
+
+def after_call(
+    endpoint: Endpoint, slot_at: datetime, response: Response, now: datetime
+) -> Endpoint:
+    """`after_slot` for a slot whose call ended with `response`: what the answer asked of the
+    schedule (`domain.steering`) is taken first, so the re-planning heeds it."""
+    return after_slot(steered(endpoint, response, now), slot_at, response.ok, now)
 
 
 def with_spec(endpoint: Endpoint, spec: EndpointSpec, now: datetime) -> Endpoint:
@@ -122,6 +134,8 @@ def finished_run(running: Run, response: Response, now: datetime) -> Run:
         body_hash=response.body_hash,
         error_kind=response.error_kind,
         error_message=response.error_message,
+        attempt=len(response.attempts) or running.attempt,
+        attempts=response.attempts,
     )
 
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from statistics import mean
 
-from domain.model import JSON, Endpoint, Run, RunStatus
+from domain.model import JSON, Endpoint, HintSource, Run, RunStatus
 from domain.planning import AnalysisClaim
 
 SYSTEM_PROMPT = (
@@ -55,16 +55,22 @@ def schema_view(schema: JSON | None) -> str:
     return ", ".join(fields) or "an object without known fields"
 
 
+def _by(source: HintSource) -> str:
+    """Who wrote a hint, when not a planner: an endpoint asking through `Cronpilot-Next-Run`."""
+    return "" if source is HintSource.PLANNER else f", set by the {source.value} itself"
+
+
 def _hints(endpoint: Endpoint, now: datetime) -> str:
     parts = []
     if endpoint.interval_hint is not None and endpoint.interval_hint.expires_at > now:
         hint = endpoint.interval_hint
         parts.append(
             f"interval {_seconds(hint.interval_seconds)} until {hint.expires_at.isoformat()} "
-            f"({hint.reason})"
+            f"({hint.reason}{_by(hint.source)})"
         )
     if endpoint.oneshot_hint is not None and endpoint.oneshot_hint.expires_at > now:
-        parts.append(f"one-shot at {endpoint.oneshot_hint.at.isoformat()}")
+        shot = endpoint.oneshot_hint
+        parts.append(f"one-shot at {shot.at.isoformat()}{_by(shot.source)}")
     if endpoint.pause is not None:
         until = endpoint.pause.until.isoformat() if endpoint.pause.until else "resumed by hand"
         parts.append(f"paused until {until} ({endpoint.pause.reason})")

@@ -18,6 +18,7 @@ from domain.log_extra import log_extra
 from domain.model import BodyAbsence, Claim, Endpoint, ErrorKind, Response, Run
 from domain.outage import described, store_retry_delay
 from domain.ports import Clock, Dispatcher, Store, Waker
+from scheduler.attempts import call_slot
 from scheduler.config import WorkerConfig
 from scheduler.requests import request_for
 
@@ -38,6 +39,11 @@ class WorkerStats:
     """Results refused by the store: the lease was lost or the slot had already run."""
     abandoned: int = 0
     released: int = 0
+    retries: int = 0
+    """Calls made again within their slot (`retry`)."""
+    ignored_headers: int = 0
+    """Steering headers (`Retry-After`, `Cronpilot-Next-Run`) not taken: garbage, negative,
+    absurd, or from an endpoint that did not opt in."""
 
 
 @dataclass(slots=True, eq=False)
@@ -91,8 +97,9 @@ class SchedulerWorker:
         self._backlog = False
         """The last claim came back full: more slots may be due than there was room for."""
         self._low_water = max(1, min(config.batch_size, config.concurrency) // 10)
-        self._stopping = False
-        """Set on stop: claims whose slot is not due yet are given back rather than waited for."""
+        self._stopping = asyncio.Event()
+        """Set on stop: claims whose slot is not due yet are given back rather than waited for,
+        and no call is retried."""
         self._in_hand: dict[str, _InHand] = {}
         """By run id, in the order their leases fall due for extension: one task keeps every
         lease (`_keep_leases`) rather than a task per call, and a call runs in its run's own
@@ -117,7 +124,8 @@ class SchedulerWorker:
         `grace_seconds`, abandon the rest. Returns with no run of this worker left `running`
         (unless the store itself was unreachable, which the reaper repairs)."""
         in_flight: set[asyncio.Task[None]] = set()
-        self._aborted = self._stopping = False
+        self._aborted = False
+        self._stopping.clear()
         keeper = asyncio.create_task(self._keep_leases())
         failures = 0
         try:
@@ -258,7 +266,7 @@ class SchedulerWorker:
         running = _still_running(in_flight)
         if not running:
             return
-        self._stopping = True
+        self._stopping.set()
         for held in list(self._in_hand.values()):
             if not held.started:
                 _cut(held, "released")
@@ -353,14 +361,16 @@ class SchedulerWorker:
         claim = held.claim
         response = None
         early = (claim.slot_at - self._clock.now()).total_seconds()
-        if not self._aborted and not (self._stopping and early > 0):
+        if not self._aborted and not (self._stopping.is_set() and early > 0):
             task = held.calling = asyncio.current_task()
             assert task is not None, "runs are executed in tasks of their own"
             try:
                 if early > 0:
                     await self._clock.sleep(early)
                 held.started = True
-                response = await self._dispatch(claim)
+                response = await call_slot(
+                    claim, lambda: self._dispatch(claim), self._clock, self._rest
+                )
             except asyncio.CancelledError:
                 # A cut is taken back, so that the run can still be settled; a cancellation
                 # from anyone else goes on.
@@ -371,6 +381,7 @@ class SchedulerWorker:
         if held.cut_by == "lease_lost":
             self._dropped(claim, "lease_lost")
         elif held.cut_by is None and response is not None:
+            self._note_attempts(claim, response)
             return response
         elif held.started or early <= 0:
             await self._abandon(claim)
@@ -407,6 +418,36 @@ class SchedulerWorker:
                 body_absence=BodyAbsence.NO_RESPONSE,
                 error_kind=ErrorKind.INTERNAL,
                 error_message=f"dispatcher error: {type(exc).__name__}",
+            )
+
+    async def _rest(self, seconds: float) -> bool:
+        """Wait before a retry; cut short, and False, once the worker is stopping."""
+        await _first_of(self._stopping.wait(), self._clock.sleep(seconds))
+        return not self._stopping.is_set()
+
+    def _note_attempts(self, claim: Claim, response: Response) -> None:
+        """Count the slot's retries and the steering headers not taken, the latter logged once
+        for the run."""
+        self.stats.retries += len(response.attempts) - 1
+        ignored = [
+            reason
+            for attempt in response.attempts
+            if attempt.steering is not None
+            for reason in attempt.steering.ignored
+        ]
+        if ignored:
+            self.stats.ignored_headers += len(ignored)
+            log.info(
+                "%s slot %s: %s",
+                claim.endpoint.ref,
+                claim.slot_at.isoformat(),
+                "; ".join(ignored),
+                extra={
+                    "action": "steering_ignored",
+                    "endpoint_id": claim.endpoint.id,
+                    "run_id": claim.run_id,
+                    "count": len(ignored),
+                },
             )
 
     async def _keep_leases(self) -> None:

@@ -26,7 +26,7 @@ from adapters.cli.output import (
 )
 from adapters.cli.runtime import admin_settings, with_store
 from adapters.cli.views import endpoint_view
-from domain.model import Endpoint, Run
+from domain.model import Endpoint, IntervalHint, OneShotHint, RetryPolicy, Run, ScheduleSource
 from domain.ports import Store
 from domain.secrets import mask_headers, mask_url
 
@@ -58,7 +58,7 @@ def list_endpoints(
             endpoint.ref,
             schedule_text(endpoint.spec.schedule),
             relative(endpoint.next_run_at, now) if endpoint.next_run_at else _never(endpoint),
-            endpoint.next_run_source.value,
+            _source(endpoint),
             last_run_text(latest.get(endpoint.id), now),
         )
     print_table(table)
@@ -105,8 +105,11 @@ def _details(endpoint: Endpoint, last_run: Run | None, now: datetime) -> Table:
             ("max response", f"{spec.max_response_bytes} bytes"),
             ("planner", spec.planner_mode.value if spec.planner_mode else "as job"),
             ("alerts", _alerts(endpoint)),
+            ("retry", _retry(spec.retry)),
+            ("endpoint hints", "accepted" if spec.accept_hints else "ignored (accept_hints off)"),
             ("next run", relative(endpoint.next_run_at, now)),
-            ("source", endpoint.next_run_source.value),
+            ("source", _source(endpoint)),
+            ("retry after", relative(endpoint.retry_after_at, now)),
             ("paused", _pause(endpoint, now)),
             ("hints", _hints(endpoint, now)),
             ("failures", str(endpoint.failure_count)),
@@ -130,15 +133,38 @@ def _pause(endpoint: Endpoint, now: datetime) -> str:
     return f"{until}: {pause.reason}"
 
 
+def _retry(policy: RetryPolicy | None) -> str:
+    if policy is None:
+        return "-"
+    on = ", ".join(kind.value for kind in policy.on)
+    backoff = f"{span(policy.backoff_seconds)}..{span(policy.max_backoff_seconds)}"
+    unsafe = ", unsafe" if policy.unsafe else ""
+    return f"{policy.attempts} attempts on {on}, backoff {backoff}{unsafe}"
+
+
+def _source(endpoint: Endpoint) -> str:
+    """Why the next run is when it is, with who wrote the hint that decided it."""
+    source = endpoint.next_run_source
+    hint: IntervalHint | OneShotHint | None = None
+    if source is ScheduleSource.HINT_INTERVAL:
+        hint = endpoint.interval_hint
+    elif source is ScheduleSource.HINT_ONESHOT:
+        hint = endpoint.oneshot_hint
+    return source.value if hint is None else f"{source.value} ({hint.source.value})"
+
+
 def _hints(endpoint: Endpoint, now: datetime) -> str:
     hints = []
     if (interval := endpoint.interval_hint) is not None:
         hints.append(
             f"every {span(interval.interval_seconds)} until "
-            f"{relative(interval.expires_at, now)}: {interval.reason}"
+            f"{relative(interval.expires_at, now)}, by the {interval.source.value}: "
+            f"{interval.reason}"
         )
     if (oneshot := endpoint.oneshot_hint) is not None:
-        hints.append(f"once {relative(oneshot.at, now)}: {oneshot.reason}")
+        hints.append(
+            f"once {relative(oneshot.at, now)}, by the {oneshot.source.value}: {oneshot.reason}"
+        )
     return "; ".join(hints) or "-"
 
 

@@ -12,7 +12,7 @@ from adapters.cli.identity import who_am_i
 from adapters.cli.output import EndpointRef, JsonOption, print_json, relative
 from adapters.cli.runtime import admin_settings, wake_schedulers, with_store
 from adapters.cli.views import endpoint_view
-from adapters.config import parse_duration
+from adapters.durations import parse_duration
 from adapters.settings import Settings
 from domain.excerpt import excerpt
 from domain.model import Endpoint, Pause

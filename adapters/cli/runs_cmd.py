@@ -24,10 +24,11 @@ from adapters.cli.output import (
     print_table,
     relative,
     run_status,
+    span,
 )
 from adapters.cli.runtime import admin_settings, with_store
 from adapters.cli.views import run_view
-from domain.model import Endpoint, Run
+from domain.model import Attempt, Endpoint, Run
 from domain.ports import Store
 from domain.secrets import mask_urls
 
@@ -114,5 +115,43 @@ def _details(run: Run, endpoint: Endpoint, now: datetime) -> Table:
             ("took", f"{run.duration_ms:.0f}ms" if run.duration_ms is not None else "-"),
             ("worker", run.worker_id),
             ("response", _run_note(run) or "-"),
+            ("attempts", _attempts(run)),
+            ("steering", _steering(run)),
         ]
     )
+
+
+def _attempts(run: Run) -> str:
+    """Every call of the slot when there was more than one: `1: failed 503 (12ms); 2: 200`."""
+    if len(run.attempts) < 2:
+        return "-"
+    return "; ".join(
+        f"{attempt.attempt}: {_attempt_outcome(attempt)}"
+        + (f" ({attempt.duration_ms:.0f}ms)" if attempt.duration_ms is not None else "")
+        for attempt in run.attempts
+    )
+
+
+def _attempt_outcome(attempt: Attempt) -> str:
+    """The status code it got, else the kind of failure (`timeout`, `connection`)."""
+    if attempt.status_code is not None:
+        return str(attempt.status_code)
+    return attempt.error_kind.value if attempt.error_kind is not None else "-"
+
+
+def _steering(run: Run) -> str:
+    """What the deciding answer's headers asked of the schedule, and what was not taken."""
+    steering = run.attempts[-1].steering if run.attempts else None
+    if steering is None:
+        return "-"
+    parts = []
+    if steering.retry_after_seconds is not None:
+        parts.append(f"Retry-After: no call for {span(steering.retry_after_seconds)}")
+    if steering.next_run_interval_seconds is not None:
+        parts.append(
+            f"Cronpilot-Next-Run: endpoint hint every {span(steering.next_run_interval_seconds)}"
+        )
+    if steering.next_run_at is not None:
+        parts.append(f"Cronpilot-Next-Run: endpoint hint at {iso(steering.next_run_at)}")
+    parts.extend(steering.ignored)
+    return "; ".join(parts) or "-"

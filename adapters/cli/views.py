@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from adapters.cli.output import iso
-from domain.model import Endpoint, IntervalHint, Job, OneShotHint, Pause, Run
+from adapters.sql.rows import attempt_value, retry_value
+from domain.model import Attempt, Endpoint, IntervalHint, Job, OneShotHint, Pause, Run
 from domain.secrets import mask_headers, mask_url, mask_urls
 
 
@@ -48,6 +49,9 @@ def endpoint_view(endpoint: Endpoint, last_run: Run | None) -> dict[str, Any]:
         "timeout_seconds": spec.timeout_seconds,
         "max_response_bytes": spec.max_response_bytes,
         "planner_mode": spec.planner_mode.value if spec.planner_mode is not None else None,
+        "retry": retry_value(spec.retry),
+        "accept_hints": spec.accept_hints,
+        "retry_after_at": iso(endpoint.retry_after_at),
         "next_run_at": iso(endpoint.next_run_at),
         "next_run_source": endpoint.next_run_source.value,
         "paused": _pause_view(endpoint.pause),
@@ -83,9 +87,17 @@ def run_view(run: Run, *, with_body: bool) -> dict[str, Any]:
         "body_absence": run.body_absence.value if run.body_absence is not None else None,
         "error_kind": run.error_kind.value if run.error_kind is not None else None,
         "error_message": mask_urls(run.error_message) if run.error_message else None,
+        "attempts": [_attempt_view(attempt) for attempt in run.attempts],
     }
     if with_body:
         view["body"] = run.body
+    return view
+
+
+def _attempt_view(attempt: Attempt) -> dict[str, Any]:
+    view = attempt_value(attempt)
+    if attempt.error_message:
+        view["error_message"] = mask_urls(attempt.error_message)
     return view
 
 
@@ -100,10 +112,16 @@ def _interval_hint_view(hint: IntervalHint | None) -> dict[str, Any] | None:
         "interval_seconds": hint.interval_seconds,
         "expires_at": iso(hint.expires_at),
         "reason": hint.reason,
+        "source": hint.source.value,
     }
 
 
 def _oneshot_hint_view(hint: OneShotHint | None) -> dict[str, Any] | None:
     if hint is None:
         return None
-    return {"at": iso(hint.at), "expires_at": iso(hint.expires_at), "reason": hint.reason}
+    return {
+        "at": iso(hint.at),
+        "expires_at": iso(hint.expires_at),
+        "reason": hint.reason,
+        "source": hint.source.value,
+    }

@@ -21,6 +21,7 @@ from adapters.http.body import StoredBody, read_json_body
 from adapters.http.guard import AddressPolicy, parse_url
 from adapters.http.resolver import GuardedResolver
 from adapters.http.signing import signing_headers
+from adapters.http.steering import read_steering
 from domain.errors import UnsafeURL
 from domain.excerpt import excerpt
 from domain.model import BodyAbsence, ErrorKind, HttpRequest, Response
@@ -46,12 +47,15 @@ class AiohttpDispatcher:
         signing_secret: str | None = None,
         user_agent: str = "cronpilot/0.1",
         max_connections: int = 100,
+        *,
+        max_retry_after_seconds: float = 3600.0,
     ) -> None:
         self._policy = AddressPolicy.from_networks(allowed_networks)
         self._max_redirects = max_redirects
         self._signing_key = signing_secret.encode() if signing_secret else None
         self._user_agent = user_agent
         self._max_connections = max_connections
+        self._max_retry_after = max_retry_after_seconds
         self._session: aiohttp.ClientSession | None = None
         self._resolver: GuardedResolver | None = None
 
@@ -122,7 +126,7 @@ class AiohttpDispatcher:
                 )
                 if location is None:
                     stored = await read_json_body(response, request.max_response_bytes)
-                    return _answer(response, stored, started)
+                    return _answer(response, stored, started, self._max_retry_after)
             next_url = _redirect_target(url, location)
             if _switches_to_get(status, method):
                 method, body = "GET", None
@@ -175,8 +179,14 @@ def _loggable(url: str) -> str:
     return url.partition("?")[0].partition("#")[0]
 
 
-def _answer(response: aiohttp.ClientResponse, stored: StoredBody, started: datetime) -> Response:
+def _answer(
+    response: aiohttp.ClientResponse,
+    stored: StoredBody,
+    started: datetime,
+    max_retry_after_seconds: float,
+) -> Response:
     failed = response.status >= 400
+    finished = datetime.now(UTC)
     return Response(
         status_code=response.status,
         body=stored.body,
@@ -187,7 +197,10 @@ def _answer(response: aiohttp.ClientResponse, stored: StoredBody, started: datet
         # A reason phrase is the server's to choose, up to aiohttp's 8 KB line.
         error_message=f"HTTP {response.status} {excerpt(str(response.reason))}" if failed else None,
         started_at=started,
-        finished_at=datetime.now(UTC),
+        finished_at=finished,
+        steering=read_steering(
+            response.status, response.headers, finished, max_retry_after_seconds
+        ),
     )
 
 

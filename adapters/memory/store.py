@@ -34,6 +34,7 @@ from domain.outputs import DriftEvent, OutputSchema
 from domain.ports import ApplyReport, JobDeclaration
 from domain.transitions import (
     abandoned_run,
+    after_call,
     after_slot,
     finished_run,
     is_due,
@@ -93,7 +94,7 @@ class MemoryState:
         endpoint, running = fenced
         finished = finished_run(running, response, now)
         self.runs[finished.id] = finished
-        ended = after_slot(endpoint, claim.slot_at, response.ok, now)
+        ended = after_call(endpoint, claim.slot_at, response, now)
         self.endpoints[endpoint.id] = ended
         self.add_notifications(run_notifications(endpoint, ended, finished, now))
         return finished

@@ -35,7 +35,7 @@ from adapters.sql.tables import endpoints, runs
 from domain.alerts import Notification, run_notifications
 from domain.errors import CronpilotError, LeaseLost
 from domain.model import Claim, Endpoint, Response, Run, RunStatus
-from domain.transitions import after_slot, finished_run, started_run
+from domain.transitions import after_call, finished_run, started_run
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +54,8 @@ _FINISHED_COLUMNS = (
     "body_hash",
     "error_kind",
     "error_message",
+    "attempt",
+    "attempts",
 )
 """The run columns `finished_run` changes."""
 
@@ -112,7 +114,7 @@ async def record_finishes(conn: AsyncConnection, batch: Sequence[Finish]) -> lis
         recorded.append(run)
         # Kept for later items of the batch: a second claim on this endpoint now finds the
         # lease released, as it would in a transaction of its own.
-        by_id[endpoint.id] = after_slot(endpoint, claim.slot_at, item.response.ok, item.now)
+        by_id[endpoint.id] = after_call(endpoint, claim.slot_at, item.response, item.now)
         raised.extend(run_notifications(endpoint, by_id[endpoint.id], run, item.now))
     finished = [run for run in recorded if run is not None]
     if finished:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Select, bindparam, select, update
@@ -14,20 +15,26 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from adapters.crypto import open_headers, seal_headers
 from adapters.sql.tables import endpoints, jobs
 from domain.model import (
+    JSON,
+    Attempt,
     BodyAbsence,
     Endpoint,
     EndpointSpec,
     ErrorKind,
+    HintSource,
     IntervalHint,
     Job,
     OneShotHint,
     Pause,
     PlannerMode,
+    RetryOn,
+    RetryPolicy,
     Run,
     RunStatus,
     RunTrigger,
     Schedule,
     ScheduleSource,
+    Steering,
 )
 from domain.ports import SecretCipher
 
@@ -85,6 +92,8 @@ def endpoint_values(endpoint: Endpoint, cipher: SecretCipher | None) -> dict[str
         "notify": list(spec.notify),
         "notify_after": spec.notify_after,
         "pause_after": spec.pause_after,
+        "retry": retry_value(spec.retry),
+        "accept_hints": spec.accept_hints,
         **_state_values(endpoint),
     }
 
@@ -105,6 +114,9 @@ STATE_COLUMNS = (
     "next_run_source",
     "lease_owner",
     "lease_until",
+    "retry_after_at",
+    "hint_interval_source",
+    "hint_oneshot_source",
 )
 """The runtime columns, in `_state_values`' order."""
 
@@ -128,6 +140,9 @@ def _state_values(endpoint: Endpoint) -> dict[str, Any]:
         "next_run_source": endpoint.next_run_source.value,
         "lease_owner": endpoint.lease_owner,
         "lease_until": endpoint.lease_until,
+        "retry_after_at": endpoint.retry_after_at,
+        "hint_interval_source": interval.source.value if interval else None,
+        "hint_oneshot_source": oneshot.source.value if oneshot else None,
     }
 
 
@@ -158,6 +173,8 @@ def endpoint_from_row(row: RowMapping, cipher: SecretCipher | None) -> Endpoint:
         notify=tuple(row["notify"]),
         notify_after=row["notify_after"],
         pause_after=row["pause_after"],
+        retry=_retry_from_value(row["retry"]),
+        accept_hints=row["accept_hints"],
     )
     return Endpoint(
         id=row["id"],
@@ -211,11 +228,15 @@ def _state_from_row(row: RowMapping) -> dict[str, Any]:
             row["hint_interval_seconds"],
             row["hint_interval_expires_at"],
             row["hint_interval_reason"],
+            HintSource(row["hint_interval_source"] or HintSource.PLANNER),
         )
     oneshot = None
     if row["hint_oneshot_at"] is not None:
         oneshot = OneShotHint(
-            row["hint_oneshot_at"], row["hint_oneshot_expires_at"], row["hint_oneshot_reason"]
+            row["hint_oneshot_at"],
+            row["hint_oneshot_expires_at"],
+            row["hint_oneshot_reason"],
+            HintSource(row["hint_oneshot_source"] or HintSource.PLANNER),
         )
     return {
         "interval_hint": interval,
@@ -227,7 +248,33 @@ def _state_from_row(row: RowMapping) -> dict[str, Any]:
         "next_run_source": ScheduleSource(row["next_run_source"]),
         "lease_owner": row["lease_owner"],
         "lease_until": row["lease_until"],
+        "retry_after_at": row["retry_after_at"],
     }
+
+
+def retry_value(policy: RetryPolicy | None) -> JSON:
+    """A retry policy as stored in the endpoints' `retry` column (and shown by `--json`)."""
+    if policy is None:
+        return None
+    return {
+        "attempts": policy.attempts,
+        "backoff_seconds": policy.backoff_seconds,
+        "max_backoff_seconds": policy.max_backoff_seconds,
+        "on": [kind.value for kind in policy.on],
+        "unsafe": policy.unsafe,
+    }
+
+
+def _retry_from_value(value: JSON) -> RetryPolicy | None:
+    if value is None:
+        return None
+    return RetryPolicy(
+        attempts=value["attempts"],
+        backoff_seconds=value["backoff_seconds"],
+        max_backoff_seconds=value["max_backoff_seconds"],
+        on=tuple(RetryOn(kind) for kind in value["on"]),
+        unsafe=value["unsafe"],
+    )
 
 
 def run_values(run: Run) -> dict[str, Any]:
@@ -253,6 +300,7 @@ def run_values(run: Run) -> dict[str, Any]:
         "body_hash": run.body_hash,
         "error_kind": run.error_kind.value if run.error_kind else None,
         "error_message": run.error_message,
+        "attempts": [attempt_value(attempt) for attempt in run.attempts] or None,
     }
 
 
@@ -279,6 +327,50 @@ def run_from_row(row: RowMapping) -> Run:
         body_hash=row["body_hash"],
         error_kind=ErrorKind(row["error_kind"]) if row["error_kind"] else None,
         error_message=row["error_message"],
+        attempts=tuple(_attempt_from_value(value) for value in row["attempts"] or ()),
+    )
+
+
+def attempt_value(attempt: Attempt) -> dict[str, JSON]:
+    """An attempt as stored in the runs' `attempts` column (and shown by `--json`); the
+    steering keys only when its answer carried a steering header."""
+    value: dict[str, JSON] = {
+        "attempt": attempt.attempt,
+        "started_at": attempt.started_at.isoformat(),
+        "duration_ms": attempt.duration_ms,
+        "status_code": attempt.status_code,
+        "error_kind": attempt.error_kind.value if attempt.error_kind else None,
+        "error_message": attempt.error_message,
+    }
+    steering = attempt.steering
+    if steering is not None:
+        value["retry_after_seconds"] = steering.retry_after_seconds
+        value["next_run_interval_seconds"] = steering.next_run_interval_seconds
+        value["next_run_at"] = steering.next_run_at.isoformat() if steering.next_run_at else None
+        value["ignored"] = list(steering.ignored)
+    return value
+
+
+def _attempt_from_value(value: dict[str, JSON]) -> Attempt:
+    steering = None
+    if "ignored" in value:
+        # `attempt_value` writes every steering key, or none.
+        at = value["next_run_at"]
+        steering = Steering(
+            retry_after_seconds=value["retry_after_seconds"],
+            next_run_interval_seconds=value["next_run_interval_seconds"],
+            next_run_at=datetime.fromisoformat(at) if at else None,
+            ignored=tuple(value["ignored"]),
+        )
+    kind = value["error_kind"]
+    return Attempt(
+        attempt=value["attempt"],
+        started_at=datetime.fromisoformat(value["started_at"]),
+        duration_ms=value["duration_ms"],
+        status_code=value["status_code"],
+        error_kind=ErrorKind(kind) if kind else None,
+        error_message=value["error_message"],
+        steering=steering,
     )
 
 

@@ -145,6 +145,12 @@ endpoints = Table(
     Column("notify", _json(), nullable=False, server_default=text("'[]'")),
     Column("notify_after", Integer, nullable=False, server_default=text("3")),
     Column("pause_after", Integer, nullable=True),
+    # Retries within a slot, and endpoints steering their schedule (issue 9, items 3 and 4).
+    Column("retry", _json(), nullable=True),
+    Column("accept_hints", Boolean, nullable=False, server_default=false()),
+    Column("retry_after_at", UtcDateTime, nullable=True),
+    Column("hint_interval_source", String(16), nullable=True),
+    Column("hint_oneshot_source", String(16), nullable=True),
     UniqueConstraint("job_id", "name"),
 )
 
@@ -187,6 +193,7 @@ runs = Table(
     Column("body_hash", String(128), nullable=True),
     Column("error_kind", String(32), nullable=True),
     Column("error_message", Text, nullable=True),
+    Column("attempts", _json(), nullable=True),
     # A slot runs once, whatever any worker believes: the database refuses a second run.
     UniqueConstraint("endpoint_id", "slot_at", name=SLOT_KEY),
 )

@@ -1,6 +1,6 @@
 """failure alerts and auto-pause: endpoint notify settings and the notifications outbox
 
-Revision ID: 0004_alerts
+Revision ID: 0004
 Revises: 0003
 Create Date: 2026-12-02 10:00:00
 """
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
-revision: str = '0004_alerts'
+revision: str = '0004'
 down_revision: str | None = '0003'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None

@@ -3,13 +3,16 @@
 Paths: `/ok/{name}` answers at once, `/same/{name}` always the same body, `/echo/{name}` with
 the query parameters it was sent, `/slow/{name}?ms=N` after N ms, `/held/{name}` when the
 test sets `release`, `/hang/{name}` never (until the caller gives up), `/fail/{name}` with 500.
+`/answer/{name}?status=503&times=2&retry_after=5&next_run=30s` answers `status` (with that
+`Retry-After`) to the first `times` calls (every call without `times`), 200 to the later ones,
+and `Cronpilot-Next-Run: next_run` to every call. Every path takes POST as well as GET.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from types import TracebackType
 
@@ -52,7 +55,9 @@ class EndpointServer:
 
     async def __aenter__(self) -> EndpointServer:
         app = web.Application()
-        app.add_routes([web.get("/{kind}/{name}", self._answer)])
+        app.add_routes(
+            [web.get("/{kind}/{name}", self._answer), web.post("/{kind}/{name}", self._answer)]
+        )
         # A handler is cancelled when its caller goes away, so held and hanging calls end with
         # the client's timeout or shutdown instead of keeping the server busy.
         self._runner = web.AppRunner(
@@ -96,6 +101,20 @@ class EndpointServer:
             elif kind == "echo":
                 query = dict(request.query)
                 return web.json_response({"name": name, "calls": self.calls_of(name), **query})
+            elif kind == "answer":
+                return self._as_asked(name, request.query)
             return web.json_response({"name": name, "calls": self.calls_of(name)})
         finally:
             self.in_flight -= 1
+
+    def _as_asked(self, name: str, query: Mapping[str, str]) -> web.Response:
+        calls = self.calls_of(name)
+        headers = {}
+        if "next_run" in query:
+            headers["Cronpilot-Next-Run"] = query["next_run"]
+        status = 200
+        if "status" in query and ("times" not in query or calls <= int(query["times"])):
+            status = int(query["status"])
+            if "retry_after" in query:
+                headers["Retry-After"] = query["retry_after"]
+        return web.json_response({"name": name, "calls": calls}, status=status, headers=headers)

@@ -55,3 +55,13 @@ class FakeClock:
         while all(until != deadline for until, _ in self._sleepers):
             self._changed.clear()
             await self._changed.wait()
+
+    async def until_sleeping_within(self, earliest: datetime, latest: datetime) -> datetime:
+        """Wait until something sleeps until a time in [earliest, latest] (bound it with
+        `asyncio.timeout`), and return that time: for sleeps of a random length (jitter)."""
+        while True:
+            found = [until for until, _ in self._sleepers if earliest <= until <= latest]
+            if found:
+                return min(found)
+            self._changed.clear()
+            await self._changed.wait()

@@ -90,6 +90,7 @@ STALE_ENDS = offsets(-DAY, 0)
 HINT_SECONDS = st.floats(0.5, DAY)
 SHOT_OFFSETS = offsets(-DAY, 2 * DAY)
 LAST_SLOT_OFFSETS = st.none() | st.just(timedelta(0)) | offsets(-30 * DAY, DAY)
+RETRY_AFTER_OFFSETS = st.none() | offsets(-DAY, 2 * DAY)
 FAILURES = st.integers(0, 12) | st.integers(0, 10**6)
 
 
@@ -123,6 +124,7 @@ def cases(draw: st.DrawFn) -> Case:
         max_interval_seconds=max_s,
     )
     last_slot = draw(LAST_SLOT_OFFSETS)
+    retry_after = draw(RETRY_AFTER_OFFSETS)
     pause = None
     if draw(st.booleans()):
         pause = timed_pause(draw, now, ENDS) if draw(st.booleans()) else Pause("until resumed")
@@ -136,6 +138,7 @@ def cases(draw: st.DrawFn) -> Case:
         pause=pause,
         failure_count=draw(FAILURES),
         last_slot_at=None if last_slot is None else now + last_slot,
+        retry_after_at=None if retry_after is None else now + retry_after,
     )
     return Case(now, endpoint)
 
@@ -189,6 +192,7 @@ def test_expired_hints_and_pauses_change_nothing(case: Case, data: st.DataObject
         interval_hint=endpoint.interval_hint or interval_hint(data.draw, now, STALE_ENDS),
         oneshot_hint=endpoint.oneshot_hint or oneshot_hint(data.draw, now, STALE_ENDS),
         pause=endpoint.pause or timed_pause(data.draw, now, STALE_ENDS),
+        retry_after_at=endpoint.retry_after_at or now + data.draw(STALE_ENDS),
     )
 
     assert plan_next_run(cluttered, now) == plan_next_run(endpoint, now)
@@ -208,6 +212,7 @@ def test_same_input_same_output(case: Case) -> None:
 @PROPERTY
 @given(cases())
 def test_a_fresh_one_shot_is_never_beaten_by_a_later_time(case: Case) -> None:
+    """Unless the endpoint asked, with `Retry-After`, not to be called before a later time."""
     endpoint, now = case.endpoint, case.now
     shot = endpoint.oneshot_hint
     planned = plan_next_run(endpoint, now)
@@ -215,7 +220,34 @@ def test_a_fresh_one_shot_is_never_beaten_by_a_later_time(case: Case) -> None:
     if shot is not None and shot.expires_at > now and not pause_is_active(endpoint, now):
         assert planned.at is not None
         low = now + timedelta(seconds=endpoint.spec.min_interval_seconds or 0)
-        assert planned.at <= max(shot.at, low)
+        held = endpoint.retry_after_at or low
+        assert planned.at <= max(shot.at, low, held)
+
+
+@PROPERTY
+@given(cases())
+def test_no_run_before_a_retry_after_unless_the_max_clamp_comes_first(case: Case) -> None:
+    endpoint, now = case.endpoint, case.now
+    retry_after = endpoint.retry_after_at
+    planned = plan_next_run(endpoint, now)
+
+    if retry_after is not None and planned.source is not ScheduleSource.PAUSED:
+        assert planned.at is not None
+        high = endpoint.spec.max_interval_seconds
+        assert planned.at >= min(retry_after, now + timedelta(seconds=high or 10 * DAY))
+        if planned.source is ScheduleSource.RETRY_AFTER:
+            assert planned.at == retry_after
+
+
+@PROPERTY
+@given(cases())
+def test_a_retry_after_never_brings_a_run_earlier(case: Case) -> None:
+    endpoint, now = case.endpoint, case.now
+    planned = plan_next_run(endpoint, now)
+    unheld = plan_next_run(replace(endpoint, retry_after_at=None), now)
+
+    if planned.at is not None and unheld.at is not None:
+        assert planned.at >= unheld.at
 
 
 @PROPERTY

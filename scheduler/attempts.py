@@ -1,0 +1,115 @@
+"""A slot's call and its retries: as many attempts as the endpoint's retry policy allows, each
+recorded, the last one deciding the run.
+
+Retries wait with exponential backoff and jitter (tenacity), at least the global floor and at
+least as long as a `Retry-After` of the failed answer asks. They give up rather than start at or
+after the endpoint's next slot (`domain.retries.retry_deadline`), and once the worker is
+stopping: the slot then keeps the answer it has.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from datetime import timedelta
+
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_result,
+    stop_after_attempt,
+    wait_exponential,
+    wait_random,
+)
+
+from domain.model import Attempt, Claim, Response, RetryPolicy
+from domain.ports import Clock
+from domain.retries import attempt_of, may_repeat, retries, retry_deadline
+from domain.steering import heeded
+
+Rest = Callable[[float], Awaitable[bool]]
+"""Waits that many seconds before a retry; False when the worker began stopping meanwhile (it
+then returns at once), so no retry follows."""
+
+
+async def call_slot(
+    claim: Claim, call: Callable[[], Awaitable[Response]], clock: Clock, rest: Rest
+) -> Response:
+    """The response that decides `claim`'s run, with every attempt made for it (`attempts`)."""
+    slot = _SlotCall(claim, call, clock, rest)
+    spec = claim.endpoint.spec
+    policy = spec.retry
+    if policy is None or policy.attempts <= 1 or not may_repeat(policy, spec.method):
+        response = await slot.attempt()
+    else:
+        response = await slot.retried(policy)
+    return replace(response, attempts=tuple(slot.made))
+
+
+class _Stopping(Exception):
+    """The worker began stopping during a retry's wait: no more attempts."""
+
+
+class _SlotCall:
+    def __init__(
+        self, claim: Claim, call: Callable[[], Awaitable[Response]], clock: Clock, rest: Rest
+    ) -> None:
+        self._claim = claim
+        self._call = call
+        self._clock = clock
+        self._rest = rest
+        self.made: list[Attempt] = []
+        self._last: Response | None = None
+
+    @property
+    def last(self) -> Response:
+        assert self._last is not None, "an attempt was made"
+        return self._last
+
+    async def attempt(self) -> Response:
+        """One call, recorded; its steering headers as far as the endpoint may steer."""
+        response = await self._call()
+        now = self._clock.now()
+        steering = heeded(self._claim.endpoint.spec, response.steering, now)
+        self._last = replace(response, steering=steering)
+        self.made.append(attempt_of(len(self.made) + 1, self._last, now))
+        return self._last
+
+    async def retried(self, policy: RetryPolicy) -> Response:
+        claim = self._claim
+        deadline = retry_deadline(claim.endpoint, claim.slot_at, self._clock.now())
+        # backoff x 2^(n-1) plus up to one backoff of jitter, so that endpoints failing
+        # together (an outage) do not retry together.
+        backoff = wait_exponential(multiplier=policy.backoff_seconds) + wait_random(
+            0, policy.backoff_seconds
+        )
+
+        def wait(state: RetryCallState) -> float:
+            steering = self.last.steering
+            asked = steering.retry_after_seconds if steering is not None else None
+            jittered = min(backoff(state), policy.max_backoff_seconds)
+            return max(jittered, claim.endpoint.spec.floor_seconds, asked or 0.0)
+
+        spent = stop_after_attempt(policy.attempts)
+
+        def stop(state: RetryCallState) -> bool:
+            """Attempts spent, or the next would start at or after the endpoint's next slot."""
+            start = self._clock.now() + timedelta(seconds=state.upcoming_sleep)
+            return spent(state) or (deadline is not None and start >= deadline)
+
+        retrying = AsyncRetrying(
+            retry=retry_if_result(lambda response: retries(policy, response)),
+            stop=stop,
+            wait=wait,
+            sleep=self._sleep,
+            retry_error_callback=lambda _: self.last,
+        )
+        try:
+            response: Response = await retrying(self.attempt)
+        except _Stopping:
+            return self.last
+        return response
+
+    async def _sleep(self, seconds: float) -> None:
+        if not await self._rest(seconds):
+            raise _Stopping
