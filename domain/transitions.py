@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
-from domain.governor import plan_next_run
+from domain.governor import catch_up, plan_next_run
 from domain.model import (
     Claim,
     Endpoint,
@@ -34,7 +34,18 @@ def replanned(endpoint: Endpoint, now: datetime) -> Endpoint:
         pause=pause if pause is not None and (pause.until is None or pause.until > now) else None,
     )
     planned = plan_next_run(fresh, now)
-    return replace(fresh, next_run_at=planned.at, next_run_source=planned.source)
+    return replace(
+        fresh, next_run_at=planned.at, next_slot_at=planned.slot, next_run_source=planned.source
+    )
+
+
+def caught_up(endpoint: Endpoint, now: datetime) -> Endpoint | None:
+    """The endpoint moved off a missed baseline slot, at the claim, onto the slot its catch-up
+    rule runs instead or waits for (`governor.catch_up`); None when the planned slot runs."""
+    planned = catch_up(endpoint, now)
+    if planned is None:
+        return None
+    return replace(endpoint, next_run_at=planned.at, next_slot_at=planned.slot)
 
 
 def after_slot(
