@@ -94,6 +94,22 @@ def with_hints(
     return replanned(replace(endpoint, interval_hint=interval_hint, oneshot_hint=oneshot_hint), now)
 
 
+def claim_of(endpoint: Endpoint, run_id: str, trace_id: str, lease_until: datetime) -> Claim:
+    """The claim of a due endpoint's next slot: recorded under its grid slot, called when
+    planned (jitter, or a missed slot caught up late, may have moved the call off the slot)."""
+    slot = endpoint.next_slot
+    assert slot is not None, "only endpoints with a next run are due"
+    return Claim(
+        endpoint=endpoint,
+        run_id=run_id,
+        slot_at=slot,
+        trace_id=trace_id,
+        lease_until=lease_until,
+        schedule_source=endpoint.next_run_source,
+        call_at=None if endpoint.next_slot_at is None else endpoint.next_run_at,
+    )
+
+
 def started_run(claim: Claim, worker_id: str, now: datetime) -> Run:
     """The `running` run inserted when a slot is claimed."""
     return Run(

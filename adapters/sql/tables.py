@@ -141,6 +141,13 @@ endpoints = Table(
     Column("depends_on", _json(), nullable=False, server_default=text("'[]'")),
     Column("dependants", _json(), nullable=False, server_default=text("'[]'")),
     Column("only_if_changed", Boolean, nullable=False, server_default=false()),
+    # Jitter, catch-up and the floor stamped at apply (issue 9); `next_slot_at` is the grid
+    # slot of the next run when its call (`next_run_at`) is off it.
+    Column("jitter_seconds", Float, nullable=True),
+    Column("catch_up", String(8), nullable=False, server_default=text("'one'")),
+    Column("catch_up_window_seconds", Float, nullable=False, server_default=text("86400")),
+    Column("floor_seconds", Float, nullable=False, server_default=text("1")),
+    Column("next_slot_at", UtcDateTime, nullable=True),
     UniqueConstraint("job_id", "name"),
 )
 
