@@ -84,7 +84,8 @@ def _around(endpoint: Endpoint, first: datetime, now: datetime) -> tuple[datetim
         latest = _latest_fire(schedule.cron, schedule.timezone, first, now)
         return latest, _following(endpoint, latest)
     assert schedule.interval_seconds is not None
-    period = timedelta(seconds=schedule.interval_seconds)
+    # An interval under a microsecond (refused at apply) would make the grid stand still.
+    period = max(timedelta(seconds=schedule.interval_seconds), _MICROSECOND)
     latest = first + (now - first) // period * period
     return latest, latest + period
 

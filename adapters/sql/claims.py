@@ -301,11 +301,15 @@ class SqlClaims:
         moved = caught_up(missed_endpoint, lease.now)
         if moved is None:
             return leased
+        assert moved.next_run_at is not None
+        due = moved.next_run_at <= lease.due_by
         logger.info(
-            "%s missed slot %s; catch_up %s",
+            "%s missed slot %s; catch_up %s: %s slot %s",
             missed_endpoint.ref,
             missed_endpoint.next_slot,
             moved.spec.catch_up,
+            "running" if due else "waiting for",
+            moved.next_slot,
             extra={
                 "action": "catch_up",
                 "endpoint_id": moved.id,
@@ -315,8 +319,7 @@ class SqlClaims:
         )
         if run_id is not None:
             await conn.execute(delete(runs).where(runs.c.id == run_id))
-        assert moved.next_run_at is not None
-        if moved.next_run_at > lease.due_by:
+        if not due:
             await save_endpoint_state(conn, replace(moved, lease_owner=None, lease_until=None))
             return None
         await save_endpoint_state(conn, moved)
