@@ -13,6 +13,8 @@ Shape::
             interval: 30s             # or: cron: "*/5 * * * *" (+ timezone: Europe/Paris)
             min_interval: 10s
             max_interval: 1h
+            jitter: 5s                # spread calls over [slot, slot + 5s)
+            catch_up: one             # or none; after downtime (window: catch_up_window)
             headers: {Authorization: "Bearer ${ETL_TOKEN}"}
             notify: {urls: ["${ALERTS_URL}"], after: 5}   # or a plain list of URLs
             pause_after: 20
@@ -48,14 +50,18 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from adapters.durations import parse_duration
 from adapters.http.guard import check_url
 from adapters.jsonvalue import check_storable
+from adapters.settings import FLOOR_VARIABLE
 from domain.dependencies import with_dependants
 from domain.errors import CronpilotError, InvalidConfig, InvalidDependency
 from domain.excerpt import excerpt
 from domain.model import (
+    DEFAULT_CATCH_UP_WINDOW_SECONDS,
+    DEFAULT_FLOOR_SECONDS,
     DEFAULT_MAX_RESPONSE_BYTES,
     DEFAULT_NOTIFY_AFTER,
     DEFAULT_TIMEOUT_SECONDS,
     JSON,
+    CatchUp,
     EndpointSpec,
     Job,
     PlannerMode,
@@ -65,8 +71,9 @@ from domain.model import (
 )
 from domain.ports import JobDeclaration
 from domain.retries import MAX_ATTEMPTS, may_repeat
-from domain.schedule import validate_schedule, zone
+from domain.schedule import MAX_SECONDS, validate_schedule, zone
 from domain.secrets import mask_urls
+from domain.spacing import shortest_gap
 
 Loc = tuple[str | int, ...]
 
@@ -114,6 +121,13 @@ def _check_name(value: object) -> object:
     return value
 
 
+def _window(value: object) -> float:
+    """A duration of 0 or more; `-1s` is refused as negative rather than as not a duration."""
+    if isinstance(value, str) and value.strip().startswith("-"):
+        raise ValueError("must be 0 or more (0: no missed slot is run late)")
+    return parse_duration(value)
+
+
 def _upper(value: object) -> object:
     return value.upper() if isinstance(value, str) else value
 
@@ -144,6 +158,8 @@ Duration = Annotated[float, BeforeValidator(parse_duration)]
 PositiveDuration = Annotated[Duration, Field(gt=0)]
 Size = Annotated[int, BeforeValidator(parse_size), Field(gt=0, le=MAX_RESPONSE_SIZE)]
 Count = Annotated[int, BeforeValidator(_not_bool), Field(ge=1, le=_MAX_COUNT)]
+Jitter = Annotated[Duration, Field(gt=0, le=MAX_SECONDS)]
+Window = Annotated[float, BeforeValidator(_window), Field(ge=0, le=MAX_SECONDS)]
 Method = Annotated[
     Literal["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"], BeforeValidator(_upper)
 ]
@@ -193,6 +209,9 @@ class EndpointConfig(_Strict):
     pause_after: Count | None = None
     retry: RetryConfig | None = None
     accept_hints: bool = False
+    jitter: Jitter | None = None
+    catch_up: CatchUp | None = None
+    catch_up_window: Window | None = None
 
 
 class JobConfig(_Strict):
@@ -263,7 +282,10 @@ def example_jobs_file() -> Path:
 
 
 def load_declarations(
-    path: Path, allowed_networks: Sequence[str], env: Mapping[str, str] | None = None
+    path: Path,
+    allowed_networks: Sequence[str],
+    env: Mapping[str, str] | None = None,
+    floor_seconds: float = DEFAULT_FLOOR_SECONDS,
 ) -> list[JobDeclaration]:
     """Read and validate `path`; raises `InvalidConfig` with one line naming the problem."""
     try:
@@ -279,7 +301,7 @@ def load_declarations(
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InvalidConfig(str(path), f"cannot read: {exc}") from exc
-    return parse_declarations(text, str(path), allowed_networks, env)
+    return parse_declarations(text, str(path), allowed_networks, env, floor_seconds)
 
 
 def parse_declarations(
@@ -287,14 +309,19 @@ def parse_declarations(
     source: str,
     allowed_networks: Sequence[str],
     env: Mapping[str, str] | None = None,
+    floor_seconds: float = DEFAULT_FLOOR_SECONDS,
 ) -> list[JobDeclaration]:
-    """Validate a jobs document named `source` (for messages); `env` defaults to os.environ."""
+    """Validate a jobs document named `source` (for messages); `env` defaults to os.environ.
+    Every endpoint is checked against, and stamped with, the floor (`FLOOR_VARIABLE`)."""
     raw = _read_yaml(text, source)
     try:
         expanded = _expand(raw, os.environ if env is None else env)
         document = _validated(expanded)
         _refuse_duplicates([job.name for job in document.jobs], ("jobs",), "job")
-        return [_declaration(job, i, allowed_networks) for i, job in enumerate(document.jobs)]
+        return [
+            _declaration(job, i, allowed_networks, floor_seconds)
+            for i, job in enumerate(document.jobs)
+        ]
     except _Issue as issue:
         raise InvalidConfig(_where(source, issue.loc, raw), issue.reason) from issue.__cause__
 
@@ -357,12 +384,14 @@ def _pydantic_reason(error: Mapping[str, Any]) -> str:
     return str(error["msg"])
 
 
-def _declaration(job: JobConfig, index: int, allowed_networks: Sequence[str]) -> JobDeclaration:
+def _declaration(
+    job: JobConfig, index: int, allowed_networks: Sequence[str], floor_seconds: float
+) -> JobDeclaration:
     _refuse_duplicates([e.name for e in job.endpoints], ("jobs", index, "endpoints"), "endpoint")
     _check_storable(("jobs", index, "description"), job.description)
     _check_notify(job.notify, ("jobs", index, "notify"), allowed_networks)
     specs = [
-        _spec(endpoint, ("jobs", index, "endpoints", i), allowed_networks, job)
+        _spec(endpoint, ("jobs", index, "endpoints", i), allowed_networks, job, floor_seconds)
         for i, endpoint in enumerate(job.endpoints)
     ]
     try:
@@ -386,11 +415,17 @@ def _refuse_duplicates(names: Sequence[str], loc: Loc, what: str) -> None:
 
 
 def _spec(
-    endpoint: EndpointConfig, loc: Loc, allowed_networks: Sequence[str], job: JobConfig
+    endpoint: EndpointConfig,
+    loc: Loc,
+    allowed_networks: Sequence[str],
+    job: JobConfig,
+    floor_seconds: float,
 ) -> EndpointSpec:
-    schedule = (
-        _dependant_schedule(endpoint, loc) if endpoint.depends_on else _schedule(endpoint, loc)
-    )
+    if endpoint.depends_on:
+        schedule = _dependant_schedule(endpoint, loc)
+    else:
+        schedule = _schedule(endpoint, loc)
+        _check_spacing(endpoint, schedule, loc, floor_seconds)
     _check_url((*loc, "url"), endpoint.url, allowed_networks)
     _check_notify(endpoint.notify, (*loc, "notify"), allowed_networks)
     _check_headers(endpoint.headers, (*loc, "headers"))
@@ -414,6 +449,14 @@ def _spec(
         **_alert_settings(job, endpoint),
         retry=_retry_policy(endpoint, (*loc, "retry")),
         accept_hints=endpoint.accept_hints,
+        jitter_seconds=endpoint.jitter,
+        catch_up=endpoint.catch_up or CatchUp.ONE,
+        catch_up_window_seconds=(
+            DEFAULT_CATCH_UP_WINDOW_SECONDS
+            if endpoint.catch_up_window is None
+            else endpoint.catch_up_window
+        ),
+        floor_seconds=floor_seconds,
     )
 
 
@@ -468,10 +511,22 @@ def _retry_policy(endpoint: EndpointConfig, loc: Loc) -> RetryPolicy | None:
     return policy
 
 
+_SCHEDULE_FIELDS = (
+    "cron",
+    "interval",
+    "timezone",
+    "min_interval",
+    "max_interval",
+    "jitter",
+    "catch_up",
+    "catch_up_window",
+)
+
+
 def _dependant_schedule(endpoint: EndpointConfig, loc: Loc) -> Schedule:
     """A dependant runs when its upstreams succeed: a time of its own would run it without
     their responses, which its templates need."""
-    for name in ("cron", "interval", "timezone", "min_interval", "max_interval"):
+    for name in _SCHEDULE_FIELDS:
         if getattr(endpoint, name) is not None:
             raise _Issue((*loc, name), "an endpoint with depends_on runs after its upstreams")
     return Schedule()
@@ -501,6 +556,29 @@ def _schedule(endpoint: EndpointConfig, loc: Loc) -> Schedule:
         lambda: validate_schedule(schedule, endpoint.min_interval, endpoint.max_interval),
     )
     return schedule
+
+
+def _check_spacing(endpoint: EndpointConfig, schedule: Schedule, loc: Loc, floor: float) -> None:
+    """No slot may come closer than the floor to the previous one, and a jittered call must
+    leave the floor before the next slot: the baseline, the clamps and the jitter are checked
+    against the shortest gap between the baseline's slots."""
+    gap = shortest_gap(schedule)
+    baseline = "cron" if schedule.cron is not None else "interval"
+    between = "the interval" if schedule.cron is None else "the shortest gap between fires"
+    floor_is = f"the floor {floor:g}s ({FLOOR_VARIABLE})"
+    if gap is not None and gap < floor:
+        raise _Issue((*loc, baseline), f"slots {gap:g}s apart are closer than {floor_is}")
+    for name in ("min_interval", "max_interval"):
+        value = getattr(endpoint, name)
+        if value is not None and value < floor:
+            raise _Issue((*loc, name), f"{value:g}s is below {floor_is}")
+    jitter = endpoint.jitter
+    if jitter is not None and gap is not None and jitter > gap - floor:
+        raise _Issue(
+            (*loc, "jitter"),
+            f"{jitter:g}s is too wide: at most {gap - floor:g}s, {between} ({gap:g}s) less "
+            f"{floor_is}, so that a call never runs into the next slot",
+        )
 
 
 def _check_headers(headers: Mapping[str, str], loc: Loc) -> None:

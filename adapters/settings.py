@@ -17,8 +17,11 @@ from sqlalchemy.exc import ArgumentError
 
 from adapters.logs import LogFormat
 from domain.errors import InvalidConfig
+from domain.model import DEFAULT_FLOOR_SECONDS
+from domain.schedule import MAX_SECONDS
 
 ENV_PREFIX = "CRONPILOT_"
+FLOOR_VARIABLE = f"{ENV_PREFIX}MIN_INTERVAL_SECONDS"
 
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 
@@ -67,6 +70,9 @@ class Settings(BaseSettings):
     max_retry_after_seconds: float = Field(default=3600, gt=0)
     """The longest an endpoint's `Retry-After` may hold its calls back."""
     retention_runs: int = Field(default=1000, gt=0)
+    min_interval_seconds: float = Field(default=DEFAULT_FLOOR_SECONDS, gt=0, le=MAX_SECONDS)
+    """The floor: no schedule, hint or clamp plans an endpoint's slots closer than this; `apply`
+    refuses a baseline under it and stamps it on every endpoint it writes."""
     allowed_networks: Annotated[list[str], NoDecode] = Field(default_factory=list)
     """CIDR blocks user URLs may reach although private (e.g. `127.0.0.0/8` for a local demo)."""
     secret_key: SecretStr | None = None

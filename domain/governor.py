@@ -1,9 +1,12 @@
 """The governor: one pure function deciding an endpoint's next run time and why.
 
-Precedence (design, "Governor"): baseline (cron or anchored interval) → failure backoff →
-fresh hints (interval replaces the baseline, one-shot wins if earlier) → the endpoint's
-`Retry-After` (wins when later, never pulls a run earlier) → clamp into [now + min, now + max]
-→ a pause wins over everything.
+Precedence (design, "Governor"): baseline (cron or anchored interval, with its jitter and its
+catch-up rule) → failure backoff → fresh hints (interval replaces the baseline, one-shot wins
+if earlier) → the endpoint's `Retry-After` (wins when later, never pulls a run earlier) → the
+floor and the clamps into [now + min, now + max] → a pause wins over everything.
+
+A baseline slot stays on its grid: jitter moves its call, not the slot, and a missed slot that
+is caught up late is called now but recorded under its grid time (`NextRun.slot`).
 """
 
 from __future__ import annotations
@@ -12,12 +15,19 @@ import math
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from domain.model import Endpoint, NextRun, ScheduleSource
+from domain.jitter import jittered
+from domain.model import CatchUp, Endpoint, EndpointSpec, NextRun, ScheduleSource
 from domain.schedule import baseline_period, next_cron_fire
 
 BACKOFF_CAP = timedelta(hours=1)
 """Failure backoff never waits longer than this (the max clamp may cut it shorter)."""
+LATE_GRACE = timedelta(seconds=1)
+"""A baseline call going out up to this late is on time; later, its slot was missed (no
+scheduler was there to run it) and the endpoint's catch-up rule decides what runs."""
 _MAX_BACKOFF_EXPONENT = 64
+_CRON_STEP = timedelta(seconds=1)
+"""Cron fires on whole seconds."""
+_MICROSECOND = timedelta(microseconds=1)
 
 
 def _anchored(last_slot: datetime | None, period: timedelta, now: datetime) -> datetime:
@@ -27,13 +37,97 @@ def _anchored(last_slot: datetime | None, period: timedelta, now: datetime) -> d
     return max(last_slot + period, now)
 
 
-def _baseline(endpoint: Endpoint, now: datetime) -> datetime:
+def _following(endpoint: Endpoint, slot: datetime) -> datetime:
+    """The baseline's grid slot after `slot`."""
     schedule = endpoint.spec.schedule
     if schedule.cron is not None:
-        after = endpoint.last_slot_at or now
-        return max(next_cron_fire(schedule.cron, schedule.timezone, after), now)
+        return next_cron_fire(schedule.cron, schedule.timezone, slot)
     assert schedule.interval_seconds is not None
-    return _anchored(endpoint.last_slot_at, timedelta(seconds=schedule.interval_seconds), now)
+    return slot + timedelta(seconds=schedule.interval_seconds)
+
+
+def _call_time(endpoint: Endpoint, slot: datetime) -> datetime:
+    spec = endpoint.spec
+    if spec.jitter_seconds is None:
+        return slot
+    return jittered(
+        endpoint.id,
+        slot,
+        _following(endpoint, slot),
+        timedelta(seconds=spec.jitter_seconds),
+        timedelta(seconds=spec.floor_seconds),
+    )
+
+
+def _latest_fire(cron: str, timezone: str, first: datetime, now: datetime) -> datetime:
+    """The latest fire at or before `now`, given `first`, a fire at or before it. Bisection
+    (the cron library only answers "next"), which ends because fires fall on whole seconds."""
+    latest, beyond = first, now + _MICROSECOND
+    # Invariant: `latest` is a fire, no fire lies in [beyond, now].
+    while beyond - latest > _CRON_STEP:
+        middle = latest + (beyond - latest) / 2
+        fire = next_cron_fire(cron, timezone, middle - _MICROSECOND)
+        if fire <= now:
+            latest = fire
+        else:
+            beyond = middle
+    return latest
+
+
+def _around(endpoint: Endpoint, first: datetime, now: datetime) -> tuple[datetime | None, datetime]:
+    """Of the grid slots from `first` (one of them) on: the latest at or before `now` (None
+    when `first` is later) and the one after it."""
+    if first > now:
+        return None, first
+    schedule = endpoint.spec.schedule
+    if schedule.cron is not None:
+        latest = _latest_fire(schedule.cron, schedule.timezone, first, now)
+        return latest, _following(endpoint, latest)
+    assert schedule.interval_seconds is not None
+    # An interval under a microsecond (refused at apply) would make the grid stand still.
+    period = max(timedelta(seconds=schedule.interval_seconds), _MICROSECOND)
+    latest = first + (now - first) // period * period
+    return latest, latest + period
+
+
+def _catches_up(spec: EndpointSpec, late: timedelta, room: timedelta) -> bool:
+    """Whether a missed slot whose call is `late` runs once now: under `catch_up: one`, within
+    the window, unless the next slot comes within the floor (it stands for the missed one)."""
+    return (
+        spec.catch_up is CatchUp.ONE
+        and late <= timedelta(seconds=spec.catch_up_window_seconds)
+        and room >= timedelta(seconds=spec.floor_seconds)
+    )
+
+
+def _slot_from(endpoint: Endpoint, first: datetime, now: datetime) -> tuple[datetime, datetime]:
+    """The slot to plan at `now` among the grid slots from `first` on, and when to call it.
+
+    Of the slots whose time has come only the latest matters (the earlier ones coalesce into
+    it): if its call is not yet more than `LATE_GRACE` late it runs; if it was missed, it runs
+    now under its catch-up rule. Otherwise the next slot of the grid, at its call time."""
+    passed, upcoming = _around(endpoint, first, now)
+    if passed is not None:
+        called = _call_time(endpoint, passed)
+        if called >= now - LATE_GRACE:
+            return passed, max(called, now)
+        if _catches_up(endpoint.spec, now - called, upcoming - now):
+            return passed, now
+    return upcoming, _call_time(endpoint, upcoming)
+
+
+def _baseline(endpoint: Endpoint, now: datetime) -> tuple[datetime, datetime]:
+    """The baseline's next slot and its call time."""
+    schedule = endpoint.spec.schedule
+    last = endpoint.last_slot_at
+    if last is not None:
+        first = _following(endpoint, last)
+    elif schedule.cron is not None:
+        first = next_cron_fire(schedule.cron, schedule.timezone, now)
+    else:
+        # A new (or resumed) interval endpoint starts its grid now.
+        first = now
+    return _slot_from(endpoint, first, now)
 
 
 def _backoff(endpoint: Endpoint, now: datetime) -> datetime | None:
@@ -47,6 +141,16 @@ def _backoff(endpoint: Endpoint, now: datetime) -> datetime | None:
     return max((endpoint.last_slot_at or now) + delay, now)
 
 
+def _floor_at(endpoint: Endpoint) -> datetime | None:
+    """The earliest the next slot may be planned: the floor after the previous slot, counted
+    from the latest moment its call may have gone out (its jitter). None before a first run."""
+    last = endpoint.last_slot_at
+    if last is None:
+        return None
+    spec = endpoint.spec
+    return last + timedelta(seconds=spec.floor_seconds + (spec.jitter_seconds or 0.0))
+
+
 def plan_next_run(endpoint: Endpoint, now: datetime) -> NextRun:
     """When `endpoint` should run next, seen at `now`: never in the past, deterministic."""
     pause = endpoint.pause
@@ -56,13 +160,13 @@ def plan_next_run(endpoint: Endpoint, now: datetime) -> NextRun:
         # Slots missed while paused are skipped, not caught up: plan afresh from the pause's
         # end, so a daily 03:00 cron paused until noon waits for the next 03:00.
         resumed = replace(endpoint, pause=None, last_slot_at=None)
-        return NextRun(plan_next_run(resumed, pause.until).at, ScheduleSource.PAUSED)
+        return replace(plan_next_run(resumed, pause.until), source=ScheduleSource.PAUSED)
 
     schedule = endpoint.spec.schedule
     if schedule.after_upstreams:
         return NextRun(None, ScheduleSource.DAG)
 
-    at = _baseline(endpoint, now)
+    slot, at = _baseline(endpoint, now)
     source = ScheduleSource.BASELINE
     backoff = _backoff(endpoint, now)
     if backoff is not None and backoff > at:
@@ -83,6 +187,9 @@ def plan_next_run(endpoint: Endpoint, now: datetime) -> NextRun:
         at, source = retry_after, ScheduleSource.RETRY_AFTER
 
     spec = endpoint.spec
+    floor = _floor_at(endpoint)
+    if floor is not None and at < floor:
+        at, source = floor, ScheduleSource.CLAMPED_MIN
     if spec.min_interval_seconds is not None:
         low = now + timedelta(seconds=spec.min_interval_seconds)
         if at < low:
@@ -91,4 +198,32 @@ def plan_next_run(endpoint: Endpoint, now: datetime) -> NextRun:
         high = now + timedelta(seconds=spec.max_interval_seconds)
         if at > high:
             at, source = high, ScheduleSource.CLAMPED_MAX
-    return NextRun(at, source)
+    on_grid = source is ScheduleSource.BASELINE and slot != at
+    return NextRun(at, source, slot if on_grid else None)
+
+
+def missed(next_run_at: datetime | None, source: ScheduleSource, now: datetime) -> bool:
+    """Whether a planned call is a missed baseline slot: due more than `LATE_GRACE` ago.
+    (Written on plain values so that a store can ask before it builds the endpoint.)"""
+    return (
+        source is ScheduleSource.BASELINE
+        and next_run_at is not None
+        and next_run_at < now - LATE_GRACE
+    )
+
+
+def catch_up(endpoint: Endpoint, now: datetime) -> NextRun | None:
+    """For an endpoint about to be claimed whose planned baseline slot was missed (the
+    scheduler was down or far behind): the slot of the same grid its catch-up rule runs
+    instead (the latest missed one, now) or waits for (the next one); None when the planned
+    slot still runs, now.
+
+    The grid is continued from the planned slot rather than re-planned from the last run: a
+    new interval endpoint's grid starts at its first planned slot, before any run."""
+    slot = endpoint.next_slot
+    if slot is None or not missed(endpoint.next_run_at, endpoint.next_run_source, now):
+        return None
+    chosen, at = _slot_from(endpoint, slot, now)
+    if chosen == slot:
+        return None
+    return NextRun(at, ScheduleSource.BASELINE, chosen if chosen != at else None)

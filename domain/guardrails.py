@@ -71,6 +71,8 @@ def _interval_refusal(
     if interval is None or interval <= 0:
         return "interval_seconds must be positive"
     spec = endpoint.spec
+    if interval < spec.floor_seconds:
+        return f"interval {interval:g}s is below the floor {spec.floor_seconds:g}s"
     if spec.min_interval_seconds is not None and interval < spec.min_interval_seconds:
         return f"interval {interval:g}s is below the minimum {spec.min_interval_seconds:g}s"
     if spec.max_interval_seconds is not None and interval > spec.max_interval_seconds:

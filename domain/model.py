@@ -19,6 +19,8 @@ DEFAULT_MAX_RESPONSE_BYTES = 100_000
 DEFAULT_TIMEOUT_SECONDS = 30.0
 DEFAULT_NOTIFY_AFTER = 3
 DEFAULT_FLOOR_SECONDS = 1.0
+"""The global floor (`CRONPILOT_MIN_INTERVAL_SECONDS`) unless a deployment sets another."""
+DEFAULT_CATCH_UP_WINDOW_SECONDS = 86_400.0
 
 
 def new_id() -> str:
@@ -45,6 +47,15 @@ class ScheduleSource(StrEnum):
     """No baseline: the endpoint runs when its upstreams succeed (`depends_on`)."""
     RETRY_AFTER = "retry-after"
     """The endpoint answered 429 or 503 with a `Retry-After` later than any other plan."""
+
+
+class CatchUp(StrEnum):
+    """What becomes of baseline slots missed while no scheduler could run them."""
+
+    ONE = "one"
+    """The latest missed slot within the catch-up window runs once, now."""
+    NONE = "none"
+    """Missed slots are not run: the endpoint waits for its next slot on the grid."""
 
 
 class RunStatus(StrEnum):
@@ -197,9 +208,15 @@ class EndpointSpec:
     """None: a failed call waits for the next slot."""
     accept_hints: bool = False
     """Take the endpoint's `Cronpilot-Next-Run` answer header as a hint (`domain.steering`)."""
+    jitter_seconds: float | None = None
+    """Each baseline call goes out a stable pseudo-random offset in [0, jitter) after its slot."""
+    catch_up: CatchUp = CatchUp.ONE
+    catch_up_window_seconds: float = DEFAULT_CATCH_UP_WINDOW_SECONDS
+    """Missed slots whose call is older than this are never run."""
     floor_seconds: float = DEFAULT_FLOOR_SECONDS
-    """The global floor (CRONPILOT_MIN_INTERVAL_SECONDS) stamped on the spec when applied: no
-    schedule, hint, retry or Retry-After brings calls closer than this."""
+    """The global floor when the endpoint was applied: no slot is planned closer than this to
+    the previous one, whatever the schedule, hints or clamps say (stamped on the spec so that
+    the governor stays pure)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,10 +237,18 @@ class Endpoint:
     lease_until: datetime | None = None
     retry_after_at: datetime | None = None
     """No call before this, as the endpoint's last answer asked (`Retry-After`)."""
+    next_slot_at: datetime | None = None
+    """The grid slot of the next run when its call (`next_run_at`) is off it (jitter, or a
+    missed slot caught up late); None when the call is at the slot."""
 
     @property
     def name(self) -> str:
         return self.spec.name
+
+    @property
+    def next_slot(self) -> datetime | None:
+        """The slot the next run stands for: the key its run is recorded under."""
+        return self.next_run_at if self.next_slot_at is None else self.next_slot_at
 
     @property
     def ref(self) -> str:
@@ -237,6 +262,9 @@ class NextRun:
 
     at: datetime | None
     source: ScheduleSource
+    slot: datetime | None = None
+    """The grid slot the call at `at` stands for, when they differ (jitter, or a missed slot
+    caught up late); None when `at` is the slot."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,6 +296,8 @@ class Claim:
     attempt: int = 1
     dag: DagTrigger | None = None
     """Set when a DAG run triggered this slot instead of the schedule."""
+    call_at: datetime | None = None
+    """When the call is due, if not at `slot_at` (jitter, or a missed slot caught up late)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from domain.alerts import pause_after_failure
-from domain.governor import plan_next_run
+from domain.governor import catch_up, plan_next_run
 from domain.model import (
     Claim,
     Endpoint,
@@ -39,7 +39,18 @@ def replanned(endpoint: Endpoint, now: datetime) -> Endpoint:
         retry_after_at=retry_after if retry_after is not None and retry_after > now else None,
     )
     planned = plan_next_run(fresh, now)
-    return replace(fresh, next_run_at=planned.at, next_run_source=planned.source)
+    return replace(
+        fresh, next_run_at=planned.at, next_slot_at=planned.slot, next_run_source=planned.source
+    )
+
+
+def caught_up(endpoint: Endpoint, now: datetime) -> Endpoint | None:
+    """The endpoint moved off a missed baseline slot, at the claim, onto the slot its catch-up
+    rule runs instead or waits for (`governor.catch_up`); None when the planned slot runs."""
+    planned = catch_up(endpoint, now)
+    if planned is None:
+        return None
+    return replace(endpoint, next_run_at=planned.at, next_slot_at=planned.slot)
 
 
 def after_slot(
@@ -97,6 +108,22 @@ def with_hints(
     now: datetime,
 ) -> Endpoint:
     return replanned(replace(endpoint, interval_hint=interval_hint, oneshot_hint=oneshot_hint), now)
+
+
+def claim_of(endpoint: Endpoint, run_id: str, trace_id: str, lease_until: datetime) -> Claim:
+    """The claim of a due endpoint's next slot: recorded under its grid slot, called when
+    planned (jitter, or a missed slot caught up late, may have moved the call off the slot)."""
+    slot = endpoint.next_slot
+    assert slot is not None, "only endpoints with a next run are due"
+    return Claim(
+        endpoint=endpoint,
+        run_id=run_id,
+        slot_at=slot,
+        trace_id=trace_id,
+        lease_until=lease_until,
+        schedule_source=endpoint.next_run_source,
+        call_at=None if endpoint.next_slot_at is None else endpoint.next_run_at,
+    )
 
 
 def started_run(claim: Claim, worker_id: str, now: datetime) -> Run:

@@ -360,7 +360,8 @@ class SchedulerWorker:
         task; a cut cancels it (`_cut`), and that cancellation ends here."""
         claim = held.claim
         response = None
-        early = (claim.slot_at - self._clock.now()).total_seconds()
+        due = claim.slot_at if claim.call_at is None else claim.call_at
+        early = (due - self._clock.now()).total_seconds()
         if not self._aborted and not (self._stopping.is_set() and early > 0):
             task = held.calling = asyncio.current_task()
             assert task is not None, "runs are executed in tasks of their own"

@@ -26,7 +26,9 @@ def apply(
     Endpoints stored under a declared job but missing from the file are left alone (still
     scheduled) and listed; pause them to stop them."""
     settings = admin_settings()
-    declarations = load_declarations(file, settings.allowed_networks)
+    declarations = load_declarations(
+        file, settings.allowed_networks, floor_seconds=settings.min_interval_seconds
+    )
 
     async def act(store: Store) -> ApplyReport:
         report = await apply_declarations(store, declarations, str(file), build_clock().now())

@@ -121,10 +121,10 @@ def _demo_settings(workdir: Path) -> Settings:
 
 def _declarations(settings: Settings, simulator_url: str) -> list[JobDeclaration]:
     env = {"SIMULATOR_URL": simulator_url}
-    allowed = settings.allowed_networks
+    allowed, floor = settings.allowed_networks, settings.min_interval_seconds
     return [
-        *load_declarations(example_jobs_file(), allowed, env),
-        *parse_declarations(SHOWCASE_JOBS, "demo showcase", allowed, env),
+        *load_declarations(example_jobs_file(), allowed, env, floor),
+        *parse_declarations(SHOWCASE_JOBS, "demo showcase", allowed, env, floor),
     ]
 
 

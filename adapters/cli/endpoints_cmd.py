@@ -101,13 +101,14 @@ def _details(endpoint: Endpoint, last_run: Run | None, now: datetime) -> Table:
             ("schedule", schedule_text(spec.schedule)),
             ("dag", _dag(endpoint)),
             ("clamps", _clamps(endpoint)),
+            ("spacing", _spacing(endpoint)),
             ("timeout", span(spec.timeout_seconds)),
             ("max response", f"{spec.max_response_bytes} bytes"),
             ("planner", spec.planner_mode.value if spec.planner_mode else "as job"),
             ("alerts", _alerts(endpoint)),
             ("retry", _retry(spec.retry)),
             ("endpoint hints", "accepted" if spec.accept_hints else "ignored (accept_hints off)"),
-            ("next run", relative(endpoint.next_run_at, now)),
+            ("next run", _next_run(endpoint, now)),
             ("source", _source(endpoint)),
             ("retry after", relative(endpoint.retry_after_at, now)),
             ("paused", _pause(endpoint, now)),
@@ -123,6 +124,23 @@ def _clamps(endpoint: Endpoint) -> str:
     if low is None and high is None:
         return "-"
     return f"min {span(low) if low else '-'}, max {span(high) if high else '-'}"
+
+
+def _spacing(endpoint: Endpoint) -> str:
+    spec = endpoint.spec
+    jitter = f"jitter {span(spec.jitter_seconds)}, " if spec.jitter_seconds else ""
+    return (
+        f"{jitter}catch up {spec.catch_up.value} within {span(spec.catch_up_window_seconds)}, "
+        f"floor {span(spec.floor_seconds)}"
+    )
+
+
+def _next_run(endpoint: Endpoint, now: datetime) -> str:
+    """When the next call goes out, and the slot it stands for when jitter moved it."""
+    when = relative(endpoint.next_run_at, now)
+    if endpoint.next_slot_at is None:
+        return when
+    return f"{when} (slot {relative(endpoint.next_slot_at, now)})"
 
 
 def _pause(endpoint: Endpoint, now: datetime) -> str:

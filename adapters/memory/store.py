@@ -36,6 +36,8 @@ from domain.transitions import (
     abandoned_run,
     after_call,
     after_slot,
+    caught_up,
+    claim_of,
     finished_run,
     is_due,
     replanned,
@@ -231,17 +233,20 @@ class MemoryClaims:
                 (e for e in self._state.endpoints.values() if is_due(e, horizon)),
                 key=lambda e: e.next_run_at or now,
             )
-            for endpoint in due[: max(limit, 0)]:
-                slot = endpoint.next_run_at
+            for planned in due[: max(limit, 0)]:
+                # As in the SQL store: a missed baseline slot moves by its catch-up rule.
+                endpoint = caught_up(planned, now) or planned
+                self._state.endpoints[endpoint.id] = endpoint
+                if not is_due(endpoint, horizon):
+                    continue
+                slot = endpoint.next_slot
                 assert slot is not None
                 if any(run.slot_at == slot for run in self._state.runs_of(endpoint.id)):
                     # Same rule as the SQL store: a slot that already ran is planned past.
                     self._state.endpoints[endpoint.id] = after_slot(endpoint, slot, None, now)
                     continue
                 leased = replace(endpoint, lease_owner=worker_id, lease_until=lease_until)
-                claim = Claim(
-                    leased, new_id(), slot, new_id(), lease_until, endpoint.next_run_source
-                )
+                claim = claim_of(leased, new_id(), new_id(), lease_until)
                 self._state.endpoints[endpoint.id] = leased
                 self._state.runs[claim.run_id] = started_run(claim, worker_id, now)
                 claims.append(claim)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -28,7 +29,6 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from adapters.crypto import SecretUndecryptable
@@ -43,10 +43,12 @@ from adapters.sql.rows import (
     save_endpoint,
     save_endpoint_state,
     select_endpoints,
+    state_values,
 )
 from adapters.sql.tables import SLOT_KEY, UtcDateTime, endpoints, jobs, runs
 from domain.alerts import run_notifications
 from domain.errors import LeaseLost
+from domain.governor import missed
 from domain.model import (
     BodyAbsence,
     Claim,
@@ -56,10 +58,19 @@ from domain.model import (
     Run,
     RunStatus,
     RunTrigger,
+    ScheduleSource,
     new_id,
 )
 from domain.ports import SecretCipher
-from domain.transitions import abandoned_run, after_slot, finished_run, replanned, started_run
+from domain.transitions import (
+    abandoned_run,
+    after_slot,
+    caught_up,
+    claim_of,
+    finished_run,
+    replanned,
+    started_run,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -78,7 +89,7 @@ class LeaseRequest:
     limit: int
 
 
-Leased = tuple[RowMapping, str | None, str | None]
+Leased = tuple[Mapping[str, Any], str | None, str | None]
 """A leased endpoint's row with the run id and trace id inserted for its slot (None: slot
 taken). Rows, not entities: turning them into endpoints opens their secrets, which may fail."""
 
@@ -145,7 +156,8 @@ def _lease_due_postgres_statement() -> Select[Any]:
         .returning(*endpoints.c)
         .cte("leased")
     )
-    # Mirrors `started_run()`, which the SQLite path calls directly.
+    # Mirrors `started_run()`, which the SQLite path calls directly; the slot is the grid slot
+    # (`Endpoint.next_slot`), off which jitter may have moved the call.
     new_runs = select(
         _hex_id(),
         leased.c.id,
@@ -154,7 +166,7 @@ def _lease_due_postgres_statement() -> Select[Any]:
         literal(RunTrigger.SCHEDULE.value),
         leased.c.next_run_source,
         literal(RunStatus.RUNNING.value),
-        leased.c.next_run_at,
+        func.coalesce(leased.c.next_slot_at, leased.c.next_run_at),
         now,
         worker_id,
         literal(1),
@@ -210,28 +222,27 @@ async def _lease_due_sqlite(conn: AsyncConnection, lease: LeaseRequest) -> list[
     )
     leased: list[Leased] = []
     for row in rows.mappings().all():
-        claim = _claim_of(endpoint_from_row(row, None), new_id(), new_id(), lease.until)
-        run = started_run(claim, lease.worker_id, lease.now)
-        inserted = await conn.execute(
-            sqlite_insert(runs)
-            .values(run_values(run))
-            .on_conflict_do_nothing(index_elements=[runs.c.endpoint_id, runs.c.slot_at])
-        )
-        taken = inserted.rowcount == 0
-        leased.append((row, None if taken else run.id, None if taken else run.trace_id))
+        run_id, trace_id = await _start_run(conn, row, lease, "sqlite")
+        leased.append((row, run_id, trace_id))
     return leased
 
 
-def _claim_of(endpoint: Endpoint, run_id: str, trace_id: str, lease_until: datetime) -> Claim:
-    assert endpoint.next_run_at is not None, "only endpoints with a next run are due"
-    return Claim(
-        endpoint=endpoint,
-        run_id=run_id,
-        slot_at=endpoint.next_run_at,
-        trace_id=trace_id,
-        lease_until=lease_until,
-        schedule_source=endpoint.next_run_source,
+async def _start_run(
+    conn: AsyncConnection, row: Mapping[str, Any], lease: LeaseRequest, dialect: str
+) -> tuple[str | None, str | None]:
+    """Insert the `running` run of a leased endpoint's next slot; its run id and trace id, or
+    Nones when the slot already has a run."""
+    claim = claim_of(endpoint_from_row(row, None), new_id(), new_id(), lease.until)
+    run = started_run(claim, lease.worker_id, lease.now)
+    insert = pg_insert if dialect == "postgresql" else sqlite_insert
+    inserted = await conn.execute(
+        insert(runs)
+        .values(run_values(run))
+        .on_conflict_do_nothing(index_elements=[runs.c.endpoint_id, runs.c.slot_at])
     )
+    if inserted.rowcount == 0:
+        return None, None
+    return run.id, run.trace_id
 
 
 class SqlClaims:
@@ -258,7 +269,13 @@ class SqlClaims:
         lease_due = _lease_due_postgres if self._db.dialect == "postgresql" else _lease_due_sqlite
         claims: list[Claim] = []
         async with self._db.write() as conn:
-            for row, run_id, trace_id in await lease_due(conn, lease):
+            for leased in await lease_due(conn, lease):
+                row, run_id, trace_id = leased
+                if missed(row["next_run_at"], ScheduleSource(row["next_run_source"]), now):
+                    caught = await self._catch_up(conn, leased, lease)
+                    if caught is None:
+                        continue
+                    row, run_id, trace_id = caught
                 if run_id is None or trace_id is None:
                     await self._skip_taken_slot(conn, endpoint_from_row(row, None), now)
                     continue
@@ -267,24 +284,62 @@ class SqlClaims:
                 except SecretUndecryptable:
                     await self._fail_undecryptable(conn, endpoint_from_row(row, None), run_id, now)
                     continue
-                claims.append(_claim_of(endpoint, run_id, trace_id, lease.until))
+                claims.append(claim_of(endpoint, run_id, trace_id, lease.until))
         if claims:
             logger.debug(
                 "claimed", extra={"action": "claim", "worker": worker_id, "count": len(claims)}
             )
         return claims
 
+    async def _catch_up(
+        self, conn: AsyncConnection, leased: Leased, lease: LeaseRequest
+    ) -> Leased | None:
+        """A missed baseline slot, leased with its run inserted (unless taken): moved, when its
+        catch-up rule says so (`transitions.caught_up`), to the slot that runs instead, whose
+        run replaces the missed slot's; or, when that slot is not due yet, planned and let go
+        (None)."""
+        row, run_id, _ = leased
+        missed_endpoint = endpoint_from_row(row, None)
+        moved = caught_up(missed_endpoint, lease.now)
+        if moved is None:
+            return leased
+        assert moved.next_run_at is not None
+        due = moved.next_run_at <= lease.due_by
+        logger.info(
+            "%s missed slot %s; catch_up %s: %s slot %s",
+            missed_endpoint.ref,
+            missed_endpoint.next_slot,
+            moved.spec.catch_up,
+            "running" if due else "waiting for",
+            moved.next_slot,
+            extra={
+                "action": "catch_up",
+                "endpoint_id": moved.id,
+                "missed_slot": str(missed_endpoint.next_slot),
+                "slot": str(moved.next_slot),
+            },
+        )
+        if run_id is not None:
+            await conn.execute(delete(runs).where(runs.c.id == run_id))
+        if not due:
+            await save_endpoint_state(conn, replace(moved, lease_owner=None, lease_until=None))
+            return None
+        await save_endpoint_state(conn, moved)
+        moved_row = {**row, **state_values(moved)}
+        new_run_id, trace_id = await _start_run(conn, moved_row, lease, self._db.dialect)
+        return moved_row, new_run_id, trace_id
+
     async def _skip_taken_slot(
         self, conn: AsyncConnection, endpoint: Endpoint, now: datetime
     ) -> None:
         """The slot already has a run: count it as done (without touching the failure streak)
         and plan past it, so the endpoint cannot be claimed for that slot again."""
-        assert endpoint.next_run_at is not None
+        assert endpoint.next_slot is not None
         logger.warning(
             "slot already run; re-planning",
             extra={"action": "claim_skip_slot", "endpoint_id": endpoint.id},
         )
-        await save_endpoint_state(conn, after_slot(endpoint, endpoint.next_run_at, None, now))
+        await save_endpoint_state(conn, after_slot(endpoint, endpoint.next_slot, None, now))
 
     async def _fail_undecryptable(
         self, conn: AsyncConnection, sealed: Endpoint, run_id: str, now: datetime
@@ -293,7 +348,7 @@ class SqlClaims:
         called: its run fails at once with the reason, and the endpoint is planned past the slot
         (backing off like any failure) while the rest of the batch goes ahead. `sealed` keeps
         its headers as stored, and only its schedule state is saved, so the secrets survive."""
-        assert sealed.next_run_at is not None
+        assert sealed.next_slot is not None
         logger.error(
             "cannot open a secret header of %s; run failed",
             sealed.ref,
@@ -310,7 +365,7 @@ class SqlClaims:
         )
         run = finished_run(run_from_row(row), failure, now)
         await self._save_run(conn, run)
-        ended = after_slot(sealed, sealed.next_run_at, False, now)
+        ended = after_slot(sealed, sealed.next_slot, False, now)
         await save_endpoint_state(conn, ended)
         await add_notifications(conn, run_notifications(sealed, ended, run, now))
 

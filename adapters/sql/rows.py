@@ -3,7 +3,7 @@ every repository shares (load under lock, save)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -18,6 +18,7 @@ from domain.model import (
     JSON,
     Attempt,
     BodyAbsence,
+    CatchUp,
     Endpoint,
     EndpointSpec,
     ErrorKind,
@@ -94,7 +95,31 @@ def endpoint_values(endpoint: Endpoint, cipher: SecretCipher | None) -> dict[str
         "pause_after": spec.pause_after,
         "retry": retry_value(spec.retry),
         "accept_hints": spec.accept_hints,
-        **_state_values(endpoint),
+        **_spacing_values(spec),
+        **state_values(endpoint),
+    }
+
+
+SPACING_COLUMNS = ("jitter_seconds", "catch_up", "catch_up_window_seconds", "floor_seconds")
+"""Declared columns of jitter, catch-up and the floor, named as their `EndpointSpec` fields:
+planning reads them too."""
+
+
+def _spacing_values(spec: EndpointSpec) -> dict[str, Any]:
+    return {
+        "jitter_seconds": spec.jitter_seconds,
+        "catch_up": spec.catch_up.value,
+        "catch_up_window_seconds": spec.catch_up_window_seconds,
+        "floor_seconds": spec.floor_seconds,
+    }
+
+
+def _spacing_from_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "jitter_seconds": row["jitter_seconds"],
+        "catch_up": CatchUp(row["catch_up"]),
+        "catch_up_window_seconds": row["catch_up_window_seconds"],
+        "floor_seconds": row["floor_seconds"],
     }
 
 
@@ -117,11 +142,12 @@ STATE_COLUMNS = (
     "retry_after_at",
     "hint_interval_source",
     "hint_oneshot_source",
+    "next_slot_at",
 )
-"""The runtime columns, in `_state_values`' order."""
+"""The runtime columns, in `state_values`' order."""
 
 
-def _state_values(endpoint: Endpoint) -> dict[str, Any]:
+def state_values(endpoint: Endpoint) -> dict[str, Any]:
     """The runtime columns: what claims, finishes and the reaper change."""
     interval, oneshot, pause = endpoint.interval_hint, endpoint.oneshot_hint, endpoint.pause
     return {
@@ -143,10 +169,11 @@ def _state_values(endpoint: Endpoint) -> dict[str, Any]:
         "retry_after_at": endpoint.retry_after_at,
         "hint_interval_source": interval.source.value if interval else None,
         "hint_oneshot_source": oneshot.source.value if oneshot else None,
+        "next_slot_at": endpoint.next_slot_at,
     }
 
 
-def endpoint_from_row(row: RowMapping, cipher: SecretCipher | None) -> Endpoint:
+def endpoint_from_row(row: Mapping[str, Any], cipher: SecretCipher | None) -> Endpoint:
     """An `Endpoint` from a row of `select_endpoints()` (or any row with `job_name`).
 
     Without a cipher the headers stay as stored (sealed): enough for anything that touches only
@@ -175,6 +202,7 @@ def endpoint_from_row(row: RowMapping, cipher: SecretCipher | None) -> Endpoint:
         pause_after=row["pause_after"],
         retry=_retry_from_value(row["retry"]),
         accept_hints=row["accept_hints"],
+        **_spacing_from_row(row),
     )
     return Endpoint(
         id=row["id"],
@@ -192,10 +220,11 @@ PLANNING_COLUMNS = (
     endpoints.c.interval_seconds,
     endpoints.c.min_interval_seconds,
     endpoints.c.max_interval_seconds,
+    *(endpoints.c[name] for name in SPACING_COLUMNS),
     *(endpoints.c[name] for name in STATE_COLUMNS),
 )
-"""What planning an endpoint's next run reads (`domain.governor`): its schedule, the clamps
-and the runtime state."""
+"""What planning an endpoint's next run reads (`domain.governor`): its schedule, the clamps,
+jitter, catch-up, the floor and the runtime state."""
 
 
 def planned_from_row(row: RowMapping, held: Endpoint) -> Endpoint:
@@ -207,21 +236,27 @@ def planned_from_row(row: RowMapping, held: Endpoint) -> Endpoint:
         cron=row["cron"], interval_seconds=row["interval_seconds"], timezone=row["timezone"]
     )
     clamps = (row["min_interval_seconds"], row["max_interval_seconds"])
-    if schedule != spec.schedule or clamps != (
-        spec.min_interval_seconds,
-        spec.max_interval_seconds,
+    spacing = _spacing_from_row(row)
+    if (
+        schedule != spec.schedule
+        or clamps != (spec.min_interval_seconds, spec.max_interval_seconds)
+        or spacing != {name: getattr(spec, name) for name in SPACING_COLUMNS}
     ):
         # Re-declared while the call was under way: plan with the declaration as it is now.
         spec = replace(
-            spec, schedule=schedule, min_interval_seconds=clamps[0], max_interval_seconds=clamps[1]
+            spec,
+            schedule=schedule,
+            min_interval_seconds=clamps[0],
+            max_interval_seconds=clamps[1],
+            **spacing,
         )
     return Endpoint(
         id=held.id, job_id=held.job_id, job_name=held.job_name, spec=spec, **_state_from_row(row)
     )
 
 
-def _state_from_row(row: RowMapping) -> dict[str, Any]:
-    """The `Endpoint` fields of the runtime columns (`_state_values` in reverse)."""
+def _state_from_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The `Endpoint` fields of the runtime columns (`state_values` in reverse)."""
     interval = None
     if row["hint_interval_seconds"] is not None:
         interval = IntervalHint(
@@ -249,6 +284,7 @@ def _state_from_row(row: RowMapping) -> dict[str, Any]:
         "lease_owner": row["lease_owner"],
         "lease_until": row["lease_until"],
         "retry_after_at": row["retry_after_at"],
+        "next_slot_at": row["next_slot_at"],
     }
 
 
@@ -403,5 +439,5 @@ async def save_endpoint_states(conn: AsyncConnection, changed: Sequence[Endpoint
     it)."""
     statement = update(endpoints).where(endpoints.c.id == bindparam("b_id"))
     await conn.execute(
-        statement, [{"b_id": endpoint.id, **_state_values(endpoint)} for endpoint in changed]
+        statement, [{"b_id": endpoint.id, **state_values(endpoint)} for endpoint in changed]
     )

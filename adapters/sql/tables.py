@@ -151,6 +151,13 @@ endpoints = Table(
     Column("retry_after_at", UtcDateTime, nullable=True),
     Column("hint_interval_source", String(16), nullable=True),
     Column("hint_oneshot_source", String(16), nullable=True),
+    # Jitter, catch-up and the floor stamped at apply (issue 9); `next_slot_at` is the grid
+    # slot of the next run when its call (`next_run_at`) is off it.
+    Column("jitter_seconds", Float, nullable=True),
+    Column("catch_up", String(8), nullable=False, server_default=text("'one'")),
+    Column("catch_up_window_seconds", Float, nullable=False, server_default=text("86400")),
+    Column("floor_seconds", Float, nullable=False, server_default=text("1")),
+    Column("next_slot_at", UtcDateTime, nullable=True),
     UniqueConstraint("job_id", "name"),
 )
 

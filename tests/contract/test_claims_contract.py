@@ -186,7 +186,9 @@ async def test_extend_lease(store: Store) -> None:
 
 
 async def test_a_slot_that_already_ran_is_not_run_again(store: Store) -> None:
-    endpoint_id = await add_endpoint(store, "j", "e", T0)
+    # Without a floor, a one-shot hint may plan the slot that just ran; the store refuses it.
+    await store.catalog.apply([declaration("j", spec("e", floor_seconds=0.0))], T0)
+    endpoint_id = (await store.catalog.get_endpoint("j/e")).id
     await run_once(store, T0)
     # A one-shot hint in the past brings the endpoint back to the slot that already ran.
     hint = OneShotHint(T0, expires_at=T0 + seconds(600), reason="again")

@@ -7,7 +7,14 @@ from typing import Any
 
 import pytest
 
-from domain.model import Endpoint, EndpointSpec, Schedule
+from domain.model import (
+    DEFAULT_CATCH_UP_WINDOW_SECONDS,
+    DEFAULT_FLOOR_SECONDS,
+    CatchUp,
+    Endpoint,
+    EndpointSpec,
+    Schedule,
+)
 
 
 def _make_endpoint(
@@ -17,6 +24,11 @@ def _make_endpoint(
     timezone: str = "UTC",
     min_interval: float | None = None,
     max_interval: float | None = None,
+    jitter: float | None = None,
+    catch_up: CatchUp = CatchUp.ONE,
+    catch_up_window: float = DEFAULT_CATCH_UP_WINDOW_SECONDS,
+    floor: float = DEFAULT_FLOOR_SECONDS,
+    endpoint_id: str = "ep-1",
     **state: Any,
 ) -> Endpoint:
     """An endpoint with an interval baseline unless `cron` is given; `state` sets runtime fields."""
@@ -27,8 +39,12 @@ def _make_endpoint(
         schedule=schedule,
         min_interval_seconds=min_interval,
         max_interval_seconds=max_interval,
+        jitter_seconds=jitter,
+        catch_up=catch_up,
+        catch_up_window_seconds=catch_up_window,
+        floor_seconds=floor,
     )
-    return Endpoint(id="ep-1", job_id="job-1", job_name="job", spec=spec, **state)
+    return Endpoint(id=endpoint_id, job_id="job-1", job_name="job", spec=spec, **state)
 
 
 @pytest.fixture

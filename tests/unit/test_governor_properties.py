@@ -9,8 +9,11 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain.governor import plan_next_run
+from domain.governor import LATE_GRACE, plan_next_run
 from domain.model import (
+    DEFAULT_CATCH_UP_WINDOW_SECONDS,
+    DEFAULT_FLOOR_SECONDS,
+    CatchUp,
     Endpoint,
     EndpointSpec,
     IntervalHint,
@@ -20,7 +23,7 @@ from domain.model import (
     Schedule,
     ScheduleSource,
 )
-from domain.schedule import cron_trigger
+from domain.schedule import cron_trigger, next_cron_fire
 
 ZONES = [
     "UTC",
@@ -55,6 +58,8 @@ DST_CHANGES = [
 DAY = 86_400.0
 
 PROPERTY = settings(max_examples=150, deadline=None)
+MICROSECOND = timedelta(microseconds=1)
+S = ScheduleSource
 
 Offsets = st.SearchStrategy[timedelta]
 
@@ -92,6 +97,9 @@ SHOT_OFFSETS = offsets(-DAY, 2 * DAY)
 LAST_SLOT_OFFSETS = st.none() | st.just(timedelta(0)) | offsets(-30 * DAY, DAY)
 RETRY_AFTER_OFFSETS = st.none() | offsets(-DAY, 2 * DAY)
 FAILURES = st.integers(0, 12) | st.integers(0, 10**6)
+FLOORS = st.just(DEFAULT_FLOOR_SECONDS) | st.floats(0.001, 3600)
+JITTERS = st.none() | st.floats(0.001, DAY)
+WINDOWS = st.just(DEFAULT_CATCH_UP_WINDOW_SECONDS) | st.just(0.0) | st.floats(0, 2 * DAY)
 
 
 @dataclass(frozen=True)
@@ -122,6 +130,10 @@ def cases(draw: st.DrawFn) -> Case:
         schedule=draw(SCHEDULES),
         min_interval_seconds=min_s,
         max_interval_seconds=max_s,
+        jitter_seconds=draw(JITTERS),
+        catch_up=draw(st.sampled_from(CatchUp)),
+        catch_up_window_seconds=draw(WINDOWS),
+        floor_seconds=draw(FLOORS),
     )
     last_slot = draw(LAST_SLOT_OFFSETS)
     retry_after = draw(RETRY_AFTER_OFFSETS)
@@ -146,6 +158,24 @@ def cases(draw: st.DrawFn) -> Case:
 def pause_is_active(endpoint: Endpoint, now: datetime) -> bool:
     pause = endpoint.pause
     return pause is not None and (pause.until is None or pause.until > now)
+
+
+def floor_at(endpoint: Endpoint) -> datetime | None:
+    """The floor after the last slot, from the latest moment its jittered call may have gone."""
+    if endpoint.last_slot_at is None:
+        return None
+    spec = endpoint.spec
+    return endpoint.last_slot_at + timedelta(
+        seconds=spec.floor_seconds + (spec.jitter_seconds or 0)
+    )
+
+
+def lowest(case: Case) -> datetime:
+    """The earliest time the floor and the min clamp allow."""
+    spec = case.endpoint.spec
+    bounds = [case.now + timedelta(seconds=spec.min_interval_seconds or 0)]
+    floor = floor_at(case.endpoint)
+    return max([*bounds, floor] if floor is not None else bounds)
 
 
 @PROPERTY
@@ -219,7 +249,7 @@ def test_a_fresh_one_shot_is_never_beaten_by_a_later_time(case: Case) -> None:
 
     if shot is not None and shot.expires_at > now and not pause_is_active(endpoint, now):
         assert planned.at is not None
-        low = now + timedelta(seconds=endpoint.spec.min_interval_seconds or 0)
+        low = lowest(case)
         held = endpoint.retry_after_at or low
         assert planned.at <= max(shot.at, low, held)
 
@@ -257,10 +287,68 @@ def test_a_clamped_source_sits_on_its_clamp(case: Case) -> None:
     spec = case.endpoint.spec
 
     if planned.source is ScheduleSource.CLAMPED_MIN:
-        assert planned == NextRun(
-            case.now + timedelta(seconds=spec.min_interval_seconds or 0), planned.source
-        )
+        assert planned == NextRun(lowest(case), planned.source)
     if planned.source is ScheduleSource.CLAMPED_MAX:
         assert planned == NextRun(
             case.now + timedelta(seconds=spec.max_interval_seconds or 0), planned.source
         )
+
+
+@PROPERTY
+@given(cases())
+def test_never_closer_than_the_floor_to_the_last_slot(case: Case) -> None:
+    """Whatever the schedule, hints and min clamp say; only a pause or the max clamp (never
+    below the floor in a declared endpoint) plan otherwise."""
+    planned = plan_next_run(case.endpoint, case.now)
+    floor = floor_at(case.endpoint)
+
+    if floor is not None and planned.source not in (S.PAUSED, S.CLAMPED_MAX):
+        assert planned.at is not None
+        assert planned.at >= floor
+
+
+@PROPERTY
+@given(cases())
+def test_a_baseline_slot_stays_on_its_grid(case: Case) -> None:
+    """Jitter and catch-up move the call, never the slot: an interval's slots are whole periods
+    after the last one, a cron's slots are fire times."""
+    planned = plan_next_run(case.endpoint, case.now)
+    schedule, last = case.endpoint.spec.schedule, case.endpoint.last_slot_at
+
+    if planned.source is S.BASELINE:
+        assert planned.at is not None
+        slot = planned.slot or planned.at
+        if schedule.cron is not None:
+            assert next_cron_fire(schedule.cron, schedule.timezone, slot - MICROSECOND) == slot
+        elif last is not None:
+            assert schedule.interval_seconds is not None
+            assert (slot - last) % timedelta(seconds=schedule.interval_seconds) == timedelta(0)
+
+
+@PROPERTY
+@given(cases())
+def test_a_call_off_its_slot_is_jitter_or_a_catch_up_now(case: Case) -> None:
+    planned = plan_next_run(case.endpoint, case.now)
+    jitter = case.endpoint.spec.jitter_seconds
+
+    if planned.slot is not None:
+        assert planned.source is S.BASELINE
+        assert planned.at is not None and planned.at > planned.slot
+        jittered = jitter is not None and planned.at - planned.slot < timedelta(seconds=jitter)
+        assert jittered or planned.at == case.now
+
+
+@PROPERTY
+@given(cases())
+def test_a_missed_slot_runs_only_by_the_catch_up_rule(case: Case) -> None:
+    """`none` runs no slot whose call is more than the grace late; `one` none older than the
+    window."""
+    planned = plan_next_run(case.endpoint, case.now)
+    spec = case.endpoint.spec
+
+    if planned.source is S.BASELINE:
+        assert planned.at is not None
+        slot = planned.slot or planned.at
+        window = timedelta(seconds=spec.catch_up_window_seconds)
+        late_by = LATE_GRACE if spec.catch_up is CatchUp.NONE else max(LATE_GRACE, window)
+        assert slot >= case.now - late_by - timedelta(seconds=spec.jitter_seconds or 0)

@@ -1,0 +1,119 @@
+"""Jitter, catch-up and the floor in every store (memory, SQLite, PostgreSQL): the declaration
+round-trips, a jittered slot is claimed at its call time under its grid slot, and a slot
+missed while no worker ran is caught up by the endpoint's rule at the claim."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from domain.jitter import jittered
+from domain.model import CatchUp, RunStatus, ScheduleSource
+from domain.ports import Store
+from tests.contract.builders import LEASE_SECONDS, OK, T0, declaration, seconds, spec
+
+
+async def test_jitter_catch_up_and_floor_round_trip_and_a_new_floor_updates(store: Store) -> None:
+    declared = spec(
+        "e",
+        jitter_seconds=7.5,
+        catch_up=CatchUp.NONE,
+        catch_up_window_seconds=600.0,
+        floor_seconds=2.0,
+    )
+    await store.catalog.apply([declaration("j", declared)], T0)
+
+    stored = await store.catalog.get_endpoint("j/e")
+    assert stored.spec == declared
+    [listed] = await store.catalog.list_endpoints("j")
+    assert listed.spec == declared
+    again = await store.catalog.apply([declaration("j", declared)], T0 + seconds(1))
+    assert again.unchanged == ["j", "j/e"]
+
+    refloored = spec("e", jitter_seconds=7.5, catch_up=CatchUp.NONE, catch_up_window_seconds=600.0)
+    report = await store.catalog.apply([declaration("j", refloored)], T0 + seconds(2))
+
+    assert report.updated == ["j/e"]
+    assert (await store.catalog.get_endpoint("j/e")).spec.floor_seconds == 1.0
+
+
+async def test_a_jittered_slot_is_claimed_at_its_call_time_under_its_grid_slot(
+    store: Store,
+) -> None:
+    await store.catalog.apply([declaration("j", spec("e", every=60, jitter_seconds=30.0))], T0)
+    endpoint = await store.catalog.get_endpoint("j/e")
+    call = jittered(endpoint.id, T0, T0 + seconds(60), timedelta(seconds=30), timedelta(seconds=1))
+    assert call > T0, "an offset below 1 µs in 30 s: a one-in-thirty-million id"
+    assert (endpoint.next_slot, endpoint.next_run_at) == (T0, call)
+
+    assert await store.claims.claim_due(T0, "w1", LEASE_SECONDS, 10) == []
+    assert await store.claims.next_due_at() == call
+    [claim] = await store.claims.claim_due(call, "w1", LEASE_SECONDS, 10)
+
+    assert (claim.slot_at, claim.call_at, claim.schedule_source) == (
+        T0,
+        call,
+        ScheduleSource.BASELINE,
+    )
+    [running] = await store.runs.list_runs(endpoint.id)
+    assert (running.slot_at, running.status) == (T0, RunStatus.RUNNING)
+
+    run = await store.claims.finish(claim, "w1", OK, call + seconds(2))
+
+    assert run.slot_at == T0
+    after = await store.catalog.get_endpoint("j/e")
+    assert after.last_slot_at == T0
+    assert after.next_slot == T0 + seconds(60)
+    assert after.next_run_at is not None
+    assert T0 + seconds(60) <= after.next_run_at < T0 + seconds(90)
+
+
+async def test_a_slot_missed_while_down_is_caught_up_once_on_its_grid(store: Store) -> None:
+    """Planned at T0, claimed an hour and 30 s later: the latest missed slot runs now."""
+    await store.catalog.apply([declaration("j", spec("e", every=60))], T0)
+    down_until = T0 + seconds(3630)
+
+    [claim] = await store.claims.claim_due(down_until, "w1", LEASE_SECONDS, 10)
+
+    assert claim.slot_at == T0 + seconds(3600)
+    assert claim.call_at == down_until
+    [running] = await store.runs.list_runs(claim.endpoint.id)
+    assert running.id == claim.run_id and running.slot_at == T0 + seconds(3600)
+    assert claim.endpoint == await store.catalog.get_endpoint("j/e")
+
+    await store.claims.finish(claim, "w1", OK, down_until + seconds(1))
+
+    after = await store.catalog.get_endpoint("j/e")
+    assert (after.last_slot_at, after.next_run_at) == (T0 + seconds(3600), T0 + seconds(3660))
+    assert [run.slot_at for run in await store.runs.list_runs(after.id)] == [T0 + seconds(3600)]
+
+
+async def test_catch_up_none_waits_for_the_next_slot(store: Store) -> None:
+    await store.catalog.apply([declaration("j", spec("e", every=60, catch_up=CatchUp.NONE))], T0)
+
+    assert await store.claims.claim_due(T0 + seconds(3630), "w1", LEASE_SECONDS, 10) == []
+
+    endpoint = await store.catalog.get_endpoint("j/e")
+    assert (endpoint.next_run_at, endpoint.lease_owner) == (T0 + seconds(3660), None)
+    assert await store.runs.list_runs(endpoint.id) == []
+    [claim] = await store.claims.claim_due(T0 + seconds(3660), "w1", LEASE_SECONDS, 10)
+    assert claim.slot_at == T0 + seconds(3660)
+
+
+async def test_a_missed_slot_older_than_the_window_is_not_run(store: Store) -> None:
+    daily = spec("e", every=86_400, catch_up_window_seconds=3600.0)
+    await store.catalog.apply([declaration("j", daily)], T0)
+
+    assert await store.claims.claim_due(T0 + seconds(7200), "w1", LEASE_SECONDS, 10) == []
+    assert (await store.catalog.get_endpoint("j/e")).next_run_at == T0 + seconds(86_400)
+
+    [claim] = await store.claims.claim_due(T0 + seconds(86_400 + 1800), "w1", LEASE_SECONDS, 10)
+    assert claim.slot_at == T0 + seconds(86_400)
+
+
+async def test_a_late_claim_within_one_period_runs_the_planned_slot(store: Store) -> None:
+    """Late, but no later slot has passed: nothing is missed but time; the slot stands."""
+    await store.catalog.apply([declaration("j", spec("e", every=60))], T0)
+
+    [claim] = await store.claims.claim_due(T0 + seconds(45), "w1", LEASE_SECONDS, 10)
+
+    assert (claim.slot_at, claim.call_at) == (T0, None)
