@@ -17,6 +17,7 @@ JSON = Any
 
 DEFAULT_MAX_RESPONSE_BYTES = 100_000
 DEFAULT_TIMEOUT_SECONDS = 30.0
+DEFAULT_FLOOR_SECONDS = 1.0
 
 
 def new_id() -> str:
@@ -49,12 +50,26 @@ class RunStatus(StrEnum):
     FAILED = "failed"
     ABANDONED = "abandoned"
     SKIPPED = "skipped"
+    QUEUED = "queued"
+    """Asked for by hand (manual, backfill) and waiting for a worker: see `Run.due_at`."""
+
+    @property
+    def finished(self) -> bool:
+        """The run has ended: it is neither waiting for a worker nor under way."""
+        return self not in (RunStatus.QUEUED, RunStatus.RUNNING)
 
 
 class RunTrigger(StrEnum):
     SCHEDULE = "schedule"
     MANUAL = "manual"
     DAG = "dag"
+    BACKFILL = "backfill"
+
+    @property
+    def requested(self) -> bool:
+        """Asked for by hand and queued (`manual`, `backfill`), not a slot the schedule or a
+        DAG run chose: it leaves the schedule as it is."""
+        return self in (RunTrigger.MANUAL, RunTrigger.BACKFILL)
 
 
 class BodyAbsence(StrEnum):
@@ -148,6 +163,9 @@ class EndpointSpec:
     without asking the store whether it triggers anything."""
     only_if_changed: bool = False
     """Skip (and record the skip) when no upstream response changed since the previous one."""
+    floor_seconds: float = 1.0
+    """The global floor (`CRONPILOT_MIN_INTERVAL_SECONDS`) stamped on the spec when applied:
+    no call comes closer to the previous one than this."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +232,16 @@ class Claim:
     attempt: int = 1
     dag: DagTrigger | None = None
     """Set when a DAG run triggered this slot instead of the schedule."""
+    queued: Run | None = None
+    """Set when the claim starts a queued run (manual, backfill) rather than a slot of the
+    schedule: that run as it was queued."""
+
+    @property
+    def call_at(self) -> datetime:
+        """When the call may go out: the slot's time, or a queued run's `due_at`."""
+        if self.queued is not None and self.queued.due_at is not None:
+            return self.queued.due_at
+        return self.slot_at
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,6 +290,11 @@ class Run:
     body_hash: str | None = None
     error_kind: ErrorKind | None = None
     error_message: str | None = None
+    due_at: datetime | None = None
+    """A queued run's earliest start (a backfill's pace); None for the schedule's and DAG
+    runs."""
+    requested_by: str | None = None
+    """Who asked for a queued run (`cli:ann@web-1`); None for the schedule's and DAG runs."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -310,7 +310,7 @@ class SchedulerWorker:
         task; a cut cancels it (`_cut`), and that cancellation ends here."""
         claim = held.claim
         response = None
-        early = (claim.slot_at - self._clock.now()).total_seconds()
+        early = (claim.call_at - self._clock.now()).total_seconds()
         if not self._aborted and not (self._stopping and early > 0):
             task = held.calling = asyncio.current_task()
             assert task is not None, "runs are executed in tasks of their own"

@@ -80,6 +80,8 @@ def run_view(run: Run, *, with_body: bool) -> dict[str, Any]:
         "body_absence": run.body_absence.value if run.body_absence is not None else None,
         "error_kind": run.error_kind.value if run.error_kind is not None else None,
         "error_message": mask_urls(run.error_message) if run.error_message else None,
+        "due_at": iso(run.due_at),
+        "requested_by": run.requested_by,
     }
     if with_body:
         view["body"] = run.body

@@ -32,7 +32,7 @@ from adapters.sql.rows import (
 from adapters.sql.tables import endpoints, runs
 from domain.errors import CronpilotError, LeaseLost
 from domain.model import Claim, Endpoint, Response, Run, RunStatus
-from domain.transitions import after_slot, finished_run, started_run
+from domain.transitions import after_run, finished_run, started_run
 
 logger = logging.getLogger(__name__)
 
@@ -108,7 +108,7 @@ async def record_finishes(conn: AsyncConnection, batch: Sequence[Finish]) -> lis
         recorded.append(finished_run(running_run, item.response, item.now))
         # Kept for later items of the batch: a second claim on this endpoint now finds the
         # lease released, as it would in a transaction of its own.
-        by_id[endpoint.id] = after_slot(endpoint, claim.slot_at, item.response.ok, item.now)
+        by_id[endpoint.id] = after_run(endpoint, running_run, item.response.ok, item.now)
     finished = [run for run in recorded if run is not None]
     if finished:
         await conn.execute(

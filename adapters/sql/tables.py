@@ -183,6 +183,9 @@ runs = Table(
     Column("body_hash", String(128), nullable=True),
     Column("error_kind", String(32), nullable=True),
     Column("error_message", Text, nullable=True),
+    # Runs asked for by hand (manual, backfill): queued until `due_at`, then claimed.
+    Column("due_at", UtcDateTime, nullable=True),
+    Column("requested_by", String(200), nullable=True),
     # A slot runs once, whatever any worker believes: the database refuses a second run.
     UniqueConstraint("endpoint_id", "slot_at", name=SLOT_KEY),
 )
@@ -190,6 +193,14 @@ runs = Table(
 # History is read newest slot first per endpoint.
 Index("ix_runs_history", runs.c.endpoint_id, runs.c.slot_at.desc())
 Index("ix_runs_trace_id", runs.c.trace_id)
+# Claims look for due queued runs among the (few) queued rows.
+QUEUED_INDEX = "ix_runs_queued"
+Index(
+    QUEUED_INDEX,
+    runs.c.due_at,
+    postgresql_where=runs.c.status == text("'queued'"),
+    sqlite_where=runs.c.status == text("'queued'"),
+)
 
 # The planner's bookkeeping per endpoint: what it has seen, when to look again, its backoff and
 # its lease (claimed like endpoints, with SKIP LOCKED on PostgreSQL).
