@@ -44,7 +44,7 @@ from adapters.sql.rows import (
     save_endpoint_state,
     select_endpoints,
 )
-from adapters.sql.tables import SLOT_KEY, UtcDateTime, endpoints, jobs, runs
+from adapters.sql.tables import IS_QUEUED, SLOT_KEY, UtcDateTime, endpoints, jobs, runs
 from domain.errors import LeaseLost
 from domain.model import (
     BodyAbsence,
@@ -243,7 +243,7 @@ def _waiting_runs(due_by: datetime | BindParameter[Any]) -> Select[Any]:
         select(runs)
         .join(endpoints, endpoints.c.id == runs.c.endpoint_id)
         .where(
-            runs.c.status == RunStatus.QUEUED.value,
+            IS_QUEUED,
             runs.c.due_at <= due_by,
             endpoints.c.lease_owner.is_(None),
         )
@@ -602,7 +602,7 @@ class SqlClaims:
         queued = (
             select(func.min(runs.c.due_at))
             .join(endpoints, endpoints.c.id == runs.c.endpoint_id)
-            .where(runs.c.status == RunStatus.QUEUED.value, endpoints.c.lease_owner.is_(None))
+            .where(IS_QUEUED, endpoints.c.lease_owner.is_(None))
         )
         query = select(slot.scalar_subquery(), queued.scalar_subquery())
         async with self._db.read() as conn:

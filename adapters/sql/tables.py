@@ -26,6 +26,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     false,
+    literal_column,
     text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
@@ -195,12 +196,10 @@ Index("ix_runs_history", runs.c.endpoint_id, runs.c.slot_at.desc())
 Index("ix_runs_trace_id", runs.c.trace_id)
 # Claims look for due queued runs among the (few) queued rows.
 QUEUED_INDEX = "ix_runs_queued"
-Index(
-    QUEUED_INDEX,
-    runs.c.due_at,
-    postgresql_where=runs.c.status == text("'queued'"),
-    sqlite_where=runs.c.status == text("'queued'"),
-)
+IS_QUEUED = runs.c.status == literal_column("'queued'")
+"""`status = 'queued'` with the value written out, not bound: only then can SQLite (and a
+generic PostgreSQL plan) tell that a query's condition implies `QUEUED_INDEX`'s."""
+Index(QUEUED_INDEX, runs.c.due_at, postgresql_where=IS_QUEUED, sqlite_where=IS_QUEUED)
 
 # The planner's bookkeeping per endpoint: what it has seen, when to look again, its backoff and
 # its lease (claimed like endpoints, with SKIP LOCKED on PostgreSQL).

@@ -8,11 +8,15 @@ import asyncio
 from datetime import datetime
 
 import pytest
+from sqlalchemy import text, update
+from sqlalchemy.ext.asyncio import AsyncEngine
 
+from adapters.sql import open_sql_store
+from adapters.sql.tables import runs
 from domain.dependencies import with_dependants
 from domain.errors import LeaseLost
 from domain.model import Claim, Endpoint, ErrorKind, Response, Run, RunStatus, RunTrigger, Schedule
-from domain.ports import Store
+from domain.ports import SecretCipher, Store
 from domain.transitions import queued_run, started_run
 from tests.contract.builders import (
     LEASE_SECONDS,
@@ -300,3 +304,41 @@ async def test_a_manual_run_of_a_dag_root_starts_its_dependants(store: Store) ->
     root = await store.catalog.get_endpoint("etl/root")
     assert root.lease_owner is None
     assert _schedule_state(root) == _schedule_state(root_before)
+
+
+async def test_postgres_never_starts_a_queued_run_that_another_transaction_ended(
+    postgres_url: str, cipher: SecretCipher
+) -> None:
+    """The race the claim statement rechecks: a run still queued when the statement began, but
+    ended by another transaction before the claim could start it. The claim leaves it alone and
+    gives the endpoint back."""
+    store = await open_sql_store(postgres_url, cipher)
+    try:
+        endpoint_id = await add_endpoint(store, "j", "e", T0 + seconds(3600))
+        queued = await _enqueue_manual(store, "j/e", T0)
+        async with store.engine.connect() as other:
+            await other.execute(
+                update(runs).where(runs.c.id == queued.id).values(status=RunStatus.SUCCESS.value)
+            )
+            claiming = asyncio.create_task(store.claims.claim_due(T0, "w1", LEASE_SECONDS, 10))
+            async with asyncio.timeout(10):
+                await _until_waiting_for_a_lock(store.engine)
+            await other.commit()
+        async with asyncio.timeout(10):
+            assert await claiming == []
+
+        assert (await store.runs.get_run(queued.id)).status is RunStatus.SUCCESS
+        assert (await store.catalog.get_endpoint(endpoint_id)).lease_owner is None
+    finally:
+        await store.close()
+
+
+async def _until_waiting_for_a_lock(engine: AsyncEngine) -> None:
+    query = text(
+        "SELECT count(*) FROM pg_stat_activity "
+        "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+    )
+    async with engine.connect() as conn:
+        while not (await conn.execute(query)).scalar_one():
+            await conn.rollback()
+            await asyncio.sleep(0.01)
