@@ -157,6 +157,19 @@ def started_run(claim: Claim, worker_id: str, now: datetime) -> Run:
     )
 
 
+def queued_claim(endpoint: Endpoint, queued: Run, lease_until: datetime) -> Claim:
+    """The claim of a queued run, its endpoint leased until `lease_until`."""
+    return Claim(
+        endpoint=endpoint,
+        run_id=queued.id,
+        slot_at=queued.slot_at,
+        trace_id=queued.trace_id,
+        lease_until=lease_until,
+        schedule_source=queued.schedule_source,
+        queued=queued,
+    )
+
+
 def started_queued(queued: Run, worker_id: str, now: datetime) -> Run:
     """A queued run once a worker has claimed it."""
     return replace(queued, status=RunStatus.RUNNING, started_at=now, worker_id=worker_id)

@@ -37,6 +37,7 @@ from domain.transitions import (
     after_slot,
     finished_run,
     is_due,
+    queued_claim,
     replanned,
     started_queued,
     started_run,
@@ -229,17 +230,7 @@ class MemoryClaims:
                 leased = replace(endpoint, lease_owner=worker_id, lease_until=lease_until)
                 self._state.endpoints[endpoint.id] = leased
                 self._state.runs[queued.id] = started_queued(queued, worker_id, now)
-                claims.append(
-                    Claim(
-                        endpoint=leased,
-                        run_id=queued.id,
-                        slot_at=queued.slot_at,
-                        trace_id=queued.trace_id,
-                        lease_until=lease_until,
-                        schedule_source=queued.schedule_source,
-                        queued=queued,
-                    )
-                )
+                claims.append(queued_claim(leased, queued, lease_until))
             due = sorted(
                 (e for e in self._state.endpoints.values() if is_due(e, horizon)),
                 key=lambda e: e.next_run_at or now,

@@ -64,6 +64,7 @@ from domain.transitions import (
     after_run,
     after_slot,
     finished_run,
+    queued_claim,
     started_queued,
     started_run,
 )
@@ -331,6 +332,7 @@ def _start_queued_postgres_statement() -> Select[Any]:
         .returning(*endpoints.c, *(due.c[name] for name in run_columns))
         .cte("leased")
     )
+    # Mirrors `started_queued()`, which the SQLite path calls directly.
     started = (
         update(runs)
         .where(runs.c.id == leased.c.run_id, runs.c.status == RunStatus.QUEUED.value)
@@ -455,17 +457,7 @@ class SqlClaims:
                 sealed = endpoint_from_row(row, None)
                 await self._fail_undecryptable(conn, sealed, running, lease.now)
                 continue
-            claims.append(
-                Claim(
-                    endpoint=endpoint,
-                    run_id=queued.id,
-                    slot_at=queued.slot_at,
-                    trace_id=queued.trace_id,
-                    lease_until=lease.until,
-                    schedule_source=queued.schedule_source,
-                    queued=queued,
-                )
-            )
+            claims.append(queued_claim(endpoint, queued, lease.until))
         return claims
 
     async def _skip_taken_slot(
