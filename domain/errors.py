@@ -158,3 +158,13 @@ class InvalidDependency(CronpilotError):
         self.index = index
         self.field = field
         self.reason = reason
+
+
+class InvalidRunRequest(CronpilotError):
+    """A run asked for by hand (`run`, `backfill`) that cannot be made as asked: nothing was
+    queued. `ref` names the endpoint."""
+
+    def __init__(self, ref: str, reason: str) -> None:
+        super().__init__(f"{ref}: {reason}")
+        self.ref = ref
+        self.reason = reason

@@ -64,12 +64,26 @@ class RunStatus(StrEnum):
     FAILED = "failed"
     ABANDONED = "abandoned"
     SKIPPED = "skipped"
+    QUEUED = "queued"
+    """Asked for by hand (manual, backfill) and waiting for a worker: see `Run.due_at`."""
+
+    @property
+    def finished(self) -> bool:
+        """The run has ended: it is neither waiting for a worker nor under way."""
+        return self not in (RunStatus.QUEUED, RunStatus.RUNNING)
 
 
 class RunTrigger(StrEnum):
     SCHEDULE = "schedule"
     MANUAL = "manual"
     DAG = "dag"
+    BACKFILL = "backfill"
+
+    @property
+    def requested(self) -> bool:
+        """Asked for by hand and queued (`manual`, `backfill`), not a slot the schedule or a
+        DAG run chose: it leaves the schedule as it is."""
+        return self in (RunTrigger.MANUAL, RunTrigger.BACKFILL)
 
 
 class BodyAbsence(StrEnum):
@@ -299,6 +313,10 @@ class Claim:
     call_at: datetime | None = None
     """When the call is due, if not at `slot_at` (jitter, or a missed slot caught up late)."""
 
+    queued: Run | None = None
+    """Set when the claim starts a queued run (manual, backfill) rather than a slot of the
+    schedule: that run as it was queued."""
+
 
 @dataclass(frozen=True, slots=True)
 class Steering:
@@ -381,6 +399,11 @@ class Run:
     attempts: tuple[Attempt, ...] = ()
     """Every call made for the slot (`attempt` counts them); the run's own status, body and
     timing are the last one's."""
+    due_at: datetime | None = None
+    """A queued run's earliest start (a backfill's pace); None for the schedule's and DAG
+    runs."""
+    requested_by: str | None = None
+    """Who asked for a queued run (`cli:ann@web-1`); None for the schedule's and DAG runs."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -144,7 +144,17 @@ class ClaimRepository(Protocol):
         """Atomically lease up to `limit` unleased endpoints due by `due_by` (default `now`;
         later to claim slots ahead of time), earliest `next_run_at` first, and insert a
         `running` run for each slot. The lease runs from `now`. Concurrent callers never get
-        the same endpoint. A slot that already has a run is not claimed again."""
+        the same endpoint. A slot that already has a run is not claimed again.
+
+        Queued runs (`enqueue`) come first: an unleased endpoint with a queued run due by
+        `due_by` is leased and its earliest queued run turned `running` (one per endpoint per
+        call); the claim carries it in `Claim.queued`. A queued run of a leased endpoint waits."""
+        ...
+
+    async def enqueue(self, queued: Sequence[Run]) -> list[Run]:
+        """Insert `queued` runs (status `queued`, see `domain.transitions.queued_run`) in one
+        transaction, leaving out each whose slot already has a run of its endpoint, whatever
+        that run's status (the slot key). Returns the runs inserted, in order."""
         ...
 
     async def extend_lease(self, claim: Claim, worker_id: str, until: datetime) -> None:
@@ -159,8 +169,9 @@ class ClaimRepository(Protocol):
         ...
 
     async def release(self, claim: Claim, worker_id: str) -> None:
-        """Give back a claim whose call never started: delete its `running` run and free the
-        lease, keeping `next_run_at` so another worker runs the slot. No-op if not ours."""
+        """Give back a claim whose call never started: delete its `running` run (a claimed
+        queued run goes back to `queued`, as it was) and free the lease, keeping `next_run_at`
+        so another worker runs the slot. No-op if not ours."""
         ...
 
     async def abandon(self, claim: Claim, worker_id: str, reason: str, now: datetime) -> None:
@@ -170,11 +181,13 @@ class ClaimRepository(Protocol):
 
     async def reap(self, now: datetime) -> int:
         """Mark `running` runs whose lease has expired `abandoned`, free their endpoints and
-        re-plan them. Returns how many runs were reaped."""
+        re-plan them (`domain.transitions.after_reap`). Queued runs are not touched. Returns how
+        many runs were reaped."""
         ...
 
     async def next_due_at(self) -> datetime | None:
-        """The earliest `next_run_at` among unleased endpoints, or None."""
+        """The earliest `next_run_at` among unleased endpoints, or `due_at` among the queued
+        runs of unleased endpoints, or None."""
         ...
 
 
@@ -193,7 +206,11 @@ class RunRepository(Protocol):
 
     async def prune(self, keep_per_endpoint: int) -> int:
         """Delete all but the newest `keep_per_endpoint` finished runs of each endpoint; never
-        deletes a `running` run. Returns how many were deleted."""
+        deletes a `running` or `queued` run. Returns how many were deleted."""
+        ...
+
+    async def slots_taken(self, endpoint_id: str, start: datetime, end: datetime) -> set[datetime]:
+        """The slots in [start, end] that have a run of the endpoint, whatever its status."""
         ...
 
 

@@ -3,6 +3,7 @@ PostgreSQL agree on what a finish, a pause or a re-apply does to the schedule.""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
@@ -20,6 +21,8 @@ from domain.model import (
     Run,
     RunStatus,
     RunTrigger,
+    ScheduleSource,
+    new_id,
 )
 from domain.steering import steered
 
@@ -84,12 +87,70 @@ def after_slot(
     )
 
 
+def after_run(endpoint: Endpoint, run: Run, succeeded: bool | None, now: datetime) -> Endpoint:
+    """The endpoint once `run` has ended (`succeeded=None`: abandoned) and its lease is
+    released. A run of the schedule or of a DAG run moves the schedule on (`after_slot`). A
+    queued run (manual, backfill) was asked for by hand: it only frees the lease, so it is no
+    missed slot, consumes no hint and does not count towards backoff."""
+    if run.trigger.requested:
+        return replace(endpoint, lease_owner=None, lease_until=None)
+    return after_slot(endpoint, run.slot_at, succeeded, now)
+
+
+def after_reap(endpoint: Endpoint, abandoned: Sequence[Run], now: datetime) -> Endpoint:
+    """The endpoint freed once the runs of its expired lease are `abandoned`: the schedule moves
+    past the latest slot of its own among them (queued runs aside, as in `after_run`); with no
+    run at all, it is re-planned."""
+    freed = replace(endpoint, lease_owner=None, lease_until=None)
+    slots = [run.slot_at for run in abandoned if not run.trigger.requested]
+    if slots:
+        return after_slot(freed, max(slots), None, now)
+    return freed if abandoned else replanned(freed, now)
+
+
+def queued_run(
+    endpoint: Endpoint,
+    trigger: RunTrigger,
+    *,
+    slot_at: datetime,
+    due_at: datetime,
+    requested_by: str,
+    now: datetime,
+) -> Run:
+    """A run asked for by hand, waiting for a worker (`claim_due`) from `due_at`. Until then its
+    `started_at` is when it was asked for, and it has no worker."""
+    return Run(
+        id=new_id(),
+        endpoint_id=endpoint.id,
+        job_id=endpoint.job_id,
+        trace_id=new_id(),
+        trigger=trigger,
+        # It fills a baseline slot (backfill) or stands beside the schedule (manual): no hint
+        # nor backoff chose it.
+        schedule_source=ScheduleSource.BASELINE,
+        status=RunStatus.QUEUED,
+        slot_at=slot_at,
+        started_at=now,
+        worker_id="",
+        due_at=due_at,
+        requested_by=requested_by,
+    )
+
+
 def after_call(
     endpoint: Endpoint, slot_at: datetime, response: Response, now: datetime
 ) -> Endpoint:
     """`after_slot` for a slot whose call ended with `response`: what the answer asked of the
     schedule (`domain.steering`) is taken first, so the re-planning heeds it."""
     return after_slot(steered(endpoint, response, now), slot_at, response.ok, now)
+
+
+def after_finish(endpoint: Endpoint, run: Run, response: Response, now: datetime) -> Endpoint:
+    """The endpoint once `run`'s call ended with `response`. A queued run (manual, backfill)
+    leaves the schedule alone, what its answer asked included (`after_run`)."""
+    if run.trigger.requested:
+        return after_run(endpoint, run, response.ok, now)
+    return after_call(endpoint, run.slot_at, response, now)
 
 
 def with_spec(endpoint: Endpoint, spec: EndpointSpec, now: datetime) -> Endpoint:
@@ -127,7 +188,10 @@ def claim_of(endpoint: Endpoint, run_id: str, trace_id: str, lease_until: dateti
 
 
 def started_run(claim: Claim, worker_id: str, now: datetime) -> Run:
-    """The `running` run inserted when a slot is claimed."""
+    """The `running` run inserted when a slot is claimed, or a claimed queued run turned
+    `running`."""
+    if claim.queued is not None:
+        return started_queued(claim.queued, worker_id, now)
     return Run(
         id=claim.run_id,
         endpoint_id=claim.endpoint.id,
@@ -142,6 +206,25 @@ def started_run(claim: Claim, worker_id: str, now: datetime) -> Run:
         worker_id=worker_id,
         attempt=claim.attempt,
     )
+
+
+def queued_claim(endpoint: Endpoint, queued: Run, lease_until: datetime) -> Claim:
+    """The claim of a queued run, its endpoint leased until `lease_until`."""
+    return Claim(
+        endpoint=endpoint,
+        run_id=queued.id,
+        slot_at=queued.slot_at,
+        trace_id=queued.trace_id,
+        lease_until=lease_until,
+        schedule_source=queued.schedule_source,
+        call_at=queued.due_at,
+        queued=queued,
+    )
+
+
+def started_queued(queued: Run, worker_id: str, now: datetime) -> Run:
+    """A queued run once a worker has claimed it."""
+    return replace(queued, status=RunStatus.RUNNING, started_at=now, worker_id=worker_id)
 
 
 def finished_run(running: Run, response: Response, now: datetime) -> Run:

@@ -28,7 +28,7 @@ def _seconds(value: float | None) -> str:
 
 def health(runs: Sequence[Run], failure_streak: int) -> str:
     """Success rate, durations and failure streak over the recent runs."""
-    finished = [run for run in runs if run.status is not RunStatus.RUNNING]
+    finished = [run for run in runs if run.status.finished]
     if not finished:
         return "no finished runs yet"
     ok = sum(run.status is RunStatus.SUCCESS for run in finished)

@@ -26,7 +26,7 @@ class HeuristicAnalyst:
         observations = [
             Observation(run["status"] == RunStatus.SUCCESS.value, run["body_hash"])
             for run in runs
-            if run["status"] != RunStatus.RUNNING.value
+            if RunStatus(run["status"]).finished
         ]
         now = toolbox.context.now()
         verdict = judge(toolbox.endpoint, observations, now)

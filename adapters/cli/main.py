@@ -1,8 +1,9 @@
 """The `cronpilot` command: the typer app, and the one place that turns errors into exit codes.
 
 Exit codes (`EXIT_CODES_HELP`): 0 ok, 1 not found, 2 bad input (invalid settings, config or
-schedule, unsafe URL, bad option), 3 store unavailable, 4 any other failure. Every error is one
-`error: …` line on stderr, never a traceback, and never with a URL's credentials.
+schedule, unsafe URL, bad option), 3 store unavailable, 4 any other failure, 5 the run that
+`run --wait` waited for did not succeed. Every error is one `error: …` line on stderr, never a
+traceback, and never with a URL's credentials.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from adapters.cli import (
     pause_cmd,
     planner_cmd,
     proposals_cmd,
+    run_cmd,
     runs_cmd,
     scheduler_cmd,
     schema_cmd,
@@ -65,6 +67,8 @@ def build_app() -> typer.Typer:
     app.command()(apply_cmd.apply)
     app.command()(pause_cmd.pause)
     app.command()(pause_cmd.resume)
+    app.command("run")(run_cmd.run)
+    app.command()(run_cmd.backfill)
     app.command()(scheduler_cmd.scheduler)
     app.command()(demo_cmd.demo)
 

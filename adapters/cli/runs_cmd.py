@@ -28,7 +28,7 @@ from adapters.cli.output import (
 )
 from adapters.cli.runtime import admin_settings, with_store
 from adapters.cli.views import run_view
-from domain.model import Attempt, Endpoint, Run
+from domain.model import Attempt, Endpoint, Run, RunStatus
 from domain.ports import Store
 from domain.secrets import mask_urls
 
@@ -60,7 +60,7 @@ def list_runs(
             clock_time(run.slot_at, now),
             run_status(run),
             f"{run.duration_ms:.0f}ms" if run.duration_ms is not None else "-",
-            run.schedule_source.value,
+            run.trigger.value if run.trigger.requested else run.schedule_source.value,
             _run_note(run),
         )
     print_table(table)
@@ -76,7 +76,11 @@ def show(
         run = await store.runs.get_run(run_id)
         return run, await store.catalog.get_endpoint(run.endpoint_id)
 
-    run, endpoint = with_store(admin_settings(), act)
+    print_run(*with_store(admin_settings(), act), json_output=json_output)
+
+
+def print_run(run: Run, endpoint: Endpoint, *, json_output: bool) -> None:
+    """One run in full, with its stored response body (`runs show`)."""
     if json_output:
         print_json(run_view(run, with_body=True))
         return
@@ -98,6 +102,17 @@ def _run_note(run: Run) -> str:
     return f"{run.size_bytes} bytes" if run.size_bytes is not None else ""
 
 
+def _requested(run: Run, now: datetime) -> list[tuple[str, str]]:
+    if run.requested_by is None:
+        return []
+    asked = (
+        f"by {run.requested_by} at {iso(run.started_at)}"
+        if run.status is RunStatus.QUEUED
+        else f"by {run.requested_by}"
+    )
+    return [("requested", f"{asked}, due {relative(run.due_at, now)}")]
+
+
 def _details(run: Run, endpoint: Endpoint, now: datetime) -> Table:
     return details_table(
         [
@@ -110,10 +125,11 @@ def _details(run: Run, endpoint: Endpoint, now: datetime) -> Table:
             ("trigger", f"{run.trigger.value}, {run.schedule_source.value}, attempt {run.attempt}"),
             ("status", run_status(run)),
             ("slot", relative(run.slot_at, now)),
-            ("started", iso(run.started_at) or "-"),
+            ("started", "-" if run.status is RunStatus.QUEUED else iso(run.started_at) or "-"),
             ("finished", iso(run.finished_at) or "-"),
             ("took", f"{run.duration_ms:.0f}ms" if run.duration_ms is not None else "-"),
-            ("worker", run.worker_id),
+            ("worker", run.worker_id or "-"),
+            *_requested(run, now),
             ("response", _run_note(run) or "-"),
             ("attempts", _attempts(run)),
             ("steering", _steering(run)),

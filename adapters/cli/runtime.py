@@ -13,6 +13,7 @@ from adapters.settings import Settings, load_settings
 from domain.errors import (
     CronpilotError,
     InvalidConfig,
+    InvalidRunRequest,
     InvalidSchedule,
     NotFound,
     StoreUnavailable,
@@ -29,9 +30,11 @@ EXIT_BAD_INPUT = 2
 EXIT_STORE_UNAVAILABLE = 3
 EXIT_FAILED = 4
 """Anything else that went wrong: a conflict, a secret the key cannot decrypt, an abort."""
+EXIT_RUN_FAILED = 5
+"""`run --wait`: the run was recorded, and it did not succeed."""
 EXIT_CODES_HELP = (
     "Exit codes: 0 ok, 1 not found, 2 bad input (options, settings, jobs file), "
-    "3 database unavailable, 4 any other failure."
+    "3 database unavailable, 4 any other failure, 5 the run waited for did not succeed."
 )
 
 
@@ -76,7 +79,9 @@ async def wake_schedulers(settings: Settings) -> None:
 def exit_code(error: CronpilotError) -> int:
     if isinstance(error, NotFound):
         return EXIT_NOT_FOUND
-    if isinstance(error, InvalidConfig | InvalidSchedule | UnsafeURL | ValueRejected):
+    if isinstance(
+        error, InvalidConfig | InvalidSchedule | InvalidRunRequest | UnsafeURL | ValueRejected
+    ):
         return EXIT_BAD_INPUT
     if isinstance(error, StoreUnavailable):
         return EXIT_STORE_UNAVAILABLE

@@ -93,6 +93,8 @@ def run_view(run: Run, *, with_body: bool) -> dict[str, Any]:
         "error_kind": run.error_kind.value if run.error_kind is not None else None,
         "error_message": mask_urls(run.error_message) if run.error_message else None,
         "attempts": [_attempt_view(attempt) for attempt in run.attempts],
+        "due_at": iso(run.due_at),
+        "requested_by": run.requested_by,
     }
     if with_body:
         view["body"] = run.body

@@ -17,7 +17,7 @@ from domain.errors import (
     SessionNotFound,
 )
 from domain.graph import touches_job
-from domain.model import Endpoint, RunStatus
+from domain.model import Endpoint
 from domain.planning import (
     AnalysisClaim,
     AnalysisContext,
@@ -65,9 +65,7 @@ class MemoryPlanner:
 
     def _newest_finished_slot(self, job_id: str) -> datetime | None:
         finished = [
-            r.slot_at
-            for r in self._state.runs.values()
-            if r.job_id == job_id and r.status is not RunStatus.RUNNING
+            r.slot_at for r in self._state.runs.values() if r.job_id == job_id and r.status.finished
         ]
         return max(finished, default=None)
 

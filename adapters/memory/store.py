@@ -34,13 +34,17 @@ from domain.outputs import DriftEvent, OutputSchema
 from domain.ports import ApplyReport, JobDeclaration
 from domain.transitions import (
     abandoned_run,
-    after_call,
+    after_finish,
+    after_reap,
+    after_run,
     after_slot,
     caught_up,
     claim_of,
     finished_run,
     is_due,
+    queued_claim,
     replanned,
+    started_queued,
     started_run,
     with_hints,
     with_pause,
@@ -96,7 +100,7 @@ class MemoryState:
         endpoint, running = fenced
         finished = finished_run(running, response, now)
         self.runs[finished.id] = finished
-        ended = after_call(endpoint, claim.slot_at, response, now)
+        ended = after_finish(endpoint, running, response, now)
         self.endpoints[endpoint.id] = ended
         self.add_notifications(run_notifications(endpoint, ended, finished, now))
         return finished
@@ -229,11 +233,22 @@ class MemoryClaims:
         horizon = now if due_by is None else max(now, due_by)
         claims: list[Claim] = []
         async with self._state.lock:
+            # As in the SQL store: queued runs first, the earliest due of each free endpoint.
+            for queued in self._waiting(horizon):
+                if len(claims) >= limit:
+                    break
+                endpoint = self._state.endpoints[queued.endpoint_id]
+                if endpoint.lease_owner is not None:
+                    continue
+                leased = replace(endpoint, lease_owner=worker_id, lease_until=lease_until)
+                self._state.endpoints[endpoint.id] = leased
+                self._state.runs[queued.id] = started_queued(queued, worker_id, now)
+                claims.append(queued_claim(leased, queued, lease_until))
             due = sorted(
                 (e for e in self._state.endpoints.values() if is_due(e, horizon)),
                 key=lambda e: e.next_run_at or now,
             )
-            for planned in due[: max(limit, 0)]:
+            for planned in due[: max(limit - len(claims), 0)]:
                 # As in the SQL store: a missed baseline slot moves by its catch-up rule.
                 endpoint = caught_up(planned, now) or planned
                 self._state.endpoints[endpoint.id] = endpoint
@@ -252,6 +267,26 @@ class MemoryClaims:
                 claims.append(claim)
         return claims
 
+    def _waiting(self, due_by: datetime) -> list[Run]:
+        """Queued runs due by `due_by`, earliest first."""
+        waiting = [
+            run
+            for run in self._state.runs.values()
+            if run.status is RunStatus.QUEUED and run.due_at is not None and run.due_at <= due_by
+        ]
+        return sorted(waiting, key=lambda run: (run.due_at, run.slot_at))
+
+    async def enqueue(self, queued: Sequence[Run]) -> list[Run]:
+        inserted = []
+        async with self._state.lock:
+            for run in queued:
+                self._state.endpoint(run.endpoint_id)
+                if any(r.slot_at == run.slot_at for r in self._state.runs_of(run.endpoint_id)):
+                    continue
+                self._state.runs[run.id] = run
+                inserted.append(run)
+        return inserted
+
     async def extend_lease(self, claim: Claim, worker_id: str, until: datetime) -> None:
         async with self._state.lock:
             endpoint = self._state.endpoints.get(claim.endpoint.id)
@@ -269,7 +304,10 @@ class MemoryClaims:
             if fenced is None:
                 return
             endpoint, running = fenced
-            del self._state.runs[running.id]
+            if claim.queued is None:
+                del self._state.runs[running.id]
+            else:
+                self._state.runs[running.id] = claim.queued
             self._state.endpoints[endpoint.id] = replace(
                 endpoint, lease_owner=None, lease_until=None
             )
@@ -281,7 +319,7 @@ class MemoryClaims:
                 return
             endpoint, running = fenced
             self._state.runs[running.id] = abandoned_run(running, ErrorKind.SHUTDOWN, reason, now)
-            self._state.endpoints[endpoint.id] = after_slot(endpoint, claim.slot_at, None, now)
+            self._state.endpoints[endpoint.id] = after_run(endpoint, running, None, now)
 
     async def reap(self, now: datetime) -> int:
         reaped = 0
@@ -291,21 +329,17 @@ class MemoryClaims:
                     continue
                 if endpoint.lease_until >= now:
                     continue
-                running = [
-                    r for r in self._state.runs_of(endpoint.id) if r.status is RunStatus.RUNNING
-                ]
-                for run in running:
-                    reason = f"lease of worker {run.worker_id} expired"
-                    self._state.runs[run.id] = abandoned_run(
-                        run, ErrorKind.LEASE_EXPIRED, reason, now
+                abandoned = [
+                    abandoned_run(
+                        r, ErrorKind.LEASE_EXPIRED, f"lease of worker {r.worker_id} expired", now
                     )
-                reaped += len(running)
-                freed = replace(endpoint, lease_owner=None, lease_until=None)
-                self._state.endpoints[endpoint.id] = (
-                    after_slot(freed, max(r.slot_at for r in running), None, now)
-                    if running
-                    else replanned(freed, now)
-                )
+                    for r in self._state.runs_of(endpoint.id)
+                    if r.status is RunStatus.RUNNING
+                ]
+                for run in abandoned:
+                    self._state.runs[run.id] = run
+                reaped += len(abandoned)
+                self._state.endpoints[endpoint.id] = after_reap(endpoint, abandoned, now)
         return reaped
 
     async def next_due_at(self) -> datetime | None:
@@ -313,6 +347,12 @@ class MemoryClaims:
             e.next_run_at
             for e in self._state.endpoints.values()
             if e.lease_owner is None and e.next_run_at is not None
+        ]
+        free = {e.id for e in self._state.endpoints.values() if e.lease_owner is None}
+        times += [
+            run.due_at
+            for run in self._state.runs.values()
+            if run.status is RunStatus.QUEUED and run.due_at is not None and run.endpoint_id in free
         ]
         return min(times, default=None)
 
@@ -342,15 +382,14 @@ class MemoryRuns:
         async with self._state.lock:
             doomed: list[str] = []
             for endpoint_id in {run.endpoint_id for run in self._state.runs.values()}:
-                finished = [
-                    run
-                    for run in self._state.runs_of(endpoint_id)
-                    if run.status is not RunStatus.RUNNING
-                ]
+                finished = [run for run in self._state.runs_of(endpoint_id) if run.status.finished]
                 doomed.extend(run.id for run in finished[max(keep_per_endpoint, 0) :])
             for run_id in doomed:
                 del self._state.runs[run_id]
         return len(doomed)
+
+    async def slots_taken(self, endpoint_id: str, start: datetime, end: datetime) -> set[datetime]:
+        return {r.slot_at for r in self._state.runs_of(endpoint_id) if start <= r.slot_at <= end}
 
 
 class MemoryStore:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -45,7 +45,7 @@ from adapters.sql.rows import (
     select_endpoints,
     state_values,
 )
-from adapters.sql.tables import SLOT_KEY, UtcDateTime, endpoints, jobs, runs
+from adapters.sql.tables import IS_QUEUED, SLOT_KEY, UtcDateTime, endpoints, jobs, runs
 from domain.alerts import run_notifications
 from domain.errors import LeaseLost
 from domain.governor import missed
@@ -64,11 +64,14 @@ from domain.model import (
 from domain.ports import SecretCipher
 from domain.transitions import (
     abandoned_run,
+    after_reap,
+    after_run,
     after_slot,
     caught_up,
     claim_of,
     finished_run,
-    replanned,
+    queued_claim,
+    started_queued,
     started_run,
 )
 
@@ -227,6 +230,150 @@ async def _lease_due_sqlite(conn: AsyncConnection, lease: LeaseRequest) -> list[
     return leased
 
 
+Started = tuple[Mapping[str, Any], Run | None]
+"""An endpoint leased for a queued run, with that run as it was queued, before this claim
+turned it `running` (None: another claimer started it first)."""
+
+_RUN_PREFIX = "run_"
+
+
+def _waiting_runs(due_by: datetime | BindParameter[Any]) -> Select[Any]:
+    """Queued runs due by `due_by` of unleased endpoints, earliest first: served by the partial
+    index `QUEUED_INDEX`."""
+    return (
+        select(runs)
+        .join(endpoints, endpoints.c.id == runs.c.endpoint_id)
+        .where(
+            IS_QUEUED,
+            runs.c.due_at <= due_by,
+            endpoints.c.lease_owner.is_(None),
+        )
+        .order_by(runs.c.due_at, runs.c.slot_at)
+    )
+
+
+async def _start_queued_postgres(conn: AsyncConnection, lease: LeaseRequest) -> list[Started]:
+    """One statement: pick the earliest due queued run of each unleased endpoint, lock those
+    endpoints (skipping rows other claimers hold), lease them and turn their runs `running`.
+
+        WITH waiting AS (SELECT runs.* FROM (SELECT runs.*, row_number() OVER (PARTITION BY
+                         runs.endpoint_id ORDER BY runs.due_at, runs.slot_at) AS rank
+                         FROM runs JOIN endpoints ... WHERE runs.status = 'queued'
+                         AND runs.due_at <= :due_by AND endpoints.lease_owner IS NULL)
+                         WHERE rank = 1),
+             due AS (SELECT endpoints.id, waiting.* (as run_*) FROM endpoints JOIN waiting ...
+                     WHERE endpoints.lease_owner IS NULL ORDER BY waiting.due_at LIMIT :n
+                     FOR UPDATE OF endpoints SKIP LOCKED),
+             leased AS (UPDATE endpoints SET lease_owner = :worker, lease_until = :until
+                        FROM due WHERE endpoints.id = due.id RETURNING endpoints.*, due.run_*),
+             started AS (UPDATE runs SET status = 'running', started_at = :now, worker_id = :worker
+                         FROM leased WHERE runs.id = leased.run_id AND runs.status = 'queued'
+                         RETURNING runs.id)
+        SELECT leased.*, jobs.name, started.id FROM leased JOIN jobs ... LEFT JOIN started ...
+
+    A locked endpoint whose row changed since the statement began is checked again (READ
+    COMMITTED), and so is the run's `queued` status in `started`: two claimers never start one
+    run, even when the first has finished it already."""
+    result = await conn.execute(
+        _start_queued_postgres_statement(),
+        {
+            "now": lease.now,
+            "due_by": lease.due_by,
+            "limit": lease.limit,
+            "worker_id": lease.worker_id,
+            "until": lease.until,
+        },
+    )
+    started: list[Started] = []
+    for row in result.mappings().all():
+        queued = {column.name: row[_RUN_PREFIX + column.name] for column in runs.c}
+        started.append((row, None if row["started_id"] is None else run_from_row(queued)))
+    return started
+
+
+@functools.cache
+def _start_queued_postgres_statement() -> Select[Any]:
+    """The statement of `_start_queued_postgres`, built once with bound parameters `now`,
+    `due_by`, `limit`, `worker_id` and `until`."""
+    worker_id = bindparam("worker_id", type_=String)
+    # The earliest of each endpoint: ranked, as DISTINCT ON is spelt differently across
+    # SQLAlchemy versions.
+    earliest_first = func.row_number().over(
+        partition_by=runs.c.endpoint_id, order_by=(runs.c.due_at, runs.c.slot_at)
+    )
+    ranked = (
+        _waiting_runs(bindparam("due_by", type_=UtcDateTime))
+        .order_by(None)
+        .add_columns(earliest_first.label("rank"))
+        .subquery("ranked")
+    )
+    waiting = (
+        select(*(ranked.c[column.name] for column in runs.c))
+        .where(ranked.c.rank == 1)
+        .cte("waiting")
+    )
+    run_columns = [_RUN_PREFIX + column.name for column in runs.c]
+    due = (
+        select(
+            endpoints.c.id,
+            *(waiting.c[column.name].label(_RUN_PREFIX + column.name) for column in runs.c),
+        )
+        .join(waiting, waiting.c.endpoint_id == endpoints.c.id)
+        .where(endpoints.c.lease_owner.is_(None))
+        .order_by(waiting.c.due_at, waiting.c.slot_at)
+        .limit(bindparam("limit", type_=Integer))
+        .with_for_update(of=endpoints, skip_locked=True)
+        .cte("due")
+    )
+    leased = (
+        update(endpoints)
+        .where(endpoints.c.id == due.c.id)
+        .values(lease_owner=worker_id, lease_until=bindparam("until", type_=UtcDateTime))
+        .returning(*endpoints.c, *(due.c[name] for name in run_columns))
+        .cte("leased")
+    )
+    # Mirrors `started_queued()`, which the SQLite path calls directly.
+    started = (
+        update(runs)
+        .where(runs.c.id == leased.c.run_id, runs.c.status == RunStatus.QUEUED.value)
+        .values(
+            status=RunStatus.RUNNING.value,
+            started_at=bindparam("now", type_=UtcDateTime),
+            worker_id=worker_id,
+        )
+        .returning(runs.c.id)
+        .cte("started")
+    )
+    return (
+        select(*leased.c, jobs.c.name.label("job_name"), started.c.id.label("started_id"))
+        .join(jobs, jobs.c.id == leased.c.job_id)
+        .outerjoin(started, started.c.id == leased.c.run_id)
+        .order_by(leased.c.run_due_at, leased.c.run_slot_at)
+    )
+
+
+async def _start_queued_sqlite(conn: AsyncConnection, lease: LeaseRequest) -> list[Started]:
+    """SQLite's one writer (the transaction began IMMEDIATE) lets the earliest due queued run
+    of each unleased endpoint be picked, its endpoint leased and the run started in turn."""
+    picked: dict[str, Run] = {}
+    for row in (await conn.execute(_waiting_runs(lease.due_by))).mappings():
+        run = run_from_row(row)
+        if len(picked) < lease.limit and run.endpoint_id not in picked:
+            picked[run.endpoint_id] = run
+    started: list[Started] = []
+    for queued in picked.values():
+        await conn.execute(
+            update(endpoints)
+            .where(endpoints.c.id == queued.endpoint_id)
+            .values(lease_owner=lease.worker_id, lease_until=lease.until)
+        )
+        running = started_queued(queued, lease.worker_id, lease.now)
+        await conn.execute(update(runs).where(runs.c.id == queued.id).values(run_values(running)))
+        leased = select_endpoints().where(endpoints.c.id == queued.endpoint_id)
+        started.append(((await conn.execute(leased)).mappings().one(), queued))
+    return started
+
+
 async def _start_run(
     conn: AsyncConnection, row: Mapping[str, Any], lease: LeaseRequest, dialect: str
 ) -> tuple[str | None, str | None]:
@@ -266,10 +413,15 @@ class SqlClaims:
         # The one dialect difference: PostgreSQL serves many concurrent claimers with
         # FOR UPDATE SKIP LOCKED in one statement; SQLite serialises writers, so a plain
         # UPDATE … RETURNING inside BEGIN IMMEDIATE is already exclusive.
-        lease_due = _lease_due_postgres if self._db.dialect == "postgresql" else _lease_due_sqlite
+        postgres = self._db.dialect == "postgresql"
+        lease_due = _lease_due_postgres if postgres else _lease_due_sqlite
+        start_queued = _start_queued_postgres if postgres else _start_queued_sqlite
         claims: list[Claim] = []
         async with self._db.write() as conn:
-            for leased in await lease_due(conn, lease):
+            # Queued runs first: they were asked for by hand, and are few.
+            claims += await self._queued_claims(conn, await start_queued(conn, lease), lease)
+            lease = replace(lease, limit=limit - len(claims))
+            for leased in await lease_due(conn, lease) if lease.limit > 0 else []:
                 row, run_id, trace_id = leased
                 if missed(row["next_run_at"], ScheduleSource(row["next_run_source"]), now):
                     caught = await self._catch_up(conn, leased, lease)
@@ -282,7 +434,11 @@ class SqlClaims:
                 try:
                     endpoint = endpoint_from_row(row, self._cipher)
                 except SecretUndecryptable:
-                    await self._fail_undecryptable(conn, endpoint_from_row(row, None), run_id, now)
+                    running = await conn.execute(select(runs).where(runs.c.id == run_id))
+                    sealed = endpoint_from_row(row, None)
+                    await self._fail_undecryptable(
+                        conn, sealed, run_from_row(running.mappings().one()), now
+                    )
                     continue
                 claims.append(claim_of(endpoint, run_id, trace_id, lease.until))
         if claims:
@@ -329,6 +485,30 @@ class SqlClaims:
         new_run_id, trace_id = await _start_run(conn, moved_row, lease, self._db.dialect)
         return moved_row, new_run_id, trace_id
 
+    async def _queued_claims(
+        self, conn: AsyncConnection, started: list[Started], lease: LeaseRequest
+    ) -> list[Claim]:
+        claims: list[Claim] = []
+        for row, queued in started:
+            if queued is None:
+                # Another claimer started its run (and finished it) since this statement
+                # began: the endpoint was leased for nothing.
+                await conn.execute(
+                    update(endpoints)
+                    .where(endpoints.c.id == row["id"])
+                    .values(lease_owner=None, lease_until=None)
+                )
+                continue
+            try:
+                endpoint = endpoint_from_row(row, self._cipher)
+            except SecretUndecryptable:
+                running = started_queued(queued, lease.worker_id, lease.now)
+                sealed = endpoint_from_row(row, None)
+                await self._fail_undecryptable(conn, sealed, running, lease.now)
+                continue
+            claims.append(queued_claim(endpoint, queued, lease.until))
+        return claims
+
     async def _skip_taken_slot(
         self, conn: AsyncConnection, endpoint: Endpoint, now: datetime
     ) -> None:
@@ -342,19 +522,18 @@ class SqlClaims:
         await save_endpoint_state(conn, after_slot(endpoint, endpoint.next_slot, None, now))
 
     async def _fail_undecryptable(
-        self, conn: AsyncConnection, sealed: Endpoint, run_id: str, now: datetime
+        self, conn: AsyncConnection, sealed: Endpoint, running: Run, now: datetime
     ) -> None:
         """A secret header of this endpoint cannot be opened with our key, so it cannot be
         called: its run fails at once with the reason, and the endpoint is planned past the slot
-        (backing off like any failure) while the rest of the batch goes ahead. `sealed` keeps
+        (backing off like any failure; a queued run only frees it) while the rest of the batch
+        goes ahead. `sealed` keeps
         its headers as stored, and only its schedule state is saved, so the secrets survive."""
-        assert sealed.next_slot is not None
         logger.error(
             "cannot open a secret header of %s; run failed",
             sealed.ref,
-            extra={"action": "claim_undecryptable", "endpoint_id": sealed.id, "run_id": run_id},
+            extra={"action": "claim_undecryptable", "endpoint_id": sealed.id, "run_id": running.id},
         )
-        row = (await conn.execute(select(runs).where(runs.c.id == run_id))).mappings().one()
         failure = Response(
             status_code=None,
             body_absence=BodyAbsence.NO_RESPONSE,
@@ -363,9 +542,9 @@ class SqlClaims:
             started_at=now,
             finished_at=now,
         )
-        run = finished_run(run_from_row(row), failure, now)
+        run = finished_run(running, failure, now)
         await self._save_run(conn, run)
-        ended = after_slot(sealed, sealed.next_slot, False, now)
+        ended = after_run(sealed, running, False, now)
         await save_endpoint_state(conn, ended)
         await add_notifications(conn, run_notifications(sealed, ended, run, now))
 
@@ -412,7 +591,10 @@ class SqlClaims:
             if fenced is None:
                 return
             endpoint, running = fenced
-            await conn.execute(delete(runs).where(runs.c.id == running.id))
+            if claim.queued is None:
+                await conn.execute(delete(runs).where(runs.c.id == running.id))
+            else:
+                await self._save_run(conn, claim.queued)
             await save_endpoint(
                 conn, replace(endpoint, lease_owner=None, lease_until=None), self._cipher
             )
@@ -424,7 +606,7 @@ class SqlClaims:
                 return
             endpoint, running = fenced
             await self._save_run(conn, abandoned_run(running, ErrorKind.SHUTDOWN, reason, now))
-            await save_endpoint(conn, after_slot(endpoint, claim.slot_at, None, now), self._cipher)
+            await save_endpoint(conn, after_run(endpoint, running, None, now), self._cipher)
 
     async def reap(self, now: datetime) -> int:
         reaped = 0
@@ -450,23 +632,37 @@ class SqlClaims:
                 runs.c.endpoint_id == endpoint.id, runs.c.status == RunStatus.RUNNING.value
             )
         )
-        last_slot: datetime | None = None
-        count = 0
+        abandoned = []
         for row in running.mappings().all():
             run = run_from_row(row)
             reason = f"lease of worker {run.worker_id} expired"
-            await self._save_run(conn, abandoned_run(run, ErrorKind.LEASE_EXPIRED, reason, now))
-            last_slot = run.slot_at if last_slot is None else max(last_slot, run.slot_at)
-            count += 1
-        freed = replace(endpoint, lease_owner=None, lease_until=None)
-        if last_slot is None:
-            await save_endpoint_state(conn, replanned(freed, now))
-        else:
-            await save_endpoint_state(conn, after_slot(freed, last_slot, None, now))
-        return count
+            abandoned.append(abandoned_run(run, ErrorKind.LEASE_EXPIRED, reason, now))
+            await self._save_run(conn, abandoned[-1])
+        await save_endpoint_state(conn, after_reap(endpoint, abandoned, now))
+        return len(abandoned)
 
     async def next_due_at(self) -> datetime | None:
-        query = select(func.min(endpoints.c.next_run_at)).where(endpoints.c.lease_owner.is_(None))
+        slot = select(func.min(endpoints.c.next_run_at)).where(endpoints.c.lease_owner.is_(None))
+        queued = (
+            select(func.min(runs.c.due_at))
+            .join(endpoints, endpoints.c.id == runs.c.endpoint_id)
+            .where(IS_QUEUED, endpoints.c.lease_owner.is_(None))
+        )
+        query = select(slot.scalar_subquery(), queued.scalar_subquery())
         async with self._db.read() as conn:
-            value: datetime | None = (await conn.execute(query)).scalar_one()
-        return value
+            times = (await conn.execute(query)).one()
+        return min((time for time in times if time is not None), default=None)
+
+    async def enqueue(self, queued: Sequence[Run]) -> list[Run]:
+        insert = pg_insert if self._db.dialect == "postgresql" else sqlite_insert
+        inserted = []
+        async with self._db.write() as conn:
+            for run in queued:
+                result = await conn.execute(
+                    insert(runs)
+                    .values(run_values(run))
+                    .on_conflict_do_nothing(index_elements=[runs.c.endpoint_id, runs.c.slot_at])
+                )
+                if result.rowcount:
+                    inserted.append(run)
+        return inserted

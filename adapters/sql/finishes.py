@@ -35,7 +35,7 @@ from adapters.sql.tables import endpoints, runs
 from domain.alerts import Notification, run_notifications
 from domain.errors import CronpilotError, LeaseLost
 from domain.model import Claim, Endpoint, Response, Run, RunStatus
-from domain.transitions import after_call, finished_run, started_run
+from domain.transitions import after_finish, finished_run, started_run
 
 logger = logging.getLogger(__name__)
 
@@ -110,11 +110,12 @@ async def record_finishes(conn: AsyncConnection, batch: Sequence[Finish]) -> lis
         if endpoint is None or endpoint.lease_owner != item.worker_id or started_at is None:
             recorded.append(None)
             continue
-        run = finished_run(started_run(claim, item.worker_id, started_at), item.response, item.now)
+        running_run = started_run(claim, item.worker_id, started_at)
+        run = finished_run(running_run, item.response, item.now)
         recorded.append(run)
         # Kept for later items of the batch: a second claim on this endpoint now finds the
         # lease released, as it would in a transaction of its own.
-        by_id[endpoint.id] = after_call(endpoint, claim.slot_at, item.response, item.now)
+        by_id[endpoint.id] = after_finish(endpoint, running_run, item.response, item.now)
         raised.extend(run_notifications(endpoint, by_id[endpoint.id], run, item.now))
     finished = [run for run in recorded if run is not None]
     if finished:

@@ -81,7 +81,10 @@ def _newest_finished_slot(job_id: ColumnElement[str]) -> Any:
     job_endpoints = select(siblings.c.id).where(siblings.c.job_id == job_id).correlate(endpoints)
     return (
         select(func.max(runs.c.slot_at))
-        .where(runs.c.endpoint_id.in_(job_endpoints), runs.c.status != RunStatus.RUNNING.value)
+        .where(
+            runs.c.endpoint_id.in_(job_endpoints),
+            runs.c.status.notin_([s.value for s in RunStatus if not s.finished]),
+        )
         .scalar_subquery()
     )
 

@@ -336,11 +336,13 @@ def run_values(run: Run) -> dict[str, Any]:
         "body_hash": run.body_hash,
         "error_kind": run.error_kind.value if run.error_kind else None,
         "error_message": run.error_message,
+        "due_at": run.due_at,
+        "requested_by": run.requested_by,
         "attempts": [attempt_value(attempt) for attempt in run.attempts] or None,
     }
 
 
-def run_from_row(row: RowMapping) -> Run:
+def run_from_row(row: Mapping[Any, Any]) -> Run:
     return Run(
         id=row["id"],
         endpoint_id=row["endpoint_id"],
@@ -363,6 +365,8 @@ def run_from_row(row: RowMapping) -> Run:
         body_hash=row["body_hash"],
         error_kind=ErrorKind(row["error_kind"]) if row["error_kind"] else None,
         error_message=row["error_message"],
+        due_at=row["due_at"],
+        requested_by=row["requested_by"],
         attempts=tuple(_attempt_from_value(value) for value in row["attempts"] or ()),
     )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Integer, Select, bindparam, delete, func, select
@@ -18,6 +19,8 @@ from domain.model import Run, RunStatus
 PRUNE_BATCH = 1_000
 """The most runs one retention transaction deletes."""
 _ENDPOINTS_PER_PAGE = 100
+_UNFINISHED = [status.value for status in RunStatus if not status.finished]
+"""Runs that retention never deletes: queued or under way."""
 
 
 def _newest_first_rank() -> Any:
@@ -104,7 +107,7 @@ class SqlRuns:
         endpoints' runs; ranks are counted afresh each time, so the newest stay."""
         finished = (
             select(runs.c.id, _newest_first_rank().label("rank"))
-            .where(runs.c.endpoint_id.in_(endpoint_ids), runs.c.status != RunStatus.RUNNING.value)
+            .where(runs.c.endpoint_id.in_(endpoint_ids), runs.c.status.notin_(_UNFINISHED))
             .subquery()
         )
         doomed = (
@@ -115,3 +118,10 @@ class SqlRuns:
         async with self._db.write() as conn:
             result = await conn.execute(delete(runs).where(runs.c.id.in_(doomed)))
         return int(result.rowcount)
+
+    async def slots_taken(self, endpoint_id: str, start: datetime, end: datetime) -> set[datetime]:
+        query = select(runs.c.slot_at).where(
+            runs.c.endpoint_id == endpoint_id, runs.c.slot_at.between(start, end)
+        )
+        async with self._db.read() as conn:
+            return set((await conn.execute(query)).scalars())

@@ -26,6 +26,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     false,
+    literal_column,
     text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
@@ -201,6 +202,9 @@ runs = Table(
     Column("error_kind", String(32), nullable=True),
     Column("error_message", Text, nullable=True),
     Column("attempts", _json(), nullable=True),
+    # Runs asked for by hand (manual, backfill): queued until `due_at`, then claimed.
+    Column("due_at", UtcDateTime, nullable=True),
+    Column("requested_by", String(200), nullable=True),
     # A slot runs once, whatever any worker believes: the database refuses a second run.
     UniqueConstraint("endpoint_id", "slot_at", name=SLOT_KEY),
 )
@@ -208,6 +212,12 @@ runs = Table(
 # History is read newest slot first per endpoint.
 Index("ix_runs_history", runs.c.endpoint_id, runs.c.slot_at.desc())
 Index("ix_runs_trace_id", runs.c.trace_id)
+# Claims look for due queued runs among the (few) queued rows.
+QUEUED_INDEX = "ix_runs_queued"
+IS_QUEUED = runs.c.status == literal_column("'queued'")
+"""`status = 'queued'` with the value written out, not bound: only then can SQLite (and a
+generic PostgreSQL plan) tell that a query's condition implies `QUEUED_INDEX`'s."""
+Index(QUEUED_INDEX, runs.c.due_at, postgresql_where=IS_QUEUED, sqlite_where=IS_QUEUED)
 
 # The planner's bookkeeping per endpoint: what it has seen, when to look again, its backoff and
 # its lease (claimed like endpoints, with SKIP LOCKED on PostgreSQL).

@@ -18,6 +18,7 @@ from domain.errors import (
     CronpilotError,
     EndpointNotFound,
     InvalidConfig,
+    InvalidRunRequest,
     StoreUnavailable,
     UnsafeURL,
     ValueRejected,
@@ -470,6 +471,7 @@ def test_help_documents_the_exit_codes(empty: Cli) -> None:
     [
         (EndpointNotFound("shop/x"), 1),
         (InvalidConfig("jobs.yaml", "bad"), 2),
+        (InvalidRunRequest("shop/x", "--from is after --to"), 2),
         (UnsafeURL("http://10.0.0.1/", "private"), 2),
         (ValueRejected("value too long"), 2),
         (StoreUnavailable("down"), 3),

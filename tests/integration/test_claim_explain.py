@@ -1,7 +1,8 @@
-"""With 100k endpoints in PostgreSQL the claim reads its partial index, not the whole table.
+"""With 100k endpoints and 100k runs in PostgreSQL the claim reads its partial indexes (due
+endpoints, queued runs), not the whole tables.
 
-The plan explained is the one of the statement `claim_due` really sends: it is captured from
-the driver while a claim runs, then explained with the same parameters.
+The plans explained are those of the statements `claim_due` really sends: they are captured
+from the driver while a claim runs, then explained with the same parameters.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ import pytest
 from sqlalchemy import event
 
 from adapters.sql import open_sql_store
-from adapters.sql.tables import CLAIM_INDEX
+from adapters.sql.tables import CLAIM_INDEX, QUEUED_INDEX
 from domain.ports import SecretCipher
 
 ENDPOINTS = 100_000
 NOW = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
 BATCH = 10
+QUEUED = 4
 
 # One job; endpoint i is due i seconds after 11:00, every tenth one is leased.
 SEED = [
@@ -35,12 +37,26 @@ SEED = [
         CASE WHEN i % 10 = 0 THEN timestamptz '2030-01-01 13:00:00+00' END
     FROM generate_series(1, {ENDPOINTS}) AS i
     """,
+    # A finished run for each endpoint, and a few queued runs of free endpoints.
+    f"""
+    INSERT INTO runs (
+        id, endpoint_id, job_id, trace_id, trigger, schedule_source, status, slot_at,
+        started_at, worker_id, attempt, due_at)
+    SELECT md5('run' || i), md5(i::text), md5('job'), md5('trace' || i),
+        CASE WHEN i <= {QUEUED} THEN 'manual' ELSE 'schedule' END, 'baseline',
+        CASE WHEN i <= {QUEUED} THEN 'queued' ELSE 'success' END,
+        timestamptz '2030-01-01 10:00:00+00' + i * interval '1 second',
+        timestamptz '2030-01-01 10:00:00+00', 'worker', 1,
+        CASE WHEN i <= {QUEUED} THEN timestamptz '2030-01-01 11:00:00+00' END
+    FROM generate_series(1, {ENDPOINTS}) AS i
+    """,
     "ANALYZE endpoints",
+    "ANALYZE runs",
 ]
 
 
 @pytest.mark.postgres
-async def test_claim_uses_the_claim_index(postgres_url: str, cipher: SecretCipher) -> None:
+async def test_claim_uses_the_claim_indexes(postgres_url: str, cipher: SecretCipher) -> None:
     store = await open_sql_store(postgres_url, cipher)
     sent: list[tuple[str, Any]] = []
 
@@ -54,15 +70,24 @@ async def test_claim_uses_the_claim_index(postgres_url: str, cipher: SecretCiphe
                 await conn.exec_driver_sql(statement)
         event.listen(store.engine.sync_engine, "before_cursor_execute", capture)
         claims = await store.claims.claim_due(NOW, "w1", 30.0, BATCH)
-        [(claim_sql, parameters)] = sent
+        [queued_claim, due_claim] = sent
         # EXPLAIN without ANALYZE plans the data-modifying statement without running it, and
         # a connection closed without commit rolls back all the same.
         async with store.engine.connect() as conn:
-            result = await conn.exec_driver_sql(f"EXPLAIN {claim_sql}", parameters)
-            plan = "\n".join(row[0] for row in result.all())
+            plans = []
+            for statement, parameters in (queued_claim, due_claim):
+                result = await conn.exec_driver_sql(f"EXPLAIN {statement}", parameters)
+                plans.append("\n".join(row[0] for row in result.all()))
     finally:
         await store.close()
 
     assert len(claims) == BATCH
-    assert CLAIM_INDEX in plan, plan
-    assert "Seq Scan on endpoints" not in plan, plan
+    assert [claim.queued is not None for claim in claims] == [True] * QUEUED + [False] * (
+        BATCH - QUEUED
+    )
+    queued_plan, due_plan = plans
+    assert QUEUED_INDEX in queued_plan, queued_plan
+    assert "Seq Scan on runs" not in queued_plan, queued_plan
+    assert "Seq Scan on endpoints" not in queued_plan, queued_plan
+    assert CLAIM_INDEX in due_plan, due_plan
+    assert "Seq Scan on endpoints" not in due_plan, due_plan

@@ -65,6 +65,26 @@ class SchedulerProcesses:
         self.started.append(process)
         return await process.wait()
 
+    async def cli_output(self, *args: str) -> tuple[int, str, str]:
+        """Run another `cronpilot` command against the same database, without blocking the
+        loop (a test's endpoint server must go on answering). Returns its exit code, stdout
+        and stderr."""
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "adapters.cli.main",
+            *args,
+            cwd=self._workdir,
+            env=self._env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        self.started.append(process)
+        out, err = await process.communicate()
+        assert process.returncode is not None
+        return process.returncode, out.decode(), err.decode()
+
     def log_of(self, worker_id: str) -> str:
         return (self._workdir / f"{worker_id}.log").read_text()
 

@@ -1,0 +1,193 @@
+"""`cronpilot run` and `cronpilot backfill`: runs asked for by hand, queued for the scheduler
+workers (`adapters.run_requests`); the schedule is left as it is."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
+from typing import Annotated, TypeVar
+
+import typer
+
+from adapters.bootstrap import build_clock, build_waker
+from adapters.cli.identity import who_am_i
+from adapters.cli.output import EndpointRef, JsonOption, iso, print_json, relative, span
+from adapters.cli.runs_cmd import print_run
+from adapters.cli.runtime import EXIT_RUN_FAILED, admin_settings, with_store
+from adapters.config import parse_duration
+from adapters.run_requests import BackfillReport, request_backfill, request_run
+from adapters.settings import Settings
+from domain.errors import CronpilotError
+from domain.model import Endpoint, Run, RunStatus
+from domain.ports import Store, Waker
+from domain.requested_runs import DEFAULT_MAX_SLOTS, MAX_SLOTS
+
+POLL_SECONDS = 0.2
+"""How often `run --wait` looks at the store: a manual run starts at once, and most calls are
+short."""
+MAX_WAIT_SECONDS = 24 * 3600.0
+
+T = TypeVar("T")
+
+
+class RunNotFinished(CronpilotError):
+    """`run --wait` gave up waiting; the run goes on (or stays queued) without it."""
+
+    def __init__(self, run: Run, waited: float) -> None:
+        super().__init__(
+            f"run {run.id} is still {run.status.value} after {span(waited)}; it was not "
+            f"cancelled (see `cronpilot runs show {run.id}`)"
+        )
+        self.run = run
+
+
+def requested_by() -> str:
+    """Who asked, as runs record it: `cli:ann@web-1`."""
+    return f"cli:{who_am_i()}"
+
+
+def run(
+    ref: EndpointRef,
+    wait: Annotated[
+        bool, typer.Option("--wait", help="Wait for the run to end and print it as `runs show`.")
+    ] = False,
+    timeout: Annotated[
+        str, typer.Option(help="With --wait, how long to wait (30s, 5m) before giving up.")
+    ] = "60s",
+    json_output: JsonOption = False,
+) -> None:
+    """Run an endpoint once now, through a scheduler worker (so it waits for a run of the
+    endpoint under way). Its schedule is left as it is. Prints the run's id; with --wait,
+    the run, and exits 5 unless it succeeded."""
+    waited = _timeout(timeout)
+    settings = admin_settings()
+
+    async def act(store: Store) -> tuple[Run, Endpoint]:
+        clock = build_clock()
+        queued = await _queued(
+            settings, lambda waker: request_run(store, waker, ref, requested_by(), clock.now())
+        )
+        endpoint = await store.catalog.get_endpoint(queued.endpoint_id)
+        if not wait:
+            return queued, endpoint
+        deadline = clock.now() + timedelta(seconds=waited)
+        current = queued
+        while not current.status.finished:
+            if clock.now() >= deadline:
+                raise RunNotFinished(current, waited)
+            await clock.sleep(POLL_SECONDS)
+            current = await store.runs.get_run(queued.id)
+        return current, endpoint
+
+    done, endpoint = with_store(settings, act)
+    if not wait:
+        if json_output:
+            print_json({"id": done.id, "endpoint": endpoint.ref, "due_at": iso(done.due_at)})
+        else:
+            typer.echo(done.id)
+        return
+    print_run(done, endpoint, json_output=json_output)
+    if done.status is not RunStatus.SUCCESS:
+        raise typer.Exit(EXIT_RUN_FAILED)
+
+
+def backfill(
+    ref: EndpointRef,
+    start: Annotated[
+        str,
+        typer.Option(
+            "--from",
+            help="First slot: RFC 3339, or YYYY-MM-DD[ HH:MM] in the endpoint's time zone.",
+        ),
+    ],
+    end: Annotated[str, typer.Option("--to", help="Last slot, written as --from.")],
+    max_slots: Annotated[
+        int | None,
+        typer.Option(
+            "--max",
+            min=1,
+            max=MAX_SLOTS,
+            help=f"Queue up to this many runs (default {DEFAULT_MAX_SLOTS}); more is refused.",
+        ),
+    ] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Queue a run (trigger backfill) for each past slot of the endpoint's baseline in
+    [--from, --to] that has no run, oldest first, one starting at a time at a bounded pace.
+    Idempotent: slots that have a run are skipped."""
+    first, last = _moment(start, "--from"), _moment(end, "--to")
+    settings = admin_settings()
+
+    async def act(store: Store) -> BackfillReport:
+        return await _queued(
+            settings,
+            lambda waker: request_backfill(
+                store,
+                waker,
+                ref,
+                start=first,
+                end=last,
+                max_slots=max_slots or DEFAULT_MAX_SLOTS,
+                requested_by=requested_by(),
+                now=build_clock().now(),
+            ),
+        )
+
+    report = with_store(settings, act)
+    queued, ref_ = report.queued, report.endpoint.ref
+    if json_output:
+        print_json(
+            {
+                "endpoint": ref_,
+                "queued": len(queued),
+                "skipped": report.skipped,
+                "runs": [
+                    {"id": r.id, "slot_at": iso(r.slot_at), "due_at": iso(r.due_at)} for r in queued
+                ],
+            }
+        )
+        return
+    typer.echo(
+        f"queued {len(queued)} backfill runs of {ref_}; "
+        f"skipped {report.skipped} slots that have a run"
+    )
+    if queued:
+        now = build_clock().now()
+        typer.echo(
+            f"slots {iso(queued[0].slot_at)} .. {iso(queued[-1].slot_at)}; "
+            f"the last starts {relative(queued[-1].due_at, now)} at the earliest"
+        )
+
+
+async def _queued(settings: Settings, request: Callable[[Waker], Awaitable[T]]) -> T:
+    """`request` made with a waker of the store's schedulers, closed after."""
+    waker = build_waker(settings)
+    try:
+        return await request(waker)
+    finally:
+        await waker.close()
+
+
+def _timeout(text: str) -> float:
+    try:
+        seconds = parse_duration(text)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--timeout") from None
+    if not 0 < seconds <= MAX_WAIT_SECONDS:
+        raise typer.BadParameter(
+            f"{text!r} must be above 0 and at most {span(MAX_WAIT_SECONDS)}", param_hint="--timeout"
+        )
+    return seconds
+
+
+def _moment(text: str, option: str) -> datetime:
+    """RFC 3339 (with its offset), or a date with an optional time (`2030-01-31`,
+    `2030-01-31 09:00`) without one: the endpoint's local time, decided by the use case."""
+    try:
+        return datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise typer.BadParameter(
+            f"{text!r} is not a time: RFC 3339 (2030-01-31T09:00:00Z), or YYYY-MM-DD[ HH:MM] "
+            "in the endpoint's time zone",
+            param_hint=option,
+        ) from None

@@ -1,0 +1,83 @@
+"""Runs asked for by hand, as use cases: `request_run` (one now) and `request_backfill` (the
+past slots of a range that have none). Each queues runs for the scheduler workers and wakes
+them; the CLI calls these, and so would any other front end."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+
+from domain.errors import SlotAlreadyRun
+from domain.model import Endpoint, Run
+from domain.ports import Store, Waker
+from domain.requested_runs import backfill_runs, backfill_slots, manual_run
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class BackfillReport:
+    endpoint: Endpoint
+    queued: list[Run]
+    """The runs queued, oldest slot first."""
+    skipped: int
+    """Slots of the range that had a run already (whatever its status)."""
+
+
+async def request_run(
+    store: Store, waker: Waker, ref: str, requested_by: str, now: datetime
+) -> Run:
+    """Queue one run of `ref` due now (trigger `manual`). Raises `EndpointNotFound`,
+    `InvalidRunRequest` (see `domain.requested_runs.manual_run`), or `SlotAlreadyRun` when a
+    run of that endpoint has `now` as its slot already."""
+    endpoint = await store.catalog.get_endpoint(ref)
+    run = manual_run(endpoint, requested_by, now)
+    if not await store.claims.enqueue([run]):
+        raise SlotAlreadyRun(endpoint.id, now)
+    await waker.notify()
+    log.info(
+        "queued a manual run of %s",
+        endpoint.ref,
+        extra={"action": "run_requested", "endpoint_id": endpoint.id, "run_id": run.id},
+    )
+    return run
+
+
+async def request_backfill(
+    store: Store,
+    waker: Waker,
+    ref: str,
+    *,
+    start: datetime,
+    end: datetime,
+    max_slots: int,
+    requested_by: str,
+    now: datetime,
+) -> BackfillReport:
+    """Queue a run (trigger `backfill`) for every baseline slot in [start, end] that has none,
+    oldest first and paced (`domain.requested_runs`); times without an offset are the
+    endpoint's local time. Idempotent: the slots that have a run are skipped and counted.
+    Raises `EndpointNotFound` or `InvalidRunRequest` (nothing queued)."""
+    endpoint = await store.catalog.get_endpoint(ref)
+    slots = backfill_slots(endpoint, start, end, now)
+    taken = await store.runs.slots_taken(endpoint.id, slots[0], slots[-1]) if slots else set()
+    runs = backfill_runs(
+        endpoint, [slot for slot in slots if slot not in taken], max_slots, requested_by, now
+    )
+    # A backfill running beside this one may have taken some of these slots meanwhile: the
+    # slot key leaves them out.
+    queued = await store.claims.enqueue(runs)
+    if queued:
+        await waker.notify()
+        log.info(
+            "queued %d backfill runs of %s",
+            len(queued),
+            endpoint.ref,
+            extra={
+                "action": "backfill_requested",
+                "endpoint_id": endpoint.id,
+                "count": len(queued),
+            },
+        )
+    return BackfillReport(endpoint, queued, len(slots) - len(queued))
