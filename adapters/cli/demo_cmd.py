@@ -26,14 +26,22 @@ from rich.live import Live
 from rich.logging import RichHandler
 from rich.table import Table
 
-from adapters.bootstrap import build_clock, migrate, open_store, serve_planner, serve_scheduler
+from adapters.bootstrap import (
+    build_clock,
+    build_waker,
+    migrate,
+    open_store,
+    serve_planner,
+    serve_scheduler,
+)
 from adapters.cli.demo_planner import PlannerLine, planner_lines
 from adapters.cli.output import new_table, schedule_text, span
 from adapters.config import example_jobs_file, load_declarations, parse_declarations
 from adapters.declare import apply_declarations
+from adapters.run_requests import request_run
 from adapters.settings import Settings, load_settings
 from adapters.simulator import Simulator
-from domain.model import Endpoint, Run, RunStatus, ScheduleSource
+from domain.model import Endpoint, Run, RunStatus, RunTrigger, ScheduleSource
 from domain.ports import Clock, JobDeclaration, Store
 
 REFRESH_SECONDS = 0.5
@@ -65,10 +73,29 @@ jobs:
         interval: 2s
         max_interval: 16s
         planner_mode: auto
+      - name: flaky
+        description: fails every other call; a retry within the slot succeeds
+        url: ${SIMULATOR_URL}/flaky/retried?fail=1&recover=1
+        interval: 5s
+        retry: {attempts: 3, backoff: 1s, max_backoff: 2s}
+      - name: rate-limited
+        description: every third call answers 429 with Retry-After 6 s; the next run waits for it
+        url: ${SIMULATOR_URL}/flaky/limited?fail=1&recover=2&status=429&retry_after=6
+        interval: 2s
+      - name: alerting
+        description: fails three calls in a row, then recovers; alerts go to the simulator
+        url: ${SIMULATOR_URL}/flaky/alerting?fail=3&recover=4
+        interval: 1s
+        notify: {urls: ["${SIMULATOR_URL}/hooks/alerts"], after: 2}
 """
 """Demo-only endpoints next to the example jobs: they show what happens to answers that are not
-stored, which a user's example file has no reason to contain, and an answer that never changes,
-which the heuristic planner relaxes (the example jobs' answers change all the time)."""
+stored, which a user's example file has no reason to contain, an answer that never changes,
+which the heuristic planner relaxes (the example jobs' answers change all the time), a failure
+retried within its slot, a `Retry-After` that moves the next run, and failure alerts."""
+MANUAL_REF = "billing/usage"
+MANUAL_AFTER_SECONDS = 3.0
+"""The demo asks for a run of `MANUAL_REF` by hand this long after it starts, as
+`cronpilot run` would."""
 
 
 def demo(
@@ -164,12 +191,25 @@ async def _run(
         scheduler = asyncio.create_task(serve_scheduler(settings, store, clock, stop))
         # No LLM in the demo: the heuristic planner adapts the schedules.
         planner = asyncio.create_task(serve_planner(settings, store, clock, stop))
+        manual = asyncio.create_task(_run_by_hand(settings, store, clock))
         try:
             await progress.follow(store, stop, scheduler, clock.now() + timedelta(seconds=duration))
         finally:
             stop.set()
-            await asyncio.gather(scheduler, planner)
+            manual.cancel()
+            await asyncio.gather(scheduler, planner, manual, return_exceptions=True)
         return await _summarise(store), await planner_lines(store)
+
+
+async def _run_by_hand(settings: Settings, store: Store, clock: Clock) -> None:
+    """Ask for one run of `MANUAL_REF` while the scheduler works, as `cronpilot run` does: it
+    wakes the worker, which calls it at once, beside the endpoint's schedule."""
+    await clock.sleep(MANUAL_AFTER_SECONDS)
+    waker = build_waker(settings)
+    try:
+        await request_run(store, waker, MANUAL_REF, "demo", clock.now())
+    finally:
+        await waker.close()
 
 
 # --- while it runs ----------------------------------------------------------------------------
@@ -283,6 +323,32 @@ class EndpointSummary:
     errors: Counter[str] = field(default_factory=Counter)
     sources: list[ScheduleSource] = field(default_factory=list)
     """Schedule sources of consecutive runs, oldest first, repeats collapsed."""
+    retried: list[Run] = field(default_factory=list)
+    """Runs that took more than one attempt (`retry`)."""
+    held: int = 0
+    """Runs whose slot a `Retry-After` of the endpoint decided."""
+    by_hand: list[Run] = field(default_factory=list)
+    """Runs asked for by hand (`cronpilot run`)."""
+
+    def feature_lines(self) -> list[str]:
+        """What retries, `Retry-After` and runs by hand did on this endpoint, a line each."""
+        lines = []
+        if self.retried:
+            most = max(run.attempt for run in self.retried)
+            lines.append(
+                f"retried {self.ref}: {len(self.retried)} of {self.runs} runs needed a retry "
+                f"(at most {most} attempts); {_outcomes(self.retried)}"
+            )
+        if self.held:
+            lines.append(
+                f"retry-after {self.ref}: {self.held} runs waited for the endpoint's "
+                "Retry-After (source retry-after)"
+            )
+        if self.by_hand:
+            lines.append(
+                f"manual {self.ref}: {len(self.by_hand)} run by hand; {_outcomes(self.by_hand)}"
+            )
+        return lines
 
     @property
     def schedule_changes(self) -> int:
@@ -292,9 +358,14 @@ class EndpointSummary:
 @dataclass(slots=True)
 class DemoSummary:
     endpoints: list[EndpointSummary]
+    alerts: list[str] = field(default_factory=list)
+    """A line per alert raised, with what became of its delivery."""
 
     def dag_lines(self) -> list[str]:
         return [e.dag for e in self.endpoints if e.dag is not None]
+
+    def feature_lines(self) -> list[str]:
+        return [line for e in self.endpoints for line in e.feature_lines()] + self.alerts
 
     def totals(self) -> str:
         endpoints = self.endpoints
@@ -331,6 +402,11 @@ def _endpoint_summary(endpoint: Endpoint, newest_first: list[Run]) -> EndpointSu
             summary.errors[run.error_kind.value] += 1
         if not summary.sources or summary.sources[-1] != run.schedule_source:
             summary.sources.append(run.schedule_source)
+        if run.attempt > 1:
+            summary.retried.append(run)
+        summary.held += run.schedule_source is ScheduleSource.RETRY_AFTER
+        if run.trigger is RunTrigger.MANUAL:
+            summary.by_hand.append(run)
     if endpoint.spec.depends_on:
         summary.dag = _dag_line(endpoint, newest_first)
     return summary
@@ -352,7 +428,19 @@ def _dag_line(endpoint: Endpoint, newest_first: list[Run]) -> str:
 
 async def _summarise(store: Store) -> DemoSummary:
     endpoints = await store.catalog.list_endpoints()
-    return DemoSummary([_endpoint_summary(e, await _all_runs(store, e.id)) for e in endpoints])
+    refs = {e.id: e.ref for e in endpoints}
+    alerts = [
+        f"alert {n.event} {refs.get(n.endpoint_id, n.endpoint_id)}: {n.status} "
+        f"({n.attempts} attempt{'' if n.attempts == 1 else 's'}) to {urlsplit(n.url).path}"
+        for n in reversed(await store.notifications.list_notifications())
+    ]
+    return DemoSummary(
+        [_endpoint_summary(e, await _all_runs(store, e.id)) for e in endpoints], alerts
+    )
+
+
+def _outcomes(runs: list[Run]) -> str:
+    return "last: " + _outcome(runs[-1])
 
 
 def _counts(counter: Counter[str]) -> str:
@@ -368,7 +456,7 @@ def _print_summary(summary: DemoSummary, console: Console, rich: bool) -> None:
                 f"errors={_counts(e.errors)} "
                 f"schedule={'->'.join(source.value for source in e.sources) or '-'}"
             )
-        for line in summary.dag_lines():
+        for line in [*summary.dag_lines(), *summary.feature_lines()]:
             typer.echo(line)
         typer.echo(summary.totals())
         return
@@ -399,6 +487,6 @@ def _print_summary(summary: DemoSummary, console: Console, rich: bool) -> None:
             " → ".join(source.value for source in e.sources) or "-",
         )
     console.print(table)
-    for line in summary.dag_lines():
+    for line in [*summary.dag_lines(), *summary.feature_lines()]:
         console.print(line, markup=False)
     console.print(summary.totals())

@@ -129,21 +129,30 @@ class SimulatorRoutes:
         return web.json_response({"report": "daily-revenue", "rows": 1200})
 
     async def _flaky(self, request: web.Request) -> web.StreamResponse:
-        """Fails (503) `fail` calls, then succeeds `recover` calls, and again, counted per key;
-        without `recover` it succeeds for good after the first `fail` calls."""
+        """Fails `fail` calls, then succeeds `recover` calls, and again, counted per key;
+        without `recover` it succeeds for good after the first `fail` calls. A failure answers
+        `status` (503 by default, or 429), with `Retry-After: retry_after` when given."""
         try:
             fail = int(request.query.get("fail", "3"))
             recover = int(request.query.get("recover", "0"))
+            status = int(request.query.get("status", "503"))
+            retry_after = request.query.get("retry_after")
+            wait = None if retry_after is None else int(retry_after)
         except ValueError:
-            return _error(400, "fail and recover are whole numbers")
-        if fail < 0 or recover < 0:
-            return _error(400, "fail and recover must not be negative")
+            return _error(400, "fail, recover, status and retry_after are whole numbers")
+        if fail < 0 or recover < 0 or (wait is not None and wait < 0):
+            return _error(400, "fail, recover and retry_after must not be negative")
+        if status not in (429, 503):
+            return _error(400, "status is 429 or 503")
         key = request.match_info["key"]
         call = self._flaky_calls[key]
         self._flaky_calls[key] += 1
         phase = call % (fail + recover) if recover else call
         if phase < fail:
-            return _error(503, f"{key} is failing (call {call + 1})")
+            failure = _error(status, f"{key} is failing (call {call + 1})")
+            if wait is not None:
+                failure.headers["Retry-After"] = str(wait)
+            return failure
         return web.json_response({"key": key, "call": call + 1, "status": "ok"})
 
     async def _receive_alert(self, request: web.Request) -> web.StreamResponse:

@@ -31,7 +31,15 @@ EXAMPLE_PATHS = [
     "/billing/cleanup",
 ]
 DURATION = 12
-SHOWCASE_PATHS = ["/status/page", "/reports/export", "/reports/slow", "/reports/daily"]
+SHOWCASE_PATHS = [
+    "/status/page",
+    "/reports/export",
+    "/reports/slow",
+    "/reports/daily",
+    "/flaky/retried",
+    "/flaky/limited",
+    "/flaky/alerting",
+]
 SUMMARY_LINE = re.compile(
     r"^summary (?P<ref>\S+/\S+) (?P<path>/\S*): runs=(?P<runs>\d+) ok=(?P<ok>\d+) "
     r"failed=(?P<failed>\d+) skipped=(?P<skipped>\d+) bodies=(?P<bodies>\d+) "
@@ -90,7 +98,16 @@ def test_demo_runs_every_endpoint_and_summarises_from_the_database(tmp_path: Pat
     assert "only_if_changed: no upstream response changed" in done.stdout
     assert re.search(r'^dag etl/load: .*"batch_id": "batch-\d+"', done.stdout, re.MULTILINE)
     total_runs = sum(int(line["runs"]) for line in lines.values())
-    assert re.search(rf"^total: {total_runs} runs on 16 endpoints", done.stdout, re.MULTILINE)
+    assert re.search(rf"^total: {total_runs} runs on 19 endpoints", done.stdout, re.MULTILINE)
+    # A failure retried within its slot, a Retry-After that moved a run, a run asked for by
+    # hand and an alert delivered to the simulator, each read back from the database.
+    for shown in (
+        r"^retried showcase/flaky: \d+ of \d+ runs needed a retry \(at most [23] attempts\)",
+        r"^retry-after showcase/rate-limited: [1-9]\d* runs waited for the endpoint's Retry-After",
+        r"^manual billing/usage: 1 run by hand; last: success 200$",
+        r"^alert failing showcase/alerting: delivered \(\d+ attempts?\) to /hooks/alerts$",
+    ):
+        assert re.search(shown, done.stdout, re.MULTILINE), f"{shown}\n{done.stdout}"
     # The heuristic planner relaxed the report that never changes, and said why.
     assert re.search(
         r"^planner showcase/daily-report: \d+ proposals \(\d+ applied\); last: every \d+s for "

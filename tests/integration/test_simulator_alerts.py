@@ -44,6 +44,17 @@ async def test_flaky_fails_its_calls_then_recovers_per_key(base_url: str) -> Non
     assert (await _get(f"{base_url}/flaky/c?fail=many"))[0] == 400
 
 
+async def test_flaky_can_answer_429_with_a_retry_after(base_url: str) -> None:
+    async with aiohttp.ClientSession() as session:
+        url = f"{base_url}/flaky/d?fail=1&recover=1&status=429&retry_after=8"
+        async with session.get(url) as limited:
+            assert (limited.status, limited.headers.get("Retry-After")) == (429, "8")
+        async with session.get(url) as served:
+            assert (served.status, served.headers.get("Retry-After")) == (200, None)
+    assert (await _get(f"{base_url}/flaky/e?status=500"))[0] == 400
+    assert (await _get(f"{base_url}/flaky/e?retry_after=-1"))[0] == 400
+
+
 async def test_the_sink_keeps_what_it_receives(base_url: str) -> None:
     hook = f"{base_url}/hooks/alerts"
     async with aiohttp.ClientSession() as session:
