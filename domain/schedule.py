@@ -119,7 +119,8 @@ def parse_cron(expr: str) -> Cron:
         probe[index] = text
         try:
             CronSim(" ".join(probe), _CRON_REFERENCE)
-        except CronSimError as exc:
+        # ValueError: a number of thousands of digits, past Python's limit for `int(str)`.
+        except (CronSimError, ValueError) as exc:
             raise _field_error(expr, index, text) from exc
     fields = " ".join(words)
     try:

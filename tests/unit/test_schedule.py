@@ -36,6 +36,7 @@ INVALID: list[tuple[str, Schedule, float | None, float | None, str]] = [
     ("cron range backwards", Schedule(cron="0 5-1 * * *"), None, None, "hour field '5-1'"),
     ("cron range open", Schedule(cron="0 0 * * 1-"), None, None, "day-of-week field '1-'"),
     ("cron empty list item", Schedule(cron="0,,5 * * * *"), None, None, "minute field '0,,5'"),
+    ("cron huge number", Schedule(cron="9" * 5000 + " * * * *"), None, None, "minute field"),
     ("cron question mark", Schedule(cron="0 0 ? * *"), None, None, "day-of-month field '?'"),
     ("L as a minute", Schedule(cron="L * * * *"), None, None, "minute field 'L'"),
     ("L as a month", Schedule(cron="0 0 * L *"), None, None, "month field 'L'"),
@@ -365,7 +366,7 @@ def test_next_cron_fires_counts_from_the_start() -> None:
 CRON_TOKENS = st.sampled_from(
     ["*", "*/0", "*/5", "0", "7", "8", "60", "L", "LW", "5L", "MON#2", "1-5", "5-1", "JAN",
      "mon", "?", "W", "-", ",", "/", "@daily", "@reboot", "99999999999999999999", "1,", "L/2",
-     "٣", "1-3/0", "*/", "**", "0x10", "-1", "+1", " "]
+     "٣", "1-3/0", "*/", "**", "0x10", "-1", "+1", " ", "9" * 4400]
 )  # fmt: skip
 
 
