@@ -15,6 +15,7 @@ import typer
 
 from adapters.cli import (
     apply_cmd,
+    cron_cmd,
     db_cmd,
     demo_cmd,
     endpoints_cmd,
@@ -63,6 +64,7 @@ def build_app() -> typer.Typer:
     app.command()(pause_cmd.resume)
     app.command()(scheduler_cmd.scheduler)
     app.command()(demo_cmd.demo)
+    app.command()(cron_cmd.cron)
 
     db = _group("Database schema.")
     db.command()(db_cmd.upgrade)
