@@ -23,6 +23,8 @@ MAX_SECONDS = 10 * 365 * 24 * 3600.0
 """Longer intervals and clamps push `now + delay` towards `datetime.max` and overflow."""
 _CRON_FIELDS = 5
 _CRON_FIELDS_WITH_SECONDS = 6
+CRON_RESOLUTION = timedelta(seconds=1)
+"""Cron fires on whole seconds."""
 _CRON_REFERENCE = datetime(2000, 1, 1, tzinfo=UTC)
 """Crontabs have no year field, so one that fires after any date fires after every date."""
 _FIELDS = (
@@ -168,26 +170,19 @@ def validate_schedule(
         )
 
 
-def _is_skipped(wall: datetime, tz: tzinfo) -> bool:
-    """True for a wall time that a spring-forward DST change skips (02:30 in Paris in March)."""
-    local = wall.replace(tzinfo=tz)
-    return local.astimezone(UTC).astimezone(tz).replace(tzinfo=None) != wall
+def _passes(wall: datetime, tz: tzinfo) -> tuple[datetime, datetime]:
+    """The instants (UTC) of a wall time's first and second pass: equal for most; the second
+    later for a time an autumn change repeats; the second earlier for a time a spring change
+    skips (PEP 495: fold 0 takes the offset before the change, fold 1 the one after)."""
+    first = wall.replace(tzinfo=tz, fold=0).astimezone(UTC)
+    return first, wall.replace(tzinfo=tz, fold=1).astimezone(UTC)
 
 
-def _placed(wall: datetime, tz: tzinfo) -> datetime:
-    """The instant a wall-clock fire time stands for, in UTC.
-
-    A repeated wall time means its first pass (fold 0). A skipped one means the moment the
-    clocks went forward, the first valid time after it: found by halving the gap between the
-    instants its two offsets would give, to the second (fires are on whole seconds).
-    """
-    if not _is_skipped(wall, tz):
-        return wall.replace(tzinfo=tz, fold=0).astimezone(UTC)
-    before = wall.replace(tzinfo=tz, fold=0).utcoffset()
-    after = wall.replace(tzinfo=tz, fold=1).utcoffset()
-    assert before is not None and after is not None
-    old = (wall - after).replace(tzinfo=UTC)  # an instant still on the old offset
-    low, high = 0, int((after - before).total_seconds())  # seconds from `old`; high: new offset
+def _change(old: datetime, new: datetime, tz: tzinfo) -> datetime:
+    """The instant, to the second, at which `tz` moves from `old`'s offset to `new`'s (both in
+    UTC, a whole number of seconds apart, with one change between them)."""
+    before = old.astimezone(tz).utcoffset()
+    low, high = 0, int((new - old).total_seconds())
     while high - low > 1:
         middle = (low + high) // 2
         if (old + timedelta(seconds=middle)).astimezone(tz).utcoffset() == before:
@@ -197,31 +192,62 @@ def _placed(wall: datetime, tz: tzinfo) -> datetime:
     return old + timedelta(seconds=high)
 
 
+def _wall(instant: datetime, tz: tzinfo) -> datetime:
+    return instant.astimezone(tz).replace(tzinfo=None, fold=0)
+
+
+def _first_fire(cron: Cron, tz: tzinfo, start: datetime, after: datetime) -> datetime:
+    """The first fire after `after` among the wall times after `start`, placed in real time:
+    a repeated time in its first pass; a skipped time, on the wall clock, at the moment the
+    clocks went forward, and on real time not at all (the walk goes on from that moment)."""
+    walls = CronSim(cron.fields, start)
+    while True:
+        first, second = _passes(next(walls), tz)
+        fire = first if first <= second else _change(second, first, tz)
+        if first > second and not cron.wall_clock:
+            walls = CronSim(cron.fields, _wall(fire, tz) - CRON_RESOLUTION)
+        elif fire > after:
+            return fire
+
+
 def next_cron_fire(expr: str, timezone: str, after: datetime) -> datetime:
     """The first fire time strictly after `after`, in UTC.
 
-    A job that fires every hour runs on real time in the zone: it keeps its rhythm when the
-    clocks change (an hour repeated in autumn runs in both passes, a skipped one is not made
-    up). Any other job runs on the wall clock: a time the spring change skips fires once, when
-    the clocks go forward; a time repeated in autumn fires once, in its first pass; so no day or
-    month is ever skipped.
+    cronsim walks the zone's wall clock; placing its times in real time is ours. A job that
+    fires every hour runs on real time: it keeps its rhythm when the clocks change (an hour
+    repeated in autumn runs in both passes, a skipped one is not made up). Any other job is
+    pinned to times of day: a time the spring change skips fires once, when the clocks go
+    forward; a time repeated in autumn fires once, in its first pass; so no day or month is
+    ever skipped.
     """
     cron = parse_cron(expr)
     tz = zone(timezone)
     local = after.astimezone(tz)
+    wall = local.replace(tzinfo=None, fold=0)
     try:
-        if not cron.wall_clock:
-            return next(CronSim(cron.fields, local)).astimezone(UTC)
-        for wall in CronSim(cron.fields, local.replace(tzinfo=None)):
-            # A wall time met again in the second pass of a repeated hour was placed in its
-            # first pass, before `after`: it already fired.
-            fire = _placed(wall, tz)
-            if fire > after:
-                return fire
+        first, second = _passes(wall, tz)
+        if first == second:
+            return _first_fire(cron, tz, wall, after)
+        # `after` is in an hour the autumn change repeats, from `start` to `end` (wall times).
+        start = _wall(_change(first, second, tz), tz)
+        end = start + (second - first)
+        if local.fold == 1 and cron.wall_clock:
+            # In the second pass: the rest of the hour fired in the first.
+            return _first_fire(cron, tz, end - CRON_RESOLUTION, after)
+        if local.fold == 1:
+            following = next(CronSim(cron.fields, wall))
+            if following < end:
+                return _passes(following, tz)[1]
+            return _first_fire(cron, tz, wall, after)
+        fire = _first_fire(cron, tz, wall, after)
+        if cron.wall_clock:
+            return fire
+        # In the first pass, on real time: the second pass replays the hour from its start.
+        replayed = next(CronSim(cron.fields, start - CRON_RESOLUTION))
+        return min(fire, _passes(replayed, tz)[1]) if replayed <= wall else fire
     except (StopIteration, OverflowError):
-        pass
-    # cronsim gives up after 50 years without a fire; the end of the calendar overflows.
-    raise InvalidSchedule(expr, "never fires again")
+        # cronsim gives up after 50 years without a fire; the end of the calendar overflows.
+        raise InvalidSchedule(expr, "never fires again") from None
 
 
 def next_cron_fires(expr: str, timezone: str, after: datetime, count: int) -> list[datetime]:

@@ -342,6 +342,31 @@ def test_cron_fires_on_the_days_cron_means(expr: str, expected: list[datetime]) 
             id="lord howe half-hour autumn",
         ),
         pytest.param(
+            "30 * * * *", "Australia/Lord_Howe", utc(2026, 4, 4, 13), utc(2026, 4, 4, 16),
+            # 00:30 +11, 01:30 +11, 01:30 again +10:30 half an hour later (real time), 02:30.
+            [utc(2026, 4, 4, 13, 30), utc(2026, 4, 4, 14, 30),
+             utc(2026, 4, 4, 15), utc(2026, 4, 4, 16)],
+            id="every hour through lord howe's autumn",
+        ),
+        pytest.param(
+            "30 * * * *", "Australia/Lord_Howe", utc(2027, 10, 2, 14), utc(2027, 10, 2, 16, 30),
+            # 01:30 +10:30, then 02:30 +11 right after the clocks jump from 02:00, 03:30 +11.
+            [utc(2027, 10, 2, 15), utc(2027, 10, 2, 15, 30), utc(2027, 10, 2, 16, 30)],
+            id="every hour through lord howe's spring",
+        ),
+        pytest.param(
+            "45 * * * *", "Europe/Paris", utc(2027, 10, 31, 0, 50), utc(2027, 10, 31, 2, 45),
+            # Started at 02:50 CEST: 02:45 comes again at 02:45 CET.
+            [utc(2027, 10, 31, 1, 45), utc(2027, 10, 31, 2, 45)],
+            id="every hour started in the first pass",
+        ),
+        pytest.param(
+            "0 * * * *", "America/Santiago", utc(2027, 9, 5, 2, 30), utc(2027, 9, 5, 5),
+            # 23:00 -04, no 00:00 (the clocks go to 01:00 -03), 01:00 -03, 02:00 -03.
+            [utc(2027, 9, 5, 3), utc(2027, 9, 5, 4), utc(2027, 9, 5, 5)],
+            id="every hour through a night without midnight",
+        ),
+        pytest.param(
             "30 2 * * *", "Europe/Paris", utc(2026, 10, 25, 1, 15), utc(2026, 10, 27),
             # Started at 02:15 CET, in the second pass: 02:30 CEST already fired.
             [utc(2026, 10, 26, 1, 30)],
