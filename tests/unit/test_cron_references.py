@@ -1,11 +1,13 @@
 """cronpilot's cron fire times against two references, cronsim and croniter (README, "Cron maths").
 
-Generated crontabs (lists, ranges, steps, names, 0 and 7 for Sunday, L, day-of-month with
-day-of-week, seconds, macros), zones with unusual DST changes (30 minutes on Lord Howe, at
-midnight in Santiago, none in Kolkata) and start instants crowded around DST changes, 29
-February and month ends. Each reference must give cronpilot's answer, except in the cases named
-below, where a reference follows another rule or has a known bug: each predicate says which and
-why. Both references are test-only dependencies.
+Half the cases are generated crontabs (lists, ranges, steps, names, 0 and 7 for Sunday, L,
+day-of-month with day-of-week, seconds, macros) in zones with unusual DST changes (30 minutes
+on Lord Howe, at midnight in Santiago, at 02:45 on Chatham, none in Kolkata), started anywhere
+or around DST changes, 29 February and month ends; the other half are DST nights: daily
+crontabs started within three hours of a change. Each reference must give cronpilot's answer,
+except in the cases named below, where a reference follows another rule or has a known bug:
+each predicate says which and why (`--hypothesis-show-statistics` counts them). Both
+references are test-only dependencies.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ ZONES = [
     "Asia/Kolkata",  # no DST, a half-hour offset
     "America/Sao_Paulo",  # DST abolished in 2019
     "America/Santiago",  # changes at midnight: some days have no 00:00
-    "Pacific/Chatham",  # a 45-minute offset
+    "Pacific/Chatham",  # a 45-minute offset, changes at 02:45
 ]
 FIRST_START = datetime(2026, 1, 1, tzinfo=UTC)
 LAST_START = datetime(2029, 1, 1, tzinfo=UTC)
