@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from adapters.bootstrap import build_clock
-from adapters.cli.output import JsonOption, print_json
+from adapters.cli.output import JsonOption, cron_fires, fire_time, fires_view, print_json
 from adapters.cli.runtime import admin_settings, wake_schedulers, with_store
 from adapters.config import load_declarations
 from adapters.declare import apply_declarations
@@ -37,6 +37,18 @@ def apply(
         return report
 
     report = with_store(settings, act)
+    # What a created or changed cron will do, so that a wrong field shows before it fires.
+    now = build_clock().now()
+    schedules = {
+        f"{declared.job.name}/{spec.name}": spec.schedule
+        for declared in declarations
+        for spec in declared.endpoints
+    }
+    fires = {
+        ref: (schedules[ref], cron_fires(schedules[ref], now))
+        for ref in report.created + report.updated
+        if ref in schedules and schedules[ref].cron is not None
+    }
     if json_output:
         print_json(
             {
@@ -44,12 +56,20 @@ def apply(
                 "updated": report.updated,
                 "unchanged": report.unchanged,
                 "absent": report.absent,
+                "next_fires": {
+                    ref: fires_view(times, schedule.timezone)
+                    for ref, (schedule, times) in fires.items()
+                },
             }
         )
         return
     for outcome, refs in (("created", report.created), ("updated", report.updated)):
         for ref in refs:
             typer.echo(f"{outcome:<9} {ref}")
+            if ref in fires:
+                schedule, times = fires[ref]
+                for moment in times:
+                    typer.echo(f"{'':<9}   fires {fire_time(moment, schedule.timezone)}")
     # Not deleted, on purpose: say so, or a user who removed an endpoint from the file would
     # believe it stopped running.
     for ref in report.absent:

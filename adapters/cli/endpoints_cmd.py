@@ -14,7 +14,10 @@ from adapters.cli.output import (
     EndpointRef,
     JsonOption,
     add_row,
+    cron_fires,
     details_table,
+    fire_time,
+    fires_view,
     new_table,
     note,
     print_json,
@@ -76,10 +79,14 @@ def show(
         return endpoint, latest.get(endpoint.id)
 
     endpoint, last_run = with_store(admin_settings(), act)
+    now = build_clock().now()
+    schedule = endpoint.spec.schedule
+    fires = cron_fires(schedule, now)
     if json_output:
-        print_json(endpoint_view(endpoint, last_run))
+        view = endpoint_view(endpoint, last_run)
+        print_json(view | {"next_fires": fires_view(fires, schedule.timezone)})
         return
-    print_table(_details(endpoint, last_run, build_clock().now()))
+    print_table(_details(endpoint, last_run, now, fires))
 
 
 def last_run_text(run: Run | None, now: datetime) -> str:
@@ -88,8 +95,12 @@ def last_run_text(run: Run | None, now: datetime) -> str:
     return f"{run_status(run)} {relative(run.finished_at or run.started_at, now)}"
 
 
-def _details(endpoint: Endpoint, last_run: Run | None, now: datetime) -> Table:
+def _details(
+    endpoint: Endpoint, last_run: Run | None, now: datetime, fires: list[datetime]
+) -> Table:
     spec = endpoint.spec
+    # The cron's own times, whatever hints, backoff or a pause make of the next run.
+    cron_rows = [("cron fires", "\n".join(fire_time(f, spec.schedule.timezone) for f in fires))]
     return details_table(
         [
             ("endpoint", endpoint.ref),
@@ -99,6 +110,7 @@ def _details(endpoint: Endpoint, last_run: Run | None, now: datetime) -> Table:
             ("headers", json.dumps(mask_headers(spec.headers)) if spec.headers else "-"),
             ("body", json.dumps(spec.body) if spec.body is not None else "-"),
             ("schedule", schedule_text(spec.schedule)),
+            *(cron_rows if fires else []),
             ("dag", _dag(endpoint)),
             ("clamps", _clamps(endpoint)),
             ("spacing", _spacing(endpoint)),

@@ -16,6 +16,7 @@ import typer
 
 from adapters.cli import (
     apply_cmd,
+    cron_cmd,
     db_cmd,
     demo_cmd,
     endpoints_cmd,
@@ -71,6 +72,7 @@ def build_app() -> typer.Typer:
     app.command()(run_cmd.backfill)
     app.command()(scheduler_cmd.scheduler)
     app.command()(demo_cmd.demo)
+    app.command()(cron_cmd.cron)
 
     db = _group("Database schema.")
     db.command()(db_cmd.upgrade)

@@ -112,6 +112,7 @@ def test_db_upgrade_then_apply_twice_changes_nothing_the_second_time(
         "updated": [],
         "unchanged": second["unchanged"],
         "absent": [],
+        "next_fires": {},
     }
     assert sorted(second["unchanged"]) == REFS
 
