@@ -45,7 +45,14 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+)
 
 from adapters.durations import parse_duration
 from adapters.http.guard import check_url
@@ -148,6 +155,17 @@ def _notify_shape(value: object) -> object:
     return value
 
 
+def _retry_wait(seconds: float) -> float:
+    """A retry's wait is bounded like an interval: a retry never starts after its endpoint's
+    next slot, and no schedule's slots are further apart, so a longer wait is a mistake (and
+    `now + wait` would leave the calendar)."""
+    if seconds > MAX_SECONDS:
+        raise ValueError(
+            f"must be at most {MAX_SECONDS / 86400:.0f}d, the longest time between two slots"
+        )
+    return seconds
+
+
 def _text(value: object) -> object:
     """`429` in YAML is a number; the retry kinds are names."""
     return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
@@ -159,6 +177,7 @@ PositiveDuration = Annotated[Duration, Field(gt=0)]
 Size = Annotated[int, BeforeValidator(parse_size), Field(gt=0, le=MAX_RESPONSE_SIZE)]
 Count = Annotated[int, BeforeValidator(_not_bool), Field(ge=1, le=_MAX_COUNT)]
 Jitter = Annotated[Duration, Field(gt=0, le=MAX_SECONDS)]
+RetryWait = Annotated[PositiveDuration, AfterValidator(_retry_wait)]
 Window = Annotated[float, BeforeValidator(_window), Field(ge=0, le=MAX_SECONDS)]
 Method = Annotated[
     Literal["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"], BeforeValidator(_upper)
@@ -180,8 +199,8 @@ _RETRY_DEFAULTS = RetryPolicy()
 
 class RetryConfig(_Strict):
     attempts: int = Field(default=_RETRY_DEFAULTS.attempts, ge=1, le=MAX_ATTEMPTS, strict=True)
-    backoff: PositiveDuration = _RETRY_DEFAULTS.backoff_seconds
-    max_backoff: PositiveDuration = _RETRY_DEFAULTS.max_backoff_seconds
+    backoff: RetryWait = _RETRY_DEFAULTS.backoff_seconds
+    max_backoff: RetryWait = _RETRY_DEFAULTS.max_backoff_seconds
     on: list[Annotated[RetryOn, BeforeValidator(_text)]] = Field(
         default_factory=lambda: list(RetryOn), min_length=1
     )

@@ -1,14 +1,14 @@
 """Retries within a slot: which failures a policy retries, which methods it may repeat, and
-when retrying must give up so that the next slot is never late.
+when retrying must give up so that the next call is never late nor closer than the floor.
 
 Pure; the scheduler's slot runner (`scheduler.attempts`) waits and calls.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
-from domain.model import Attempt, Endpoint, ErrorKind, Response, RetryOn, RetryPolicy
+from domain.model import Attempt, Claim, ErrorKind, Response, RetryOn, RetryPolicy
 from domain.transitions import after_slot
 
 MAX_ATTEMPTS = 10
@@ -43,10 +43,22 @@ def retries(policy: RetryPolicy, response: Response) -> bool:
     return failure is not None and failure in policy.on
 
 
-def retry_deadline(endpoint: Endpoint, slot_at: datetime, now: datetime) -> datetime | None:
-    """No retry of `slot_at` may start at or after this: the endpoint's next slot, planned as if
-    this one had succeeded (no backoff). None when nothing else is planned (a DAG dependant)."""
-    return after_slot(endpoint, slot_at, True, now).next_run_at
+def retry_deadline(claim: Claim, now: datetime) -> datetime | None:
+    """No retry of `claim`'s run may start after this: one floor (`spec.floor_seconds`) before
+    the endpoint's next call, so that neither is late nor closer to the other than the floor.
+    None when nothing else is planned (a DAG dependant, a paused endpoint).
+
+    The next call of a slot of the schedule is the one planned as if this slot had succeeded
+    (no backoff). A queued run (manual, backfill) stands beside the schedule, which it does not
+    move: its next call is the one planned already, whatever the run's own slot."""
+    endpoint = claim.endpoint
+    if claim.queued is None:
+        next_call = after_slot(endpoint, claim.slot_at, True, now).next_run_at
+    else:
+        next_call = endpoint.next_run_at
+    if next_call is None:
+        return None
+    return next_call - timedelta(seconds=endpoint.spec.floor_seconds)
 
 
 def attempt_of(number: int, response: Response, now: datetime) -> Attempt:

@@ -24,7 +24,7 @@ from domain.model import (
     ScheduleSource,
     new_id,
 )
-from domain.steering import steered
+from domain.steering import held_back, steered
 
 
 def replanned(endpoint: Endpoint, now: datetime) -> Endpoint:
@@ -147,9 +147,12 @@ def after_call(
 
 def after_finish(endpoint: Endpoint, run: Run, response: Response, now: datetime) -> Endpoint:
     """The endpoint once `run`'s call ended with `response`. A queued run (manual, backfill)
-    leaves the schedule alone, what its answer asked included (`after_run`)."""
+    leaves the schedule alone (`after_run`) but for a `Retry-After` in its answer, which holds
+    the schedule back as well (`domain.steering.held_back`): then it is re-planned."""
     if run.trigger.requested:
-        return after_run(endpoint, run, response.ok, now)
+        held = held_back(endpoint, response, now)
+        ended = after_run(held, run, response.ok, now)
+        return ended if held is endpoint else replanned(ended, now)
     return after_call(endpoint, run.slot_at, response, now)
 
 

@@ -2,13 +2,15 @@
 recorded, the last one deciding the run.
 
 Retries wait with exponential backoff and jitter (tenacity), at least the global floor and at
-least as long as a `Retry-After` of the failed answer asks. They give up rather than start at or
-after the endpoint's next slot (`domain.retries.retry_deadline`), and once the worker is
-stopping: the slot then keeps the answer it has.
+least as long as a `Retry-After` of the failed answer asks. They give up rather than start
+after the retry deadline, one floor before the endpoint's next call
+(`domain.retries.retry_deadline`), and once the worker is stopping: the slot then keeps the
+answer it has.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import timedelta
@@ -70,32 +72,51 @@ class _SlotCall:
         """One call, recorded; its steering headers as far as the endpoint may steer."""
         response = await self._call()
         now = self._clock.now()
-        steering = heeded(self._claim.endpoint.spec, response.steering, now)
+        claim = self._claim
+        steering = heeded(
+            claim.endpoint.spec, response.steering, now, requested=claim.queued is not None
+        )
         self._last = replace(response, steering=steering)
         self.made.append(attempt_of(len(self.made) + 1, self._last, now))
         return self._last
 
     async def retried(self, policy: RetryPolicy) -> Response:
         claim = self._claim
-        deadline = retry_deadline(claim.endpoint, claim.slot_at, self._clock.now())
+        deadline = retry_deadline(claim, self._clock.now())
         # backoff x 2^(n-1) plus up to one backoff of jitter, so that endpoints failing
         # together (an outage) do not retry together.
         backoff = wait_exponential(multiplier=policy.backoff_seconds) + wait_random(
             0, policy.backoff_seconds
         )
+        waits: dict[int, float] = {}
 
         def wait(state: RetryCallState) -> float:
-            steering = self.last.steering
-            asked = steering.retry_after_seconds if steering is not None else None
-            jittered = min(backoff(state), policy.max_backoff_seconds)
-            return max(jittered, claim.endpoint.spec.floor_seconds, asked or 0.0)
+            """The wait before the retry that follows attempt `state.attempt_number`, drawn once
+            (it has jitter) for `stop` and tenacity alike, whichever asks first (tenacity 8.3
+            and later ask before `stop`, 8.2 after it)."""
+            number = state.attempt_number
+            if number not in waits:
+                steering = self.last.steering
+                asked = steering.retry_after_seconds if steering is not None else None
+                jittered = min(backoff(state), policy.max_backoff_seconds)
+                waits[number] = max(jittered, claim.endpoint.spec.floor_seconds, asked or 0.0)
+            return waits[number]
 
         spent = stop_after_attempt(policy.attempts)
 
         def stop(state: RetryCallState) -> bool:
-            """Attempts spent, or the next would start at or after the endpoint's next slot."""
-            start = self._clock.now() + timedelta(seconds=state.upcoming_sleep)
-            return spent(state) or (deadline is not None and start >= deadline)
+            """Attempts spent, or the next would start after the retry deadline, or its wait is
+            not a number of seconds a clock can add (a policy built outside `apply`)."""
+            if spent(state):
+                return True
+            seconds = wait(state)
+            if not math.isfinite(seconds):
+                return True
+            try:
+                start = self._clock.now() + timedelta(seconds=seconds)
+            except OverflowError:
+                return True
+            return deadline is not None and start > deadline
 
         retrying = AsyncRetrying(
             retry=retry_if_result(lambda response: retries(policy, response)),

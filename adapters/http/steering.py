@@ -28,7 +28,10 @@ ABSURD = timedelta(days=365)
 """A wait or a time further away than this is a mistake, not a request."""
 _QUOTED = 40
 """The most characters of a header value that a reason repeats."""
-_DELTA_SECONDS = re.compile(r"-?[0-9]+")
+_DELTA_SECONDS = re.compile(r"(-?)([0-9]+)")
+_MAX_DIGITS = 10
+"""Delta-seconds with more significant digits than this are absurd (`ABSURD` has 8), and are
+refused before `int()`, which raises on more than 4,300 digits."""
 
 
 def read_steering(
@@ -69,10 +72,12 @@ def read_steering(
 def _retry_after_seconds(value: str, now: datetime) -> float | str:
     """The wait asked for, or why the value is ignored."""
     text = value.strip()
-    if _DELTA_SECONDS.fullmatch(text):
-        delta = int(text)
-        if delta < 0:
+    if match := _DELTA_SECONDS.fullmatch(text):
+        sign, digits = match.groups()
+        significant = digits.lstrip("0")
+        if sign and significant:
             return "negative"
+        delta = int(significant or "0") if len(significant) <= _MAX_DIGITS else math.inf
         if delta > ABSURD.total_seconds():
             return f"more than {ABSURD.days} days"
         return float(delta)
@@ -110,7 +115,11 @@ def _rfc3339(text: str) -> datetime | str:
         return "neither a duration (30s) nor an RFC 3339 time"
     if moment.tzinfo is None:
         return "an RFC 3339 time needs a UTC offset (Z or +01:00)"
-    return moment.astimezone(UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        # 9999-12-31T23:59:59-01:00 parses, but in UTC it falls after year 9999.
+        return "out of range in UTC"
 
 
 def _quoted(value: str) -> str:

@@ -15,7 +15,18 @@ from adapters.sql import open_sql_store
 from adapters.sql.tables import runs
 from domain.dependencies import with_dependants
 from domain.errors import LeaseLost
-from domain.model import Claim, Endpoint, ErrorKind, Response, Run, RunStatus, RunTrigger, Schedule
+from domain.model import (
+    Claim,
+    Endpoint,
+    ErrorKind,
+    Response,
+    Run,
+    RunStatus,
+    RunTrigger,
+    Schedule,
+    ScheduleSource,
+    Steering,
+)
 from domain.ports import SecretCipher, Store
 from domain.transitions import queued_run, started_run
 from tests.contract.builders import (
@@ -171,6 +182,39 @@ async def test_finishing_a_queued_run_leaves_the_schedule_as_it_was(store: Store
         after = await store.catalog.get_endpoint(endpoint_id)
         assert (after.lease_owner, after.lease_until) == (None, None)
         assert _schedule_state(after) == _schedule_state(before)
+
+
+async def test_a_queued_run_s_retry_after_holds_the_schedule_back(store: Store) -> None:
+    """The endpoint asked not to be called for 5 minutes: the schedule waits too. Its
+    `Cronpilot-Next-Run` sets no hint, and the next answer to a run by hand lifts nothing."""
+    endpoint_id = await add_endpoint(store, "j", "e", T0)
+    await run_once(store, T0)
+    before = await store.catalog.get_endpoint(endpoint_id)
+    busy = Response(
+        status_code=429,
+        error_kind=ErrorKind.HTTP_STATUS,
+        steering=Steering(retry_after_seconds=300, next_run_interval_seconds=20),
+    )
+
+    await _enqueue_manual(store, "j/e", T0 + seconds(10))
+    await store.claims.finish(
+        await claim_one(store, T0 + seconds(10)), "w1", busy, T0 + seconds(11)
+    )
+
+    held = await store.catalog.get_endpoint(endpoint_id)
+    assert (held.retry_after_at, held.next_run_at, held.next_run_source) == (
+        T0 + seconds(311),
+        T0 + seconds(311),
+        ScheduleSource.RETRY_AFTER,
+    )
+    assert (held.interval_hint, held.failure_count, held.last_slot_at) == (
+        None,
+        before.failure_count,
+        before.last_slot_at,
+    )
+    await _enqueue_manual(store, "j/e", T0 + seconds(20))
+    await store.claims.finish(await claim_one(store, T0 + seconds(20)), "w1", OK, T0 + seconds(21))
+    assert await store.catalog.get_endpoint(endpoint_id) == held
 
 
 async def test_enqueue_refuses_slots_that_have_a_run_whatever_its_status(store: Store) -> None:

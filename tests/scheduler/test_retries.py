@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from adapters.http.dispatcher import AiohttpDispatcher
+from adapters.run_requests import request_run
 from adapters.wake import InProcessWaker
 from domain.model import (
     EndpointSpec,
@@ -18,6 +19,7 @@ from domain.model import (
     HintSource,
     RetryPolicy,
     RunStatus,
+    RunTrigger,
     Schedule,
     ScheduleSource,
 )
@@ -403,3 +405,159 @@ async def test_a_stopping_worker_retries_nothing_and_records_the_last_answer(
     assert (run.status, run.status_code, run.attempt) == (RunStatus.FAILED, 503, 1)
     assert server.calls_of("down") == 1
     assert running.worker.stats.abandoned == 0
+
+
+async def test_no_retry_starts_within_the_floor_of_the_next_slot(
+    store: Store,
+    clock: FakeClock,
+    server: EndpointServer,
+    dispatcher: AiohttpDispatcher,
+    waker: InProcessWaker,
+) -> None:
+    """Every 5 s, floor 1 s: a retry after 4.5-4.9 s would come 0.1-0.5 s before the next call."""
+    late = RetryPolicy(attempts=3, backoff_seconds=4.5, max_backoff_seconds=4.9)
+    every_5s = Schedule(interval_seconds=5)
+    down = answering(server, "down", "status=503", schedule=every_5s, retry=late)
+    await declare(store, clock.now(), down)
+    slot = clock.now()
+
+    async with RunningWorker(store, dispatcher, clock, waker) as running:
+        await running.until_finished(1)
+
+    [run] = await runs_of(store, "down")
+    assert (run.status, run.attempt) == (RunStatus.FAILED, 1)
+    assert server.calls_of("down") == 1
+    assert clock.now() == slot
+
+
+async def test_a_manual_run_retries_only_until_the_next_scheduled_call(
+    store: Store,
+    clock: FakeClock,
+    server: EndpointServer,
+    dispatcher: AiohttpDispatcher,
+    waker: InProcessWaker,
+) -> None:
+    """Every hour, run by hand 50 minutes after a slot: the retries end before the next slot,
+    not an hour after the run by hand."""
+    patient = RetryPolicy(attempts=5, backoff_seconds=240, max_backoff_seconds=600)
+    hourly = Schedule(interval_seconds=3600)
+    await declare(store, clock.now(), answering(server, "down", "", schedule=hourly, retry=patient))
+    slot = clock.now()
+
+    async with RunningWorker(store, dispatcher, clock, waker) as running:
+        await running.until_finished(1)
+        async with asyncio.timeout(DEADLINE):
+            await clock.until_sleeping_until(slot + seconds(3600))
+        clock.advance(50 * 60)
+        # The endpoint goes down: re-declared to answer 503 (its schedule state stays).
+        failing = answering(server, "down", "status=503", schedule=hourly, retry=patient)
+        await declare(store, clock.now(), failing)
+        asked = clock.now()
+        await request_run(store, waker, "tests/down", "cli:ann@web-1", asked)
+        # The first retry waits 4-8 min, before 13:00 less the floor; the second would wait
+        # 8-10 min more: past it.
+        first_wait = await sleeping_within(clock, asked + seconds(240), asked + seconds(480))
+        clock.advance((first_wait - clock.now()).total_seconds())
+        await running.until_finished(2)
+        assert clock.now() < slot + seconds(3600)
+
+    manual, _ = await runs_of(store, "down")
+    assert (manual.trigger, manual.status, manual.attempt) == (
+        RunTrigger.MANUAL,
+        RunStatus.FAILED,
+        2,
+    )
+    endpoint = await store.catalog.get_endpoint("tests/down")
+    assert endpoint.next_run_at == slot + seconds(3600)
+
+
+async def test_a_manual_run_s_retry_after_holds_the_schedule_back(
+    store: Store,
+    clock: FakeClock,
+    server: EndpointServer,
+    dispatcher: AiohttpDispatcher,
+    waker: InProcessWaker,
+) -> None:
+    """The endpoint asked not to be called for 10 minutes: the schedule's next call (in 50 s)
+    waits too. Its `Cronpilot-Next-Run` does not set the schedule's pace."""
+    await declare(store, clock.now(), answering(server, "busy", "", accept_hints=True))
+    slot = clock.now()
+
+    async with RunningWorker(store, dispatcher, clock, waker) as running:
+        await running.until_finished(1)
+        async with asyncio.timeout(DEADLINE):
+            await clock.until_sleeping_until(slot + seconds(60))
+        asked = clock.advance(10)
+        limited = answering(
+            server, "busy", "status=429&retry_after=600&next_run=5s", accept_hints=True
+        )
+        await declare(store, clock.now(), limited)
+        await request_run(store, waker, "tests/busy", "cli:ann@web-1", asked)
+        await running.until_finished(2)
+        async with asyncio.timeout(DEADLINE):
+            await clock.until_sleeping_until(asked + seconds(600))
+
+    manual, _ = await runs_of(store, "busy")
+    assert (manual.trigger, manual.status_code) == (RunTrigger.MANUAL, 429)
+    [attempt] = manual.attempts
+    assert attempt.steering is not None
+    assert attempt.steering.retry_after_seconds == 600
+    assert attempt.steering.ignored == (
+        "Cronpilot-Next-Run ignored: a run asked for by hand (manual, backfill) does not set "
+        "the schedule's pace",
+    )
+    held = await store.catalog.get_endpoint("tests/busy")
+    assert (held.retry_after_at, held.next_run_at, held.next_run_source) == (
+        asked + seconds(600),
+        asked + seconds(600),
+        ScheduleSource.RETRY_AFTER,
+    )
+    assert (held.interval_hint, held.failure_count, held.last_slot_at) == (None, 0, slot)
+
+
+async def test_a_retry_after_of_thousands_of_digits_is_ignored_and_the_429_recorded(
+    store: Store,
+    clock: FakeClock,
+    server: EndpointServer,
+    dispatcher: AiohttpDispatcher,
+    waker: InProcessWaker,
+) -> None:
+    digits = "9" * 5000
+    await declare(store, clock.now(), answering(server, "huge", f"status=429&retry_after={digits}"))
+    slot = clock.now()
+
+    async with RunningWorker(store, dispatcher, clock, waker) as running:
+        await running.until_finished(1)
+
+    [run] = await runs_of(store, "huge")
+    assert (run.status, run.status_code, run.error_kind) == (
+        RunStatus.FAILED,
+        429,
+        ErrorKind.HTTP_STATUS,
+    )
+    [attempt] = run.attempts
+    assert attempt.steering is not None
+    [reason] = attempt.steering.ignored
+    assert reason.endswith("(5000 characters) ignored: more than 365 days")
+    endpoint = await store.catalog.get_endpoint("tests/huge")
+    assert (endpoint.retry_after_at, endpoint.next_run_at) == (None, slot + seconds(120))
+
+
+async def test_a_wait_no_clock_can_add_ends_the_retries_and_the_run_is_recorded(
+    store: Store,
+    clock: FakeClock,
+    server: EndpointServer,
+    dispatcher: AiohttpDispatcher,
+    waker: InProcessWaker,
+) -> None:
+    """`apply` refuses such a backoff; a policy from anywhere else must not leave the run
+    running until the reaper."""
+    endless = RetryPolicy(attempts=3, backoff_seconds=8.64e18, max_backoff_seconds=8.64e18)
+    await declare(store, clock.now(), answering(server, "down", "status=503", retry=endless))
+
+    async with RunningWorker(store, dispatcher, clock, waker) as running:
+        await running.until_finished(1)
+
+    [run] = await runs_of(store, "down")
+    assert (run.status, run.status_code, run.attempt) == (RunStatus.FAILED, 503, 1)
+    assert running.worker.stats.retries == 0

@@ -69,6 +69,13 @@ def test_a_full_retry_and_accept_hints() -> None:
     assert spec.accept_hints is True
 
 
+def test_the_longest_retry_wait_is_the_longest_interval() -> None:
+    retry = spec_of("        retry: {backoff: 3650d, max_backoff: 3650d}\n").retry
+
+    assert retry is not None
+    assert retry.max_backoff_seconds == 3650 * 86400
+
+
 def test_put_is_idempotent_and_retried_without_unsafe() -> None:
     spec = spec_of("        method: PUT\n        retry: {attempts: 2}\n")
 
@@ -85,6 +92,14 @@ def test_put_is_idempotent_and_retried_without_unsafe() -> None:
         ("retry: {backoff: 0s}", "'retry.backoff': Input should be greater than 0"),
         ("retry: {backoff: -1s}", "'retry.backoff': '-1s' is not a duration"),
         ("retry: {backoff: 10s, max_backoff: 5s}", "'retry.max_backoff': must be at least backoff"),
+        (
+            "retry: {backoff: 100000000000000d}",
+            "'retry.backoff': must be at most 3650d, the longest time between two slots",
+        ),
+        (
+            "retry: {backoff: 1s, max_backoff: 3651d}",
+            "'retry.max_backoff': must be at most 3650d, the longest time between two slots",
+        ),
         (
             "retry: {on: [4xx]}",
             "'retry.on.0': Input should be 'timeout', 'connect', '5xx' or '429'",

@@ -1,6 +1,7 @@
 """What an endpoint's answer may change in its schedule: `Retry-After` holds the next run back
-(bounded by max_interval), `Cronpilot-Next-Run` becomes a hint of source `endpoint` when the
-endpoint opted in, within the clamps; the rest is ignored and said so."""
+(bounded by max_interval), whoever made the call; `Cronpilot-Next-Run` becomes a hint of
+source `endpoint` when the endpoint opted in, within the clamps, from the answer to a slot of
+the schedule; the rest is ignored and said so."""
 
 from __future__ import annotations
 
@@ -22,8 +23,9 @@ from domain.model import (
     ScheduleSource,
     Steering,
 )
+from domain.requested_runs import manual_run
 from domain.steering import ENDPOINT_HINT_TTL, heeded, steered
-from domain.transitions import after_call, after_slot
+from domain.transitions import after_call, after_finish, after_slot, replanned
 
 NOW = datetime(2030, 1, 7, 12, 0, tzinfo=UTC)
 
@@ -208,3 +210,55 @@ def test_an_answer_without_steering_leaves_the_endpoint_as_it_was() -> None:
     plain = endpoint()
 
     assert steered(plain, answer(200), NOW) is plain
+
+
+def by_hand(ended_at: datetime, response: Response, **state: Any) -> tuple[Endpoint, Endpoint]:
+    """The endpoint (every 60 s, next call at t(60)) before and after a manual run asked for
+    and answered at `ended_at`."""
+    before = replanned(replace(endpoint(accept_hints=True), **state), NOW)
+    run = manual_run(before, "cli:ann@web-1", ended_at)
+    return before, after_finish(before, run, response, ended_at)
+
+
+def test_a_manual_run_s_retry_after_holds_the_schedule_back() -> None:
+    before, ended = by_hand(t(10), answer(429, retry_after_seconds=300))
+
+    assert before.next_run_at == t(60)
+    assert ended.retry_after_at == t(310)
+    assert (ended.next_run_at, ended.next_run_source) == (t(310), ScheduleSource.RETRY_AFTER)
+    # Still no slot of the schedule: no failure counted, the grid where it was.
+    assert (ended.failure_count, ended.last_slot_at) == (0, NOW)
+
+
+def test_a_manual_run_s_sooner_retry_after_leaves_the_next_call_where_it_was() -> None:
+    _, ended = by_hand(t(10), answer(503, retry_after_seconds=5))
+
+    assert ended.retry_after_at == t(15)
+    assert (ended.next_run_at, ended.next_run_source) == (t(60), ScheduleSource.BASELINE)
+
+
+@pytest.mark.parametrize(
+    "response",
+    [answer(200), answer(429, retry_after_seconds=30), Response(None)],
+    ids=["no-retry-after", "sooner-retry-after", "no-answer"],
+)
+def test_a_manual_run_never_lifts_nor_shortens_a_hold(response: Response) -> None:
+    before, ended = by_hand(t(10), response, retry_after_at=t(600))
+
+    assert before.next_run_at == t(600)
+    assert (ended.retry_after_at, ended.next_run_at) == (t(600), t(600))
+
+
+def test_a_manual_run_s_next_run_hint_is_ignored_and_said_so() -> None:
+    asked = answer(next_run_interval_seconds=20, next_run_at=t(30))
+
+    _, ended = by_hand(t(10), asked)
+    seen = heeded(endpoint(accept_hints=True).spec, asked.steering, t(10), requested=True)
+
+    assert (ended.interval_hint, ended.oneshot_hint, ended.next_run_at) == (None, None, t(60))
+    assert seen == Steering(
+        ignored=(
+            "Cronpilot-Next-Run ignored: a run asked for by hand (manual, backfill) does not "
+            "set the schedule's pace",
+        )
+    )

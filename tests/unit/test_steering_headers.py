@@ -37,6 +37,8 @@ def test_an_answer_without_steering_headers_has_none() -> None:
         ("Mon Jan  7 12:01:00 2030", 60.0),  # asctime
         ("Mon, 07 Jan 2030 11:00:00 GMT", 0.0),  # a date in the past asks for no wait
         ("7200", CAP),  # cut to the global cap
+        ("0" * 5000 + "5", 5.0),  # leading zeros are no magnitude
+        ("-0", 0.0),
         ("Tue, 08 Jan 2030 12:00:00 GMT", CAP),
     ],
 )
@@ -68,6 +70,8 @@ def test_retry_after_on_other_statuses_is_not_read(status: int) -> None:
         ("", "neither delta-seconds nor an HTTP date"),
         ("Mon, 99 Foo 2030 99:99:99 GMT", "neither delta-seconds nor an HTTP date"),
         ("Mon, 07 Jan 99999999999 12:00:00 GMT", "neither delta-seconds nor an HTTP date"),
+        ("Fri, 31 Dec 9999 23:59:59 -2359", "more than 365 days ahead"),
+        ("Mon, 07 Jan " + "9" * 5000 + " 12:00:00 GMT", "neither delta-seconds nor an HTTP date"),
     ],
 )
 def test_garbage_negative_or_absurd_retry_after_is_ignored_with_why(value: str, why: str) -> None:
@@ -76,7 +80,22 @@ def test_garbage_negative_or_absurd_retry_after_is_ignored_with_why(value: str, 
     assert steering is not None
     assert steering.retry_after_seconds is None
     [reason] = steering.ignored
-    assert reason == f"Retry-After {value!r} ignored: {why}"
+    assert reason.startswith("Retry-After ")
+    assert reason.endswith(f" ignored: {why}")
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [("9" * 5000, "more than 365 days"), ("-" + "9" * 5000, "negative")],
+)
+def test_more_digits_than_python_reads_as_an_integer_are_ignored(value: str, why: str) -> None:
+    """`int()` refuses more than 4,300 digits: such a value is absurd before it is read."""
+    steering = retry_after(value, 429)
+
+    assert steering is not None
+    assert steering.retry_after_seconds is None
+    [reason] = steering.ignored
+    assert reason.endswith(f"({len(value)} characters) ignored: {why}")
 
 
 def test_a_reason_quotes_a_long_header_cut() -> None:
@@ -121,6 +140,8 @@ def test_cronpilot_next_run_as_an_rfc3339_time(value: str, at: datetime) -> None
         ("1e400", "neither a duration (30s) nor an RFC 3339 time"),
         ("tomorrow", "neither a duration (30s) nor an RFC 3339 time"),
         ("2030-01-07T12:30:00", "an RFC 3339 time needs a UTC offset (Z or +01:00)"),
+        ("9999-12-31T23:59:59-23:59", "out of range in UTC"),
+        ("0001-01-01T00:00:00+23:59", "out of range in UTC"),
     ],
 )
 def test_a_bad_cronpilot_next_run_is_ignored_with_why(value: str, why: str) -> None:
