@@ -423,7 +423,8 @@ class SqlClaims:
             lease = replace(lease, limit=limit - len(claims))
             for leased in await lease_due(conn, lease) if lease.limit > 0 else []:
                 row, run_id, trace_id = leased
-                if missed(row["next_run_at"], ScheduleSource(row["next_run_source"]), now):
+                source = ScheduleSource(row["next_run_source"])
+                if missed(row["next_run_at"], source, row["next_slot_at"], now):
                     caught = await self._catch_up(conn, leased, lease)
                     if caught is None:
                         continue
