@@ -213,8 +213,12 @@ def plan_next_run(endpoint: Endpoint, now: datetime) -> NextRun:
         high = now + timedelta(seconds=spec.max_interval_seconds)
         if at > high:
             at, source = high, ScheduleSource.CLAMPED_MAX
-    # A baseline slot pushed later by the floor or the min clamp is still that slot, called
-    # late: it keeps its grid time. The max clamp calls before the slot, a call of its own.
+    if from_baseline and source is ScheduleSource.CLAMPED_MIN:
+        # A baseline slot pushed later by the floor or the min clamp is still a slot of the
+        # grid, called late: the latest one at or before the call (those it passed coalesce
+        # into it, as missed slots do). The max clamp calls before the slot: a call of its own.
+        slot, _ = _around(endpoint, slot, at)
+        assert slot is not None, "the clamp only pushes a call later than its slot"
     kept = from_baseline and source is not ScheduleSource.CLAMPED_MAX and slot != at
     return NextRun(at, source, slot if kept else None)
 
