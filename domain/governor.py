@@ -217,8 +217,9 @@ def plan_next_run(endpoint: Endpoint, now: datetime) -> NextRun:
         # A baseline slot pushed later by the floor or the min clamp is still a slot of the
         # grid, called late: the latest one at or before the call (those it passed coalesce
         # into it, as missed slots do). The max clamp calls before the slot: a call of its own.
-        slot, _ = _around(endpoint, slot, at)
-        assert slot is not None, "the clamp only pushes a call later than its slot"
+        latest, _ = _around(endpoint, slot, at)
+        assert latest is not None, "the clamp only pushes a call later than its slot"
+        slot = latest
     kept = from_baseline and source is not ScheduleSource.CLAMPED_MAX and slot != at
     return NextRun(at, source, slot if kept else None)
 
