@@ -5,8 +5,9 @@ catch-up rule) → failure backoff → fresh hints (interval replaces the baseli
 if earlier) → the endpoint's `Retry-After` (wins when later, never pulls a run earlier) → the
 floor and the clamps into [now + min, now + max] → a pause wins over everything.
 
-A baseline slot stays on its grid: jitter moves its call, not the slot, and a missed slot that
-is caught up late is called now but recorded under its grid time (`NextRun.slot`).
+A baseline slot stays on its grid: jitter moves its call, not the slot, a missed slot that is
+caught up late is called now but recorded under its grid time (`NextRun.slot`), and so is a
+slot the floor or the min clamp pushed later.
 """
 
 from __future__ import annotations
