@@ -80,6 +80,10 @@ def awaited_parents(dependencies: Mapping[str, Sequence[str]], root: str, node: 
 
 
 def skip_reason(endpoint: Endpoint, wait: DagWait, now: datetime) -> str | None:
+    """Why the dependant `endpoint`, all its parents arrived in `wait`, is not called at `now`:
+    paused, an upstream failed or was skipped, its own `Retry-After` still holds (it has no
+    schedule to carry it: the DAG run is its only caller), or nothing changed upstream under
+    `only_if_changed`; None when it runs."""
     pause = endpoint.pause
     if pause is not None and (pause.until is None or pause.until > now):
         return "paused"
@@ -88,6 +92,9 @@ def skip_reason(endpoint: Endpoint, wait: DagWait, now: datetime) -> str | None:
             return f"upstream {name!r} was skipped"
         if not outcome.ok:
             return f"upstream {name!r} failed"
+    retry_after = endpoint.retry_after_at
+    if retry_after is not None and retry_after > now:
+        return f"the endpoint asked not to be called before {retry_after.isoformat()} (Retry-After)"
     if endpoint.spec.only_if_changed and not any(o.changed for o in wait.arrived.values()):
         return "only_if_changed: no upstream response changed"
     return None

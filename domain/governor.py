@@ -5,8 +5,9 @@ catch-up rule) → failure backoff → fresh hints (interval replaces the baseli
 if earlier) → the endpoint's `Retry-After` (wins when later, never pulls a run earlier) → the
 floor and the clamps into [now + min, now + max] → a pause wins over everything.
 
-A baseline slot stays on its grid: jitter moves its call, not the slot, and a missed slot that
-is caught up late is called now but recorded under its grid time (`NextRun.slot`).
+A baseline slot stays on its grid: jitter moves its call, not the slot, a missed slot that is
+caught up late is called now but recorded under its grid time (`NextRun.slot`), and so is a
+slot the floor or the min clamp pushed later.
 """
 
 from __future__ import annotations
@@ -22,8 +23,14 @@ from domain.schedule import baseline_period, next_cron_fire
 BACKOFF_CAP = timedelta(hours=1)
 """Failure backoff never waits longer than this (the max clamp may cut it shorter)."""
 LATE_GRACE = timedelta(seconds=1)
-"""A baseline call going out up to this late is on time; later, its slot was missed (no
-scheduler was there to run it) and the endpoint's catch-up rule decides what runs."""
+"""A baseline call going out up to this late is on time, whatever the schedule."""
+LATE_SHARE = 0.1
+MAX_LATE_GRACE = timedelta(minutes=1)
+"""A call later than `LATE_GRACE` is still only late, not missed, up to `LATE_SHARE` of the
+gap to the next slot (at most `MAX_LATE_GRACE`): a worker that was merely busy (all its calls
+in flight, the endpoint's previous call still running, a database lock) does not lose the slot
+under `catch_up: none`. Later, the slot was missed (no scheduler was there to run it) and the
+endpoint's catch-up rule decides what runs."""
 _MAX_BACKOFF_EXPONENT = 64
 _CRON_STEP = timedelta(seconds=1)
 """Cron fires on whole seconds."""
@@ -90,28 +97,36 @@ def _around(endpoint: Endpoint, first: datetime, now: datetime) -> tuple[datetim
     return latest, latest + period
 
 
-def _catches_up(spec: EndpointSpec, late: timedelta, room: timedelta) -> bool:
-    """Whether a missed slot whose call is `late` runs once now: under `catch_up: one`, within
-    the window, unless the next slot comes within the floor (it stands for the missed one)."""
-    return (
-        spec.catch_up is CatchUp.ONE
-        and late <= timedelta(seconds=spec.catch_up_window_seconds)
-        and room >= timedelta(seconds=spec.floor_seconds)
-    )
+def late_grace(gap: timedelta) -> timedelta:
+    """How late the call of a slot `gap` before the next one may go out and still run under
+    either catch-up rule (`MAX_LATE_GRACE`)."""
+    return max(LATE_GRACE, min(gap * LATE_SHARE, MAX_LATE_GRACE))
+
+
+def _catches_up(spec: EndpointSpec, late: timedelta, gap: timedelta, room: timedelta) -> bool:
+    """Whether a slot whose call is `late` (past `LATE_GRACE`) runs once now: within its
+    `late_grace`, or under `catch_up: one` within the window; unless the next slot, `gap` after
+    it, comes within the floor (it stands for the late one)."""
+    if room < timedelta(seconds=spec.floor_seconds):
+        return False
+    if late <= late_grace(gap):
+        return True
+    return spec.catch_up is CatchUp.ONE and late <= timedelta(seconds=spec.catch_up_window_seconds)
 
 
 def _slot_from(endpoint: Endpoint, first: datetime, now: datetime) -> tuple[datetime, datetime]:
     """The slot to plan at `now` among the grid slots from `first` on, and when to call it.
 
     Of the slots whose time has come only the latest matters (the earlier ones coalesce into
-    it): if its call is not yet more than `LATE_GRACE` late it runs; if it was missed, it runs
-    now under its catch-up rule. Otherwise the next slot of the grid, at its call time."""
+    it): if its call is not yet more than `LATE_GRACE` late it runs; if it is late or was
+    missed, it runs now by `_catches_up`. Otherwise the next slot of the grid, at its call
+    time."""
     passed, upcoming = _around(endpoint, first, now)
     if passed is not None:
         called = _call_time(endpoint, passed)
         if called >= now - LATE_GRACE:
             return passed, max(called, now)
-        if _catches_up(endpoint.spec, now - called, upcoming - now):
+        if _catches_up(endpoint.spec, now - called, upcoming - passed, upcoming - now):
             return passed, now
     return upcoming, _call_time(endpoint, upcoming)
 
@@ -187,6 +202,7 @@ def plan_next_run(endpoint: Endpoint, now: datetime) -> NextRun:
         at, source = retry_after, ScheduleSource.RETRY_AFTER
 
     spec = endpoint.spec
+    from_baseline = source is ScheduleSource.BASELINE
     floor = _floor_at(endpoint)
     if floor is not None and at < floor:
         at, source = floor, ScheduleSource.CLAMPED_MIN
@@ -198,18 +214,35 @@ def plan_next_run(endpoint: Endpoint, now: datetime) -> NextRun:
         high = now + timedelta(seconds=spec.max_interval_seconds)
         if at > high:
             at, source = high, ScheduleSource.CLAMPED_MAX
-    on_grid = source is ScheduleSource.BASELINE and slot != at
-    return NextRun(at, source, slot if on_grid else None)
+    if from_baseline and source is ScheduleSource.CLAMPED_MIN:
+        # A baseline slot pushed later by the floor or the min clamp is still a slot of the
+        # grid, called late: the latest one at or before the call (those it passed coalesce
+        # into it, as missed slots do). The max clamp calls before the slot: a call of its own.
+        latest, _ = _around(endpoint, slot, at)
+        assert latest is not None, "the clamp only pushes a call later than its slot"
+        slot = latest
+    kept = from_baseline and source is not ScheduleSource.CLAMPED_MAX and slot != at
+    return NextRun(at, source, slot if kept else None)
 
 
-def missed(next_run_at: datetime | None, source: ScheduleSource, now: datetime) -> bool:
-    """Whether a planned call is a missed baseline slot: due more than `LATE_GRACE` ago.
-    (Written on plain values so that a store can ask before it builds the endpoint.)"""
-    return (
-        source is ScheduleSource.BASELINE
-        and next_run_at is not None
-        and next_run_at < now - LATE_GRACE
+def on_grid(source: ScheduleSource, slot: datetime | None) -> bool:
+    """Whether a planned call (its source and `NextRun.slot`) stands for a baseline grid slot:
+    planned by the baseline, or by it and then pushed later by the floor or the min clamp
+    (which keep the slot). Hints, one-shots, backoff, `Retry-After` and the max clamp plan
+    calls of their own, which no catch-up rule concerns."""
+    return source is ScheduleSource.BASELINE or (
+        source is ScheduleSource.CLAMPED_MIN and slot is not None
     )
+
+
+def missed(
+    next_run_at: datetime | None, source: ScheduleSource, slot: datetime | None, now: datetime
+) -> bool:
+    """Whether a planned call may be a missed baseline slot: it stands for a grid slot
+    (`on_grid`) and was due more than `LATE_GRACE` ago; `catch_up` then decides. (Written on
+    plain values, the endpoint's `next_run_at`, `next_run_source` and `next_slot_at`, so that a
+    store can ask before it builds the endpoint.)"""
+    return on_grid(source, slot) and next_run_at is not None and next_run_at < now - LATE_GRACE
 
 
 def catch_up(endpoint: Endpoint, now: datetime) -> NextRun | None:
@@ -221,7 +254,8 @@ def catch_up(endpoint: Endpoint, now: datetime) -> NextRun | None:
     The grid is continued from the planned slot rather than re-planned from the last run: a
     new interval endpoint's grid starts at its first planned slot, before any run."""
     slot = endpoint.next_slot
-    if slot is None or not missed(endpoint.next_run_at, endpoint.next_run_source, now):
+    planned = (endpoint.next_run_at, endpoint.next_run_source, endpoint.next_slot_at)
+    if slot is None or not missed(*planned, now):
         return None
     chosen, at = _slot_from(endpoint, slot, now)
     if chosen == slot:

@@ -277,8 +277,9 @@ class NextRun:
     at: datetime | None
     source: ScheduleSource
     slot: datetime | None = None
-    """The grid slot the call at `at` stands for, when they differ (jitter, or a missed slot
-    caught up late); None when `at` is the slot."""
+    """The grid slot the call at `at` stands for, when they differ (jitter, a missed slot
+    caught up late, or a slot the floor or the min clamp pushed later); None when `at` is the
+    slot."""
 
 
 @dataclass(frozen=True, slots=True)

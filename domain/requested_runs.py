@@ -5,7 +5,8 @@ they leave the schedule as it is (`domain.transitions.after_run`).
 A backfill finds the baseline's slots in [start, end]: for cron the fire times in the
 endpoint's zone, for an interval the grid through the endpoint's last slot (through `start`
 when it has none). Slots after `now` are left to the schedule. Its runs are paced: the first is
-due at once, each next one `backfill_spacing` later, so a long range never floods an endpoint.
+due at once, each next one `backfill_spacing` later, so a long range never floods an endpoint;
+and they only fill the endpoint's spare time: its own schedule goes first (`ahead_of_schedule`).
 """
 
 from __future__ import annotations
@@ -146,3 +147,19 @@ def backfill_runs(
         )
         for i, slot in enumerate(sorted(missing))
     ]
+
+
+def ahead_of_schedule(
+    trigger: RunTrigger, due_at: datetime, next_run_at: datetime | None, due_by: datetime
+) -> bool:
+    """Whether a queued run (its trigger, due at `due_at`) may be claimed, by a claim of what is
+    due by `due_by`, before its endpoint's own next run (`next_run_at`): always while that is
+    not due by then (or never is: paused, a DAG dependant); when it is, only a run asked for
+    with `cronpilot run` that was due first. A backfill run never goes before a due slot: its
+    paced due times fall behind whenever its calls outlast the spacing, and would otherwise
+    keep the schedule from running at all until the backfill is done.
+
+    On plain values, as the SQL store's claim mirrors it (`adapters.sql.claims`)."""
+    if next_run_at is None or next_run_at > due_by:
+        return True
+    return trigger is RunTrigger.MANUAL and due_at < next_run_at

@@ -32,6 +32,7 @@ from domain.model import (
 )
 from domain.outputs import DriftEvent, OutputSchema
 from domain.ports import ApplyReport, JobDeclaration
+from domain.requested_runs import ahead_of_schedule
 from domain.transitions import (
     abandoned_run,
     after_finish,
@@ -233,12 +234,18 @@ class MemoryClaims:
         horizon = now if due_by is None else max(now, due_by)
         claims: list[Claim] = []
         async with self._state.lock:
-            # As in the SQL store: queued runs first, the earliest due of each free endpoint.
+            # As in the SQL store: queued runs first, the earliest due of each free endpoint
+            # among those that may go before its schedule.
             for queued in self._waiting(horizon):
                 if len(claims) >= limit:
                     break
                 endpoint = self._state.endpoints[queued.endpoint_id]
                 if endpoint.lease_owner is not None:
+                    continue
+                assert queued.due_at is not None
+                if not ahead_of_schedule(
+                    queued.trigger, queued.due_at, endpoint.next_run_at, horizon
+                ):
                     continue
                 leased = replace(endpoint, lease_owner=worker_id, lease_until=lease_until)
                 self._state.endpoints[endpoint.id] = leased

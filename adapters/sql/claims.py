@@ -16,14 +16,17 @@ from typing import Any
 
 from sqlalchemy import (
     BindParameter,
+    ColumnElement,
     Integer,
     Select,
     String,
+    and_,
     bindparam,
     cast,
     delete,
     func,
     literal,
+    or_,
     select,
     update,
 )
@@ -238,8 +241,9 @@ _RUN_PREFIX = "run_"
 
 
 def _waiting_runs(due_by: datetime | BindParameter[Any]) -> Select[Any]:
-    """Queued runs due by `due_by` of unleased endpoints, earliest first: served by the partial
-    index `QUEUED_INDEX`."""
+    """Queued runs due by `due_by` of unleased endpoints that may go before their endpoint's
+    schedule (`_ahead_of_schedule`), earliest first: served by the partial index
+    `QUEUED_INDEX`."""
     return (
         select(runs)
         .join(endpoints, endpoints.c.id == runs.c.endpoint_id)
@@ -247,8 +251,22 @@ def _waiting_runs(due_by: datetime | BindParameter[Any]) -> Select[Any]:
             IS_QUEUED,
             runs.c.due_at <= due_by,
             endpoints.c.lease_owner.is_(None),
+            _ahead_of_schedule(due_by),
         )
         .order_by(runs.c.due_at, runs.c.slot_at)
+    )
+
+
+def _ahead_of_schedule(due_by: datetime | BindParameter[Any]) -> ColumnElement[bool]:
+    """`domain.requested_runs.ahead_of_schedule` in SQL, on a row of `runs` joined with its
+    endpoint (the contract suite checks that both agree)."""
+    return or_(
+        endpoints.c.next_run_at.is_(None),
+        endpoints.c.next_run_at > due_by,
+        and_(
+            runs.c.trigger == RunTrigger.MANUAL.value,
+            runs.c.due_at < endpoints.c.next_run_at,
+        ),
     )
 
 
@@ -418,12 +436,14 @@ class SqlClaims:
         start_queued = _start_queued_postgres if postgres else _start_queued_sqlite
         claims: list[Claim] = []
         async with self._db.write() as conn:
-            # Queued runs first: they were asked for by hand, and are few.
+            # Queued runs first (they were asked for by hand, and are few), of the endpoints
+            # whose own schedule they may go before (`_ahead_of_schedule`).
             claims += await self._queued_claims(conn, await start_queued(conn, lease), lease)
             lease = replace(lease, limit=limit - len(claims))
             for leased in await lease_due(conn, lease) if lease.limit > 0 else []:
                 row, run_id, trace_id = leased
-                if missed(row["next_run_at"], ScheduleSource(row["next_run_source"]), now):
+                source = ScheduleSource(row["next_run_source"])
+                if missed(row["next_run_at"], source, row["next_slot_at"], now):
                     caught = await self._catch_up(conn, leased, lease)
                     if caught is None:
                         continue

@@ -182,27 +182,17 @@ def endpoint_from_row(row: Mapping[str, Any], cipher: SecretCipher | None) -> En
     spec = EndpointSpec(
         name=row["name"],
         url=row["url"],
-        schedule=Schedule(
-            cron=row["cron"], interval_seconds=row["interval_seconds"], timezone=row["timezone"]
-        ),
         description=row["description"],
         method=row["method"],
         headers=open_headers(row["headers"], cipher),
         body=row["body"],
-        min_interval_seconds=row["min_interval_seconds"],
-        max_interval_seconds=row["max_interval_seconds"],
         timeout_seconds=row["timeout_seconds"],
         max_response_bytes=row["max_response_bytes"],
         planner_mode=PlannerMode(row["planner_mode"]) if row["planner_mode"] else None,
         depends_on=tuple(row["depends_on"]),
         dependants=tuple(row["dependants"]),
         only_if_changed=row["only_if_changed"],
-        notify=tuple(row["notify"]),
-        notify_after=row["notify_after"],
-        pause_after=row["pause_after"],
-        retry=_retry_from_value(row["retry"]),
-        accept_hints=row["accept_hints"],
-        **_spacing_from_row(row),
+        **_finishing_from_row(row),
     )
     return Endpoint(
         id=row["id"],
@@ -220,36 +210,46 @@ PLANNING_COLUMNS = (
     endpoints.c.interval_seconds,
     endpoints.c.min_interval_seconds,
     endpoints.c.max_interval_seconds,
+    endpoints.c.notify,
+    endpoints.c.notify_after,
+    endpoints.c.pause_after,
+    endpoints.c.retry,
+    endpoints.c.accept_hints,
     *(endpoints.c[name] for name in SPACING_COLUMNS),
     *(endpoints.c[name] for name in STATE_COLUMNS),
 )
-"""What planning an endpoint's next run reads (`domain.governor`): its schedule, the clamps,
-jitter, catch-up, the floor and the runtime state."""
+"""What a finish reads of an endpoint (`domain.transitions.after_finish`, `domain.alerts`): the
+spec fields of `_finishing_from_row` (the schedule, the clamps, the alerts, retries, steering,
+jitter, catch-up and the floor) and the runtime state."""
+
+
+def _finishing_from_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The `EndpointSpec` fields that `PLANNING_COLUMNS` hold, by name."""
+    return {
+        "schedule": Schedule(
+            cron=row["cron"], interval_seconds=row["interval_seconds"], timezone=row["timezone"]
+        ),
+        "min_interval_seconds": row["min_interval_seconds"],
+        "max_interval_seconds": row["max_interval_seconds"],
+        "notify": tuple(row["notify"]),
+        "notify_after": row["notify_after"],
+        "pause_after": row["pause_after"],
+        "retry": _retry_from_value(row["retry"]),
+        "accept_hints": row["accept_hints"],
+        **_spacing_from_row(row),
+    }
 
 
 def planned_from_row(row: RowMapping, held: Endpoint) -> Endpoint:
     """`held` (the endpoint as a worker claimed it) with the `PLANNING_COLUMNS` of `row` as
-    stored now: enough to re-plan it and save its state (`save_endpoint_states`), without
-    reading or opening the rest of the declaration."""
+    stored now: enough to finish it and save its state (`save_endpoint_states`), without
+    reading or opening the rest of the declaration (the request, its secrets)."""
     spec = held.spec
-    schedule = Schedule(
-        cron=row["cron"], interval_seconds=row["interval_seconds"], timezone=row["timezone"]
-    )
-    clamps = (row["min_interval_seconds"], row["max_interval_seconds"])
-    spacing = _spacing_from_row(row)
-    if (
-        schedule != spec.schedule
-        or clamps != (spec.min_interval_seconds, spec.max_interval_seconds)
-        or spacing != {name: getattr(spec, name) for name in SPACING_COLUMNS}
-    ):
-        # Re-declared while the call was under way: plan with the declaration as it is now.
-        spec = replace(
-            spec,
-            schedule=schedule,
-            min_interval_seconds=clamps[0],
-            max_interval_seconds=clamps[1],
-            **spacing,
-        )
+    declared = _finishing_from_row(row)
+    if any(getattr(spec, name) != value for name, value in declared.items()):
+        # Re-declared while the call was under way: finish with the declaration as it is now
+        # (its schedule, and whom to alert, when to pause itself, whether to take hints).
+        spec = replace(spec, **declared)
     return Endpoint(
         id=held.id, job_id=held.job_id, job_name=held.job_name, spec=spec, **_state_from_row(row)
     )

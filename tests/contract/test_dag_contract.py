@@ -10,7 +10,16 @@ import pytest
 
 from domain.dependencies import with_dependants
 from domain.errors import LeaseLost
-from domain.model import Claim, Response, Run, RunStatus, RunTrigger, Schedule
+from domain.model import (
+    Claim,
+    ErrorKind,
+    Response,
+    Run,
+    RunStatus,
+    RunTrigger,
+    Schedule,
+    Steering,
+)
 from domain.ports import Store
 from tests.contract.builders import LEASE_SECONDS, T0, claim_one, declaration, seconds, spec
 
@@ -106,6 +115,36 @@ async def test_a_failed_upstream_skips_its_dependants(store: Store) -> None:
     assert started == []
     [skipped] = await store.runs.list_runs((await store.catalog.get_endpoint("etl/load")).id)
     assert skipped.error_message == "skipped: upstream 'fetch' failed"
+
+
+async def test_a_dependant_that_asked_for_a_retry_after_is_skipped_until_then(
+    store: Store,
+) -> None:
+    """`load` answered 429 with `Retry-After: 600`: the next DAG runs skip it, and say why."""
+    await _declare(store, spec("fetch", every=10), _dependant("load", "fetch"))
+    _, [load] = await _finish(store, await claim_one(store, T0), _ok({"n": 1}, "h1"), T0)
+    busy = Response(
+        status_code=429,
+        error_kind=ErrorKind.HTTP_STATUS,
+        error_message="HTTP 429 Too Many Requests",
+        steering=Steering(retry_after_seconds=600),
+    )
+    await _finish(store, load, busy, T0 + seconds(1))
+
+    _, started = await _finish(
+        store, await claim_one(store, T0 + seconds(10)), _ok({}, "h2"), T0 + seconds(10)
+    )
+
+    assert started == []
+    [skipped, _] = await store.runs.list_runs(load.endpoint.id)
+    assert (skipped.status, skipped.error_message) == (
+        RunStatus.SKIPPED,
+        "skipped: the endpoint asked not to be called before 2030-01-01T12:10:01+00:00"
+        " (Retry-After)",
+    )
+    later = T0 + seconds(610)
+    _, [again] = await _finish(store, await claim_one(store, later), _ok({}, "h3"), later)
+    assert again.endpoint.name == "load"
 
 
 async def test_a_ready_dependant_still_leased_is_started_by_the_sweep(store: Store) -> None:

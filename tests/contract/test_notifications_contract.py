@@ -108,6 +108,47 @@ async def test_auto_paused_is_written_with_the_pause(store: Store) -> None:
     }
 
 
+@pytest.mark.parametrize(
+    ("claimed_with", "finished_with", "paused", "events"),
+    [
+        ({"notify": (HOOK,), "notify_after": 1, "pause_after": 1}, {}, False, []),
+        (
+            {"notify": (HOOK,), "notify_after": 1, "pause_after": 1},
+            {"notify": (OTHER,), "notify_after": 1, "pause_after": 1},
+            True,
+            [(E.AUTO_PAUSED, OTHER), (E.FAILING, OTHER)],
+        ),
+        (
+            {},
+            {"notify": (OTHER,), "notify_after": 1, "pause_after": 1},
+            True,
+            [
+                (E.AUTO_PAUSED, OTHER),
+                (E.FAILING, OTHER),
+            ],
+        ),
+    ],
+    ids=["alerts removed", "webhook replaced", "alerts added"],
+)
+async def test_a_finish_alerts_by_the_declaration_as_it_is_when_the_call_ends(
+    store: Store,
+    claimed_with: dict[str, Any],
+    finished_with: dict[str, Any],
+    paused: bool,
+    events: list[tuple[AlertEvent, str]],
+) -> None:
+    """Re-applied while the call was under way: the finish pauses and notifies by the new
+    declaration, never by the one the worker claimed."""
+    endpoint_id = await _declare(store, **claimed_with)
+    claim = await claim_one(store, T0)
+    await store.catalog.apply([declaration("j", spec("e", **finished_with))], T0 + seconds(1))
+
+    await store.claims.finish(claim, "w1", FAILED, T0 + seconds(2))
+
+    assert ((await store.catalog.get_endpoint(endpoint_id)).pause is not None) is paused
+    assert _events(await store.notifications.list_notifications()) == events
+
+
 async def test_a_finish_whose_lease_was_lost_writes_no_notification(store: Store) -> None:
     await _declare(store, notify=(HOOK,), notify_after=1)
     claim = await claim_one(store, T0)

@@ -19,6 +19,7 @@ from domain.model import (
     Claim,
     Endpoint,
     ErrorKind,
+    Pause,
     Response,
     Run,
     RunStatus,
@@ -28,6 +29,7 @@ from domain.model import (
     Steering,
 )
 from domain.ports import SecretCipher, Store
+from domain.requested_runs import ahead_of_schedule, backfill_runs
 from domain.transitions import queued_run, started_run
 from tests.contract.builders import (
     LEASE_SECONDS,
@@ -156,6 +158,88 @@ async def test_a_paced_run_is_not_claimed_before_it_is_due(store: Store) -> None
         T0 + seconds(4), "w1", LEASE_SECONDS, 10, T0 + seconds(5)
     )
     assert (claim.slot_at, claim.call_at) == (T0 - seconds(600), T0 + seconds(5))
+
+
+MANUAL, BACKFILL = RunTrigger.MANUAL, RunTrigger.BACKFILL
+
+
+@pytest.mark.parametrize(
+    ("trigger", "due_in", "schedule_in", "queued_first"),
+    [
+        (MANUAL, -1.0, 10.0, True),
+        (BACKFILL, -1.0, 10.0, True),
+        (MANUAL, -1.0, -0.5, True),
+        (MANUAL, -0.25, -0.5, False),
+        (MANUAL, -0.5, -0.5, False),
+        (BACKFILL, -1.0, -0.5, False),
+        (MANUAL, -1.0, None, True),
+        (BACKFILL, -1.0, None, True),
+    ],
+    ids=[
+        "manual, schedule not due",
+        "backfill, schedule not due",
+        "manual due before the slot",
+        "manual due after the slot",
+        "manual due with the slot",
+        "backfill due before the slot",
+        "manual, paused",
+        "backfill, paused",
+    ],
+)
+async def test_a_queued_run_goes_before_the_schedule_as_the_domain_rule_says(
+    store: Store,
+    trigger: RunTrigger,
+    due_in: float,
+    schedule_in: float | None,
+    queued_first: bool,
+) -> None:
+    """Every store claims an endpoint's queued run before its own next run exactly when
+    `ahead_of_schedule` says so (the SQL claim mirrors it in SQL)."""
+    now = T0 + seconds(3600)
+    endpoint_id = await add_endpoint(store, "j", "e", now + seconds(schedule_in or 0))
+    if schedule_in is None:
+        await store.catalog.set_pause(endpoint_id, Pause("by hand"), now)
+    endpoint = await store.catalog.get_endpoint(endpoint_id)
+    queued = _queued(endpoint, T0, now + seconds(due_in), trigger)
+    await store.claims.enqueue([queued])
+    assert ahead_of_schedule(trigger, now + seconds(due_in), endpoint.next_run_at, now) is (
+        queued_first
+    )
+
+    [claim] = await store.claims.claim_due(now, "w1", LEASE_SECONDS, 10)
+
+    assert (claim.queued is not None) is queued_first
+
+
+async def test_a_backfill_whose_calls_outlast_its_spacing_leaves_the_schedule_its_slots(
+    store: Store,
+) -> None:
+    """119 backfill runs paced 1 s apart, each call taking 2 s: their due times soon lie in
+    the past, yet every minute's slot still runs, within its grace, between two of them."""
+    await store.catalog.apply([declaration("j", spec("e", every=60.0))], T0)
+    endpoint = await store.catalog.get_endpoint("j/e")
+    now = T0 + seconds(3600)
+    missing = [T0 - seconds(60 * i) for i in range(1, 120)]
+    await store.claims.enqueue(backfill_runs(endpoint, missing, 200, WHO, now))
+
+    scheduled: list[tuple[datetime, datetime]] = []
+    backfilled = 0
+    while now < T0 + seconds(3900):
+        claims = await store.claims.claim_due(now, "w1", LEASE_SECONDS, 10)
+        if not claims:
+            now += seconds(0.5)
+        for claim in claims:
+            started = now
+            now += seconds(2)
+            run = await store.claims.finish(claim, "w1", OK, now)
+            if run.trigger is RunTrigger.SCHEDULE:
+                scheduled.append((run.slot_at, started))
+            else:
+                backfilled += 1
+
+    assert [slot for slot, _ in scheduled] == [T0 + seconds(3600 + 60 * i) for i in range(5)]
+    assert all(started - slot <= seconds(2) for slot, started in scheduled)
+    assert backfilled == 119
 
 
 async def test_finishing_a_queued_run_leaves_the_schedule_as_it_was(store: Store) -> None:

@@ -4,10 +4,10 @@ missed while no worker ran is caught up by the endpoint's rule at the claim."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from domain.jitter import jittered
-from domain.model import CatchUp, RunStatus, ScheduleSource
+from domain.model import CatchUp, Claim, RunStatus, ScheduleSource
 from domain.ports import Store
 from tests.contract.builders import LEASE_SECONDS, OK, T0, declaration, seconds, spec
 
@@ -117,3 +117,48 @@ async def test_a_late_claim_within_one_period_runs_the_planned_slot(store: Store
     [claim] = await store.claims.claim_due(T0 + seconds(45), "w1", LEASE_SECONDS, 10)
 
     assert (claim.slot_at, claim.call_at) == (T0, None)
+
+
+async def test_a_slot_the_min_clamp_pushed_later_keeps_its_catch_up_rule(store: Store) -> None:
+    """`min_interval` equal to the interval (as etl/fetch): after a run each slot is pushed a
+    little later, and stays a baseline slot: recorded under its grid time, and after downtime
+    `catch_up: none` waits for the next slot instead of running a stale one."""
+    clamped = spec("e", every=60, min_interval_seconds=60.0, catch_up=CatchUp.NONE)
+    # Applied a minute before T0: the min clamp holds its first call until T0.
+    await store.catalog.apply([declaration("j", clamped)], T0 - seconds(60))
+    await store.claims.finish(await _claim(store, T0), "w1", OK, T0 + seconds(0.5))
+    planned = await store.catalog.get_endpoint("j/e")
+    assert (planned.next_run_at, planned.next_slot, planned.next_run_source) == (
+        T0 + seconds(60.5),
+        T0 + seconds(60),
+        ScheduleSource.CLAMPED_MIN,
+    )
+
+    down_until = T0 + seconds(3 * 3600 + 30)
+    assert await store.claims.claim_due(down_until, "w1", LEASE_SECONDS, 10) == []
+
+    waiting = await store.catalog.get_endpoint("j/e")
+    assert (waiting.next_run_at, waiting.lease_owner) == (T0 + seconds(3 * 3600 + 60), None)
+    assert len(await store.runs.list_runs(waiting.id)) == 1
+
+
+async def test_a_clamped_slot_claimed_on_time_runs_under_its_grid_slot(store: Store) -> None:
+    clamped = spec("e", every=60, min_interval_seconds=60.0)
+    await store.catalog.apply([declaration("j", clamped)], T0 - seconds(60))
+    await store.claims.finish(await _claim(store, T0), "w1", OK, T0 + seconds(0.5))
+
+    claim = await _claim(store, T0 + seconds(60.5))
+
+    assert (claim.slot_at, claim.call_at, claim.schedule_source) == (
+        T0 + seconds(60),
+        T0 + seconds(60.5),
+        ScheduleSource.CLAMPED_MIN,
+    )
+    await store.claims.finish(claim, "w1", OK, T0 + seconds(61))
+    after = await store.catalog.get_endpoint("j/e")
+    assert (after.last_slot_at, after.next_slot) == (T0 + seconds(60), T0 + seconds(120))
+
+
+async def _claim(store: Store, now: datetime) -> Claim:
+    [claim] = await store.claims.claim_due(now, "w1", LEASE_SECONDS, 10)
+    return claim

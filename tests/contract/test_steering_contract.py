@@ -131,6 +131,23 @@ async def test_a_dag_finish_takes_the_answer_s_steering(store: Store) -> None:
     assert endpoint.retry_after_at == T0 + seconds(300)
 
 
+async def test_a_finish_takes_hints_by_the_declaration_as_it_is_when_the_call_ends(
+    store: Store,
+) -> None:
+    """`accept_hints` turned off while the call was under way: its `Cronpilot-Next-Run` is
+    not taken."""
+    await store.catalog.apply([declaration("j", spec("e", accept_hints=True))], T0)
+    claim = await claim_one(store, T0)
+    await store.catalog.apply([declaration("j", spec("e"))], T0 + seconds(1))
+
+    hinting = Response(status_code=200, steering=Steering(next_run_interval_seconds=20.0))
+    await store.claims.finish(claim, "w1", hinting, T0 + seconds(2))
+
+    endpoint = await store.catalog.get_endpoint("j/e")
+    assert endpoint.interval_hint is None
+    assert endpoint.next_run_source is ScheduleSource.BASELINE
+
+
 async def test_hints_keep_who_wrote_them(store: Store) -> None:
     await store.catalog.apply([declaration("j", spec("e"))], T0)
     endpoint = await store.catalog.get_endpoint("j/e")

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from domain.governor import catch_up, plan_next_run
+from domain.governor import MAX_LATE_GRACE, catch_up, plan_next_run
 from domain.model import CatchUp, Endpoint, NextRun, OneShotHint, ScheduleSource
-from domain.transitions import caught_up
+from domain.transitions import after_slot, caught_up
 
 MakeEndpoint = Callable[..., Endpoint]
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
@@ -28,6 +28,13 @@ def t(seconds: float) -> datetime:
 INTERVAL: list[tuple[str, float, dict[str, Any], NextRun]] = [
     ("on time", -60, {}, NextRun(NOW, S.BASELINE)),
     ("late within the grace: runs", -60.5, {"catch_up": NONE}, NextRun(NOW, S.BASELINE, t(-0.5))),
+    ("late within its grace: runs", -65, {"catch_up": NONE}, NextRun(NOW, S.BASELINE, t(-5))),
+    (
+        "late within its grace, the next slot within the floor stands for it",
+        -63,
+        {"catch_up": NONE, "floor": 58},
+        NextRun(t(57), S.BASELINE),
+    ),
     ("down an hour, one: the latest missed slot now", -3630, {}, NextRun(NOW, S.BASELINE, t(-30))),
     ("down an hour, none: the next slot", -3630, {"catch_up": NONE}, NextRun(t(30), S.BASELINE)),
     (
@@ -109,6 +116,14 @@ def test_a_dense_cron_finds_its_latest_missed_fire(make_endpoint: MakeEndpoint) 
 CLAIMED: list[tuple[str, float, float, dict[str, Any], NextRun | None]] = [
     ("called on time", 0, 0.5, {}, None),
     ("late within the grace", 0, 1.0, {"catch_up": NONE}, None),
+    ("a busy worker, within a tenth of the gap: runs", 0, 5.9, {"catch_up": NONE}, None),
+    (
+        "later than a tenth of the gap, none: the next slot",
+        0,
+        6.1,
+        {"catch_up": NONE},
+        NextRun(t(60), S.BASELINE),
+    ),
     ("late, no later slot passed: runs as planned", 0, 45, {}, None),
     ("late, later slots passed: the latest runs", -3630, 0, {}, NextRun(NOW, S.BASELINE, t(-30))),
     ("none: the next slot", -3630, 0, {"catch_up": NONE}, NextRun(t(30), S.BASELINE)),
@@ -155,3 +170,39 @@ def test_only_missed_baseline_slots_are_caught_up(make_endpoint: MakeEndpoint) -
 
     assert catch_up(hinted, NOW) is None
     assert catch_up(make_endpoint(interval=60, next_run_at=None), NOW) is None
+
+
+@pytest.mark.parametrize(
+    ("late", "runs"), [(MAX_LATE_GRACE, True), (MAX_LATE_GRACE + timedelta(seconds=1), False)]
+)
+def test_the_grace_of_a_long_period_is_capped(
+    make_endpoint: MakeEndpoint, late: timedelta, runs: bool
+) -> None:
+    endpoint = make_endpoint(interval=3600, next_run_at=NOW, catch_up=NONE)
+
+    moved = catch_up(endpoint, NOW + late)
+
+    assert moved == (None if runs else NextRun(t(3600), S.BASELINE))
+
+
+@pytest.mark.parametrize(
+    ("rule", "expected"),
+    [
+        (ONE, NextRun(t(3 * 3600 + 30), S.BASELINE, t(3 * 3600))),
+        (NONE, NextRun(t(3 * 3600 + 60), S.BASELINE)),
+    ],
+)
+def test_a_slot_the_min_clamp_pushed_later_is_caught_up_by_its_rule(
+    make_endpoint: MakeEndpoint, rule: CatchUp, expected: NextRun
+) -> None:
+    """`min_interval` equal to the interval (as etl/fetch) pushes every slot after a run a
+    little later: each is still a baseline slot, whose catch-up rule holds after downtime."""
+    endpoint = make_endpoint(interval=60, min_interval=60, catch_up=rule, last_slot_at=t(-60))
+    ran = after_slot(endpoint, NOW, True, t(0.5))
+    assert (ran.next_run_at, ran.next_slot_at, ran.next_run_source) == (
+        t(60.5),
+        t(60),
+        S.CLAMPED_MIN,
+    )
+
+    assert catch_up(ran, t(3 * 3600 + 30)) == expected

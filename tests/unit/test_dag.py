@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
-from domain.dag import DagWait, ParentOutcome, advance, awaited_parents, response_changed
+from domain.dag import DagPlan, DagWait, ParentOutcome, advance, awaited_parents, response_changed
 from domain.dependencies import with_dependants
 from domain.errors import InvalidDependency
 from domain.governor import plan_next_run
@@ -108,6 +109,25 @@ def test_skips_are_recorded_with_their_reason_and_propagate(
     assert reason in (skipped_a.error_message or "")
     assert skipped_b.parent_trace_id == skipped_a.trace_id
     assert skipped_b.error_message == "skipped: upstream 'a' was skipped"
+
+
+def test_a_dependant_is_skipped_while_its_own_retry_after_holds() -> None:
+    """It answered 429 with `Retry-After: 600` at T0: DAG runs before T0 + 600 s skip it."""
+    job = _job(_spec("r"), _spec("a", "r"))
+    members = [job["r"], replace(job["a"], retry_after_at=T0 + timedelta(seconds=600))]
+
+    def plan_at(seconds: float) -> DagPlan:
+        now = T0 + timedelta(seconds=seconds)
+        return advance(members, {}, job["r"], OK, dag=("d", "r"), worker_id="w", now=now)
+
+    early = plan_at(10)
+    [skipped] = early.skipped
+    assert (early.start, skipped.endpoint_id, skipped.status) == ([], "id-a", RunStatus.SKIPPED)
+    assert skipped.error_message == (
+        "skipped: the endpoint asked not to be called before 2030-01-01T00:10:00+00:00"
+        " (Retry-After)"
+    )
+    assert [node.name for node, _, _ in plan_at(600).start] == ["a"]
 
 
 def test_only_if_changed_runs_when_any_parent_changed() -> None:

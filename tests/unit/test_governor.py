@@ -84,7 +84,6 @@ PRECEDENCE: list[tuple[str, dict[str, Any], float | None, ScheduleSource]] = [
     ),
     ("max clamp cuts backoff", {"max_interval": 100, "failure_count": 5}, 100, S.CLAMPED_MAX),
     ("clamps that fit change nothing", {"min_interval": 10, "max_interval": 100}, 50, S.BASELINE),
-    ("min equal to max pins the time", {"min_interval": 70, "max_interval": 70}, 70, S.CLAMPED_MIN),
     (
         "timed pause beats everything",
         {
@@ -120,6 +119,21 @@ def test_precedence(
 
     expected_at = None if expected_in is None else t(expected_in)
     assert plan_next_run(endpoint, NOW) == NextRun(expected_at, source)
+
+
+def test_a_baseline_slot_the_min_clamp_pushes_later_keeps_its_grid_time(
+    make_endpoint: MakeEndpoint,
+) -> None:
+    """Min equal to max pins the time; the call still stands for the slot 50 s ahead."""
+    endpoint = make_endpoint(interval=60, last_slot_at=t(-10), min_interval=70, max_interval=70)
+
+    assert plan_next_run(endpoint, NOW) == NextRun(t(70), S.CLAMPED_MIN, t(50))
+
+
+def test_a_call_the_max_clamp_brings_earlier_is_no_slot(make_endpoint: MakeEndpoint) -> None:
+    endpoint = make_endpoint(interval=60, last_slot_at=t(-10), max_interval=20)
+
+    assert plan_next_run(endpoint, NOW) == NextRun(t(20), S.CLAMPED_MAX)
 
 
 EXPIRY = [

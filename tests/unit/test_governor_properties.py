@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain.governor import LATE_GRACE, plan_next_run
+from domain.governor import MAX_LATE_GRACE, catch_up, late_grace, on_grid, plan_next_run
 from domain.model import (
     DEFAULT_CATCH_UP_WINDOW_SECONDS,
     DEFAULT_FLOOR_SECONDS,
@@ -291,7 +291,9 @@ def test_a_clamped_source_sits_on_its_clamp(case: Case) -> None:
     spec = case.endpoint.spec
 
     if planned.source is ScheduleSource.CLAMPED_MIN:
-        assert planned == NextRun(lowest(case), planned.source)
+        assert planned.at == lowest(case)
+        # A baseline slot pushed later keeps its grid time.
+        assert planned.slot is None or planned.slot < planned.at
     if planned.source is ScheduleSource.CLAMPED_MAX:
         assert planned == NextRun(
             case.now + timedelta(seconds=spec.max_interval_seconds or 0), planned.source
@@ -314,12 +316,12 @@ def test_never_closer_than_the_floor_to_the_last_slot(case: Case) -> None:
 @PROPERTY
 @given(cases())
 def test_a_baseline_slot_stays_on_its_grid(case: Case) -> None:
-    """Jitter and catch-up move the call, never the slot: an interval's slots are whole periods
-    after the last one, a cron's slots are fire times."""
+    """Jitter, catch-up, the floor and the min clamp move the call, never the slot: an
+    interval's slots are whole periods after the last one, a cron's slots are fire times."""
     planned = plan_next_run(case.endpoint, case.now)
     schedule, last = case.endpoint.spec.schedule, case.endpoint.last_slot_at
 
-    if planned.source is S.BASELINE:
+    if on_grid(planned.source, planned.slot):
         assert planned.at is not None
         slot = planned.slot or planned.at
         if schedule.cron is not None:
@@ -331,29 +333,84 @@ def test_a_baseline_slot_stays_on_its_grid(case: Case) -> None:
 
 @PROPERTY
 @given(cases())
-def test_a_call_off_its_slot_is_jitter_or_a_catch_up_now(case: Case) -> None:
+def test_a_call_off_its_slot_is_jitter_a_catch_up_now_or_a_clamp(case: Case) -> None:
     planned = plan_next_run(case.endpoint, case.now)
     jitter = case.endpoint.spec.jitter_seconds
 
-    if planned.slot is not None:
-        # A timed pause plans the baseline slot after its end, jittered like any other.
-        assert planned.source in (S.BASELINE, S.PAUSED)
+    # A timed pause plans, off the grid or not, what the endpoint plans when the pause ends.
+    if planned.slot is not None and planned.source is not S.PAUSED:
+        # A clamped slot keeps its grid time.
+        assert planned.source in (S.BASELINE, S.CLAMPED_MIN)
         assert planned.at is not None and planned.at > planned.slot
         jittered = jitter is not None and planned.at - planned.slot < timedelta(seconds=jitter)
-        assert jittered or planned.at == case.now
+        clamped = planned.source is S.CLAMPED_MIN and planned.at == lowest(case)
+        assert jittered or clamped or planned.at == case.now
 
 
 @PROPERTY
 @given(cases())
 def test_a_missed_slot_runs_only_by_the_catch_up_rule(case: Case) -> None:
-    """`none` runs no slot whose call is more than the grace late; `one` none older than the
+    """`none` runs no slot whose call is more than its grace late; `one` none older than the
     window."""
     planned = plan_next_run(case.endpoint, case.now)
     spec = case.endpoint.spec
 
-    if planned.source is S.BASELINE:
+    if on_grid(planned.source, planned.slot):
         assert planned.at is not None
         slot = planned.slot or planned.at
+        grace = late_grace(following(case.endpoint, slot) - slot)
         window = timedelta(seconds=spec.catch_up_window_seconds)
-        late_by = LATE_GRACE if spec.catch_up is CatchUp.NONE else max(LATE_GRACE, window)
+        late_by = grace if spec.catch_up is CatchUp.NONE else max(grace, window)
         assert slot >= case.now - late_by - timedelta(seconds=spec.jitter_seconds or 0)
+
+
+def following(endpoint: Endpoint, slot: datetime) -> datetime:
+    """The baseline's grid slot after `slot`."""
+    schedule = endpoint.spec.schedule
+    if schedule.cron is not None:
+        return next_cron_fire(schedule.cron, schedule.timezone, slot)
+    assert schedule.interval_seconds is not None
+    return slot + timedelta(seconds=schedule.interval_seconds)
+
+
+@PROPERTY
+@given(cases(), offsets(0, 2 * DAY))
+def test_a_claim_runs_no_missed_slot_against_the_catch_up_rule(
+    case: Case, delay: timedelta
+) -> None:
+    """Whatever moved the planned call of a baseline slot (jitter, the floor, the min clamp), a
+    claim `delay` after it runs the slot, or a later one of its grid, only by the catch-up
+    rule; a call planned by anything else (hints, backoff, Retry-After, the max clamp) is no
+    slot and runs as planned."""
+    endpoint, now = case.endpoint, case.now
+    planned = plan_next_run(endpoint, now)
+    if planned.at is None:
+        return
+    stored = replace(
+        endpoint,
+        next_run_at=planned.at,
+        next_slot_at=planned.slot,
+        next_run_source=planned.source,
+    )
+    claimed = planned.at + delay
+
+    moved = catch_up(stored, claimed)
+
+    if not on_grid(planned.source, planned.slot):
+        assert moved is None
+        return
+    if moved is None:
+        late = claimed - planned.at
+    elif moved.at is not None and moved.at <= claimed:
+        late = (
+            claimed
+            - (moved.slot or moved.at)
+            - timedelta(seconds=endpoint.spec.jitter_seconds or 0)
+        )
+    else:
+        return
+    window = timedelta(seconds=endpoint.spec.catch_up_window_seconds)
+    ceiling = (
+        MAX_LATE_GRACE if endpoint.spec.catch_up is CatchUp.NONE else max(MAX_LATE_GRACE, window)
+    )
+    assert late <= ceiling
