@@ -16,27 +16,33 @@ from pathlib import Path
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
-from adapters.clock import SystemClock
-from adapters.crypto import FernetCipher, load_or_create_key
-from adapters.http.dispatcher import AiohttpDispatcher
-from adapters.llm.openai_client import OpenAIChat
-from adapters.settings import Settings
-from adapters.sql import open_sql_store, upgrade_database
-from adapters.wake import InProcessWaker, ListeningWaker, PostgresWaker, SocketWaker, wake_folder
-from domain.errors import InvalidConfig, StoreUnavailable
-from domain.guardrails import GuardrailLimits
-from domain.outage import described, store_retry_delay
-from domain.ports import ChatModel, Clock, Dispatcher, SecretCipher, Store, Waker
-from planner.config import PlannerConfig
-from planner.heuristic import HeuristicAnalyst
-from planner.proposals import ProposalDesk
-from planner.session import Analyst, LlmAnalyst
-from planner.worker import PlannerWorker
-from scheduler.config import WorkerConfig
-from scheduler.housekeeping import Housekeeping
-from scheduler.learning import SchemaLearner
-from scheduler.notifier import Notifier, NotifierConfig
-from scheduler.worker import SchedulerWorker
+from cronpilot.adapters.clock import SystemClock
+from cronpilot.adapters.crypto import FernetCipher, load_or_create_key
+from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
+from cronpilot.adapters.llm.openai_client import OpenAIChat
+from cronpilot.adapters.settings import Settings
+from cronpilot.adapters.sql import open_sql_store, upgrade_database
+from cronpilot.adapters.wake import (
+    InProcessWaker,
+    ListeningWaker,
+    PostgresWaker,
+    SocketWaker,
+    wake_folder,
+)
+from cronpilot.domain.errors import InvalidConfig, StoreUnavailable
+from cronpilot.domain.guardrails import GuardrailLimits
+from cronpilot.domain.outage import described, store_retry_delay
+from cronpilot.domain.ports import ChatModel, Clock, Dispatcher, SecretCipher, Store, Waker
+from cronpilot.planner.config import PlannerConfig
+from cronpilot.planner.heuristic import HeuristicAnalyst
+from cronpilot.planner.proposals import ProposalDesk
+from cronpilot.planner.session import Analyst, LlmAnalyst
+from cronpilot.planner.worker import PlannerWorker
+from cronpilot.scheduler.config import WorkerConfig
+from cronpilot.scheduler.housekeeping import Housekeeping
+from cronpilot.scheduler.learning import SchemaLearner
+from cronpilot.scheduler.notifier import Notifier, NotifierConfig
+from cronpilot.scheduler.worker import SchedulerWorker
 
 log = logging.getLogger(__name__)
 

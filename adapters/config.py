@@ -54,14 +54,14 @@ from pydantic import (
     ValidationError,
 )
 
-from adapters.durations import parse_duration
-from adapters.http.guard import check_url
-from adapters.jsonvalue import check_storable
-from adapters.settings import FLOOR_VARIABLE
-from domain.dependencies import with_dependants
-from domain.errors import CronpilotError, InvalidConfig, InvalidDependency
-from domain.excerpt import excerpt
-from domain.model import (
+from cronpilot.adapters.durations import parse_duration
+from cronpilot.adapters.http.guard import check_url
+from cronpilot.adapters.jsonvalue import check_storable
+from cronpilot.adapters.settings import FLOOR_VARIABLE
+from cronpilot.domain.dependencies import with_dependants
+from cronpilot.domain.errors import CronpilotError, InvalidConfig, InvalidDependency
+from cronpilot.domain.excerpt import excerpt
+from cronpilot.domain.model import (
     DEFAULT_CATCH_UP_WINDOW_SECONDS,
     DEFAULT_FLOOR_SECONDS,
     DEFAULT_MAX_RESPONSE_BYTES,
@@ -76,11 +76,11 @@ from domain.model import (
     RetryPolicy,
     Schedule,
 )
-from domain.ports import JobDeclaration
-from domain.retries import MAX_ATTEMPTS, may_repeat
-from domain.schedule import MAX_SECONDS, validate_schedule, zone
-from domain.secrets import mask_urls
-from domain.spacing import shortest_gap
+from cronpilot.domain.ports import JobDeclaration
+from cronpilot.domain.retries import MAX_ATTEMPTS, may_repeat
+from cronpilot.domain.schedule import MAX_SECONDS, validate_schedule, zone
+from cronpilot.domain.secrets import mask_urls
+from cronpilot.domain.spacing import shortest_gap
 
 Loc = tuple[str | int, ...]
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from cryptography.fernet import Fernet, InvalidToken
 
-from domain.errors import CronpilotError
-from domain.ports import SecretCipher
-from domain.secrets import is_secret_header
+from cronpilot.domain.errors import CronpilotError
+from cronpilot.domain.ports import SecretCipher
+from cronpilot.domain.secrets import is_secret_header
 
 logger = logging.getLogger(__name__)
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from domain.errors import EndpointNotFound, InvalidConfig
-from domain.graph import EdgeType, declared_sightings
-from domain.ports import ApplyReport, JobDeclaration, Store
-from domain.templates import input_fields, missing_field
-from scheduler.learning import refresh_provides
+from cronpilot.domain.errors import EndpointNotFound, InvalidConfig
+from cronpilot.domain.graph import EdgeType, declared_sightings
+from cronpilot.domain.ports import ApplyReport, JobDeclaration, Store
+from cronpilot.domain.templates import input_fields, missing_field
+from cronpilot.scheduler.learning import refresh_provides
 
 
 async def apply_declarations(

@@ -12,8 +12,8 @@ import json
 import math
 import re
 
-from domain.excerpt import excerpt
-from domain.model import JSON
+from cronpilot.domain.excerpt import excerpt
+from cronpilot.domain.model import JSON
 
 _UNSTORABLE_CHARACTER = re.compile("[\x00\ud800-\udfff]")
 

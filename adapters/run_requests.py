@@ -8,10 +8,10 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 
-from domain.errors import SlotAlreadyRun
-from domain.model import Endpoint, Run
-from domain.ports import Store, Waker
-from domain.requested_runs import backfill_runs, backfill_slots, manual_run
+from cronpilot.domain.errors import SlotAlreadyRun
+from cronpilot.domain.model import Endpoint, Run
+from cronpilot.domain.ports import Store, Waker
+from cronpilot.domain.requested_runs import backfill_runs, backfill_slots, manual_run
 
 log = logging.getLogger(__name__)
 

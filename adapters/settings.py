@@ -15,10 +15,10 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
-from adapters.logs import LogFormat
-from domain.errors import InvalidConfig
-from domain.model import DEFAULT_FLOOR_SECONDS
-from domain.schedule import MAX_SECONDS
+from cronpilot.adapters.logs import LogFormat
+from cronpilot.domain.errors import InvalidConfig
+from cronpilot.domain.model import DEFAULT_FLOOR_SECONDS
+from cronpilot.domain.schedule import MAX_SECONDS
 
 ENV_PREFIX = "CRONPILOT_"
 FLOOR_VARIABLE = f"{ENV_PREFIX}MIN_INTERVAL_SECONDS"

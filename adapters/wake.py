@@ -18,8 +18,8 @@ from pathlib import Path
 import asyncpg
 from sqlalchemy.engine import make_url
 
-from adapters.sql.engine import CONNECT_TIMEOUT_SECONDS
-from domain.errors import StoreUnavailable
+from cronpilot.adapters.sql.engine import CONNECT_TIMEOUT_SECONDS
+from cronpilot.domain.errors import StoreUnavailable
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,6 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import select
 
-from adapters.sql.tables import runs
 from bench.support import (
     EndpointServer,
     Fleet,
@@ -32,7 +31,8 @@ from bench.support import (
     scheduler_worker,
     seed,
 )
-from domain.model import RunStatus
+from cronpilot.adapters.sql.tables import runs
+from cronpilot.domain.model import RunStatus
 
 LEAD_SECONDS = 2.0
 """Time for the worker to start before the first slot."""

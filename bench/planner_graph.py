@@ -32,10 +32,6 @@ from datetime import datetime, timedelta
 from genson import SchemaBuilder
 from sqlalchemy import insert
 
-from adapters.clock import SystemClock
-from adapters.sql import SqlStore
-from adapters.sql.rows import run_values
-from adapters.sql.tables import runs
 from bench.support import (
     add_backends,
     database,
@@ -45,7 +41,11 @@ from bench.support import (
     print_header,
     print_table,
 )
-from domain.graph import (
+from cronpilot.adapters.clock import SystemClock
+from cronpilot.adapters.sql import SqlStore
+from cronpilot.adapters.sql.rows import run_values
+from cronpilot.adapters.sql.tables import runs
+from cronpilot.domain.graph import (
     Edge,
     EdgeSource,
     EdgeType,
@@ -56,8 +56,8 @@ from domain.graph import (
     pagerank,
     sighted,
 )
-from domain.guardrails import GuardrailLimits
-from domain.model import (
+from cronpilot.domain.guardrails import GuardrailLimits
+from cronpilot.domain.model import (
     JSON,
     EndpointSpec,
     Job,
@@ -69,17 +69,17 @@ from domain.model import (
     ScheduleSource,
     new_id,
 )
-from domain.outputs import OutputSchema, learn
-from domain.planning import ChatReply, ToolCallRequest
-from domain.ports import JobDeclaration
-from domain.provides import provides_edges
-from domain.schema_inference import ShapeNode, merge_document
-from domain.templates import input_fields
-from planner.config import PlannerConfig
-from planner.heuristic import HeuristicAnalyst
-from planner.session import Analyst, LlmAnalyst
-from planner.worker import PlannerWorker
-from scheduler.learning import SchemaLearner
+from cronpilot.domain.outputs import OutputSchema, learn
+from cronpilot.domain.planning import ChatReply, ToolCallRequest
+from cronpilot.domain.ports import JobDeclaration
+from cronpilot.domain.provides import provides_edges
+from cronpilot.domain.schema_inference import ShapeNode, merge_document
+from cronpilot.domain.templates import input_fields
+from cronpilot.planner.config import PlannerConfig
+from cronpilot.planner.heuristic import HeuristicAnalyst
+from cronpilot.planner.session import Analyst, LlmAnalyst
+from cronpilot.planner.worker import PlannerWorker
+from cronpilot.scheduler.learning import SchemaLearner
 from tests.support.fake_openai_server import Call, Calls, submit
 
 TARGET_ANALYSIS_MS = 20.0

@@ -29,8 +29,6 @@ from typing import Any
 
 from sqlalchemy import func, select, update
 
-from adapters.sql import SqlStore
-from adapters.sql.tables import endpoints, jobs, runs
 from bench.support import (
     POLL_SECONDS,
     SECRET_KEY,
@@ -48,7 +46,9 @@ from bench.support import (
     scheduler_worker,
     seed,
 )
-from domain.model import RunStatus
+from cronpilot.adapters.sql import SqlStore
+from cronpilot.adapters.sql.tables import endpoints, jobs, runs
+from cronpilot.domain.model import RunStatus
 
 DAY_SECONDS = 86_400.0
 LEAD_SECONDS = 6.0
@@ -134,7 +134,7 @@ async def start_workers(url: str, count: int, folder: Path) -> list[asyncio.subp
                 await asyncio.create_subprocess_exec(
                     sys.executable,
                     "-m",
-                    "adapters.cli.main",
+                    "cronpilot.adapters.cli.main",
                     "scheduler",
                     "--worker-id",
                     f"bench-{count}-{n}",

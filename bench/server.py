@@ -15,7 +15,7 @@ from collections import Counter
 
 from aiohttp import web
 
-from scheduler.requests import SLOT_HEADER
+from cronpilot.scheduler.requests import SLOT_HEADER
 
 DOCUMENT = json.dumps(
     {

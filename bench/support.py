@@ -29,15 +29,15 @@ from sqlalchemy import func, insert, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from adapters.bootstrap import serve_scheduler, settle_worker_heap
-from adapters.clock import SystemClock
-from adapters.crypto import FernetCipher
-from adapters.settings import Settings, load_settings
-from adapters.sql import SqlStore, open_sql_store, upgrade_database
-from adapters.sql.rows import endpoint_values, job_values
-from adapters.sql.tables import endpoints, jobs, runs
-from domain.model import Endpoint, EndpointSpec, Job, RunStatus, Schedule, new_id
-from domain.transitions import replanned
+from cronpilot.adapters.bootstrap import serve_scheduler, settle_worker_heap
+from cronpilot.adapters.clock import SystemClock
+from cronpilot.adapters.crypto import FernetCipher
+from cronpilot.adapters.settings import Settings, load_settings
+from cronpilot.adapters.sql import SqlStore, open_sql_store, upgrade_database
+from cronpilot.adapters.sql.rows import endpoint_values, job_values
+from cronpilot.adapters.sql.tables import endpoints, jobs, runs
+from cronpilot.domain.model import Endpoint, EndpointSpec, Job, RunStatus, Schedule, new_id
+from cronpilot.domain.transitions import replanned
 
 LOOPBACK = ["127.0.0.1/32"]
 DEFAULT_PG = "postgresql://postgres@127.0.0.1:5432/test"

@@ -16,7 +16,6 @@ import time
 
 from sqlalchemy import func, select
 
-from adapters.sql.tables import runs
 from bench import peers
 from bench.support import (
     EndpointServer,
@@ -33,7 +32,8 @@ from bench.support import (
     sync_url,
     until_recorded,
 )
-from domain.model import RunStatus
+from cronpilot.adapters.sql.tables import runs
+from cronpilot.domain.model import RunStatus
 
 DEADLINE_SECONDS = 60.0
 """The longest any one contender may take; a slower one is reported with what it did by then."""

@@ -12,9 +12,18 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from domain.model import JSON, Endpoint, ErrorKind, Pause, Response, Run, RunStatus, new_id
-from domain.planning import Proposal, ProposalStatus
-from domain.secrets import mask_urls
+from cronpilot.domain.model import (
+    JSON,
+    Endpoint,
+    ErrorKind,
+    Pause,
+    Response,
+    Run,
+    RunStatus,
+    new_id,
+)
+from cronpilot.domain.planning import Proposal, ProposalStatus
+from cronpilot.domain.secrets import mask_urls
 
 MAX_TEXT = 500
 """Longest error message or reason an event carries (a server's reason phrase can be huge)."""

@@ -8,8 +8,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from domain.graph import Edge, EdgeSource, EdgeType, related
-from domain.model import Endpoint, Run
+from cronpilot.domain.graph import Edge, EdgeSource, EdgeType, related
+from cronpilot.domain.model import Endpoint, Run
 
 
 @dataclass(frozen=True, slots=True)

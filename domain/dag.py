@@ -17,8 +17,8 @@ from datetime import datetime, timedelta
 
 import networkx as nx
 
-from domain.graph import dependency_graph
-from domain.model import (
+from cronpilot.domain.graph import dependency_graph
+from cronpilot.domain.model import (
     JSON,
     Claim,
     DagTrigger,

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from domain.errors import InvalidDependency
-from domain.graph import find_cycle
-from domain.model import EndpointSpec
-from domain.templates import input_fields
+from cronpilot.domain.errors import InvalidDependency
+from cronpilot.domain.graph import find_cycle
+from cronpilot.domain.model import EndpointSpec
+from cronpilot.domain.templates import input_fields
 
 
 def with_dependants(specs: Sequence[EndpointSpec]) -> list[EndpointSpec]:

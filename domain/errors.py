@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from domain.excerpt import excerpt
-from domain.secrets import mask_url
+from cronpilot.domain.excerpt import excerpt
+from cronpilot.domain.secrets import mask_url
 
 
 class CronpilotError(Exception):

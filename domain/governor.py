@@ -16,9 +16,9 @@ import math
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from domain.jitter import jittered
-from domain.model import CatchUp, Endpoint, EndpointSpec, NextRun, ScheduleSource
-from domain.schedule import baseline_period, next_cron_fire
+from cronpilot.domain.jitter import jittered
+from cronpilot.domain.model import CatchUp, Endpoint, EndpointSpec, NextRun, ScheduleSource
+from cronpilot.domain.schedule import baseline_period, next_cron_fire
 
 BACKOFF_CAP = timedelta(hours=1)
 """Failure backoff never waits longer than this (the max clamp may cut it shorter)."""

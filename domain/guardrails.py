@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from domain.model import Endpoint, IntervalHint, OneShotHint, Pause
-from domain.planning import ProposalDraft, ProposalKind
+from cronpilot.domain.model import Endpoint, IntervalHint, OneShotHint, Pause
+from cronpilot.domain.planning import ProposalDraft, ProposalKind
 
 RATE_WINDOW = timedelta(hours=1)
 

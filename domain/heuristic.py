@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from domain.model import Endpoint
-from domain.schedule import baseline_period
+from cronpilot.domain.model import Endpoint
+from cronpilot.domain.schedule import baseline_period
 
 STEADY_RUNS = 3
 """Identical responses in a row before the schedule relaxes."""

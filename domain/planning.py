@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
-from domain.graph import Edge
-from domain.model import JSON, Endpoint, Job, PlannerMode, Run
-from domain.outputs import OutputSchema
+from cronpilot.domain.graph import Edge
+from cronpilot.domain.model import JSON, Endpoint, Job, PlannerMode, Run
+from cronpilot.domain.outputs import OutputSchema
 
 
 class ProposalKind(StrEnum):

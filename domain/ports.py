@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
-from domain.alerts import Notification, NotificationStatus
-from domain.dag import DagWait
-from domain.graph import Edge, EdgeKey, EdgeSighting, EdgeType
-from domain.model import (
+from cronpilot.domain.alerts import Notification, NotificationStatus
+from cronpilot.domain.dag import DagWait
+from cronpilot.domain.graph import Edge, EdgeKey, EdgeSighting, EdgeType
+from cronpilot.domain.model import (
     JSON,
     Claim,
     Endpoint,
@@ -27,8 +27,8 @@ from domain.model import (
     Response,
     Run,
 )
-from domain.outputs import DriftEvent, OutputSchema
-from domain.planning import (
+from cronpilot.domain.outputs import DriftEvent, OutputSchema
+from cronpilot.domain.planning import (
     AnalysisClaim,
     AnalysisContext,
     AnalysisOutcome,

@@ -16,8 +16,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from domain.schema_inference import ShapeNode, schema_types
-from domain.templates import InputField
+from cronpilot.domain.schema_inference import ShapeNode, schema_types
+from cronpilot.domain.templates import InputField
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 ALIASES: tuple[frozenset[str], ...] = (

@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
-from domain.errors import InvalidRunRequest
-from domain.model import Endpoint, Run, RunTrigger
-from domain.schedule import MAX_SECONDS, next_cron_fire, zone
-from domain.templates import input_fields
-from domain.transitions import queued_run
+from cronpilot.domain.errors import InvalidRunRequest
+from cronpilot.domain.model import Endpoint, Run, RunTrigger
+from cronpilot.domain.schedule import MAX_SECONDS, next_cron_fire, zone
+from cronpilot.domain.templates import input_fields
+from cronpilot.domain.transitions import queued_run
 
 DEFAULT_MAX_SLOTS = 100
 """The most runs one backfill queues unless it is given a higher limit."""

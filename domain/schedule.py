@@ -14,8 +14,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from cronsim import CronSim, CronSimError
 
-from domain.errors import InvalidSchedule
-from domain.model import Schedule
+from cronpilot.domain.errors import InvalidSchedule
+from cronpilot.domain.model import Schedule
 
 MIN_SECONDS = 0.001
 """Shorter intervals round towards zero in `timedelta` and would make the grid stand still."""

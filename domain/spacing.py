@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 
-from domain.errors import InvalidSchedule
-from domain.model import Schedule
-from domain.schedule import next_cron_fire
+from cronpilot.domain.errors import InvalidSchedule
+from cronpilot.domain.model import Schedule
+from cronpilot.domain.schedule import next_cron_fire
 
 GAP_SAMPLE = 500
 """Fires compared: every gap of the crontabs people write repeats well within them (a

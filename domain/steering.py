@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from domain.model import (
+from cronpilot.domain.model import (
     Endpoint,
     EndpointSpec,
     HintSource,

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
 
-from domain.errors import TemplateUnfilled
-from domain.model import JSON, EndpointSpec
-from domain.schema_inference import MAX_DEPTH, ShapeNode
+from cronpilot.domain.errors import TemplateUnfilled
+from cronpilot.domain.model import JSON, EndpointSpec
+from cronpilot.domain.schema_inference import MAX_DEPTH, ShapeNode
 
 _UNSENDABLE = re.compile("[\x00-\x08\x0a-\x1f\x7f]")
 """Control characters but tab: an upstream value carrying CR/LF must not end a header line

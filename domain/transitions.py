@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from domain.alerts import pause_after_failure
-from domain.governor import catch_up, plan_next_run
-from domain.model import (
+from cronpilot.domain.alerts import pause_after_failure
+from cronpilot.domain.governor import catch_up, plan_next_run
+from cronpilot.domain.model import (
     Claim,
     Endpoint,
     EndpointSpec,
@@ -24,7 +24,7 @@ from domain.model import (
     ScheduleSource,
     new_id,
 )
-from domain.steering import held_back, steered
+from cronpilot.domain.steering import held_back, steered
 
 
 def replanned(endpoint: Endpoint, now: datetime) -> Endpoint:

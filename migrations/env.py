@@ -13,8 +13,8 @@ import logging.config
 from alembic import context
 from sqlalchemy import Connection
 
-from adapters.sql.engine import create_engine
-from adapters.sql.tables import metadata
+from cronpilot.adapters.sql.engine import create_engine
+from cronpilot.adapters.sql.tables import metadata
 
 config = context.config
 

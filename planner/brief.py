@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from statistics import mean
 
-from domain.model import JSON, Endpoint, HintSource, Run, RunStatus
-from domain.planning import AnalysisClaim
+from cronpilot.domain.model import JSON, Endpoint, HintSource, Run, RunStatus
+from cronpilot.domain.planning import AnalysisClaim
 
 SYSTEM_PROMPT = (
     "You adapt the schedule of one HTTP endpoint run by cronpilot. Read only what you need "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from domain.guardrails import GuardrailLimits
+from cronpilot.domain.guardrails import GuardrailLimits
 
 
 @dataclass(frozen=True, slots=True)

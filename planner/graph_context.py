@@ -3,9 +3,9 @@ ports only."""
 
 from __future__ import annotations
 
-from domain.model import JSON
-from domain.outputs import OutputSchema
-from domain.ports import Store
+from cronpilot.domain.model import JSON
+from cronpilot.domain.outputs import OutputSchema
+from cronpilot.domain.ports import Store
 
 
 def schema_document(schema: OutputSchema | None) -> dict[str, JSON] | None:

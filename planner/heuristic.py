@@ -3,10 +3,10 @@ tools and proposes through the same path; the rules are `domain.heuristic`."""
 
 from __future__ import annotations
 
-from domain.heuristic import STEADY_RUNS, Observation, judge
-from domain.model import RunStatus
-from planner.session import Verdict, submitted
-from planner.tools import SUBMIT, ToolBox
+from cronpilot.domain.heuristic import STEADY_RUNS, Observation, judge
+from cronpilot.domain.model import RunStatus
+from cronpilot.planner.session import Verdict, submitted
+from cronpilot.planner.tools import SUBMIT, ToolBox
 
 HEURISTIC = "heuristic"
 _CONFIDENCE = 0.5

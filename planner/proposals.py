@@ -7,12 +7,12 @@ import logging
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from domain.alerts import proposal_notifications
-from domain.errors import ProposalNotPending
-from domain.guardrails import RATE_WINDOW, GuardrailLimits, change_for, refusal
-from domain.model import Endpoint, PlannerMode, ScheduleSource, new_id
-from domain.planning import Proposal, ProposalDraft, ProposalStatus
-from domain.ports import Store, Waker
+from cronpilot.domain.alerts import proposal_notifications
+from cronpilot.domain.errors import ProposalNotPending
+from cronpilot.domain.guardrails import RATE_WINDOW, GuardrailLimits, change_for, refusal
+from cronpilot.domain.model import Endpoint, PlannerMode, ScheduleSource, new_id
+from cronpilot.domain.planning import Proposal, ProposalDraft, ProposalStatus
+from cronpilot.domain.ports import Store, Waker
 
 log = logging.getLogger(__name__)
 

@@ -7,11 +7,11 @@ import logging
 from dataclasses import dataclass
 from typing import Protocol
 
-from domain.model import JSON
-from domain.planning import ChatReply, SessionStatus
-from domain.ports import ChatModel
-from planner.brief import SYSTEM_PROMPT
-from planner.tools import SUBMIT, ToolBox, ToolKind
+from cronpilot.domain.model import JSON
+from cronpilot.domain.planning import ChatReply, SessionStatus
+from cronpilot.domain.ports import ChatModel
+from cronpilot.planner.brief import SYSTEM_PROMPT
+from cronpilot.planner.tools import SUBMIT, ToolBox, ToolKind
 
 log = logging.getLogger(__name__)
 

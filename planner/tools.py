@@ -19,15 +19,15 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from domain.context import Neighbour, dag_context, related_siblings
-from domain.graph import Edge
-from domain.model import JSON, Endpoint, Run
-from domain.planning import AnalysisClaim, ProposalDraft, ProposalKind, ToolCallRecord
-from domain.ports import Store
-from planner.graph_context import read_output_schema
-from planner.projection import DEFAULT_MAX_BODY_CHARS, capped, project
-from planner.proposals import ProposalDesk, Proposer
-from planner.tool_args import (
+from cronpilot.domain.context import Neighbour, dag_context, related_siblings
+from cronpilot.domain.graph import Edge
+from cronpilot.domain.model import JSON, Endpoint, Run
+from cronpilot.domain.planning import AnalysisClaim, ProposalDraft, ProposalKind, ToolCallRecord
+from cronpilot.domain.ports import Store
+from cronpilot.planner.graph_context import read_output_schema
+from cronpilot.planner.projection import DEFAULT_MAX_BODY_CHARS, capped, project
+from cronpilot.planner.proposals import ProposalDesk, Proposer
+from cronpilot.planner.tool_args import (
     EndpointArgs,
     HistoryArgs,
     IntervalArgs,

@@ -12,18 +12,18 @@ import asyncio
 import logging
 from datetime import datetime, timedelta
 
-from domain.errors import LeaseLost, LlmUnavailable, StoreUnavailable
-from domain.log_extra import log_extra
-from domain.model import JSON, new_id
-from domain.outage import described
-from domain.planning import AnalysisClaim, AnalysisOutcome, AnalysisSession, SessionStatus
-from domain.ports import Clock, Store, Waker
-from planner.brief import build_brief
-from planner.config import PlannerConfig
-from planner.graph_context import schema_document
-from planner.proposals import ProposalDesk, Proposer
-from planner.session import Analyst, Verdict
-from planner.tools import ToolBox, ToolContext
+from cronpilot.domain.errors import LeaseLost, LlmUnavailable, StoreUnavailable
+from cronpilot.domain.log_extra import log_extra
+from cronpilot.domain.model import JSON, new_id
+from cronpilot.domain.outage import described
+from cronpilot.domain.planning import AnalysisClaim, AnalysisOutcome, AnalysisSession, SessionStatus
+from cronpilot.domain.ports import Clock, Store, Waker
+from cronpilot.planner.brief import build_brief
+from cronpilot.planner.config import PlannerConfig
+from cronpilot.planner.graph_context import schema_document
+from cronpilot.planner.proposals import ProposalDesk, Proposer
+from cronpilot.planner.session import Analyst, Verdict
+from cronpilot.planner.tools import ToolBox, ToolContext
 
 log = logging.getLogger(__name__)
 

@@ -24,10 +24,10 @@ from tenacity import (
     wait_random,
 )
 
-from domain.model import Attempt, Claim, Response, RetryPolicy
-from domain.ports import Clock
-from domain.retries import attempt_of, may_repeat, retries, retry_deadline
-from domain.steering import heeded
+from cronpilot.domain.model import Attempt, Claim, Response, RetryPolicy
+from cronpilot.domain.ports import Clock
+from cronpilot.domain.retries import attempt_of, may_repeat, retries, retry_deadline
+from cronpilot.domain.steering import heeded
 
 Rest = Callable[[float], Awaitable[bool]]
 """Waits that many seconds before a retry; False when the worker began stopping meanwhile (it

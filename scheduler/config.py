@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from domain.errors import InvalidConfig
+from cronpilot.domain.errors import InvalidConfig
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,9 +13,9 @@ from datetime import UTC, datetime, timedelta
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
-from domain.errors import CronpilotError
-from domain.outage import described
-from domain.ports import Clock, Store
+from cronpilot.domain.errors import CronpilotError
+from cronpilot.domain.outage import described
+from cronpilot.domain.ports import Clock, Store
 
 log = logging.getLogger(__name__)
 

@@ -21,15 +21,15 @@ import logging
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta
 
-from domain.errors import ConflictError, CronpilotError
-from domain.graph import EdgeSighting, EdgeSource, EdgeType, endpoint_ref, trace_sightings
-from domain.model import Endpoint, Run
-from domain.outage import described
-from domain.outputs import OutputSchema, learn, learnable
-from domain.ports import Clock, Store
-from domain.provides import provides_edges
-from domain.schema_inference import ShapeNode
-from domain.templates import input_fields
+from cronpilot.domain.errors import ConflictError, CronpilotError
+from cronpilot.domain.graph import EdgeSighting, EdgeSource, EdgeType, endpoint_ref, trace_sightings
+from cronpilot.domain.model import Endpoint, Run
+from cronpilot.domain.outage import described
+from cronpilot.domain.outputs import OutputSchema, learn, learnable
+from cronpilot.domain.ports import Clock, Store
+from cronpilot.domain.provides import provides_edges
+from cronpilot.domain.schema_inference import ShapeNode
+from cronpilot.domain.templates import input_fields
 
 log = logging.getLogger(__name__)
 

@@ -17,11 +17,11 @@ import logging
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from domain.alerts import DeliveryPolicy, Notification, delivery_error
-from domain.errors import CronpilotError
-from domain.log_extra import log_extra
-from domain.model import HttpRequest
-from domain.ports import Clock, Dispatcher, Store
+from cronpilot.domain.alerts import DeliveryPolicy, Notification, delivery_error
+from cronpilot.domain.errors import CronpilotError
+from cronpilot.domain.log_extra import log_extra
+from cronpilot.domain.model import HttpRequest
+from cronpilot.domain.ports import Clock, Dispatcher, Store
 
 log = logging.getLogger(__name__)
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from domain.model import Claim, HttpRequest
-from domain.templates import fill
+from cronpilot.domain.model import Claim, HttpRequest
+from cronpilot.domain.templates import fill
 
 RUN_ID_HEADER = "X-Cronpilot-Run-Id"
 SLOT_HEADER = "X-Cronpilot-Slot"

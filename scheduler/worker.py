@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from domain.errors import LeaseLost, SlotAlreadyRun, StoreUnavailable, TemplateUnfilled
-from domain.log_extra import log_extra
-from domain.model import BodyAbsence, Claim, Endpoint, ErrorKind, Response, Run
-from domain.outage import described, store_retry_delay
-from domain.ports import Clock, Dispatcher, Store, Waker
-from scheduler.attempts import call_slot
-from scheduler.config import WorkerConfig
-from scheduler.requests import request_for
+from cronpilot.domain.errors import LeaseLost, SlotAlreadyRun, StoreUnavailable, TemplateUnfilled
+from cronpilot.domain.log_extra import log_extra
+from cronpilot.domain.model import BodyAbsence, Claim, Endpoint, ErrorKind, Response, Run
+from cronpilot.domain.outage import described, store_retry_delay
+from cronpilot.domain.ports import Clock, Dispatcher, Store, Waker
+from cronpilot.scheduler.attempts import call_slot
+from cronpilot.scheduler.config import WorkerConfig
+from cronpilot.scheduler.requests import request_for
 
 log = logging.getLogger(__name__)
 

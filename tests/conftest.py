@@ -21,10 +21,10 @@ import pytest
 from cryptography.fernet import Fernet
 from sqlalchemy.engine import URL, make_url
 
-from adapters.crypto import FernetCipher
-from adapters.memory import MemoryStore
-from adapters.sql import open_sql_store, upgrade_database
-from domain.ports import SecretCipher, Store
+from cronpilot.adapters.crypto import FernetCipher
+from cronpilot.adapters.memory import MemoryStore
+from cronpilot.adapters.sql import open_sql_store, upgrade_database
+from cronpilot.domain.ports import SecretCipher, Store
 
 DEFAULT_PG = "postgresql://postgres@127.0.0.1:5432/test"
 CONNECT_TIMEOUT = 5.0

@@ -39,7 +39,7 @@ def test_ruff_format_is_clean() -> None:
 
 
 def test_domain_is_mypy_strict_clean() -> None:
-    _run(_tool("mypy"), "domain")
+    _run(_tool("mypy"), "-p", "cronpilot.domain")
 
 
 def test_import_layers_hold() -> None:

@@ -7,12 +7,12 @@ from typing import Annotated
 
 import typer
 
-from adapters.bootstrap import build_clock
-from adapters.cli.output import JsonOption, cron_fires, fire_time, fires_view, print_json
-from adapters.cli.runtime import admin_settings, wake_schedulers, with_store
-from adapters.config import load_declarations
-from adapters.declare import apply_declarations
-from domain.ports import ApplyReport, Store
+from cronpilot.adapters.bootstrap import build_clock
+from cronpilot.adapters.cli.output import JsonOption, cron_fires, fire_time, fires_view, print_json
+from cronpilot.adapters.cli.runtime import admin_settings, wake_schedulers, with_store
+from cronpilot.adapters.config import load_declarations
+from cronpilot.adapters.declare import apply_declarations
+from cronpilot.domain.ports import ApplyReport, Store
 
 
 def apply(

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from adapters.bootstrap import build_clock
-from adapters.cli.output import (
+from cronpilot.adapters.bootstrap import build_clock
+from cronpilot.adapters.cli.output import (
     JsonOption,
     add_row,
     fire_time,
@@ -17,7 +17,7 @@ from adapters.cli.output import (
     print_json,
     print_table,
 )
-from domain.schedule import next_cron_fires, zone
+from cronpilot.domain.schedule import next_cron_fires, zone
 
 MAX_COUNT = 1000
 

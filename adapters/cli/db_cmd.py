@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import typer
 
-from adapters.bootstrap import migrate
-from adapters.cli.runtime import admin_settings
-from domain.secrets import mask_url
+from cronpilot.adapters.bootstrap import migrate
+from cronpilot.adapters.cli.runtime import admin_settings
+from cronpilot.domain.secrets import mask_url
 
 
 def upgrade() -> None:

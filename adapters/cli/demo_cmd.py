@@ -26,7 +26,7 @@ from rich.live import Live
 from rich.logging import RichHandler
 from rich.table import Table
 
-from adapters.bootstrap import (
+from cronpilot.adapters.bootstrap import (
     build_clock,
     build_waker,
     migrate,
@@ -34,15 +34,15 @@ from adapters.bootstrap import (
     serve_planner,
     serve_scheduler,
 )
-from adapters.cli.demo_planner import PlannerLine, planner_lines
-from adapters.cli.output import new_table, schedule_text, span
-from adapters.config import example_jobs_file, load_declarations, parse_declarations
-from adapters.declare import apply_declarations
-from adapters.run_requests import request_run
-from adapters.settings import Settings, load_settings
-from adapters.simulator import Simulator
-from domain.model import Endpoint, Run, RunStatus, RunTrigger, ScheduleSource
-from domain.ports import Clock, JobDeclaration, Store
+from cronpilot.adapters.cli.demo_planner import PlannerLine, planner_lines
+from cronpilot.adapters.cli.output import new_table, schedule_text, span
+from cronpilot.adapters.config import example_jobs_file, load_declarations, parse_declarations
+from cronpilot.adapters.declare import apply_declarations
+from cronpilot.adapters.run_requests import request_run
+from cronpilot.adapters.settings import Settings, load_settings
+from cronpilot.adapters.simulator import Simulator
+from cronpilot.domain.model import Endpoint, Run, RunStatus, RunTrigger, ScheduleSource
+from cronpilot.domain.ports import Clock, JobDeclaration, Store
 
 REFRESH_SECONDS = 0.5
 PLAIN_LINE_SECONDS = 5.0

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from adapters.cli.planner_views import change_text
-from domain.planning import Proposal
-from domain.ports import Store
+from cronpilot.adapters.cli.planner_views import change_text
+from cronpilot.domain.planning import Proposal
+from cronpilot.domain.ports import Store
 
 _ALL_PROPOSALS = 10_000
 

@@ -9,8 +9,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from adapters.bootstrap import build_clock
-from adapters.cli.output import (
+from cronpilot.adapters.bootstrap import build_clock
+from cronpilot.adapters.cli.output import (
     EndpointRef,
     JsonOption,
     add_row,
@@ -27,11 +27,18 @@ from adapters.cli.output import (
     schedule_text,
     span,
 )
-from adapters.cli.runtime import admin_settings, with_store
-from adapters.cli.views import endpoint_view
-from domain.model import Endpoint, IntervalHint, OneShotHint, RetryPolicy, Run, ScheduleSource
-from domain.ports import Store
-from domain.secrets import mask_headers, mask_url
+from cronpilot.adapters.cli.runtime import admin_settings, with_store
+from cronpilot.adapters.cli.views import endpoint_view
+from cronpilot.domain.model import (
+    Endpoint,
+    IntervalHint,
+    OneShotHint,
+    RetryPolicy,
+    Run,
+    ScheduleSource,
+)
+from cronpilot.domain.ports import Store
+from cronpilot.domain.secrets import mask_headers, mask_url
 
 
 def list_endpoints(

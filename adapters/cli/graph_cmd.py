@@ -9,14 +9,21 @@ from typing import Annotated
 
 import typer
 
-from adapters.cli.output import JsonOption, add_row, new_table, note, print_json, print_table
-from adapters.cli.runtime import admin_settings, with_store
-from domain.graph import Edge, find_cycle, generations, pagerank, shortest_path
-from domain.model import Job
-from domain.ports import Store
-from domain.provides import ProvidesEdge, provides_edges
-from domain.templates import input_fields
-from scheduler.learning import learnt_shapes
+from cronpilot.adapters.cli.output import (
+    JsonOption,
+    add_row,
+    new_table,
+    note,
+    print_json,
+    print_table,
+)
+from cronpilot.adapters.cli.runtime import admin_settings, with_store
+from cronpilot.domain.graph import Edge, find_cycle, generations, pagerank, shortest_path
+from cronpilot.domain.model import Job
+from cronpilot.domain.ports import Store
+from cronpilot.domain.provides import ProvidesEdge, provides_edges
+from cronpilot.domain.templates import input_fields
+from cronpilot.scheduler.learning import learnt_shapes
 
 JobOption = Annotated[str | None, typer.Option("--job", help="Only this job.")]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from adapters.cli.output import (
+from cronpilot.adapters.cli.output import (
     JsonOption,
     add_row,
     new_table,
@@ -12,10 +12,10 @@ from adapters.cli.output import (
     print_json,
     print_table,
 )
-from adapters.cli.runtime import admin_settings, with_store
-from adapters.cli.views import job_view
-from domain.model import Endpoint, Job
-from domain.ports import Store
+from cronpilot.adapters.cli.runtime import admin_settings, with_store
+from cronpilot.adapters.cli.views import job_view
+from cronpilot.domain.model import Endpoint, Job
+from cronpilot.domain.ports import Store
 
 
 def list_jobs(

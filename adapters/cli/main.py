@@ -14,7 +14,7 @@ from typing import NoReturn
 
 import typer
 
-from adapters.cli import (
+from cronpilot.adapters.cli import (
     apply_cmd,
     cron_cmd,
     db_cmd,
@@ -32,16 +32,16 @@ from adapters.cli import (
     schema_cmd,
     sessions_cmd,
 )
-from adapters.cli.runtime import (
+from cronpilot.adapters.cli.runtime import (
     EXIT_BAD_INPUT,
     EXIT_CODES_HELP,
     EXIT_FAILED,
     EXIT_OK,
     exit_code,
 )
-from domain.errors import CronpilotError
-from domain.excerpt import excerpt
-from domain.secrets import mask_urls
+from cronpilot.domain.errors import CronpilotError
+from cronpilot.domain.excerpt import excerpt
+from cronpilot.domain.secrets import mask_urls
 
 _MAX_ERROR_CHARS = 1000
 

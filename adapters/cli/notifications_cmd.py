@@ -6,8 +6,8 @@ from typing import Annotated, Any
 
 import typer
 
-from adapters.bootstrap import build_clock
-from adapters.cli.output import (
+from cronpilot.adapters.bootstrap import build_clock
+from cronpilot.adapters.cli.output import (
     JsonOption,
     add_row,
     clock_time,
@@ -17,11 +17,11 @@ from adapters.cli.output import (
     print_json,
     print_table,
 )
-from adapters.cli.proposals_cmd import endpoint_refs
-from adapters.cli.runtime import admin_settings, with_store
-from domain.alerts import Notification, NotificationStatus
-from domain.ports import Store
-from domain.secrets import mask_url, mask_urls
+from cronpilot.adapters.cli.proposals_cmd import endpoint_refs
+from cronpilot.adapters.cli.runtime import admin_settings, with_store
+from cronpilot.domain.alerts import Notification, NotificationStatus
+from cronpilot.domain.ports import Store
+from cronpilot.domain.secrets import mask_url, mask_urls
 
 
 def list_notifications(

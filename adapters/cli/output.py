@@ -12,8 +12,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from domain.model import Run, Schedule
-from domain.schedule import next_cron_fires, zone
+from cronpilot.domain.model import Run, Schedule
+from cronpilot.domain.schedule import next_cron_fires, zone
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 EndpointRef = Annotated[str, typer.Argument(help="`job/endpoint` or an endpoint id.")]

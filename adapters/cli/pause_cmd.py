@@ -7,17 +7,17 @@ from typing import Annotated
 
 import typer
 
-from adapters.bootstrap import build_clock
-from adapters.cli.identity import who_am_i
-from adapters.cli.output import EndpointRef, JsonOption, print_json, relative
-from adapters.cli.runtime import admin_settings, wake_schedulers, with_store
-from adapters.cli.views import endpoint_view
-from adapters.durations import parse_duration
-from adapters.settings import Settings
-from domain.excerpt import excerpt
-from domain.model import Endpoint, Pause
-from domain.ports import Store
-from domain.schedule import MAX_SECONDS
+from cronpilot.adapters.bootstrap import build_clock
+from cronpilot.adapters.cli.identity import who_am_i
+from cronpilot.adapters.cli.output import EndpointRef, JsonOption, print_json, relative
+from cronpilot.adapters.cli.runtime import admin_settings, wake_schedulers, with_store
+from cronpilot.adapters.cli.views import endpoint_view
+from cronpilot.adapters.durations import parse_duration
+from cronpilot.adapters.settings import Settings
+from cronpilot.domain.excerpt import excerpt
+from cronpilot.domain.model import Endpoint, Pause
+from cronpilot.domain.ports import Store
+from cronpilot.domain.schedule import MAX_SECONDS
 
 
 def parse_until(text: str, now: datetime) -> datetime:

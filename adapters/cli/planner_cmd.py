@@ -8,15 +8,15 @@ from typing import Annotated
 
 import typer
 
-from adapters.bootstrap import build_clock, open_planner, open_store
-from adapters.cli.output import EndpointRef, JsonOption, print_json
-from adapters.cli.planner_views import session_view
-from adapters.cli.runtime import EXIT_CODES_HELP, admin_settings, cli_settings
-from adapters.cli.scheduler_cmd import serve
-from adapters.settings import Settings
-from domain.errors import InvalidConfig
-from domain.model import PlannerMode
-from domain.planning import AnalysisSession, Proposal, effective_mode
+from cronpilot.adapters.bootstrap import build_clock, open_planner, open_store
+from cronpilot.adapters.cli.output import EndpointRef, JsonOption, print_json
+from cronpilot.adapters.cli.planner_views import session_view
+from cronpilot.adapters.cli.runtime import EXIT_CODES_HELP, admin_settings, cli_settings
+from cronpilot.adapters.cli.scheduler_cmd import serve
+from cronpilot.adapters.settings import Settings
+from cronpilot.domain.errors import InvalidConfig
+from cronpilot.domain.model import PlannerMode
+from cronpilot.domain.planning import AnalysisSession, Proposal, effective_mode
 
 
 def _worker(

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from adapters.cli.output import iso, span
-from domain.planning import AnalysisSession, Proposal, ProposalKind, ToolCallRecord
+from cronpilot.adapters.cli.output import iso, span
+from cronpilot.domain.planning import AnalysisSession, Proposal, ProposalKind, ToolCallRecord
 
 
 def _duration(seconds: float) -> str:

@@ -7,9 +7,9 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from adapters.bootstrap import build_clock, build_proposal_desk, build_waker
-from adapters.cli.identity import who_am_i
-from adapters.cli.output import (
+from cronpilot.adapters.bootstrap import build_clock, build_proposal_desk, build_waker
+from cronpilot.adapters.cli.identity import who_am_i
+from cronpilot.adapters.cli.output import (
     JsonOption,
     add_row,
     clock_time,
@@ -19,11 +19,11 @@ from adapters.cli.output import (
     print_json,
     print_table,
 )
-from adapters.cli.planner_views import change_text, proposal_view
-from adapters.cli.runtime import EXIT_FAILED, admin_settings, with_store
-from adapters.settings import Settings
-from domain.planning import Proposal, ProposalStatus
-from domain.ports import Store
+from cronpilot.adapters.cli.planner_views import change_text, proposal_view
+from cronpilot.adapters.cli.runtime import EXIT_FAILED, admin_settings, with_store
+from cronpilot.adapters.settings import Settings
+from cronpilot.domain.planning import Proposal, ProposalStatus
+from cronpilot.domain.ports import Store
 
 ProposalId = Annotated[str, typer.Argument(help="A proposal id from `proposals list`.")]
 

@@ -9,18 +9,18 @@ from typing import Annotated, TypeVar
 
 import typer
 
-from adapters.bootstrap import build_clock, build_waker
-from adapters.cli.identity import who_am_i
-from adapters.cli.output import EndpointRef, JsonOption, iso, print_json, relative, span
-from adapters.cli.runs_cmd import print_run
-from adapters.cli.runtime import EXIT_RUN_FAILED, admin_settings, with_store
-from adapters.config import parse_duration
-from adapters.run_requests import BackfillReport, request_backfill, request_run
-from adapters.settings import Settings
-from domain.errors import CronpilotError
-from domain.model import Endpoint, Run, RunStatus
-from domain.ports import Store, Waker
-from domain.requested_runs import DEFAULT_MAX_SLOTS, MAX_SLOTS
+from cronpilot.adapters.bootstrap import build_clock, build_waker
+from cronpilot.adapters.cli.identity import who_am_i
+from cronpilot.adapters.cli.output import EndpointRef, JsonOption, iso, print_json, relative, span
+from cronpilot.adapters.cli.runs_cmd import print_run
+from cronpilot.adapters.cli.runtime import EXIT_RUN_FAILED, admin_settings, with_store
+from cronpilot.adapters.config import parse_duration
+from cronpilot.adapters.run_requests import BackfillReport, request_backfill, request_run
+from cronpilot.adapters.settings import Settings
+from cronpilot.domain.errors import CronpilotError
+from cronpilot.domain.model import Endpoint, Run, RunStatus
+from cronpilot.domain.ports import Store, Waker
+from cronpilot.domain.requested_runs import DEFAULT_MAX_SLOTS, MAX_SLOTS
 
 POLL_SECONDS = 0.2
 """How often `run --wait` looks at the store: a manual run starts at once, and most calls are

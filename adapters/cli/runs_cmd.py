@@ -10,8 +10,8 @@ from rich.console import Console
 from rich.json import JSON as RichJSON
 from rich.table import Table
 
-from adapters.bootstrap import build_clock
-from adapters.cli.output import (
+from cronpilot.adapters.bootstrap import build_clock
+from cronpilot.adapters.cli.output import (
     EndpointRef,
     JsonOption,
     add_row,
@@ -26,11 +26,11 @@ from adapters.cli.output import (
     run_status,
     span,
 )
-from adapters.cli.runtime import admin_settings, with_store
-from adapters.cli.views import run_view
-from domain.model import Attempt, Endpoint, Run, RunStatus
-from domain.ports import Store
-from domain.secrets import mask_urls
+from cronpilot.adapters.cli.runtime import admin_settings, with_store
+from cronpilot.adapters.cli.views import run_view
+from cronpilot.domain.model import Attempt, Endpoint, Run, RunStatus
+from cronpilot.domain.ports import Store
+from cronpilot.domain.secrets import mask_urls
 
 
 def list_runs(

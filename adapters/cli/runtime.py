@@ -7,10 +7,10 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from adapters.bootstrap import build_waker, open_store
-from adapters.logs import configure_logging
-from adapters.settings import Settings, load_settings
-from domain.errors import (
+from cronpilot.adapters.bootstrap import build_waker, open_store
+from cronpilot.adapters.logs import configure_logging
+from cronpilot.adapters.settings import Settings, load_settings
+from cronpilot.domain.errors import (
     CronpilotError,
     InvalidConfig,
     InvalidRunRequest,
@@ -20,7 +20,7 @@ from domain.errors import (
     UnsafeURL,
     ValueRejected,
 )
-from domain.ports import Store
+from cronpilot.domain.ports import Store
 
 T = TypeVar("T")
 

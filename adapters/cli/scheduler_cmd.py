@@ -9,15 +9,15 @@ from typing import Annotated, Any
 
 import typer
 
-from adapters.bootstrap import (
+from cronpilot.adapters.bootstrap import (
     build_clock,
     open_store_when_reachable,
     serve_planner,
     serve_scheduler,
     settle_worker_heap,
 )
-from adapters.cli.runtime import cli_settings
-from adapters.settings import Settings
+from cronpilot.adapters.cli.runtime import cli_settings
+from cronpilot.adapters.settings import Settings
 
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 

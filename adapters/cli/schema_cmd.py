@@ -8,13 +8,13 @@ import typer
 from rich.console import Console
 from rich.json import JSON as RichJSON
 
-from adapters.bootstrap import build_clock
-from adapters.cli.output import EndpointRef, JsonOption, iso, note, print_json
-from adapters.cli.runtime import admin_settings, with_store
-from domain.model import Endpoint
-from domain.outputs import DriftEvent, OutputSchema
-from domain.ports import Store
-from scheduler.learning import SchemaLearner
+from cronpilot.adapters.bootstrap import build_clock
+from cronpilot.adapters.cli.output import EndpointRef, JsonOption, iso, note, print_json
+from cronpilot.adapters.cli.runtime import admin_settings, with_store
+from cronpilot.domain.model import Endpoint
+from cronpilot.domain.outputs import DriftEvent, OutputSchema
+from cronpilot.domain.ports import Store
+from cronpilot.scheduler.learning import SchemaLearner
 
 
 def show(

@@ -8,8 +8,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from adapters.bootstrap import build_clock
-from adapters.cli.output import (
+from cronpilot.adapters.bootstrap import build_clock
+from cronpilot.adapters.cli.output import (
     JsonOption,
     add_row,
     clock_time,
@@ -19,11 +19,11 @@ from adapters.cli.output import (
     print_json,
     print_table,
 )
-from adapters.cli.planner_views import session_view
-from adapters.cli.proposals_cmd import endpoint_refs
-from adapters.cli.runtime import admin_settings, with_store
-from domain.planning import AnalysisSession
-from domain.ports import Store
+from cronpilot.adapters.cli.planner_views import session_view
+from cronpilot.adapters.cli.proposals_cmd import endpoint_refs
+from cronpilot.adapters.cli.runtime import admin_settings, with_store
+from cronpilot.domain.planning import AnalysisSession
+from cronpilot.domain.ports import Store
 
 
 def list_sessions(

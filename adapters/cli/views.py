@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from adapters.cli.output import iso
-from adapters.sql.rows import attempt_value, retry_value
-from domain.model import Attempt, Endpoint, IntervalHint, Job, OneShotHint, Pause, Run
-from domain.secrets import mask_headers, mask_url, mask_urls
+from cronpilot.adapters.cli.output import iso
+from cronpilot.adapters.sql.rows import attempt_value, retry_value
+from cronpilot.domain.model import Attempt, Endpoint, IntervalHint, Job, OneShotHint, Pause, Run
+from cronpilot.domain.secrets import mask_headers, mask_url, mask_urls
 
 
 def job_view(job: Job, endpoint_count: int) -> dict[str, Any]:

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from aiohttp import ClientResponse, hdrs
 
-from adapters.jsonvalue import parse_storable
-from domain.model import JSON, BodyAbsence
+from cronpilot.adapters.jsonvalue import parse_storable
+from cronpilot.domain.model import JSON, BodyAbsence
 
 _BODYLESS_STATUSES = frozenset({204, 304})
 

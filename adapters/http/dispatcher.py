@@ -17,15 +17,15 @@ from aiohttp import hdrs
 from multidict import CIMultiDict
 from yarl import URL
 
-from adapters.http.body import StoredBody, read_json_body
-from adapters.http.guard import AddressPolicy, parse_url
-from adapters.http.resolver import GuardedResolver
-from adapters.http.signing import signing_headers
-from adapters.http.steering import read_steering
-from domain.errors import UnsafeURL
-from domain.excerpt import excerpt
-from domain.model import BodyAbsence, ErrorKind, HttpRequest, Response
-from domain.secrets import is_secret_header
+from cronpilot.adapters.http.body import StoredBody, read_json_body
+from cronpilot.adapters.http.guard import AddressPolicy, parse_url
+from cronpilot.adapters.http.resolver import GuardedResolver
+from cronpilot.adapters.http.signing import signing_headers
+from cronpilot.adapters.http.steering import read_steering
+from cronpilot.domain.errors import UnsafeURL
+from cronpilot.domain.excerpt import excerpt
+from cronpilot.domain.model import BodyAbsence, ErrorKind, HttpRequest, Response
+from cronpilot.domain.secrets import is_secret_header
 
 logger = logging.getLogger(__name__)
 

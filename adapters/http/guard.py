@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 from yarl import URL
 
-from domain.errors import InvalidConfig, UnsafeURL
-from domain.excerpt import excerpt
+from cronpilot.domain.errors import InvalidConfig, UnsafeURL
+from cronpilot.domain.excerpt import excerpt
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network

@@ -13,8 +13,8 @@ import socket
 from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import ThreadedResolver
 
-from adapters.http.guard import AddressPolicy
-from domain.errors import UnsafeURL
+from cronpilot.adapters.http.guard import AddressPolicy
+from cronpilot.domain.errors import UnsafeURL
 
 logger = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 
-from adapters.durations import parse_duration
-from domain.model import Steering
+from cronpilot.adapters.durations import parse_duration
+from cronpilot.domain.model import Steering
 
 RETRY_AFTER = "Retry-After"
 NEXT_RUN = "Cronpilot-Next-Run"

@@ -19,9 +19,9 @@ import openai
 from openai import AsyncOpenAI
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
-from domain.errors import LlmUnavailable
-from domain.model import JSON
-from domain.planning import ChatReply, ToolCallRequest
+from cronpilot.domain.errors import LlmUnavailable
+from cronpilot.domain.model import JSON
+from cronpilot.domain.planning import ChatReply, ToolCallRequest
 
 log = logging.getLogger(__name__)
 

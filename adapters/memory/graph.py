@@ -8,8 +8,16 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from domain.dag import DagPlan, DagWait, advance, dag_claim, dag_of, outcome_of, ready_trigger
-from domain.graph import (
+from cronpilot.domain.dag import (
+    DagPlan,
+    DagWait,
+    advance,
+    dag_claim,
+    dag_of,
+    outcome_of,
+    ready_trigger,
+)
+from cronpilot.domain.graph import (
     Edge,
     EdgeKey,
     EdgeSighting,
@@ -18,7 +26,7 @@ from domain.graph import (
     sighted,
     touches_job,
 )
-from domain.model import (
+from cronpilot.domain.model import (
     Claim,
     DagTrigger,
     Endpoint,
@@ -26,12 +34,12 @@ from domain.model import (
     Run,
     RunStatus,
 )
-from domain.outputs import DriftEvent, OutputSchema
-from domain.transitions import started_run
+from cronpilot.domain.outputs import DriftEvent, OutputSchema
+from cronpilot.domain.transitions import started_run
 
 if TYPE_CHECKING:
     # The state is defined beside the store, which assembles these repositories.
-    from adapters.memory.store import MemoryState
+    from cronpilot.adapters.memory.store import MemoryState
 
 
 class MemorySchemas:

@@ -7,10 +7,10 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from domain.alerts import Notification, NotificationStatus
+from cronpilot.domain.alerts import Notification, NotificationStatus
 
 if TYPE_CHECKING:
-    from adapters.memory.store import MemoryState
+    from cronpilot.adapters.memory.store import MemoryState
 
 
 class MemoryNotifications:

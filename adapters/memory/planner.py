@@ -8,17 +8,17 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from domain.alerts import Notification
-from domain.errors import (
+from cronpilot.domain.alerts import Notification
+from cronpilot.domain.errors import (
     AnalysisBusy,
     LeaseLost,
     ProposalNotFound,
     ProposalNotPending,
     SessionNotFound,
 )
-from domain.graph import touches_job
-from domain.model import Endpoint
-from domain.planning import (
+from cronpilot.domain.graph import touches_job
+from cronpilot.domain.model import Endpoint
+from cronpilot.domain.planning import (
     AnalysisClaim,
     AnalysisContext,
     AnalysisOutcome,
@@ -32,7 +32,7 @@ from domain.planning import (
 
 if TYPE_CHECKING:
     # The store imports this module to build its planner; the state is only a type here.
-    from adapters.memory.store import MemoryState
+    from cronpilot.adapters.memory.store import MemoryState
 
 
 @dataclass

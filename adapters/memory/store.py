@@ -9,14 +9,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from adapters.memory.graph import MemoryDag, MemoryGraph, MemorySchemas
-from adapters.memory.notifications import MemoryNotifications
-from adapters.memory.planner import MemoryPlanner
-from domain.alerts import Notification, run_notifications
-from domain.dag import DagWait
-from domain.errors import EndpointNotFound, JobNotFound, LeaseLost, RunNotFound
-from domain.graph import Edge, EdgeType
-from domain.model import (
+from cronpilot.adapters.memory.graph import MemoryDag, MemoryGraph, MemorySchemas
+from cronpilot.adapters.memory.notifications import MemoryNotifications
+from cronpilot.adapters.memory.planner import MemoryPlanner
+from cronpilot.domain.alerts import Notification, run_notifications
+from cronpilot.domain.dag import DagWait
+from cronpilot.domain.errors import EndpointNotFound, JobNotFound, LeaseLost, RunNotFound
+from cronpilot.domain.graph import Edge, EdgeType
+from cronpilot.domain.model import (
     Claim,
     Endpoint,
     EndpointSpec,
@@ -30,10 +30,10 @@ from domain.model import (
     RunStatus,
     new_id,
 )
-from domain.outputs import DriftEvent, OutputSchema
-from domain.ports import ApplyReport, JobDeclaration
-from domain.requested_runs import ahead_of_schedule
-from domain.transitions import (
+from cronpilot.domain.outputs import DriftEvent, OutputSchema
+from cronpilot.domain.ports import ApplyReport, JobDeclaration
+from cronpilot.domain.requested_runs import ahead_of_schedule
+from cronpilot.domain.transitions import (
     abandoned_run,
     after_finish,
     after_reap,

@@ -1,5 +1,5 @@
 """A loopback server playing the endpoints of the demo (see `scenario` for the story)."""
 
-from adapters.simulator.server import Simulator
+from cronpilot.adapters.simulator.server import Simulator
 
 __all__ = ["Simulator"]

@@ -7,7 +7,7 @@ import asyncio
 import logging
 import signal
 
-from adapters.simulator.server import Simulator
+from cronpilot.adapters.simulator.server import Simulator
 
 
 def _arguments() -> argparse.Namespace:

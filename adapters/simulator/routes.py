@@ -15,8 +15,8 @@ from typing import Any
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from adapters.http.signing import SIGNATURE_HEADER
-from adapters.simulator.scenario import REGIONS, Scenario
+from cronpilot.adapters.http.signing import SIGNATURE_HEADER
+from cronpilot.adapters.simulator.scenario import REGIONS, Scenario
 
 _BATCH_ID = re.compile(r"batch-(\d+)")
 _EXPORT_ROWS = 4000

@@ -10,8 +10,8 @@ from typing import Any
 
 from aiohttp import web
 
-from adapters.simulator.routes import MAX_KEPT_ALERTS, SimulatorRoutes
-from adapters.simulator.scenario import Scenario
+from cronpilot.adapters.simulator.routes import MAX_KEPT_ALERTS, SimulatorRoutes
+from cronpilot.adapters.simulator.scenario import Scenario
 
 logger = logging.getLogger(__name__)
 

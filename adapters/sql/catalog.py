@@ -9,8 +9,8 @@ from datetime import datetime
 from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from adapters.sql.engine import Database
-from adapters.sql.rows import (
+from cronpilot.adapters.sql.engine import Database
+from cronpilot.adapters.sql.rows import (
     endpoint_from_row,
     endpoint_values,
     job_from_row,
@@ -19,11 +19,19 @@ from adapters.sql.rows import (
     save_endpoint,
     select_endpoints,
 )
-from adapters.sql.tables import endpoints, jobs
-from domain.errors import EndpointNotFound, JobNotFound
-from domain.model import Endpoint, EndpointSpec, IntervalHint, Job, OneShotHint, Pause, new_id
-from domain.ports import ApplyReport, JobDeclaration, SecretCipher
-from domain.transitions import replanned, with_hints, with_pause, with_spec
+from cronpilot.adapters.sql.tables import endpoints, jobs
+from cronpilot.domain.errors import EndpointNotFound, JobNotFound
+from cronpilot.domain.model import (
+    Endpoint,
+    EndpointSpec,
+    IntervalHint,
+    Job,
+    OneShotHint,
+    Pause,
+    new_id,
+)
+from cronpilot.domain.ports import ApplyReport, JobDeclaration, SecretCipher
+from cronpilot.domain.transitions import replanned, with_hints, with_pause, with_spec
 
 logger = logging.getLogger(__name__)
 

@@ -34,11 +34,11 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from adapters.crypto import SecretUndecryptable
-from adapters.sql.engine import Database
-from adapters.sql.finishes import FinishBatcher
-from adapters.sql.notifications_repo import add_notifications
-from adapters.sql.rows import (
+from cronpilot.adapters.crypto import SecretUndecryptable
+from cronpilot.adapters.sql.engine import Database
+from cronpilot.adapters.sql.finishes import FinishBatcher
+from cronpilot.adapters.sql.notifications_repo import add_notifications
+from cronpilot.adapters.sql.rows import (
     endpoint_from_row,
     lock_endpoint,
     run_from_row,
@@ -48,11 +48,11 @@ from adapters.sql.rows import (
     select_endpoints,
     state_values,
 )
-from adapters.sql.tables import IS_QUEUED, SLOT_KEY, UtcDateTime, endpoints, jobs, runs
-from domain.alerts import run_notifications
-from domain.errors import LeaseLost
-from domain.governor import missed
-from domain.model import (
+from cronpilot.adapters.sql.tables import IS_QUEUED, SLOT_KEY, UtcDateTime, endpoints, jobs, runs
+from cronpilot.domain.alerts import run_notifications
+from cronpilot.domain.errors import LeaseLost
+from cronpilot.domain.governor import missed
+from cronpilot.domain.model import (
     BodyAbsence,
     Claim,
     Endpoint,
@@ -64,8 +64,8 @@ from domain.model import (
     ScheduleSource,
     new_id,
 )
-from domain.ports import SecretCipher
-from domain.transitions import (
+from cronpilot.domain.ports import SecretCipher
+from cronpilot.domain.transitions import (
     abandoned_run,
     after_reap,
     after_run,

@@ -15,17 +15,17 @@ from sqlalchemy import and_, delete, insert, select
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from adapters.sql.engine import Database
-from adapters.sql.finishes import Finish, record_finishes
-from adapters.sql.rows import (
+from cronpilot.adapters.sql.engine import Database
+from cronpilot.adapters.sql.finishes import Finish, record_finishes
+from cronpilot.adapters.sql.rows import (
     endpoint_from_row,
     run_from_row,
     run_values,
     save_endpoint_state,
     select_endpoints,
 )
-from adapters.sql.tables import dag_waits, endpoints, runs
-from domain.dag import (
+from cronpilot.adapters.sql.tables import dag_waits, endpoints, runs
+from cronpilot.domain.dag import (
     DagPlan,
     DagWait,
     ParentOutcome,
@@ -35,10 +35,10 @@ from domain.dag import (
     outcome_of,
     ready_trigger,
 )
-from domain.errors import LeaseLost
-from domain.model import Claim, DagTrigger, Endpoint, Response, Run, RunStatus
-from domain.ports import SecretCipher
-from domain.transitions import started_run
+from cronpilot.domain.errors import LeaseLost
+from cronpilot.domain.model import Claim, DagTrigger, Endpoint, Response, Run, RunStatus
+from cronpilot.domain.ports import SecretCipher
+from cronpilot.domain.transitions import started_run
 
 
 class SqlDag:

@@ -22,8 +22,8 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
-from adapters.sql.tables import SLOT_KEY
-from domain.errors import (
+from cronpilot.adapters.sql.tables import SLOT_KEY
+from cronpilot.domain.errors import (
     ConflictError,
     CronpilotError,
     SlotAlreadyRun,

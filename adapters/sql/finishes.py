@@ -23,19 +23,19 @@ from datetime import datetime
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from adapters.sql.engine import Database
-from adapters.sql.notifications_repo import add_notifications
-from adapters.sql.rows import (
+from cronpilot.adapters.sql.engine import Database
+from cronpilot.adapters.sql.notifications_repo import add_notifications
+from cronpilot.adapters.sql.rows import (
     PLANNING_COLUMNS,
     planned_from_row,
     run_values,
     save_endpoint_states,
 )
-from adapters.sql.tables import endpoints, runs
-from domain.alerts import Notification, run_notifications
-from domain.errors import CronpilotError, LeaseLost
-from domain.model import Claim, Endpoint, Response, Run, RunStatus
-from domain.transitions import after_finish, finished_run, started_run
+from cronpilot.adapters.sql.tables import endpoints, runs
+from cronpilot.domain.alerts import Notification, run_notifications
+from cronpilot.domain.errors import CronpilotError, LeaseLost
+from cronpilot.domain.model import Claim, Endpoint, Response, Run, RunStatus
+from cronpilot.domain.transitions import after_finish, finished_run, started_run
 
 logger = logging.getLogger(__name__)
 

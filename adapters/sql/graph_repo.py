@@ -12,10 +12,10 @@ from sqlalchemy import Select, String, bindparam, delete, insert, or_, select, u
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from adapters.sql.engine import Database
-from adapters.sql.tables import endpoints, graph_edges, output_schemas, schema_drift
-from domain.errors import ConflictError, EndpointNotFound
-from domain.graph import (
+from cronpilot.adapters.sql.engine import Database
+from cronpilot.adapters.sql.tables import endpoints, graph_edges, output_schemas, schema_drift
+from cronpilot.domain.errors import ConflictError, EndpointNotFound
+from cronpilot.domain.graph import (
     Edge,
     EdgeKey,
     EdgeSighting,
@@ -25,8 +25,8 @@ from domain.graph import (
     sighted,
     touches_job,
 )
-from domain.outputs import DriftEvent, OutputSchema
-from domain.schema_inference import ShapeNode
+from cronpilot.domain.outputs import DriftEvent, OutputSchema
+from cronpilot.domain.schema_inference import ShapeNode
 
 _IDS_PER_QUERY = 500
 """Ids bound per `IN (...)`: SQLite builds before 3.32 allow 999 parameters a statement."""

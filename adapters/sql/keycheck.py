@@ -13,11 +13,11 @@ from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from adapters.crypto import SecretUndecryptable
-from adapters.sql.engine import Database
-from adapters.sql.tables import meta
-from domain.errors import InvalidConfig
-from domain.ports import SecretCipher
+from cronpilot.adapters.crypto import SecretUndecryptable
+from cronpilot.adapters.sql.engine import Database
+from cronpilot.adapters.sql.tables import meta
+from cronpilot.domain.errors import InvalidConfig
+from cronpilot.domain.ports import SecretCipher
 
 logger = logging.getLogger(__name__)
 

@@ -13,8 +13,8 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import Connection
 
-import migrations
-from adapters.sql.engine import Database, create_engine, safe_url
+from cronpilot import migrations
+from cronpilot.adapters.sql.engine import Database, create_engine, safe_url
 
 logger = logging.getLogger(__name__)
 

@@ -17,9 +17,9 @@ from sqlalchemy import insert, or_, select, update
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from adapters.sql.engine import Database
-from adapters.sql.tables import notifications
-from domain.alerts import AlertEvent, Notification, NotificationStatus
+from cronpilot.adapters.sql.engine import Database
+from cronpilot.adapters.sql.tables import notifications
+from cronpilot.domain.alerts import AlertEvent, Notification, NotificationStatus
 
 _PENDING = NotificationStatus.PENDING.value
 

@@ -32,18 +32,18 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from adapters.sql.engine import Database
-from adapters.sql.graph_repo import read_job_edges, read_output_schema
-from adapters.sql.notifications_repo import add_notifications
-from adapters.sql.planner_rows import (
+from cronpilot.adapters.sql.engine import Database
+from cronpilot.adapters.sql.graph_repo import read_job_edges, read_output_schema
+from cronpilot.adapters.sql.notifications_repo import add_notifications
+from cronpilot.adapters.sql.planner_rows import (
     proposal_from_row,
     proposal_values,
     session_from_row,
     session_values,
 )
-from adapters.sql.rows import endpoint_from_row, job_from_row, select_endpoints
-from adapters.sql.runs import read_runs
-from adapters.sql.tables import (
+from cronpilot.adapters.sql.rows import endpoint_from_row, job_from_row, select_endpoints
+from cronpilot.adapters.sql.runs import read_runs
+from cronpilot.adapters.sql.tables import (
     UtcDateTime,
     analysis_sessions,
     endpoints,
@@ -52,8 +52,8 @@ from adapters.sql.tables import (
     proposals,
     runs,
 )
-from domain.alerts import Notification
-from domain.errors import (
+from cronpilot.domain.alerts import Notification
+from cronpilot.domain.errors import (
     AnalysisBusy,
     EndpointNotFound,
     LeaseLost,
@@ -61,8 +61,8 @@ from domain.errors import (
     ProposalNotPending,
     SessionNotFound,
 )
-from domain.model import Endpoint, PlannerMode, RunStatus
-from domain.planning import (
+from cronpilot.domain.model import Endpoint, PlannerMode, RunStatus
+from cronpilot.domain.planning import (
     AnalysisClaim,
     AnalysisContext,
     AnalysisOutcome,

@@ -6,7 +6,7 @@ from typing import Any
 
 from sqlalchemy.engine import RowMapping
 
-from domain.planning import (
+from cronpilot.domain.planning import (
     AnalysisSession,
     Proposal,
     ProposalKind,

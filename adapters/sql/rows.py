@@ -12,9 +12,9 @@ from sqlalchemy import Select, bindparam, select, update
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from adapters.crypto import open_headers, seal_headers
-from adapters.sql.tables import endpoints, jobs
-from domain.model import (
+from cronpilot.adapters.crypto import open_headers, seal_headers
+from cronpilot.adapters.sql.tables import endpoints, jobs
+from cronpilot.domain.model import (
     JSON,
     Attempt,
     BodyAbsence,
@@ -37,7 +37,7 @@ from domain.model import (
     ScheduleSource,
     Steering,
 )
-from domain.ports import SecretCipher
+from cronpilot.domain.ports import SecretCipher
 
 
 def job_values(job: Job) -> dict[str, Any]:

@@ -10,11 +10,11 @@ from typing import Any
 from sqlalchemy import Integer, Select, bindparam, delete, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from adapters.sql.engine import Database
-from adapters.sql.rows import run_from_row
-from adapters.sql.tables import endpoints, runs
-from domain.errors import RunNotFound
-from domain.model import Run, RunStatus
+from cronpilot.adapters.sql.engine import Database
+from cronpilot.adapters.sql.rows import run_from_row
+from cronpilot.adapters.sql.tables import endpoints, runs
+from cronpilot.domain.errors import RunNotFound
+from cronpilot.domain.model import Run, RunStatus
 
 PRUNE_BATCH = 1_000
 """The most runs one retention transaction deletes."""

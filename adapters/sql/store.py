@@ -7,17 +7,17 @@ import logging
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from adapters.sql.catalog import SqlCatalog
-from adapters.sql.claims import SqlClaims
-from adapters.sql.dag_repo import SqlDag
-from adapters.sql.engine import DEFAULT_POOL_SIZE, Database, create_engine, safe_url
-from adapters.sql.graph_repo import SqlGraph, SqlSchemas
-from adapters.sql.keycheck import verify_secret_key
-from adapters.sql.notifications_repo import SqlNotifications
-from adapters.sql.planner_repo import SqlPlanner
-from adapters.sql.runs import SqlRuns
-from domain.errors import StoreUnavailable
-from domain.ports import SecretCipher
+from cronpilot.adapters.sql.catalog import SqlCatalog
+from cronpilot.adapters.sql.claims import SqlClaims
+from cronpilot.adapters.sql.dag_repo import SqlDag
+from cronpilot.adapters.sql.engine import DEFAULT_POOL_SIZE, Database, create_engine, safe_url
+from cronpilot.adapters.sql.graph_repo import SqlGraph, SqlSchemas
+from cronpilot.adapters.sql.keycheck import verify_secret_key
+from cronpilot.adapters.sql.notifications_repo import SqlNotifications
+from cronpilot.adapters.sql.planner_repo import SqlPlanner
+from cronpilot.adapters.sql.runs import SqlRuns
+from cronpilot.domain.errors import StoreUnavailable
+from cronpilot.domain.ports import SecretCipher
 
 logger = logging.getLogger(__name__)
 

@@ -6,8 +6,8 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from domain.model import Claim, EndpointSpec, Job, Response, Run, Schedule
-from domain.ports import JobDeclaration, Store
+from cronpilot.domain.model import Claim, EndpointSpec, Job, Response, Run, Schedule
+from cronpilot.domain.ports import JobDeclaration, Store
 
 T0 = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
 LEASE_SECONDS = 30.0

@@ -6,8 +6,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from adapters.sql import SqlStore, open_sql_store
-from domain.ports import SecretCipher
+from cronpilot.adapters.sql import SqlStore, open_sql_store
+from cronpilot.domain.ports import SecretCipher
 
 
 @pytest.fixture

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select, update
 
-from adapters.crypto import SEALED_PREFIX
-from adapters.sql import SqlStore
-from adapters.sql.tables import endpoints
-from domain.errors import EndpointNotFound, InvalidSchedule, JobNotFound
-from domain.model import IntervalHint, OneShotHint, Pause, Schedule, ScheduleSource
-from domain.ports import SecretCipher, Store
+from cronpilot.adapters.crypto import SEALED_PREFIX
+from cronpilot.adapters.sql import SqlStore
+from cronpilot.adapters.sql.tables import endpoints
+from cronpilot.domain.errors import EndpointNotFound, InvalidSchedule, JobNotFound
+from cronpilot.domain.model import IntervalHint, OneShotHint, Pause, Schedule, ScheduleSource
+from cronpilot.domain.ports import SecretCipher, Store
 from tests.contract.builders import T0, declaration, seconds, spec
 
 

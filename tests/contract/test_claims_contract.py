@@ -6,16 +6,16 @@ import asyncio
 
 import pytest
 
-from domain.errors import LeaseLost
-from domain.model import (
+from cronpilot.domain.errors import LeaseLost
+from cronpilot.domain.model import (
     ErrorKind,
     OneShotHint,
     Response,
     RunStatus,
     ScheduleSource,
 )
-from domain.ports import Store
-from domain.transitions import started_run
+from cronpilot.domain.ports import Store
+from cronpilot.domain.transitions import started_run
 from tests.contract.builders import (
     LEASE_SECONDS,
     OK,

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from domain.dependencies import with_dependants
-from domain.errors import LeaseLost
-from domain.model import (
+from cronpilot.domain.dependencies import with_dependants
+from cronpilot.domain.errors import LeaseLost
+from cronpilot.domain.model import (
     Claim,
     ErrorKind,
     Response,
@@ -20,7 +20,7 @@ from domain.model import (
     Schedule,
     Steering,
 )
-from domain.ports import Store
+from cronpilot.domain.ports import Store
 from tests.contract.builders import LEASE_SECONDS, T0, claim_one, declaration, seconds, spec
 
 

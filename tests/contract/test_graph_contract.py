@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from domain.errors import EndpointNotFound
-from domain.graph import EdgeSighting, EdgeSource, EdgeType
-from domain.outputs import DriftEvent, OutputSchema
-from domain.ports import Store
-from domain.schema_inference import merge_document
+from cronpilot.domain.errors import EndpointNotFound
+from cronpilot.domain.graph import EdgeSighting, EdgeSource, EdgeType
+from cronpilot.domain.outputs import DriftEvent, OutputSchema
+from cronpilot.domain.ports import Store
+from cronpilot.domain.schema_inference import merge_document
 from tests.contract.builders import T0, add_endpoint, declaration, seconds, spec
 
 

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from domain.alerts import AlertEvent, Notification, NotificationStatus
-from domain.dependencies import with_dependants
-from domain.errors import LeaseLost
-from domain.model import Pause, Response, Schedule, ScheduleSource
-from domain.ports import Store
+from cronpilot.domain.alerts import AlertEvent, Notification, NotificationStatus
+from cronpilot.domain.dependencies import with_dependants
+from cronpilot.domain.errors import LeaseLost
+from cronpilot.domain.model import Pause, Response, Schedule, ScheduleSource
+from cronpilot.domain.ports import Store
 from tests.contract.builders import (
     LEASE_SECONDS,
     OK,

@@ -8,7 +8,7 @@ from datetime import datetime
 
 import pytest
 
-from domain.errors import (
+from cronpilot.domain.errors import (
     AnalysisBusy,
     EndpointNotFound,
     LeaseLost,
@@ -16,10 +16,10 @@ from domain.errors import (
     ProposalNotPending,
     SessionNotFound,
 )
-from domain.graph import EdgeSighting, EdgeSource, EdgeType
-from domain.model import Job, Pause, PlannerMode, Response, new_id
-from domain.outputs import OutputSchema
-from domain.planning import (
+from cronpilot.domain.graph import EdgeSighting, EdgeSource, EdgeType
+from cronpilot.domain.model import Job, Pause, PlannerMode, Response, new_id
+from cronpilot.domain.outputs import OutputSchema
+from cronpilot.domain.planning import (
     AnalysisClaim,
     AnalysisOutcome,
     AnalysisSession,
@@ -29,8 +29,8 @@ from domain.planning import (
     SessionStatus,
     ToolCallRecord,
 )
-from domain.ports import JobDeclaration, Store
-from domain.schema_inference import merge_document
+from cronpilot.domain.ports import JobDeclaration, Store
+from cronpilot.domain.schema_inference import merge_document
 from tests.contract.builders import OK, T0, run_once, seconds, spec
 
 FAILED = Response(status_code=503, body={"down": True})

@@ -11,11 +11,11 @@ import pytest
 from sqlalchemy import text, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from adapters.sql import open_sql_store
-from adapters.sql.tables import runs
-from domain.dependencies import with_dependants
-from domain.errors import LeaseLost
-from domain.model import (
+from cronpilot.adapters.sql import open_sql_store
+from cronpilot.adapters.sql.tables import runs
+from cronpilot.domain.dependencies import with_dependants
+from cronpilot.domain.errors import LeaseLost
+from cronpilot.domain.model import (
     Claim,
     Endpoint,
     ErrorKind,
@@ -28,9 +28,9 @@ from domain.model import (
     ScheduleSource,
     Steering,
 )
-from domain.ports import SecretCipher, Store
-from domain.requested_runs import ahead_of_schedule, backfill_runs
-from domain.transitions import queued_run, started_run
+from cronpilot.domain.ports import SecretCipher, Store
+from cronpilot.domain.requested_runs import ahead_of_schedule, backfill_runs
+from cronpilot.domain.transitions import queued_run, started_run
 from tests.contract.builders import (
     LEASE_SECONDS,
     OK,

@@ -6,9 +6,9 @@ from datetime import datetime
 
 import pytest
 
-from domain.errors import RunNotFound
-from domain.model import Pause, Response, Run, RunStatus
-from domain.ports import Store
+from cronpilot.domain.errors import RunNotFound
+from cronpilot.domain.model import Pause, Response, Run, RunStatus
+from cronpilot.domain.ports import Store
 from tests.contract.builders import T0, add_endpoint, claim_one, run_once, seconds
 
 

@@ -6,9 +6,9 @@ import pytest
 from sqlalchemy import insert, select
 from sqlalchemy.exc import IntegrityError
 
-from adapters.sql import SqlStore, open_sql_store
-from adapters.sql.tables import runs
-from domain.errors import StoreUnavailable
+from cronpilot.adapters.sql import SqlStore, open_sql_store
+from cronpilot.adapters.sql.tables import runs
+from cronpilot.domain.errors import StoreUnavailable
 from tests.contract.builders import T0, add_endpoint, run_once
 
 

@@ -10,12 +10,12 @@ from sqlalchemy import insert, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from adapters.sql import SqlStore, open_sql_store
-from adapters.sql.engine import Database, create_engine
-from adapters.sql.tables import jobs, runs
-from domain.errors import ConflictError, SlotAlreadyRun, StoreUnavailable, ValueRejected
-from domain.model import Response
-from domain.ports import SecretCipher
+from cronpilot.adapters.sql import SqlStore, open_sql_store
+from cronpilot.adapters.sql.engine import Database, create_engine
+from cronpilot.adapters.sql.tables import jobs, runs
+from cronpilot.domain.errors import ConflictError, SlotAlreadyRun, StoreUnavailable, ValueRejected
+from cronpilot.domain.model import Response
+from cronpilot.domain.ports import SecretCipher
 from tests.contract.builders import T0, add_endpoint, claim_one, run_once
 
 MIGRATE_HINT = "cronpilot db upgrade"

@@ -7,12 +7,12 @@ from typing import Any
 
 from sqlalchemy import event, insert
 
-from adapters.sql import SqlStore
-from adapters.sql.engine import Database, create_engine
-from adapters.sql.rows import run_values
-from adapters.sql.runs import SqlRuns
-from adapters.sql.tables import runs
-from domain.model import RunStatus
+from cronpilot.adapters.sql import SqlStore
+from cronpilot.adapters.sql.engine import Database, create_engine
+from cronpilot.adapters.sql.rows import run_values
+from cronpilot.adapters.sql.runs import SqlRuns
+from cronpilot.adapters.sql.tables import runs
+from cronpilot.domain.model import RunStatus
 from tests.contract.builders import T0, add_endpoint, run_once, seconds
 
 BATCH = 10

@@ -9,13 +9,13 @@ import pytest
 from cryptography.fernet import Fernet
 from sqlalchemy import select, update
 
-from adapters.crypto import SEALED_PREFIX, FernetCipher
-from adapters.sql import SqlStore, open_sql_store
-from adapters.sql.claims import UNDECRYPTABLE_MESSAGE
-from adapters.sql.tables import endpoints, meta
-from domain.errors import InvalidConfig
-from domain.model import ErrorKind, RunStatus
-from domain.ports import SecretCipher
+from cronpilot.adapters.crypto import SEALED_PREFIX, FernetCipher
+from cronpilot.adapters.sql import SqlStore, open_sql_store
+from cronpilot.adapters.sql.claims import UNDECRYPTABLE_MESSAGE
+from cronpilot.adapters.sql.tables import endpoints, meta
+from cronpilot.domain.errors import InvalidConfig
+from cronpilot.domain.model import ErrorKind, RunStatus
+from cronpilot.domain.ports import SecretCipher
 from tests.contract.builders import LEASE_SECONDS, T0, declaration, seconds, spec
 
 

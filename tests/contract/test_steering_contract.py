@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from domain.model import (
+from cronpilot.domain.model import (
     Attempt,
     ErrorKind,
     HintSource,
@@ -19,7 +19,7 @@ from domain.model import (
     ScheduleSource,
     Steering,
 )
-from domain.ports import Store
+from cronpilot.domain.ports import Store
 from tests.contract.builders import LEASE_SECONDS, OK, T0, claim_one, declaration, seconds, spec
 
 POLICY = RetryPolicy(

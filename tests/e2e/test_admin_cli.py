@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from adapters.cli.runtime import exit_code
-from adapters.crypto import FernetCipher
-from adapters.sql import open_sql_store
-from domain.errors import (
+from cronpilot.adapters.cli.runtime import exit_code
+from cronpilot.adapters.crypto import FernetCipher
+from cronpilot.adapters.sql import open_sql_store
+from cronpilot.domain.errors import (
     ConflictError,
     CronpilotError,
     EndpointNotFound,
@@ -23,7 +23,7 @@ from domain.errors import (
     UnsafeURL,
     ValueRejected,
 )
-from domain.model import BodyAbsence, ErrorKind, Response
+from cronpilot.domain.model import BodyAbsence, ErrorKind, Response
 from tests.e2e.conftest import Cli
 
 SECRET = "tok-e2e-5f1c9a"

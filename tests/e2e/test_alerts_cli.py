@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from adapters.crypto import FernetCipher
-from adapters.sql import open_sql_store
-from domain.model import Response
+from cronpilot.adapters.crypto import FernetCipher
+from cronpilot.adapters.sql import open_sql_store
+from cronpilot.domain.model import Response
 from tests.e2e.conftest import Cli
 
 HOOK = "http://127.0.0.1:9/hooks?token=hunter2"

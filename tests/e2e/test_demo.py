@@ -59,7 +59,7 @@ def test_demo_runs_every_endpoint_and_summarises_from_the_database(tmp_path: Pat
         [
             sys.executable,
             "-m",
-            "adapters.cli.main",
+            "cronpilot.adapters.cli.main",
             "demo",
             "--duration",
             str(DURATION),

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from adapters.crypto import FernetCipher
-from adapters.sql import open_sql_store
-from domain.model import Response
+from cronpilot.adapters.crypto import FernetCipher
+from cronpilot.adapters.sql import open_sql_store
+from cronpilot.domain.model import Response
 from tests.e2e.conftest import Cli
 from tests.e2e.test_admin_cli import one_error_line, write_jobs
 

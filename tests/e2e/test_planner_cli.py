@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.sql import open_sql_store
+from cronpilot.adapters.sql import open_sql_store
 from tests.e2e.conftest import Cli
 from tests.planner.builders import answer
 from tests.support.fake_openai_server import Call, Calls, FakeOpenAI, submit

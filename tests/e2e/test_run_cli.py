@@ -14,9 +14,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from adapters.sql import open_sql_store
-from domain.model import Schedule
-from domain.ports import Store
+from cronpilot.adapters.sql import open_sql_store
+from cronpilot.domain.model import Schedule
+from cronpilot.domain.ports import Store
 from tests.e2e.conftest import Cli
 from tests.e2e.test_admin_cli import one_error_line, write_jobs
 from tests.scheduler.builders import declare, spec

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from adapters.crypto import FernetCipher
-from adapters.sql import open_sql_store
-from domain.model import Attempt, ErrorKind, Response, Steering
+from cronpilot.adapters.crypto import FernetCipher
+from cronpilot.adapters.sql import open_sql_store
+from cronpilot.domain.model import Attempt, ErrorKind, Response, Steering
 from tests.e2e.conftest import Cli
 
 JOBS = """\

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from sqlalchemy import event
 
-from adapters.sql import open_sql_store
-from adapters.sql.tables import CLAIM_INDEX, QUEUED_INDEX
-from domain.ports import SecretCipher
+from cronpilot.adapters.sql import open_sql_store
+from cronpilot.adapters.sql.tables import CLAIM_INDEX, QUEUED_INDEX
+from cronpilot.domain.ports import SecretCipher
 
 ENDPOINTS = 100_000
 NOW = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)

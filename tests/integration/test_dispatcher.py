@@ -16,9 +16,9 @@ from urllib.parse import quote
 
 import pytest
 
-from adapters.http import AiohttpDispatcher
-from adapters.http.signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, signature
-from domain.model import BodyAbsence, ErrorKind, HttpRequest, Response
+from cronpilot.adapters.http import AiohttpDispatcher
+from cronpilot.adapters.http.signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, signature
+from cronpilot.domain.model import BodyAbsence, ErrorKind, HttpRequest, Response
 from tests.support.hostile_server import (
     HUGE_BYTES,
     LONG_REASON,
@@ -377,7 +377,7 @@ async def test_unexpected_errors_are_reported_without_leaking_header_values(
         response = await dispatcher.dispatch(bad)
 
     assert_failed(response, ErrorKind.INTERNAL)
-    assert [r.action for r in caplog.records if r.name.startswith("adapters.http")] == [
+    assert [r.action for r in caplog.records if r.name.startswith("cronpilot.adapters.http")] == [
         "dispatch_internal_error"
     ]
     assert "hunter2" not in caplog.text

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from adapters.sql import open_sql_store
-from adapters.sql.store import SqlStore
-from adapters.sql.tables import runs
-from domain.model import RunStatus, Schedule
+from cronpilot.adapters.sql import open_sql_store
+from cronpilot.adapters.sql.store import SqlStore
+from cronpilot.adapters.sql.tables import runs
+from cronpilot.domain.model import RunStatus, Schedule
 from tests.scheduler.builders import declare, running_runs, spec
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.scheduler.processes import SchedulerProcesses

@@ -8,8 +8,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import Connection, inspect
 
-from adapters.sql.engine import create_engine
-from adapters.sql.tables import CLAIM_INDEX, metadata
+from cronpilot.adapters.sql.engine import create_engine
+from cronpilot.adapters.sql.tables import CLAIM_INDEX, metadata
 
 
 def _drift(connection: Connection) -> list[Any]:

@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from adapters.llm.openai_client import OpenAIChat
-from adapters.memory import MemoryStore
-from domain.model import PlannerMode
-from domain.planning import AnalysisSession, ProposalStatus, SessionStatus
-from planner.session import LlmAnalyst
-from planner.tools import TOOLS
-from planner.worker import CUT_SHORT, PlannerWorker
+from cronpilot.adapters.llm.openai_client import OpenAIChat
+from cronpilot.adapters.memory import MemoryStore
+from cronpilot.domain.model import PlannerMode
+from cronpilot.domain.planning import AnalysisSession, ProposalStatus, SessionStatus
+from cronpilot.planner.session import LlmAnalyst
+from cronpilot.planner.tools import TOOLS
+from cronpilot.planner.worker import CUT_SHORT, PlannerWorker
 from tests.planner.builders import T0, answer, declare, make_planner, spec
 from tests.support.clock import FakeClock
 from tests.support.fake_openai_server import (
@@ -275,7 +275,7 @@ async def test_an_llm_giving_no_usable_answer_backs_off_as_in_an_outage(
     """A new run every 5 s makes the endpoints worth a look each round; failed sessions back
     off from 30 s, doubling: in two minutes, sessions at 0, 30 and 90 s for each endpoint, each
     reported in one line without a traceback."""
-    caplog.set_level(logging.INFO, logger="planner.worker")
+    caplog.set_level(logging.INFO, logger="cronpilot.planner.worker")
     start = T0 + timedelta(seconds=30)
     clock = FakeClock(start)
     async with planner_against([reply] * 100, clock=clock) as (planner, store, server):
@@ -296,7 +296,9 @@ async def test_an_llm_giving_no_usable_answer_backs_off_as_in_an_outage(
         state = store.planner.planning.states[investigator.id]
         assert state.llm_failures == 3
         assert state.retry_at == start + timedelta(seconds=90 + 120)
-    failures = [r for r in caplog.records if r.name == "planner.worker" and r.levelno >= 30]
+    failures = [
+        r for r in caplog.records if r.name == "cronpilot.planner.worker" and r.levelno >= 30
+    ]
     assert len(failures) == 6
     assert all(error in record.getMessage() for record in failures)
     assert [record for record in caplog.records if record.exc_info] == []

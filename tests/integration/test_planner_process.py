@@ -12,13 +12,13 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from adapters.config import parse_declarations
-from adapters.simulator import Simulator
-from adapters.sql import open_sql_store
-from domain.model import PlannerMode
-from domain.planning import ProposalStatus, SessionStatus
-from domain.ports import Store
-from planner.worker import CUT_SHORT
+from cronpilot.adapters.config import parse_declarations
+from cronpilot.adapters.simulator import Simulator
+from cronpilot.adapters.sql import open_sql_store
+from cronpilot.domain.model import PlannerMode
+from cronpilot.domain.planning import ProposalStatus, SessionStatus
+from cronpilot.domain.ports import Store
+from cronpilot.planner.worker import CUT_SHORT
 from tests.support.fake_openai_server import FakeOpenAI, Hang
 
 JOBS = """
@@ -60,7 +60,7 @@ async def _start_worker(
         return await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "adapters.cli.main",
+            "cronpilot.adapters.cli.main",
             "scheduler",
             "--with-planner",
             cwd=tmp_path,

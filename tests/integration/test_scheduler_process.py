@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from adapters.bootstrap import sqlite_file
-from adapters.sql import open_sql_store, upgrade_database
-from adapters.wake import wake_folder
-from domain.model import ErrorKind, Pause, RunStatus, Schedule
-from domain.ports import Store
+from cronpilot.adapters.bootstrap import sqlite_file
+from cronpilot.adapters.sql import open_sql_store, upgrade_database
+from cronpilot.adapters.wake import wake_folder
+from cronpilot.domain.model import ErrorKind, Pause, RunStatus, Schedule
+from cronpilot.domain.ports import Store
 from tests.scheduler.builders import declare, running_runs, runs_of, spec
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.scheduler.processes import SchedulerProcesses

@@ -11,7 +11,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from adapters.simulator import Simulator
+from cronpilot.adapters.simulator import Simulator
 
 CYCLE = 100.0
 START = datetime(2025, 11, 28, 9, 0, tzinfo=UTC)

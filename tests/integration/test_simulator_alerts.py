@@ -9,13 +9,13 @@ from typing import Any
 import aiohttp
 import pytest
 
-from adapters.http.dispatcher import AiohttpDispatcher
-from adapters.memory import MemoryStore
-from adapters.simulator import Simulator
-from domain.model import EndpointSpec, Job, Schedule
-from domain.ports import JobDeclaration
-from scheduler.notifier import Notifier, NotifierConfig
-from scheduler.requests import request_for
+from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
+from cronpilot.adapters.memory import MemoryStore
+from cronpilot.adapters.simulator import Simulator
+from cronpilot.domain.model import EndpointSpec, Job, Schedule
+from cronpilot.domain.ports import JobDeclaration
+from cronpilot.scheduler.notifier import Notifier, NotifierConfig
+from cronpilot.scheduler.requests import request_for
 from tests.support.clock import FakeClock
 
 

@@ -8,11 +8,11 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from adapters.http import AiohttpDispatcher
-from adapters.jsonvalue import check_storable, parse_storable
-from adapters.sql import open_sql_store
-from domain.model import BodyAbsence, HttpRequest, RunStatus
-from domain.ports import SecretCipher
+from cronpilot.adapters.http import AiohttpDispatcher
+from cronpilot.adapters.jsonvalue import check_storable, parse_storable
+from cronpilot.adapters.sql import open_sql_store
+from cronpilot.domain.model import BodyAbsence, HttpRequest, RunStatus
+from cronpilot.domain.ports import SecretCipher
 from tests.contract.builders import T0, add_endpoint, claim_one
 from tests.support.hostile_server import UNSTORABLE_JSON, HostileServer
 

@@ -10,10 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from adapters.bootstrap import build_waker
-from adapters.settings import load_settings
-from adapters.wake import InProcessWaker, PostgresWaker, SocketWaker, asyncpg_dsn, wake_folder
-from domain.errors import StoreUnavailable
+from cronpilot.adapters.bootstrap import build_waker
+from cronpilot.adapters.settings import load_settings
+from cronpilot.adapters.wake import (
+    InProcessWaker,
+    PostgresWaker,
+    SocketWaker,
+    asyncpg_dsn,
+    wake_folder,
+)
+from cronpilot.domain.errors import StoreUnavailable
 from tests.support.hostile_server import unused_port
 
 LONG_WAIT = 30.0

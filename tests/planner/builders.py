@@ -8,12 +8,21 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from domain.guardrails import GuardrailLimits
-from domain.model import JSON, Endpoint, EndpointSpec, Job, PlannerMode, Response, Run, Schedule
-from domain.ports import JobDeclaration, Store, Waker
-from planner.config import PlannerConfig
-from planner.session import Analyst
-from planner.worker import PlannerWorker
+from cronpilot.domain.guardrails import GuardrailLimits
+from cronpilot.domain.model import (
+    JSON,
+    Endpoint,
+    EndpointSpec,
+    Job,
+    PlannerMode,
+    Response,
+    Run,
+    Schedule,
+)
+from cronpilot.domain.ports import JobDeclaration, Store, Waker
+from cronpilot.planner.config import PlannerConfig
+from cronpilot.planner.session import Analyst
+from cronpilot.planner.worker import PlannerWorker
 from tests.support.clock import FakeClock
 
 T0 = datetime(2030, 1, 7, 12, 0, tzinfo=UTC)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from domain.model import PlannerMode, ScheduleSource
-from domain.planning import ProposalKind, ProposalStatus, SessionStatus
-from domain.ports import Store
-from planner.heuristic import HeuristicAnalyst
+from cronpilot.domain.model import PlannerMode, ScheduleSource
+from cronpilot.domain.planning import ProposalKind, ProposalStatus, SessionStatus
+from cronpilot.domain.ports import Store
+from cronpilot.planner.heuristic import HeuristicAnalyst
 from tests.planner.builders import answer, declare, make_planner, spec
 from tests.support.clock import FakeClock
 

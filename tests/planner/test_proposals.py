@@ -6,14 +6,14 @@ from datetime import timedelta
 
 import pytest
 
-from adapters.wake import InProcessWaker
-from domain.alerts import AlertEvent
-from domain.errors import ProposalNotPending
-from domain.guardrails import GuardrailLimits
-from domain.model import PlannerMode, Schedule
-from domain.planning import ProposalDraft, ProposalKind, ProposalStatus
-from domain.ports import Store
-from planner.proposals import ProposalDesk, Proposer
+from cronpilot.adapters.wake import InProcessWaker
+from cronpilot.domain.alerts import AlertEvent
+from cronpilot.domain.errors import ProposalNotPending
+from cronpilot.domain.guardrails import GuardrailLimits
+from cronpilot.domain.model import PlannerMode, Schedule
+from cronpilot.domain.planning import ProposalDraft, ProposalKind, ProposalStatus
+from cronpilot.domain.ports import Store
+from cronpilot.planner.proposals import ProposalDesk, Proposer
 from tests.planner.builders import answer, declare, spec
 from tests.support.clock import FakeClock
 

@@ -9,14 +9,14 @@ from typing import Any
 import jsonschema
 import pytest
 
-from adapters.memory import MemoryStore
-from domain.dependencies import with_dependants
-from domain.guardrails import GuardrailLimits
-from domain.model import Endpoint, PlannerMode, Schedule
-from domain.planning import AnalysisClaim
-from planner.proposals import ProposalDesk, Proposer
-from planner.tools import TOOLS, ToolBox, ToolContext, ToolKind
-from scheduler.learning import SchemaLearner
+from cronpilot.adapters.memory import MemoryStore
+from cronpilot.domain.dependencies import with_dependants
+from cronpilot.domain.guardrails import GuardrailLimits
+from cronpilot.domain.model import Endpoint, PlannerMode, Schedule
+from cronpilot.domain.planning import AnalysisClaim
+from cronpilot.planner.proposals import ProposalDesk, Proposer
+from cronpilot.planner.tools import TOOLS, ToolBox, ToolContext, ToolKind
+from cronpilot.scheduler.learning import SchemaLearner
 from tests.planner.builders import answer, declare, spec
 from tests.support.clock import FakeClock
 

@@ -10,11 +10,11 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any
 
-from domain.errors import StoreUnavailable
-from domain.model import Endpoint, EndpointSpec, Job, Run, RunStatus, Schedule
-from domain.ports import Dispatcher, JobDeclaration, Store, Waker
-from scheduler.config import WorkerConfig
-from scheduler.worker import RunObserver, SchedulerWorker
+from cronpilot.domain.errors import StoreUnavailable
+from cronpilot.domain.model import Endpoint, EndpointSpec, Job, Run, RunStatus, Schedule
+from cronpilot.domain.ports import Dispatcher, JobDeclaration, Store, Waker
+from cronpilot.scheduler.config import WorkerConfig
+from cronpilot.scheduler.worker import RunObserver, SchedulerWorker
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock
 

@@ -6,8 +6,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from adapters.http.dispatcher import AiohttpDispatcher
-from adapters.wake import InProcessWaker
+from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
+from cronpilot.adapters.wake import InProcessWaker
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock
 

@@ -18,7 +18,7 @@ from types import TracebackType
 
 from aiohttp import web
 
-from scheduler.requests import SLOT_HEADER
+from cronpilot.scheduler.requests import SLOT_HEADER
 
 
 class EndpointServer:

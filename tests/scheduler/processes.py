@@ -9,7 +9,7 @@ from pathlib import Path
 
 from cryptography.fernet import Fernet
 
-from adapters.crypto import FernetCipher
+from cronpilot.adapters.crypto import FernetCipher
 
 
 class SchedulerProcesses:
@@ -34,7 +34,7 @@ class SchedulerProcesses:
             process = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
-                "adapters.cli.main",
+                "cronpilot.adapters.cli.main",
                 "scheduler",
                 "--worker-id",
                 worker_id,
@@ -54,7 +54,7 @@ class SchedulerProcesses:
             process = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
-                "adapters.cli.main",
+                "cronpilot.adapters.cli.main",
                 *args,
                 cwd=self._workdir,
                 env=self._env,
@@ -72,7 +72,7 @@ class SchedulerProcesses:
         process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "adapters.cli.main",
+            "cronpilot.adapters.cli.main",
             *args,
             cwd=self._workdir,
             env=self._env,

@@ -9,13 +9,13 @@ import asyncio
 from dataclasses import replace
 from typing import Any
 
-from adapters.http.dispatcher import AiohttpDispatcher
-from adapters.wake import InProcessWaker
-from domain.dependencies import with_dependants
-from domain.graph import EdgeSource, EdgeType
-from domain.model import EndpointSpec, Job, RunStatus, RunTrigger, Schedule
-from domain.ports import JobDeclaration, Store
-from scheduler.learning import SchemaLearner
+from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
+from cronpilot.adapters.wake import InProcessWaker
+from cronpilot.domain.dependencies import with_dependants
+from cronpilot.domain.graph import EdgeSource, EdgeType
+from cronpilot.domain.model import EndpointSpec, Job, RunStatus, RunTrigger, Schedule
+from cronpilot.domain.ports import JobDeclaration, Store
+from cronpilot.scheduler.learning import SchemaLearner
 from tests.scheduler.builders import DEADLINE, JOB, RunningWorker, runs_of, spec
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock

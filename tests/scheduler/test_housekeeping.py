@@ -8,12 +8,12 @@ from datetime import timedelta
 
 import pytest
 
-from adapters.http.dispatcher import AiohttpDispatcher
-from adapters.wake import InProcessWaker
-from domain.dependencies import with_dependants
-from domain.model import ErrorKind, Response, RunStatus, Schedule
-from domain.ports import Store
-from scheduler.housekeeping import STALE_WAIT, Housekeeping
+from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
+from cronpilot.adapters.wake import InProcessWaker
+from cronpilot.domain.dependencies import with_dependants
+from cronpilot.domain.model import ErrorKind, Response, RunStatus, Schedule
+from cronpilot.domain.ports import Store
+from cronpilot.scheduler.housekeeping import STALE_WAIT, Housekeeping
 from tests.scheduler.builders import (
     DEADLINE,
     Failing,
@@ -161,7 +161,7 @@ async def test_a_store_outage_on_the_timer_is_one_line_and_the_job_runs_again(
         record
         for record in caplog.records
         if record.levelno >= logging.ERROR
-        or (record.name == "scheduler.housekeeping" and "failed" in record.getMessage())
+        or (record.name == "cronpilot.scheduler.housekeeping" and "failed" in record.getMessage())
     ]
     assert failed.getMessage().startswith("reap_once failed (StoreUnavailable: database ")
     assert [record for record in caplog.records if record.exc_info] == []

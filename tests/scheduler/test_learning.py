@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from domain.graph import EdgeType
-from domain.model import Response
-from domain.ports import Store
-from scheduler.learning import SchemaLearner
+from cronpilot.domain.graph import EdgeType
+from cronpilot.domain.model import Response
+from cronpilot.domain.ports import Store
+from cronpilot.scheduler.learning import SchemaLearner
 from tests.contract.builders import (
     LEASE_SECONDS,
     T0,

@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from adapters.http.dispatcher import AiohttpDispatcher
-from adapters.http.signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, signature
-from domain.alerts import AlertEvent, DeliveryPolicy, Notification, NotificationStatus
-from domain.model import Response
-from domain.ports import Store
-from scheduler.notifier import EVENT_HEADER, Notifier, NotifierConfig
+from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
+from cronpilot.adapters.http.signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, signature
+from cronpilot.domain.alerts import AlertEvent, DeliveryPolicy, Notification, NotificationStatus
+from cronpilot.domain.model import Response
+from cronpilot.domain.ports import Store
+from cronpilot.scheduler.notifier import EVENT_HEADER, Notifier, NotifierConfig
 from tests.contract.builders import LEASE_SECONDS, declaration, spec
 from tests.scheduler.conftest import LOOPBACK
 from tests.support.clock import FakeClock

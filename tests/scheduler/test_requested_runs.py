@@ -6,11 +6,11 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
-from adapters.http.dispatcher import AiohttpDispatcher
-from adapters.run_requests import request_backfill, request_run
-from adapters.wake import InProcessWaker
-from domain.model import RunStatus, RunTrigger
-from domain.ports import Store
+from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
+from cronpilot.adapters.run_requests import request_backfill, request_run
+from cronpilot.adapters.wake import InProcessWaker
+from cronpilot.domain.model import RunStatus, RunTrigger
+from cronpilot.domain.ports import Store
 from tests.scheduler.builders import DEADLINE, RunningWorker, declare, runs_of, spec
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock

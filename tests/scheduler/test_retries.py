@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from adapters.http.dispatcher import AiohttpDispatcher
-from adapters.run_requests import request_run
-from adapters.wake import InProcessWaker
-from domain.model import (
+from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
+from cronpilot.adapters.run_requests import request_run
+from cronpilot.adapters.wake import InProcessWaker
+from cronpilot.domain.model import (
     EndpointSpec,
     ErrorKind,
     HintSource,
@@ -23,7 +23,7 @@ from domain.model import (
     Schedule,
     ScheduleSource,
 )
-from domain.ports import Store
+from cronpilot.domain.ports import Store
 from tests.scheduler.builders import DEADLINE, RunningWorker, declare, runs_of
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock
@@ -365,7 +365,7 @@ async def test_steering_headers_ignored_are_counted_and_logged_once_per_run(  # 
     )
     slot = clock.now()
 
-    with caplog.at_level(logging.INFO, logger="scheduler.worker"):
+    with caplog.at_level(logging.INFO, logger="cronpilot.scheduler.worker"):
         async with RunningWorker(store, dispatcher, clock, waker) as running:
             await running.until_finished(1)
 

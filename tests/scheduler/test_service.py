@@ -6,12 +6,12 @@ import asyncio
 import gc
 from pathlib import Path
 
-from adapters.bootstrap import serve_scheduler, settle_worker_heap, sqlite_file
-from adapters.settings import load_settings
-from adapters.sql import open_sql_store
-from adapters.wake import wake_folder
-from domain.model import RunStatus
-from domain.ports import SecretCipher
+from cronpilot.adapters.bootstrap import serve_scheduler, settle_worker_heap, sqlite_file
+from cronpilot.adapters.settings import load_settings
+from cronpilot.adapters.sql import open_sql_store
+from cronpilot.adapters.wake import wake_folder
+from cronpilot.domain.model import RunStatus
+from cronpilot.domain.ports import SecretCipher
 from tests.scheduler.builders import DEADLINE, declare, runs_of, spec
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock

@@ -7,11 +7,11 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
-from adapters.http.dispatcher import AiohttpDispatcher
-from adapters.wake import InProcessWaker
-from domain.jitter import jittered
-from domain.model import CatchUp, RunStatus
-from domain.ports import Store
+from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
+from cronpilot.adapters.wake import InProcessWaker
+from cronpilot.domain.jitter import jittered
+from cronpilot.domain.model import CatchUp, RunStatus
+from cronpilot.domain.ports import Store
 from tests.scheduler.builders import DEADLINE, RunningWorker, declare, running_runs, runs_of, spec
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock

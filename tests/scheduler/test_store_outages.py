@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from adapters.http.dispatcher import AiohttpDispatcher
-from adapters.wake import InProcessWaker
-from domain.model import ErrorKind, RunStatus
-from domain.ports import Store
+from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
+from cronpilot.adapters.wake import InProcessWaker
+from cronpilot.domain.model import ErrorKind, RunStatus
+from cronpilot.domain.ports import Store
 from tests.scheduler.builders import (
     DEADLINE,
     Failing,
@@ -28,7 +28,7 @@ from tests.scheduler.builders import (
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock
 
-WORKER_LOG = "scheduler.worker"
+WORKER_LOG = "cronpilot.scheduler.worker"
 
 
 def _with_claims(store: Store, claims: object) -> StoreOf:

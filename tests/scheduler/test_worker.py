@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 from datetime import datetime, timedelta
 
-from adapters.http.dispatcher import AiohttpDispatcher
-from adapters.wake import InProcessWaker
-from domain.governor import plan_next_run
-from domain.model import ErrorKind, Pause, RunStatus, Schedule, ScheduleSource
-from domain.ports import Store
+from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
+from cronpilot.adapters.wake import InProcessWaker
+from cronpilot.domain.governor import plan_next_run
+from cronpilot.domain.model import ErrorKind, Pause, RunStatus, Schedule, ScheduleSource
+from cronpilot.domain.ports import Store
 from tests.scheduler.builders import (
     DEADLINE,
     Held,

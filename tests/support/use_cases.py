@@ -17,18 +17,18 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from adapters.config import parse_declarations
-from adapters.http.dispatcher import AiohttpDispatcher
-from adapters.llm.openai_client import OpenAIChat
-from adapters.simulator import Simulator
-from adapters.sql import SqlStore, open_sql_store, upgrade_database
-from domain.guardrails import GuardrailLimits
-from domain.ports import Store
-from planner.config import PlannerConfig
-from planner.session import LlmAnalyst
-from planner.tools import ToolKind
-from planner.worker import PlannerWorker
-from scheduler.requests import request_for
+from cronpilot.adapters.config import parse_declarations
+from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
+from cronpilot.adapters.llm.openai_client import OpenAIChat
+from cronpilot.adapters.simulator import Simulator
+from cronpilot.adapters.sql import SqlStore, open_sql_store, upgrade_database
+from cronpilot.domain.guardrails import GuardrailLimits
+from cronpilot.domain.ports import Store
+from cronpilot.planner.config import PlannerConfig
+from cronpilot.planner.session import LlmAnalyst
+from cronpilot.planner.tools import ToolKind
+from cronpilot.planner.worker import PlannerWorker
+from cronpilot.scheduler.requests import request_for
 from tests.support.clock import FakeClock
 from tests.support.fake_openai_server import Call, Calls, FakeOpenAI, Request, submit, tool_results
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from domain.model import (
+from cronpilot.domain.model import (
     DEFAULT_CATCH_UP_WINDOW_SECONDS,
     DEFAULT_FLOOR_SECONDS,
     CatchUp,

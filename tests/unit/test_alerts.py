@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from domain.alerts import (
+from cronpilot.domain.alerts import (
     MAX_TEXT,
     AlertEvent,
     DeliveryPolicy,
@@ -19,7 +19,7 @@ from domain.alerts import (
     run_events,
     run_notifications,
 )
-from domain.model import (
+from cronpilot.domain.model import (
     Endpoint,
     EndpointSpec,
     ErrorKind,
@@ -31,8 +31,8 @@ from domain.model import (
     Schedule,
     ScheduleSource,
 )
-from domain.planning import Proposal, ProposalKind, ProposalStatus
-from domain.transitions import after_slot, with_pause
+from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
+from cronpilot.domain.transitions import after_slot, with_pause
 
 NOW = datetime(2030, 3, 1, 12, 0, tzinfo=UTC)
 HOOK = "https://hooks.example.com/alerts"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.config import (
+from cronpilot.adapters.config import (
     MAX_FILE_BYTES,
     example_jobs_file,
     load_declarations,
@@ -16,10 +16,10 @@ from adapters.config import (
     parse_duration,
     parse_size,
 )
-from adapters.settings import load_settings
-from domain.errors import InvalidConfig
-from domain.model import PlannerMode, Schedule
-from domain.ports import JobDeclaration
+from cronpilot.adapters.settings import load_settings
+from cronpilot.domain.errors import InvalidConfig
+from cronpilot.domain.model import PlannerMode, Schedule
+from cronpilot.domain.ports import JobDeclaration
 
 ALLOWED = ["127.0.0.1/32"]
 ENV = {"BASE": "http://127.0.0.1:8080", "TOKEN": "s3cret"}

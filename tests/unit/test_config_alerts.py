@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.config import parse_declarations
-from domain.errors import InvalidConfig
-from domain.model import EndpointSpec
+from cronpilot.adapters.config import parse_declarations
+from cronpilot.domain.errors import InvalidConfig
+from cronpilot.domain.model import EndpointSpec
 
 ALLOWED = ["127.0.0.1/32"]
 ENV = {"HOOK": "https://hooks.example.com/ops", "PAUSE": "7"}

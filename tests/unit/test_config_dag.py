@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.config import parse_declarations
-from domain.errors import InvalidConfig
-from domain.model import Schedule
+from cronpilot.adapters.config import parse_declarations
+from cronpilot.domain.errors import InvalidConfig
+from cronpilot.domain.model import Schedule
 
 PIPELINE = """\
 jobs:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.config import parse_declarations
-from adapters.settings import load_settings
-from domain.errors import InvalidConfig
-from domain.model import EndpointSpec, RetryOn, RetryPolicy
+from cronpilot.adapters.config import parse_declarations
+from cronpilot.adapters.settings import load_settings
+from cronpilot.domain.errors import InvalidConfig
+from cronpilot.domain.model import EndpointSpec, RetryOn, RetryPolicy
 
 BASE = """\
 jobs:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from domain.context import Neighbour, dag_context, related_siblings
-from domain.dependencies import with_dependants
-from domain.graph import Edge, EdgeSource, EdgeType
-from domain.model import (
+from cronpilot.domain.context import Neighbour, dag_context, related_siblings
+from cronpilot.domain.dependencies import with_dependants
+from cronpilot.domain.graph import Edge, EdgeSource, EdgeType
+from cronpilot.domain.model import (
     Endpoint,
     EndpointSpec,
     Run,

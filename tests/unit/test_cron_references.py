@@ -25,8 +25,8 @@ from cronsim import CronSim, CronSimError
 from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 
-from domain.errors import InvalidSchedule
-from domain.schedule import MACROS, next_cron_fire, parse_cron
+from cronpilot.domain.errors import InvalidSchedule
+from cronpilot.domain.schedule import MACROS, next_cron_fire, parse_cron
 
 ZONES = [
     "UTC",

@@ -8,11 +8,18 @@ from typing import Any
 
 import pytest
 
-from domain.dag import DagPlan, DagWait, ParentOutcome, advance, awaited_parents, response_changed
-from domain.dependencies import with_dependants
-from domain.errors import InvalidDependency
-from domain.governor import plan_next_run
-from domain.model import (
+from cronpilot.domain.dag import (
+    DagPlan,
+    DagWait,
+    ParentOutcome,
+    advance,
+    awaited_parents,
+    response_changed,
+)
+from cronpilot.domain.dependencies import with_dependants
+from cronpilot.domain.errors import InvalidDependency
+from cronpilot.domain.governor import plan_next_run
+from cronpilot.domain.model import (
     BodyAbsence,
     Endpoint,
     EndpointSpec,

@@ -9,9 +9,9 @@ from datetime import UTC, datetime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain.dag import DagWait, ParentOutcome, advance, awaited_parents
-from domain.dependencies import with_dependants
-from domain.model import Endpoint, EndpointSpec, Schedule
+from cronpilot.domain.dag import DagWait, ParentOutcome, advance, awaited_parents
+from cronpilot.domain.dependencies import with_dependants
+from cronpilot.domain.model import Endpoint, EndpointSpec, Schedule
 
 T0 = datetime(2030, 1, 1, tzinfo=UTC)
 N = 6

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from adapters.config import parse_declarations
-from adapters.declare import apply_declarations
-from adapters.memory import MemoryStore
-from domain.graph import Edge, EdgeSighting, EdgeSource, EdgeType
-from scheduler.learning import SchemaLearner
+from cronpilot.adapters.config import parse_declarations
+from cronpilot.adapters.declare import apply_declarations
+from cronpilot.adapters.memory import MemoryStore
+from cronpilot.domain.graph import Edge, EdgeSighting, EdgeSource, EdgeType
+from cronpilot.scheduler.learning import SchemaLearner
 from tests.support.clock import FakeClock
 
 T0 = datetime(2030, 1, 1, tzinfo=UTC)

@@ -10,9 +10,9 @@ from typing import Any, cast
 
 import pytest
 
-from adapters.sql.engine import Database
-from adapters.sql.finishes import FinishBatcher
-from domain.model import Claim, Endpoint, EndpointSpec, Response, Schedule, ScheduleSource
+from cronpilot.adapters.sql.engine import Database
+from cronpilot.adapters.sql.finishes import FinishBatcher
+from cronpilot.domain.model import Claim, Endpoint, EndpointSpec, Response, Schedule, ScheduleSource
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
 

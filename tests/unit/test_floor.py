@@ -7,11 +7,11 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from domain.governor import plan_next_run
-from domain.guardrails import GuardrailLimits, refusal
-from domain.model import Endpoint, IntervalHint, NextRun, OneShotHint, ScheduleSource
-from domain.planning import ProposalDraft, ProposalKind
-from domain.transitions import after_slot
+from cronpilot.domain.governor import plan_next_run
+from cronpilot.domain.guardrails import GuardrailLimits, refusal
+from cronpilot.domain.model import Endpoint, IntervalHint, NextRun, OneShotHint, ScheduleSource
+from cronpilot.domain.planning import ProposalDraft, ProposalKind
+from cronpilot.domain.transitions import after_slot
 
 MakeEndpoint = Callable[..., Endpoint]
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)

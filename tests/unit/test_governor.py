@@ -8,9 +8,16 @@ from typing import Any
 
 import pytest
 
-from domain.governor import BACKOFF_CAP, plan_next_run
-from domain.model import Endpoint, IntervalHint, NextRun, OneShotHint, Pause, ScheduleSource
-from domain.schedule import MAX_SECONDS
+from cronpilot.domain.governor import BACKOFF_CAP, plan_next_run
+from cronpilot.domain.model import (
+    Endpoint,
+    IntervalHint,
+    NextRun,
+    OneShotHint,
+    Pause,
+    ScheduleSource,
+)
+from cronpilot.domain.schedule import MAX_SECONDS
 
 MakeEndpoint = Callable[..., Endpoint]
 

@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain.governor import MAX_LATE_GRACE, catch_up, late_grace, on_grid, plan_next_run
-from domain.model import (
+from cronpilot.domain.governor import MAX_LATE_GRACE, catch_up, late_grace, on_grid, plan_next_run
+from cronpilot.domain.model import (
     DEFAULT_CATCH_UP_WINDOW_SECONDS,
     DEFAULT_FLOOR_SECONDS,
     CatchUp,
@@ -23,7 +23,7 @@ from domain.model import (
     Schedule,
     ScheduleSource,
 )
-from domain.schedule import next_cron_fire, parse_cron
+from cronpilot.domain.schedule import next_cron_fire, parse_cron
 
 ZONES = [
     "UTC",

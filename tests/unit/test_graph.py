@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain.graph import (
+from cronpilot.domain.graph import (
     Edge,
     EdgeSighting,
     EdgeSource,

@@ -3,14 +3,14 @@ repository contracts these build on)."""
 
 from __future__ import annotations
 
-from adapters.memory import MemoryStore
-from domain.context import dag_context, related_siblings
-from domain.dependencies import with_dependants
-from domain.graph import EdgeSighting, EdgeSource, EdgeType
-from domain.model import Pause, Response, Schedule
-from domain.outputs import OutputSchema
-from domain.schema_inference import merge_document
-from planner.graph_context import read_output_schema
+from cronpilot.adapters.memory import MemoryStore
+from cronpilot.domain.context import dag_context, related_siblings
+from cronpilot.domain.dependencies import with_dependants
+from cronpilot.domain.graph import EdgeSighting, EdgeSource, EdgeType
+from cronpilot.domain.model import Pause, Response, Schedule
+from cronpilot.domain.outputs import OutputSchema
+from cronpilot.domain.schema_inference import merge_document
+from cronpilot.planner.graph_context import read_output_schema
 from tests.contract.builders import LEASE_SECONDS, T0, declaration, spec
 
 

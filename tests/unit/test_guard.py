@@ -8,9 +8,9 @@ import pytest
 from aiohttp.abc import AbstractResolver, ResolveResult
 from yarl import URL
 
-from adapters.http.guard import AddressPolicy, check_url, is_allowed_address
-from adapters.http.resolver import GuardedResolver
-from domain.errors import InvalidConfig, UnsafeURL
+from cronpilot.adapters.http.guard import AddressPolicy, check_url, is_allowed_address
+from cronpilot.adapters.http.resolver import GuardedResolver
+from cronpilot.domain.errors import InvalidConfig, UnsafeURL
 
 LOOPBACK_ONLY = ["127.0.0.1/32"]
 

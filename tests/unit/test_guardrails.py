@@ -7,10 +7,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from domain.guardrails import GuardrailLimits, change_for, refusal
-from domain.heuristic import Observation, judge
-from domain.model import Endpoint, EndpointSpec, IntervalHint, Pause, Schedule
-from domain.planning import ProposalDraft, ProposalKind
+from cronpilot.domain.guardrails import GuardrailLimits, change_for, refusal
+from cronpilot.domain.heuristic import Observation, judge
+from cronpilot.domain.model import Endpoint, EndpointSpec, IntervalHint, Pause, Schedule
+from cronpilot.domain.planning import ProposalDraft, ProposalKind
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
 LIMITS = GuardrailLimits(max_pause_seconds=3600, max_changes_per_hour=2, max_hint_ttl_seconds=600)

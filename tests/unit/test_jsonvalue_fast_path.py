@@ -8,7 +8,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapters.jsonvalue import _DECODER, check_storable, parse_storable
+from cronpilot.adapters.jsonvalue import _DECODER, check_storable, parse_storable
 
 
 class Bare(str):

@@ -8,15 +8,17 @@ import logging
 import sys
 from pathlib import Path
 
-from adapters.logs import JsonFormatter, TextFormatter
-from domain.log_extra import log_extra
+from cronpilot.adapters.logs import JsonFormatter, TextFormatter
+from cronpilot.domain.log_extra import log_extra
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYERS = ("domain", "adapters", "scheduler", "planner")
 
 
 def _record(**extra: object) -> logging.LogRecord:
-    record = logging.makeLogRecord({"name": "scheduler.worker", "levelno": 20, "levelname": "INFO"})
+    record = logging.makeLogRecord(
+        {"name": "cronpilot.scheduler.worker", "levelno": 20, "levelname": "INFO"}
+    )
     record.msg = "claimed"
     for key, value in extra.items():
         setattr(record, key, value)
@@ -29,7 +31,7 @@ def test_json_lines_carry_the_action_and_other_extras() -> None:
     assert entry["action"] == "claim"
     assert entry["count"] == 3
     assert entry["message"] == "claimed"
-    assert entry["logger"] == "scheduler.worker"
+    assert entry["logger"] == "cronpilot.scheduler.worker"
 
 
 def test_text_lines_end_with_key_value_pairs() -> None:
@@ -45,7 +47,7 @@ def test_records_without_extras_stay_plain() -> None:
 def test_an_extra_cannot_pass_for_the_records_own_fields() -> None:
     entry = json.loads(JsonFormatter().format(_record(level="DEBUG", logger="x", time="then")))
 
-    assert (entry["level"], entry["logger"]) == ("INFO", "scheduler.worker")
+    assert (entry["level"], entry["logger"]) == ("INFO", "cronpilot.scheduler.worker")
     assert entry["time"] != "then"
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from domain.model import EndpointSpec, Schedule
-from domain.provides import Coverage, provides, provides_edges
-from domain.schema_inference import ShapeNode, merge_document
-from domain.templates import input_fields
+from cronpilot.domain.model import EndpointSpec, Schedule
+from cronpilot.domain.provides import Coverage, provides, provides_edges
+from cronpilot.domain.schema_inference import ShapeNode, merge_document
+from cronpilot.domain.templates import input_fields
 
 
 def _shape(*documents: Any) -> ShapeNode:

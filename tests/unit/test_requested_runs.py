@@ -9,15 +9,21 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from domain.errors import InvalidRunRequest
-from domain.model import Endpoint, ErrorKind, OneShotHint, RunStatus, RunTrigger
-from domain.requested_runs import (
+from cronpilot.domain.errors import InvalidRunRequest
+from cronpilot.domain.model import Endpoint, ErrorKind, OneShotHint, RunStatus, RunTrigger
+from cronpilot.domain.requested_runs import (
     MAX_SLOTS,
     backfill_runs,
     backfill_slots,
     manual_run,
 )
-from domain.transitions import abandoned_run, after_reap, after_run, after_slot, queued_run
+from cronpilot.domain.transitions import (
+    abandoned_run,
+    after_reap,
+    after_run,
+    after_slot,
+    queued_run,
+)
 
 MakeEndpoint = Callable[..., Endpoint]
 NOW = datetime(2030, 4, 2, 12, 0, tzinfo=UTC)

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from domain.model import (
+from cronpilot.domain.model import (
     Claim,
     Endpoint,
     EndpointSpec,
@@ -21,9 +21,9 @@ from domain.model import (
     Schedule,
     ScheduleSource,
 )
-from domain.requested_runs import backfill_runs, manual_run
-from domain.retries import failure_of, may_repeat, retries, retry_deadline
-from domain.transitions import queued_claim, replanned
+from cronpilot.domain.requested_runs import backfill_runs, manual_run
+from cronpilot.domain.retries import failure_of, may_repeat, retries, retry_deadline
+from cronpilot.domain.transitions import queued_claim, replanned
 
 NOW = datetime(2030, 1, 7, 12, 0, tzinfo=UTC)
 

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain.errors import InvalidSchedule
-from domain.model import Schedule
-from domain.schedule import (
+from cronpilot.domain.errors import InvalidSchedule
+from cronpilot.domain.model import Schedule
+from cronpilot.domain.schedule import (
     MAX_SECONDS,
     baseline_period,
     next_cron_fire,

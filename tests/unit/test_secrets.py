@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from domain.secrets import MASK, is_secret_header, mask_headers, mask_url, mask_urls
+from cronpilot.domain.secrets import MASK, is_secret_header, mask_headers, mask_url, mask_urls
 
 
 @pytest.mark.parametrize(

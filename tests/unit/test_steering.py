@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from domain.governor import plan_next_run
-from domain.model import (
+from cronpilot.domain.governor import plan_next_run
+from cronpilot.domain.model import (
     Endpoint,
     EndpointSpec,
     HintSource,
@@ -23,9 +23,9 @@ from domain.model import (
     ScheduleSource,
     Steering,
 )
-from domain.requested_runs import manual_run
-from domain.steering import ENDPOINT_HINT_TTL, heeded, steered
-from domain.transitions import after_call, after_finish, after_slot, replanned
+from cronpilot.domain.requested_runs import manual_run
+from cronpilot.domain.steering import ENDPOINT_HINT_TTL, heeded, steered
+from cronpilot.domain.transitions import after_call, after_finish, after_slot, replanned
 
 NOW = datetime(2030, 1, 7, 12, 0, tzinfo=UTC)
 

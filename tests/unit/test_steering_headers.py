@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from adapters.http.steering import read_steering
-from domain.model import Steering
+from cronpilot.adapters.http.steering import read_steering
+from cronpilot.domain.model import Steering
 
 NOW = datetime(2030, 1, 7, 12, 0, tzinfo=UTC)
 CAP = 3600.0

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from domain.errors import TemplateUnfilled
-from domain.model import EndpointSpec, Schedule
-from domain.schema_inference import ShapeNode, merge_document
-from domain.templates import Placeholder, fill, input_fields, missing_field, placeholders
+from cronpilot.domain.errors import TemplateUnfilled
+from cronpilot.domain.model import EndpointSpec, Schedule
+from cronpilot.domain.schema_inference import ShapeNode, merge_document
+from cronpilot.domain.templates import Placeholder, fill, input_fields, missing_field, placeholders
 
 SPEC = EndpointSpec(
     name="load",

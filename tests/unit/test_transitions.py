@@ -8,9 +8,16 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from domain.governor import plan_next_run
-from domain.model import Endpoint, IntervalHint, NextRun, OneShotHint, Pause, ScheduleSource
-from domain.transitions import after_slot, is_due, replanned, with_hints, with_pause
+from cronpilot.domain.governor import plan_next_run
+from cronpilot.domain.model import (
+    Endpoint,
+    IntervalHint,
+    NextRun,
+    OneShotHint,
+    Pause,
+    ScheduleSource,
+)
+from cronpilot.domain.transitions import after_slot, is_due, replanned, with_hints, with_pause
 
 MakeEndpoint = Callable[..., Endpoint]
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)

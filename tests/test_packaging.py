@@ -1,0 +1,92 @@
+"""The distribution: one namespaced package, whatever the repository's folders are called."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LAYERS = ("domain", "adapters", "scheduler", "planner", "migrations")
+TOP_LEVEL_IMPORT = re.compile(rf"^\s*(from|import) ({'|'.join(LAYERS)})\b", re.MULTILINE)
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert built.returncode == 0, built.stderr
+    (found,) = out.glob("cronpilot-*.whl")
+    return found
+
+
+@pytest.mark.slow
+def test_the_wheel_installs_only_the_cronpilot_package(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+    tops = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
+    assert tops == {"cronpilot"}
+    for needed in (
+        "cronpilot/domain/model.py",
+        "cronpilot/adapters/cli/main.py",
+        "cronpilot/adapters/examples/jobs.yaml",
+        "cronpilot/migrations/alembic.ini",
+        "cronpilot/migrations/env.py",
+        "cronpilot/migrations/versions/0001_initial_schema.py",
+    ):
+        assert needed in names
+
+
+@pytest.mark.slow
+def test_the_installed_wheel_runs_from_its_own_files(wheel: Path, tmp_path: Path) -> None:
+    target = tmp_path / "site"
+    installed = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", target, wheel],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert installed.returncode == 0, installed.stderr
+    assert sorted(p.name for p in target.iterdir() if not p.name.endswith(".dist-info")) == [
+        "bin",
+        "cronpilot",
+    ]
+    # Run outside the checkout, the target first on the path: the editable install of the
+    # checkout must not be what answers.
+    probe = (
+        "import cronpilot.adapters.cli.main, cronpilot.migrations as m;"
+        "print(cronpilot.adapters.cli.main.__file__);print(m.__file__)"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(target)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert all(line.startswith(str(target)) for line in ran.stdout.splitlines())
+
+
+def test_no_module_imports_a_layer_by_its_folder_name() -> None:
+    """`import domain` from a checkout would load a second copy of every module it reaches."""
+    offenders = [
+        str(path.relative_to(ROOT))
+        for folder in (*LAYERS, "tests", "bench")
+        for path in (ROOT / folder).rglob("*.py")
+        if TOP_LEVEL_IMPORT.search(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []
