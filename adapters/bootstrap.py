@@ -35,14 +35,14 @@ from cronpilot.domain.outage import described, store_retry_delay
 from cronpilot.domain.ports import ChatModel, Clock, Dispatcher, SecretCipher, Store, Waker
 from cronpilot.planner.config import PlannerConfig
 from cronpilot.planner.heuristic import HeuristicAnalyst
-from cronpilot.planner.proposals import ProposalDesk
 from cronpilot.planner.session import Analyst, LlmAnalyst
 from cronpilot.planner.worker import PlannerWorker
 from cronpilot.scheduler.config import WorkerConfig
 from cronpilot.scheduler.housekeeping import Housekeeping
-from cronpilot.scheduler.learning import SchemaLearner
+from cronpilot.scheduler.learning import RunLearner
 from cronpilot.scheduler.notifier import Notifier, NotifierConfig
 from cronpilot.scheduler.worker import SchedulerWorker
+from cronpilot.usecases.proposals import ProposalDesk
 
 log = logging.getLogger(__name__)
 
@@ -202,7 +202,7 @@ async def serve_scheduler(
         )
         housekeeping.start()
         resources.push_async_callback(housekeeping.stop)
-        learner = SchemaLearner(store, clock)
+        learner = RunLearner(store.unit_of_work, clock)
         learner.start()
         resources.push_async_callback(learner.stop)
         notifier = open_notifier(settings, store, clock, resources)
@@ -272,7 +272,7 @@ def build_chat_model(settings: Settings, clock: Clock) -> ChatModel:
 
 
 def build_proposal_desk(settings: Settings, store: Store, waker: Waker | None) -> ProposalDesk:
-    return ProposalDesk(store, waker, guardrail_limits(settings))
+    return ProposalDesk(store.unit_of_work, waker, guardrail_limits(settings))
 
 
 async def open_planner(

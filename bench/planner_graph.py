@@ -9,7 +9,7 @@ schema inference (documents/s) and the tool graph at 10,000 endpoints.
 2. Schema inference: `domain.outputs.learn` over generated ~1 KB documents, and genson's
    `SchemaBuilder.add_object` over the same documents.
 3. Graph: 500 jobs of 20 endpoints with learnt schemas and templated inputs; provides edges
-   computed job by job as `SchemaLearner.refresh_provides` does, PageRank over the resulting
+   computed job by job as `usecases.graph_edges.refresh_provides` does, PageRank over the resulting
    edges, and networkx's topological generations and cycle search on the dependencies.
 
     python -m bench.planner_graph [--analyses 200] [--documents 20000] [--jobs 500]
@@ -79,7 +79,7 @@ from cronpilot.planner.config import PlannerConfig
 from cronpilot.planner.heuristic import HeuristicAnalyst
 from cronpilot.planner.session import Analyst, LlmAnalyst
 from cronpilot.planner.worker import PlannerWorker
-from cronpilot.scheduler.learning import SchemaLearner
+from cronpilot.scheduler.learning import RunLearner
 from tests.support.fake_openai_server import Call, Calls, submit
 
 TARGET_ANALYSIS_MS = 20.0
@@ -247,7 +247,7 @@ async def seed_job(store: SqlStore, at: datetime) -> list[str]:
             rows.append(run_values(stored_run(endpoint.id, endpoint.job_id, slot, document(rng))))
     async with store.engine.begin() as conn:
         await conn.execute(insert(runs), rows)
-    learner = SchemaLearner(store, SystemClock())
+    learner = RunLearner(store.unit_of_work, SystemClock())
     for endpoint in endpoints:
         await learner.learn(endpoint)
     await learner.refresh_stale()

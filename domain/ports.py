@@ -6,10 +6,11 @@ so a fake clock drives memory, SQLite and PostgreSQL alike.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
+from types import TracebackType
+from typing import Protocol, Self
 
 from cronpilot.domain.alerts import Notification, NotificationStatus
 from cronpilot.domain.dag import DagWait
@@ -289,10 +290,9 @@ class PlannerRepository(Protocol):
         Raises `ProposalNotFound`, or `ProposalNotPending` when someone decided it first."""
         ...
 
-    async def guardrail_inputs(self, endpoint_id: str, since: datetime) -> tuple[Endpoint, int]:
-        """In one read, what the guardrails weigh: the endpoint as it is now (header secrets
-        as stored: the planner never sends requests) and how many of its proposals were
-        applied at or after `since` (the rate). Raises `EndpointNotFound`."""
+    async def count_applied(self, endpoint_id: str, since: datetime) -> int:
+        """How many of the endpoint's proposals were applied at or after `since` (the rate the
+        guardrails weigh); 0 for an unknown endpoint."""
         ...
 
     async def expire_pending(self, now: datetime) -> int:
@@ -462,8 +462,8 @@ class NotificationRepository(Protocol):
         ...
 
 
-class Store(Protocol):
-    """One backend: the repositories over one database."""
+class Repositories(Protocol):
+    """The repositories over one database, as a `Store` or a `UnitOfWork` hands them out."""
 
     @property
     def catalog(self) -> CatalogRepository: ...
@@ -488,6 +488,52 @@ class Store(Protocol):
 
     @property
     def notifications(self) -> NotificationRepository: ...
+
+
+class UnitOfWork(Repositories, Protocol):
+    """The repositories on one transaction, for a use case of several steps (cosmicpython's
+    unit of work): `async with uow() as tx:` … `await tx.commit()`.
+
+    Everything the repositories write inside the block is one atomic change: `commit` makes it
+    all visible; leaving the block without `commit`, or by an exception, rolls it all back.
+    Reads inside the block see the block's own writes. A unit is entered once; concurrent use
+    cases each take their own. Inside a unit, call its repositories from the task that entered
+    it (the memory store's unit holds the store's lock for that task).
+
+    On SQL it is one connection with one transaction (SQLite takes its write lock up front);
+    on memory it is the store's lock, held for the whole unit, and a copy of the state to put
+    back on rollback. A driver error raises as the repositories' methods do
+    (`StoreUnavailable`, `ConflictError`, …), from the body or from `commit`."""
+
+    async def __aenter__(self) -> Self:
+        """Begin the transaction. Raises `StoreUnavailable` when the store cannot be reached."""
+        ...
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        """Roll back whatever was not committed and give the connection back."""
+        ...
+
+    async def commit(self) -> None:
+        """Make the unit's writes visible, all at once. Call at most once, as its last step."""
+        ...
+
+
+UnitOfWorkFactory = Callable[[], UnitOfWork]
+"""Starts a fresh unit of work on each call (`Store.unit_of_work`): what use cases are given."""
+
+
+class Store(Repositories, Protocol):
+    """One backend: the repositories over one database, each method its own transaction (the
+    workers' hot path), and units of work for use cases that span several."""
+
+    def unit_of_work(self) -> UnitOfWork:
+        """A new unit of work on this store, not begun until entered."""
+        ...
 
     async def close(self) -> None: ...
 

@@ -26,7 +26,6 @@ from cronpilot.domain.planning import AnalysisClaim, ProposalDraft, ProposalKind
 from cronpilot.domain.ports import Store
 from cronpilot.planner.graph_context import read_output_schema
 from cronpilot.planner.projection import DEFAULT_MAX_BODY_CHARS, capped, project
-from cronpilot.planner.proposals import ProposalDesk, Proposer
 from cronpilot.planner.tool_args import (
     EndpointArgs,
     HistoryArgs,
@@ -37,6 +36,7 @@ from cronpilot.planner.tool_args import (
     ReadArgs,
     SubmitArgs,
 )
+from cronpilot.usecases.proposals import ProposalDesk, Proposer
 
 SUBMIT = "submit_analysis"
 

@@ -21,9 +21,9 @@ from cronpilot.domain.ports import Clock, Store, Waker
 from cronpilot.planner.brief import build_brief
 from cronpilot.planner.config import PlannerConfig
 from cronpilot.planner.graph_context import schema_document
-from cronpilot.planner.proposals import ProposalDesk, Proposer
 from cronpilot.planner.session import Analyst, Verdict
 from cronpilot.planner.tools import ToolBox, ToolContext
+from cronpilot.usecases.proposals import ProposalDesk, Proposer
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ class PlannerWorker:
         self._analyst = analyst
         self._clock = clock
         self._config = config
-        self.desk = ProposalDesk(store, waker, config.limits)
+        self.desk = ProposalDesk(store.unit_of_work, waker, config.limits)
         self._thinking: set[asyncio.Task[object]] = set()
         """The tasks waiting on the analyst (the LLM), to cut short at a stop."""
         self._cutting = False

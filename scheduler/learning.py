@@ -1,10 +1,11 @@
-"""Learning from recorded runs, off the hot path: output schemas (with drift), provides edges
-and the edges that DAG traces show.
+"""Learning from recorded runs, off the hot path: when to learn output schemas
+(`usecases.schema_learning`), refresh provides edges and record the edges DAG traces show
+(`usecases.graph_edges`). The use cases do the reading and writing; this module decides when.
 
 The worker only hands each recorded run to `observe`, which queues it and returns; a
-background task does the reading and merging. Nothing is lost when the queue overflows or a
+background task runs the use cases. Nothing is lost when the queue overflows or a
 worker dies: a schema remembers the newest slot it has merged, so the next run of the endpoint
-(or `backfill`) catches up on everything stored since.
+(or `schema backfill`) catches up on everything stored since.
 
 A job's provides edges are computed from every learnt schema of the job, so they are not
 refreshed on each first body or change of shape: the job is marked, and marked jobs are
@@ -18,26 +19,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 
-from cronpilot.domain.errors import ConflictError, CronpilotError
-from cronpilot.domain.graph import EdgeSighting, EdgeSource, EdgeType, endpoint_ref, trace_sightings
+from cronpilot.domain.errors import CronpilotError
 from cronpilot.domain.model import Endpoint, Run
 from cronpilot.domain.outage import described
-from cronpilot.domain.outputs import OutputSchema, learn, learnable
-from cronpilot.domain.ports import Clock, Store
-from cronpilot.domain.provides import provides_edges
-from cronpilot.domain.schema_inference import ShapeNode
-from cronpilot.domain.templates import input_fields
+from cronpilot.domain.outputs import OutputSchema, learnable
+from cronpilot.domain.ports import Clock, UnitOfWorkFactory
+from cronpilot.usecases.graph_edges import record_trace, refresh_job_provides
+from cronpilot.usecases.schema_learning import learn_schema
 
 log = logging.getLogger(__name__)
 
 QUEUE_SIZE = 10_000
-LEARN_BATCH = 200
-"""Most runs read per learning step. An endpoint further behind (the queue overflowed) learns
-from its newest runs only; `backfill` rebuilds from every stored run."""
-_SAVE_ATTEMPTS = 3
 LEARN_EVERY_SECONDS = 10.0
 """An endpoint's schema is merged at most this often. Runs recorded meanwhile wait and are
 merged together, read from the watermark: an endpoint called every second costs one learning
@@ -53,16 +48,19 @@ MAX_REFRESH_LAG = 60.0
 changing (longer for jobs whose refresh takes more than a tenth of that)."""
 
 
-class SchemaLearner:
+class RunLearner:
+    """Learns from the runs a scheduler worker records: their endpoints' output schemas, their
+    jobs' provides edges, and the edges of DAG traces."""
+
     def __init__(
         self,
-        store: Store,
+        uow: UnitOfWorkFactory,
         clock: Clock,
         queue_size: int = QUEUE_SIZE,
         refresh_seconds: float = REFRESH_SECONDS,
         learn_every_seconds: float = LEARN_EVERY_SECONDS,
     ) -> None:
-        self._store = store
+        self._uow = uow
         self._clock = clock
         self._learn_every = timedelta(seconds=learn_every_seconds)
         self._learnt_at: dict[str, datetime] = {}
@@ -199,67 +197,10 @@ class SchemaLearner:
     async def learn(self, endpoint: Endpoint) -> OutputSchema:
         """Merge the endpoint's runs stored since its schema's watermark; on a change of shape
         (or the first body), mark its job's provides edges stale."""
-        for _ in range(_SAVE_ATTEMPTS):
-            schema = await self._store.schemas.get_output_schema(endpoint.id)
-            schema = schema or OutputSchema(endpoint.id)
-            fresh = await self._unlearnt(endpoint.id, schema.through_slot)
-            if not fresh:
-                return schema
-            first = schema.observations == 0
-            drift = learn(schema, fresh, self._clock.now())
-            if await self._store.schemas.save_output_schema(
-                schema, drift, self._clock.now(), rebuilt=False
-            ):
-                for event in drift:
-                    log.info(
-                        "%s changed shape: %s",
-                        endpoint.ref,
-                        "; ".join(event.changes),
-                        extra={"action": "schema_drift", "endpoint_id": endpoint.id},
-                    )
-                if drift or first:
-                    self._mark_stale(endpoint.job_name)
-                return schema
-        return schema
-
-    async def _unlearnt(self, endpoint_id: str, through: datetime | None) -> list[Run]:
-        """The runs after `through`, oldest first, at most `LEARN_BATCH`. Read newest first in
-        pages of 1, 2, 4, … runs (bodies are up to 100 KB each): the usual case, one new run,
-        costs two short reads instead of a whole batch."""
-        fresh: list[Run] = []
-        offset, size = 0, 1
-        while offset < LEARN_BATCH:
-            page = await self._store.runs.list_runs(endpoint_id, limit=size, offset=offset)
-            newer = [run for run in page if through is None or run.slot_at > through]
-            fresh += newer
-            if len(newer) < size:
-                break
-            offset += size
-            size = min(size * 2, LEARN_BATCH - offset)
-        return list(reversed(fresh))
-
-    async def backfill(self, endpoint: Endpoint) -> OutputSchema:
-        """Rebuild the endpoint's schema and drift history from every stored run, and mark its
-        job's provides edges stale."""
-        runs: list[Run] = []
-        while page := await self._store.runs.list_runs(
-            endpoint.id, limit=LEARN_BATCH, offset=len(runs)
-        ):
-            runs.extend(page)
-        for _ in range(_SAVE_ATTEMPTS):
-            stored = await self._store.schemas.get_output_schema(endpoint.id)
-            schema = OutputSchema(endpoint.id, version=stored.version if stored else 0)
-            drift = learn(schema, reversed(runs), self._clock.now())
-            if await self._store.schemas.save_output_schema(
-                schema, drift, self._clock.now(), rebuilt=True
-            ):
-                self._mark_stale(endpoint.job_name)
-                return schema
-        raise ConflictError(f"the schema of {endpoint.ref} changed while it was rebuilt")
-
-    async def refresh_provides(self, job: str) -> None:
-        """Record the provides edges among the job's endpoints from their learnt schemas."""
-        await refresh_provides(self._store, job, self._clock.now())
+        learnt = await learn_schema(self._uow, endpoint, self._clock.now())
+        if learnt.reshaped:
+            self._mark_stale(endpoint.job_name)
+        return learnt.schema
 
     async def refresh_stale(self) -> None:
         """Refresh the provides edges of every job marked stale, once each. One refresh at a
@@ -269,7 +210,7 @@ class SchemaLearner:
             self._first_marked = self._last_marked = None
             for job in sorted(jobs):
                 try:
-                    await self.refresh_provides(job)
+                    await refresh_job_provides(self._uow, job, self._clock.now())
                 except CronpilotError as error:
                     log.warning(
                         "could not refresh the provides edges of job %s (%s)",
@@ -280,18 +221,7 @@ class SchemaLearner:
 
     async def trace(self, run: Run) -> None:
         """Record what a child run shows: parent → it, and the sibling sequence."""
-        parent, previous = await self._store.dag.trace_neighbours(run)
-        if parent is None:
-            return
-        catalog = self._store.catalog
-        child = (await catalog.get_endpoint(run.endpoint_id)).ref
-        sibling = (
-            None if previous is None else (await catalog.get_endpoint(previous.endpoint_id)).ref
-        )
-        parent_ref = (await catalog.get_endpoint(parent.endpoint_id)).ref
-        await self._store.graph.record(
-            trace_sightings(parent_ref, child, sibling), self._clock.now()
-        )
+        await record_trace(self._uow, run, self._clock.now())
 
 
 @contextlib.contextmanager
@@ -314,39 +244,3 @@ def _failure_logged(endpoint: Endpoint) -> Iterator[None]:
             endpoint.ref,
             extra={"action": "internal_error", "endpoint_id": endpoint.id},
         )
-
-
-async def refresh_provides(store: Store, job: str, now: datetime) -> None:
-    """Record the provides edges among the job's endpoints from their learnt schemas and its
-    endpoints' inputs as declared now, and retract those no longer found."""
-    endpoints = await store.catalog.list_endpoints(job)
-    inputs = {e.name: input_fields(e.spec) for e in endpoints}
-    # Without an input in the job nothing can be provided for: the schemas need not be read.
-    shapes = await learnt_shapes(store, endpoints) if any(inputs.values()) else {}
-    sightings = [
-        EdgeSighting(
-            endpoint_ref(job, edge.provider),
-            endpoint_ref(job, edge.consumer),
-            EdgeType.PROVIDES,
-            EdgeSource.INFERRED,
-            counted=False,
-            confidence=edge.confidence,
-            coverage=edge.coverage.value,
-        )
-        for edge in provides_edges(shapes, inputs)
-    ]
-    await store.graph.record(sightings, now)
-    await store.graph.retract(
-        EdgeType.PROVIDES, {e.ref for e in endpoints}, {s.key for s in sightings}
-    )
-
-
-async def learnt_shapes(store: Store, endpoints: Sequence[Endpoint]) -> dict[str, ShapeNode]:
-    """The learnt output shapes of those `endpoints` that have stored a body, by name."""
-    schemas = await store.schemas.get_output_schemas([e.id for e in endpoints])
-    shapes = {}
-    for endpoint in endpoints:
-        schema = schemas.get(endpoint.id)
-        if schema is not None and schema.observations:
-            shapes[endpoint.name] = schema.root
-    return shapes

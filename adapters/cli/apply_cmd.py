@@ -9,10 +9,10 @@ import typer
 
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli.output import JsonOption, cron_fires, fire_time, fires_view, print_json
-from cronpilot.adapters.cli.runtime import admin_settings, wake_schedulers, with_store
+from cronpilot.adapters.cli.runtime import admin_settings, with_store, with_waker
 from cronpilot.adapters.config import load_declarations
-from cronpilot.adapters.declare import apply_declarations
 from cronpilot.domain.ports import ApplyReport, Store
+from cronpilot.usecases.declarations import apply_declarations
 
 
 def apply(
@@ -31,10 +31,12 @@ def apply(
     )
 
     async def act(store: Store) -> ApplyReport:
-        report = await apply_declarations(store, declarations, str(file), build_clock().now())
-        if report.created or report.updated:
-            await wake_schedulers(settings)
-        return report
+        return await with_waker(
+            settings,
+            lambda waker: apply_declarations(
+                store.unit_of_work, waker, declarations, str(file), build_clock().now()
+            ),
+        )
 
     report = with_store(settings, act)
     # What a created or changed cron will do, so that a wrong field shows before it fires.

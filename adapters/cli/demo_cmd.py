@@ -37,12 +37,12 @@ from cronpilot.adapters.bootstrap import (
 from cronpilot.adapters.cli.demo_planner import PlannerLine, planner_lines
 from cronpilot.adapters.cli.output import new_table, schedule_text, span
 from cronpilot.adapters.config import example_jobs_file, load_declarations, parse_declarations
-from cronpilot.adapters.declare import apply_declarations
-from cronpilot.adapters.run_requests import request_run
 from cronpilot.adapters.settings import Settings, load_settings
 from cronpilot.adapters.simulator import Simulator
 from cronpilot.domain.model import Endpoint, Run, RunStatus, RunTrigger, ScheduleSource
 from cronpilot.domain.ports import Clock, JobDeclaration, Store
+from cronpilot.usecases.declarations import apply_declarations
+from cronpilot.usecases.run_requests import request_run
 
 REFRESH_SECONDS = 0.5
 PLAIN_LINE_SECONDS = 5.0
@@ -181,7 +181,7 @@ async def _run(
         store = await open_store(settings)
         resources.push_async_callback(store.close)
         declarations = _declarations(settings, simulator_url)
-        await apply_declarations(store, declarations, "demo", clock.now())
+        await apply_declarations(store.unit_of_work, None, declarations, "demo", clock.now())
         typer.echo(
             f"cronpilot demo: {sum(len(d.endpoints) for d in declarations)} endpoints against "
             f"the simulator at "
@@ -207,7 +207,7 @@ async def _run_by_hand(settings: Settings, store: Store, clock: Clock) -> None:
     await clock.sleep(MANUAL_AFTER_SECONDS)
     waker = build_waker(settings)
     try:
-        await request_run(store, waker, MANUAL_REF, "demo", clock.now())
+        await request_run(store.unit_of_work, waker, MANUAL_REF, "demo", clock.now())
     finally:
         await waker.close()
 

@@ -23,7 +23,7 @@ from cronpilot.domain.model import Job
 from cronpilot.domain.ports import Store
 from cronpilot.domain.provides import ProvidesEdge, provides_edges
 from cronpilot.domain.templates import input_fields
-from cronpilot.scheduler.learning import learnt_shapes
+from cronpilot.usecases.graph_edges import learnt_shapes
 
 JobOption = Annotated[str | None, typer.Option("--job", help="Only this job.")]
 

@@ -10,14 +10,14 @@ import typer
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli.identity import who_am_i
 from cronpilot.adapters.cli.output import EndpointRef, JsonOption, print_json, relative
-from cronpilot.adapters.cli.runtime import admin_settings, wake_schedulers, with_store
+from cronpilot.adapters.cli.runtime import admin_settings, with_store, with_waker
 from cronpilot.adapters.cli.views import endpoint_view
 from cronpilot.adapters.durations import parse_duration
-from cronpilot.adapters.settings import Settings
 from cronpilot.domain.excerpt import excerpt
 from cronpilot.domain.model import Endpoint, Pause
 from cronpilot.domain.ports import Store
 from cronpilot.domain.schedule import MAX_SECONDS
+from cronpilot.usecases.schedule import pause_endpoint, resume_endpoint
 
 
 def parse_until(text: str, now: datetime) -> datetime:
@@ -80,7 +80,9 @@ def pause(
     now = build_clock().now()
     why = " ".join((reason or "").split()) or default_reason()
     stop = Pause(reason=why, until=parse_until(until, now) if until is not None else None)
-    endpoint = _set_pause(admin_settings(), ref, stop)
+    endpoint = with_store(
+        admin_settings(), lambda store: pause_endpoint(store.unit_of_work, ref, stop, now)
+    )
     if json_output:
         print_json(endpoint_view(endpoint, None))
         return
@@ -90,20 +92,17 @@ def pause(
 
 def resume(ref: EndpointRef, json_output: JsonOption = False) -> None:
     """Lift a pause; the endpoint is re-planned from its baseline and hints."""
-    endpoint = _set_pause(admin_settings(), ref, None)
+    settings = admin_settings()
+
+    async def act(store: Store) -> Endpoint:
+        return await with_waker(
+            settings,
+            lambda waker: resume_endpoint(store.unit_of_work, waker, ref, build_clock().now()),
+        )
+
+    endpoint = with_store(settings, act)
     if json_output:
         print_json(endpoint_view(endpoint, None))
         return
     when = relative(endpoint.next_run_at, build_clock().now())
     typer.echo(f"resumed {endpoint.ref}; next run {when} ({endpoint.next_run_source.value})")
-
-
-def _set_pause(settings: Settings, ref: str, pause_: Pause | None) -> Endpoint:
-    async def act(store: Store) -> Endpoint:
-        endpoint = await store.catalog.get_endpoint(ref)
-        updated = await store.catalog.set_pause(endpoint.id, pause_, build_clock().now())
-        if pause_ is None:
-            await wake_schedulers(settings)
-        return updated
-
-    return with_store(settings, act)

@@ -1,33 +1,29 @@
 """`cronpilot run` and `cronpilot backfill`: runs asked for by hand, queued for the scheduler
-workers (`adapters.run_requests`); the schedule is left as it is."""
+workers (`usecases.run_requests`); the schedule is left as it is."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
-from typing import Annotated, TypeVar
+from typing import Annotated
 
 import typer
 
-from cronpilot.adapters.bootstrap import build_clock, build_waker
+from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli.identity import who_am_i
 from cronpilot.adapters.cli.output import EndpointRef, JsonOption, iso, print_json, relative, span
 from cronpilot.adapters.cli.runs_cmd import print_run
-from cronpilot.adapters.cli.runtime import EXIT_RUN_FAILED, admin_settings, with_store
+from cronpilot.adapters.cli.runtime import EXIT_RUN_FAILED, admin_settings, with_store, with_waker
 from cronpilot.adapters.config import parse_duration
-from cronpilot.adapters.run_requests import BackfillReport, request_backfill, request_run
-from cronpilot.adapters.settings import Settings
 from cronpilot.domain.errors import CronpilotError
 from cronpilot.domain.model import Endpoint, Run, RunStatus
-from cronpilot.domain.ports import Store, Waker
+from cronpilot.domain.ports import Store
 from cronpilot.domain.requested_runs import DEFAULT_MAX_SLOTS, MAX_SLOTS
+from cronpilot.usecases.run_requests import BackfillReport, request_backfill, request_run
 
 POLL_SECONDS = 0.2
 """How often `run --wait` looks at the store: a manual run starts at once, and most calls are
 short."""
 MAX_WAIT_SECONDS = 24 * 3600.0
-
-T = TypeVar("T")
 
 
 class RunNotFinished(CronpilotError):
@@ -64,8 +60,9 @@ def run(
 
     async def act(store: Store) -> tuple[Run, Endpoint]:
         clock = build_clock()
-        queued = await _queued(
-            settings, lambda waker: request_run(store, waker, ref, requested_by(), clock.now())
+        queued = await with_waker(
+            settings,
+            lambda waker: request_run(store.unit_of_work, waker, ref, requested_by(), clock.now()),
         )
         endpoint = await store.catalog.get_endpoint(queued.endpoint_id)
         if not wait:
@@ -119,10 +116,10 @@ def backfill(
     settings = admin_settings()
 
     async def act(store: Store) -> BackfillReport:
-        return await _queued(
+        return await with_waker(
             settings,
             lambda waker: request_backfill(
-                store,
+                store.unit_of_work,
                 waker,
                 ref,
                 start=first,
@@ -157,15 +154,6 @@ def backfill(
             f"slots {iso(queued[0].slot_at)} .. {iso(queued[-1].slot_at)}; "
             f"the last starts {relative(queued[-1].due_at, now)} at the earliest"
         )
-
-
-async def _queued(settings: Settings, request: Callable[[Waker], Awaitable[T]]) -> T:
-    """`request` made with a waker of the store's schedulers, closed after."""
-    waker = build_waker(settings)
-    try:
-        return await request(waker)
-    finally:
-        await waker.close()
 
 
 def _timeout(text: str) -> float:

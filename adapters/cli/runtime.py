@@ -20,7 +20,7 @@ from cronpilot.domain.errors import (
     UnsafeURL,
     ValueRejected,
 )
-from cronpilot.domain.ports import Store
+from cronpilot.domain.ports import Store, Waker
 
 T = TypeVar("T")
 
@@ -67,11 +67,12 @@ def with_store(settings: Settings, action: Callable[[Store], Awaitable[T]]) -> T
     return asyncio.run(main())
 
 
-async def wake_schedulers(settings: Settings) -> None:
-    """Tell sleeping schedulers that an endpoint may now be due earlier than they planned."""
+async def with_waker(settings: Settings, action: Callable[[Waker], Awaitable[T]]) -> T:
+    """Run `action` with a waker of the store's schedulers (for a use case to tell them that
+    an endpoint may now be due earlier than they planned), closed after."""
     waker = build_waker(settings)
     try:
-        await waker.notify()
+        return await action(waker)
     finally:
         await waker.close()
 

@@ -14,7 +14,8 @@ from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.domain.model import Endpoint
 from cronpilot.domain.outputs import DriftEvent, OutputSchema
 from cronpilot.domain.ports import Store
-from cronpilot.scheduler.learning import SchemaLearner
+from cronpilot.usecases.graph_edges import refresh_job_provides
+from cronpilot.usecases.schema_learning import rebuild_schema
 
 
 def show(
@@ -68,14 +69,15 @@ def backfill(
             if ref is not None
             else await store.catalog.list_endpoints()
         )
-        learner = SchemaLearner(store, build_clock())
+        clock = build_clock()
         rebuilt = []
         for endpoint in endpoints:
-            schema = await learner.backfill(endpoint)
+            schema = await rebuild_schema(store.unit_of_work, endpoint, clock.now())
             drift = await store.schemas.list_drift(endpoint.id, limit=1000)
             rebuilt.append((endpoint, schema, len(drift)))
         # Once per job, after all of its schemas are rebuilt.
-        await learner.refresh_stale()
+        for job in sorted({endpoint.job_name for endpoint in endpoints}):
+            await refresh_job_provides(store.unit_of_work, job, clock.now())
         return rebuilt
 
     rebuilt = with_store(admin_settings(), act)

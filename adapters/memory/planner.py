@@ -48,9 +48,9 @@ def _newest_first(items: list[Proposal]) -> list[Proposal]:
 
 
 class MemoryPlanner:
-    def __init__(self, state: MemoryState) -> None:
+    def __init__(self, state: MemoryState, planning: MemoryPlannerState) -> None:
         self._state = state
-        self.planning = MemoryPlannerState()
+        self.planning = planning
 
     def _planner_state(self, endpoint_id: str) -> PlannerState:
         return self.planning.states.get(endpoint_id) or PlannerState(endpoint_id)
@@ -189,9 +189,8 @@ class MemoryPlanner:
             self.planning.proposals[proposal_id] = decided
         return decided
 
-    async def guardrail_inputs(self, endpoint_id: str, since: datetime) -> tuple[Endpoint, int]:
-        endpoint = self._state.endpoint(endpoint_id)
-        return endpoint, sum(
+    async def count_applied(self, endpoint_id: str, since: datetime) -> int:
+        return sum(
             p.endpoint_id == endpoint_id
             and p.status is ProposalStatus.APPLIED
             and p.decided_at is not None

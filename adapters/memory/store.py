@@ -1,17 +1,20 @@
-"""`MemoryStore`: the three repositories over plain dicts, applying `domain.transitions` exactly
-as the SQL store does. One `asyncio.Lock` stands in for the database's transactions; tests may
-inspect `store.state` directly."""
+"""`MemoryStore`: the repositories over plain dicts, applying `domain.transitions` exactly as
+the SQL store does. One lock stands in for the database's transactions (`TaskLock`: a unit of
+work holds it while its repositories take it again); tests may inspect `store.state` directly."""
 
 from __future__ import annotations
 
 import asyncio
+import copy
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timedelta
+from types import TracebackType
+from typing import Any, Self
 
 from cronpilot.adapters.memory.graph import MemoryDag, MemoryGraph, MemorySchemas
 from cronpilot.adapters.memory.notifications import MemoryNotifications
-from cronpilot.adapters.memory.planner import MemoryPlanner
+from cronpilot.adapters.memory.planner import MemoryPlanner, MemoryPlannerState
 from cronpilot.domain.alerts import Notification, run_notifications
 from cronpilot.domain.dag import DagWait
 from cronpilot.domain.errors import EndpointNotFound, JobNotFound, LeaseLost, RunNotFound
@@ -53,6 +56,36 @@ from cronpilot.domain.transitions import (
 )
 
 
+class TaskLock:
+    """An `asyncio.Lock` that the task holding it may take again: a unit of work holds the
+    store's lock for its whole block, and the repositories it calls take it per method as they
+    do outside a unit. Other tasks wait as for any lock."""
+
+    def __init__(self) -> None:
+        self._lock = asyncio.Lock()
+        self._owner: asyncio.Task[Any] | None = None
+        self._depth = 0
+
+    async def acquire(self) -> None:
+        task = asyncio.current_task()
+        if self._owner is not task or task is None:
+            await self._lock.acquire()
+            self._owner = task
+        self._depth += 1
+
+    def release(self) -> None:
+        self._depth -= 1
+        if self._depth == 0:
+            self._owner = None
+            self._lock.release()
+
+    async def __aenter__(self) -> None:
+        await self.acquire()
+
+    async def __aexit__(self, *_: object) -> None:
+        self.release()
+
+
 @dataclass
 class MemoryState:
     jobs: dict[str, Job] = field(default_factory=dict)
@@ -61,7 +94,7 @@ class MemoryState:
     """By endpoint id."""
     runs: dict[str, Run] = field(default_factory=dict)
     """By run id."""
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    lock: TaskLock = field(default_factory=TaskLock)
     output_schemas: dict[str, OutputSchema] = field(default_factory=dict)
     """By endpoint id."""
     drift: dict[str, list[DriftEvent]] = field(default_factory=dict)
@@ -399,17 +432,18 @@ class MemoryRuns:
         return {r.slot_at for r in self._state.runs_of(endpoint_id) if start <= r.slot_at <= end}
 
 
-class MemoryStore:
-    def __init__(self) -> None:
-        self.state = MemoryState()
-        self._catalog = MemoryCatalog(self.state)
-        self._claims = MemoryClaims(self.state)
-        self._runs = MemoryRuns(self.state)
-        self._planner = MemoryPlanner(self.state)
-        self._schemas = MemorySchemas(self.state)
-        self._graph = MemoryGraph(self.state)
-        self._dag = MemoryDag(self.state)
-        self._notifications = MemoryNotifications(self.state)
+class MemoryRepositories:
+    """The memory repositories over one state."""
+
+    def __init__(self, state: MemoryState, planning: MemoryPlannerState) -> None:
+        self._catalog = MemoryCatalog(state)
+        self._claims = MemoryClaims(state)
+        self._runs = MemoryRuns(state)
+        self._planner = MemoryPlanner(state, planning)
+        self._schemas = MemorySchemas(state)
+        self._graph = MemoryGraph(state)
+        self._dag = MemoryDag(state)
+        self._notifications = MemoryNotifications(state)
 
     @property
     def catalog(self) -> MemoryCatalog:
@@ -442,6 +476,59 @@ class MemoryStore:
     @property
     def notifications(self) -> MemoryNotifications:
         return self._notifications
+
+
+class MemoryUnitOfWork(MemoryRepositories):
+    """`UnitOfWork` on memory: holds the store's lock for the whole block (other tasks' calls
+    wait, as they would for a row lock) and keeps a copy of the state to put back on rollback."""
+
+    def __init__(self, state: MemoryState, planning: MemoryPlannerState) -> None:
+        super().__init__(state, planning)
+        self._state = state
+        self._planning = planning
+        self._saved: tuple[dict[str, Any], dict[str, Any]] | None = None
+        self._committed = False
+
+    async def __aenter__(self) -> Self:
+        await self._state.lock.acquire()
+        self._saved = (_contents(self._state), _contents(self._planning))
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        assert self._saved is not None
+        try:
+            if not self._committed:
+                state, planning = self._saved
+                for target, saved in ((self._state, state), (self._planning, planning)):
+                    for name, value in saved.items():
+                        setattr(target, name, value)
+        finally:
+            self._saved = None
+            self._state.lock.release()
+
+    async def commit(self) -> None:
+        self._committed = True
+
+
+def _contents(holder: MemoryState | MemoryPlannerState) -> dict[str, Any]:
+    """Copies of the holder's collections, the lock left out. Shallow copies do: the
+    repositories replace what they store (frozen values, fresh lists), never change it."""
+    return {f.name: copy.copy(getattr(holder, f.name)) for f in fields(holder) if f.name != "lock"}
+
+
+class MemoryStore(MemoryRepositories):
+    def __init__(self) -> None:
+        self.state = MemoryState()
+        self.planning = MemoryPlannerState()
+        super().__init__(self.state, self.planning)
+
+    def unit_of_work(self) -> MemoryUnitOfWork:
+        return MemoryUnitOfWork(self.state, self.planning)
 
     async def close(self) -> None:
         return None

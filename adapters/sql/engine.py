@@ -164,8 +164,56 @@ class Database:
         async with alone as conn:
             return int((await conn.execute(statement, parameters)).rowcount)
 
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[TransactionDatabase]:
+        """A `Database` whose reads and writes all run on one connection in one transaction
+        (a unit of work). Its `commit` keeps the writes; whatever was not committed when the
+        block ends, by an exception or not, is rolled back."""
+        with translate_driver_errors(self.url):
+            async with self.engine.connect() as conn:
+                if self.dialect == "sqlite":
+                    # A unit reads and then writes: take the write lock up front (module note).
+                    await conn.execution_options(**{_IMMEDIATE: True})
+                transaction = await conn.begin()
+                try:
+                    yield TransactionDatabase(self, conn)
+                finally:
+                    if transaction.is_active:
+                        await transaction.rollback()
+
     async def dispose(self) -> None:
         await self.engine.dispose()
+
+
+class TransactionDatabase(Database):
+    """A `Database` on one connection inside a transaction: `read`, `write` and `write_one`
+    all use it, so the repositories built on it run unchanged inside a unit of work, their
+    statements one transaction. The per-call transactions of `Database` stay for the workers'
+    hot path."""
+
+    def __init__(self, db: Database, conn: AsyncConnection) -> None:
+        super().__init__(db.engine, db.url)
+        self._conn = conn
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[AsyncConnection]:
+        with translate_driver_errors(self.url):
+            yield self._conn
+
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[AsyncConnection]:
+        with translate_driver_errors(self.url):
+            yield self._conn
+
+    async def write_one(
+        self, statement: Executable, parameters: Mapping[str, Any] | None = None
+    ) -> int:
+        with translate_driver_errors(self.url):
+            return int((await self._conn.execute(statement, parameters)).rowcount)
+
+    async def commit(self) -> None:
+        with translate_driver_errors(self.url):
+            await self._conn.commit()
 
 
 @contextmanager

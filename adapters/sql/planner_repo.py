@@ -222,17 +222,12 @@ def _context_statement() -> Select[Any]:
 
 
 @functools.cache
-def _guardrail_statement() -> Select[Any]:
-    """The endpoint (bound `id`) with the count of its proposals applied since bound `since`."""
-    applied = select(func.count()).where(
-        proposals.c.endpoint_id == endpoints.c.id,
+def _applied_statement() -> Select[Any]:
+    """The count of the endpoint's (bound `id`) proposals applied since bound `since`."""
+    return select(func.count()).where(
+        proposals.c.endpoint_id == bindparam("id", type_=String),
         proposals.c.status == ProposalStatus.APPLIED.value,
         proposals.c.decided_at >= bindparam("since", type_=UtcDateTime),
-    )
-    return (
-        select_endpoints()
-        .add_columns(applied.scalar_subquery().label("applied_since"))
-        .where(_named(_By.ID))
     )
 
 
@@ -436,14 +431,10 @@ class SqlPlanner:
             raise ProposalNotPending(proposal_id, (await self.get_proposal(proposal_id)).status)
         return proposal_from_row(row)
 
-    async def guardrail_inputs(self, endpoint_id: str, since: datetime) -> tuple[Endpoint, int]:
-        parameters = {"id": endpoint_id, "since": since}
+    async def count_applied(self, endpoint_id: str, since: datetime) -> int:
         async with self._db.read() as conn:
-            result = await conn.execute(_guardrail_statement(), parameters)
-            row = result.mappings().one_or_none()
-        if row is None:
-            raise EndpointNotFound(endpoint_id)
-        return endpoint_from_row(row, None), int(row["applied_since"])
+            result = await conn.execute(_applied_statement(), {"id": endpoint_id, "since": since})
+            return int(result.scalar_one())
 
     async def expire_pending(self, now: datetime) -> int:
         return await self._db.write_one(

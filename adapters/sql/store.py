@@ -1,8 +1,12 @@
-"""`SqlStore`: the three SQL repositories over one engine (PostgreSQL or SQLite)."""
+"""`SqlStore`: the SQL repositories over one engine (PostgreSQL or SQLite), and its units of
+work."""
 
 from __future__ import annotations
 
 import logging
+from contextlib import AsyncExitStack
+from types import TracebackType
+from typing import Self
 
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -10,7 +14,13 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from cronpilot.adapters.sql.catalog import SqlCatalog
 from cronpilot.adapters.sql.claims import SqlClaims
 from cronpilot.adapters.sql.dag_repo import SqlDag
-from cronpilot.adapters.sql.engine import DEFAULT_POOL_SIZE, Database, create_engine, safe_url
+from cronpilot.adapters.sql.engine import (
+    DEFAULT_POOL_SIZE,
+    Database,
+    TransactionDatabase,
+    create_engine,
+    safe_url,
+)
 from cronpilot.adapters.sql.graph_repo import SqlGraph, SqlSchemas
 from cronpilot.adapters.sql.keycheck import verify_secret_key
 from cronpilot.adapters.sql.notifications_repo import SqlNotifications
@@ -22,9 +32,11 @@ from cronpilot.domain.ports import SecretCipher
 logger = logging.getLogger(__name__)
 
 
-class SqlStore:
+class SqlRepositories:
+    """The SQL repositories over one `Database`: per-call transactions on the store's, one
+    transaction for them all on a unit of work's."""
+
     def __init__(self, db: Database, cipher: SecretCipher | None) -> None:
-        self._db = db
         self._catalog = SqlCatalog(db, cipher)
         self._claims = SqlClaims(db, cipher)
         self._runs = SqlRuns(db)
@@ -65,6 +77,48 @@ class SqlStore:
     @property
     def notifications(self) -> SqlNotifications:
         return self._notifications
+
+
+class SqlUnitOfWork(SqlRepositories):
+    """`UnitOfWork` on SQL: one connection, one transaction (`Database.transaction`), the
+    repositories built afresh on it (they only hold the database, so this costs nothing)."""
+
+    def __init__(self, db: Database, cipher: SecretCipher | None) -> None:
+        self._db = db
+        self._cipher = cipher
+        self._scope: AsyncExitStack | None = None
+        self._transaction: TransactionDatabase | None = None
+
+    async def __aenter__(self) -> Self:
+        if self._scope is not None:
+            raise RuntimeError("a unit of work is entered once")
+        self._scope = AsyncExitStack()
+        self._transaction = await self._scope.enter_async_context(self._db.transaction())
+        super().__init__(self._transaction, self._cipher)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        assert self._scope is not None
+        await self._scope.__aexit__(exc_type, exc, traceback)
+
+    async def commit(self) -> None:
+        assert self._transaction is not None, "commit inside `async with`"
+        await self._transaction.commit()
+
+
+class SqlStore(SqlRepositories):
+    def __init__(self, db: Database, cipher: SecretCipher | None) -> None:
+        super().__init__(db, cipher)
+        self._db = db
+        self._cipher = cipher
+
+    def unit_of_work(self) -> SqlUnitOfWork:
+        return SqlUnitOfWork(self._db, self._cipher)
 
     @property
     def engine(self) -> AsyncEngine:

@@ -265,10 +265,9 @@ async def test_proposals_are_listed_decided_once_and_counted(store: Store) -> No
     )
     with pytest.raises(ProposalNotPending):
         await store.planner.decide(first.id, ProposalStatus.REJECTED, "bob", "no", T0)
-    assert await store.planner.guardrail_inputs(a.id, T0) == (a, 1)
-    assert await store.planner.guardrail_inputs(a.id, T0 + seconds(1)) == (a, 0)
-    with pytest.raises(EndpointNotFound):
-        await store.planner.guardrail_inputs(new_id(), T0)
+    assert await store.planner.count_applied(a.id, T0) == 1
+    assert await store.planner.count_applied(a.id, T0 + seconds(1)) == 0
+    assert await store.planner.count_applied(new_id(), T0) == 0
     with pytest.raises(ProposalNotFound):
         await store.planner.get_proposal("0" * 32)
 

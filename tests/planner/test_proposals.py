@@ -13,7 +13,7 @@ from cronpilot.domain.guardrails import GuardrailLimits
 from cronpilot.domain.model import PlannerMode, Schedule
 from cronpilot.domain.planning import ProposalDraft, ProposalKind, ProposalStatus
 from cronpilot.domain.ports import Store
-from cronpilot.planner.proposals import ProposalDesk, Proposer
+from cronpilot.usecases.proposals import ProposalDesk, Proposer
 from tests.planner.builders import answer, declare, spec
 from tests.support.clock import FakeClock
 
@@ -32,7 +32,7 @@ async def test_auto_applies_and_wakes_schedulers_when_due_earlier(
     endpoints = await declare(store, clock.now(), spec("a", every=600, min_interval_seconds=5))
     await answer(store, "j/a", {"n": 1})
     waker = InProcessWaker()
-    desk = ProposalDesk(store, waker, LIMITS)
+    desk = ProposalDesk(store.unit_of_work, waker, LIMITS)
 
     proposal = await desk.propose(_every(30), endpoints["a"].id, AUTO, clock.now())
 
@@ -47,7 +47,7 @@ async def test_auto_applies_and_wakes_schedulers_when_due_earlier(
 
 async def test_changes_per_hour_are_limited(store: Store, clock: FakeClock) -> None:
     endpoints = await declare(store, clock.now(), spec("a"))
-    desk = ProposalDesk(store, None, LIMITS)
+    desk = ProposalDesk(store.unit_of_work, None, LIMITS)
     for seconds in (30, 40):
         await desk.propose(_every(seconds), endpoints["a"].id, AUTO, clock.now())
 
@@ -64,7 +64,7 @@ async def test_changes_per_hour_are_limited(store: Store, clock: FakeClock) -> N
 
 async def test_pause_and_resume_through_proposals(store: Store, clock: FakeClock) -> None:
     endpoints = await declare(store, clock.now(), spec("a"))
-    desk = ProposalDesk(store, None, LIMITS)
+    desk = ProposalDesk(store.unit_of_work, None, LIMITS)
     until = clock.now() + timedelta(minutes=10)
 
     paused = await desk.propose(
@@ -86,7 +86,7 @@ async def test_admin_decisions_are_final_and_lapsed_proposals_expire(
     store: Store, clock: FakeClock
 ) -> None:
     endpoints = await declare(store, clock.now(), spec("a", min_interval_seconds=20))
-    desk = ProposalDesk(store, None, LIMITS)
+    desk = ProposalDesk(store.unit_of_work, None, LIMITS)
     rejected = await desk.propose(_every(30), endpoints["a"].id, REVIEW, clock.now())
     lapsing = await desk.propose(_every(40), endpoints["a"].id, REVIEW, clock.now())
     assert rejected.status is ProposalStatus.PENDING
@@ -109,7 +109,7 @@ async def test_admin_decisions_are_final_and_lapsed_proposals_expire(
 
 async def test_an_approval_records_what_was_applied(store: Store, clock: FakeClock) -> None:
     endpoints = await declare(store, clock.now(), spec("a", min_interval_seconds=20))
-    desk = ProposalDesk(store, None, LIMITS)
+    desk = ProposalDesk(store.unit_of_work, None, LIMITS)
     pending = await desk.propose(_every(30), endpoints["a"].id, REVIEW, clock.now())
 
     approved = await desk.approve(pending.id, "ann@ops", clock.now())
@@ -132,7 +132,7 @@ async def test_pausing_and_resuming_a_dag_dependant_says_when_it_runs(
         spec("fetch"),
         spec("load", schedule=Schedule(), depends_on=("fetch",)),
     )
-    desk = ProposalDesk(store, None, LIMITS)
+    desk = ProposalDesk(store.unit_of_work, None, LIMITS)
     until = clock.now() + timedelta(seconds=600)
     pause = ProposalDraft(ProposalKind.PAUSE, "quiet", at=until)
     resume = ProposalDraft(ProposalKind.RESUME, "busy again")
@@ -149,7 +149,7 @@ async def test_a_proposal_held_for_review_alerts_the_webhooks(
 ) -> None:
     hook = "https://hooks.example.com/review"
     endpoints = await declare(store, clock.now(), spec("a", notify=(hook,)), spec("b"))
-    desk = ProposalDesk(store, None, LIMITS)
+    desk = ProposalDesk(store.unit_of_work, None, LIMITS)
 
     pending = await desk.propose(_every(30, "calm"), endpoints["a"].id, REVIEW, clock.now())
     await desk.propose(_every(30), endpoints["b"].id, REVIEW, clock.now())

@@ -14,9 +14,9 @@ from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.guardrails import GuardrailLimits
 from cronpilot.domain.model import Endpoint, PlannerMode, Schedule
 from cronpilot.domain.planning import AnalysisClaim
-from cronpilot.planner.proposals import ProposalDesk, Proposer
 from cronpilot.planner.tools import TOOLS, ToolBox, ToolContext, ToolKind
-from cronpilot.scheduler.learning import SchemaLearner
+from cronpilot.scheduler.learning import RunLearner
+from cronpilot.usecases.proposals import ProposalDesk, Proposer
 from tests.planner.builders import answer, declare, spec
 from tests.support.clock import FakeClock
 
@@ -50,7 +50,7 @@ async def _box(
         siblings=siblings,
         edges=await store.graph.list_edges(endpoint.job_name),
         store=store,
-        desk=ProposalDesk(store, None, GuardrailLimits()),
+        desk=ProposalDesk(store.unit_of_work, None, GuardrailLimits()),
         proposer=Proposer("llm:test", PlannerMode.AUTO, "s1"),
         now=clock.now,
         max_body_chars=max_body_chars,
@@ -154,7 +154,7 @@ async def test_output_schema_is_read_once_learned(clock: FakeClock) -> None:
     unknown = await box.call("get_output_schema", {})
     score = await store.catalog.get_endpoint("j/score")
     await answer(store, "j/score", {"fraud_rate": 0.2, "orders": []})
-    await SchemaLearner(store, clock).learn(score)
+    await RunLearner(store.unit_of_work, clock).learn(score)
     learned = await box.call("get_output_schema", {"endpoint": "score"})
 
     assert unknown.data == {

@@ -15,7 +15,7 @@ from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.graph import EdgeSource, EdgeType
 from cronpilot.domain.model import EndpointSpec, Job, RunStatus, RunTrigger, Schedule
 from cronpilot.domain.ports import JobDeclaration, Store
-from cronpilot.scheduler.learning import SchemaLearner
+from cronpilot.scheduler.learning import RunLearner
 from tests.scheduler.builders import DEADLINE, JOB, RunningWorker, runs_of, spec
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock
@@ -126,7 +126,7 @@ async def test_the_learner_learns_schemas_provides_and_trace_edges_off_the_hot_p
         _dependant(server, "echo", "a", "fetch", query="?batch_id={{ fetch.batch_id }}"),
         _dependant(server, "echo", "b", "fetch", query="?batch_id=x"),
     )
-    learner = SchemaLearner(store, clock)
+    learner = RunLearner(store.unit_of_work, clock)
     learner.start()
     try:
         async with RunningWorker(store, dispatcher, clock, waker, learner) as running:

@@ -6,15 +6,11 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Awaitable, Callable
-from typing import Any
-
-import pytest
 
 from cronpilot.domain.graph import EdgeType
 from cronpilot.domain.model import Response
 from cronpilot.domain.ports import Store
-from cronpilot.scheduler.learning import SchemaLearner
+from cronpilot.scheduler.learning import RunLearner
 from tests.contract.builders import (
     LEASE_SECONDS,
     T0,
@@ -26,12 +22,13 @@ from tests.contract.builders import (
 )
 from tests.scheduler.builders import DEADLINE
 from tests.support.clock import FakeClock
+from tests.support.units import WrappedUnits, counting
 
 
 async def test_the_learner_catches_up_on_every_run_since_its_watermark(store: Store) -> None:
     endpoint_id = await add_endpoint(store, "j", "e", T0)
     endpoint = await store.catalog.get_endpoint(endpoint_id)
-    learner = SchemaLearner(store, FakeClock())
+    learner = RunLearner(store.unit_of_work, FakeClock())
     for n in range(5):
         body = {"n": n} if n < 4 else {"n": n, "extra": True}
         await run_once(store, T0 + seconds(60 * n), Response(status_code=200, body=body))
@@ -51,16 +48,8 @@ async def test_the_learner_catches_up_on_every_run_since_its_watermark(store: St
     assert (stored.observations, stored.through_slot) == (6, T0 + seconds(360))
 
 
-def _counted(reads: Counter[str], name: str, read: Callable[..., Awaitable[Any]]) -> Any:
-    async def counting(*args: Any) -> Any:
-        reads[name] += 1
-        return await read(*args)
-
-    return counting
-
-
 async def test_a_burst_of_first_bodies_in_one_job_makes_one_refresh_of_its_provides_edges(
-    store: Store, monkeypatch: pytest.MonkeyPatch
+    store: Store,
 ) -> None:
     consumers = [spec(f"c{n}", url=f"https://example.com/c{n}?batch_id=1") for n in range(10)]
     await store.catalog.apply([declaration("j", spec("src"), *consumers)], T0)
@@ -69,15 +58,11 @@ async def test_a_burst_of_first_bodies_in_one_job_makes_one_refresh_of_its_provi
         body = {"batch_id": "b1"} if claim.endpoint.name == "src" else {"ok": True}
         await store.claims.finish(claim, "w1", Response(status_code=200, body=body), T0)
     reads: Counter[str] = Counter()
-    schemas = store.schemas
-    monkeypatch.setattr(
-        schemas, "get_output_schema", _counted(reads, "one", schemas.get_output_schema)
-    )
-    monkeypatch.setattr(
-        schemas, "get_output_schemas", _counted(reads, "many", schemas.get_output_schemas)
+    units = WrappedUnits(
+        store, counting(reads, "schemas", "get_output_schema", "get_output_schemas")
     )
     clock = FakeClock(T0)
-    learner = SchemaLearner(store, clock, refresh_seconds=5)
+    learner = RunLearner(units, clock, refresh_seconds=5)
 
     *burst, last = endpoints
     for endpoint in burst:
@@ -92,7 +77,7 @@ async def test_a_burst_of_first_bodies_in_one_job_makes_one_refresh_of_its_provi
             # The burst is still going on at the first tick: no refresh yet.
             clock.advance(1)
             await clock.until_sleeping_until(T0 + seconds(10))
-            assert reads["many"] == 0
+            assert reads["get_output_schemas"] == 0
             clock.advance(5)
             # Asleep again: the refresh is done.
             await clock.until_sleeping_until(T0 + seconds(15))
@@ -100,7 +85,7 @@ async def test_a_burst_of_first_bodies_in_one_job_makes_one_refresh_of_its_provi
         await learner.stop()
 
     # One read per endpoint learnt, and one for the whole job (it was one per endpoint each).
-    assert reads == {"one": len(endpoints), "many": 1}
+    assert reads == {"get_output_schema": len(endpoints), "get_output_schemas": 1}
     edges = {(e.from_node, e.to_node, e.type) for e in await store.graph.list_edges("j")}
     assert edges == {("j/src", f"j/c{n}", EdgeType.PROVIDES) for n in range(10)}
 
@@ -112,7 +97,7 @@ async def test_an_endpoint_is_learnt_at_most_once_per_interval_and_nothing_is_mi
     endpoint = await store.catalog.get_endpoint(endpoint_id)
     clock = FakeClock(T0)
     # Its refresh of provides edges sleeps 7 s: no sleeper but the held learning ends at 15 s.
-    learner = SchemaLearner(store, clock, refresh_seconds=7, learn_every_seconds=10)
+    learner = RunLearner(store.unit_of_work, clock, refresh_seconds=7, learn_every_seconds=10)
 
     async def observed(n: int) -> int:
         """Record and observe the run of second `n`; the schema's observations once the

@@ -7,10 +7,10 @@ import asyncio
 from datetime import timedelta
 
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
-from cronpilot.adapters.run_requests import request_backfill, request_run
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.model import RunStatus, RunTrigger
 from cronpilot.domain.ports import Store
+from cronpilot.usecases.run_requests import request_backfill, request_run
 from tests.scheduler.builders import DEADLINE, RunningWorker, declare, runs_of, spec
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock
@@ -35,7 +35,7 @@ async def test_a_manual_run_wakes_the_worker_and_is_called_at_once(
         before = await store.catalog.get_endpoint("tests/a")
         asked_at = clock.advance(10)
 
-        queued = await request_run(store, waker, "tests/a", WHO, clock.now())
+        queued = await request_run(store.unit_of_work, waker, "tests/a", WHO, clock.now())
         await running.until_finished(2)
 
     assert server.slots["a"] == [before.last_slot_at, asked_at]
@@ -70,7 +70,7 @@ async def test_a_backfill_is_called_oldest_slot_first_at_its_pace(
         await running.until_finished(1)
         clock.advance(30)
         report = await request_backfill(
-            store,
+            store.unit_of_work,
             waker,
             "tests/a",
             start=first_slot - timedelta(minutes=3),

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
-from cronpilot.adapters.run_requests import request_run
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.model import (
     EndpointSpec,
@@ -24,6 +23,7 @@ from cronpilot.domain.model import (
     ScheduleSource,
 )
 from cronpilot.domain.ports import Store
+from cronpilot.usecases.run_requests import request_run
 from tests.scheduler.builders import DEADLINE, RunningWorker, declare, runs_of
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock
@@ -453,7 +453,7 @@ async def test_a_manual_run_retries_only_until_the_next_scheduled_call(
         failing = answering(server, "down", "status=503", schedule=hourly, retry=patient)
         await declare(store, clock.now(), failing)
         asked = clock.now()
-        await request_run(store, waker, "tests/down", "cli:ann@web-1", asked)
+        await request_run(store.unit_of_work, waker, "tests/down", "cli:ann@web-1", asked)
         # The first retry waits 4-8 min, before 13:00 less the floor; the second would wait
         # 8-10 min more: past it.
         first_wait = await sleeping_within(clock, asked + seconds(240), asked + seconds(480))
@@ -492,7 +492,7 @@ async def test_a_manual_run_s_retry_after_holds_the_schedule_back(
             server, "busy", "status=429&retry_after=600&next_run=5s", accept_hints=True
         )
         await declare(store, clock.now(), limited)
-        await request_run(store, waker, "tests/busy", "cli:ann@web-1", asked)
+        await request_run(store.unit_of_work, waker, "tests/busy", "cli:ann@web-1", asked)
         await running.until_finished(2)
         async with asyncio.timeout(DEADLINE):
             await clock.until_sleeping_until(asked + seconds(600))

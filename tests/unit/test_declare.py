@@ -6,11 +6,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from cronpilot.adapters.config import parse_declarations
-from cronpilot.adapters.declare import apply_declarations
 from cronpilot.adapters.memory import MemoryStore
 from cronpilot.domain.graph import Edge, EdgeSighting, EdgeSource, EdgeType
-from cronpilot.scheduler.learning import SchemaLearner
-from tests.support.clock import FakeClock
+from cronpilot.usecases.declarations import apply_declarations
+from cronpilot.usecases.graph_edges import refresh_job_provides
 
 T0 = datetime(2030, 1, 1, tzinfo=UTC)
 JOBS = """\
@@ -30,9 +29,14 @@ def _keys(edges: list[Edge]) -> set[tuple[str, str, str]]:
     return {(e.from_node, e.to_node, e.type.value) for e in edges}
 
 
+async def _apply(store: MemoryStore, text: str) -> None:
+    declarations = parse_declarations(text, "jobs.yaml", [])
+    await apply_declarations(store.unit_of_work, None, declarations, "jobs.yaml", T0)
+
+
 async def test_config_edges_come_and_go_with_the_file() -> None:
     store = MemoryStore()
-    await apply_declarations(store, parse_declarations(JOBS, "jobs.yaml", []), "jobs.yaml", T0)
+    await _apply(store, JOBS)
     assert _keys(await store.graph.list_edges()) == {
         ("etl", "etl/fetch", "contains"),
         ("etl", "etl/load", "contains"),
@@ -40,16 +44,16 @@ async def test_config_edges_come_and_go_with_the_file() -> None:
     }
 
     unchained = JOBS.replace("        depends_on: [fetch]\n", "        interval: 1m\n")
-    await apply_declarations(store, parse_declarations(unchained, "jobs.yaml", []), "x", T0)
+    await _apply(store, unchained)
     assert ("etl/fetch", "etl/load", "dependency") not in _keys(await store.graph.list_edges())
 
 
 async def test_provides_edges_the_schemas_no_longer_support_are_retracted() -> None:
     store = MemoryStore()
-    await apply_declarations(store, parse_declarations(JOBS, "jobs.yaml", []), "jobs.yaml", T0)
+    await _apply(store, JOBS)
     stale = EdgeSighting("etl/load", "etl/fetch", EdgeType.PROVIDES, EdgeSource.INFERRED, False)
     await store.graph.record([stale], T0)
 
-    await SchemaLearner(store, FakeClock()).refresh_provides("etl")
+    await refresh_job_provides(store.unit_of_work, "etl", T0)
 
     assert ("etl/load", "etl/fetch", "provides") not in _keys(await store.graph.list_edges())

@@ -1,6 +1,6 @@
-"""Runs asked for by hand, as use cases: `request_run` (one now) and `request_backfill` (the
-past slots of a range that have none). Each queues runs for the scheduler workers and wakes
-them; the CLI calls these, and so would any other front end."""
+"""Runs asked for by hand: `request_run` (one now) and `request_backfill` (the past slots of a
+range that have none). Each queues runs for the scheduler workers in one unit of work and
+wakes them once it is committed."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from datetime import datetime
 
 from cronpilot.domain.errors import SlotAlreadyRun
 from cronpilot.domain.model import Endpoint, Run
-from cronpilot.domain.ports import Store, Waker
+from cronpilot.domain.ports import UnitOfWorkFactory, Waker
 from cronpilot.domain.requested_runs import backfill_runs, backfill_slots, manual_run
 
 log = logging.getLogger(__name__)
@@ -26,15 +26,17 @@ class BackfillReport:
 
 
 async def request_run(
-    store: Store, waker: Waker, ref: str, requested_by: str, now: datetime
+    uow: UnitOfWorkFactory, waker: Waker, ref: str, requested_by: str, now: datetime
 ) -> Run:
     """Queue one run of `ref` due now (trigger `manual`). Raises `EndpointNotFound`,
     `InvalidRunRequest` (see `domain.requested_runs.manual_run`), or `SlotAlreadyRun` when a
     run of that endpoint has `now` as its slot already."""
-    endpoint = await store.catalog.get_endpoint(ref)
-    run = manual_run(endpoint, requested_by, now)
-    if not await store.claims.enqueue([run]):
-        raise SlotAlreadyRun(endpoint.id, now)
+    async with uow() as tx:
+        endpoint = await tx.catalog.get_endpoint(ref)
+        run = manual_run(endpoint, requested_by, now)
+        if not await tx.claims.enqueue([run]):
+            raise SlotAlreadyRun(endpoint.id, now)
+        await tx.commit()
     await waker.notify()
     log.info(
         "queued a manual run of %s",
@@ -45,7 +47,7 @@ async def request_run(
 
 
 async def request_backfill(
-    store: Store,
+    uow: UnitOfWorkFactory,
     waker: Waker,
     ref: str,
     *,
@@ -59,15 +61,17 @@ async def request_backfill(
     oldest first and paced (`domain.requested_runs`); times without an offset are the
     endpoint's local time. Idempotent: the slots that have a run are skipped and counted.
     Raises `EndpointNotFound` or `InvalidRunRequest` (nothing queued)."""
-    endpoint = await store.catalog.get_endpoint(ref)
-    slots = backfill_slots(endpoint, start, end, now)
-    taken = await store.runs.slots_taken(endpoint.id, slots[0], slots[-1]) if slots else set()
-    runs = backfill_runs(
-        endpoint, [slot for slot in slots if slot not in taken], max_slots, requested_by, now
-    )
-    # A backfill running beside this one may have taken some of these slots meanwhile: the
-    # slot key leaves them out.
-    queued = await store.claims.enqueue(runs)
+    async with uow() as tx:
+        endpoint = await tx.catalog.get_endpoint(ref)
+        slots = backfill_slots(endpoint, start, end, now)
+        taken = await tx.runs.slots_taken(endpoint.id, slots[0], slots[-1]) if slots else set()
+        runs = backfill_runs(
+            endpoint, [slot for slot in slots if slot not in taken], max_slots, requested_by, now
+        )
+        # A backfill running beside this one may have taken some of these slots meanwhile: the
+        # slot key leaves them out.
+        queued = await tx.claims.enqueue(runs)
+        await tx.commit()
     if queued:
         await waker.notify()
         log.info(

@@ -1,0 +1,81 @@
+"""Applying declarations (a jobs file) with what the store has learnt: templates are checked
+against their upstreams' learnt output schemas, the jobs and endpoints written, and the
+config's edges (a job contains its endpoints, an upstream feeds its dependants) and the
+provides edges the new inputs allow put into the tool graph: all of it one unit of work."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from cronpilot.domain.errors import EndpointNotFound, InvalidConfig
+from cronpilot.domain.graph import EdgeType, declared_sightings
+from cronpilot.domain.ports import (
+    ApplyReport,
+    JobDeclaration,
+    Repositories,
+    UnitOfWorkFactory,
+    Waker,
+)
+from cronpilot.domain.templates import input_fields, missing_field
+from cronpilot.usecases.graph_edges import refresh_provides
+
+
+async def apply_declarations(
+    uow: UnitOfWorkFactory,
+    waker: Waker | None,
+    declarations: Sequence[JobDeclaration],
+    source: str,
+    now: datetime,
+) -> ApplyReport:
+    """Check, then apply all or nothing, and wake the schedulers when something was created
+    or changed. Raises `InvalidConfig` naming file (`source`), job, endpoint and field when a
+    template asks an upstream for a field its responses never had. Dependency edges a file no
+    longer declares leave the graph, unless runs showed them (history stays)."""
+    async with uow() as tx:
+        await check_templates(tx, declarations, source)
+        report = await tx.catalog.apply(declarations, now)
+        sightings = [
+            sighting
+            for declaration in declarations
+            for sighting in declared_sightings(
+                declaration.job.name,
+                {spec.name: spec.depends_on for spec in declaration.endpoints},
+            )
+        ]
+        await tx.graph.record(sightings, now)
+        declared = {f"{d.job.name}/{spec.name}" for d in declarations for spec in d.endpoints}
+        await tx.graph.retract(EdgeType.DEPENDENCY, declared, {s.key for s in sightings})
+        # Changed requests change what the learnt outputs can feed.
+        for job in sorted({d.job.name for d in declarations}):
+            await refresh_provides(tx, job, now)
+        await tx.commit()
+    if waker is not None and (report.created or report.updated):
+        await waker.notify()
+    return report
+
+
+async def check_templates(
+    repositories: Repositories, declarations: Sequence[JobDeclaration], source: str
+) -> None:
+    """An upstream not stored yet, or without a body so far, cannot be checked: it passes."""
+    for declaration in declarations:
+        job = declaration.job.name
+        for spec in declaration.endpoints:
+            for item in input_fields(spec):
+                placeholder = item.placeholder
+                if placeholder is None:
+                    continue
+                try:
+                    upstream = await repositories.catalog.get_endpoint(
+                        f"{job}/{placeholder.upstream}"
+                    )
+                except EndpointNotFound:
+                    continue
+                schema = await repositories.schemas.get_output_schema(upstream.id)
+                if schema is None or not schema.observations:
+                    continue
+                reason = missing_field(schema.root, placeholder)
+                if reason is not None:
+                    where = f"{source}: job {job!r} endpoint {spec.name!r} field {item.where!r}"
+                    raise InvalidConfig(where, reason)

@@ -1,0 +1,188 @@
+"""The proposal desk: every planner action and every admin decision goes through here, so that
+guardrails, auditing and applying a hint happen the same way whoever asks. Each of `propose`,
+`approve` and `reject` is one unit of work: the guardrails' reads, the change to the endpoint
+and the proposal's record are written together or not at all."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+from cronpilot.domain.alerts import proposal_notifications
+from cronpilot.domain.errors import ProposalNotPending
+from cronpilot.domain.guardrails import RATE_WINDOW, GuardrailLimits, change_for, refusal
+from cronpilot.domain.model import Endpoint, PlannerMode, ScheduleSource, new_id
+from cronpilot.domain.planning import Proposal, ProposalDraft, ProposalStatus
+from cronpilot.domain.ports import Repositories, UnitOfWorkFactory, Waker
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Proposer:
+    """Who proposes, from which session, in which mode."""
+
+    name: str
+    mode: PlannerMode
+    session_id: str | None = None
+
+
+class ProposalDesk:
+    def __init__(
+        self, uow: UnitOfWorkFactory, waker: Waker | None, limits: GuardrailLimits
+    ) -> None:
+        self._uow = uow
+        self._waker = waker
+        self._limits = limits
+
+    async def _guarded(
+        self, tx: Repositories, draft: ProposalDraft, endpoint_id: str, now: datetime
+    ) -> tuple[Endpoint, str | None]:
+        """The endpoint as it is now, and why the guardrails refuse `draft` on it (None: they
+        do not)."""
+        endpoint = await tx.catalog.get_endpoint(endpoint_id)
+        changes = await tx.planner.count_applied(endpoint_id, now - RATE_WINDOW)
+        return endpoint, refusal(draft, endpoint, changes, now, self._limits)
+
+    async def propose(
+        self, draft: ProposalDraft, endpoint_id: str, proposer: Proposer, now: datetime
+    ) -> Proposal:
+        """Record `draft` as a proposal: refused by a guardrail, held for review, or applied at
+        once (`auto`)."""
+        earlier = False
+        async with self._uow() as tx:
+            endpoint, why_not = await self._guarded(tx, draft, endpoint_id, now)
+            proposal = Proposal(
+                id=new_id(),
+                endpoint_id=endpoint.id,
+                job_id=endpoint.job_id,
+                kind=draft.kind,
+                reason=draft.reason,
+                proposed_by=proposer.name,
+                created_at=now,
+                status=ProposalStatus.PENDING,
+                session_id=proposer.session_id,
+                interval_seconds=draft.interval_seconds,
+                at=draft.at,
+                ttl_seconds=draft.ttl_seconds,
+                expires_at=now + timedelta(seconds=self._limits.pending_ttl_seconds),
+            )
+            if why_not is not None:
+                proposal = _decided(proposal, ProposalStatus.REFUSED, "guardrails", why_not, now)
+            elif proposer.mode is PlannerMode.AUTO:
+                outcome, earlier = await _apply(tx, draft, endpoint, now)
+                proposal = _decided(proposal, ProposalStatus.APPLIED, "auto", outcome, now)
+            # Held for review: the admins' webhooks hear of it with the proposal, atomically.
+            await tx.planner.add_proposal(proposal, proposal_notifications(endpoint, proposal, now))
+            await tx.commit()
+        if earlier:
+            await self._wake()
+        log.info(
+            "%s proposal for %s: %s (%s)",
+            proposal.kind,
+            endpoint.ref,
+            proposal.status,
+            proposal.outcome or proposal.reason,
+            extra={
+                "action": "propose",
+                "endpoint_id": endpoint.id,
+                "proposal_id": proposal.id,
+                "status": str(proposal.status),
+            },
+        )
+        return proposal
+
+    async def approve(self, proposal_id: str, admin: str, now: datetime) -> Proposal:
+        """Apply a pending proposal for `admin`; the guardrails are checked again against the
+        endpoint as it is now. A lapsed proposal is marked expired and `ProposalNotPending`
+        raised."""
+        async with self._uow() as tx:
+            proposal = await tx.planner.get_proposal(proposal_id)
+            if proposal.status is not ProposalStatus.PENDING:
+                raise ProposalNotPending(proposal.id, proposal.status)
+            if proposal.expires_at is not None and proposal.expires_at <= now:
+                await tx.planner.expire_pending(now)
+                await tx.commit()
+                raise ProposalNotPending(proposal.id, ProposalStatus.EXPIRED)
+            endpoint, why_not = await self._guarded(tx, proposal.draft, proposal.endpoint_id, now)
+            if why_not is not None:
+                refused = await tx.planner.decide(
+                    proposal.id,
+                    ProposalStatus.REFUSED,
+                    admin,
+                    f"refused by guardrails: {why_not}",
+                    now,
+                )
+                await tx.commit()
+                return refused
+            outcome, earlier = await _apply(tx, proposal.draft, endpoint, now)
+            # Of two admins approving at once, only one decision is recorded: the other gets
+            # `ProposalNotPending`, and its change is rolled back with its unit of work.
+            decided = await tx.planner.decide(
+                proposal.id, ProposalStatus.APPLIED, admin, outcome, now
+            )
+            await tx.commit()
+        if earlier:
+            await self._wake()
+        log.info(
+            "proposal %s approved by %s",
+            proposal.id,
+            admin,
+            extra={"action": "approve", "proposal_id": proposal.id, "endpoint_id": endpoint.id},
+        )
+        return decided
+
+    async def reject(self, proposal_id: str, admin: str, reason: str, now: datetime) -> Proposal:
+        log.info(
+            "proposal %s rejected by %s",
+            proposal_id,
+            admin,
+            extra={"action": "reject", "proposal_id": proposal_id},
+        )
+        async with self._uow() as tx:
+            decided = await tx.planner.decide(
+                proposal_id, ProposalStatus.REJECTED, admin, reason, now
+            )
+            await tx.commit()
+        return decided
+
+    async def _wake(self) -> None:
+        if self._waker is not None:
+            await self._waker.notify()
+
+
+async def _apply(
+    tx: Repositories, draft: ProposalDraft, endpoint: Endpoint, now: datetime
+) -> tuple[str, bool]:
+    """Write the change. Returns what happened, in words, and whether the endpoint is now due
+    earlier than before (sleeping schedulers are to be woken once the unit is committed)."""
+    change = change_for(draft, endpoint, now)
+    updated = endpoint
+    if change.pause != endpoint.pause:
+        updated = await tx.catalog.set_pause(endpoint.id, change.pause, now)
+    if (change.interval_hint, change.oneshot_hint) != (
+        endpoint.interval_hint,
+        endpoint.oneshot_hint,
+    ):
+        updated = await tx.catalog.set_hints(
+            endpoint.id, change.interval_hint, change.oneshot_hint, now
+        )
+    before, after = endpoint.next_run_at, updated.next_run_at
+    earlier = after is not None and (before is None or after < before)
+    source = updated.next_run_source
+    if after is not None:
+        when = f"next run {after.isoformat()}"
+    elif source is ScheduleSource.DAG:
+        when = "runs when its upstreams succeed"
+    elif updated.pause is not None and updated.pause.until is not None:
+        when = f"paused until {updated.pause.until.isoformat()}"
+    else:
+        when = "next run never (paused)"
+    return f"applied: {when} ({source.value})", earlier
+
+
+def _decided(
+    proposal: Proposal, status: ProposalStatus, by: str, outcome: str, now: datetime
+) -> Proposal:
+    return replace(proposal, status=status, decided_by=by, decided_at=now, outcome=outcome)

@@ -1,0 +1,93 @@
+"""Use cases that learn an endpoint's output schema from its stored runs: merge what is new
+(`learn_schema`) or rebuild from every stored run (`rebuild_schema`). Each attempt is one unit
+of work: read the schema and the runs, merge, save at the version read; another writer saving
+first sends it round again."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+
+from cronpilot.domain.errors import ConflictError
+from cronpilot.domain.model import Endpoint, Run
+from cronpilot.domain.outputs import OutputSchema, learn
+from cronpilot.domain.ports import Repositories, UnitOfWorkFactory
+
+log = logging.getLogger(__name__)
+
+LEARN_BATCH = 200
+"""Most runs read per learning step. An endpoint further behind learns from its newest runs
+only; `rebuild_schema` reads every stored run."""
+SAVE_ATTEMPTS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Learnt:
+    schema: OutputSchema
+    reshaped: bool
+    """The schema got its first body or changed shape: the job's provides edges are stale."""
+
+
+async def learn_schema(uow: UnitOfWorkFactory, endpoint: Endpoint, now: datetime) -> Learnt:
+    """Merge the endpoint's runs stored since its schema's watermark (at most `LEARN_BATCH`,
+    the newest). Gives up quietly, nothing saved, when other writers win `SAVE_ATTEMPTS` times:
+    the next learning catches up from the watermark."""
+    schema = OutputSchema(endpoint.id)
+    for _ in range(SAVE_ATTEMPTS):
+        async with uow() as tx:
+            schema = await tx.schemas.get_output_schema(endpoint.id) or OutputSchema(endpoint.id)
+            fresh = await _unlearnt(tx, endpoint.id, schema.through_slot)
+            if not fresh:
+                return Learnt(schema, reshaped=False)
+            first = schema.observations == 0
+            drift = learn(schema, fresh, now)
+            if not await tx.schemas.save_output_schema(schema, drift, now, rebuilt=False):
+                continue
+            await tx.commit()
+        for event in drift:
+            log.info(
+                "%s changed shape: %s",
+                endpoint.ref,
+                "; ".join(event.changes),
+                extra={"action": "schema_drift", "endpoint_id": endpoint.id},
+            )
+        return Learnt(schema, reshaped=bool(drift) or first)
+    return Learnt(schema, reshaped=False)
+
+
+async def _unlearnt(
+    repositories: Repositories, endpoint_id: str, through: datetime | None
+) -> list[Run]:
+    """The runs after `through`, oldest first, at most `LEARN_BATCH`. Read newest first in
+    pages of 1, 2, 4, … runs (bodies are up to 100 KB each): the usual case, one new run,
+    costs two short reads instead of a whole batch."""
+    fresh: list[Run] = []
+    offset, size = 0, 1
+    while offset < LEARN_BATCH:
+        page = await repositories.runs.list_runs(endpoint_id, limit=size, offset=offset)
+        newer = [run for run in page if through is None or run.slot_at > through]
+        fresh += newer
+        if len(newer) < size:
+            break
+        offset += size
+        size = min(size * 2, LEARN_BATCH - offset)
+    return list(reversed(fresh))
+
+
+async def rebuild_schema(uow: UnitOfWorkFactory, endpoint: Endpoint, now: datetime) -> OutputSchema:
+    """Rebuild the endpoint's schema and drift history from every stored run; the job's
+    provides edges are stale afterwards. Raises `ConflictError` when other writers win
+    `SAVE_ATTEMPTS` times."""
+    for _ in range(SAVE_ATTEMPTS):
+        async with uow() as tx:
+            runs: list[Run] = []
+            while page := await tx.runs.list_runs(endpoint.id, limit=LEARN_BATCH, offset=len(runs)):
+                runs.extend(page)
+            stored = await tx.schemas.get_output_schema(endpoint.id)
+            schema = OutputSchema(endpoint.id, version=stored.version if stored else 0)
+            drift = learn(schema, reversed(runs), now)
+            if await tx.schemas.save_output_schema(schema, drift, now, rebuilt=True):
+                await tx.commit()
+                return schema
+    raise ConflictError(f"the schema of {endpoint.ref} changed while it was rebuilt")
