@@ -1,0 +1,225 @@
+"""Units of work on every store: a use case's writes land together or not at all. Each
+atomicity test breaks a use case right after one of its writes (a repository swapped through
+the ports, `tests.support.units`) and finds nothing written, and no scheduler woken."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from cronpilot.domain.graph import EdgeSighting, EdgeSource, EdgeType
+from cronpilot.domain.guardrails import GuardrailLimits
+from cronpilot.domain.model import Pause, PlannerMode, RunStatus
+from cronpilot.domain.planning import ProposalDraft, ProposalKind, ProposalStatus
+from cronpilot.domain.ports import Store
+from cronpilot.usecases.declarations import apply_declarations
+from cronpilot.usecases.proposals import ProposalDesk, Proposer
+from cronpilot.usecases.run_requests import request_backfill, request_run
+from cronpilot.usecases.schedule import pause_endpoint, resume_endpoint
+from tests.contract.builders import T0, add_endpoint, declaration, seconds, spec
+from tests.support.units import InjectedFailure, WrappedUnits, failing_after
+
+LIMITS = GuardrailLimits(pending_ttl_seconds=600)
+REVIEW = Proposer("llm:test", PlannerMode.REVIEW, "s1")
+AUTO = Proposer("llm:test", PlannerMode.AUTO, "s1")
+EVERY_30 = ProposalDraft(ProposalKind.INTERVAL, "busy", 30, ttl_seconds=300)
+
+
+class CountingWaker:
+    def __init__(self) -> None:
+        self.notified = 0
+
+    async def notify(self) -> None:
+        self.notified += 1
+
+    async def wait(self, timeout: float) -> bool:
+        return False
+
+    async def close(self) -> None:
+        return None
+
+
+async def test_a_unit_keeps_its_writes_only_when_committed(store: Store) -> None:
+    async with store.unit_of_work() as tx:
+        await tx.catalog.apply([declaration("left", spec("a"))], T0)
+    with pytest.raises(InjectedFailure):
+        async with store.unit_of_work() as tx:
+            await tx.catalog.apply([declaration("failed", spec("a"))], T0)
+            raise InjectedFailure("before commit")
+    async with store.unit_of_work() as tx:
+        await tx.catalog.apply([declaration("kept", spec("a"))], T0)
+        # Reads inside the unit see its own writes.
+        assert [e.ref for e in await tx.catalog.list_endpoints()] == ["kept/a"]
+        await tx.commit()
+
+    assert [job.name for job in await store.catalog.list_jobs()] == ["kept"]
+
+
+async def test_units_one_after_another_see_what_the_last_committed(store: Store) -> None:
+    endpoint_id = await add_endpoint(store, "j", "a", T0)
+    for n in range(3):
+        async with store.unit_of_work() as tx:
+            endpoint = await tx.catalog.get_endpoint(endpoint_id)
+            assert (endpoint.pause is None) == (n % 2 == 0)
+            await tx.catalog.set_pause(
+                endpoint_id, Pause("by hand") if endpoint.pause is None else None, T0
+            )
+            await tx.commit()
+    assert (await store.catalog.get_endpoint(endpoint_id)).pause is not None
+
+
+@pytest.mark.parametrize(
+    ("repository", "method", "calls"),
+    [
+        ("catalog", "apply", 1),
+        ("graph", "record", 1),
+        # The last write: the provides edges' retraction, after every other step.
+        ("graph", "retract", 2),
+    ],
+)
+async def test_apply_writes_nothing_when_it_fails_after_any_step(
+    store: Store, repository: str, method: str, calls: int
+) -> None:
+    waker = CountingWaker()
+    units = WrappedUnits(store, failing_after(repository, method, calls))
+    declared = declaration("etl", spec("fetch"), spec("load", depends_on=("fetch",)))
+
+    with pytest.raises(InjectedFailure):
+        await apply_declarations(units, waker, [declared], "jobs.yaml", T0)
+
+    assert await store.catalog.list_jobs() == []
+    assert await store.catalog.list_endpoints() == []
+    assert await store.graph.list_edges() == []
+    assert waker.notified == 0
+    report = await apply_declarations(store.unit_of_work, waker, [declared], "jobs.yaml", T0)
+    assert report.created == ["etl", "etl/fetch", "etl/load"]
+    assert waker.notified == 1
+
+
+async def test_apply_keeps_the_graph_as_it_was_when_it_fails(store: Store) -> None:
+    await apply_declarations(
+        store.unit_of_work,
+        None,
+        [declaration("etl", spec("fetch"), spec("load", depends_on=("fetch",)))],
+        "jobs.yaml",
+        T0,
+    )
+    before = await store.graph.list_edges()
+    unchained = declaration("etl", spec("fetch"), spec("load", every=30))
+    units = WrappedUnits(store, failing_after("graph", "retract", 1))
+
+    with pytest.raises(InjectedFailure):
+        await apply_declarations(units, None, [unchained], "jobs.yaml", T0 + seconds(1))
+
+    assert await store.graph.list_edges() == before
+    load = await store.catalog.get_endpoint("etl/load")
+    assert load.spec.depends_on == ("fetch",)
+
+
+async def _pending(store: Store) -> str:
+    endpoint_id = await add_endpoint(store, "j", "a", T0, every=600)
+    desk = ProposalDesk(store.unit_of_work, None, LIMITS)
+    proposal = await desk.propose(EVERY_30, endpoint_id, REVIEW, T0)
+    assert proposal.status is ProposalStatus.PENDING
+    return proposal.id
+
+
+@pytest.mark.parametrize(
+    ("repository", "method"), [("catalog", "set_hints"), ("planner", "decide")]
+)
+async def test_approve_writes_nothing_when_it_fails_after_any_step(
+    store: Store, repository: str, method: str
+) -> None:
+    proposal_id = await _pending(store)
+    before = await store.catalog.get_endpoint("j/a")
+    waker = CountingWaker()
+    desk = ProposalDesk(WrappedUnits(store, failing_after(repository, method)), waker, LIMITS)
+
+    with pytest.raises(InjectedFailure):
+        await desk.approve(proposal_id, "ann", T0 + seconds(1))
+
+    assert await store.catalog.get_endpoint("j/a") == before
+    assert (await store.planner.get_proposal(proposal_id)).status is ProposalStatus.PENDING
+    assert await store.planner.count_applied(before.id, T0) == 0
+    assert waker.notified == 0
+    applied = await ProposalDesk(store.unit_of_work, waker, LIMITS).approve(
+        proposal_id, "ann", T0 + seconds(1)
+    )
+    assert applied.status is ProposalStatus.APPLIED
+    assert (await store.catalog.get_endpoint("j/a")).interval_hint is not None
+
+
+async def test_an_auto_proposal_is_not_applied_when_its_record_fails(store: Store) -> None:
+    endpoint_id = await add_endpoint(store, "j", "a", T0, every=600)
+    before = await store.catalog.get_endpoint(endpoint_id)
+    waker = CountingWaker()
+    units = WrappedUnits(store, failing_after("planner", "add_proposal"))
+
+    with pytest.raises(InjectedFailure):
+        await ProposalDesk(units, waker, LIMITS).propose(EVERY_30, endpoint_id, AUTO, T0)
+
+    assert await store.catalog.get_endpoint(endpoint_id) == before
+    assert await store.planner.list_proposals() == []
+    assert await store.notifications.list_notifications() == []
+    assert waker.notified == 0
+
+
+async def test_pause_and_resume_write_nothing_when_they_fail(store: Store) -> None:
+    endpoint_id = await add_endpoint(store, "j", "a", T0)
+    before = await store.catalog.get_endpoint(endpoint_id)
+    failing = WrappedUnits(store, failing_after("catalog", "set_pause"))
+
+    with pytest.raises(InjectedFailure):
+        await pause_endpoint(failing, "j/a", Pause("maintenance"), T0)
+    assert await store.catalog.get_endpoint(endpoint_id) == before
+
+    paused = await pause_endpoint(store.unit_of_work, "j/a", Pause("maintenance"), T0)
+    waker = CountingWaker()
+    with pytest.raises(InjectedFailure):
+        await resume_endpoint(
+            WrappedUnits(store, failing_after("catalog", "set_pause")), waker, "j/a", T0
+        )
+    assert await store.catalog.get_endpoint(endpoint_id) == paused
+    assert waker.notified == 0
+
+
+async def test_run_now_and_backfill_queue_nothing_when_they_fail(store: Store) -> None:
+    await store.catalog.apply([declaration("j", spec("a", every=60))], T0)
+    now = T0 + timedelta(minutes=10)
+    waker = CountingWaker()
+    failing = WrappedUnits(store, failing_after("claims", "enqueue"))
+
+    with pytest.raises(InjectedFailure):
+        await request_run(failing, waker, "j/a", "cli:ann", now)
+    with pytest.raises(InjectedFailure):
+        await request_backfill(
+            WrappedUnits(store, failing_after("claims", "enqueue")),
+            waker,
+            "j/a",
+            start=T0,
+            end=now - seconds(60),
+            max_slots=20,
+            requested_by="cli:ann",
+            now=now,
+        )
+
+    endpoint = await store.catalog.get_endpoint("j/a")
+    assert await store.runs.list_runs(endpoint.id) == []
+    assert waker.notified == 0
+    queued = await request_run(store.unit_of_work, waker, "j/a", "cli:ann", now)
+    assert [r.status for r in await store.runs.list_runs(endpoint.id)] == [RunStatus.QUEUED]
+    assert queued.status is RunStatus.QUEUED
+    assert waker.notified == 1
+
+
+async def test_a_counted_edge_survives_a_failed_unit(store: Store) -> None:
+    await store.catalog.apply([declaration("j", spec("a"), spec("b"))], T0)
+    seen = EdgeSighting("j/a", "j/b", EdgeType.SEQUENCE, EdgeSource.OBSERVED, counted=True)
+    await store.graph.record([seen], T0)
+    before = await store.graph.list_edges("j")
+    with pytest.raises(InjectedFailure):
+        async with store.unit_of_work() as tx:
+            await tx.graph.record([seen, seen], T0 + seconds(1))
+            raise InjectedFailure("crash")
+    assert await store.graph.list_edges("j") == before
