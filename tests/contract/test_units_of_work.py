@@ -4,13 +4,14 @@ the ports, `tests.support.units`) and finds nothing written, and no scheduler wo
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 
 import pytest
 
 from cronpilot.domain.graph import EdgeSighting, EdgeSource, EdgeType
 from cronpilot.domain.guardrails import GuardrailLimits
-from cronpilot.domain.model import Pause, PlannerMode, RunStatus
+from cronpilot.domain.model import IntervalHint, Pause, PlannerMode, RunStatus
 from cronpilot.domain.planning import ProposalDraft, ProposalKind, ProposalStatus
 from cronpilot.domain.ports import Store
 from cronpilot.usecases.declarations import apply_declarations
@@ -18,6 +19,7 @@ from cronpilot.usecases.proposals import ProposalDesk, Proposer
 from cronpilot.usecases.run_requests import request_backfill, request_run
 from cronpilot.usecases.schedule import pause_endpoint, resume_endpoint
 from tests.contract.builders import T0, add_endpoint, declaration, seconds, spec
+from tests.scheduler.builders import DEADLINE
 from tests.support.units import InjectedFailure, WrappedUnits, failing_after
 
 LIMITS = GuardrailLimits(pending_ttl_seconds=600)
@@ -223,3 +225,22 @@ async def test_a_counted_edge_survives_a_failed_unit(store: Store) -> None:
             await tx.graph.record([seen, seen], T0 + seconds(1))
             raise InjectedFailure("crash")
     assert await store.graph.list_edges("j") == before
+
+
+async def test_a_write_beside_a_unit_waits_for_it_and_outlives_its_rollback(store: Store) -> None:
+    endpoint_id = await add_endpoint(store, "j", "a", T0)
+    hint = IntervalHint(30, T0 + seconds(300), "busy")
+    async with asyncio.timeout(DEADLINE):
+        async with store.unit_of_work() as tx:
+            await tx.catalog.set_pause(endpoint_id, Pause("about to fail"), T0)
+            # Same row: the database's row lock (SQLite's write lock, memory's store lock)
+            # holds it until the unit ends; then it applies to the state the unit left.
+            beside = asyncio.create_task(store.catalog.set_hints(endpoint_id, hint, None, T0))
+            for _ in range(10):
+                await asyncio.sleep(0)  # let it start and queue for the lock
+            assert not beside.done()
+        hinted = await beside
+
+    stored = await store.catalog.get_endpoint(endpoint_id)
+    assert (stored.pause, stored.interval_hint) == (None, hint)
+    assert hinted == stored
