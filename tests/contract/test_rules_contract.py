@@ -8,14 +8,35 @@ apart and unique where SQL orders by them, so that the order of ties cannot diff
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cronpilot.domain.claiming import lease_expired, leased, next_due, pick_claims
-from cronpilot.domain.model import Endpoint, Pause, RunTrigger, ScheduleSource
-from cronpilot.domain.ports import Store
+from cronpilot.domain.model import (
+    Endpoint,
+    Job,
+    Pause,
+    PlannerMode,
+    Run,
+    RunStatus,
+    RunTrigger,
+    ScheduleSource,
+    new_id,
+)
+from cronpilot.domain.planning import (
+    PlannerState,
+    Proposal,
+    ProposalKind,
+    ProposalStatus,
+    analysis_order,
+    effective_mode,
+    expired,
+    lapsed,
+    needs_analysis,
+)
+from cronpilot.domain.ports import JobDeclaration, Store
 from cronpilot.domain.transitions import after_reap, queued_run, started_run
 from tests.contract.builders import LEASE_SECONDS, T0, declaration, seconds, spec
 from tests.contract.states import empty, load
@@ -157,3 +178,177 @@ async def test_the_reaper_ends_the_leases_the_domain_says(
     assert after == {
         id_: after_reap(e, [], now) if lease_expired(e, now) else e for id_, e in before.items()
     }
+
+
+@dataclass(frozen=True)
+class PlannerShape:
+    """An endpoint as the planner sees it: its job, modes, failure, planner state and runs."""
+
+    job: int
+    mode: PlannerMode | None
+    failing: bool
+    state: PlannerState | None
+    """Its planner state (its `endpoint_id` filled in when loaded); None: never looked at."""
+    finished: list[int]
+    running: list[int]
+    seen_newest: bool
+    """Its state has seen exactly the newest finished slot of its job: the boundary of "new"."""
+
+
+def _moment(offset: int | None) -> datetime | None:
+    return None if offset is None else T0 + seconds(offset)
+
+
+# The planner's times: mostly past, so that more endpoints pass the lease and backoff rules
+# and reach the comparison of slots.
+PLANNER_MOMENTS = st.sampled_from([-60, -30, -1, 0, 1])
+MAYBE_MOMENT = st.none() | PLANNER_MOMENTS.map(lambda moment: T0 + seconds(moment))
+planner_states = st.builds(
+    PlannerState,
+    endpoint_id=st.just(""),
+    seen_slot_at=MAYBE_MOMENT,
+    seen_failing=st.booleans(),
+    next_analysis_at=MAYBE_MOMENT,
+    retry_at=MAYBE_MOMENT,
+    lease_owner=st.just("another-planner"),
+    lease_until=MAYBE_MOMENT,
+).map(lambda state: state if state.lease_until else replace(state, lease_owner=None))
+planner_shapes = st.lists(
+    st.builds(
+        PlannerShape,
+        job=st.integers(0, 1),
+        mode=st.none() | st.sampled_from(PlannerMode),
+        failing=st.booleans(),
+        state=st.none() | planner_states,
+        finished=st.lists(PLANNER_MOMENTS, max_size=3, unique=True),
+        running=st.lists(PLANNER_MOMENTS, max_size=1),
+        seen_newest=st.booleans(),
+    ),
+    min_size=1,
+    max_size=5,
+)
+
+
+def _run(endpoint: Endpoint, slot_in: int, status: RunStatus) -> Run:
+    return Run(
+        id=new_id(),
+        endpoint_id=endpoint.id,
+        job_id=endpoint.job_id,
+        trace_id=new_id(),
+        trigger=RunTrigger.SCHEDULE,
+        schedule_source=ScheduleSource.BASELINE,
+        status=status,
+        slot_at=T0 + seconds(slot_in),
+        started_at=T0 + seconds(slot_in),
+        worker_id=WORKER,
+    )
+
+
+@settings(RULES, max_examples=60)
+@given(
+    shapes=planner_shapes,
+    job_modes=st.lists(st.sampled_from(PlannerMode), min_size=2, max_size=2),
+    limit=st.integers(1, 5),
+)
+async def test_a_planner_claims_what_needs_analysis(
+    store: Store, shapes: list[PlannerShape], job_modes: list[PlannerMode], limit: int
+) -> None:
+    """`planning.needs_analysis` in `analysis_order` against the SQL planner's candidates."""
+    await empty(store)
+    jobs = [Job(f"job{n}", planner_mode=mode) for n, mode in enumerate(job_modes)]
+    await store.catalog.apply(
+        [
+            JobDeclaration(
+                job,
+                [
+                    spec(f"e{n}", planner_mode=shape.mode)
+                    for n, shape in enumerate(shapes)
+                    if shape.job == j
+                ],
+            )
+            for j, job in enumerate(jobs)
+        ],
+        T0,
+    )
+    endpoints, history = [], []
+    for n, shape in enumerate(shapes):
+        declared = await store.catalog.get_endpoint(f"job{shape.job}/e{n}")
+        endpoints.append(replace(declared, failure_count=1 if shape.failing else 0))
+        # Slots of their own: the finished ones, then a running one apart from them.
+        history += [_run(declared, slot, RunStatus.SUCCESS) for slot in shape.finished]
+        history += [_run(declared, slot + 1000, RunStatus.RUNNING) for slot in shape.running]
+    newest = {
+        e.job_id: max(
+            (run.slot_at for run in history if run.status.finished and run.job_id == e.job_id),
+            default=None,
+        )
+        for e in endpoints
+    }
+    states = {
+        e.id: replace(
+            shape.state,
+            endpoint_id=e.id,
+            seen_slot_at=newest[e.job_id] if shape.seen_newest else shape.state.seen_slot_at,
+        )
+        for e, shape in zip(endpoints, shapes, strict=True)
+        if shape.state is not None
+    }
+    await load(store, endpoints, history, list(states.values()))
+
+    def mode(e: Endpoint) -> PlannerMode:
+        return effective_mode(
+            e.spec.planner_mode, jobs[shapes[endpoints.index(e)].job].planner_mode
+        )
+
+    wanted = sorted(
+        (
+            e
+            for e in endpoints
+            if needs_analysis(
+                states.get(e.id, PlannerState(e.id)), e, mode(e), newest[e.job_id], T0
+            )
+        ),
+        key=lambda e: analysis_order(states.get(e.id, PlannerState(e.id))),
+    )
+
+    claims = await store.planner.claim_analyses(T0, WORKER, LEASE_SECONDS, limit)
+
+    assert [claim.endpoint.id for claim in claims] == [e.id for e in wanted[:limit]]
+
+
+@RULES
+@given(
+    held=st.lists(
+        st.tuples(st.sampled_from(ProposalStatus), st.none() | MOMENTS), min_size=1, max_size=6
+    ),
+    late=MOMENTS,
+)
+async def test_housekeeping_expires_what_has_lapsed(
+    store: Store, held: list[tuple[ProposalStatus, int | None]], late: int
+) -> None:
+    """`planning.lapsed` and `expired` against the SQL of `expire_pending`."""
+    await empty(store)
+    endpoint = (await _endpoints(store, [EndpointShape(0, False, None)]))[0]
+    made = [
+        Proposal(
+            id=new_id(),
+            endpoint_id=endpoint.id,
+            job_id=endpoint.job_id,
+            kind=ProposalKind.INTERVAL,
+            reason="rules",
+            proposed_by="heuristic",
+            created_at=T0 - timedelta(hours=1),
+            status=status,
+            interval_seconds=60.0,
+            expires_at=_moment(expires_in),
+        )
+        for status, expires_in in held
+    ]
+    await load(store, pending=made)
+    now = T0 + seconds(late)
+
+    count = await store.planner.expire_pending(now)
+
+    after = {p.id: p for p in await store.planner.list_proposals()}
+    assert after == {p.id: expired(p, now) if lapsed(p, now) else p for p in made}
+    assert count == sum(lapsed(p, now) for p in made)
