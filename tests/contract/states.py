@@ -13,9 +13,11 @@ from sqlalchemy import delete, insert
 from cronpilot.adapters.memory import MemoryStore
 from cronpilot.adapters.memory.planner import MemoryPlannerState
 from cronpilot.adapters.sql import SqlStore
+from cronpilot.adapters.sql.notifications_repo import add_notifications
 from cronpilot.adapters.sql.planner_rows import proposal_values
 from cronpilot.adapters.sql.rows import run_values, save_endpoint_states
 from cronpilot.adapters.sql.tables import metadata, planner_state, proposals, runs
+from cronpilot.domain.alerts import Notification
 from cronpilot.domain.model import Endpoint, Run
 from cronpilot.domain.planning import PlannerState, Proposal
 from cronpilot.domain.ports import Store
@@ -37,17 +39,21 @@ async def empty(store: Store) -> None:
 
 async def load(
     store: Store,
+    *,
     endpoints: Sequence[Endpoint] = (),
     history: Sequence[Run] = (),
     planner_states: Sequence[PlannerState] = (),
     pending: Sequence[Proposal] = (),
+    outbox: Sequence[Notification] = (),
 ) -> None:
-    """Write the runtime state of declared `endpoints`, runs, planner states and proposals."""
+    """Write the runtime state of declared `endpoints`, runs, planner states, proposals and
+    notifications."""
     if isinstance(store, MemoryStore):
         store.state.endpoints.update((e.id, e) for e in endpoints)
         store.state.runs.update((run.id, run) for run in history)
         store.planner.planning.states.update((s.endpoint_id, s) for s in planner_states)
         store.planner.planning.proposals.update((p.id, p) for p in pending)
+        store.state.add_notifications(outbox)
         return
     assert isinstance(store, SqlStore)
     async with store.engine.begin() as conn:
@@ -74,3 +80,4 @@ async def load(
             )
         if pending:
             await conn.execute(insert(proposals), [proposal_values(p) for p in pending])
+        await add_notifications(conn, outbox)

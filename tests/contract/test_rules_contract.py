@@ -13,6 +13,13 @@ from datetime import datetime, timedelta
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cronpilot.domain.alerts import (
+    AlertEvent,
+    Notification,
+    NotificationStatus,
+    deliverable,
+    delivery_order,
+)
 from cronpilot.domain.claiming import lease_expired, leased, next_due, pick_claims
 from cronpilot.domain.model import (
     Endpoint,
@@ -107,7 +114,7 @@ async def _endpoints(store: Store, shapes: list[EndpointShape]) -> list[Endpoint
                 lease_until=None if shape.lease_in is None else T0 + seconds(shape.lease_in),
             )
         )
-    await load(store, shaped)
+    await load(store, endpoints=shaped)
     return shaped
 
 
@@ -293,7 +300,7 @@ async def test_a_planner_claims_what_needs_analysis(
         for e, shape in zip(endpoints, shapes, strict=True)
         if shape.state is not None
     }
-    await load(store, endpoints, history, list(states.values()))
+    await load(store, endpoints=endpoints, history=history, planner_states=list(states.values()))
 
     def mode(e: Endpoint) -> PlannerMode:
         return effective_mode(
@@ -352,3 +359,42 @@ async def test_housekeeping_expires_what_has_lapsed(
     after = {p.id: p for p in await store.planner.list_proposals()}
     assert after == {p.id: expired(p, now) if lapsed(p, now) else p for p in made}
     assert count == sum(lapsed(p, now) for p in made)
+
+
+@RULES
+@given(
+    held=st.lists(
+        st.tuples(st.sampled_from(NotificationStatus), MOMENTS, st.none() | MOMENTS),
+        min_size=1,
+        max_size=6,
+    ),
+    limit=st.integers(1, 6),
+)
+async def test_the_outbox_hands_out_what_is_deliverable(
+    store: Store, held: list[tuple[NotificationStatus, int, int | None]], limit: int
+) -> None:
+    """`alerts.deliverable` in `alerts.delivery_order` against the SQL outbox's claim."""
+    await empty(store)
+    endpoint = (await _endpoints(store, [EndpointShape(0, False, None)]))[0]
+    outbox = [
+        Notification(
+            id=new_id(),
+            endpoint_id=endpoint.id,
+            job_id=endpoint.job_id,
+            event=AlertEvent.FAILING,
+            url="https://alerts.example.com/hook",
+            payload={"rules": True},
+            created_at=T0 - timedelta(hours=1),
+            next_attempt_at=T0 + seconds(attempt_in),
+            status=status,
+            lease_owner=None if lease_in is None else "another-worker",
+            lease_until=_moment(lease_in),
+        )
+        for status, attempt_in, lease_in in held
+    ]
+    await load(store, outbox=outbox)
+
+    taken = await store.notifications.claim_due(T0, WORKER, LEASE_SECONDS, limit)
+
+    wanted = sorted((n for n in outbox if deliverable(n, T0)), key=delivery_order)[:limit]
+    assert [n.id for n in taken] == [n.id for n in wanted]
