@@ -68,6 +68,23 @@ class Notification:
     lease_until: datetime | None = None
 
 
+def deliverable(notification: Notification, now: datetime) -> bool:
+    """Whether an alerts worker may take the notification at `now`: pending, its next attempt
+    due, and no live lease on it. The SQL outbox mirrors it (`notifications_repo.claim_due`),
+    proven by `tests/contract/test_rules_contract.py`."""
+    lease = notification.lease_until
+    return (
+        notification.status is NotificationStatus.PENDING
+        and notification.next_attempt_at <= now
+        and (lease is None or lease < now)
+    )
+
+
+def delivery_order(notification: Notification) -> tuple[datetime, str]:
+    """The order in which deliverable notifications are taken: earliest attempt first."""
+    return notification.next_attempt_at, notification.id
+
+
 def pause_after_failure(
     endpoint: Endpoint, failures: int, *, failed: bool, now: datetime
 ) -> Pause | None:

@@ -6,7 +6,7 @@ analysis session is one planner look at one endpoint, kept whole so that an admi
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 
@@ -183,13 +183,16 @@ def needs_analysis(
     newest_slot: datetime | None,
     now: datetime,
 ) -> bool:
-    """Whether a planner should pick the endpoint at `now` (the SQL store says the same in
-    SQL): not off, not leased by a live planner, not backing off, and either new finished runs
-    once its next analysis time has come, or a failure state that changed since the last look.
+    """Whether a planner should pick the endpoint at `now`: not off, not leased by a live
+    planner, not backing off, and either new finished runs once its next analysis time has come,
+    or a failure state that changed since the last look.
 
     `newest_slot` is the newest finished run of the endpoint's whole job: siblings' answers
     drive dependent endpoints (an investigator paused until a fraud score rises has no runs of
-    its own to look at)."""
+    its own to look at).
+
+    The SQL store says the same in SQL (`adapters.sql.planner_repo._candidates`), proven by
+    `tests/contract/test_rules_contract.py`."""
     if mode is PlannerMode.OFF:
         return False
     if state.lease_until is not None and state.lease_until >= now:
@@ -204,6 +207,44 @@ def needs_analysis(
     )
     due = state.next_analysis_at is None or state.next_analysis_at <= now
     return new_runs and due
+
+
+def analysis_order(state: PlannerState) -> tuple[bool, datetime | None, str]:
+    """The order in which endpoints that need analysis are picked: never looked at first, then
+    the earliest next analysis time, then by endpoint id. As a sort key."""
+    at = state.next_analysis_at
+    return at is not None, at, state.endpoint_id
+
+
+def analysis_busy(state: PlannerState, worker_id: str, now: datetime) -> bool:
+    """Whether another planner's live lease keeps `worker_id` from analysing the endpoint by
+    hand (`PlannerRepository.claim_endpoint`)."""
+    owner, until = state.lease_owner, state.lease_until
+    return owner is not None and owner != worker_id and until is not None and until >= now
+
+
+EXPIRED_BY = "planner"
+EXPIRED_OUTCOME = "expired before anyone decided"
+
+
+def lapsed(proposal: Proposal, now: datetime) -> bool:
+    """Whether a proposal held for review has passed its expiry at `now`."""
+    return (
+        proposal.status is ProposalStatus.PENDING
+        and proposal.expires_at is not None
+        and proposal.expires_at <= now
+    )
+
+
+def expired(proposal: Proposal, now: datetime) -> Proposal:
+    """A lapsed proposal as housekeeping leaves it."""
+    return replace(
+        proposal,
+        status=ProposalStatus.EXPIRED,
+        decided_by=EXPIRED_BY,
+        decided_at=now,
+        outcome=EXPIRED_OUTCOME,
+    )
 
 
 @dataclass(frozen=True, slots=True)

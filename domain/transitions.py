@@ -261,12 +261,3 @@ def abandoned_run(running: Run, kind: ErrorKind, reason: str, now: datetime) -> 
         error_kind=kind,
         error_message=reason,
     )
-
-
-def is_due(endpoint: Endpoint, now: datetime) -> bool:
-    """Due and not leased by a live worker (an expired lease is the reaper's to clear)."""
-    return (
-        endpoint.next_run_at is not None
-        and endpoint.next_run_at <= now
-        and endpoint.lease_owner is None
-    )

@@ -7,7 +7,12 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from cronpilot.domain.alerts import Notification, NotificationStatus
+from cronpilot.domain.alerts import (
+    Notification,
+    NotificationStatus,
+    deliverable,
+    delivery_order,
+)
 
 if TYPE_CHECKING:
     from cronpilot.adapters.memory.store import MemoryState
@@ -23,14 +28,8 @@ class MemoryNotifications:
         until = now + timedelta(seconds=lease_seconds)
         async with self._state.lock:
             due = sorted(
-                (
-                    n
-                    for n in self._state.notifications.values()
-                    if n.status is NotificationStatus.PENDING
-                    and n.next_attempt_at <= now
-                    and (n.lease_until is None or n.lease_until < now)
-                ),
-                key=lambda n: (n.next_attempt_at, n.id),
+                (n for n in self._state.notifications.values() if deliverable(n, now)),
+                key=delivery_order,
             )
             claimed = [
                 replace(n, lease_owner=worker_id, lease_until=until) for n in due[: max(limit, 0)]

@@ -26,7 +26,11 @@ from cronpilot.domain.planning import (
     PlannerState,
     Proposal,
     ProposalStatus,
+    analysis_busy,
+    analysis_order,
     effective_mode,
+    expired,
+    lapsed,
     needs_analysis,
 )
 
@@ -85,8 +89,7 @@ class MemoryPlanner:
         until = now + timedelta(seconds=lease_seconds)
         async with self._state.lock:
             due = [e for e in self._state.endpoints.values() if self._needs_analysis(e, now)]
-            never = datetime.min.replace(tzinfo=now.tzinfo)
-            due.sort(key=lambda e: (self._planner_state(e.id).next_analysis_at or never, e.id))
+            due.sort(key=lambda e: analysis_order(self._planner_state(e.id)))
             return [self._claim(e, until, worker_id) for e in due[: max(limit, 0)]]
 
     async def claim_endpoint(
@@ -95,9 +98,9 @@ class MemoryPlanner:
         async with self._state.lock:
             endpoint = self._state.endpoint_by_ref(ref)
             state = self._planner_state(endpoint.id)
-            owner, until = state.lease_owner, state.lease_until
-            if owner is not None and owner != worker_id and until is not None and until >= now:
-                raise AnalysisBusy(endpoint.ref, owner)
+            if analysis_busy(state, worker_id, now):
+                assert state.lease_owner is not None
+                raise AnalysisBusy(endpoint.ref, state.lease_owner)
             return self._claim(endpoint, now + timedelta(seconds=lease_seconds), worker_id)
 
     async def read_context(self, endpoint: Endpoint, history: int) -> AnalysisContext:
@@ -200,22 +203,9 @@ class MemoryPlanner:
 
     async def expire_pending(self, now: datetime) -> int:
         async with self._state.lock:
-            lapsed = [
-                p
-                for p in self.planning.proposals.values()
-                if p.status is ProposalStatus.PENDING
-                and p.expires_at is not None
-                and p.expires_at <= now
-            ]
-            for p in lapsed:
-                self.planning.proposals[p.id] = replace(
-                    p,
-                    status=ProposalStatus.EXPIRED,
-                    decided_by="planner",
-                    decided_at=now,
-                    outcome="expired before anyone decided",
-                )
-        return len(lapsed)
+            ended = [expired(p, now) for p in self.planning.proposals.values() if lapsed(p, now)]
+            self.planning.proposals.update((p.id, p) for p in ended)
+        return len(ended)
 
     async def get_session(self, session_id: str) -> AnalysisSession:
         try:

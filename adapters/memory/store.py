@@ -16,6 +16,7 @@ from cronpilot.adapters.memory.graph import MemoryDag, MemoryGraph, MemorySchema
 from cronpilot.adapters.memory.notifications import MemoryNotifications
 from cronpilot.adapters.memory.planner import MemoryPlanner, MemoryPlannerState
 from cronpilot.domain.alerts import Notification, run_notifications
+from cronpilot.domain.claiming import is_due, lease_expired, leased, next_due, pick_claims
 from cronpilot.domain.dag import DagWait
 from cronpilot.domain.errors import EndpointNotFound, JobNotFound, LeaseLost, RunNotFound
 from cronpilot.domain.graph import Edge, EdgeType
@@ -35,7 +36,6 @@ from cronpilot.domain.model import (
 )
 from cronpilot.domain.outputs import DriftEvent, OutputSchema
 from cronpilot.domain.ports import ApplyReport, JobDeclaration
-from cronpilot.domain.requested_runs import ahead_of_schedule
 from cronpilot.domain.transitions import (
     abandoned_run,
     after_finish,
@@ -45,7 +45,6 @@ from cronpilot.domain.transitions import (
     caught_up,
     claim_of,
     finished_run,
-    is_due,
     queued_claim,
     replanned,
     started_queued,
@@ -267,28 +266,14 @@ class MemoryClaims:
         horizon = now if due_by is None else max(now, due_by)
         claims: list[Claim] = []
         async with self._state.lock:
-            # As in the SQL store: queued runs first, the earliest due of each free endpoint
-            # among those that may go before its schedule.
-            for queued in self._waiting(horizon):
-                if len(claims) >= limit:
-                    break
-                endpoint = self._state.endpoints[queued.endpoint_id]
-                if endpoint.lease_owner is not None:
-                    continue
-                assert queued.due_at is not None
-                if not ahead_of_schedule(
-                    queued.trigger, queued.due_at, endpoint.next_run_at, horizon
-                ):
-                    continue
-                leased = replace(endpoint, lease_owner=worker_id, lease_until=lease_until)
-                self._state.endpoints[endpoint.id] = leased
+            waiting = (run for run in self._state.runs.values() if run.status is RunStatus.QUEUED)
+            pick = pick_claims(self._state.endpoints, waiting, horizon, limit)
+            for queued in pick.queued:
+                endpoint = leased(self._state.endpoints[queued.endpoint_id], worker_id, lease_until)
+                self._state.endpoints[endpoint.id] = endpoint
                 self._state.runs[queued.id] = started_queued(queued, worker_id, now)
-                claims.append(queued_claim(leased, queued, lease_until))
-            due = sorted(
-                (e for e in self._state.endpoints.values() if is_due(e, horizon)),
-                key=lambda e: e.next_run_at or now,
-            )
-            for planned in due[: max(limit - len(claims), 0)]:
+                claims.append(queued_claim(endpoint, queued, lease_until))
+            for planned in pick.slots:
                 # As in the SQL store: a missed baseline slot moves by its catch-up rule.
                 endpoint = caught_up(planned, now) or planned
                 self._state.endpoints[endpoint.id] = endpoint
@@ -300,21 +285,12 @@ class MemoryClaims:
                     # Same rule as the SQL store: a slot that already ran is planned past.
                     self._state.endpoints[endpoint.id] = after_slot(endpoint, slot, None, now)
                     continue
-                leased = replace(endpoint, lease_owner=worker_id, lease_until=lease_until)
-                claim = claim_of(leased, new_id(), new_id(), lease_until)
-                self._state.endpoints[endpoint.id] = leased
+                endpoint = leased(endpoint, worker_id, lease_until)
+                claim = claim_of(endpoint, new_id(), new_id(), lease_until)
+                self._state.endpoints[endpoint.id] = endpoint
                 self._state.runs[claim.run_id] = started_run(claim, worker_id, now)
                 claims.append(claim)
         return claims
-
-    def _waiting(self, due_by: datetime) -> list[Run]:
-        """Queued runs due by `due_by`, earliest first."""
-        waiting = [
-            run
-            for run in self._state.runs.values()
-            if run.status is RunStatus.QUEUED and run.due_at is not None and run.due_at <= due_by
-        ]
-        return sorted(waiting, key=lambda run: (run.due_at, run.slot_at))
 
     async def enqueue(self, queued: Sequence[Run]) -> list[Run]:
         inserted = []
@@ -365,9 +341,7 @@ class MemoryClaims:
         reaped = 0
         async with self._state.lock:
             for endpoint in list(self._state.endpoints.values()):
-                if endpoint.lease_owner is None or endpoint.lease_until is None:
-                    continue
-                if endpoint.lease_until >= now:
+                if not lease_expired(endpoint, now):
                     continue
                 abandoned = [
                     abandoned_run(
@@ -383,18 +357,7 @@ class MemoryClaims:
         return reaped
 
     async def next_due_at(self) -> datetime | None:
-        times = [
-            e.next_run_at
-            for e in self._state.endpoints.values()
-            if e.lease_owner is None and e.next_run_at is not None
-        ]
-        free = {e.id for e in self._state.endpoints.values() if e.lease_owner is None}
-        times += [
-            run.due_at
-            for run in self._state.runs.values()
-            if run.status is RunStatus.QUEUED and run.due_at is not None and run.endpoint_id in free
-        ]
-        return min(times, default=None)
+        return next_due(self._state.endpoints.values(), self._state.runs.values())
 
 
 class MemoryRuns:

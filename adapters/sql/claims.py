@@ -50,6 +50,7 @@ from cronpilot.adapters.sql.rows import (
 )
 from cronpilot.adapters.sql.tables import IS_QUEUED, SLOT_KEY, UtcDateTime, endpoints, jobs, runs
 from cronpilot.domain.alerts import run_notifications
+from cronpilot.domain.claiming import first_of_each
 from cronpilot.domain.errors import LeaseLost
 from cronpilot.domain.governor import missed
 from cronpilot.domain.model import (
@@ -103,7 +104,10 @@ taken). Rows, not entities: turning them into endpoints opens their secrets, whi
 def claim_candidates(
     now: datetime | BindParameter[Any], limit: int | BindParameter[Any]
 ) -> Select[Any]:
-    """Due, unleased endpoints, earliest first: served by the partial index `CLAIM_INDEX`."""
+    """Due, unleased endpoints, earliest first: served by the partial index `CLAIM_INDEX`.
+
+    Mirrors `domain.claiming.is_due` and the slots of `pick_claims` (proven by
+    `tests/contract/test_rules_contract.py::test_a_claim_takes_what_the_domain_picks`)."""
     return (
         select(endpoints.c.id)
         .where(endpoints.c.next_run_at <= now, endpoints.c.lease_owner.is_(None))
@@ -155,6 +159,7 @@ def _lease_due_postgres_statement() -> Select[Any]:
         bindparam("due_by", type_=UtcDateTime), bindparam("limit", type_=Integer)
     )
     due_cte = due.with_for_update(skip_locked=True).cte("due")
+    # Mirrors `domain.claiming.leased`.
     leased = (
         update(endpoints)
         .where(endpoints.c.id == due_cte.c.id)
@@ -162,8 +167,9 @@ def _lease_due_postgres_statement() -> Select[Any]:
         .returning(*endpoints.c)
         .cte("leased")
     )
-    # Mirrors `started_run()`, which the SQLite path calls directly; the slot is the grid slot
-    # (`Endpoint.next_slot`), off which jitter may have moved the call.
+    # Mirrors `domain.transitions.started_run`, which the SQLite path calls directly (proven by
+    # `tests/contract/test_rules_contract.py::test_a_claim_writes_what_the_domain_says`); the
+    # slot is the grid slot (`Endpoint.next_slot`), off which jitter may have moved the call.
     new_runs = select(
         _hex_id(),
         leased.c.id,
@@ -216,6 +222,7 @@ async def _lease_due_sqlite(conn: AsyncConnection, lease: LeaseRequest) -> list[
     """SQLite has one writer at a time and the transaction began IMMEDIATE, so no other claimer
     can interleave: lease with UPDATE … RETURNING, then insert each slot's run."""
     due = claim_candidates(lease.due_by, lease.limit)
+    # `domain.claiming.leased` as one UPDATE for the batch.
     result = await conn.execute(
         update(endpoints)
         .where(endpoints.c.id.in_(due.scalar_subquery()))
@@ -242,8 +249,10 @@ _RUN_PREFIX = "run_"
 
 def _waiting_runs(due_by: datetime | BindParameter[Any]) -> Select[Any]:
     """Queued runs due by `due_by` of unleased endpoints that may go before their endpoint's
-    schedule (`_ahead_of_schedule`), earliest first: served by the partial index
-    `QUEUED_INDEX`."""
+    schedule, earliest first: served by the partial index `QUEUED_INDEX`.
+
+    Mirrors `domain.claiming.may_start` in `queue_order` (proven by
+    `tests/contract/test_rules_contract.py::test_a_claim_takes_what_the_domain_picks`)."""
     return (
         select(runs)
         .join(endpoints, endpoints.c.id == runs.c.endpoint_id)
@@ -259,7 +268,7 @@ def _waiting_runs(due_by: datetime | BindParameter[Any]) -> Select[Any]:
 
 def _ahead_of_schedule(due_by: datetime | BindParameter[Any]) -> ColumnElement[bool]:
     """`domain.requested_runs.ahead_of_schedule` in SQL, on a row of `runs` joined with its
-    endpoint (the contract suite checks that both agree)."""
+    endpoint (proven with `_waiting_runs`)."""
     return or_(
         endpoints.c.next_run_at.is_(None),
         endpoints.c.next_run_at > due_by,
@@ -314,8 +323,8 @@ def _start_queued_postgres_statement() -> Select[Any]:
     """The statement of `_start_queued_postgres`, built once with bound parameters `now`,
     `due_by`, `limit`, `worker_id` and `until`."""
     worker_id = bindparam("worker_id", type_=String)
-    # The earliest of each endpoint: ranked, as DISTINCT ON is spelt differently across
-    # SQLAlchemy versions.
+    # The earliest of each endpoint (`domain.claiming.first_of_each`, which the SQLite path
+    # calls): ranked, as DISTINCT ON is spelt differently across SQLAlchemy versions.
     earliest_first = func.row_number().over(
         partition_by=runs.c.endpoint_id, order_by=(runs.c.due_at, runs.c.slot_at)
     )
@@ -350,7 +359,8 @@ def _start_queued_postgres_statement() -> Select[Any]:
         .returning(*endpoints.c, *(due.c[name] for name in run_columns))
         .cte("leased")
     )
-    # Mirrors `started_queued()`, which the SQLite path calls directly.
+    # Mirrors `domain.claiming.leased` and `domain.transitions.started_queued`, which the SQLite
+    # path calls directly (proven as `started_run` is, above).
     started = (
         update(runs)
         .where(runs.c.id == leased.c.run_id, runs.c.status == RunStatus.QUEUED.value)
@@ -373,13 +383,9 @@ def _start_queued_postgres_statement() -> Select[Any]:
 async def _start_queued_sqlite(conn: AsyncConnection, lease: LeaseRequest) -> list[Started]:
     """SQLite's one writer (the transaction began IMMEDIATE) lets the earliest due queued run
     of each unleased endpoint be picked, its endpoint leased and the run started in turn."""
-    picked: dict[str, Run] = {}
-    for row in (await conn.execute(_waiting_runs(lease.due_by))).mappings():
-        run = run_from_row(row)
-        if len(picked) < lease.limit and run.endpoint_id not in picked:
-            picked[run.endpoint_id] = run
+    waiting = (await conn.execute(_waiting_runs(lease.due_by))).mappings()
     started: list[Started] = []
-    for queued in picked.values():
+    for queued in first_of_each((run_from_row(row) for row in waiting), lease.limit):
         await conn.execute(
             update(endpoints)
             .where(endpoints.c.id == queued.endpoint_id)
@@ -631,6 +637,8 @@ class SqlClaims:
     async def reap(self, now: datetime) -> int:
         reaped = 0
         async with self._db.write() as conn:
+            # Mirrors `domain.claiming.lease_expired` (proven by `tests/contract/
+            # test_rules_contract.py::test_the_reaper_ends_the_leases_the_domain_says`).
             expired = await conn.execute(
                 select_endpoints()
                 .where(endpoints.c.lease_owner.isnot(None), endpoints.c.lease_until < now)
@@ -662,6 +670,8 @@ class SqlClaims:
         return len(abandoned)
 
     async def next_due_at(self) -> datetime | None:
+        # Mirrors `domain.claiming.next_due` (proven by `tests/contract/test_rules_contract.py::
+        # test_a_claim_takes_what_the_domain_picks`).
         slot = select(func.min(endpoints.c.next_run_at)).where(endpoints.c.lease_owner.is_(None))
         queued = (
             select(func.min(runs.c.due_at))

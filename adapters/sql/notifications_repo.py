@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.tables import notifications
-from cronpilot.domain.alerts import AlertEvent, Notification, NotificationStatus
+from cronpilot.domain.alerts import AlertEvent, Notification, NotificationStatus, delivery_order
 
 _PENDING = NotificationStatus.PENDING.value
 
@@ -78,6 +78,8 @@ class SqlNotifications:
         if limit <= 0:
             return []
         table = notifications.c
+        # Mirrors `domain.alerts.deliverable` in `delivery_order` (proven by `tests/contract/
+        # test_rules_contract.py::test_the_outbox_hands_out_what_is_deliverable`).
         is_due = (
             table.status == _PENDING,
             table.next_attempt_at <= now,
@@ -105,7 +107,7 @@ class SqlNotifications:
         async with self._db.write() as conn:
             rows = (await conn.execute(statement)).mappings().all()
         claimed = [notification_from_row(row) for row in rows]
-        return sorted(claimed, key=lambda n: (n.next_attempt_at, n.id))
+        return sorted(claimed, key=delivery_order)
 
     async def mark_delivered(self, notification_id: str, worker_id: str, now: datetime) -> bool:
         return await self._settle(

@@ -63,12 +63,16 @@ from cronpilot.domain.errors import (
 )
 from cronpilot.domain.model import Endpoint, PlannerMode, RunStatus
 from cronpilot.domain.planning import (
+    EXPIRED_BY,
+    EXPIRED_OUTCOME,
     AnalysisClaim,
     AnalysisContext,
     AnalysisOutcome,
     AnalysisSession,
+    PlannerState,
     Proposal,
     ProposalStatus,
+    analysis_busy,
     effective_mode,
 )
 
@@ -90,7 +94,10 @@ def _newest_finished_slot(job_id: ColumnElement[str]) -> Any:
 
 
 def _candidates(now: datetime, limit: int) -> Select[Any]:
-    """`domain.planning.needs_analysis`, in SQL."""
+    """Mirrors `domain.planning.needs_analysis` in `analysis_order`: kept in SQL so that
+    PostgreSQL locks (SKIP LOCKED) only the rows it leases, in the one statement that finds
+    them (proven by `tests/contract/test_rules_contract.py::
+    test_a_planner_claims_what_needs_analysis`)."""
     newest = _newest_finished_slot(endpoints.c.job_id)
     failing = endpoints.c.failure_count > 0
     state = planner_state.c
@@ -311,9 +318,13 @@ class SqlPlanner:
                 row = await _lock_one(conn, by, named)
             if row is None:
                 raise EndpointNotFound(ref)
-            owner, lease_until = row["analysis_lease_owner"], row["analysis_lease_until"]
-            if owner is not None and owner != worker_id and lease_until >= now:
-                raise AnalysisBusy(f"{row['job_name']}/{row['name']}", owner)
+            held = PlannerState(
+                row["id"],
+                lease_owner=row["analysis_lease_owner"],
+                lease_until=row["analysis_lease_until"],
+            )
+            if analysis_busy(held, worker_id, now):
+                raise AnalysisBusy(f"{row['job_name']}/{row['name']}", row["analysis_lease_owner"])
             await conn.execute(
                 _lease_one_statement(),
                 {"id": row["id"], "worker_id": worker_id, "until": until},
@@ -437,6 +448,8 @@ class SqlPlanner:
             return int(result.scalar_one())
 
     async def expire_pending(self, now: datetime) -> int:
+        # Mirrors `domain.planning.lapsed` and `expired` in one UPDATE (proven by
+        # `tests/contract/test_rules_contract.py::test_housekeeping_expires_what_has_lapsed`).
         return await self._db.write_one(
             update(proposals)
             .where(
@@ -445,9 +458,9 @@ class SqlPlanner:
             )
             .values(
                 status=ProposalStatus.EXPIRED.value,
-                decided_by="planner",
+                decided_by=EXPIRED_BY,
                 decided_at=now,
-                outcome="expired before anyone decided",
+                outcome=EXPIRED_OUTCOME,
             )
         )
 

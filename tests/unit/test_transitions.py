@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from cronpilot.domain.claiming import is_due
 from cronpilot.domain.governor import plan_next_run
 from cronpilot.domain.model import (
     Endpoint,
@@ -17,7 +18,7 @@ from cronpilot.domain.model import (
     Pause,
     ScheduleSource,
 )
-from cronpilot.domain.transitions import after_slot, is_due, replanned, with_hints, with_pause
+from cronpilot.domain.transitions import after_slot, replanned, with_hints, with_pause
 
 MakeEndpoint = Callable[..., Endpoint]
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
