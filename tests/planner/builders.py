@@ -24,6 +24,7 @@ from cronpilot.planner.config import PlannerConfig
 from cronpilot.planner.session import Analyst
 from cronpilot.planner.worker import PlannerWorker
 from tests.support.clock import FakeClock
+from tests.support.finishing import finish_one
 
 T0 = datetime(2030, 1, 7, 12, 0, tzinfo=UTC)
 
@@ -69,7 +70,7 @@ async def answer(store: Store, ref: str, body: JSON, status: int = 200) -> Run:
         started_at=at,
         finished_at=at,
     )
-    return await store.claims.finish(mine, "tester", response, at)
+    return await finish_one(store.claims, mine, "tester", response, at)
 
 
 def make_planner(

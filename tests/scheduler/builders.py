@@ -126,31 +126,26 @@ class StoreOf:
 
 class CallCounter:
     """Delegates to `target`, counting the calls of its async methods that have ended (returned
-    or raised), so that a test can await a worker being done with a number of store calls."""
+    or raised), so that a test can await a worker being done with a number of store calls. The
+    runs of `finish_many` count one by one, as `finish`."""
 
-    def __init__(
-        self,
-        target: object,
-        tally: CallCounter | None = None,
-        aliases: dict[str, str] | None = None,
-    ) -> None:
-        """Counts go to `tally` (this counter by default), under `aliases` where one is given."""
+    def __init__(self, target: object) -> None:
         self._target = target
-        self._tally = tally or self
-        self._aliases = aliases or {}
         self.ended: Counter[str] = Counter()
         self._changed = asyncio.Event()
 
     def __getattr__(self, name: str) -> Any:
         method = getattr(self._target, name)
-        tally, counted_as = self._tally, self._aliases.get(name, name)
 
         async def counted(*args: Any, **kwargs: Any) -> Any:
             try:
                 return await method(*args, **kwargs)
             finally:
-                tally.ended[counted_as] += 1
-                tally._changed.set()
+                if name == "finish_many":
+                    self.ended["finish"] += len(args[0])
+                else:
+                    self.ended[name] += 1
+                self._changed.set()
 
         return counted
 
@@ -179,10 +174,8 @@ class RunningWorker:
         # the test's deadline.
         config.setdefault("grace_seconds", 0.5)
         self.claims = CallCounter(store.claims)
-        # A run of an endpoint with dependants is finished by the DAG store: a finish too.
-        dag = CallCounter(store.dag, tally=self.claims, aliases={"finish_upstream": "finish"})
         self.worker = make_worker(
-            StoreOf(store.catalog, self.claims, store.runs, store.schemas, store.graph, dag),
+            StoreOf(store.catalog, self.claims, store.runs, store.schemas, store.graph, store.dag),
             dispatcher,
             clock,
             waker,

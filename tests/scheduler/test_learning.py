@@ -26,6 +26,7 @@ from tests.contract.builders import (
 )
 from tests.scheduler.builders import DEADLINE
 from tests.support.clock import FakeClock
+from tests.support.finishing import finish_one
 
 
 async def test_the_learner_catches_up_on_every_run_since_its_watermark(store: Store) -> None:
@@ -67,7 +68,7 @@ async def test_a_burst_of_first_bodies_in_one_job_makes_one_refresh_of_its_provi
     endpoints = await store.catalog.list_endpoints("j")
     for claim in await store.claims.claim_due(T0, "w1", LEASE_SECONDS, len(endpoints)):
         body = {"batch_id": "b1"} if claim.endpoint.name == "src" else {"ok": True}
-        await store.claims.finish(claim, "w1", Response(status_code=200, body=body), T0)
+        await finish_one(store.claims, claim, "w1", Response(status_code=200, body=body), T0)
     reads: Counter[str] = Counter()
     schemas = store.schemas
     monkeypatch.setattr(

@@ -31,6 +31,7 @@ from cronpilot.planner.worker import PlannerWorker
 from cronpilot.scheduler.requests import request_for
 from tests.support.clock import FakeClock
 from tests.support.fake_openai_server import Call, Calls, FakeOpenAI, Request, submit, tool_results
+from tests.support.finishing import finish_one
 
 START = datetime(2030, 3, 2, 9, 0, tzinfo=UTC)
 LOOPBACK = ["127.0.0.1/32"]
@@ -265,7 +266,7 @@ async def _scheduler_pass(store: Store, dispatcher: AiohttpDispatcher, now: date
     claims = await store.claims.claim_due(now, "scheduler", 30, 100)
     responses = await asyncio.gather(*(dispatcher.dispatch(request_for(c)) for c in claims))
     for claim, response in zip(claims, responses, strict=True):
-        await store.claims.finish(claim, "scheduler", response, now)
+        await finish_one(store.claims, claim, "scheduler", response, now)
 
 
 async def run_story(
