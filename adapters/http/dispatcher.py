@@ -55,11 +55,18 @@ class AiohttpDispatcher:
         self._signing_key = signing_secret.encode() if signing_secret else None
         self._user_agent = user_agent
         self._max_connections = max_connections
+        self._connections = asyncio.Semaphore(max_connections)
         self._max_retry_after = max_retry_after_seconds
         self._session: aiohttp.ClientSession | None = None
         self._resolver: GuardedResolver | None = None
 
     async def dispatch(self, request: HttpRequest) -> Response:
+        # A call waits here for a connection of the pool, not inside its timeout: the timeout is
+        # the endpoint's, from when its request can go out (aiohttp's own would count the wait).
+        async with self._connections:
+            return await self._dispatch(request)
+
+    async def _dispatch(self, request: HttpRequest) -> Response:
         started = datetime.now(UTC)
         try:
             async with asyncio.timeout(request.timeout_seconds):
