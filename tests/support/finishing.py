@@ -13,8 +13,13 @@ LEASE_SECONDS = 60.0
 async def finish_one(
     claims: ClaimRepository, claim: Claim, worker_id: str, response: Response, now: datetime
 ) -> Run:
-    """The run recorded for `claim`; raises its error (`LeaseLost`…) as the store returned it."""
-    return (await record_one(claims, Finish(claim, worker_id, response, now, LEASE_SECONDS))).run
+    """The run recorded for `claim`; raises its error (`LeaseLost`…) as the store returned it.
+    The DAG dependants the run started are given back unrun, as by a worker that stopped
+    before calling them: the test records only the run it names."""
+    recorded = await record_one(claims, Finish(claim, worker_id, response, now, LEASE_SECONDS))
+    for started in recorded.started:
+        await claims.release(started, worker_id)
+    return recorded.run
 
 
 async def record_one(claims: ClaimRepository, finish: Finish) -> Recorded:
