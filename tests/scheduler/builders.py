@@ -10,13 +10,14 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any
 
+from cronpilot.adapters.bootstrap import worker_config
 from cronpilot.domain.errors import StoreUnavailable
 from cronpilot.domain.model import Endpoint, EndpointSpec, Job, Run, RunStatus, Schedule
 from cronpilot.domain.ports import Dispatcher, JobDeclaration, Store, Waker
-from cronpilot.scheduler.config import WorkerConfig
 from cronpilot.scheduler.worker import RunObserver, SchedulerWorker
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock
+from tests.support.settings import settings_for_tests
 
 JOB = "tests"
 DEADLINE = 5.0
@@ -44,8 +45,15 @@ def make_worker(
 ) -> SchedulerWorker:
     config.setdefault("worker_id", "w1")
     config.setdefault("max_sleep_seconds", 3600.0)
+    # Each slot claimed once due, unless a test says otherwise: the fake clock then shows it.
+    config.setdefault("claim_ahead_seconds", 0.0)
     return SchedulerWorker(
-        store, dispatcher, clock, waker, WorkerConfig(**config), observer=observer
+        store,
+        dispatcher,
+        clock,
+        waker,
+        worker_config(settings_for_tests(**config)),
+        observer=observer,
     )
 
 
