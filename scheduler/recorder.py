@@ -30,7 +30,7 @@ class Recorder:
     async def record(self, finish: Finish) -> Recorded:
         """`finish` recorded; raises its error (`LeaseLost`, `SlotAlreadyRun`,
         `StoreUnavailable`…) as the store reported it."""
-        outcome = asyncio.get_running_loop().create_future()
+        outcome: asyncio.Future[Recorded] = asyncio.get_running_loop().create_future()
         self._queue.append(finish)
         self._waiting.append(outcome)
         if self._flusher is None or self._flusher.done():
