@@ -64,34 +64,33 @@ class AiohttpDispatcher:
         # A call waits here for a connection of the pool, not inside its timeout: the timeout is
         # the endpoint's, from when its request can go out (aiohttp's own would count the wait).
         async with self._connections:
-            return await self._dispatch(request)
-
-    async def _dispatch(self, request: HttpRequest) -> Response:
-        started = datetime.now(UTC)
-        try:
-            async with asyncio.timeout(request.timeout_seconds):
-                return await self._exchange(request, started)
-        except TimeoutError:
-            message = f"no complete answer within {request.timeout_seconds:g} s"
-            return _failure(started, ErrorKind.TIMEOUT, message)
-        except UnsafeURL as exc:
-            logger.warning(
-                "refused to call %s",
-                _loggable(exc.url),
-                extra={"action": "dispatch_refused", "url": _loggable(request.url)},
-            )
-            return _failure(
-                started, ErrorKind.BLOCKED_ADDRESS, f"refused {_loggable(exc.url)}: {exc.reason}"
-            )
-        except aiohttp.ClientError as exc:
-            return _failure(started, ErrorKind.CONNECTION, f"{type(exc).__name__}: {exc}")
-        except Exception as exc:
-            logger.exception(
-                "unexpected error calling %s",
-                _loggable(request.url),
-                extra={"action": "dispatch_internal_error", "method": request.method},
-            )
-            return _failure(started, ErrorKind.INTERNAL, f"{type(exc).__name__}: {exc}")
+            started = datetime.now(UTC)
+            try:
+                async with asyncio.timeout(request.timeout_seconds):
+                    return await self._exchange(request, started)
+            except TimeoutError:
+                message = f"no complete answer within {request.timeout_seconds:g} s"
+                return _failure(started, ErrorKind.TIMEOUT, message)
+            except UnsafeURL as exc:
+                logger.warning(
+                    "refused to call %s",
+                    _loggable(exc.url),
+                    extra={"action": "dispatch_refused", "url": _loggable(request.url)},
+                )
+                return _failure(
+                    started,
+                    ErrorKind.BLOCKED_ADDRESS,
+                    f"refused {_loggable(exc.url)}: {exc.reason}",
+                )
+            except aiohttp.ClientError as exc:
+                return _failure(started, ErrorKind.CONNECTION, f"{type(exc).__name__}: {exc}")
+            except Exception as exc:
+                logger.exception(
+                    "unexpected error calling %s",
+                    _loggable(request.url),
+                    extra={"action": "dispatch_internal_error", "method": request.method},
+                )
+                return _failure(started, ErrorKind.INTERNAL, f"{type(exc).__name__}: {exc}")
 
     async def close(self) -> None:
         session, self._session = self._session, None
