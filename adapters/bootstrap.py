@@ -152,6 +152,7 @@ def build_clock() -> Clock:
 
 
 def worker_config(settings: Settings) -> WorkerConfig:
+    """The scheduler worker's config: the one place it is made, defaults in `settings` only."""
     return WorkerConfig(
         worker_id=settings.worker_id,
         concurrency=settings.concurrency,
@@ -160,6 +161,7 @@ def worker_config(settings: Settings) -> WorkerConfig:
         grace_seconds=settings.grace_seconds,
         max_sleep_seconds=settings.max_sleep_seconds,
         claim_ahead_seconds=settings.claim_ahead_seconds,
+        dag_sweep_seconds=settings.dag_sweep_seconds,
     )
 
 
@@ -247,11 +249,13 @@ def guardrail_limits(settings: Settings) -> GuardrailLimits:
 
 
 def planner_config(settings: Settings) -> PlannerConfig:
+    """The planner worker's config: the one place it is made, defaults in `settings` only."""
     return PlannerConfig(
         worker_id=settings.worker_id,
         batch_size=settings.planner_batch_size,
         lease_seconds=settings.planner_lease_seconds,
         poll_seconds=settings.planner_poll_seconds,
+        history_runs=settings.planner_history_runs,
         backoff_seconds=settings.planner_backoff_seconds,
         backoff_cap_seconds=settings.planner_backoff_cap_seconds,
         grace_seconds=settings.grace_seconds,

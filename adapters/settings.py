@@ -66,6 +66,8 @@ class Settings(BaseSettings):
     max_sleep_seconds: float = Field(default=5, gt=0)
     claim_ahead_seconds: float = Field(default=0.05, ge=0)
     """Claim slots this long before they fall due and call each on time (see `WorkerConfig`)."""
+    dag_sweep_seconds: float = Field(default=5, gt=0)
+    """How often a scheduler looks for DAG dependants that became ready while leased."""
     reaper_interval_seconds: float = Field(default=10, gt=0)
     max_retry_after_seconds: float = Field(default=3600, gt=0)
     """The longest an endpoint's `Retry-After` may hold its calls back."""
@@ -95,6 +97,8 @@ class Settings(BaseSettings):
     planner_max_tokens: int = Field(default=30_000, gt=0)
     planner_poll_seconds: float = Field(default=5, gt=0)
     planner_batch_size: int = Field(default=10, gt=0)
+    planner_history_runs: int = Field(default=20, gt=0)
+    """Runs behind the health figures of a planner's prompt."""
     planner_lease_seconds: float = Field(default=300, gt=0)
     planner_backoff_seconds: float = Field(default=30, gt=0)
     planner_backoff_cap_seconds: float = Field(default=3600, gt=0)

@@ -27,6 +27,7 @@ import sys
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from genson import SchemaBuilder
@@ -41,7 +42,9 @@ from bench.support import (
     print_header,
     print_table,
 )
+from cronpilot.adapters.bootstrap import planner_config
 from cronpilot.adapters.clock import SystemClock
+from cronpilot.adapters.settings import Settings
 from cronpilot.adapters.sql import SqlStore
 from cronpilot.adapters.sql.rows import run_values
 from cronpilot.adapters.sql.tables import runs
@@ -75,7 +78,6 @@ from cronpilot.domain.ports import JobDeclaration
 from cronpilot.domain.provides import provides_edges
 from cronpilot.domain.schema_inference import ShapeNode, merge_document
 from cronpilot.domain.templates import input_fields
-from cronpilot.planner.config import PlannerConfig
 from cronpilot.planner.heuristic import HeuristicAnalyst
 from cronpilot.planner.session import Analyst, LlmAnalyst
 from cronpilot.planner.worker import PlannerWorker
@@ -267,7 +269,10 @@ async def analyses_ms(backend: str, analyst: Analyst, count: int) -> tuple[list[
                 store,
                 analyst,
                 SystemClock(),
-                PlannerConfig(worker_id="bench-planner", limits=LIMITS),
+                replace(
+                    planner_config(Settings(_env_file=None, worker_id="bench-planner")),  # type: ignore[call-arg]
+                    limits=LIMITS,
+                ),
                 waker=None,
             )
             for n in range(WARM_UP):

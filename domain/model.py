@@ -417,3 +417,25 @@ class HttpRequest:
     body: JSON
     timeout_seconds: float
     max_response_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """A run to record (`ClaimRepository.finish_many`): the claim, the response that decides
+    it, which worker holds it and when. `lease_seconds` leases the DAG dependants the run
+    starts."""
+
+    claim: Claim
+    worker_id: str
+    response: Response
+    now: datetime
+    lease_seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """A recorded run and the DAG dependants it started (leased to the finishing worker, their
+    `running` runs inserted): the worker calls them next."""
+
+    run: Run
+    started: list[Claim]

@@ -14,17 +14,20 @@ from typing import Protocol, Self
 
 from cronpilot.domain.alerts import Notification, NotificationStatus
 from cronpilot.domain.dag import DagWait
+from cronpilot.domain.errors import CronpilotError
 from cronpilot.domain.graph import Edge, EdgeKey, EdgeSighting, EdgeType
 from cronpilot.domain.model import (
     JSON,
     Claim,
     Endpoint,
     EndpointSpec,
+    Finish,
     HttpRequest,
     IntervalHint,
     Job,
     OneShotHint,
     Pause,
+    Recorded,
     Response,
     Run,
 )
@@ -162,11 +165,19 @@ class ClaimRepository(Protocol):
         """Push the lease further for a long run. Raises `LeaseLost` if it is no longer ours."""
         ...
 
-    async def finish(self, claim: Claim, worker_id: str, response: Response, now: datetime) -> Run:
-        """In one transaction: complete the run, re-plan the endpoint (`after_slot`, which may
-        auto-pause it) and add the notifications the run raises to the outbox
-        (`domain.alerts.run_notifications`), only while the lease is still ours (fencing).
-        Raises `LeaseLost` (and writes nothing) otherwise."""
+    async def finish_many(self, finishes: Sequence[Finish]) -> list[Recorded | CronpilotError]:
+        """Record each finish, fenced on its own: complete the run, re-plan the endpoint
+        (`after_slot`, which may auto-pause it), add the notifications the run raises to the
+        outbox (`domain.alerts.run_notifications`) and, for an endpoint with dependants, report
+        the run to them as `domain.dag.advance` says (save waits, record skipped runs, lease and
+        start every dependant now ready whose endpoint is free; a ready one that is leased stays
+        a ready wait for `DagRepository.claim_ready`), all in the transaction of its run, so a
+        worker dying in between cannot record the run and lose its DAG run. In as few
+        transactions as the store allows (callers batch: group commit).
+
+        Returns, in order, each finish's `Recorded` or its error: `LeaseLost` (nothing written)
+        when the lease or the run is no longer ours, `StoreUnavailable` when its transaction
+        failed; one item's error never stops the others. Raises only for a bug."""
         ...
 
     async def release(self, claim: Claim, worker_id: str) -> None:
@@ -383,18 +394,6 @@ class GraphRepository(Protocol):
 class DagRepository(Protocol):
     """DAG runs: dependants waiting for their parents, started as children of their runs."""
 
-    async def finish_upstream(
-        self, claim: Claim, worker_id: str, response: Response, lease_seconds: float, now: datetime
-    ) -> tuple[Run, list[Claim]]:
-        """`ClaimRepository.finish` for a claim whose endpoint has dependants, and in the same
-        transaction the run's report to them as `domain.dag.advance` says: save waits, record
-        skipped runs, and lease and start (a `running` run, child of this run) every dependant
-        now ready whose endpoint is free. A ready dependant that is leased stays a ready wait
-        for `claim_ready`. One transaction, so a worker dying in between cannot record the run
-        and lose its DAG run. Returns the run and the claims started, their upstream bodies
-        attached. Raises `LeaseLost` (and writes nothing) as `finish` does."""
-        ...
-
     async def claim_ready(
         self, now: datetime, worker_id: str, lease_seconds: float, limit: int
     ) -> list[Claim]:
@@ -418,8 +417,8 @@ class DagRepository(Protocol):
 
 
 class NotificationRepository(Protocol):
-    """The alerts outbox. Rows are written with the run (`ClaimRepository.finish`,
-    `DagRepository.finish_upstream`) or the proposal (`PlannerRepository.add_proposal`) that
+    """The alerts outbox. Rows are written with the run (`ClaimRepository.finish_many`)
+    or the proposal (`PlannerRepository.add_proposal`) that
     raised them; a notifier claims them, delivers them and records the outcome here. Delivery
     is at least once: a worker that dies mid-delivery leaves a lease that expires."""
 

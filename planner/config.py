@@ -1,8 +1,9 @@
-"""What a planner worker is told by the composition root."""
+"""What a planner worker is told, built in one place from the settings
+(`adapters.bootstrap.planner_config`), which hold every default (`adapters.settings`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from cronpilot.domain.guardrails import GuardrailLimits
 
@@ -10,20 +11,20 @@ from cronpilot.domain.guardrails import GuardrailLimits
 @dataclass(frozen=True, slots=True)
 class PlannerConfig:
     worker_id: str
-    batch_size: int = 10
-    lease_seconds: float = 300.0
+    batch_size: int
+    lease_seconds: float
     """Longer than any session: a dead worker's endpoints wait at most this long."""
-    poll_seconds: float = 5.0
-    history_runs: int = 20
+    poll_seconds: float
+    history_runs: int
     """Runs behind the health figures of the prompt."""
-    backoff_seconds: float = 30.0
+    backoff_seconds: float
     """After a failed session the endpoint waits this long, doubling per failure…"""
-    backoff_cap_seconds: float = 3600.0
+    backoff_cap_seconds: float
     """…up to this."""
-    grace_seconds: float = 10.0
+    grace_seconds: float
     """On stop, how long (real time) analyses under way may still finish; then their LLM calls
     are cut short and the sessions recorded as failed."""
+    limits: GuardrailLimits
     paste_latest: bool = False
     """Paste the latest responses into the prompt instead of offering query tools (only for
-    the token-economy benchmark)."""
-    limits: GuardrailLimits = field(default_factory=GuardrailLimits)
+    the token-economy benchmark; no setting)."""

@@ -23,6 +23,7 @@ from cronpilot.planner.config import PlannerConfig
 from cronpilot.planner.graph_context import schema_document
 from cronpilot.planner.session import Analyst, Verdict
 from cronpilot.planner.tools import ToolBox, ToolContext
+from cronpilot.scheduler.periodic import pause
 from cronpilot.usecases.proposals import ProposalDesk, Proposer
 
 log = logging.getLogger(__name__)
@@ -60,7 +61,7 @@ class PlannerWorker:
         self._cutting = False
         while not stop.is_set():
             if not await self._round_until(stop):
-                await self._rest(stop)
+                await pause(self._clock, self._config.poll_seconds, stop)
 
     async def _round_until(self, stop: asyncio.Event) -> bool:
         """One round (`run_round`); True if it was full. When `stop` comes meanwhile, the
@@ -95,19 +96,6 @@ class PlannerWorker:
         self._cutting = True
         for task in self._thinking:
             task.cancel()
-
-    async def _rest(self, stop: asyncio.Event) -> None:
-        """Sleep `poll_seconds` of the clock's time, or until `stop`."""
-        sleepers = {
-            asyncio.ensure_future(stop.wait()),
-            asyncio.ensure_future(self._clock.sleep(self._config.poll_seconds)),
-        }
-        try:
-            await asyncio.wait(sleepers, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for sleeper in sleepers:
-                sleeper.cancel()
-            await asyncio.gather(*sleepers, return_exceptions=True)
 
     async def run_round(self) -> bool:
         """Expire lapsed proposals, then claim and analyse one batch. True if it was full."""

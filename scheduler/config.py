@@ -1,4 +1,8 @@
-"""What one scheduler worker is told: who it is and how much it may take on at once."""
+"""What one scheduler worker is told: who it is and how much it may take on at once.
+
+Built in one place, from the settings (`adapters.bootstrap.worker_config`), which hold every
+default (`adapters.settings`): nothing here repeats them.
+"""
 
 from __future__ import annotations
 
@@ -10,23 +14,23 @@ from cronpilot.domain.errors import InvalidConfig
 @dataclass(frozen=True, slots=True)
 class WorkerConfig:
     worker_id: str
-    concurrency: int = 100
-    """Calls in flight at once."""
-    batch_size: int = 100
+    concurrency: int
+    """Calls in flight at once, DAG dependants included."""
+    batch_size: int
     """Endpoints claimed per round trip to the store."""
-    lease_seconds: float = 60.0
+    lease_seconds: float
     """How long a claim stays ours without news; long calls extend it at half-time."""
-    grace_seconds: float = 10.0
+    grace_seconds: float
     """On stop, how long (real time) in-flight calls may still finish before they are abandoned."""
-    max_sleep_seconds: float = 5.0
+    max_sleep_seconds: float
     """Longest idle sleep: only a guard against wake-ups missed from other processes."""
-    claim_ahead_seconds: float = 0.0
+    claim_ahead_seconds: float
     """Claim slots up to this long before they fall due, then call each at its due time: the
     claim's round trip is then paid before the slot rather than out of its lateness. Claims
     also come at most every half of it (unless a batch comes back full), so that a steady
     stream of slots is claimed in batches rather than one round trip per slot. 0: claim each
     slot once due."""
-    dag_sweep_seconds: float = 5.0
+    dag_sweep_seconds: float
     """How often to look for DAG dependants that became ready while leased (rare): a round trip
     that every claim would otherwise pay."""
 

@@ -1,21 +1,16 @@
 """Housekeeping every worker does for the shared store: reap dead workers' runs, prune old runs.
 
-Both are idempotent, so every worker may run them on its own timer (decision 0003): an
-APScheduler 3 `AsyncIOScheduler` inside the worker's event loop, never a shared job store.
+Both are idempotent, so every worker may run them on its own timers (`scheduler.periodic`, on
+the worker's clock; decision 0015), never from a shared job store.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
-from apscheduler.schedulers.asyncio import AsyncIOScheduler
-
-from cronpilot.domain.errors import CronpilotError
-from cronpilot.domain.outage import described
 from cronpilot.domain.ports import Clock, Store
+from cronpilot.scheduler.periodic import Periodic
 
 log = logging.getLogger(__name__)
 
@@ -38,11 +33,12 @@ class Housekeeping:
     ) -> None:
         self._store = store
         self._clock = clock
-        self._reaper_interval = reaper_interval_seconds
         self._retention_runs = retention_runs
-        self._prune_interval = prune_interval_seconds
-        self._timer: AsyncIOScheduler | None = None
-        self._running: set[asyncio.Task[object]] = set()
+        first_prune = min(FIRST_PRUNE_AFTER.total_seconds(), prune_interval_seconds)
+        self._timers = (
+            Periodic("reap", clock, reaper_interval_seconds, self._reap),
+            Periodic("prune", clock, prune_interval_seconds, self._prune, first_after=first_prune),
+        )
 
     async def reap_once(self) -> int:
         """Abandon runs whose lease expired (their worker died) and free their endpoints."""
@@ -73,58 +69,20 @@ class Housekeeping:
     def start(self) -> None:
         """Start the timers; call from inside the running event loop. The reaper runs at once
         first, so a restarted worker repairs what its predecessor left behind; the first prune
-        waits (`FIRST_PRUNE_AFTER`). The timers keep wall time (they only pace the work); the
-        store is always given the clock's `now`."""
-        timer = AsyncIOScheduler(timezone=UTC)
-        started = datetime.now(UTC)
-        first_prune = min(FIRST_PRUNE_AFTER, timedelta(seconds=self._prune_interval))
-        for job, seconds, first in (
-            (self.reap_once, self._reaper_interval, started),
-            (self.prune_once, self._prune_interval, started + first_prune),
-        ):
-            timer.add_job(
-                self._tracked(job),
-                "interval",
-                seconds=seconds,
-                id=job.__name__,
-                name=job.__name__,
-                next_run_time=first,
-                coalesce=True,
-                max_instances=1,
-                misfire_grace_time=None,
-            )
-        timer.start()
-        self._timer = timer
+        waits (`FIRST_PRUNE_AFTER`, or its interval if shorter)."""
+        for timer in self._timers:
+            timer.start()
 
     async def stop(self) -> None:
         """Stop the timers and let a job in progress finish (it is short) instead of cutting
         a store transaction in half."""
-        timer, self._timer = self._timer, None
-        if timer is None:
-            return
-        timer.pause()
-        await asyncio.gather(*self._running, return_exceptions=True)
-        timer.shutdown(wait=False)
-        # AsyncIOScheduler.shutdown is queued with call_soon; let it run before returning.
-        await asyncio.sleep(0)
+        for timer in self._timers:
+            await timer.stop()
 
-    def _tracked(self, job: Callable[[], Awaitable[int]]) -> Callable[[], Awaitable[None]]:
-        async def tracked() -> None:
-            task = asyncio.current_task()
-            assert task is not None
-            self._running.add(task)
-            try:
-                await job()
-            except CronpilotError as error:
-                # The timer would log it with a traceback, which says nothing about a store
-                # that is down; the job runs again at its next turn.
-                log.warning(
-                    "%s failed (%s); trying again at its next turn",
-                    job.__name__,
-                    described(error),
-                    extra={"action": "housekeeping_failed", "job": job.__name__},
-                )
-            finally:
-                self._running.discard(task)
+    async def _reap(self) -> bool:
+        await self.reap_once()
+        return False
 
-        return tracked
+    async def _prune(self) -> bool:
+        await self.prune_once()
+        return False

@@ -22,6 +22,7 @@ from cronpilot.domain.errors import CronpilotError
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import HttpRequest
 from cronpilot.domain.ports import Clock, Dispatcher, Store
+from cronpilot.scheduler.periodic import Periodic
 
 log = logging.getLogger(__name__)
 
@@ -52,18 +53,15 @@ class Notifier:
         self._dispatcher = dispatcher
         self._clock = clock
         self._config = config
-        self._task: asyncio.Task[None] | None = None
+        self._timer = Periodic("notify", clock, config.poll_seconds, self._deliver_turn)
 
     def start(self) -> None:
         """Start delivering in the background; call from inside the running event loop."""
-        self._task = asyncio.create_task(self._deliver_periodically())
+        self._timer.start()
 
     async def stop(self) -> None:
         """Stop at once: deliveries cut short are delivered again once their lease expires."""
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+        await self._timer.stop(cut=True)
 
     async def deliver_due(self) -> int:
         """Claim up to `concurrency` due notifications and deliver them side by side; returns
@@ -75,24 +73,9 @@ class Notifier:
         await asyncio.gather(*(self._deliver(notification) for notification in claimed))
         return len(claimed)
 
-    async def _deliver_periodically(self) -> None:
-        while True:
-            try:
-                claimed = await self.deliver_due()
-            except CronpilotError as error:
-                log.warning(
-                    "cannot deliver notifications: %s",
-                    error,
-                    extra={"action": "notify_store_error"},
-                )
-                claimed = 0
-            except Exception:
-                # A bug: logged, and the next look tries again rather than leaving alerts
-                # undelivered until the worker restarts.
-                log.exception("notifier failed", extra={"action": "notify_internal_error"})
-                claimed = 0
-            if claimed < self._config.concurrency:
-                await self._clock.sleep(self._config.poll_seconds)
+    async def _deliver_turn(self) -> bool:
+        """One look; True when it took a full batch, so that the next comes at once."""
+        return await self.deliver_due() >= self._config.concurrency
 
     async def _deliver(self, notification: Notification) -> None:
         config = self._config

@@ -55,36 +55,42 @@ class AiohttpDispatcher:
         self._signing_key = signing_secret.encode() if signing_secret else None
         self._user_agent = user_agent
         self._max_connections = max_connections
+        self._connections = asyncio.Semaphore(max_connections)
         self._max_retry_after = max_retry_after_seconds
         self._session: aiohttp.ClientSession | None = None
         self._resolver: GuardedResolver | None = None
 
     async def dispatch(self, request: HttpRequest) -> Response:
-        started = datetime.now(UTC)
-        try:
-            async with asyncio.timeout(request.timeout_seconds):
-                return await self._exchange(request, started)
-        except TimeoutError:
-            message = f"no complete answer within {request.timeout_seconds:g} s"
-            return _failure(started, ErrorKind.TIMEOUT, message)
-        except UnsafeURL as exc:
-            logger.warning(
-                "refused to call %s",
-                _loggable(exc.url),
-                extra={"action": "dispatch_refused", "url": _loggable(request.url)},
-            )
-            return _failure(
-                started, ErrorKind.BLOCKED_ADDRESS, f"refused {_loggable(exc.url)}: {exc.reason}"
-            )
-        except aiohttp.ClientError as exc:
-            return _failure(started, ErrorKind.CONNECTION, f"{type(exc).__name__}: {exc}")
-        except Exception as exc:
-            logger.exception(
-                "unexpected error calling %s",
-                _loggable(request.url),
-                extra={"action": "dispatch_internal_error", "method": request.method},
-            )
-            return _failure(started, ErrorKind.INTERNAL, f"{type(exc).__name__}: {exc}")
+        # A call waits here for a connection of the pool, not inside its timeout: the timeout is
+        # the endpoint's, from when its request can go out (aiohttp's own would count the wait).
+        async with self._connections:
+            started = datetime.now(UTC)
+            try:
+                async with asyncio.timeout(request.timeout_seconds):
+                    return await self._exchange(request, started)
+            except TimeoutError:
+                message = f"no complete answer within {request.timeout_seconds:g} s"
+                return _failure(started, ErrorKind.TIMEOUT, message)
+            except UnsafeURL as exc:
+                logger.warning(
+                    "refused to call %s",
+                    _loggable(exc.url),
+                    extra={"action": "dispatch_refused", "url": _loggable(request.url)},
+                )
+                return _failure(
+                    started,
+                    ErrorKind.BLOCKED_ADDRESS,
+                    f"refused {_loggable(exc.url)}: {exc.reason}",
+                )
+            except aiohttp.ClientError as exc:
+                return _failure(started, ErrorKind.CONNECTION, f"{type(exc).__name__}: {exc}")
+            except Exception as exc:
+                logger.exception(
+                    "unexpected error calling %s",
+                    _loggable(request.url),
+                    extra={"action": "dispatch_internal_error", "method": request.method},
+                )
+                return _failure(started, ErrorKind.INTERNAL, f"{type(exc).__name__}: {exc}")
 
     async def close(self) -> None:
         session, self._session = self._session, None

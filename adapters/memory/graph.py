@@ -30,7 +30,7 @@ from cronpilot.domain.model import (
     Claim,
     DagTrigger,
     Endpoint,
-    Response,
+    Finish,
     Run,
     RunStatus,
 )
@@ -103,70 +103,69 @@ class MemoryGraph:
         return len(doomed)
 
 
+def advance_dag(state: MemoryState, finish: Finish, run: Run) -> list[Claim]:
+    """Report `run`, just recorded for `finish`, to its endpoint's dependants
+    (`domain.dag.advance`) and start those now ready; the lock held by the caller
+    (`MemoryClaims.finish_many`)."""
+    claim, worker_id, now = finish.claim, finish.worker_id, finish.now
+    endpoint = state.endpoint(claim.endpoint.id)
+    dag = dag_of(claim.dag, run, endpoint)
+    job = [e for e in state.endpoints.values() if e.job_id == endpoint.job_id]
+    waits = {w.endpoint_id: w for (d, _), w in state.waits.items() if d == dag[0]}
+    previous = next(
+        (
+            r
+            for r in state.runs_of(endpoint.id)
+            if r.slot_at < run.slot_at and r.status is RunStatus.SUCCESS
+        ),
+        None,
+    )
+    outcome = outcome_of(run, previous)
+    plan = advance(job, waits, endpoint, outcome, dag=dag, worker_id=worker_id, now=now)
+    return _carry_out(state, plan, (worker_id, finish.lease_seconds), now)
+
+
+def _carry_out(
+    state: MemoryState, plan: DagPlan, lease: tuple[str, float], now: datetime
+) -> list[Claim]:
+    for wait in plan.waiting.values():
+        state.waits[(wait.dag_run_id, wait.endpoint_id)] = wait
+    for wait in plan.finished:
+        state.waits.pop((wait.dag_run_id, wait.endpoint_id), None)
+    for skipped in plan.skipped:
+        state.runs[skipped.id] = skipped
+    claims = []
+    for node, wait, trigger in plan.start:
+        current = state.endpoints[node.id]
+        if current.lease_owner is None:
+            claims.append(_start(state, current, trigger, lease, now))
+        else:
+            ready = replace(wait, ready=True, parent_trace_id=trigger.parent_trace_id)
+            state.waits[(wait.dag_run_id, wait.endpoint_id)] = ready
+    return claims
+
+
+def _start(
+    state: MemoryState,
+    endpoint: Endpoint,
+    trigger: DagTrigger,
+    lease: tuple[str, float],
+    now: datetime,
+) -> Claim:
+    bodies = {
+        name: state.runs[run_id].body
+        for name, run_id in trigger.parents.items()
+        if run_id in state.runs
+    }
+    claim = dag_claim(endpoint, trigger, bodies, lease, now)
+    state.endpoints[endpoint.id] = claim.endpoint
+    state.runs[claim.run_id] = started_run(claim, lease[0], now)
+    return claim
+
+
 class MemoryDag:
     def __init__(self, state: MemoryState) -> None:
         self._state = state
-
-    async def finish_upstream(
-        self, claim: Claim, worker_id: str, response: Response, lease_seconds: float, now: datetime
-    ) -> tuple[Run, list[Claim]]:
-        async with self._state.lock:
-            state = self._state
-            run = state.finish(claim, worker_id, response, now)
-            endpoint = state.endpoint(claim.endpoint.id)
-            dag = dag_of(claim.dag, run, endpoint)
-            job = [e for e in state.endpoints.values() if e.job_id == endpoint.job_id]
-            waits = {w.endpoint_id: w for (d, _), w in state.waits.items() if d == dag[0]}
-            previous = next(
-                (
-                    r
-                    for r in state.runs_of(endpoint.id)
-                    if r.slot_at < run.slot_at and r.status is RunStatus.SUCCESS
-                ),
-                None,
-            )
-            outcome = outcome_of(run, previous)
-            plan = advance(job, waits, endpoint, outcome, dag=dag, worker_id=worker_id, now=now)
-            return run, self._carry_out(plan, worker_id, lease_seconds, now)
-
-    def _carry_out(
-        self, plan: DagPlan, worker_id: str, lease_seconds: float, now: datetime
-    ) -> list[Claim]:
-        state = self._state
-        for wait in plan.waiting.values():
-            state.waits[(wait.dag_run_id, wait.endpoint_id)] = wait
-        for wait in plan.finished:
-            state.waits.pop((wait.dag_run_id, wait.endpoint_id), None)
-        for skipped in plan.skipped:
-            state.runs[skipped.id] = skipped
-        claims = []
-        for node, wait, trigger in plan.start:
-            current = state.endpoints[node.id]
-            if current.lease_owner is None:
-                claims.append(self._start(current, trigger, worker_id, lease_seconds, now))
-            else:
-                ready = replace(wait, ready=True, parent_trace_id=trigger.parent_trace_id)
-                state.waits[(wait.dag_run_id, wait.endpoint_id)] = ready
-        return claims
-
-    def _start(
-        self,
-        endpoint: Endpoint,
-        trigger: DagTrigger,
-        worker_id: str,
-        lease_seconds: float,
-        now: datetime,
-    ) -> Claim:
-        state = self._state
-        bodies = {
-            name: state.runs[run_id].body
-            for name, run_id in trigger.parents.items()
-            if run_id in state.runs
-        }
-        claim = dag_claim(endpoint, trigger, bodies, (worker_id, lease_seconds), now)
-        state.endpoints[endpoint.id] = claim.endpoint
-        state.runs[claim.run_id] = started_run(claim, worker_id, now)
-        return claim
 
     async def claim_ready(
         self, now: datetime, worker_id: str, lease_seconds: float, limit: int
@@ -181,7 +180,9 @@ class MemoryDag:
                     continue
                 del self._state.waits[key]
                 trigger = ready_trigger(wait)
-                claims.append(self._start(endpoint, trigger, worker_id, lease_seconds, now))
+                claims.append(
+                    _start(self._state, endpoint, trigger, (worker_id, lease_seconds), now)
+                )
         return claims
 
     async def list_waits(self) -> list[DagWait]:

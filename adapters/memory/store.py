@@ -12,23 +12,31 @@ from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any, Self
 
-from cronpilot.adapters.memory.graph import MemoryDag, MemoryGraph, MemorySchemas
+from cronpilot.adapters.memory.graph import MemoryDag, MemoryGraph, MemorySchemas, advance_dag
 from cronpilot.adapters.memory.notifications import MemoryNotifications
 from cronpilot.adapters.memory.planner import MemoryPlanner, MemoryPlannerState
 from cronpilot.domain.alerts import Notification, run_notifications
 from cronpilot.domain.claiming import is_due, lease_expired, leased, next_due, pick_claims
 from cronpilot.domain.dag import DagWait
-from cronpilot.domain.errors import EndpointNotFound, JobNotFound, LeaseLost, RunNotFound
+from cronpilot.domain.errors import (
+    CronpilotError,
+    EndpointNotFound,
+    JobNotFound,
+    LeaseLost,
+    RunNotFound,
+)
 from cronpilot.domain.graph import Edge, EdgeType
 from cronpilot.domain.model import (
     Claim,
     Endpoint,
     EndpointSpec,
     ErrorKind,
+    Finish,
     IntervalHint,
     Job,
     OneShotHint,
     Pause,
+    Recorded,
     Response,
     Run,
     RunStatus,
@@ -126,7 +134,8 @@ class MemoryState:
         return endpoint, run
 
     def finish(self, claim: Claim, worker_id: str, response: Response, now: datetime) -> Run:
-        """`ClaimRepository.finish`, the lock held by the caller."""
+        """One finish of `ClaimRepository.finish_many` but the DAG's part, the lock held by the
+        caller."""
         fenced = self.fenced(claim, worker_id)
         if fenced is None:
             raise LeaseLost(claim.endpoint.id, worker_id)
@@ -310,9 +319,21 @@ class MemoryClaims:
                 raise LeaseLost(claim.endpoint.id, worker_id)
             self._state.endpoints[endpoint.id] = replace(endpoint, lease_until=until)
 
-    async def finish(self, claim: Claim, worker_id: str, response: Response, now: datetime) -> Run:
+    async def finish_many(self, finishes: Sequence[Finish]) -> list[Recorded | CronpilotError]:
+        recorded: list[Recorded | CronpilotError] = []
         async with self._state.lock:
-            return self._state.finish(claim, worker_id, response, now)
+            for item in finishes:
+                claim = item.claim
+                try:
+                    run = self._state.finish(claim, item.worker_id, item.response, item.now)
+                except LeaseLost as lost:
+                    recorded.append(lost)
+                    continue
+                started = []
+                if claim.endpoint.spec.dependants:
+                    started = advance_dag(self._state, item, run)
+                recorded.append(Recorded(run, started))
+        return recorded
 
     async def release(self, claim: Claim, worker_id: str) -> None:
         async with self._state.lock:

@@ -36,7 +36,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cronpilot.adapters.crypto import SecretUndecryptable
 from cronpilot.adapters.sql.engine import Database
-from cronpilot.adapters.sql.finishes import FinishBatcher
+from cronpilot.adapters.sql.finishes import finish_many
 from cronpilot.adapters.sql.notifications_repo import add_notifications
 from cronpilot.adapters.sql.rows import (
     endpoint_from_row,
@@ -51,13 +51,15 @@ from cronpilot.adapters.sql.rows import (
 from cronpilot.adapters.sql.tables import IS_QUEUED, SLOT_KEY, UtcDateTime, endpoints, jobs, runs
 from cronpilot.domain.alerts import run_notifications
 from cronpilot.domain.claiming import first_of_each
-from cronpilot.domain.errors import LeaseLost
+from cronpilot.domain.errors import CronpilotError, LeaseLost
 from cronpilot.domain.governor import missed
 from cronpilot.domain.model import (
     BodyAbsence,
     Claim,
     Endpoint,
     ErrorKind,
+    Finish,
+    Recorded,
     Response,
     Run,
     RunStatus,
@@ -420,7 +422,6 @@ class SqlClaims:
     def __init__(self, db: Database, cipher: SecretCipher | None) -> None:
         self._db = db
         self._cipher = cipher
-        self._finishes = FinishBatcher(db)
 
     async def claim_due(
         self,
@@ -606,10 +607,10 @@ class SqlClaims:
     async def _save_run(self, conn: AsyncConnection, run: Run) -> None:
         await conn.execute(update(runs).where(runs.c.id == run.id).values(run_values(run)))
 
-    async def finish(self, claim: Claim, worker_id: str, response: Response, now: datetime) -> Run:
-        # Concurrent finishes share transactions (`adapters.sql.finishes`); each is still
-        # fenced on its own lease and run.
-        return await self._finishes.finish(claim, worker_id, response, now)
+    async def finish_many(self, finishes: Sequence[Finish]) -> list[Recorded | CronpilotError]:
+        # One transaction for the batch (`adapters.sql.finishes`); each is still fenced on its
+        # own lease and run.
+        return await finish_many(self._db, self._cipher, finishes)
 
     async def release(self, claim: Claim, worker_id: str) -> None:
         async with self._db.write() as conn:

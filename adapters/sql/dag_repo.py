@@ -1,4 +1,5 @@
-"""`DagRepository` over SQL: a finished upstream run advances its DAG run in one transaction.
+"""DAG runs over SQL: a finished upstream run advances its DAG run in the transaction that records
+it (`advance_dag`, called by `adapters.sql.finishes`), and `DagRepository` for the rest.
 
 The job's endpoint rows are locked (in id order, so two transactions never wait on each other
 crosswise) while the waits of the DAG run are read and written: two parents of one dependant
@@ -7,16 +8,16 @@ finishing at once on two workers are serialised, and exactly one of them starts 
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, delete, insert, select
+from sqlalchemy import Select, and_, delete, insert, select
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cronpilot.adapters.sql.engine import Database
-from cronpilot.adapters.sql.finishes import Finish, record_finishes
 from cronpilot.adapters.sql.rows import (
     endpoint_from_row,
     run_from_row,
@@ -35,104 +36,97 @@ from cronpilot.domain.dag import (
     outcome_of,
     ready_trigger,
 )
-from cronpilot.domain.errors import LeaseLost
-from cronpilot.domain.model import Claim, DagTrigger, Endpoint, Response, Run, RunStatus
+from cronpilot.domain.model import Claim, DagTrigger, Endpoint, Finish, Run, RunStatus
 from cronpilot.domain.ports import SecretCipher
 from cronpilot.domain.transitions import started_run
+
+
+async def advance_dag(
+    conn: AsyncConnection, cipher: SecretCipher | None, finish: Finish, run: Run
+) -> list[Claim]:
+    """Report `run`, just recorded for `finish` on `conn`, to its endpoint's dependants
+    (`domain.dag.advance`) and start those now ready, in the same transaction. The caller has
+    locked the endpoints of the run's job (`lock_jobs`)."""
+    claim, worker_id, now = finish.claim, finish.worker_id, finish.now
+    job = await _lock_job(conn, cipher, claim.endpoint.job_id)
+    endpoint = next(e for e in job if e.id == claim.endpoint.id)
+    dag = dag_of(claim.dag, run, endpoint)
+    waits = await _waits(conn, dag_runs_of=dag[0])
+    outcome = outcome_of(run, await _previous_success(conn, run))
+    plan = advance(job, waits, endpoint, outcome, dag=dag, worker_id=worker_id, now=now)
+    return await _carry_out(conn, cipher, plan, (worker_id, finish.lease_seconds), now)
+
+
+def lock_jobs(job_ids: Collection[str], endpoint_ids: Collection[str]) -> Select[Any]:
+    """The statement locking every endpoint of `job_ids` and `endpoint_ids`, in id order as
+    every other writer locks endpoints (no deadlock): two parents of one dependant finishing
+    at once are serialised."""
+    return (
+        select(endpoints.c.id)
+        .where(endpoints.c.job_id.in_(sorted(job_ids)) | endpoints.c.id.in_(endpoint_ids))
+        .order_by(endpoints.c.id)
+        .with_for_update()
+    )
+
+
+async def _lock_job(
+    conn: AsyncConnection, cipher: SecretCipher | None, job_id: str
+) -> list[Endpoint]:
+    query = (
+        select_endpoints()
+        .where(endpoints.c.job_id == job_id)
+        .order_by(endpoints.c.id)
+        .with_for_update(of=endpoints)
+    )
+    rows = (await conn.execute(query)).mappings().all()
+    return [endpoint_from_row(row, cipher) for row in rows]
+
+
+async def _carry_out(
+    conn: AsyncConnection,
+    cipher: SecretCipher | None,
+    plan: DagPlan,
+    lease: tuple[str, float],
+    now: datetime,
+) -> list[Claim]:
+    for wait in plan.finished:
+        await conn.execute(delete(dag_waits).where(*_wait_key(wait)))
+    for wait in plan.waiting.values():
+        await _save_wait(conn, wait)
+    if plan.skipped:
+        await conn.execute(insert(runs), [run_values(run) for run in plan.skipped])
+    claims = []
+    for node, wait, trigger in plan.start:
+        if node.lease_owner is None:
+            claims.append(await _start(conn, node, trigger, lease, now))
+        else:
+            ready = replace(wait, ready=True, parent_trace_id=trigger.parent_trace_id)
+            await _save_wait(conn, ready)
+    return claims
+
+
+async def _start(
+    conn: AsyncConnection,
+    endpoint: Endpoint,
+    trigger: DagTrigger,
+    lease: tuple[str, float],
+    now: datetime,
+) -> Claim:
+    """Lease `endpoint` and insert its `running` run, a child of the trigger's parent."""
+    parent_ids = list(trigger.parents.values())
+    bodies = await conn.execute(select(runs.c.id, runs.c.body).where(runs.c.id.in_(parent_ids)))
+    by_id = {row.id: row.body for row in bodies}
+    upstream = {name: by_id[run_id] for name, run_id in trigger.parents.items() if run_id in by_id}
+    claim = dag_claim(endpoint, trigger, upstream, lease, now)
+    await save_endpoint_state(conn, claim.endpoint)
+    await conn.execute(insert(runs).values(run_values(started_run(claim, lease[0], now))))
+    return claim
 
 
 class SqlDag:
     def __init__(self, db: Database, cipher: SecretCipher | None) -> None:
         self._db = db
         self._cipher = cipher
-
-    async def finish_upstream(
-        self, claim: Claim, worker_id: str, response: Response, lease_seconds: float, now: datetime
-    ) -> tuple[Run, list[Claim]]:
-        job_id = claim.endpoint.job_id
-        async with self._db.write() as conn:
-            # The job's endpoints first, in id order as every other writer locks endpoints (no
-            # deadlock); the finish then finds its own endpoint already locked.
-            await conn.execute(
-                select(endpoints.c.id)
-                .where(endpoints.c.job_id == job_id)
-                .order_by(endpoints.c.id)
-                .with_for_update()
-            )
-            [run] = await record_finishes(conn, [Finish(claim, worker_id, response, now)])
-            if run is None:
-                raise LeaseLost(claim.endpoint.id, worker_id)
-            job = await self._lock_job(conn, job_id)
-            endpoint = next(e for e in job if e.id == claim.endpoint.id)
-            dag = dag_of(claim.dag, run, endpoint)
-            waits = await _waits(conn, dag_runs_of=dag[0])
-            outcome = outcome_of(run, await _previous_success(conn, run))
-            plan = advance(job, waits, endpoint, outcome, dag=dag, worker_id=worker_id, now=now)
-            return run, await self._carry_out(conn, plan, worker_id, lease_seconds, now)
-
-    async def _lock_job(self, conn: AsyncConnection, job_id: str) -> list[Endpoint]:
-        query = (
-            select_endpoints()
-            .where(endpoints.c.job_id == job_id)
-            .order_by(endpoints.c.id)
-            .with_for_update(of=endpoints)
-        )
-        rows = (await conn.execute(query)).mappings().all()
-        return [endpoint_from_row(row, self._cipher) for row in rows]
-
-    async def _carry_out(
-        self,
-        conn: AsyncConnection,
-        plan: DagPlan,
-        worker_id: str,
-        lease_seconds: float,
-        now: datetime,
-    ) -> list[Claim]:
-        for wait in plan.finished:
-            await conn.execute(delete(dag_waits).where(*_wait_key(wait)))
-        for wait in plan.waiting.values():
-            await _save_wait(conn, wait)
-        if plan.skipped:
-            await conn.execute(insert(runs), [run_values(run) for run in plan.skipped])
-        claims = []
-        for node, wait, trigger in plan.start:
-            if node.lease_owner is None:
-                claims.append(
-                    await self._start(
-                        conn,
-                        node,
-                        trigger,
-                        worker_id=worker_id,
-                        lease_seconds=lease_seconds,
-                        now=now,
-                    )
-                )
-            else:
-                ready = replace(wait, ready=True, parent_trace_id=trigger.parent_trace_id)
-                await _save_wait(conn, ready)
-        return claims
-
-    async def _start(
-        self,
-        conn: AsyncConnection,
-        endpoint: Endpoint,
-        trigger: DagTrigger,
-        *,
-        worker_id: str,
-        lease_seconds: float,
-        now: datetime,
-    ) -> Claim:
-        """Lease `endpoint` and insert its `running` run, a child of the trigger's parent."""
-        parent_ids = list(trigger.parents.values())
-        bodies = await conn.execute(select(runs.c.id, runs.c.body).where(runs.c.id.in_(parent_ids)))
-        by_id = {row.id: row.body for row in bodies}
-        upstream = {
-            name: by_id[run_id] for name, run_id in trigger.parents.items() if run_id in by_id
-        }
-        claim = dag_claim(endpoint, trigger, upstream, (worker_id, lease_seconds), now)
-        await save_endpoint_state(conn, claim.endpoint)
-        await conn.execute(insert(runs).values(run_values(started_run(claim, worker_id, now))))
-        return claim
 
     async def claim_ready(
         self, now: datetime, worker_id: str, lease_seconds: float, limit: int
@@ -160,16 +154,9 @@ class SqlDag:
                     continue
                 await conn.execute(delete(dag_waits).where(*_wait_key(wait)))
                 endpoint = endpoint_from_row(found, self._cipher)
-                claims.append(
-                    await self._start(
-                        conn,
-                        endpoint,
-                        ready_trigger(wait),
-                        worker_id=worker_id,
-                        lease_seconds=lease_seconds,
-                        now=now,
-                    )
-                )
+                trigger = ready_trigger(wait)
+                lease = (worker_id, lease_seconds)
+                claims.append(await _start(conn, endpoint, trigger, lease, now))
         return claims
 
     async def list_waits(self) -> list[DagWait]:

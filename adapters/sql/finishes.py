@@ -1,11 +1,12 @@
-"""The fenced finish, group-committed: finishes that arrive while one transaction is being
-written wait for the next one, and go in together.
+"""The fenced finish of a batch (`ClaimRepository.finish_many`): the worker group-commits its
+finishes (`scheduler.recorder`), and each batch is written here in one transaction.
 
 A worker finishing hundreds of runs a second would otherwise pay a transaction of five round
 trips per run. Here one transaction locks every endpoint of the batch, reads their running
-runs, and writes all the runs and all the endpoints with one executemany each. Each finish is
-still decided on its own: an item whose lease is no longer ours (or whose run is no longer
-`running`) is left out and its caller gets `LeaseLost`, while the rest of the batch is
+runs, and writes all the runs and all the endpoints with one executemany each; a run whose
+endpoint has dependants then reports to them in the same transaction (`dag_repo.advance_dag`).
+Each finish is still decided on its own: an item whose lease is no longer ours (or whose run is
+no longer `running`) is left out and its caller gets `LeaseLost`, while the rest of the batch is
 recorded, with the alerts its runs raise (`domain.alerts`: a batch that raises none, the common
 case, writes nothing more for them). If the batch transaction fails as a whole (a deadlock with
 another writer, a value one row cannot store), every item is tried again in a transaction of
@@ -14,15 +15,13 @@ its own, so the error reaches only the callers it belongs to.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
 
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from cronpilot.adapters.sql.dag_repo import advance_dag, lock_jobs
 from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.notifications_repo import add_notifications
 from cronpilot.adapters.sql.rows import (
@@ -34,13 +33,11 @@ from cronpilot.adapters.sql.rows import (
 from cronpilot.adapters.sql.tables import endpoints, runs
 from cronpilot.domain.alerts import Notification, run_notifications
 from cronpilot.domain.errors import CronpilotError, LeaseLost
-from cronpilot.domain.model import Claim, Endpoint, Response, Run, RunStatus
+from cronpilot.domain.model import Endpoint, Finish, Recorded, Run, RunStatus
+from cronpilot.domain.ports import SecretCipher
 from cronpilot.domain.transitions import after_finish, finished_run, started_run
 
 logger = logging.getLogger(__name__)
-
-MAX_BATCH = 200
-"""The most finishes one transaction records."""
 
 _FINISHED_COLUMNS = (
     "status",
@@ -58,20 +55,6 @@ _FINISHED_COLUMNS = (
     "attempts",
 )
 """The run columns `finished_run` changes."""
-
-
-@dataclass(slots=True)
-class Finish:
-    """One finish to record: what `ClaimRepository.finish` is given, and where its caller waits
-    for the outcome."""
-
-    claim: Claim
-    worker_id: str
-    response: Response
-    now: datetime
-    outcome: asyncio.Future[Run] = field(
-        default_factory=lambda: asyncio.get_running_loop().create_future()
-    )
 
 
 async def record_finishes(conn: AsyncConnection, batch: Sequence[Finish]) -> list[Run | None]:
@@ -134,82 +117,49 @@ def _finished_values(run: Run) -> dict[str, object]:
     return {name: values[name] for name in _FINISHED_COLUMNS}
 
 
-class FinishBatcher:
-    """Queues finishes and writes them in as few transactions as the store's pace allows: one
-    flusher task at a time takes everything queued (up to `MAX_BATCH`) into one transaction,
-    and whatever arrived meanwhile into the next. An idle store writes a lone finish at once."""
-
-    def __init__(self, db: Database, max_batch: int = MAX_BATCH) -> None:
-        self._db = db
-        self._max_batch = max_batch
-        self._queue: list[Finish] = []
-        self._flusher: asyncio.Task[None] | None = None
-
-    async def finish(self, claim: Claim, worker_id: str, response: Response, now: datetime) -> Run:
-        item = Finish(claim, worker_id, response, now)
-        self._queue.append(item)
-        if self._flusher is None or self._flusher.done():
-            self._flusher = asyncio.create_task(self._flush())
-        return await item.outcome
-
-    async def _flush(self) -> None:
-        batch: list[Finish] = []
+async def finish_many(
+    db: Database, cipher: SecretCipher | None, batch: Sequence[Finish]
+) -> list[Recorded | CronpilotError]:
+    """Record `batch` in one transaction; if that fails as a whole, each finish in one of its
+    own, so that the error reaches only the items it belongs to."""
+    try:
+        async with db.write() as conn:
+            return await _record(conn, cipher, batch)
+    except CronpilotError as error:
+        if len(batch) == 1:
+            return [error]
+        # One line, no traceback: each caller is handed its own error and reports it.
+        logger.info(
+            "a batch of %d finishes failed (%s: %s); recording them one by one",
+            len(batch),
+            type(error).__name__,
+            error,
+            extra={"action": "finish_batch_failed", "count": len(batch)},
+        )
+    outcomes: list[Recorded | CronpilotError] = []
+    for item in batch:
         try:
-            while self._queue:
-                batch = self._queue[: self._max_batch]
-                del self._queue[: self._max_batch]
-                await self._record(batch)
-        except Exception as error:
-            # A bug rather than the store (whose errors `_record` hands out): every caller
-            # waiting gets it, as each would have without batching.
-            for item in [*batch, *self._queue]:
-                _settle(item, error)
-            self._queue.clear()
-        finally:
-            # Cancelled (the loop is closing): nobody may be left waiting for an answer.
-            for item in [*batch, *self._queue]:
-                item.outcome.cancel()
-
-    async def _record(self, batch: list[Finish]) -> None:
-        try:
-            async with self._db.write() as conn:
-                outcomes = await record_finishes(conn, batch)
+            async with db.write() as conn:
+                outcomes += await _record(conn, cipher, [item])
         except CronpilotError as error:
-            if len(batch) == 1:
-                _settle(batch[0], error)
-                return
-            # One line, no traceback: each caller is handed its own error and reports it.
-            logger.info(
-                "a batch of %d finishes failed (%s: %s); recording them one by one",
-                len(batch),
-                type(error).__name__,
-                error,
-                extra={"action": "finish_batch_failed", "count": len(batch)},
-            )
-            await self._one_by_one(batch)
-            return
-        for item, outcome in zip(batch, outcomes, strict=True):
-            _settle(item, outcome)
-
-    async def _one_by_one(self, batch: Sequence[Finish]) -> None:
-        for item in batch:
-            try:
-                async with self._db.write() as conn:
-                    [outcome] = await record_finishes(conn, [item])
-            except CronpilotError as error:
-                _settle(item, error)
-            else:
-                _settle(item, outcome)
+            outcomes.append(error)
+    return outcomes
 
 
-def _settle(item: Finish, outcome: Run | Exception | None) -> None:
-    """Hand the caller its result: the run, `LeaseLost` for None, or the store's error. A
-    caller that stopped waiting (cancelled) is skipped: its run is recorded all the same."""
-    if item.outcome.done():
-        return
-    if isinstance(outcome, Run):
-        item.outcome.set_result(outcome)
-    elif outcome is None:
-        item.outcome.set_exception(LeaseLost(item.claim.endpoint.id, item.worker_id))
-    else:
-        item.outcome.set_exception(outcome)
+async def _record(
+    conn: AsyncConnection, cipher: SecretCipher | None, batch: Sequence[Finish]
+) -> list[Recorded | CronpilotError]:
+    upstream = {item.claim.endpoint.job_id for item in batch if item.claim.endpoint.spec.dependants}
+    if upstream:
+        # The DAG bookkeeping locks every endpoint of its jobs: take them all first, with those
+        # of the batch, in one statement in id order as every writer does (no deadlock).
+        await conn.execute(lock_jobs(upstream, [item.claim.endpoint.id for item in batch]))
+    recorded: list[Recorded | CronpilotError] = []
+    for item, run in zip(batch, await record_finishes(conn, batch), strict=True):
+        if run is None:
+            recorded.append(LeaseLost(item.claim.endpoint.id, item.worker_id))
+        elif item.claim.endpoint.spec.dependants:
+            recorded.append(Recorded(run, await advance_dag(conn, cipher, item, run)))
+        else:
+            recorded.append(Recorded(run, []))
+    return recorded

@@ -8,6 +8,7 @@ from typing import Any
 
 from cronpilot.domain.model import Claim, EndpointSpec, Job, Response, Run, Schedule
 from cronpilot.domain.ports import JobDeclaration, Store
+from tests.support.finishing import finish_one
 
 T0 = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
 LEASE_SECONDS = 30.0
@@ -44,4 +45,4 @@ async def claim_one(store: Store, now: datetime, worker: str = "w1") -> Claim:
 async def run_once(store: Store, now: datetime, response: Response = OK, worker: str = "w1") -> Run:
     """Claim the single due endpoint at `now` and finish it with `response`."""
     claim = await claim_one(store, now, worker)
-    return await store.claims.finish(claim, worker, response, now)
+    return await finish_one(store.claims, claim, worker, response, now)

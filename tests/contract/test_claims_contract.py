@@ -9,7 +9,9 @@ import pytest
 from cronpilot.domain.errors import LeaseLost
 from cronpilot.domain.model import (
     ErrorKind,
+    Finish,
     OneShotHint,
+    Recorded,
     Response,
     RunStatus,
     ScheduleSource,
@@ -27,6 +29,7 @@ from tests.contract.builders import (
     seconds,
     spec,
 )
+from tests.support.finishing import finish_one
 
 FAILED = Response(status_code=503)
 
@@ -99,8 +102,12 @@ async def test_finish_records_the_run_and_replans(store: Store) -> None:
     claim = await claim_one(store, T0)
     body = {"rows": [{"id": 1, "price": 9.5, "name": "Ærø"}], "next": None}
 
-    run = await store.claims.finish(
-        claim, "w1", Response(status_code=200, body=body, size_bytes=99), T0 + seconds(2)
+    run = await finish_one(
+        store.claims,
+        claim,
+        "w1",
+        Response(status_code=200, body=body, size_bytes=99),
+        T0 + seconds(2),
     )
 
     assert run == await store.runs.get_run(claim.run_id)
@@ -124,7 +131,7 @@ async def test_finish_plans_with_the_schedule_declared_while_the_call_ran(store:
         [declaration("j", spec("e", every=10, max_interval_seconds=5))], T0 + seconds(1)
     )
 
-    await store.claims.finish(claim, "w1", OK, T0 + seconds(2))
+    await finish_one(store.claims, claim, "w1", OK, T0 + seconds(2))
 
     endpoint = await store.catalog.get_endpoint(endpoint_id)
     assert endpoint.spec.schedule.interval_seconds == 10
@@ -152,7 +159,7 @@ async def test_finish_is_fenced_by_the_lease(store: Store) -> None:
     before = await store.catalog.get_endpoint(endpoint_id)
 
     with pytest.raises(LeaseLost):
-        await store.claims.finish(claim, "intruder", OK, T0 + seconds(1))
+        await finish_one(store.claims, claim, "intruder", OK, T0 + seconds(1))
 
     assert await store.catalog.get_endpoint(endpoint_id) == before
     assert (await store.runs.get_run(claim.run_id)).status is RunStatus.RUNNING
@@ -166,7 +173,7 @@ async def test_finish_after_the_reaper_took_the_run_is_refused(store: Store) -> 
     fresh = await claim_one(store, T0 + seconds(60), "w1")
 
     with pytest.raises(LeaseLost):
-        await store.claims.finish(stale, "w1", OK, T0 + seconds(61))
+        await finish_one(store.claims, stale, "w1", OK, T0 + seconds(61))
 
     assert (await store.runs.get_run(stale.run_id)).status is RunStatus.ABANDONED
     assert (await store.catalog.get_endpoint(endpoint_id)).lease_owner == "w1"
@@ -285,14 +292,14 @@ async def test_concurrent_finishes_are_each_fenced_on_their_own(store: Store) ->
     fresh = await claim_one(store, T0 + seconds(60), "w1")
     assert fresh.endpoint.id == b.endpoint.id
 
-    outcomes = await asyncio.gather(
-        *(store.claims.finish(claim, "w1", OK, T0 + seconds(61)) for claim in (a, b, c)),
-        return_exceptions=True,
+    outcomes = await store.claims.finish_many(
+        [Finish(claim, "w1", OK, T0 + seconds(61), LEASE_SECONDS) for claim in (a, b, c)]
     )
 
     assert isinstance(outcomes[1], LeaseLost)
     for claim, outcome in zip((a, c), (outcomes[0], outcomes[2]), strict=True):
-        assert outcome == await store.runs.get_run(claim.run_id)
+        assert isinstance(outcome, Recorded)
+        assert outcome.run == await store.runs.get_run(claim.run_id)
         assert (await store.runs.get_run(claim.run_id)).status is RunStatus.SUCCESS
         assert (await store.catalog.get_endpoint(claim.endpoint.id)).lease_owner is None
     assert (await store.runs.get_run(b.run_id)).status is RunStatus.ABANDONED

@@ -13,6 +13,7 @@ from cronpilot.domain.errors import LeaseLost
 from cronpilot.domain.model import (
     Claim,
     ErrorKind,
+    Finish,
     Response,
     Run,
     RunStatus,
@@ -22,6 +23,7 @@ from cronpilot.domain.model import (
 )
 from cronpilot.domain.ports import Store
 from tests.contract.builders import LEASE_SECONDS, T0, claim_one, declaration, seconds, spec
+from tests.support.finishing import finish_one, record_one
 
 
 def _dependant(name: str, *upstreams: str, **fields: Any) -> Any:
@@ -39,7 +41,8 @@ def _ok(body: Any, digest: str) -> Response:
 async def _finish(
     store: Store, claim: Claim, response: Response, now: datetime
 ) -> tuple[Run, list[Claim]]:
-    return await store.dag.finish_upstream(claim, "w1", response, LEASE_SECONDS, now)
+    recorded = await record_one(store.claims, Finish(claim, "w1", response, now, LEASE_SECONDS))
+    return recorded.run, recorded.started
 
 
 async def test_a_node_with_two_parents_waits_for_both_in_its_dag_run(store: Store) -> None:
@@ -158,7 +161,7 @@ async def test_a_ready_dependant_still_leased_is_started_by_the_sweep(store: Sto
     assert wait.ready
     assert await store.dag.claim_ready(T0 + seconds(61), "w2", LEASE_SECONDS, 10) == []
 
-    await store.claims.finish(load, "w1", _ok({}, "l"), T0 + seconds(61))
+    await finish_one(store.claims, load, "w1", _ok({}, "l"), T0 + seconds(61))
     [swept] = await store.dag.claim_ready(T0 + seconds(62), "w2", LEASE_SECONDS, 10)
     assert swept.dag is not None
     assert swept.dag.upstream == {"fetch": {"n": 2}}
@@ -204,7 +207,7 @@ async def test_a_parent_whose_lease_was_lost_records_nothing_and_starts_nothing(
     assert await store.claims.reap(T0 + seconds(LEASE_SECONDS + 1)) == 1
 
     with pytest.raises(LeaseLost):
-        await store.dag.finish_upstream(claim, "w1", _ok({"id": 1}, "h"), LEASE_SECONDS, T0)
+        await _finish(store, claim, _ok({"id": 1}, "h"), T0)
 
     assert (await store.runs.get_run(claim.run_id)).status is RunStatus.ABANDONED
     a = await store.catalog.get_endpoint("etl/a")

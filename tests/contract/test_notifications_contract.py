@@ -13,7 +13,7 @@ import pytest
 from cronpilot.domain.alerts import AlertEvent, Notification, NotificationStatus
 from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.errors import LeaseLost
-from cronpilot.domain.model import Pause, Response, Schedule, ScheduleSource
+from cronpilot.domain.model import Finish, Pause, Response, Schedule, ScheduleSource
 from cronpilot.domain.ports import Store
 from tests.contract.builders import (
     LEASE_SECONDS,
@@ -25,6 +25,7 @@ from tests.contract.builders import (
     seconds,
     spec,
 )
+from tests.support.finishing import finish_one, record_one
 
 FAILED = Response(status_code=503, error_message="HTTP 503 Service Unavailable")
 HOOK = "https://hooks.example.com/a"
@@ -143,7 +144,7 @@ async def test_a_finish_alerts_by_the_declaration_as_it_is_when_the_call_ends(
     claim = await claim_one(store, T0)
     await store.catalog.apply([declaration("j", spec("e", **finished_with))], T0 + seconds(1))
 
-    await store.claims.finish(claim, "w1", FAILED, T0 + seconds(2))
+    await finish_one(store.claims, claim, "w1", FAILED, T0 + seconds(2))
 
     assert ((await store.catalog.get_endpoint(endpoint_id)).pause is not None) is paused
     assert _events(await store.notifications.list_notifications()) == events
@@ -155,7 +156,7 @@ async def test_a_finish_whose_lease_was_lost_writes_no_notification(store: Store
     assert await store.claims.reap(T0 + seconds(LEASE_SECONDS + 1)) == 1
 
     with pytest.raises(LeaseLost):
-        await store.claims.finish(claim, "w1", FAILED, T0 + seconds(LEASE_SECONDS + 2))
+        await finish_one(store.claims, claim, "w1", FAILED, T0 + seconds(LEASE_SECONDS + 2))
 
     assert await store.notifications.list_notifications() == []
 
@@ -167,7 +168,7 @@ async def test_concurrent_finishes_each_write_their_alerts(store: Store) -> None
     )
     claims = await store.claims.claim_due(T0, "w1", LEASE_SECONDS, 10)
 
-    await asyncio.gather(*(store.claims.finish(c, "w1", FAILED, T0) for c in claims))
+    await store.claims.finish_many([Finish(c, "w1", FAILED, T0, LEASE_SECONDS) for c in claims])
 
     found = await store.notifications.list_notifications()
     assert sorted(n.endpoint_id for n in found) == sorted(c.endpoint.id for c in claims)
@@ -182,7 +183,8 @@ async def test_a_dag_upstream_failing_writes_its_alert(store: Store) -> None:
     await store.catalog.apply([declaration("etl", *with_dependants(specs))], T0)
     claim = await claim_one(store, T0)
 
-    run, started = await store.dag.finish_upstream(claim, "w1", FAILED, LEASE_SECONDS, T0)
+    recorded = await record_one(store.claims, Finish(claim, "w1", FAILED, T0, LEASE_SECONDS))
+    run, started = recorded.run, recorded.started
 
     [alert] = await store.notifications.list_notifications()
     assert (alert.event, alert.endpoint_id, started) == (E.FAILING, claim.endpoint.id, [])
@@ -196,7 +198,7 @@ async def _alerts(store: Store, *urls: str, job: str = "j", name: str = "e") -> 
     """A `failing` notification per URL, raised by one failed run at T0."""
     await store.catalog.apply([declaration(job, spec(name, notify=urls, notify_after=1))], T0)
     claim = await claim_one(store, T0)
-    await store.claims.finish(claim, "w1", FAILED, T0)
+    await finish_one(store.claims, claim, "w1", FAILED, T0)
     found = await store.notifications.list_notifications(
         endpoint_id=claim.endpoint.id, limit=len(urls)
     )
@@ -286,7 +288,7 @@ async def test_listing_filters_and_goes_newest_first(store: Store) -> None:
     [first] = await _alerts(store, HOOK, job="a")
     await store.catalog.apply([declaration("b", spec("f", notify=(HOOK,), notify_after=1))], T0)
     claim = await claim_one(store, T0 + seconds(5))
-    await store.claims.finish(claim, "w1", FAILED, T0 + seconds(5))
+    await finish_one(store.claims, claim, "w1", FAILED, T0 + seconds(5))
     [second] = await store.notifications.list_notifications(endpoint_id=claim.endpoint.id)
     await store.notifications.claim_due(T0 + seconds(5), "n1", 60.0, 1)
     await store.notifications.mark_delivered(first.id, "n1", T0 + seconds(6))

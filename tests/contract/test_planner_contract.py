@@ -32,6 +32,7 @@ from cronpilot.domain.planning import (
 from cronpilot.domain.ports import JobDeclaration, Store
 from cronpilot.domain.schema_inference import merge_document
 from tests.contract.builders import OK, T0, run_once, seconds, spec
+from tests.support.finishing import finish_one
 
 FAILED = Response(status_code=503, body={"down": True})
 
@@ -186,11 +187,11 @@ async def test_read_context_holds_what_an_analysis_reads_first(store: Store) -> 
         T0,
     )
     for claim in await store.claims.claim_due(T0, "w1", 60, 10):
-        await store.claims.finish(claim, "w1", OK, T0)
+        await finish_one(store.claims, claim, "w1", OK, T0)
     # At T0+60 every endpoint runs again; only k's run ends: j's newest runs are running.
     for claim in await store.claims.claim_due(T0 + seconds(60), "w1", 60, 10):
         if claim.endpoint.job_name == "k":
-            await store.claims.finish(claim, "w1", OK, T0 + seconds(60))
+            await finish_one(store.claims, claim, "w1", OK, T0 + seconds(60))
     a = await store.catalog.get_endpoint("j/a")
     schema = OutputSchema(a.id)
     merge_document(schema.root, {"batch_id": "b1"})
@@ -321,7 +322,7 @@ async def test_concurrent_planners_never_share_an_endpoint(store: Store) -> None
     names = [f"e{i}" for i in range(6)]
     await _declare(store, PlannerMode.AUTO, *names)
     for claim in await store.claims.claim_due(T0, "w1", 30, 10):
-        await store.claims.finish(claim, "w1", Response(status_code=200, body={}), T0)
+        await finish_one(store.claims, claim, "w1", Response(status_code=200, body={}), T0)
 
     batches = await asyncio.gather(
         *(store.planner.claim_analyses(T0, f"p{i}", 60, 2) for i in range(4))

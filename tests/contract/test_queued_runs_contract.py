@@ -19,6 +19,7 @@ from cronpilot.domain.model import (
     Claim,
     Endpoint,
     ErrorKind,
+    Finish,
     Pause,
     Response,
     Run,
@@ -42,6 +43,7 @@ from tests.contract.builders import (
     seconds,
     spec,
 )
+from tests.support.finishing import finish_one, record_one
 
 FAILED = Response(status_code=503)
 WHO = "cli:ann@web-1"
@@ -117,7 +119,7 @@ async def test_a_queued_run_waits_while_its_endpoint_is_leased(store: Store) -> 
     assert await store.claims.next_due_at() is None
     assert (await store.runs.get_run(queued.id)).status is RunStatus.QUEUED
 
-    await store.claims.finish(scheduled, "w1", OK, T0 + seconds(3))
+    await finish_one(store.claims, scheduled, "w1", OK, T0 + seconds(3))
     assert await store.claims.next_due_at() == queued.due_at
     [claim] = await store.claims.claim_due(T0 + seconds(3), "w2", LEASE_SECONDS, 10)
     assert (claim.run_id, claim.endpoint.lease_owner) == (queued.id, "w2")
@@ -139,7 +141,7 @@ async def test_queued_runs_come_first_one_per_endpoint_per_claim(store: Store) -
     assert claims[1].queued is None
     assert (await store.runs.get_run(second.id)).status is RunStatus.QUEUED
     for claim in claims:
-        await store.claims.finish(claim, "w1", OK, T0)
+        await finish_one(store.claims, claim, "w1", OK, T0)
     [again] = await store.claims.claim_due(T0, "w1", LEASE_SECONDS, 1)
     assert again.run_id == second.id
 
@@ -231,7 +233,7 @@ async def test_a_backfill_whose_calls_outlast_its_spacing_leaves_the_schedule_it
         for claim in claims:
             started = now
             now += seconds(2)
-            run = await store.claims.finish(claim, "w1", OK, now)
+            run = await finish_one(store.claims, claim, "w1", OK, now)
             if run.trigger is RunTrigger.SCHEDULE:
                 scheduled.append((run.slot_at, started))
             else:
@@ -254,7 +256,7 @@ async def test_finishing_a_queued_run_leaves_the_schedule_as_it_was(store: Store
     ):
         queued = await _enqueue_manual(store, "j/e", at)
         claim = await claim_one(store, at)
-        run = await store.claims.finish(claim, "w1", response, at + seconds(1))
+        run = await finish_one(store.claims, claim, "w1", response, at + seconds(1))
 
         assert (run.id, run.status, run.trigger, run.slot_at) == (
             queued.id,
@@ -281,8 +283,8 @@ async def test_a_queued_run_s_retry_after_holds_the_schedule_back(store: Store) 
     )
 
     await _enqueue_manual(store, "j/e", T0 + seconds(10))
-    await store.claims.finish(
-        await claim_one(store, T0 + seconds(10)), "w1", busy, T0 + seconds(11)
+    await finish_one(
+        store.claims, await claim_one(store, T0 + seconds(10)), "w1", busy, T0 + seconds(11)
     )
 
     held = await store.catalog.get_endpoint(endpoint_id)
@@ -297,7 +299,9 @@ async def test_a_queued_run_s_retry_after_holds_the_schedule_back(store: Store) 
         before.last_slot_at,
     )
     await _enqueue_manual(store, "j/e", T0 + seconds(20))
-    await store.claims.finish(await claim_one(store, T0 + seconds(20)), "w1", OK, T0 + seconds(21))
+    await finish_one(
+        store.claims, await claim_one(store, T0 + seconds(20)), "w1", OK, T0 + seconds(21)
+    )
     assert await store.catalog.get_endpoint(endpoint_id) == held
 
 
@@ -368,7 +372,7 @@ async def test_abandoning_a_queued_run_at_shutdown_keeps_the_schedule(store: Sto
     after = await store.catalog.get_endpoint(endpoint_id)
     assert (after.lease_owner, _schedule_state(after)) == (None, _schedule_state(before))
     with pytest.raises(LeaseLost):
-        await store.claims.finish(claim, "w1", OK, T0 + seconds(3))
+        await finish_one(store.claims, claim, "w1", OK, T0 + seconds(3))
 
 
 async def test_retention_never_prunes_queued_runs(store: Store) -> None:
@@ -408,7 +412,7 @@ async def test_two_claimers_never_start_one_queued_run(store: Store) -> None:
         endpoint_ids = [claim.endpoint.id for claim in claims]
         assert len(endpoint_ids) == len(set(endpoint_ids)), f"round {round_}: an endpoint twice"
         for claim in claims:
-            await store.claims.finish(claim, claim.endpoint.lease_owner or "", OK, T0)
+            await finish_one(store.claims, claim, claim.endpoint.lease_owner or "", OK, T0)
         started += claims
 
     assert sorted(c.run_id for c in started) == sorted(r.id for r in queued)
@@ -419,12 +423,18 @@ async def test_two_claimers_never_start_one_queued_run(store: Store) -> None:
 async def test_a_manual_run_of_a_dag_root_starts_its_dependants(store: Store) -> None:
     specs = [spec("root"), spec("child", depends_on=("root",), schedule=Schedule())]
     await store.catalog.apply([declaration("etl", *with_dependants(specs))], T0)
-    await run_once(store, T0)
+    first = await record_one(store.claims, Finish(await claim_one(store, T0), "w1", OK, T0, 60))
+    # The scheduled root's DAG run: its child is started and recorded too.
+    for started in first.started:
+        await finish_one(store.claims, started, "w1", OK, T0)
     queued = await _enqueue_manual(store, "etl/root", T0 + seconds(10))
     claim = await claim_one(store, T0 + seconds(10))
     root_before = await store.catalog.get_endpoint("etl/root")
 
-    run, [child] = await store.dag.finish_upstream(claim, "w1", OK, LEASE_SECONDS, T0 + seconds(11))
+    recorded = await record_one(
+        store.claims, Finish(claim, "w1", OK, T0 + seconds(11), LEASE_SECONDS)
+    )
+    run, [child] = recorded.run, recorded.started
 
     assert (run.id, run.trigger, run.status) == (queued.id, RunTrigger.MANUAL, RunStatus.SUCCESS)
     assert child.endpoint.name == "child"

@@ -10,6 +10,7 @@ from cronpilot.domain.jitter import jittered
 from cronpilot.domain.model import CatchUp, Claim, RunStatus, ScheduleSource
 from cronpilot.domain.ports import Store
 from tests.contract.builders import LEASE_SECONDS, OK, T0, declaration, seconds, spec
+from tests.support.finishing import finish_one
 
 
 async def test_jitter_catch_up_and_floor_round_trip_and_a_new_floor_updates(store: Store) -> None:
@@ -57,7 +58,7 @@ async def test_a_jittered_slot_is_claimed_at_its_call_time_under_its_grid_slot(
     [running] = await store.runs.list_runs(endpoint.id)
     assert (running.slot_at, running.status) == (T0, RunStatus.RUNNING)
 
-    run = await store.claims.finish(claim, "w1", OK, call + seconds(2))
+    run = await finish_one(store.claims, claim, "w1", OK, call + seconds(2))
 
     assert run.slot_at == T0
     after = await store.catalog.get_endpoint("j/e")
@@ -80,7 +81,7 @@ async def test_a_slot_missed_while_down_is_caught_up_once_on_its_grid(store: Sto
     assert running.id == claim.run_id and running.slot_at == T0 + seconds(3600)
     assert claim.endpoint == await store.catalog.get_endpoint("j/e")
 
-    await store.claims.finish(claim, "w1", OK, down_until + seconds(1))
+    await finish_one(store.claims, claim, "w1", OK, down_until + seconds(1))
 
     after = await store.catalog.get_endpoint("j/e")
     assert (after.last_slot_at, after.next_run_at) == (T0 + seconds(3600), T0 + seconds(3660))
@@ -126,7 +127,7 @@ async def test_a_slot_the_min_clamp_pushed_later_keeps_its_catch_up_rule(store: 
     clamped = spec("e", every=60, min_interval_seconds=60.0, catch_up=CatchUp.NONE)
     # Applied a minute before T0: the min clamp holds its first call until T0.
     await store.catalog.apply([declaration("j", clamped)], T0 - seconds(60))
-    await store.claims.finish(await _claim(store, T0), "w1", OK, T0 + seconds(0.5))
+    await finish_one(store.claims, await _claim(store, T0), "w1", OK, T0 + seconds(0.5))
     planned = await store.catalog.get_endpoint("j/e")
     assert (planned.next_run_at, planned.next_slot, planned.next_run_source) == (
         T0 + seconds(60.5),
@@ -145,7 +146,7 @@ async def test_a_slot_the_min_clamp_pushed_later_keeps_its_catch_up_rule(store: 
 async def test_a_clamped_slot_claimed_on_time_runs_under_its_grid_slot(store: Store) -> None:
     clamped = spec("e", every=60, min_interval_seconds=60.0)
     await store.catalog.apply([declaration("j", clamped)], T0 - seconds(60))
-    await store.claims.finish(await _claim(store, T0), "w1", OK, T0 + seconds(0.5))
+    await finish_one(store.claims, await _claim(store, T0), "w1", OK, T0 + seconds(0.5))
 
     claim = await _claim(store, T0 + seconds(60.5))
 
@@ -154,7 +155,7 @@ async def test_a_clamped_slot_claimed_on_time_runs_under_its_grid_slot(store: St
         T0 + seconds(60.5),
         ScheduleSource.CLAMPED_MIN,
     )
-    await store.claims.finish(claim, "w1", OK, T0 + seconds(61))
+    await finish_one(store.claims, claim, "w1", OK, T0 + seconds(61))
     after = await store.catalog.get_endpoint("j/e")
     assert (after.last_slot_at, after.next_slot) == (T0 + seconds(60), T0 + seconds(120))
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
@@ -14,9 +13,10 @@ from cronpilot.adapters.sql import SqlStore, open_sql_store
 from cronpilot.adapters.sql.engine import Database, create_engine
 from cronpilot.adapters.sql.tables import jobs, runs
 from cronpilot.domain.errors import ConflictError, SlotAlreadyRun, StoreUnavailable, ValueRejected
-from cronpilot.domain.model import Response
+from cronpilot.domain.model import Finish, Recorded, Response
 from cronpilot.domain.ports import SecretCipher
 from tests.contract.builders import T0, add_endpoint, claim_one, run_once
+from tests.support.finishing import finish_one
 
 MIGRATE_HINT = "cronpilot db upgrade"
 
@@ -85,7 +85,7 @@ async def test_a_value_postgresql_refuses_is_rejected_and_nothing_is_written(
         claim = await claim_one(store, T0)
 
         with pytest.raises(ValueRejected) as refused:
-            await store.claims.finish(claim, "w1", Response(200, body={"x": "\0"}), T0)
+            await finish_one(store.claims, claim, "w1", Response(200, body={"x": "\0"}), T0)
 
         assert isinstance(refused.value.__cause__, DBAPIError)
         [running] = await store.runs.list_runs(claim.endpoint.id)
@@ -103,16 +103,18 @@ async def test_a_refused_value_fails_only_its_own_finish_in_a_shared_transaction
             await add_endpoint(store, "j", name, T0)
         bad, good = await store.claims.claim_due(T0, "w1", 30.0, 2)
 
-        outcomes = await asyncio.gather(
-            store.claims.finish(bad, "w1", Response(200, body={"x": "\0"}), T0),
-            store.claims.finish(good, "w1", Response(200, body={"x": "fine"}), T0),
-            return_exceptions=True,
+        outcomes = await store.claims.finish_many(
+            [
+                Finish(bad, "w1", Response(200, body={"x": "\0"}), T0, 30.0),
+                Finish(good, "w1", Response(200, body={"x": "fine"}), T0, 30.0),
+            ]
         )
 
         assert isinstance(outcomes[0], ValueRejected)
         assert (await store.runs.get_run(bad.run_id)).status == "running"
         recorded = await store.runs.get_run(good.run_id)
-        assert outcomes[1] == recorded
+        assert isinstance(outcomes[1], Recorded)
+        assert outcomes[1].run == recorded
         assert (recorded.status, recorded.body) == ("success", {"x": "fine"})
     finally:
         await store.close()

@@ -9,6 +9,7 @@ from datetime import timedelta
 from cronpilot.domain.model import (
     Attempt,
     ErrorKind,
+    Finish,
     HintSource,
     IntervalHint,
     OneShotHint,
@@ -21,6 +22,7 @@ from cronpilot.domain.model import (
 )
 from cronpilot.domain.ports import Store
 from tests.contract.builders import LEASE_SECONDS, OK, T0, claim_one, declaration, seconds, spec
+from tests.support.finishing import finish_one, record_one
 
 POLICY = RetryPolicy(
     attempts=4,
@@ -79,7 +81,7 @@ async def test_attempts_retry_after_and_an_endpoint_hint_round_trip(store: Store
     await store.catalog.apply([declaration("j", spec("e", accept_hints=True))], T0)
     claim = await claim_one(store, T0)
 
-    run = await store.claims.finish(claim, "w1", BUSY, T0 + seconds(3))
+    run = await finish_one(store.claims, claim, "w1", BUSY, T0 + seconds(3))
 
     assert (run.attempt, run.attempts) == (2, ATTEMPTS)
     assert await store.runs.get_run(run.id) == run
@@ -100,7 +102,7 @@ async def test_attempts_retry_after_and_an_endpoint_hint_round_trip(store: Store
     assert honoured.endpoint.retry_after_at == later
     assert honoured.endpoint.interval_hint == held.interval_hint
     assert honoured.schedule_source is ScheduleSource.RETRY_AFTER
-    await store.claims.finish(honoured, "w1", OK, later)
+    await finish_one(store.claims, honoured, "w1", OK, later)
     freed = await store.catalog.get_endpoint("j/e")
     assert freed.retry_after_at is None
     assert freed.next_run_source is ScheduleSource.HINT_INTERVAL
@@ -108,7 +110,7 @@ async def test_attempts_retry_after_and_an_endpoint_hint_round_trip(store: Store
 
 async def test_an_abandoned_slot_keeps_the_retry_after(store: Store) -> None:
     await store.catalog.apply([declaration("j", spec("e", max_interval_seconds=30))], T0)
-    await store.claims.finish(await claim_one(store, T0), "w1", BUSY, T0)
+    await finish_one(store.claims, await claim_one(store, T0), "w1", BUSY, T0)
     # The max clamp brings the next slot before the Retry-After.
     claim = await claim_one(store, T0 + seconds(30))
 
@@ -124,7 +126,7 @@ async def test_a_dag_finish_takes_the_answer_s_steering(store: Store) -> None:
     await store.catalog.apply([declaration("j", root, child)], T0)
     claim = await claim_one(store, T0)
 
-    run, _ = await store.dag.finish_upstream(claim, "w1", BUSY, LEASE_SECONDS, T0)
+    run = (await record_one(store.claims, Finish(claim, "w1", BUSY, T0, LEASE_SECONDS))).run
 
     assert run.attempts == ATTEMPTS
     endpoint = await store.catalog.get_endpoint("j/root")
@@ -141,7 +143,7 @@ async def test_a_finish_takes_hints_by_the_declaration_as_it_is_when_the_call_en
     await store.catalog.apply([declaration("j", spec("e"))], T0 + seconds(1))
 
     hinting = Response(status_code=200, steering=Steering(next_run_interval_seconds=20.0))
-    await store.claims.finish(claim, "w1", hinting, T0 + seconds(2))
+    await finish_one(store.claims, claim, "w1", hinting, T0 + seconds(2))
 
     endpoint = await store.catalog.get_endpoint("j/e")
     assert endpoint.interval_hint is None

@@ -25,6 +25,7 @@ from cronpilot.domain.errors import (
 )
 from cronpilot.domain.model import BodyAbsence, ErrorKind, Response
 from tests.e2e.conftest import Cli
+from tests.support.finishing import finish_one
 
 SECRET = "tok-e2e-5f1c9a"
 JOBS = """\
@@ -426,7 +427,7 @@ async def _record_failed_run(database_url: str, key: str, message: str) -> str:
             started_at=later,
             finished_at=later,
         )
-        run = await store.claims.finish(claim, "e2e-worker", response, later)
+        run = await finish_one(store.claims, claim, "e2e-worker", response, later)
         return run.id
     finally:
         await store.close()

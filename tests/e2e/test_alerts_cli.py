@@ -13,6 +13,7 @@ from cronpilot.adapters.crypto import FernetCipher
 from cronpilot.adapters.sql import open_sql_store
 from cronpilot.domain.model import Response
 from tests.e2e.conftest import Cli
+from tests.support.finishing import finish_one
 
 HOOK = "http://127.0.0.1:9/hooks?token=hunter2"
 JOBS = f"""\
@@ -86,7 +87,7 @@ async def _fail_orders(database_url: str, key: str, times: int) -> None:
             for claim in claims:
                 failed = claim.endpoint.id == orders.id
                 response = Response(status_code=503 if failed else 200)
-                await store.claims.finish(claim, "e2e", response, due)
+                await finish_one(store.claims, claim, "e2e", response, due)
     finally:
         await store.close()
 

@@ -14,9 +14,10 @@ import pytest
 
 from cronpilot.adapters.crypto import FernetCipher
 from cronpilot.adapters.sql import open_sql_store
-from cronpilot.domain.model import Response
+from cronpilot.domain.model import Finish, Response
 from tests.e2e.conftest import Cli
 from tests.e2e.test_admin_cli import one_error_line, write_jobs
+from tests.support.finishing import finish_one, record_one
 
 PIPELINE = """\
 jobs:
@@ -59,8 +60,12 @@ async def _record_fetches(database_url: str, key: str) -> None:
             for other in claims:
                 if other is not fetch:
                     await store.claims.release(other, "e2e")
-            await store.claims.finish(
-                fetch, "e2e", Response(status_code=200, body=body, body_hash=str(body)), at
+            await finish_one(
+                store.claims,
+                fetch,
+                "e2e",
+                Response(status_code=200, body=body, body_hash=str(body)),
+                at,
             )
     finally:
         await store.close()
@@ -152,10 +157,11 @@ async def _record_a_dag_run(database_url: str, key: str, days: int = 1) -> None:
             body = bodies[claim.endpoint.ref]
             response = Response(status_code=200, body=body, body_hash=str(body))
             if claim.endpoint.spec.dependants:
-                _, started = await store.dag.finish_upstream(claim, "e2e", response, 60, at)
+                finish = Finish(claim, "e2e", response, at, 60)
+                started = (await record_one(store.claims, finish)).started
                 claims += started
             else:
-                await store.claims.finish(claim, "e2e", response, at)
+                await finish_one(store.claims, claim, "e2e", response, at)
     finally:
         await store.close()
 

@@ -13,6 +13,7 @@ from cronpilot.adapters.crypto import FernetCipher
 from cronpilot.adapters.sql import open_sql_store
 from cronpilot.domain.model import Attempt, ErrorKind, Response, Steering
 from tests.e2e.conftest import Cli
+from tests.support.finishing import finish_one
 
 JOBS = """\
 jobs:
@@ -55,7 +56,7 @@ async def _record_steered_run(database_url: str, key: str) -> str:
             steering=steering,
             attempts=attempts,
         )
-        run = await store.claims.finish(claim, "e2e-worker", response, now)
+        run = await finish_one(store.claims, claim, "e2e-worker", response, now)
         return run.id
     finally:
         await store.close()

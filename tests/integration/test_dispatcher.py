@@ -19,6 +19,8 @@ import pytest
 from cronpilot.adapters.http import AiohttpDispatcher
 from cronpilot.adapters.http.signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, signature
 from cronpilot.domain.model import BodyAbsence, ErrorKind, HttpRequest, Response
+from cronpilot.scheduler.requests import SLOT_HEADER
+from tests.scheduler.endpoint_server import EndpointServer
 from tests.support.hostile_server import (
     HUGE_BYTES,
     LONG_REASON,
@@ -383,3 +385,31 @@ async def test_unexpected_errors_are_reported_without_leaking_header_values(
     assert "hunter2" not in caplog.text
     assert "hunter2" not in (response.error_message or "")
     assert server.hits == []
+
+
+async def test_a_fan_out_wider_than_the_pool_waits_for_connections_outside_its_timeouts() -> None:
+    """Eight calls of 0.3 s through two connections take 1.2 s in all; each answers within its
+    own 1 s timeout once its request goes out, so none is recorded as timed out."""
+    dispatcher = AiohttpDispatcher(allowed_networks=LOOPBACK_ONLY, max_connections=2)
+    try:
+        async with EndpointServer() as endpoints, asyncio.timeout(10):
+            responses = await asyncio.gather(
+                *(
+                    dispatcher.dispatch(
+                        call(
+                            endpoints.url(f"/slow/e{i}?ms=300"),
+                            headers={SLOT_HEADER: "2030-01-01T00:00:00+00:00"},
+                            timeout=1.0,
+                        )
+                    )
+                    for i in range(8)
+                )
+            )
+            assert endpoints.max_in_flight == 2
+    finally:
+        await dispatcher.close()
+
+    assert [response.error_kind for response in responses] == [None] * 8
+    for response in responses:
+        assert response.started_at is not None and response.finished_at is not None
+        assert (response.finished_at - response.started_at).total_seconds() < 1.0

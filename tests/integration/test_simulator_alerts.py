@@ -17,6 +17,7 @@ from cronpilot.domain.ports import JobDeclaration
 from cronpilot.scheduler.notifier import Notifier, NotifierConfig
 from cronpilot.scheduler.requests import request_for
 from tests.support.clock import FakeClock
+from tests.support.finishing import finish_one
 
 
 @pytest.fixture
@@ -91,7 +92,7 @@ async def test_a_failing_endpoint_alerts_the_sink_once_then_when_it_recovers(
             clock.advance((due - clock.now()).total_seconds())
             [claim] = await store.claims.claim_due(clock.now(), "w1", 30, 1)
             response = await dispatcher.dispatch(request_for(claim))
-            await store.claims.finish(claim, "w1", response, clock.now())
+            await finish_one(store.claims, claim, "w1", response, clock.now())
             await notifier.deliver_due()
     finally:
         await dispatcher.close()

@@ -14,6 +14,7 @@ from cronpilot.adapters.sql import open_sql_store
 from cronpilot.domain.model import BodyAbsence, HttpRequest, RunStatus
 from cronpilot.domain.ports import SecretCipher
 from tests.contract.builders import T0, add_endpoint, claim_one
+from tests.support.finishing import finish_one
 from tests.support.hostile_server import UNSTORABLE_JSON, HostileServer
 
 
@@ -35,7 +36,7 @@ async def test_unstorable_json_finishes_the_run_alike_on_every_backend(
         request = HttpRequest("GET", server.url(f"/unstorable/{case}"), {}, None, 5.0, 100_000)
         response = await dispatcher.dispatch(request)
 
-        await store.claims.finish(claim, "w1", response, T0)
+        await finish_one(store.claims, claim, "w1", response, T0)
 
         run = await store.runs.get_run(claim.run_id)
         endpoint = await store.catalog.get_endpoint(claim.endpoint.id)

@@ -8,6 +8,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+from cronpilot.adapters.bootstrap import planner_config
 from cronpilot.domain.guardrails import GuardrailLimits
 from cronpilot.domain.model import (
     JSON,
@@ -20,10 +21,11 @@ from cronpilot.domain.model import (
     Schedule,
 )
 from cronpilot.domain.ports import JobDeclaration, Store, Waker
-from cronpilot.planner.config import PlannerConfig
 from cronpilot.planner.session import Analyst
 from cronpilot.planner.worker import PlannerWorker
 from tests.support.clock import FakeClock
+from tests.support.finishing import finish_one
+from tests.support.settings import settings_for_tests
 
 T0 = datetime(2030, 1, 7, 12, 0, tzinfo=UTC)
 
@@ -69,7 +71,7 @@ async def answer(store: Store, ref: str, body: JSON, status: int = 200) -> Run:
         started_at=at,
         finished_at=at,
     )
-    return await store.claims.finish(mine, "tester", response, at)
+    return await finish_one(store.claims, mine, "tester", response, at)
 
 
 def make_planner(
@@ -86,6 +88,6 @@ def make_planner(
         store,
         analyst,
         clock,
-        PlannerConfig(limits=limits or GuardrailLimits(), **config),
+        replace(planner_config(settings_for_tests(**config)), limits=limits or GuardrailLimits()),
         waker=waker,
     )

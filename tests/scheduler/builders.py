@@ -10,13 +10,14 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any
 
+from cronpilot.adapters.bootstrap import worker_config
 from cronpilot.domain.errors import StoreUnavailable
 from cronpilot.domain.model import Endpoint, EndpointSpec, Job, Run, RunStatus, Schedule
 from cronpilot.domain.ports import Dispatcher, JobDeclaration, Store, Waker
-from cronpilot.scheduler.config import WorkerConfig
 from cronpilot.scheduler.worker import RunObserver, SchedulerWorker
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock
+from tests.support.settings import settings_for_tests
 
 JOB = "tests"
 DEADLINE = 5.0
@@ -44,8 +45,15 @@ def make_worker(
 ) -> SchedulerWorker:
     config.setdefault("worker_id", "w1")
     config.setdefault("max_sleep_seconds", 3600.0)
+    # Each slot claimed once due, unless a test says otherwise: the fake clock then shows it.
+    config.setdefault("claim_ahead_seconds", 0.0)
     return SchedulerWorker(
-        store, dispatcher, clock, waker, WorkerConfig(**config), observer=observer
+        store,
+        dispatcher,
+        clock,
+        waker,
+        worker_config(settings_for_tests(**config)),
+        observer=observer,
     )
 
 
@@ -126,31 +134,26 @@ class StoreOf:
 
 class CallCounter:
     """Delegates to `target`, counting the calls of its async methods that have ended (returned
-    or raised), so that a test can await a worker being done with a number of store calls."""
+    or raised), so that a test can await a worker being done with a number of store calls. The
+    runs of `finish_many` count one by one, as `finish`."""
 
-    def __init__(
-        self,
-        target: object,
-        tally: CallCounter | None = None,
-        aliases: dict[str, str] | None = None,
-    ) -> None:
-        """Counts go to `tally` (this counter by default), under `aliases` where one is given."""
+    def __init__(self, target: object) -> None:
         self._target = target
-        self._tally = tally or self
-        self._aliases = aliases or {}
         self.ended: Counter[str] = Counter()
         self._changed = asyncio.Event()
 
     def __getattr__(self, name: str) -> Any:
         method = getattr(self._target, name)
-        tally, counted_as = self._tally, self._aliases.get(name, name)
 
         async def counted(*args: Any, **kwargs: Any) -> Any:
             try:
                 return await method(*args, **kwargs)
             finally:
-                tally.ended[counted_as] += 1
-                tally._changed.set()
+                if name == "finish_many":
+                    self.ended["finish"] += len(args[0])
+                else:
+                    self.ended[name] += 1
+                self._changed.set()
 
         return counted
 
@@ -179,10 +182,8 @@ class RunningWorker:
         # the test's deadline.
         config.setdefault("grace_seconds", 0.5)
         self.claims = CallCounter(store.claims)
-        # A run of an endpoint with dependants is finished by the DAG store: a finish too.
-        dag = CallCounter(store.dag, tally=self.claims, aliases={"finish_upstream": "finish"})
         self.worker = make_worker(
-            StoreOf(store.catalog, self.claims, store.runs, store.schemas, store.graph, dag),
+            StoreOf(store.catalog, self.claims, store.runs, store.schemas, store.graph, store.dag),
             dispatcher,
             clock,
             waker,

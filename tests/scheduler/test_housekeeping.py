@@ -11,7 +11,7 @@ import pytest
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.dependencies import with_dependants
-from cronpilot.domain.model import ErrorKind, Response, RunStatus, Schedule
+from cronpilot.domain.model import ErrorKind, Finish, Recorded, Response, RunStatus, Schedule
 from cronpilot.domain.ports import Store
 from cronpilot.scheduler.housekeeping import STALE_WAIT, Housekeeping
 from tests.scheduler.builders import (
@@ -88,13 +88,16 @@ async def test_timers_run_both_jobs_and_stop_cleanly(
     )
     # The first prune waits for its interval when that is shorter than a minute.
     housekeeping = Housekeeping(
-        observed, clock, reaper_interval_seconds=60, retention_runs=5, prune_interval_seconds=0.2
+        observed, clock, reaper_interval_seconds=60, retention_runs=5, prune_interval_seconds=20
     )
 
     housekeeping.start()
     try:
         async with asyncio.timeout(DEADLINE):
             await reaped.wait()
+            assert not pruned.is_set()
+            await clock.until_sleeping_until(clock.now() + timedelta(seconds=20))
+            clock.advance(20)
             await pruned.wait()
     finally:
         await housekeeping.stop()
@@ -118,9 +121,10 @@ async def test_retention_drops_dag_waits_whose_parents_never_reported(
     await declare(store, clock.now(), *specs)
     [root] = await store.claims.claim_due(clock.now(), "w", 60, 10)
     ok = Response(status_code=200, body={}, body_hash="h")
-    _, children = await store.dag.finish_upstream(root, "w", ok, 60, clock.now())
-    a = next(c for c in children if c.endpoint.name == "a")
-    await store.dag.finish_upstream(a, "w", ok, 60, clock.now())
+    [recorded] = await store.claims.finish_many([Finish(root, "w", ok, clock.now(), 60)])
+    assert isinstance(recorded, Recorded)
+    a = next(c for c in recorded.started if c.endpoint.name == "a")
+    await store.claims.finish_many([Finish(a, "w", ok, clock.now(), 60)])
     # b's worker died before finishing: join waits for a report that never comes.
     housekeeping = Housekeeping(store, clock, reaper_interval_seconds=1, retention_runs=5)
 
@@ -146,11 +150,15 @@ async def test_a_store_outage_on_the_timer_is_one_line_and_the_job_runs_again(
         store.graph,
         store.dag,
     )
-    housekeeping = Housekeeping(observed, clock, reaper_interval_seconds=0.1, retention_runs=5)
+    housekeeping = Housekeeping(observed, clock, reaper_interval_seconds=5, retention_runs=5)
 
     housekeeping.start()
     try:
         async with asyncio.timeout(DEADLINE):
+            # The first turn fails; the timer waits its interval on the clock and tries again.
+            await clock.until_sleeping_until(clock.now() + timedelta(seconds=5))
+            assert not reaped.is_set()
+            clock.advance(5)
             await reaped.wait()
     finally:
         await housekeeping.stop()
@@ -161,7 +169,7 @@ async def test_a_store_outage_on_the_timer_is_one_line_and_the_job_runs_again(
         record
         for record in caplog.records
         if record.levelno >= logging.ERROR
-        or (record.name == "cronpilot.scheduler.housekeeping" and "failed" in record.getMessage())
+        or (record.name == "cronpilot.scheduler.periodic" and "failed" in record.getMessage())
     ]
-    assert failed.getMessage().startswith("reap_once failed (StoreUnavailable: database ")
+    assert failed.getMessage().startswith("reap failed (StoreUnavailable: database ")
     assert [record for record in caplog.records if record.exc_info] == []

@@ -22,6 +22,7 @@ from tests.contract.builders import (
 )
 from tests.scheduler.builders import DEADLINE
 from tests.support.clock import FakeClock
+from tests.support.finishing import finish_one
 from tests.support.units import WrappedUnits, counting
 
 
@@ -56,7 +57,7 @@ async def test_a_burst_of_first_bodies_in_one_job_makes_one_refresh_of_its_provi
     endpoints = await store.catalog.list_endpoints("j")
     for claim in await store.claims.claim_due(T0, "w1", LEASE_SECONDS, len(endpoints)):
         body = {"batch_id": "b1"} if claim.endpoint.name == "src" else {"ok": True}
-        await store.claims.finish(claim, "w1", Response(status_code=200, body=body), T0)
+        await finish_one(store.claims, claim, "w1", Response(status_code=200, body=body), T0)
     reads: Counter[str] = Counter()
     units = WrappedUnits(
         store, counting(reads, "schemas", "get_output_schema", "get_output_schemas")

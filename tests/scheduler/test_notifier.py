@@ -23,6 +23,7 @@ from cronpilot.scheduler.notifier import EVENT_HEADER, Notifier, NotifierConfig
 from tests.contract.builders import LEASE_SECONDS, declaration, spec
 from tests.scheduler.conftest import LOOPBACK
 from tests.support.clock import FakeClock
+from tests.support.finishing import finish_one
 
 FAILED = Response(status_code=503, error_message="HTTP 503 Service Unavailable")
 
@@ -100,7 +101,7 @@ async def _raise_failing(store: Store, clock: FakeClock, *urls: str) -> None:
         [declaration("shop", spec("orders", notify=urls, notify_after=1))], clock.now()
     )
     [claim] = await store.claims.claim_due(clock.now(), "w1", LEASE_SECONDS, 1)
-    await store.claims.finish(claim, "w1", FAILED, clock.now())
+    await finish_one(store.claims, claim, "w1", FAILED, clock.now())
 
 
 async def _only(store: Store) -> Notification:

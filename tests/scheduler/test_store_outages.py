@@ -87,7 +87,7 @@ async def test_an_unreachable_store_is_tried_again_from_a_fifth_of_a_second_doub
     "outage",
     [
         pytest.param({"claim_due": 1, "committed": ["claim_due"]}, id="claim-reply-lost"),
-        pytest.param({"finish": 3}, id="finishes-fail"),
+        pytest.param({"finish_many": 3}, id="finishes-fail"),
     ],
 )
 async def test_slots_a_restarting_database_cut_off_hold_no_lease_and_are_reported_once(
@@ -111,7 +111,7 @@ async def test_slots_a_restarting_database_cut_off_hold_no_lease_and_are_reporte
         _with_claims(store, claims), dispatcher, clock, waker, lease_seconds=10
     ) as running:
         async with asyncio.timeout(DEADLINE):
-            if "finish" in outage:
+            if "finish_many" in outage:
                 await running.until_finished(3)
             else:
                 await running.until_called("claim_due", 1)
@@ -147,7 +147,7 @@ async def test_a_run_the_store_cannot_record_within_a_lease_lets_its_lease_lapse
     extending a call that is still under way."""
     started = clock.now()
     await declare(store, started, spec(server, "ok", "stuck"), spec(server, "held", "long"))
-    hanging = Held(store.claims, "finish")
+    hanging = Held(store.claims, "finish_many")
     async with RunningWorker(
         _with_claims(store, hanging), dispatcher, clock, waker, lease_seconds=10
     ) as running:

@@ -135,7 +135,7 @@ async def test_the_lease_is_kept_until_the_run_is_recorded(
     """A store slow to record the run (a busy database) must not cost the worker its lease
     (within a lease: `test_store_outages` shows what happens after)."""
     await declare(store, clock.now(), spec(server, "ok", "quick"))
-    slow_finish = Held(store.claims, "finish")
+    slow_finish = Held(store.claims, "finish_many")
     slow_store = StoreOf(
         store.catalog, slow_finish, store.runs, store.schemas, store.graph, store.dag
     )

@@ -13,10 +13,11 @@ import asyncio
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from cronpilot.adapters.bootstrap import planner_config
 from cronpilot.adapters.config import parse_declarations
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.llm.openai_client import OpenAIChat
@@ -24,13 +25,14 @@ from cronpilot.adapters.simulator import Simulator
 from cronpilot.adapters.sql import SqlStore, open_sql_store, upgrade_database
 from cronpilot.domain.guardrails import GuardrailLimits
 from cronpilot.domain.ports import Store
-from cronpilot.planner.config import PlannerConfig
 from cronpilot.planner.session import LlmAnalyst
 from cronpilot.planner.tools import ToolKind
 from cronpilot.planner.worker import PlannerWorker
 from cronpilot.scheduler.requests import request_for
 from tests.support.clock import FakeClock
 from tests.support.fake_openai_server import Call, Calls, FakeOpenAI, Request, submit, tool_results
+from tests.support.finishing import finish_one
+from tests.support.settings import settings_for_tests
 
 START = datetime(2030, 3, 2, 9, 0, tzinfo=UTC)
 LOOPBACK = ["127.0.0.1/32"]
@@ -265,7 +267,7 @@ async def _scheduler_pass(store: Store, dispatcher: AiohttpDispatcher, now: date
     claims = await store.claims.claim_due(now, "scheduler", 30, 100)
     responses = await asyncio.gather(*(dispatcher.dispatch(request_for(c)) for c in claims))
     for claim, response in zip(claims, responses, strict=True):
-        await store.claims.finish(claim, "scheduler", response, now)
+        await finish_one(store.claims, claim, "scheduler", response, now)
 
 
 async def run_story(
@@ -297,7 +299,11 @@ async def run_story(
                 store,
                 LlmAnalyst(chat, max_steps=6, max_tokens=50_000, tool_kinds=tuple(kinds)),
                 clock,
-                PlannerConfig(worker_id="planner", paste_latest=paste_latest, limits=LIMITS),
+                replace(
+                    planner_config(settings_for_tests(worker_id="planner")),
+                    paste_latest=paste_latest,
+                    limits=LIMITS,
+                ),
                 waker=None,
             )
             try:

@@ -7,7 +7,7 @@ from cronpilot.adapters.memory import MemoryStore
 from cronpilot.domain.context import dag_context, related_siblings
 from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.graph import EdgeSighting, EdgeSource, EdgeType
-from cronpilot.domain.model import Pause, Response, Schedule
+from cronpilot.domain.model import Finish, Pause, Response, Schedule
 from cronpilot.domain.outputs import OutputSchema
 from cronpilot.domain.schema_inference import merge_document
 from cronpilot.planner.graph_context import read_output_schema
@@ -24,7 +24,9 @@ async def test_dag_context_siblings_and_output_schema_through_the_ports() -> Non
     audit = await store.catalog.get_endpoint("etl/audit")
     await store.catalog.set_pause(audit.id, Pause("not now"), T0)
     [claim] = await store.claims.claim_due(T0, "w", LEASE_SECONDS, 10)
-    await store.dag.finish_upstream(claim, "w", Response(status_code=500), LEASE_SECONDS, T0)
+    await store.claims.finish_many(
+        [Finish(claim, "w", Response(status_code=500), T0, LEASE_SECONDS)]
+    )
     await store.graph.record(
         [EdgeSighting("etl/audit", "etl/fetch", EdgeType.SEQUENCE, EdgeSource.INFERRED, True)], T0
     )

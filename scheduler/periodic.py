@@ -1,0 +1,108 @@
+"""The one timer of every worker: periodic work and waits, on the `Clock` port.
+
+Every wait goes through the clock, so a fake clock drives housekeeping, the notifier, the
+planner and the scheduler's own waits alike, and tests advance time instead of sleeping
+(decision 0015).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
+
+from cronpilot.domain.errors import CronpilotError
+from cronpilot.domain.log_extra import log_extra
+from cronpilot.domain.outage import described
+from cronpilot.domain.ports import Clock
+
+log = logging.getLogger(__name__)
+
+
+async def first_of(*sleepers: Coroutine[Any, Any, object]) -> None:
+    """Return once any of `sleepers` is done; the others are cancelled. A sleeper's error is
+    raised."""
+    tasks = [asyncio.create_task(sleeper) for sleeper in sleepers]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    for task in tasks:
+        error = None if task.cancelled() else task.exception()
+        if error is not None:
+            raise error
+
+
+async def pause(clock: Clock, seconds: float, stop: asyncio.Event) -> bool:
+    """Wait `seconds` of the clock's time, cut short by `stop`; True if it was not."""
+    if not stop.is_set():
+        await first_of(stop.wait(), clock.sleep(seconds))
+    return not stop.is_set()
+
+
+class Periodic:
+    """Runs `work` after `first_after` seconds of the clock's time and every `seconds` after
+    that, in a task of its own, from `start` until `stop`. `work` returns True to be run again
+    at once (it took a full batch: more is waiting). A store error is one warning line and the
+    work runs again at its next turn; any other error is logged with its traceback (a bug),
+    and the timer goes on."""
+
+    def __init__(
+        self,
+        name: str,
+        clock: Clock,
+        seconds: float,
+        work: Callable[[], Awaitable[bool]],
+        *,
+        first_after: float = 0.0,
+    ) -> None:
+        self._name = name
+        self._clock = clock
+        self._seconds = seconds
+        self._work = work
+        self._first_after = first_after
+        self._stopping = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Start the timer; call from inside the running event loop."""
+        self._stopping.clear()
+        self._task = asyncio.create_task(self._run(), name=self._name)
+
+    async def stop(self, *, cut: bool = False) -> None:
+        """Stop the timer: a turn in progress is let finish (it is short, and cutting it would
+        cut a store transaction in half), or cancelled with `cut`."""
+        task, self._task = self._task, None
+        if task is None:
+            return
+        self._stopping.set()
+        if cut:
+            task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    async def _run(self) -> None:
+        delay = self._first_after
+        while delay <= 0 or await pause(self._clock, delay, self._stopping):
+            if self._stopping.is_set():
+                return
+            delay = 0.0 if await self._turn() else self._seconds
+
+    async def _turn(self) -> bool:
+        try:
+            return await self._work()
+        except CronpilotError as error:
+            # A traceback says nothing about a store that is down.
+            log.warning(
+                "%s failed (%s); trying again at its next turn",
+                self._name,
+                described(error),
+                extra=log_extra("periodic_failed", job=self._name),
+            )
+        except Exception:
+            log.exception(
+                "%s crashed", self._name, extra=log_extra("internal_error", job=self._name)
+            )
+        return False
