@@ -240,8 +240,7 @@ def missed(
 ) -> bool:
     """Whether a planned call may be a missed baseline slot: it stands for a grid slot
     (`on_grid`) and was due more than `LATE_GRACE` ago; `catch_up` then decides. (Written on
-    plain values, the endpoint's `next_run_at`, `next_run_source` and `next_slot_at`, so that a
-    store can ask before it builds the endpoint.)"""
+    plain values, the endpoint's `next_run_at`, `next_run_source` and `next_slot_at`.)"""
     return on_grid(source, slot) and next_run_at is not None and next_run_at < now - LATE_GRACE
 
 

@@ -34,13 +34,22 @@ def replanned(endpoint: Endpoint, now: datetime) -> Endpoint:
     oneshot = endpoint.oneshot_hint
     pause = endpoint.pause
     retry_after = endpoint.retry_after_at
-    fresh = replace(
-        endpoint,
-        interval_hint=interval if interval is not None and interval.expires_at > now else None,
-        oneshot_hint=oneshot if oneshot is not None and oneshot.expires_at > now else None,
-        pause=pause if pause is not None and (pause.until is None or pause.until > now) else None,
-        retry_after_at=retry_after if retry_after is not None and retry_after > now else None,
+    kept = (
+        interval if interval is not None and interval.expires_at > now else None,
+        oneshot if oneshot is not None and oneshot.expires_at > now else None,
+        pause if pause is not None and (pause.until is None or pause.until > now) else None,
+        retry_after if retry_after is not None and retry_after > now else None,
     )
+    fresh = endpoint
+    # Mostly nothing is stale, and copying the endpoint costs more than these checks.
+    if kept != (interval, oneshot, pause, retry_after):
+        fresh = replace(
+            endpoint,
+            interval_hint=kept[0],
+            oneshot_hint=kept[1],
+            pause=kept[2],
+            retry_after_at=kept[3],
+        )
     planned = plan_next_run(fresh, now)
     return replace(
         fresh, next_run_at=planned.at, next_slot_at=planned.slot, next_run_source=planned.source

@@ -76,7 +76,11 @@ class _SlotCall:
         steering = heeded(
             claim.endpoint.spec, response.steering, now, requested=claim.queued is not None
         )
-        self._last = replace(response, steering=steering)
+        # `heeded` hands back what it was given when the endpoint may ask all of it (always
+        # without steering headers): the answer then needs no copy.
+        self._last = (
+            response if steering is response.steering else replace(response, steering=steering)
+        )
         self.made.append(attempt_of(len(self.made) + 1, self._last, now))
         return self._last
 

@@ -46,13 +46,11 @@ from cronpilot.adapters.sql.rows import (
     save_endpoint,
     save_endpoint_state,
     select_endpoints,
-    state_values,
 )
 from cronpilot.adapters.sql.tables import IS_QUEUED, SLOT_KEY, UtcDateTime, endpoints, jobs, runs
 from cronpilot.domain.alerts import run_notifications
 from cronpilot.domain.claiming import first_of_each
 from cronpilot.domain.errors import CronpilotError, LeaseLost
-from cronpilot.domain.governor import missed
 from cronpilot.domain.model import (
     BodyAbsence,
     Claim,
@@ -64,7 +62,6 @@ from cronpilot.domain.model import (
     Run,
     RunStatus,
     RunTrigger,
-    ScheduleSource,
     new_id,
 )
 from cronpilot.domain.ports import SecretCipher
@@ -237,7 +234,7 @@ async def _lease_due_sqlite(conn: AsyncConnection, lease: LeaseRequest) -> list[
     )
     leased: list[Leased] = []
     for row in rows.mappings().all():
-        run_id, trace_id = await _start_run(conn, row, lease, "sqlite")
+        run_id, trace_id = await _start_run(conn, endpoint_from_row(row, None), lease, "sqlite")
         leased.append((row, run_id, trace_id))
     return leased
 
@@ -401,11 +398,11 @@ async def _start_queued_sqlite(conn: AsyncConnection, lease: LeaseRequest) -> li
 
 
 async def _start_run(
-    conn: AsyncConnection, row: Mapping[str, Any], lease: LeaseRequest, dialect: str
+    conn: AsyncConnection, endpoint: Endpoint, lease: LeaseRequest, dialect: str
 ) -> tuple[str | None, str | None]:
     """Insert the `running` run of a leased endpoint's next slot; its run id and trace id, or
     Nones when the slot already has a run."""
-    claim = claim_of(endpoint_from_row(row, None), new_id(), new_id(), lease.until)
+    claim = claim_of(endpoint, new_id(), new_id(), lease.until)
     run = started_run(claim, lease.worker_id, lease.now)
     insert = pg_insert if dialect == "postgresql" else sqlite_insert
     inserted = await conn.execute(
@@ -447,24 +444,27 @@ class SqlClaims:
             # whose own schedule they may go before (`_ahead_of_schedule`).
             claims += await self._queued_claims(conn, await start_queued(conn, lease), lease)
             lease = replace(lease, limit=limit - len(claims))
-            for leased in await lease_due(conn, lease) if lease.limit > 0 else []:
-                row, run_id, trace_id = leased
-                source = ScheduleSource(row["next_run_source"])
-                if missed(row["next_run_at"], source, row["next_slot_at"], now):
-                    caught = await self._catch_up(conn, leased, lease)
-                    if caught is None:
-                        continue
-                    row, run_id, trace_id = caught
-                if run_id is None or trace_id is None:
-                    await self._skip_taken_slot(conn, endpoint_from_row(row, None), now)
-                    continue
+            for row, slot_run, slot_trace in (
+                await lease_due(conn, lease) if lease.limit > 0 else []
+            ):
+                # Each row is read into an endpoint once, its secrets opened if they can be: the
+                # schedule moves on either way, and the run of an endpoint that cannot be called
+                # fails below.
                 try:
-                    endpoint = endpoint_from_row(row, self._cipher)
+                    endpoint, opened = endpoint_from_row(row, self._cipher), True
                 except SecretUndecryptable:
+                    endpoint, opened = endpoint_from_row(row, None), False
+                caught = await self._catch_up(conn, endpoint, slot_run, slot_trace, lease)
+                if caught is None:
+                    continue
+                endpoint, run_id, trace_id = caught
+                if run_id is None or trace_id is None:
+                    await self._skip_taken_slot(conn, endpoint, now)
+                    continue
+                if not opened:
                     running = await conn.execute(select(runs).where(runs.c.id == run_id))
-                    sealed = endpoint_from_row(row, None)
                     await self._fail_undecryptable(
-                        conn, sealed, run_from_row(running.mappings().one()), now
+                        conn, endpoint, run_from_row(running.mappings().one()), now
                     )
                     continue
                 claims.append(claim_of(endpoint, run_id, trace_id, lease.until))
@@ -475,30 +475,33 @@ class SqlClaims:
         return claims
 
     async def _catch_up(
-        self, conn: AsyncConnection, leased: Leased, lease: LeaseRequest
-    ) -> Leased | None:
-        """A missed baseline slot, leased with its run inserted (unless taken): moved, when its
-        catch-up rule says so (`transitions.caught_up`), to the slot that runs instead, whose
-        run replaces the missed slot's; or, when that slot is not due yet, planned and let go
-        (None)."""
-        row, run_id, _ = leased
-        missed_endpoint = endpoint_from_row(row, None)
-        moved = caught_up(missed_endpoint, lease.now)
+        self,
+        conn: AsyncConnection,
+        leased: Endpoint,
+        run_id: str | None,
+        trace_id: str | None,
+        lease: LeaseRequest,
+    ) -> tuple[Endpoint, str | None, str | None] | None:
+        """A leased endpoint with the run inserted for its slot (Nones: slot taken), as it is
+        when that slot runs; when the slot was missed and its catch-up rule says so
+        (`transitions.caught_up`), moved to the slot that runs instead, whose run replaces the
+        missed slot's; or, when that slot is not due yet, planned and let go (None)."""
+        moved = caught_up(leased, lease.now)
         if moved is None:
-            return leased
+            return leased, run_id, trace_id
         assert moved.next_run_at is not None
         due = moved.next_run_at <= lease.due_by
         logger.info(
             "%s missed slot %s; catch_up %s: %s slot %s",
-            missed_endpoint.ref,
-            missed_endpoint.next_slot,
+            leased.ref,
+            leased.next_slot,
             moved.spec.catch_up,
             "running" if due else "waiting for",
             moved.next_slot,
             extra={
                 "action": "catch_up",
                 "endpoint_id": moved.id,
-                "missed_slot": str(missed_endpoint.next_slot),
+                "missed_slot": str(leased.next_slot),
                 "slot": str(moved.next_slot),
             },
         )
@@ -508,9 +511,8 @@ class SqlClaims:
             await save_endpoint_state(conn, replace(moved, lease_owner=None, lease_until=None))
             return None
         await save_endpoint_state(conn, moved)
-        moved_row = {**row, **state_values(moved)}
-        new_run_id, trace_id = await _start_run(conn, moved_row, lease, self._db.dialect)
-        return moved_row, new_run_id, trace_id
+        new_run_id, new_trace_id = await _start_run(conn, moved, lease, self._db.dialect)
+        return moved, new_run_id, new_trace_id
 
     async def _queued_claims(
         self, conn: AsyncConnection, started: list[Started], lease: LeaseRequest

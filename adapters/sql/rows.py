@@ -79,23 +79,13 @@ def endpoint_values(endpoint: Endpoint, cipher: SecretCipher | None) -> dict[str
         "method": spec.method,
         "headers": seal_headers(spec.headers, cipher),
         "body": spec.body,
-        "cron": spec.schedule.cron,
-        "timezone": spec.schedule.timezone,
-        "interval_seconds": spec.schedule.interval_seconds,
-        "min_interval_seconds": spec.min_interval_seconds,
-        "max_interval_seconds": spec.max_interval_seconds,
         "timeout_seconds": spec.timeout_seconds,
         "max_response_bytes": spec.max_response_bytes,
         "planner_mode": spec.planner_mode.value if spec.planner_mode else None,
         "depends_on": list(spec.depends_on),
         "dependants": list(spec.dependants),
         "only_if_changed": spec.only_if_changed,
-        "notify": list(spec.notify),
-        "notify_after": spec.notify_after,
-        "pause_after": spec.pause_after,
-        "retry": retry_value(spec.retry),
-        "accept_hints": spec.accept_hints,
-        **_spacing_values(spec),
+        **_finishing_values(spec),
         **state_values(endpoint),
     }
 
@@ -223,6 +213,24 @@ spec fields of `_finishing_from_row` (the schedule, the clamps, the alerts, retr
 jitter, catch-up and the floor) and the runtime state."""
 
 
+def _finishing_values(spec: EndpointSpec) -> dict[str, Any]:
+    """The `PLANNING_COLUMNS` of the spec as stored (`_finishing_from_row` in reverse)."""
+    schedule = spec.schedule
+    return {
+        "cron": schedule.cron,
+        "timezone": schedule.timezone,
+        "interval_seconds": schedule.interval_seconds,
+        "min_interval_seconds": spec.min_interval_seconds,
+        "max_interval_seconds": spec.max_interval_seconds,
+        "notify": list(spec.notify),
+        "notify_after": spec.notify_after,
+        "pause_after": spec.pause_after,
+        "retry": retry_value(spec.retry),
+        "accept_hints": spec.accept_hints,
+        **_spacing_values(spec),
+    }
+
+
 def _finishing_from_row(row: Mapping[str, Any]) -> dict[str, Any]:
     """The `EndpointSpec` fields that `PLANNING_COLUMNS` hold, by name."""
     return {
@@ -245,11 +253,13 @@ def planned_from_row(row: RowMapping, held: Endpoint) -> Endpoint:
     stored now: enough to finish it and save its state (`save_endpoint_states`), without
     reading or opening the rest of the declaration (the request, its secrets)."""
     spec = held.spec
-    declared = _finishing_from_row(row)
-    if any(getattr(spec, name) != value for name, value in declared.items()):
+    # Compared as stored, which costs no parsing (no entity, enum or policy is built) unless
+    # the declaration differs.
+    held_values = _finishing_values(spec)
+    if {name: row[name] for name in held_values} != held_values:
         # Re-declared while the call was under way: finish with the declaration as it is now
         # (its schedule, and whom to alert, when to pause itself, whether to take hints).
-        spec = replace(spec, **declared)
+        spec = replace(spec, **_finishing_from_row(row))
     return Endpoint(
         id=held.id, job_id=held.job_id, job_name=held.job_name, spec=spec, **_state_from_row(row)
     )
