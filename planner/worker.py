@@ -24,7 +24,7 @@ from cronpilot.planner.config import PlannerConfig
 from cronpilot.planner.graph_context import schema_document
 from cronpilot.planner.session import Analyst, Verdict
 from cronpilot.planner.tools import ToolBox, ToolContext
-from cronpilot.scheduler.periodic import pause
+from cronpilot.runtime.timing import pause
 from cronpilot.usecases.proposals import ProposalDesk, Proposer
 
 log = logging.getLogger(__name__)
