@@ -21,7 +21,7 @@ from cronpilot.domain.ports import Clock, Store, Waker
 from cronpilot.planner.analysis_context import read_analysis_context
 from cronpilot.planner.brief import build_brief
 from cronpilot.planner.config import PlannerConfig
-from cronpilot.planner.graph_context import schema_document
+from cronpilot.planner.schema_views import schema_document
 from cronpilot.planner.session import Analyst, Verdict
 from cronpilot.planner.tools import ToolBox, ToolContext
 from cronpilot.runtime.timing import pause

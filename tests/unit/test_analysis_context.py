@@ -11,7 +11,7 @@ from cronpilot.domain.model import Finish, Pause, Response, Schedule
 from cronpilot.domain.outputs import OutputSchema
 from cronpilot.domain.schema_inference import merge_document
 from cronpilot.planner.analysis_context import read_analysis_context
-from cronpilot.planner.graph_context import read_output_schema
+from cronpilot.planner.schema_views import read_output_schema
 from tests.contract.builders import LEASE_SECONDS, T0, declaration, spec
 
 
