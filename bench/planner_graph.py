@@ -27,7 +27,6 @@ import sys
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from datetime import datetime, timedelta
 
 from genson import SchemaBuilder
@@ -59,7 +58,6 @@ from cronpilot.domain.graph import (
     pagerank,
     sighted,
 )
-from cronpilot.domain.guardrails import GuardrailLimits
 from cronpilot.domain.model import (
     JSON,
     EndpointSpec,
@@ -94,7 +92,6 @@ WARM_UP = 5
 INFERENCE_PASSES = 3
 # Review mode keeps every proposal pending, so that the 200th analysis sees the same schedule
 # as the first; the hourly limit would otherwise refuse most of them after the sixth.
-LIMITS = GuardrailLimits(max_changes_per_hour=1_000_000)
 
 
 # --- documents ---------------------------------------------------------------------------------
@@ -269,9 +266,12 @@ async def analyses_ms(backend: str, analyst: Analyst, count: int) -> tuple[list[
                 store,
                 analyst,
                 SystemClock(),
-                replace(
-                    planner_config(Settings(_env_file=None, worker_id="bench-planner")),  # type: ignore[call-arg]
-                    limits=LIMITS,
+                planner_config(
+                    Settings(  # type: ignore[call-arg]
+                        _env_file=None,
+                        worker_id="bench-planner",
+                        planner_max_changes_per_hour=1_000_000,
+                    )
                 ),
                 waker=None,
             )

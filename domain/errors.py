@@ -102,6 +102,14 @@ class StoreUnavailable(CronpilotError):
     """The database could not be reached or answered with an unexpected driver error."""
 
 
+class ReadOnlyUnit(CronpilotError):
+    """A write inside a read-only unit (`Store.reading`): a bug in the caller, refused before
+    anything is written."""
+
+    def __init__(self) -> None:
+        super().__init__("a read-only unit of work cannot write; use Store.unit_of_work")
+
+
 class ProposalNotFound(NotFound):
     def __init__(self, ref: str) -> None:
         super().__init__(f"no proposal {excerpt(repr(ref))}")

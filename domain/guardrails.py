@@ -17,11 +17,14 @@ RATE_WINDOW = timedelta(hours=1)
 
 @dataclass(frozen=True, slots=True)
 class GuardrailLimits:
-    max_pause_seconds: float = 86_400.0
-    max_changes_per_hour: int = 6
+    """The limits as configured: made from the settings (`planner_max_*`,
+    `planner_proposal_ttl_seconds`), which hold their defaults, in `adapters/bootstrap.py`."""
+
+    max_pause_seconds: float
+    max_changes_per_hour: int
     """Applied changes per endpoint per hour: more would be oscillation."""
-    max_hint_ttl_seconds: float = 86_400.0
-    pending_ttl_seconds: float = 3_600.0
+    max_hint_ttl_seconds: float
+    pending_ttl_seconds: float
     """A proposal held for review lapses after this long."""
 
 

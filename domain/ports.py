@@ -34,7 +34,6 @@ from cronpilot.domain.model import (
 from cronpilot.domain.outputs import DriftEvent, OutputSchema
 from cronpilot.domain.planning import (
     AnalysisClaim,
-    AnalysisContext,
     AnalysisOutcome,
     AnalysisSession,
     ChatReply,
@@ -225,6 +224,11 @@ class RunRepository(Protocol):
         """The slots in [start, end] that have a run of the endpoint, whatever its status."""
         ...
 
+    async def newest_finished_slot(self, job_id: str) -> datetime | None:
+        """The newest slot of the finished runs of the job's endpoints (all of them), or None
+        when none has finished (the slot `domain.planning.needs_analysis` compares)."""
+        ...
+
 
 class PlannerRepository(Protocol):
     """The planner's side of the store: which endpoints to analyse, sessions and proposals."""
@@ -244,14 +248,6 @@ class PlannerRepository(Protocol):
         needs it (`run-once`).
 
         Raises `EndpointNotFound`, or `AnalysisBusy` while another worker's lease is live."""
-        ...
-
-    async def read_context(self, endpoint: Endpoint, history: int) -> AnalysisContext:
-        """What an analysis of `endpoint` reads at its start, in one go (one connection on
-        SQL rather than one per read): its job and the job's endpoints, its newest `history`
-        runs, the job's edges, its output schema and the job's newest finished slot.
-
-        Raises `EndpointNotFound` when the endpoint or its job is gone."""
         ...
 
     async def finish_analysis(
@@ -489,7 +485,32 @@ class Repositories(Protocol):
     def notifications(self) -> NotificationRepository: ...
 
 
-class UnitOfWork(Repositories, Protocol):
+class ReadingUnit(Repositories, Protocol):
+    """The repositories on one read-only transaction, for a use case that reads several
+    things and wants them consistent: `async with store.reading() as tx:`.
+
+    Every read inside the block sees the same committed state (one snapshot), and none of
+    them holds up writers: SQLite reads one WAL snapshot without its write lock, PostgreSQL
+    runs a READ ONLY transaction at REPEATABLE READ; the memory store holds its lock, so
+    writers wait for the block. A write through the unit's repositories raises
+    `ReadOnlyUnit` (a bug in the caller) and writes nothing. A driver error raises as the
+    repositories' methods do (`StoreUnavailable`, …)."""
+
+    async def __aenter__(self) -> Self:
+        """Begin the transaction. Raises `StoreUnavailable` when the store cannot be reached."""
+        ...
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        """End the transaction and give the connection back."""
+        ...
+
+
+class UnitOfWork(ReadingUnit, Protocol):
     """The repositories on one transaction, for a use case of several steps (cosmicpython's
     unit of work): `async with uow() as tx:` … `await tx.commit()`.
 
@@ -503,10 +524,6 @@ class UnitOfWork(Repositories, Protocol):
     on memory it is the store's lock, held for the whole unit, and a copy of the state to put
     back on rollback. A driver error raises as the repositories' methods do
     (`StoreUnavailable`, `ConflictError`, …), from the body or from `commit`."""
-
-    async def __aenter__(self) -> Self:
-        """Begin the transaction. Raises `StoreUnavailable` when the store cannot be reached."""
-        ...
 
     async def __aexit__(
         self,
@@ -525,6 +542,9 @@ class UnitOfWork(Repositories, Protocol):
 UnitOfWorkFactory = Callable[[], UnitOfWork]
 """Starts a fresh unit of work on each call (`Store.unit_of_work`): what use cases are given."""
 
+ReadingFactory = Callable[[], ReadingUnit]
+"""Starts a fresh read-only unit on each call (`Store.reading`)."""
+
 
 class Store(Repositories, Protocol):
     """One backend: the repositories over one database, each method its own transaction (the
@@ -532,6 +552,10 @@ class Store(Repositories, Protocol):
 
     def unit_of_work(self) -> UnitOfWork:
         """A new unit of work on this store, not begun until entered."""
+        ...
+
+    def reading(self) -> ReadingUnit:
+        """A new read-only unit on this store, not begun until entered."""
         ...
 
     async def close(self) -> None: ...

@@ -24,8 +24,8 @@ from cronpilot.domain.graph import Edge
 from cronpilot.domain.model import JSON, Endpoint, Run
 from cronpilot.domain.planning import AnalysisClaim, ProposalDraft, ProposalKind, ToolCallRecord
 from cronpilot.domain.ports import Store
-from cronpilot.planner.graph_context import read_output_schema
 from cronpilot.planner.projection import DEFAULT_MAX_BODY_CHARS, capped, project
+from cronpilot.planner.schema_views import read_output_schema
 from cronpilot.planner.tool_args import (
     EndpointArgs,
     HistoryArgs,

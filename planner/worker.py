@@ -18,12 +18,13 @@ from cronpilot.domain.model import JSON, new_id
 from cronpilot.domain.outage import described
 from cronpilot.domain.planning import AnalysisClaim, AnalysisOutcome, AnalysisSession, SessionStatus
 from cronpilot.domain.ports import Clock, Store, Waker
+from cronpilot.planner.analysis_context import read_analysis_context
 from cronpilot.planner.brief import build_brief
 from cronpilot.planner.config import PlannerConfig
-from cronpilot.planner.graph_context import schema_document
+from cronpilot.planner.schema_views import schema_document
 from cronpilot.planner.session import Analyst, Verdict
 from cronpilot.planner.tools import ToolBox, ToolContext
-from cronpilot.scheduler.periodic import pause
+from cronpilot.runtime.timing import pause
 from cronpilot.usecases.proposals import ProposalDesk, Proposer
 
 log = logging.getLogger(__name__)
@@ -130,7 +131,9 @@ class PlannerWorker:
         started = self._clock.now()
         endpoint = claim.endpoint
         session_id = new_id()
-        context = await self._store.planner.read_context(endpoint, self._config.history_runs)
+        context = await read_analysis_context(
+            self._store.reading, endpoint, self._config.history_runs
+        )
         siblings = {e.name: e for e in context.endpoints}
         toolbox = ToolBox(
             ToolContext(

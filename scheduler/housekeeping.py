@@ -1,6 +1,6 @@
 """Housekeeping every worker does for the shared store: reap dead workers' runs, prune old runs.
 
-Both are idempotent, so every worker may run them on its own timers (`scheduler.periodic`, on
+Both are idempotent, so every worker may run them on its own timers (`runtime.timing`, on
 the worker's clock; decision 0015), never from a shared job store.
 """
 
@@ -10,7 +10,7 @@ import logging
 from datetime import timedelta
 
 from cronpilot.domain.ports import Clock, Store
-from cronpilot.scheduler.periodic import Periodic
+from cronpilot.runtime.timing import Periodic
 
 log = logging.getLogger(__name__)
 

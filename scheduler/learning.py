@@ -27,6 +27,7 @@ from cronpilot.domain.model import Endpoint, Run
 from cronpilot.domain.outage import described
 from cronpilot.domain.outputs import OutputSchema, learnable
 from cronpilot.domain.ports import Clock, UnitOfWorkFactory
+from cronpilot.runtime.timing import Periodic
 from cronpilot.usecases.graph_edges import record_trace, refresh_job_provides
 from cronpilot.usecases.schema_learning import learn_schema
 
@@ -80,7 +81,28 @@ class RunLearner:
         self._first_marked: datetime | None = None
         self._last_marked: datetime | None = None
         self._refreshing = asyncio.Lock()
-        self._tasks: list[asyncio.Task[None]] = []
+        self._step_took = 0.0
+        """How long the last learning step took (not counting the wait for it)."""
+        self._refresh_took = 0.0
+        """How long the last provides refresh took (0 when none was due)."""
+        rest = 1 / LEARN_SHARE - 1
+        self._consumer = Periodic(
+            "learning", clock, 0.0, self._consume_one, rest=lambda: self._step_took * rest
+        )
+        every = learn_every_seconds / 2
+        self._held_timer = Periodic(
+            "learning held endpoints", clock, every, self._learn_held_now, first_after=every
+        )
+        # Slow refreshes (jobs of thousands of endpoints) come less often: at most a tenth of
+        # the time goes into them.
+        self._refresh_timer = Periodic(
+            "provides refresh",
+            clock,
+            refresh_seconds,
+            self._refresh_if_due,
+            first_after=refresh_seconds,
+            rest=lambda: 9 * self._refresh_took,
+        )
 
     def observe(self, endpoint: Endpoint, run: Run) -> None:
         traced = run.parent_trace_id is not None
@@ -92,22 +114,19 @@ class RunLearner:
             self._queued.add(endpoint.id)
 
     def start(self) -> None:
-        """Start the background tasks; call from inside the running event loop."""
-        self._tasks = [
-            asyncio.create_task(self._consume()),
-            asyncio.create_task(self._learn_held_periodically()),
-            asyncio.create_task(self._refresh_periodically()),
-        ]
+        """Start the timers; call from inside the running event loop."""
+        for timer in (self._consumer, self._held_timer, self._refresh_timer):
+            timer.start()
 
     async def stop(self) -> None:
-        """Stop the background tasks, then refresh what was learnt since the last refresh: a
-        job whose schemas settled would otherwise keep stale edges for good. Endpoints held for
-        their turn are not learnt now, which could hold a stopping worker for seconds: their
-        runs stay stored, and their next learning (or `schema backfill`) reads them."""
-        tasks, self._tasks = self._tasks, []
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        """Stop the timers, then refresh what was learnt since the last refresh: a job whose
+        schemas settled would otherwise keep stale edges for good. Endpoints held for their
+        turn are not learnt now, which could hold a stopping worker for seconds: their runs
+        stay stored, and their next learning (or `schema backfill`) reads them. A refresh
+        under way is let finish (cut short, it would forget the jobs it had taken)."""
+        await self._consumer.stop(cut=True)
+        await self._held_timer.stop(cut=True)
+        await self._refresh_timer.stop()
         await self.refresh_stale()
 
     async def idle(self) -> None:
@@ -117,21 +136,21 @@ class RunLearner:
         await self._learn_held(self._clock.now() + self._learn_every)
         await self.refresh_stale()
 
-    async def _consume(self) -> None:
-        rest = 1 / LEARN_SHARE - 1
-        while True:
-            endpoint, run = await self._queue.get()
-            self._queued.discard(endpoint.id)
-            started = self._clock.now()
-            try:
-                with _failure_logged(endpoint):
-                    if run is None or learnable(run):
-                        await self._learn_in_turn(endpoint)
-                    if run is not None:
-                        await self.trace(run)
-            finally:
-                self._queue.task_done()
-            await self._clock.sleep((self._clock.now() - started).total_seconds() * rest)
+    async def _consume_one(self) -> bool:
+        """Learn from the next endpoint in the queue (waiting for one); True: take the next."""
+        endpoint, run = await self._queue.get()
+        self._queued.discard(endpoint.id)
+        started = self._clock.now()
+        try:
+            with _failure_logged(endpoint):
+                if run is None or learnable(run):
+                    await self._learn_in_turn(endpoint)
+                if run is not None:
+                    await self.trace(run)
+        finally:
+            self._queue.task_done()
+            self._step_took = (self._clock.now() - started).total_seconds()
+        return True
 
     async def _learn_in_turn(self, endpoint: Endpoint) -> None:
         """Learn now, unless the endpoint was learnt less than `learn_every` ago: then hold it
@@ -145,10 +164,9 @@ class RunLearner:
         self._held.pop(endpoint.id, None)
         await self.learn(endpoint)
 
-    async def _learn_held_periodically(self) -> None:
-        while True:
-            await self._clock.sleep(self._learn_every.total_seconds() / 2)
-            await self._learn_held(self._clock.now())
+    async def _learn_held_now(self) -> bool:
+        await self._learn_held(self._clock.now())
+        return False
 
     async def _learn_held(self, now: datetime) -> None:
         """Learn every held endpoint whose turn has come by `now`, and forget the learning
@@ -164,21 +182,13 @@ class RunLearner:
                 with _failure_logged(endpoint):
                     await self.learn(endpoint)
 
-    async def _refresh_periodically(self) -> None:
-        pause = self._refresh_seconds
-        while True:
-            await self._clock.sleep(pause)
-            pause = self._refresh_seconds
-            if not self._refresh_due():
-                continue
+    async def _refresh_if_due(self) -> bool:
+        self._refresh_took = 0.0
+        if self._refresh_due():
             started = self._clock.now()
-            # Shielded: cut short by `stop`, it would forget the jobs it had taken; `stop`'s own
-            # refresh waits for it instead.
-            await asyncio.shield(self.refresh_stale())
-            took = (self._clock.now() - started).total_seconds()
-            # Slow refreshes (jobs of thousands of endpoints) come less often: at most a tenth
-            # of the time goes into them.
-            pause = max(pause, 9 * took)
+            await self.refresh_stale()
+            self._refresh_took = (self._clock.now() - started).total_seconds()
+        return False
 
     def _refresh_due(self) -> bool:
         """A change of shape is waiting, and the burst it came in is over or has gone on too

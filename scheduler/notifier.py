@@ -22,7 +22,7 @@ from cronpilot.domain.errors import CronpilotError
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import HttpRequest
 from cronpilot.domain.ports import Clock, Dispatcher, Store
-from cronpilot.scheduler.periodic import Periodic
+from cronpilot.runtime.timing import Periodic
 
 log = logging.getLogger(__name__)
 

@@ -12,10 +12,10 @@ from typing import Protocol
 from cronpilot.domain.errors import LeaseLost, SlotAlreadyRun, StoreUnavailable, TemplateUnfilled
 from cronpilot.domain.model import BodyAbsence, Claim, Endpoint, ErrorKind, Finish, Response, Run
 from cronpilot.domain.ports import ClaimRepository, Clock, Dispatcher
+from cronpilot.runtime.timing import pause
 from cronpilot.scheduler.attempts import call_slot
 from cronpilot.scheduler.health import StoreHealth
 from cronpilot.scheduler.leases import InHand, LeaseKeeper
-from cronpilot.scheduler.periodic import pause
 from cronpilot.scheduler.recorder import Recorder
 from cronpilot.scheduler.requests import request_for
 

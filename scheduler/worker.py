@@ -19,11 +19,11 @@ from cronpilot.domain.errors import StoreUnavailable
 from cronpilot.domain.model import Claim
 from cronpilot.domain.outage import described, store_retry_delay
 from cronpilot.domain.ports import Clock, Dispatcher, Store, Waker
+from cronpilot.runtime.timing import first_of, pause
 from cronpilot.scheduler.admission import Admission
 from cronpilot.scheduler.config import WorkerConfig
 from cronpilot.scheduler.health import StoreHealth
 from cronpilot.scheduler.leases import LeaseKeeper
-from cronpilot.scheduler.periodic import first_of, pause
 from cronpilot.scheduler.slots import RunObserver, SlotRunner, WorkerStats
 
 log = logging.getLogger(__name__)

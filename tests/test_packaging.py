@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LAYERS = ("domain", "usecases", "adapters", "scheduler", "planner", "migrations")
+LAYERS = ("domain", "usecases", "runtime", "adapters", "scheduler", "planner", "migrations")
 TOP_LEVEL_IMPORT = re.compile(rf"^\s*(from|import) ({'|'.join(LAYERS)})\b", re.MULTILINE)
 
 

@@ -10,7 +10,7 @@ import typer
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli.output import JsonOption, cron_fires, fire_time, fires_view, print_json
 from cronpilot.adapters.cli.runtime import admin_settings, with_store, with_waker
-from cronpilot.adapters.config import load_declarations
+from cronpilot.adapters.jobs_file import load_declarations
 from cronpilot.domain.ports import ApplyReport, Store
 from cronpilot.usecases.declarations import apply_declarations
 

@@ -36,7 +36,7 @@ from cronpilot.adapters.bootstrap import (
 )
 from cronpilot.adapters.cli.demo_planner import PlannerLine, planner_lines
 from cronpilot.adapters.cli.output import new_table, schedule_text, span
-from cronpilot.adapters.config import example_jobs_file, load_declarations, parse_declarations
+from cronpilot.adapters.jobs_file import example_jobs_file, load_declarations, parse_declarations
 from cronpilot.adapters.settings import Settings, load_settings
 from cronpilot.adapters.simulator import Simulator
 from cronpilot.domain.model import Endpoint, Run, RunStatus, RunTrigger, ScheduleSource

@@ -16,11 +16,9 @@ from cronpilot.domain.errors import (
     ProposalNotPending,
     SessionNotFound,
 )
-from cronpilot.domain.graph import touches_job
 from cronpilot.domain.model import Endpoint
 from cronpilot.domain.planning import (
     AnalysisClaim,
-    AnalysisContext,
     AnalysisOutcome,
     AnalysisSession,
     PlannerState,
@@ -67,19 +65,13 @@ class MemoryPlanner:
         )
         return AnalysisClaim(endpoint, mode, until, state.llm_failures)
 
-    def _newest_finished_slot(self, job_id: str) -> datetime | None:
-        finished = [
-            r.slot_at for r in self._state.runs.values() if r.job_id == job_id and r.status.finished
-        ]
-        return max(finished, default=None)
-
     def _needs_analysis(self, endpoint: Endpoint, now: datetime) -> bool:
         job = self._state.jobs[endpoint.job_name]
         return needs_analysis(
             self._planner_state(endpoint.id),
             endpoint,
             effective_mode(endpoint.spec.planner_mode, job.planner_mode),
-            self._newest_finished_slot(endpoint.job_id),
+            self._state.newest_finished_slot(endpoint.job_id),
             now,
         )
 
@@ -102,24 +94,6 @@ class MemoryPlanner:
                 assert state.lease_owner is not None
                 raise AnalysisBusy(endpoint.ref, state.lease_owner)
             return self._claim(endpoint, now + timedelta(seconds=lease_seconds), worker_id)
-
-    async def read_context(self, endpoint: Endpoint, history: int) -> AnalysisContext:
-        current = self._state.endpoint(endpoint.id)
-        schema = self._state.output_schemas.get(current.id)
-        return AnalysisContext(
-            job=self._state.jobs[current.job_name],
-            endpoints=sorted(
-                (e for e in self._state.endpoints.values() if e.job_name == current.job_name),
-                key=lambda e: e.name,
-            ),
-            recent=self._state.runs_of(current.id)[:history],
-            edges=sorted(
-                (e for e in self._state.edges.values() if touches_job(e, current.job_name)),
-                key=lambda e: e.key,
-            ),
-            schema=None if schema is None else schema.copy(),
-            newest_finished_slot=self._newest_finished_slot(current.job_id),
-        )
 
     async def finish_analysis(
         self,

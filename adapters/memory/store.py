@@ -23,6 +23,7 @@ from cronpilot.domain.errors import (
     EndpointNotFound,
     JobNotFound,
     LeaseLost,
+    ReadOnlyUnit,
     RunNotFound,
 )
 from cronpilot.domain.graph import Edge, EdgeType
@@ -66,24 +67,30 @@ from cronpilot.domain.transitions import (
 class TaskLock:
     """An `asyncio.Lock` that the task holding it may take again: a unit of work holds the
     store's lock for its whole block, and the repositories it calls take it per method as they
-    do outside a unit. Other tasks wait as for any lock."""
+    do outside a unit. Other tasks wait as for any lock. Held for reading (a `ReadingUnit`),
+    the holder may not take it again: only writes take it, so that refuses them."""
 
     def __init__(self) -> None:
         self._lock = asyncio.Lock()
         self._owner: asyncio.Task[Any] | None = None
         self._depth = 0
+        self._reading = False
 
-    async def acquire(self) -> None:
+    async def acquire(self, *, reading: bool = False) -> None:
         task = asyncio.current_task()
         if self._owner is not task or task is None:
             await self._lock.acquire()
             self._owner = task
+            self._reading = reading
+        elif self._reading:
+            raise ReadOnlyUnit
         self._depth += 1
 
     def release(self) -> None:
         self._depth -= 1
         if self._depth == 0:
             self._owner = None
+            self._reading = False
             self._lock.release()
 
     async def __aenter__(self) -> None:
@@ -116,6 +123,12 @@ class MemoryState:
         """Runs of one endpoint, newest slot first."""
         mine = [run for run in self.runs.values() if run.endpoint_id == endpoint_id]
         return sorted(mine, key=lambda run: run.slot_at, reverse=True)
+
+    def newest_finished_slot(self, job_id: str) -> datetime | None:
+        finished = [
+            r.slot_at for r in self.runs.values() if r.job_id == job_id and r.status.finished
+        ]
+        return max(finished, default=None)
 
     def endpoint(self, endpoint_id: str) -> Endpoint:
         try:
@@ -415,6 +428,9 @@ class MemoryRuns:
     async def slots_taken(self, endpoint_id: str, start: datetime, end: datetime) -> set[datetime]:
         return {r.slot_at for r in self._state.runs_of(endpoint_id) if start <= r.slot_at <= end}
 
+    async def newest_finished_slot(self, job_id: str) -> datetime | None:
+        return self._state.newest_finished_slot(job_id)
+
 
 class MemoryRepositories:
     """The memory repositories over one state."""
@@ -460,6 +476,27 @@ class MemoryRepositories:
     @property
     def notifications(self) -> MemoryNotifications:
         return self._notifications
+
+
+class MemoryReadingUnit(MemoryRepositories):
+    """`ReadingUnit` on memory: holds the store's lock for the whole block, for reading (other
+    tasks' writes wait; its own raise `ReadOnlyUnit`)."""
+
+    def __init__(self, state: MemoryState, planning: MemoryPlannerState) -> None:
+        super().__init__(state, planning)
+        self._state = state
+
+    async def __aenter__(self) -> Self:
+        await self._state.lock.acquire(reading=True)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self._state.lock.release()
 
 
 class MemoryUnitOfWork(MemoryRepositories):
@@ -513,6 +550,9 @@ class MemoryStore(MemoryRepositories):
 
     def unit_of_work(self) -> MemoryUnitOfWork:
         return MemoryUnitOfWork(self.state, self.planning)
+
+    def reading(self) -> MemoryReadingUnit:
+        return MemoryReadingUnit(self.state, self.planning)
 
     async def close(self) -> None:
         return None

@@ -26,6 +26,7 @@ from cronpilot.adapters.sql.tables import SLOT_KEY
 from cronpilot.domain.errors import (
     ConflictError,
     CronpilotError,
+    ReadOnlyUnit,
     SlotAlreadyRun,
     StoreUnavailable,
     ValueRejected,
@@ -41,6 +42,7 @@ silently: a call that needs a new connection would hang for a minute while the w
 are kept, so it fails sooner and the worker retries."""
 DEFAULT_POOL_SIZE = 5
 _UNDEFINED_TABLE = "42P01"
+_READ_ONLY_TRANSACTION = "25006"
 _SQLITE_MISSING_TABLE = "no such table"
 _SQLITE_SLOT_KEY = "runs.endpoint_id, runs.slot_at"
 _SLOT_DETAIL = re.compile(
@@ -165,18 +167,28 @@ class Database:
             return int((await conn.execute(statement, parameters)).rowcount)
 
     @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[TransactionDatabase]:
+    async def transaction(self, *, read_only: bool = False) -> AsyncIterator[TransactionDatabase]:
         """A `Database` whose reads and writes all run on one connection in one transaction
         (a unit of work). Its `commit` keeps the writes; whatever was not committed when the
-        block ends, by an exception or not, is rolled back."""
+        block ends, by an exception or not, is rolled back.
+
+        `read_only` reads one snapshot and holds up no writer: on SQLite a deferred BEGIN (the
+        first read takes a WAL snapshot, no write lock), on PostgreSQL a READ ONLY transaction
+        at REPEATABLE READ (one snapshot for every statement, where READ COMMITTED takes one
+        per statement). Its `write` and `write_one` raise `ReadOnlyUnit`; PostgreSQL refuses
+        any other write itself (translated to the same error)."""
         with translate_driver_errors(self.url):
             async with self.engine.connect() as conn:
-                if self.dialect == "sqlite":
+                if read_only and self.dialect == "postgresql":
+                    await conn.execution_options(
+                        isolation_level="REPEATABLE READ", postgresql_readonly=True
+                    )
+                elif not read_only and self.dialect == "sqlite":
                     # A unit reads and then writes: take the write lock up front (module note).
                     await conn.execution_options(**{_IMMEDIATE: True})
                 transaction = await conn.begin()
                 try:
-                    yield TransactionDatabase(self, conn)
+                    yield TransactionDatabase(self, conn, read_only=read_only)
                 finally:
                     if transaction.is_active:
                         await transaction.rollback()
@@ -191,9 +203,10 @@ class TransactionDatabase(Database):
     statements one transaction. The per-call transactions of `Database` stay for the workers'
     hot path."""
 
-    def __init__(self, db: Database, conn: AsyncConnection) -> None:
+    def __init__(self, db: Database, conn: AsyncConnection, *, read_only: bool) -> None:
         super().__init__(db.engine, db.url)
         self._conn = conn
+        self._read_only = read_only
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncConnection]:
@@ -202,12 +215,16 @@ class TransactionDatabase(Database):
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncConnection]:
+        if self._read_only:
+            raise ReadOnlyUnit
         with translate_driver_errors(self.url):
             yield self._conn
 
     async def write_one(
         self, statement: Executable, parameters: Mapping[str, Any] | None = None
     ) -> int:
+        if self._read_only:
+            raise ReadOnlyUnit
         with translate_driver_errors(self.url):
             return int((await self._conn.execute(statement, parameters)).rowcount)
 
@@ -223,6 +240,7 @@ def translate_driver_errors(url: str) -> Iterator[None]:
     - integrity violations: `SlotAlreadyRun` on the slot key, `ConflictError` otherwise (a row
       written at the same time by someone else: the remedy is to try again);
     - data exceptions: `ValueRejected` (the same change would fail again);
+    - a write in a read-only transaction: `ReadOnlyUnit`;
     - everything else (unreachable server, lost connection, missing schema, locks that time
       out, unexpected driver states): `StoreUnavailable`, hinting at `cronpilot db upgrade`
       only when a table is missing.
@@ -248,6 +266,8 @@ def _translated(exc: Exception, url: str) -> CronpilotError:
         if SLOT_KEY in str(reason) or _SQLITE_SLOT_KEY in str(reason):
             return _slot_already_run(reason)
         return ConflictError(str(reason))
+    if sqlstate == _READ_ONLY_TRANSACTION:
+        return ReadOnlyUnit()
     if isinstance(exc, DataError) or sqlstate.startswith("22"):
         return ValueRejected(str(reason))
     hint = ""

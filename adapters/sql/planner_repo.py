@@ -33,7 +33,6 @@ from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cronpilot.adapters.sql.engine import Database
-from cronpilot.adapters.sql.graph_repo import read_job_edges, read_output_schema
 from cronpilot.adapters.sql.notifications_repo import add_notifications
 from cronpilot.adapters.sql.planner_rows import (
     proposal_from_row,
@@ -41,8 +40,8 @@ from cronpilot.adapters.sql.planner_rows import (
     session_from_row,
     session_values,
 )
-from cronpilot.adapters.sql.rows import endpoint_from_row, job_from_row, select_endpoints
-from cronpilot.adapters.sql.runs import read_runs
+from cronpilot.adapters.sql.rows import endpoint_from_row, select_endpoints
+from cronpilot.adapters.sql.runs import newest_finished_slot
 from cronpilot.adapters.sql.tables import (
     UtcDateTime,
     analysis_sessions,
@@ -50,7 +49,6 @@ from cronpilot.adapters.sql.tables import (
     jobs,
     planner_state,
     proposals,
-    runs,
 )
 from cronpilot.domain.alerts import Notification
 from cronpilot.domain.errors import (
@@ -61,12 +59,11 @@ from cronpilot.domain.errors import (
     ProposalNotPending,
     SessionNotFound,
 )
-from cronpilot.domain.model import Endpoint, PlannerMode, RunStatus
+from cronpilot.domain.model import PlannerMode
 from cronpilot.domain.planning import (
     EXPIRED_BY,
     EXPIRED_OUTCOME,
     AnalysisClaim,
-    AnalysisContext,
     AnalysisOutcome,
     AnalysisSession,
     PlannerState,
@@ -77,28 +74,12 @@ from cronpilot.domain.planning import (
 )
 
 
-def _newest_finished_slot(job_id: ColumnElement[str]) -> Any:
-    """The newest slot of the finished runs of the job `job_id` (all its endpoints), found
-    endpoint by endpoint over the runs' history index rather than by a scan of every run."""
-    siblings = endpoints.alias("siblings")
-    # Correlated to the enclosing statement's `endpoints` when `job_id` is its column.
-    job_endpoints = select(siblings.c.id).where(siblings.c.job_id == job_id).correlate(endpoints)
-    return (
-        select(func.max(runs.c.slot_at))
-        .where(
-            runs.c.endpoint_id.in_(job_endpoints),
-            runs.c.status.notin_([s.value for s in RunStatus if not s.finished]),
-        )
-        .scalar_subquery()
-    )
-
-
 def _candidates(now: datetime, limit: int) -> Select[Any]:
     """Mirrors `domain.planning.needs_analysis` in `analysis_order`: kept in SQL so that
     PostgreSQL locks (SKIP LOCKED) only the rows it leases, in the one statement that finds
     them (proven by `tests/contract/test_rules_contract.py::
     test_a_planner_claims_what_needs_analysis`)."""
-    newest = _newest_finished_slot(endpoints.c.job_id)
+    newest = newest_finished_slot(endpoints.c.job_id)
     failing = endpoints.c.failure_count > 0
     state = planner_state.c
     return (
@@ -211,24 +192,6 @@ def _lease_one_statement() -> Update:
 
 
 @functools.cache
-def _context_statement() -> Select[Any]:
-    """The endpoints of bound `job_id` by name, each row with its job's columns (`job_…`) and
-    the newest slot of the job's finished runs: one statement rather than three (the slot's
-    subquery does not depend on the row, so it is computed once)."""
-    job_id = bindparam("job_id", type_=String)
-    return (
-        select_endpoints()
-        .add_columns(
-            jobs.c.description.label("job_description"),
-            jobs.c.planner_mode.label("job_planner_mode"),
-            _newest_finished_slot(job_id).label("newest_finished_slot"),
-        )
-        .where(endpoints.c.job_id == job_id)
-        .order_by(endpoints.c.name)
-    )
-
-
-@functools.cache
 def _applied_statement() -> Select[Any]:
     """The count of the endpoint's (bound `id`) proposals applied since bound `since`."""
     return select(func.count()).where(
@@ -331,23 +294,6 @@ class SqlPlanner:
             )
         claim = _claim_from_row(row)
         return AnalysisClaim(claim.endpoint, claim.mode, until, claim.llm_failures)
-
-    async def read_context(self, endpoint: Endpoint, history: int) -> AnalysisContext:
-        async with self._db.read() as conn:
-            result = await conn.execute(_context_statement(), {"job_id": endpoint.job_id})
-            rows = result.mappings().all()
-            # No cipher: the planner never sends requests, so header secrets stay sealed.
-            job_endpoints = [endpoint_from_row(row, None) for row in rows]
-            if all(e.id != endpoint.id for e in job_endpoints):
-                raise EndpointNotFound(endpoint.id)
-            return AnalysisContext(
-                job=job_from_row(rows[0], prefix="job_"),
-                endpoints=job_endpoints,
-                recent=await read_runs(conn, endpoint.id, history, 0),
-                edges=await read_job_edges(conn, endpoint.job_name),
-                schema=await read_output_schema(conn, endpoint.id),
-                newest_finished_slot=rows[0]["newest_finished_slot"],
-            )
 
     async def finish_analysis(
         self,

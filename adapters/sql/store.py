@@ -21,11 +21,12 @@ from cronpilot.adapters.sql.engine import (
     create_engine,
     safe_url,
 )
-from cronpilot.adapters.sql.graph_repo import SqlGraph, SqlSchemas
+from cronpilot.adapters.sql.graph_repo import SqlGraph
 from cronpilot.adapters.sql.keycheck import verify_secret_key
 from cronpilot.adapters.sql.notifications_repo import SqlNotifications
 from cronpilot.adapters.sql.planner_repo import SqlPlanner
 from cronpilot.adapters.sql.runs import SqlRuns
+from cronpilot.adapters.sql.schemas_repo import SqlSchemas
 from cronpilot.domain.errors import StoreUnavailable
 from cronpilot.domain.ports import SecretCipher
 
@@ -79,9 +80,12 @@ class SqlRepositories:
         return self._notifications
 
 
-class SqlUnitOfWork(SqlRepositories):
-    """`UnitOfWork` on SQL: one connection, one transaction (`Database.transaction`), the
-    repositories built afresh on it (they only hold the database, so this costs nothing)."""
+class SqlReadingUnit(SqlRepositories):
+    """`ReadingUnit` on SQL: one connection, one read-only transaction
+    (`Database.transaction(read_only=True)`), the repositories built afresh on it (they only
+    hold the database, so this costs nothing)."""
+
+    _read_only = True
 
     def __init__(self, db: Database, cipher: SecretCipher | None) -> None:
         self._db = db
@@ -93,7 +97,9 @@ class SqlUnitOfWork(SqlRepositories):
         if self._scope is not None:
             raise RuntimeError("a unit of work is entered once")
         self._scope = AsyncExitStack()
-        self._transaction = await self._scope.enter_async_context(self._db.transaction())
+        self._transaction = await self._scope.enter_async_context(
+            self._db.transaction(read_only=self._read_only)
+        )
         super().__init__(self._transaction, self._cipher)
         return self
 
@@ -105,6 +111,12 @@ class SqlUnitOfWork(SqlRepositories):
     ) -> None:
         assert self._scope is not None
         await self._scope.__aexit__(exc_type, exc, traceback)
+
+
+class SqlUnitOfWork(SqlReadingUnit):
+    """`UnitOfWork` on SQL: a `SqlReadingUnit` that may write, and commit."""
+
+    _read_only = False
 
     async def commit(self) -> None:
         assert self._transaction is not None, "commit inside `async with`"
@@ -119,6 +131,9 @@ class SqlStore(SqlRepositories):
 
     def unit_of_work(self) -> SqlUnitOfWork:
         return SqlUnitOfWork(self._db, self._cipher)
+
+    def reading(self) -> SqlReadingUnit:
+        return SqlReadingUnit(self._db, self._cipher)
 
     @property
     def engine(self) -> AsyncEngine:

@@ -31,6 +31,7 @@ from cronpilot.domain.planning import (
 )
 from cronpilot.domain.ports import JobDeclaration, Store
 from cronpilot.domain.schema_inference import merge_document
+from cronpilot.planner.analysis_context import read_analysis_context
 from tests.contract.builders import OK, T0, run_once, seconds, spec
 from tests.support.finishing import finish_one
 
@@ -178,7 +179,7 @@ async def test_claim_endpoint_takes_an_id_or_a_job_and_name(store: Store) -> Non
             await store.planner.claim_endpoint(unknown, T0, "p1", 60)
 
 
-async def test_read_context_holds_what_an_analysis_reads_first(store: Store) -> None:
+async def test_the_analysis_context_holds_what_an_analysis_reads_first(store: Store) -> None:
     await store.catalog.apply(
         [
             JobDeclaration(Job("j", "order feeds", PlannerMode.REVIEW), [spec("b"), spec("a")]),
@@ -204,7 +205,7 @@ async def test_read_context_holds_what_an_analysis_reads_first(store: Store) -> 
         T0,
     )
 
-    context = await store.planner.read_context(a, 1)
+    context = await read_analysis_context(store.reading, a, 1)
 
     assert context.job == await store.catalog.get_job("j")
     assert context.endpoints == await store.catalog.list_endpoints("j")
@@ -216,9 +217,10 @@ async def test_read_context_holds_what_an_analysis_reads_first(store: Store) -> 
     assert context.schema.json_schema() == schema.json_schema()
     assert context.newest_finished_slot == T0
     b = await store.catalog.get_endpoint("j/b")
-    assert (await store.planner.read_context(b, 5)).schema is None
+    assert (await read_analysis_context(store.reading, b, 5)).schema is None
+    assert await store.runs.newest_finished_slot(new_id()) is None
     with pytest.raises(EndpointNotFound):
-        await store.planner.read_context(replace(a, id=new_id()), 5)
+        await read_analysis_context(store.reading, replace(a, id=new_id()), 5)
 
 
 def _proposal(endpoint_id: str, job_id: str, created: datetime, **fields: object) -> Proposal:

@@ -10,7 +10,6 @@ from datetime import timedelta
 import pytest
 
 from cronpilot.domain.graph import EdgeSighting, EdgeSource, EdgeType
-from cronpilot.domain.guardrails import GuardrailLimits
 from cronpilot.domain.model import IntervalHint, Pause, PlannerMode, RunStatus
 from cronpilot.domain.planning import ProposalDraft, ProposalKind, ProposalStatus
 from cronpilot.domain.ports import Store
@@ -20,9 +19,10 @@ from cronpilot.usecases.run_requests import request_backfill, request_run
 from cronpilot.usecases.schedule import pause_endpoint, resume_endpoint
 from tests.contract.builders import T0, add_endpoint, declaration, seconds, spec
 from tests.scheduler.builders import DEADLINE
+from tests.support.settings import limits_for_tests
 from tests.support.units import InjectedFailure, WrappedUnits, failing_after
 
-LIMITS = GuardrailLimits(pending_ttl_seconds=600)
+LIMITS = limits_for_tests(pending_ttl_seconds=600)
 REVIEW = Proposer("llm:test", PlannerMode.REVIEW, "s1")
 AUTO = Proposer("llm:test", PlannerMode.AUTO, "s1")
 EVERY_30 = ProposalDraft(ProposalKind.INTERVAL, "busy", 30, ttl_seconds=300)

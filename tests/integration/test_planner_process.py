@@ -12,7 +12,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from cronpilot.adapters.config import parse_declarations
+from cronpilot.adapters.jobs_file import parse_declarations
 from cronpilot.adapters.simulator import Simulator
 from cronpilot.adapters.sql import open_sql_store
 from cronpilot.domain.model import PlannerMode

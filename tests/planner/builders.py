@@ -25,7 +25,7 @@ from cronpilot.planner.session import Analyst
 from cronpilot.planner.worker import PlannerWorker
 from tests.support.clock import FakeClock
 from tests.support.finishing import finish_one
-from tests.support.settings import settings_for_tests
+from tests.support.settings import limits_for_tests, settings_for_tests
 
 T0 = datetime(2030, 1, 7, 12, 0, tzinfo=UTC)
 
@@ -88,6 +88,6 @@ def make_planner(
         store,
         analyst,
         clock,
-        replace(planner_config(settings_for_tests(**config)), limits=limits or GuardrailLimits()),
+        replace(planner_config(settings_for_tests(**config)), limits=limits or limits_for_tests()),
         waker=waker,
     )

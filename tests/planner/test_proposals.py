@@ -9,15 +9,15 @@ import pytest
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.alerts import AlertEvent
 from cronpilot.domain.errors import ProposalNotPending
-from cronpilot.domain.guardrails import GuardrailLimits
 from cronpilot.domain.model import PlannerMode, Schedule
 from cronpilot.domain.planning import ProposalDraft, ProposalKind, ProposalStatus
 from cronpilot.domain.ports import Store
 from cronpilot.usecases.proposals import ProposalDesk, Proposer
 from tests.planner.builders import answer, declare, spec
 from tests.support.clock import FakeClock
+from tests.support.settings import limits_for_tests
 
-LIMITS = GuardrailLimits(max_changes_per_hour=2, pending_ttl_seconds=600, max_pause_seconds=900)
+LIMITS = limits_for_tests(max_changes_per_hour=2, pending_ttl_seconds=600, max_pause_seconds=900)
 AUTO = Proposer("llm:test", PlannerMode.AUTO, "s1")
 REVIEW = Proposer("llm:test", PlannerMode.REVIEW, "s1")
 

@@ -11,7 +11,6 @@ import pytest
 
 from cronpilot.adapters.memory import MemoryStore
 from cronpilot.domain.dependencies import with_dependants
-from cronpilot.domain.guardrails import GuardrailLimits
 from cronpilot.domain.model import Endpoint, PlannerMode, Schedule
 from cronpilot.domain.planning import AnalysisClaim
 from cronpilot.planner.tools import TOOLS, ToolBox, ToolContext, ToolKind
@@ -19,6 +18,7 @@ from cronpilot.scheduler.learning import RunLearner
 from cronpilot.usecases.proposals import ProposalDesk, Proposer
 from tests.planner.builders import answer, declare, spec
 from tests.support.clock import FakeClock
+from tests.support.settings import limits_for_tests
 
 
 async def _toolbox(clock: FakeClock, max_body_chars: int = 2000) -> tuple[ToolBox, MemoryStore]:
@@ -50,7 +50,7 @@ async def _box(
         siblings=siblings,
         edges=await store.graph.list_edges(endpoint.job_name),
         store=store,
-        desk=ProposalDesk(store.unit_of_work, None, GuardrailLimits()),
+        desk=ProposalDesk(store.unit_of_work, None, limits_for_tests()),
         proposer=Proposer("llm:test", PlannerMode.AUTO, "s1"),
         now=clock.now,
         max_body_chars=max_body_chars,

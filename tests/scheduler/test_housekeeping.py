@@ -169,7 +169,7 @@ async def test_a_store_outage_on_the_timer_is_one_line_and_the_job_runs_again(
         record
         for record in caplog.records
         if record.levelno >= logging.ERROR
-        or (record.name == "cronpilot.scheduler.periodic" and "failed" in record.getMessage())
+        or (record.name == "cronpilot.runtime.timing" and "failed" in record.getMessage())
     ]
     assert failed.getMessage().startswith("reap failed (StoreUnavailable: database ")
     assert [record for record in caplog.records if record.exc_info] == []

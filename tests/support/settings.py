@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+from cronpilot.adapters.bootstrap import guardrail_limits
 from cronpilot.adapters.settings import Settings
+from cronpilot.domain.guardrails import GuardrailLimits
 
 
 def settings_for_tests(**overrides: Any) -> Settings:
     return Settings(_env_file=None, **overrides)  # type: ignore[call-arg]
+
+
+def limits_for_tests(**overrides: Any) -> GuardrailLimits:
+    """The guardrail limits of the default settings, with `overrides` (by field name)."""
+    return replace(guardrail_limits(settings_for_tests()), **overrides)

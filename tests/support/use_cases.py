@@ -18,12 +18,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from cronpilot.adapters.bootstrap import planner_config
-from cronpilot.adapters.config import parse_declarations
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
+from cronpilot.adapters.jobs_file import parse_declarations
 from cronpilot.adapters.llm.openai_client import OpenAIChat
 from cronpilot.adapters.simulator import Simulator
 from cronpilot.adapters.sql import SqlStore, open_sql_store, upgrade_database
-from cronpilot.domain.guardrails import GuardrailLimits
 from cronpilot.domain.ports import Store
 from cronpilot.planner.session import LlmAnalyst
 from cronpilot.planner.tools import ToolKind
@@ -32,13 +31,13 @@ from cronpilot.scheduler.requests import request_for
 from tests.support.clock import FakeClock
 from tests.support.fake_openai_server import Call, Calls, FakeOpenAI, Request, submit, tool_results
 from tests.support.finishing import finish_one
-from tests.support.settings import settings_for_tests
+from tests.support.settings import limits_for_tests, settings_for_tests
 
 START = datetime(2030, 3, 2, 9, 0, tzinfo=UTC)
 LOOPBACK = ["127.0.0.1/32"]
 LOOK_AGAIN_SECONDS = 4
 # Stories change schedules often on purpose; the hourly limit is tested elsewhere.
-LIMITS = GuardrailLimits(max_changes_per_hour=100)
+LIMITS = limits_for_tests(max_changes_per_hour=100)
 
 Decide = Callable[[Any, "Brief"], list[Call]]
 

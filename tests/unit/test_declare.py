@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from cronpilot.adapters.config import parse_declarations
+from cronpilot.adapters.jobs_file import parse_declarations
 from cronpilot.adapters.memory import MemoryStore
 from cronpilot.domain.graph import Edge, EdgeSighting, EdgeSource, EdgeType
 from cronpilot.usecases.declarations import apply_declarations

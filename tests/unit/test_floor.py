@@ -8,10 +8,11 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from cronpilot.domain.governor import plan_next_run
-from cronpilot.domain.guardrails import GuardrailLimits, refusal
+from cronpilot.domain.guardrails import refusal
 from cronpilot.domain.model import Endpoint, IntervalHint, NextRun, OneShotHint, ScheduleSource
 from cronpilot.domain.planning import ProposalDraft, ProposalKind
 from cronpilot.domain.transitions import after_slot
+from tests.support.settings import limits_for_tests
 
 MakeEndpoint = Callable[..., Endpoint]
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
@@ -90,8 +91,8 @@ def test_a_proposed_interval_below_the_floor_is_refused(make_endpoint: MakeEndpo
     endpoint = make_endpoint(interval=60, floor=5, min_interval=2)
     draft = ProposalDraft(ProposalKind.INTERVAL, "faster", 3, ttl_seconds=60)
 
-    assert refusal(draft, endpoint, 0, NOW, GuardrailLimits()) == (
+    assert refusal(draft, endpoint, 0, NOW, limits_for_tests()) == (
         "interval 3s is below the floor 5s"
     )
     at_floor = replace(draft, interval_seconds=5)
-    assert refusal(at_floor, endpoint, 0, NOW, GuardrailLimits()) is None
+    assert refusal(at_floor, endpoint, 0, NOW, limits_for_tests()) is None

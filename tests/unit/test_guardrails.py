@@ -7,13 +7,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from cronpilot.domain.guardrails import GuardrailLimits, change_for, refusal
+from cronpilot.domain.guardrails import change_for, refusal
 from cronpilot.domain.heuristic import Observation, judge
 from cronpilot.domain.model import Endpoint, EndpointSpec, IntervalHint, Pause, Schedule
 from cronpilot.domain.planning import ProposalDraft, ProposalKind
+from tests.support.settings import limits_for_tests
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
-LIMITS = GuardrailLimits(max_pause_seconds=3600, max_changes_per_hour=2, max_hint_ttl_seconds=600)
+LIMITS = limits_for_tests(max_pause_seconds=3600, max_changes_per_hour=2, max_hint_ttl_seconds=600)
 
 
 def _endpoint(**spec: object) -> Endpoint:

@@ -10,7 +10,8 @@ from cronpilot.domain.graph import EdgeSighting, EdgeSource, EdgeType
 from cronpilot.domain.model import Finish, Pause, Response, Schedule
 from cronpilot.domain.outputs import OutputSchema
 from cronpilot.domain.schema_inference import merge_document
-from cronpilot.planner.graph_context import read_output_schema
+from cronpilot.planner.analysis_context import read_analysis_context
+from cronpilot.planner.schema_views import read_output_schema
 from tests.contract.builders import LEASE_SECONDS, T0, declaration, spec
 
 
@@ -33,7 +34,7 @@ async def test_dag_context_siblings_and_output_schema_through_the_ports() -> Non
 
     # What the planner's tools compose: the session's context and the latest runs.
     load = await store.catalog.get_endpoint("etl/load")
-    held = await store.planner.read_context(load, 20)
+    held = await read_analysis_context(store.reading, load, 20)
     latest = await store.runs.latest_runs([e.id for e in held.endpoints])
     context = dag_context(load, held.endpoints, held.edges, latest)
     [upstream] = context.upstream

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cronpilot.adapters.config import parse_declarations
+from cronpilot.adapters.jobs_file import parse_declarations
 from cronpilot.adapters.settings import load_settings
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import EndpointSpec, RetryOn, RetryPolicy

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cronpilot.adapters.config import parse_declarations
+from cronpilot.adapters.jobs_file import parse_declarations
 from cronpilot.adapters.settings import load_settings
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import DEFAULT_FLOOR_SECONDS, CatchUp, EndpointSpec

@@ -46,9 +46,11 @@ async def pause(clock: Clock, seconds: float, stop: asyncio.Event) -> bool:
 class Periodic:
     """Runs `work` after `first_after` seconds of the clock's time and every `seconds` after
     that, in a task of its own, from `start` until `stop`. `work` returns True to be run again
-    at once (it took a full batch: more is waiting). A store error is one warning line and the
-    work runs again at its next turn; any other error is logged with its traceback (a bug),
-    and the timer goes on."""
+    at once (it took a full batch: more is waiting). With `rest`, each turn is followed by at
+    least `rest()` seconds (asked after the turn): work that must take no more than a share of
+    the time (learning, slow refreshes) rests longer after a slow step. A
+    store error is one warning line and the work runs again at its next turn; any other error
+    is logged with its traceback (a bug), and the timer goes on."""
 
     def __init__(
         self,
@@ -58,12 +60,14 @@ class Periodic:
         work: Callable[[], Awaitable[bool]],
         *,
         first_after: float = 0.0,
+        rest: Callable[[], float] | None = None,
     ) -> None:
         self._name = name
         self._clock = clock
         self._seconds = seconds
         self._work = work
         self._first_after = first_after
+        self._rest = rest
         self._stopping = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -89,6 +93,8 @@ class Periodic:
             if self._stopping.is_set():
                 return
             delay = 0.0 if await self._turn() else self._seconds
+            if self._rest is not None:
+                delay = max(delay, self._rest())
 
     async def _turn(self) -> bool:
         try:

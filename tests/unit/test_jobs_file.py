@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cronpilot.adapters.config import (
+from cronpilot.adapters.jobs_file import (
     MAX_FILE_BYTES,
     example_jobs_file,
     load_declarations,

@@ -1,0 +1,30 @@
+"""What an analysis reads at its start, from small repository reads in one read-only unit."""
+
+from __future__ import annotations
+
+from cronpilot.domain.errors import EndpointNotFound
+from cronpilot.domain.model import Endpoint
+from cronpilot.domain.planning import AnalysisContext
+from cronpilot.domain.ports import ReadingFactory
+
+
+async def read_analysis_context(
+    reading: ReadingFactory, endpoint: Endpoint, history: int
+) -> AnalysisContext:
+    """The job of `endpoint` and the job's endpoints, its newest `history` runs, the job's
+    edges, its output schema and the job's newest finished slot, all from one snapshot (a
+    `ReadingUnit`: no write lock, so scheduler finishes go on meanwhile).
+
+    Raises `EndpointNotFound` when the endpoint or its job is gone."""
+    async with reading() as tx:
+        job_endpoints = await tx.catalog.list_endpoints(endpoint.job_name)
+        if all(e.id != endpoint.id for e in job_endpoints):
+            raise EndpointNotFound(endpoint.id)
+        return AnalysisContext(
+            job=await tx.catalog.get_job(endpoint.job_name),
+            endpoints=job_endpoints,
+            recent=await tx.runs.list_runs(endpoint.id, limit=history),
+            edges=await tx.graph.list_edges(endpoint.job_name),
+            schema=await tx.schemas.get_output_schema(endpoint.id),
+            newest_finished_slot=await tx.runs.newest_finished_slot(endpoint.job_id),
+        )

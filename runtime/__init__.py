@@ -1,0 +1,2 @@
+"""What every worker runs on, whatever its work: the one timer (`timing`). Imports `domain`
+only, so the scheduler and the planner may both use it without importing each other."""
