@@ -114,7 +114,7 @@ def _spacing_values(spec: EndpointSpec) -> dict[str, Any]:
     }
 
 
-def _spacing_from_row(row: Mapping[str, Any]) -> dict[str, Any]:
+def _spacing_from_row(row: Mapping[Any, Any]) -> dict[str, Any]:
     return {
         "jitter_seconds": row["jitter_seconds"],
         "catch_up": CatchUp(row["catch_up"]),
@@ -173,7 +173,7 @@ def state_values(endpoint: Endpoint) -> dict[str, Any]:
     }
 
 
-def endpoint_from_row(row: Mapping[str, Any], cipher: SecretCipher | None) -> Endpoint:
+def endpoint_from_row(row: Mapping[Any, Any], cipher: SecretCipher | None) -> Endpoint:
     """An `Endpoint` from a row of `select_endpoints()` (or any row with `job_name`).
 
     Without a cipher the headers stay as stored (sealed): enough for anything that touches only
@@ -223,7 +223,7 @@ spec fields of `_finishing_from_row` (the schedule, the clamps, the alerts, retr
 jitter, catch-up and the floor) and the runtime state."""
 
 
-def _finishing_from_row(row: Mapping[str, Any]) -> dict[str, Any]:
+def _finishing_from_row(row: Mapping[Any, Any]) -> dict[str, Any]:
     """The `EndpointSpec` fields that `PLANNING_COLUMNS` hold, by name."""
     return {
         "schedule": Schedule(
@@ -255,7 +255,7 @@ def planned_from_row(row: RowMapping, held: Endpoint) -> Endpoint:
     )
 
 
-def _state_from_row(row: Mapping[str, Any]) -> dict[str, Any]:
+def _state_from_row(row: Mapping[Any, Any]) -> dict[str, Any]:
     """The `Endpoint` fields of the runtime columns (`state_values` in reverse)."""
     interval = None
     if row["hint_interval_seconds"] is not None:
