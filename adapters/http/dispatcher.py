@@ -24,6 +24,7 @@ from cronpilot.adapters.http.signing import signing_headers
 from cronpilot.adapters.http.steering import read_steering
 from cronpilot.domain.errors import UnsafeURL
 from cronpilot.domain.excerpt import excerpt
+from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import BodyAbsence, ErrorKind, HttpRequest, Response
 from cronpilot.domain.secrets import is_secret_header
 
@@ -75,7 +76,7 @@ class AiohttpDispatcher:
                 logger.warning(
                     "refused to call %s",
                     _loggable(exc.url),
-                    extra={"action": "dispatch_refused", "url": _loggable(request.url)},
+                    extra=log_extra("dispatch_refused", url=_loggable(request.url)),
                 )
                 return _failure(
                     started,
@@ -88,7 +89,7 @@ class AiohttpDispatcher:
                 logger.exception(
                     "unexpected error calling %s",
                     _loggable(request.url),
-                    extra={"action": "dispatch_internal_error", "method": request.method},
+                    extra=log_extra("dispatch_internal_error", method=request.method),
                 )
                 return _failure(started, ErrorKind.INTERNAL, f"{type(exc).__name__}: {exc}")
 

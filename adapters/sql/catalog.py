@@ -21,6 +21,7 @@ from cronpilot.adapters.sql.rows import (
 )
 from cronpilot.adapters.sql.tables import endpoints, jobs
 from cronpilot.domain.errors import EndpointNotFound, JobNotFound
+from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import (
     Endpoint,
     EndpointSpec,
@@ -51,13 +52,12 @@ class SqlCatalog:
                 report.absent.extend(await _undeclared(conn, job, declaration.endpoints))
         logger.info(
             "applied declarations",
-            extra={
-                "action": "apply",
-                # `created` is a LogRecord attribute of its own: logging refuses it in `extra`.
-                "created_count": len(report.created),
-                "updated_count": len(report.updated),
-                "absent_count": len(report.absent),
-            },
+            extra=log_extra(
+                "apply",
+                created_count=len(report.created),
+                updated_count=len(report.updated),
+                absent_count=len(report.absent),
+            ),
         )
         return report
 

@@ -27,6 +27,7 @@ from cronpilot.adapters.sql.notifications_repo import SqlNotifications
 from cronpilot.adapters.sql.planner_repo import SqlPlanner
 from cronpilot.adapters.sql.runs import SqlRuns
 from cronpilot.domain.errors import StoreUnavailable
+from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.ports import SecretCipher
 
 logger = logging.getLogger(__name__)
@@ -153,5 +154,5 @@ async def open_sql_store(
         except BaseException:
             await db.dispose()
             raise
-    logger.info("store opened", extra={"action": "open_store", "url": safe_url(url)})
+    logger.info("store opened", extra=log_extra("open_store", url=safe_url(url)))
     return SqlStore(db, cipher)
