@@ -25,7 +25,7 @@ class SecretUndecryptable(CronpilotError):
         super().__init__("a stored secret cannot be decrypted with the configured key")
 
 
-class FernetCipher:
+class FernetCipher(SecretCipher):
     def __init__(self, key: str) -> None:
         self._fernet = Fernet(key.encode("ascii"))
 

@@ -21,6 +21,7 @@ from sqlalchemy.engine import make_url
 from cronpilot.adapters.sql.engine import CONNECT_TIMEOUT_SECONDS
 from cronpilot.domain.errors import StoreUnavailable
 from cronpilot.domain.log_extra import log_extra
+from cronpilot.domain.ports import Waker
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +35,7 @@ _MAX_SOCKET_PATH_BYTES = 103
 _DATAGRAM_BYTES = 64
 
 
-class InProcessWaker:
+class InProcessWaker(Waker):
     """Wakes the schedulers of this process only: for an in-memory database, which no other
     process can see."""
 
@@ -64,7 +65,7 @@ class InProcessWaker:
         """Nothing to release."""
 
 
-class SocketWaker:
+class SocketWaker(Waker):
     """Wakes every scheduler on one machine — SQLite's reach — through Unix datagram sockets.
 
     A listening waker binds `<folder>/<pid>-<random>.sock`; `notify` sends one byte to every
@@ -178,7 +179,7 @@ def asyncpg_dsn(url: str) -> str:
     return parsed.set(drivername="postgresql", query=query).render_as_string(hide_password=False)
 
 
-class PostgresWaker:
+class PostgresWaker(Waker):
     """Wakes every scheduler on the database through LISTEN/NOTIFY on channel `cronpilot_wake`.
 
     Holds one dedicated asyncpg connection (a pooled one would stop listening when returned),

@@ -26,6 +26,7 @@ from cronpilot.domain.errors import UnsafeURL
 from cronpilot.domain.excerpt import excerpt
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import BodyAbsence, ErrorKind, HttpRequest, Response
+from cronpilot.domain.ports import Dispatcher
 from cronpilot.domain.secrets import is_secret_header
 
 logger = logging.getLogger(__name__)
@@ -33,7 +34,7 @@ logger = logging.getLogger(__name__)
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
 
-class AiohttpDispatcher:
+class AiohttpDispatcher(Dispatcher):
     """Calls endpoints through one lazily opened `aiohttp.ClientSession`.
 
     The session is opened on the first dispatch because aiohttp binds it to the running loop;

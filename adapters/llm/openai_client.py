@@ -23,6 +23,7 @@ from cronpilot.domain.errors import LlmUnavailable
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import JSON
 from cronpilot.domain.planning import ChatReply, ToolCallRequest
+from cronpilot.domain.ports import ChatModel
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +70,7 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__} from the LLM client"
 
 
-class OpenAIChat:
+class OpenAIChat(ChatModel):
     def __init__(
         self,
         *,

@@ -43,7 +43,16 @@ from cronpilot.domain.model import (
     new_id,
 )
 from cronpilot.domain.outputs import DriftEvent, OutputSchema
-from cronpilot.domain.ports import ApplyReport, JobDeclaration
+from cronpilot.domain.ports import (
+    ApplyReport,
+    CatalogRepository,
+    ClaimRepository,
+    JobDeclaration,
+    Repositories,
+    RunRepository,
+    Store,
+    UnitOfWork,
+)
 from cronpilot.domain.transitions import (
     abandoned_run,
     after_finish,
@@ -161,7 +170,7 @@ class MemoryState:
         raise EndpointNotFound(ref)
 
 
-class MemoryCatalog:
+class MemoryCatalog(CatalogRepository):
     def __init__(self, state: MemoryState) -> None:
         self._state = state
 
@@ -259,7 +268,7 @@ def _apply_endpoint(
         report.updated.append(ref)
 
 
-class MemoryClaims:
+class MemoryClaims(ClaimRepository):
     def __init__(self, state: MemoryState) -> None:
         self._state = state
 
@@ -381,7 +390,7 @@ class MemoryClaims:
         return next_due(self._state.endpoints.values(), self._state.runs.values())
 
 
-class MemoryRuns:
+class MemoryRuns(RunRepository):
     def __init__(self, state: MemoryState) -> None:
         self._state = state
 
@@ -416,7 +425,7 @@ class MemoryRuns:
         return {r.slot_at for r in self._state.runs_of(endpoint_id) if start <= r.slot_at <= end}
 
 
-class MemoryRepositories:
+class MemoryRepositories(Repositories):
     """The memory repositories over one state."""
 
     def __init__(self, state: MemoryState, planning: MemoryPlannerState) -> None:
@@ -462,7 +471,7 @@ class MemoryRepositories:
         return self._notifications
 
 
-class MemoryUnitOfWork(MemoryRepositories):
+class MemoryUnitOfWork(MemoryRepositories, UnitOfWork):
     """`UnitOfWork` on memory: holds the store's lock for the whole block (other tasks' calls
     wait, as they would for a row lock) and keeps a copy of the state to put back on rollback."""
 
@@ -505,7 +514,7 @@ def _contents(holder: MemoryState | MemoryPlannerState) -> dict[str, Any]:
     return {f.name: copy.copy(getattr(holder, f.name)) for f in fields(holder) if f.name != "lock"}
 
 
-class MemoryStore(MemoryRepositories):
+class MemoryStore(MemoryRepositories, Store):
     def __init__(self) -> None:
         self.state = MemoryState()
         self.planning = MemoryPlannerState()

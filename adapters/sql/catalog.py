@@ -31,13 +31,13 @@ from cronpilot.domain.model import (
     Pause,
     new_id,
 )
-from cronpilot.domain.ports import ApplyReport, JobDeclaration, SecretCipher
+from cronpilot.domain.ports import ApplyReport, CatalogRepository, JobDeclaration, SecretCipher
 from cronpilot.domain.transitions import replanned, with_hints, with_pause, with_spec
 
 logger = logging.getLogger(__name__)
 
 
-class SqlCatalog:
+class SqlCatalog(CatalogRepository):
     def __init__(self, db: Database, cipher: SecretCipher | None) -> None:
         self._db = db
         self._cipher = cipher

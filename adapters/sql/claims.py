@@ -68,7 +68,7 @@ from cronpilot.domain.model import (
     ScheduleSource,
     new_id,
 )
-from cronpilot.domain.ports import SecretCipher
+from cronpilot.domain.ports import ClaimRepository, SecretCipher
 from cronpilot.domain.transitions import (
     abandoned_run,
     after_reap,
@@ -419,7 +419,7 @@ async def _start_run(
     return run.id, run.trace_id
 
 
-class SqlClaims:
+class SqlClaims(ClaimRepository):
     def __init__(self, db: Database, cipher: SecretCipher | None) -> None:
         self._db = db
         self._cipher = cipher

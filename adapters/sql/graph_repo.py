@@ -26,6 +26,7 @@ from cronpilot.domain.graph import (
     touches_job,
 )
 from cronpilot.domain.outputs import DriftEvent, OutputSchema
+from cronpilot.domain.ports import GraphRepository, SchemaRepository
 from cronpilot.domain.schema_inference import ShapeNode
 
 _IDS_PER_QUERY = 500
@@ -73,7 +74,7 @@ async def read_job_edges(conn: AsyncConnection, job: str) -> list[Edge]:
     return sorted((e for e in edges if touches_job(e, job)), key=lambda e: e.key)
 
 
-class SqlSchemas:
+class SqlSchemas(SchemaRepository):
     def __init__(self, db: Database) -> None:
         self._db = db
 
@@ -169,7 +170,7 @@ def _drift_values(event: DriftEvent) -> dict[str, Any]:
     }
 
 
-class SqlGraph:
+class SqlGraph(GraphRepository):
     def __init__(self, db: Database) -> None:
         self._db = db
 

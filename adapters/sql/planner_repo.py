@@ -75,6 +75,7 @@ from cronpilot.domain.planning import (
     analysis_busy,
     effective_mode,
 )
+from cronpilot.domain.ports import PlannerRepository
 
 
 def _newest_finished_slot(job_id: ColumnElement[str]) -> Any:
@@ -279,7 +280,7 @@ def _claim_from_row(row: RowMapping) -> AnalysisClaim:
     return AnalysisClaim(endpoint, mode, row["analysis_lease_until"], row["llm_failures"])
 
 
-class SqlPlanner:
+class SqlPlanner(PlannerRepository):
     def __init__(self, db: Database) -> None:
         self._db = db
 

@@ -15,6 +15,7 @@ from cronpilot.adapters.sql.rows import run_from_row
 from cronpilot.adapters.sql.tables import endpoints, runs
 from cronpilot.domain.errors import RunNotFound
 from cronpilot.domain.model import Run, RunStatus
+from cronpilot.domain.ports import RunRepository
 
 PRUNE_BATCH = 1_000
 """The most runs one retention transaction deletes."""
@@ -46,7 +47,7 @@ async def read_runs(conn: AsyncConnection, endpoint_id: str, limit: int, offset:
     return [run_from_row(row) for row in result.mappings()]
 
 
-class SqlRuns:
+class SqlRuns(RunRepository):
     def __init__(self, db: Database, prune_batch: int = PRUNE_BATCH) -> None:
         self._db = db
         self._prune_batch = prune_batch

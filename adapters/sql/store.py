@@ -28,12 +28,12 @@ from cronpilot.adapters.sql.planner_repo import SqlPlanner
 from cronpilot.adapters.sql.runs import SqlRuns
 from cronpilot.domain.errors import StoreUnavailable
 from cronpilot.domain.log_extra import log_extra
-from cronpilot.domain.ports import SecretCipher
+from cronpilot.domain.ports import Repositories, SecretCipher, Store, UnitOfWork
 
 logger = logging.getLogger(__name__)
 
 
-class SqlRepositories:
+class SqlRepositories(Repositories):
     """The SQL repositories over one `Database`: per-call transactions on the store's, one
     transaction for them all on a unit of work's."""
 
@@ -80,7 +80,7 @@ class SqlRepositories:
         return self._notifications
 
 
-class SqlUnitOfWork(SqlRepositories):
+class SqlUnitOfWork(SqlRepositories, UnitOfWork):
     """`UnitOfWork` on SQL: one connection, one transaction (`Database.transaction`), the
     repositories built afresh on it (they only hold the database, so this costs nothing)."""
 
@@ -112,7 +112,7 @@ class SqlUnitOfWork(SqlRepositories):
         await self._transaction.commit()
 
 
-class SqlStore(SqlRepositories):
+class SqlStore(SqlRepositories, Store):
     def __init__(self, db: Database, cipher: SecretCipher | None) -> None:
         super().__init__(db, cipher)
         self._db = db
