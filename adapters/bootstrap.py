@@ -31,6 +31,7 @@ from cronpilot.adapters.wake import (
 )
 from cronpilot.domain.errors import InvalidConfig, StoreUnavailable
 from cronpilot.domain.guardrails import GuardrailLimits
+from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.outage import described, store_retry_delay
 from cronpilot.domain.ports import ChatModel, Clock, Dispatcher, SecretCipher, Store, Waker
 from cronpilot.planner.config import PlannerConfig
@@ -87,7 +88,7 @@ async def open_store_when_reachable(settings: Settings, stop: asyncio.Event) -> 
                 "store unavailable at start (%s); retrying in %.1f s",
                 described(error),
                 delay,
-                extra={"action": "store_unavailable", "failures": failures},
+                extra=log_extra("store_unavailable", failures=failures),
             )
             with suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), delay)
@@ -197,7 +198,7 @@ async def serve_scheduler(
             log.warning(
                 "not listening for wake-ups yet (%s)",
                 described(error),
-                extra={"action": "listen_failed"},
+                extra=log_extra("listen_failed"),
             )
         housekeeping = Housekeeping(
             store, clock, settings.reaper_interval_seconds, settings.retention_runs
@@ -217,7 +218,7 @@ async def serve_scheduler(
             settings.batch_size,
             settings.lease_seconds,
             settings.grace_seconds,
-            extra={"action": "start", "worker_id": settings.worker_id},
+            extra=log_extra("start", worker_id=settings.worker_id),
         )
         worker = SchedulerWorker(
             store, dispatcher, clock, waker, worker_config(settings), observer=learner

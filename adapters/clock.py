@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 
+from cronpilot.domain.ports import Clock
 
-class SystemClock:
+
+class SystemClock(Clock):
     """`domain.ports.Clock` backed by the system clock."""
 
     def now(self) -> datetime:

@@ -9,6 +9,7 @@ from pathlib import Path
 from cryptography.fernet import Fernet, InvalidToken
 
 from cronpilot.domain.errors import CronpilotError
+from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.ports import SecretCipher
 from cronpilot.domain.secrets import is_secret_header
 
@@ -24,7 +25,7 @@ class SecretUndecryptable(CronpilotError):
         super().__init__("a stored secret cannot be decrypted with the configured key")
 
 
-class FernetCipher:
+class FernetCipher(SecretCipher):
     def __init__(self, key: str) -> None:
         self._fernet = Fernet(key.encode("ascii"))
 
@@ -51,7 +52,7 @@ def load_or_create_key(path: Path) -> str:
         return path.read_text(encoding="ascii").strip()
     with os.fdopen(fd, "w", encoding="ascii") as handle:
         handle.write(key + "\n")
-    logger.info("created secret key file", extra={"action": "create_key", "path": str(path)})
+    logger.info("created secret key file", extra=log_extra("create_key", path=str(path)))
     return key
 
 

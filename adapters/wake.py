@@ -20,6 +20,8 @@ from sqlalchemy.engine import make_url
 
 from cronpilot.adapters.sql.engine import CONNECT_TIMEOUT_SECONDS
 from cronpilot.domain.errors import StoreUnavailable
+from cronpilot.domain.log_extra import log_extra
+from cronpilot.domain.ports import Waker
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +35,7 @@ _MAX_SOCKET_PATH_BYTES = 103
 _DATAGRAM_BYTES = 64
 
 
-class InProcessWaker:
+class InProcessWaker(Waker):
     """Wakes the schedulers of this process only: for an in-memory database, which no other
     process can see."""
 
@@ -63,7 +65,7 @@ class InProcessWaker:
         """Nothing to release."""
 
 
-class SocketWaker:
+class SocketWaker(Waker):
     """Wakes every scheduler on one machine — SQLite's reach — through Unix datagram sockets.
 
     A listening waker binds `<folder>/<pid>-<random>.sock`; `notify` sends one byte to every
@@ -97,7 +99,7 @@ class SocketWaker:
             raise StoreUnavailable(f"could not listen for wake-ups at {path}: {exc}") from exc
         asyncio.get_running_loop().add_reader(listener.fileno(), self._on_readable)
         self._socket, self._path = listener, path
-        log.debug("listening at %s", path, extra={"action": "listen"})
+        log.debug("listening at %s", path, extra=log_extra("listen"))
 
     async def notify(self) -> None:
         self._local.wake()
@@ -105,7 +107,7 @@ class SocketWaker:
             listeners = list(self._folder.glob(f"*{_SOCKET_SUFFIX}"))
         except OSError:
             log.warning(
-                "could not list %s", self._folder, exc_info=True, extra={"action": "wake_failed"}
+                "could not list %s", self._folder, exc_info=True, extra=log_extra("wake_failed")
             )
             return
         with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sender:
@@ -157,13 +159,13 @@ def _send_wakeup(sender: socket.socket, path: Path) -> None:
     except ConnectionRefusedError:
         # Nobody is bound to it: its process died without closing.
         path.unlink(missing_ok=True)
-        log.debug("removed stale wake-up socket %s", path, extra={"action": "wake_stale"})
+        log.debug("removed stale wake-up socket %s", path, extra=log_extra("wake_stale"))
     except (FileNotFoundError, BlockingIOError):
         # Closed meanwhile (nobody left to wake), or its queue is full (wake-ups are waiting
         # for it already).
         pass
     except OSError:
-        log.warning("could not wake %s", path, exc_info=True, extra={"action": "wake_failed"})
+        log.warning("could not wake %s", path, exc_info=True, extra=log_extra("wake_failed"))
 
 
 def asyncpg_dsn(url: str) -> str:
@@ -177,7 +179,7 @@ def asyncpg_dsn(url: str) -> str:
     return parsed.set(drivername="postgresql", query=query).render_as_string(hide_password=False)
 
 
-class PostgresWaker:
+class PostgresWaker(Waker):
     """Wakes every scheduler on the database through LISTEN/NOTIFY on channel `cronpilot_wake`.
 
     Holds one dedicated asyncpg connection (a pooled one would stop listening when returned),
@@ -230,7 +232,7 @@ class PostgresWaker:
                 # once and let the scheduler look at the store again.
                 self._local.wake()
             self._connection = connection
-            log.debug("listening on %s", CHANNEL, extra={"action": "listen"})
+            log.debug("listening on %s", CHANNEL, extra=log_extra("listen"))
             return connection
 
     def _on_notification(self, connection: object, pid: int, channel: str, payload: object) -> None:

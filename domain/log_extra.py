@@ -1,14 +1,84 @@
-"""The `extra=` of a log record built from fields only known at run time.
+"""The `extra=` of every log record: `extra=log_extra("claim", count=3)`.
 
-`logging` refuses (with a KeyError, at the call) an extra named like a `LogRecord` attribute,
-so a field such as `created` or `name` would crash the code that logs it. A dict literal of
-constant keys is checked by the suite (tests/unit/test_logs.py); fields spread from a variable
-go through `log_extra`, which cannot clash.
+Every record carries an `action` naming what happened, one of `LogAction` (mypy refuses a name
+not listed, so a typo cannot split one event's records under two names), and the fields given
+as keywords. Each event is logged once, by the layer that knows most about it: a repository
+does not log what it returns to a caller that reports it (claims, reaps, errors it raises).
+
+`logging` refuses (with a KeyError, at the call) an extra named like a `LogRecord` attribute;
+tests/unit/test_logs.py keeps such names out of the calls, and a field spread from a variable
+that has one is kept as `field_<name>` rather than crash the code that logs it.
 """
 
 from __future__ import annotations
 
 import logging
+from typing import Literal
+
+LogAction = Literal[
+    "abandon",
+    "analysis",
+    "analysis_error",
+    "analysis_failed",
+    "analysis_lease_lost",
+    "apply",
+    "approve",
+    "backfill_requested",
+    "budget_exhausted",
+    "catch_up",
+    "claim",
+    "claim_skip_slot",
+    "claim_undecryptable",
+    "create_key",
+    "db_upgrade",
+    "dispatch_error",
+    "dispatch_internal_error",
+    "dispatch_refused",
+    "drain",
+    "drop_stale_waits",
+    "extend_failed",
+    "finish",
+    "finish_batch_failed",
+    "internal_error",
+    "key_check",
+    "lease_lost",
+    "learn_failed",
+    "listen",
+    "listen_failed",
+    "llm_retry",
+    "notify_delivered",
+    "notify_failed",
+    "notify_lease_lost",
+    "notify_retry",
+    "notify_unrecorded",
+    "open_store",
+    "pause",
+    "periodic_failed",
+    "planner_start",
+    "propose",
+    "prune",
+    "reap",
+    "recording_stalled",
+    "refresh_provides_failed",
+    "reject",
+    "release",
+    "resolve_refused",
+    "resume",
+    "run_requested",
+    "run_store_unavailable",
+    "schema_drift",
+    "simulator_start",
+    "simulator_stop",
+    "slot_already_run",
+    "start",
+    "steering_ignored",
+    "stop",
+    "store_available",
+    "store_unavailable",
+    "wake_failed",
+    "wake_stale",
+]
+"""What a log record reports, one name per event, snake_case; the `action` field of its line."""
 
 _RESERVED = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
     "message",
@@ -16,10 +86,12 @@ _RESERVED = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
 }
 
 
-def log_extra(action: str, **fields: object) -> dict[str, object]:
-    """`extra=` for a record of `action`; a field named like a `LogRecord` attribute is kept as
-    `field_<name>` rather than refused."""
-    extra: dict[str, object] = {"action": action}
-    for key, value in fields.items():
-        extra[f"field_{key}" if key in _RESERVED else key] = value
-    return extra
+def log_extra(action: LogAction, **fields: object) -> dict[str, object]:
+    """`extra=` for a record of `action` with `fields`; a field named like a `LogRecord`
+    attribute is kept as `field_<name>` rather than refused."""
+    if _RESERVED.isdisjoint(fields):
+        # The common case, kept cheap: some records are logged once per run.
+        return {"action": action, **fields}
+    return {"action": action} | {
+        f"field_{key}" if key in _RESERVED else key: value for key, value in fields.items()
+    }

@@ -2,6 +2,11 @@
 
 Every repository method takes `now` from the caller's clock: no store decides the time itself,
 so a fake clock drives memory, SQLite and PostgreSQL alike.
+
+Each adapter names the port it implements as its base class (`class SqlClaims(ClaimRepository)`):
+mypy then checks every method against the port where the adapter is defined, and a method it
+lacks makes the class abstract, whether or not anything in the package hands it out as the
+port. Tests' fakes may stay structural.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ import logging
 from dataclasses import dataclass
 from typing import Protocol
 
+from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import JSON
 from cronpilot.domain.planning import ChatReply, SessionStatus
 from cronpilot.domain.ports import ChatModel
@@ -128,7 +129,7 @@ class LlmAnalyst:
         log.warning(
             "analysis of %s ended without submit_analysis",
             toolbox.endpoint.ref,
-            extra={"action": "budget_exhausted", "endpoint_id": toolbox.endpoint.id},
+            extra=log_extra("budget_exhausted", endpoint_id=toolbox.endpoint.id),
         )
         return Verdict(
             SessionStatus.EXHAUSTED,

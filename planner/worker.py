@@ -57,7 +57,7 @@ class PlannerWorker:
             "planner %s started with %s",
             self._config.worker_id,
             self._analyst.name,
-            extra={"action": "planner_start", "worker_id": self._config.worker_id},
+            extra=log_extra("planner_start", worker_id=self._config.worker_id),
         )
         self._cutting = False
         while not stop.is_set():
@@ -89,7 +89,7 @@ class PlannerWorker:
             log.warning(
                 "store unavailable (%s); the planner retries",
                 described(error),
-                extra={"action": "store_unavailable"},
+                extra=log_extra("store_unavailable"),
             )
             return False
 
@@ -117,7 +117,7 @@ class PlannerWorker:
             log.warning(
                 "lost the analysis lease on %s",
                 claim.endpoint.ref,
-                extra={"action": "analysis_lease_lost", "endpoint_id": claim.endpoint.id},
+                extra=log_extra("analysis_lease_lost", endpoint_id=claim.endpoint.id),
             )
 
     async def analyse_now(self, ref: str) -> AnalysisSession:
@@ -253,7 +253,7 @@ class PlannerWorker:
             log.exception(
                 "analysis of %s crashed",
                 toolbox.endpoint.ref,
-                extra={"action": "analysis_error", "endpoint_id": toolbox.endpoint.id},
+                extra=log_extra("analysis_error", endpoint_id=toolbox.endpoint.id),
             )
             return Verdict(SessionStatus.FAILED, error=f"internal error: {type(exc).__name__}")
         finally:

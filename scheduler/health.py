@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 
 from cronpilot.domain.errors import StoreUnavailable
-from cronpilot.domain.log_extra import log_extra
+from cronpilot.domain.log_extra import LogAction, log_extra
 from cronpilot.domain.outage import described
 
 # The worker's parts log as the worker: one logger to follow (or silence) a scheduler by.
@@ -19,7 +19,12 @@ class StoreHealth:
         """A store failure has been reported and no store call has succeeded since."""
 
     def failed(
-        self, error: StoreUnavailable, action: str, message: str, *args: object, **fields: object
+        self,
+        error: StoreUnavailable,
+        action: LogAction,
+        message: str,
+        *args: object,
+        **fields: object,
     ) -> None:
         """Report a store failure met by one run or lease: a warning line for the first of an
         outage, a debug line for the others."""
@@ -32,4 +37,4 @@ class StoreHealth:
     def answered(self) -> None:
         if self.down:
             self.down = False
-            log.info("store reachable again", extra={"action": "store_available"})
+            log.info("store reachable again", extra=log_extra("store_available"))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
+from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.ports import Clock, Store
 from cronpilot.runtime.timing import Periodic
 
@@ -47,7 +48,7 @@ class Housekeeping:
             log.warning(
                 "reaped %d runs of dead workers",
                 reaped,
-                extra={"action": "reap", "count": reaped},
+                extra=log_extra("reap", count=reaped),
             )
         return reaped
 
@@ -56,13 +57,13 @@ class Housekeeping:
         drop DAG waits older than `STALE_WAIT`."""
         pruned = await self._store.runs.prune(self._retention_runs)
         if pruned:
-            log.info("pruned %d old runs", pruned, extra={"action": "prune", "count": pruned})
+            log.info("pruned %d old runs", pruned, extra=log_extra("prune", count=pruned))
         dropped = await self._store.dag.drop_stale_waits(self._clock.now() - STALE_WAIT)
         if dropped:
             log.warning(
                 "dropped %d DAG waits whose parents never reported",
                 dropped,
-                extra={"action": "drop_stale_waits", "count": dropped},
+                extra=log_extra("drop_stale_waits", count=dropped),
             )
         return pruned
 

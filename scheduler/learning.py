@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 from cronpilot.domain.errors import CronpilotError
+from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Run
 from cronpilot.domain.outage import described
 from cronpilot.domain.outputs import OutputSchema, learnable
@@ -226,7 +227,7 @@ class RunLearner:
                         "could not refresh the provides edges of job %s (%s)",
                         job,
                         described(error),
-                        extra={"action": "refresh_provides_failed", "job": job},
+                        extra=log_extra("refresh_provides_failed", job=job),
                     )
 
     async def trace(self, run: Run) -> None:
@@ -245,12 +246,12 @@ def _failure_logged(endpoint: Endpoint) -> Iterator[None]:
             "could not learn from %s (%s)",
             endpoint.ref,
             described(error),
-            extra={"action": "learn_failed", "endpoint_id": endpoint.id},
+            extra=log_extra("learn_failed", endpoint_id=endpoint.id),
         )
     except Exception:
         # A bug (in inference, say) must not end learning for every endpoint of the worker.
         log.exception(
             "learning from %s failed",
             endpoint.ref,
-            extra={"action": "internal_error", "endpoint_id": endpoint.id},
+            extra=log_extra("internal_error", endpoint_id=endpoint.id),
         )

@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from cronpilot.domain.errors import LeaseLost, StoreUnavailable
+from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Claim
 from cronpilot.domain.ports import ClaimRepository, Clock
 from cronpilot.scheduler.health import StoreHealth
@@ -114,7 +115,7 @@ class LeaseKeeper:
                     log.error(
                         "extending a lease failed",
                         exc_info=error,
-                        extra={"action": "internal_error"},
+                        extra=log_extra("internal_error"),
                     )
 
     def _stalled(self, held: InHand, now: datetime) -> bool:
@@ -130,7 +131,7 @@ class LeaseKeeper:
             claim.run_id,
             claim.endpoint.ref,
             (now - since).total_seconds(),
-            extra={"action": "recording_stalled", "run_id": claim.run_id},
+            extra=log_extra("recording_stalled", run_id=claim.run_id),
         )
         return True
 

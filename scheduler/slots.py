@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from cronpilot.domain.errors import LeaseLost, SlotAlreadyRun, StoreUnavailable, TemplateUnfilled
+from cronpilot.domain.log_extra import LogAction, log_extra
 from cronpilot.domain.model import BodyAbsence, Claim, Endpoint, ErrorKind, Finish, Response, Run
 from cronpilot.domain.ports import ClaimRepository, Clock, Dispatcher
 from cronpilot.runtime.timing import pause
@@ -106,7 +107,7 @@ class SlotRunner:
                 self.load.calling += len(children)
                 await asyncio.gather(*(self.run(child) for child in children))
         except Exception:
-            log.exception("run handler crashed", extra={"action": "internal_error"})
+            log.exception("run handler crashed", extra=log_extra("internal_error"))
 
     async def _run_one(self, claim: Claim) -> list[Claim]:
         """Call and record one slot, keeping its lease from the claim until the run is
@@ -202,7 +203,7 @@ class SlotRunner:
             log.exception(
                 "dispatcher raised for run %s",
                 claim.run_id,
-                extra={"action": "dispatch_error", "run_id": claim.run_id},
+                extra=log_extra("dispatch_error", run_id=claim.run_id),
             )
             return Response(
                 status_code=None,
@@ -232,12 +233,12 @@ class SlotRunner:
                 claim.endpoint.ref,
                 claim.slot_at.isoformat(),
                 "; ".join(ignored),
-                extra={
-                    "action": "steering_ignored",
-                    "endpoint_id": claim.endpoint.id,
-                    "run_id": claim.run_id,
-                    "count": len(ignored),
-                },
+                extra=log_extra(
+                    "steering_ignored",
+                    endpoint_id=claim.endpoint.id,
+                    run_id=claim.run_id,
+                    count=len(ignored),
+                ),
             )
 
     async def _record(self, claim: Claim, response: Response) -> list[Claim]:
@@ -269,23 +270,23 @@ class SlotRunner:
             claim.endpoint.ref,
             claim.slot_at.isoformat(),
             run.status,
-            extra={
-                "action": "finish",
-                "endpoint_id": claim.endpoint.id,
-                "run_id": run.id,
-                "status": str(run.status),
-                "status_code": run.status_code,
-            },
+            extra=log_extra(
+                "finish",
+                endpoint_id=claim.endpoint.id,
+                run_id=run.id,
+                status=str(run.status),
+                status_code=run.status_code,
+            ),
         )
 
-    def _dropped(self, claim: Claim, action: str) -> None:
+    def _dropped(self, claim: Claim, action: LogAction) -> None:
         self.stats.dropped += 1
         log.warning(
             "dropped run %s of %s: %s",
             claim.run_id,
             claim.endpoint.ref,
             action,
-            extra={"action": action, "endpoint_id": claim.endpoint.id, "run_id": claim.run_id},
+            extra=log_extra(action, endpoint_id=claim.endpoint.id, run_id=claim.run_id),
         )
 
     async def release(self, claims: Iterable[Claim]) -> None:
@@ -297,7 +298,7 @@ class SlotRunner:
                 "released %s slot %s unstarted",
                 claim.endpoint.ref,
                 claim.slot_at.isoformat(),
-                extra={"action": "release", "endpoint_id": claim.endpoint.id},
+                extra=log_extra("release", endpoint_id=claim.endpoint.id),
             )
 
     async def _abandon(self, claim: Claim) -> None:
@@ -307,5 +308,5 @@ class SlotRunner:
             "abandoned run %s of %s at shutdown",
             claim.run_id,
             claim.endpoint.ref,
-            extra={"action": "abandon", "endpoint_id": claim.endpoint.id, "run_id": claim.run_id},
+            extra=log_extra("abandon", endpoint_id=claim.endpoint.id, run_id=claim.run_id),
         )

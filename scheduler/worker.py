@@ -16,6 +16,7 @@ from datetime import timedelta
 from typing import Any
 
 from cronpilot.domain.errors import StoreUnavailable
+from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Claim
 from cronpilot.domain.outage import described, store_retry_delay
 from cronpilot.domain.ports import Clock, Dispatcher, Store, Waker
@@ -97,7 +98,7 @@ class SchedulerWorker:
             stats.dropped,
             stats.abandoned,
             stats.released,
-            extra={"action": "stop", "worker_id": self._config.worker_id},
+            extra=log_extra("stop", worker_id=self._config.worker_id),
         )
 
     async def _claim_call_record(self, tasks: asyncio.TaskGroup, stop: asyncio.Event) -> None:
@@ -150,7 +151,7 @@ class SchedulerWorker:
             log.debug(
                 "claimed %d slots",
                 len(claims),
-                extra={"action": "claim", "count": len(claims), "worker_id": config.worker_id},
+                extra=log_extra("claim", count=len(claims), worker_id=config.worker_id),
             )
         if stop.is_set():
             await self._slots.release(claims)
@@ -199,7 +200,7 @@ class SchedulerWorker:
             "store unavailable (%s); retrying in %.1f s",
             described(error),
             delay,
-            extra={"action": "store_unavailable", "failures": failures},
+            extra=log_extra("store_unavailable", failures=failures),
         )
         await pause(self._clock, delay, stop)
 
@@ -216,7 +217,7 @@ class SchedulerWorker:
             "waiting up to %.1f s for %d calls in flight",
             self._config.grace_seconds,
             len(running),
-            extra={"action": "drain", "count": len(running)},
+            extra=log_extra("drain", count=len(running)),
         )
         _, late = await asyncio.wait(running, timeout=self._config.grace_seconds)
         if late:

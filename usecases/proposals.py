@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 from cronpilot.domain.alerts import proposal_notifications
 from cronpilot.domain.errors import ProposalNotPending
 from cronpilot.domain.guardrails import RATE_WINDOW, GuardrailLimits, change_for, refusal
+from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, PlannerMode, ScheduleSource, new_id
 from cronpilot.domain.planning import Proposal, ProposalDraft, ProposalStatus
 from cronpilot.domain.ports import Repositories, UnitOfWorkFactory, Waker
@@ -84,12 +85,12 @@ class ProposalDesk:
             endpoint.ref,
             proposal.status,
             proposal.outcome or proposal.reason,
-            extra={
-                "action": "propose",
-                "endpoint_id": endpoint.id,
-                "proposal_id": proposal.id,
-                "status": str(proposal.status),
-            },
+            extra=log_extra(
+                "propose",
+                endpoint_id=endpoint.id,
+                proposal_id=proposal.id,
+                status=str(proposal.status),
+            ),
         )
         return proposal
 
@@ -129,7 +130,7 @@ class ProposalDesk:
             "proposal %s approved by %s",
             proposal.id,
             admin,
-            extra={"action": "approve", "proposal_id": proposal.id, "endpoint_id": endpoint.id},
+            extra=log_extra("approve", proposal_id=proposal.id, endpoint_id=endpoint.id),
         )
         return decided
 
@@ -138,7 +139,7 @@ class ProposalDesk:
             "proposal %s rejected by %s",
             proposal_id,
             admin,
-            extra={"action": "reject", "proposal_id": proposal_id},
+            extra=log_extra("reject", proposal_id=proposal_id),
         )
         async with self._uow() as tx:
             decided = await tx.planner.decide(

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from cronpilot.domain.errors import SlotAlreadyRun
+from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Run
 from cronpilot.domain.ports import UnitOfWorkFactory, Waker
 from cronpilot.domain.requested_runs import backfill_runs, backfill_slots, manual_run
@@ -41,7 +42,7 @@ async def request_run(
     log.info(
         "queued a manual run of %s",
         endpoint.ref,
-        extra={"action": "run_requested", "endpoint_id": endpoint.id, "run_id": run.id},
+        extra=log_extra("run_requested", endpoint_id=endpoint.id, run_id=run.id),
     )
     return run
 
@@ -78,10 +79,6 @@ async def request_backfill(
             "queued %d backfill runs of %s",
             len(queued),
             endpoint.ref,
-            extra={
-                "action": "backfill_requested",
-                "endpoint_id": endpoint.id,
-                "count": len(queued),
-            },
+            extra=log_extra("backfill_requested", endpoint_id=endpoint.id, count=len(queued)),
         )
     return BackfillReport(endpoint, queued, len(slots) - len(queued))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
+from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Pause
 from cronpilot.domain.ports import UnitOfWorkFactory, Waker
 
@@ -17,7 +18,7 @@ async def pause_endpoint(uow: UnitOfWorkFactory, ref: str, pause: Pause, now: da
     log.info(
         "paused %s",
         updated.ref,
-        extra={"action": "pause", "endpoint_id": updated.id},
+        extra=log_extra("pause", endpoint_id=updated.id),
     )
     return updated
 
@@ -33,7 +34,7 @@ async def resume_endpoint(
     log.info(
         "resumed %s",
         updated.ref,
-        extra={"action": "resume", "endpoint_id": updated.id},
+        extra=log_extra("resume", endpoint_id=updated.id),
     )
     return updated
 

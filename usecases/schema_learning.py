@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from cronpilot.domain.errors import ConflictError
+from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Run
 from cronpilot.domain.outputs import OutputSchema, learn
 from cronpilot.domain.ports import Repositories, UnitOfWorkFactory
@@ -50,7 +51,7 @@ async def learn_schema(uow: UnitOfWorkFactory, endpoint: Endpoint, now: datetime
                 "%s changed shape: %s",
                 endpoint.ref,
                 "; ".join(event.changes),
-                extra={"action": "schema_drift", "endpoint_id": endpoint.id},
+                extra=log_extra("schema_drift", endpoint_id=endpoint.id),
             )
         return Learnt(schema, reshaped=bool(drift) or first)
     return Learnt(schema, reshaped=False)

@@ -161,15 +161,17 @@ def suggest(job: JobOption = None, json_output: JsonOption = False) -> None:
         note("nothing to suggest: no learnt output fills an input that is not declared already")
         return
     table = new_table("Job", "From", "To", "Coverage", "Confidence", "Fields")
-    for view in views:
-        fields = ", ".join(f"{f['output']} → {f['input']} ({f['how']})" for f in view["fields"])
+    for name, edge in suggestions:
+        fields = ", ".join(
+            f"{'.'.join(m.output.path)} → {m.input.where} ({m.how})" for m in edge.matches
+        )
         add_row(
             table,
-            str(view["job"]),
-            str(view["from"]),
-            str(view["to"]),
-            str(view["coverage"]),
-            f"{view['confidence']:.2f}",
+            name,
+            edge.provider,
+            edge.consumer,
+            edge.coverage.value,
+            f"{edge.confidence:.2f}",
             fields,
         )
     print_table(table)

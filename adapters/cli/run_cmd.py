@@ -13,7 +13,7 @@ from cronpilot.adapters.cli.identity import who_am_i
 from cronpilot.adapters.cli.output import EndpointRef, JsonOption, iso, print_json, relative, span
 from cronpilot.adapters.cli.runs_cmd import print_run
 from cronpilot.adapters.cli.runtime import EXIT_RUN_FAILED, admin_settings, with_store, with_waker
-from cronpilot.adapters.jobs_file import parse_duration
+from cronpilot.adapters.durations import parse_duration
 from cronpilot.domain.errors import CronpilotError
 from cronpilot.domain.model import Endpoint, Run, RunStatus
 from cronpilot.domain.ports import Store

@@ -24,7 +24,9 @@ from cronpilot.adapters.http.signing import signing_headers
 from cronpilot.adapters.http.steering import read_steering
 from cronpilot.domain.errors import UnsafeURL
 from cronpilot.domain.excerpt import excerpt
+from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import BodyAbsence, ErrorKind, HttpRequest, Response
+from cronpilot.domain.ports import Dispatcher
 from cronpilot.domain.secrets import is_secret_header
 
 logger = logging.getLogger(__name__)
@@ -32,7 +34,7 @@ logger = logging.getLogger(__name__)
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
 
-class AiohttpDispatcher:
+class AiohttpDispatcher(Dispatcher):
     """Calls endpoints through one lazily opened `aiohttp.ClientSession`.
 
     The session is opened on the first dispatch because aiohttp binds it to the running loop;
@@ -75,7 +77,7 @@ class AiohttpDispatcher:
                 logger.warning(
                     "refused to call %s",
                     _loggable(exc.url),
-                    extra={"action": "dispatch_refused", "url": _loggable(request.url)},
+                    extra=log_extra("dispatch_refused", url=_loggable(request.url)),
                 )
                 return _failure(
                     started,
@@ -88,7 +90,7 @@ class AiohttpDispatcher:
                 logger.exception(
                     "unexpected error calling %s",
                     _loggable(request.url),
-                    extra={"action": "dispatch_internal_error", "method": request.method},
+                    extra=log_extra("dispatch_internal_error", method=request.method),
                 )
                 return _failure(started, ErrorKind.INTERNAL, f"{type(exc).__name__}: {exc}")
 

@@ -15,6 +15,7 @@ from aiohttp.resolver import ThreadedResolver
 
 from cronpilot.adapters.http.guard import AddressPolicy
 from cronpilot.domain.errors import UnsafeURL
+from cronpilot.domain.log_extra import log_extra
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +40,7 @@ class GuardedResolver(AbstractResolver):
             logger.warning(
                 "refused every address of %s",
                 host,
-                extra={"action": "resolve_refused", "host": host, "addresses": addresses},
+                extra=log_extra("resolve_refused", host=host, addresses=addresses),
             )
             raise UnsafeURL(host, f"{host} resolves only to refused addresses: {addresses}")
         return allowed

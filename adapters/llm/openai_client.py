@@ -20,8 +20,10 @@ from openai import AsyncOpenAI
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from cronpilot.domain.errors import LlmUnavailable
+from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import JSON
 from cronpilot.domain.planning import ChatReply, ToolCallRequest
+from cronpilot.domain.ports import ChatModel
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +70,7 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__} from the LLM client"
 
 
-class OpenAIChat:
+class OpenAIChat(ChatModel):
     def __init__(
         self,
         *,
@@ -107,7 +109,7 @@ class OpenAIChat:
             _describe(error) if error else "?",
             state.attempt_number,
             state.upcoming_sleep,
-            extra={"action": "llm_retry", "attempt": state.attempt_number},
+            extra=log_extra("llm_retry", attempt=state.attempt_number),
         )
 
     async def complete(

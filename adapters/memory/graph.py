@@ -35,6 +35,7 @@ from cronpilot.domain.model import (
     RunStatus,
 )
 from cronpilot.domain.outputs import DriftEvent, OutputSchema
+from cronpilot.domain.ports import DagRepository, GraphRepository, SchemaRepository
 from cronpilot.domain.transitions import started_run
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from cronpilot.adapters.memory.store import MemoryState
 
 
-class MemorySchemas:
+class MemorySchemas(SchemaRepository):
     def __init__(self, state: MemoryState) -> None:
         self._state = state
 
@@ -73,7 +74,7 @@ class MemorySchemas:
         return list(reversed(events))[:limit]
 
 
-class MemoryGraph:
+class MemoryGraph(GraphRepository):
     def __init__(self, state: MemoryState) -> None:
         self._state = state
 
@@ -163,7 +164,7 @@ def _start(
     return claim
 
 
-class MemoryDag:
+class MemoryDag(DagRepository):
     def __init__(self, state: MemoryState) -> None:
         self._state = state
 

@@ -13,12 +13,13 @@ from cronpilot.domain.alerts import (
     deliverable,
     delivery_order,
 )
+from cronpilot.domain.ports import NotificationRepository
 
 if TYPE_CHECKING:
     from cronpilot.adapters.memory.store import MemoryState
 
 
-class MemoryNotifications:
+class MemoryNotifications(NotificationRepository):
     def __init__(self, state: MemoryState) -> None:
         self._state = state
 

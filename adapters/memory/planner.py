@@ -31,6 +31,7 @@ from cronpilot.domain.planning import (
     lapsed,
     needs_analysis,
 )
+from cronpilot.domain.ports import PlannerRepository
 
 if TYPE_CHECKING:
     # The store imports this module to build its planner; the state is only a type here.
@@ -49,7 +50,7 @@ def _newest_first(items: list[Proposal]) -> list[Proposal]:
     return sorted(sorted(items, key=lambda p: p.id), key=lambda p: p.created_at, reverse=True)
 
 
-class MemoryPlanner:
+class MemoryPlanner(PlannerRepository):
     def __init__(self, state: MemoryState, planning: MemoryPlannerState) -> None:
         self._state = state
         self.planning = planning

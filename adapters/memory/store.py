@@ -44,7 +44,17 @@ from cronpilot.domain.model import (
     new_id,
 )
 from cronpilot.domain.outputs import DriftEvent, OutputSchema
-from cronpilot.domain.ports import ApplyReport, JobDeclaration
+from cronpilot.domain.ports import (
+    ApplyReport,
+    CatalogRepository,
+    ClaimRepository,
+    JobDeclaration,
+    ReadingUnit,
+    Repositories,
+    RunRepository,
+    Store,
+    UnitOfWork,
+)
 from cronpilot.domain.transitions import (
     abandoned_run,
     after_finish,
@@ -174,7 +184,7 @@ class MemoryState:
         raise EndpointNotFound(ref)
 
 
-class MemoryCatalog:
+class MemoryCatalog(CatalogRepository):
     def __init__(self, state: MemoryState) -> None:
         self._state = state
 
@@ -272,7 +282,7 @@ def _apply_endpoint(
         report.updated.append(ref)
 
 
-class MemoryClaims:
+class MemoryClaims(ClaimRepository):
     def __init__(self, state: MemoryState) -> None:
         self._state = state
 
@@ -394,7 +404,7 @@ class MemoryClaims:
         return next_due(self._state.endpoints.values(), self._state.runs.values())
 
 
-class MemoryRuns:
+class MemoryRuns(RunRepository):
     def __init__(self, state: MemoryState) -> None:
         self._state = state
 
@@ -432,7 +442,7 @@ class MemoryRuns:
         return self._state.newest_finished_slot(job_id)
 
 
-class MemoryRepositories:
+class MemoryRepositories(Repositories):
     """The memory repositories over one state."""
 
     def __init__(self, state: MemoryState, planning: MemoryPlannerState) -> None:
@@ -478,7 +488,7 @@ class MemoryRepositories:
         return self._notifications
 
 
-class MemoryReadingUnit(MemoryRepositories):
+class MemoryReadingUnit(MemoryRepositories, ReadingUnit):
     """`ReadingUnit` on memory: holds the store's lock for the whole block, for reading (other
     tasks' writes wait; its own raise `ReadOnlyUnit`)."""
 
@@ -499,7 +509,7 @@ class MemoryReadingUnit(MemoryRepositories):
         self._state.lock.release()
 
 
-class MemoryUnitOfWork(MemoryRepositories):
+class MemoryUnitOfWork(MemoryRepositories, UnitOfWork):
     """`UnitOfWork` on memory: holds the store's lock for the whole block (other tasks' calls
     wait, as they would for a row lock) and keeps a copy of the state to put back on rollback."""
 
@@ -542,7 +552,7 @@ def _contents(holder: MemoryState | MemoryPlannerState) -> dict[str, Any]:
     return {f.name: copy.copy(getattr(holder, f.name)) for f in fields(holder) if f.name != "lock"}
 
 
-class MemoryStore(MemoryRepositories):
+class MemoryStore(MemoryRepositories, Store):
     def __init__(self) -> None:
         self.state = MemoryState()
         self.planning = MemoryPlannerState()

@@ -12,6 +12,7 @@ from aiohttp import web
 
 from cronpilot.adapters.simulator.routes import MAX_KEPT_ALERTS, SimulatorRoutes
 from cronpilot.adapters.simulator.scenario import Scenario
+from cronpilot.domain.log_extra import log_extra
 
 logger = logging.getLogger(__name__)
 
@@ -76,7 +77,7 @@ class Simulator:
         logger.info(
             "simulator listening on %s",
             base_url,
-            extra={"action": "simulator_start", "seed": self.seed},
+            extra=log_extra("simulator_start", seed=self.seed),
         )
         return base_url
 
@@ -88,4 +89,4 @@ class Simulator:
             return
         runner, self._runner = self._runner, None
         await runner.cleanup()
-        logger.info("simulator stopped", extra={"action": "simulator_stop"})
+        logger.info("simulator stopped", extra=log_extra("simulator_stop"))

@@ -21,6 +21,7 @@ from cronpilot.adapters.sql.rows import (
 )
 from cronpilot.adapters.sql.tables import endpoints, jobs
 from cronpilot.domain.errors import EndpointNotFound, JobNotFound
+from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import (
     Endpoint,
     EndpointSpec,
@@ -30,13 +31,13 @@ from cronpilot.domain.model import (
     Pause,
     new_id,
 )
-from cronpilot.domain.ports import ApplyReport, JobDeclaration, SecretCipher
+from cronpilot.domain.ports import ApplyReport, CatalogRepository, JobDeclaration, SecretCipher
 from cronpilot.domain.transitions import replanned, with_hints, with_pause, with_spec
 
 logger = logging.getLogger(__name__)
 
 
-class SqlCatalog:
+class SqlCatalog(CatalogRepository):
     def __init__(self, db: Database, cipher: SecretCipher | None) -> None:
         self._db = db
         self._cipher = cipher
@@ -51,13 +52,12 @@ class SqlCatalog:
                 report.absent.extend(await _undeclared(conn, job, declaration.endpoints))
         logger.info(
             "applied declarations",
-            extra={
-                "action": "apply",
-                # `created` is a LogRecord attribute of its own: logging refuses it in `extra`.
-                "created_count": len(report.created),
-                "updated_count": len(report.updated),
-                "absent_count": len(report.absent),
-            },
+            extra=log_extra(
+                "apply",
+                created_count=len(report.created),
+                updated_count=len(report.updated),
+                absent_count=len(report.absent),
+            ),
         )
         return report
 

@@ -51,6 +51,7 @@ from cronpilot.adapters.sql.tables import IS_QUEUED, SLOT_KEY, UtcDateTime, endp
 from cronpilot.domain.alerts import run_notifications
 from cronpilot.domain.claiming import first_of_each
 from cronpilot.domain.errors import CronpilotError, LeaseLost
+from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import (
     BodyAbsence,
     Claim,
@@ -64,7 +65,7 @@ from cronpilot.domain.model import (
     RunTrigger,
     new_id,
 )
-from cronpilot.domain.ports import SecretCipher
+from cronpilot.domain.ports import ClaimRepository, SecretCipher
 from cronpilot.domain.transitions import (
     abandoned_run,
     after_reap,
@@ -415,7 +416,7 @@ async def _start_run(
     return run.id, run.trace_id
 
 
-class SqlClaims:
+class SqlClaims(ClaimRepository):
     def __init__(self, db: Database, cipher: SecretCipher | None) -> None:
         self._db = db
         self._cipher = cipher
@@ -468,10 +469,6 @@ class SqlClaims:
                     )
                     continue
                 claims.append(claim_of(endpoint, run_id, trace_id, lease.until))
-        if claims:
-            logger.debug(
-                "claimed", extra={"action": "claim", "worker": worker_id, "count": len(claims)}
-            )
         return claims
 
     async def _catch_up(
@@ -498,12 +495,12 @@ class SqlClaims:
             moved.spec.catch_up,
             "running" if due else "waiting for",
             moved.next_slot,
-            extra={
-                "action": "catch_up",
-                "endpoint_id": moved.id,
-                "missed_slot": str(leased.next_slot),
-                "slot": str(moved.next_slot),
-            },
+            extra=log_extra(
+                "catch_up",
+                endpoint_id=moved.id,
+                missed_slot=str(leased.next_slot),
+                slot=str(moved.next_slot),
+            ),
         )
         if run_id is not None:
             await conn.execute(delete(runs).where(runs.c.id == run_id))
@@ -546,7 +543,7 @@ class SqlClaims:
         assert endpoint.next_slot is not None
         logger.warning(
             "slot already run; re-planning",
-            extra={"action": "claim_skip_slot", "endpoint_id": endpoint.id},
+            extra=log_extra("claim_skip_slot", endpoint_id=endpoint.id),
         )
         await save_endpoint_state(conn, after_slot(endpoint, endpoint.next_slot, None, now))
 
@@ -561,7 +558,7 @@ class SqlClaims:
         logger.error(
             "cannot open a secret header of %s; run failed",
             sealed.ref,
-            extra={"action": "claim_undecryptable", "endpoint_id": sealed.id, "run_id": running.id},
+            extra=log_extra("claim_undecryptable", endpoint_id=sealed.id, run_id=running.id),
         )
         failure = Response(
             status_code=None,
@@ -651,10 +648,6 @@ class SqlClaims:
                 # Reaping changes the schedule state only: the secrets need not (and, stored with
                 # another key, could not) be opened.
                 reaped += await self._reap_endpoint(conn, endpoint_from_row(row, None), now)
-        if reaped:
-            logger.warning(
-                "reaped runs of expired leases", extra={"action": "reap", "count": reaped}
-            )
         return reaped
 
     async def _reap_endpoint(self, conn: AsyncConnection, endpoint: Endpoint, now: datetime) -> int:

@@ -37,7 +37,7 @@ from cronpilot.domain.dag import (
     ready_trigger,
 )
 from cronpilot.domain.model import Claim, DagTrigger, Endpoint, Finish, Run, RunStatus
-from cronpilot.domain.ports import SecretCipher
+from cronpilot.domain.ports import DagRepository, SecretCipher
 from cronpilot.domain.transitions import started_run
 
 
@@ -123,7 +123,7 @@ async def _start(
     return claim
 
 
-class SqlDag:
+class SqlDag(DagRepository):
     def __init__(self, db: Database, cipher: SecretCipher | None) -> None:
         self._db = db
         self._cipher = cipher

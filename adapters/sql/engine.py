@@ -10,7 +10,6 @@ first, while an immediate one takes the write lock up front and waits its turn.
 from __future__ import annotations
 
 import json
-import logging
 import re
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
@@ -31,8 +30,6 @@ from cronpilot.domain.errors import (
     StoreUnavailable,
     ValueRejected,
 )
-
-logger = logging.getLogger(__name__)
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
 CONNECT_TIMEOUT_SECONDS = 10.0
@@ -244,6 +241,9 @@ def translate_driver_errors(url: str) -> Iterator[None]:
     - everything else (unreachable server, lost connection, missing schema, locks that time
       out, unexpected driver states): `StoreUnavailable`, hinting at `cronpilot db upgrade`
       only when a table is missing.
+
+    Nothing is logged here: the caller reports the error it gets, once (the workers' store
+    health says an outage once, however many calls it fails).
     """
     try:
         yield
@@ -256,12 +256,6 @@ def _translated(exc: Exception, url: str) -> CronpilotError:
     # asyncpg reports PostgreSQL's SQLSTATE; SQLAlchemy maps many of its classes (22 data
     # exceptions among them) to the generic DBAPIError, so the class alone is not enough.
     sqlstate = str(getattr(reason, "sqlstate", "") or "")
-    # Debug only: the caller decides what the error is worth reporting (an outage fails every
-    # call in flight; the worker says so once).
-    logger.debug(
-        "database error",
-        extra={"action": "store_error", "error": type(reason).__name__, "sqlstate": sqlstate},
-    )
     if isinstance(exc, IntegrityError) or sqlstate.startswith("23"):
         if SLOT_KEY in str(reason) or _SQLITE_SLOT_KEY in str(reason):
             return _slot_already_run(reason)

@@ -33,6 +33,7 @@ from cronpilot.adapters.sql.rows import (
 from cronpilot.adapters.sql.tables import endpoints, runs
 from cronpilot.domain.alerts import Notification, run_notifications
 from cronpilot.domain.errors import CronpilotError, LeaseLost
+from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Finish, Recorded, Run, RunStatus
 from cronpilot.domain.ports import SecretCipher
 from cronpilot.domain.transitions import after_finish, finished_run, started_run
@@ -134,7 +135,7 @@ async def finish_many(
             len(batch),
             type(error).__name__,
             error,
-            extra={"action": "finish_batch_failed", "count": len(batch)},
+            extra=log_extra("finish_batch_failed", count=len(batch)),
         )
     outcomes: list[Recorded | CronpilotError] = []
     for item in batch:

@@ -22,6 +22,7 @@ from cronpilot.domain.graph import (
     sighted,
     touches_job,
 )
+from cronpilot.domain.ports import GraphRepository
 
 
 @functools.cache
@@ -38,7 +39,7 @@ def _job_edges_statement() -> Select[Any]:
     )
 
 
-class SqlGraph:
+class SqlGraph(GraphRepository):
     def __init__(self, db: Database) -> None:
         self._db = db
 

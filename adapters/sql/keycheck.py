@@ -17,6 +17,7 @@ from cronpilot.adapters.crypto import SecretUndecryptable
 from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.tables import meta
 from cronpilot.domain.errors import InvalidConfig
+from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.ports import SecretCipher
 
 logger = logging.getLogger(__name__)
@@ -45,7 +46,7 @@ async def verify_secret_key(db: Database, cipher: SecretCipher) -> None:
     except SecretUndecryptable:
         same_key = False
     if not same_key:
-        logger.error("secret key differs from the database's", extra={"action": "key_check"})
+        logger.error("secret key differs from the database's", extra=log_extra("key_check"))
         raise InvalidConfig(
             "CRONPILOT_SECRET_KEY",
             "this database's header secrets were written with a different key; set "

@@ -15,6 +15,7 @@ from sqlalchemy import Connection
 
 from cronpilot import migrations
 from cronpilot.adapters.sql.engine import Database, create_engine, safe_url
+from cronpilot.domain.log_extra import log_extra
 
 logger = logging.getLogger(__name__)
 
@@ -39,4 +40,4 @@ async def upgrade_database(url: str) -> None:
             await conn.run_sync(_upgrade_head, alembic_config())
     finally:
         await db.dispose()
-    logger.info("database upgraded", extra={"action": "db_upgrade", "url": safe_url(url)})
+    logger.info("database upgraded", extra=log_extra("db_upgrade", url=safe_url(url)))

@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.tables import notifications
 from cronpilot.domain.alerts import AlertEvent, Notification, NotificationStatus, delivery_order
+from cronpilot.domain.ports import NotificationRepository
 
 _PENDING = NotificationStatus.PENDING.value
 
@@ -68,7 +69,7 @@ async def add_notifications(conn: AsyncConnection, raised: Sequence[Notification
         await conn.execute(insert(notifications), [notification_values(n) for n in raised])
 
 
-class SqlNotifications:
+class SqlNotifications(NotificationRepository):
     def __init__(self, db: Database) -> None:
         self._db = db
 

@@ -72,6 +72,7 @@ from cronpilot.domain.planning import (
     analysis_busy,
     effective_mode,
 )
+from cronpilot.domain.ports import PlannerRepository
 
 
 def _candidates(now: datetime, limit: int) -> Select[Any]:
@@ -242,7 +243,7 @@ def _claim_from_row(row: RowMapping) -> AnalysisClaim:
     return AnalysisClaim(endpoint, mode, row["analysis_lease_until"], row["llm_failures"])
 
 
-class SqlPlanner:
+class SqlPlanner(PlannerRepository):
     def __init__(self, db: Database) -> None:
         self._db = db
 

@@ -104,7 +104,7 @@ def _spacing_values(spec: EndpointSpec) -> dict[str, Any]:
     }
 
 
-def _spacing_from_row(row: Mapping[str, Any]) -> dict[str, Any]:
+def _spacing_from_row(row: Mapping[Any, Any]) -> dict[str, Any]:
     return {
         "jitter_seconds": row["jitter_seconds"],
         "catch_up": CatchUp(row["catch_up"]),
@@ -163,7 +163,7 @@ def state_values(endpoint: Endpoint) -> dict[str, Any]:
     }
 
 
-def endpoint_from_row(row: Mapping[str, Any], cipher: SecretCipher | None) -> Endpoint:
+def endpoint_from_row(row: Mapping[Any, Any], cipher: SecretCipher | None) -> Endpoint:
     """An `Endpoint` from a row of `select_endpoints()` (or any row with `job_name`).
 
     Without a cipher the headers stay as stored (sealed): enough for anything that touches only
@@ -231,7 +231,7 @@ def _finishing_values(spec: EndpointSpec) -> dict[str, Any]:
     }
 
 
-def _finishing_from_row(row: Mapping[str, Any]) -> dict[str, Any]:
+def _finishing_from_row(row: Mapping[Any, Any]) -> dict[str, Any]:
     """The `EndpointSpec` fields that `PLANNING_COLUMNS` hold, by name."""
     return {
         "schedule": Schedule(
@@ -265,7 +265,7 @@ def planned_from_row(row: RowMapping, held: Endpoint) -> Endpoint:
     )
 
 
-def _state_from_row(row: Mapping[str, Any]) -> dict[str, Any]:
+def _state_from_row(row: Mapping[Any, Any]) -> dict[str, Any]:
     """The `Endpoint` fields of the runtime columns (`state_values` in reverse)."""
     interval = None
     if row["hint_interval_seconds"] is not None:

@@ -14,6 +14,7 @@ from cronpilot.adapters.sql.rows import run_from_row
 from cronpilot.adapters.sql.tables import endpoints, runs
 from cronpilot.domain.errors import RunNotFound
 from cronpilot.domain.model import Run, RunStatus
+from cronpilot.domain.ports import RunRepository
 
 PRUNE_BATCH = 1_000
 """The most runs one retention transaction deletes."""
@@ -59,7 +60,7 @@ def _newest_finished_statement() -> Select[Any]:
     return select(newest_finished_slot(bindparam("job_id", type_=String)))
 
 
-class SqlRuns:
+class SqlRuns(RunRepository):
     def __init__(self, db: Database, prune_batch: int = PRUNE_BATCH) -> None:
         self._db = db
         self._prune_batch = prune_batch

@@ -15,6 +15,7 @@ from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.tables import endpoints, output_schemas, schema_drift
 from cronpilot.domain.errors import ConflictError, EndpointNotFound
 from cronpilot.domain.outputs import DriftEvent, OutputSchema
+from cronpilot.domain.ports import SchemaRepository
 from cronpilot.domain.schema_inference import ShapeNode
 
 _IDS_PER_QUERY = 500
@@ -32,7 +33,7 @@ def _schema_statement() -> Select[Any]:
     return select(output_schemas).where(output_schemas.c.endpoint_id == bindparam("endpoint_id"))
 
 
-class SqlSchemas:
+class SqlSchemas(SchemaRepository):
     def __init__(self, db: Database) -> None:
         self._db = db
 

@@ -28,12 +28,13 @@ from cronpilot.adapters.sql.planner_repo import SqlPlanner
 from cronpilot.adapters.sql.runs import SqlRuns
 from cronpilot.adapters.sql.schemas_repo import SqlSchemas
 from cronpilot.domain.errors import StoreUnavailable
-from cronpilot.domain.ports import SecretCipher
+from cronpilot.domain.log_extra import log_extra
+from cronpilot.domain.ports import ReadingUnit, Repositories, SecretCipher, Store, UnitOfWork
 
 logger = logging.getLogger(__name__)
 
 
-class SqlRepositories:
+class SqlRepositories(Repositories):
     """The SQL repositories over one `Database`: per-call transactions on the store's, one
     transaction for them all on a unit of work's."""
 
@@ -80,7 +81,7 @@ class SqlRepositories:
         return self._notifications
 
 
-class SqlReadingUnit(SqlRepositories):
+class SqlReadingUnit(SqlRepositories, ReadingUnit):
     """`ReadingUnit` on SQL: one connection, one read-only transaction
     (`Database.transaction(read_only=True)`), the repositories built afresh on it (they only
     hold the database, so this costs nothing)."""
@@ -113,7 +114,7 @@ class SqlReadingUnit(SqlRepositories):
         await self._scope.__aexit__(exc_type, exc, traceback)
 
 
-class SqlUnitOfWork(SqlReadingUnit):
+class SqlUnitOfWork(SqlReadingUnit, UnitOfWork):
     """`UnitOfWork` on SQL: a `SqlReadingUnit` that may write, and commit."""
 
     _read_only = False
@@ -123,7 +124,7 @@ class SqlUnitOfWork(SqlReadingUnit):
         await self._transaction.commit()
 
 
-class SqlStore(SqlRepositories):
+class SqlStore(SqlRepositories, Store):
     def __init__(self, db: Database, cipher: SecretCipher | None) -> None:
         super().__init__(db, cipher)
         self._db = db
@@ -168,5 +169,5 @@ async def open_sql_store(
         except BaseException:
             await db.dispose()
             raise
-    logger.info("store opened", extra={"action": "open_store", "url": safe_url(url)})
+    logger.info("store opened", extra=log_extra("open_store", url=safe_url(url)))
     return SqlStore(db, cipher)

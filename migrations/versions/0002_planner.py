@@ -17,12 +17,12 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 
-def _utc() -> sa.types.TypeEngine:
+def _utc() -> sa.DateTime:
     # adapters.sql.tables.UtcDateTime stores through this type; migrations stay import-free.
     return sa.DateTime(timezone=True)
 
 
-def _json() -> sa.types.TypeEngine:
+def _json() -> sa.JSON:
     return sa.JSON(none_as_null=True).with_variant(postgresql.JSONB(none_as_null=True), "postgresql")
 
 

@@ -16,7 +16,7 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 
-def _utc() -> sa.types.TypeEngine:
+def _utc() -> sa.DateTime:
     # adapters.sql.tables.UtcDateTime stores through this type; migrations stay import-free.
     return sa.DateTime(timezone=True)
 

@@ -5,14 +5,16 @@ from __future__ import annotations
 import ast
 import json
 import logging
+import re
 import sys
 from pathlib import Path
+from typing import get_args
 
 from cronpilot.adapters.logs import JsonFormatter, TextFormatter
-from cronpilot.domain.log_extra import log_extra
+from cronpilot.domain.log_extra import LogAction, log_extra
 
 ROOT = Path(__file__).resolve().parents[2]
-LAYERS = ("domain", "adapters", "scheduler", "planner")
+LAYERS = ("domain", "usecases", "adapters", "scheduler", "planner", "migrations")
 
 
 def _record(**extra: object) -> logging.LogRecord:
@@ -66,39 +68,58 @@ def _calls_log_extra(node: ast.expr) -> bool:
     return isinstance(node, ast.Call) and getattr(node.func, "id", None) == "log_extra"
 
 
-def _extra_keys() -> list[tuple[str, int, str | None]]:
-    """(file, line, key) of every key of every `extra=` in the code; None for a key the scan
-    cannot read (an `extra` that is not a dict literal, or a `**` in one)."""
-    found: list[tuple[str, int, str | None]] = []
+def _log_calls() -> list[tuple[str, int, ast.expr]]:
+    """(file, line, value) of every `extra=` in the code, pydantic's `extra="forbid"` aside."""
+    found: list[tuple[str, int, ast.expr]] = []
     for layer in LAYERS:
         for path in sorted((ROOT / layer).rglob("*.py")):
             where = str(path.relative_to(ROOT))
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if not isinstance(node, ast.keyword) or node.arg != "extra":
-                    continue
-                if isinstance(node.value, ast.Constant) or _calls_log_extra(node.value):
-                    # pydantic's `extra="forbid"`, or built by `log_extra`, which cannot clash.
-                    continue
-                if not isinstance(node.value, ast.Dict):
-                    found.append((where, node.value.lineno, None))
-                    continue
-                found.extend(
-                    (where, node.value.lineno, key.value)
-                    if isinstance(key, ast.Constant) and isinstance(key.value, str)
-                    else (where, node.value.lineno, None)
-                    for key in node.value.keys
-                )
+                if (
+                    isinstance(node, ast.keyword)
+                    and node.arg == "extra"
+                    and not isinstance(node.value, ast.Constant)
+                ):
+                    found.append((where, node.value.lineno, node.value))
     return found
 
 
-def test_no_extra_names_a_reserved_log_record_attribute() -> None:
-    extras = _extra_keys()
-    reserved = _reserved_names()
+def test_every_record_is_built_by_log_extra() -> None:
+    calls = _log_calls()
 
-    assert len(extras) > 50, "the scan finds the code's extras"
+    assert len(calls) > 50, "the scan finds the code's log records"
+    assert [(where, line) for where, line, value in calls if not _calls_log_extra(value)] == []
+
+
+def test_no_field_names_a_reserved_log_record_attribute() -> None:
+    reserved = _reserved_names()
+    fields = [
+        (where, line, keyword.arg)
+        for where, line, value in _log_calls()
+        if isinstance(value, ast.Call)
+        for keyword in value.keywords
+    ]
+
     assert {"created", "name", "msg", "levelname", "time"} <= reserved
-    assert [extra for extra in extras if extra[2] is None] == [], "keys the scan cannot read"
-    assert [extra for extra in extras if extra[2] in reserved] == []
+    assert [field for field in fields if field[2] in reserved or field[2] == "action"] == []
+
+
+def test_every_action_is_logged_somewhere() -> None:
+    """A name left in `LogAction` after its record went would hide a typo's twin."""
+    constants = {
+        node.value
+        for layer in LAYERS
+        for path in (ROOT / layer).rglob("*.py")
+        if path.name != "log_extra.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    }
+
+    assert sorted(set(get_args(LogAction)) - constants) == []
+
+
+def test_actions_are_snake_case_names() -> None:
+    assert [a for a in get_args(LogAction) if not re.fullmatch(r"[a-z]+(_[a-z]+)*", a)] == []
 
 
 def test_log_extra_keeps_a_field_named_like_a_record_attribute() -> None:
