@@ -115,8 +115,12 @@ class CatalogRepository(Protocol):
         """Endpoints ordered by (job name, endpoint name), optionally of one job."""
         ...
 
-    async def get_endpoint(self, ref: str) -> Endpoint:
-        """By id or by `job/endpoint`; raises `EndpointNotFound`."""
+    async def get_endpoint(self, ref: str, *, for_update: bool = False) -> Endpoint:
+        """By id or by `job/endpoint`; raises `EndpointNotFound`.
+
+        `for_update` holds the endpoint against other writers until the unit of work ends
+        (PostgreSQL's row lock; SQLite's write unit and the memory store's unit already hold
+        every other writer off): for a decision that a concurrent writer could make stale."""
         ...
 
     async def set_pause(self, endpoint_id: str, pause: Pause | None, now: datetime) -> Endpoint:

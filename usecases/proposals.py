@@ -41,8 +41,10 @@ class ProposalDesk:
         self, tx: Repositories, draft: ProposalDraft, endpoint_id: str, now: datetime
     ) -> tuple[Endpoint, str | None]:
         """The endpoint as it is now, and why the guardrails refuse `draft` on it (None: they
-        do not)."""
-        endpoint = await tx.catalog.get_endpoint(endpoint_id)
+        do not). The endpoint is locked first: two decisions on one endpoint at once (two
+        approvals, an approval and an auto proposal) count the changes one after the other, so
+        they cannot both pass `max_changes_per_hour`."""
+        endpoint = await tx.catalog.get_endpoint(endpoint_id, for_update=True)
         changes = await tx.planner.count_applied(endpoint_id, now - RATE_WINDOW)
         return endpoint, refusal(draft, endpoint, changes, now, self._limits)
 

@@ -224,7 +224,9 @@ class MemoryCatalog(CatalogRepository):
         ]
         return sorted(chosen, key=lambda e: (e.job_name, e.name))
 
-    async def get_endpoint(self, ref: str) -> Endpoint:
+    async def get_endpoint(self, ref: str, *, for_update: bool = False) -> Endpoint:
+        # A unit of work holds the store's lock for its whole block: `for_update` has nothing
+        # left to hold.
         return self._state.endpoint_by_ref(ref)
 
     async def set_pause(self, endpoint_id: str, pause: Pause | None, now: datetime) -> Endpoint:

@@ -134,12 +134,14 @@ class SqlCatalog(CatalogRepository):
             result = await conn.execute(query)
             return [endpoint_from_row(row, self._cipher) for row in result.mappings()]
 
-    async def get_endpoint(self, ref: str) -> Endpoint:
+    async def get_endpoint(self, ref: str, *, for_update: bool = False) -> Endpoint:
         job_name, slash, name = ref.partition("/")
         if slash:
             query = select_endpoints().where(jobs.c.name == job_name, endpoints.c.name == name)
         else:
             query = select_endpoints().where(endpoints.c.id == ref)
+        if for_update:
+            query = query.with_for_update(of=endpoints)
         async with self._db.read() as conn:
             row = (await conn.execute(query)).mappings().one_or_none()
         if row is None:

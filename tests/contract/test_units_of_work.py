@@ -5,7 +5,11 @@ the ports, `tests.support.units`) and finds nothing written, and no scheduler wo
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
@@ -20,7 +24,7 @@ from cronpilot.usecases.schedule import pause_endpoint, resume_endpoint
 from tests.contract.builders import T0, add_endpoint, declaration, seconds, spec
 from tests.scheduler.builders import DEADLINE
 from tests.support.settings import limits_for_tests
-from tests.support.units import InjectedFailure, WrappedUnits, failing_after
+from tests.support.units import InjectedFailure, Proxy, Wrap, WrappedUnits, failing_after
 
 LIMITS = limits_for_tests(pending_ttl_seconds=600)
 REVIEW = Proposer("llm:test", PlannerMode.REVIEW, "s1")
@@ -150,6 +154,50 @@ async def test_approve_writes_nothing_when_it_fails_after_any_step(
     )
     assert applied.status is ProposalStatus.APPLIED
     assert (await store.catalog.get_endpoint("j/a")).interval_hint is not None
+
+
+def waiting_for_each_other(counted: asyncio.Barrier) -> Wrap:
+    """After `planner.count_applied`, wait (a little, at most) for the other unit to have
+    counted too: without a lock on the endpoint both count before either applies."""
+
+    def replacement(real: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+        async def run(*args: Any, **kwargs: Any) -> Any:
+            result = await real(*args, **kwargs)
+            # The bound: where the other unit is held off by a lock, it counts only after
+            # this one commits.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(counted.wait(), 0.3)
+            return result
+
+        return run
+
+    def wrap(name: str, found: Any) -> Any:
+        return Proxy(found, "count_applied", replacement) if name == "planner" else found
+
+    return wrap
+
+
+async def test_two_approvals_at_once_cannot_both_pass_the_change_limit(store: Store) -> None:
+    endpoint_id = await add_endpoint(store, "j", "a", T0, every=600)
+    review = ProposalDesk(store.unit_of_work, None, LIMITS)
+    first = await review.propose(EVERY_30, endpoint_id, REVIEW, T0)
+    second = await review.propose(
+        ProposalDraft(ProposalKind.INTERVAL, "busy", 45, ttl_seconds=300), endpoint_id, REVIEW, T0
+    )
+    limited = replace(LIMITS, max_changes_per_hour=1)
+    desk = ProposalDesk(
+        WrappedUnits(store, waiting_for_each_other(asyncio.Barrier(2))), None, limited
+    )
+
+    decided = await asyncio.gather(
+        desk.approve(first.id, "ann", T0 + seconds(1)),
+        desk.approve(second.id, "bob", T0 + seconds(1)),
+    )
+
+    assert sorted(p.status for p in decided) == sorted(
+        [ProposalStatus.APPLIED, ProposalStatus.REFUSED]
+    )
+    assert await store.planner.count_applied(endpoint_id, T0) == 1
 
 
 async def test_an_auto_proposal_is_not_applied_when_its_record_fails(store: Store) -> None:

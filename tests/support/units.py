@@ -54,7 +54,7 @@ class _WrappedUnit:
         return self._wrap(name, getattr(self._inner, name))
 
 
-class _Proxy:
+class Proxy:
     """A repository whose `method` is replaced by `replacement(real method)`."""
 
     def __init__(self, inner: Any, method: str, replacement: Callable[..., Any]) -> None:
@@ -83,7 +83,7 @@ def failing_after(repository: str, method: str, calls: int = 1) -> Wrap:
         return run
 
     def wrap(name: str, found: Any) -> Any:
-        return _Proxy(found, method, replacement) if name == repository else found
+        return Proxy(found, method, replacement) if name == repository else found
 
     return wrap
 
@@ -95,7 +95,7 @@ def counting(counts: Counter[str], repository: str, *methods: str) -> Wrap:
         if name != repository:
             return found
         for method in methods:
-            found = _Proxy(found, method, _counter(counts, method))
+            found = Proxy(found, method, _counter(counts, method))
         return found
 
     return wrap
