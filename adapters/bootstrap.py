@@ -205,7 +205,7 @@ async def serve_scheduler(
         )
         housekeeping.start()
         resources.push_async_callback(housekeeping.stop)
-        learner = RunLearner(store.unit_of_work, clock)
+        learner = RunLearner(store.unit_of_work, store.reading, clock)
         learner.start()
         resources.push_async_callback(learner.stop)
         notifier = open_notifier(settings, store, clock, resources)

@@ -246,7 +246,7 @@ async def seed_job(store: SqlStore, at: datetime) -> list[str]:
             rows.append(run_values(stored_run(endpoint.id, endpoint.job_id, slot, document(rng))))
     async with store.engine.begin() as conn:
         await conn.execute(insert(runs), rows)
-    learner = RunLearner(store.unit_of_work, SystemClock())
+    learner = RunLearner(store.unit_of_work, store.reading, SystemClock())
     for endpoint in endpoints:
         await learner.learn(endpoint)
     await learner.refresh_stale()

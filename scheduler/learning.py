@@ -27,7 +27,7 @@ from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Run
 from cronpilot.domain.outage import described
 from cronpilot.domain.outputs import OutputSchema, learnable
-from cronpilot.domain.ports import Clock, UnitOfWorkFactory
+from cronpilot.domain.ports import Clock, ReadingFactory, UnitOfWorkFactory
 from cronpilot.runtime.timing import Periodic
 from cronpilot.usecases.graph_edges import record_trace, refresh_job_provides
 from cronpilot.usecases.schema_learning import learn_schema
@@ -57,12 +57,15 @@ class RunLearner:
     def __init__(
         self,
         uow: UnitOfWorkFactory,
+        reading: ReadingFactory,
         clock: Clock,
+        *,
         queue_size: int = QUEUE_SIZE,
         refresh_seconds: float = REFRESH_SECONDS,
         learn_every_seconds: float = LEARN_EVERY_SECONDS,
     ) -> None:
         self._uow = uow
+        self._reading = reading
         self._clock = clock
         self._learn_every = timedelta(seconds=learn_every_seconds)
         self._learnt_at: dict[str, datetime] = {}
@@ -208,7 +211,7 @@ class RunLearner:
     async def learn(self, endpoint: Endpoint) -> OutputSchema:
         """Merge the endpoint's runs stored since its schema's watermark; on a change of shape
         (or the first body), mark its job's provides edges stale."""
-        learnt = await learn_schema(self._uow, endpoint, self._clock.now())
+        learnt = await learn_schema(self._uow, self._reading, endpoint, self._clock.now())
         if learnt.reshaped:
             self._mark_stale(endpoint.job_name)
         return learnt.schema
@@ -232,7 +235,7 @@ class RunLearner:
 
     async def trace(self, run: Run) -> None:
         """Record what a child run shows: parent → it, and the sibling sequence."""
-        await record_trace(self._uow, run, self._clock.now())
+        await record_trace(self._uow, self._reading, run, self._clock.now())
 
 
 @contextlib.contextmanager

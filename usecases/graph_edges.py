@@ -8,7 +8,7 @@ from datetime import datetime
 
 from cronpilot.domain.graph import EdgeSighting, EdgeSource, EdgeType, endpoint_ref, trace_sightings
 from cronpilot.domain.model import Endpoint, Run
-from cronpilot.domain.ports import Repositories, UnitOfWorkFactory
+from cronpilot.domain.ports import ReadingFactory, Repositories, UnitOfWorkFactory
 from cronpilot.domain.provides import provides_edges
 from cronpilot.domain.schema_inference import ShapeNode
 from cronpilot.domain.templates import input_fields
@@ -61,17 +61,23 @@ async def learnt_shapes(
     return shapes
 
 
-async def record_trace(uow: UnitOfWorkFactory, run: Run, now: datetime) -> None:
+async def record_trace(
+    uow: UnitOfWorkFactory, reading: ReadingFactory, run: Run, now: datetime
+) -> None:
     """Record what a child run shows: parent → it, and the sibling sequence. Nothing for a run
-    whose parent is gone (pruned) or that has none."""
-    async with uow() as tx:
-        parent, previous = await tx.dag.trace_neighbours(run)
+    whose parent is gone (pruned) or that has none. The runs are read in a read-only unit, so
+    that the unit of work recording the sightings is short (SQLite's only write lock)."""
+    async with reading() as read:
+        parent, previous = await read.dag.trace_neighbours(run)
         if parent is None:
             return
-        child = (await tx.catalog.get_endpoint(run.endpoint_id)).ref
+        child = (await read.catalog.get_endpoint(run.endpoint_id)).ref
         sibling = (
-            None if previous is None else (await tx.catalog.get_endpoint(previous.endpoint_id)).ref
+            None
+            if previous is None
+            else (await read.catalog.get_endpoint(previous.endpoint_id)).ref
         )
-        parent_ref = (await tx.catalog.get_endpoint(parent.endpoint_id)).ref
+        parent_ref = (await read.catalog.get_endpoint(parent.endpoint_id)).ref
+    async with uow() as tx:
         await tx.graph.record(trace_sightings(parent_ref, child, sibling), now)
         await tx.commit()

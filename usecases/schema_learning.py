@@ -1,7 +1,8 @@
 """Use cases that learn an endpoint's output schema from its stored runs: merge what is new
-(`learn_schema`) or rebuild from every stored run (`rebuild_schema`). Each attempt is one unit
-of work: read the schema and the runs, merge, save at the version read; another writer saving
-first sends it round again."""
+(`learn_schema`) or rebuild from every stored run (`rebuild_schema`). Each attempt reads the
+schema and the runs in a read-only unit, merges, then saves at the version read in a short unit
+of work: run bodies are read without holding SQLite's only write lock, and another writer
+saving first (the version compare-and-swap) sends it round again."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from cronpilot.domain.errors import ConflictError
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Run
 from cronpilot.domain.outputs import OutputSchema, learn
-from cronpilot.domain.ports import Repositories, UnitOfWorkFactory
+from cronpilot.domain.ports import ReadingFactory, Repositories, UnitOfWorkFactory
 
 log = logging.getLogger(__name__)
 
@@ -30,19 +31,22 @@ class Learnt:
     """The schema got its first body or changed shape: the job's provides edges are stale."""
 
 
-async def learn_schema(uow: UnitOfWorkFactory, endpoint: Endpoint, now: datetime) -> Learnt:
+async def learn_schema(
+    uow: UnitOfWorkFactory, reading: ReadingFactory, endpoint: Endpoint, now: datetime
+) -> Learnt:
     """Merge the endpoint's runs stored since its schema's watermark (at most `LEARN_BATCH`,
     the newest). Gives up quietly, nothing saved, when other writers win `SAVE_ATTEMPTS` times:
     the next learning catches up from the watermark."""
     schema = OutputSchema(endpoint.id)
     for _ in range(SAVE_ATTEMPTS):
+        async with reading() as read:
+            schema = await read.schemas.get_output_schema(endpoint.id) or OutputSchema(endpoint.id)
+            fresh = await _unlearnt(read, endpoint.id, schema.through_slot)
+        if not fresh:
+            return Learnt(schema, reshaped=False)
+        first = schema.observations == 0
+        drift = learn(schema, fresh, now)
         async with uow() as tx:
-            schema = await tx.schemas.get_output_schema(endpoint.id) or OutputSchema(endpoint.id)
-            fresh = await _unlearnt(tx, endpoint.id, schema.through_slot)
-            if not fresh:
-                return Learnt(schema, reshaped=False)
-            first = schema.observations == 0
-            drift = learn(schema, fresh, now)
             if not await tx.schemas.save_output_schema(schema, drift, now, rebuilt=False):
                 continue
             await tx.commit()
@@ -76,18 +80,23 @@ async def _unlearnt(
     return list(reversed(fresh))
 
 
-async def rebuild_schema(uow: UnitOfWorkFactory, endpoint: Endpoint, now: datetime) -> OutputSchema:
+async def rebuild_schema(
+    uow: UnitOfWorkFactory, reading: ReadingFactory, endpoint: Endpoint, now: datetime
+) -> OutputSchema:
     """Rebuild the endpoint's schema and drift history from every stored run; the job's
     provides edges are stale afterwards. Raises `ConflictError` when other writers win
     `SAVE_ATTEMPTS` times."""
     for _ in range(SAVE_ATTEMPTS):
-        async with uow() as tx:
+        async with reading() as read:
             runs: list[Run] = []
-            while page := await tx.runs.list_runs(endpoint.id, limit=LEARN_BATCH, offset=len(runs)):
+            while page := await read.runs.list_runs(
+                endpoint.id, limit=LEARN_BATCH, offset=len(runs)
+            ):
                 runs.extend(page)
-            stored = await tx.schemas.get_output_schema(endpoint.id)
-            schema = OutputSchema(endpoint.id, version=stored.version if stored else 0)
-            drift = learn(schema, reversed(runs), now)
+            stored = await read.schemas.get_output_schema(endpoint.id)
+        schema = OutputSchema(endpoint.id, version=stored.version if stored else 0)
+        drift = learn(schema, reversed(runs), now)
+        async with uow() as tx:
             if await tx.schemas.save_output_schema(schema, drift, now, rebuilt=True):
                 await tx.commit()
                 return schema

@@ -72,7 +72,7 @@ def backfill(
         clock = build_clock()
         rebuilt = []
         for endpoint in endpoints:
-            schema = await rebuild_schema(store.unit_of_work, endpoint, clock.now())
+            schema = await rebuild_schema(store.unit_of_work, store.reading, endpoint, clock.now())
             drift = await store.schemas.list_drift(endpoint.id, limit=1000)
             rebuilt.append((endpoint, schema, len(drift)))
         # Once per job, after all of its schemas are rebuilt.

@@ -154,7 +154,7 @@ async def test_output_schema_is_read_once_learned(clock: FakeClock) -> None:
     unknown = await box.call("get_output_schema", {})
     score = await store.catalog.get_endpoint("j/score")
     await answer(store, "j/score", {"fraud_rate": 0.2, "orders": []})
-    await RunLearner(store.unit_of_work, clock).learn(score)
+    await RunLearner(store.unit_of_work, store.reading, clock).learn(score)
     learned = await box.call("get_output_schema", {"endpoint": "score"})
 
     assert unknown.data == {

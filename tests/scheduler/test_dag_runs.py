@@ -126,7 +126,7 @@ async def test_the_learner_learns_schemas_provides_and_trace_edges_off_the_hot_p
         _dependant(server, "echo", "a", "fetch", query="?batch_id={{ fetch.batch_id }}"),
         _dependant(server, "echo", "b", "fetch", query="?batch_id=x"),
     )
-    learner = RunLearner(store.unit_of_work, clock)
+    learner = RunLearner(store.unit_of_work, store.reading, clock)
     learner.start()
     try:
         async with RunningWorker(store, dispatcher, clock, waker, learner) as running:

@@ -29,7 +29,7 @@ from tests.support.units import WrappedUnits, counting
 async def test_the_learner_catches_up_on_every_run_since_its_watermark(store: Store) -> None:
     endpoint_id = await add_endpoint(store, "j", "e", T0)
     endpoint = await store.catalog.get_endpoint(endpoint_id)
-    learner = RunLearner(store.unit_of_work, FakeClock())
+    learner = RunLearner(store.unit_of_work, store.reading, FakeClock())
     for n in range(5):
         body = {"n": n} if n < 4 else {"n": n, "extra": True}
         await run_once(store, T0 + seconds(60 * n), Response(status_code=200, body=body))
@@ -63,7 +63,7 @@ async def test_a_burst_of_first_bodies_in_one_job_makes_one_refresh_of_its_provi
         store, counting(reads, "schemas", "get_output_schema", "get_output_schemas")
     )
     clock = FakeClock(T0)
-    learner = RunLearner(units, clock, refresh_seconds=5)
+    learner = RunLearner(units, units.reading, clock, refresh_seconds=5)
 
     *burst, last = endpoints
     for endpoint in burst:
@@ -98,7 +98,9 @@ async def test_an_endpoint_is_learnt_at_most_once_per_interval_and_nothing_is_mi
     endpoint = await store.catalog.get_endpoint(endpoint_id)
     clock = FakeClock(T0)
     # Its refresh of provides edges sleeps 7 s: no sleeper but the held learning ends at 15 s.
-    learner = RunLearner(store.unit_of_work, clock, refresh_seconds=7, learn_every_seconds=10)
+    learner = RunLearner(
+        store.unit_of_work, store.reading, clock, refresh_seconds=7, learn_every_seconds=10
+    )
 
     async def observed(n: int) -> int:
         """Record and observe the run of second `n`; the schema's observations once the

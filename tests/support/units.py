@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import Any
 
-from cronpilot.domain.ports import Store, UnitOfWork
+from cronpilot.domain.ports import ReadingUnit, Store, UnitOfWork
 
 Wrap = Callable[[str, Any], Any]
 """(repository name, repository) → what the unit hands out instead."""
@@ -29,9 +29,14 @@ class WrappedUnits:
     def __call__(self) -> UnitOfWork:
         return _WrappedUnit(self._store.unit_of_work(), self._wrap)  # type: ignore[return-value]
 
+    def reading(self) -> ReadingUnit:
+        """A `ReadingFactory` over `store` whose units hand out the wrapped repositories too."""
+        return _WrappedUnit(self._store.reading(), self._wrap)
+
 
 class _WrappedUnit:
-    def __init__(self, inner: UnitOfWork, wrap: Wrap) -> None:
+    def __init__(self, inner: Any, wrap: Wrap) -> None:
+        # A `UnitOfWork`, or a `ReadingUnit` (whose `commit` is never called).
         self._inner = inner
         self._wrap = wrap
 
