@@ -35,7 +35,14 @@ class Recorder:
         self._waiting.append(outcome)
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.create_task(self._flush())
+            self._flusher.add_done_callback(self._unstarted)
         return await outcome
+
+    def _unstarted(self, flusher: asyncio.Task[None]) -> None:
+        """A flusher cancelled before it began runs none of its code, `finally` included: its
+        callers are told here, unless a later flusher has taken their finishes on."""
+        if flusher.cancelled() and flusher is self._flusher:
+            self._drop()
 
     async def _flush(self) -> None:
         waiting: list[asyncio.Future[Recorded]] = []
@@ -58,12 +65,19 @@ class Recorder:
             # A bug: every caller waiting gets it, as each would have without batching.
             for future in [*waiting, *self._waiting]:
                 _settle(future, error)
-            self._queue.clear()
-            self._waiting.clear()
         finally:
-            # Cancelled (the loop is closing): nobody may be left waiting for an answer.
-            for future in [*waiting, *self._waiting]:
+            # Cancelled (the loop is closing): nobody may be left waiting for an answer, and
+            # the finishes of callers told "cancelled" are dropped, not recorded by a later
+            # flush (their leases lapse and the reaper takes the runs back).
+            for future in waiting:
                 future.cancel()
+            self._drop()
+
+    def _drop(self) -> None:
+        for future in self._waiting:
+            future.cancel()
+        self._queue.clear()
+        self._waiting.clear()
 
 
 def _settle(future: asyncio.Future[Recorded], outcome: Recorded | Exception) -> None:

@@ -103,3 +103,42 @@ async def test_an_error_of_the_whole_call_reaches_every_waiting_caller_instead_o
     with pytest.raises(type(error)):
         async with asyncio.timeout(5):
             await recorder.record(_finish("d"))
+
+
+class Held(Recording):
+    """`finish_many` that waits for `go` before each batch."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.go = asyncio.Event()
+
+    async def finish_many(self, finishes: Sequence[Finish]) -> list[Recorded | CronpilotError]:
+        await self.go.wait()
+        return await super().finish_many(finishes)
+
+
+@pytest.mark.parametrize("started", [True, False])
+async def test_a_cancelled_flusher_records_nothing_later_that_its_callers_were_told_cancelled(
+    started: bool,
+) -> None:
+    store = Held()
+    recorder = Recorder(cast(ClaimRepository, store))
+    callers = [asyncio.create_task(recorder.record(_finish("a")))]
+    if started:
+        # Two turns: the caller queues its finish, the flusher takes it into the store.
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+    callers += [asyncio.create_task(recorder.record(_finish(name))) for name in "bc"]
+    await asyncio.sleep(0)
+    flushers = asyncio.all_tasks() - {asyncio.current_task(), *callers}
+
+    for flusher in flushers:
+        flusher.cancel()
+    async with asyncio.timeout(5):
+        outcomes = await asyncio.gather(*callers, return_exceptions=True)
+        store.go.set()
+        recorded = await recorder.record(_finish("d"))
+
+    assert [type(outcome) for outcome in outcomes] == [asyncio.CancelledError] * 3
+    assert store.batches == [["run-d"]]
+    assert recorded == Recorded(cast(Run, "run-d"), [])
