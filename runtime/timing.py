@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from cronpilot.domain.errors import CronpilotError
-from cronpilot.domain.log_extra import log_extra
+from cronpilot.domain.log_extra import LogAction, log_extra
 from cronpilot.domain.outage import described
 from cronpilot.domain.ports import Clock
 
@@ -49,8 +49,9 @@ class Periodic:
     at once (it took a full batch: more is waiting). With `rest`, each turn is followed by at
     least `rest()` seconds (asked after the turn): work that must take no more than a share of
     the time (learning, slow refreshes) rests longer after a slow step. A
-    store error is one warning line and the work runs again at its next turn; any other error
-    is logged with its traceback (a bug), and the timer goes on."""
+    store error is one warning line (action `failed_action`) and the work runs again at its
+    next turn; any other error is logged with its traceback (a bug; `crashed_action`), and the
+    timer goes on."""
 
     def __init__(
         self,
@@ -61,6 +62,8 @@ class Periodic:
         *,
         first_after: float = 0.0,
         rest: Callable[[], float] | None = None,
+        failed_action: LogAction = "periodic_failed",
+        crashed_action: LogAction = "internal_error",
     ) -> None:
         self._name = name
         self._clock = clock
@@ -68,6 +71,8 @@ class Periodic:
         self._work = work
         self._first_after = first_after
         self._rest = rest
+        self._failed_action: LogAction = failed_action
+        self._crashed_action: LogAction = crashed_action
         self._stopping = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -105,10 +110,10 @@ class Periodic:
                 "%s failed (%s); trying again at its next turn",
                 self._name,
                 described(error),
-                extra=log_extra("periodic_failed", job=self._name),
+                extra=log_extra(self._failed_action, job=self._name),
             )
         except Exception:
             log.exception(
-                "%s crashed", self._name, extra=log_extra("internal_error", job=self._name)
+                "%s crashed", self._name, extra=log_extra(self._crashed_action, job=self._name)
             )
         return False

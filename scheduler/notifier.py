@@ -53,7 +53,15 @@ class Notifier:
         self._dispatcher = dispatcher
         self._clock = clock
         self._config = config
-        self._timer = Periodic("notify", clock, config.poll_seconds, self._deliver_turn)
+        # The notifier's records keep the action names they had before the shared timer.
+        self._timer = Periodic(
+            "notify",
+            clock,
+            config.poll_seconds,
+            self._deliver_turn,
+            failed_action="notify_store_error",
+            crashed_action="notify_internal_error",
+        )
 
     def start(self) -> None:
         """Start delivering in the background; call from inside the running event loop."""

@@ -82,24 +82,28 @@ class SchedulerWorker:
         (unless the store itself was unreachable, which the reaper repairs)."""
         self._slots.aborted = False
         self._slots.stopping.clear()
-        async with asyncio.TaskGroup() as tasks:
-            keeper = tasks.create_task(self._leases.keep())
-            try:
-                await self._claim_call_record(tasks, stop)
-            finally:
-                await self._drain()
-                keeper.cancel()
-        stats = self.stats
-        log.info(
-            "scheduler %s stopped: %d claimed, %d recorded, %d dropped, %d abandoned, %d released",
-            self._config.worker_id,
-            stats.claimed,
-            stats.finished,
-            stats.dropped,
-            stats.abandoned,
-            stats.released,
-            extra=log_extra("stop", worker_id=self._config.worker_id),
-        )
+        try:
+            async with asyncio.TaskGroup() as tasks:
+                keeper = tasks.create_task(self._leases.keep())
+                try:
+                    await self._claim_call_record(tasks, stop)
+                finally:
+                    await self._drain()
+                    keeper.cancel()
+        finally:
+            # A crashing worker says what it did too.
+            stats = self.stats
+            log.info(
+                "scheduler %s stopped: %d claimed, %d recorded, %d dropped, %d abandoned, "
+                "%d released",
+                self._config.worker_id,
+                stats.claimed,
+                stats.finished,
+                stats.dropped,
+                stats.abandoned,
+                stats.released,
+                extra=log_extra("stop", worker_id=self._config.worker_id),
+            )
 
     async def _claim_call_record(self, tasks: asyncio.TaskGroup, stop: asyncio.Event) -> None:
         """The loop: claim what admission allows, start a slot task for each claim (call, then

@@ -137,17 +137,19 @@ class ProposalDesk:
         return decided
 
     async def reject(self, proposal_id: str, admin: str, reason: str, now: datetime) -> Proposal:
+        async with self._uow() as tx:
+            decided = await tx.planner.decide(
+                proposal_id, ProposalStatus.REJECTED, admin, reason, now
+            )
+            await tx.commit()
+        # Logged once decided: `decide` raises `ProposalNotPending` for a proposal decided
+        # already.
         log.info(
             "proposal %s rejected by %s",
             proposal_id,
             admin,
             extra=log_extra("reject", proposal_id=proposal_id),
         )
-        async with self._uow() as tx:
-            decided = await tx.planner.decide(
-                proposal_id, ProposalStatus.REJECTED, admin, reason, now
-            )
-            await tx.commit()
         return decided
 
     async def _wake(self) -> None:
