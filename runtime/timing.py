@@ -44,9 +44,10 @@ async def pause(clock: Clock, seconds: float, stop: asyncio.Event) -> bool:
 
 
 class Periodic:
-    """Runs `work` after `first_after` seconds of the clock's time and every `seconds` after
-    that, in a task of its own, from `start` until `stop`. `work` returns True to be run again
-    at once (it took a full batch: more is waiting). With `rest`, each turn is followed by at
+    """Runs `work` after `first_after` seconds of the clock's time, then again `seconds` after
+    each turn ends (a rest between turns, not a fixed rate: a slow turn delays the next), in a
+    task of its own, from `start` until `stop`. `work` returns True to be run again at once
+    (it took a full batch: more is waiting). With `rest`, each turn is followed by at
     least `rest()` seconds (asked after the turn): work that must take no more than a share of
     the time (learning, slow refreshes) rests longer after a slow step. A
     store error is one warning line (action `failed_action`) and the work runs again at its
@@ -83,7 +84,9 @@ class Periodic:
 
     async def stop(self, *, cut: bool = False) -> None:
         """Stop the timer: a turn in progress is let finish (it is short, and cutting it would
-        cut a store transaction in half), or cancelled with `cut`."""
+        cut a store transaction in half), or cancelled with `cut`. Without `cut` the wait has
+        no bound: work whose turn can hang (a call over the network, as the notifier's
+        deliveries) is to be stopped with `cut`."""
         task, self._task = self._task, None
         if task is None:
             return
