@@ -201,7 +201,11 @@ async def serve_scheduler(
                 extra=log_extra("listen_failed"),
             )
         housekeeping = Housekeeping(
-            store, clock, settings.reaper_interval_seconds, settings.retention_runs
+            store,
+            clock,
+            settings.reaper_interval_seconds,
+            settings.retention_runs,
+            settings.prune_interval_seconds,
         )
         housekeeping.start()
         resources.push_async_callback(housekeeping.stop)
@@ -226,12 +230,23 @@ async def serve_scheduler(
         await worker.run(stop)
 
 
+def notifier_config(settings: Settings) -> NotifierConfig:
+    """The alerts notifier's config: the one place it is made, defaults in `settings` only."""
+    return NotifierConfig(
+        worker_id=settings.worker_id,
+        concurrency=settings.notify_concurrency,
+        lease_seconds=settings.notify_lease_seconds,
+        poll_seconds=settings.notify_poll_seconds,
+        timeout_seconds=settings.notify_timeout_seconds,
+    )
+
+
 def open_notifier(
     settings: Settings, store: Store, clock: Clock, resources: AsyncExitStack
 ) -> Notifier:
     """The alerts notifier of a scheduler worker, with a dispatcher of its own: webhooks never
     take the connections of endpoint calls. The dispatcher is closed with `resources`."""
-    config = NotifierConfig(worker_id=settings.worker_id)
+    config = notifier_config(settings)
     dispatcher = build_dispatcher(settings, max_connections=config.concurrency)
     resources.push_async_callback(dispatcher.close)
     return Notifier(store, dispatcher, clock, config)

@@ -72,6 +72,16 @@ class Settings(BaseSettings):
     max_retry_after_seconds: float = Field(default=3600, gt=0)
     """The longest an endpoint's `Retry-After` may hold its calls back."""
     retention_runs: int = Field(default=1000, gt=0)
+    prune_interval_seconds: float = Field(default=600, gt=0)
+    """How often a worker prunes runs past `retention_runs`."""
+    notify_concurrency: int = Field(default=10, gt=0)
+    """Webhook deliveries in flight at once per worker (and notifications claimed per trip)."""
+    notify_lease_seconds: float = Field(default=60, gt=0)
+    """How long a claimed notification stays a worker's: longer than a delivery takes."""
+    notify_poll_seconds: float = Field(default=2, gt=0)
+    """How often a worker looks for due notifications when its last look found few."""
+    notify_timeout_seconds: float = Field(default=10, gt=0)
+    """How long a webhook may take to answer."""
     min_interval_seconds: float = Field(default=DEFAULT_FLOOR_SECONDS, gt=0, le=MAX_SECONDS)
     """The floor: no schedule, hint or clamp plans an endpoint's slots closer than this; `apply`
     refuses a baseline under it and stamps it on every endpoint it writes."""

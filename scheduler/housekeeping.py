@@ -15,7 +15,6 @@ from cronpilot.runtime.timing import Periodic
 
 log = logging.getLogger(__name__)
 
-DEFAULT_PRUNE_INTERVAL_SECONDS = 600.0
 FIRST_PRUNE_AFTER = timedelta(minutes=1)
 """A starting worker prunes only after this (or its interval, if shorter): it is likely to face
 the backlog of slots that fell due while no worker ran, and old runs can wait."""
@@ -30,7 +29,7 @@ class Housekeeping:
         clock: Clock,
         reaper_interval_seconds: float,
         retention_runs: int,
-        prune_interval_seconds: float = DEFAULT_PRUNE_INTERVAL_SECONDS,
+        prune_interval_seconds: float,
     ) -> None:
         self._store = store
         self._clock = clock

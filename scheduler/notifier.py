@@ -33,16 +33,19 @@ MAX_ANSWER_BYTES = 10_000
 
 @dataclass(frozen=True, slots=True)
 class NotifierConfig:
+    """Made only in `adapters/bootstrap.py`, from `Settings` (which holds the defaults)."""
+
     worker_id: str
-    concurrency: int = 10
+    concurrency: int
     """Deliveries in flight at once (and notifications claimed per round trip)."""
-    lease_seconds: float = 60.0
+    lease_seconds: float
     """How long a claimed notification stays this worker's: longer than a delivery takes."""
-    poll_seconds: float = 2.0
+    poll_seconds: float
     """How often to look for due notifications when the last look found few."""
-    timeout_seconds: float = 10.0
+    timeout_seconds: float
     """How long a webhook may take to answer."""
     policy: DeliveryPolicy = field(default_factory=DeliveryPolicy)
+    """When to try again and when to give up: a rule of the domain (`domain.alerts`)."""
 
 
 class Notifier:

@@ -9,15 +9,17 @@ from typing import Any
 import aiohttp
 import pytest
 
+from cronpilot.adapters.bootstrap import notifier_config
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.memory import MemoryStore
 from cronpilot.adapters.simulator import Simulator
 from cronpilot.domain.model import EndpointSpec, Job, Schedule
 from cronpilot.domain.ports import JobDeclaration
-from cronpilot.scheduler.notifier import Notifier, NotifierConfig
+from cronpilot.scheduler.notifier import Notifier
 from cronpilot.scheduler.requests import request_for
 from tests.support.clock import FakeClock
 from tests.support.finishing import finish_one
+from tests.support.settings import settings_for_tests
 
 
 @pytest.fixture
@@ -84,7 +86,9 @@ async def test_a_failing_endpoint_alerts_the_sink_once_then_when_it_recovers(
     )
     await store.catalog.apply([JobDeclaration(Job("shop"), [spec])], clock.now())
     dispatcher = AiohttpDispatcher(allowed_networks=["127.0.0.1/32"], signing_secret="s3cret")
-    notifier = Notifier(store, dispatcher, clock, NotifierConfig(worker_id="n1"))
+    notifier = Notifier(
+        store, dispatcher, clock, notifier_config(settings_for_tests(worker_id="n1"))
+    )
     try:
         for _ in range(5):
             due = (await store.catalog.get_endpoint("shop/checkout")).next_run_at

@@ -33,7 +33,9 @@ async def test_reaper_abandons_runs_of_a_dead_worker_once_its_lease_expires(
 ) -> None:
     await declare(store, clock.now(), spec(server, "ok", "orphan"))
     [claim] = await store.claims.claim_due(clock.now(), "dead-worker", 10, 10)
-    housekeeping = Housekeeping(store, clock, reaper_interval_seconds=1, retention_runs=5)
+    housekeeping = Housekeeping(
+        store, clock, reaper_interval_seconds=1, retention_runs=5, prune_interval_seconds=600
+    )
 
     assert await housekeeping.reap_once() == 0
     clock.advance(11)
@@ -62,7 +64,9 @@ async def test_retention_keeps_the_newest_runs_of_each_endpoint(
                 await clock.until_sleeping_until(clock.now() + timedelta(seconds=60))
             clock.advance(60)
             await running.until_finished(2 * rounds)
-    housekeeping = Housekeeping(store, clock, reaper_interval_seconds=1, retention_runs=3)
+    housekeeping = Housekeeping(
+        store, clock, reaper_interval_seconds=1, retention_runs=3, prune_interval_seconds=600
+    )
 
     assert await housekeeping.prune_once() == 2
 
@@ -126,7 +130,9 @@ async def test_retention_drops_dag_waits_whose_parents_never_reported(
     a = next(c for c in recorded.started if c.endpoint.name == "a")
     await store.claims.finish_many([Finish(a, "w", ok, clock.now(), 60)])
     # b's worker died before finishing: join waits for a report that never comes.
-    housekeeping = Housekeeping(store, clock, reaper_interval_seconds=1, retention_runs=5)
+    housekeeping = Housekeeping(
+        store, clock, reaper_interval_seconds=1, retention_runs=5, prune_interval_seconds=600
+    )
 
     await housekeeping.prune_once()
     assert len(await store.dag.list_waits()) == 1
@@ -150,7 +156,9 @@ async def test_a_store_outage_on_the_timer_is_one_line_and_the_job_runs_again(
         store.graph,
         store.dag,
     )
-    housekeeping = Housekeeping(observed, clock, reaper_interval_seconds=5, retention_runs=5)
+    housekeeping = Housekeeping(
+        observed, clock, reaper_interval_seconds=5, retention_runs=5, prune_interval_seconds=600
+    )
 
     housekeeping.start()
     try:

@@ -56,7 +56,9 @@ async def test_a_reap_is_one_record(
     await declare(store, clock.now(), spec(server, "ok", "orphan"))
     await store.claims.claim_due(clock.now(), "dead-worker", 10, 10)
     clock.advance(11)
-    housekeeping = Housekeeping(store, clock, reaper_interval_seconds=1, retention_runs=5)
+    housekeeping = Housekeeping(
+        store, clock, reaper_interval_seconds=1, retention_runs=5, prune_interval_seconds=600
+    )
     caplog.set_level(logging.DEBUG)
 
     assert await housekeeping.reap_once() == 1

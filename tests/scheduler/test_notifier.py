@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from types import TracebackType
 from typing import Any
@@ -14,16 +14,18 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from cronpilot.adapters.bootstrap import notifier_config
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.http.signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, signature
 from cronpilot.domain.alerts import AlertEvent, DeliveryPolicy, Notification, NotificationStatus
 from cronpilot.domain.model import Response
 from cronpilot.domain.ports import Store
-from cronpilot.scheduler.notifier import EVENT_HEADER, Notifier, NotifierConfig
+from cronpilot.scheduler.notifier import EVENT_HEADER, Notifier
 from tests.contract.builders import LEASE_SECONDS, declaration, spec
 from tests.scheduler.conftest import LOOPBACK
 from tests.support.clock import FakeClock
 from tests.support.finishing import finish_one
+from tests.support.settings import settings_for_tests
 
 FAILED = Response(status_code=503, error_message="HTTP 503 Service Unavailable")
 
@@ -92,7 +94,8 @@ async def hooks() -> AsyncIterator[WebhookServer]:
 def _notifier(
     store: Store, dispatcher: AiohttpDispatcher, clock: FakeClock, **config: Any
 ) -> Notifier:
-    return Notifier(store, dispatcher, clock, NotifierConfig(worker_id="n1", **config))
+    settings = settings_for_tests(worker_id="n1")
+    return Notifier(store, dispatcher, clock, replace(notifier_config(settings), **config))
 
 
 async def _raise_failing(store: Store, clock: FakeClock, *urls: str) -> None:
