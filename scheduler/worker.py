@@ -217,11 +217,15 @@ class SchedulerWorker:
         slots = self._slots
         slots.stopping.set()
         self._leases.cut("released", unstarted_only=True)
+        # The slot runner's load, not the tasks: a task runs a root and then its DAG
+        # dependants, each counted while it calls or is recorded.
+        load = slots.load
         log.info(
-            "waiting up to %.1f s for %d calls in flight",
+            "waiting up to %.1f s for %d calls in flight and %d runs being recorded",
             self._config.grace_seconds,
-            len(running),
-            extra=log_extra("drain", count=len(running)),
+            load.calling,
+            load.recording,
+            extra=log_extra("drain", count=load.calling, recording=load.recording),
         )
         _, late = await asyncio.wait(running, timeout=self._config.grace_seconds)
         if late:
