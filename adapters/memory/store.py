@@ -15,6 +15,7 @@ from typing import Any, Self
 from cronpilot.adapters.memory.graph import MemoryDag, MemoryGraph, MemorySchemas, advance_dag
 from cronpilot.adapters.memory.notifications import MemoryNotifications
 from cronpilot.adapters.memory.planner import MemoryPlanner, MemoryPlannerState
+from cronpilot.adapters.memory.workers import MemoryWorkers
 from cronpilot.domain.alerts import Notification, run_notifications
 from cronpilot.domain.claiming import is_due, lease_expired, leased, next_due, pick_claims
 from cronpilot.domain.dag import DagWait
@@ -72,6 +73,7 @@ from cronpilot.domain.transitions import (
     with_pause,
     with_spec,
 )
+from cronpilot.domain.workers import WorkerInfo
 
 
 class TaskLock:
@@ -128,6 +130,8 @@ class MemoryState:
     """By (DAG run id, endpoint id)."""
     notifications: dict[str, Notification] = field(default_factory=dict)
     """The alerts outbox, by notification id."""
+    workers: dict[str, WorkerInfo] = field(default_factory=dict)
+    """The workers registry, by worker id."""
 
     def runs_of(self, endpoint_id: str) -> list[Run]:
         """Runs of one endpoint, newest slot first."""
@@ -456,6 +460,7 @@ class MemoryRepositories(Repositories):
         self._graph = MemoryGraph(state)
         self._dag = MemoryDag(state)
         self._notifications = MemoryNotifications(state)
+        self._workers = MemoryWorkers(state)
 
     @property
     def catalog(self) -> MemoryCatalog:
@@ -488,6 +493,10 @@ class MemoryRepositories(Repositories):
     @property
     def notifications(self) -> MemoryNotifications:
         return self._notifications
+
+    @property
+    def workers(self) -> MemoryWorkers:
+        return self._workers
 
 
 class MemoryReadingUnit(MemoryRepositories, ReadingUnit):

@@ -27,6 +27,7 @@ from cronpilot.adapters.sql.notifications_repo import SqlNotifications
 from cronpilot.adapters.sql.planner_repo import SqlPlanner
 from cronpilot.adapters.sql.runs import SqlRuns
 from cronpilot.adapters.sql.schemas_repo import SqlSchemas
+from cronpilot.adapters.sql.workers_repo import SqlWorkers
 from cronpilot.domain.errors import StoreUnavailable
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.ports import ReadingUnit, Repositories, SecretCipher, Store, UnitOfWork
@@ -47,6 +48,7 @@ class SqlRepositories(Repositories):
         self._graph = SqlGraph(db)
         self._dag = SqlDag(db, cipher)
         self._notifications = SqlNotifications(db)
+        self._workers = SqlWorkers(db)
 
     @property
     def catalog(self) -> SqlCatalog:
@@ -79,6 +81,10 @@ class SqlRepositories(Repositories):
     @property
     def notifications(self) -> SqlNotifications:
         return self._notifications
+
+    @property
+    def workers(self) -> SqlWorkers:
+        return self._workers
 
 
 class SqlReadingUnit(SqlRepositories, ReadingUnit):

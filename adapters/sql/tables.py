@@ -362,3 +362,18 @@ Index(
     sqlite_where=notifications.c.status == "pending",
 )
 Index("ix_notifications_endpoint", notifications.c.endpoint_id, notifications.c.created_at)
+
+# The workers registry: one row per scheduler worker, its `last_seen` moved on by a heartbeat.
+workers = Table(
+    "workers",
+    metadata,
+    Column("id", String(200), primary_key=True),
+    Column("host", String(255), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("version", String(64), nullable=False),
+    Column("started_at", UtcDateTime, nullable=False),
+    Column("last_seen", UtcDateTime, nullable=False),
+)
+Index("ix_workers_last_seen", workers.c.last_seen)
+# `workers list` counts each worker's recent runs without a scan of every run.
+Index("ix_runs_worker", runs.c.worker_id, runs.c.started_at)
