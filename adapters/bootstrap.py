@@ -10,7 +10,10 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import os
+import socket
 from contextlib import AsyncExitStack, suppress
+from importlib.metadata import version
 from pathlib import Path
 
 from sqlalchemy.engine import URL, make_url
@@ -34,11 +37,13 @@ from cronpilot.domain.guardrails import GuardrailLimits
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.outage import described, store_retry_delay
 from cronpilot.domain.ports import ChatModel, Clock, Dispatcher, SecretCipher, Store, Waker
+from cronpilot.domain.workers import WorkerInfo
 from cronpilot.planner.config import PlannerConfig
 from cronpilot.planner.heuristic import HeuristicAnalyst
 from cronpilot.planner.session import Analyst, LlmAnalyst
 from cronpilot.planner.worker import PlannerWorker
 from cronpilot.scheduler.config import WorkerConfig
+from cronpilot.scheduler.heartbeat import Heartbeat
 from cronpilot.scheduler.housekeeping import Housekeeping
 from cronpilot.scheduler.learning import RunLearner
 from cronpilot.scheduler.notifier import Notifier, NotifierConfig
@@ -166,6 +171,19 @@ def worker_config(settings: Settings) -> WorkerConfig:
     )
 
 
+def this_worker(settings: Settings, clock: Clock) -> WorkerInfo:
+    """This process as the workers registry shows it, starting now."""
+    now = clock.now()
+    return WorkerInfo(
+        id=settings.worker_id,
+        host=socket.gethostname(),
+        pid=os.getpid(),
+        version=version("cronpilot"),
+        started_at=now,
+        last_seen=now,
+    )
+
+
 def settle_worker_heap() -> None:
     """Call once a worker process is wired, before it starts calling: moves every object built
     so far (modules, SQLAlchemy's tables and compiled statements, settings) into the garbage
@@ -206,9 +224,15 @@ async def serve_scheduler(
             settings.reaper_interval_seconds,
             settings.retention_runs,
             settings.prune_interval_seconds,
+            worker_stale_seconds=settings.worker_stale_seconds,
         )
         housekeeping.start()
         resources.push_async_callback(housekeeping.stop)
+        heartbeat = Heartbeat(
+            store.workers, clock, this_worker(settings, clock), settings.heartbeat_seconds
+        )
+        heartbeat.start()
+        resources.push_async_callback(heartbeat.stop)
         learner = RunLearner(store.unit_of_work, store.reading, clock)
         learner.start()
         resources.push_async_callback(learner.stop)

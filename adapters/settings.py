@@ -74,6 +74,11 @@ class Settings(BaseSettings):
     retention_runs: int = Field(default=1000, gt=0)
     prune_interval_seconds: float = Field(default=600, gt=0)
     """How often a worker prunes runs past `retention_runs`."""
+    heartbeat_seconds: float = Field(default=10, gt=0)
+    """How often a scheduler worker tells the workers registry it is alive."""
+    worker_stale_seconds: float = Field(default=60, gt=0)
+    """A worker not heard from for this long is gone: `workers list` leaves it out, and
+    housekeeping forgets it. Keep it several heartbeats long."""
     notify_concurrency: int = Field(default=10, gt=0)
     """Webhook deliveries in flight at once per worker (and notifications claimed per trip)."""
     notify_lease_seconds: float = Field(default=60, gt=0)

@@ -59,6 +59,7 @@ LogAction = Literal[
     "planner_start",
     "propose",
     "prune",
+    "prune_workers",
     "reap",
     "recording_stalled",
     "refresh_provides_failed",

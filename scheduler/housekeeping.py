@@ -1,4 +1,5 @@
-"""Housekeeping every worker does for the shared store: reap dead workers' runs, prune old runs.
+"""Housekeeping every worker does for the shared store: reap dead workers' runs, prune old runs
+and forget workers long silent.
 
 Both are idempotent, so every worker may run them on its own timers (`runtime.timing`, on
 the worker's clock; decision 0015), never from a shared job store.
@@ -11,6 +12,7 @@ from datetime import timedelta
 
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.ports import Clock, Store
+from cronpilot.domain.workers import seen_since
 from cronpilot.runtime.timing import Periodic
 
 log = logging.getLogger(__name__)
@@ -30,10 +32,13 @@ class Housekeeping:
         reaper_interval_seconds: float,
         retention_runs: int,
         prune_interval_seconds: float,
+        *,
+        worker_stale_seconds: float,
     ) -> None:
         self._store = store
         self._clock = clock
         self._retention_runs = retention_runs
+        self._worker_stale_seconds = worker_stale_seconds
         first_prune = min(FIRST_PRUNE_AFTER.total_seconds(), prune_interval_seconds)
         self._timers = (
             Periodic("reap", clock, reaper_interval_seconds, self._reap),
@@ -52,8 +57,9 @@ class Housekeeping:
         return reaped
 
     async def prune_once(self) -> int:
-        """Keep the newest `retention_runs` finished runs of each endpoint, delete the rest; and
-        drop DAG waits older than `STALE_WAIT`."""
+        """Keep the newest `retention_runs` finished runs of each endpoint, delete the rest;
+        drop DAG waits older than `STALE_WAIT`; forget workers silent for
+        `worker_stale_seconds` (the registry)."""
         pruned = await self._store.runs.prune(self._retention_runs)
         if pruned:
             log.info("pruned %d old runs", pruned, extra=log_extra("prune", count=pruned))
@@ -63,6 +69,16 @@ class Housekeeping:
                 "dropped %d DAG waits whose parents never reported",
                 dropped,
                 extra=log_extra("drop_stale_waits", count=dropped),
+            )
+        gone = await self._store.workers.prune(
+            seen_since(self._clock.now(), self._worker_stale_seconds)
+        )
+        if gone:
+            log.info(
+                "forgot %d workers not heard from in %g s",
+                gone,
+                self._worker_stale_seconds,
+                extra=log_extra("prune_workers", count=gone),
             )
         return pruned
 

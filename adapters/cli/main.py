@@ -31,6 +31,7 @@ from cronpilot.adapters.cli import (
     scheduler_cmd,
     schema_cmd,
     sessions_cmd,
+    workers_cmd,
 )
 from cronpilot.adapters.cli.runtime import (
     EXIT_BAD_INPUT,
@@ -120,6 +121,10 @@ def build_app() -> typer.Typer:
     notifications = _group("Alerts for webhooks: failing, recovered, auto-paused, to review.")
     notifications.command("list")(notifications_cmd.list_notifications)
     app.add_typer(notifications, name="notifications")
+
+    workers = _group("Scheduler workers: who is working, where, and how much.")
+    workers.command("list")(workers_cmd.list_workers)
+    app.add_typer(workers, name="workers")
     return app
 
 

@@ -4,10 +4,13 @@ process, and on SIGTERM stops cleanly in grace."""
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
+import socket
 import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -173,3 +176,39 @@ async def test_a_scheduler_waiting_for_its_database_stops_at_once_on_sigterm(
     finally:
         await processes.kill_all()
     assert "Traceback" not in processes.log_of("waiting")
+
+
+async def test_workers_list_shows_each_running_scheduler_with_its_runs_of_the_last_minute(
+    store: Store, server: EndpointServer, processes: SchedulerProcesses
+) -> None:
+    every_second = Schedule(interval_seconds=1)
+    await declare(
+        store,
+        datetime.now(UTC),
+        *(spec(server, "ok", f"tick{i}", schedule=every_second) for i in range(4)),
+    )
+    workers = {name: await processes.start(name) for name in ("proc-a", "proc-b")}
+    async with asyncio.timeout(STARTUP_DEADLINE):
+        for i in range(4):
+            await server.until_calls(f"tick{i}", 3)
+    # Stopped workers stay listed until they go stale, and their counts stand still.
+    for process in workers.values():
+        process.send_signal(signal.SIGTERM)
+        async with asyncio.timeout(GRACE_SECONDS + 5):
+            assert await process.wait() == 0
+
+    code, out, err = await processes.cli_output("workers", "list", "--json")
+
+    assert code == 0, err
+    listed = {worker["id"]: worker for worker in json.loads(out)}
+    assert set(listed) == set(workers)
+    runs = [run for i in range(4) for run in await runs_of(store, f"tick{i}")]
+    for name, process in workers.items():
+        assert listed[name]["host"] == socket.gethostname()
+        assert listed[name]["pid"] == process.pid
+        assert listed[name]["version"] == version("cronpilot")
+        assert listed[name]["runs_last_minute"] == sum(run.worker_id == name for run in runs)
+    assert sum(worker["runs_last_minute"] for worker in listed.values()) == len(runs) >= 12
+    code, out, err = await processes.cli_output("workers", "list")
+    assert code == 0, err
+    assert "proc-a" in out and "proc-b" in out

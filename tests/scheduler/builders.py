@@ -127,6 +127,8 @@ class StoreOf:
     schemas: Any
     graph: Any
     dag: Any
+    workers: Any = None
+    """Only housekeeping's prune needs it."""
 
     async def close(self) -> None:
         """The wrapped store is closed by its own fixture."""

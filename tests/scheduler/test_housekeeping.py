@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -13,6 +14,7 @@ from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.model import ErrorKind, Finish, Recorded, Response, RunStatus, Schedule
 from cronpilot.domain.ports import Store
+from cronpilot.domain.workers import WorkerInfo
 from cronpilot.scheduler.housekeeping import STALE_WAIT, Housekeeping
 from tests.scheduler.builders import (
     DEADLINE,
@@ -27,6 +29,8 @@ from tests.scheduler.builders import (
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock
 
+STALE = 60.0
+
 
 async def test_reaper_abandons_runs_of_a_dead_worker_once_its_lease_expires(
     store: Store, clock: FakeClock, server: EndpointServer
@@ -34,7 +38,12 @@ async def test_reaper_abandons_runs_of_a_dead_worker_once_its_lease_expires(
     await declare(store, clock.now(), spec(server, "ok", "orphan"))
     [claim] = await store.claims.claim_due(clock.now(), "dead-worker", 10, 10)
     housekeeping = Housekeeping(
-        store, clock, reaper_interval_seconds=1, retention_runs=5, prune_interval_seconds=600
+        store,
+        clock,
+        reaper_interval_seconds=1,
+        retention_runs=5,
+        prune_interval_seconds=600,
+        worker_stale_seconds=STALE,
     )
 
     assert await housekeeping.reap_once() == 0
@@ -65,7 +74,12 @@ async def test_retention_keeps_the_newest_runs_of_each_endpoint(
             clock.advance(60)
             await running.until_finished(2 * rounds)
     housekeeping = Housekeeping(
-        store, clock, reaper_interval_seconds=1, retention_runs=3, prune_interval_seconds=600
+        store,
+        clock,
+        reaper_interval_seconds=1,
+        retention_runs=3,
+        prune_interval_seconds=600,
+        worker_stale_seconds=STALE,
     )
 
     assert await housekeeping.prune_once() == 2
@@ -89,10 +103,16 @@ async def test_timers_run_both_jobs_and_stop_cleanly(
         store.schemas,
         store.graph,
         store.dag,
+        store.workers,
     )
     # The first prune waits for its interval when that is shorter than a minute.
     housekeeping = Housekeeping(
-        observed, clock, reaper_interval_seconds=60, retention_runs=5, prune_interval_seconds=20
+        observed,
+        clock,
+        reaper_interval_seconds=60,
+        retention_runs=5,
+        prune_interval_seconds=20,
+        worker_stale_seconds=STALE,
     )
 
     housekeeping.start()
@@ -131,7 +151,12 @@ async def test_retention_drops_dag_waits_whose_parents_never_reported(
     await store.claims.finish_many([Finish(a, "w", ok, clock.now(), 60)])
     # b's worker died before finishing: join waits for a report that never comes.
     housekeeping = Housekeeping(
-        store, clock, reaper_interval_seconds=1, retention_runs=5, prune_interval_seconds=600
+        store,
+        clock,
+        reaper_interval_seconds=1,
+        retention_runs=5,
+        prune_interval_seconds=600,
+        worker_stale_seconds=STALE,
     )
 
     await housekeeping.prune_once()
@@ -157,7 +182,12 @@ async def test_a_store_outage_on_the_timer_is_one_line_and_the_job_runs_again(
         store.dag,
     )
     housekeeping = Housekeeping(
-        observed, clock, reaper_interval_seconds=5, retention_runs=5, prune_interval_seconds=600
+        observed,
+        clock,
+        reaper_interval_seconds=5,
+        retention_runs=5,
+        prune_interval_seconds=600,
+        worker_stale_seconds=STALE,
     )
 
     housekeeping.start()
@@ -181,3 +211,29 @@ async def test_a_store_outage_on_the_timer_is_one_line_and_the_job_runs_again(
     ]
     assert failed.getMessage().startswith("reap failed (StoreUnavailable: database ")
     assert [record for record in caplog.records if record.exc_info] == []
+
+
+async def test_prune_forgets_workers_not_heard_from_within_the_stale_window(
+    store: Store, clock: FakeClock
+) -> None:
+    start = clock.now()
+    old = WorkerInfo("w-old", "box", 1, "0.1.0", start, last_seen=start)
+    await store.workers.beat(old)
+    await store.workers.beat(replace(old, id="w-new", last_seen=start + timedelta(seconds=30)))
+    housekeeping = Housekeeping(
+        store,
+        clock,
+        reaper_interval_seconds=1,
+        retention_runs=5,
+        prune_interval_seconds=600,
+        worker_stale_seconds=STALE,
+    )
+
+    clock.advance(STALE)
+    await housekeeping.prune_once()
+    assert len(await store.workers.list_active(start, start)) == 2
+    clock.advance(1)
+    await housekeeping.prune_once()
+
+    [kept] = await store.workers.list_active(start, start)
+    assert kept.worker.id == "w-new"

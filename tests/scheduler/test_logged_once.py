@@ -57,7 +57,12 @@ async def test_a_reap_is_one_record(
     await store.claims.claim_due(clock.now(), "dead-worker", 10, 10)
     clock.advance(11)
     housekeeping = Housekeeping(
-        store, clock, reaper_interval_seconds=1, retention_runs=5, prune_interval_seconds=600
+        store,
+        clock,
+        reaper_interval_seconds=1,
+        retention_runs=5,
+        prune_interval_seconds=600,
+        worker_stale_seconds=60,
     )
     caplog.set_level(logging.DEBUG)
 

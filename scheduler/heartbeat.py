@@ -1,0 +1,33 @@
+"""The heartbeat: a scheduler worker registers itself in the workers registry at start and
+moves its `last_seen` on every `seconds`, on the worker's clock (`runtime.timing`)."""
+
+from __future__ import annotations
+
+from cronpilot.domain.ports import Clock, WorkerRepository
+from cronpilot.domain.workers import WorkerInfo
+from cronpilot.runtime.timing import Periodic
+
+
+class Heartbeat:
+    def __init__(
+        self, workers: WorkerRepository, clock: Clock, me: WorkerInfo, seconds: float
+    ) -> None:
+        self._workers = workers
+        self._clock = clock
+        self._me = me
+        self._timer = Periodic("heartbeat", clock, seconds, self._beat)
+
+    async def beat_once(self) -> None:
+        await self._workers.beat(self._me.seen(self._clock.now()))
+
+    def start(self) -> None:
+        """Start beating, the first beat at once; call from inside the running event loop.
+        A store that cannot be reached is one warning per missed beat (`Periodic`)."""
+        self._timer.start()
+
+    async def stop(self) -> None:
+        await self._timer.stop()
+
+    async def _beat(self) -> bool:
+        await self.beat_once()
+        return False
