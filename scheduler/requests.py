@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from cronpilot.domain.model import Claim, HttpRequest
 from cronpilot.domain.templates import fill
+from cronpilot.domain.tracing import TRACEPARENT, TraceContext
 
 RUN_ID_HEADER = "X-Cronpilot-Run-Id"
 SLOT_HEADER = "X-Cronpilot-Slot"
@@ -32,3 +35,13 @@ def request_for(claim: Claim) -> HttpRequest:
         timeout_seconds=spec.timeout_seconds,
         max_response_bytes=spec.max_response_bytes,
     )
+
+
+def traced(request: HttpRequest, trace: TraceContext) -> HttpRequest:
+    """`request` carrying `trace` as its W3C `traceparent`, in place of any the endpoint
+    declared (decision 0019): a fixed one would claim every call was the same span."""
+    headers = {
+        name: value for name, value in request.headers.items() if name.lower() != TRACEPARENT
+    }
+    headers[TRACEPARENT] = trace.traceparent
+    return replace(request, headers=headers)

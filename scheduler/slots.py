@@ -12,13 +12,15 @@ from typing import Protocol
 from cronpilot.domain.errors import LeaseLost, SlotAlreadyRun, StoreUnavailable, TemplateUnfilled
 from cronpilot.domain.log_extra import LogAction, log_extra
 from cronpilot.domain.model import BodyAbsence, Claim, Endpoint, ErrorKind, Finish, Response, Run
-from cronpilot.domain.ports import ClaimRepository, Clock, Dispatcher
+from cronpilot.domain.ports import ClaimRepository, Clock, Dispatcher, Tracer
+from cronpilot.domain.tracing import run_trace
 from cronpilot.runtime.timing import pause
+from cronpilot.runtime.tracing import NoTracer
 from cronpilot.scheduler.attempts import call_slot
 from cronpilot.scheduler.health import StoreHealth
 from cronpilot.scheduler.leases import InHand, LeaseKeeper
 from cronpilot.scheduler.recorder import Recorder
-from cronpilot.scheduler.requests import request_for
+from cronpilot.scheduler.requests import request_for, traced
 
 # The worker's parts log as the worker: one logger to follow (or silence) a scheduler by.
 log = logging.getLogger("cronpilot.scheduler.worker")
@@ -72,6 +74,7 @@ class SlotRunner:
         *,
         worker: tuple[str, float],
         observer: RunObserver | None,
+        tracer: Tracer | None = None,
     ) -> None:
         self._claims = claims
         self._dispatcher = dispatcher
@@ -80,6 +83,7 @@ class SlotRunner:
         self._health = health
         self._worker_id, self._lease_seconds = worker
         self._observer = observer
+        self.tracer = tracer or NoTracer()
         self._recorder = Recorder(claims)
         self.load = Load()
         self.stats = WorkerStats()
@@ -196,7 +200,15 @@ class SlotRunner:
                 finished_at=now,
             )
         try:
-            return await self._dispatcher.dispatch(request)
+            with self.tracer.span(
+                "call", run_trace(claim), run_id=claim.run_id, endpoint=claim.endpoint.ref
+            ) as span:
+                response = await self._dispatcher.dispatch(traced(request, span.context))
+                if response.status_code is not None:
+                    span.note(status_code=response.status_code)
+                if response.error_kind is not None:
+                    span.note(error_kind=str(response.error_kind))
+                return response
         except Exception as exc:
             # The dispatcher reports endpoint failures in its Response; a raise is a bug in it.
             # Record the run as failed rather than leave it `running` until the reaper comes.
@@ -247,7 +259,8 @@ class SlotRunner:
         started."""
         finish = Finish(claim, self._worker_id, response, self._clock.now(), self._lease_seconds)
         try:
-            recorded = await self._recorder.record(finish)
+            with self.tracer.span("record", run_trace(claim), run_id=claim.run_id):
+                recorded = await self._recorder.record(finish)
         except LeaseLost:
             self._dropped(claim, "lease_lost")
             return []

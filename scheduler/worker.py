@@ -12,14 +12,15 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Coroutine
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from cronpilot.domain.errors import StoreUnavailable
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Claim
 from cronpilot.domain.outage import described, store_retry_delay
-from cronpilot.domain.ports import Clock, Dispatcher, Store, Waker
+from cronpilot.domain.ports import Clock, Dispatcher, Store, Tracer, Waker
+from cronpilot.domain.tracing import run_trace
 from cronpilot.runtime.timing import first_of, pause
 from cronpilot.scheduler.admission import Admission
 from cronpilot.scheduler.config import WorkerConfig
@@ -43,6 +44,7 @@ class SchedulerWorker:
         config: WorkerConfig,
         *,
         observer: RunObserver | None = None,
+        tracer: Tracer | None = None,
     ) -> None:
         self._store = store
         self._clock = clock
@@ -69,6 +71,7 @@ class SchedulerWorker:
             self._health,
             worker=(config.worker_id, config.lease_seconds),
             observer=observer,
+            tracer=tracer,
         )
         self._in_flight: set[asyncio.Task[None]] = set()
 
@@ -151,6 +154,7 @@ class SchedulerWorker:
                 self._clock.now(), config.worker_id, config.lease_seconds, wanted - len(claims)
             )
         if claims:
+            self._trace_claims(claims, started)
             self._slots.stats.claimed += len(claims)
             log.debug(
                 "claimed %d slots",
@@ -163,6 +167,16 @@ class SchedulerWorker:
         self._backlog = len(claims) == wanted
         self._quiet_until = started + self._quiet
         return claims
+
+    def _trace_claims(self, claims: list[Claim], started: datetime) -> None:
+        """A claim span in each claimed run's trace: the batch's round trips, which served them
+        all."""
+        ended = self._clock.now()
+        tracer = self._slots.tracer
+        for claim in claims:
+            tracer.past_span(
+                "claim", run_trace(claim), started, ended, run_id=claim.run_id, batch=len(claims)
+            )
 
     async def _idle(self, stop: asyncio.Event) -> None:
         """Sleep until the next slot is due, a waker notification, a call ending (it frees room

@@ -13,7 +13,7 @@ from typing import Any
 from cronpilot.adapters.bootstrap import worker_config
 from cronpilot.domain.errors import StoreUnavailable
 from cronpilot.domain.model import Endpoint, EndpointSpec, Job, Run, RunStatus, Schedule
-from cronpilot.domain.ports import Dispatcher, JobDeclaration, Store, Waker
+from cronpilot.domain.ports import Dispatcher, JobDeclaration, Store, Tracer, Waker
 from cronpilot.scheduler.worker import RunObserver, SchedulerWorker
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock
@@ -41,6 +41,8 @@ def make_worker(
     clock: FakeClock,
     waker: Waker,
     observer: RunObserver | None = None,
+    *,
+    tracer: Tracer | None = None,
     **config: Any,
 ) -> SchedulerWorker:
     config.setdefault("worker_id", "w1")
@@ -54,6 +56,7 @@ def make_worker(
         waker,
         worker_config(settings_for_tests(**config)),
         observer=observer,
+        tracer=tracer,
     )
 
 
@@ -178,6 +181,8 @@ class RunningWorker:
         clock: FakeClock,
         waker: Waker,
         observer: RunObserver | None = None,
+        *,
+        tracer: Tracer | None = None,
         **config: Any,
     ) -> None:
         # Calls still in flight when a test fails are abandoned quickly instead of outliving
@@ -190,6 +195,7 @@ class RunningWorker:
             clock,
             waker,
             observer,
+            tracer=tracer,
             **config,
         )
         self.stop = asyncio.Event()

@@ -17,6 +17,7 @@ from datetime import datetime
 from types import TracebackType
 
 from aiohttp import web
+from multidict import CIMultiDict
 
 from cronpilot.scheduler.requests import SLOT_HEADER
 
@@ -27,6 +28,8 @@ class EndpointServer:
         """Calls received per (endpoint name, slot header)."""
         self.slots: defaultdict[str, list[datetime]] = defaultdict(list)
         """The slot of every call received, per endpoint name."""
+        self.headers: defaultdict[str, list[CIMultiDict[str]]] = defaultdict(list)
+        """The request headers of every call received, per endpoint name."""
         self.in_flight = 0
         self.max_in_flight = 0
         self.release = asyncio.Event()
@@ -84,6 +87,7 @@ class EndpointServer:
         slot = request.headers[SLOT_HEADER]
         self.calls[(name, slot)] += 1
         self.slots[name].append(datetime.fromisoformat(slot))
+        self.headers[name].append(request.headers.copy())
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         self._arrived.set()

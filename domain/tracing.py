@@ -1,0 +1,67 @@
+"""Trace context: the W3C `traceparent` every endpoint call carries, and the spans a worker may
+report (`ports.Tracer`), all in the trace of the run they serve.
+
+A run's W3C trace id is its own `trace_id`, or, for a DAG run's dependant, the trace id of the
+run that began the DAG run (`DagTrigger.dag_run_id`): every call of one DAG run, parents and
+children, is one trace. Each call (each attempt of a slot) is a span of its own, a new span id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import string
+from dataclasses import dataclass
+from typing import Literal
+
+from cronpilot.domain.model import Claim
+
+TRACEPARENT = "traceparent"
+"""The W3C header (https://www.w3.org/TR/trace-context/): `00-<trace id>-<span id>-01`."""
+TRACE_ID_HEX = 32
+SPAN_ID_HEX = 16
+
+SpanName = Literal["claim", "call", "record"]
+"""What a worker's spans report, named `cronpilot.<name>`: the claim of a slot, each call made
+for it, and the recording of its run."""
+
+
+@dataclass(frozen=True, slots=True)
+class TraceContext:
+    """A position in a trace: W3C ids in lowercase hex, never all zeros."""
+
+    trace_id: str
+    span_id: str
+
+    @property
+    def traceparent(self) -> str:
+        # Version 00; flags 01 (sampled): the endpoint's own tracing may keep its side.
+        return f"00-{self.trace_id}-{self.span_id}-01"
+
+
+def w3c_id(text: str, length: int) -> str:
+    """`text` as a W3C id of `length` hex digits: as it is when it already is one (cronpilot's
+    ids are uuid4 hex, lowercase), else digested from it; never all zeros, which W3C reserves
+    for "no id"."""
+    candidate = text.lower()
+    if len(candidate) != length or not set(candidate) <= set(string.hexdigits.lower()):
+        candidate = hashlib.sha256(text.encode()).hexdigest()[:length]
+    if set(candidate) == {"0"}:
+        candidate = candidate[:-1] + "1"
+    return candidate
+
+
+def run_trace(claim: Claim) -> TraceContext:
+    """The trace of `claim`'s run: its W3C trace id (its DAG run's, for a dependant) and the
+    run's own span id, derived from its trace id, which its spans name as their parent."""
+    trace_id = claim.trace_id if claim.dag is None else claim.dag.dag_run_id
+    own = claim.trace_id.encode()
+    return TraceContext(
+        w3c_id(trace_id, TRACE_ID_HEX),
+        w3c_id(hashlib.sha256(own).hexdigest()[:SPAN_ID_HEX], SPAN_ID_HEX),
+    )
+
+
+def new_span(run: TraceContext) -> TraceContext:
+    """A new span of `run`'s trace, its span id random."""
+    return TraceContext(run.trace_id, w3c_id(secrets.token_hex(SPAN_ID_HEX // 2), SPAN_ID_HEX))
