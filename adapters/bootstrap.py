@@ -36,7 +36,15 @@ from cronpilot.domain.errors import InvalidConfig, StoreUnavailable
 from cronpilot.domain.guardrails import GuardrailLimits
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.outage import described, store_retry_delay
-from cronpilot.domain.ports import ChatModel, Clock, Dispatcher, SecretCipher, Store, Waker
+from cronpilot.domain.ports import (
+    ChatModel,
+    Clock,
+    Dispatcher,
+    SecretCipher,
+    Store,
+    Tracer,
+    Waker,
+)
 from cronpilot.domain.workers import WorkerInfo
 from cronpilot.planner.config import PlannerConfig
 from cronpilot.planner.heuristic import HeuristicAnalyst
@@ -157,6 +165,21 @@ def build_clock() -> Clock:
     return SystemClock()
 
 
+def build_tracer(settings: Settings) -> Tracer | None:
+    """OpenTelemetry spans when CRONPILOT_OTEL asks for them, else None (no spans). opentelemetry
+    is imported only then: it is an optional extra, and no worker pays for it unasked."""
+    if not settings.otel:
+        return None
+    try:
+        from cronpilot.adapters.otel_tracer import OtelTracer
+    except ImportError as exc:
+        raise InvalidConfig(
+            "CRONPILOT_OTEL",
+            f"OpenTelemetry cannot be imported ({exc}); pip install 'cronpilot[otel]'",
+        ) from exc
+    return OtelTracer()
+
+
 def worker_config(settings: Settings) -> WorkerConfig:
     """The scheduler worker's config: the one place it is made, defaults in `settings` only."""
     return WorkerConfig(
@@ -202,6 +225,7 @@ async def serve_scheduler(
 
     `store` stays the caller's: `cronpilot scheduler` opens one for this alone, the demo shares
     its own with the live table."""
+    tracer = build_tracer(settings)
     async with AsyncExitStack() as resources:
         dispatcher = build_dispatcher(settings)
         resources.push_async_callback(dispatcher.close)
@@ -249,7 +273,13 @@ async def serve_scheduler(
             extra=log_extra("start", worker_id=settings.worker_id),
         )
         worker = SchedulerWorker(
-            store, dispatcher, clock, waker, worker_config(settings), observer=learner
+            store,
+            dispatcher,
+            clock,
+            waker,
+            worker_config(settings),
+            observer=learner,
+            tracer=tracer,
         )
         await worker.run(stop)
 

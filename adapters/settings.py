@@ -79,6 +79,8 @@ class Settings(BaseSettings):
     worker_stale_seconds: float = Field(default=60, gt=0)
     """A worker not heard from for this long is gone: `workers list` leaves it out, and
     housekeeping forgets it. Keep it several heartbeats long."""
+    otel: bool = False
+    """Report claim, call and record spans to OpenTelemetry (needs the extra `otel`)."""
     notify_concurrency: int = Field(default=10, gt=0)
     """Webhook deliveries in flight at once per worker (and notifications claimed per trip)."""
     notify_lease_seconds: float = Field(default=60, gt=0)

@@ -55,11 +55,13 @@ def run_trace(claim: Claim) -> TraceContext:
     """The trace of `claim`'s run: its W3C trace id (its DAG run's, for a dependant) and the
     run's own span id, derived from its trace id, which its spans name as their parent."""
     trace_id = claim.trace_id if claim.dag is None else claim.dag.dag_run_id
-    own = claim.trace_id.encode()
-    return TraceContext(
-        w3c_id(trace_id, TRACE_ID_HEX),
-        w3c_id(hashlib.sha256(own).hexdigest()[:SPAN_ID_HEX], SPAN_ID_HEX),
-    )
+    return TraceContext(w3c_id(trace_id, TRACE_ID_HEX), run_span_id(claim.trace_id))
+
+
+def run_span_id(trace_id: str) -> str:
+    """The span id of the run whose (cronpilot) trace id is `trace_id`: derived, so that any
+    worker names the same parent for the run's spans."""
+    return w3c_id(hashlib.sha256(trace_id.encode()).hexdigest()[:SPAN_ID_HEX], SPAN_ID_HEX)
 
 
 def new_span(run: TraceContext) -> TraceContext:
