@@ -10,7 +10,8 @@ import logging
 from datetime import timedelta
 
 from cronpilot.domain.log_extra import log_extra
-from cronpilot.domain.ports import Clock, Store
+from cronpilot.domain.ports import Clock, Store, Telemetry
+from cronpilot.domain.telemetry import NO_TELEMETRY
 from cronpilot.runtime.timing import Periodic
 
 log = logging.getLogger(__name__)
@@ -30,8 +31,11 @@ class Housekeeping:
         reaper_interval_seconds: float,
         retention_runs: int,
         prune_interval_seconds: float,
+        *,
+        telemetry: Telemetry = NO_TELEMETRY,
     ) -> None:
         self._store = store
+        self._telemetry = telemetry
         self._clock = clock
         self._retention_runs = retention_runs
         first_prune = min(FIRST_PRUNE_AFTER.total_seconds(), prune_interval_seconds)
@@ -43,6 +47,7 @@ class Housekeeping:
     async def reap_once(self) -> int:
         """Abandon runs whose lease expired (their worker died) and free their endpoints."""
         reaped = await self._store.claims.reap(self._clock.now())
+        self._telemetry.reaped(reaped)
         if reaped:
             log.warning(
                 "reaped %d runs of dead workers",
