@@ -33,6 +33,8 @@ class Probes:
     clock: Clock
     catalog: CatalogRepository | None = None
     """The store's catalog once it is open: the gauges read at scrape time come from it."""
+    port: int | None = None
+    """The port served on, once started (the one the system chose for port 0)."""
 
     async def metrics(self) -> Page:
         figures = None
@@ -80,10 +82,11 @@ async def start_probes(probes: Probes, host: str, port: int) -> web.AppRunner:
     runner = web.AppRunner(probes_app(probes), access_log=None)
     await runner.setup()
     await web.TCPSite(runner, host, port).start()
+    probes.port = runner.addresses[0][1]
     log.info(
         "probes on http://%s:%d (/metrics, /healthz, /readyz)",
         host,
-        port,
-        extra=log_extra("probes_start", port=port),
+        probes.port,
+        extra=log_extra("probes_start", port=probes.port),
     )
     return runner
