@@ -93,7 +93,7 @@ async def metrics_cost(args: argparse.Namespace) -> None:
                         args.endpoints,
                         args.concurrency,
                         args.batch_size,
-                        telemetry,
+                        telemetry=telemetry,
                     )
                     if isinstance(telemetry, PrometheusTelemetry):
                         telemetry.exposition()
