@@ -12,6 +12,7 @@ import gc
 import logging
 import os
 import socket
+from collections.abc import Collection
 from contextlib import AsyncExitStack, suppress
 from importlib.metadata import version
 from pathlib import Path
@@ -21,8 +22,11 @@ from sqlalchemy.exc import ArgumentError
 
 from cronpilot.adapters.clock import SystemClock
 from cronpilot.adapters.crypto import FernetCipher, load_or_create_key
+from cronpilot.adapters.health import ReadinessProbe
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.llm.openai_client import OpenAIChat
+from cronpilot.adapters.metrics import PrometheusTelemetry
+from cronpilot.adapters.probes import Probes, start_probes
 from cronpilot.adapters.settings import Settings
 from cronpilot.adapters.sql import open_sql_store, upgrade_database
 from cronpilot.adapters.wake import (
@@ -42,9 +46,12 @@ from cronpilot.domain.ports import (
     Dispatcher,
     SecretCipher,
     Store,
+    Telemetry,
     Tracer,
     Waker,
+    WorkerLoop,
 )
+from cronpilot.domain.telemetry import NO_TELEMETRY
 from cronpilot.domain.workers import WorkerInfo
 from cronpilot.planner.config import PlannerConfig
 from cronpilot.planner.heuristic import HeuristicAnalyst
@@ -217,8 +224,36 @@ def settle_worker_heap() -> None:
     gc.freeze()
 
 
+async def open_probes(
+    settings: Settings,
+    loops: Collection[WorkerLoop],
+    clock: Clock,
+    resources: AsyncExitStack,
+) -> Probes | None:
+    """The probe server of a worker process running `loops`, with the telemetry its workers
+    report to, when `metrics_port` is set (else None); closed with `resources`. Its `catalog`
+    is for the caller to set once the store is open."""
+    if settings.metrics_port is None:
+        return None
+    telemetry = PrometheusTelemetry()
+    readiness = ReadinessProbe(
+        settings.database_url,
+        loops=loops,
+        loop_turns=telemetry.loop_turns,
+        max_loop_age=settings.ready_loop_seconds,
+    )
+    probes = Probes(telemetry, readiness, clock)
+    runner = await start_probes(probes, settings.metrics_host, settings.metrics_port)
+    resources.push_async_callback(runner.cleanup)
+    return probes
+
+
 async def serve_scheduler(
-    settings: Settings, store: Store, clock: Clock, stop: asyncio.Event
+    settings: Settings,
+    store: Store,
+    clock: Clock,
+    stop: asyncio.Event,
+    telemetry: Telemetry = NO_TELEMETRY,
 ) -> None:
     """Run one scheduler worker on `store`, with its dispatcher, waker and housekeeping, until
     `stop` is set and the worker has wound down; everything opened here is closed on return.
@@ -249,6 +284,7 @@ async def serve_scheduler(
             settings.retention_runs,
             settings.prune_interval_seconds,
             worker_stale_seconds=settings.worker_stale_seconds,
+            telemetry=telemetry,
         )
         housekeeping.start()
         resources.push_async_callback(housekeeping.stop)
@@ -257,10 +293,10 @@ async def serve_scheduler(
         )
         heartbeat.start()
         resources.push_async_callback(heartbeat.stop)
-        learner = RunLearner(store.unit_of_work, store.reading, clock)
+        learner = RunLearner(store.unit_of_work, store.reading, clock, telemetry=telemetry)
         learner.start()
         resources.push_async_callback(learner.stop)
-        notifier = open_notifier(settings, store, clock, resources)
+        notifier = open_notifier(settings, store, clock, resources, telemetry)
         notifier.start()
         resources.push_async_callback(notifier.stop)
         log.info(
@@ -280,6 +316,7 @@ async def serve_scheduler(
             worker_config(settings),
             observer=learner,
             tracer=tracer,
+            telemetry=telemetry,
         )
         await worker.run(stop)
 
@@ -296,14 +333,18 @@ def notifier_config(settings: Settings) -> NotifierConfig:
 
 
 def open_notifier(
-    settings: Settings, store: Store, clock: Clock, resources: AsyncExitStack
+    settings: Settings,
+    store: Store,
+    clock: Clock,
+    resources: AsyncExitStack,
+    telemetry: Telemetry = NO_TELEMETRY,
 ) -> Notifier:
     """The alerts notifier of a scheduler worker, with a dispatcher of its own: webhooks never
     take the connections of endpoint calls. The dispatcher is closed with `resources`."""
     config = notifier_config(settings)
     dispatcher = build_dispatcher(settings, max_connections=config.concurrency)
     resources.push_async_callback(dispatcher.close)
-    return Notifier(store, dispatcher, clock, config)
+    return Notifier(store, dispatcher, clock, config, telemetry=telemetry)
 
 
 # --- the planner ------------------------------------------------------------------------------
@@ -350,7 +391,11 @@ def build_proposal_desk(settings: Settings, store: Store, waker: Waker | None) -
 
 
 async def open_planner(
-    settings: Settings, store: Store, clock: Clock, resources: AsyncExitStack
+    settings: Settings,
+    store: Store,
+    clock: Clock,
+    resources: AsyncExitStack,
+    telemetry: Telemetry = NO_TELEMETRY,
 ) -> PlannerWorker:
     """A planner worker on `store`: the LLM when one is configured, else the heuristic. What
     it opens (LLM client, waker) is closed with `resources`."""
@@ -367,13 +412,18 @@ async def open_planner(
         clock,
         planner_config(settings),
         waker=waker,
+        telemetry=telemetry,
     )
 
 
 async def serve_planner(
-    settings: Settings, store: Store, clock: Clock, stop: asyncio.Event
+    settings: Settings,
+    store: Store,
+    clock: Clock,
+    stop: asyncio.Event,
+    telemetry: Telemetry = NO_TELEMETRY,
 ) -> None:
     """Run one planner worker on `store` until `stop` is set; `store` stays the caller's."""
     async with AsyncExitStack() as resources:
-        worker = await open_planner(settings, store, clock, resources)
+        worker = await open_planner(settings, store, clock, resources, telemetry)
         await worker.run(stop)

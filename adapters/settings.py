@@ -89,6 +89,14 @@ class Settings(BaseSettings):
     """How often a worker looks for due notifications when its last look found few."""
     notify_timeout_seconds: float = Field(default=10, gt=0)
     """How long a webhook may take to answer."""
+    metrics_port: int | None = Field(default=None, ge=0, le=_MAX_PORT)
+    """Where a worker serves `/metrics`, `/healthz` and `/readyz`; unset: no probe server."""
+    metrics_host: str = Field(default="127.0.0.1", min_length=1)
+    """The address the probe server binds: loopback unless Prometheus scrapes from elsewhere."""
+    ready_loop_seconds: float = Field(default=60, gt=0)
+    """`/readyz` fails when a worker loop of the process has not turned for this long. A
+    planner's round waits for its slowest analysis: with an LLM, more than its timeout times
+    its attempts."""
     min_interval_seconds: float = Field(default=DEFAULT_FLOOR_SECONDS, gt=0, le=MAX_SECONDS)
     """The floor: no schedule, hint or clamp plans an endpoint's slots closer than this; `apply`
     refuses a baseline under it and stamps it on every endpoint it writes."""

@@ -37,6 +37,8 @@ from cronpilot.adapters.sql import SqlStore, open_sql_store, upgrade_database
 from cronpilot.adapters.sql.rows import endpoint_values, job_values
 from cronpilot.adapters.sql.tables import endpoints, jobs, runs
 from cronpilot.domain.model import Endpoint, EndpointSpec, Job, RunStatus, Schedule, new_id
+from cronpilot.domain.ports import Telemetry
+from cronpilot.domain.telemetry import NO_TELEMETRY
 from cronpilot.domain.transitions import replanned
 
 LOOPBACK = ["127.0.0.1/32"]
@@ -215,13 +217,15 @@ async def until_recorded(engine: AsyncEngine, count: int, deadline: float) -> tu
 
 
 @contextlib.asynccontextmanager
-async def scheduler_worker(settings: Settings, store: Any) -> AsyncIterator[None]:
+async def scheduler_worker(
+    settings: Settings, store: Any, telemetry: Telemetry = NO_TELEMETRY
+) -> AsyncIterator[None]:
     """The real scheduler worker (`serve_scheduler`: the SQL store, the aiohttp dispatcher with
     its address guard, the waker and housekeeping) running for the duration of the block, in a
-    process settled as `cronpilot scheduler` settles its own."""
+    process settled as `cronpilot scheduler` settles its own, reporting to `telemetry`."""
     settle_worker_heap()
     stop = asyncio.Event()
-    task = asyncio.create_task(serve_scheduler(settings, store, SystemClock(), stop))
+    task = asyncio.create_task(serve_scheduler(settings, store, SystemClock(), stop, telemetry))
     try:
         yield
     finally:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import statistics
 import sys
 import time
 
@@ -32,8 +33,21 @@ from bench.support import (
     sync_url,
     until_recorded,
 )
+from cronpilot.adapters.metrics import PrometheusTelemetry
 from cronpilot.adapters.sql.tables import runs
-from cronpilot.domain.model import RunStatus
+from cronpilot.domain.model import (
+    Claim,
+    Endpoint,
+    EndpointSpec,
+    Recorded,
+    Run,
+    RunStatus,
+    RunTrigger,
+    Schedule,
+    ScheduleSource,
+)
+from cronpilot.domain.ports import Telemetry
+from cronpilot.domain.telemetry import NO_TELEMETRY
 
 DEADLINE_SECONDS = 60.0
 """The longest any one contender may take; a slower one is reported with what it did by then."""
@@ -41,10 +55,16 @@ PEER_DEADLINE_SECONDS = 20.0
 
 
 async def cronpilot(
-    backend: str, server: EndpointServer, count: int, concurrency: int, batch_size: int
+    backend: str,
+    server: EndpointServer,
+    count: int,
+    concurrency: int,
+    batch_size: int,
+    *,
+    telemetry: Telemetry = NO_TELEMETRY,
 ) -> tuple[peers.Measured, int]:
-    """The real worker over `count` due endpoints; returns the measure and how many of the
-    recorded runs stored their body."""
+    """The real worker over `count` due endpoints, reporting to `telemetry`; returns the
+    measure and how many of the recorded runs stored their body."""
     async with database(backend) as url:
         store = await open_store(url)
         try:
@@ -52,7 +72,7 @@ async def cronpilot(
             await seed(store, server, fleet)
             settings = bench_settings(url, concurrency=concurrency, batch_size=batch_size)
             started, cpu = time.monotonic(), time.process_time()
-            async with scheduler_worker(settings, store):
+            async with scheduler_worker(settings, store, telemetry):
                 done, ended = await until_recorded(store.engine, count, started + DEADLINE_SECONDS)
             cpu = time.process_time() - cpu
             stored = select(func.count()).where(
@@ -65,7 +85,94 @@ async def cronpilot(
     return peers.Measured(done, ended - started, cpu), with_body
 
 
+def telemetry_us_per_run(calls: int = 200_000) -> float:
+    """CPU µs of `PrometheusTelemetry.recorded` per run, over 100 endpoints of 10 jobs with
+    retries: what metrics add to each run, steadier than a difference of two whole runs."""
+    telemetry = PrometheusTelemetry()
+    slot = now()
+    pairs = []
+    for n in range(100):
+        spec = EndpointSpec(f"e{n}", f"http://127.0.0.1/{n}", Schedule(interval_seconds=60))
+        endpoint = Endpoint(f"id{n}", f"job{n % 10}", f"job{n % 10}", spec)
+        claim = Claim(endpoint, "run", slot, "trace", slot, ScheduleSource.BASELINE)
+        run = Run(
+            id="run",
+            endpoint_id=endpoint.id,
+            job_id=endpoint.job_id,
+            trace_id="trace",
+            trigger=RunTrigger.SCHEDULE,
+            schedule_source=ScheduleSource.BASELINE,
+            status=RunStatus.SUCCESS,
+            slot_at=slot,
+            started_at=slot,
+            worker_id="bench",
+            attempt=1 + n % 2,
+            duration_ms=12.5,
+        )
+        pairs.append((claim, Recorded(run, [])))
+    started = time.process_time()
+    for n in range(calls):
+        claim, recorded = pairs[n % 100]
+        telemetry.recorded(claim, recorded)
+    return (time.process_time() - started) / calls * 1e6
+
+
+async def metrics_cost(args: argparse.Namespace) -> None:
+    """cronpilot with metrics off and on (Prometheus telemetry, scraped once at the end),
+    alternating `--rounds` times per backend in this one run, so that the ratio of CPU per run
+    compares like with like on a shared machine."""
+    rows = []
+    async with EndpointServer() as server:
+        for backend in args.backends:
+            cpu: dict[str, list[float]] = {"off": [], "on": []}
+            rate: dict[str, list[float]] = {"off": [], "on": []}
+            for _ in range(args.rounds):
+                for mode in ("off", "on"):
+                    telemetry = PrometheusTelemetry() if mode == "on" else NO_TELEMETRY
+                    measured, _ = await cronpilot(
+                        backend,
+                        server,
+                        args.endpoints,
+                        args.concurrency,
+                        args.batch_size,
+                        telemetry=telemetry,
+                    )
+                    if isinstance(telemetry, PrometheusTelemetry):
+                        telemetry.exposition()
+                    cpu[mode].append(measured.cpu_us_per_call)
+                    rate[mode].append(measured.per_second)
+            off, on = statistics.median(cpu["off"]), statistics.median(cpu["on"])
+            rows.append(
+                (
+                    backend,
+                    args.rounds,
+                    statistics.median(rate["off"]),
+                    statistics.median(rate["on"]),
+                    off,
+                    on,
+                    on / off,
+                )
+            )
+    print(f"Telemetry per recorded run, alone: {telemetry_us_per_run():.2f} µs CPU")
+    print_table(
+        f"Metrics cost: {args.endpoints:,} endpoints due at once, medians of {args.rounds} rounds",
+        [
+            "backend",
+            "rounds",
+            "runs/s off",
+            "runs/s on",
+            "CPU µs per run off",
+            "CPU µs per run on",
+            "× CPU",
+        ],
+        rows,
+    )
+
+
 async def main(args: argparse.Namespace) -> None:
+    if args.metrics_cost:
+        await metrics_cost(args)
+        return
     count, concurrency = args.endpoints, args.concurrency
     async with EndpointServer() as server:
         urls = [server.url(f"/peer/{n}") for n in range(count)]
@@ -124,6 +231,12 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--endpoints", type=int, default=3000)
     parser.add_argument("--concurrency", type=int, default=100)
     parser.add_argument("--batch-size", type=int, default=100)
+    parser.add_argument(
+        "--metrics-cost",
+        action="store_true",
+        help="only cronpilot, metrics off then on, alternating (the 5%% budget of decision 0018)",
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="off/on pairs for --metrics-cost")
     add_backends(parser)
     return parser.parse_args(argv)
 

@@ -28,6 +28,12 @@ def is_due(endpoint: Endpoint, due_by: datetime) -> bool:
     )
 
 
+def hint_active(endpoint: Endpoint, now: datetime) -> bool:
+    """Whether an interval or one-shot hint of the endpoint has not expired at `now`."""
+    hints = (endpoint.interval_hint, endpoint.oneshot_hint)
+    return any(hint is not None and hint.expires_at > now for hint in hints)
+
+
 def may_start(queued: Run, endpoint: Endpoint, due_by: datetime) -> bool:
     """Whether a claim of what is due by `due_by` may start the run `queued` of `endpoint`: it
     is still queued, due, its endpoint free, and it may go before the endpoint's own schedule

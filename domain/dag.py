@@ -27,6 +27,7 @@ from cronpilot.domain.model import (
     RunStatus,
     RunTrigger,
     ScheduleSource,
+    SkipKind,
     new_id,
 )
 
@@ -65,6 +66,8 @@ class DagPlan:
     finished: list[DagWait] = field(default_factory=list)
     """Waits complete: delete them (the run started or the skip recorded is their trace)."""
     skipped: list[Run] = field(default_factory=list)
+    skips: list[SkipKind] = field(default_factory=list)
+    """Why each of `skipped` was skipped, in step with it."""
     start: list[tuple[Endpoint, DagWait, DagTrigger]] = field(default_factory=list)
 
 
@@ -79,24 +82,27 @@ def awaited_parents(dependencies: Mapping[str, Sequence[str]], root: str, node: 
     return {parent for parent in dependencies.get(node, ()) if parent in reach}
 
 
-def skip_reason(endpoint: Endpoint, wait: DagWait, now: datetime) -> str | None:
-    """Why the dependant `endpoint`, all its parents arrived in `wait`, is not called at `now`:
-    paused, an upstream failed or was skipped, its own `Retry-After` still holds (it has no
-    schedule to carry it: the DAG run is its only caller), or nothing changed upstream under
-    `only_if_changed`; None when it runs."""
+def skip_reason(endpoint: Endpoint, wait: DagWait, now: datetime) -> tuple[SkipKind, str] | None:
+    """Why the dependant `endpoint`, all its parents arrived in `wait`, is not called at `now`
+    (its kind, and in words): paused, an upstream failed or was skipped, its own `Retry-After`
+    still holds (it has no schedule to carry it: the DAG run is its only caller), or nothing
+    changed upstream under `only_if_changed`; None when it runs."""
     pause = endpoint.pause
     if pause is not None and (pause.until is None or pause.until > now):
-        return "paused"
+        return SkipKind.PAUSED, "paused"
     for name, outcome in sorted(wait.arrived.items()):
         if outcome.skipped:
-            return f"upstream {name!r} was skipped"
+            return SkipKind.UPSTREAM_SKIPPED, f"upstream {name!r} was skipped"
         if not outcome.ok:
-            return f"upstream {name!r} failed"
+            return SkipKind.UPSTREAM_FAILED, f"upstream {name!r} failed"
     retry_after = endpoint.retry_after_at
     if retry_after is not None and retry_after > now:
-        return f"the endpoint asked not to be called before {retry_after.isoformat()} (Retry-After)"
+        return (
+            SkipKind.RETRY_AFTER,
+            f"the endpoint asked not to be called before {retry_after.isoformat()} (Retry-After)",
+        )
     if endpoint.spec.only_if_changed and not any(o.changed for o in wait.arrived.values()):
-        return "only_if_changed: no upstream response changed"
+        return SkipKind.UNCHANGED, "only_if_changed: no upstream response changed"
     return None
 
 
@@ -215,11 +221,13 @@ def advance(
             pending.pop(node.id, None)
             plan.waiting.pop(node.id, None)
             plan.finished.append(wait)
-            reason = skip_reason(node, wait, now)
-            if reason is None:
+            skip = skip_reason(node, wait, now)
+            if skip is None:
                 plan.start.append((node, wait, trigger_of(wait, result.trace_id)))
                 continue
+            kind, reason = skip
             run = skipped_run(node, result.trace_id, reason, worker_id, now)
             plan.skipped.append(run)
+            plan.skips.append(kind)
             reported.append((node, ParentOutcome(run.id, run.trace_id, False, False, True)))
     return plan

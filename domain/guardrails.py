@@ -8,11 +8,35 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from enum import StrEnum
 
 from cronpilot.domain.model import Endpoint, IntervalHint, OneShotHint, Pause
 from cronpilot.domain.planning import ProposalDraft, ProposalKind
 
 RATE_WINDOW = timedelta(hours=1)
+
+
+class GuardrailRule(StrEnum):
+    """Which guardrail refused a proposal: a bounded name to count refusals by (metrics)."""
+
+    REASON = "reason"
+    RATE = "rate"
+    AFTER_UPSTREAMS = "after_upstreams"
+    INTERVAL = "interval"
+    TTL = "ttl"
+    NEXT_TIME = "next_time"
+    PAUSE = "pause"
+    NOT_PAUSED = "not_paused"
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    rule: GuardrailRule
+    text: str
+    """What to do about it, in a sentence a person (or the model) can act on."""
+
+    def __str__(self) -> str:
+        return self.text
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,20 +58,22 @@ def refusal(
     changes_last_hour: int,
     now: datetime,
     limits: GuardrailLimits,
-) -> str | None:
+) -> Refusal | None:
     """Why `draft` may not be applied to `endpoint` now, or None when it may."""
     if not draft.reason.strip():
-        return "a reason is required"
+        return Refusal(GuardrailRule.REASON, "a reason is required")
     if changes_last_hour >= limits.max_changes_per_hour:
-        return (
+        return Refusal(
+            GuardrailRule.RATE,
             f"{changes_last_hour} changes were applied to this endpoint in the last hour; "
-            f"the limit is {limits.max_changes_per_hour}"
+            f"the limit is {limits.max_changes_per_hour}",
         )
     moves_schedule = draft.kind in (ProposalKind.INTERVAL, ProposalKind.NEXT_TIME)
     if moves_schedule and endpoint.spec.schedule.after_upstreams:
-        return (
+        return Refusal(
+            GuardrailRule.AFTER_UPSTREAMS,
             "the endpoint runs after its upstreams (depends_on) and has no schedule a hint "
-            "could move; pause it or change its upstreams' schedules"
+            "could move; pause it or change its upstreams' schedules",
         )
     if draft.kind is ProposalKind.INTERVAL:
         return _interval_refusal(draft, endpoint, limits)
@@ -55,51 +81,65 @@ def refusal(
         return _next_time_refusal(draft, now, limits)
     if draft.kind is ProposalKind.PAUSE:
         return _pause_refusal(draft, now, limits)
-    return None if endpoint.pause is not None else "the endpoint is not paused"
+    if endpoint.pause is None:
+        return Refusal(GuardrailRule.NOT_PAUSED, "the endpoint is not paused")
+    return None
 
 
-def _ttl_refusal(draft: ProposalDraft, limits: GuardrailLimits) -> str | None:
+def _ttl_refusal(draft: ProposalDraft, limits: GuardrailLimits) -> Refusal | None:
     ttl = draft.ttl_seconds
     if ttl is None or ttl <= 0:
-        return "ttl_seconds must be positive"
+        return Refusal(GuardrailRule.TTL, "ttl_seconds must be positive")
     if ttl > limits.max_hint_ttl_seconds:
-        return f"ttl_seconds {ttl:g} exceeds the maximum {limits.max_hint_ttl_seconds:g}"
+        return Refusal(
+            GuardrailRule.TTL,
+            f"ttl_seconds {ttl:g} exceeds the maximum {limits.max_hint_ttl_seconds:g}",
+        )
     return None
 
 
 def _interval_refusal(
     draft: ProposalDraft, endpoint: Endpoint, limits: GuardrailLimits
-) -> str | None:
+) -> Refusal | None:
     interval = draft.interval_seconds
-    if interval is None or interval <= 0:
-        return "interval_seconds must be positive"
     spec = endpoint.spec
-    if interval < spec.floor_seconds:
-        return f"interval {interval:g}s is below the floor {spec.floor_seconds:g}s"
-    if spec.min_interval_seconds is not None and interval < spec.min_interval_seconds:
-        return f"interval {interval:g}s is below the minimum {spec.min_interval_seconds:g}s"
-    if spec.max_interval_seconds is not None and interval > spec.max_interval_seconds:
-        return f"interval {interval:g}s is above the maximum {spec.max_interval_seconds:g}s"
-    return _ttl_refusal(draft, limits)
+    if interval is None or interval <= 0:
+        why = "interval_seconds must be positive"
+    elif interval < spec.floor_seconds:
+        why = f"interval {interval:g}s is below the floor {spec.floor_seconds:g}s"
+    elif spec.min_interval_seconds is not None and interval < spec.min_interval_seconds:
+        why = f"interval {interval:g}s is below the minimum {spec.min_interval_seconds:g}s"
+    elif spec.max_interval_seconds is not None and interval > spec.max_interval_seconds:
+        why = f"interval {interval:g}s is above the maximum {spec.max_interval_seconds:g}s"
+    else:
+        return _ttl_refusal(draft, limits)
+    return Refusal(GuardrailRule.INTERVAL, why)
 
 
-def _next_time_refusal(draft: ProposalDraft, now: datetime, limits: GuardrailLimits) -> str | None:
+def _next_time_refusal(
+    draft: ProposalDraft, now: datetime, limits: GuardrailLimits
+) -> Refusal | None:
     if draft.at is None or draft.at <= now:
-        return "the next time must be in the future"
+        return Refusal(GuardrailRule.NEXT_TIME, "the next time must be in the future")
     ttl = _ttl_refusal(draft, limits)
     if ttl is not None:
         return ttl
     assert draft.ttl_seconds is not None
     if draft.at >= now + timedelta(seconds=draft.ttl_seconds):
-        return "the next time falls after the hint expires; lengthen ttl_seconds"
+        return Refusal(
+            GuardrailRule.NEXT_TIME,
+            "the next time falls after the hint expires; lengthen ttl_seconds",
+        )
     return None
 
 
-def _pause_refusal(draft: ProposalDraft, now: datetime, limits: GuardrailLimits) -> str | None:
+def _pause_refusal(draft: ProposalDraft, now: datetime, limits: GuardrailLimits) -> Refusal | None:
     if draft.at is None or draft.at <= now:
-        return "a pause must end in the future"
+        return Refusal(GuardrailRule.PAUSE, "a pause must end in the future")
     if draft.at - now > timedelta(seconds=limits.max_pause_seconds):
-        return f"a pause may last at most {limits.max_pause_seconds:g}s"
+        return Refusal(
+            GuardrailRule.PAUSE, f"a pause may last at most {limits.max_pause_seconds:g}s"
+        )
     return None
 
 

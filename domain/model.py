@@ -73,6 +73,16 @@ class RunStatus(StrEnum):
         return self not in (RunStatus.QUEUED, RunStatus.RUNNING)
 
 
+class SkipKind(StrEnum):
+    """Why a DAG dependant was skipped, as a bounded name (the run's error says it in words)."""
+
+    PAUSED = "paused"
+    UPSTREAM_SKIPPED = "upstream_skipped"
+    UPSTREAM_FAILED = "upstream_failed"
+    RETRY_AFTER = "retry_after"
+    UNCHANGED = "unchanged"
+
+
 class RunTrigger(StrEnum):
     SCHEDULE = "schedule"
     MANUAL = "manual"
@@ -439,3 +449,6 @@ class Recorded:
 
     run: Run
     started: list[Claim]
+    skips: tuple[SkipKind, ...] = ()
+    """Why each dependant the run skipped (`domain.dag.advance`) was skipped: its skipped
+    runs are recorded with it."""

@@ -16,12 +16,13 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import TracebackType
-from typing import Protocol, Self
+from typing import Literal, Protocol, Self
 
 from cronpilot.domain.alerts import Notification, NotificationStatus
 from cronpilot.domain.dag import DagWait
 from cronpilot.domain.errors import CronpilotError
 from cronpilot.domain.graph import Edge, EdgeKey, EdgeSighting, EdgeType
+from cronpilot.domain.guardrails import GuardrailRule
 from cronpilot.domain.model import (
     JSON,
     Claim,
@@ -48,6 +49,9 @@ from cronpilot.domain.planning import (
 )
 from cronpilot.domain.tracing import SpanName, TraceContext
 from cronpilot.domain.workers import WorkerActivity, WorkerInfo
+
+WorkerLoop = Literal["scheduler", "planner"]
+Delivery = Literal["delivered", "retry", "failed"]
 
 
 class Clock(Protocol):
@@ -92,6 +96,18 @@ class ApplyReport:
     deleted, reported so that a user can see what the file no longer mentions."""
 
 
+@dataclass(frozen=True, slots=True)
+class CatalogFigures:
+    """Counts over the whole catalog at one instant, for gauges read at scrape time."""
+
+    due: int
+    """Endpoints due now that no worker holds (`domain.claiming.is_due`): the backlog."""
+    queued_due: int
+    """Queued runs (manual, backfill) whose `due_at` has come."""
+    hints_active: int
+    """Endpoints with an interval or one-shot hint that has not expired."""
+
+
 class CatalogRepository(Protocol):
     """Jobs and endpoints as declared, plus their runtime schedule state."""
 
@@ -124,6 +140,10 @@ class CatalogRepository(Protocol):
         `for_update` holds the endpoint against other writers until the unit of work ends
         (PostgreSQL's row lock; SQLite's write unit and the memory store's unit already hold
         every other writer off): for a decision that a concurrent writer could make stale."""
+        ...
+
+    async def figures(self, now: datetime) -> CatalogFigures:
+        """The catalog's counts at `now`, in one read."""
         ...
 
     async def set_pause(self, endpoint_id: str, pause: Pause | None, now: datetime) -> Endpoint:
@@ -650,3 +670,51 @@ class SecretCipher(Protocol):
     def encrypt(self, plaintext: str) -> str: ...
 
     def decrypt(self, token: str) -> str: ...
+
+
+class Telemetry(Protocol):
+    """What the workers report as they work, for metrics (`adapters.metrics`); `NoTelemetry`
+    (`domain.telemetry`) where metrics are off.
+
+    Each method is called on the hot path or beside it: it must return at once, never raise
+    and never wait. What it is told may carry ids, URLs and error text, but what it counts by
+    is bounded: job and endpoint names, and the enums of the domain."""
+
+    def loop_turned(self, loop: WorkerLoop) -> None:
+        """A worker's loop went round once (readiness: the loop is not stuck)."""
+        ...
+
+    def claimed(self, count: int, seconds: float) -> None:
+        """A claim round trip took `seconds` and brought `count` slots."""
+        ...
+
+    def recorded(self, claim: Claim, recorded: Recorded) -> None:
+        """The run of `claim` was recorded, with the DAG dependants it skipped."""
+        ...
+
+    def lease_lost(self, endpoint: Endpoint) -> None:
+        """A run's lease was lost (another worker or the reaper took its endpoint)."""
+        ...
+
+    def reaped(self, count: int) -> None:
+        """The reaper abandoned `count` runs of dead workers."""
+        ...
+
+    def analysed(self, endpoint: Endpoint, session: AnalysisSession) -> None:
+        """The planner recorded an analysis session (its tool calls and tokens)."""
+        ...
+
+    def proposed(
+        self, status: ProposalStatus, refused_by: GuardrailRule | None = None, count: int = 1
+    ) -> None:
+        """`count` proposals were recorded or decided with `status` (applied, held, refused
+        by the guardrail `refused_by`, rejected, expired)."""
+        ...
+
+    def drifted(self, endpoint: Endpoint, events: int) -> None:
+        """Learning the endpoint's output schema recorded `events` changes of shape."""
+        ...
+
+    def notified(self, notification: Notification, outcome: Delivery) -> None:
+        """A webhook delivery ended: delivered, to be retried, or given up."""
+        ...

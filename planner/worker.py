@@ -16,8 +16,15 @@ from cronpilot.domain.errors import LeaseLost, LlmUnavailable, StoreUnavailable
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import JSON, new_id
 from cronpilot.domain.outage import described
-from cronpilot.domain.planning import AnalysisClaim, AnalysisOutcome, AnalysisSession, SessionStatus
-from cronpilot.domain.ports import Clock, Store, Waker
+from cronpilot.domain.planning import (
+    AnalysisClaim,
+    AnalysisOutcome,
+    AnalysisSession,
+    ProposalStatus,
+    SessionStatus,
+)
+from cronpilot.domain.ports import Clock, Store, Telemetry, Waker
+from cronpilot.domain.telemetry import NO_TELEMETRY
 from cronpilot.planner.analysis_context import read_analysis_context
 from cronpilot.planner.brief import build_brief
 from cronpilot.planner.config import PlannerConfig
@@ -41,12 +48,14 @@ class PlannerWorker:
         config: PlannerConfig,
         *,
         waker: Waker | None,
+        telemetry: Telemetry = NO_TELEMETRY,
     ) -> None:
         self._store = store
         self._analyst = analyst
         self._clock = clock
         self._config = config
-        self.desk = ProposalDesk(store.unit_of_work, waker, config.limits)
+        self._telemetry = telemetry
+        self.desk = ProposalDesk(store.unit_of_work, waker, config.limits, telemetry=telemetry)
         self._thinking: set[asyncio.Task[object]] = set()
         """The tasks waiting on the analyst (the LLM), to cut short at a stop."""
         self._cutting = False
@@ -61,6 +70,7 @@ class PlannerWorker:
         )
         self._cutting = False
         while not stop.is_set():
+            self._telemetry.loop_turned("planner")
             if not await self._round_until(stop):
                 await pause(self._clock, self._config.poll_seconds, stop)
 
@@ -101,7 +111,9 @@ class PlannerWorker:
     async def run_round(self) -> bool:
         """Expire lapsed proposals, then claim and analyse one batch. True if it was full."""
         now = self._clock.now()
-        await self._store.planner.expire_pending(now)
+        expired = await self._store.planner.expire_pending(now)
+        if expired:
+            self._telemetry.proposed(ProposalStatus.EXPIRED, count=expired)
         claims = await self._store.planner.claim_analyses(
             now, self._config.worker_id, self._config.lease_seconds, self._config.batch_size
         )
@@ -211,6 +223,7 @@ class PlannerWorker:
         await self._store.planner.finish_analysis(
             claim, self._config.worker_id, session, outcome, finished
         )
+        self._telemetry.analysed(endpoint, session)
         fields = {"endpoint_id": endpoint.id, "session_id": session.id}
         if failed:
             # One line for the whole session, however it failed: an LLM that is down, answers

@@ -11,7 +11,8 @@ import logging
 from datetime import timedelta
 
 from cronpilot.domain.log_extra import log_extra
-from cronpilot.domain.ports import Clock, Store
+from cronpilot.domain.ports import Clock, Store, Telemetry
+from cronpilot.domain.telemetry import NO_TELEMETRY
 from cronpilot.domain.workers import seen_since
 from cronpilot.runtime.timing import Periodic
 
@@ -34,8 +35,10 @@ class Housekeeping:
         prune_interval_seconds: float,
         *,
         worker_stale_seconds: float,
+        telemetry: Telemetry = NO_TELEMETRY,
     ) -> None:
         self._store = store
+        self._telemetry = telemetry
         self._clock = clock
         self._retention_runs = retention_runs
         self._worker_stale_seconds = worker_stale_seconds
@@ -48,6 +51,7 @@ class Housekeeping:
     async def reap_once(self) -> int:
         """Abandon runs whose lease expired (their worker died) and free their endpoints."""
         reaped = await self._store.claims.reap(self._clock.now())
+        self._telemetry.reaped(reaped)
         if reaped:
             log.warning(
                 "reaped %d runs of dead workers",

@@ -27,7 +27,8 @@ from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Run
 from cronpilot.domain.outage import described
 from cronpilot.domain.outputs import OutputSchema, learnable
-from cronpilot.domain.ports import Clock, ReadingFactory, UnitOfWorkFactory
+from cronpilot.domain.ports import Clock, ReadingFactory, Telemetry, UnitOfWorkFactory
+from cronpilot.domain.telemetry import NO_TELEMETRY
 from cronpilot.runtime.timing import Periodic
 from cronpilot.usecases.graph_edges import record_trace, refresh_job_provides
 from cronpilot.usecases.schema_learning import learn_schema
@@ -63,8 +64,10 @@ class RunLearner:
         queue_size: int = QUEUE_SIZE,
         refresh_seconds: float = REFRESH_SECONDS,
         learn_every_seconds: float = LEARN_EVERY_SECONDS,
+        telemetry: Telemetry = NO_TELEMETRY,
     ) -> None:
         self._uow = uow
+        self._telemetry = telemetry
         self._reading = reading
         self._clock = clock
         self._learn_every = timedelta(seconds=learn_every_seconds)
@@ -212,6 +215,8 @@ class RunLearner:
         """Merge the endpoint's runs stored since its schema's watermark; on a change of shape
         (or the first body), mark its job's provides edges stale."""
         learnt = await learn_schema(self._uow, self._reading, endpoint, self._clock.now())
+        if learnt.drift_events:
+            self._telemetry.drifted(endpoint, learnt.drift_events)
         if learnt.reshaped:
             self._mark_stale(endpoint.job_name)
         return learnt.schema

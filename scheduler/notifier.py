@@ -21,7 +21,8 @@ from cronpilot.domain.alerts import DeliveryPolicy, Notification, delivery_error
 from cronpilot.domain.errors import CronpilotError
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import HttpRequest
-from cronpilot.domain.ports import Clock, Dispatcher, Store
+from cronpilot.domain.ports import Clock, Dispatcher, Store, Telemetry
+from cronpilot.domain.telemetry import NO_TELEMETRY
 from cronpilot.runtime.timing import Periodic
 
 log = logging.getLogger(__name__)
@@ -50,9 +51,16 @@ class NotifierConfig:
 
 class Notifier:
     def __init__(
-        self, store: Store, dispatcher: Dispatcher, clock: Clock, config: NotifierConfig
+        self,
+        store: Store,
+        dispatcher: Dispatcher,
+        clock: Clock,
+        config: NotifierConfig,
+        *,
+        telemetry: Telemetry = NO_TELEMETRY,
     ) -> None:
         self._store = store
+        self._telemetry = telemetry
         self._dispatcher = dispatcher
         self._clock = clock
         self._config = config
@@ -114,6 +122,7 @@ class Notifier:
                 kept = await self._store.notifications.mark_delivered(
                     notification.id, config.worker_id, now
                 )
+                self._telemetry.notified(notification, "delivered")
                 log.info(
                     "delivered %s alert",
                     notification.event,
@@ -124,6 +133,7 @@ class Notifier:
                 kept = await self._store.notifications.mark_failed(
                     notification.id, config.worker_id, error, retry_at, now
                 )
+                self._telemetry.notified(notification, "failed" if retry_at is None else "retry")
                 log.warning(
                     "%s alert not delivered (%s); %s",
                     notification.event,

@@ -12,7 +12,7 @@ from typing import Protocol
 from cronpilot.domain.errors import LeaseLost, SlotAlreadyRun, StoreUnavailable, TemplateUnfilled
 from cronpilot.domain.log_extra import LogAction, log_extra
 from cronpilot.domain.model import BodyAbsence, Claim, Endpoint, ErrorKind, Finish, Response, Run
-from cronpilot.domain.ports import ClaimRepository, Clock, Dispatcher, Tracer
+from cronpilot.domain.ports import ClaimRepository, Clock, Dispatcher, Telemetry, Tracer
 from cronpilot.domain.tracing import run_trace
 from cronpilot.runtime.timing import pause
 from cronpilot.runtime.tracing import NoTracer
@@ -75,8 +75,10 @@ class SlotRunner:
         worker: tuple[str, float],
         observer: RunObserver | None,
         tracer: Tracer | None = None,
+        telemetry: Telemetry,
     ) -> None:
         self._claims = claims
+        self._telemetry = telemetry
         self._dispatcher = dispatcher
         self._clock = clock
         self._leases = leases
@@ -269,6 +271,7 @@ class SlotRunner:
             return []
         self._health.answered()
         self.stats.finished += 1
+        self._telemetry.recorded(claim, recorded)
         run = recorded.run
         if self._observer is not None:
             self._observer.observe(claim.endpoint, run)
@@ -294,6 +297,8 @@ class SlotRunner:
 
     def _dropped(self, claim: Claim, action: LogAction) -> None:
         self.stats.dropped += 1
+        if action == "lease_lost":
+            self._telemetry.lease_lost(claim.endpoint)
         log.warning(
             "dropped run %s of %s: %s",
             claim.run_id,

@@ -19,7 +19,8 @@ from cronpilot.domain.errors import StoreUnavailable
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Claim
 from cronpilot.domain.outage import described, store_retry_delay
-from cronpilot.domain.ports import Clock, Dispatcher, Store, Tracer, Waker
+from cronpilot.domain.ports import Clock, Dispatcher, Store, Telemetry, Tracer, Waker
+from cronpilot.domain.telemetry import NO_TELEMETRY
 from cronpilot.domain.tracing import run_trace
 from cronpilot.runtime.timing import first_of, pause
 from cronpilot.scheduler.admission import Admission
@@ -45,8 +46,10 @@ class SchedulerWorker:
         *,
         observer: RunObserver | None = None,
         tracer: Tracer | None = None,
+        telemetry: Telemetry = NO_TELEMETRY,
     ) -> None:
         self._store = store
+        self._telemetry = telemetry
         self._clock = clock
         self._waker = waker
         self._config = config
@@ -72,6 +75,7 @@ class SchedulerWorker:
             worker=(config.worker_id, config.lease_seconds),
             observer=observer,
             tracer=tracer,
+            telemetry=telemetry,
         )
         self._in_flight: set[asyncio.Task[None]] = set()
 
@@ -114,6 +118,7 @@ class SchedulerWorker:
         failures = 0
         freed = self._slots.load.freed
         while not stop.is_set():
+            self._telemetry.loop_turned("scheduler")
             freed.clear()
             try:
                 claims = await self._claim(self._to_claim(), stop)
@@ -148,6 +153,7 @@ class SchedulerWorker:
             now, config.worker_id, config.lease_seconds, wanted, now + self._ahead
         )
         self._health.answered()
+        self._telemetry.claimed(len(claims), (self._clock.now() - started).total_seconds())
         if len(claims) < wanted and self._clock.now() >= self._next_dag_sweep:
             self._next_dag_sweep = self._clock.now() + timedelta(seconds=config.dag_sweep_seconds)
             claims += await self._store.dag.claim_ready(

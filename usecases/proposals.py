@@ -11,11 +11,18 @@ from datetime import datetime, timedelta
 
 from cronpilot.domain.alerts import proposal_notifications
 from cronpilot.domain.errors import ProposalNotPending
-from cronpilot.domain.guardrails import RATE_WINDOW, GuardrailLimits, change_for, refusal
+from cronpilot.domain.guardrails import (
+    RATE_WINDOW,
+    GuardrailLimits,
+    Refusal,
+    change_for,
+    refusal,
+)
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, PlannerMode, ScheduleSource, new_id
 from cronpilot.domain.planning import Proposal, ProposalDraft, ProposalStatus
-from cronpilot.domain.ports import Repositories, UnitOfWorkFactory, Waker
+from cronpilot.domain.ports import Repositories, Telemetry, UnitOfWorkFactory, Waker
+from cronpilot.domain.telemetry import NO_TELEMETRY
 
 log = logging.getLogger(__name__)
 
@@ -31,15 +38,21 @@ class Proposer:
 
 class ProposalDesk:
     def __init__(
-        self, uow: UnitOfWorkFactory, waker: Waker | None, limits: GuardrailLimits
+        self,
+        uow: UnitOfWorkFactory,
+        waker: Waker | None,
+        limits: GuardrailLimits,
+        *,
+        telemetry: Telemetry = NO_TELEMETRY,
     ) -> None:
         self._uow = uow
         self._waker = waker
         self._limits = limits
+        self._telemetry = telemetry
 
     async def _guarded(
         self, tx: Repositories, draft: ProposalDraft, endpoint_id: str, now: datetime
-    ) -> tuple[Endpoint, str | None]:
+    ) -> tuple[Endpoint, Refusal | None]:
         """The endpoint as it is now, and why the guardrails refuse `draft` on it (None: they
         do not). The endpoint is locked first: two decisions on one endpoint at once (two
         approvals, an approval and an auto proposal) count the changes one after the other, so
@@ -72,7 +85,9 @@ class ProposalDesk:
                 expires_at=now + timedelta(seconds=self._limits.pending_ttl_seconds),
             )
             if why_not is not None:
-                proposal = _decided(proposal, ProposalStatus.REFUSED, "guardrails", why_not, now)
+                proposal = _decided(
+                    proposal, ProposalStatus.REFUSED, "guardrails", why_not.text, now
+                )
             elif proposer.mode is PlannerMode.AUTO:
                 outcome, earlier = await _apply(tx, draft, endpoint, now)
                 proposal = _decided(proposal, ProposalStatus.APPLIED, "auto", outcome, now)
@@ -81,6 +96,7 @@ class ProposalDesk:
             await tx.commit()
         if earlier:
             await self._wake()
+        self._telemetry.proposed(proposal.status, why_not.rule if why_not else None)
         log.info(
             "%s proposal for %s: %s (%s)",
             proposal.kind,
@@ -114,10 +130,11 @@ class ProposalDesk:
                     proposal.id,
                     ProposalStatus.REFUSED,
                     admin,
-                    f"refused by guardrails: {why_not}",
+                    f"refused by guardrails: {why_not.text}",
                     now,
                 )
                 await tx.commit()
+                self._telemetry.proposed(ProposalStatus.REFUSED, why_not.rule)
                 return refused
             outcome, earlier = await _apply(tx, proposal.draft, endpoint, now)
             # Of two admins approving at once, only one decision is recorded: the other gets
@@ -128,6 +145,7 @@ class ProposalDesk:
             await tx.commit()
         if earlier:
             await self._wake()
+        self._telemetry.proposed(ProposalStatus.APPLIED)
         log.info(
             "proposal %s approved by %s",
             proposal.id,
@@ -142,6 +160,7 @@ class ProposalDesk:
                 proposal_id, ProposalStatus.REJECTED, admin, reason, now
             )
             await tx.commit()
+        self._telemetry.proposed(ProposalStatus.REJECTED)
         # Logged once decided: `decide` raises `ProposalNotPending` for a proposal decided
         # already.
         log.info(

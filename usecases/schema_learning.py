@@ -29,6 +29,8 @@ class Learnt:
     schema: OutputSchema
     reshaped: bool
     """The schema got its first body or changed shape: the job's provides edges are stale."""
+    drift_events: int = 0
+    """Changes of shape recorded by this step."""
 
 
 async def learn_schema(
@@ -57,7 +59,7 @@ async def learn_schema(
                 "; ".join(event.changes),
                 extra=log_extra("schema_drift", endpoint_id=endpoint.id),
             )
-        return Learnt(schema, reshaped=bool(drift) or first)
+        return Learnt(schema, reshaped=bool(drift) or first, drift_events=len(drift))
     return Learnt(schema, reshaped=False)
 
 

@@ -12,7 +12,7 @@ from cronpilot.adapters.bootstrap import build_clock, open_planner, open_store
 from cronpilot.adapters.cli.output import EndpointRef, JsonOption, print_json
 from cronpilot.adapters.cli.planner_views import session_view
 from cronpilot.adapters.cli.runtime import EXIT_CODES_HELP, admin_settings, cli_settings
-from cronpilot.adapters.cli.scheduler_cmd import serve
+from cronpilot.adapters.cli.scheduler_cmd import MetricsPortOption, serve
 from cronpilot.adapters.settings import Settings
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import PlannerMode
@@ -25,6 +25,7 @@ def _worker(
         str | None,
         typer.Option(help="This worker's name in leases (CRONPILOT_WORKER_ID)."),
     ] = None,
+    metrics_port: MetricsPortOption = None,
 ) -> None:
     """Analyse endpoints with new runs and adapt their schedules until SIGINT/SIGTERM.
 
@@ -32,9 +33,10 @@ def _worker(
     planner. Run as many as you like against one PostgreSQL database."""
     if ctx.invoked_subcommand is not None:
         return
-    settings = cli_settings()
-    if worker_id is not None:
-        settings = settings.model_copy(update={"worker_id": worker_id})
+    overrides = {"worker_id": worker_id, "metrics_port": metrics_port}
+    settings = cli_settings().model_copy(
+        update={name: value for name, value in overrides.items() if value is not None}
+    )
     asyncio.run(serve(settings, scheduler=False, planner=True))
 
 

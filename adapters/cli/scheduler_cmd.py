@@ -11,6 +11,7 @@ import typer
 
 from cronpilot.adapters.bootstrap import (
     build_clock,
+    open_probes,
     open_store_when_reachable,
     serve_planner,
     serve_scheduler,
@@ -18,8 +19,20 @@ from cronpilot.adapters.bootstrap import (
 )
 from cronpilot.adapters.cli.runtime import cli_settings
 from cronpilot.adapters.settings import Settings
+from cronpilot.domain.ports import Telemetry, WorkerLoop
+from cronpilot.domain.telemetry import NO_TELEMETRY
 
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+MetricsPortOption = Annotated[
+    int | None,
+    typer.Option(
+        min=0,
+        max=65535,
+        help="Serve /metrics, /healthz and /readyz on this port, on CRONPILOT_METRICS_HOST "
+        "(127.0.0.1 by default) (CRONPILOT_METRICS_PORT; default: off).",
+    ),
+]
 
 
 def scheduler(
@@ -37,6 +50,7 @@ def scheduler(
     with_planner: Annotated[
         bool, typer.Option("--with-planner", help="Run the planner in this process too.")
     ] = False,
+    metrics_port: MetricsPortOption = None,
 ) -> None:
     """Claim due endpoints, call them and record their runs until SIGINT/SIGTERM.
 
@@ -49,6 +63,7 @@ def scheduler(
         "concurrency": concurrency,
         "batch_size": batch_size,
         "worker_id": worker_id,
+        "metrics_port": metrics_port,
     }
     settings = cli_settings().model_copy(
         update={name: value for name, value in overrides.items() if value is not None}
@@ -65,14 +80,21 @@ async def serve(settings: Settings, *, scheduler: bool, planner: bool) -> None:
         for signum in _STOP_SIGNALS:
             loop.add_signal_handler(signum, stop.set)
             resources.callback(loop.remove_signal_handler, signum)
+        clock = build_clock()
+        # Probes first: a worker waiting for its database is alive, and says why it is not ready.
+        wanted: dict[WorkerLoop, bool] = {"scheduler": scheduler, "planner": planner}
+        loops = [name for name, runs in wanted.items() if runs]
+        probes = await open_probes(settings, loops, clock, resources)
+        telemetry: Telemetry = NO_TELEMETRY if probes is None else probes.telemetry
         store = await open_store_when_reachable(settings, stop)
         if store is None:
             return
         resources.push_async_callback(store.close)
+        if probes is not None:
+            probes.catalog = store.catalog
         settle_worker_heap()
-        clock = build_clock()
         workers = [
-            *([serve_scheduler(settings, store, clock, stop)] if scheduler else []),
-            *([serve_planner(settings, store, clock, stop)] if planner else []),
+            *([serve_scheduler(settings, store, clock, stop, telemetry)] if scheduler else []),
+            *([serve_planner(settings, store, clock, stop, telemetry)] if planner else []),
         ]
         await asyncio.gather(*workers)

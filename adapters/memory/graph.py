@@ -31,6 +31,7 @@ from cronpilot.domain.model import (
     DagTrigger,
     Endpoint,
     Finish,
+    Recorded,
     Run,
     RunStatus,
 )
@@ -104,7 +105,7 @@ class MemoryGraph(GraphRepository):
         return len(doomed)
 
 
-def advance_dag(state: MemoryState, finish: Finish, run: Run) -> list[Claim]:
+def advance_dag(state: MemoryState, finish: Finish, run: Run) -> Recorded:
     """Report `run`, just recorded for `finish`, to its endpoint's dependants
     (`domain.dag.advance`) and start those now ready; the lock held by the caller
     (`MemoryClaims.finish_many`)."""
@@ -123,7 +124,8 @@ def advance_dag(state: MemoryState, finish: Finish, run: Run) -> list[Claim]:
     )
     outcome = outcome_of(run, previous)
     plan = advance(job, waits, endpoint, outcome, dag=dag, worker_id=worker_id, now=now)
-    return _carry_out(state, plan, (worker_id, finish.lease_seconds), now)
+    started = _carry_out(state, plan, (worker_id, finish.lease_seconds), now)
+    return Recorded(run, started, tuple(plan.skips))
 
 
 def _carry_out(

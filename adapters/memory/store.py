@@ -17,7 +17,14 @@ from cronpilot.adapters.memory.notifications import MemoryNotifications
 from cronpilot.adapters.memory.planner import MemoryPlanner, MemoryPlannerState
 from cronpilot.adapters.memory.workers import MemoryWorkers
 from cronpilot.domain.alerts import Notification, run_notifications
-from cronpilot.domain.claiming import is_due, lease_expired, leased, next_due, pick_claims
+from cronpilot.domain.claiming import (
+    hint_active,
+    is_due,
+    lease_expired,
+    leased,
+    next_due,
+    pick_claims,
+)
 from cronpilot.domain.dag import DagWait
 from cronpilot.domain.errors import (
     CronpilotError,
@@ -47,6 +54,7 @@ from cronpilot.domain.model import (
 from cronpilot.domain.outputs import DriftEvent, OutputSchema
 from cronpilot.domain.ports import (
     ApplyReport,
+    CatalogFigures,
     CatalogRepository,
     ClaimRepository,
     JobDeclaration,
@@ -216,6 +224,15 @@ class MemoryCatalog(CatalogRepository):
     async def list_jobs(self) -> list[Job]:
         return sorted(self._state.jobs.values(), key=lambda job: job.name)
 
+    async def figures(self, now: datetime) -> CatalogFigures:
+        endpoints = self._state.endpoints.values()
+        queued = (run for run in self._state.runs.values() if run.status is RunStatus.QUEUED)
+        return CatalogFigures(
+            due=sum(is_due(endpoint, now) for endpoint in endpoints),
+            queued_due=sum(run.due_at is not None and run.due_at <= now for run in queued),
+            hints_active=sum(hint_active(endpoint, now) for endpoint in endpoints),
+        )
+
     async def get_job(self, name: str) -> Job:
         try:
             return self._state.jobs[name]
@@ -358,10 +375,10 @@ class MemoryClaims(ClaimRepository):
                 except LeaseLost as lost:
                     recorded.append(lost)
                     continue
-                started = []
                 if claim.endpoint.spec.dependants:
-                    started = advance_dag(self._state, item, run)
-                recorded.append(Recorded(run, started))
+                    recorded.append(advance_dag(self._state, item, run))
+                else:
+                    recorded.append(Recorded(run, []))
         return recorded
 
     async def release(self, claim: Claim, worker_id: str) -> None:

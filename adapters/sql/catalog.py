@@ -6,7 +6,7 @@ import logging
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cronpilot.adapters.sql.engine import Database
@@ -19,7 +19,7 @@ from cronpilot.adapters.sql.rows import (
     save_endpoint,
     select_endpoints,
 )
-from cronpilot.adapters.sql.tables import endpoints, jobs
+from cronpilot.adapters.sql.tables import IS_QUEUED, endpoints, jobs, runs
 from cronpilot.domain.errors import EndpointNotFound, JobNotFound
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import (
@@ -31,7 +31,13 @@ from cronpilot.domain.model import (
     Pause,
     new_id,
 )
-from cronpilot.domain.ports import ApplyReport, CatalogRepository, JobDeclaration, SecretCipher
+from cronpilot.domain.ports import (
+    ApplyReport,
+    CatalogFigures,
+    CatalogRepository,
+    JobDeclaration,
+    SecretCipher,
+)
 from cronpilot.domain.transitions import replanned, with_hints, with_pause, with_spec
 
 logger = logging.getLogger(__name__)
@@ -117,6 +123,23 @@ class SqlCatalog(CatalogRepository):
         async with self._db.read() as conn:
             result = await conn.execute(select(jobs).order_by(jobs.c.name))
             return [job_from_row(row) for row in result.mappings()]
+
+    async def figures(self, now: datetime) -> CatalogFigures:
+        # Mirrors `domain.claiming.is_due` and `hint_active` (the contract suite holds the
+        # stores to the same counts).
+        count = func.count()
+        due = select(count).where(endpoints.c.next_run_at <= now, endpoints.c.lease_owner.is_(None))
+        queued = select(count).select_from(runs).where(IS_QUEUED, runs.c.due_at <= now)
+        hinted = select(count).where(
+            or_(
+                endpoints.c.hint_interval_expires_at > now,
+                endpoints.c.hint_oneshot_expires_at > now,
+            )
+        )
+        query = select(due.scalar_subquery(), queued.scalar_subquery(), hinted.scalar_subquery())
+        async with self._db.read() as conn:
+            row = (await conn.execute(query)).one()
+        return CatalogFigures(due=row[0], queued_due=row[1], hints_active=row[2])
 
     async def get_job(self, name: str) -> Job:
         async with self._db.read() as conn:

@@ -36,14 +36,14 @@ from cronpilot.domain.dag import (
     outcome_of,
     ready_trigger,
 )
-from cronpilot.domain.model import Claim, DagTrigger, Endpoint, Finish, Run, RunStatus
+from cronpilot.domain.model import Claim, DagTrigger, Endpoint, Finish, Recorded, Run, RunStatus
 from cronpilot.domain.ports import DagRepository, SecretCipher
 from cronpilot.domain.transitions import started_run
 
 
 async def advance_dag(
     conn: AsyncConnection, cipher: SecretCipher | None, finish: Finish, run: Run
-) -> list[Claim]:
+) -> Recorded:
     """Report `run`, just recorded for `finish` on `conn`, to its endpoint's dependants
     (`domain.dag.advance`) and start those now ready, in the same transaction. The caller has
     locked the endpoints of the run's job (`lock_jobs`)."""
@@ -54,7 +54,8 @@ async def advance_dag(
     waits = await _waits(conn, dag_runs_of=dag[0])
     outcome = outcome_of(run, await _previous_success(conn, run))
     plan = advance(job, waits, endpoint, outcome, dag=dag, worker_id=worker_id, now=now)
-    return await _carry_out(conn, cipher, plan, (worker_id, finish.lease_seconds), now)
+    started = await _carry_out(conn, cipher, plan, (worker_id, finish.lease_seconds), now)
+    return Recorded(run, started, tuple(plan.skips))
 
 
 def lock_jobs(job_ids: Collection[str], endpoint_ids: Collection[str]) -> Select[Any]:

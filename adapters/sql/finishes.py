@@ -160,7 +160,7 @@ async def _record(
         if run is None:
             recorded.append(LeaseLost(item.claim.endpoint.id, item.worker_id))
         elif item.claim.endpoint.spec.dependants:
-            recorded.append(Recorded(run, await advance_dag(conn, cipher, item, run)))
+            recorded.append(await advance_dag(conn, cipher, item, run))
         else:
             recorded.append(Recorded(run, []))
     return recorded

@@ -9,9 +9,17 @@ from cronpilot.adapters.crypto import SEALED_PREFIX
 from cronpilot.adapters.sql import SqlStore
 from cronpilot.adapters.sql.tables import endpoints
 from cronpilot.domain.errors import EndpointNotFound, InvalidSchedule, JobNotFound
-from cronpilot.domain.model import IntervalHint, OneShotHint, Pause, Schedule, ScheduleSource
-from cronpilot.domain.ports import SecretCipher, Store
-from tests.contract.builders import T0, declaration, seconds, spec
+from cronpilot.domain.model import (
+    IntervalHint,
+    OneShotHint,
+    Pause,
+    RunTrigger,
+    Schedule,
+    ScheduleSource,
+)
+from cronpilot.domain.ports import CatalogFigures, SecretCipher, Store
+from cronpilot.domain.transitions import queued_run
+from tests.contract.builders import T0, add_endpoint, declaration, seconds, spec
 
 
 async def test_apply_creates_then_reports_unchanged(store: Store) -> None:
@@ -219,3 +227,31 @@ async def test_a_body_that_is_a_number_comes_back_as_declared(store: Store, body
 
     assert (again.updated, again.unchanged) == ([], ["shop", "shop/orders"])
     assert (stored, type(stored)) == (body, type(body))
+
+
+async def test_figures_count_the_backlog_queued_runs_and_live_hints(store: Store) -> None:
+    for name in ("a", "b", "c", "d"):
+        await add_endpoint(store, "shop", name, T0)
+    paused = await store.catalog.get_endpoint("shop/d")
+    await store.catalog.set_pause(paused.id, Pause("ops"), T0)
+    # Two of a, b, c leased: one left due. The leased ones get the hints (leased, they stay
+    # out of the backlog whatever the hints plan).
+    first, second = await store.claims.claim_due(T0, "w1", 60, 2)
+    slow = IntervalHint(600, T0 + seconds(30), "slow")
+    await store.catalog.set_hints(first.endpoint.id, slow, None, T0)
+    shot = OneShotHint(T0 + seconds(3000), T0 + seconds(60), "later")
+    await store.catalog.set_hints(second.endpoint.id, None, shot, T0)
+    manual = queued_run(
+        paused,
+        RunTrigger.MANUAL,
+        slot_at=T0 + seconds(1),
+        due_at=T0 + seconds(5),
+        requested_by="cli:ann@web",
+        now=T0,
+    )
+    await store.claims.enqueue([manual])
+
+    assert await store.catalog.figures(T0) == CatalogFigures(due=1, queued_due=0, hints_active=2)
+    assert await store.catalog.figures(T0 + seconds(45)) == CatalogFigures(
+        due=1, queued_due=1, hints_active=1
+    )

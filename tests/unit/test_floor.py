@@ -8,7 +8,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from cronpilot.domain.governor import plan_next_run
-from cronpilot.domain.guardrails import refusal
+from cronpilot.domain.guardrails import GuardrailRule, Refusal, refusal
 from cronpilot.domain.model import Endpoint, IntervalHint, NextRun, OneShotHint, ScheduleSource
 from cronpilot.domain.planning import ProposalDraft, ProposalKind
 from cronpilot.domain.transitions import after_slot
@@ -91,8 +91,8 @@ def test_a_proposed_interval_below_the_floor_is_refused(make_endpoint: MakeEndpo
     endpoint = make_endpoint(interval=60, floor=5, min_interval=2)
     draft = ProposalDraft(ProposalKind.INTERVAL, "faster", 3, ttl_seconds=60)
 
-    assert refusal(draft, endpoint, 0, NOW, limits_for_tests()) == (
-        "interval 3s is below the floor 5s"
+    assert refusal(draft, endpoint, 0, NOW, limits_for_tests()) == Refusal(
+        GuardrailRule.INTERVAL, "interval 3s is below the floor 5s"
     )
     at_floor = replace(draft, interval_seconds=5)
     assert refusal(at_floor, endpoint, 0, NOW, limits_for_tests()) is None

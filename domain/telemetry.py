@@ -1,0 +1,43 @@
+"""No telemetry: what the workers report to when metrics are off (the default)."""
+
+from __future__ import annotations
+
+from cronpilot.domain.alerts import Notification
+from cronpilot.domain.guardrails import GuardrailRule
+from cronpilot.domain.model import Claim, Endpoint, Recorded
+from cronpilot.domain.planning import AnalysisSession, ProposalStatus
+from cronpilot.domain.ports import Delivery, Telemetry, WorkerLoop
+
+
+class NoTelemetry(Telemetry):
+    def loop_turned(self, loop: WorkerLoop) -> None:
+        pass
+
+    def claimed(self, count: int, seconds: float) -> None:
+        pass
+
+    def recorded(self, claim: Claim, recorded: Recorded) -> None:
+        pass
+
+    def lease_lost(self, endpoint: Endpoint) -> None:
+        pass
+
+    def reaped(self, count: int) -> None:
+        pass
+
+    def analysed(self, endpoint: Endpoint, session: AnalysisSession) -> None:
+        pass
+
+    def proposed(
+        self, status: ProposalStatus, refused_by: GuardrailRule | None = None, count: int = 1
+    ) -> None:
+        pass
+
+    def drifted(self, endpoint: Endpoint, events: int) -> None:
+        pass
+
+    def notified(self, notification: Notification, outcome: Delivery) -> None:
+        pass
+
+
+NO_TELEMETRY = NoTelemetry()
