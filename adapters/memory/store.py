@@ -12,10 +12,12 @@ from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any, Self
 
+from cronpilot.adapters.memory.access import MemoryAccess
 from cronpilot.adapters.memory.graph import MemoryDag, MemoryGraph, MemorySchemas, advance_dag
 from cronpilot.adapters.memory.notifications import MemoryNotifications
 from cronpilot.adapters.memory.planner import MemoryPlanner, MemoryPlannerState
 from cronpilot.domain.alerts import Notification, run_notifications
+from cronpilot.domain.audit import AuditEntry
 from cronpilot.domain.claiming import is_due, lease_expired, leased, next_due, pick_claims
 from cronpilot.domain.dag import DagWait
 from cronpilot.domain.errors import (
@@ -55,6 +57,7 @@ from cronpilot.domain.ports import (
     Store,
     UnitOfWork,
 )
+from cronpilot.domain.tokens import ApiToken
 from cronpilot.domain.transitions import (
     abandoned_run,
     after_finish,
@@ -128,6 +131,10 @@ class MemoryState:
     """By (DAG run id, endpoint id)."""
     notifications: dict[str, Notification] = field(default_factory=dict)
     """The alerts outbox, by notification id."""
+    tokens: dict[str, ApiToken] = field(default_factory=dict)
+    """API tokens, revoked ones included, by token id."""
+    audit: list[AuditEntry] = field(default_factory=list)
+    """The audit log, in the order written."""
 
     def runs_of(self, endpoint_id: str) -> list[Run]:
         """Runs of one endpoint, newest slot first."""
@@ -456,6 +463,7 @@ class MemoryRepositories(Repositories):
         self._graph = MemoryGraph(state)
         self._dag = MemoryDag(state)
         self._notifications = MemoryNotifications(state)
+        self._access = MemoryAccess(state)
 
     @property
     def catalog(self) -> MemoryCatalog:
@@ -488,6 +496,10 @@ class MemoryRepositories(Repositories):
     @property
     def notifications(self) -> MemoryNotifications:
         return self._notifications
+
+    @property
+    def access(self) -> MemoryAccess:
+        return self._access
 
 
 class MemoryReadingUnit(MemoryRepositories, ReadingUnit):

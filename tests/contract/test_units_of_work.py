@@ -29,6 +29,7 @@ from tests.support.units import InjectedFailure, Proxy, Wrap, WrappedUnits, fail
 LIMITS = limits_for_tests(pending_ttl_seconds=600)
 REVIEW = Proposer("llm:test", PlannerMode.REVIEW, "s1")
 AUTO = Proposer("llm:test", PlannerMode.AUTO, "s1")
+ANN = "cli:ann@web-1"
 EVERY_30 = ProposalDraft(ProposalKind.INTERVAL, "busy", 30, ttl_seconds=300)
 
 
@@ -92,13 +93,15 @@ async def test_apply_writes_nothing_when_it_fails_after_any_step(
     declared = declaration("etl", spec("fetch"), spec("load", depends_on=("fetch",)))
 
     with pytest.raises(InjectedFailure):
-        await apply_declarations(units, waker, [declared], "jobs.yaml", T0)
+        await apply_declarations(units, waker, [declared], "jobs.yaml", actor=ANN, now=T0)
 
     assert await store.catalog.list_jobs() == []
     assert await store.catalog.list_endpoints() == []
     assert await store.graph.list_edges() == []
     assert waker.notified == 0
-    report = await apply_declarations(store.unit_of_work, waker, [declared], "jobs.yaml", T0)
+    report = await apply_declarations(
+        store.unit_of_work, waker, [declared], "jobs.yaml", actor=ANN, now=T0
+    )
     assert report.created == ["etl", "etl/fetch", "etl/load"]
     assert waker.notified == 1
 
@@ -109,14 +112,17 @@ async def test_apply_keeps_the_graph_as_it_was_when_it_fails(store: Store) -> No
         None,
         [declaration("etl", spec("fetch"), spec("load", depends_on=("fetch",)))],
         "jobs.yaml",
-        T0,
+        actor=ANN,
+        now=T0,
     )
     before = await store.graph.list_edges()
     unchained = declaration("etl", spec("fetch"), spec("load", every=30))
     units = WrappedUnits(store, failing_after("graph", "retract", 1))
 
     with pytest.raises(InjectedFailure):
-        await apply_declarations(units, None, [unchained], "jobs.yaml", T0 + seconds(1))
+        await apply_declarations(
+            units, None, [unchained], "jobs.yaml", actor=ANN, now=T0 + seconds(1)
+        )
 
     assert await store.graph.list_edges() == before
     load = await store.catalog.get_endpoint("etl/load")
@@ -221,14 +227,14 @@ async def test_pause_and_resume_write_nothing_when_they_fail(store: Store) -> No
     failing = WrappedUnits(store, failing_after("catalog", "set_pause"))
 
     with pytest.raises(InjectedFailure):
-        await pause_endpoint(failing, "j/a", Pause("maintenance"), T0)
+        await pause_endpoint(failing, "j/a", Pause("maintenance"), ANN, T0)
     assert await store.catalog.get_endpoint(endpoint_id) == before
 
-    paused = await pause_endpoint(store.unit_of_work, "j/a", Pause("maintenance"), T0)
+    paused = await pause_endpoint(store.unit_of_work, "j/a", Pause("maintenance"), ANN, T0)
     waker = CountingWaker()
     with pytest.raises(InjectedFailure):
         await resume_endpoint(
-            WrappedUnits(store, failing_after("catalog", "set_pause")), waker, "j/a", T0
+            WrappedUnits(store, failing_after("catalog", "set_pause")), waker, "j/a", ANN, T0
         )
     assert await store.catalog.get_endpoint(endpoint_id) == paused
     assert waker.notified == 0
@@ -250,7 +256,7 @@ async def test_run_now_and_backfill_queue_nothing_when_they_fail(store: Store) -
             start=T0,
             end=now - seconds(60),
             max_slots=20,
-            requested_by="cli:ann",
+            actor="cli:ann",
             now=now,
         )
 
