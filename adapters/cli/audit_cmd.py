@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, cast
 
-import click
 import typer
 
 from cronpilot.adapters.bootstrap import build_clock
@@ -29,12 +28,16 @@ def list_entries(
     ] = None,
     action: Annotated[
         str | None,
-        typer.Option(click_type=click.Choice(AUDIT_ACTIONS), help="Only this kind of change."),
+        typer.Option(help=f"Only this kind of change: {', '.join(AUDIT_ACTIONS)}."),
     ] = None,
     limit: Annotated[int, typer.Option(min=1, max=1000, help="How many, newest first.")] = 50,
     json_output: JsonOption = False,
 ) -> None:
     """The audit log, newest first: every write, who made it, and on what."""
+    if action is not None and action not in AUDIT_ACTIONS:
+        raise typer.BadParameter(
+            f"{action!r} is not one of {', '.join(AUDIT_ACTIONS)}", param_hint="--action"
+        )
     chosen = cast("AuditAction | None", action)
     entries = with_store(
         admin_settings(),
