@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, cast
+from typing import Annotated, Any
 
 import typer
 
@@ -18,7 +18,7 @@ from cronpilot.adapters.cli.output import (
     print_table,
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
-from cronpilot.domain.audit import AUDIT_ACTIONS, AuditAction, AuditEntry
+from cronpilot.domain.audit import AUDIT_ACTIONS, AuditEntry
 from cronpilot.usecases.access import list_audit
 
 
@@ -38,10 +38,9 @@ def list_entries(
         raise typer.BadParameter(
             f"{action!r} is not one of {', '.join(AUDIT_ACTIONS)}", param_hint="--action"
         )
-    chosen = cast("AuditAction | None", action)
     entries = with_store(
         admin_settings(),
-        lambda store: list_audit(store.reading, actor=actor, action=chosen, limit=limit),
+        lambda store: list_audit(store.reading, actor=actor, action=action, limit=limit),
     )
     if json_output:
         print_json([entry_view(e) for e in entries])
