@@ -58,6 +58,6 @@ def audit_entry(
     return AuditEntry(new_id(), now, actor, action, target, excerpt(detail, DETAIL_CHARS))
 
 
-def newest_first(entry: AuditEntry) -> tuple[datetime, str]:
-    """The log's order, reversed: sort by this with `reverse=True`."""
+def log_order(entry: AuditEntry) -> tuple[datetime, str]:
+    """The log's order, oldest first (by time, then id): it is read in reverse."""
     return entry.at, entry.id

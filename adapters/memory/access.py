@@ -7,7 +7,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from cronpilot.domain.audit import AuditAction, AuditCursor, AuditEntry, newest_first
+from cronpilot.domain.audit import AuditAction, AuditCursor, AuditEntry, log_order
 from cronpilot.domain.errors import ConflictError, TokenNotFound
 from cronpilot.domain.ports import AccessRepository
 from cronpilot.domain.tokens import ApiToken
@@ -73,7 +73,7 @@ class MemoryAccess(AccessRepository):
             for e in self._state.audit
             if (actor is None or e.actor == actor)
             and (action is None or e.action == action)
-            and (before is None or newest_first(e) < (before.at, before.id))
+            and (before is None or log_order(e) < (before.at, before.id))
         ]
-        chosen.sort(key=newest_first, reverse=True)
+        chosen.sort(key=log_order, reverse=True)
         return chosen[: max(limit, 0)]

@@ -63,10 +63,12 @@ class SqlAccess(AccessRepository):
         )
         async with self._db.read() as conn:
             rows = (await conn.execute(query)).mappings().all()
-        found = sorted((_token(row) for row in rows), key=lambda t: t.name != name_or_id)
-        if not found:
+        tokens = [_token(row) for row in rows]
+        # A name wins over an id: names are what people type.
+        found = next((t for t in tokens if t.name == name_or_id), None) or next(iter(tokens), None)
+        if found is None:
             raise TokenNotFound(name_or_id)
-        return found[0]
+        return found
 
     async def find_token(self, secret_hash: str) -> ApiToken | None:
         query = select(api_tokens).where(api_tokens.c.secret_hash == secret_hash)

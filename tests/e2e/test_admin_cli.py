@@ -198,7 +198,11 @@ def test_pause_without_until_holds_until_resumed(shop: Cli) -> None:
 
     reason = f"paused by ann@{socket.gethostname()} from the CLI"
     assert said.strip() == f"paused shop/nightly, until resumed: {reason}"
-    assert shown["paused"] == {"reason": reason, "until": None}
+    assert shown["paused"] == {
+        "reason": reason,
+        "until": None,
+        "by": f"cli:ann@{socket.gethostname()}",
+    }
     assert shown["next_run_at"] is None
 
 
