@@ -176,3 +176,20 @@ class InvalidRunRequest(CronpilotError):
         super().__init__(f"{ref}: {reason}")
         self.ref = ref
         self.reason = reason
+
+
+class TokenNotFound(NotFound):
+    """No live API token has that name or id."""
+
+    def __init__(self, ref: str) -> None:
+        super().__init__(f"no live token {excerpt(repr(ref))}")
+        self.ref = ref
+
+
+class InvalidTokenName(CronpilotError):
+    """A name a new token cannot have: malformed, or held by a live token."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(f"token name {excerpt(repr(name))} {reason}")
+        self.name = name
+        self.reason = reason

@@ -80,6 +80,8 @@ LogAction = Literal[
     "stop",
     "store_available",
     "store_unavailable",
+    "token_create",
+    "token_revoke",
     "wake_failed",
     "wake_stale",
 ]

@@ -159,10 +159,12 @@ class OneShotHint:
 
 @dataclass(frozen=True, slots=True)
 class Pause:
-    """A pause; `until=None` means until resumed by hand."""
+    """A pause; `until=None` means until resumed by hand. `by` is the actor who paused
+    (`domain.access`), None when cronpilot paused it itself (auto-pause, an applied proposal)."""
 
     reason: str
     until: datetime | None = None
+    by: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from types import TracebackType
 from typing import Literal, Protocol, Self
 
 from cronpilot.domain.alerts import Notification, NotificationStatus
+from cronpilot.domain.audit import AuditAction, AuditCursor, AuditEntry
 from cronpilot.domain.dag import DagWait
 from cronpilot.domain.errors import CronpilotError
 from cronpilot.domain.graph import Edge, EdgeKey, EdgeSighting, EdgeType
@@ -47,6 +48,7 @@ from cronpilot.domain.planning import (
     Proposal,
     ProposalStatus,
 )
+from cronpilot.domain.tokens import ApiToken
 from cronpilot.domain.tracing import SpanName, TraceContext
 from cronpilot.domain.workers import WorkerActivity, WorkerInfo
 
@@ -507,6 +509,54 @@ class WorkerRepository(Protocol):
         ...
 
 
+class AccessRepository(Protocol):
+    """API tokens and the audit log. Audit entries are written by the use cases, in the unit of
+    work of the change they record."""
+
+    async def add_token(self, token: ApiToken) -> None:
+        """Store a new token. Raises `ConflictError` when a live token has its name: callers
+        check first (`get_live_token`), the store's unique key on live names stops a race."""
+        ...
+
+    async def get_live_token(self, name_or_id: str) -> ApiToken:
+        """The live token of that name, else the live token of that id. Raises
+        `TokenNotFound`."""
+        ...
+
+    async def find_token(self, secret_hash: str) -> ApiToken | None:
+        """The token, live or revoked, whose secret hashes to `secret_hash`; None if none."""
+        ...
+
+    async def list_tokens(self, *, include_revoked: bool = False) -> list[ApiToken]:
+        """Live tokens (and revoked ones if asked) by name, then creation time."""
+        ...
+
+    async def revoke_token(self, token_id: str, actor: str, now: datetime) -> ApiToken:
+        """Revoke a live token at `now` for `actor`; returns it revoked. Raises `TokenNotFound`
+        when no live token has that id (revoked already, or never was)."""
+        ...
+
+    async def mark_used(self, token_id: str, now: datetime) -> None:
+        """Set the token's `last_used_at` to `now`; nothing for an unknown id."""
+        ...
+
+    async def record(self, entry: AuditEntry) -> None:
+        """Append `entry` to the audit log."""
+        ...
+
+    async def list_audit(
+        self,
+        *,
+        actor: str | None = None,
+        action: AuditAction | None = None,
+        limit: int = 100,
+        before: AuditCursor | None = None,
+    ) -> list[AuditEntry]:
+        """Entries newest first (by `at`, then id, both descending), optionally of one actor
+        or action, those after `before` in that order when it is given (the next page)."""
+        ...
+
+
 class Repositories(Protocol):
     """The repositories over one database, as a `Store` or a `UnitOfWork` hands them out."""
 
@@ -536,6 +586,9 @@ class Repositories(Protocol):
 
     @property
     def workers(self) -> WorkerRepository: ...
+
+    @property
+    def access(self) -> AccessRepository: ...
 
 
 class ReadingUnit(Repositories, Protocol):

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from cronpilot.domain.audit import audit_entry
 from cronpilot.domain.errors import EndpointNotFound, InvalidConfig
 from cronpilot.domain.graph import EdgeType, declared_sightings
 from cronpilot.domain.ports import (
@@ -26,10 +27,13 @@ async def apply_declarations(
     waker: Waker | None,
     declarations: Sequence[JobDeclaration],
     source: str,
+    *,
+    actor: str,
     now: datetime,
 ) -> ApplyReport:
     """Check, then apply all or nothing, and wake the schedulers when something was created
-    or changed. Raises `InvalidConfig` naming file (`source`), job, endpoint and field when a
+    or changed; a change is audited for `actor` (an apply that changes nothing is not).
+    Raises `InvalidConfig` naming file (`source`), job, endpoint and field when a
     template asks an upstream for a field its responses never had. Dependency edges a file no
     longer declares leave the graph, unless runs showed them (history stays)."""
     async with uow() as tx:
@@ -49,6 +53,11 @@ async def apply_declarations(
         # Changed requests change what the learnt outputs can feed.
         for job in sorted({d.job.name for d in declarations}):
             await refresh_provides(tx, job, now)
+        changed = report.created + report.updated
+        if changed:
+            summary = f"{len(report.created)} created, {len(report.updated)} updated"
+            detail = f"{summary}: {', '.join(changed)}"
+            await tx.access.record(audit_entry(actor, "apply", source, detail, now))
         await tx.commit()
     if waker is not None and (report.created or report.updated):
         await waker.notify()

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from cronpilot.domain.alerts import proposal_notifications
+from cronpilot.domain.audit import AuditAction, audit_entry
 from cronpilot.domain.errors import ProposalNotPending
 from cronpilot.domain.guardrails import (
     RATE_WINDOW,
@@ -112,10 +113,10 @@ class ProposalDesk:
         )
         return proposal
 
-    async def approve(self, proposal_id: str, admin: str, now: datetime) -> Proposal:
-        """Apply a pending proposal for `admin`; the guardrails are checked again against the
-        endpoint as it is now. A lapsed proposal is marked expired and `ProposalNotPending`
-        raised."""
+    async def approve(self, proposal_id: str, actor: str, now: datetime) -> Proposal:
+        """Apply a pending proposal for `actor` (its decider, and in the audit log, however the
+        guardrails decide); the guardrails are checked again against the endpoint as it is
+        now. A lapsed proposal is marked expired and `ProposalNotPending` raised."""
         async with self._uow() as tx:
             proposal = await tx.planner.get_proposal(proposal_id)
             if proposal.status is not ProposalStatus.PENDING:
@@ -129,10 +130,11 @@ class ProposalDesk:
                 refused = await tx.planner.decide(
                     proposal.id,
                     ProposalStatus.REFUSED,
-                    admin,
+                    actor,
                     f"refused by guardrails: {why_not.text}",
                     now,
                 )
+                await _audit(tx, actor, refused, now)
                 await tx.commit()
                 self._telemetry.proposed(ProposalStatus.REFUSED, why_not.rule)
                 return refused
@@ -140,8 +142,9 @@ class ProposalDesk:
             # Of two admins approving at once, only one decision is recorded: the other gets
             # `ProposalNotPending`, and its change is rolled back with its unit of work.
             decided = await tx.planner.decide(
-                proposal.id, ProposalStatus.APPLIED, admin, outcome, now
+                proposal.id, ProposalStatus.APPLIED, actor, outcome, now
             )
+            await _audit(tx, actor, decided, now)
             await tx.commit()
         if earlier:
             await self._wake()
@@ -149,16 +152,18 @@ class ProposalDesk:
         log.info(
             "proposal %s approved by %s",
             proposal.id,
-            admin,
+            actor,
             extra=log_extra("approve", proposal_id=proposal.id, endpoint_id=endpoint.id),
         )
         return decided
 
-    async def reject(self, proposal_id: str, admin: str, reason: str, now: datetime) -> Proposal:
+    async def reject(self, proposal_id: str, actor: str, reason: str, now: datetime) -> Proposal:
+        """Turn a pending proposal down for `actor`, its decider; audited with the reason."""
         async with self._uow() as tx:
             decided = await tx.planner.decide(
-                proposal_id, ProposalStatus.REJECTED, admin, reason, now
+                proposal_id, ProposalStatus.REJECTED, actor, reason, now
             )
+            await _audit(tx, actor, decided, now)
             await tx.commit()
         self._telemetry.proposed(ProposalStatus.REJECTED)
         # Logged once decided: `decide` raises `ProposalNotPending` for a proposal decided
@@ -166,7 +171,7 @@ class ProposalDesk:
         log.info(
             "proposal %s rejected by %s",
             proposal_id,
-            admin,
+            actor,
             extra=log_extra("reject", proposal_id=proposal_id),
         )
         return decided
@@ -204,6 +209,14 @@ async def _apply(
     else:
         when = "next run never (paused)"
     return f"applied: {when} ({source.value})", earlier
+
+
+async def _audit(tx: Repositories, actor: str, decided: Proposal, now: datetime) -> None:
+    """An admin's decision, in the audit log: approved (applied, or refused by the guardrails
+    checked again) or rejected."""
+    action: AuditAction = "reject" if decided.status is ProposalStatus.REJECTED else "approve"
+    detail = f"{decided.status.value}: {decided.outcome or ''}"
+    await tx.access.record(audit_entry(actor, action, decided.id, detail, now))
 
 
 def _decided(

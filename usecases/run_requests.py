@@ -8,6 +8,7 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 
+from cronpilot.domain.audit import audit_entry
 from cronpilot.domain.errors import SlotAlreadyRun
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Run
@@ -27,16 +28,18 @@ class BackfillReport:
 
 
 async def request_run(
-    uow: UnitOfWorkFactory, waker: Waker, ref: str, requested_by: str, now: datetime
+    uow: UnitOfWorkFactory, waker: Waker, ref: str, actor: str, now: datetime
 ) -> Run:
-    """Queue one run of `ref` due now (trigger `manual`). Raises `EndpointNotFound`,
+    """Queue one run of `ref` due now (trigger `manual`) for `actor`, who is kept as the run's
+    `requested_by` and in the audit log. Raises `EndpointNotFound`,
     `InvalidRunRequest` (see `domain.requested_runs.manual_run`), or `SlotAlreadyRun` when a
     run of that endpoint has `now` as its slot already."""
     async with uow() as tx:
         endpoint = await tx.catalog.get_endpoint(ref)
-        run = manual_run(endpoint, requested_by, now)
+        run = manual_run(endpoint, actor, now)
         if not await tx.claims.enqueue([run]):
             raise SlotAlreadyRun(endpoint.id, now)
+        await tx.access.record(audit_entry(actor, "run_now", endpoint.ref, f"run {run.id}", now))
         await tx.commit()
     await waker.notify()
     log.info(
@@ -55,23 +58,28 @@ async def request_backfill(
     start: datetime,
     end: datetime,
     max_slots: int,
-    requested_by: str,
+    actor: str,
     now: datetime,
 ) -> BackfillReport:
     """Queue a run (trigger `backfill`) for every baseline slot in [start, end] that has none,
     oldest first and paced (`domain.requested_runs`); times without an offset are the
     endpoint's local time. Idempotent: the slots that have a run are skipped and counted.
+    `actor` is kept as each run's `requested_by`, and in the audit log when runs were queued.
     Raises `EndpointNotFound` or `InvalidRunRequest` (nothing queued)."""
     async with uow() as tx:
         endpoint = await tx.catalog.get_endpoint(ref)
         slots = backfill_slots(endpoint, start, end, now)
         taken = await tx.runs.slots_taken(endpoint.id, slots[0], slots[-1]) if slots else set()
         runs = backfill_runs(
-            endpoint, [slot for slot in slots if slot not in taken], max_slots, requested_by, now
+            endpoint, [slot for slot in slots if slot not in taken], max_slots, actor, now
         )
         # A backfill running beside this one may have taken some of these slots meanwhile: the
         # slot key leaves them out.
         queued = await tx.claims.enqueue(runs)
+        if queued:
+            span = f"{queued[0].slot_at.isoformat()} to {queued[-1].slot_at.isoformat()}"
+            detail = f"{len(queued)} runs queued, slots {span}"
+            await tx.access.record(audit_entry(actor, "backfill", endpoint.ref, detail, now))
         await tx.commit()
     if queued:
         await waker.notify()

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from cronpilot.adapters.bootstrap import build_clock
+from cronpilot.adapters.cli.identity import actor
 from cronpilot.adapters.cli.output import JsonOption, cron_fires, fire_time, fires_view, print_json
 from cronpilot.adapters.cli.runtime import admin_settings, with_store, with_waker
 from cronpilot.adapters.jobs_file import load_declarations
@@ -34,7 +35,12 @@ def apply(
         return await with_waker(
             settings,
             lambda waker: apply_declarations(
-                store.unit_of_work, waker, declarations, str(file), build_clock().now()
+                store.unit_of_work,
+                waker,
+                declarations,
+                str(file),
+                actor=actor(),
+                now=build_clock().now(),
             ),
         )
 

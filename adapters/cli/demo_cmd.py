@@ -35,6 +35,7 @@ from cronpilot.adapters.bootstrap import (
     serve_scheduler,
 )
 from cronpilot.adapters.cli.demo_planner import PlannerLine, planner_lines
+from cronpilot.adapters.cli.identity import actor
 from cronpilot.adapters.cli.output import new_table, schedule_text, span
 from cronpilot.adapters.jobs_file import example_jobs_file, load_declarations, parse_declarations
 from cronpilot.adapters.settings import Settings, load_settings
@@ -181,7 +182,9 @@ async def _run(
         store = await open_store(settings)
         resources.push_async_callback(store.close)
         declarations = _declarations(settings, simulator_url)
-        await apply_declarations(store.unit_of_work, None, declarations, "demo", clock.now())
+        await apply_declarations(
+            store.unit_of_work, None, declarations, "demo", actor=actor(), now=clock.now()
+        )
         typer.echo(
             f"cronpilot demo: {sum(len(d.endpoints) for d in declarations)} endpoints against "
             f"the simulator at "
@@ -207,7 +210,7 @@ async def _run_by_hand(settings: Settings, store: Store, clock: Clock) -> None:
     await clock.sleep(MANUAL_AFTER_SECONDS)
     waker = build_waker(settings)
     try:
-        await request_run(store.unit_of_work, waker, MANUAL_REF, "demo", clock.now())
+        await request_run(store.unit_of_work, waker, MANUAL_REF, actor(), clock.now())
     finally:
         await waker.close()
 

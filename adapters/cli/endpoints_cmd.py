@@ -167,7 +167,8 @@ def _pause(endpoint: Endpoint, now: datetime) -> str:
     if pause is None:
         return "no"
     until = "until resumed" if pause.until is None else f"resumes {relative(pause.until, now)}"
-    return f"{until}: {pause.reason}"
+    by = "" if pause.by is None else f" (by {pause.by})"
+    return f"{until}: {pause.reason}{by}"
 
 
 def _retry(policy: RetryPolicy | None) -> str:

@@ -16,6 +16,7 @@ import typer
 
 from cronpilot.adapters.cli import (
     apply_cmd,
+    audit_cmd,
     cron_cmd,
     db_cmd,
     demo_cmd,
@@ -31,6 +32,7 @@ from cronpilot.adapters.cli import (
     scheduler_cmd,
     schema_cmd,
     sessions_cmd,
+    tokens_cmd,
     workers_cmd,
 )
 from cronpilot.adapters.cli.runtime import (
@@ -122,10 +124,24 @@ def build_app() -> typer.Typer:
     notifications.command("list")(notifications_cmd.list_notifications)
     app.add_typer(notifications, name="notifications")
 
+    _add_operations(app)
+    return app
+
+
+def _add_operations(app: typer.Typer) -> None:
     workers = _group("Scheduler workers: who is working, where, and how much.")
     workers.command("list")(workers_cmd.list_workers)
     app.add_typer(workers, name="workers")
-    return app
+
+    tokens = _group("API tokens: who may call the HTTP API, and with which scope.")
+    tokens.command()(tokens_cmd.create)
+    tokens.command("list")(tokens_cmd.list_all)
+    tokens.command()(tokens_cmd.revoke)
+    app.add_typer(tokens, name="tokens")
+
+    audit = _group("The audit log: every write, and who made it.")
+    audit.command("list")(audit_cmd.list_entries)
+    app.add_typer(audit, name="audit")
 
 
 def _fail(message: str, code: int) -> NoReturn:

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from cronpilot.adapters.bootstrap import build_clock
-from cronpilot.adapters.cli.identity import who_am_i
+from cronpilot.adapters.cli.identity import actor, who_am_i
 from cronpilot.adapters.cli.output import EndpointRef, JsonOption, print_json, relative
 from cronpilot.adapters.cli.runtime import admin_settings, with_store, with_waker
 from cronpilot.adapters.cli.views import endpoint_view
@@ -81,7 +81,7 @@ def pause(
     why = " ".join((reason or "").split()) or default_reason()
     stop = Pause(reason=why, until=parse_until(until, now) if until is not None else None)
     endpoint = with_store(
-        admin_settings(), lambda store: pause_endpoint(store.unit_of_work, ref, stop, now)
+        admin_settings(), lambda store: pause_endpoint(store.unit_of_work, ref, stop, actor(), now)
     )
     if json_output:
         print_json(endpoint_view(endpoint, None))
@@ -97,7 +97,9 @@ def resume(ref: EndpointRef, json_output: JsonOption = False) -> None:
     async def act(store: Store) -> Endpoint:
         return await with_waker(
             settings,
-            lambda waker: resume_endpoint(store.unit_of_work, waker, ref, build_clock().now()),
+            lambda waker: resume_endpoint(
+                store.unit_of_work, waker, ref, actor(), build_clock().now()
+            ),
         )
 
     endpoint = with_store(settings, act)

@@ -8,7 +8,7 @@ import typer
 from rich.console import Console
 
 from cronpilot.adapters.bootstrap import build_clock, build_proposal_desk, build_waker
-from cronpilot.adapters.cli.identity import who_am_i
+from cronpilot.adapters.cli.identity import actor
 from cronpilot.adapters.cli.output import (
     JsonOption,
     add_row,
@@ -110,7 +110,7 @@ async def _approve(settings: Settings, store: Store, proposal_id: str) -> tuple[
     waker = build_waker(settings)
     try:
         desk = build_proposal_desk(settings, store, waker)
-        decided = await desk.approve(proposal_id, who_am_i(), build_clock().now())
+        decided = await desk.approve(proposal_id, actor(), build_clock().now())
     finally:
         await waker.close()
     return decided, (await endpoint_refs(store)).get(decided.endpoint_id, "?")
@@ -129,7 +129,7 @@ def reject(
 
     async def act(store: Store) -> tuple[Proposal, str]:
         desk = build_proposal_desk(settings, store, None)
-        decided = await desk.reject(proposal_id, who_am_i(), why, build_clock().now())
+        decided = await desk.reject(proposal_id, actor(), why, build_clock().now())
         return decided, (await endpoint_refs(store)).get(decided.endpoint_id, "?")
 
     decided, ref = with_store(settings, act)

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from cronpilot.adapters.bootstrap import build_clock
-from cronpilot.adapters.cli.identity import who_am_i
+from cronpilot.adapters.cli.identity import actor
 from cronpilot.adapters.cli.output import EndpointRef, JsonOption, iso, print_json, relative, span
 from cronpilot.adapters.cli.runs_cmd import print_run
 from cronpilot.adapters.cli.runtime import EXIT_RUN_FAILED, admin_settings, with_store, with_waker
@@ -37,11 +37,6 @@ class RunNotFinished(CronpilotError):
         self.run = run
 
 
-def requested_by() -> str:
-    """Who asked, as runs record it: `cli:ann@web-1`."""
-    return f"cli:{who_am_i()}"
-
-
 def run(
     ref: EndpointRef,
     wait: Annotated[
@@ -62,7 +57,7 @@ def run(
         clock = build_clock()
         queued = await with_waker(
             settings,
-            lambda waker: request_run(store.unit_of_work, waker, ref, requested_by(), clock.now()),
+            lambda waker: request_run(store.unit_of_work, waker, ref, actor(), clock.now()),
         )
         endpoint = await store.catalog.get_endpoint(queued.endpoint_id)
         if not wait:
@@ -125,7 +120,7 @@ def backfill(
                 start=first,
                 end=last,
                 max_slots=max_slots or DEFAULT_MAX_SLOTS,
-                requested_by=requested_by(),
+                actor=actor(),
                 now=build_clock().now(),
             ),
         )

@@ -15,6 +15,7 @@ from cronpilot.domain.errors import (
     InvalidConfig,
     InvalidRunRequest,
     InvalidSchedule,
+    InvalidTokenName,
     NotFound,
     StoreUnavailable,
     UnsafeURL,
@@ -81,7 +82,13 @@ def exit_code(error: CronpilotError) -> int:
     if isinstance(error, NotFound):
         return EXIT_NOT_FOUND
     if isinstance(
-        error, InvalidConfig | InvalidSchedule | InvalidRunRequest | UnsafeURL | ValueRejected
+        error,
+        InvalidConfig
+        | InvalidSchedule
+        | InvalidRunRequest
+        | InvalidTokenName
+        | UnsafeURL
+        | ValueRejected,
     ):
         return EXIT_BAD_INPUT
     if isinstance(error, StoreUnavailable):

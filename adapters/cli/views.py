@@ -109,7 +109,9 @@ def _attempt_view(attempt: Attempt) -> dict[str, Any]:
 
 
 def _pause_view(pause: Pause | None) -> dict[str, Any] | None:
-    return None if pause is None else {"reason": pause.reason, "until": iso(pause.until)}
+    if pause is None:
+        return None
+    return {"reason": pause.reason, "until": iso(pause.until), "by": pause.by}
 
 
 def _interval_hint_view(hint: IntervalHint | None) -> dict[str, Any] | None:

@@ -12,11 +12,13 @@ from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any, Self
 
+from cronpilot.adapters.memory.access import MemoryAccess
 from cronpilot.adapters.memory.graph import MemoryDag, MemoryGraph, MemorySchemas, advance_dag
 from cronpilot.adapters.memory.notifications import MemoryNotifications
 from cronpilot.adapters.memory.planner import MemoryPlanner, MemoryPlannerState
 from cronpilot.adapters.memory.workers import MemoryWorkers
 from cronpilot.domain.alerts import Notification, run_notifications
+from cronpilot.domain.audit import AuditEntry
 from cronpilot.domain.claiming import (
     hint_active,
     is_due,
@@ -64,6 +66,7 @@ from cronpilot.domain.ports import (
     Store,
     UnitOfWork,
 )
+from cronpilot.domain.tokens import ApiToken
 from cronpilot.domain.transitions import (
     abandoned_run,
     after_finish,
@@ -140,6 +143,10 @@ class MemoryState:
     """The alerts outbox, by notification id."""
     workers: dict[str, WorkerInfo] = field(default_factory=dict)
     """The workers registry, by worker id."""
+    tokens: dict[str, ApiToken] = field(default_factory=dict)
+    """API tokens, revoked ones included, by token id."""
+    audit: list[AuditEntry] = field(default_factory=list)
+    """The audit log, in the order written."""
 
     def runs_of(self, endpoint_id: str) -> list[Run]:
         """Runs of one endpoint, newest slot first."""
@@ -478,6 +485,7 @@ class MemoryRepositories(Repositories):
         self._dag = MemoryDag(state)
         self._notifications = MemoryNotifications(state)
         self._workers = MemoryWorkers(state)
+        self._access = MemoryAccess(state)
 
     @property
     def catalog(self) -> MemoryCatalog:
@@ -514,6 +522,10 @@ class MemoryRepositories(Repositories):
     @property
     def workers(self) -> MemoryWorkers:
         return self._workers
+
+    @property
+    def access(self) -> MemoryAccess:
+        return self._access
 
 
 class MemoryReadingUnit(MemoryRepositories, ReadingUnit):

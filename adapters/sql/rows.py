@@ -123,6 +123,7 @@ STATE_COLUMNS = (
     "paused",
     "pause_until",
     "pause_reason",
+    "pause_by",
     "failure_count",
     "last_slot_at",
     "next_run_at",
@@ -150,6 +151,7 @@ def state_values(endpoint: Endpoint) -> dict[str, Any]:
         "paused": pause is not None,
         "pause_until": pause.until if pause else None,
         "pause_reason": pause.reason if pause else None,
+        "pause_by": pause.by if pause else None,
         "failure_count": endpoint.failure_count,
         "last_slot_at": endpoint.last_slot_at,
         "next_run_at": endpoint.next_run_at,
@@ -286,7 +288,11 @@ def _state_from_row(row: Mapping[Any, Any]) -> dict[str, Any]:
     return {
         "interval_hint": interval,
         "oneshot_hint": oneshot,
-        "pause": Pause(row["pause_reason"], row["pause_until"]) if row["paused"] else None,
+        "pause": (
+            Pause(row["pause_reason"], row["pause_until"], row["pause_by"])
+            if row["paused"]
+            else None
+        ),
         "failure_count": row["failure_count"],
         "last_slot_at": row["last_slot_at"],
         "next_run_at": row["next_run_at"],

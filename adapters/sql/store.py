@@ -11,6 +11,7 @@ from typing import Self
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from cronpilot.adapters.sql.access_repo import SqlAccess
 from cronpilot.adapters.sql.catalog import SqlCatalog
 from cronpilot.adapters.sql.claims import SqlClaims
 from cronpilot.adapters.sql.dag_repo import SqlDag
@@ -49,6 +50,7 @@ class SqlRepositories(Repositories):
         self._dag = SqlDag(db, cipher)
         self._notifications = SqlNotifications(db)
         self._workers = SqlWorkers(db)
+        self._access = SqlAccess(db)
 
     @property
     def catalog(self) -> SqlCatalog:
@@ -85,6 +87,10 @@ class SqlRepositories(Repositories):
     @property
     def workers(self) -> SqlWorkers:
         return self._workers
+
+    @property
+    def access(self) -> SqlAccess:
+        return self._access
 
 
 class SqlReadingUnit(SqlRepositories, ReadingUnit):

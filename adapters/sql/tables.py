@@ -132,6 +132,8 @@ endpoints = Table(
     Column("paused", Boolean, nullable=False),
     Column("pause_until", UtcDateTime, nullable=True),
     Column("pause_reason", Text, nullable=True),
+    # Who paused (issue 11): an actor, `token:NAME` or `cli:USER@HOST`; NULL for cronpilot.
+    Column("pause_by", String(200), nullable=True),
     Column("failure_count", Integer, nullable=False),
     Column("last_slot_at", UtcDateTime, nullable=True),
     Column("next_run_at", UtcDateTime, nullable=True),
@@ -377,3 +379,43 @@ workers = Table(
 Index("ix_workers_last_seen", workers.c.last_seen)
 # `workers list` counts each worker's recent runs without a scan of every run.
 Index("ix_runs_worker", runs.c.worker_id, runs.c.started_at)
+# --- access control (issue 11) -------------------------------------------------------------
+
+# The secret is never stored: its SHA-256 (`domain.tokens`), looked up by equality.
+api_tokens = Table(
+    "api_tokens",
+    metadata,
+    _id("id", primary_key=True),
+    Column("name", String(64), nullable=False),
+    Column("scope", String(16), nullable=False),
+    Column("secret_hash", String(64), nullable=False, unique=True),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("created_by", String(200), nullable=False),
+    Column("revoked_at", UtcDateTime, nullable=True),
+    Column("revoked_by", String(200), nullable=True),
+    Column("last_used_at", UtcDateTime, nullable=True),
+)
+# One live token per name; revoked tokens keep theirs as history.
+LIVE_TOKEN_NAME = "uq_api_tokens_live_name"
+Index(
+    LIVE_TOKEN_NAME,
+    api_tokens.c.name,
+    unique=True,
+    postgresql_where=api_tokens.c.revoked_at.is_(None),
+    sqlite_where=api_tokens.c.revoked_at.is_(None),
+)
+
+# No foreign keys: the log outlives what it names (a deleted endpoint, a pruned proposal).
+audit_log = Table(
+    "audit_log",
+    metadata,
+    _id("id", primary_key=True),
+    Column("at", UtcDateTime, nullable=False),
+    Column("actor", String(200), nullable=False),
+    Column("action", String(32), nullable=False),
+    Column("target", Text, nullable=False),
+    Column("detail", Text, nullable=False),
+)
+# Read newest first, page by page, all of it or one actor's.
+Index("ix_audit_log_at", audit_log.c.at, audit_log.c.id)
+Index("ix_audit_log_actor", audit_log.c.actor, audit_log.c.at)

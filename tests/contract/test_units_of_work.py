@@ -13,10 +13,13 @@ from typing import Any
 
 import pytest
 
+from cronpilot.domain.access import Scope
 from cronpilot.domain.graph import EdgeSighting, EdgeSource, EdgeType
 from cronpilot.domain.model import IntervalHint, Pause, PlannerMode, RunStatus
 from cronpilot.domain.planning import ProposalDraft, ProposalKind, ProposalStatus
 from cronpilot.domain.ports import Store
+from cronpilot.domain.tokens import ApiToken, hash_secret
+from cronpilot.usecases.access import create_token, revoke_token
 from cronpilot.usecases.declarations import apply_declarations
 from cronpilot.usecases.proposals import ProposalDesk, Proposer
 from cronpilot.usecases.run_requests import request_backfill, request_run
@@ -29,6 +32,7 @@ from tests.support.units import InjectedFailure, Proxy, Wrap, WrappedUnits, fail
 LIMITS = limits_for_tests(pending_ttl_seconds=600)
 REVIEW = Proposer("llm:test", PlannerMode.REVIEW, "s1")
 AUTO = Proposer("llm:test", PlannerMode.AUTO, "s1")
+ANN = "cli:ann@web-1"
 EVERY_30 = ProposalDraft(ProposalKind.INTERVAL, "busy", 30, ttl_seconds=300)
 
 
@@ -92,13 +96,15 @@ async def test_apply_writes_nothing_when_it_fails_after_any_step(
     declared = declaration("etl", spec("fetch"), spec("load", depends_on=("fetch",)))
 
     with pytest.raises(InjectedFailure):
-        await apply_declarations(units, waker, [declared], "jobs.yaml", T0)
+        await apply_declarations(units, waker, [declared], "jobs.yaml", actor=ANN, now=T0)
 
     assert await store.catalog.list_jobs() == []
     assert await store.catalog.list_endpoints() == []
     assert await store.graph.list_edges() == []
     assert waker.notified == 0
-    report = await apply_declarations(store.unit_of_work, waker, [declared], "jobs.yaml", T0)
+    report = await apply_declarations(
+        store.unit_of_work, waker, [declared], "jobs.yaml", actor=ANN, now=T0
+    )
     assert report.created == ["etl", "etl/fetch", "etl/load"]
     assert waker.notified == 1
 
@@ -109,14 +115,17 @@ async def test_apply_keeps_the_graph_as_it_was_when_it_fails(store: Store) -> No
         None,
         [declaration("etl", spec("fetch"), spec("load", depends_on=("fetch",)))],
         "jobs.yaml",
-        T0,
+        actor=ANN,
+        now=T0,
     )
     before = await store.graph.list_edges()
     unchained = declaration("etl", spec("fetch"), spec("load", every=30))
     units = WrappedUnits(store, failing_after("graph", "retract", 1))
 
     with pytest.raises(InjectedFailure):
-        await apply_declarations(units, None, [unchained], "jobs.yaml", T0 + seconds(1))
+        await apply_declarations(
+            units, None, [unchained], "jobs.yaml", actor=ANN, now=T0 + seconds(1)
+        )
 
     assert await store.graph.list_edges() == before
     load = await store.catalog.get_endpoint("etl/load")
@@ -221,14 +230,14 @@ async def test_pause_and_resume_write_nothing_when_they_fail(store: Store) -> No
     failing = WrappedUnits(store, failing_after("catalog", "set_pause"))
 
     with pytest.raises(InjectedFailure):
-        await pause_endpoint(failing, "j/a", Pause("maintenance"), T0)
+        await pause_endpoint(failing, "j/a", Pause("maintenance"), ANN, T0)
     assert await store.catalog.get_endpoint(endpoint_id) == before
 
-    paused = await pause_endpoint(store.unit_of_work, "j/a", Pause("maintenance"), T0)
+    paused = await pause_endpoint(store.unit_of_work, "j/a", Pause("maintenance"), ANN, T0)
     waker = CountingWaker()
     with pytest.raises(InjectedFailure):
         await resume_endpoint(
-            WrappedUnits(store, failing_after("catalog", "set_pause")), waker, "j/a", T0
+            WrappedUnits(store, failing_after("catalog", "set_pause")), waker, "j/a", ANN, T0
         )
     assert await store.catalog.get_endpoint(endpoint_id) == paused
     assert waker.notified == 0
@@ -250,7 +259,7 @@ async def test_run_now_and_backfill_queue_nothing_when_they_fail(store: Store) -
             start=T0,
             end=now - seconds(60),
             max_slots=20,
-            requested_by="cli:ann",
+            actor="cli:ann",
             now=now,
         )
 
@@ -292,3 +301,99 @@ async def test_a_write_beside_a_unit_waits_for_it_and_outlives_its_rollback(stor
     stored = await store.catalog.get_endpoint(endpoint_id)
     assert (stored.pause, stored.interval_hint) == (None, hint)
     assert hinted == stored
+
+
+NOW = T0 + timedelta(minutes=5)
+
+
+async def _everything(store: Store) -> tuple[Any, ...]:
+    """All that a write use case could change, audit log included."""
+    endpoints = await store.catalog.list_endpoints()
+    return (
+        await store.catalog.list_jobs(),
+        endpoints,
+        [await store.runs.list_runs(e.id) for e in endpoints],
+        await store.planner.list_proposals(),
+        await store.graph.list_edges(),
+        await store.access.list_tokens(include_revoked=True),
+        await store.access.list_audit(),
+    )
+
+
+Write = Callable[[Any, CountingWaker, str], Awaitable[object]]
+"""A write use case on (units of work, waker, pending proposal id), for `ANN` at `NOW`."""
+WRITES: dict[str, tuple[Write, str]] = {
+    "apply": (
+        lambda units, waker, _: apply_declarations(
+            units, waker, [declaration("k", spec("b"))], "jobs.yaml", actor=ANN, now=NOW
+        ),
+        "jobs.yaml",
+    ),
+    "pause": (lambda units, _, __: pause_endpoint(units, "j/a", Pause("ops"), ANN, NOW), "j/a"),
+    "resume": (lambda units, waker, _: resume_endpoint(units, waker, "j/held", ANN, NOW), "j/held"),
+    "run_now": (lambda units, waker, _: request_run(units, waker, "j/a", ANN, NOW), "j/a"),
+    "backfill": (
+        lambda units, waker, _: request_backfill(
+            units, waker, "j/a", start=T0, end=NOW, max_slots=5, actor=ANN, now=NOW
+        ),
+        "j/a",
+    ),
+    "approve": (
+        lambda units, waker, proposal: ProposalDesk(units, waker, LIMITS).approve(
+            proposal, ANN, NOW
+        ),
+        "proposal",
+    ),
+    "reject": (
+        lambda units, waker, proposal: ProposalDesk(units, waker, LIMITS).reject(
+            proposal, ANN, "not now", NOW
+        ),
+        "proposal",
+    ),
+    "token_create": (
+        lambda units, _, __: create_token(units, "ci", Scope.WRITE, ANN, NOW),
+        "ci",
+    ),
+    "token_revoke": (lambda units, _, __: revoke_token(units, "old", ANN, NOW), "old"),
+}
+
+
+@pytest.mark.parametrize("action", list(WRITES))
+async def test_every_write_is_audited_in_its_unit_of_work(store: Store, action: str) -> None:
+    """Broken right after its audit entry (its last write), a write use case leaves nothing
+    written; whole, it leaves one entry naming the actor, the action and the target."""
+    proposal = await _pending(store)
+    await store.catalog.apply([declaration("j", spec("held"))], T0)
+    held = await store.catalog.get_endpoint("j/held")
+    await store.catalog.set_pause(held.id, Pause("earlier", None, "cli:bob@web-2"), T0)
+    await store.access.add_token(
+        ApiToken("old-id", "old", Scope.READ, hash_secret("old"), T0, "cli:bob@web-2")
+    )
+    write, target = WRITES[action]
+    before = await _everything(store)
+    waker = CountingWaker()
+
+    with pytest.raises(InjectedFailure):
+        await write(WrappedUnits(store, failing_after("access", "record")), waker, proposal)
+
+    assert await _everything(store) == before
+    assert waker.notified == 0
+    await write(store.unit_of_work, waker, proposal)
+    [entry] = await store.access.list_audit()
+    assert (entry.actor, entry.action, entry.target, entry.at) == (
+        ANN,
+        action,
+        proposal if target == "proposal" else target,
+        NOW,
+    )
+
+
+async def test_a_pause_keeps_who_paused_and_a_run_who_asked(store: Store) -> None:
+    await store.catalog.apply([declaration("j", spec("a"))], T0)
+
+    paused = await pause_endpoint(store.unit_of_work, "j/a", Pause("ops"), ANN, NOW)
+    queued = await request_run(store.unit_of_work, CountingWaker(), "j/a", "token:ci", NOW)
+
+    assert paused.pause == Pause("ops", None, ANN)
+    assert (await store.catalog.get_endpoint("j/a")).pause == Pause("ops", None, ANN)
+    assert queued.requested_by == "token:ci"

@@ -19,7 +19,9 @@ from cronpilot.domain.errors import (
     EndpointNotFound,
     InvalidConfig,
     InvalidRunRequest,
+    InvalidTokenName,
     StoreUnavailable,
+    TokenNotFound,
     UnsafeURL,
     ValueRejected,
 )
@@ -198,7 +200,11 @@ def test_pause_without_until_holds_until_resumed(shop: Cli) -> None:
 
     reason = f"paused by ann@{socket.gethostname()} from the CLI"
     assert said.strip() == f"paused shop/nightly, until resumed: {reason}"
-    assert shown["paused"] == {"reason": reason, "until": None}
+    assert shown["paused"] == {
+        "reason": reason,
+        "until": None,
+        "by": f"cli:ann@{socket.gethostname()}",
+    }
     assert shown["next_run_at"] is None
 
 
@@ -476,6 +482,8 @@ def test_help_documents_the_exit_codes(empty: Cli) -> None:
         (InvalidRunRequest("shop/x", "--from is after --to"), 2),
         (UnsafeURL("http://10.0.0.1/", "private"), 2),
         (ValueRejected("value too long"), 2),
+        (InvalidTokenName("ci", "is taken by a live token"), 2),
+        (TokenNotFound("ci"), 1),
         (StoreUnavailable("down"), 3),
         (ConflictError("duplicate job"), 4),
         (CronpilotError("anything else"), 4),

@@ -95,7 +95,7 @@ async def test_review_approve_and_see_the_effect(shop: Cli, sqlite_url: str) -> 
     assert "relaxing from every 30s" in table
     decided = shop.json("proposals", "show", pending["id"])
     assert decided["status"] == "applied"
-    assert decided["decided_by"].startswith("ann@")
+    assert decided["decided_by"].startswith("cli:ann@")
 
 
 async def test_reject_with_a_reason(shop: Cli, sqlite_url: str) -> None:
@@ -172,5 +172,5 @@ async def test_approval_rechecks_the_guardrails(shop: Cli, sqlite_url: str, tmp_
         "interval 60s is above the maximum 45s"
     )
     decided = shop.json("proposals", "show", pending["id"])
-    assert (decided["status"], decided["decided_by"][:4]) == ("refused", "ann@")
+    assert (decided["status"], decided["decided_by"][:8]) == ("refused", "cli:ann@")
     assert shop.json("endpoints", "show", "shop/orders")["interval_hint"] is None

@@ -76,7 +76,7 @@ async def test_a_backfill_is_called_oldest_slot_first_at_its_pace(
             start=first_slot - timedelta(minutes=3),
             end=clock.now(),
             max_slots=10,
-            requested_by=WHO,
+            actor=WHO,
             now=clock.now(),
         )
         assert (len(report.queued), report.skipped) == (3, 1)

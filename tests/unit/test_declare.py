@@ -31,7 +31,9 @@ def _keys(edges: list[Edge]) -> set[tuple[str, str, str]]:
 
 async def _apply(store: MemoryStore, text: str) -> None:
     declarations = parse_declarations(text, "jobs.yaml", [])
-    await apply_declarations(store.unit_of_work, None, declarations, "jobs.yaml", T0)
+    await apply_declarations(
+        store.unit_of_work, None, declarations, "jobs.yaml", actor="cli:ann@web-1", now=T0
+    )
 
 
 async def test_config_edges_come_and_go_with_the_file() -> None:

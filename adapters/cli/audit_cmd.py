@@ -1,0 +1,67 @@
+"""`cronpilot audit list`: who changed what, newest first."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from cronpilot.adapters.bootstrap import build_clock
+from cronpilot.adapters.cli.output import (
+    JsonOption,
+    add_row,
+    clock_time,
+    iso,
+    new_table,
+    note,
+    print_json,
+    print_table,
+)
+from cronpilot.adapters.cli.runtime import admin_settings, with_store
+from cronpilot.domain.audit import AUDIT_ACTIONS, AuditEntry
+from cronpilot.usecases.access import list_audit
+
+
+def list_entries(
+    actor: Annotated[
+        str | None, typer.Option(help="Only this actor's: `token:ci`, `cli:ann@web-1`.")
+    ] = None,
+    action: Annotated[
+        str | None,
+        typer.Option(help=f"Only this kind of change: {', '.join(AUDIT_ACTIONS)}."),
+    ] = None,
+    limit: Annotated[int, typer.Option(min=1, max=1000, help="How many, newest first.")] = 50,
+    json_output: JsonOption = False,
+) -> None:
+    """The audit log, newest first: every write, who made it, and on what."""
+    if action is not None and action not in AUDIT_ACTIONS:
+        raise typer.BadParameter(
+            f"{action!r} is not one of {', '.join(AUDIT_ACTIONS)}", param_hint="--action"
+        )
+    entries = with_store(
+        admin_settings(),
+        lambda store: list_audit(store.reading, actor=actor, action=action, limit=limit),
+    )
+    if json_output:
+        print_json([entry_view(e) for e in entries])
+        return
+    if not entries:
+        note("no audit entries")
+        return
+    now = build_clock().now()
+    table = new_table("When", "Actor", "Action", "Target", "Detail")
+    for e in entries:
+        add_row(table, clock_time(e.at, now), e.actor, e.action, e.target, e.detail)
+    print_table(table)
+
+
+def entry_view(entry: AuditEntry) -> dict[str, Any]:
+    """The `--json` shape: keys are a stable interface for scripts."""
+    return {
+        "id": entry.id,
+        "at": iso(entry.at),
+        "actor": entry.actor,
+        "action": entry.action,
+        "target": entry.target,
+        "detail": entry.detail,
+    }

@@ -1,0 +1,137 @@
+"""`AccessRepository` over SQL: API tokens and the audit log."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, insert, or_, select, update
+from sqlalchemy.engine import RowMapping
+
+from cronpilot.adapters.sql.engine import Database
+from cronpilot.adapters.sql.tables import api_tokens, audit_log
+from cronpilot.domain.access import Scope
+from cronpilot.domain.audit import AuditAction, AuditCursor, AuditEntry
+from cronpilot.domain.errors import TokenNotFound
+from cronpilot.domain.ports import AccessRepository
+from cronpilot.domain.tokens import ApiToken
+
+
+def _token(row: RowMapping) -> ApiToken:
+    return ApiToken(
+        id=row["id"],
+        name=row["name"],
+        scope=Scope(row["scope"]),
+        secret_hash=row["secret_hash"],
+        created_at=row["created_at"],
+        created_by=row["created_by"],
+        revoked_at=row["revoked_at"],
+        revoked_by=row["revoked_by"],
+        last_used_at=row["last_used_at"],
+    )
+
+
+def _entry(row: RowMapping) -> AuditEntry:
+    return AuditEntry(
+        row["id"], row["at"], row["actor"], row["action"], row["target"], row["detail"]
+    )
+
+
+class SqlAccess(AccessRepository):
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def add_token(self, token: ApiToken) -> None:
+        # A second live token of one name breaks `LIVE_TOKEN_NAME`: `ConflictError`.
+        values: dict[str, Any] = {
+            "id": token.id,
+            "name": token.name,
+            "scope": token.scope.value,
+            "secret_hash": token.secret_hash,
+            "created_at": token.created_at,
+            "created_by": token.created_by,
+            "revoked_at": token.revoked_at,
+            "revoked_by": token.revoked_by,
+            "last_used_at": token.last_used_at,
+        }
+        await self._db.write_one(insert(api_tokens).values(values))
+
+    async def get_live_token(self, name_or_id: str) -> ApiToken:
+        table = api_tokens.c
+        query = select(api_tokens).where(
+            table.revoked_at.is_(None), or_(table.name == name_or_id, table.id == name_or_id)
+        )
+        async with self._db.read() as conn:
+            rows = (await conn.execute(query)).mappings().all()
+        tokens = [_token(row) for row in rows]
+        # A name wins over an id: names are what people type.
+        found = next((t for t in tokens if t.name == name_or_id), None) or next(iter(tokens), None)
+        if found is None:
+            raise TokenNotFound(name_or_id)
+        return found
+
+    async def find_token(self, secret_hash: str) -> ApiToken | None:
+        query = select(api_tokens).where(api_tokens.c.secret_hash == secret_hash)
+        async with self._db.read() as conn:
+            row = (await conn.execute(query)).mappings().one_or_none()
+        return None if row is None else _token(row)
+
+    async def list_tokens(self, *, include_revoked: bool = False) -> list[ApiToken]:
+        table = api_tokens.c
+        query = select(api_tokens).order_by(table.name, table.created_at)
+        if not include_revoked:
+            query = query.where(table.revoked_at.is_(None))
+        async with self._db.read() as conn:
+            rows = (await conn.execute(query)).mappings().all()
+        return [_token(row) for row in rows]
+
+    async def revoke_token(self, token_id: str, actor: str, now: datetime) -> ApiToken:
+        table = api_tokens.c
+        statement = (
+            update(api_tokens)
+            .where(table.id == token_id, table.revoked_at.is_(None))
+            .values(revoked_at=now, revoked_by=actor)
+            .returning(*api_tokens.c)
+        )
+        async with self._db.write() as conn:
+            row = (await conn.execute(statement)).mappings().one_or_none()
+        if row is None:
+            raise TokenNotFound(token_id)
+        return _token(row)
+
+    async def mark_used(self, token_id: str, now: datetime) -> None:
+        statement = update(api_tokens).where(api_tokens.c.id == token_id)
+        await self._db.write_one(statement.values(last_used_at=now))
+
+    async def record(self, entry: AuditEntry) -> None:
+        values = {
+            "id": entry.id,
+            "at": entry.at,
+            "actor": entry.actor,
+            "action": entry.action,
+            "target": entry.target,
+            "detail": entry.detail,
+        }
+        await self._db.write_one(insert(audit_log).values(values))
+
+    async def list_audit(
+        self,
+        *,
+        actor: str | None = None,
+        action: AuditAction | None = None,
+        limit: int = 100,
+        before: AuditCursor | None = None,
+    ) -> list[AuditEntry]:
+        table = audit_log.c
+        query = select(audit_log).order_by(table.at.desc(), table.id.desc())
+        if actor is not None:
+            query = query.where(table.actor == actor)
+        if action is not None:
+            query = query.where(table.action == action)
+        if before is not None:
+            query = query.where(
+                or_(table.at < before.at, and_(table.at == before.at, table.id < before.id))
+            )
+        async with self._db.read() as conn:
+            rows = (await conn.execute(query.limit(max(limit, 0)))).mappings().all()
+        return [_entry(row) for row in rows]
