@@ -35,8 +35,11 @@ from cronpilot.domain.model import (
     Recorded,
     Response,
     Run,
+    RunStatus,
+    RunTrigger,
 )
 from cronpilot.domain.outputs import DriftEvent, OutputSchema
+from cronpilot.domain.paging import Cursor
 from cronpilot.domain.planning import (
     AnalysisClaim,
     AnalysisOutcome,
@@ -89,6 +92,16 @@ class ApplyReport:
     deleted, reported so that a user can see what the file no longer mentions."""
 
 
+@dataclass(frozen=True, slots=True)
+class RunFilter:
+    """Which runs a paged list holds: each field set narrows it."""
+
+    job_id: str | None = None
+    endpoint_id: str | None = None
+    status: RunStatus | None = None
+    trigger: RunTrigger | None = None
+
+
 class CatalogRepository(Protocol):
     """Jobs and endpoints as declared, plus their runtime schedule state."""
 
@@ -139,6 +152,17 @@ class CatalogRepository(Protocol):
         """Replace both hints and re-plan; returns the updated endpoint.
 
         Raises `EndpointNotFound`."""
+        ...
+
+    async def delete_endpoints(self, endpoint_ids: Collection[str]) -> None:
+        """Delete the endpoints and everything recorded of them: runs (queued and running
+        ones too), proposals, analysis sessions and planner state, output schema and drift,
+        DAG waits, notifications. Graph edges are kept by node name: see
+        `GraphRepository.forget`. Unknown ids are ignored."""
+        ...
+
+    async def delete_job(self, name: str) -> None:
+        """Delete the job with its endpoints (as `delete_endpoints`). Raises `JobNotFound`."""
         ...
 
 
@@ -214,6 +238,14 @@ class ClaimRepository(Protocol):
 class RunRepository(Protocol):
     async def list_runs(self, endpoint_id: str, limit: int = 50, offset: int = 0) -> list[Run]:
         """Runs of one endpoint, newest slot first."""
+        ...
+
+    async def page_runs(
+        self, where: RunFilter, limit: int, after: Cursor | None = None
+    ) -> list[Run]:
+        """Up to `limit` runs matching `where`, newest (slot, id) first, each strictly after
+        `after` in that order (keyset paging: `Cursor(run.slot_at, run.id)` of the last run
+        of the page before)."""
         ...
 
     async def get_run(self, run_id: str) -> Run:
@@ -393,6 +425,11 @@ class GraphRepository(Protocol):
         counted (count 0), except those keyed in `keep`: a withdrawn `depends_on`, a provides
         edge the learnt schemas no longer support. Counted edges stay: they are history.
         Returns how many were deleted."""
+        ...
+
+    async def forget(self, nodes: Collection[str]) -> int:
+        """Delete every edge from or to one of `nodes`, counted or not: the nodes themselves
+        are gone (deleted endpoints or jobs). Returns how many were deleted."""
         ...
 
 
