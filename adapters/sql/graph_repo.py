@@ -105,7 +105,6 @@ class SqlGraph(GraphRepository):
                     deleted += 1
         return deleted
 
-
     async def forget(self, nodes: Collection[str]) -> int:
         if not nodes:
             return 0

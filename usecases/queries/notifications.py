@@ -1,0 +1,23 @@
+"""The alerts outbox as webhooks hear of it."""
+
+from __future__ import annotations
+
+from cronpilot.domain.alerts import Notification, NotificationStatus
+from cronpilot.domain.ports import ReadingFactory
+
+
+async def list_notifications(
+    reading: ReadingFactory,
+    *,
+    job: str | None = None,
+    endpoint: str | None = None,
+    status: NotificationStatus | None = None,
+    limit: int = 100,
+) -> list[Notification]:
+    """The alerts outbox, newest first. Raises `JobNotFound` or `EndpointNotFound`."""
+    async with reading() as read:
+        job_id = None if job is None else (await read.catalog.get_job(job)).id
+        endpoint_id = None if endpoint is None else (await read.catalog.get_endpoint(endpoint)).id
+        return await read.notifications.list_notifications(
+            job_id=job_id, endpoint_id=endpoint_id, status=status, limit=limit
+        )
