@@ -10,8 +10,10 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+from collections.abc import Callable
 from contextlib import AsyncExitStack, suppress
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
@@ -45,7 +47,15 @@ from cronpilot.scheduler.notifier import Notifier, NotifierConfig
 from cronpilot.scheduler.worker import SchedulerWorker
 from cronpilot.usecases.proposals import ProposalDesk
 
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from cronpilot.adapters.api.context import Authenticate
+
 log = logging.getLogger(__name__)
+
+Authenticator = Callable[[Store, Clock], "Authenticate"]
+"""Makes the API's `Authenticate` over its store and clock."""
 
 
 def build_cipher(settings: Settings) -> SecretCipher:
@@ -323,3 +333,54 @@ async def serve_planner(
     async with AsyncExitStack() as resources:
         worker = await open_planner(settings, store, clock, resources)
         await worker.run(stop)
+
+
+# --- the HTTP API -----------------------------------------------------------------------------
+
+
+def build_api(
+    settings: Settings, store: Store, waker: Waker, clock: Clock, authenticate: Authenticate
+) -> FastAPI:
+    """The API app on `store`; `authenticate` says whom a bearer token's secret belongs to."""
+    # Imported here: FastAPI costs every other command its import time.
+    from cronpilot.adapters.api.app import build_api as api_app
+    from cronpilot.adapters.api.context import ApiContext
+
+    return api_app(
+        ApiContext(
+            store=store,
+            waker=waker,
+            clock=clock,
+            authenticate=authenticate,
+            allowed_networks=settings.allowed_networks,
+            floor_seconds=settings.min_interval_seconds,
+            desk=build_proposal_desk(settings, store, waker),
+        )
+    )
+
+
+async def serve_api(
+    settings: Settings, host: str, port: int, authenticate_with: Authenticator
+) -> None:
+    """Serve the API until interrupted (uvicorn handles SIGINT/SIGTERM), HTTPS when
+    `api_tls_cert` and `api_tls_key` are set; the store and waker are closed on return."""
+    import uvicorn
+
+    store = await open_store(settings)
+    waker = build_waker(settings)
+    try:
+        clock = build_clock()
+        app = build_api(settings, store, waker, clock, authenticate_with(store, clock))
+        config = uvicorn.Config(
+            app,
+            host=host,
+            port=port,
+            ssl_certfile=settings.api_tls_cert,
+            ssl_keyfile=settings.api_tls_key,
+            log_config=None,
+            proxy_headers=True,
+        )
+        await uvicorn.Server(config).serve()
+    finally:
+        await waker.close()
+        await store.close()

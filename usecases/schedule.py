@@ -5,16 +5,21 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
+from cronpilot.domain.errors import PreconditionFailed
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Pause
 from cronpilot.domain.ports import UnitOfWorkFactory, Waker
+from cronpilot.domain.versions import endpoint_version
 
 log = logging.getLogger(__name__)
 
 
-async def pause_endpoint(uow: UnitOfWorkFactory, ref: str, pause: Pause, now: datetime) -> Endpoint:
-    """Pause `ref` (by id or `job/endpoint`); returns it re-planned. Raises `EndpointNotFound`."""
-    updated = await _set_pause(uow, ref, pause, now)
+async def pause_endpoint(
+    uow: UnitOfWorkFactory, ref: str, pause: Pause, now: datetime, if_version: str | None = None
+) -> Endpoint:
+    """Pause `ref` (by id or `job/endpoint`); returns it re-planned. Raises `EndpointNotFound`,
+    or `PreconditionFailed` when `if_version` is given and is not its version."""
+    updated = await _set_pause(uow, ref, pause, now, if_version)
     log.info(
         "paused %s",
         updated.ref,
@@ -24,11 +29,15 @@ async def pause_endpoint(uow: UnitOfWorkFactory, ref: str, pause: Pause, now: da
 
 
 async def resume_endpoint(
-    uow: UnitOfWorkFactory, waker: Waker | None, ref: str, now: datetime
+    uow: UnitOfWorkFactory,
+    waker: Waker | None,
+    ref: str,
+    now: datetime,
+    if_version: str | None = None,
 ) -> Endpoint:
     """Lift `ref`'s pause, re-plan it from its baseline and hints and wake the schedulers (it
-    may be due now). Raises `EndpointNotFound`."""
-    updated = await _set_pause(uow, ref, None, now)
+    may be due now). Raises `EndpointNotFound`, or `PreconditionFailed` (see `pause_endpoint`)."""
+    updated = await _set_pause(uow, ref, None, now, if_version)
     if waker is not None:
         await waker.notify()
     log.info(
@@ -40,10 +49,13 @@ async def resume_endpoint(
 
 
 async def _set_pause(
-    uow: UnitOfWorkFactory, ref: str, pause: Pause | None, now: datetime
+    uow: UnitOfWorkFactory, ref: str, pause: Pause | None, now: datetime, if_version: str | None
 ) -> Endpoint:
     async with uow() as tx:
-        endpoint = await tx.catalog.get_endpoint(ref)
+        # Held until the unit ends: no other write can slip between the check and the change.
+        endpoint = await tx.catalog.get_endpoint(ref, for_update=if_version is not None)
+        if if_version is not None and if_version != endpoint_version(endpoint):
+            raise PreconditionFailed(endpoint.ref)
         updated = await tx.catalog.set_pause(endpoint.id, pause, now)
         await tx.commit()
     return updated

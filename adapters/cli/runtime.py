@@ -16,6 +16,7 @@ from cronpilot.domain.errors import (
     InvalidRunRequest,
     InvalidSchedule,
     NotFound,
+    StillDependedOn,
     StoreUnavailable,
     UnsafeURL,
     ValueRejected,
@@ -81,7 +82,13 @@ def exit_code(error: CronpilotError) -> int:
     if isinstance(error, NotFound):
         return EXIT_NOT_FOUND
     if isinstance(
-        error, InvalidConfig | InvalidSchedule | InvalidRunRequest | UnsafeURL | ValueRejected
+        error,
+        InvalidConfig
+        | InvalidSchedule
+        | InvalidRunRequest
+        | UnsafeURL
+        | ValueRejected
+        | StillDependedOn,
     ):
         return EXIT_BAD_INPUT
     if isinstance(error, StoreUnavailable):

@@ -55,3 +55,9 @@ async def show_endpoint(reading: ReadingFactory, ref: str) -> EndpointState:
         endpoint = await read.catalog.get_endpoint(ref)
         latest = await read.runs.latest_runs([endpoint.id])
     return EndpointState(endpoint, latest.get(endpoint.id))
+
+
+async def endpoint_refs(reading: ReadingFactory) -> dict[str, str]:
+    """Endpoint id → `job/endpoint`, for listings that hold ids."""
+    async with reading() as read:
+        return {e.id: e.ref for e in await read.catalog.list_endpoints()}
