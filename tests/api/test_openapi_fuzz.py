@@ -1,0 +1,98 @@
+"""schemathesis against the served /openapi.json: every operation, valid and invalid input;
+no 500, and every error a problem document."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import schemathesis
+import uvicorn
+from hypothesis import HealthCheck, given, settings
+from schemathesis import GenerationMode
+
+from cronpilot.adapters.bootstrap import build_api
+from cronpilot.adapters.sql import open_sql_store, upgrade_database
+from cronpilot.adapters.wake import InProcessWaker
+from cronpilot.domain.access import Scope
+from cronpilot.domain.ports import SecretCipher
+from tests.api.conftest import JOBS, authenticate, bearer
+from tests.support.clock import FakeClock
+from tests.support.settings import settings_for_tests
+
+EXAMPLES = 8
+"""Per operation and mode: about 30 operations in well under a minute."""
+
+
+@pytest.fixture
+def served(tmp_path: Path, cipher: SecretCipher) -> Iterator[str]:
+    """The API on SQLite, served from a thread of its own (schemathesis calls synchronously)."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'api.db'}"
+    ready = threading.Event()
+    holder: dict[str, object] = {}
+
+    async def main() -> None:
+        await upgrade_database(url)
+        store = await open_sql_store(url, cipher)
+        waker = InProcessWaker()
+        app = build_api(
+            settings_for_tests(database_url=url), store, waker, FakeClock(), authenticate
+        )
+        server = uvicorn.Server(
+            uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None, lifespan="off")
+        )
+        holder["server"] = server
+        task = asyncio.create_task(server.serve())
+        while not server.started:
+            await asyncio.sleep(0.01)
+        holder["port"] = server.servers[0].sockets[0].getsockname()[1]
+        ready.set()
+        await task
+        await waker.close()
+        await store.close()
+
+    thread = threading.Thread(target=asyncio.run, args=(main(),))
+    thread.start()
+    assert ready.wait(30)
+    base = f"http://127.0.0.1:{holder['port']}"
+    httpx.post(f"{base}/apply", content=JOBS, headers=bearer(Scope.ADMIN)).raise_for_status()
+    try:
+        yield base
+    finally:
+        holder["server"].should_exit = True  # type: ignore[attr-defined]
+        thread.join(30)
+
+
+def _check(case: schemathesis.Case, base: str) -> None:
+    response = case.call(base_url=base, headers=bearer(Scope.ADMIN))
+    where = f"{case.method} {case.formatted_path}"
+    assert response.status_code < 500, f"{where}: {response.status_code} {response.text}"
+    if response.status_code >= 400:
+        assert response.headers["content-type"] == ["application/problem+json"], where
+        problem = response.json()
+        assert {"type", "title", "status", "detail"} <= problem.keys(), where
+        assert problem["status"] == response.status_code, where
+
+
+def test_every_operation_answers_without_500_and_errors_are_problems(served: str) -> None:
+    schema = schemathesis.openapi.from_url(f"{served}/openapi.json")
+    operations = [result.ok() for result in schema.get_all_operations()]
+    assert len(operations) >= 25
+    for operation in operations:
+        for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
+
+            @given(case=operation.as_strategy(generation_mode=mode))
+            @settings(
+                max_examples=EXAMPLES,
+                deadline=None,
+                database=None,
+                suppress_health_check=list(HealthCheck),
+            )
+            def check(case: schemathesis.Case) -> None:
+                _check(case, served)
+
+            check()
