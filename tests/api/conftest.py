@@ -4,12 +4,14 @@ token check: `read-secret`, `write-secret`, `admin-secret` carry those scopes.""
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import httpx
 import pytest
 import uvicorn
+from fastapi import FastAPI
 
 from cronpilot.adapters.bootstrap import build_api
 from cronpilot.adapters.sql import open_sql_store
@@ -43,6 +45,17 @@ def bearer(scope: Scope) -> dict[str, str]:
     return {"Authorization": f"Bearer {scope}-secret"}
 
 
+def loopback_server(app: FastAPI) -> tuple[uvicorn.Server, socket.socket]:
+    """A server for `app` and its socket on a free loopback port (`server.serve(sockets=…)`).
+    The socket listens from here on: a client may connect before the server has started, the
+    backlog holds it, so nobody waits for the server to say it is up."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen()
+    config = uvicorn.Config(app, log_config=None, lifespan="off")
+    return uvicorn.Server(config), sock
+
+
 @dataclass
 class Api:
     url: str
@@ -60,17 +73,14 @@ async def api(sql_url: str, cipher: SecretCipher) -> AsyncIterator[Api]:
     waker = InProcessWaker()
     clock = FakeClock()
     app = build_api(settings_for_tests(database_url=sql_url), store, waker, clock, authenticate)
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None, lifespan="off")
-    )
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        await asyncio.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
+    server, sock = loopback_server(app)
+    port = sock.getsockname()[1]
+    task = asyncio.create_task(server.serve(sockets=[sock]))
     try:
         yield Api(f"http://127.0.0.1:{port}", store, clock)
     finally:
         server.should_exit = True
         await task
+        sock.close()
         await waker.close()
         await store.close()

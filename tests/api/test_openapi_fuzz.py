@@ -7,11 +7,11 @@ import asyncio
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 import schemathesis
-import uvicorn
 from hypothesis import HealthCheck, given, settings
 from schemathesis import GenerationMode
 
@@ -20,7 +20,7 @@ from cronpilot.adapters.sql import open_sql_store, upgrade_database
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.access import Scope
 from cronpilot.domain.ports import SecretCipher
-from tests.api.conftest import JOBS, authenticate, bearer
+from tests.api.conftest import JOBS, authenticate, bearer, loopback_server
 from tests.support.clock import FakeClock
 from tests.support.settings import settings_for_tests
 
@@ -32,38 +32,36 @@ EXAMPLES = 8
 def served(tmp_path: Path, cipher: SecretCipher) -> Iterator[str]:
     """The API on SQLite, served from a thread of its own (schemathesis calls synchronously)."""
     url = f"sqlite+aiosqlite:///{tmp_path / 'api.db'}"
-    ready = threading.Event()
-    holder: dict[str, object] = {}
+    asyncio.run(upgrade_database(url))
+    opened = threading.Event()
+    holder: dict[str, Any] = {}
 
     async def main() -> None:
-        await upgrade_database(url)
         store = await open_sql_store(url, cipher)
         waker = InProcessWaker()
         app = build_api(
             settings_for_tests(database_url=url), store, waker, FakeClock(), authenticate
         )
-        server = uvicorn.Server(
-            uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None, lifespan="off")
-        )
-        holder["server"] = server
-        task = asyncio.create_task(server.serve())
-        while not server.started:
-            await asyncio.sleep(0.01)
-        holder["port"] = server.servers[0].sockets[0].getsockname()[1]
-        ready.set()
-        await task
-        await waker.close()
-        await store.close()
+        server, sock = loopback_server(app)
+        holder.update(server=server, port=sock.getsockname()[1])
+        opened.set()
+        try:
+            await server.serve(sockets=[sock])
+        finally:
+            sock.close()
+            await waker.close()
+            await store.close()
 
     thread = threading.Thread(target=asyncio.run, args=(main(),))
     thread.start()
-    assert ready.wait(30)
+    # Set once the store is open and the socket listens: requests queue until it serves.
+    assert opened.wait(30)
     base = f"http://127.0.0.1:{holder['port']}"
     httpx.post(f"{base}/apply", content=JOBS, headers=bearer(Scope.ADMIN)).raise_for_status()
     try:
         yield base
     finally:
-        holder["server"].should_exit = True  # type: ignore[attr-defined]
+        holder["server"].should_exit = True
         thread.join(30)
 
 
