@@ -19,8 +19,8 @@ T = TypeVar("T")
 
 @dataclass(frozen=True, slots=True, order=True)
 class Cursor:
-    """The (time, id) of the last item of a page: the next page holds what sorts after it, in
-    (time, id) descending order."""
+    """The (time, id) of the last item of a page: the next page holds what sorts after it,
+    newest first (`follows`)."""
 
     at: datetime
     id: str
@@ -33,9 +33,16 @@ class Page(Generic[T]):
     """None on the last page."""
 
 
-def older_than(at: datetime, item_id: str, cursor: Cursor | None) -> bool:
-    """Whether an item at (at, id) comes after `cursor` in newest-first order."""
-    return cursor is None or (at, item_id) < (cursor.at, cursor.id)
+def follows(
+    at: datetime, item_id: str, cursor: Cursor | None, *, ids_ascending: bool = False
+) -> bool:
+    """Whether an item at (at, id) comes after `cursor` in newest-first order, items of one
+    time by id descending (or ascending, as some lists have always been ordered)."""
+    if cursor is None or at < cursor.at:
+        return True
+    if at > cursor.at:
+        return False
+    return item_id > cursor.id if ids_ascending else item_id < cursor.id
 
 
 def page_of(rows: list[T], limit: int, key: Callable[[T], Cursor]) -> Page[T]:

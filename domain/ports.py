@@ -321,8 +321,10 @@ class PlannerRepository(Protocol):
         job_name: str | None = None,
         endpoint_id: str | None = None,
         limit: int = 100,
+        after: Cursor | None = None,
     ) -> list[Proposal]:
-        """Newest first, optionally filtered."""
+        """Newest first (ids ascending within one time), optionally filtered; with `after`,
+        those that follow it (`domain.paging.follows`, ids ascending)."""
         ...
 
     async def decide(
@@ -352,9 +354,10 @@ class PlannerRepository(Protocol):
         ...
 
     async def list_sessions(
-        self, endpoint_id: str | None = None, limit: int = 50
+        self, endpoint_id: str | None = None, limit: int = 50, after: Cursor | None = None
     ) -> list[AnalysisSession]:
-        """Newest first, with their tool calls."""
+        """Newest first (ids ascending within one time), with their tool calls; with
+        `after`, those that follow it (`domain.paging.follows`, ids ascending)."""
         ...
 
 
@@ -498,8 +501,10 @@ class NotificationRepository(Protocol):
         endpoint_id: str | None = None,
         status: NotificationStatus | None = None,
         limit: int = 100,
+        after: Cursor | None = None,
     ) -> list[Notification]:
-        """Newest first (by creation, then id), optionally filtered."""
+        """Newest first (by creation, then id), optionally filtered; with `after`, those
+        that follow it (`domain.paging.follows`)."""
         ...
 
 

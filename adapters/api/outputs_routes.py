@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query
 
 from cronpilot.adapters.api.access import Reader
 from cronpilot.adapters.api.context import Context
+from cronpilot.adapters.api.paging import CursorToken, Limit, after, page_view
 from cronpilot.adapters.cli.views import notification_view, output_view
 from cronpilot.domain.alerts import NotificationStatus
 from cronpilot.usecases.queries.catalog import endpoint_refs
@@ -31,15 +32,22 @@ async def get_schema(
 
 @router.get("/notifications")
 async def get_notifications(
+    *,
     ctx: Context,
     _: Reader,
     job: str | None = None,
     endpoint: str | None = None,
     status: NotificationStatus | None = None,
-    limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+    limit: Limit = 50,
+    cursor: CursorToken = None,
 ) -> dict[str, Any]:
-    found = await list_notifications(
-        ctx.store.reading, job=job, endpoint=endpoint, status=status, limit=limit
+    page = await list_notifications(
+        ctx.store.reading,
+        job=job,
+        endpoint=endpoint,
+        status=status,
+        limit=limit,
+        after=after(cursor),
     )
     refs = await endpoint_refs(ctx.store.reading)
-    return {"items": [notification_view(n, refs.get(n.endpoint_id, "?")) for n in found]}
+    return page_view(page, lambda n: notification_view(n, refs.get(n.endpoint_id, "?")))

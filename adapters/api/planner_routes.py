@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from http import HTTPStatus
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
 from cronpilot.adapters.api.access import Admin, Reader
 from cronpilot.adapters.api.context import Context
+from cronpilot.adapters.api.paging import CursorToken, Limit, after, page_view
 from cronpilot.adapters.api.problems import problem
 from cronpilot.adapters.cli.planner_views import proposal_view, session_view
 from cronpilot.domain.planning import ProposalStatus
@@ -23,23 +24,28 @@ from cronpilot.usecases.queries.planner import (
 
 router = APIRouter(tags=["planner"])
 
-Limit = Annotated[int, Query(ge=1, le=1000, description="How many, newest first.")]
-
 
 @router.get("/proposals")
 async def get_proposals(
+    *,
     ctx: Context,
     _: Reader,
     status: ProposalStatus | None = None,
     job: str | None = None,
     endpoint: str | None = None,
     limit: Limit = 50,
+    cursor: CursorToken = None,
 ) -> dict[str, Any]:
-    found = await list_proposals(
-        ctx.store.reading, status=status, job=job, endpoint=endpoint, limit=limit
+    page = await list_proposals(
+        ctx.store.reading,
+        status=status,
+        job=job,
+        endpoint=endpoint,
+        limit=limit,
+        after=after(cursor),
     )
     refs = await endpoint_refs(ctx.store.reading)
-    return {"items": [proposal_view(p, refs.get(p.endpoint_id, "?")) for p in found]}
+    return page_view(page, lambda p: proposal_view(p, refs.get(p.endpoint_id, "?")))
 
 
 @router.get("/proposals/{proposal_id}")
@@ -79,11 +85,15 @@ async def reject(
 
 @router.get("/sessions")
 async def get_sessions(
-    ctx: Context, _: Reader, endpoint: str | None = None, limit: Limit = 20
+    ctx: Context,
+    _: Reader,
+    endpoint: str | None = None,
+    limit: Limit = 20,
+    cursor: CursorToken = None,
 ) -> dict[str, Any]:
-    found = await list_sessions(ctx.store.reading, endpoint, limit)
+    page = await list_sessions(ctx.store.reading, endpoint, limit, after(cursor))
     refs = await endpoint_refs(ctx.store.reading)
-    return {"items": [session_view(s, refs.get(s.endpoint_id, "?")) for s in found]}
+    return page_view(page, lambda s: session_view(s, refs.get(s.endpoint_id, "?")))
 
 
 @router.get("/sessions/{session_id}")

@@ -10,17 +10,15 @@ from pydantic import BaseModel, Field
 
 from cronpilot.adapters.api.access import Reader, Writer
 from cronpilot.adapters.api.context import Context
+from cronpilot.adapters.api.paging import CursorToken, Limit, after, page_view
 from cronpilot.adapters.cli.output import iso
 from cronpilot.adapters.cli.views import run_view
 from cronpilot.domain.model import RunStatus, RunTrigger
-from cronpilot.domain.paging import decode_cursor, encode_cursor
 from cronpilot.domain.requested_runs import DEFAULT_MAX_SLOTS, MAX_SLOTS
 from cronpilot.usecases.queries.runs import RunQuery, page_runs, show_run
 from cronpilot.usecases.run_requests import request_backfill, request_run
 
 router = APIRouter(tags=["runs"])
-
-MAX_PAGE = 500
 
 
 @router.get("/runs")
@@ -32,19 +30,14 @@ async def get_runs(
     endpoint: Annotated[str | None, Query(description="`job/endpoint` or an endpoint id")] = None,
     status: RunStatus | None = None,
     trigger: RunTrigger | None = None,
-    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
-    cursor: Annotated[str | None, Query(description="`next_cursor` of the page before")] = None,
+    limit: Limit = 50,
+    cursor: CursorToken = None,
 ) -> dict[str, Any]:
     """Runs newest slot first, a page at a time: pass `next_cursor` back as `cursor` until
     it is null. Runs recorded meanwhile do not shift the pages."""
-    after = None if cursor is None else decode_cursor(cursor)
-    page = await page_runs(
-        ctx.store.reading, RunQuery(job, endpoint, status, trigger), limit, after
-    )
-    return {
-        "items": [run_view(run, with_body=False) for run in page.items],
-        "next_cursor": None if page.next_cursor is None else encode_cursor(page.next_cursor),
-    }
+    query = RunQuery(job, endpoint, status, trigger)
+    page = await page_runs(ctx.store.reading, query, limit, after(cursor))
+    return page_view(page, lambda run: run_view(run, with_body=False))
 
 
 @router.get("/runs/{run_id}")

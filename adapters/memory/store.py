@@ -45,7 +45,7 @@ from cronpilot.domain.model import (
     new_id,
 )
 from cronpilot.domain.outputs import DriftEvent, OutputSchema
-from cronpilot.domain.paging import Cursor, older_than
+from cronpilot.domain.paging import Cursor, follows
 from cronpilot.domain.ports import (
     ApplyReport,
     CatalogRepository,
@@ -438,7 +438,7 @@ class MemoryRuns(RunRepository):
             and (where.endpoint_id is None or run.endpoint_id == where.endpoint_id)
             and (where.status is None or run.status is where.status)
             and (where.trigger is None or run.trigger is where.trigger)
-            and older_than(run.slot_at, run.id, after)
+            and follows(run.slot_at, run.id, after)
         ]
         chosen.sort(key=lambda run: (run.slot_at, run.id), reverse=True)
         return chosen[:limit]

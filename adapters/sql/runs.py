@@ -7,20 +7,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import (
-    ColumnElement,
-    Integer,
-    Select,
-    String,
-    and_,
-    bindparam,
-    delete,
-    func,
-    or_,
-    select,
-)
+from sqlalchemy import ColumnElement, Integer, Select, String, bindparam, delete, func, select
 
 from cronpilot.adapters.sql.engine import Database
+from cronpilot.adapters.sql.keyset import after_cursor
 from cronpilot.adapters.sql.rows import run_from_row
 from cronpilot.adapters.sql.tables import endpoints, runs
 from cronpilot.domain.errors import RunNotFound
@@ -96,12 +86,7 @@ class SqlRuns(RunRepository):
             if value is not None:
                 query = query.where(column == value)
         if after is not None:
-            query = query.where(
-                or_(
-                    runs.c.slot_at < after.at,
-                    and_(runs.c.slot_at == after.at, runs.c.id < after.id),
-                )
-            )
+            query = query.where(after_cursor(runs.c.slot_at, runs.c.id, after))
         async with self._db.read() as conn:
             result = await conn.execute(query)
             return [run_from_row(row) for row in result.mappings()]

@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 from cronpilot.domain.access import Scope
-from cronpilot.domain.model import Pause
+from cronpilot.domain.model import Pause, new_id
+from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
 from tests.api.conftest import JOBS, Api
 from tests.contract.builders import add_endpoint, run_once
 
@@ -152,3 +153,39 @@ async def test_unknown_routes_methods_and_bad_input_are_problems(api: Api) -> No
         invalid = _is_problem(await client.get("/runs", params={"limit": 0}), 422)
         assert "limit" in str(invalid["detail"])
         assert (await client.get("/openapi.json")).json()["openapi"].startswith("3.1")
+
+
+async def test_proposals_page_and_an_admin_decides_them_once(api: Api) -> None:
+    async with api.client() as client:
+        await client.post("/apply", content=JOBS)
+        stock = await api.store.catalog.get_endpoint("shop/stock")
+        for n in range(3):
+            await api.store.planner.add_proposal(
+                Proposal(
+                    id=new_id(),
+                    endpoint_id=stock.id,
+                    job_id=stock.job_id,
+                    kind=ProposalKind.INTERVAL,
+                    reason=f"faster {n}",
+                    proposed_by="heuristic",
+                    created_at=api.clock.now(),
+                    status=ProposalStatus.PENDING,
+                    interval_seconds=120.0,
+                    ttl_seconds=600.0,
+                )
+            )
+        first = (await client.get("/proposals", params={"limit": 2})).json()
+        rest = (
+            await client.get("/proposals", params={"limit": 2, "cursor": first["next_cursor"]})
+        ).json()
+        assert rest["next_cursor"] is None
+        ids = [p["id"] for p in first["items"] + rest["items"]]
+        assert len(set(ids)) == 3
+
+        approved = (await client.post(f"/proposals/{ids[0]}/approve")).json()
+        assert (approved["status"], approved["decided_by"]) == ("applied", "token:admin-bot")
+        again = _is_problem(await client.post(f"/proposals/{ids[0]}/approve"), 409)
+        assert again["detail"] == f"proposal {ids[0]} is applied, not pending"
+        rejected = await client.post(f"/proposals/{ids[1]}/reject", json={"reason": "no"})
+        assert rejected.json()["decided_by"] == "token:admin-bot"
+        _is_problem(await client.post(f"/proposals/{ids[2]}/reject", json={"reason": " "}), 422)

@@ -1,13 +1,19 @@
-"""Keyset paging of runs (`RunRepository.page_runs`), run on every store."""
+"""Keyset paging (runs, proposals, notifications), run on every store."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from typing import TypeVar
 
-from cronpilot.domain.model import Pause, Response, Run, RunStatus, RunTrigger
+from cronpilot.domain.alerts import AlertEvent, Notification
+from cronpilot.domain.model import Pause, Response, Run, RunStatus, RunTrigger, new_id
 from cronpilot.domain.paging import Cursor
+from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
 from cronpilot.domain.ports import RunFilter, Store
 from tests.contract.builders import T0, add_endpoint, run_once, seconds
+
+T = TypeVar("T")
 
 FAILED = Response(status_code=500, body={"down": True})
 
@@ -30,14 +36,11 @@ def _ok() -> Response:
 
 
 async def _walk(store: Store, where: RunFilter, limit: int) -> list[Run]:
-    seen: list[Run] = []
-    after = None
-    while True:
-        page = await store.runs.page_runs(where, limit, after)
-        seen += page
-        if len(page) < limit:
-            return seen
-        after = Cursor(page[-1].slot_at, page[-1].id)
+    return await _walk_all(
+        lambda after: store.runs.page_runs(where, limit, after),
+        lambda run: Cursor(run.slot_at, run.id),
+        limit,
+    )
 
 
 async def test_pages_walk_every_run_once_newest_first(store: Store) -> None:
@@ -71,3 +74,67 @@ async def test_a_cursor_between_runs_of_one_slot_keeps_the_id_order(store: Store
     assert (await store.runs.page_runs(RunFilter(), 1, after)) == [newest]
     assert (await store.runs.page_runs(RunFilter(), 1, replace(after, id=newest.id))) == [every[1]]
     assert await store.runs.page_runs(RunFilter(), 5, Cursor(T0, "0" * 32)) == []
+
+
+async def _walk_all(
+    list_page: Callable[[Cursor | None], Awaitable[list[T]]], key: Callable[[T], Cursor], limit: int
+) -> list[T]:
+    seen: list[T] = []
+    after = None
+    while True:
+        page = await list_page(after)
+        seen += page
+        if len(page) < limit:
+            return seen
+        after = key(page[-1])
+
+
+async def test_proposals_and_notifications_page_the_same_way(store: Store) -> None:
+    endpoint_id = await add_endpoint(store, "j", "e", T0)
+    endpoint = await store.catalog.get_endpoint(endpoint_id)
+    made = []
+    # Three at each of three times: the ids order a time's items.
+    for n in range(9):
+        created = T0 + seconds(60 * (n // 3))
+        proposal = Proposal(
+            id=new_id(),
+            endpoint_id=endpoint_id,
+            job_id=endpoint.job_id,
+            kind=ProposalKind.INTERVAL,
+            reason="r",
+            proposed_by="heuristic",
+            created_at=created,
+            status=ProposalStatus.PENDING,
+            interval_seconds=30.0,
+        )
+        notification = Notification(
+            id=new_id(),
+            endpoint_id=endpoint_id,
+            job_id=endpoint.job_id,
+            event=AlertEvent.PROPOSAL_PENDING,
+            url="https://example.com/hook",
+            payload={"n": n},
+            created_at=created,
+            next_attempt_at=created,
+        )
+        await store.planner.add_proposal(proposal, [notification])
+        made.append((proposal, notification))
+    every_proposal = await store.planner.list_proposals(limit=100)
+    every_notification = await store.notifications.list_notifications(limit=100)
+    assert len(every_proposal) == len(every_notification) == 9
+
+    for limit in (1, 2, 4, 9):
+        proposals = await _walk_all(
+            lambda after, limit=limit: store.planner.list_proposals(limit=limit, after=after),
+            lambda p: Cursor(p.created_at, p.id),
+            limit,
+        )
+        assert proposals == every_proposal
+        notifications = await _walk_all(
+            lambda after, limit=limit: store.notifications.list_notifications(
+                limit=limit, after=after
+            ),
+            lambda n: Cursor(n.created_at, n.id),
+            limit,
+        )
+        assert notifications == every_notification

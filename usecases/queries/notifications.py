@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from cronpilot.domain.alerts import Notification, NotificationStatus
+from cronpilot.domain.paging import Cursor, Page, page_of
 from cronpilot.domain.ports import ReadingFactory
 
 
@@ -13,11 +14,13 @@ async def list_notifications(
     endpoint: str | None = None,
     status: NotificationStatus | None = None,
     limit: int = 100,
-) -> list[Notification]:
-    """The alerts outbox, newest first. Raises `JobNotFound` or `EndpointNotFound`."""
+    after: Cursor | None = None,
+) -> Page[Notification]:
+    """A page of the alerts outbox, newest first. Raises `JobNotFound` or `EndpointNotFound`."""
     async with reading() as read:
         job_id = None if job is None else (await read.catalog.get_job(job)).id
         endpoint_id = None if endpoint is None else (await read.catalog.get_endpoint(endpoint)).id
-        return await read.notifications.list_notifications(
-            job_id=job_id, endpoint_id=endpoint_id, status=status, limit=limit
+        rows = await read.notifications.list_notifications(
+            job_id=job_id, endpoint_id=endpoint_id, status=status, limit=limit + 1, after=after
         )
+    return page_of(rows, limit, lambda n: Cursor(n.created_at, n.id))
