@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Body, Response
+from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, Field
 
 from cronpilot.adapters.api.access import Reader, Writer
 from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.api.versions import IfMatch, expected_version, tag_response
 from cronpilot.adapters.cli.views import endpoint_view, job_view
-from cronpilot.adapters.jobs_file import parse_declarations
+from cronpilot.adapters.jobs_file import MAX_FILE_BYTES, parse_declarations
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import Pause
 from cronpilot.usecases.declarations import apply_declarations
@@ -137,12 +137,12 @@ async def resume(
         }
     },
 )
-async def apply(
-    ctx: Context, _: Writer, document: Annotated[bytes, Body(media_type="application/yaml")]
-) -> dict[str, Any]:
+async def apply(request: Request, ctx: Context, _: Writer) -> dict[str, Any]:
     """Apply a declaration document (the YAML or JSON of `cronpilot apply -f`): validated
     whole first, then applied all or nothing. `${VARIABLES}` are not expanded from the
     server's environment."""
+    # Read raw: YAML and JSON alike go to the jobs-file parser (JSON is YAML), as with `-f`.
+    document = await _document(request)
     try:
         text = document.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -159,3 +159,13 @@ async def apply(
         "unchanged": report.unchanged,
         "absent": report.absent,
     }
+
+
+async def _document(request: Request) -> bytes:
+    """The body, refused once past the jobs file's size limit: never read an endless one."""
+    document = bytearray()
+    async for chunk in request.stream():
+        document += chunk
+        if len(document) > MAX_FILE_BYTES:
+            raise InvalidConfig(DOCUMENT_SOURCE, f"larger than {MAX_FILE_BYTES:,} bytes")
+    return bytes(document)
