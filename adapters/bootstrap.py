@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-from collections.abc import Callable
 from contextlib import AsyncExitStack, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -51,11 +50,9 @@ if TYPE_CHECKING:
     from fastapi import FastAPI
 
     from cronpilot.adapters.api.context import Authenticate
+    from cronpilot.domain.access import Principal
 
 log = logging.getLogger(__name__)
-
-Authenticator = Callable[[Store, Clock], "Authenticate"]
-"""Makes the API's `Authenticate` over its store and clock."""
 
 
 def build_cipher(settings: Settings) -> SecretCipher:
@@ -359,9 +356,20 @@ def build_api(
     )
 
 
-async def serve_api(
-    settings: Settings, host: str, port: int, authenticate_with: Authenticator
-) -> None:
+def token_authenticator(store: Store, clock: Clock) -> Authenticate:
+    """Whom a bearer token's secret belongs to, looked up in `store`.
+
+    API tokens are not stored yet (issue 11, item 2: `cronpilot tokens create`), so no secret
+    is known and every request is answered 401: the server never runs open. Replace the body
+    with the tokens' use case (`usecases.access.authenticate(store, secret, clock.now())`)."""
+
+    async def unknown(secret: str) -> Principal | None:
+        return None
+
+    return unknown
+
+
+async def serve_api(settings: Settings, host: str, port: int) -> None:
     """Serve the API until interrupted (uvicorn handles SIGINT/SIGTERM), HTTPS when
     `api_tls_cert` and `api_tls_key` are set; the store and waker are closed on return."""
     import uvicorn
@@ -370,7 +378,7 @@ async def serve_api(
     waker = build_waker(settings)
     try:
         clock = build_clock()
-        app = build_api(settings, store, waker, clock, authenticate_with(store, clock))
+        app = build_api(settings, store, waker, clock, token_authenticator(store, clock))
         config = uvicorn.Config(
             app,
             host=host,

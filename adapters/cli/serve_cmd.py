@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -12,15 +11,6 @@ import typer
 
 from cronpilot.adapters.bootstrap import serve_api
 from cronpilot.adapters.cli.runtime import cli_settings
-from cronpilot.domain.access import Principal
-from cronpilot.domain.ports import Clock, Store
-
-
-def _refuse_every_token(store: Store, clock: Clock) -> Callable[[str], Awaitable[Principal | None]]:
-    async def nobody(secret: str) -> Principal | None:
-        return None
-
-    return nobody
 
 
 def is_loopback(host: str) -> bool:
@@ -74,4 +64,4 @@ def serve(
             "--insecure-http behind a proxy that terminates TLS",
             param_hint="--host",
         )
-    asyncio.run(serve_api(settings, listen_host, port or settings.api_port, _refuse_every_token))
+    asyncio.run(serve_api(settings, listen_host, port or settings.api_port))
