@@ -16,6 +16,7 @@ from collections.abc import Collection
 from contextlib import AsyncExitStack, suppress
 from importlib.metadata import version
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
@@ -63,7 +64,14 @@ from cronpilot.scheduler.housekeeping import Housekeeping
 from cronpilot.scheduler.learning import RunLearner
 from cronpilot.scheduler.notifier import Notifier, NotifierConfig
 from cronpilot.scheduler.worker import SchedulerWorker
+from cronpilot.usecases.access import authenticate
 from cronpilot.usecases.proposals import ProposalDesk
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from cronpilot.adapters.api.context import Authenticate
+    from cronpilot.domain.access import Principal
 
 log = logging.getLogger(__name__)
 
@@ -386,8 +394,10 @@ def build_chat_model(settings: Settings, clock: Clock) -> ChatModel:
     )
 
 
-def build_proposal_desk(settings: Settings, store: Store, waker: Waker | None) -> ProposalDesk:
-    return ProposalDesk(store.unit_of_work, waker, guardrail_limits(settings))
+def build_proposal_desk(
+    settings: Settings, store: Store, waker: Waker | None, telemetry: Telemetry = NO_TELEMETRY
+) -> ProposalDesk:
+    return ProposalDesk(store.unit_of_work, waker, guardrail_limits(settings), telemetry=telemetry)
 
 
 async def open_planner(
@@ -427,3 +437,70 @@ async def serve_planner(
     async with AsyncExitStack() as resources:
         worker = await open_planner(settings, store, clock, resources, telemetry)
         await worker.run(stop)
+
+
+# --- the HTTP API -----------------------------------------------------------------------------
+
+
+def build_api(
+    settings: Settings, store: Store, waker: Waker, clock: Clock, authenticate: Authenticate
+) -> FastAPI:
+    """The API app on `store`; `authenticate` says whom a bearer token's secret belongs to."""
+    # Imported here: FastAPI costs every other command its import time.
+    from cronpilot.adapters.api.app import build_api as api_app
+    from cronpilot.adapters.api.context import ApiContext
+
+    telemetry = PrometheusTelemetry()
+    # No worker loop runs in the API process: ready means the database answers, at head.
+    readiness = ReadinessProbe(
+        settings.database_url,
+        loops=(),
+        loop_turns=telemetry.loop_turns,
+        max_loop_age=settings.ready_loop_seconds,
+    )
+    return api_app(
+        ApiContext(
+            store=store,
+            waker=waker,
+            clock=clock,
+            authenticate=authenticate,
+            allowed_networks=settings.allowed_networks,
+            floor_seconds=settings.min_interval_seconds,
+            desk=build_proposal_desk(settings, store, waker, telemetry),
+            probes=Probes(telemetry, readiness, clock, catalog=store.catalog),
+        )
+    )
+
+
+def token_authenticator(store: Store, clock: Clock) -> Authenticate:
+    """Whom a bearer token's secret belongs to: a live token of `cronpilot tokens create`."""
+
+    async def known(secret: str) -> Principal | None:
+        return await authenticate(store, secret, clock.now())
+
+    return known
+
+
+async def serve_api(settings: Settings, host: str, port: int) -> None:
+    """Serve the API until interrupted (uvicorn handles SIGINT/SIGTERM), HTTPS when
+    `api_tls_cert` and `api_tls_key` are set; the store and waker are closed on return."""
+    import uvicorn
+
+    store = await open_store(settings)
+    waker = build_waker(settings)
+    try:
+        clock = build_clock()
+        app = build_api(settings, store, waker, clock, token_authenticator(store, clock))
+        config = uvicorn.Config(
+            app,
+            host=host,
+            port=port,
+            ssl_certfile=settings.api_tls_cert,
+            ssl_keyfile=settings.api_tls_key,
+            log_config=None,
+            proxy_headers=True,
+        )
+        await uvicorn.Server(config).serve()
+    finally:
+        await waker.close()
+        await store.close()

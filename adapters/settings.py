@@ -131,6 +131,13 @@ class Settings(BaseSettings):
     planner_max_changes_per_hour: int = Field(default=6, ge=0)
     planner_max_hint_ttl_seconds: float = Field(default=86_400, gt=0)
     planner_proposal_ttl_seconds: float = Field(default=3600, gt=0)
+    # The HTTP API (`cronpilot serve`).
+    api_host: str = Field(default="127.0.0.1", min_length=1)
+    """Where `serve` listens; any other than a loopback address needs TLS or --insecure-http."""
+    api_port: int = Field(default=8080, ge=1, le=_MAX_PORT)
+    api_tls_cert: Path | None = None
+    """PEM certificate chain for HTTPS; with `api_tls_key`."""
+    api_tls_key: Path | None = None
 
     @property
     def llm_configured(self) -> bool:

@@ -193,3 +193,32 @@ class InvalidTokenName(CronpilotError):
         super().__init__(f"token name {excerpt(repr(name))} {reason}")
         self.name = name
         self.reason = reason
+
+
+class InvalidCursor(CronpilotError):
+    """A paging cursor that no list handed out (mangled, or from another version)."""
+
+    def __init__(self, token: str) -> None:
+        super().__init__(f"invalid cursor {excerpt(repr(token))}: pass the next_cursor a list gave")
+        self.token = token
+
+
+class StillDependedOn(CronpilotError):
+    """An endpoint that others declare in their `depends_on`: deleting it alone would leave
+    them waiting for an upstream that no longer exists."""
+
+    def __init__(self, ref: str, dependants: list[str]) -> None:
+        super().__init__(
+            f"cannot delete {ref}: {', '.join(dependants)} depend on it; delete or re-declare"
+            " them first, or delete the whole job"
+        )
+        self.ref = ref
+        self.dependants = dependants
+
+
+class PreconditionFailed(CronpilotError):
+    """A write made against a version of an endpoint that has changed since (`If-Match`)."""
+
+    def __init__(self, ref: str) -> None:
+        super().__init__(f"{ref} has changed since it was read; read it again and retry")
+        self.ref = ref

@@ -31,6 +31,7 @@ LogAction = Literal[
     "claim_undecryptable",
     "create_key",
     "db_upgrade",
+    "delete",
     "dispatch_error",
     "dispatch_internal_error",
     "dispatch_refused",

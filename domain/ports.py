@@ -38,8 +38,11 @@ from cronpilot.domain.model import (
     Recorded,
     Response,
     Run,
+    RunStatus,
+    RunTrigger,
 )
 from cronpilot.domain.outputs import DriftEvent, OutputSchema
+from cronpilot.domain.paging import Cursor
 from cronpilot.domain.planning import (
     AnalysisClaim,
     AnalysisOutcome,
@@ -110,6 +113,16 @@ class CatalogFigures:
     """Endpoints with an interval or one-shot hint that has not expired."""
 
 
+@dataclass(frozen=True, slots=True)
+class RunFilter:
+    """Which runs a paged list holds: each field set narrows it."""
+
+    job_id: str | None = None
+    endpoint_id: str | None = None
+    status: RunStatus | None = None
+    trigger: RunTrigger | None = None
+
+
 class CatalogRepository(Protocol):
     """Jobs and endpoints as declared, plus their runtime schedule state."""
 
@@ -164,6 +177,17 @@ class CatalogRepository(Protocol):
         """Replace both hints and re-plan; returns the updated endpoint.
 
         Raises `EndpointNotFound`."""
+        ...
+
+    async def delete_endpoints(self, endpoint_ids: Collection[str]) -> None:
+        """Delete the endpoints and everything recorded of them: runs (queued and running
+        ones too), proposals, analysis sessions and planner state, output schema and drift,
+        DAG waits, notifications. Graph edges are kept by node name: see
+        `GraphRepository.forget`. Unknown ids are ignored."""
+        ...
+
+    async def delete_job(self, name: str) -> None:
+        """Delete the job with its endpoints (as `delete_endpoints`). Raises `JobNotFound`."""
         ...
 
 
@@ -241,6 +265,14 @@ class RunRepository(Protocol):
         """Runs of one endpoint, newest slot first."""
         ...
 
+    async def page_runs(
+        self, where: RunFilter, limit: int, after: Cursor | None = None
+    ) -> list[Run]:
+        """Up to `limit` runs matching `where`, newest (slot, id) first, each strictly after
+        `after` in that order (keyset paging: `Cursor(run.slot_at, run.id)` of the last run
+        of the page before)."""
+        ...
+
     async def get_run(self, run_id: str) -> Run:
         """Raises `RunNotFound`."""
         ...
@@ -314,8 +346,10 @@ class PlannerRepository(Protocol):
         job_name: str | None = None,
         endpoint_id: str | None = None,
         limit: int = 100,
+        after: Cursor | None = None,
     ) -> list[Proposal]:
-        """Newest first, optionally filtered."""
+        """Newest first (ids ascending within one time), optionally filtered; with `after`,
+        those that follow it (`domain.paging.follows`, ids ascending)."""
         ...
 
     async def decide(
@@ -345,9 +379,10 @@ class PlannerRepository(Protocol):
         ...
 
     async def list_sessions(
-        self, endpoint_id: str | None = None, limit: int = 50
+        self, endpoint_id: str | None = None, limit: int = 50, after: Cursor | None = None
     ) -> list[AnalysisSession]:
-        """Newest first, with their tool calls."""
+        """Newest first (ids ascending within one time), with their tool calls; with
+        `after`, those that follow it (`domain.paging.follows`, ids ascending)."""
         ...
 
 
@@ -420,6 +455,11 @@ class GraphRepository(Protocol):
         Returns how many were deleted."""
         ...
 
+    async def forget(self, nodes: Collection[str]) -> int:
+        """Delete every edge from or to one of `nodes`, counted or not: the nodes themselves
+        are gone (deleted endpoints or jobs). Returns how many were deleted."""
+        ...
+
 
 class DagRepository(Protocol):
     """DAG runs: dependants waiting for their parents, started as children of their runs."""
@@ -486,8 +526,10 @@ class NotificationRepository(Protocol):
         endpoint_id: str | None = None,
         status: NotificationStatus | None = None,
         limit: int = 100,
+        after: Cursor | None = None,
     ) -> list[Notification]:
-        """Newest first (by creation, then id), optionally filtered."""
+        """Newest first (by creation, then id), optionally filtered; with `after`, those
+        that follow it (`domain.paging.follows`)."""
         ...
 
 

@@ -7,18 +7,27 @@ from dataclasses import replace
 from datetime import datetime
 
 from cronpilot.domain.audit import AuditAction, audit_entry
+from cronpilot.domain.errors import PreconditionFailed
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Pause
 from cronpilot.domain.ports import UnitOfWorkFactory, Waker
+from cronpilot.domain.versions import endpoint_version
 
 log = logging.getLogger(__name__)
 
 
 async def pause_endpoint(
-    uow: UnitOfWorkFactory, ref: str, pause: Pause, actor: str, now: datetime
+    uow: UnitOfWorkFactory,
+    ref: str,
+    pause: Pause,
+    actor: str,
+    now: datetime,
+    *,
+    if_version: str | None = None,
 ) -> Endpoint:
     """Pause `ref` (by id or `job/endpoint`) for `actor`, who is kept as the pause's `by`;
-    returns it re-planned. Raises `EndpointNotFound`."""
+    returns it re-planned. Raises `EndpointNotFound`, or `PreconditionFailed` when
+    `if_version` is given and is not its version."""
     until = "until resumed" if pause.until is None else f"until {pause.until.isoformat()}"
     updated = await _set_pause(
         uow,
@@ -28,6 +37,7 @@ async def pause_endpoint(
         actor=actor,
         action="pause",
         detail=f"{until}: {pause.reason}",
+        if_version=if_version,
     )
     log.info(
         "paused %s",
@@ -38,11 +48,20 @@ async def pause_endpoint(
 
 
 async def resume_endpoint(
-    uow: UnitOfWorkFactory, waker: Waker | None, ref: str, actor: str, now: datetime
+    uow: UnitOfWorkFactory,
+    waker: Waker | None,
+    ref: str,
+    actor: str,
+    now: datetime,
+    *,
+    if_version: str | None = None,
 ) -> Endpoint:
     """Lift `ref`'s pause for `actor`, re-plan it from its baseline and hints and wake the
-    schedulers (it may be due now). Raises `EndpointNotFound`."""
-    updated = await _set_pause(uow, ref, None, now, actor=actor, action="resume", detail="")
+    schedulers (it may be due now). Raises `EndpointNotFound`, or `PreconditionFailed` (see
+    `pause_endpoint`)."""
+    updated = await _set_pause(
+        uow, ref, None, now, actor=actor, action="resume", detail="", if_version=if_version
+    )
     if waker is not None:
         await waker.notify()
     log.info(
@@ -62,9 +81,13 @@ async def _set_pause(
     actor: str,
     action: AuditAction,
     detail: str,
+    if_version: str | None,
 ) -> Endpoint:
     async with uow() as tx:
-        endpoint = await tx.catalog.get_endpoint(ref)
+        # Held until the unit ends: no other write can slip between the check and the change.
+        endpoint = await tx.catalog.get_endpoint(ref, for_update=if_version is not None)
+        if if_version is not None and if_version != endpoint_version(endpoint):
+            raise PreconditionFailed(endpoint.ref)
         updated = await tx.catalog.set_pause(endpoint.id, pause, now)
         await tx.access.record(audit_entry(actor, action, endpoint.ref, detail, now))
         await tx.commit()

@@ -19,6 +19,7 @@ from cronpilot.adapters.cli import (
     audit_cmd,
     cron_cmd,
     db_cmd,
+    delete_cmd,
     demo_cmd,
     endpoints_cmd,
     graph_cmd,
@@ -31,6 +32,7 @@ from cronpilot.adapters.cli import (
     runs_cmd,
     scheduler_cmd,
     schema_cmd,
+    serve_cmd,
     sessions_cmd,
     tokens_cmd,
     workers_cmd,
@@ -42,11 +44,8 @@ from cronpilot.adapters.cli.runtime import (
     EXIT_OK,
     exit_code,
 )
+from cronpilot.adapters.error_line import error_line
 from cronpilot.domain.errors import CronpilotError
-from cronpilot.domain.excerpt import excerpt
-from cronpilot.domain.secrets import mask_urls
-
-_MAX_ERROR_CHARS = 1000
 
 
 def _help_when_bare(ctx: typer.Context) -> None:
@@ -76,6 +75,8 @@ def build_app() -> typer.Typer:
     app.command()(scheduler_cmd.scheduler)
     app.command()(demo_cmd.demo)
     app.command()(cron_cmd.cron)
+    app.command()(delete_cmd.delete)
+    app.command()(serve_cmd.serve)
 
     db = _group("Database schema.")
     db.command()(db_cmd.upgrade)
@@ -145,12 +146,7 @@ def _add_operations(app: typer.Typer) -> None:
 
 
 def _fail(message: str, code: int) -> NoReturn:
-    # One line, whatever the message holds, so scripts and people can read it; a URL in it
-    # (a refused endpoint, a database) keeps its credentials to itself. Values are cut where
-    # they are quoted; the line is cut too, for the messages that quote them whole (click's,
-    # drivers'), after masking so that no cut hides a credential from it.
-    line = excerpt(" ".join(mask_urls(message).split()), _MAX_ERROR_CHARS)
-    typer.echo(f"error: {line}", err=True)
+    typer.echo(f"error: {error_line(message)}", err=True)
     sys.exit(code)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -11,7 +11,6 @@ from cronpilot.adapters.cli.output import (
     JsonOption,
     add_row,
     clock_time,
-    iso,
     new_table,
     note,
     print_json,
@@ -19,6 +18,7 @@ from cronpilot.adapters.cli.output import (
 )
 from cronpilot.adapters.cli.proposals_cmd import endpoint_refs
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
+from cronpilot.adapters.cli.views import notification_view
 from cronpilot.domain.alerts import Notification, NotificationStatus
 from cronpilot.domain.ports import Store
 from cronpilot.domain.secrets import mask_url, mask_urls
@@ -66,23 +66,3 @@ def list_notifications(
             mask_urls(n.last_error) if n.last_error else "",
         )
     print_table(table)
-
-
-def notification_view(notification: Notification, ref: str) -> dict[str, Any]:
-    """The `--json` shape: keys are a stable interface for scripts."""
-    n = notification
-    return {
-        "id": n.id,
-        "event": n.event.value,
-        "endpoint": ref,
-        "endpoint_id": n.endpoint_id,
-        "job_id": n.job_id,
-        "url": mask_url(n.url),
-        "status": n.status.value,
-        "attempts": n.attempts,
-        "created_at": iso(n.created_at),
-        "next_attempt_at": iso(n.next_attempt_at),
-        "delivered_at": iso(n.delivered_at),
-        "last_error": mask_urls(n.last_error) if n.last_error else None,
-        "payload": n.payload,
-    }

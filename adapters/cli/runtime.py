@@ -17,6 +17,7 @@ from cronpilot.domain.errors import (
     InvalidSchedule,
     InvalidTokenName,
     NotFound,
+    StillDependedOn,
     StoreUnavailable,
     UnsafeURL,
     ValueRejected,
@@ -88,7 +89,8 @@ def exit_code(error: CronpilotError) -> int:
         | InvalidRunRequest
         | InvalidTokenName
         | UnsafeURL
-        | ValueRejected,
+        | ValueRejected
+        | StillDependedOn,
     ):
         return EXIT_BAD_INPUT
     if isinstance(error, StoreUnavailable):

@@ -11,10 +11,12 @@ from rich.json import JSON as RichJSON
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli.output import EndpointRef, JsonOption, iso, note, print_json
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
+from cronpilot.adapters.cli.views import output_view
 from cronpilot.domain.model import Endpoint
-from cronpilot.domain.outputs import DriftEvent, OutputSchema
+from cronpilot.domain.outputs import OutputSchema
 from cronpilot.domain.ports import Store
 from cronpilot.usecases.graph_edges import refresh_job_provides
+from cronpilot.usecases.queries.outputs import show_output
 from cronpilot.usecases.schema_learning import rebuild_schema
 
 
@@ -25,27 +27,12 @@ def show(
 ) -> None:
     """An endpoint's output schema (JSON Schema with counts and confidence) and its drift."""
 
-    async def act(store: Store) -> tuple[Endpoint, OutputSchema | None, list[DriftEvent]]:
-        endpoint = await store.catalog.get_endpoint(ref)
-        schema = await store.schemas.get_output_schema(endpoint.id)
-        return endpoint, schema, await store.schemas.list_drift(endpoint.id, limit=drift)
-
-    endpoint, schema, events = with_store(admin_settings(), act)
-    learnt = schema is not None and schema.observations > 0
+    found = with_store(admin_settings(), lambda store: show_output(store.reading, ref, drift))
+    endpoint, schema, events = found.endpoint, found.schema, found.drift
     if json_output:
-        print_json(
-            {
-                "endpoint": endpoint.ref,
-                "observations": schema.observations if schema else 0,
-                "schema": schema.json_schema() if schema and learnt else None,
-                "drift": [
-                    {"run_id": e.run_id, "at": iso(e.at), "changes": list(e.changes)}
-                    for e in events
-                ],
-            }
-        )
+        print_json(output_view(found))
         return
-    if schema is None or not learnt:
+    if schema is None or not schema.observations:
         note(f"no output schema yet for {endpoint.ref}: it has stored no JSON body so far")
         return
     console = Console()

@@ -7,8 +7,10 @@ from typing import Any
 
 from cronpilot.adapters.cli.output import iso
 from cronpilot.adapters.sql.rows import attempt_value, retry_value
+from cronpilot.domain.alerts import Notification
 from cronpilot.domain.model import Attempt, Endpoint, IntervalHint, Job, OneShotHint, Pause, Run
 from cronpilot.domain.secrets import mask_headers, mask_url, mask_urls
+from cronpilot.usecases.queries.outputs import LearntOutput
 
 
 def job_view(job: Job, endpoint_count: int) -> dict[str, Any]:
@@ -133,4 +135,37 @@ def _oneshot_hint_view(hint: OneShotHint | None) -> dict[str, Any] | None:
         "expires_at": iso(hint.expires_at),
         "reason": hint.reason,
         "source": hint.source.value,
+    }
+
+
+def notification_view(notification: Notification, ref: str) -> dict[str, Any]:
+    """The `--json` shape: keys are a stable interface for scripts."""
+    n = notification
+    return {
+        "id": n.id,
+        "event": n.event.value,
+        "endpoint": ref,
+        "endpoint_id": n.endpoint_id,
+        "job_id": n.job_id,
+        "url": mask_url(n.url),
+        "status": n.status.value,
+        "attempts": n.attempts,
+        "created_at": iso(n.created_at),
+        "next_attempt_at": iso(n.next_attempt_at),
+        "delivered_at": iso(n.delivered_at),
+        "last_error": mask_urls(n.last_error) if n.last_error else None,
+        "payload": n.payload,
+    }
+
+
+def output_view(learnt: LearntOutput) -> dict[str, Any]:
+    schema = learnt.schema
+    observed = schema is not None and schema.observations > 0
+    return {
+        "endpoint": learnt.endpoint.ref,
+        "observations": schema.observations if schema else 0,
+        "schema": schema.json_schema() if schema and observed else None,
+        "drift": [
+            {"run_id": e.run_id, "at": iso(e.at), "changes": list(e.changes)} for e in learnt.drift
+        ],
     }

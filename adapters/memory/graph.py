@@ -104,6 +104,14 @@ class MemoryGraph(GraphRepository):
                 del self._state.edges[key]
         return len(doomed)
 
+    async def forget(self, nodes: Collection[str]) -> int:
+        gone = set(nodes)
+        async with self._state.lock:
+            doomed = [key for key in self._state.edges if key[0] in gone or key[1] in gone]
+            for key in doomed:
+                del self._state.edges[key]
+        return len(doomed)
+
 
 def advance_dag(state: MemoryState, finish: Finish, run: Run) -> Recorded:
     """Report `run`, just recorded for `finish`, to its endpoint's dependants

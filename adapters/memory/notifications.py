@@ -13,6 +13,7 @@ from cronpilot.domain.alerts import (
     deliverable,
     delivery_order,
 )
+from cronpilot.domain.paging import Cursor, follows
 from cronpilot.domain.ports import NotificationRepository
 
 if TYPE_CHECKING:
@@ -78,6 +79,7 @@ class MemoryNotifications(NotificationRepository):
         endpoint_id: str | None = None,
         status: NotificationStatus | None = None,
         limit: int = 100,
+        after: Cursor | None = None,
     ) -> list[Notification]:
         chosen = [
             n
@@ -85,6 +87,7 @@ class MemoryNotifications(NotificationRepository):
             if (job_id is None or n.job_id == job_id)
             and (endpoint_id is None or n.endpoint_id == endpoint_id)
             and (status is None or n.status is status)
+            and follows(n.created_at, n.id, after)
         ]
         chosen.sort(key=lambda n: (n.created_at, n.id), reverse=True)
         return chosen[:limit]

@@ -17,6 +17,7 @@ from cronpilot.domain.errors import (
     SessionNotFound,
 )
 from cronpilot.domain.model import Endpoint
+from cronpilot.domain.paging import Cursor, follows
 from cronpilot.domain.planning import (
     AnalysisClaim,
     AnalysisOutcome,
@@ -138,6 +139,7 @@ class MemoryPlanner(PlannerRepository):
         job_name: str | None = None,
         endpoint_id: str | None = None,
         limit: int = 100,
+        after: Cursor | None = None,
     ) -> list[Proposal]:
         job_id = None if job_name is None else self._state.jobs.get(job_name)
         chosen = [
@@ -146,6 +148,7 @@ class MemoryPlanner(PlannerRepository):
             if (status is None or p.status is status)
             and (job_name is None or (job_id is not None and p.job_id == job_id.id))
             and (endpoint_id is None or p.endpoint_id == endpoint_id)
+            and follows(p.created_at, p.id, after, ids_ascending=True)
         ]
         return _newest_first(chosen)[:limit]
 
@@ -189,12 +192,13 @@ class MemoryPlanner(PlannerRepository):
             raise SessionNotFound(session_id) from None
 
     async def list_sessions(
-        self, endpoint_id: str | None = None, limit: int = 50
+        self, endpoint_id: str | None = None, limit: int = 50, after: Cursor | None = None
     ) -> list[AnalysisSession]:
         chosen = [
             s
             for s in self.planning.sessions.values()
-            if endpoint_id is None or s.endpoint_id == endpoint_id
+            if (endpoint_id is None or s.endpoint_id == endpoint_id)
+            and follows(s.started_at, s.id, after, ids_ascending=True)
         ]
         chosen.sort(key=lambda s: s.id)
         chosen.sort(key=lambda s: s.started_at, reverse=True)

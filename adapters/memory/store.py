@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any, Self
 
 from cronpilot.adapters.memory.access import MemoryAccess
+from cronpilot.adapters.memory.deletion import delete_endpoints
 from cronpilot.adapters.memory.graph import MemoryDag, MemoryGraph, MemorySchemas, advance_dag
 from cronpilot.adapters.memory.notifications import MemoryNotifications
 from cronpilot.adapters.memory.planner import MemoryPlanner, MemoryPlannerState
@@ -54,6 +55,7 @@ from cronpilot.domain.model import (
     new_id,
 )
 from cronpilot.domain.outputs import DriftEvent, OutputSchema
+from cronpilot.domain.paging import Cursor, follows
 from cronpilot.domain.ports import (
     ApplyReport,
     CatalogFigures,
@@ -62,6 +64,7 @@ from cronpilot.domain.ports import (
     JobDeclaration,
     ReadingUnit,
     Repositories,
+    RunFilter,
     RunRepository,
     Store,
     UnitOfWork,
@@ -204,8 +207,9 @@ class MemoryState:
 
 
 class MemoryCatalog(CatalogRepository):
-    def __init__(self, state: MemoryState) -> None:
+    def __init__(self, state: MemoryState, planning: MemoryPlannerState) -> None:
         self._state = state
+        self._planning = planning
 
     async def apply(self, declarations: Sequence[JobDeclaration], now: datetime) -> ApplyReport:
         report = ApplyReport()
@@ -270,6 +274,17 @@ class MemoryCatalog(CatalogRepository):
         return await self._change(
             endpoint_id, lambda e: with_hints(e, interval_hint, oneshot_hint, now)
         )
+
+    async def delete_endpoints(self, endpoint_ids: Collection[str]) -> None:
+        async with self._state.lock:
+            delete_endpoints(self._state, self._planning, endpoint_ids)
+
+    async def delete_job(self, name: str) -> None:
+        async with self._state.lock:
+            job = await self.get_job(name)
+            owned = [e.id for e in self._state.endpoints.values() if e.job_id == job.id]
+            delete_endpoints(self._state, self._planning, owned)
+            del self._state.jobs[name]
 
     async def _change(self, endpoint_id: str, change: Callable[[Endpoint], Endpoint]) -> Endpoint:
         async with self._state.lock:
@@ -441,6 +456,21 @@ class MemoryRuns(RunRepository):
     async def list_runs(self, endpoint_id: str, limit: int = 50, offset: int = 0) -> list[Run]:
         return self._state.runs_of(endpoint_id)[offset : offset + limit]
 
+    async def page_runs(
+        self, where: RunFilter, limit: int, after: Cursor | None = None
+    ) -> list[Run]:
+        chosen = [
+            run
+            for run in self._state.runs.values()
+            if (where.job_id is None or run.job_id == where.job_id)
+            and (where.endpoint_id is None or run.endpoint_id == where.endpoint_id)
+            and (where.status is None or run.status is where.status)
+            and (where.trigger is None or run.trigger is where.trigger)
+            and follows(run.slot_at, run.id, after)
+        ]
+        chosen.sort(key=lambda run: (run.slot_at, run.id), reverse=True)
+        return chosen[:limit]
+
     async def get_run(self, run_id: str) -> Run:
         try:
             return self._state.runs[run_id]
@@ -476,7 +506,7 @@ class MemoryRepositories(Repositories):
     """The memory repositories over one state."""
 
     def __init__(self, state: MemoryState, planning: MemoryPlannerState) -> None:
-        self._catalog = MemoryCatalog(state)
+        self._catalog = MemoryCatalog(state, planning)
         self._claims = MemoryClaims(state)
         self._runs = MemoryRuns(state)
         self._planner = MemoryPlanner(state, planning)

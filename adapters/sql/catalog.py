@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import datetime
 
-from sqlalchemy import func, insert, or_, select, update
+from sqlalchemy import delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cronpilot.adapters.sql.engine import Database
@@ -184,6 +184,18 @@ class SqlCatalog(CatalogRepository):
         return await self._change(
             endpoint_id, lambda e: with_hints(e, interval_hint, oneshot_hint, now)
         )
+
+    async def delete_endpoints(self, endpoint_ids: Collection[str]) -> None:
+        # The foreign keys cascade to runs, proposals, sessions, schemas, waits, notifications.
+        if endpoint_ids:
+            async with self._db.write() as conn:
+                await conn.execute(delete(endpoints).where(endpoints.c.id.in_(list(endpoint_ids))))
+
+    async def delete_job(self, name: str) -> None:
+        async with self._db.write() as conn:
+            result = await conn.execute(delete(jobs).where(jobs.c.name == name))
+        if result.rowcount == 0:
+            raise JobNotFound(name)
 
     async def _change(self, endpoint_id: str, change: Callable[[Endpoint], Endpoint]) -> Endpoint:
         async with self._db.write() as conn:

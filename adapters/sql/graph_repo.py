@@ -105,6 +105,18 @@ class SqlGraph(GraphRepository):
                     deleted += 1
         return deleted
 
+    async def forget(self, nodes: Collection[str]) -> int:
+        if not nodes:
+            return 0
+        names = list(nodes)
+        async with self._db.write() as conn:
+            result = await conn.execute(
+                delete(graph_edges).where(
+                    or_(graph_edges.c.from_node.in_(names), graph_edges.c.to_node.in_(names))
+                )
+            )
+        return int(result.rowcount)
+
 
 def _key(from_node: str, to_node: str, edge_type: EdgeType) -> list[Any]:
     return [

@@ -18,8 +18,10 @@ from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cronpilot.adapters.sql.engine import Database
+from cronpilot.adapters.sql.keyset import after_cursor
 from cronpilot.adapters.sql.tables import notifications
 from cronpilot.domain.alerts import AlertEvent, Notification, NotificationStatus, delivery_order
+from cronpilot.domain.paging import Cursor
 from cronpilot.domain.ports import NotificationRepository
 
 _PENDING = NotificationStatus.PENDING.value
@@ -157,6 +159,7 @@ class SqlNotifications(NotificationRepository):
         endpoint_id: str | None = None,
         status: NotificationStatus | None = None,
         limit: int = 100,
+        after: Cursor | None = None,
     ) -> list[Notification]:
         table = notifications.c
         query = select(notifications).order_by(table.created_at.desc(), table.id.desc())
@@ -166,6 +169,8 @@ class SqlNotifications(NotificationRepository):
             query = query.where(table.endpoint_id == endpoint_id)
         if status is not None:
             query = query.where(table.status == status.value)
+        if after is not None:
+            query = query.where(after_cursor(table.created_at, table.id, after))
         async with self._db.read() as conn:
             rows = (await conn.execute(query.limit(limit))).mappings().all()
         return [notification_from_row(row) for row in rows]

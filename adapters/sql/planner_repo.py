@@ -33,6 +33,7 @@ from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cronpilot.adapters.sql.engine import Database
+from cronpilot.adapters.sql.keyset import after_cursor
 from cronpilot.adapters.sql.notifications_repo import add_notifications
 from cronpilot.adapters.sql.planner_rows import (
     proposal_from_row,
@@ -60,6 +61,7 @@ from cronpilot.domain.errors import (
     SessionNotFound,
 )
 from cronpilot.domain.model import PlannerMode
+from cronpilot.domain.paging import Cursor
 from cronpilot.domain.planning import (
     EXPIRED_BY,
     EXPIRED_OUTCOME,
@@ -349,6 +351,7 @@ class SqlPlanner(PlannerRepository):
         job_name: str | None = None,
         endpoint_id: str | None = None,
         limit: int = 100,
+        after: Cursor | None = None,
     ) -> list[Proposal]:
         query = (
             select(proposals)
@@ -362,6 +365,10 @@ class SqlPlanner(PlannerRepository):
             query = query.where(jobs.c.name == job_name)
         if endpoint_id is not None:
             query = query.where(proposals.c.endpoint_id == endpoint_id)
+        if after is not None:
+            query = query.where(
+                after_cursor(proposals.c.created_at, proposals.c.id, after, ids_ascending=True)
+            )
         async with self._db.read() as conn:
             return [proposal_from_row(row) for row in (await conn.execute(query)).mappings()]
 
@@ -422,7 +429,7 @@ class SqlPlanner(PlannerRepository):
         return session_from_row(row)
 
     async def list_sessions(
-        self, endpoint_id: str | None = None, limit: int = 50
+        self, endpoint_id: str | None = None, limit: int = 50, after: Cursor | None = None
     ) -> list[AnalysisSession]:
         query = (
             select(analysis_sessions)
@@ -431,5 +438,8 @@ class SqlPlanner(PlannerRepository):
         )
         if endpoint_id is not None:
             query = query.where(analysis_sessions.c.endpoint_id == endpoint_id)
+        if after is not None:
+            table = analysis_sessions.c
+            query = query.where(after_cursor(table.started_at, table.id, after, ids_ascending=True))
         async with self._db.read() as conn:
             return [session_from_row(row) for row in (await conn.execute(query)).mappings()]

@@ -10,11 +10,13 @@ from typing import Any
 from sqlalchemy import ColumnElement, Integer, Select, String, bindparam, delete, func, select
 
 from cronpilot.adapters.sql.engine import Database
+from cronpilot.adapters.sql.keyset import after_cursor
 from cronpilot.adapters.sql.rows import run_from_row
 from cronpilot.adapters.sql.tables import endpoints, runs
 from cronpilot.domain.errors import RunNotFound
 from cronpilot.domain.model import Run, RunStatus
-from cronpilot.domain.ports import RunRepository
+from cronpilot.domain.paging import Cursor
+from cronpilot.domain.ports import RunFilter, RunRepository
 
 PRUNE_BATCH = 1_000
 """The most runs one retention transaction deletes."""
@@ -69,6 +71,24 @@ class SqlRuns(RunRepository):
         parameters = {"endpoint_id": endpoint_id, "limit": limit, "offset": offset}
         async with self._db.read() as conn:
             result = await conn.execute(_history_statement(), parameters)
+            return [run_from_row(row) for row in result.mappings()]
+
+    async def page_runs(
+        self, where: RunFilter, limit: int, after: Cursor | None = None
+    ) -> list[Run]:
+        query = select(runs).order_by(runs.c.slot_at.desc(), runs.c.id.desc()).limit(limit)
+        for column, value in (
+            (runs.c.job_id, where.job_id),
+            (runs.c.endpoint_id, where.endpoint_id),
+            (runs.c.status, where.status and where.status.value),
+            (runs.c.trigger, where.trigger and where.trigger.value),
+        ):
+            if value is not None:
+                query = query.where(column == value)
+        if after is not None:
+            query = query.where(after_cursor(runs.c.slot_at, runs.c.id, after))
+        async with self._db.read() as conn:
+            result = await conn.execute(query)
             return [run_from_row(row) for row in result.mappings()]
 
     async def get_run(self, run_id: str) -> Run:

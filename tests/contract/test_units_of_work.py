@@ -21,6 +21,7 @@ from cronpilot.domain.ports import Store
 from cronpilot.domain.tokens import ApiToken, hash_secret
 from cronpilot.usecases.access import create_token, revoke_token
 from cronpilot.usecases.declarations import apply_declarations
+from cronpilot.usecases.deletion import delete
 from cronpilot.usecases.proposals import ProposalDesk, Proposer
 from cronpilot.usecases.run_requests import request_backfill, request_run
 from cronpilot.usecases.schedule import pause_endpoint, resume_endpoint
@@ -397,3 +398,27 @@ async def test_a_pause_keeps_who_paused_and_a_run_who_asked(store: Store) -> Non
     assert paused.pause == Pause("ops", None, ANN)
     assert (await store.catalog.get_endpoint("j/a")).pause == Pause("ops", None, ANN)
     assert queued.requested_by == "token:ci"
+
+
+@pytest.mark.parametrize(
+    ("ref", "repository", "method"),
+    [
+        ("shop", "catalog", "delete_job"),
+        ("shop", "graph", "forget"),
+        ("shop/prices", "catalog", "delete_endpoints"),
+        ("shop/prices", "graph", "forget"),
+    ],
+)
+async def test_delete_writes_nothing_when_it_fails_after_any_step(
+    store: Store, ref: str, repository: str, method: str
+) -> None:
+    declared = declaration("shop", spec("stock"), spec("prices", depends_on=("stock",)))
+    await apply_declarations(store.unit_of_work, None, [declared], "jobs.yaml", T0)
+    edges = await store.graph.list_edges()
+    assert edges
+
+    with pytest.raises(InjectedFailure):
+        await delete(WrappedUnits(store, failing_after(repository, method)), ref)
+
+    assert [e.ref for e in await store.catalog.list_endpoints()] == ["shop/prices", "shop/stock"]
+    assert await store.graph.list_edges() == edges

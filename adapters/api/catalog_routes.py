@@ -1,0 +1,184 @@
+"""Jobs and endpoints: read them, apply a declaration document, delete, pause and resume."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+from pydantic import BaseModel, Field
+
+from cronpilot.adapters.api.access import Reader, Writer
+from cronpilot.adapters.api.context import Context
+from cronpilot.adapters.api.versions import IfMatch, expected_version, tag_response
+from cronpilot.adapters.cli.views import endpoint_view, job_view
+from cronpilot.adapters.jobs_file import MAX_FILE_BYTES, parse_declarations
+from cronpilot.domain.errors import InvalidConfig
+from cronpilot.domain.model import Pause
+from cronpilot.usecases.declarations import apply_declarations
+from cronpilot.usecases.deletion import delete
+from cronpilot.usecases.queries.catalog import (
+    list_endpoints,
+    list_jobs,
+    show_endpoint,
+    show_job,
+)
+from cronpilot.usecases.schedule import pause_endpoint, resume_endpoint
+
+router = APIRouter(tags=["jobs and endpoints"])
+
+DOCUMENT_SOURCE = "request body"
+"""How messages name an applied document (`cronpilot apply` names its file)."""
+
+
+@router.get("/jobs")
+async def get_jobs(ctx: Context, _: Reader) -> dict[str, Any]:
+    """Every job by name, with how many endpoints it holds."""
+    jobs = await list_jobs(ctx.store.reading)
+    return {"items": [job_view(s.job, s.endpoint_count) for s in jobs]}
+
+
+@router.get("/jobs/{job}")
+async def get_job(job: str, ctx: Context, _: Reader) -> dict[str, Any]:
+    found, endpoints = await show_job(ctx.store.reading, job)
+    return {**job_view(found, len(endpoints)), "endpoint_refs": [e.ref for e in endpoints]}
+
+
+@router.delete("/jobs/{job}")
+async def delete_job(job: str, ctx: Context, who: Writer) -> dict[str, Any]:
+    """Delete the job, its endpoints and everything recorded of them (runs, proposals,
+    sessions, schemas, notifications, graph edges)."""
+    deleted = await delete(ctx.store.unit_of_work, job, who.actor, ctx.clock.now())
+    return {"job": deleted.job, "endpoints": deleted.endpoints}
+
+
+@router.get("/endpoints")
+async def get_endpoints(ctx: Context, _: Reader, job: str | None = None) -> dict[str, Any]:
+    states = await list_endpoints(ctx.store.reading, job)
+    return {"items": [endpoint_view(s.endpoint, s.last_run) for s in states]}
+
+
+@router.get("/endpoints/{job}/{name}")
+async def get_endpoint(
+    job: str, name: str, response: Response, ctx: Context, _: Reader
+) -> dict[str, Any]:
+    """The endpoint with its `ETag`: send it back as `If-Match` on a write."""
+    state = await show_endpoint(ctx.store.reading, f"{job}/{name}")
+    tag_response(response, state.endpoint)
+    return endpoint_view(state.endpoint, state.last_run)
+
+
+@router.delete("/endpoints/{job}/{name}")
+async def delete_endpoint(
+    job: str, name: str, ctx: Context, who: Writer, if_match: IfMatch = None
+) -> dict[str, Any]:
+    """Delete the endpoint and everything recorded of it; refused (409) while others of its
+    job depend on it."""
+    deleted = await delete(
+        ctx.store.unit_of_work,
+        f"{job}/{name}",
+        who.actor,
+        ctx.clock.now(),
+        if_version=expected_version(if_match),
+    )
+    return {"job": deleted.job, "endpoints": deleted.endpoints}
+
+
+class PauseRequest(BaseModel):
+    reason: str = Field(min_length=1, max_length=500)
+    until: datetime | None = Field(
+        default=None, description="RFC 3339 with an offset; absent: until resumed."
+    )
+
+
+@router.post("/endpoints/{job}/{name}/pause")
+async def pause(
+    *,
+    job: str,
+    name: str,
+    request: PauseRequest,
+    response: Response,
+    ctx: Context,
+    who: Writer,
+    if_match: IfMatch = None,
+) -> dict[str, Any]:
+    now = ctx.clock.now()
+    if request.until is not None and (request.until.tzinfo is None or request.until <= now):
+        raise InvalidConfig("until", "must be a future time with an offset")
+    paused = await pause_endpoint(
+        ctx.store.unit_of_work,
+        f"{job}/{name}",
+        Pause(request.reason, request.until),
+        who.actor,
+        now,
+        if_version=expected_version(if_match),
+    )
+    tag_response(response, paused)
+    return endpoint_view(paused, None)
+
+
+@router.post("/endpoints/{job}/{name}/resume")
+async def resume(
+    *, job: str, name: str, response: Response, ctx: Context, who: Writer, if_match: IfMatch = None
+) -> dict[str, Any]:
+    resumed = await resume_endpoint(
+        ctx.store.unit_of_work,
+        ctx.waker,
+        f"{job}/{name}",
+        who.actor,
+        ctx.clock.now(),
+        if_version=expected_version(if_match),
+    )
+    tag_response(response, resumed)
+    return endpoint_view(resumed, None)
+
+
+@router.post(
+    "/apply",
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/yaml": {"schema": {"type": "string"}},
+                "application/json": {"schema": {"type": "object"}},
+            },
+        }
+    },
+)
+async def apply(request: Request, ctx: Context, who: Writer) -> dict[str, Any]:
+    """Apply a declaration document (the YAML or JSON of `cronpilot apply -f`): validated
+    whole first, then applied all or nothing. `${VARIABLES}` are not expanded from the
+    server's environment."""
+    # Read raw: YAML and JSON alike go to the jobs-file parser (JSON is YAML), as with `-f`.
+    document = await _document(request)
+    try:
+        text = document.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidConfig(DOCUMENT_SOURCE, f"not UTF-8: {exc.reason}") from exc
+    declarations = parse_declarations(
+        text, DOCUMENT_SOURCE, ctx.allowed_networks, env={}, floor_seconds=ctx.floor_seconds
+    )
+    report = await apply_declarations(
+        ctx.store.unit_of_work,
+        ctx.waker,
+        declarations,
+        DOCUMENT_SOURCE,
+        actor=who.actor,
+        now=ctx.clock.now(),
+    )
+    return {
+        "created": report.created,
+        "updated": report.updated,
+        "unchanged": report.unchanged,
+        "absent": report.absent,
+    }
+
+
+async def _document(request: Request) -> bytes:
+    """The body, refused once past the jobs file's size limit: never read an endless one."""
+    document = bytearray()
+    async for chunk in request.stream():
+        document += chunk
+        if len(document) > MAX_FILE_BYTES:
+            raise InvalidConfig(DOCUMENT_SOURCE, f"larger than {MAX_FILE_BYTES:,} bytes")
+    return bytes(document)

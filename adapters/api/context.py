@@ -1,0 +1,39 @@
+"""What every route is handed: the store, the waker, the clock, the settings that shape
+input, and the token check."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from cronpilot.adapters.probes import Probes
+from cronpilot.domain.access import Principal
+from cronpilot.domain.ports import Clock, Store, Waker
+from cronpilot.usecases.proposals import ProposalDesk
+
+Authenticate = Callable[[str], Awaitable[Principal | None]]
+"""A bearer token's secret → its principal, or None (no such token, or revoked)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ApiContext:
+    store: Store
+    waker: Waker
+    clock: Clock
+    authenticate: Authenticate
+    allowed_networks: Sequence[str]
+    floor_seconds: float
+    desk: ProposalDesk
+    probes: Probes
+    """/healthz, /readyz and /metrics of the API process."""
+
+
+def context(request: Request) -> ApiContext:
+    found: ApiContext = request.app.state.context
+    return found
+
+
+Context = Annotated[ApiContext, Depends(context)]

@@ -1,0 +1,65 @@
+"""The tool graph: per job, suggestions, paths, and an export for other tools."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from fastapi.responses import PlainTextResponse
+
+from cronpilot.adapters.api.access import Reader
+from cronpilot.adapters.api.context import Context
+from cronpilot.adapters.graph_views import edge_view, graph_dot, graph_json, suggestion_view
+from cronpilot.usecases.queries.graph import graph_path, job_graphs, suggestions
+
+router = APIRouter(prefix="/graph", tags=["graph"])
+
+JobFilter = Annotated[str | None, Query(description="Only this job.")]
+
+
+class ExportFormat(StrEnum):
+    DOT = "dot"
+    JSON = "json"
+
+
+@router.get("")
+async def show(ctx: Context, _: Reader, job: JobFilter = None) -> dict[str, Any]:
+    """Per job: nodes, DAG layers and edges with type, source, weight and count."""
+    graphs = await job_graphs(ctx.store.reading, job)
+    return {
+        name: {
+            "nodes": graph.nodes,
+            "layers": graph.layers,
+            "edges": [edge_view(e) for e in graph.edges],
+        }
+        for name, graph in graphs.items()
+    }
+
+
+@router.get("/suggest")
+async def suggest(ctx: Context, _: Reader, job: JobFilter = None) -> dict[str, Any]:
+    """Endpoints whose outputs could feed others that do not depend on them yet."""
+    return {"items": [suggestion_view(s) for s in await suggestions(ctx.store.reading, job)]}
+
+
+@router.get("/path")
+async def path(
+    ctx: Context,
+    _: Reader,
+    source: Annotated[str, Query(alias="from", description="`job` or `job/endpoint`")],
+    target: Annotated[str, Query(alias="to", description="`job` or `job/endpoint`")],
+) -> dict[str, Any]:
+    """The strongest chain of edges between two nodes; `path` is null when there is none."""
+    return {"path": await graph_path(ctx.store.reading, source, target)}
+
+
+@router.get("/export", response_model=None)
+async def export(
+    ctx: Context, _: Reader, job: JobFilter = None, format: ExportFormat = ExportFormat.DOT
+) -> Any:
+    """Graphviz dot (`text/vnd.graphviz`) or JSON."""
+    graphs = await job_graphs(ctx.store.reading, job)
+    if format is ExportFormat.JSON:
+        return graph_json(graphs)
+    return PlainTextResponse(graph_dot(graphs), media_type="text/vnd.graphviz")

@@ -1,0 +1,53 @@
+"""What was learnt of the responses (output schema, drift) and the alerts outbox."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+
+from cronpilot.adapters.api.access import Reader
+from cronpilot.adapters.api.context import Context
+from cronpilot.adapters.api.paging import CursorToken, Limit, after, page_view
+from cronpilot.adapters.cli.views import notification_view, output_view
+from cronpilot.domain.alerts import NotificationStatus
+from cronpilot.usecases.queries.catalog import endpoint_refs
+from cronpilot.usecases.queries.notifications import list_notifications
+from cronpilot.usecases.queries.outputs import show_output
+
+router = APIRouter(tags=["outputs and alerts"])
+
+
+@router.get("/endpoints/{job}/{name}/schema")
+async def get_schema(
+    job: str,
+    name: str,
+    ctx: Context,
+    _: Reader,
+    drift: Annotated[int, Query(ge=0, le=1000, description="Drift events, newest first.")] = 10,
+) -> dict[str, Any]:
+    """The endpoint's learnt output schema (JSON Schema with counts) and its drift events."""
+    return output_view(await show_output(ctx.store.reading, f"{job}/{name}", drift))
+
+
+@router.get("/notifications")
+async def get_notifications(
+    *,
+    ctx: Context,
+    _: Reader,
+    job: str | None = None,
+    endpoint: str | None = None,
+    status: NotificationStatus | None = None,
+    limit: Limit = 50,
+    cursor: CursorToken = None,
+) -> dict[str, Any]:
+    page = await list_notifications(
+        ctx.store.reading,
+        job=job,
+        endpoint=endpoint,
+        status=status,
+        limit=limit,
+        after=after(cursor),
+    )
+    refs = await endpoint_refs(ctx.store.reading)
+    return page_view(page, lambda n: notification_view(n, refs.get(n.endpoint_id, "?")))

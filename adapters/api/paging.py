@@ -1,0 +1,32 @@
+"""The paging every list route shares: `?limit=&cursor=` in, `{items, next_cursor}` out."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
+
+from fastapi import Query
+
+from cronpilot.domain.paging import Cursor, Page, decode_cursor, encode_cursor
+
+T = TypeVar("T")
+
+MAX_PAGE = 500
+
+Limit = Annotated[int, Query(ge=1, le=MAX_PAGE, description="Items per page, newest first.")]
+CursorToken = Annotated[
+    str | None, Query(alias="cursor", description="The `next_cursor` of the page before.")
+]
+
+
+def after(token: str | None) -> Cursor | None:
+    """Raises `InvalidCursor` for a token no page handed out."""
+    return None if token is None else decode_cursor(token)
+
+
+def page_view(page: Page[T], view: Callable[[T], dict[str, Any]]) -> dict[str, Any]:
+    """`next_cursor` is null on the last page."""
+    return {
+        "items": [view(item) for item in page.items],
+        "next_cursor": None if page.next_cursor is None else encode_cursor(page.next_cursor),
+    }

@@ -1,0 +1,103 @@
+"""What the planner did and wants: proposals (and their review) and analysis sessions."""
+
+from __future__ import annotations
+
+from http import HTTPStatus
+from typing import Any
+
+from fastapi import APIRouter
+from pydantic import BaseModel, Field
+
+from cronpilot.adapters.api.access import Admin, Reader
+from cronpilot.adapters.api.context import Context
+from cronpilot.adapters.api.paging import CursorToken, Limit, after, page_view
+from cronpilot.adapters.api.problems import problem
+from cronpilot.adapters.cli.planner_views import proposal_view, session_view
+from cronpilot.domain.planning import ProposalStatus
+from cronpilot.usecases.queries.catalog import endpoint_refs
+from cronpilot.usecases.queries.planner import (
+    list_proposals,
+    list_sessions,
+    show_proposal,
+    show_session,
+)
+
+router = APIRouter(tags=["planner"])
+
+
+@router.get("/proposals")
+async def get_proposals(
+    *,
+    ctx: Context,
+    _: Reader,
+    status: ProposalStatus | None = None,
+    job: str | None = None,
+    endpoint: str | None = None,
+    limit: Limit = 50,
+    cursor: CursorToken = None,
+) -> dict[str, Any]:
+    page = await list_proposals(
+        ctx.store.reading,
+        status=status,
+        job=job,
+        endpoint=endpoint,
+        limit=limit,
+        after=after(cursor),
+    )
+    refs = await endpoint_refs(ctx.store.reading)
+    return page_view(page, lambda p: proposal_view(p, refs.get(p.endpoint_id, "?")))
+
+
+@router.get("/proposals/{proposal_id}")
+async def get_proposal(proposal_id: str, ctx: Context, _: Reader) -> dict[str, Any]:
+    found = await show_proposal(ctx.store.reading, proposal_id)
+    refs = await endpoint_refs(ctx.store.reading)
+    return proposal_view(found, refs.get(found.endpoint_id, "?"))
+
+
+@router.post("/proposals/{proposal_id}/approve", response_model=None)
+async def approve(proposal_id: str, ctx: Context, who: Admin) -> Any:
+    """Apply a pending proposal now; the guardrails are checked again first, and a refusal
+    (recorded on the proposal) is a 409."""
+    decided = await ctx.desk.approve(proposal_id, who.actor, ctx.clock.now())
+    refs = await endpoint_refs(ctx.store.reading)
+    view = proposal_view(decided, refs.get(decided.endpoint_id, "?"))
+    if decided.status is not ProposalStatus.APPLIED:
+        return problem(
+            HTTPStatus.CONFLICT, f"proposal {decided.id} {decided.outcome}", proposal=view
+        )
+    return view
+
+
+class RejectRequest(BaseModel):
+    reason: str = Field(min_length=1, max_length=500, pattern=r"\S")
+
+
+@router.post("/proposals/{proposal_id}/reject")
+async def reject(
+    proposal_id: str, request: RejectRequest, ctx: Context, who: Admin
+) -> dict[str, Any]:
+    why = " ".join(request.reason.split())
+    decided = await ctx.desk.reject(proposal_id, who.actor, why, ctx.clock.now())
+    refs = await endpoint_refs(ctx.store.reading)
+    return proposal_view(decided, refs.get(decided.endpoint_id, "?"))
+
+
+@router.get("/sessions")
+async def get_sessions(
+    ctx: Context,
+    _: Reader,
+    endpoint: str | None = None,
+    limit: Limit = 20,
+    cursor: CursorToken = None,
+) -> dict[str, Any]:
+    page = await list_sessions(ctx.store.reading, endpoint, limit, after(cursor))
+    refs = await endpoint_refs(ctx.store.reading)
+    return page_view(page, lambda s: session_view(s, refs.get(s.endpoint_id, "?")))
+
+
+@router.get("/sessions/{session_id}")
+async def get_session(session_id: str, ctx: Context, _: Reader) -> dict[str, Any]:
+    found = await show_session(ctx.store.reading, session_id)
+    refs = await endpoint_refs(ctx.store.reading)
+    return session_view(found, refs.get(found.endpoint_id, "?"))

@@ -1,0 +1,87 @@
+"""Runs: pages of them, one in full, and runs asked for by hand."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from pydantic import BaseModel, Field
+
+from cronpilot.adapters.api.access import Reader, Writer
+from cronpilot.adapters.api.context import Context
+from cronpilot.adapters.api.paging import CursorToken, Limit, after, page_view
+from cronpilot.adapters.cli.output import iso
+from cronpilot.adapters.cli.views import run_view
+from cronpilot.domain.model import RunStatus, RunTrigger
+from cronpilot.domain.requested_runs import DEFAULT_MAX_SLOTS, MAX_SLOTS
+from cronpilot.usecases.queries.runs import RunQuery, page_runs, show_run
+from cronpilot.usecases.run_requests import request_backfill, request_run
+
+router = APIRouter(tags=["runs"])
+
+
+@router.get("/runs")
+async def get_runs(
+    *,
+    ctx: Context,
+    _: Reader,
+    job: str | None = None,
+    endpoint: Annotated[str | None, Query(description="`job/endpoint` or an endpoint id")] = None,
+    status: RunStatus | None = None,
+    trigger: RunTrigger | None = None,
+    limit: Limit = 50,
+    cursor: CursorToken = None,
+) -> dict[str, Any]:
+    """Runs newest slot first, a page at a time: pass `next_cursor` back as `cursor` until
+    it is null. Runs recorded meanwhile do not shift the pages."""
+    query = RunQuery(job, endpoint, status, trigger)
+    page = await page_runs(ctx.store.reading, query, limit, after(cursor))
+    return page_view(page, lambda run: run_view(run, with_body=False))
+
+
+@router.get("/runs/{run_id}")
+async def get_run(run_id: str, ctx: Context, _: Reader) -> dict[str, Any]:
+    """One run in full, with its stored response body."""
+    run, endpoint = await show_run(ctx.store.reading, run_id)
+    return {**run_view(run, with_body=True), "endpoint": endpoint.ref}
+
+
+@router.post("/endpoints/{job}/{name}/run", status_code=202)
+async def run_now(job: str, name: str, ctx: Context, who: Writer) -> dict[str, Any]:
+    """Queue one run due now (trigger `manual`); a scheduler worker makes it."""
+    run = await request_run(
+        ctx.store.unit_of_work, ctx.waker, f"{job}/{name}", who.actor, ctx.clock.now()
+    )
+    return run_view(run, with_body=False)
+
+
+class BackfillRequest(BaseModel):
+    start: datetime = Field(description="First slot; without an offset, the endpoint's zone.")
+    end: datetime = Field(description="Last slot, written as `start`.")
+    max_slots: int = Field(default=DEFAULT_MAX_SLOTS, ge=1, le=MAX_SLOTS)
+
+
+@router.post("/endpoints/{job}/{name}/backfill", status_code=202)
+async def backfill(
+    job: str, name: str, request: BackfillRequest, ctx: Context, who: Writer
+) -> dict[str, Any]:
+    """Queue a run for each past baseline slot in [start, end] that has none."""
+    report = await request_backfill(
+        ctx.store.unit_of_work,
+        ctx.waker,
+        f"{job}/{name}",
+        start=request.start,
+        end=request.end,
+        max_slots=request.max_slots,
+        actor=who.actor,
+        now=ctx.clock.now(),
+    )
+    return {
+        "endpoint": report.endpoint.ref,
+        "queued": len(report.queued),
+        "skipped": report.skipped,
+        "runs": [
+            {"id": r.id, "slot_at": iso(r.slot_at), "due_at": iso(r.due_at)} for r in report.queued
+        ],
+    }

@@ -1,0 +1,24 @@
+"""An endpoint's version: what an `ETag` carries, so that a write made against a stale read
+is refused (`If-Match`) instead of silently overwriting another admin's change."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict
+
+from cronpilot.domain.model import Endpoint
+
+
+def endpoint_version(endpoint: Endpoint) -> str:
+    """A digest of what admins and the planner change (declaration, pause, hints), not of what
+    every run moves (next run, failures, lease): a run between a read and a write does not
+    make the write stale. Keys sorted, so every store gives the same digest."""
+    state = {
+        "spec": asdict(endpoint.spec),
+        "pause": None if endpoint.pause is None else asdict(endpoint.pause),
+        "interval_hint": None if endpoint.interval_hint is None else asdict(endpoint.interval_hint),
+        "oneshot_hint": None if endpoint.oneshot_hint is None else asdict(endpoint.oneshot_hint),
+    }
+    text = json.dumps(state, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:32]

@@ -1,0 +1,99 @@
+"""The API served by uvicorn on a free loopback port, over a real SQL store, with real tokens
+made by the tokens' use case: `read-bot`, `write-bot` and `admin-bot` carry those scopes."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import httpx
+import pytest
+import uvicorn
+from fastapi import FastAPI
+
+from cronpilot.adapters.bootstrap import build_api, token_authenticator
+from cronpilot.adapters.sql import open_sql_store
+from cronpilot.adapters.wake import InProcessWaker
+from cronpilot.domain.access import Scope
+from cronpilot.domain.ports import Clock, SecretCipher, Store
+from cronpilot.usecases.access import create_token
+from tests.support.clock import FakeClock
+from tests.support.settings import settings_for_tests
+
+JOBS = """
+jobs:
+  - name: shop
+    description: the shop
+    endpoints:
+      - name: stock
+        url: https://example.com/stock
+        interval: 60s
+      - name: prices
+        url: https://example.com/prices
+        depends_on: [stock]
+"""
+
+
+Secrets = dict[Scope, str]
+"""The secret of each scope's token."""
+
+
+async def issue_tokens(store: Store, clock: Clock) -> Secrets:
+    """A token of each scope, `SCOPE-bot`, as `cronpilot tokens create` makes them."""
+    secrets = {}
+    for scope in Scope:
+        _, secret = await create_token(
+            store.unit_of_work, f"{scope}-bot", scope, "cli:test@host", clock.now()
+        )
+        secrets[scope] = secret
+    return secrets
+
+
+def bearer(secret: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {secret}"}
+
+
+def loopback_server(app: FastAPI) -> tuple[uvicorn.Server, socket.socket]:
+    """A server for `app` and its socket on a free loopback port (`server.serve(sockets=…)`).
+    The socket listens from here on: a client may connect before the server has started, the
+    backlog holds it, so nobody waits for the server to say it is up."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen()
+    config = uvicorn.Config(app, log_config=None, lifespan="off")
+    return uvicorn.Server(config), sock
+
+
+@dataclass
+class Api:
+    url: str
+    store: Store
+    clock: FakeClock
+    secrets: Secrets
+
+    def client(self, scope: Scope | None = Scope.ADMIN) -> httpx.AsyncClient:
+        headers = {} if scope is None else bearer(self.secrets[scope])
+        return httpx.AsyncClient(base_url=self.url, headers=headers, timeout=10)
+
+
+@pytest.fixture
+async def api(sql_url: str, cipher: SecretCipher) -> AsyncIterator[Api]:
+    store = await open_sql_store(sql_url, cipher)
+    waker = InProcessWaker()
+    clock = FakeClock()
+    secrets = await issue_tokens(store, clock)
+    authenticate = token_authenticator(store, clock)
+    app = build_api(settings_for_tests(database_url=sql_url), store, waker, clock, authenticate)
+    server, sock = loopback_server(app)
+    port = sock.getsockname()[1]
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        yield Api(f"http://127.0.0.1:{port}", store, clock, secrets)
+    finally:
+        server.should_exit = True
+        await task
+        sock.close()
+        await waker.close()
+        await store.close()

@@ -1,0 +1,63 @@
+"""Jobs and endpoints as declared, with what the scheduler knows of them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cronpilot.domain.model import Endpoint, Job, Run
+from cronpilot.domain.ports import ReadingFactory
+
+
+@dataclass(frozen=True, slots=True)
+class JobSummary:
+    job: Job
+    endpoint_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointState:
+    endpoint: Endpoint
+    last_run: Run | None
+    """Its newest finished-or-running run."""
+
+
+async def list_jobs(reading: ReadingFactory) -> list[JobSummary]:
+    """Every job by name, with how many endpoints it holds."""
+    async with reading() as read:
+        jobs = await read.catalog.list_jobs()
+        endpoints = await read.catalog.list_endpoints()
+    counts: dict[str, int] = {}
+    for endpoint in endpoints:
+        counts[endpoint.job_id] = counts.get(endpoint.job_id, 0) + 1
+    return [JobSummary(job, counts.get(job.id, 0)) for job in jobs]
+
+
+async def show_job(reading: ReadingFactory, name: str) -> tuple[Job, list[Endpoint]]:
+    """Raises `JobNotFound`."""
+    async with reading() as read:
+        job = await read.catalog.get_job(name)
+        return job, await read.catalog.list_endpoints(name)
+
+
+async def list_endpoints(reading: ReadingFactory, job: str | None = None) -> list[EndpointState]:
+    """By (job, name), optionally of one job (raises `JobNotFound`)."""
+    async with reading() as read:
+        if job is not None:
+            await read.catalog.get_job(job)
+        endpoints = await read.catalog.list_endpoints(job)
+        latest = await read.runs.latest_runs([e.id for e in endpoints])
+    return [EndpointState(e, latest.get(e.id)) for e in endpoints]
+
+
+async def show_endpoint(reading: ReadingFactory, ref: str) -> EndpointState:
+    """By id or `job/endpoint`; raises `EndpointNotFound`."""
+    async with reading() as read:
+        endpoint = await read.catalog.get_endpoint(ref)
+        latest = await read.runs.latest_runs([endpoint.id])
+    return EndpointState(endpoint, latest.get(endpoint.id))
+
+
+async def endpoint_refs(reading: ReadingFactory) -> dict[str, str]:
+    """Endpoint id → `job/endpoint`, for listings that hold ids."""
+    async with reading() as read:
+        return {e.id: e.ref for e in await read.catalog.list_endpoints()}

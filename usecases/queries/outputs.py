@@ -1,0 +1,27 @@
+"""What cronpilot learnt of an endpoint's responses: its output schema and drift events."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cronpilot.domain.model import Endpoint
+from cronpilot.domain.outputs import DriftEvent, OutputSchema
+from cronpilot.domain.ports import ReadingFactory
+
+
+@dataclass(frozen=True, slots=True)
+class LearntOutput:
+    endpoint: Endpoint
+    schema: OutputSchema | None
+    """None before its first stored body."""
+    drift: list[DriftEvent]
+    """Newest first."""
+
+
+async def show_output(reading: ReadingFactory, ref: str, drift_limit: int = 50) -> LearntOutput:
+    """Raises `EndpointNotFound`."""
+    async with reading() as read:
+        endpoint = await read.catalog.get_endpoint(ref)
+        schema = await read.schemas.get_output_schema(endpoint.id)
+        drift = await read.schemas.list_drift(endpoint.id, limit=drift_limit)
+    return LearntOutput(endpoint, schema, drift)

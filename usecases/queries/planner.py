@@ -1,0 +1,55 @@
+"""What the planner did: its proposals and its analysis sessions."""
+
+from __future__ import annotations
+
+from cronpilot.domain.paging import Cursor, Page, page_of
+from cronpilot.domain.planning import AnalysisSession, Proposal, ProposalStatus
+from cronpilot.domain.ports import ReadingFactory
+
+
+async def list_proposals(
+    reading: ReadingFactory,
+    *,
+    status: ProposalStatus | None = None,
+    job: str | None = None,
+    endpoint: str | None = None,
+    limit: int = 100,
+    after: Cursor | None = None,
+) -> Page[Proposal]:
+    """A page of them, newest first, after `after` (the page before's `next_cursor`).
+    Raises `JobNotFound` or `EndpointNotFound` for an unknown name."""
+    async with reading() as read:
+        if job is not None:
+            await read.catalog.get_job(job)
+        endpoint_id = None if endpoint is None else (await read.catalog.get_endpoint(endpoint)).id
+        rows = await read.planner.list_proposals(
+            status=status, job_name=job, endpoint_id=endpoint_id, limit=limit + 1, after=after
+        )
+    return page_of(rows, limit, lambda p: Cursor(p.created_at, p.id))
+
+
+async def show_proposal(reading: ReadingFactory, proposal_id: str) -> Proposal:
+    """Raises `ProposalNotFound`."""
+    async with reading() as read:
+        return await read.planner.get_proposal(proposal_id)
+
+
+async def list_sessions(
+    reading: ReadingFactory,
+    endpoint: str | None = None,
+    limit: int = 50,
+    after: Cursor | None = None,
+) -> Page[AnalysisSession]:
+    """A page of them, newest first, with their tool calls. Raises `EndpointNotFound`."""
+    async with reading() as read:
+        endpoint_id = None if endpoint is None else (await read.catalog.get_endpoint(endpoint)).id
+        rows = await read.planner.list_sessions(
+            endpoint_id=endpoint_id, limit=limit + 1, after=after
+        )
+    return page_of(rows, limit, lambda s: Cursor(s.started_at, s.id))
+
+
+async def show_session(reading: ReadingFactory, session_id: str) -> AnalysisSession:
+    """Raises `SessionNotFound`."""
+    async with reading() as read:
+        return await read.planner.get_session(session_id)
