@@ -22,6 +22,7 @@ from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.llm.openai_client import OpenAIChat
 from cronpilot.adapters.settings import Settings
 from cronpilot.adapters.sql import open_sql_store, upgrade_database
+from cronpilot.adapters.sql.migrate import Upgrade
 from cronpilot.adapters.wake import (
     InProcessWaker,
     ListeningWaker,
@@ -95,9 +96,9 @@ async def open_store_when_reachable(settings: Settings, stop: asyncio.Event) -> 
     return None
 
 
-def migrate(settings: Settings) -> None:
+def migrate(settings: Settings) -> Upgrade:
     """Bring the database to the newest schema (Alembic head). Call outside an event loop."""
-    asyncio.run(upgrade_database(settings.database_url))
+    return asyncio.run(upgrade_database(settings.database_url))
 
 
 def build_dispatcher(settings: Settings, max_connections: int | None = None) -> Dispatcher:

@@ -18,6 +18,7 @@ from cronpilot.adapters.cli.output import (
     print_table,
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
+from cronpilot.domain.errors import PathNotFound
 from cronpilot.domain.graph import Edge, find_cycle, generations, pagerank, shortest_path
 from cronpilot.domain.model import Job
 from cronpilot.domain.ports import Store
@@ -192,14 +193,14 @@ def path(
     target: Annotated[str, typer.Argument(help="A node: `job` or `job/endpoint`.")],
     json_output: JsonOption = False,
 ) -> None:
-    """The strongest chain of edges from one node to another (each edge costs 1/weight)."""
+    """The strongest chain of edges from one node to another (each edge costs 1/weight); exits
+    1 when there is none."""
     edges = with_store(admin_settings(), lambda store: _edges_between(store, source, target))
     found = shortest_path(edges, source, target)
+    if found is None:
+        raise PathNotFound(source, target)
     if json_output:
         print_json(found)
-        return
-    if found is None:
-        note(f"no path from {source} to {target}")
         return
     typer.echo(" -> ".join(found))
 

@@ -16,6 +16,7 @@ from cronpilot.domain.errors import (
     InvalidRunRequest,
     InvalidSchedule,
     NotFound,
+    ProposalNotPending,
     StoreUnavailable,
     UnsafeURL,
     ValueRejected,
@@ -81,7 +82,14 @@ def exit_code(error: CronpilotError) -> int:
     if isinstance(error, NotFound):
         return EXIT_NOT_FOUND
     if isinstance(
-        error, InvalidConfig | InvalidSchedule | InvalidRunRequest | UnsafeURL | ValueRejected
+        error,
+        InvalidConfig
+        | InvalidSchedule
+        | InvalidRunRequest
+        | UnsafeURL
+        | ValueRejected
+        # Deciding a proposal that is decided already is a user's mistake, not a failure.
+        | ProposalNotPending,
     ):
         return EXIT_BAD_INPUT
     if isinstance(error, StoreUnavailable):

@@ -19,6 +19,7 @@ from cronpilot.domain.errors import (
     EndpointNotFound,
     InvalidConfig,
     InvalidRunRequest,
+    ProposalNotPending,
     StoreUnavailable,
     UnsafeURL,
     ValueRejected,
@@ -102,7 +103,7 @@ def test_db_upgrade_then_apply_twice_changes_nothing_the_second_time(
     cli = bind(f"sqlite+aiosqlite:///{tmp_path / 'fresh.db'}")
     jobs_file = write_jobs(tmp_path)
 
-    assert "up to date" in cli("db", "upgrade").stdout
+    assert "database schema created at revision" in cli("db", "upgrade").stdout
     first = cli("apply", "-f", jobs_file).stdout
     second = cli.json("apply", "-f", jobs_file)
 
@@ -476,6 +477,7 @@ def test_help_documents_the_exit_codes(empty: Cli) -> None:
         (InvalidRunRequest("shop/x", "--from is after --to"), 2),
         (UnsafeURL("http://10.0.0.1/", "private"), 2),
         (ValueRejected("value too long"), 2),
+        (ProposalNotPending("0" * 32, "applied"), 2),
         (StoreUnavailable("down"), 3),
         (ConflictError("duplicate job"), 4),
         (CronpilotError("anything else"), 4),

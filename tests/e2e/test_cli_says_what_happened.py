@@ -5,20 +5,57 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import TypeVar
+from zoneinfo import ZoneInfo
+
+import pytest
+from alembic import command
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection
 
 from cronpilot.adapters.crypto import FernetCipher
 from cronpilot.adapters.sql import open_sql_store
+from cronpilot.adapters.sql.engine import create_engine
+from cronpilot.adapters.sql.migrate import alembic_config
 from cronpilot.domain.model import Response
 from cronpilot.domain.ports import Store
 from cronpilot.domain.sent_request import sent_request
 from cronpilot.scheduler.requests import request_for
 from tests.e2e.conftest import Cli
-from tests.e2e.test_admin_cli import SECRET, bind, shop  # noqa: F401 (fixtures)
+from tests.e2e.test_admin_cli import one_error_line, write_jobs
 from tests.support.finishing import finish_one
 
 T = TypeVar("T")
+SECRET = "tok-e2e-9d2b"
+JOBS = """\
+jobs:
+  - name: shop
+    description: the web shop
+    endpoints:
+      - name: orders
+        url: http://127.0.0.1:9/orders
+        interval: 30s
+        min_interval: 10s
+        headers: {Authorization: "Bearer ${SHOP_TOKEN}", Accept: application/json}
+"""
+
+
+@pytest.fixture
+def bind(cli_for: Callable[..., Cli]) -> Callable[[str], Cli]:
+    def with_env(database_url: str) -> Cli:
+        return cli_for(database_url, SHOP_TOKEN=SECRET, CRONPILOT_ALLOWED_NETWORKS="127.0.0.1/32")
+
+    return with_env
+
+
+@pytest.fixture
+def shop(bind: Callable[[str], Cli], sqlite_url: str, tmp_path: Path) -> Cli:
+    cli = bind(sqlite_url)
+    cli("apply", "-f", write_jobs(tmp_path, JOBS))
+    return cli
 
 
 def _with_store(cli: Cli, url: str, action: Callable[[Store], Awaitable[T]]) -> T:
@@ -81,3 +118,74 @@ def test_runs_show_of_a_run_recorded_without_its_request_says_so(
         for_people.split()
     )
     assert shop.json("runs", "show", run_id)["request"] is None
+
+
+def _head() -> tuple[str, str]:
+    """The newest schema revision and the one before it."""
+    script = ScriptDirectory.from_config(alembic_config())
+    head = script.get_revision(script.get_current_head())
+    assert head is not None and isinstance(head.down_revision, str)
+    return head.revision, head.down_revision
+
+
+async def _migrate_to(url: str, revision: str) -> None:
+    config = alembic_config()
+
+    def upgrade(connection: Connection) -> None:
+        config.attributes["connection"] = connection
+        command.upgrade(config, revision)
+
+    engine = create_engine(url)
+    try:
+        async with engine.begin() as connection:
+            await connection.run_sync(upgrade)
+    finally:
+        await engine.dispose()
+
+
+def test_db_upgrade_says_which_revision_it_reached_and_from_which(
+    bind: Callable[[str], Cli], tmp_path: Path
+) -> None:
+    head, previous = _head()
+    fresh = bind(f"sqlite+aiosqlite:///{tmp_path / 'fresh.db'}")
+    older_url = f"sqlite+aiosqlite:///{tmp_path / 'older.db'}"
+    asyncio.run(_migrate_to(older_url, previous))
+    older = bind(older_url)
+
+    created = fresh("db", "upgrade").stdout
+    again = fresh("db", "upgrade").stdout
+    upgraded = older("db", "upgrade").stdout
+
+    assert created.startswith(f"database schema created at revision {head} (sqlite")
+    assert again.startswith(f"database schema is up to date at revision {head} (")
+    assert upgraded.startswith(
+        f"database schema upgraded from revision {previous} to {head} (sqlite"
+    )
+
+
+def test_a_command_on_a_missing_sqlite_file_fails_in_one_line_and_leaves_no_file(
+    bind: Callable[[str], Cli], tmp_path: Path
+) -> None:
+    missing = tmp_path / "missing.db"
+    cli = bind(f"sqlite+aiosqlite:///{missing}")
+
+    for args in (["endpoints", "list"], ["runs", "show", "0" * 32], ["pause", "j/e"]):
+        failed = cli(*args, expect=3)
+        assert one_error_line(failed.stderr) == (
+            f"error: no database at {missing}: create it with `cronpilot db upgrade` "
+            f"(CRONPILOT_DATABASE_URL=sqlite+aiosqlite:///{missing})"
+        )
+        assert not missing.exists()
+
+
+def test_pause_until_a_time_without_a_zone_reads_it_in_the_local_zone(shop: Cli) -> None:
+    tokyo = replace(shop, env={**shop.env, "TZ": "Asia/Tokyo"})
+    tomorrow = (datetime.now(UTC) + timedelta(days=1)).astimezone(ZoneInfo("Asia/Tokyo"))
+    wall = tomorrow.replace(microsecond=0, tzinfo=None).isoformat()
+
+    paused = tokyo.json("pause", "shop/orders", "--until", wall)
+    # Rich frames the help in a box: its borders aside, the words read on.
+    helped = " ".join(tokyo("pause", "--help").stdout.replace("│", " ").split())
+
+    assert datetime.fromisoformat(paused["paused"]["until"]) == tomorrow.replace(microsecond=0)
+    assert "in this machine's local zone unless it names one" in helped
