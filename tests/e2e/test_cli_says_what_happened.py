@@ -16,11 +16,12 @@ from alembic import command
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection
 
+from cronpilot.adapters.cli.output import clock_time
 from cronpilot.adapters.crypto import FernetCipher
 from cronpilot.adapters.sql import open_sql_store
 from cronpilot.adapters.sql.engine import create_engine
 from cronpilot.adapters.sql.migrate import alembic_config
-from cronpilot.domain.model import Response
+from cronpilot.domain.model import HintSource, IntervalHint, Response
 from cronpilot.domain.ports import Store
 from cronpilot.domain.sent_request import sent_request
 from cronpilot.scheduler.requests import request_for
@@ -189,3 +190,37 @@ def test_pause_until_a_time_without_a_zone_reads_it_in_the_local_zone(shop: Cli)
 
     assert datetime.fromisoformat(paused["paused"]["until"]) == tomorrow.replace(microsecond=0)
     assert "in this machine's local zone unless it names one" in helped
+
+
+def test_endpoints_list_shows_the_interval_in_force_hint_included(
+    shop: Cli, sqlite_url: str
+) -> None:
+    wide = replace(shop, env={**shop.env, "COLUMNS": "200"})
+    until = datetime.now(UTC).replace(microsecond=0) + timedelta(hours=1)
+
+    async def hint(store: Store) -> None:
+        endpoint = await store.catalog.get_endpoint("shop/orders")
+        busy = IntervalHint(10, until, "orders are pouring in", HintSource.PLANNER)
+        await store.catalog.set_hints(endpoint.id, busy, None, datetime.now(UTC))
+
+    [before] = shop.json("endpoints", "list")
+    _with_store(shop, sqlite_url, hint)
+    [after] = shop.json("endpoints", "list")
+    listed = wide("endpoints", "list").stdout
+
+    assert before["in_force"] == {
+        "source": "baseline",
+        "interval_seconds": 30.0,
+        "cron": None,
+        "by": None,
+        "until": None,
+    }
+    assert after["in_force"] == {
+        "source": "hint-interval",
+        "interval_seconds": 10.0,
+        "cron": None,
+        "by": "planner",
+        "until": until.isoformat(),
+    }
+    shown = clock_time(until, datetime.now(UTC))
+    assert f"every 10s, planner hint until {shown} (baseline every 30s)" in listed
