@@ -20,6 +20,7 @@ from cronpilot.adapters.cli import (
     db_cmd,
     demo_cmd,
     endpoints_cmd,
+    export_cmd,
     graph_cmd,
     jobs_cmd,
     notifications_cmd,
@@ -66,6 +67,7 @@ def _group(help_text: str) -> typer.Typer:
 def build_app() -> typer.Typer:
     app = _group("Calls HTTP endpoints on schedules and adapts the schedules safely.")
     app.command()(apply_cmd.apply)
+    app.command()(export_cmd.export)
     app.command()(pause_cmd.pause)
     app.command()(pause_cmd.resume)
     app.command("run")(run_cmd.run)
