@@ -43,10 +43,17 @@ class _Secrets:
     """Variable → where its value belongs (`shop/orders header Authorization`)."""
 
     def value(self, ref: str, part: str, name: str, clear: str) -> str:
+        """`clear` itself when revealing, else a reference to a variable of its own."""
         if self.reveal:
             return clear
-        variable = _variable(ref, name)
-        self.variables[variable] = f"{ref} {part} {name}"
+        where = f"{ref} {part} {name}"
+        base = _variable(ref, part if part.startswith("notify") else "", name)
+        variable, n = base, 1
+        # Two names that read alike once upper-cased (`a-b`, `a_b`) get variables of their own.
+        while self.variables.get(variable, where) != where:
+            n += 1
+            variable = f"{base}_{n}"
+        self.variables[variable] = where
         return f"${{{variable}}}"
 
 
@@ -124,7 +131,13 @@ def _endpoint(ref: str, spec: EndpointSpec, secrets: _Secrets) -> dict[str, Any]
     if spec.only_if_changed:
         shown["only_if_changed"] = True
     if spec.notify or spec.notify_after != DEFAULT_NOTIFY_AFTER:
-        shown["notify"] = {"urls": list(spec.notify), "after": spec.notify_after}
+        urls = [
+            replace_secret_params(
+                url, lambda name, value, i=i: secrets.value(ref, f"notify {i + 1}", name, value)
+            )
+            for i, url in enumerate(spec.notify)
+        ]
+        shown["notify"] = {"urls": urls, "after": spec.notify_after}
     if spec.pause_after is not None:
         shown["pause_after"] = spec.pause_after
     if spec.retry is not None:
@@ -172,7 +185,7 @@ def _seconds(value: float) -> float | int:
     return int(value) if value.is_integer() else value
 
 
-def _variable(ref: str, name: str) -> str:
-    """`shop/orders` + `Authorization` → `SHOP_ORDERS_AUTHORIZATION`."""
-    words = _NOT_A_NAME_CHAR.sub("_", f"{ref}_{name}".upper()).strip("_")
+def _variable(*words: str) -> str:
+    """`shop/orders`, `Authorization` → `SHOP_ORDERS_AUTHORIZATION`."""
+    words = _NOT_A_NAME_CHAR.sub("_", "_".join(words).upper()).strip("_")
     return words if not words[:1].isdigit() else f"_{words}"

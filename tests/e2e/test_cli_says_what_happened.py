@@ -42,6 +42,11 @@ jobs:
         min_interval: 10s
         headers: {Authorization: "Bearer ${SHOP_TOKEN}", Accept: application/json}
 """
+NEW_ENDPOINT = """\
+      - name: refunds
+        url: http://127.0.0.1:9/refunds
+        interval: 1m
+"""
 
 
 @pytest.fixture
@@ -224,3 +229,46 @@ def test_endpoints_list_shows_the_interval_in_force_hint_included(
     }
     shown = clock_time(until, datetime.now(UTC))
     assert f"every 10s, planner hint until {shown} (baseline every 30s)" in listed
+
+
+def test_export_applies_back_unchanged_and_a_dry_run_then_finds_nothing_to_do(
+    shop: Cli, tmp_path: Path
+) -> None:
+    exported = shop("export").stdout
+    exported_file = write_jobs(tmp_path, exported, "exported.yaml")
+    with_variable = replace(shop, env={**shop.env, "SHOP_ORDERS_AUTHORIZATION": f"Bearer {SECRET}"})
+
+    dry = with_variable.json("apply", "-f", exported_file, "--dry-run")
+    applied = with_variable("apply", "-f", exported_file).stdout
+    again = shop("export").stdout
+
+    assert SECRET not in exported
+    assert "Authorization: ${SHOP_ORDERS_AUTHORIZATION}" in exported
+    assert [(c["ref"], c["outcome"]) for c in dry["changes"]] == [
+        ("shop", "unchanged"),
+        ("shop/orders", "unchanged"),
+    ]
+    assert applied.splitlines()[-1] == "0 created, 0 updated, 2 unchanged"
+    assert again == exported
+
+
+def test_a_dry_run_says_each_field_that_would_change_and_writes_nothing(
+    shop: Cli, tmp_path: Path
+) -> None:
+    edited = JOBS.replace("interval: 30s", "interval: 45s").replace(
+        "Accept: application/json", "Accept: text/json"
+    )
+    jobs_file = write_jobs(tmp_path, edited + NEW_ENDPOINT, "edited.yaml")
+    before = shop.json("endpoints", "list")
+
+    said = shop("apply", "-f", jobs_file, "--dry-run").stdout
+
+    assert said.splitlines() == [
+        "unchanged  shop",
+        "update     shop/orders",
+        '             headers.Accept: "application/json" → "text/json"',
+        "             schedule.interval_seconds: 30.0 → 45.0",
+        "create     shop/refunds",
+        "dry run: 1 to create, 1 to update, 1 unchanged; nothing written",
+    ]
+    assert shop.json("endpoints", "list") == before
