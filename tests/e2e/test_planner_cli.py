@@ -93,6 +93,11 @@ async def test_review_approve_and_see_the_effect(shop: Cli, sqlite_url: str) -> 
         "submit_analysis",
     ]
     assert details["tool_calls"][0]["arguments"] == {"limit": 4, "fields": []}
+    assert [c["outcome"] for c in details["tool_calls"]] == [
+        None,
+        f"held for review as proposal {pending['id']}",
+        "analysis submitted",
+    ]
     assert "get_response_history" in table
     assert "relaxing from every 30s" in table
     decided = shop.json("proposals", "show", pending["id"])
