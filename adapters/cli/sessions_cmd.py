@@ -102,7 +102,7 @@ def show(
             ]
         )
     )
-    table = new_table("#", "Tool", "Arguments", "Took", "Result", "Did")
+    table = new_table("#", "Tool", "Arguments", "Took", "Did")
     for call in session.tool_calls:
         add_row(
             table,
@@ -110,15 +110,14 @@ def show(
             call.name,
             json.dumps(call.arguments, ensure_ascii=False),
             f"{call.duration_ms:.1f}ms",
-            f"{call.result_chars} chars",
             _did(call),
         )
     console.print(table)
 
 
 def _did(call: ToolCallRecord) -> str:
-    """What a call did: its error, or for an action the fate of its proposal; a read did
-    nothing but read."""
+    """What a call did: its error; for an action the fate of its proposal; for a read, how
+    much the model got back."""
     if call.error is not None:
         return f"error: {call.error}"
-    return call.outcome or "-"
+    return call.outcome or f"answered {call.result_chars} chars"
