@@ -131,12 +131,7 @@ def _endpoint(ref: str, spec: EndpointSpec, secrets: _Secrets) -> dict[str, Any]
     if spec.only_if_changed:
         shown["only_if_changed"] = True
     if spec.notify or spec.notify_after != DEFAULT_NOTIFY_AFTER:
-        urls = [
-            replace_secret_params(
-                url, lambda name, value, i=i: secrets.value(ref, f"notify {i + 1}", name, value)
-            )
-            for i, url in enumerate(spec.notify)
-        ]
+        urls = [_notify_url(ref, i + 1, url, secrets) for i, url in enumerate(spec.notify)]
         shown["notify"] = {"urls": urls, "after": spec.notify_after}
     if spec.pause_after is not None:
         shown["pause_after"] = spec.pause_after
@@ -145,6 +140,13 @@ def _endpoint(ref: str, spec: EndpointSpec, secrets: _Secrets) -> dict[str, Any]
     if spec.accept_hints:
         shown["accept_hints"] = True
     return shown
+
+
+def _notify_url(ref: str, number: int, url: str, secrets: _Secrets) -> str:
+    def value_for(name: str, value: str) -> str:
+        return secrets.value(ref, f"notify {number}", name, value)
+
+    return replace_secret_params(url, value_for)
 
 
 def _schedule(spec: EndpointSpec) -> dict[str, JSON]:
@@ -185,7 +187,7 @@ def _seconds(value: float) -> float | int:
     return int(value) if value.is_integer() else value
 
 
-def _variable(*words: str) -> str:
+def _variable(*parts: str) -> str:
     """`shop/orders`, `Authorization` → `SHOP_ORDERS_AUTHORIZATION`."""
-    words = _NOT_A_NAME_CHAR.sub("_", "_".join(words).upper()).strip("_")
-    return words if not words[:1].isdigit() else f"_{words}"
+    name = _NOT_A_NAME_CHAR.sub("_", "_".join(parts).upper()).strip("_")
+    return name if not name[:1].isdigit() else f"_{name}"
