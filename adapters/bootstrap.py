@@ -30,6 +30,7 @@ from cronpilot.adapters.metrics import PrometheusTelemetry
 from cronpilot.adapters.probes import Probes, start_probes
 from cronpilot.adapters.settings import Settings
 from cronpilot.adapters.sql import open_sql_store, upgrade_database
+from cronpilot.adapters.sql.migrate import Upgrade
 from cronpilot.adapters.wake import (
     InProcessWaker,
     ListeningWaker,
@@ -123,9 +124,9 @@ async def open_store_when_reachable(settings: Settings, stop: asyncio.Event) -> 
     return None
 
 
-def migrate(settings: Settings) -> None:
+def migrate(settings: Settings) -> Upgrade:
     """Bring the database to the newest schema (Alembic head). Call outside an event loop."""
-    asyncio.run(upgrade_database(settings.database_url))
+    return asyncio.run(upgrade_database(settings.database_url))
 
 
 def build_dispatcher(settings: Settings, max_connections: int | None = None) -> Dispatcher:

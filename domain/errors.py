@@ -60,6 +60,13 @@ class RunNotFound(NotFound):
         self.ref = ref
 
 
+class PathNotFound(NotFound):
+    """No chain of edges leads from one node of the tool graph to the other."""
+
+    def __init__(self, source: str, target: str) -> None:
+        super().__init__(f"no path from {excerpt(source)} to {excerpt(target)}")
+
+
 class SlotAlreadyRun(CronpilotError):
     """The (endpoint, slot) pair already has a run: the database refused a second one."""
 

@@ -17,7 +17,14 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from cronpilot.domain.jitter import jittered
-from cronpilot.domain.model import CatchUp, Endpoint, EndpointSpec, NextRun, ScheduleSource
+from cronpilot.domain.model import (
+    CatchUp,
+    Endpoint,
+    EndpointSpec,
+    IntervalHint,
+    NextRun,
+    ScheduleSource,
+)
 from cronpilot.domain.schedule import baseline_period, next_cron_fire
 
 BACKOFF_CAP = timedelta(hours=1)
@@ -166,6 +173,13 @@ def _floor_at(endpoint: Endpoint) -> datetime | None:
     return last + timedelta(seconds=spec.floor_seconds + (spec.jitter_seconds or 0.0))
 
 
+def fresh_interval_hint(endpoint: Endpoint, now: datetime) -> IntervalHint | None:
+    """The endpoint's interval hint while it is in force (not expired at `now`): it replaces
+    the baseline's interval."""
+    hint = endpoint.interval_hint
+    return hint if hint is not None and hint.expires_at > now else None
+
+
 def plan_next_run(endpoint: Endpoint, now: datetime) -> NextRun:
     """When `endpoint` should run next, seen at `now`: never in the past, deterministic."""
     pause = endpoint.pause
@@ -187,8 +201,8 @@ def plan_next_run(endpoint: Endpoint, now: datetime) -> NextRun:
     if backoff is not None and backoff > at:
         at, source = backoff, ScheduleSource.BACKOFF
 
-    interval = endpoint.interval_hint
-    if interval is not None and interval.expires_at > now:
+    interval = fresh_interval_hint(endpoint, now)
+    if interval is not None:
         period = timedelta(seconds=interval.interval_seconds)
         at = _anchored(endpoint.last_slot_at, period, now)
         source = ScheduleSource.HINT_INTERVAL

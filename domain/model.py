@@ -360,6 +360,18 @@ class Attempt:
 
 
 @dataclass(frozen=True, slots=True)
+class SentRequest:
+    """A call as it went out, fit to keep and show (`domain.sent_request`): templates filled,
+    secrets masked, each part cut to a bound."""
+
+    method: str
+    url: str
+    headers: dict[str, str]
+    body: str | None = None
+    """The body as sent (compact JSON), cut with its length said when it is long."""
+
+
+@dataclass(frozen=True, slots=True)
 class Response:
     """What the dispatcher observed; a body is present only when it is JSON within the cap."""
 
@@ -376,6 +388,8 @@ class Response:
     """None when the answer carried no steering header."""
     attempts: tuple[Attempt, ...] = ()
     """Every call made for the slot, this one last (set by the scheduler's slot runner)."""
+    request: SentRequest | None = None
+    """What this call sent (set by the scheduler's slot runner); None when none was sent."""
 
     @property
     def ok(self) -> bool:
@@ -417,6 +431,9 @@ class Run:
     runs."""
     requested_by: str | None = None
     """Who asked for a queued run (`cli:ann@web-1`); None for the schedule's and DAG runs."""
+    request: SentRequest | None = None
+    """The request the deciding call sent; None while queued or running, when no call was
+    made (a template could not be filled), and for runs recorded before requests were."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -84,6 +84,15 @@ class Proposal:
         )
 
 
+def proposal_outcome(proposal: Proposal) -> str:
+    """What became of a proposal when it was made, for the record of the call that made it."""
+    if proposal.status is ProposalStatus.PENDING:
+        return f"held for review as proposal {proposal.id}"
+    if proposal.status is ProposalStatus.REFUSED:
+        return f"refused by a guardrail: {proposal.outcome} (proposal {proposal.id})"
+    return f"{proposal.outcome or proposal.status.value} (proposal {proposal.id})"
+
+
 @dataclass(frozen=True, slots=True)
 class ToolCallRecord:
     """One tool call of a session, in order: what was asked, how long it took, what came back."""
@@ -94,6 +103,10 @@ class ToolCallRecord:
     duration_ms: float
     result_chars: int
     error: str | None = None
+    outcome: str | None = None
+    """What the call did, in words, for an action (`held for review as proposal …`, `refused by
+    a guardrail: …`) or the final submit; None for a read, an error, and calls recorded before
+    outcomes were."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ printing a credential cannot be undone.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from urllib.parse import unquote_plus
 
 MASK = "****"
@@ -41,9 +42,7 @@ def mask_url(url: str) -> str:
     whose names look secret (`token`, `api_key`, `sig`, …). Everything else is kept character
     for character (no parse and re-assembly), so the URL still reads as the one configured."""
     url = _USERINFO.sub(rf"\g<1>{MASK}@", url, count=1)
-    rest, hash_mark, fragment = url.partition("#")
-    base, question_mark, query = rest.partition("?")
-    return base + question_mark + _mask_params(query) + hash_mark + _mask_params(fragment)
+    return replace_secret_params(url, lambda _name, _value: MASK)
 
 
 def mask_urls(text: str) -> str:
@@ -51,12 +50,28 @@ def mask_urls(text: str) -> str:
     return _URL.sub(lambda found: found["prefix"] + mask_url(found["url"]), text)
 
 
-def _mask_params(query: str) -> str:
+def replace_secret_params(url: str, value_for: Callable[[str, str], str]) -> str:
+    """`url` with the value of each query (and fragment) parameter whose name looks secret
+    replaced by `value_for(name, value)` (the name decoded, the value as written); everything
+    else kept character for character."""
+    rest, hash_mark, fragment = url.partition("#")
+    base, question_mark, query = rest.partition("?")
+    return (
+        base
+        + question_mark
+        + _replace_params(query, value_for)
+        + hash_mark
+        + _replace_params(fragment, value_for)
+    )
+
+
+def _replace_params(query: str, value_for: Callable[[str, str], str]) -> str:
     pairs = []
     for pair in query.split("&"):
-        name, equals, _ = pair.partition("=")
-        secret = equals and _looks_secret(unquote_plus(name))
-        pairs.append(f"{name}={MASK}" if secret else pair)
+        name, equals, value = pair.partition("=")
+        decoded = unquote_plus(name)
+        secret = equals and _looks_secret(decoded)
+        pairs.append(f"{name}={value_for(decoded, value)}" if secret else pair)
     return "&".join(pairs)
 
 

@@ -258,6 +258,7 @@ def finished_run(running: Run, response: Response, now: datetime) -> Run:
         error_message=response.error_message,
         attempt=len(response.attempts) or running.attempt,
         attempts=response.attempts,
+        request=response.request,
     )
 
 

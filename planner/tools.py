@@ -22,7 +22,13 @@ from pydantic import BaseModel, ValidationError
 from cronpilot.domain.context import Neighbour, dag_context, related_siblings
 from cronpilot.domain.graph import Edge
 from cronpilot.domain.model import JSON, Endpoint, Run
-from cronpilot.domain.planning import AnalysisClaim, ProposalDraft, ProposalKind, ToolCallRecord
+from cronpilot.domain.planning import (
+    AnalysisClaim,
+    ProposalDraft,
+    ProposalKind,
+    ToolCallRecord,
+    proposal_outcome,
+)
 from cronpilot.domain.ports import Store
 from cronpilot.planner.projection import DEFAULT_MAX_BODY_CHARS, capped, project
 from cronpilot.planner.schema_views import read_output_schema
@@ -120,6 +126,8 @@ class ToolBox:
     calls: list[ToolCallRecord] = field(default_factory=list)
     errors: int = 0
     submitted: SubmitArgs | None = None
+    noted: str | None = None
+    """What the call under way did, in words, as its handler notes it for the call's record."""
 
     @property
     def endpoint(self) -> Endpoint:
@@ -132,6 +140,7 @@ class ToolBox:
         """Run one tool call as the model wrote it; never raises for the model's mistakes."""
         started = time.perf_counter()
         recorded: JSON = arguments
+        self.noted = None
         try:
             tool = self.tools.get(name)
             if tool is None:
@@ -154,6 +163,7 @@ class ToolBox:
                 duration_ms=(time.perf_counter() - started) * 1000,
                 result_chars=len(result.content),
                 error=result.error,
+                outcome=self.noted if result.error is None else None,
             )
         )
         return result
@@ -297,6 +307,7 @@ async def _propose(box: ToolBox, target: str | None, draft: ProposalDraft) -> JS
     proposal = await box.context.desk.propose(
         draft, endpoint.id, box.context.proposer, box.context.now()
     )
+    box.noted = proposal_outcome(proposal)
     return {
         "proposal_id": proposal.id,
         "status": proposal.status.value,
@@ -328,6 +339,7 @@ async def _pause_until(box: ToolBox, args: PauseArgs) -> JSON:
 
 async def _submit(box: ToolBox, args: SubmitArgs) -> JSON:
     box.submitted = args
+    box.noted = "analysis submitted"
     return {"ok": True}
 
 

@@ -6,13 +6,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from cronpilot.domain.errors import LeaseLost, SlotAlreadyRun, StoreUnavailable, TemplateUnfilled
 from cronpilot.domain.log_extra import LogAction, log_extra
 from cronpilot.domain.model import BodyAbsence, Claim, Endpoint, ErrorKind, Finish, Response, Run
 from cronpilot.domain.ports import ClaimRepository, Clock, Dispatcher, Telemetry, Tracer
+from cronpilot.domain.sent_request import sent_request
 from cronpilot.domain.tracing import run_trace
 from cronpilot.runtime.timing import pause
 from cronpilot.runtime.tracing import NoTracer
@@ -201,6 +202,7 @@ class SlotRunner:
                 started_at=now,
                 finished_at=now,
             )
+        sent = sent_request(request)
         try:
             with self.tracer.span(
                 "call", run_trace(claim), run_id=claim.run_id, endpoint=claim.endpoint.ref
@@ -210,7 +212,6 @@ class SlotRunner:
                     span.note(status_code=response.status_code)
                 if response.error_kind is not None:
                     span.note(error_kind=str(response.error_kind))
-                return response
         except Exception as exc:
             # The dispatcher reports endpoint failures in its Response; a raise is a bug in it.
             # Record the run as failed rather than leave it `running` until the reaper comes.
@@ -224,7 +225,9 @@ class SlotRunner:
                 body_absence=BodyAbsence.NO_RESPONSE,
                 error_kind=ErrorKind.INTERNAL,
                 error_message=f"dispatcher error: {type(exc).__name__}",
+                request=sent,
             )
+        return replace(response, request=sent)
 
     async def _rest(self, seconds: float) -> bool:
         """Wait before a retry; cut short, and False, once the worker is stopping."""

@@ -9,11 +9,14 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from cronpilot.domain.audit import audit_entry
-from cronpilot.domain.errors import EndpointNotFound, InvalidConfig
+from cronpilot.domain.declaration_diff import DeclarationChange, planned_changes
+from cronpilot.domain.errors import EndpointNotFound, InvalidConfig, JobNotFound
 from cronpilot.domain.graph import EdgeType, declared_sightings
+from cronpilot.domain.model import EndpointSpec, Job
 from cronpilot.domain.ports import (
     ApplyReport,
     JobDeclaration,
+    ReadingFactory,
     Repositories,
     UnitOfWorkFactory,
     Waker,
@@ -62,6 +65,39 @@ async def apply_declarations(
     if waker is not None and (report.created or report.updated):
         await waker.notify()
     return report
+
+
+async def preview_declarations(
+    reading: ReadingFactory, declarations: Sequence[JobDeclaration], source: str
+) -> list[DeclarationChange]:
+    """What `apply_declarations` would change, writing nothing: the same checks (raises as it
+    does), then each job and endpoint compared with what is stored, in one snapshot."""
+    stored_jobs: dict[str, Job] = {}
+    stored_specs: dict[str, EndpointSpec] = {}
+    async with reading() as tx:
+        await check_templates(tx, declarations, source)
+        for declaration in declarations:
+            name = declaration.job.name
+            try:
+                stored_jobs[name] = await tx.catalog.get_job(name)
+            except JobNotFound:
+                continue
+            for endpoint in await tx.catalog.list_endpoints(name):
+                stored_specs[endpoint.ref] = endpoint.spec
+    return planned_changes(declarations, stored_jobs, stored_specs)
+
+
+async def export_declarations(
+    reading: ReadingFactory, job: str | None = None
+) -> list[JobDeclaration]:
+    """The stored jobs (or the one named: raises `JobNotFound`) with their endpoints' specs, as
+    declarations that `apply_declarations` would leave unchanged; one snapshot."""
+    async with reading() as tx:
+        jobs = [await tx.catalog.get_job(job)] if job is not None else await tx.catalog.list_jobs()
+        return [
+            JobDeclaration(each, [e.spec for e in await tx.catalog.list_endpoints(each.name)])
+            for each in jobs
+        ]
 
 
 async def check_templates(

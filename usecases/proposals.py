@@ -184,8 +184,9 @@ class ProposalDesk:
 async def _apply(
     tx: Repositories, draft: ProposalDraft, endpoint: Endpoint, now: datetime
 ) -> tuple[str, bool]:
-    """Write the change. Returns what happened, in words, and whether the endpoint is now due
-    earlier than before (sleeping schedulers are to be woken once the unit is committed)."""
+    """Write the change. Returns what happened, in words (`already in force` when the endpoint
+    had that pause and those hints already), and whether the endpoint is now due earlier than
+    before (sleeping schedulers are to be woken once the unit is committed)."""
     change = change_for(draft, endpoint, now)
     updated = endpoint
     if change.pause != endpoint.pause:
@@ -208,7 +209,8 @@ async def _apply(
         when = f"paused until {updated.pause.until.isoformat()}"
     else:
         when = "next run never (paused)"
-    return f"applied: {when} ({source.value})", earlier
+    done = "applied" if updated is not endpoint else "already in force"
+    return f"{done}: {when} ({source.value})", earlier
 
 
 async def _audit(tx: Repositories, actor: str, decided: Proposal, now: datetime) -> None:

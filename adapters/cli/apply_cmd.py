@@ -8,18 +8,23 @@ from typing import Annotated
 import typer
 
 from cronpilot.adapters.bootstrap import build_clock
+from cronpilot.adapters.cli.declaration_changes import print_changes
 from cronpilot.adapters.cli.identity import actor
 from cronpilot.adapters.cli.output import JsonOption, cron_fires, fire_time, fires_view, print_json
 from cronpilot.adapters.cli.runtime import admin_settings, with_store, with_waker
 from cronpilot.adapters.jobs_file import load_declarations
 from cronpilot.domain.ports import ApplyReport, Store
-from cronpilot.usecases.declarations import apply_declarations
+from cronpilot.usecases.declarations import apply_declarations, preview_declarations
 
 
 def apply(
     file: Annotated[
         Path, typer.Option("--file", "-f", help="The jobs file (see adapters/examples).")
     ],
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Say what would change, field by field, and write nothing."),
+    ] = False,
     json_output: JsonOption = False,
 ) -> None:
     """Create or update the jobs and endpoints a file declares; validates everything first.
@@ -30,6 +35,13 @@ def apply(
     declarations = load_declarations(
         file, settings.allowed_networks, floor_seconds=settings.min_interval_seconds
     )
+    if dry_run:
+        changes = with_store(
+            settings,
+            lambda store: preview_declarations(store.reading, declarations, str(file)),
+        )
+        print_changes(changes, json_output=json_output)
+        return
 
     async def act(store: Store) -> ApplyReport:
         return await with_waker(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -14,10 +14,12 @@ from cronpilot.adapters.cli.output import (
     EndpointRef,
     JsonOption,
     add_row,
+    clock_time,
     cron_fires,
     details_table,
     fire_time,
     fires_view,
+    iso,
     new_table,
     note,
     print_json,
@@ -29,6 +31,7 @@ from cronpilot.adapters.cli.output import (
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.cli.views import endpoint_view
+from cronpilot.domain.governor import fresh_interval_hint
 from cronpilot.domain.model import (
     Endpoint,
     IntervalHint,
@@ -54,19 +57,19 @@ def list_endpoints(
         return endpoints, await store.runs.latest_runs([e.id for e in endpoints])
 
     endpoints, latest = with_store(admin_settings(), act)
+    now = build_clock().now()
     if json_output:
-        print_json([endpoint_view(e, latest.get(e.id)) for e in endpoints])
+        print_json([endpoint_view(e, latest.get(e.id)) | in_force_view(e, now) for e in endpoints])
         return
     if not endpoints:
         note("no endpoints yet; declare some with: cronpilot apply -f jobs.yaml")
         return
-    now = build_clock().now()
-    table = new_table("Endpoint", "Schedule", "Next run", "Source", "Last run")
+    table = new_table("Endpoint", "In force", "Next run", "Source", "Last run")
     for endpoint in endpoints:
         add_row(
             table,
             endpoint.ref,
-            schedule_text(endpoint.spec.schedule),
+            in_force_text(endpoint, now),
             relative(endpoint.next_run_at, now) if endpoint.next_run_at else _never(endpoint),
             _source(endpoint),
             last_run_text(latest.get(endpoint.id), now),
@@ -90,10 +93,46 @@ def show(
     schedule = endpoint.spec.schedule
     fires = cron_fires(schedule, now)
     if json_output:
-        view = endpoint_view(endpoint, last_run)
+        view = endpoint_view(endpoint, last_run) | in_force_view(endpoint, now)
         print_json(view | {"next_fires": fires_view(fires, schedule.timezone)})
         return
     print_table(_details(endpoint, last_run, now, fires))
+
+
+def in_force_text(endpoint: Endpoint, now: datetime) -> str:
+    """The schedule that decides the runs now: an interval hint while it lasts (who wrote it,
+    until when, over which baseline), else the baseline."""
+    baseline = schedule_text(endpoint.spec.schedule)
+    hint = fresh_interval_hint(endpoint, now)
+    if hint is None:
+        return baseline
+    return (
+        f"every {span(hint.interval_seconds)}, {hint.source.value} hint until "
+        f"{clock_time(hint.expires_at, now)} (baseline {baseline})"
+    )
+
+
+def in_force_view(endpoint: Endpoint, now: datetime) -> dict[str, Any]:
+    """`in_force` for scripts: the interval hint while it lasts, else the baseline."""
+    hint = fresh_interval_hint(endpoint, now)
+    schedule = endpoint.spec.schedule
+    if hint is None:
+        shown = {
+            "source": "baseline",
+            "interval_seconds": schedule.interval_seconds,
+            "cron": schedule.cron,
+            "by": None,
+            "until": None,
+        }
+    else:
+        shown = {
+            "source": ScheduleSource.HINT_INTERVAL.value,
+            "interval_seconds": hint.interval_seconds,
+            "cron": None,
+            "by": hint.source.value,
+            "until": iso(hint.expires_at),
+        }
+    return {"in_force": shown}
 
 
 def last_run_text(run: Run | None, now: datetime) -> str:
@@ -117,6 +156,7 @@ def _details(
             ("headers", json.dumps(mask_headers(spec.headers)) if spec.headers else "-"),
             ("body", json.dumps(spec.body) if spec.body is not None else "-"),
             ("schedule", schedule_text(spec.schedule)),
+            ("in force", in_force_text(endpoint, now)),
             *(cron_rows if fires else []),
             ("dag", _dag(endpoint)),
             ("clamps", _clamps(endpoint)),

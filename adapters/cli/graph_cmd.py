@@ -17,6 +17,7 @@ from cronpilot.adapters.cli.output import (
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.graph_views import edge_view, graph_dot, graph_json, suggestion_view
+from cronpilot.domain.errors import PathNotFound
 from cronpilot.domain.graph import pagerank
 from cronpilot.usecases.queries.graph import graph_path, job_graphs, suggestions
 
@@ -100,13 +101,13 @@ def path(
     target: Annotated[str, typer.Argument(help="A node: `job` or `job/endpoint`.")],
     json_output: JsonOption = False,
 ) -> None:
-    """The strongest chain of edges from one node to another (each edge costs 1/weight)."""
+    """The strongest chain of edges from one node to another (each edge costs 1/weight); exits
+    1 when there is none."""
     found = with_store(admin_settings(), lambda store: graph_path(store.reading, source, target))
+    if found is None:
+        raise PathNotFound(source, target)
     if json_output:
         print_json(found)
-        return
-    if found is None:
-        note(f"no path from {source} to {target}")
         return
     typer.echo(" -> ".join(found))
 

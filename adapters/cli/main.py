@@ -22,6 +22,7 @@ from cronpilot.adapters.cli import (
     delete_cmd,
     demo_cmd,
     endpoints_cmd,
+    export_cmd,
     graph_cmd,
     jobs_cmd,
     notifications_cmd,
@@ -68,6 +69,7 @@ def _group(help_text: str) -> typer.Typer:
 def build_app() -> typer.Typer:
     app = _group("Calls HTTP endpoints on schedules and adapts the schedules safely.")
     app.command()(apply_cmd.apply)
+    app.command()(export_cmd.export)
     app.command()(pause_cmd.pause)
     app.command()(pause_cmd.resume)
     app.command("run")(run_cmd.run)
@@ -77,7 +79,13 @@ def build_app() -> typer.Typer:
     app.command()(cron_cmd.cron)
     app.command()(delete_cmd.delete)
     app.command()(serve_cmd.serve)
+    _add_records(app)
+    _add_planning(app)
+    _add_operations(app)
+    return app
 
+
+def _add_records(app: typer.Typer) -> None:
     db = _group("Database schema.")
     db.command()(db_cmd.upgrade)
     app.add_typer(db, name="db")
@@ -96,6 +104,8 @@ def build_app() -> typer.Typer:
     runs.command()(runs_cmd.show)
     app.add_typer(runs, name="runs")
 
+
+def _add_planning(app: typer.Typer) -> None:
     app.add_typer(planner_cmd.planner_app(), name="planner")
 
     proposals = _group("Proposals: schedule changes the planner wants, and their review.")
@@ -109,6 +119,7 @@ def build_app() -> typer.Typer:
     sessions.command("list")(sessions_cmd.list_sessions)
     sessions.command()(sessions_cmd.show)
     app.add_typer(sessions, name="sessions")
+
     schema = _group("Output schemas learnt from stored responses.")
     schema.command()(schema_cmd.show)
     schema.command()(schema_cmd.backfill)
@@ -121,15 +132,12 @@ def build_app() -> typer.Typer:
     graph.command()(graph_cmd.export)
     app.add_typer(graph, name="graph")
 
+
+def _add_operations(app: typer.Typer) -> None:
     notifications = _group("Alerts for webhooks: failing, recovered, auto-paused, to review.")
     notifications.command("list")(notifications_cmd.list_notifications)
     app.add_typer(notifications, name="notifications")
 
-    _add_operations(app)
-    return app
-
-
-def _add_operations(app: typer.Typer) -> None:
     workers = _group("Scheduler workers: who is working, where, and how much.")
     workers.command("list")(workers_cmd.list_workers)
     app.add_typer(workers, name="workers")

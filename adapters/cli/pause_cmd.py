@@ -21,8 +21,9 @@ from cronpilot.usecases.schedule import pause_endpoint, resume_endpoint
 
 
 def parse_until(text: str, now: datetime) -> datetime:
-    """A duration from now (`30m`, `2h`) or an ISO-8601 time (UTC when it names no zone), in
-    the future and at most `MAX_SECONDS` (ten years) away, like any other schedule bound."""
+    """A duration from now (`30m`, `2h`) or an ISO-8601 time (this machine's local time when it
+    names no zone, as a person at the keyboard means it), in the future and at most
+    `MAX_SECONDS` (ten years) away, like any other schedule bound."""
     try:
         seconds = parse_duration(text)
     except ValueError:
@@ -43,11 +44,10 @@ def _iso_time(text: str) -> datetime:
         moment = datetime.fromisoformat(text)
     except ValueError:
         raise _until_error(text, "is neither a duration (30m, 2h) nor an ISO time") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
     try:
+        # A naive time is read in the local zone (TZ, else the system's) by `astimezone`.
         return moment.astimezone(UTC)
-    except OverflowError:
+    except (OverflowError, ValueError):
         # Only the calendar's first and last days can leave it when shifted to UTC.
         far = moment.year == MAXYEAR
         raise _until_error(
@@ -68,7 +68,10 @@ def pause(
     ref: EndpointRef,
     until: Annotated[
         str | None,
-        typer.Option(help="A duration (30m, 2h) or an ISO time; without it, until resumed."),
+        typer.Option(
+            help="A duration (30m, 2h) or an ISO time (2030-01-31T09:00, in this machine's "
+            "local zone unless it names one: Z, +01:00); without it, until resumed."
+        ),
     ] = None,
     reason: Annotated[
         str | None,

@@ -56,6 +56,7 @@ def _call_view(call: ToolCallRecord) -> dict[str, Any]:
         "duration_ms": round(call.duration_ms, 2),
         "result_chars": call.result_chars,
         "error": call.error,
+        "outcome": call.outcome,
     }
 
 

@@ -28,7 +28,7 @@ from cronpilot.adapters.cli.output import (
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.cli.views import run_view
-from cronpilot.domain.model import Attempt, Endpoint, Run, RunStatus
+from cronpilot.domain.model import Attempt, Endpoint, ErrorKind, Run, RunStatus
 from cronpilot.domain.ports import Store
 from cronpilot.domain.secrets import mask_urls
 
@@ -130,11 +130,34 @@ def _details(run: Run, endpoint: Endpoint, now: datetime) -> Table:
             ("took", f"{run.duration_ms:.0f}ms" if run.duration_ms is not None else "-"),
             ("worker", run.worker_id or "-"),
             *_requested(run, now),
+            *_sent(run),
             ("response", _run_note(run) or "-"),
             ("attempts", _attempts(run)),
             ("steering", _steering(run)),
         ]
     )
+
+
+def _sent(run: Run) -> list[tuple[str, str]]:
+    """The request the deciding call sent (masked when recorded), or why there is none."""
+    sent = run.request
+    if sent is None:
+        return [("request", _why_no_request(run))]
+    rows = [("request", f"{sent.method} {sent.url}")]
+    rows.extend(("", f"{name}: {value}") for name, value in sent.headers.items())
+    if sent.body is not None:
+        rows.append(("", sent.body))
+    return rows
+
+
+def _why_no_request(run: Run) -> str:
+    if not run.status.finished:
+        return "not sent yet"
+    if run.status is RunStatus.SKIPPED or run.error_kind is ErrorKind.TEMPLATE:
+        return "none sent"
+    if run.status is RunStatus.ABANDONED:
+        return "not recorded: the run was abandoned before its call ended"
+    return "not recorded (runs recorded before cronpilot kept requests do not have it)"
 
 
 def _attempts(run: Run) -> str:

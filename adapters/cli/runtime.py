@@ -17,6 +17,7 @@ from cronpilot.domain.errors import (
     InvalidSchedule,
     InvalidTokenName,
     NotFound,
+    ProposalNotPending,
     StillDependedOn,
     StoreUnavailable,
     UnsafeURL,
@@ -90,7 +91,9 @@ def exit_code(error: CronpilotError) -> int:
         | InvalidTokenName
         | UnsafeURL
         | ValueRejected
-        | StillDependedOn,
+        | StillDependedOn
+        # Deciding a proposal that is decided already is a user's mistake, not a failure.
+        | ProposalNotPending,
     ):
         return EXIT_BAD_INPUT
     if isinstance(error, StoreUnavailable):

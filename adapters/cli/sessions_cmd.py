@@ -22,7 +22,7 @@ from cronpilot.adapters.cli.output import (
 from cronpilot.adapters.cli.planner_views import session_view
 from cronpilot.adapters.cli.proposals_cmd import endpoint_refs
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
-from cronpilot.domain.planning import AnalysisSession
+from cronpilot.domain.planning import AnalysisSession, ToolCallRecord
 from cronpilot.domain.ports import Store
 
 
@@ -70,8 +70,9 @@ def show(
     session_id: Annotated[str, typer.Argument(help="A session id from `sessions list`.")],
     json_output: JsonOption = False,
 ) -> None:
-    """One session: its tool calls in order (arguments, duration, result size, error), tokens
-    and reasoning."""
+    """One session: its tool calls in order (arguments, duration, result size, and what each
+    did: a proposal held, applied or refused by a guardrail, or an error), tokens and
+    reasoning."""
 
     async def act(store: Store) -> tuple[AnalysisSession, dict[str, str]]:
         return await store.planner.get_session(session_id), await endpoint_refs(store)
@@ -101,7 +102,7 @@ def show(
             ]
         )
     )
-    table = new_table("#", "Tool", "Arguments", "Took", "Result", "Error")
+    table = new_table("#", "Tool", "Arguments", "Took", "Did")
     for call in session.tool_calls:
         add_row(
             table,
@@ -109,7 +110,14 @@ def show(
             call.name,
             json.dumps(call.arguments, ensure_ascii=False),
             f"{call.duration_ms:.1f}ms",
-            f"{call.result_chars} chars",
-            call.error or "",
+            _did(call),
         )
     console.print(table)
+
+
+def _did(call: ToolCallRecord) -> str:
+    """What a call did: its error; for an action the fate of its proposal; for a read, how
+    much the model got back."""
+    if call.error is not None:
+        return f"error: {call.error}"
+    return call.outcome or f"answered {call.result_chars} chars"

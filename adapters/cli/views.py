@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from cronpilot.adapters.cli.output import iso
-from cronpilot.adapters.sql.rows import attempt_value, retry_value
+from cronpilot.adapters.sql.rows import attempt_value, request_value, retry_value
 from cronpilot.domain.alerts import Notification
 from cronpilot.domain.model import Attempt, Endpoint, IntervalHint, Job, OneShotHint, Pause, Run
 from cronpilot.domain.secrets import mask_headers, mask_url, mask_urls
@@ -97,6 +97,8 @@ def run_view(run: Run, *, with_body: bool) -> dict[str, Any]:
         "attempts": [_attempt_view(attempt) for attempt in run.attempts],
         "due_at": iso(run.due_at),
         "requested_by": run.requested_by,
+        # Masked and bounded when the run was recorded (`domain.sent_request`).
+        "request": None if run.request is None else request_value(run.request),
     }
     if with_body:
         view["body"] = run.body

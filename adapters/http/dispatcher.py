@@ -7,7 +7,6 @@ and every failure an endpoint can cause comes back as a `Response`, never as an 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -28,6 +27,7 @@ from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import BodyAbsence, ErrorKind, HttpRequest, Response
 from cronpilot.domain.ports import Dispatcher
 from cronpilot.domain.secrets import is_secret_header
+from cronpilot.domain.sent_request import json_text
 
 logger = logging.getLogger(__name__)
 
@@ -160,8 +160,8 @@ class AiohttpDispatcher(Dispatcher):
 
 
 def _encode_json(body: object) -> bytes:
-    """Compact JSON; encoded once so the signed bytes are exactly the bytes sent."""
-    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+    """Encoded once so the signed bytes are exactly the bytes sent."""
+    return json_text(body).encode()
 
 
 def _switches_to_get(status: int, method: str) -> bool:

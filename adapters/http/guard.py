@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from yarl import URL
 
+from cronpilot.adapters.settings import ENV_PREFIX
 from cronpilot.domain.errors import InvalidConfig, UnsafeURL
 from cronpilot.domain.excerpt import excerpt
 
@@ -30,6 +31,12 @@ _LOOPBACK_NAMES = (ipaddress.IPv4Address("127.0.0.1"), ipaddress.IPv6Address("::
 # The shapes inet_aton accepts besides dotted decimal: 1-4 parts, each decimal, octal (leading
 # 0) or hex (0x). Browsers, curl and libc read these differently, which is why they are refused.
 _LEGACY_IPV4 = re.compile(r"(?:0x[0-9a-f]*|[0-9]+)(?:\.(?:0x[0-9a-f]*|[0-9]+)){0,3}", re.I)
+
+
+def allow_hint(network: str) -> str:
+    """How to let a refused address through, for a refusal's message: an operator reading it
+    learns the setting, and the network to put in it."""
+    return f"; to call it, add {network} to {ENV_PREFIX}ALLOWED_NETWORKS"
 
 
 def parse_networks(allowed_networks: Sequence[str]) -> tuple[IPNetwork, ...]:
@@ -97,7 +104,11 @@ class AddressPolicy:
                     # The socket connects to the IPv4 address itself.
                     return None
         category = _category(addr)
-        return None if category is None else f"{addr} is {category}"
+        if category is None:
+            return None
+        # The network of this one address; an IPv6 zone (`%eth0`) has no place in a CIDR.
+        single = f"{str(addr).partition('%')[0]}/{addr.max_prefixlen}"
+        return f"{addr} is {category}{allow_hint(single)}"
 
     def allows(self, ip: str) -> bool:
         try:
@@ -187,4 +198,4 @@ def check_url(url: str, allowed_networks: Sequence[str] = ()) -> None:
     if _is_localhost_name(host):
         reasons = [policy.refusal(addr) for addr in _LOOPBACK_NAMES]
         if all(reasons):
-            raise UnsafeURL(url, f"{excerpt(host)} is loopback")
+            raise UnsafeURL(url, f"{excerpt(host)} is loopback{allow_hint('127.0.0.1/32')}")

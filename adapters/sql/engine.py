@@ -98,15 +98,37 @@ def create_engine(url: str, pool_size: int = DEFAULT_POOL_SIZE) -> AsyncEngine:
     return engine
 
 
+def _sqlite_file(url: str) -> Path | None:
+    """The file a SQLite URL names; None for any other URL, an in-memory database or a URI
+    (whose options the driver reads)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return None
+    database = parsed.database or ""
+    if database in ("", ":memory:") or parsed.query.get("uri") or database.startswith("file:"):
+        return None
+    return Path(database)
+
+
+def require_existing_database(url: str) -> None:
+    """Refuse a SQLite file that does not exist yet: the driver would create an empty one,
+    and a command that only opens a store (to read, or to write into a schema it expects)
+    must leave no file behind; `db upgrade` creates it."""
+    path = _sqlite_file(url)
+    if path is not None and path.parent.is_dir() and not path.exists():
+        raise StoreUnavailable(
+            f"no database at {path}: create it with `cronpilot db upgrade` "
+            f"(CRONPILOT_DATABASE_URL={safe_url(url)})"
+        )
+
+
 def _require_sqlite_file(url: str) -> None:
     """Refuse a SQLite file whose folder is missing, or that is a folder, before the driver
     tries it: aiosqlite's worker thread, failing to open it, may outlive the event loop and
     print a traceback after the command's error line."""
-    parsed = make_url(url)
-    database = parsed.database or ""
-    if database in ("", ":memory:") or parsed.query.get("uri") or database.startswith("file:"):
+    path = _sqlite_file(url)
+    if path is None:
         return
-    path = Path(database)
     if not path.parent.is_dir():
         raise StoreUnavailable(
             f"cannot reach the database {safe_url(url)}: folder {path.parent} does not exist"

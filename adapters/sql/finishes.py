@@ -54,6 +54,7 @@ _FINISHED_COLUMNS = (
     "error_message",
     "attempt",
     "attempts",
+    "request",
 )
 """The run columns `finished_run` changes."""
 

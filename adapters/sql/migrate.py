@@ -7,10 +7,12 @@ The Alembic scripts ship inside the `migrations` package and are found through i
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Connection
 
 from cronpilot import migrations
@@ -26,18 +28,39 @@ def alembic_config() -> Config:
     return config
 
 
-def _upgrade_head(connection: Connection, config: Config) -> None:
+@dataclass(frozen=True, slots=True)
+class Upgrade:
+    """The schema revisions a database had before an upgrade (None: it had no schema) and
+    after it."""
+
+    before: str | None
+    after: str | None
+
+
+def _revision(connection: Connection) -> str | None:
+    return MigrationContext.configure(connection).get_current_revision()
+
+
+def _upgrade_head(connection: Connection, config: Config) -> Upgrade:
+    before = _revision(connection)
     # env.py runs on this connection instead of opening its own.
     config.attributes["connection"] = connection
     command.upgrade(config, "head")
+    return Upgrade(before, _revision(connection))
 
 
-async def upgrade_database(url: str) -> None:
+async def upgrade_database(url: str) -> Upgrade:
     """Bring the database at `url` to the newest schema; raises `StoreUnavailable`."""
     db = Database(create_engine(url), url)
     try:
         async with db.write() as conn:
-            await conn.run_sync(_upgrade_head, alembic_config())
+            upgrade = await conn.run_sync(_upgrade_head, alembic_config())
     finally:
         await db.dispose()
-    logger.info("database upgraded", extra=log_extra("db_upgrade", url=safe_url(url)))
+    logger.info(
+        "database upgraded from %s to %s",
+        upgrade.before,
+        upgrade.after,
+        extra=log_extra("db_upgrade", url=safe_url(url)),
+    )
+    return upgrade

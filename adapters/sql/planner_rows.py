@@ -66,6 +66,7 @@ def _call_values(call: ToolCallRecord) -> dict[str, Any]:
         "duration_ms": call.duration_ms,
         "result_chars": call.result_chars,
         "error": call.error,
+        "outcome": call.outcome,
     }
 
 

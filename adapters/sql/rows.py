@@ -35,6 +35,7 @@ from cronpilot.domain.model import (
     RunTrigger,
     Schedule,
     ScheduleSource,
+    SentRequest,
     Steering,
 )
 from cronpilot.domain.ports import SecretCipher
@@ -355,6 +356,7 @@ def run_values(run: Run) -> dict[str, Any]:
         "due_at": run.due_at,
         "requested_by": run.requested_by,
         "attempts": [attempt_value(attempt) for attempt in run.attempts] or None,
+        "request": None if run.request is None else request_value(run.request),
     }
 
 
@@ -384,6 +386,23 @@ def run_from_row(row: Mapping[Any, Any]) -> Run:
         due_at=row["due_at"],
         requested_by=row["requested_by"],
         attempts=tuple(_attempt_from_value(value) for value in row["attempts"] or ()),
+        request=_request_from_value(row["request"]) if row["request"] else None,
+    )
+
+
+def request_value(request: SentRequest) -> dict[str, JSON]:
+    """A sent request as stored in the runs' `request` column (and shown by `--json`)."""
+    return {
+        "method": request.method,
+        "url": request.url,
+        "headers": request.headers,
+        "body": request.body,
+    }
+
+
+def _request_from_value(value: dict[str, JSON]) -> SentRequest:
+    return SentRequest(
+        method=value["method"], url=value["url"], headers=value["headers"], body=value["body"]
     )
 
 

@@ -20,6 +20,7 @@ from cronpilot.adapters.sql.engine import (
     Database,
     TransactionDatabase,
     create_engine,
+    require_existing_database,
     safe_url,
 )
 from cronpilot.adapters.sql.graph_repo import SqlGraph
@@ -164,6 +165,7 @@ async def open_sql_store(
 
     The schema must already be migrated (`upgrade_database`). With a `cipher`, the database
     must not hold secrets sealed with another key: raises `InvalidConfig` if it does."""
+    require_existing_database(url)
     engine = create_engine(url, pool_size)
     try:
         async with engine.connect():

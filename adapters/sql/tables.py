@@ -207,6 +207,8 @@ runs = Table(
     # Runs asked for by hand (manual, backfill): queued until `due_at`, then claimed.
     Column("due_at", UtcDateTime, nullable=True),
     Column("requested_by", String(200), nullable=True),
+    # The request the deciding call sent, masked and bounded (`domain.sent_request`).
+    Column("request", _json(), nullable=True),
     # A slot runs once, whatever any worker believes: the database refuses a second run.
     UniqueConstraint("endpoint_id", "slot_at", name=SLOT_KEY),
 )

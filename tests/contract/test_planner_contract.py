@@ -61,6 +61,9 @@ def _session(claim: AnalysisClaim, at: datetime, **fields: object) -> AnalysisSe
         tool_calls=[
             ToolCallRecord(1, "get_latest_response", {"fields": ["a.b"]}, 2.5, 40),
             ToolCallRecord(2, "nope", {}, 0.1, 30, error="unknown tool 'nope'"),
+            ToolCallRecord(
+                3, "pause_until", {"reason": "r"}, 1.5, 60, outcome="held for review as proposal p"
+            ),
         ],
     )
     return replace(base, **fields)  # type: ignore[arg-type]

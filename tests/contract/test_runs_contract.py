@@ -7,7 +7,7 @@ from datetime import datetime
 import pytest
 
 from cronpilot.domain.errors import RunNotFound
-from cronpilot.domain.model import Pause, Response, Run, RunStatus
+from cronpilot.domain.model import ErrorKind, Pause, Response, Run, RunStatus, SentRequest
 from cronpilot.domain.ports import Store
 from tests.contract.builders import T0, add_endpoint, claim_one, run_once, seconds
 
@@ -82,3 +82,26 @@ async def test_a_response_that_is_a_number_is_kept_exactly(store: Store, body: o
 
     stored = (await store.runs.get_run(run.id)).body
     assert (stored, type(stored)) == (body, type(body))
+
+
+async def test_a_run_keeps_the_request_it_sent(store: Store) -> None:
+    endpoint_id = await add_endpoint(store, "j", "e", T0)
+    sent = SentRequest(
+        method="POST",
+        url="https://example.com/e?token=****",
+        headers={"Authorization": "****", "X-Cronpilot-Run-Id": "r1"},
+        body='{"n":1}',
+    )
+    run = await run_once(store, T0, Response(status_code=200, body={"ok": 1}, request=sent))
+
+    assert run.request == sent
+    assert (await store.runs.get_run(run.id)).request == sent
+    [listed] = await store.runs.list_runs(endpoint_id)
+    assert listed.request == sent
+
+
+async def test_a_run_that_sent_nothing_has_no_request(store: Store) -> None:
+    await add_endpoint(store, "j", "e", T0)
+    run = await run_once(store, T0, Response(status_code=None, error_kind=ErrorKind.TEMPLATE))
+
+    assert (await store.runs.get_run(run.id)).request is None

@@ -356,6 +356,7 @@ WRITES: dict[str, tuple[Write, str]] = {
         "ci",
     ),
     "token_revoke": (lambda units, _, __: revoke_token(units, "old", ANN, NOW), "old"),
+    "delete": (lambda units, _, __: delete(units, "j/a", ANN, NOW), "j/a"),
 }
 
 
@@ -405,20 +406,22 @@ async def test_a_pause_keeps_who_paused_and_a_run_who_asked(store: Store) -> Non
     [
         ("shop", "catalog", "delete_job"),
         ("shop", "graph", "forget"),
+        ("shop", "access", "record"),
         ("shop/prices", "catalog", "delete_endpoints"),
         ("shop/prices", "graph", "forget"),
+        ("shop/prices", "access", "record"),
     ],
 )
 async def test_delete_writes_nothing_when_it_fails_after_any_step(
     store: Store, ref: str, repository: str, method: str
 ) -> None:
     declared = declaration("shop", spec("stock"), spec("prices", depends_on=("stock",)))
-    await apply_declarations(store.unit_of_work, None, [declared], "jobs.yaml", T0)
+    await apply_declarations(store.unit_of_work, None, [declared], "jobs.yaml", actor=ANN, now=T0)
     edges = await store.graph.list_edges()
     assert edges
 
     with pytest.raises(InjectedFailure):
-        await delete(WrappedUnits(store, failing_after(repository, method)), ref)
+        await delete(WrappedUnits(store, failing_after(repository, method)), ref, ANN, NOW)
 
     assert [e.ref for e in await store.catalog.list_endpoints()] == ["shop/prices", "shop/stock"]
     assert await store.graph.list_edges() == edges

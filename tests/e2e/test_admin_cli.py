@@ -20,6 +20,7 @@ from cronpilot.domain.errors import (
     InvalidConfig,
     InvalidRunRequest,
     InvalidTokenName,
+    ProposalNotPending,
     StoreUnavailable,
     TokenNotFound,
     UnsafeURL,
@@ -104,7 +105,7 @@ def test_db_upgrade_then_apply_twice_changes_nothing_the_second_time(
     cli = bind(f"sqlite+aiosqlite:///{tmp_path / 'fresh.db'}")
     jobs_file = write_jobs(tmp_path)
 
-    assert "up to date" in cli("db", "upgrade").stdout
+    assert "database schema created at revision" in cli("db", "upgrade").stdout
     first = cli("apply", "-f", jobs_file).stdout
     second = cli.json("apply", "-f", jobs_file)
 
@@ -484,6 +485,7 @@ def test_help_documents_the_exit_codes(empty: Cli) -> None:
         (ValueRejected("value too long"), 2),
         (InvalidTokenName("ci", "is taken by a live token"), 2),
         (TokenNotFound("ci"), 1),
+        (ProposalNotPending("0" * 32, "applied"), 2),
         (StoreUnavailable("down"), 3),
         (ConflictError("duplicate job"), 4),
         (CronpilotError("anything else"), 4),

@@ -119,7 +119,9 @@ def test_graph_show_suggest_and_export(etl: Cli) -> None:
 
     strongest = etl("graph", "path", "etl/fetch", "etl/load").stdout.strip()
     assert strongest == "etl/fetch -> etl/transform -> etl/load"
-    assert etl.json("graph", "path", "etl/load", "etl/fetch") is None
+    no_path = etl("graph", "path", "etl/load", "etl/fetch", "--json", expect=1)
+    assert one_error_line(no_path.stderr) == "error: no path from etl/load to etl/fetch"
+    assert no_path.stdout == ""
 
     dot = etl("graph", "export", "--format", "dot").stdout
     assert dot.startswith("digraph cronpilot {")

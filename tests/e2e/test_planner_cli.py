@@ -68,7 +68,8 @@ async def test_review_approve_and_see_the_effect(shop: Cli, sqlite_url: str) -> 
     before = shop.json("endpoints", "show", "shop/orders")
     approved = shop("proposals", "approve", pending["id"]).stdout
     after = shop.json("endpoints", "show", "shop/orders")
-    again = shop("proposals", "approve", pending["id"], expect=4)
+    again = shop("proposals", "approve", pending["id"], expect=2)
+    rejected_late = shop("proposals", "reject", pending["id"], "--reason", "late", expect=2)
     [session] = shop.json("sessions", "list", "--endpoint", "shop/orders")
     details = shop.json("sessions", "show", session["id"])
     table = shop("sessions", "show", session["id"]).stdout
@@ -85,12 +86,18 @@ async def test_review_approve_and_see_the_effect(shop: Cli, sqlite_url: str) -> 
     assert after["interval_hint"]["interval_seconds"] == 60
     assert after["next_run_source"] == "hint-interval"
     assert _error(again) == f"error: proposal {pending['id']} is applied, not pending"
+    assert _error(rejected_late) == _error(again)
     assert [c["name"] for c in details["tool_calls"]] == [
         "get_response_history",
         "propose_interval",
         "submit_analysis",
     ]
     assert details["tool_calls"][0]["arguments"] == {"limit": 4, "fields": []}
+    assert [c["outcome"] for c in details["tool_calls"]] == [
+        None,
+        f"held for review as proposal {pending['id']}",
+        "analysis submitted",
+    ]
     assert "get_response_history" in table
     assert "relaxing from every 30s" in table
     decided = shop.json("proposals", "show", pending["id"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -248,3 +249,34 @@ async def test_actions_become_proposals_and_submit_ends(clock: FakeClock) -> Non
     assert box.submitted is not None
     assert box.submitted.next_analysis_in_seconds == 30
     assert box.errors == 0
+
+
+async def test_each_call_records_what_it_did(clock: FakeClock) -> None:
+    box, _ = await _toolbox(clock)
+    pause = {"until": (clock.now() + timedelta(minutes=30)).isoformat(), "reason": "quiet"}
+    in_review = ToolBox(replace(box.context, proposer=Proposer("llm:t", PlannerMode.REVIEW)))
+
+    await box.call("get_latest_response", {})
+    too_fast = await box.call(
+        "propose_interval", {"interval_seconds": 1, "ttl_seconds": 60, "reason": "x"}
+    )
+    paused = await box.call("pause_until", pause)
+    again = await box.call("pause_until", pause)
+    await box.call("nope", {})
+    await box.call(
+        "submit_analysis", {"reasoning": "done", "confidence": 0.5, "next_analysis_in_seconds": 30}
+    )
+    held = await in_review.call("pause_until", {"until": None, "reason": "wake up"})
+
+    ids = [result.data["proposal_id"] for result in (too_fast, paused, again, held)]
+    read, refused, applied, in_force, wrong, submitted = (call.outcome for call in box.calls)
+    assert (read, wrong, submitted) == (None, None, "analysis submitted")
+    assert box.calls[4].error is not None
+    assert refused == (
+        f"refused by a guardrail: interval 1s is below the minimum 5s (proposal {ids[0]})"
+    )
+    assert applied is not None and in_force is not None
+    assert applied.startswith("applied: next run ")
+    assert applied.endswith(f"(paused) (proposal {ids[1]})")
+    assert in_force == applied.replace("applied", "already in force").replace(ids[1], ids[2])
+    assert in_review.calls[0].outcome == f"held for review as proposal {ids[3]}"

@@ -205,9 +205,10 @@ async def test_the_address_guard_checks_every_hop_of_a_delivery(
     errors = {n.url: n.last_error for n in await store.notifications.list_notifications()}
     assert errors == {
         hooks.url("/moved"): "blocked_address: refused http://169.254.169.254/latest/meta-data: "
-        "169.254.169.254 is link-local",
+        "169.254.169.254 is link-local"
+        "; to call it, add 169.254.169.254/32 to CRONPILOT_ALLOWED_NETWORKS",
         "http://10.1.2.3/hook": "blocked_address: refused http://10.1.2.3/hook: "
-        "10.1.2.3 is private",
+        "10.1.2.3 is private; to call it, add 10.1.2.3/32 to CRONPILOT_ALLOWED_NETWORKS",
     }
     assert len(hooks.received) == 1
 

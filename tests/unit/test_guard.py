@@ -191,3 +191,22 @@ async def test_resolver_lets_allowlisted_addresses_through() -> None:
     resolver = GuardedResolver(policy, ScriptedResolver(["::1", "127.0.0.1"]))
     results = await resolver.resolve("localhost", 8080)
     assert [result["host"] for result in results] == ["127.0.0.1"]
+
+
+@pytest.mark.parametrize(
+    ("url", "network"),
+    [
+        ("http://10.0.0.9/x", "10.0.0.9/32"),
+        ("http://127.0.0.1:8080/", "127.0.0.1/32"),
+        ("http://localhost/", "127.0.0.1/32"),
+        ("http://[fe80::1%25eth0]/", "fe80::1/128"),
+    ],
+)
+def test_a_refused_address_names_the_setting_and_the_network_that_let_it_through(
+    url: str, network: str
+) -> None:
+    with pytest.raises(UnsafeURL) as refused:
+        check_url(url)
+
+    assert refused.value.reason.endswith(f"add {network} to CRONPILOT_ALLOWED_NETWORKS")
+    check_url(url, [network])

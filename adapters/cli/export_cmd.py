@@ -1,0 +1,31 @@
+"""`cronpilot export [--job J] > jobs.yaml`: the stored declarations as a jobs file."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from cronpilot.adapters.cli.runtime import admin_settings, with_store
+from cronpilot.adapters.jobs_export import export_document
+from cronpilot.usecases.declarations import export_declarations
+
+
+def export(
+    job: Annotated[str | None, typer.Option("--job", help="Only this job.")] = None,
+    with_secrets: Annotated[
+        bool,
+        typer.Option(
+            "--with-secrets",
+            help="Write secret header and URL parameter values in clear instead of as "
+            "${VARIABLE} references.",
+        ),
+    ] = False,
+) -> None:
+    """Print the declared jobs and endpoints as a jobs file that `apply -f` reads back
+    unchanged. Secret values are `${VARIABLE}` references (listed at the top) unless
+    --with-secrets."""
+    declarations = with_store(
+        admin_settings(), lambda store: export_declarations(store.reading, job)
+    )
+    typer.echo(export_document(declarations, with_secrets=with_secrets), nl=False)

@@ -1,0 +1,193 @@
+"""`cronpilot export`: stored declarations written back as a jobs file (`adapters.jobs_file`'s
+shape) that `apply` reads into the same specs, so export → apply changes nothing.
+
+Secrets stay out of the file unless asked for (decision 0021): the value of a header whose name
+looks secret, and of a URL query parameter whose name does, is written as a `${VARIABLE}`
+reference that `apply` fills from the environment; the variables are listed at the top of the
+file. With `with_secrets`, the values are written in clear instead.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import yaml
+
+from cronpilot.domain.errors import InvalidConfig
+from cronpilot.domain.model import (
+    DEFAULT_CATCH_UP_WINDOW_SECONDS,
+    DEFAULT_MAX_RESPONSE_BYTES,
+    DEFAULT_NOTIFY_AFTER,
+    DEFAULT_TIMEOUT_SECONDS,
+    JSON,
+    CatchUp,
+    EndpointSpec,
+    PlannerMode,
+    RetryPolicy,
+)
+from cronpilot.domain.ports import JobDeclaration
+from cronpilot.domain.secrets import is_secret_header, replace_secret_params
+
+_NOT_A_NAME_CHAR = re.compile(r"[^A-Z0-9]+")
+_REFERENCE = "${"
+"""What `apply` reads as an environment variable in any string of a jobs file."""
+
+
+@dataclass(slots=True)
+class _Secrets:
+    reveal: bool
+    variables: dict[str, str] = field(default_factory=dict)
+    """Variable → where its value belongs (`shop/orders header Authorization`)."""
+
+    def value(self, ref: str, part: str, name: str, clear: str) -> str:
+        """`clear` itself when revealing, else a reference to a variable of its own."""
+        if self.reveal:
+            return clear
+        where = f"{ref} {part} {name}"
+        base = _variable(ref, part if part.startswith("notify") else "", name)
+        variable, n = base, 1
+        # Two names that read alike once upper-cased (`a-b`, `a_b`) get variables of their own.
+        while self.variables.get(variable, where) != where:
+            n += 1
+            variable = f"{base}_{n}"
+        self.variables[variable] = where
+        return f"${{{variable}}}"
+
+
+def export_document(declarations: Sequence[JobDeclaration], *, with_secrets: bool) -> str:
+    """The jobs file for `declarations`. Raises `InvalidConfig` for a value that holds `${`,
+    which `apply` would read as a variable and so could not give back."""
+    for declaration in declarations:
+        _refuse_references(asdict(declaration.job), declaration.job.name)
+        for spec in declaration.endpoints:
+            _refuse_references(asdict(spec), f"{declaration.job.name}/{spec.name}")
+    secrets = _Secrets(with_secrets)
+    jobs = [_job(declaration, secrets) for declaration in declarations]
+    text = yaml.safe_dump(
+        {"jobs": jobs}, sort_keys=False, allow_unicode=True, default_flow_style=False, width=100
+    )
+    header = ["# Exported by `cronpilot export`; `cronpilot apply -f` reads it back unchanged."]
+    if secrets.variables:
+        header.append("# Secrets are read from these environment variables when applied:")
+        header += [f"#   {name}: {where}" for name, where in sorted(secrets.variables.items())]
+    return "\n".join(header) + "\n" + text
+
+
+def _refuse_references(value: object, ref: str) -> None:
+    if isinstance(value, str) and _REFERENCE in value:
+        raise InvalidConfig(
+            f"cannot export {ref}",
+            f"a value holds {_REFERENCE!r}, which apply would read as an environment variable",
+        )
+    if isinstance(value, dict):
+        for item in value.values():
+            _refuse_references(item, ref)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _refuse_references(item, ref)
+
+
+def _job(declaration: JobDeclaration, secrets: _Secrets) -> dict[str, Any]:
+    job = declaration.job
+    shown: dict[str, Any] = {"name": job.name}
+    if job.description:
+        shown["description"] = job.description
+    if job.planner_mode is not PlannerMode.OFF:
+        shown["planner_mode"] = job.planner_mode.value
+    shown["endpoints"] = [
+        _endpoint(f"{job.name}/{s.name}", s, secrets) for s in declaration.endpoints
+    ]
+    return shown
+
+
+def _endpoint(ref: str, spec: EndpointSpec, secrets: _Secrets) -> dict[str, Any]:
+    shown: dict[str, Any] = {"name": spec.name}
+    if spec.description:
+        shown["description"] = spec.description
+    shown["url"] = replace_secret_params(
+        spec.url, lambda name, value: secrets.value(ref, "URL parameter", name, value)
+    )
+    if spec.method != "GET":
+        shown["method"] = spec.method
+    if spec.headers:
+        shown["headers"] = {
+            name: secrets.value(ref, "header", name, value) if is_secret_header(name) else value
+            for name, value in spec.headers.items()
+        }
+    if spec.body is not None:
+        shown["body"] = spec.body
+    shown.update(_schedule(spec))
+    if spec.timeout_seconds != DEFAULT_TIMEOUT_SECONDS:
+        shown["timeout"] = _seconds(spec.timeout_seconds)
+    if spec.max_response_bytes != DEFAULT_MAX_RESPONSE_BYTES:
+        shown["max_response_size"] = spec.max_response_bytes
+    if spec.planner_mode is not None:
+        shown["planner_mode"] = spec.planner_mode.value
+    if spec.depends_on:
+        shown["depends_on"] = list(spec.depends_on)
+    if spec.only_if_changed:
+        shown["only_if_changed"] = True
+    if spec.notify or spec.notify_after != DEFAULT_NOTIFY_AFTER:
+        urls = [_notify_url(ref, i + 1, url, secrets) for i, url in enumerate(spec.notify)]
+        shown["notify"] = {"urls": urls, "after": spec.notify_after}
+    if spec.pause_after is not None:
+        shown["pause_after"] = spec.pause_after
+    if spec.retry is not None:
+        shown["retry"] = _retry(spec.retry)
+    if spec.accept_hints:
+        shown["accept_hints"] = True
+    return shown
+
+
+def _notify_url(ref: str, number: int, url: str, secrets: _Secrets) -> str:
+    def value_for(name: str, value: str) -> str:
+        return secrets.value(ref, f"notify {number}", name, value)
+
+    return replace_secret_params(url, value_for)
+
+
+def _schedule(spec: EndpointSpec) -> dict[str, JSON]:
+    """The baseline and its bounds; nothing for a dependant, whose upstreams start it."""
+    schedule = spec.schedule
+    shown: dict[str, JSON] = {}
+    if schedule.cron is not None:
+        shown["cron"] = schedule.cron
+        if schedule.timezone != "UTC":
+            shown["timezone"] = schedule.timezone
+    if schedule.interval_seconds is not None:
+        shown["interval"] = _seconds(schedule.interval_seconds)
+    optional = {
+        "min_interval": spec.min_interval_seconds,
+        "max_interval": spec.max_interval_seconds,
+        "jitter": spec.jitter_seconds,
+    }
+    shown.update({name: _seconds(value) for name, value in optional.items() if value is not None})
+    if spec.catch_up is not CatchUp.ONE:
+        shown["catch_up"] = spec.catch_up.value
+    if spec.catch_up_window_seconds != DEFAULT_CATCH_UP_WINDOW_SECONDS:
+        shown["catch_up_window"] = _seconds(spec.catch_up_window_seconds)
+    return shown
+
+
+def _retry(policy: RetryPolicy) -> dict[str, JSON]:
+    return {
+        "attempts": policy.attempts,
+        "backoff": _seconds(policy.backoff_seconds),
+        "max_backoff": _seconds(policy.max_backoff_seconds),
+        "on": [kind.value for kind in policy.on],
+        "unsafe": policy.unsafe,
+    }
+
+
+def _seconds(value: float) -> float | int:
+    """`30` rather than `30.0`: the file reads as a person would write it."""
+    return int(value) if value.is_integer() else value
+
+
+def _variable(*parts: str) -> str:
+    """`shop/orders`, `Authorization` → `SHOP_ORDERS_AUTHORIZATION`."""
+    name = _NOT_A_NAME_CHAR.sub("_", "_".join(parts).upper()).strip("_")
+    return name if not name[:1].isdigit() else f"_{name}"

@@ -1,0 +1,157 @@
+"""`export` writes what `apply` reads back unchanged; `apply --dry-run` says what would change."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from cronpilot.adapters.jobs_export import export_document
+from cronpilot.adapters.jobs_file import example_jobs_file, parse_declarations
+from cronpilot.domain.declaration_diff import (
+    DeclarationChange,
+    FieldChange,
+    FieldOutcome,
+    Outcome,
+    planned_changes,
+)
+from cronpilot.domain.errors import InvalidConfig
+from cronpilot.domain.model import Job, PlannerMode
+from cronpilot.domain.ports import JobDeclaration
+
+NETWORKS = ["127.0.0.1/32"]
+EVERYTHING = """\
+jobs:
+  - name: shop
+    description: "the shop: yes, no, off, 2024-01-01"
+    planner_mode: review
+    notify: ["https://hooks.example.com/shop?token=t0k"]
+    pause_after: 7
+    endpoints:
+      - name: orders
+        description: every option set
+        url: https://api.example.com/orders?page=1&api_key=s3cret&sig=abc
+        method: post
+        headers: {Authorization: "Bearer tok", Accept: application/json, X-Mode: "off"}
+        body: {since: "2024-01-01", n: [1, 2.5, null, true], deep: {key: "value"}}
+        cron: "*/5 * * * *"
+        timezone: Europe/Paris
+        min_interval: 2m
+        max_interval: 1h
+        timeout: 2.5s
+        max_response_size: 2MiB
+        planner_mode: auto
+        notify: {after: 5}
+        retry: {attempts: 4, backoff: 250ms, max_backoff: 10s, on: [5xx, 429], unsafe: true}
+        accept_hints: true
+        jitter: 30s
+        catch_up: none
+        catch_up_window: 1h
+      - name: sync
+        url: https://api.example.com/sync/{{ orders.id }}
+        depends_on: [orders]
+        only_if_changed: true
+        notify: []
+"""
+
+
+def _declarations(text: str, **env: str) -> list[JobDeclaration]:
+    return parse_declarations(text, "jobs.yaml", NETWORKS, env, floor_seconds=1.0)
+
+
+def _content(declarations: list[JobDeclaration]) -> list[object]:
+    """What apply compares: everything but the ids a parse makes afresh."""
+    return [(replace(d.job, id=""), list(d.endpoints)) for d in declarations]
+
+
+def _example() -> str:
+    return example_jobs_file().read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    "text", [EVERYTHING, _example().replace("${SIMULATOR_URL}", "http://127.0.0.1:8080")]
+)
+def test_an_export_with_secrets_applies_to_the_same_declarations(text: str) -> None:
+    declared = _declarations(text)
+
+    exported = export_document(declared, with_secrets=True)
+
+    assert _content(_declarations(exported)) == _content(declared)
+    assert export_document(_declarations(exported), with_secrets=True) == exported
+
+
+def test_an_export_keeps_secrets_out_as_variables_that_apply_fills() -> None:
+    declared = _declarations(EVERYTHING)
+
+    exported = export_document(declared, with_secrets=False)
+
+    for secret in ("Bearer tok", "s3cret", "sig=abc", "t0k"):
+        assert secret not in exported
+    assert "#   SHOP_ORDERS_AUTHORIZATION: shop/orders header Authorization" in exported
+    assert "api_key=${SHOP_ORDERS_API_KEY}&sig=${SHOP_ORDERS_SIG}" in exported
+    env = {
+        "SHOP_ORDERS_AUTHORIZATION": "Bearer tok",
+        "SHOP_ORDERS_API_KEY": "s3cret",
+        "SHOP_ORDERS_SIG": "abc",
+        "SHOP_ORDERS_NOTIFY_1_TOKEN": "t0k",
+    }
+    assert _content(_declarations(exported, **env)) == _content(declared)
+    with pytest.raises(InvalidConfig, match="variable SHOP_ORDERS_API_KEY is not set"):
+        _declarations(exported)
+
+
+def test_a_value_apply_would_read_as_a_variable_is_refused() -> None:
+    [declared] = _declarations(EVERYTHING)
+    orders = replace(declared.endpoints[0], body={"template": "${HOME}"})
+
+    with pytest.raises(InvalidConfig, match=r"cannot export shop/orders: a value holds '\$\{'"):
+        export_document([replace(declared, endpoints=[orders])], with_secrets=True)
+
+
+def test_a_dry_run_lists_each_changed_field_old_and_new() -> None:
+    [stored] = _declarations(EVERYTHING)
+    edited = EVERYTHING.replace("min_interval: 2m", "min_interval: 3m").replace(
+        'X-Mode: "off"', 'X-New: "1"'
+    )
+    [declared] = _declarations(edited.replace('deep: {key: "value"}', "deep: {}"))
+    stored_specs = {f"shop/{spec.name}": spec for spec in stored.endpoints}
+    stored_specs["shop/gone"] = stored.endpoints[1]
+
+    changes = planned_changes([declared], {"shop": stored.job}, stored_specs)
+
+    assert changes == [
+        DeclarationChange("shop", Outcome.UNCHANGED),
+        DeclarationChange(
+            "shop/orders",
+            Outcome.UPDATE,
+            (
+                FieldChange("body.deep.key", FieldOutcome.REMOVED, old="value"),
+                FieldChange("headers.X-Mode", FieldOutcome.REMOVED, old="off"),
+                FieldChange("headers.X-New", FieldOutcome.ADDED, new="1"),
+                FieldChange("min_interval_seconds", FieldOutcome.CHANGED, 120.0, 180.0),
+            ),
+        ),
+        DeclarationChange("shop/sync", Outcome.UNCHANGED),
+        DeclarationChange("shop/gone", Outcome.LEFT_ALONE),
+    ]
+
+
+def test_a_dry_run_of_new_things_creates_them() -> None:
+    [declared] = _declarations(EVERYTHING)
+    renamed = replace(declared, job=Job("other", planner_mode=PlannerMode.OFF))
+
+    changes = planned_changes([renamed], {}, {})
+
+    assert [(c.ref, c.outcome) for c in changes] == [
+        ("other", Outcome.CREATE),
+        ("other/orders", Outcome.CREATE),
+        ("other/sync", Outcome.CREATE),
+    ]
+    job_change = planned_changes(
+        [declared], {"shop": replace(declared.job, planner_mode=PlannerMode.OFF)}, {}
+    )[0]
+    assert job_change == DeclarationChange(
+        "shop",
+        Outcome.UPDATE,
+        (FieldChange("planner_mode", FieldOutcome.CHANGED, "off", "review"),),
+    )
