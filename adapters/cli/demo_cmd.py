@@ -38,7 +38,6 @@ from cronpilot.adapters.cli.demo_planner import PlannerLine, planner_lines
 from cronpilot.adapters.cli.output import new_table, schedule_text, span
 from cronpilot.adapters.jobs_file import example_jobs_file, load_declarations, parse_declarations
 from cronpilot.adapters.settings import Settings, load_settings
-from cronpilot.adapters.simulator import Simulator
 from cronpilot.domain.model import Endpoint, Run, RunStatus, RunTrigger, ScheduleSource
 from cronpilot.domain.ports import Clock, JobDeclaration, Store
 from cronpilot.usecases.declarations import apply_declarations
@@ -172,6 +171,9 @@ def _stopping_on_signals(stop: asyncio.Event) -> Iterator[None]:
 async def _run(
     settings: Settings, duration: float, seed: int, progress: Progress
 ) -> tuple[DemoSummary, list[PlannerLine]]:
+    # The simulator is an aiohttp server: imported here, every other command's start is spared.
+    from cronpilot.adapters.simulator import Simulator
+
     clock = progress.clock
     stop = asyncio.Event()
     async with contextlib.AsyncExitStack() as resources:
