@@ -10,7 +10,6 @@ import typer
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli.output import JsonOption, cron_fires, fire_time, fires_view, print_json
 from cronpilot.adapters.cli.runtime import admin_settings, with_store, with_waker
-from cronpilot.adapters.jobs_file import load_declarations
 from cronpilot.domain.ports import ApplyReport, Store
 from cronpilot.usecases.declarations import apply_declarations
 
@@ -25,6 +24,10 @@ def apply(
 
     Endpoints stored under a declared job but missing from the file are left alone (still
     scheduled) and listed; pause them to stop them."""
+    # The jobs file's models (pydantic, YAML, the URL guard) are built on import: only the
+    # commands that read one pay for them.
+    from cronpilot.adapters.jobs_file import load_declarations
+
     settings = admin_settings()
     declarations = load_declarations(
         file, settings.allowed_networks, floor_seconds=settings.min_interval_seconds

@@ -36,7 +36,6 @@ from cronpilot.adapters.bootstrap import (
 )
 from cronpilot.adapters.cli.demo_planner import PlannerLine, planner_lines
 from cronpilot.adapters.cli.output import new_table, schedule_text, span
-from cronpilot.adapters.jobs_file import example_jobs_file, load_declarations, parse_declarations
 from cronpilot.adapters.settings import Settings, load_settings
 from cronpilot.domain.model import Endpoint, Run, RunStatus, RunTrigger, ScheduleSource
 from cronpilot.domain.ports import Clock, JobDeclaration, Store
@@ -146,6 +145,12 @@ def _demo_settings(workdir: Path) -> Settings:
 
 
 def _declarations(settings: Settings, simulator_url: str) -> list[JobDeclaration]:
+    from cronpilot.adapters.jobs_file import (  # as `apply` does
+        example_jobs_file,
+        load_declarations,
+        parse_declarations,
+    )
+
     env = {"SIMULATOR_URL": simulator_url}
     allowed, floor = settings.allowed_networks, settings.min_interval_seconds
     return [
