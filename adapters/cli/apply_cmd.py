@@ -8,7 +8,13 @@ from typing import Annotated
 import typer
 
 from cronpilot.adapters.bootstrap import build_clock
-from cronpilot.adapters.cli.output import JsonOption, cron_fires, fire_time, fires_view, print_json
+from cronpilot.adapters.cli.output import (
+    OutputOption,
+    cron_fires,
+    fire_time,
+    fires_view,
+    print_data,
+)
 from cronpilot.adapters.cli.runtime import admin_settings, with_store, with_waker
 from cronpilot.domain.ports import ApplyReport, Store
 from cronpilot.usecases.declarations import apply_declarations
@@ -18,7 +24,7 @@ def apply(
     file: Annotated[
         Path, typer.Option("--file", "-f", help="The jobs file (see adapters/examples).")
     ],
-    json_output: JsonOption = False,
+    output: OutputOption = None,
 ) -> None:
     """Create or update the jobs and endpoints a file declares; validates everything first.
 
@@ -54,8 +60,9 @@ def apply(
         for ref in report.created + report.updated
         if ref in schedules and schedules[ref].cron is not None
     }
-    if json_output:
-        print_json(
+    if output:
+        print_data(
+            output,
             {
                 "created": report.created,
                 "updated": report.updated,
@@ -65,7 +72,7 @@ def apply(
                     ref: fires_view(times, schedule.timezone)
                     for ref, (schedule, times) in fires.items()
                 },
-            }
+            },
         )
         return
     for outcome, refs in (("created", report.created), ("updated", report.updated)):

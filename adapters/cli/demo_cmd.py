@@ -35,7 +35,7 @@ from cronpilot.adapters.bootstrap import (
     serve_scheduler,
 )
 from cronpilot.adapters.cli.demo_planner import PlannerLine, planner_lines
-from cronpilot.adapters.cli.output import new_table, schedule_text, span
+from cronpilot.adapters.cli.output import rich_table, schedule_text, span
 from cronpilot.adapters.settings import Settings, load_settings
 from cronpilot.domain.model import Endpoint, Run, RunStatus, RunTrigger, ScheduleSource
 from cronpilot.domain.ports import Clock, JobDeclaration, Store
@@ -277,7 +277,7 @@ def _path(endpoint: Endpoint) -> str:
 def _board(
     endpoints: list[Endpoint], latest: dict[str, Run], now: datetime, deadline: datetime
 ) -> Table:
-    table = new_table("endpoint", "path", "source", "interval", "last", "last run", "next run")
+    table = rich_table("endpoint", "path", "source", "interval", "last", "last run", "next run")
     table.title = f"cronpilot demo — {span(max((deadline - now).total_seconds(), 0))} left"
     for endpoint in endpoints:
         run = latest.get(endpoint.id)
@@ -467,7 +467,7 @@ def _print_summary(summary: DemoSummary, console: Console, rich: bool) -> None:
             typer.echo(line)
         typer.echo(summary.totals())
         return
-    table = new_table(
+    table = rich_table(
         "endpoint",
         "path",
         "runs",

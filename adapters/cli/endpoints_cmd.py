@@ -12,7 +12,7 @@ from rich.table import Table
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli.output import (
     EndpointRef,
-    JsonOption,
+    OutputOption,
     add_row,
     cron_fires,
     details_table,
@@ -20,7 +20,7 @@ from cronpilot.adapters.cli.output import (
     fires_view,
     new_table,
     note,
-    print_json,
+    print_data,
     print_table,
     relative,
     run_status,
@@ -43,7 +43,7 @@ from cronpilot.domain.secrets import mask_headers, mask_url
 
 def list_endpoints(
     job: Annotated[str | None, typer.Option("--job", help="Only this job's endpoints.")] = None,
-    json_output: JsonOption = False,
+    output: OutputOption = None,
 ) -> None:
     """Endpoints with their schedule, next run (and why then) and last result."""
 
@@ -54,8 +54,8 @@ def list_endpoints(
         return endpoints, await store.runs.latest_runs([e.id for e in endpoints])
 
     endpoints, latest = with_store(admin_settings(), act)
-    if json_output:
-        print_json([endpoint_view(e, latest.get(e.id)) for e in endpoints])
+    if output:
+        print_data(output, [endpoint_view(e, latest.get(e.id)) for e in endpoints])
         return
     if not endpoints:
         note("no endpoints yet; declare some with: cronpilot apply -f jobs.yaml")
@@ -76,7 +76,7 @@ def list_endpoints(
 
 def show(
     ref: EndpointRef,
-    json_output: JsonOption = False,
+    output: OutputOption = None,
 ) -> None:
     """Everything about one endpoint: request (secrets masked), schedule, hints, pause."""
 
@@ -89,9 +89,9 @@ def show(
     now = build_clock().now()
     schedule = endpoint.spec.schedule
     fires = cron_fires(schedule, now)
-    if json_output:
+    if output:
         view = endpoint_view(endpoint, last_run)
-        print_json(view | {"next_fires": fires_view(fires, schedule.timezone)})
+        print_data(output, view | {"next_fires": fires_view(fires, schedule.timezone)})
         return
     print_table(_details(endpoint, last_run, now, fires))
 

@@ -10,12 +10,14 @@ from typing import Annotated
 import typer
 
 from cronpilot.adapters.cli.output import (
-    JsonOption,
+    OutputFormat,
+    OutputOption,
     add_row,
     new_table,
     note,
-    print_json,
+    print_data,
     print_table,
+    print_text,
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.domain.graph import Edge, find_cycle, generations, pagerank, shortest_path
@@ -74,11 +76,12 @@ def _edge_view(edge: Edge) -> dict[str, object]:
     }
 
 
-def show(job: JobOption = None, json_output: JsonOption = False) -> None:
+def show(job: JobOption = None, output: OutputOption = None) -> None:
     """Per job: nodes (with PageRank), DAG layers, and edges with type, source, weight, count."""
     graphs = with_store(admin_settings(), lambda store: _graphs(store, job))
-    if json_output:
-        print_json(
+    if output:
+        print_data(
+            output,
             {
                 name: {
                     "nodes": graph.nodes,
@@ -86,7 +89,7 @@ def show(job: JobOption = None, json_output: JsonOption = False) -> None:
                     "edges": [_edge_view(e) for e in graph.edges],
                 }
                 for name, graph in graphs.items()
-            }
+            },
         )
         return
     if not graphs:
@@ -94,8 +97,8 @@ def show(job: JobOption = None, json_output: JsonOption = False) -> None:
     for name, graph in graphs.items():
         ranks = pagerank(graph.edges)
         nodes = ", ".join(f"{n} ({ranks.get(n, 0):.2f})" for n in graph.nodes)
-        typer.echo(f"job {name}: {nodes}")
-        typer.echo("layers: " + " | ".join(", ".join(layer) for layer in graph.layers))
+        print_text(f"job {name}: {nodes}")
+        print_text("layers: " + " | ".join(", ".join(layer) for layer in graph.layers))
         edges = graph.edges
         table = new_table("From", "To", "Type", "Source", "Weight", "Count", "Coverage")
         for edge in edges:
@@ -133,7 +136,7 @@ async def _suggestions(store: Store, job: str | None) -> list[tuple[str, Provide
     return suggestions
 
 
-def suggest(job: JobOption = None, json_output: JsonOption = False) -> None:
+def suggest(job: JobOption = None, output: OutputOption = None) -> None:
     """Endpoints whose outputs could feed others that do not depend on them yet."""
     suggestions = with_store(admin_settings(), lambda store: _suggestions(store, job))
     views = [
@@ -154,13 +157,13 @@ def suggest(job: JobOption = None, json_output: JsonOption = False) -> None:
         }
         for name, edge in suggestions
     ]
-    if json_output:
-        print_json(views)
+    if output:
+        print_data(output, views)
         return
     if not views:
         note("nothing to suggest: no learnt output fills an input that is not declared already")
         return
-    table = new_table("Job", "From", "To", "Coverage", "Confidence", "Fields")
+    table = new_table("Job", "From", "To", "Coverage", "Confidence", "Fields", wrap=("Fields",))
     for name, edge in suggestions:
         fields = ", ".join(
             f"{'.'.join(m.output.path)} → {m.input.where} ({m.how})" for m in edge.matches
@@ -190,13 +193,13 @@ async def _edges_between(store: Store, *nodes: str) -> list[Edge]:
 def path(
     source: Annotated[str, typer.Argument(help="A node: `job` or `job/endpoint`.")],
     target: Annotated[str, typer.Argument(help="A node: `job` or `job/endpoint`.")],
-    json_output: JsonOption = False,
+    output: OutputOption = None,
 ) -> None:
     """The strongest chain of edges from one node to another (each edge costs 1/weight)."""
     edges = with_store(admin_settings(), lambda store: _edges_between(store, source, target))
     found = shortest_path(edges, source, target)
-    if json_output:
-        print_json(found)
+    if output:
+        print_data(output, found)
         return
     if found is None:
         note(f"no path from {source} to {target}")
@@ -216,7 +219,7 @@ def export(
     unique = {e.key: e for graph in graphs.values() for e in graph.edges}
     edges = sorted(unique.values(), key=lambda e: e.key)
     if format_ is ExportFormat.JSON:
-        print_json({"nodes": nodes, "edges": [_edge_view(e) for e in edges]})
+        print_data(OutputFormat.JSON, {"nodes": nodes, "edges": [_edge_view(e) for e in edges]})
         return
     lines = ["digraph cronpilot {"]
     lines += [f"  {json.dumps(node)};" for node in nodes]

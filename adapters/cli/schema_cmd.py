@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.json import JSON as RichJSON
 
 from cronpilot.adapters.bootstrap import build_clock
-from cronpilot.adapters.cli.output import EndpointRef, JsonOption, iso, note, print_json
+from cronpilot.adapters.cli.output import EndpointRef, OutputOption, iso, note, print_data
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.domain.model import Endpoint
 from cronpilot.domain.outputs import DriftEvent, OutputSchema
@@ -21,7 +21,7 @@ from cronpilot.usecases.schema_learning import rebuild_schema
 def show(
     ref: EndpointRef,
     drift: Annotated[int, typer.Option(min=0, max=1000, help="Drift events to list.")] = 10,
-    json_output: JsonOption = False,
+    output: OutputOption = None,
 ) -> None:
     """An endpoint's output schema (JSON Schema with counts and confidence) and its drift."""
 
@@ -32,8 +32,9 @@ def show(
 
     endpoint, schema, events = with_store(admin_settings(), act)
     learnt = schema is not None and schema.observations > 0
-    if json_output:
-        print_json(
+    if output:
+        print_data(
+            output,
             {
                 "endpoint": endpoint.ref,
                 "observations": schema.observations if schema else 0,
@@ -42,7 +43,7 @@ def show(
                     {"run_id": e.run_id, "at": iso(e.at), "changes": list(e.changes)}
                     for e in events
                 ],
-            }
+            },
         )
         return
     if schema is None or not learnt:
@@ -59,7 +60,7 @@ def backfill(
     ref: Annotated[
         str | None, typer.Argument(help="`job/endpoint`; every endpoint when left out.")
     ] = None,
-    json_output: JsonOption = False,
+    output: OutputOption = None,
 ) -> None:
     """Rebuild output schemas and drift history from the runs stored now."""
 
@@ -81,12 +82,13 @@ def backfill(
         return rebuilt
 
     rebuilt = with_store(admin_settings(), act)
-    if json_output:
-        print_json(
+    if output:
+        print_data(
+            output,
             [
                 {"endpoint": e.ref, "observations": s.observations, "drift_events": n}
                 for e, s, n in rebuilt
-            ]
+            ],
         )
         return
     for endpoint, schema, drift in rebuilt:
