@@ -138,17 +138,19 @@ class ProposalDesk:
 
     async def reject(self, proposal_id: str, admin: str, reason: str, now: datetime) -> Proposal:
         async with self._uow() as tx:
+            # Looked up first: `proposal_id` may be a prefix of the id (`domain.ids`).
+            proposal = await tx.planner.get_proposal(proposal_id)
             decided = await tx.planner.decide(
-                proposal_id, ProposalStatus.REJECTED, admin, reason, now
+                proposal.id, ProposalStatus.REJECTED, admin, reason, now
             )
             await tx.commit()
         # Logged once decided: `decide` raises `ProposalNotPending` for a proposal decided
         # already.
         log.info(
             "proposal %s rejected by %s",
-            proposal_id,
+            decided.id,
             admin,
-            extra=log_extra("reject", proposal_id=proposal_id),
+            extra=log_extra("reject", proposal_id=decided.id),
         )
         return decided
 

@@ -11,6 +11,7 @@ from cronpilot.adapters.bootstrap import build_waker, open_store
 from cronpilot.adapters.logs import configure_logging
 from cronpilot.adapters.settings import Settings, load_settings
 from cronpilot.domain.errors import (
+    AmbiguousId,
     CronpilotError,
     InvalidConfig,
     InvalidRunRequest,
@@ -81,7 +82,13 @@ def exit_code(error: CronpilotError) -> int:
     if isinstance(error, NotFound):
         return EXIT_NOT_FOUND
     if isinstance(
-        error, InvalidConfig | InvalidSchedule | InvalidRunRequest | UnsafeURL | ValueRejected
+        error,
+        InvalidConfig
+        | InvalidSchedule
+        | InvalidRunRequest
+        | UnsafeURL
+        | ValueRejected
+        | AmbiguousId,
     ):
         return EXIT_BAD_INPUT
     if isinstance(error, StoreUnavailable):

@@ -23,6 +23,7 @@ LONG_REASON = (
     "the fraud rate rose above five per cent for three observations in a row, so the "
     "investigator should run every ten seconds until it falls again"
 )
+AMBIGUOUS = ["abcd1" + "0" * 27, "abcd2" + "0" * 27]
 LISTINGS = [
     ["jobs", "list"],
     ["endpoints", "list"],
@@ -43,7 +44,9 @@ async def _populate(database_url: str) -> None:
     try:
         endpoint = await store.catalog.get_endpoint("flash-sale/investigator")
         [applied, *_] = await store.planner.list_proposals(status=ProposalStatus.APPLIED)
-        pending = replace(applied, id=new_id(), status=ProposalStatus.PENDING, reason=LONG_REASON)
+        pending = replace(
+            applied, id=AMBIGUOUS[0], status=ProposalStatus.PENDING, reason=LONG_REASON
+        )
         pending = replace(pending, decided_by=None, decided_at=None, outcome=None)
         now = START + timedelta(minutes=5)
         alert = Notification(
@@ -57,6 +60,7 @@ async def _populate(database_url: str) -> None:
             next_attempt_at=now,
         )
         await store.planner.add_proposal(pending, [alert])
+        await store.planner.add_proposal(replace(pending, id=AMBIGUOUS[1]))
         [claimed] = await store.notifications.claim_due(now, "w", 30, 1)
         error = "connection refused by hooks.example.com:443 after 3 attempts " * 2
         await store.notifications.mark_failed(claimed.id, "w", error.strip(), None, now)
@@ -152,3 +156,27 @@ def test_shell_completion_completes_commands(cli: Cli) -> None:
 def test_completion_scripts_are_offered(cli: Cli) -> None:
     script = cli("--show-completion", "bash").stdout
     assert "_CRONPILOT_COMPLETE" in script
+
+
+def test_commands_take_a_unique_id_prefix(cli: Cli) -> None:
+    [run] = cli.json("runs", "list", "flash-sale/investigator", "--limit", "1")
+    assert cli.json("runs", "show", run["id"][:8])["id"] == run["id"]
+    [session] = cli.json("sessions", "list", "--limit", "1")
+    assert cli.json("sessions", "show", session["id"][:8])["id"] == session["id"]
+    endpoint = cli.json("endpoints", "show", "flash-sale/fraud-score")
+    assert cli.json("endpoints", "show", endpoint["id"][:8])["ref"] == "flash-sale/fraud-score"
+    assert cli.json("proposals", "show", "ABCD1")["id"] == AMBIGUOUS[0]
+
+
+def test_an_ambiguous_prefix_is_one_line_naming_the_candidates(cli: Cli) -> None:
+    refused = cli("proposals", "reject", "abcd", "--reason", "no", expect=2)
+    assert refused.stderr == (
+        f"error: proposal id prefix 'abcd' is ambiguous: {AMBIGUOUS[0]}, {AMBIGUOUS[1]}; "
+        "give more characters\n"
+    )
+    assert cli.json("proposals", "show", "abcd2")["status"] == "pending"
+
+
+def test_a_prefix_that_matches_nothing_is_not_found(cli: Cli) -> None:
+    assert cli("proposals", "show", "abcf", expect=1).stderr == "error: no proposal 'abcf'\n"
+    assert cli("runs", "show", "abc", expect=1).stderr == "error: no run 'abc'\n"
