@@ -2,7 +2,9 @@
 
 Workers and CLI commands ask this module for ports (`Store`, `Dispatcher`, `Waker`, `Clock`)
 and for a wired scheduler (`serve_scheduler`); nothing else chooses an implementation. Nothing
-is built at import time.
+is built at import time, and what only some commands need (the HTTP client, the LLM client,
+Alembic, the workers) is imported by the function that builds it: a CLI read command starts in
+a fraction of the time those imports take (`bench/cli_startup.py`).
 """
 
 from __future__ import annotations
@@ -23,14 +25,8 @@ from sqlalchemy.exc import ArgumentError
 
 from cronpilot.adapters.clock import SystemClock
 from cronpilot.adapters.crypto import FernetCipher, load_or_create_key
-from cronpilot.adapters.health import ReadinessProbe
-from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
-from cronpilot.adapters.llm.openai_client import OpenAIChat
-from cronpilot.adapters.metrics import PrometheusTelemetry
-from cronpilot.adapters.probes import Probes, start_probes
 from cronpilot.adapters.settings import Settings
-from cronpilot.adapters.sql import open_sql_store, upgrade_database
-from cronpilot.adapters.sql.migrate import Upgrade
+from cronpilot.adapters.sql import open_sql_store
 from cronpilot.adapters.wake import (
     InProcessWaker,
     ListeningWaker,
@@ -56,15 +52,7 @@ from cronpilot.domain.ports import (
 from cronpilot.domain.telemetry import NO_TELEMETRY
 from cronpilot.domain.workers import WorkerInfo
 from cronpilot.planner.config import PlannerConfig
-from cronpilot.planner.heuristic import HeuristicAnalyst
-from cronpilot.planner.session import Analyst, LlmAnalyst
-from cronpilot.planner.worker import PlannerWorker
 from cronpilot.scheduler.config import WorkerConfig
-from cronpilot.scheduler.heartbeat import Heartbeat
-from cronpilot.scheduler.housekeeping import Housekeeping
-from cronpilot.scheduler.learning import RunLearner
-from cronpilot.scheduler.notifier import Notifier, NotifierConfig
-from cronpilot.scheduler.worker import SchedulerWorker
 from cronpilot.usecases.access import authenticate
 from cronpilot.usecases.proposals import ProposalDesk
 
@@ -72,7 +60,11 @@ if TYPE_CHECKING:
     from fastapi import FastAPI
 
     from cronpilot.adapters.api.context import Authenticate
+    from cronpilot.adapters.probes import Probes
+    from cronpilot.adapters.sql.migrate import Upgrade
     from cronpilot.domain.access import Principal
+    from cronpilot.planner.worker import PlannerWorker
+    from cronpilot.scheduler.notifier import Notifier, NotifierConfig
 
 log = logging.getLogger(__name__)
 
@@ -126,12 +118,16 @@ async def open_store_when_reachable(settings: Settings, stop: asyncio.Event) -> 
 
 def migrate(settings: Settings) -> Upgrade:
     """Bring the database to the newest schema (Alembic head). Call outside an event loop."""
+    from cronpilot.adapters.sql.migrate import upgrade_database
+
     return asyncio.run(upgrade_database(settings.database_url))
 
 
 def build_dispatcher(settings: Settings, max_connections: int | None = None) -> Dispatcher:
     """Guarded (and signed, with a signing secret) calls; `max_connections` defaults to the
     worker's concurrency."""
+    from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
+
     signing = settings.signing_secret
     return AiohttpDispatcher(
         allowed_networks=settings.allowed_networks,
@@ -244,6 +240,10 @@ async def open_probes(
     is for the caller to set once the store is open."""
     if settings.metrics_port is None:
         return None
+    from cronpilot.adapters.health import ReadinessProbe
+    from cronpilot.adapters.metrics import PrometheusTelemetry
+    from cronpilot.adapters.probes import Probes, start_probes
+
     telemetry = PrometheusTelemetry()
     readiness = ReadinessProbe(
         settings.database_url,
@@ -270,6 +270,11 @@ async def serve_scheduler(
     `store` stays the caller's: `cronpilot scheduler` opens one for this alone, the demo shares
     its own with the live table."""
     tracer = build_tracer(settings)
+    from cronpilot.scheduler.heartbeat import Heartbeat
+    from cronpilot.scheduler.housekeeping import Housekeeping
+    from cronpilot.scheduler.learning import RunLearner
+    from cronpilot.scheduler.worker import SchedulerWorker
+
     async with AsyncExitStack() as resources:
         dispatcher = build_dispatcher(settings)
         resources.push_async_callback(dispatcher.close)
@@ -332,6 +337,8 @@ async def serve_scheduler(
 
 def notifier_config(settings: Settings) -> NotifierConfig:
     """The alerts notifier's config: the one place it is made, defaults in `settings` only."""
+    from cronpilot.scheduler.notifier import NotifierConfig
+
     return NotifierConfig(
         worker_id=settings.worker_id,
         concurrency=settings.notify_concurrency,
@@ -350,6 +357,8 @@ def open_notifier(
 ) -> Notifier:
     """The alerts notifier of a scheduler worker, with a dispatcher of its own: webhooks never
     take the connections of endpoint calls. The dispatcher is closed with `resources`."""
+    from cronpilot.scheduler.notifier import Notifier
+
     config = notifier_config(settings)
     dispatcher = build_dispatcher(settings, max_connections=config.concurrency)
     resources.push_async_callback(dispatcher.close)
@@ -384,6 +393,8 @@ def planner_config(settings: Settings) -> PlannerConfig:
 
 
 def build_chat_model(settings: Settings, clock: Clock) -> ChatModel:
+    from cronpilot.adapters.llm.openai_client import OpenAIChat
+
     key = settings.llm_api_key
     return OpenAIChat(
         model=settings.llm_model,
@@ -410,6 +421,10 @@ async def open_planner(
 ) -> PlannerWorker:
     """A planner worker on `store`: the LLM when one is configured, else the heuristic. What
     it opens (LLM client, waker) is closed with `resources`."""
+    from cronpilot.planner.heuristic import HeuristicAnalyst
+    from cronpilot.planner.session import Analyst, LlmAnalyst
+    from cronpilot.planner.worker import PlannerWorker
+
     analyst: Analyst = HeuristicAnalyst()
     if settings.llm_configured:
         chat = build_chat_model(settings, clock)
@@ -450,6 +465,9 @@ def build_api(
     # Imported here: FastAPI costs every other command its import time.
     from cronpilot.adapters.api.app import build_api as api_app
     from cronpilot.adapters.api.context import ApiContext
+    from cronpilot.adapters.health import ReadinessProbe
+    from cronpilot.adapters.metrics import PrometheusTelemetry
+    from cronpilot.adapters.probes import Probes
 
     telemetry = PrometheusTelemetry()
     # No worker loop runs in the API process: ready means the database answers, at head.

@@ -15,8 +15,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-import networkx as nx
-
 from cronpilot.domain.graph import dependency_graph
 from cronpilot.domain.model import (
     JSON,
@@ -77,6 +75,8 @@ def dependencies_of(endpoints: Sequence[Endpoint]) -> dict[str, tuple[str, ...]]
 
 def awaited_parents(dependencies: Mapping[str, Sequence[str]], root: str, node: str) -> set[str]:
     """The parents of `node` that the DAG run begun at `root` reaches (root included)."""
+    import networkx as nx  # where it is used: see `domain.graph`
+
     graph = dependency_graph(dependencies)
     reach = {root} | {str(n) for n in nx.descendants(graph, root)} if root in graph else {root}
     return {parent for parent in dependencies.get(node, ()) if parent in reach}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from cronpilot.domain.excerpt import excerpt
 from cronpilot.domain.secrets import mask_url
 
@@ -65,6 +67,20 @@ class PathNotFound(NotFound):
 
     def __init__(self, source: str, target: str) -> None:
         super().__init__(f"no path from {excerpt(source)} to {excerpt(target)}")
+
+
+class AmbiguousId(CronpilotError):
+    """An id prefix that more than one id starts with (`domain.ids`): a user's mistake, told
+    with the ids it could mean."""
+
+    def __init__(self, kind: str, prefix: str, candidates: Sequence[str], *, more: bool) -> None:
+        named = ", ".join(candidates) + (", …" if more else "")
+        super().__init__(
+            f"{kind} id prefix {excerpt(repr(prefix))} is ambiguous: {named}; give more characters"
+        )
+        self.kind = kind
+        self.prefix = prefix
+        self.candidates = list(candidates)
 
 
 class SlotAlreadyRun(CronpilotError):

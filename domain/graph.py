@@ -6,6 +6,9 @@ keyed by (from, to, type), so one pair holds several types at once; its source s
 known (`template` declared in config, `inferred` from schemas or a first trace, `observed`
 once seen `PROMOTION_COUNT` times in traces). Weight = type weight x source factor (design).
 Self-loops and repeats are kept and counted.
+
+networkx is imported by the functions that use it: its import alone costs about 0.1 s, which
+a CLI command that does no graph maths should not pay.
 """
 
 from __future__ import annotations
@@ -15,8 +18,6 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, cast
-
-import networkx as nx
 
 
 class EdgeType(StrEnum):
@@ -162,6 +163,8 @@ def trace_sightings(parent: str, child: str, previous_sibling: str | None) -> li
 
 def dependency_graph(dependencies: Mapping[str, Iterable[str]]) -> Any:
     """upstream → dependant, every named node present."""
+    import networkx as nx
+
     graph = nx.DiGraph()
     graph.add_nodes_from(dependencies)
     graph.add_edges_from((up, node) for node, ups in dependencies.items() for up in ups)
@@ -170,6 +173,8 @@ def dependency_graph(dependencies: Mapping[str, Iterable[str]]) -> Any:
 
 def find_cycle(dependencies: Mapping[str, Iterable[str]]) -> list[str] | None:
     """The nodes of one dependency cycle in order (a self-dependency is a cycle of one)."""
+    import networkx as nx
+
     try:
         edges = nx.find_cycle(dependency_graph(dependencies))
     except nx.NetworkXNoCycle:
@@ -179,12 +184,16 @@ def find_cycle(dependencies: Mapping[str, Iterable[str]]) -> list[str] | None:
 
 def generations(dependencies: Mapping[str, Iterable[str]]) -> list[list[str]]:
     """Layers that can run in parallel, upstreams first. Raises on a cycle (check first)."""
+    import networkx as nx
+
     layers = nx.topological_generations(dependency_graph(dependencies))
     return [sorted(str(node) for node in layer) for layer in layers]
 
 
 def _weighted(edges: Iterable[Edge]) -> Any:
     """A directed graph with, per pair, the strongest edge's weight and cost 1/weight."""
+    import networkx as nx
+
     graph = nx.DiGraph()
     for edge in edges:
         data = graph.get_edge_data(edge.from_node, edge.to_node)
@@ -195,6 +204,8 @@ def _weighted(edges: Iterable[Edge]) -> Any:
 
 def shortest_path(edges: Iterable[Edge], source: str, target: str) -> list[str] | None:
     """The cheapest path where an edge costs 1/weight: strong edges make short paths."""
+    import networkx as nx
+
     graph = _weighted(edges)
     try:
         path = nx.shortest_path(graph, source, target, weight="cost")
@@ -206,6 +217,8 @@ def shortest_path(edges: Iterable[Edge], source: str, target: str) -> list[str] 
 def adamic_adar(edges: Iterable[Edge], node: str, others: Iterable[str]) -> dict[str, float]:
     """Adamic-Adar index of `node` with each of `others` on the undirected view (self-loops
     dropped: a node is not its own neighbour for this measure)."""
+    import networkx as nx
+
     graph = _weighted(edges).to_undirected()
     graph.remove_edges_from(list(nx.selfloop_edges(graph)))
     candidates = [other for other in others if other != node]

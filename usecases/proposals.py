@@ -160,8 +160,10 @@ class ProposalDesk:
     async def reject(self, proposal_id: str, actor: str, reason: str, now: datetime) -> Proposal:
         """Turn a pending proposal down for `actor`, its decider; audited with the reason."""
         async with self._uow() as tx:
+            # Looked up first: `proposal_id` may be a prefix of the id (`domain.ids`).
+            proposal = await tx.planner.get_proposal(proposal_id)
             decided = await tx.planner.decide(
-                proposal_id, ProposalStatus.REJECTED, actor, reason, now
+                proposal.id, ProposalStatus.REJECTED, actor, reason, now
             )
             await _audit(tx, actor, decided, now)
             await tx.commit()
@@ -170,9 +172,9 @@ class ProposalDesk:
         # already.
         log.info(
             "proposal %s rejected by %s",
-            proposal_id,
+            decided.id,
             actor,
-            extra=log_extra("reject", proposal_id=proposal_id),
+            extra=log_extra("reject", proposal_id=decided.id),
         )
         return decided
 

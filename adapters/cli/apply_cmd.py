@@ -10,9 +10,14 @@ import typer
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli.declaration_changes import print_changes
 from cronpilot.adapters.cli.identity import actor
-from cronpilot.adapters.cli.output import JsonOption, cron_fires, fire_time, fires_view, print_json
+from cronpilot.adapters.cli.output import (
+    OutputOption,
+    cron_fires,
+    fire_time,
+    fires_view,
+    print_data,
+)
 from cronpilot.adapters.cli.runtime import admin_settings, with_store, with_waker
-from cronpilot.adapters.jobs_file import load_declarations
 from cronpilot.domain.ports import ApplyReport, Store
 from cronpilot.usecases.declarations import apply_declarations, preview_declarations
 
@@ -25,12 +30,16 @@ def apply(
         bool,
         typer.Option("--dry-run", help="Say what would change, field by field, and write nothing."),
     ] = False,
-    json_output: JsonOption = False,
+    output: OutputOption = None,
 ) -> None:
     """Create or update the jobs and endpoints a file declares; validates everything first.
 
     Endpoints stored under a declared job but missing from the file are left alone (still
     scheduled) and listed; pause them to stop them."""
+    # The jobs file's models (pydantic, YAML, the URL guard) are built on import: only the
+    # commands that read one pay for them.
+    from cronpilot.adapters.jobs_file import load_declarations
+
     settings = admin_settings()
     declarations = load_declarations(
         file, settings.allowed_networks, floor_seconds=settings.min_interval_seconds
@@ -40,7 +49,7 @@ def apply(
             settings,
             lambda store: preview_declarations(store.reading, declarations, str(file)),
         )
-        print_changes(changes, json_output=json_output)
+        print_changes(changes, output=output)
         return
 
     async def act(store: Store) -> ApplyReport:
@@ -69,8 +78,9 @@ def apply(
         for ref in report.created + report.updated
         if ref in schedules and schedules[ref].cron is not None
     }
-    if json_output:
-        print_json(
+    if output:
+        print_data(
+            output,
             {
                 "created": report.created,
                 "updated": report.updated,
@@ -80,7 +90,7 @@ def apply(
                     ref: fires_view(times, schedule.timezone)
                     for ref, (schedule, times) in fires.items()
                 },
-            }
+            },
         )
         return
     for outcome, refs in (("created", report.created), ("updated", report.updated)):

@@ -8,13 +8,13 @@ import typer
 
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli.output import (
-    JsonOption,
+    OutputOption,
     add_row,
     clock_time,
     iso,
     new_table,
     note,
-    print_json,
+    print_data,
     print_table,
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
@@ -31,7 +31,7 @@ def list_entries(
         typer.Option(help=f"Only this kind of change: {', '.join(AUDIT_ACTIONS)}."),
     ] = None,
     limit: Annotated[int, typer.Option(min=1, max=1000, help="How many, newest first.")] = 50,
-    json_output: JsonOption = False,
+    output: OutputOption = None,
 ) -> None:
     """The audit log, newest first: every write, who made it, and on what."""
     if action is not None and action not in AUDIT_ACTIONS:
@@ -42,8 +42,8 @@ def list_entries(
         admin_settings(),
         lambda store: list_audit(store.reading, actor=actor, action=action, limit=limit),
     )
-    if json_output:
-        print_json([entry_view(e) for e in entries])
+    if output:
+        print_data(output, [entry_view(e) for e in entries])
         return
     if not entries:
         note("no audit entries")

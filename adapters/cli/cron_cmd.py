@@ -9,12 +9,12 @@ import typer
 
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli.output import (
-    JsonOption,
+    OutputOption,
     add_row,
     fire_time,
     fires_view,
     new_table,
-    print_json,
+    print_data,
     print_table,
 )
 from cronpilot.domain.schedule import next_cron_fires, zone
@@ -37,19 +37,20 @@ def cron(
             help="Start from this ISO-8601 time instead of now (in --timezone without an offset)."
         ),
     ] = None,
-    json_output: JsonOption = False,
+    output: OutputOption = None,
 ) -> None:
     """The next fire times of a crontab, in its zone and in UTC (README, "Cron maths")."""
     start = build_clock().now() if after is None else _start(after, timezone)
     fires = next_cron_fires(expression, timezone, start, count)
-    if json_output:
-        print_json(
+    if output:
+        print_data(
+            output,
             {
                 "cron": expression,
                 "timezone": timezone,
                 "after": start.isoformat(),
                 "fires": fires_view(fires, timezone),
-            }
+            },
         )
         return
     table = new_table("#", f"Fires ({timezone})")

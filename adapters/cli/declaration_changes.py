@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from cronpilot.adapters.cli.output import print_json
+from cronpilot.adapters.cli.output import OutputFormat, print_data
 from cronpilot.domain.declaration_diff import (
     DeclarationChange,
     FieldChange,
@@ -21,9 +21,11 @@ from cronpilot.domain.model import JSON
 from cronpilot.domain.secrets import MASK, is_secret_header, mask_url
 
 
-def print_changes(changes: Sequence[DeclarationChange], *, json_output: bool) -> None:
-    if json_output:
-        print_json({"dry_run": True, "changes": [_change_view(change) for change in changes]})
+def print_changes(changes: Sequence[DeclarationChange], *, output: OutputFormat | None) -> None:
+    if output:
+        print_data(
+            output, {"dry_run": True, "changes": [_change_view(change) for change in changes]}
+        )
         return
     for change in changes:
         typer.echo(f"{change.outcome.value:<10} {change.ref}")

@@ -8,14 +8,14 @@ import typer
 
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli.identity import actor
-from cronpilot.adapters.cli.output import JsonOption, print_json
+from cronpilot.adapters.cli.output import OutputOption, print_data
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.usecases.deletion import delete as delete_ref
 
 
 def delete(
     ref: Annotated[str, typer.Argument(help="A job name, or `job/endpoint`.")],
-    json_output: JsonOption = False,
+    output: OutputOption = None,
 ) -> None:
     """Delete a job (and its endpoints) or one endpoint, with their runs, proposals, analysis
     sessions, output schemas, notifications and graph edges. Refused for an endpoint that
@@ -24,8 +24,8 @@ def delete(
         admin_settings(),
         lambda store: delete_ref(store.unit_of_work, ref, actor(), build_clock().now()),
     )
-    if json_output:
-        print_json({"job": deleted.job, "endpoints": deleted.endpoints})
+    if output:
+        print_data(output, {"job": deleted.job, "endpoints": deleted.endpoints})
         return
     if deleted.job is not None:
         typer.echo(f"deleted job {deleted.job}")

@@ -36,10 +36,8 @@ from cronpilot.adapters.bootstrap import (
 )
 from cronpilot.adapters.cli.demo_planner import PlannerLine, planner_lines
 from cronpilot.adapters.cli.identity import actor
-from cronpilot.adapters.cli.output import new_table, schedule_text, span
-from cronpilot.adapters.jobs_file import example_jobs_file, load_declarations, parse_declarations
+from cronpilot.adapters.cli.output import rich_table, schedule_text, span
 from cronpilot.adapters.settings import Settings, load_settings
-from cronpilot.adapters.simulator import Simulator
 from cronpilot.domain.model import Endpoint, Run, RunStatus, RunTrigger, ScheduleSource
 from cronpilot.domain.ports import Clock, JobDeclaration, Store
 from cronpilot.usecases.declarations import apply_declarations
@@ -148,6 +146,12 @@ def _demo_settings(workdir: Path) -> Settings:
 
 
 def _declarations(settings: Settings, simulator_url: str) -> list[JobDeclaration]:
+    from cronpilot.adapters.jobs_file import (  # as `apply` does
+        example_jobs_file,
+        load_declarations,
+        parse_declarations,
+    )
+
     env = {"SIMULATOR_URL": simulator_url}
     allowed, floor = settings.allowed_networks, settings.min_interval_seconds
     return [
@@ -173,6 +177,9 @@ def _stopping_on_signals(stop: asyncio.Event) -> Iterator[None]:
 async def _run(
     settings: Settings, duration: float, seed: int, progress: Progress
 ) -> tuple[DemoSummary, list[PlannerLine]]:
+    # The simulator is an aiohttp server: imported here, every other command's start is spared.
+    from cronpilot.adapters.simulator import Simulator
+
     clock = progress.clock
     stop = asyncio.Event()
     async with contextlib.AsyncExitStack() as resources:
@@ -273,7 +280,7 @@ def _path(endpoint: Endpoint) -> str:
 def _board(
     endpoints: list[Endpoint], latest: dict[str, Run], now: datetime, deadline: datetime
 ) -> Table:
-    table = new_table("endpoint", "path", "source", "interval", "last", "last run", "next run")
+    table = rich_table("endpoint", "path", "source", "interval", "last", "last run", "next run")
     table.title = f"cronpilot demo — {span(max((deadline - now).total_seconds(), 0))} left"
     for endpoint in endpoints:
         run = latest.get(endpoint.id)
@@ -463,7 +470,7 @@ def _print_summary(summary: DemoSummary, console: Console, rich: bool) -> None:
             typer.echo(line)
         typer.echo(summary.totals())
         return
-    table = new_table(
+    table = rich_table(
         "endpoint",
         "path",
         "runs",

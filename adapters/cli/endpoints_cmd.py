@@ -12,7 +12,7 @@ from rich.table import Table
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli.output import (
     EndpointRef,
-    JsonOption,
+    OutputOption,
     add_row,
     clock_time,
     cron_fires,
@@ -22,7 +22,7 @@ from cronpilot.adapters.cli.output import (
     iso,
     new_table,
     note,
-    print_json,
+    print_data,
     print_table,
     relative,
     run_status,
@@ -46,7 +46,7 @@ from cronpilot.domain.secrets import mask_headers, mask_url
 
 def list_endpoints(
     job: Annotated[str | None, typer.Option("--job", help="Only this job's endpoints.")] = None,
-    json_output: JsonOption = False,
+    output: OutputOption = None,
 ) -> None:
     """Endpoints with their schedule, next run (and why then) and last result."""
 
@@ -58,8 +58,10 @@ def list_endpoints(
 
     endpoints, latest = with_store(admin_settings(), act)
     now = build_clock().now()
-    if json_output:
-        print_json([endpoint_view(e, latest.get(e.id)) | in_force_view(e, now) for e in endpoints])
+    if output:
+        print_data(
+            output, [endpoint_view(e, latest.get(e.id)) | in_force_view(e, now) for e in endpoints]
+        )
         return
     if not endpoints:
         note("no endpoints yet; declare some with: cronpilot apply -f jobs.yaml")
@@ -79,7 +81,7 @@ def list_endpoints(
 
 def show(
     ref: EndpointRef,
-    json_output: JsonOption = False,
+    output: OutputOption = None,
 ) -> None:
     """Everything about one endpoint: request (secrets masked), schedule, hints, pause."""
 
@@ -92,9 +94,9 @@ def show(
     now = build_clock().now()
     schedule = endpoint.spec.schedule
     fires = cron_fires(schedule, now)
-    if json_output:
+    if output:
         view = endpoint_view(endpoint, last_run) | in_force_view(endpoint, now)
-        print_json(view | {"next_fires": fires_view(fires, schedule.timezone)})
+        print_data(output, view | {"next_fires": fires_view(fires, schedule.timezone)})
         return
     print_table(_details(endpoint, last_run, now, fires))
 

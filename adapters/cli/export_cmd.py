@@ -7,7 +7,6 @@ from typing import Annotated
 import typer
 
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
-from cronpilot.adapters.jobs_export import export_document
 from cronpilot.usecases.declarations import export_declarations
 
 
@@ -25,6 +24,9 @@ def export(
     """Print the declared jobs and endpoints as a jobs file that `apply -f` reads back
     unchanged. Secret values are `${VARIABLE}` references (listed at the top) unless
     --with-secrets."""
+    # Here, not at the top: YAML is for this command only (`bench/cli_startup.py`).
+    from cronpilot.adapters.jobs_export import export_document
+
     declarations = with_store(
         admin_settings(), lambda store: export_declarations(store.reading, job)
     )

@@ -8,12 +8,14 @@ from typing import Annotated
 import typer
 
 from cronpilot.adapters.cli.output import (
-    JsonOption,
+    OutputFormat,
+    OutputOption,
     add_row,
     new_table,
     note,
-    print_json,
+    print_data,
     print_table,
+    print_text,
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.graph_views import edge_view, graph_dot, graph_json, suggestion_view
@@ -29,11 +31,12 @@ class ExportFormat(StrEnum):
     JSON = "json"
 
 
-def show(job: JobOption = None, json_output: JsonOption = False) -> None:
+def show(job: JobOption = None, output: OutputOption = None) -> None:
     """Per job: nodes (with PageRank), DAG layers, and edges with type, source, weight, count."""
     graphs = with_store(admin_settings(), lambda store: job_graphs(store.reading, job))
-    if json_output:
-        print_json(
+    if output:
+        print_data(
+            output,
             {
                 name: {
                     "nodes": graph.nodes,
@@ -41,7 +44,7 @@ def show(job: JobOption = None, json_output: JsonOption = False) -> None:
                     "edges": [edge_view(e) for e in graph.edges],
                 }
                 for name, graph in graphs.items()
-            }
+            },
         )
         return
     if not graphs:
@@ -49,8 +52,8 @@ def show(job: JobOption = None, json_output: JsonOption = False) -> None:
     for name, graph in graphs.items():
         ranks = pagerank(graph.edges)
         nodes = ", ".join(f"{n} ({ranks.get(n, 0):.2f})" for n in graph.nodes)
-        typer.echo(f"job {name}: {nodes}")
-        typer.echo("layers: " + " | ".join(", ".join(layer) for layer in graph.layers))
+        print_text(f"job {name}: {nodes}")
+        print_text("layers: " + " | ".join(", ".join(layer) for layer in graph.layers))
         edges = graph.edges
         table = new_table("From", "To", "Type", "Source", "Weight", "Count", "Coverage")
         for edge in edges:
@@ -69,17 +72,17 @@ def show(job: JobOption = None, json_output: JsonOption = False) -> None:
         print_table(table)
 
 
-def suggest(job: JobOption = None, json_output: JsonOption = False) -> None:
+def suggest(job: JobOption = None, output: OutputOption = None) -> None:
     """Endpoints whose outputs could feed others that do not depend on them yet."""
     found = with_store(admin_settings(), lambda store: suggestions(store.reading, job))
     views = [suggestion_view(s) for s in found]
-    if json_output:
-        print_json(views)
+    if output:
+        print_data(output, views)
         return
     if not views:
         note("nothing to suggest: no learnt output fills an input that is not declared already")
         return
-    table = new_table("Job", "From", "To", "Coverage", "Confidence", "Fields")
+    table = new_table("Job", "From", "To", "Coverage", "Confidence", "Fields", wrap=("Fields",))
     for name, edge in ((s.job, s.edge) for s in found):
         fields = ", ".join(
             f"{'.'.join(m.output.path)} → {m.input.where} ({m.how})" for m in edge.matches
@@ -99,15 +102,15 @@ def suggest(job: JobOption = None, json_output: JsonOption = False) -> None:
 def path(
     source: Annotated[str, typer.Argument(help="A node: `job` or `job/endpoint`.")],
     target: Annotated[str, typer.Argument(help="A node: `job` or `job/endpoint`.")],
-    json_output: JsonOption = False,
+    output: OutputOption = None,
 ) -> None:
     """The strongest chain of edges from one node to another (each edge costs 1/weight); exits
     1 when there is none."""
     found = with_store(admin_settings(), lambda store: graph_path(store.reading, source, target))
     if found is None:
         raise PathNotFound(source, target)
-    if json_output:
-        print_json(found)
+    if output:
+        print_data(output, found)
         return
     typer.echo(" -> ".join(found))
 
@@ -121,6 +124,6 @@ def export(
     """The graph in a form other tools read: `dot -Tsvg` or any JSON reader."""
     graphs = with_store(admin_settings(), lambda store: job_graphs(store.reading, job))
     if format_ is ExportFormat.JSON:
-        print_json(graph_json(graphs))
+        print_data(OutputFormat.JSON, graph_json(graphs))
         return
     typer.echo(graph_dot(graphs))

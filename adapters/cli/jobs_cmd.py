@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections import Counter
 
 from cronpilot.adapters.cli.output import (
-    JsonOption,
+    OutputOption,
     add_row,
     new_table,
     note,
-    print_json,
+    print_data,
     print_table,
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
@@ -19,7 +19,7 @@ from cronpilot.domain.ports import Store
 
 
 def list_jobs(
-    json_output: JsonOption = False,
+    output: OutputOption = None,
 ) -> None:
     """Every job with its planner mode and how many endpoints it holds."""
 
@@ -28,13 +28,13 @@ def list_jobs(
 
     jobs, endpoints = with_store(admin_settings(), act)
     counts = Counter(endpoint.job_id for endpoint in endpoints)
-    if json_output:
-        print_json([job_view(job, counts[job.id]) for job in jobs])
+    if output:
+        print_data(output, [job_view(job, counts[job.id]) for job in jobs])
         return
     if not jobs:
         note("no jobs yet; declare some with: cronpilot apply -f jobs.yaml")
         return
-    table = new_table("Job", "Planner", "Endpoints", "Description")
+    table = new_table("Job", "Planner", "Endpoints", "Description", wrap=("Description",))
     for job in jobs:
         add_row(table, job.name, job.planner_mode.value, str(counts[job.id]), job.description)
     print_table(table)

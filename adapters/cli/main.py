@@ -38,6 +38,7 @@ from cronpilot.adapters.cli import (
     tokens_cmd,
     workers_cmd,
 )
+from cronpilot.adapters.cli.output import OutputCommand
 from cronpilot.adapters.cli.runtime import (
     EXIT_BAD_INPUT,
     EXIT_CODES_HELP,
@@ -56,18 +57,33 @@ def _help_when_bare(ctx: typer.Context) -> None:
         raise typer.Exit(EXIT_OK)
 
 
-def _group(help_text: str) -> typer.Typer:
+def _group(help_text: str, *, completion: bool = False) -> typer.Typer:
     return typer.Typer(
         help=help_text,
         epilog=EXIT_CODES_HELP,
         callback=_help_when_bare,
         invoke_without_command=True,
-        add_completion=False,
+        add_completion=completion,
     )
 
 
+def _with_json_alias(app: typer.Typer) -> typer.Typer:
+    """Every command of `app` and of its groups, those added later included, takes `--json`
+    for `--output json` (`OutputCommand`)."""
+    for command in app.registered_commands:
+        command.cls = OutputCommand
+    for group in app.registered_groups:
+        if group.typer_instance is not None:
+            _with_json_alias(group.typer_instance)
+    return app
+
+
 def build_app() -> typer.Typer:
-    app = _group("Calls HTTP endpoints on schedules and adapts the schedules safely.")
+    # `--install-completion` / `--show-completion` on the top level only: one script covers
+    # every subcommand.
+    app = _group(
+        "Calls HTTP endpoints on schedules and adapts the schedules safely.", completion=True
+    )
     app.command()(apply_cmd.apply)
     app.command()(export_cmd.export)
     app.command()(pause_cmd.pause)
@@ -82,7 +98,7 @@ def build_app() -> typer.Typer:
     _add_records(app)
     _add_planning(app)
     _add_operations(app)
-    return app
+    return _with_json_alias(app)
 
 
 def _add_records(app: typer.Typer) -> None:

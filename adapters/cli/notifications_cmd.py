@@ -8,12 +8,12 @@ import typer
 
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli.output import (
-    JsonOption,
+    OutputOption,
     add_row,
     clock_time,
     new_table,
     note,
-    print_json,
+    print_data,
     print_table,
 )
 from cronpilot.adapters.cli.proposals_cmd import endpoint_refs
@@ -33,7 +33,7 @@ def list_notifications(
         NotificationStatus | None, typer.Option(help="Only notifications in this state.")
     ] = None,
     limit: Annotated[int, typer.Option(min=1, max=1000, help="How many, newest first.")] = 50,
-    json_output: JsonOption = False,
+    output: OutputOption = None,
 ) -> None:
     """Alerts for webhooks, newest first: the event, where it goes, and how delivery went."""
 
@@ -46,14 +46,23 @@ def list_notifications(
         return found, await endpoint_refs(store)
 
     found, refs = with_store(admin_settings(), act)
-    if json_output:
-        print_json([notification_view(n, refs.get(n.endpoint_id, "?")) for n in found])
+    if output:
+        print_data(output, [notification_view(n, refs.get(n.endpoint_id, "?")) for n in found])
         return
     if not found:
         note("no notifications")
         return
     now = build_clock().now()
-    table = new_table("Created", "Event", "Endpoint", "URL", "Status", "Attempts", "Last error")
+    table = new_table(
+        "Created",
+        "Event",
+        "Endpoint",
+        "URL",
+        "Status",
+        "Attempts",
+        "Last error",
+        wrap=("Last error",),
+    )
     for n in found:
         add_row(
             table,

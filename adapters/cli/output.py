@@ -1,33 +1,99 @@
-"""How the CLI speaks: JSON for scripts, rich tables for people, one line per error."""
+"""How the CLI speaks: JSON or YAML for scripts, rich tables for people, one line per error."""
 
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Annotated
+from enum import StrEnum
+from typing import Annotated, Any
 
 import typer
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+from typer.core import TyperCommand
 
 from cronpilot.domain.model import Run, Schedule
 from cronpilot.domain.schedule import next_cron_fires, zone
 
-JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+
+class OutputFormat(StrEnum):
+    JSON = "json"
+    YAML = "yaml"
+
+
+OutputOption = Annotated[
+    OutputFormat | None,
+    typer.Option(
+        "--output",
+        "-o",
+        help="Machine-readable output instead of a table; `--json` is short for `--output json`.",
+    ),
+]
 EndpointRef = Annotated[str, typer.Argument(help="`job/endpoint` or an endpoint id.")]
 
 _UNITS = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
 
 
-def print_json(data: object) -> None:
+SIGNIFICANT_DIGITS = 10
+"""Floats in machine-readable output keep this many significant digits: every figure a person
+or a measurement gives, without the binary noise of arithmetic (`0.8130000000000001`)."""
+
+
+def print_data(output: OutputFormat, data: object) -> None:
     """Machine-readable output: stable keys, ISO-8601 times, nothing else on stdout."""
-    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    plain = _tidy(json.loads(json.dumps(data, default=str)))
+    if output is OutputFormat.JSON:
+        typer.echo(json.dumps(plain, indent=2, ensure_ascii=False))
+        return
+    import yaml  # only for the commands asked for YAML: see `bench/cli_startup.py`
+
+    typer.echo(yaml.safe_dump(plain, sort_keys=False, allow_unicode=True), nl=False)
 
 
-def print_table(table: Table) -> None:
-    Console().print(table)
+def _tidy(value: Any) -> Any:
+    if isinstance(value, float):
+        return float(f"{value:.{SIGNIFICANT_DIGITS}g}")
+    if isinstance(value, dict):
+        return {key: _tidy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_tidy(item) for item in value]
+    return value
+
+
+class OutputCommand(TyperCommand):
+    """A command that reads `--json` as `--output json` when it has `--output` (`--json` came
+    first and scripts use it). Tokens after `--` are arguments, never options."""
+
+    # `ctx` is click's Context, which typer has vendored under a private name since 0.20.
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if any(param.name == "output" for param in self.params):
+            end = args.index("--") if "--" in args else len(args)
+            args = [
+                "--output=json" if arg == "--json" and i < end else arg
+                for i, arg in enumerate(args)
+            ]
+        return super().parse_args(ctx, args)
+
+
+def print_table(table: TextTable | Table) -> None:
+    """A listing laid out for the terminal's width (`table_lines`), or a rich table as it is."""
+    if isinstance(table, Table):
+        Console().print(table)
+        return
+    header, *body = table_lines(table, Console().width)
+    typer.secho(header, bold=True)
+    for line in body:
+        typer.echo(line)
+
+
+def print_text(line: str) -> None:
+    """A line for people, wrapped at the terminal's width (between words where it can be)."""
+    Console().print(Text(line))
 
 
 def note(message: str) -> None:
@@ -35,17 +101,128 @@ def note(message: str) -> None:
     typer.echo(message, err=True)
 
 
-def new_table(*columns: str) -> Table:
-    """A table whose first column (the thing's name) never wraps; the others fold."""
+SHORT_ID = 8
+"""Characters of an id shown in tables (`short_id`): unique enough to read, and a prefix that
+every command taking an id accepts."""
+
+WRAP_FLOOR = 24
+"""The narrowest a free-text column (a reason, a message) is folded to; with less room it goes
+on lines of its own under its row."""
+
+_GAP = "  "
+
+
+def short_id(full: str) -> str:
+    return full[:SHORT_ID]
+
+
+@dataclass
+class TextTable:
+    """A listing: columns of plain text, the `wrap` ones holding free text (a reason, a
+    message), which give up width first."""
+
+    headers: tuple[str, ...]
+    wrap: frozenset[str]
+    rows: list[tuple[str, ...]] = field(default_factory=list)
+
+
+def new_table(*columns: str, wrap: Sequence[str] = ()) -> TextTable:
+    return TextTable(columns, frozenset(wrap))
+
+
+def add_row(table: TextTable, *cells: str) -> None:
+    table.rows.append(cells)
+
+
+def rich_table(*columns: str) -> Table:
+    """A rich table (for a live display) whose first column (the thing's name) never wraps."""
     table = Table(show_edge=False, header_style="bold")
     for i, column in enumerate(columns):
         table.add_column(column, no_wrap=i == 0, overflow="fold")
     return table
 
 
-def add_row(table: Table, *cells: str) -> None:
-    """Cells as plain text: user data such as `[1, 2]` must not be read as rich markup."""
-    table.add_row(*(Text(cell) for cell in cells))
+def table_lines(table: TextTable, width: int) -> list[str]:
+    """The table as lines no longer than `width` (the header line first). Columns shrink to fit,
+    the free-text ones first, down to `WRAP_FLOOR`; then the widest of the others, down to
+    their header or `SHORT_ID` characters, whichever is wider (less when their content is
+    shorter). When that leaves a free-text column less than `WRAP_FLOOR`, it goes under each
+    row (`  reason: …`). Cells wrap between words where they can."""
+    below = [i for i, h in enumerate(table.headers) if h in table.wrap]
+    inline = list(range(len(table.headers)))
+    widths = _fitted(table, inline, width)
+    if widths is None:
+        inline = [i for i in inline if i not in below]
+        widths = _fitted(table, inline, width)
+    else:
+        below = []
+    widths = widths or [cell_len(table.headers[i]) for i in inline]
+    lines = _row_lines([table.headers[i] for i in inline], widths)
+    for row in table.rows:
+        lines += _row_lines([row[i] for i in inline], widths)
+        for i in below:
+            if row[i]:
+                text = f"{table.headers[i].lower()}: {row[i]}"
+                lines += [f"{_GAP}{part}" for part in _wrapped(text, width - len(_GAP))]
+    return lines
+
+
+def _fitted(table: TextTable, columns: list[int], width: int) -> list[int] | None:
+    """Widths for `columns` that fit in `width`, or None when a free-text column would get
+    less than `WRAP_FLOOR` (or the columns would not fit with whole headers)."""
+    headers = [cell_len(table.headers[i]) for i in columns]
+    natural = [
+        max([h, *(_longest_line(row[i]) for row in table.rows)])
+        for h, i in zip(headers, columns, strict=True)
+    ]
+    free = [table.headers[i] in table.wrap for i in columns]
+    readable = [
+        min(n, WRAP_FLOOR) if f else max(h, min(n, SHORT_ID))
+        for h, n, f in zip(headers, natural, free, strict=True)
+    ]
+    room = width - len(_GAP) * (len(columns) - 1)
+    widths = list(natural)
+    first = [r if f else n for r, n, f in zip(readable, natural, free, strict=True)]
+    for floors in (first, readable):
+        _shrink(widths, floors, sum(widths) - room)
+    return widths if sum(widths) <= room else None
+
+
+def _longest_line(text: str) -> int:
+    return max((cell_len(line) for line in text.splitlines()), default=0)
+
+
+def _shrink(widths: list[int], floors: Sequence[int], excess: int) -> None:
+    """Take up to `excess` characters from the widest columns above their floors, one at a
+    time, so that the widest come down level with each other."""
+    while excess > 0:
+        above = [i for i, w in enumerate(widths) if w > floors[i]]
+        if not above:
+            return
+        widest = max(above, key=lambda i: widths[i])
+        widths[widest] -= 1
+        excess -= 1
+
+
+def _wrapped(text: str, width: int) -> list[str]:
+    lines = [part for line in text.splitlines() for part in textwrap.wrap(line, width)]
+    return lines or [""]
+
+
+def _row_lines(cells: Sequence[str], widths: Sequence[int]) -> list[str]:
+    folded = [_wrapped(cell, w) for cell, w in zip(cells, widths, strict=True)]
+    height = max(len(parts) for parts in folded)
+    return [
+        _GAP.join(
+            _pad(parts[n] if n < len(parts) else "", w)
+            for parts, w in zip(folded, widths, strict=True)
+        ).rstrip()
+        for n in range(height)
+    ]
+
+
+def _pad(text: str, width: int) -> str:
+    return text + " " * (width - cell_len(text))
 
 
 def details_table(rows: Sequence[tuple[str, str]]) -> Table:

@@ -9,7 +9,7 @@ import typer
 
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli.identity import actor, who_am_i
-from cronpilot.adapters.cli.output import EndpointRef, JsonOption, print_json, relative
+from cronpilot.adapters.cli.output import EndpointRef, OutputOption, print_data, relative
 from cronpilot.adapters.cli.runtime import admin_settings, with_store, with_waker
 from cronpilot.adapters.cli.views import endpoint_view
 from cronpilot.adapters.durations import parse_duration
@@ -77,7 +77,7 @@ def pause(
         str | None,
         typer.Option(help="Why, for whoever looks next; default: who paused, from where."),
     ] = None,
-    json_output: JsonOption = False,
+    output: OutputOption = None,
 ) -> None:
     """Stop an endpoint's runs until a time (at most ten years ahead), or until `resume`."""
     now = build_clock().now()
@@ -86,14 +86,14 @@ def pause(
     endpoint = with_store(
         admin_settings(), lambda store: pause_endpoint(store.unit_of_work, ref, stop, actor(), now)
     )
-    if json_output:
-        print_json(endpoint_view(endpoint, None))
+    if output:
+        print_data(output, endpoint_view(endpoint, None))
         return
     how_long = "until resumed" if stop.until is None else f"resumes {relative(stop.until, now)}"
     typer.echo(f"paused {endpoint.ref}, {how_long}: {why}")
 
 
-def resume(ref: EndpointRef, json_output: JsonOption = False) -> None:
+def resume(ref: EndpointRef, output: OutputOption = None) -> None:
     """Lift a pause; the endpoint is re-planned from its baseline and hints."""
     settings = admin_settings()
 
@@ -106,8 +106,8 @@ def resume(ref: EndpointRef, json_output: JsonOption = False) -> None:
         )
 
     endpoint = with_store(settings, act)
-    if json_output:
-        print_json(endpoint_view(endpoint, None))
+    if output:
+        print_data(output, endpoint_view(endpoint, None))
         return
     when = relative(endpoint.next_run_at, build_clock().now())
     typer.echo(f"resumed {endpoint.ref}; next run {when} ({endpoint.next_run_source.value})")

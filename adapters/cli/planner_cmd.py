@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from cronpilot.adapters.bootstrap import build_clock, open_planner, open_store
-from cronpilot.adapters.cli.output import EndpointRef, JsonOption, print_json
+from cronpilot.adapters.cli.output import EndpointRef, OutputOption, print_data
 from cronpilot.adapters.cli.planner_views import session_view
 from cronpilot.adapters.cli.runtime import EXIT_CODES_HELP, admin_settings, cli_settings
 from cronpilot.adapters.cli.scheduler_cmd import MetricsPortOption, serve
@@ -40,14 +40,14 @@ def _worker(
     asyncio.run(serve(settings, scheduler=False, planner=True))
 
 
-def run_once(ref: EndpointRef, json_output: JsonOption = False) -> None:
+def run_once(ref: EndpointRef, output: OutputOption = None) -> None:
     """Analyse one endpoint now, whatever its next analysis time, and show the session."""
     settings = admin_settings()
     session, proposals = asyncio.run(_run_once(settings, ref))
-    if json_output:
+    if output:
         view = session_view(session, ref)
         view["proposals"] = [p.id for p in proposals]
-        print_json(view)
+        print_data(output, view)
         return
     typer.echo(
         f"session {session.id}: {session.status.value}: {session.error or session.reasoning}"

@@ -10,14 +10,16 @@ from rich.console import Console
 from cronpilot.adapters.bootstrap import build_clock, build_proposal_desk, build_waker
 from cronpilot.adapters.cli.identity import actor
 from cronpilot.adapters.cli.output import (
-    JsonOption,
+    OutputFormat,
+    OutputOption,
     add_row,
     clock_time,
     details_table,
     new_table,
     note,
-    print_json,
+    print_data,
     print_table,
+    short_id,
 )
 from cronpilot.adapters.cli.planner_views import change_text, proposal_view
 from cronpilot.adapters.cli.runtime import EXIT_FAILED, admin_settings, with_store
@@ -39,7 +41,7 @@ def list_proposals(
     ] = None,
     job: Annotated[str | None, typer.Option(help="Only this job's endpoints.")] = None,
     limit: Annotated[int, typer.Option(min=1, max=1000, help="How many, newest first.")] = 50,
-    json_output: JsonOption = False,
+    output: OutputOption = None,
 ) -> None:
     """Proposals, newest first: the change, why, and what became of it."""
 
@@ -50,18 +52,20 @@ def list_proposals(
         return found, await endpoint_refs(store)
 
     proposals, refs = with_store(admin_settings(), act)
-    if json_output:
-        print_json([proposal_view(p, refs.get(p.endpoint_id, "?")) for p in proposals])
+    if output:
+        print_data(output, [proposal_view(p, refs.get(p.endpoint_id, "?")) for p in proposals])
         return
     if not proposals:
         note("no proposals")
         return
     now = build_clock().now()
-    table = new_table("Proposal", "Endpoint", "Change", "Status", "By", "When", "Reason")
+    table = new_table(
+        "Proposal", "Endpoint", "Change", "Status", "By", "When", "Reason", wrap=("Reason",)
+    )
     for p in proposals:
         add_row(
             table,
-            p.id,
+            short_id(p.id),
             refs.get(p.endpoint_id, "?"),
             change_text(p),
             p.status.value,
@@ -72,20 +76,20 @@ def list_proposals(
     print_table(table)
 
 
-def show(proposal_id: ProposalId, json_output: JsonOption = False) -> None:
+def show(proposal_id: ProposalId, output: OutputOption = None) -> None:
     """One proposal in full: who proposed it in which session, who decided, the outcome."""
 
     async def act(store: Store) -> tuple[Proposal, dict[str, str]]:
         return await store.planner.get_proposal(proposal_id), await endpoint_refs(store)
 
     proposal, refs = with_store(admin_settings(), act)
-    _print_one(proposal, refs.get(proposal.endpoint_id, "?"), json_output)
+    _print_one(proposal, refs.get(proposal.endpoint_id, "?"), output)
 
 
-def _print_one(proposal: Proposal, ref: str, json_output: bool) -> None:
+def _print_one(proposal: Proposal, ref: str, output: OutputFormat | None) -> None:
     view = proposal_view(proposal, ref)
-    if json_output:
-        print_json(view)
+    if output:
+        print_data(output, view)
         return
     rows = [
         (key.replace("_", " "), "-" if value is None else str(value)) for key, value in view.items()
@@ -93,15 +97,15 @@ def _print_one(proposal: Proposal, ref: str, json_output: bool) -> None:
     Console().print(details_table(rows))
 
 
-def approve(proposal_id: ProposalId, json_output: JsonOption = False) -> None:
+def approve(proposal_id: ProposalId, output: OutputOption = None) -> None:
     """Apply a pending proposal now (guardrails are checked again first)."""
     settings = admin_settings()
     decided, ref = with_store(settings, lambda store: _approve(settings, store, proposal_id))
     if decided.status is not ProposalStatus.APPLIED:
         typer.echo(f"error: proposal {decided.id} {decided.outcome}", err=True)
         raise typer.Exit(EXIT_FAILED)
-    if json_output:
-        print_json(proposal_view(decided, ref))
+    if output:
+        print_data(output, proposal_view(decided, ref))
         return
     typer.echo(f"approved {decided.id} for {ref}: {change_text(decided)}; {decided.outcome}")
 
@@ -119,7 +123,7 @@ async def _approve(settings: Settings, store: Store, proposal_id: str) -> tuple[
 def reject(
     proposal_id: ProposalId,
     reason: Annotated[str, typer.Option(help="Why, for the audit trail.")],
-    json_output: JsonOption = False,
+    output: OutputOption = None,
 ) -> None:
     """Turn a pending proposal down, with a reason."""
     why = " ".join(reason.split())
@@ -133,7 +137,7 @@ def reject(
         return decided, (await endpoint_refs(store)).get(decided.endpoint_id, "?")
 
     decided, ref = with_store(settings, act)
-    if json_output:
-        print_json(proposal_view(decided, ref))
+    if output:
+        print_data(output, proposal_view(decided, ref))
         return
     typer.echo(f"rejected {decided.id} for {ref}: {why}")

@@ -10,7 +10,7 @@ import typer
 
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli.identity import actor
-from cronpilot.adapters.cli.output import EndpointRef, JsonOption, iso, print_json, relative, span
+from cronpilot.adapters.cli.output import EndpointRef, OutputOption, iso, print_data, relative, span
 from cronpilot.adapters.cli.runs_cmd import print_run
 from cronpilot.adapters.cli.runtime import EXIT_RUN_FAILED, admin_settings, with_store, with_waker
 from cronpilot.adapters.durations import parse_duration
@@ -45,7 +45,7 @@ def run(
     timeout: Annotated[
         str, typer.Option(help="With --wait, how long to wait (30s, 5m) before giving up.")
     ] = "60s",
-    json_output: JsonOption = False,
+    output: OutputOption = None,
 ) -> None:
     """Run an endpoint once now, through a scheduler worker (so it waits for a run of the
     endpoint under way). Its schedule is left as it is. Prints the run's id; with --wait,
@@ -73,12 +73,13 @@ def run(
 
     done, endpoint = with_store(settings, act)
     if not wait:
-        if json_output:
-            print_json({"id": done.id, "endpoint": endpoint.ref, "due_at": iso(done.due_at)})
+        if output:
+            view = {"id": done.id, "endpoint": endpoint.ref, "due_at": iso(done.due_at)}
+            print_data(output, view)
         else:
             typer.echo(done.id)
         return
-    print_run(done, endpoint, json_output=json_output)
+    print_run(done, endpoint, output=output)
     if done.status is not RunStatus.SUCCESS:
         raise typer.Exit(EXIT_RUN_FAILED)
 
@@ -102,7 +103,7 @@ def backfill(
             help=f"Queue up to this many runs (default {DEFAULT_MAX_SLOTS}); more is refused.",
         ),
     ] = None,
-    json_output: JsonOption = False,
+    output: OutputOption = None,
 ) -> None:
     """Queue a run (trigger backfill) for each past slot of the endpoint's baseline in
     [--from, --to] that has no run, oldest first, one starting at a time at a bounded pace.
@@ -127,8 +128,9 @@ def backfill(
 
     report = with_store(settings, act)
     queued, ref_ = report.queued, report.endpoint.ref
-    if json_output:
-        print_json(
+    if output:
+        print_data(
+            output,
             {
                 "endpoint": ref_,
                 "queued": len(queued),
@@ -136,7 +138,7 @@ def backfill(
                 "runs": [
                     {"id": r.id, "slot_at": iso(r.slot_at), "due_at": iso(r.due_at)} for r in queued
                 ],
-            }
+            },
         )
         return
     typer.echo(

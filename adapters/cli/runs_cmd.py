@@ -13,17 +13,19 @@ from rich.table import Table
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli.output import (
     EndpointRef,
-    JsonOption,
+    OutputFormat,
+    OutputOption,
     add_row,
     clock_time,
     details_table,
     iso,
     new_table,
     note,
-    print_json,
+    print_data,
     print_table,
     relative,
     run_status,
+    short_id,
     span,
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
@@ -36,7 +38,7 @@ from cronpilot.domain.secrets import mask_urls
 def list_runs(
     ref: EndpointRef,
     limit: Annotated[int, typer.Option(min=1, max=1000, help="How many, newest first.")] = 20,
-    json_output: JsonOption = False,
+    output: OutputOption = None,
 ) -> None:
     """An endpoint's recent runs, newest first."""
 
@@ -45,18 +47,18 @@ def list_runs(
         return endpoint, await store.runs.list_runs(endpoint.id, limit=limit)
 
     endpoint, runs = with_store(admin_settings(), act)
-    if json_output:
-        print_json([run_view(run, with_body=False) for run in runs])
+    if output:
+        print_data(output, [run_view(run, with_body=False) for run in runs])
         return
     if not runs:
         note(f"no runs yet for {endpoint.ref}")
         return
     now = build_clock().now()
-    table = new_table("Run", "Slot", "Status", "Took", "Source", "Note")
+    table = new_table("Run", "Slot", "Status", "Took", "Source", "Note", wrap=("Note",))
     for run in runs:
         add_row(
             table,
-            run.id,
+            short_id(run.id),
             clock_time(run.slot_at, now),
             run_status(run),
             f"{run.duration_ms:.0f}ms" if run.duration_ms is not None else "-",
@@ -68,7 +70,7 @@ def list_runs(
 
 def show(
     run_id: Annotated[str, typer.Argument(help="A run id from `runs list`.")],
-    json_output: JsonOption = False,
+    output: OutputOption = None,
 ) -> None:
     """One run in full, with its stored response body."""
 
@@ -76,13 +78,13 @@ def show(
         run = await store.runs.get_run(run_id)
         return run, await store.catalog.get_endpoint(run.endpoint_id)
 
-    print_run(*with_store(admin_settings(), act), json_output=json_output)
+    print_run(*with_store(admin_settings(), act), output=output)
 
 
-def print_run(run: Run, endpoint: Endpoint, *, json_output: bool) -> None:
+def print_run(run: Run, endpoint: Endpoint, *, output: OutputFormat | None) -> None:
     """One run in full, with its stored response body (`runs show`)."""
-    if json_output:
-        print_json(run_view(run, with_body=True))
+    if output:
+        print_data(output, run_view(run, with_body=True))
         return
     console = Console()
     console.print(_details(run, endpoint, build_clock().now()))

@@ -11,6 +11,7 @@ from cronpilot.adapters.bootstrap import build_waker, open_store
 from cronpilot.adapters.logs import configure_logging
 from cronpilot.adapters.settings import Settings, load_settings
 from cronpilot.domain.errors import (
+    AmbiguousId,
     CronpilotError,
     InvalidConfig,
     InvalidRunRequest,
@@ -93,7 +94,8 @@ def exit_code(error: CronpilotError) -> int:
         | ValueRejected
         | StillDependedOn
         # Deciding a proposal that is decided already is a user's mistake, not a failure.
-        | ProposalNotPending,
+        | ProposalNotPending
+        | AmbiguousId,
     ):
         return EXIT_BAD_INPUT
     if isinstance(error, StoreUnavailable):

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.json import JSON as RichJSON
 
 from cronpilot.adapters.bootstrap import build_clock
-from cronpilot.adapters.cli.output import EndpointRef, JsonOption, iso, note, print_json
+from cronpilot.adapters.cli.output import EndpointRef, OutputOption, iso, note, print_data
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.cli.views import output_view
 from cronpilot.domain.model import Endpoint
@@ -23,14 +23,14 @@ from cronpilot.usecases.schema_learning import rebuild_schema
 def show(
     ref: EndpointRef,
     drift: Annotated[int, typer.Option(min=0, max=1000, help="Drift events to list.")] = 10,
-    json_output: JsonOption = False,
+    output: OutputOption = None,
 ) -> None:
     """An endpoint's output schema (JSON Schema with counts and confidence) and its drift."""
 
     found = with_store(admin_settings(), lambda store: show_output(store.reading, ref, drift))
     endpoint, schema, events = found.endpoint, found.schema, found.drift
-    if json_output:
-        print_json(output_view(found))
+    if output:
+        print_data(output, output_view(found))
         return
     if schema is None or not schema.observations:
         note(f"no output schema yet for {endpoint.ref}: it has stored no JSON body so far")
@@ -46,7 +46,7 @@ def backfill(
     ref: Annotated[
         str | None, typer.Argument(help="`job/endpoint`; every endpoint when left out.")
     ] = None,
-    json_output: JsonOption = False,
+    output: OutputOption = None,
 ) -> None:
     """Rebuild output schemas and drift history from the runs stored now."""
 
@@ -68,12 +68,13 @@ def backfill(
         return rebuilt
 
     rebuilt = with_store(admin_settings(), act)
-    if json_output:
-        print_json(
+    if output:
+        print_data(
+            output,
             [
                 {"endpoint": e.ref, "observations": s.observations, "drift_events": n}
                 for e, s, n in rebuilt
-            ]
+            ],
         )
         return
     for endpoint, schema, drift in rebuilt:

@@ -10,14 +10,15 @@ from rich.console import Console
 
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli.output import (
-    JsonOption,
+    OutputOption,
     add_row,
     clock_time,
     details_table,
     new_table,
     note,
-    print_json,
+    print_data,
     print_table,
+    short_id,
 )
 from cronpilot.adapters.cli.planner_views import session_view
 from cronpilot.adapters.cli.proposals_cmd import endpoint_refs
@@ -31,7 +32,7 @@ def list_sessions(
         str | None, typer.Option(help="Only this endpoint (`job/endpoint` or id).")
     ] = None,
     limit: Annotated[int, typer.Option(min=1, max=1000, help="How many, newest first.")] = 20,
-    json_output: JsonOption = False,
+    output: OutputOption = None,
 ) -> None:
     """Analysis sessions, newest first."""
 
@@ -43,18 +44,20 @@ def list_sessions(
         return found, await endpoint_refs(store)
 
     sessions, refs = with_store(admin_settings(), act)
-    if json_output:
-        print_json([session_view(s, refs.get(s.endpoint_id, "?")) for s in sessions])
+    if output:
+        print_data(output, [session_view(s, refs.get(s.endpoint_id, "?")) for s in sessions])
         return
     if not sessions:
         note("no analysis sessions")
         return
     now = build_clock().now()
-    table = new_table("Session", "Endpoint", "When", "Planner", "Status", "Calls", "Tokens", "Why")
+    table = new_table(
+        "Session", "Endpoint", "When", "Planner", "Status", "Calls", "Tokens", "Why", wrap=("Why",)
+    )
     for s in sessions:
         add_row(
             table,
-            s.id,
+            short_id(s.id),
             refs.get(s.endpoint_id, "?"),
             clock_time(s.started_at, now),
             s.planner,
@@ -68,7 +71,7 @@ def list_sessions(
 
 def show(
     session_id: Annotated[str, typer.Argument(help="A session id from `sessions list`.")],
-    json_output: JsonOption = False,
+    output: OutputOption = None,
 ) -> None:
     """One session: its tool calls in order (arguments, duration, result size, and what each
     did: a proposal held, applied or refused by a guardrail, or an error), tokens and
@@ -79,8 +82,8 @@ def show(
 
     session, refs = with_store(admin_settings(), act)
     view = session_view(session, refs.get(session.endpoint_id, "?"))
-    if json_output:
-        print_json(view)
+    if output:
+        print_data(output, view)
         return
     console = Console()
     console.print(
@@ -102,7 +105,7 @@ def show(
             ]
         )
     )
-    table = new_table("#", "Tool", "Arguments", "Took", "Did")
+    table = new_table("#", "Tool", "Arguments", "Took", "Did", wrap=("Arguments", "Did"))
     for call in session.tool_calls:
         add_row(
             table,
@@ -112,7 +115,7 @@ def show(
             f"{call.duration_ms:.1f}ms",
             _did(call),
         )
-    console.print(table)
+    print_table(table)
 
 
 def _did(call: ToolCallRecord) -> str:

@@ -10,13 +10,13 @@ import typer
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli.identity import actor
 from cronpilot.adapters.cli.output import (
-    JsonOption,
+    OutputOption,
     add_row,
     clock_time,
     iso,
     new_table,
     note,
-    print_json,
+    print_data,
     print_table,
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
@@ -32,15 +32,15 @@ def create(
     scope: Annotated[
         Scope, typer.Option(help="read reads; write also applies, pauses, runs; admin all.")
     ],
-    json_output: JsonOption = False,
+    output: OutputOption = None,
 ) -> None:
     """Create a token; its secret is printed this once (send it as `Authorization: Bearer`)."""
     token, secret = with_store(
         admin_settings(),
         lambda store: create_token(store.unit_of_work, name, scope, actor(), build_clock().now()),
     )
-    if json_output:
-        print_json(token_view(token) | {"secret": secret})
+    if output:
+        print_data(output, token_view(token) | {"secret": secret})
         note(SHOWN_ONCE)
         return
     typer.echo(f"created token {token.name} (scope {token.scope.value})")
@@ -52,15 +52,15 @@ def list_all(
     show_revoked: Annotated[
         bool, typer.Option("--all", help="Revoked tokens too, with who revoked them.")
     ] = False,
-    json_output: JsonOption = False,
+    output: OutputOption = None,
 ) -> None:
     """Tokens by name: scope, who created them, when last used. Never their secrets."""
     tokens = with_store(
         admin_settings(),
         lambda store: list_tokens(store.reading, include_revoked=show_revoked),
     )
-    if json_output:
-        print_json([token_view(t) for t in tokens])
+    if output:
+        print_data(output, [token_view(t) for t in tokens])
         return
     if not tokens:
         note("no tokens")
@@ -85,15 +85,15 @@ def list_all(
 
 def revoke(
     name: Annotated[str, typer.Argument(help="The live token's name (or its id).")],
-    json_output: JsonOption = False,
+    output: OutputOption = None,
 ) -> None:
     """Revoke a token: requests with its secret are refused from now on."""
     token = with_store(
         admin_settings(),
         lambda store: revoke_token(store.unit_of_work, name, actor(), build_clock().now()),
     )
-    if json_output:
-        print_json(token_view(token))
+    if output:
+        print_data(output, token_view(token))
         return
     typer.echo(f"revoked token {token.name} (scope {token.scope.value})")
 

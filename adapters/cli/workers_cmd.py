@@ -6,12 +6,12 @@ from typing import Any
 
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli.output import (
-    JsonOption,
+    OutputOption,
     add_row,
     iso,
     new_table,
     note,
-    print_json,
+    print_data,
     print_table,
     relative,
 )
@@ -21,7 +21,7 @@ from cronpilot.domain.workers import WorkerActivity
 from cronpilot.usecases.workers import active_workers
 
 
-def list_workers(json_output: JsonOption = False) -> None:
+def list_workers(output: OutputOption = None) -> None:
     """Scheduler workers heard from within CRONPILOT_WORKER_STALE_SECONDS, most recently seen
     first: where each runs, its version, and how many runs it started in the last minute."""
     settings = admin_settings()
@@ -31,8 +31,8 @@ def list_workers(json_output: JsonOption = False) -> None:
         return await active_workers(store.reading, now, settings.worker_stale_seconds)
 
     found = with_store(settings, act)
-    if json_output:
-        print_json([worker_view(activity) for activity in found])
+    if output:
+        print_data(output, [worker_view(activity) for activity in found])
         return
     if not found:
         note("no workers heard from lately")

@@ -16,6 +16,7 @@ from cronpilot.domain.errors import (
     ProposalNotPending,
     SessionNotFound,
 )
+from cronpilot.domain.ids import by_id_or_prefix
 from cronpilot.domain.model import Endpoint
 from cronpilot.domain.paging import Cursor, follows
 from cronpilot.domain.planning import (
@@ -128,10 +129,10 @@ class MemoryPlanner(PlannerRepository):
             self._state.add_notifications(notifications)
 
     async def get_proposal(self, proposal_id: str) -> Proposal:
-        try:
-            return self.planning.proposals[proposal_id]
-        except KeyError:
-            raise ProposalNotFound(proposal_id) from None
+        found = by_id_or_prefix("proposal", proposal_id, self.planning.proposals)
+        if found is None:
+            raise ProposalNotFound(proposal_id)
+        return found
 
     async def list_proposals(
         self,
@@ -186,10 +187,10 @@ class MemoryPlanner(PlannerRepository):
         return len(ended)
 
     async def get_session(self, session_id: str) -> AnalysisSession:
-        try:
-            return self.planning.sessions[session_id]
-        except KeyError:
-            raise SessionNotFound(session_id) from None
+        found = by_id_or_prefix("session", session_id, self.planning.sessions)
+        if found is None:
+            raise SessionNotFound(session_id)
+        return found
 
     async def list_sessions(
         self, endpoint_id: str | None = None, limit: int = 50, after: Cursor | None = None

@@ -38,6 +38,7 @@ from cronpilot.domain.errors import (
     RunNotFound,
 )
 from cronpilot.domain.graph import Edge, EdgeType
+from cronpilot.domain.ids import by_id_or_prefix
 from cronpilot.domain.model import (
     Claim,
     Endpoint,
@@ -197,13 +198,16 @@ class MemoryState:
             self.notifications[notification.id] = notification
 
     def endpoint_by_ref(self, ref: str) -> Endpoint:
-        """By id or by `job/endpoint`."""
-        if ref in self.endpoints:
-            return self.endpoints[ref]
-        for endpoint in self.endpoints.values():
-            if endpoint.ref == ref:
-                return endpoint
-        raise EndpointNotFound(ref)
+        """By id (or a unique prefix of one) or by `job/endpoint`."""
+        if "/" in ref:
+            for endpoint in self.endpoints.values():
+                if endpoint.ref == ref:
+                    return endpoint
+            raise EndpointNotFound(ref)
+        found = by_id_or_prefix("endpoint", ref, self.endpoints)
+        if found is None:
+            raise EndpointNotFound(ref)
+        return found
 
 
 class MemoryCatalog(CatalogRepository):
@@ -472,10 +476,10 @@ class MemoryRuns(RunRepository):
         return chosen[:limit]
 
     async def get_run(self, run_id: str) -> Run:
-        try:
-            return self._state.runs[run_id]
-        except KeyError:
-            raise RunNotFound(run_id) from None
+        found = by_id_or_prefix("run", run_id, self._state.runs)
+        if found is None:
+            raise RunNotFound(run_id)
+        return found
 
     async def latest_runs(self, endpoint_ids: Sequence[str]) -> dict[str, Run]:
         latest: dict[str, Run] = {}

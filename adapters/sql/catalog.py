@@ -10,6 +10,7 @@ from sqlalchemy import delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cronpilot.adapters.sql.engine import Database
+from cronpilot.adapters.sql.prefixes import resolve_prefix
 from cronpilot.adapters.sql.rows import (
     endpoint_from_row,
     endpoint_values,
@@ -167,6 +168,11 @@ class SqlCatalog(CatalogRepository):
             query = query.with_for_update(of=endpoints)
         async with self._db.read() as conn:
             row = (await conn.execute(query)).mappings().one_or_none()
+            found = None
+            if row is None and not slash:
+                found = await resolve_prefix(conn, endpoints.c.id, "endpoint", ref)
+        if found is not None:
+            return await self.get_endpoint(found, for_update=for_update)
         if row is None:
             raise EndpointNotFound(ref)
         return endpoint_from_row(row, self._cipher)

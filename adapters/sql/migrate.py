@@ -2,6 +2,7 @@
 
 The Alembic scripts ship inside the `migrations` package and are found through its
 `__file__`, so this works from an installed package whatever the working directory.
+Alembic is imported only when a migration runs: the CLI's read commands must not pay for it.
 """
 
 from __future__ import annotations
@@ -9,20 +10,22 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from sqlalchemy import Connection
+from typing import TYPE_CHECKING
 
 from cronpilot import migrations
 from cronpilot.adapters.sql.engine import Database, create_engine, safe_url
 from cronpilot.domain.log_extra import log_extra
 
+if TYPE_CHECKING:
+    from alembic.config import Config
+    from sqlalchemy import Connection
+
 logger = logging.getLogger(__name__)
 
 
 def alembic_config() -> Config:
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(Path(migrations.__file__).parent))
     return config
@@ -38,10 +41,14 @@ class Upgrade:
 
 
 def _revision(connection: Connection) -> str | None:
+    from alembic.runtime.migration import MigrationContext
+
     return MigrationContext.configure(connection).get_current_revision()
 
 
 def _upgrade_head(connection: Connection, config: Config) -> Upgrade:
+    from alembic import command
+
     before = _revision(connection)
     # env.py runs on this connection instead of opening its own.
     config.attributes["connection"] = connection

@@ -41,6 +41,7 @@ from cronpilot.adapters.sql.planner_rows import (
     session_from_row,
     session_values,
 )
+from cronpilot.adapters.sql.prefixes import row_by_id
 from cronpilot.adapters.sql.rows import endpoint_from_row, select_endpoints
 from cronpilot.adapters.sql.runs import newest_finished_slot
 from cronpilot.adapters.sql.tables import (
@@ -339,8 +340,7 @@ class SqlPlanner(PlannerRepository):
 
     async def get_proposal(self, proposal_id: str) -> Proposal:
         async with self._db.read() as conn:
-            result = await conn.execute(select(proposals).where(proposals.c.id == proposal_id))
-            row = result.mappings().one_or_none()
+            row = await row_by_id(conn, proposals, "proposal", proposal_id)
         if row is None:
             raise ProposalNotFound(proposal_id)
         return proposal_from_row(row)
@@ -420,10 +420,7 @@ class SqlPlanner(PlannerRepository):
 
     async def get_session(self, session_id: str) -> AnalysisSession:
         async with self._db.read() as conn:
-            result = await conn.execute(
-                select(analysis_sessions).where(analysis_sessions.c.id == session_id)
-            )
-            row = result.mappings().one_or_none()
+            row = await row_by_id(conn, analysis_sessions, "session", session_id)
         if row is None:
             raise SessionNotFound(session_id)
         return session_from_row(row)

@@ -11,6 +11,7 @@ from sqlalchemy import ColumnElement, Integer, Select, String, bindparam, delete
 
 from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.keyset import after_cursor
+from cronpilot.adapters.sql.prefixes import row_by_id
 from cronpilot.adapters.sql.rows import run_from_row
 from cronpilot.adapters.sql.tables import endpoints, runs
 from cronpilot.domain.errors import RunNotFound
@@ -93,8 +94,7 @@ class SqlRuns(RunRepository):
 
     async def get_run(self, run_id: str) -> Run:
         async with self._db.read() as conn:
-            result = await conn.execute(select(runs).where(runs.c.id == run_id))
-            row = result.mappings().one_or_none()
+            row = await row_by_id(conn, runs, "run", run_id)
         if row is None:
             raise RunNotFound(run_id)
         return run_from_row(row)

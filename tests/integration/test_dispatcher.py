@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 import pytest
 
-from cronpilot.adapters.http import AiohttpDispatcher
+from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.http.signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, signature
 from cronpilot.domain.model import BodyAbsence, ErrorKind, HttpRequest, Response
 from cronpilot.scheduler.requests import SLOT_HEADER

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from cronpilot.adapters.http import AiohttpDispatcher
+from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.jsonvalue import check_storable, parse_storable
 from cronpilot.adapters.sql import open_sql_store
 from cronpilot.domain.model import BodyAbsence, HttpRequest, RunStatus

@@ -1,0 +1,166 @@
+"""How long CLI commands take to start and answer, and which heavy libraries they import.
+
+Each command runs `--repeat` times as a fresh process against a small SQLite database (one job,
+two endpoints, no runs); the table gives the fastest wall time (the least disturbed by other
+load on the machine), the median, and the fastest CPU time (user + system). With `--against
+PATH` (another checkout of cronpilot, e.g. a `git worktree` of an older commit) the same
+commands run on that code too, in the same run, and the ratios compare the two.
+
+    .venv/bin/python -m bench.cli_startup --against ../cronpilot-main
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.support import print_header, print_table
+
+ROOT = Path(__file__).resolve().parents[1]
+HEAVY = ("openai", "alembic", "networkx", "aiohttp", "yaml", "jsonschema", "asyncpg", "fastapi")
+COMMANDS = (
+    ("--help",),
+    ("jobs", "list"),
+    ("endpoints", "list"),
+    ("endpoints", "list", "--json"),
+    ("runs", "list", "shop/orders"),
+    ("proposals", "list"),
+)
+JOBS = """
+jobs:
+  - name: shop
+    description: a bench job
+    endpoints:
+      - name: orders
+        url: https://api.example.com/orders
+        interval: 30s
+      - name: stock
+        url: https://api.example.com/stock
+        cron: "*/5 * * * *"
+"""
+# Runs the CLI from `tree` whatever this interpreter has installed: an editable install's
+# finder would otherwise answer `import cronpilot` with its own checkout. With a file named in
+# CRONPILOT_BENCH_MODULES it writes there the heavy libraries imported by the end.
+LAUNCH = """
+import atexit, json, os, runpy, sys
+tree, heavy = sys.argv[1], json.loads(sys.argv[2])
+sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in repr(f)]
+sys.path.insert(0, tree)
+sys.argv = ["cronpilot", *sys.argv[3:]]
+report = os.environ.get("CRONPILOT_BENCH_MODULES")
+if report:
+    def write():
+        with open(report, "w") as out:
+            json.dump(sorted(h for h in heavy if h in sys.modules), out)
+    atexit.register(write)
+runpy.run_module("cronpilot.adapters.cli.main", run_name="__main__")
+"""
+
+
+@dataclass(frozen=True)
+class Timing:
+    wall_min: float
+    wall_median: float
+    cpu_min: float
+    heavy: list[str]
+
+
+def cli(tree: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", LAUNCH, str(tree), json.dumps(HEAVY), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def prepare(tree: Path, home: Path) -> dict[str, str]:
+    """A migrated SQLite database with the bench job applied, by `tree`'s own code."""
+    home.mkdir(parents=True)
+    (home / "jobs.yaml").write_text(JOBS)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CRONPILOT_")}
+    env.update(
+        CRONPILOT_DATABASE_URL=f"sqlite+aiosqlite:///{home / 'bench.db'}",
+        CRONPILOT_SECRET_KEY_FILE=str(home / "secret.key"),
+        COLUMNS="100",
+    )
+    for args in (("db", "upgrade"), ("apply", "-f", str(home / "jobs.yaml"))):
+        done = cli(tree, env, *args)
+        if done.returncode != 0:
+            raise SystemExit(f"{tree}: cronpilot {' '.join(args)} failed: {done.stderr}")
+    return env
+
+
+def measure(tree: Path, env: dict[str, str], args: tuple[str, ...], repeat: int) -> Timing:
+    walls, cpus = [], []
+    for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        done = cli(tree, env, *args)
+        walls.append(time.perf_counter() - started)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(
+            after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime,
+        )
+        if done.returncode != 0:
+            raise SystemExit(f"{tree}: cronpilot {' '.join(args)} failed: {done.stderr}")
+    with tempfile.NamedTemporaryFile(suffix=".json") as report:
+        cli(tree, {**env, "CRONPILOT_BENCH_MODULES": report.name}, *args)
+        heavy = json.loads(Path(report.name).read_text() or "[]")
+    return Timing(min(walls), statistics.median(walls), min(cpus), heavy)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=7, help="runs per command (default 7)")
+    parser.add_argument(
+        "--against", type=Path, help="another cronpilot checkout to compare with (before)"
+    )
+    options = parser.parse_args()
+    print_header(" ".join(["python -m bench.cli_startup", *sys.argv[1:]]))
+    trees = {"this tree": ROOT}
+    if options.against is not None:
+        trees = {"before": options.against.resolve(), "after": ROOT}
+    with tempfile.TemporaryDirectory(prefix="cronpilot-bench-cli-") as workdir:
+        envs = {
+            name: prepare(tree, Path(workdir) / name.replace(" ", "-"))
+            for name, tree in trees.items()
+        }
+        rows = []
+        for args in COMMANDS:
+            found = {
+                name: measure(tree, envs[name], args, options.repeat)
+                for name, tree in trees.items()
+            }
+            for name, timing in found.items():
+                row: list[object] = [
+                    "cronpilot " + " ".join(args),
+                    name,
+                    f"{timing.wall_min:.3f}",
+                    f"{timing.wall_median:.3f}",
+                    f"{timing.cpu_min:.3f}",
+                    ", ".join(timing.heavy) or "-",
+                ]
+                if name == "after":
+                    row.append(f"{found['before'].wall_min / timing.wall_min:.2f}x")
+                elif name == "before":
+                    row.append("")
+                rows.append(row)
+    headers = ["command", "code", "wall min (s)", "wall median (s)", "CPU min (s)", "imports"]
+    if options.against is not None:
+        headers.append("faster (wall min)")
+    print_table("CLI start-up", headers, rows)
+
+
+if __name__ == "__main__":
+    main()
