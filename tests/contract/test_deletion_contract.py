@@ -20,6 +20,8 @@ from cronpilot.domain.versions import endpoint_version
 from cronpilot.usecases.deletion import delete
 from tests.contract.builders import T0, declaration, run_once, spec
 
+ADMIN = "cli:ann@web-1"
+
 
 async def _shop(store: Store) -> None:
     await store.catalog.apply(
@@ -60,7 +62,7 @@ def _proposal(endpoint_id: str, job_id: str) -> Proposal:
 async def test_an_upstream_is_refused_and_nothing_goes(store: Store) -> None:
     await _shop(store)
     with pytest.raises(StillDependedOn, match="shop/prices"):
-        await delete(store.unit_of_work, "shop/stock")
+        await delete(store.unit_of_work, "shop/stock", ADMIN, T0)
     assert len(await store.catalog.list_endpoints("shop")) == 2
 
 
@@ -70,7 +72,7 @@ async def test_an_endpoint_goes_with_its_runs_proposals_and_edges(store: Store) 
     await store.planner.add_proposal(_proposal(prices.id, prices.job_id))
     stale = endpoint_version(prices)
 
-    deleted = await delete(store.unit_of_work, "shop/prices", if_version=stale)
+    deleted = await delete(store.unit_of_work, "shop/prices", ADMIN, T0, if_version=stale)
 
     assert (deleted.job, deleted.endpoints) == (None, ["shop/prices"])
     with pytest.raises(EndpointNotFound):
@@ -82,7 +84,7 @@ async def test_an_endpoint_goes_with_its_runs_proposals_and_edges(store: Store) 
 async def test_a_stale_version_deletes_nothing(store: Store) -> None:
     await _shop(store)
     with pytest.raises(PreconditionFailed):
-        await delete(store.unit_of_work, "shop/prices", if_version="0" * 32)
+        await delete(store.unit_of_work, "shop/prices", ADMIN, T0, if_version="0" * 32)
     await store.catalog.get_endpoint("shop/prices")
 
 
@@ -92,7 +94,7 @@ async def test_a_job_goes_with_its_endpoints_and_their_history(store: Store) -> 
     stock = await store.catalog.get_endpoint("shop/stock")
     await store.planner.add_proposal(_proposal(stock.id, stock.job_id))
 
-    deleted = await delete(store.unit_of_work, "shop")
+    deleted = await delete(store.unit_of_work, "shop", ADMIN, T0)
 
     assert (deleted.job, deleted.endpoints) == ("shop", ["shop/prices", "shop/stock"])
     with pytest.raises(RunNotFound):
@@ -103,4 +105,4 @@ async def test_a_job_goes_with_its_endpoints_and_their_history(store: Store) -> 
     assert await store.graph.list_edges() == []
     assert [e.ref for e in await store.catalog.list_endpoints()] == ["other/keep"]
     with pytest.raises(JobNotFound):
-        await delete(store.unit_of_work, "shop")
+        await delete(store.unit_of_work, "shop", ADMIN, T0)
