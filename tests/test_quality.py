@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import inspect
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from cronpilot.domain.ports import Repositories
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = [
@@ -54,3 +58,19 @@ def test_every_package_is_mypy_strict_clean() -> None:
 
 def test_import_layers_hold() -> None:
     _run(_tool("lint-imports"))
+
+
+def test_cli_and_api_read_through_use_cases() -> None:
+    # Issue 11: the CLI and the API show what the same use cases return, never a second copy
+    # of a read; a repository named on a store (`store.runs.…`) would be one.
+    repositories = [name for name, _ in inspect.getmembers(Repositories, inspect.isdatadescriptor)]
+    assert "runs" in repositories
+    on_a_store = re.compile(rf"\bstore\.({'|'.join(repositories)})\.")
+    offenders = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for folder in ("adapters/cli", "adapters/api")
+        for path in sorted((ROOT / folder).glob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if on_a_store.search(line)
+    ]
+    assert offenders == []

@@ -39,8 +39,12 @@ from cronpilot.adapters.cli.identity import actor
 from cronpilot.adapters.cli.output import rich_table, schedule_text, span
 from cronpilot.adapters.settings import Settings, load_settings
 from cronpilot.domain.model import Endpoint, Run, RunStatus, RunTrigger, ScheduleSource
+from cronpilot.domain.paging import Cursor
 from cronpilot.domain.ports import Clock, JobDeclaration, Store
 from cronpilot.usecases.declarations import apply_declarations
+from cronpilot.usecases.queries.catalog import EndpointState, list_endpoints
+from cronpilot.usecases.queries.notifications import list_notifications
+from cronpilot.usecases.queries.runs import RunQuery, page_runs
 from cronpilot.usecases.run_requests import request_run
 
 REFRESH_SECONDS = 0.5
@@ -244,13 +248,12 @@ class Progress:
                 None if self.console is None else display.enter_context(Live(console=self.console))
             )
             while not stop.is_set() and not worker.done() and self.clock.now() < deadline:
-                endpoints = await store.catalog.list_endpoints()
-                latest = await store.runs.latest_runs([e.id for e in endpoints])
+                states = await list_endpoints(store.reading)
                 now = self.clock.now()
                 if board is not None:
-                    board.update(_board(endpoints, latest, now, deadline))
+                    board.update(_board(states, now, deadline))
                 elif last_line is None or now - last_line >= timedelta(seconds=PLAIN_LINE_SECONDS):
-                    typer.echo(_line(endpoints, latest, now - started))
+                    typer.echo(_line(states, now - started))
                     last_line = now
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(REFRESH_SECONDS):
@@ -277,13 +280,11 @@ def _path(endpoint: Endpoint) -> str:
     return urlsplit(endpoint.spec.url).path
 
 
-def _board(
-    endpoints: list[Endpoint], latest: dict[str, Run], now: datetime, deadline: datetime
-) -> Table:
+def _board(states: list[EndpointState], now: datetime, deadline: datetime) -> Table:
     table = rich_table("endpoint", "path", "source", "interval", "last", "last run", "next run")
     table.title = f"cronpilot demo — {span(max((deadline - now).total_seconds(), 0))} left"
-    for endpoint in endpoints:
-        run = latest.get(endpoint.id)
+    for state in states:
+        endpoint, run = state.endpoint, state.last_run
         hint = endpoint.interval_hint
         table.add_row(
             endpoint.ref,
@@ -299,12 +300,12 @@ def _board(
     return table
 
 
-def _line(endpoints: list[Endpoint], latest: dict[str, Run], elapsed: timedelta) -> str:
-    runs = [latest[e.id] for e in endpoints if e.id in latest]
-    failing = [f"{e.ref} {_outcome(latest[e.id])}" for e in endpoints if _failed(latest.get(e.id))]
+def _line(states: list[EndpointState], elapsed: timedelta) -> str:
+    runs = [s.last_run for s in states if s.last_run is not None]
+    failing = [f"{s.endpoint.ref} {_outcome(s.last_run)}" for s in states if _failed(s.last_run)]
     ok = sum(run.status is RunStatus.SUCCESS for run in runs)
     line = (
-        f"t+{span(elapsed.total_seconds())}: {len(runs)}/{len(endpoints)} endpoints ran, "
+        f"t+{span(elapsed.total_seconds())}: {len(runs)}/{len(states)} endpoints ran, "
         f"last run ok on {ok}"
     )
     return f"{line}; failing: {', '.join(failing)}" if failing else line
@@ -391,11 +392,13 @@ class DemoSummary:
 
 async def _all_runs(store: Store, endpoint_id: str) -> list[Run]:
     runs: list[Run] = []
-    while page := await store.runs.list_runs(endpoint_id, limit=_RUNS_PAGE, offset=len(runs)):
-        runs.extend(page)
-        if len(page) < _RUNS_PAGE:
-            break
-    return runs
+    after: Cursor | None = None
+    while True:
+        page = await page_runs(store.reading, RunQuery(endpoint=endpoint_id), _RUNS_PAGE, after)
+        runs.extend(page.items)
+        if page.next_cursor is None:
+            return runs
+        after = page.next_cursor
 
 
 def _endpoint_summary(endpoint: Endpoint, newest_first: list[Run]) -> EndpointSummary:
@@ -437,12 +440,13 @@ def _dag_line(endpoint: Endpoint, newest_first: list[Run]) -> str:
 
 
 async def _summarise(store: Store) -> DemoSummary:
-    endpoints = await store.catalog.list_endpoints()
+    endpoints = [state.endpoint for state in await list_endpoints(store.reading)]
     refs = {e.id: e.ref for e in endpoints}
+    sent = await list_notifications(store.reading)
     alerts = [
         f"alert {n.event} {refs.get(n.endpoint_id, n.endpoint_id)}: {n.status} "
         f"({n.attempts} attempt{'' if n.attempts == 1 else 's'}) to {urlsplit(n.url).path}"
-        for n in reversed(await store.notifications.list_notifications())
+        for n in reversed(sent.items)
     ]
     return DemoSummary(
         [_endpoint_summary(e, await _all_runs(store, e.id)) for e in endpoints], alerts

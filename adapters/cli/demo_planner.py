@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from cronpilot.adapters.cli.planner_views import change_text
 from cronpilot.domain.planning import Proposal
 from cronpilot.domain.ports import Store
+from cronpilot.usecases.queries.catalog import endpoint_refs
+from cronpilot.usecases.queries.planner import list_proposals
 
 _ALL_PROPOSALS = 10_000
 
@@ -29,10 +31,10 @@ class PlannerLine:
 
 
 async def planner_lines(store: Store) -> list[PlannerLine]:
-    refs = {e.id: e.ref for e in await store.catalog.list_endpoints()}
-    newest_first = await store.planner.list_proposals(limit=_ALL_PROPOSALS)
+    refs = await endpoint_refs(store.reading)
+    newest_first = await list_proposals(store.reading, limit=_ALL_PROPOSALS)
     lines: dict[str, PlannerLine] = {}
-    for proposal in newest_first:
+    for proposal in newest_first.items:
         ref = refs.get(proposal.endpoint_id, "?")
         line = lines.setdefault(ref, PlannerLine(ref, Counter(), proposal))
         line.statuses[proposal.status.value] += 1

@@ -40,8 +40,8 @@ from cronpilot.domain.model import (
     Run,
     ScheduleSource,
 )
-from cronpilot.domain.ports import Store
 from cronpilot.domain.secrets import mask_headers, mask_url
+from cronpilot.usecases.queries import catalog
 
 
 def list_endpoints(
@@ -49,32 +49,30 @@ def list_endpoints(
     output: OutputOption = None,
 ) -> None:
     """Endpoints with their schedule, next run (and why then) and last result."""
-
-    async def act(store: Store) -> tuple[list[Endpoint], dict[str, Run]]:
-        if job is not None:
-            await store.catalog.get_job(job)
-        endpoints = await store.catalog.list_endpoints(job)
-        return endpoints, await store.runs.latest_runs([e.id for e in endpoints])
-
-    endpoints, latest = with_store(admin_settings(), act)
+    states = with_store(admin_settings(), lambda store: catalog.list_endpoints(store.reading, job))
     now = build_clock().now()
     if output:
         print_data(
-            output, [endpoint_view(e, latest.get(e.id)) | in_force_view(e, now) for e in endpoints]
+            output,
+            [
+                endpoint_view(s.endpoint, s.last_run) | in_force_view(s.endpoint, now)
+                for s in states
+            ],
         )
         return
-    if not endpoints:
+    if not states:
         note("no endpoints yet; declare some with: cronpilot apply -f jobs.yaml")
         return
     table = new_table("Endpoint", "In force", "Next run", "Source", "Last run")
-    for endpoint in endpoints:
+    for state in states:
+        endpoint = state.endpoint
         add_row(
             table,
             endpoint.ref,
             in_force_text(endpoint, now),
             relative(endpoint.next_run_at, now) if endpoint.next_run_at else _never(endpoint),
             _source(endpoint),
-            last_run_text(latest.get(endpoint.id), now),
+            last_run_text(state.last_run, now),
         )
     print_table(table)
 
@@ -84,13 +82,8 @@ def show(
     output: OutputOption = None,
 ) -> None:
     """Everything about one endpoint: request (secrets masked), schedule, hints, pause."""
-
-    async def act(store: Store) -> tuple[Endpoint, Run | None]:
-        endpoint = await store.catalog.get_endpoint(ref)
-        latest = await store.runs.latest_runs([endpoint.id])
-        return endpoint, latest.get(endpoint.id)
-
-    endpoint, last_run = with_store(admin_settings(), act)
+    state = with_store(admin_settings(), lambda store: catalog.show_endpoint(store.reading, ref))
+    endpoint, last_run = state.endpoint, state.last_run
     now = build_clock().now()
     schedule = endpoint.spec.schedule
     fires = cron_fires(schedule, now)

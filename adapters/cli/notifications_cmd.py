@@ -16,12 +16,12 @@ from cronpilot.adapters.cli.output import (
     print_data,
     print_table,
 )
-from cronpilot.adapters.cli.proposals_cmd import endpoint_refs
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.cli.views import notification_view
 from cronpilot.domain.alerts import Notification, NotificationStatus
 from cronpilot.domain.ports import Store
 from cronpilot.domain.secrets import mask_url, mask_urls
+from cronpilot.usecases.queries import catalog, notifications
 
 
 def list_notifications(
@@ -38,12 +38,10 @@ def list_notifications(
     """Alerts for webhooks, newest first: the event, where it goes, and how delivery went."""
 
     async def act(store: Store) -> tuple[list[Notification], dict[str, str]]:
-        job_id = None if job is None else (await store.catalog.get_job(job)).id
-        endpoint_id = None if endpoint is None else (await store.catalog.get_endpoint(endpoint)).id
-        found = await store.notifications.list_notifications(
-            job_id=job_id, endpoint_id=endpoint_id, status=status, limit=limit
+        page = await notifications.list_notifications(
+            store.reading, job=job, endpoint=endpoint, status=status, limit=limit
         )
-        return found, await endpoint_refs(store)
+        return page.items, await catalog.endpoint_refs(store.reading)
 
     found, refs = with_store(admin_settings(), act)
     if output:

@@ -16,7 +16,8 @@ from cronpilot.adapters.cli.scheduler_cmd import MetricsPortOption, serve
 from cronpilot.adapters.settings import Settings
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import PlannerMode
-from cronpilot.domain.planning import AnalysisSession, Proposal, effective_mode
+from cronpilot.domain.planning import AnalysisSession, Proposal
+from cronpilot.usecases.queries.planner import list_proposals, planner_mode
 
 
 def _worker(
@@ -60,16 +61,15 @@ async def _run_once(settings: Settings, ref: str) -> tuple[AnalysisSession, list
     async with AsyncExitStack() as resources:
         store = await open_store(settings)
         resources.push_async_callback(store.close)
-        endpoint = await store.catalog.get_endpoint(ref)
-        job = await store.catalog.get_job(endpoint.job_name)
-        if effective_mode(endpoint.spec.planner_mode, job.planner_mode) is PlannerMode.OFF:
+        endpoint, mode = await planner_mode(store.reading, ref)
+        if mode is PlannerMode.OFF:
             raise InvalidConfig(
                 f"endpoint {endpoint.ref}", "planner mode is off; set planner_mode review or auto"
             )
         worker = await open_planner(settings, store, build_clock(), resources)
         session = await worker.analyse_now(endpoint.id)
-        made = await store.planner.list_proposals(endpoint_id=endpoint.id)
-        return session, [p for p in made if p.session_id == session.id]
+        made = await list_proposals(store.reading, endpoint=endpoint.id)
+        return session, [p for p in made.items if p.session_id == session.id]
 
 
 def planner_app() -> typer.Typer:

@@ -26,13 +26,9 @@ from cronpilot.adapters.cli.runtime import EXIT_FAILED, admin_settings, with_sto
 from cronpilot.adapters.settings import Settings
 from cronpilot.domain.planning import Proposal, ProposalStatus
 from cronpilot.domain.ports import Store
+from cronpilot.usecases.queries import catalog, planner
 
 ProposalId = Annotated[str, typer.Argument(help="A proposal id from `proposals list`.")]
-
-
-async def endpoint_refs(store: Store) -> dict[str, str]:
-    """Endpoint id → `job/endpoint`, for listings that hold ids."""
-    return {e.id: e.ref for e in await store.catalog.list_endpoints()}
 
 
 def list_proposals(
@@ -46,10 +42,8 @@ def list_proposals(
     """Proposals, newest first: the change, why, and what became of it."""
 
     async def act(store: Store) -> tuple[list[Proposal], dict[str, str]]:
-        if job is not None:
-            await store.catalog.get_job(job)
-        found = await store.planner.list_proposals(status=status, job_name=job, limit=limit)
-        return found, await endpoint_refs(store)
+        page = await planner.list_proposals(store.reading, status=status, job=job, limit=limit)
+        return page.items, await catalog.endpoint_refs(store.reading)
 
     proposals, refs = with_store(admin_settings(), act)
     if output:
@@ -80,7 +74,8 @@ def show(proposal_id: ProposalId, output: OutputOption = None) -> None:
     """One proposal in full: who proposed it in which session, who decided, the outcome."""
 
     async def act(store: Store) -> tuple[Proposal, dict[str, str]]:
-        return await store.planner.get_proposal(proposal_id), await endpoint_refs(store)
+        found = await planner.show_proposal(store.reading, proposal_id)
+        return found, await catalog.endpoint_refs(store.reading)
 
     proposal, refs = with_store(admin_settings(), act)
     _print_one(proposal, refs.get(proposal.endpoint_id, "?"), output)
@@ -117,7 +112,7 @@ async def _approve(settings: Settings, store: Store, proposal_id: str) -> tuple[
         decided = await desk.approve(proposal_id, actor(), build_clock().now())
     finally:
         await waker.close()
-    return decided, (await endpoint_refs(store)).get(decided.endpoint_id, "?")
+    return decided, (await catalog.endpoint_refs(store.reading)).get(decided.endpoint_id, "?")
 
 
 def reject(
@@ -134,7 +129,7 @@ def reject(
     async def act(store: Store) -> tuple[Proposal, str]:
         desk = build_proposal_desk(settings, store, None)
         decided = await desk.reject(proposal_id, actor(), why, build_clock().now())
-        return decided, (await endpoint_refs(store)).get(decided.endpoint_id, "?")
+        return decided, (await catalog.endpoint_refs(store.reading)).get(decided.endpoint_id, "?")
 
     decided, ref = with_store(settings, act)
     if output:

@@ -18,6 +18,7 @@ from cronpilot.domain.errors import CronpilotError
 from cronpilot.domain.model import Endpoint, Run, RunStatus
 from cronpilot.domain.ports import Store
 from cronpilot.domain.requested_runs import DEFAULT_MAX_SLOTS, MAX_SLOTS
+from cronpilot.usecases.queries.runs import show_run
 from cronpilot.usecases.run_requests import BackfillReport, request_backfill, request_run
 
 POLL_SECONDS = 0.2
@@ -59,16 +60,15 @@ def run(
             settings,
             lambda waker: request_run(store.unit_of_work, waker, ref, actor(), clock.now()),
         )
-        endpoint = await store.catalog.get_endpoint(queued.endpoint_id)
+        current, endpoint = await show_run(store.reading, queued.id)
         if not wait:
-            return queued, endpoint
+            return current, endpoint
         deadline = clock.now() + timedelta(seconds=waited)
-        current = queued
         while not current.status.finished:
             if clock.now() >= deadline:
                 raise RunNotFinished(current, waited)
             await clock.sleep(POLL_SECONDS)
-            current = await store.runs.get_run(queued.id)
+            current, endpoint = await show_run(store.reading, queued.id)
         return current, endpoint
 
     done, endpoint = with_store(settings, act)

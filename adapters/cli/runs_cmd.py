@@ -31,8 +31,8 @@ from cronpilot.adapters.cli.output import (
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.cli.views import run_view
 from cronpilot.domain.model import Attempt, Endpoint, ErrorKind, Run, RunStatus
-from cronpilot.domain.ports import Store
 from cronpilot.domain.secrets import mask_urls
+from cronpilot.usecases.queries.runs import RunQuery, page_runs, show_run
 
 
 def list_runs(
@@ -41,17 +41,16 @@ def list_runs(
     output: OutputOption = None,
 ) -> None:
     """An endpoint's recent runs, newest first."""
-
-    async def act(store: Store) -> tuple[Endpoint, list[Run]]:
-        endpoint = await store.catalog.get_endpoint(ref)
-        return endpoint, await store.runs.list_runs(endpoint.id, limit=limit)
-
-    endpoint, runs = with_store(admin_settings(), act)
+    # The first page of `GET /runs?endpoint=REF&limit=N`.
+    page = with_store(
+        admin_settings(), lambda store: page_runs(store.reading, RunQuery(endpoint=ref), limit)
+    )
+    runs = page.items
     if output:
         print_data(output, [run_view(run, with_body=False) for run in runs])
         return
     if not runs:
-        note(f"no runs yet for {endpoint.ref}")
+        note(f"no runs yet for {ref}")
         return
     now = build_clock().now()
     table = new_table("Run", "Slot", "Status", "Took", "Source", "Note", wrap=("Note",))
@@ -73,12 +72,8 @@ def show(
     output: OutputOption = None,
 ) -> None:
     """One run in full, with its stored response body."""
-
-    async def act(store: Store) -> tuple[Run, Endpoint]:
-        run = await store.runs.get_run(run_id)
-        return run, await store.catalog.get_endpoint(run.endpoint_id)
-
-    print_run(*with_store(admin_settings(), act), output=output)
+    found = with_store(admin_settings(), lambda store: show_run(store.reading, run_id))
+    print_run(*found, output=output)
 
 
 def print_run(run: Run, endpoint: Endpoint, *, output: OutputFormat | None) -> None:

@@ -16,6 +16,7 @@ from cronpilot.domain.model import Endpoint
 from cronpilot.domain.outputs import OutputSchema
 from cronpilot.domain.ports import Store
 from cronpilot.usecases.graph_edges import refresh_job_provides
+from cronpilot.usecases.queries.catalog import list_endpoints, show_endpoint
 from cronpilot.usecases.queries.outputs import show_output
 from cronpilot.usecases.schema_learning import rebuild_schema
 
@@ -51,17 +52,18 @@ def backfill(
     """Rebuild output schemas and drift history from the runs stored now."""
 
     async def act(store: Store) -> list[tuple[Endpoint, OutputSchema, int]]:
-        endpoints = (
-            [await store.catalog.get_endpoint(ref)]
+        states = (
+            [await show_endpoint(store.reading, ref)]
             if ref is not None
-            else await store.catalog.list_endpoints()
+            else await list_endpoints(store.reading)
         )
+        endpoints = [state.endpoint for state in states]
         clock = build_clock()
         rebuilt = []
         for endpoint in endpoints:
             schema = await rebuild_schema(store.unit_of_work, store.reading, endpoint, clock.now())
-            drift = await store.schemas.list_drift(endpoint.id, limit=1000)
-            rebuilt.append((endpoint, schema, len(drift)))
+            learnt = await show_output(store.reading, endpoint.id, drift_limit=1000)
+            rebuilt.append((endpoint, schema, len(learnt.drift)))
         # Once per job, after all of its schemas are rebuilt.
         for job in sorted({endpoint.job_name for endpoint in endpoints}):
             await refresh_job_provides(store.unit_of_work, job, clock.now())

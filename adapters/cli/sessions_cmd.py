@@ -21,10 +21,10 @@ from cronpilot.adapters.cli.output import (
     short_id,
 )
 from cronpilot.adapters.cli.planner_views import session_view
-from cronpilot.adapters.cli.proposals_cmd import endpoint_refs
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.domain.planning import AnalysisSession, ToolCallRecord
 from cronpilot.domain.ports import Store
+from cronpilot.usecases.queries import catalog, planner
 
 
 def list_sessions(
@@ -37,11 +37,8 @@ def list_sessions(
     """Analysis sessions, newest first."""
 
     async def act(store: Store) -> tuple[list[AnalysisSession], dict[str, str]]:
-        endpoint_id = None
-        if endpoint is not None:
-            endpoint_id = (await store.catalog.get_endpoint(endpoint)).id
-        found = await store.planner.list_sessions(endpoint_id=endpoint_id, limit=limit)
-        return found, await endpoint_refs(store)
+        page = await planner.list_sessions(store.reading, endpoint, limit)
+        return page.items, await catalog.endpoint_refs(store.reading)
 
     sessions, refs = with_store(admin_settings(), act)
     if output:
@@ -78,7 +75,8 @@ def show(
     reasoning."""
 
     async def act(store: Store) -> tuple[AnalysisSession, dict[str, str]]:
-        return await store.planner.get_session(session_id), await endpoint_refs(store)
+        found = await planner.show_session(store.reading, session_id)
+        return found, await catalog.endpoint_refs(store.reading)
 
     session, refs = with_store(admin_settings(), act)
     view = session_view(session, refs.get(session.endpoint_id, "?"))

@@ -17,4 +17,6 @@ def after_cursor(
     ids_ascending: bool = False,
 ) -> ColumnElement[bool]:
     later = item_id > cursor.id if ids_ascending else item_id < cursor.id
-    return or_(at < cursor.at, and_(at == cursor.at, later))
+    # `at <= cursor.at` is implied by the rest; said alone, PostgreSQL can start an index scan
+    # at the cursor (an index condition) instead of filtering every newer row first.
+    return and_(at <= cursor.at, or_(at < cursor.at, and_(at == cursor.at, later)))

@@ -216,6 +216,10 @@ runs = Table(
 # History is read newest slot first per endpoint.
 Index("ix_runs_history", runs.c.endpoint_id, runs.c.slot_at.desc())
 Index("ix_runs_trace_id", runs.c.trace_id)
+# `GET /runs` without a filter pages every run newest (slot, id) first (keyset paging): read
+# backwards, this index yields a page without sorting the whole table.
+NEWEST_RUNS_INDEX = "ix_runs_newest"
+Index(NEWEST_RUNS_INDEX, runs.c.slot_at, runs.c.id)
 # Claims look for due queued runs among the (few) queued rows.
 QUEUED_INDEX = "ix_runs_queued"
 IS_QUEUED = runs.c.status == literal_column("'queued'")

@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+from cronpilot.domain.model import Endpoint, PlannerMode
 from cronpilot.domain.paging import Cursor, Page, page_of
-from cronpilot.domain.planning import AnalysisSession, Proposal, ProposalStatus
+from cronpilot.domain.planning import AnalysisSession, Proposal, ProposalStatus, effective_mode
 from cronpilot.domain.ports import ReadingFactory
+
+
+async def planner_mode(reading: ReadingFactory, ref: str) -> tuple[Endpoint, PlannerMode]:
+    """The endpoint and the planner mode in force for it: its own, else its job's. Raises
+    `EndpointNotFound`."""
+    async with reading() as read:
+        endpoint = await read.catalog.get_endpoint(ref)
+        job = await read.catalog.get_job(endpoint.job_name)
+    return endpoint, effective_mode(endpoint.spec.planner_mode, job.planner_mode)
 
 
 async def list_proposals(
