@@ -143,19 +143,20 @@ def rich_table(*columns: str) -> Table:
 
 
 def table_lines(table: TextTable, width: int) -> list[str]:
-    """The table as lines no longer than `width` (the header line first). Columns shrink to fit,
-    the free-text ones first, down to `WRAP_FLOOR`; then the widest of the others, down to
-    their header or `SHORT_ID` characters, whichever is wider (less when their content is
-    shorter). When that leaves a free-text column less than `WRAP_FLOOR`, it goes under each
-    row (`  reason: …`). Cells wrap between words where they can."""
-    below = [i for i, h in enumerate(table.headers) if h in table.wrap]
+    """The table as lines no longer than `width` (the header line first). Free-text columns
+    shrink to fit, down to `WRAP_FLOOR`; when that is not enough they go under each row
+    (`  reason: …`). Only then do the widest of the others shrink, down to their header or
+    `SHORT_ID` characters, whichever is wider (less when their content is shorter): a name or
+    a tool is cut last. Cells wrap between words where they can."""
+    free = [i for i, h in enumerate(table.headers) if h in table.wrap]
     inline = list(range(len(table.headers)))
-    widths = _fitted(table, inline, width)
+    widths = _fitted(table, inline, width, squeeze=False)
+    below = [] if widths is not None else free
     if widths is None:
         inline = [i for i in inline if i not in below]
-        widths = _fitted(table, inline, width)
-    else:
-        below = []
+        widths = _fitted(table, inline, width, squeeze=False) or _fitted(
+            table, inline, width, squeeze=True
+        )
     widths = widths or [cell_len(table.headers[i]) for i in inline]
     lines = _row_lines([table.headers[i] for i in inline], widths)
     for row in table.rows:
@@ -167,9 +168,10 @@ def table_lines(table: TextTable, width: int) -> list[str]:
     return lines
 
 
-def _fitted(table: TextTable, columns: list[int], width: int) -> list[int] | None:
+def _fitted(table: TextTable, columns: list[int], width: int, *, squeeze: bool) -> list[int] | None:
     """Widths for `columns` that fit in `width`, or None when a free-text column would get
-    less than `WRAP_FLOOR` (or the columns would not fit with whole headers)."""
+    less than `WRAP_FLOOR`, or the others less than their content (`squeeze`: less than
+    their header or `SHORT_ID`)."""
     headers = [cell_len(table.headers[i]) for i in columns]
     natural = [
         max([h, *(_longest_line(row[i]) for row in table.rows)])
@@ -183,7 +185,7 @@ def _fitted(table: TextTable, columns: list[int], width: int) -> list[int] | Non
     room = width - len(_GAP) * (len(columns) - 1)
     widths = list(natural)
     first = [r if f else n for r, n, f in zip(readable, natural, free, strict=True)]
-    for floors in (first, readable):
+    for floors in (first, readable) if squeeze else (first,):
         _shrink(widths, floors, sum(widths) - room)
     return widths if sum(widths) <= room else None
 

@@ -113,7 +113,11 @@ def test_notifications_list_shows_what_a_failing_endpoint_raised(
     assert "failing" in table
     assert "hunter2" not in table + str(listed)
     shown = cli.json("endpoints", "show", "shop/orders")
-    assert shown["paused"] == {"reason": "auto-paused after 3 consecutive failures", "until": None}
+    assert shown["paused"] == {
+        "reason": "auto-paused after 3 consecutive failures",
+        "until": None,
+        "by": None,
+    }
     assert (shown["notify"], shown["notify_after"], shown["pause_after"]) == (
         ["http://127.0.0.1:9/hooks?token=****"],
         2,
