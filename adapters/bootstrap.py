@@ -3,8 +3,9 @@
 Workers and CLI commands ask this module for ports (`Store`, `Dispatcher`, `Waker`, `Clock`)
 and for a wired scheduler (`serve_scheduler`); nothing else chooses an implementation. Nothing
 is built at import time, and what only some commands need (the HTTP client, the LLM client,
-Alembic, the workers) is imported by the function that builds it: a CLI read command starts in
-a fraction of the time those imports take (`bench/cli_startup.py`).
+Alembic, the workers and their configs, the wakers, the use cases) is imported by the function
+that builds it: a CLI read command imports the store and little else (`bench/cli_startup.py`,
+`tests/e2e/test_cli_startup.py`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import os
 import socket
 from collections.abc import Collection
 from contextlib import AsyncExitStack, suppress
-from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,46 +25,39 @@ from sqlalchemy.exc import ArgumentError
 
 from cronpilot.adapters.clock import SystemClock
 from cronpilot.adapters.crypto import FernetCipher, load_or_create_key
-from cronpilot.adapters.settings import Settings
-from cronpilot.adapters.sql import open_sql_store
-from cronpilot.adapters.wake import (
-    InProcessWaker,
-    ListeningWaker,
-    PostgresWaker,
-    SocketWaker,
-    wake_folder,
-)
+from cronpilot.adapters.sql.store import open_sql_store
 from cronpilot.domain.errors import InvalidConfig, StoreUnavailable
-from cronpilot.domain.guardrails import GuardrailLimits
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.outage import described, store_retry_delay
-from cronpilot.domain.ports import (
-    ChatModel,
-    Clock,
-    Dispatcher,
-    SecretCipher,
-    Store,
-    Telemetry,
-    Tracer,
-    Waker,
-    WorkerLoop,
-)
 from cronpilot.domain.telemetry import NO_TELEMETRY
-from cronpilot.domain.workers import WorkerInfo
-from cronpilot.planner.config import PlannerConfig
-from cronpilot.scheduler.config import WorkerConfig
-from cronpilot.usecases.access import authenticate
-from cronpilot.usecases.proposals import ProposalDesk
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
     from cronpilot.adapters.api.context import Authenticate
     from cronpilot.adapters.probes import Probes
+    from cronpilot.adapters.settings import Settings
     from cronpilot.adapters.sql.migrate import Upgrade
+    from cronpilot.adapters.wake import ListeningWaker
     from cronpilot.domain.access import Principal
+    from cronpilot.domain.guardrails import GuardrailLimits
+    from cronpilot.domain.ports import (
+        ChatModel,
+        Clock,
+        Dispatcher,
+        SecretCipher,
+        Store,
+        Telemetry,
+        Tracer,
+        Waker,
+        WorkerLoop,
+    )
+    from cronpilot.domain.workers import WorkerInfo
+    from cronpilot.planner.config import PlannerConfig
     from cronpilot.planner.worker import PlannerWorker
+    from cronpilot.scheduler.config import WorkerConfig
     from cronpilot.scheduler.notifier import Notifier, NotifierConfig
+    from cronpilot.usecases.proposals import ProposalDesk
 
 log = logging.getLogger(__name__)
 
@@ -165,6 +158,8 @@ def sqlite_file(database_url: str) -> Path | None:
 def build_waker(settings: Settings) -> ListeningWaker:
     """LISTEN/NOTIFY on PostgreSQL; Unix sockets beside a SQLite file, which every process of
     its machine may open; an in-process event for in-memory SQLite, which no other sees."""
+    from cronpilot.adapters.wake import InProcessWaker, PostgresWaker, SocketWaker, wake_folder
+
     if is_postgres(settings.database_url):
         return PostgresWaker(settings.database_url)
     database = sqlite_file(settings.database_url)
@@ -194,6 +189,8 @@ def build_tracer(settings: Settings) -> Tracer | None:
 
 def worker_config(settings: Settings) -> WorkerConfig:
     """The scheduler worker's config: the one place it is made, defaults in `settings` only."""
+    from cronpilot.scheduler.config import WorkerConfig
+
     return WorkerConfig(
         worker_id=settings.worker_id,
         concurrency=settings.concurrency,
@@ -208,6 +205,10 @@ def worker_config(settings: Settings) -> WorkerConfig:
 
 def this_worker(settings: Settings, clock: Clock) -> WorkerInfo:
     """This process as the workers registry shows it, starting now."""
+    from importlib.metadata import version
+
+    from cronpilot.domain.workers import WorkerInfo
+
     now = clock.now()
     return WorkerInfo(
         id=settings.worker_id,
@@ -369,6 +370,8 @@ def open_notifier(
 
 
 def guardrail_limits(settings: Settings) -> GuardrailLimits:
+    from cronpilot.domain.guardrails import GuardrailLimits
+
     return GuardrailLimits(
         max_pause_seconds=settings.planner_max_pause_seconds,
         max_changes_per_hour=settings.planner_max_changes_per_hour,
@@ -379,6 +382,8 @@ def guardrail_limits(settings: Settings) -> GuardrailLimits:
 
 def planner_config(settings: Settings) -> PlannerConfig:
     """The planner worker's config: the one place it is made, defaults in `settings` only."""
+    from cronpilot.planner.config import PlannerConfig
+
     return PlannerConfig(
         worker_id=settings.worker_id,
         batch_size=settings.planner_batch_size,
@@ -409,6 +414,8 @@ def build_chat_model(settings: Settings, clock: Clock) -> ChatModel:
 def build_proposal_desk(
     settings: Settings, store: Store, waker: Waker | None, telemetry: Telemetry = NO_TELEMETRY
 ) -> ProposalDesk:
+    from cronpilot.usecases.proposals import ProposalDesk
+
     return ProposalDesk(store.unit_of_work, waker, guardrail_limits(settings), telemetry=telemetry)
 
 
@@ -493,6 +500,7 @@ def build_api(
 
 def token_authenticator(store: Store, clock: Clock) -> Authenticate:
     """Whom a bearer token's secret belongs to: a live token of `cronpilot tokens create`."""
+    from cronpilot.usecases.access import authenticate
 
     async def known(secret: str) -> Principal | None:
         return await authenticate(store, secret, clock.now())

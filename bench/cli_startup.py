@@ -6,6 +6,12 @@ load on the machine), the median, and the fastest CPU time (user + system). With
 PATH` (another checkout of cronpilot, e.g. a `git worktree` of an older commit) the same
 commands run on that code too, in the same run, and the ratios compare the two.
 
+Bytecode is cached as for an installed package (in a folder of the run's own: the checkouts
+are left as they are, whatever PYTHONDONTWRITEBYTECODE says), and every command runs once
+unmeasured first. The `floor` row imports only the libraries no read command can do without
+(typer, rich, asyncio, SQLAlchemy with its asyncio extension, aiosqlite) and runs nothing:
+what is left above it is cronpilot's own.
+
     .venv/bin/python -m bench.cli_startup --against ../cronpilot-main
 """
 
@@ -26,6 +32,12 @@ from pathlib import Path
 from bench.support import print_header, print_table
 
 ROOT = Path(__file__).resolve().parents[1]
+FLOOR = (
+    "import typer, typer.core, rich.console, rich.table, asyncio, sqlalchemy, "
+    "sqlalchemy.ext.asyncio, aiosqlite, sqlalchemy.dialects.sqlite.aiosqlite; "
+    # As the CLI does before it exits (`adapters/cli/main.py`).
+    "import gc; gc.freeze()"
+)
 HEAVY = ("openai", "alembic", "networkx", "aiohttp", "yaml", "jsonschema", "asyncpg", "fastapi")
 COMMANDS = (
     ("--help",),
@@ -74,9 +86,14 @@ class Timing:
     heavy: list[str]
 
 
+def launch(tree: Path, *args: str) -> list[str]:
+    """The command line running `cronpilot ARGS` from `tree`."""
+    return [sys.executable, "-c", LAUNCH, str(tree), json.dumps(HEAVY), *args]
+
+
 def cli(tree: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", LAUNCH, str(tree), json.dumps(HEAVY), *args],
+        launch(tree, *args),
         env=env,
         capture_output=True,
         text=True,
@@ -88,8 +105,13 @@ def prepare(tree: Path, home: Path) -> dict[str, str]:
     """A migrated SQLite database with the bench job applied, by `tree`'s own code."""
     home.mkdir(parents=True)
     (home / "jobs.yaml").write_text(JOBS)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CRONPILOT_")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("CRONPILOT_") and k != "PYTHONDONTWRITEBYTECODE"
+    }
     env.update(
+        PYTHONPYCACHEPREFIX=str(home / "pycache"),
         CRONPILOT_DATABASE_URL=f"sqlite+aiosqlite:///{home / 'bench.db'}",
         CRONPILOT_SECRET_KEY_FILE=str(home / "secret.key"),
         COLUMNS="100",
@@ -101,19 +123,32 @@ def prepare(tree: Path, home: Path) -> dict[str, str]:
     return env
 
 
+def timed(command: list[str], env: dict[str, str]) -> tuple[float, float, int, str]:
+    """Wall and CPU seconds of one run of `command`, its exit code and stderr."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return wall, cpu, done.returncode, done.stderr
+
+
+def measure_floor(env: dict[str, str], repeat: int) -> Timing:
+    runs = [timed([sys.executable, "-c", FLOOR], env) for _ in range(repeat + 1)][1:]
+    walls = [run[0] for run in runs]
+    return Timing(min(walls), statistics.median(walls), min(run[1] for run in runs), [])
+
+
 def measure(tree: Path, env: dict[str, str], args: tuple[str, ...], repeat: int) -> Timing:
     walls, cpus = [], []
-    for _ in range(repeat):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        started = time.perf_counter()
-        done = cli(tree, env, *args)
-        walls.append(time.perf_counter() - started)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpus.append(
-            after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime,
-        )
-        if done.returncode != 0:
-            raise SystemExit(f"{tree}: cronpilot {' '.join(args)} failed: {done.stderr}")
+    for attempt in range(repeat + 1):
+        wall, cpu, code, stderr = timed(launch(tree, *args), env)
+        if code != 0:
+            raise SystemExit(f"{tree}: cronpilot {' '.join(args)} failed: {stderr}")
+        if attempt > 0:  # the first run writes the bytecode cache
+            walls.append(wall)
+            cpus.append(cpu)
     with tempfile.NamedTemporaryFile(suffix=".json") as report:
         cli(tree, {**env, "CRONPILOT_BENCH_MODULES": report.name}, *args)
         heavy = json.loads(Path(report.name).read_text() or "[]")
@@ -156,6 +191,18 @@ def main() -> None:
                 elif name == "before":
                     row.append("")
                 rows.append(row)
+        floor = measure_floor(envs[list(trees)[-1]], options.repeat)
+        rows.append(
+            [
+                "floor: typer, rich, asyncio, SQLAlchemy (asyncio), aiosqlite",
+                "-",
+                f"{floor.wall_min:.3f}",
+                f"{floor.wall_median:.3f}",
+                f"{floor.cpu_min:.3f}",
+                "-",
+                *([""] if options.against is not None else []),
+            ]
+        )
     headers = ["command", "code", "wall min (s)", "wall median (s)", "CPU min (s)", "imports"]
     if options.against is not None:
         headers.append("faster (wall min)")

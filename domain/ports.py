@@ -16,44 +16,47 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import TracebackType
-from typing import Literal, Protocol, Self
+from typing import TYPE_CHECKING, Literal, Protocol, Self
 
-from cronpilot.domain.alerts import Notification, NotificationStatus
-from cronpilot.domain.audit import AuditAction, AuditCursor, AuditEntry
-from cronpilot.domain.dag import DagWait
-from cronpilot.domain.errors import CronpilotError
-from cronpilot.domain.graph import Edge, EdgeKey, EdgeSighting, EdgeType
-from cronpilot.domain.guardrails import GuardrailRule
-from cronpilot.domain.model import (
-    JSON,
-    Claim,
-    Endpoint,
-    EndpointSpec,
-    Finish,
-    HttpRequest,
-    IntervalHint,
-    Job,
-    OneShotHint,
-    Pause,
-    Recorded,
-    Response,
-    Run,
-    RunStatus,
-    RunTrigger,
-)
-from cronpilot.domain.outputs import DriftEvent, OutputSchema
-from cronpilot.domain.paging import Cursor
-from cronpilot.domain.planning import (
-    AnalysisClaim,
-    AnalysisOutcome,
-    AnalysisSession,
-    ChatReply,
-    Proposal,
-    ProposalStatus,
-)
-from cronpilot.domain.tokens import ApiToken
-from cronpilot.domain.tracing import SpanName, TraceContext
-from cronpilot.domain.workers import WorkerActivity, WorkerInfo
+# For annotations only: every adapter imports this module, and importing these at run time
+# would load most of the domain into any process that needs one port (a CLI read command).
+if TYPE_CHECKING:
+    from cronpilot.domain.alerts import Notification, NotificationStatus
+    from cronpilot.domain.audit import AuditAction, AuditCursor, AuditEntry
+    from cronpilot.domain.dag import DagWait
+    from cronpilot.domain.errors import CronpilotError
+    from cronpilot.domain.graph import Edge, EdgeKey, EdgeSighting, EdgeType
+    from cronpilot.domain.guardrails import GuardrailRule
+    from cronpilot.domain.model import (
+        JSON,
+        Claim,
+        Endpoint,
+        EndpointSpec,
+        Finish,
+        HttpRequest,
+        IntervalHint,
+        Job,
+        OneShotHint,
+        Pause,
+        Recorded,
+        Response,
+        Run,
+        RunStatus,
+        RunTrigger,
+    )
+    from cronpilot.domain.outputs import DriftEvent, OutputSchema
+    from cronpilot.domain.paging import Cursor
+    from cronpilot.domain.planning import (
+        AnalysisClaim,
+        AnalysisOutcome,
+        AnalysisSession,
+        ChatReply,
+        Proposal,
+        ProposalStatus,
+    )
+    from cronpilot.domain.tokens import ApiToken
+    from cronpilot.domain.tracing import SpanName, TraceContext
+    from cronpilot.domain.workers import WorkerActivity, WorkerInfo
 
 WorkerLoop = Literal["scheduler", "planner"]
 Delivery = Literal["delivered", "retry", "failed"]

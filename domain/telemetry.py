@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from cronpilot.domain.alerts import Notification
-from cronpilot.domain.guardrails import GuardrailRule
-from cronpilot.domain.model import Claim, Endpoint, Recorded
-from cronpilot.domain.planning import AnalysisSession, ProposalStatus
-from cronpilot.domain.ports import Delivery, Telemetry, WorkerLoop
+from typing import TYPE_CHECKING
+
+from cronpilot.domain.ports import Telemetry
+
+# For annotations only: `NO_TELEMETRY` is every worker's default, the CLI's included.
+if TYPE_CHECKING:
+    from cronpilot.domain.alerts import Notification
+    from cronpilot.domain.guardrails import GuardrailRule
+    from cronpilot.domain.model import Claim, Endpoint, Recorded
+    from cronpilot.domain.planning import AnalysisSession, ProposalStatus
+    from cronpilot.domain.ports import Delivery, WorkerLoop
 
 
 class NoTelemetry(Telemetry):

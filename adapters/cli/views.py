@@ -3,14 +3,16 @@ rename. Header secrets and URL credentials are masked here, so no output path ca
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cronpilot.adapters.cli.output import iso
 from cronpilot.adapters.sql.rows import attempt_value, request_value, retry_value
-from cronpilot.domain.alerts import Notification
-from cronpilot.domain.model import Attempt, Endpoint, IntervalHint, Job, OneShotHint, Pause, Run
 from cronpilot.domain.secrets import mask_headers, mask_url, mask_urls
-from cronpilot.usecases.queries.outputs import LearntOutput
+
+if TYPE_CHECKING:
+    from cronpilot.domain.alerts import Notification
+    from cronpilot.domain.model import Attempt, Endpoint, IntervalHint, Job, OneShotHint, Pause, Run
+    from cronpilot.usecases.queries.outputs import LearntOutput
 
 
 def job_view(job: Job, endpoint_count: int) -> dict[str, Any]:

@@ -5,16 +5,13 @@ from __future__ import annotations
 
 import logging
 from contextlib import AsyncExitStack
+from functools import cached_property
 from types import TracebackType
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from cronpilot.adapters.sql.access_repo import SqlAccess
-from cronpilot.adapters.sql.catalog import SqlCatalog
-from cronpilot.adapters.sql.claims import SqlClaims
-from cronpilot.adapters.sql.dag_repo import SqlDag
 from cronpilot.adapters.sql.engine import (
     DEFAULT_POOL_SIZE,
     Database,
@@ -23,75 +20,97 @@ from cronpilot.adapters.sql.engine import (
     require_existing_database,
     safe_url,
 )
-from cronpilot.adapters.sql.graph_repo import SqlGraph
 from cronpilot.adapters.sql.keycheck import verify_secret_key
-from cronpilot.adapters.sql.notifications_repo import SqlNotifications
-from cronpilot.adapters.sql.planner_repo import SqlPlanner
-from cronpilot.adapters.sql.runs import SqlRuns
-from cronpilot.adapters.sql.schemas_repo import SqlSchemas
-from cronpilot.adapters.sql.workers_repo import SqlWorkers
 from cronpilot.domain.errors import StoreUnavailable
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.ports import ReadingUnit, Repositories, SecretCipher, Store, UnitOfWork
+
+if TYPE_CHECKING:
+    from cronpilot.adapters.sql.access_repo import SqlAccess
+    from cronpilot.adapters.sql.catalog import SqlCatalog
+    from cronpilot.adapters.sql.claims import SqlClaims
+    from cronpilot.adapters.sql.dag_repo import SqlDag
+    from cronpilot.adapters.sql.graph_repo import SqlGraph
+    from cronpilot.adapters.sql.notifications_repo import SqlNotifications
+    from cronpilot.adapters.sql.planner_repo import SqlPlanner
+    from cronpilot.adapters.sql.runs import SqlRuns
+    from cronpilot.adapters.sql.schemas_repo import SqlSchemas
+    from cronpilot.adapters.sql.workers_repo import SqlWorkers
 
 logger = logging.getLogger(__name__)
 
 
 class SqlRepositories(Repositories):
     """The SQL repositories over one `Database`: per-call transactions on the store's, one
-    transaction for them all on a unit of work's."""
+    transaction for them all on a unit of work's.
+
+    Each is made, and its module imported, when first asked for: a CLI read command that lists
+    endpoints does not load the claims, the planner's or the graph's SQL, nor the domain
+    behind them."""
 
     def __init__(self, db: Database, cipher: SecretCipher | None) -> None:
-        self._catalog = SqlCatalog(db, cipher)
-        self._claims = SqlClaims(db, cipher)
-        self._runs = SqlRuns(db)
-        self._planner = SqlPlanner(db)
-        self._schemas = SqlSchemas(db)
-        self._graph = SqlGraph(db)
-        self._dag = SqlDag(db, cipher)
-        self._notifications = SqlNotifications(db)
-        self._workers = SqlWorkers(db)
-        self._access = SqlAccess(db)
+        self._repositories_db = db
+        self._repositories_cipher = cipher
 
-    @property
+    @cached_property
     def catalog(self) -> SqlCatalog:
-        return self._catalog
+        from cronpilot.adapters.sql.catalog import SqlCatalog
 
-    @property
+        return SqlCatalog(self._repositories_db, self._repositories_cipher)
+
+    @cached_property
     def claims(self) -> SqlClaims:
-        return self._claims
+        from cronpilot.adapters.sql.claims import SqlClaims
 
-    @property
+        return SqlClaims(self._repositories_db, self._repositories_cipher)
+
+    @cached_property
     def runs(self) -> SqlRuns:
-        return self._runs
+        from cronpilot.adapters.sql.runs import SqlRuns
 
-    @property
+        return SqlRuns(self._repositories_db)
+
+    @cached_property
     def planner(self) -> SqlPlanner:
-        return self._planner
+        from cronpilot.adapters.sql.planner_repo import SqlPlanner
 
-    @property
+        return SqlPlanner(self._repositories_db)
+
+    @cached_property
     def schemas(self) -> SqlSchemas:
-        return self._schemas
+        from cronpilot.adapters.sql.schemas_repo import SqlSchemas
 
-    @property
+        return SqlSchemas(self._repositories_db)
+
+    @cached_property
     def graph(self) -> SqlGraph:
-        return self._graph
+        from cronpilot.adapters.sql.graph_repo import SqlGraph
 
-    @property
+        return SqlGraph(self._repositories_db)
+
+    @cached_property
     def dag(self) -> SqlDag:
-        return self._dag
+        from cronpilot.adapters.sql.dag_repo import SqlDag
 
-    @property
+        return SqlDag(self._repositories_db, self._repositories_cipher)
+
+    @cached_property
     def notifications(self) -> SqlNotifications:
-        return self._notifications
+        from cronpilot.adapters.sql.notifications_repo import SqlNotifications
 
-    @property
+        return SqlNotifications(self._repositories_db)
+
+    @cached_property
     def workers(self) -> SqlWorkers:
-        return self._workers
+        from cronpilot.adapters.sql.workers_repo import SqlWorkers
 
-    @property
+        return SqlWorkers(self._repositories_db)
+
+    @cached_property
     def access(self) -> SqlAccess:
-        return self._access
+        from cronpilot.adapters.sql.access_repo import SqlAccess
+
+        return SqlAccess(self._repositories_db)
 
 
 class SqlReadingUnit(SqlRepositories, ReadingUnit):

@@ -1,6 +1,7 @@
-"""A read command starts without the heavy libraries it does not use: the LLM client, Alembic,
-networkx, aiohttp (and asyncpg on SQLite, YAML without a jobs file). Deterministic: which
-modules a fresh process imported, not how long it took (`bench/cli_startup.py` times it)."""
+"""A read command starts without what it does not use: the heavy libraries (the LLM client,
+Alembic, networkx, aiohttp; asyncpg on SQLite, YAML without a jobs file), the other commands'
+modules, the workers and the parts of the store it does not read. Deterministic: which modules
+a fresh process imported, not how long it took (`bench/cli_startup.py` times it)."""
 
 from __future__ import annotations
 
@@ -13,18 +14,18 @@ import pytest
 from tests.e2e.conftest import CLI_TIMEOUT, Cli, make_cli
 
 HEAVY = ("openai", "alembic", "networkx", "aiohttp", "asyncpg", "yaml", "jsonschema")
-# Runs the CLI in this process, then writes which of HEAVY it imported to the file named last.
+# Runs the CLI in this process, then writes its exit code and every module it imported to the
+# file named last.
 PROBE = """
 import json, sys
 from cronpilot.adapters.cli.main import run
-*args, report, heavy = sys.argv[1:]
+*args, report = sys.argv[1:]
 try:
     run(args)
 except SystemExit as exc:
     code = exc.code
-loaded = sorted({m.split(".")[0] for m in sys.modules} & set(json.loads(heavy)))
 with open(report, "w") as out:
-    json.dump({"code": code, "loaded": loaded}, out)
+    json.dump({"code": code, "modules": sorted(sys.modules)}, out)
 """
 JOBS = """\
 jobs:
@@ -58,11 +59,43 @@ def cli(tmp_path_factory: pytest.TempPathFactory) -> Cli:
     return bound
 
 
-@pytest.mark.parametrize("args", READ_COMMANDS, ids=" ".join)
-def test_a_read_command_imports_none_of_the_heavy_libraries(cli: Cli, args: list[str]) -> None:
+# What listing endpoints or runs has no use for: the workers, the wakers (for writes that
+# move an endpoint earlier), the claims' SQL, the planner's and the graph's, the proposals' use
+# case, the migrations.
+UNUSED_BY_LISTINGS = (
+    "cronpilot.scheduler",
+    "cronpilot.planner",
+    "cronpilot.adapters.wake",
+    "cronpilot.adapters.sql.claims",
+    "cronpilot.adapters.sql.planner_repo",
+    "cronpilot.adapters.sql.graph_repo",
+    "cronpilot.adapters.sql.migrate",
+    "cronpilot.usecases.proposals",
+)
+CLI = "cronpilot.adapters.cli"
+# The command modules no read command needs (`cronpilot --help` loads them all).
+WRITING_OR_RUNNING = (
+    "apply_cmd",
+    "export_cmd",
+    "pause_cmd",
+    "run_cmd",
+    "delete_cmd",
+    "db_cmd",
+    "tokens_cmd",
+    "scheduler_cmd",
+    "planner_cmd",
+    "demo_cmd",
+    "serve_cmd",
+    "graph_cmd",
+)
+LISTINGS = [["endpoints", "list"], ["runs", "list", "shop/orders"]]
+
+
+def imported(cli: Cli, args: list[str]) -> set[str]:
+    """The modules `cronpilot ARGS` imported, run as a fresh process; it must succeed."""
     report = cli.home / "modules.json"
     subprocess.run(
-        [sys.executable, "-c", PROBE, *args, str(report), json.dumps(HEAVY)],
+        [sys.executable, "-c", PROBE, *args, str(report)],
         cwd=cli.home,
         env=cli.env,
         capture_output=True,
@@ -70,18 +103,47 @@ def test_a_read_command_imports_none_of_the_heavy_libraries(cli: Cli, args: list
         check=True,
     )
     found = json.loads(report.read_text())
-    assert found == {"code": 0, "loaded": []}
+    assert found["code"] == 0
+    return set(found["modules"])
 
 
-def test_the_probe_sees_a_heavy_library_when_a_command_uses_one(cli: Cli) -> None:
-    # `graph show` computes PageRank with networkx: the probe must notice it.
-    report = cli.home / "modules.json"
-    subprocess.run(
-        [sys.executable, "-c", PROBE, "graph", "show", str(report), json.dumps(HEAVY)],
-        cwd=cli.home,
-        env=cli.env,
-        capture_output=True,
-        timeout=CLI_TIMEOUT,
-        check=True,
-    )
-    assert "networkx" in json.loads(report.read_text())["loaded"]
+def loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    """Which of `names` (packages included) are among `modules`."""
+    return sorted(n for n in names if any(m == n or m.startswith(f"{n}.") for m in modules))
+
+
+@pytest.mark.parametrize("args", READ_COMMANDS, ids=" ".join)
+def test_a_read_command_imports_none_of_the_heavy_libraries(cli: Cli, args: list[str]) -> None:
+    assert loaded(imported(cli, args), HEAVY) == []
+
+
+@pytest.mark.parametrize("args", [a for a in READ_COMMANDS if a[0] != "--help"], ids=" ".join)
+def test_a_read_command_loads_no_module_of_the_commands_that_write_or_run(
+    cli: Cli, args: list[str]
+) -> None:
+    modules = imported(cli, args)
+    assert f"{CLI}.{args[0]}_cmd" in modules
+    assert loaded(modules, tuple(f"{CLI}.{name}" for name in WRITING_OR_RUNNING)) == []
+
+
+@pytest.mark.parametrize("args", LISTINGS, ids=" ".join)
+def test_a_listing_loads_no_worker_and_only_the_store_it_reads(cli: Cli, args: list[str]) -> None:
+    assert loaded(imported(cli, args), UNUSED_BY_LISTINGS) == []
+
+
+def test_the_top_level_help_lists_every_command_with_its_help(cli: Cli) -> None:
+    # Its commands are loaded for it: the help text of a command is its function's docstring.
+    shown = cli("--help").stdout
+    for command in ("apply", "demo", "serve", "graph", "planner", "tokens", "audit"):
+        assert f" {command} " in shown
+    assert "Serve the HTTP API" in shown
+    assert "The tool graph: which endpoints feed which." in shown
+
+
+def test_the_probe_sees_what_a_command_imports(cli: Cli) -> None:
+    # `graph show` computes PageRank with networkx and loads the graph's SQL: the probe must
+    # notice both, or the tests above could not fail.
+    modules = imported(cli, ["graph", "show"])
+    assert loaded(modules, HEAVY) == ["networkx"]
+    assert loaded(modules, UNUSED_BY_LISTINGS) == ["cronpilot.adapters.sql.graph_repo"]
+    assert "cronpilot.adapters.cli.graph_cmd" in modules
