@@ -17,6 +17,7 @@ from typing import Any, ClassVar, NoReturn
 
 import typer
 
+from cronpilot.adapters.cli.collector import collector_paused
 from cronpilot.adapters.cli.lazy_group import Command, LazyGroup, Loader
 from cronpilot.adapters.cli.output import OutputCommand
 from cronpilot.adapters.cli.runtime import (
@@ -142,9 +143,11 @@ def _group(
 
 
 def _function(module: str, name: str) -> Callable[..., Any]:
-    function: Callable[..., Any] = getattr(
-        importlib.import_module(f"cronpilot.adapters.cli.{module}"), name
-    )
+    # A command module imports most of what the command uses (the store, SQLAlchemy's
+    # compiler…): as `entry.py` does for this module, with no collection walking it.
+    with collector_paused():
+        imported = importlib.import_module(f"cronpilot.adapters.cli.{module}")
+    function: Callable[..., Any] = getattr(imported, name)
     return function
 
 
