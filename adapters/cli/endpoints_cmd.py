@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli.output import (
@@ -42,6 +41,9 @@ from cronpilot.domain.model import (
 )
 from cronpilot.domain.secrets import mask_headers, mask_url
 from cronpilot.usecases.queries import catalog
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 
 def list_endpoints(

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from cronpilot.adapters.bootstrap import build_clock, build_proposal_desk, build_waker
 from cronpilot.adapters.cli.identity import actor
@@ -89,7 +88,7 @@ def _print_one(proposal: Proposal, ref: str, output: OutputFormat | None) -> Non
     rows = [
         (key.replace("_", " "), "-" if value is None else str(value)) for key, value in view.items()
     ]
-    Console().print(details_table(rows))
+    print_table(details_table(rows))
 
 
 def approve(proposal_id: ProposalId, output: OutputOption = None) -> None:

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.json import JSON as RichJSON
-from rich.table import Table
 
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli.output import (
@@ -33,6 +30,9 @@ from cronpilot.adapters.cli.views import run_view
 from cronpilot.domain.model import Attempt, Endpoint, ErrorKind, Run, RunStatus
 from cronpilot.domain.secrets import mask_urls
 from cronpilot.usecases.queries.runs import RunQuery, page_runs, show_run
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 
 def list_runs(
@@ -81,6 +81,10 @@ def print_run(run: Run, endpoint: Endpoint, *, output: OutputFormat | None) -> N
     if output:
         print_data(output, run_view(run, with_body=True))
         return
+    # Imported here: a listing has no use for rich's console (`output.terminal_width`).
+    from rich.console import Console
+    from rich.json import JSON as RichJSON
+
     console = Console()
     console.print(_details(run, endpoint, build_clock().now()))
     if run.body is not None:

@@ -6,7 +6,6 @@ import json
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli.output import (
@@ -83,6 +82,9 @@ def show(
     if output:
         print_data(output, view)
         return
+    # Imported here: a listing has no use for rich's console (`output.terminal_width`).
+    from rich.console import Console
+
     console = Console()
     console.print(
         details_table(
