@@ -9,8 +9,8 @@ commands run on that code too, in the same run, and the ratios compare the two.
 Bytecode is cached as for an installed package (in a folder of the run's own: the checkouts
 are left as they are, whatever PYTHONDONTWRITEBYTECODE says), and every command runs once
 unmeasured first. The `floor` row imports only the libraries no read command can do without
-(typer, rich, asyncio, SQLAlchemy with its asyncio extension, aiosqlite) and runs nothing:
-what is left above it is cronpilot's own.
+(typer, rich's character widths, asyncio, SQLAlchemy with its asyncio extension, aiosqlite) and
+runs nothing: what is left above it is cronpilot's own.
 
     .venv/bin/python -m bench.cli_startup --against ../cronpilot-main
 """
@@ -33,10 +33,11 @@ from bench.support import print_header, print_table
 
 ROOT = Path(__file__).resolve().parents[1]
 FLOOR = (
-    "import typer, typer.core, rich.console, rich.table, asyncio, sqlalchemy, "
+    # As the CLI imports (`adapters/cli/entry.py`): with the collector paused, then frozen.
+    "import gc; gc.disable(); "
+    "import typer, typer.core, rich.cells, asyncio, sqlalchemy, "
     "sqlalchemy.ext.asyncio, aiosqlite, sqlalchemy.dialects.sqlite.aiosqlite; "
-    # As the CLI does before it exits (`adapters/cli/main.py`).
-    "import gc; gc.freeze()"
+    "gc.freeze()"
 )
 HEAVY = ("openai", "alembic", "networkx", "aiohttp", "yaml", "jsonschema", "asyncpg", "fastapi")
 COMMANDS = (
@@ -74,7 +75,10 @@ if report:
         with open(report, "w") as out:
             json.dump(sorted(h for h in heavy if h in sys.modules), out)
     atexit.register(write)
-runpy.run_module("cronpilot.adapters.cli.main", run_name="__main__")
+# The console script's module, or the CLI's own in a tree older than it.
+entry = os.path.join(tree, "adapters", "cli", "entry.py")
+module = "entry" if os.path.exists(entry) else "main"
+runpy.run_module(f"cronpilot.adapters.cli.{module}", run_name="__main__")
 """
 
 
@@ -194,7 +198,7 @@ def main() -> None:
         floor = measure_floor(envs[list(trees)[-1]], options.repeat)
         rows.append(
             [
-                "floor: typer, rich, asyncio, SQLAlchemy (asyncio), aiosqlite",
+                "floor: typer, rich.cells, asyncio, SQLAlchemy (asyncio), aiosqlite",
                 "-",
                 f"{floor.wall_min:.3f}",
                 f"{floor.wall_median:.3f}",

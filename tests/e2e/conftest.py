@@ -26,7 +26,7 @@ class Cli:
 
     def __call__(self, *args: str, expect: int = 0) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(
-            [sys.executable, "-m", "cronpilot.adapters.cli.main", *args],
+            [sys.executable, "-m", "cronpilot.adapters.cli.entry", *args],
             cwd=self.home,
             env=self.env,
             capture_output=True,

@@ -8,24 +8,26 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
 from tests.e2e.conftest import CLI_TIMEOUT, Cli, make_cli
 
 HEAVY = ("openai", "alembic", "networkx", "aiohttp", "asyncpg", "yaml", "jsonschema")
-# Runs the CLI in this process, then writes its exit code and every module it imported to the
-# file named last.
+# Runs the CLI in this process as the console script does, then writes its exit code, every
+# module it imported and whether the collector is on to the file named last.
 PROBE = """
-import json, sys
-from cronpilot.adapters.cli.main import run
+import gc, json, sys
+from cronpilot.adapters.cli.entry import run
 *args, report = sys.argv[1:]
+sys.argv[1:] = args
 try:
-    run(args)
+    run()
 except SystemExit as exc:
     code = exc.code
 with open(report, "w") as out:
-    json.dump({"code": code, "modules": sorted(sys.modules)}, out)
+    json.dump({"code": code, "modules": sorted(sys.modules), "collecting": gc.isenabled()}, out)
 """
 JOBS = """\
 jobs:
@@ -89,10 +91,14 @@ WRITING_OR_RUNNING = (
     "graph_cmd",
 )
 LISTINGS = [["endpoints", "list"], ["runs", "list", "shop/orders"]]
+# Listings lay out their tables themselves (`output.table_lines`): rich's console, styles and
+# renderers are for the `show` sheets and the help.
+RICH_RENDERING = ("rich.console", "rich.table", "rich.text", "rich.style", "rich.json")
+PLAIN_LISTINGS = [a for a in READ_COMMANDS if "--help" not in a and "show" not in a]
 
 
-def imported(cli: Cli, args: list[str]) -> set[str]:
-    """The modules `cronpilot ARGS` imported, run as a fresh process; it must succeed."""
+def probe(cli: Cli, args: list[str]) -> dict[str, Any]:
+    """What `cronpilot ARGS`, run as a fresh process, reported (`PROBE`); it must succeed."""
     report = cli.home / "modules.json"
     subprocess.run(
         [sys.executable, "-c", PROBE, *args, str(report)],
@@ -102,9 +108,14 @@ def imported(cli: Cli, args: list[str]) -> set[str]:
         timeout=CLI_TIMEOUT,
         check=True,
     )
-    found = json.loads(report.read_text())
+    found: dict[str, Any] = json.loads(report.read_text())
     assert found["code"] == 0
-    return set(found["modules"])
+    return found
+
+
+def imported(cli: Cli, args: list[str]) -> set[str]:
+    """The modules `cronpilot ARGS` imported."""
+    return set(probe(cli, args)["modules"])
 
 
 def loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
@@ -129,6 +140,22 @@ def test_a_read_command_loads_no_module_of_the_commands_that_write_or_run(
 @pytest.mark.parametrize("args", LISTINGS, ids=" ".join)
 def test_a_listing_loads_no_worker_and_only_the_store_it_reads(cli: Cli, args: list[str]) -> None:
     assert loaded(imported(cli, args), UNUSED_BY_LISTINGS) == []
+
+
+@pytest.mark.parametrize("args", PLAIN_LISTINGS, ids=" ".join)
+def test_a_plain_listing_imports_none_of_rich_s_rendering(cli: Cli, args: list[str]) -> None:
+    assert loaded(imported(cli, args), RICH_RENDERING) == []
+
+
+def test_a_show_command_renders_its_sheet_with_rich(cli: Cli) -> None:
+    # The counterpart of the test above: the probe sees rich when a command prints with it.
+    assert "rich.console" in imported(cli, ["endpoints", "show", "shop/orders"])
+
+
+def test_the_command_runs_with_the_collector_on(cli: Cli) -> None:
+    # The console script pauses the collector for imports only (`adapters/cli/collector.py`):
+    # a worker or the API server started by it must collect as any process does.
+    assert probe(cli, ["endpoints", "list"])["collecting"] is True
 
 
 def test_the_top_level_help_lists_every_command_with_its_help(cli: Cli) -> None:
