@@ -110,7 +110,7 @@ def terminal_width() -> int:
         return 80
     columns = os.environ.get("COLUMNS", "")
     if columns.isdigit():
-        return int(columns) or 80
+        return int(columns)
     for descriptor in (0, 1, 2):
         try:
             return os.get_terminal_size(descriptor).columns or 80
