@@ -79,6 +79,19 @@ def test_the_installed_wheel_runs_from_its_own_files(wheel: Path, tmp_path: Path
     )
     assert ran.returncode == 0, ran.stderr
     assert all(line.startswith(str(target)) for line in ran.stdout.splitlines())
+    # The console script (`[project.scripts]`, through the entry module that pauses the
+    # collector) answers as the CLI does.
+    script = subprocess.run(
+        [str(target / "bin" / "cronpilot"), "--help"],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(target)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert script.returncode == 0, script.stderr
+    assert "endpoints" in script.stdout
 
 
 def test_no_module_imports_a_layer_by_its_folder_name() -> None:
