@@ -61,6 +61,11 @@ def migration_head() -> str:
     return head
 
 
+DATABASE_CHECK_REUSE_SECONDS = 1.0
+"""How long one database check answers every `/readyz`: the probe is open to every caller,
+and a flood of them must not become a flood of new connections to the database."""
+
+
 class ReadinessProbe:
     """Answers `/readyz` for one process: `database_url`'s reachability and revision, and the
     `loops` it runs (none for the API), each of which must have turned (`loop_turns`, seconds
@@ -81,12 +86,26 @@ class ReadinessProbe:
         self._turns = loop_turns if loop_turns is not None else {}
         self._max_loop_age = max_loop_age
         self._clock = clock
+        self._checking = asyncio.Lock()
+        self._last: tuple[float, tuple[Check, Check]] | None = None
 
     async def check(self) -> Readiness:
         database, migrations = await self._database()
         return Readiness([database, migrations, *(self._loop(loop) for loop in self._loops)])
 
     async def _database(self) -> tuple[Check, Check]:
+        """The database's checks, made once for all the calls that come while one is made and
+        within `DATABASE_CHECK_REUSE_SECONDS` after it."""
+        async with self._checking:
+            if self._last is not None and self._clock() - self._last[0] < (
+                DATABASE_CHECK_REUSE_SECONDS
+            ):
+                return self._last[1]
+            checks = await self._check_database()
+            self._last = (self._clock(), checks)
+            return checks
+
+    async def _check_database(self) -> tuple[Check, Check]:
         unknown = Check("migrations", False, "unknown: the database cannot be reached")
         try:
             revision = await asyncio.wait_for(self._revision(), CHECK_TIMEOUT_SECONDS)

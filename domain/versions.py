@@ -5,20 +5,34 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
-from cronpilot.domain.model import Endpoint
+from cronpilot.domain.model import Endpoint, EndpointSpec
+from cronpilot.domain.secrets import mask_headers, mask_url
 
 
 def endpoint_version(endpoint: Endpoint) -> str:
     """A digest of what admins and the planner change (declaration, pause, hints), not of what
     every run moves (next run, failures, lease): a run between a read and a write does not
-    make the write stale. Keys sorted, so every store gives the same digest."""
+    make the write stale. Keys sorted, so every store gives the same digest.
+
+    Secrets are masked first, as in every output: the ETag is shown to read-only tokens, and a
+    plain digest over a secret would let them test guesses of it offline. So a change to a
+    secret value alone does not change the version."""
     state = {
-        "spec": asdict(endpoint.spec),
+        "spec": asdict(_masked(endpoint.spec)),
         "pause": None if endpoint.pause is None else asdict(endpoint.pause),
         "interval_hint": None if endpoint.interval_hint is None else asdict(endpoint.interval_hint),
         "oneshot_hint": None if endpoint.oneshot_hint is None else asdict(endpoint.oneshot_hint),
     }
     text = json.dumps(state, sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _masked(spec: EndpointSpec) -> EndpointSpec:
+    return replace(
+        spec,
+        url=mask_url(spec.url),
+        headers=mask_headers(spec.headers),
+        notify=tuple(mask_url(url) for url in spec.notify),
+    )

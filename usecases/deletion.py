@@ -30,7 +30,13 @@ class Deleted:
 
 
 async def delete(
-    uow: UnitOfWorkFactory, ref: str, actor: str, now: datetime, if_version: str | None = None
+    uow: UnitOfWorkFactory,
+    ref: str,
+    actor: str,
+    now: datetime,
+    if_version: str | None = None,
+    *,
+    job_only: bool = False,
 ) -> Deleted:
     """Delete a job (`ref` its name) with its endpoints, or one endpoint (`job/endpoint` or
     its id), in one unit of work. With the endpoint go its runs (queued and running ones
@@ -40,9 +46,12 @@ async def delete(
 
     Raises `JobNotFound`/`EndpointNotFound`; `StillDependedOn` (nothing deleted) for an endpoint
     that others of its job list in `depends_on`; `PreconditionFailed` when `if_version` is
-    given and is not the endpoint's version (`domain.versions`)."""
+    given and is not the endpoint's version (`domain.versions`). With `job_only`, `ref` names a
+    job and nothing else (`JobNotFound` otherwise): an id prefix never stands for a job."""
     async with uow() as tx:
         job = None if "/" in ref else await _job_named(tx, ref)
+        if job is None and job_only:
+            raise JobNotFound(ref)
         if job is not None:
             endpoints = await tx.catalog.list_endpoints(job.name)
             await tx.catalog.delete_job(job.name)

@@ -48,7 +48,7 @@ async def get_job(job: str, ctx: Context, _: Reader) -> dict[str, Any]:
 async def delete_job(job: str, ctx: Context, who: Writer) -> dict[str, Any]:
     """Delete the job, its endpoints and everything recorded of them (runs, proposals,
     sessions, schemas, notifications, graph edges)."""
-    deleted = await delete(ctx.store.unit_of_work, job, who.actor, ctx.clock.now())
+    deleted = await delete(ctx.store.unit_of_work, job, who.actor, ctx.clock.now(), job_only=True)
     return {"job": deleted.job, "endpoints": deleted.endpoints}
 
 

@@ -13,6 +13,7 @@ from starlette.exceptions import HTTPException
 
 from cronpilot.adapters.error_line import error_line
 from cronpilot.domain.errors import (
+    AmbiguousId,
     AnalysisBusy,
     ConflictError,
     CronpilotError,
@@ -42,6 +43,7 @@ STATUSES: tuple[tuple[tuple[type[CronpilotError], ...], HTTPStatus], ...] = (
             UnsafeURL,
             ValueRejected,
             InvalidCursor,
+            AmbiguousId,
         ),
         HTTPStatus.BAD_REQUEST,
     ),

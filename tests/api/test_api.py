@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from http import HTTPStatus
 
 import yaml
 
+from cronpilot.adapters.api.problems import status_of
 from cronpilot.domain.access import Scope
+from cronpilot.domain.errors import AmbiguousId
 from cronpilot.domain.model import Pause, new_id
 from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
 from cronpilot.usecases.access import list_audit, revoke_token
@@ -132,6 +135,10 @@ async def test_delete_refuses_an_upstream_then_takes_the_job_and_its_runs(api: A
         run = await run_once(api.store, api.clock.now())
         refused = _is_problem(await client.delete("/endpoints/shop/stock"), 409)
         assert "shop/prices" in str(refused["detail"])
+        # A job route never takes an endpoint's id (or its prefix) for a job.
+        prices = await api.store.catalog.get_endpoint("shop/prices")
+        _is_problem(await client.delete(f"/jobs/{prices.id[:6]}"), 404)
+        assert (await api.store.catalog.get_endpoint("shop/prices")).id == prices.id
 
         deleted = await client.delete("/jobs/shop")
         assert deleted.json() == {"job": "shop", "endpoints": ["shop/prices", "shop/stock"]}
@@ -222,3 +229,8 @@ async def test_probes_and_metrics_need_no_token(api: Api) -> None:
         metrics = await anyone.get("/metrics")
         assert metrics.status_code == 200
         assert "cronpilot_due_backlog" in metrics.text
+
+
+def test_an_ambiguous_id_prefix_is_bad_input() -> None:
+    error = AmbiguousId("run", "3f2c", ["3f2c01", "3f2c02"], more=False)
+    assert status_of(error) == HTTPStatus.BAD_REQUEST

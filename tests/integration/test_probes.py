@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
@@ -19,7 +20,7 @@ from sqlalchemy.engine import make_url
 
 from cronpilot.adapters.bootstrap import open_probes, open_store, serve_scheduler
 from cronpilot.adapters.clock import SystemClock
-from cronpilot.adapters.health import ReadinessProbe
+from cronpilot.adapters.health import DATABASE_CHECK_REUSE_SECONDS, ReadinessProbe
 from cronpilot.adapters.metrics import PrometheusTelemetry
 from cronpilot.adapters.probes import Probes, start_probes
 from cronpilot.adapters.settings import Settings
@@ -175,9 +176,11 @@ async def test_readyz_follows_the_database_behind_a_proxy(
     proxied_url: tuple[str, CuttableProxy],
 ) -> None:
     url, proxy = proxied_url
+    # Each reading of this clock is a reuse period later: every /readyz checks again.
+    later = itertools.count(step=DATABASE_CHECK_REUSE_SECONDS)
     probes = Probes(
         telemetry=PrometheusTelemetry(),
-        readiness=ReadinessProbe(url),
+        readiness=ReadinessProbe(url, clock=lambda: float(next(later))),
         clock=SystemClock(),
     )
     runner = await start_probes(probes, "127.0.0.1", 0)
@@ -198,6 +201,24 @@ async def test_readyz_follows_the_database_behind_a_proxy(
     assert "127.0.0.1" not in cut[1]
     assert alive[0] == 200
     assert mended[0] == 200, mended
+
+
+async def test_one_database_check_answers_the_probes_of_its_reuse_period(
+    proxied_url: tuple[str, CuttableProxy],
+) -> None:
+    url, proxy = proxied_url
+    now = [0.0]
+    readiness = ReadinessProbe(url, clock=lambda: now[0])
+
+    first = await readiness.check()
+    proxy.sever()
+    reused = await readiness.check()
+    now[0] += DATABASE_CHECK_REUSE_SECONDS
+    checked = await readiness.check()
+
+    assert first.ready
+    assert reused.ready
+    assert not checked.ready
 
 
 async def test_readyz_says_when_migrations_are_not_at_head(sqlite_url: str) -> None:
