@@ -83,6 +83,7 @@ LogAction = Literal[
     "store_unavailable",
     "token_create",
     "token_revoke",
+    "token_use_unrecorded",
     "wake_failed",
     "wake_stale",
 ]

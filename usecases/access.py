@@ -8,7 +8,7 @@ from datetime import datetime
 
 from cronpilot.domain.access import Principal, Scope, token_actor
 from cronpilot.domain.audit import AuditAction, AuditCursor, AuditEntry, audit_entry
-from cronpilot.domain.errors import InvalidTokenName, TokenNotFound
+from cronpilot.domain.errors import InvalidTokenName, StoreUnavailable, TokenNotFound
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import new_id
 from cronpilot.domain.ports import ReadingFactory, Repositories, UnitOfWorkFactory
@@ -96,7 +96,17 @@ async def authenticate(store: Repositories, secret: str, now: datetime) -> Princ
     if token is None or not opens(token, secret):
         return None
     if use_to_record(token, now):
-        await store.access.mark_used(token.id, now)
+        try:
+            await store.access.mark_used(token.id, now)
+        except StoreUnavailable as error:
+            # A busy database (SQLite's writer lock held by a worker) must not fail a request
+            # its token is valid for: the last use is a hint for admins, written next time.
+            log.warning(
+                "last use of token %s not recorded (%s)",
+                token.name,
+                type(error).__name__,
+                extra=log_extra("token_use_unrecorded"),
+            )
     return Principal(token_actor(token.name), token.scope)
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from cronpilot.adapters.memory import MemoryStore
 from cronpilot.domain.access import Principal, Scope
-from cronpilot.domain.errors import InvalidTokenName, TokenNotFound
+from cronpilot.domain.errors import InvalidTokenName, StoreUnavailable, TokenNotFound
 from cronpilot.usecases.access import (
     authenticate,
     create_token,
@@ -113,6 +113,20 @@ async def test_a_tokens_use_is_recorded_at_most_once_a_minute() -> None:
     assert await used_at(T0 + timedelta(seconds=10)) == T0 + timedelta(seconds=10)
     assert await used_at(T0 + timedelta(seconds=69)) == T0 + timedelta(seconds=10)
     assert await used_at(T0 + timedelta(seconds=70)) == T0 + timedelta(seconds=70)
+
+
+async def test_a_busy_database_does_not_fail_a_valid_token(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    store = MemoryStore()
+    _, secret = await create_token(store.unit_of_work, "ci", Scope.READ, ANN, T0)
+
+    async def busy(token_id: str, now: datetime) -> None:
+        raise StoreUnavailable("database is locked")
+
+    monkeypatch.setattr(store.access, "mark_used", busy)
+
+    assert await authenticate(store, secret, T0) == Principal("token:ci", Scope.READ)
 
 
 async def test_creating_and_revoking_are_audited_without_the_secret() -> None:
