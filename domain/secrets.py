@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
 from urllib.parse import unquote_plus
 
 MASK = "****"
@@ -37,6 +38,7 @@ def mask_headers(headers: dict[str, str]) -> dict[str, str]:
     return {name: MASK if is_secret_header(name) else value for name, value in headers.items()}
 
 
+@lru_cache(maxsize=1024)
 def mask_url(url: str) -> str:
     """`url` fit for output: userinfo masked, and the values of query (and fragment) parameters
     whose names look secret (`token`, `api_key`, `sig`, …). Everything else is kept character
@@ -75,5 +77,7 @@ def _replace_params(query: str, value_for: Callable[[str, str], str]) -> str:
     return "&".join(pairs)
 
 
+# Every run masks its request's header and parameter names, and they repeat from run to run.
+@lru_cache(maxsize=1024)
 def _looks_secret(name: str) -> bool:
     return bool(_SECRET_NAME.search(name))

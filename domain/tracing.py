@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-import string
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from cronpilot.domain.model import Claim
@@ -20,6 +20,7 @@ TRACEPARENT = "traceparent"
 """The W3C header (https://www.w3.org/TR/trace-context/): `00-<trace id>-<span id>-01`."""
 TRACE_ID_HEX = 32
 SPAN_ID_HEX = 16
+_LOWER_HEX = frozenset("0123456789abcdef")
 
 SpanName = Literal["claim", "call", "record"]
 """What a worker's spans report, named `cronpilot.<name>`: the claim of a slot, each call made
@@ -44,7 +45,7 @@ def w3c_id(text: str, length: int) -> str:
     ids are uuid4 hex, lowercase), else digested from it; never all zeros, which W3C reserves
     for "no id"."""
     candidate = text.lower()
-    if len(candidate) != length or not set(candidate) <= set(string.hexdigits.lower()):
+    if len(candidate) != length or not _LOWER_HEX.issuperset(candidate):
         candidate = hashlib.sha256(text.encode()).hexdigest()[:length]
     if set(candidate) == {"0"}:
         candidate = candidate[:-1] + "1"
@@ -54,8 +55,13 @@ def w3c_id(text: str, length: int) -> str:
 def run_trace(claim: Claim) -> TraceContext:
     """The trace of `claim`'s run: its W3C trace id (its DAG run's, for a dependant) and the
     run's own span id, derived from its trace id, which its spans name as their parent."""
-    trace_id = claim.trace_id if claim.dag is None else claim.dag.dag_run_id
-    return TraceContext(w3c_id(trace_id, TRACE_ID_HEX), run_span_id(claim.trace_id))
+    return _run_trace(claim.trace_id, claim.trace_id if claim.dag is None else claim.dag.dag_run_id)
+
+
+@lru_cache(maxsize=4096)
+def _run_trace(run_trace_id: str, trace_id: str) -> TraceContext:
+    # A worker asks for a run's trace for its claim, its call and its record spans: digest once.
+    return TraceContext(w3c_id(trace_id, TRACE_ID_HEX), run_span_id(run_trace_id))
 
 
 def run_span_id(trace_id: str) -> str:

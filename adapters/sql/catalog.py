@@ -1,4 +1,7 @@
-"""`CatalogRepository` over SQL: declared jobs and endpoints with their schedule state."""
+"""`CatalogRepository` over SQL: declared jobs and endpoints with their schedule state.
+
+The writing methods import `domain.transitions` where they use it: a read command (`endpoints
+list`) opens this repository too, and need not load the governor, alerts and planning rules."""
 
 from __future__ import annotations
 
@@ -39,7 +42,6 @@ from cronpilot.domain.ports import (
     JobDeclaration,
     SecretCipher,
 )
-from cronpilot.domain.transitions import replanned, with_hints, with_pause, with_spec
 
 logger = logging.getLogger(__name__)
 
@@ -101,6 +103,8 @@ class SqlCatalog(CatalogRepository):
         now: datetime,
         report: ApplyReport,
     ) -> None:
+        from cronpilot.domain import transitions
+
         ref = f"{job.name}/{spec.name}"
         query = (
             select_endpoints()
@@ -109,7 +113,7 @@ class SqlCatalog(CatalogRepository):
         )
         row = (await conn.execute(query)).mappings().one_or_none()
         if row is None:
-            created = replanned(Endpoint(new_id(), job.id, job.name, spec), now)
+            created = transitions.replanned(Endpoint(new_id(), job.id, job.name, spec), now)
             await conn.execute(insert(endpoints).values(endpoint_values(created, self._cipher)))
             report.created.append(ref)
             return
@@ -117,7 +121,7 @@ class SqlCatalog(CatalogRepository):
         if stored.spec == spec:
             report.unchanged.append(ref)
             return
-        await save_endpoint(conn, with_spec(stored, spec, now), self._cipher)
+        await save_endpoint(conn, transitions.with_spec(stored, spec, now), self._cipher)
         report.updated.append(ref)
 
     async def list_jobs(self) -> list[Job]:
@@ -178,7 +182,9 @@ class SqlCatalog(CatalogRepository):
         return endpoint_from_row(row, self._cipher)
 
     async def set_pause(self, endpoint_id: str, pause: Pause | None, now: datetime) -> Endpoint:
-        return await self._change(endpoint_id, lambda e: with_pause(e, pause, now))
+        from cronpilot.domain import transitions
+
+        return await self._change(endpoint_id, lambda e: transitions.with_pause(e, pause, now))
 
     async def set_hints(
         self,
@@ -187,8 +193,10 @@ class SqlCatalog(CatalogRepository):
         oneshot_hint: OneShotHint | None,
         now: datetime,
     ) -> Endpoint:
+        from cronpilot.domain import transitions
+
         return await self._change(
-            endpoint_id, lambda e: with_hints(e, interval_hint, oneshot_hint, now)
+            endpoint_id, lambda e: transitions.with_hints(e, interval_hint, oneshot_hint, now)
         )
 
     async def delete_endpoints(self, endpoint_ids: Collection[str]) -> None:

@@ -30,8 +30,6 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cronpilot.adapters.crypto import SecretUndecryptable
@@ -48,6 +46,7 @@ from cronpilot.adapters.sql.rows import (
     select_endpoints,
 )
 from cronpilot.adapters.sql.tables import IS_QUEUED, SLOT_KEY, UtcDateTime, endpoints, jobs, runs
+from cronpilot.adapters.sql.upsert import conflict_insert
 from cronpilot.domain.alerts import run_notifications
 from cronpilot.domain.claiming import first_of_each
 from cronpilot.domain.errors import CronpilotError, LeaseLost
@@ -183,6 +182,9 @@ def _lease_due_postgres_statement() -> Select[Any]:
         worker_id,
         literal(1),
     )
+    # Only PostgreSQL takes this statement, so its insert construct is named (and typed) here.
+    from sqlalchemy.dialects.postgresql import insert as pg_insert
+
     started = (
         pg_insert(runs)
         .from_select(
@@ -405,9 +407,8 @@ async def _start_run(
     Nones when the slot already has a run."""
     claim = claim_of(endpoint, new_id(), new_id(), lease.until)
     run = started_run(claim, lease.worker_id, lease.now)
-    insert = pg_insert if dialect == "postgresql" else sqlite_insert
     inserted = await conn.execute(
-        insert(runs)
+        conflict_insert(dialect, runs)
         .values(run_values(run))
         .on_conflict_do_nothing(index_elements=[runs.c.endpoint_id, runs.c.slot_at])
     )
@@ -680,12 +681,11 @@ class SqlClaims(ClaimRepository):
         return min((time for time in times if time is not None), default=None)
 
     async def enqueue(self, queued: Sequence[Run]) -> list[Run]:
-        insert = pg_insert if self._db.dialect == "postgresql" else sqlite_insert
         inserted = []
         async with self._db.write() as conn:
             for run in queued:
                 result = await conn.execute(
-                    insert(runs)
+                    conflict_insert(self._db.dialect, runs)
                     .values(run_values(run))
                     .on_conflict_do_nothing(index_elements=[runs.c.endpoint_id, runs.c.slot_at])
                 )

@@ -10,12 +10,11 @@ from __future__ import annotations
 import logging
 
 from sqlalchemy import select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from cronpilot.adapters.crypto import SecretUndecryptable
 from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.tables import meta
+from cronpilot.adapters.sql.upsert import conflict_insert
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.ports import SecretCipher
@@ -29,18 +28,21 @@ _META_ROW = 1
 async def verify_secret_key(db: Database, cipher: SecretCipher) -> None:
     """Record a token sealed by `cipher` on the database's first use; later, raise
     `InvalidConfig` unless `cipher` opens the recorded token."""
-    insert = pg_insert if db.dialect == "postgresql" else sqlite_insert
-    async with db.write() as conn:
-        # Workers starting together on a fresh database: the first insert wins, the others
-        # check against it.
-        await conn.execute(
-            insert(meta)
-            .values(id=_META_ROW, key_check=cipher.encrypt(_KEY_CHECK_TEXT))
-            .on_conflict_do_nothing(index_elements=[meta.c.id])
-        )
-        token = (
-            await conn.execute(select(meta.c.key_check).where(meta.c.id == _META_ROW))
-        ).scalar_one()
+    # Read first: every command checks the key, and on SQLite a write transaction would take
+    # the database's write lock (and wait behind a busy worker) for a row written only once.
+    recorded = select(meta.c.key_check).where(meta.c.id == _META_ROW)
+    async with db.read() as conn:
+        token = (await conn.execute(recorded)).scalar_one_or_none()
+    if token is None:
+        async with db.write() as conn:
+            # Workers starting together on a fresh database: the first insert wins, the others
+            # check against it.
+            await conn.execute(
+                conflict_insert(db.dialect, meta)
+                .values(id=_META_ROW, key_check=cipher.encrypt(_KEY_CHECK_TEXT))
+                .on_conflict_do_nothing(index_elements=[meta.c.id])
+            )
+            token = (await conn.execute(recorded)).scalar_one()
     try:
         same_key = cipher.decrypt(token) == _KEY_CHECK_TEXT
     except SecretUndecryptable:

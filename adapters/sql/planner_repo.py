@@ -27,8 +27,6 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -52,6 +50,7 @@ from cronpilot.adapters.sql.tables import (
     planner_state,
     proposals,
 )
+from cronpilot.adapters.sql.upsert import conflict_insert
 from cronpilot.domain.alerts import Notification
 from cronpilot.domain.errors import (
     AnalysisBusy,
@@ -156,9 +155,8 @@ def _ensure_states_statement(dialect: str, by: _By | None) -> Insert:
     missing = select(endpoints.c.id, false(), literal(0)).where(~known.exists())
     if by is not None:
         missing = missing.where(_named(by))
-    dialect_insert = pg_insert if dialect == "postgresql" else sqlite_insert
     return (
-        dialect_insert(planner_state)
+        conflict_insert(dialect, planner_state)
         .from_select(
             [
                 planner_state.c.endpoint_id,

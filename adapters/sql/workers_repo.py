@@ -7,11 +7,10 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, func, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.tables import runs, workers
+from cronpilot.adapters.sql.upsert import conflict_insert
 from cronpilot.domain.ports import WorkerRepository
 from cronpilot.domain.workers import WorkerActivity, WorkerInfo
 
@@ -32,10 +31,9 @@ class SqlWorkers(WorkerRepository):
         self._db = db
 
     async def beat(self, worker: WorkerInfo) -> None:
-        insert = pg_insert if self._db.dialect == "postgresql" else sqlite_insert
         values = _values(worker)
         statement = (
-            insert(workers)
+            conflict_insert(self._db.dialect, workers)
             .values(values)
             .on_conflict_do_update(
                 index_elements=[workers.c.id],

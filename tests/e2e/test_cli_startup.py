@@ -63,7 +63,7 @@ def cli(tmp_path_factory: pytest.TempPathFactory) -> Cli:
 
 # What listing endpoints or runs has no use for: the workers, the wakers (for writes that
 # move an endpoint earlier), the claims' SQL, the planner's and the graph's, the proposals' use
-# case, the migrations.
+# case, the migrations, the endpoint state transitions (governor, alerts, planning rules).
 UNUSED_BY_LISTINGS = (
     "cronpilot.scheduler",
     "cronpilot.planner",
@@ -73,6 +73,7 @@ UNUSED_BY_LISTINGS = (
     "cronpilot.adapters.sql.graph_repo",
     "cronpilot.adapters.sql.migrate",
     "cronpilot.usecases.proposals",
+    "cronpilot.domain.transitions",
 )
 CLI = "cronpilot.adapters.cli"
 # The command modules no read command needs (`cronpilot --help` loads them all).
