@@ -86,6 +86,8 @@ def endpoint_values(endpoint: Endpoint, cipher: SecretCipher | None) -> dict[str
         "depends_on": list(spec.depends_on),
         "dependants": list(spec.dependants),
         "only_if_changed": spec.only_if_changed,
+        "run_if": spec.run_if,
+        "success_when": spec.success_when,
         **_finishing_values(spec),
         **state_values(endpoint),
     }
@@ -185,6 +187,8 @@ def endpoint_from_row(row: Mapping[Any, Any], cipher: SecretCipher | None) -> En
         depends_on=tuple(row["depends_on"]),
         dependants=tuple(row["dependants"]),
         only_if_changed=row["only_if_changed"],
+        run_if=row["run_if"],
+        success_when=row["success_when"],
         **_finishing_from_row(row),
     )
     return Endpoint(
