@@ -18,7 +18,8 @@ Public API:
 - `Condition.evaluate(own, others) -> Verdict`: `own` the endpoint's `Response` (or None),
   `others` the named endpoints' latest. Never raises: a missing field, a wrong type, a
   division by zero or a response not there is a `Verdict` with `error` set and `holds` False.
-  `Verdict.describe()` says the value and what it read (`false (fetch.body.records = 0)`).
+  `Verdict.describe()` says the value and what it read (`false (fetch.body.records = 0)`),
+  `Verdict.explain(label)` the same in a sentence about the condition `label` names.
 - `Condition.roots`: the variables it reads (so a caller loads only those responses).
 
 Numbers are CEL `dyn` to the checker: JSON has one number type, and CEL's checker refuses
@@ -141,6 +142,13 @@ class Verdict:
             return "true"
         shown = ", ".join(f"{path} = {value}" for path, value in self.reads)
         return f"false ({shown})" if shown else "false"
+
+    def explain(self, label: str) -> str:
+        """`run_if 'x > 0' is false (x = 0)`, `… could not be evaluated: …`, `… is true`
+        for the condition `label` names."""
+        if self.error is not None:
+            return f"{label} could not be evaluated: {self.error}"
+        return f"{label} is {self.describe()}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -47,10 +47,14 @@ jobs:
         jitter: 30s
         catch_up: none
         catch_up_window: 1h
+        success_when: 'body.state == "ok" && headers["x-mode"] != "off"'
       - name: sync
         url: https://api.example.com/sync/{{ orders.id }}
         depends_on: [orders]
         only_if_changed: true
+        run_if: |-
+          orders.body.count > 0 &&
+            orders.status == 200
         notify: []
 """
 
@@ -155,3 +159,27 @@ def test_a_dry_run_of_new_things_creates_them() -> None:
         Outcome.UPDATE,
         (FieldChange("planner_mode", FieldOutcome.CHANGED, "off", "review"),),
     )
+
+
+def test_a_dry_run_shows_conditions_changed_added_and_removed() -> None:
+    [stored] = _declarations(EVERYTHING)
+    edited = EVERYTHING.replace('body.state == "ok"', 'body.state != "down"')
+    [declared] = _declarations(edited.replace("run_if: |-", "description: |-"))
+    stored_specs = {f"shop/{spec.name}": spec for spec in stored.endpoints}
+
+    changes = planned_changes([declared], {"shop": stored.job}, stored_specs)
+
+    assert [change.fields for change in changes[1:]] == [
+        (
+            FieldChange(
+                "success_when",
+                FieldOutcome.CHANGED,
+                'body.state == "ok" && headers["x-mode"] != "off"',
+                'body.state != "down" && headers["x-mode"] != "off"',
+            ),
+        ),
+        (
+            FieldChange("description", FieldOutcome.CHANGED, "", stored.endpoints[1].run_if),
+            FieldChange("run_if", FieldOutcome.REMOVED, stored.endpoints[1].run_if),
+        ),
+    ]
