@@ -253,7 +253,12 @@ def _dag(endpoint: Endpoint) -> str:
     parts = []
     if spec.depends_on:
         skip = " (only if changed)" if spec.only_if_changed else ""
-        parts.append(f"after {', '.join(spec.depends_on)}{skip}")
+        gate = (
+            ""
+            if spec.approval_timeout_seconds is None
+            else f", approved by an admin within {span(spec.approval_timeout_seconds)}"
+        )
+        parts.append(f"after {', '.join(spec.depends_on)}{skip}{gate}")
     if spec.dependants:
         parts.append(f"then {', '.join(spec.dependants)}")
     return "; ".join(parts) or "-"

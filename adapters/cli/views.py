@@ -45,6 +45,7 @@ def endpoint_view(endpoint: Endpoint, last_run: Run | None) -> dict[str, Any]:
         "depends_on": list(spec.depends_on),
         "dependants": list(spec.dependants),
         "only_if_changed": spec.only_if_changed,
+        "approval_timeout_seconds": spec.approval_timeout_seconds,
         "notify": [mask_url(url) for url in spec.notify],
         "notify_after": spec.notify_after,
         "pause_after": spec.pause_after,
