@@ -97,8 +97,8 @@ class Housekeeping:
 
     def start(self) -> None:
         """Start the timers; call from inside the running event loop. The reaper (and the
-        expiry) runs at once first, so a restarted worker repairs what its predecessor left behind; the first prune
-        waits (`FIRST_PRUNE_AFTER`, or its interval if shorter)."""
+        expiry) runs at once first, so a restarted worker repairs what its predecessor left
+        behind; the first prune waits (`FIRST_PRUNE_AFTER`, or its interval if shorter)."""
         for timer in self._timers:
             timer.start()
 
