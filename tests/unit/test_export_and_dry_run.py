@@ -51,6 +51,8 @@ jobs:
         url: https://api.example.com/sync/{{ orders.id }}
         depends_on: [orders]
         only_if_changed: true
+        approval: required
+        approval_timeout: 2h
         notify: []
 """
 
