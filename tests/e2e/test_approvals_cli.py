@@ -87,11 +87,15 @@ async def test_reject_skips_the_dependant_and_says_who(billing: Cli, sqlite_url:
 
     rejected = billing.json("approvals", "reject", waiting["id"], "--reason", "not this month")
     [run] = billing.json("runs", "list", "billing/cleanup")
+    shown = billing("endpoints", "show", "billing/cleanup").stdout
+    declared = billing.json("endpoints", "show", "billing/cleanup")
 
     assert (rejected["state"], rejected["reason"]) == ("rejected", "not this month")
     assert run["status"] == "skipped"
     assert run["error_message"].startswith("skipped: approval rejected by cli:ann@")
     assert run["error_message"].endswith(": not this month")
+    assert "after usage, approved by an admin within 30m" in shown
+    assert declared["approval_timeout_seconds"] == 1800
 
 
 def test_mistakes_are_one_line_with_the_exit_code_they_mean(billing: Cli, tmp_path: Path) -> None:

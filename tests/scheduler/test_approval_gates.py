@@ -125,6 +125,11 @@ async def test_the_gated_dependant_runs_once_approved_as_the_child_of_its_upstre
     assert _approvals_counted(telemetry) == {"approved": 1.0}
 
 
+def _desk(store: Store) -> tuple[ApprovalDesk, PrometheusTelemetry]:
+    telemetry = PrometheusTelemetry()
+    return ApprovalDesk(store.unit_of_work, None, telemetry=telemetry), telemetry
+
+
 async def _asked(store: Store, clock: FakeClock, server: EndpointServer) -> Approval:
     """usage run once by hand at the clock's now: cleanup waits for an approval."""
     await _declare(store, clock, server, "https://hooks.example.com/a")
@@ -137,8 +142,7 @@ async def _asked(store: Store, clock: FakeClock, server: EndpointServer) -> Appr
 async def test_a_rejection_skips_with_who_and_why_and_a_second_decision_is_refused(
     store: Store, clock: FakeClock, server: EndpointServer
 ) -> None:
-    telemetry = PrometheusTelemetry()
-    desk = ApprovalDesk(store.unit_of_work, None, telemetry=telemetry)
+    desk, telemetry = _desk(store)
     approval = await _asked(store, clock, server)
 
     await desk.reject(approval.id, "token:ops", "over budget", clock.now())
@@ -159,8 +163,7 @@ async def test_a_rejection_skips_with_who_and_why_and_a_second_decision_is_refus
 async def test_an_approval_too_late_expires_instead(
     store: Store, clock: FakeClock, server: EndpointServer
 ) -> None:
-    telemetry = PrometheusTelemetry()
-    desk = ApprovalDesk(store.unit_of_work, None, telemetry=telemetry)
+    desk, telemetry = _desk(store)
     approval = await _asked(store, clock, server)
     clock.advance(TIMEOUT)
 
@@ -179,11 +182,8 @@ async def test_housekeeping_expires_what_nobody_decided_on_its_timer(
     store: Store, clock: FakeClock, server: EndpointServer
 ) -> None:
     approval = await _asked(store, clock, server)
-    telemetry = PrometheusTelemetry()
+    desk, telemetry = _desk(store)
     expired = asyncio.Event()
-    desk = Notifying(
-        ApprovalDesk(store.unit_of_work, None, telemetry=telemetry), expire_lapsed=expired
-    )
     housekeeping = Housekeeping(
         store,
         clock,
@@ -191,7 +191,7 @@ async def test_housekeeping_expires_what_nobody_decided_on_its_timer(
         retention_runs=5,
         prune_interval_seconds=600,
         worker_stale_seconds=60,
-        approvals=desk,  # type: ignore[arg-type]
+        approvals=Notifying(desk, expire_lapsed=expired),  # type: ignore[arg-type]
     )
 
     housekeeping.start()
