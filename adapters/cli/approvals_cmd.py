@@ -37,13 +37,18 @@ def list_approvals(
         ApprovalState | None, typer.Option(help="Only approvals in this state.")
     ] = None,
     job: Annotated[str | None, typer.Option(help="Only this job's endpoints.")] = None,
+    endpoint: Annotated[
+        str | None, typer.Option(help="Only this endpoint's (`job/endpoint` or an id).")
+    ] = None,
     limit: Annotated[int, typer.Option(min=1, max=1000, help="How many, newest first.")] = 50,
     output: OutputOption = None,
 ) -> None:
     """Approvals, newest first: which dependant waits, until when, and what became of it."""
 
     async def act(store: Store) -> tuple[list[Approval], dict[str, str]]:
-        page = await approvals_page(store.reading, state=state, job=job, limit=limit)
+        page = await approvals_page(
+            store.reading, state=state, job=job, endpoint=endpoint, limit=limit
+        )
         return page.items, await catalog.endpoint_refs(store.reading)
 
     found, refs = with_store(admin_settings(), act)

@@ -60,7 +60,16 @@ async def test_list_then_approve_by_prefix_and_a_second_decision_is_bad_input(
     assert billing("approvals", "list").stderr.strip() == "no approvals"
     await _read_usage(sqlite_url)
 
-    [waiting] = billing.json("approvals", "list", "--state", "pending", "--job", "billing")
+    [waiting] = billing.json(
+        "approvals",
+        "list",
+        "--state",
+        "pending",
+        "--job",
+        "billing",
+        "--endpoint",
+        "billing/cleanup",
+    )
     table = billing("approvals", "list").stdout
     approved = billing("approvals", "approve", waiting["id"][:6], "--reason", "budget ok").stdout
     again = billing("approvals", "approve", waiting["id"], expect=2)
