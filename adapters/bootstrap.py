@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from cronpilot.planner.worker import PlannerWorker
     from cronpilot.scheduler.config import WorkerConfig
     from cronpilot.scheduler.notifier import Notifier, NotifierConfig
+    from cronpilot.usecases.approvals import ApprovalDesk
     from cronpilot.usecases.proposals import ProposalDesk
 
 log = logging.getLogger(__name__)
@@ -299,6 +300,7 @@ async def serve_scheduler(
             settings.retention_runs,
             settings.prune_interval_seconds,
             worker_stale_seconds=settings.worker_stale_seconds,
+            approvals=build_approval_desk(store, waker, telemetry),
             telemetry=telemetry,
         )
         housekeeping.start()
@@ -419,6 +421,14 @@ def build_proposal_desk(
     return ProposalDesk(store.unit_of_work, waker, guardrail_limits(settings), telemetry=telemetry)
 
 
+def build_approval_desk(
+    store: Store, waker: Waker | None, telemetry: Telemetry = NO_TELEMETRY
+) -> ApprovalDesk:
+    from cronpilot.usecases.approvals import ApprovalDesk
+
+    return ApprovalDesk(store.unit_of_work, waker, telemetry=telemetry)
+
+
 async def open_planner(
     settings: Settings,
     store: Store,
@@ -493,6 +503,7 @@ def build_api(
             allowed_networks=settings.allowed_networks,
             floor_seconds=settings.min_interval_seconds,
             desk=build_proposal_desk(settings, store, waker, telemetry),
+            approvals=build_approval_desk(store, waker, telemetry),
             probes=Probes(telemetry, readiness, clock, catalog=store.catalog),
         )
     )

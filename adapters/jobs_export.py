@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from cronpilot.domain.approvals import DEFAULT_APPROVAL_TIMEOUT_SECONDS
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import (
     DEFAULT_CATCH_UP_WINDOW_SECONDS,
@@ -134,6 +135,10 @@ def _endpoint(ref: str, spec: EndpointSpec, secrets: _Secrets) -> dict[str, Any]
         shown["run_if"] = spec.run_if
     if spec.success_when is not None:
         shown["success_when"] = spec.success_when
+    if spec.approval_timeout_seconds is not None:
+        shown["approval"] = "required"
+        if spec.approval_timeout_seconds != DEFAULT_APPROVAL_TIMEOUT_SECONDS:
+            shown["approval_timeout"] = _seconds(spec.approval_timeout_seconds)
     if spec.notify or spec.notify_after != DEFAULT_NOTIFY_AFTER:
         urls = [_notify_url(ref, i + 1, url, secrets) for i, url in enumerate(spec.notify)]
         shown["notify"] = {"urls": urls, "after": spec.notify_after}

@@ -21,9 +21,11 @@ Shape::
             retry: {attempts: 3, backoff: 1s, max_backoff: 30s, on: [timeout, connect, 5xx, 429]}
             accept_hints: true        # take the Cronpilot-Next-Run answer header as a hint
             success_when: 'body.status == "ok"'   # a condition (CEL) on the response
-          - name: load
+          - name: load                # a DAG dependant: runs after fetch
             depends_on: [fetch]
             run_if: 'fetch.body.records > 0'      # a condition on the parents' responses
+            approval: required        # ...once an admin approves
+            approval_timeout: 2h      # expired (skipped) after that; default 1h
 
 `${NAME}` in any string value is replaced by the environment variable NAME; an unset variable
 is an error, never an empty string. Durations are seconds or strings such as `250ms`, `30s`,
@@ -62,6 +64,10 @@ from cronpilot.adapters.durations import parse_duration
 from cronpilot.adapters.http.guard import check_url
 from cronpilot.adapters.jsonvalue import check_storable
 from cronpilot.adapters.settings import FLOOR_VARIABLE
+from cronpilot.domain.approvals import (
+    DEFAULT_APPROVAL_TIMEOUT_SECONDS,
+    MAX_APPROVAL_TIMEOUT_SECONDS,
+)
 from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.errors import CronpilotError, InvalidConfig, InvalidDependency
 from cronpilot.domain.excerpt import excerpt
@@ -170,6 +176,15 @@ def _retry_wait(seconds: float) -> float:
     return seconds
 
 
+def _approval_timeout(seconds: float) -> float:
+    if seconds > MAX_APPROVAL_TIMEOUT_SECONDS:
+        raise ValueError(
+            f"must be at most {MAX_APPROVAL_TIMEOUT_SECONDS / 86400:.0f}d: a request filled "
+            "from upstream answers that old is stale"
+        )
+    return seconds
+
+
 def _text(value: object) -> object:
     """`429` in YAML is a number; the retry kinds are names."""
     return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
@@ -183,6 +198,7 @@ Count = Annotated[int, BeforeValidator(_not_bool), Field(ge=1, le=_MAX_COUNT)]
 Jitter = Annotated[Duration, Field(gt=0, le=MAX_SECONDS)]
 RetryWait = Annotated[PositiveDuration, AfterValidator(_retry_wait)]
 Window = Annotated[float, BeforeValidator(_window), Field(ge=0, le=MAX_SECONDS)]
+ApprovalTimeout = Annotated[PositiveDuration, AfterValidator(_approval_timeout)]
 Method = Annotated[
     Literal["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"], BeforeValidator(_upper)
 ]
@@ -230,6 +246,8 @@ class EndpointConfig(_Strict):
     only_if_changed: bool = False
     run_if: str | None = None
     success_when: str | None = None
+    approval: Literal["required"] | None = None
+    approval_timeout: ApprovalTimeout | None = None
     notify: Notify | None = None
     pause_after: Count | None = None
     retry: RetryConfig | None = None
@@ -475,6 +493,7 @@ def _spec(
         only_if_changed=endpoint.only_if_changed,
         run_if=endpoint.run_if,
         success_when=endpoint.success_when,
+        approval_timeout_seconds=_approval(endpoint, loc),
         **_alert_settings(job, endpoint),
         retry=_retry_policy(endpoint, (*loc, "retry")),
         accept_hints=endpoint.accept_hints,
@@ -487,6 +506,19 @@ def _spec(
         ),
         floor_seconds=floor_seconds,
     )
+
+
+def _approval(endpoint: EndpointConfig, loc: Loc) -> float | None:
+    """How long the endpoint waits for an admin's approval in each DAG run; None: it needs
+    none. A root endpoint has no DAG run to wait in (its `approval` is refused with its
+    schedule, `_schedule`)."""
+    if endpoint.approval is None:
+        if endpoint.approval_timeout is not None:
+            raise _Issue((*loc, "approval_timeout"), "applies with approval: required only")
+        return None
+    if endpoint.approval_timeout is None:
+        return DEFAULT_APPROVAL_TIMEOUT_SECONDS
+    return endpoint.approval_timeout
 
 
 def _check_url(loc: Loc, url: str, allowed_networks: Sequence[str]) -> None:
@@ -566,6 +598,12 @@ def _schedule(endpoint: EndpointConfig, loc: Loc) -> Schedule:
     for name in ("only_if_changed", "run_if"):
         if getattr(endpoint, name):
             raise _Issue((*loc, name), "applies to an endpoint with depends_on only")
+    if endpoint.approval is not None:
+        raise _Issue(
+            (*loc, "approval"),
+            "applies to an endpoint with depends_on only: a root endpoint has no DAG run to "
+            "wait in",
+        )
     if (endpoint.cron is None) == (endpoint.interval is None):
         raise _Issue((*loc, "cron"), "set exactly one of 'cron' or 'interval'")
     if endpoint.timezone is not None:

@@ -3,9 +3,10 @@ global one, which every library may write to), and the gauges read from the stor
 time (decision 0018).
 
 Labels are bounded by the catalog and the domain's enums: job and endpoint names, run status
-and trigger, guardrail rules, skip kinds, tool names the planner knows. Never a URL, an id or
-error text. Per-run histograms are labelled by job only: a histogram costs a series per bucket,
-and a fleet of thousands of endpoints would multiply that by thousands.
+and trigger, guardrail rules, skip kinds, approval outcomes, tool names the planner knows.
+Never a URL, an id or error text. Per-run histograms are labelled by job only: a histogram
+costs a series per bucket, and a fleet of thousands of endpoints would multiply that by
+thousands.
 
 The hot path pays a dict lookup per run for its children (cached by label values) and a few
 increments; everything else is counted off it.
@@ -21,6 +22,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from cronpilot.domain.alerts import Notification
+from cronpilot.domain.approvals import ApprovalState
 from cronpilot.domain.guardrails import GuardrailRule
 from cronpilot.domain.model import Claim, Endpoint, Recorded, RunTrigger
 from cronpilot.domain.planning import AnalysisSession, ProposalStatus
@@ -31,6 +33,8 @@ PREFIX = "cronpilot_"
 CALL_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 LATENESS_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0, 30.0, 60.0)
 CLAIM_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0)
+REQUESTED = "requested"
+"""The approvals outcome of an approval asked for (its state is then `pending`)."""
 OTHER_TOOL = "other"
 """The label of a tool call naming no tool the planner has: the model may send any name."""
 
@@ -132,6 +136,13 @@ class PrometheusTelemetry(Telemetry):
             ["event", "outcome"],
             **metric,
         )
+        self._approvals = Counter(
+            f"{PREFIX}approvals_total",
+            "Approval gates by outcome: requested (a dependant began to wait), approved, "
+            "rejected, expired.",
+            ["outcome"],
+            **metric,
+        )
         self._loop_turned = Gauge(
             f"{PREFIX}worker_loop_turned_timestamp_seconds",
             "When each worker loop of this process last went round (Unix time).",
@@ -191,6 +202,8 @@ class PrometheusTelemetry(Telemetry):
             self._retries.labels(endpoint.job_name, endpoint.name).inc(run.attempt - 1)
         for kind in recorded.skips:
             self._dag_skips.labels(endpoint.job_name, kind.value).inc()
+        if recorded.approvals:
+            self._approvals.labels(REQUESTED).inc(len(recorded.approvals))
 
     def loop_turned(self, loop: WorkerLoop) -> None:
         self.loop_turns[loop] = self._clock()
@@ -223,6 +236,9 @@ class PrometheusTelemetry(Telemetry):
 
     def notified(self, notification: Notification, outcome: Delivery) -> None:
         self._notifications.labels(notification.event.value, outcome).inc()
+
+    def approval_decided(self, state: ApprovalState) -> None:
+        self._approvals.labels(state.value).inc()
 
     # --- at scrape time -------------------------------------------------------------------
 

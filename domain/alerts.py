@@ -1,5 +1,6 @@
-"""Failure alerts and auto-pause: which events a finished run (or a proposal held for review)
-raises, the JSON document each webhook receives, and how often a delivery is tried.
+"""Failure alerts and auto-pause: which events a finished run (or a proposal held for review, or
+an approval asked for) raises, the JSON document each webhook receives, and how often a delivery
+is tried.
 
 Events are derived from the endpoint before and after the transition that recorded the run, so
 every store raises exactly the same ones, and writes them (one notification per event and URL)
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
+from cronpilot.domain.approvals import Approval
 from cronpilot.domain.model import (
     JSON,
     Endpoint,
@@ -38,6 +40,8 @@ class AlertEvent(StrEnum):
     """The streak reached `pause_after`, and the endpoint paused itself."""
     PROPOSAL_PENDING = "proposal_pending"
     """A planner proposal is held for an admin's review."""
+    APPROVAL_PENDING = "approval_pending"
+    """A DAG dependant with `approval: required` waits for an admin (`domain.approvals`)."""
 
 
 class NotificationStatus(StrEnum):
@@ -146,6 +150,16 @@ def proposal_notifications(
     return _fan_out(endpoint, document, now)
 
 
+def approval_notifications(
+    endpoint: Endpoint, approval: Approval, now: datetime
+) -> list[Notification]:
+    """`approval_pending` rows for an approval a gated dependant asked for."""
+    if not endpoint.spec.notify:
+        return []
+    document = _document(AlertEvent.APPROVAL_PENDING, endpoint, now, approval=approval)
+    return _fan_out(endpoint, document, now)
+
+
 def _fan_out(endpoint: Endpoint, document: dict[str, JSON], now: datetime) -> list[Notification]:
     event = AlertEvent(document["event"])
     return [
@@ -170,6 +184,7 @@ def _document(
     *,
     last_run: Run | None = None,
     proposal: Proposal | None = None,
+    approval: Approval | None = None,
 ) -> dict[str, JSON]:
     """The JSON a webhook receives. `id` is the event's, shared by its URLs, so that a receiver
     can drop a repeated delivery. Never headers, URLs or bodies: only what identifies the
@@ -186,6 +201,7 @@ def _document(
         "paused": None if pause is None else {"reason": pause.reason, "until": _iso(pause.until)},
         "last_run": None if last_run is None else _run_document(last_run),
         "proposal": None if proposal is None else _proposal_document(proposal),
+        "approval": None if approval is None else _approval_document(approval),
     }
 
 
@@ -211,6 +227,17 @@ def _proposal_document(proposal: Proposal) -> dict[str, JSON]:
         "at": _iso(proposal.at),
         "ttl_seconds": proposal.ttl_seconds,
         "expires_at": _iso(proposal.expires_at),
+    }
+
+
+def _approval_document(approval: Approval) -> dict[str, JSON]:
+    return {
+        "id": approval.id,
+        "dag_run_id": approval.dag_run_id,
+        "parent_run_id": approval.parent_run_id,
+        "requested_at": approval.requested_at.isoformat(),
+        "expires_at": approval.expires_at.isoformat(),
+        "approve": f"cronpilot approvals approve {approval.id}",
     }
 
 

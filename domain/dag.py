@@ -10,15 +10,22 @@ hold on its parents' latest responses (the skip says the condition and its value
 evaluated (the skip says the error: a dependant is not called on data its condition could not
 read). A skip propagates to its own dependants the same way. `advance` decides all of it;
 stores load (`run_if_reads` says which parents' runs), save and lease.
+
+A dependant with `approval: required` that would start asks for an approval instead
+(`domain.approvals`), and its wait stays, knowing the run it would follow: approved, the wait
+becomes ready and starts as a ready wait does (`DagRepository.claim_ready`); rejected or
+expired, `declined` ends it in a skip, reported to its own dependants by `advance` itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from cronpilot.domain import conditions
+from cronpilot.domain.alerts import Notification, approval_notifications
+from cronpilot.domain.approvals import Approval, approval_request, skip_of
 from cronpilot.domain.excerpt import excerpt
 from cronpilot.domain.graph import dependency_graph
 from cronpilot.domain.model import (
@@ -72,6 +79,11 @@ class DagPlan:
     skips: list[SkipKind] = field(default_factory=list)
     """Why each of `skipped` was skipped, in step with it."""
     start: list[tuple[Endpoint, DagWait, DagTrigger]] = field(default_factory=list)
+    approvals: list[Approval] = field(default_factory=list)
+    """Approvals to ask for: each dependant's wait is in `waiting`, with the parent trace it
+    would follow, until an admin decides."""
+    notifications: list[Notification] = field(default_factory=list)
+    """The `approval_pending` alerts of `approvals`."""
 
 
 def dependencies_of(endpoints: Sequence[Endpoint]) -> dict[str, tuple[str, ...]]:
@@ -92,12 +104,14 @@ def skip_reason(
     wait: DagWait,
     now: datetime,
     responses: Mapping[str, conditions.Response],
+    gated: Collection[str] = (),
 ) -> tuple[SkipKind, str] | None:
     """Why the dependant `endpoint`, all its parents arrived in `wait`, is not called at `now`
     (its kind, and in words): paused, an upstream failed or was skipped, its own `Retry-After`
     still holds (it has no schedule to carry it: the DAG run is its only caller), nothing
-    changed upstream under `only_if_changed`, or its `run_if` does not hold on `responses`
-    (the parents' latest, by name); None when it runs."""
+    changed upstream under `only_if_changed`, its `run_if` does not hold on `responses` (the
+    parents' latest, by name), or it needs an approval and one is pending already (`gated`: the
+    endpoint ids that have one); None when it runs."""
     pause = endpoint.pause
     if pause is not None and (pause.until is None or pause.until > now):
         return SkipKind.PAUSED, "paused"
@@ -119,6 +133,11 @@ def skip_reason(
         verdict = _run_if(text, responses)
         if not verdict.holds:
             return SkipKind.CONDITION, verdict.explain(f"run_if {excerpt(text, 60)!r}")
+    if endpoint.spec.approval_timeout_seconds is not None and endpoint.id in gated:
+        return (
+            SkipKind.APPROVAL_PENDING,
+            "an approval asked for in an earlier DAG run is still pending",
+        )
     return None
 
 
@@ -191,6 +210,11 @@ def response_changed(run: Run, previous: Run | None) -> bool:
     return previous.body_hash != run.body_hash
 
 
+def skipped_outcome(run: Run) -> ParentOutcome:
+    """How a skipped dependant reports to its own dependants."""
+    return ParentOutcome(run.id, run.trace_id, ok=False, changed=False, skipped=True)
+
+
 def outcome_of(run: Run, previous: Run | None) -> ParentOutcome:
     return ParentOutcome(
         run.id, run.trace_id, run.status is RunStatus.SUCCESS, response_changed(run, previous)
@@ -253,11 +277,14 @@ def advance(
     worker_id: str,
     now: datetime,
     responses: Mapping[str, conditions.Response] | None = None,
+    gated: Collection[str] = (),
 ) -> DagPlan:
     """What follows `finished`'s run (`outcome`) in the DAG run `dag` = (id, root name).
 
     `job` holds every endpoint of the job, `waits` this DAG run's waits by endpoint id,
-    `responses` the parents' responses that `run_if_reads` named, by name."""
+    `job` holds every endpoint of the job, `waits` this DAG run's waits by endpoint id,
+    `responses` the parents' responses that `run_if_reads` named, by name, `gated` the ids of its
+    endpoints with an approval pending."""
     by_name = {e.name: e for e in job}
     dependencies = dependencies_of(job)
     dag_run_id, root = dag
@@ -277,8 +304,14 @@ def advance(
                 continue
             pending.pop(node.id, None)
             plan.waiting.pop(node.id, None)
+            skip = skip_reason(node, wait, now, responses or {}, gated)
+            if skip is None and node.spec.approval_timeout_seconds is not None:
+                plan.waiting[node.id] = replace(wait, parent_trace_id=result.trace_id)
+                approval = approval_request(node, dag_run_id, result.run_id, now)
+                plan.approvals.append(approval)
+                plan.notifications += approval_notifications(node, approval, now)
+                continue
             plan.finished.append(wait)
-            skip = skip_reason(node, wait, now, responses or {})
             if skip is None:
                 plan.start.append((node, wait, trigger_of(wait, result.trace_id)))
                 continue
@@ -286,5 +319,36 @@ def advance(
             run = skipped_run(node, result.trace_id, reason, worker_id, now)
             plan.skipped.append(run)
             plan.skips.append(kind)
-            reported.append((node, ParentOutcome(run.id, run.trace_id, False, False, True)))
+            reported.append((node, skipped_outcome(run)))
+    return plan
+
+
+def declined(
+    job: Sequence[Endpoint], waits: Mapping[str, DagWait], approval: Approval, now: datetime
+) -> DagPlan:
+    """What a rejected or expired `approval` does to its DAG run (`waits` by endpoint id): its
+    dependant's wait ends in a recorded skip (run by whoever decided), which its own
+    dependants hear of as `advance` reports any skip. Nothing when the wait is gone (its
+    endpoint was re-declared out of the DAG)."""
+    node = next((e for e in job if e.id == approval.endpoint_id), None)
+    wait = waits.get(approval.endpoint_id)
+    if node is None or wait is None or wait.parent_trace_id is None:
+        return DagPlan()
+    assert approval.decided_by is not None, "a declined approval names who declined it"
+    kind, reason = skip_of(approval)
+    run = skipped_run(node, wait.parent_trace_id, reason, approval.decided_by, now)
+    others = {endpoint_id: w for endpoint_id, w in waits.items() if endpoint_id != node.id}
+    plan = advance(
+        job,
+        others,
+        node,
+        skipped_outcome(run),
+        dag=(wait.dag_run_id, wait.root),
+        worker_id=approval.decided_by,
+        now=now,
+    )
+    assert not plan.start, "a skip only ever skips what follows it"
+    plan.finished.insert(0, wait)
+    plan.skipped.insert(0, run)
+    plan.skips.insert(0, kind)
     return plan

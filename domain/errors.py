@@ -154,6 +154,21 @@ class ProposalNotPending(CronpilotError):
         self.status = status
 
 
+class ApprovalNotFound(NotFound):
+    def __init__(self, ref: str) -> None:
+        super().__init__(f"no approval {excerpt(repr(ref))}")
+        self.ref = ref
+
+
+class ApprovalNotPending(CronpilotError):
+    """Only a pending approval can be approved, rejected or expired."""
+
+    def __init__(self, approval_id: str, state: str) -> None:
+        super().__init__(f"approval {approval_id} is {state}, not pending")
+        self.approval_id = approval_id
+        self.state = state
+
+
 class AnalysisBusy(CronpilotError):
     """Another planner worker is analysing the endpoint right now."""
 

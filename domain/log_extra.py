@@ -22,6 +22,8 @@ LogAction = Literal[
     "analysis_failed",
     "analysis_lease_lost",
     "apply",
+    "approval_expired",
+    "approval_requested",
     "approve",
     "backfill_requested",
     "budget_exhausted",

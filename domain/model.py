@@ -11,7 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cronpilot.domain.approvals import Approval
 
 JSON = Any
 """A decoded JSON value (dict, list, str, int, float, bool or None)."""
@@ -84,6 +87,10 @@ class SkipKind(StrEnum):
     UNCHANGED = "unchanged"
     CONDITION = "condition"
     """Its `run_if` did not hold on its parents' responses, or could not be evaluated."""
+    APPROVAL_PENDING = "approval_pending"
+    """It needs an admin's approval, and one asked for in an earlier DAG run is still waiting."""
+    APPROVAL_REJECTED = "approval_rejected"
+    APPROVAL_EXPIRED = "approval_expired"
 
 
 class RunTrigger(StrEnum):
@@ -255,6 +262,9 @@ class EndpointSpec:
     """The global floor when the endpoint was applied: no slot is planned closer than this to
     the previous one, whatever the schedule, hints or clamps say (stamped on the spec so that
     the governor stays pure)."""
+    approval_timeout_seconds: float | None = None
+    """Set on a DAG dependant with `approval: required`: in each DAG run it waits for an admin's
+    approval, at most this long (`domain.approvals`); None: it runs without one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -486,3 +496,5 @@ class Recorded:
     skips: tuple[SkipKind, ...] = ()
     """Why each dependant the run skipped (`domain.dag.advance`) was skipped: its skipped
     runs are recorded with it."""
+    approvals: tuple[Approval, ...] = ()
+    """The approvals the run asked for: its dependants that now wait for an admin."""

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, Self
 # would load most of the domain into any process that needs one port (a CLI read command).
 if TYPE_CHECKING:
     from cronpilot.domain.alerts import Notification, NotificationStatus
+    from cronpilot.domain.approvals import Approval, ApprovalState
     from cronpilot.domain.audit import AuditAction, AuditCursor, AuditEntry
     from cronpilot.domain.dag import DagWait
     from cronpilot.domain.errors import CronpilotError
@@ -231,7 +232,8 @@ class ClaimRepository(Protocol):
         outbox (`domain.alerts.run_notifications`) and, for an endpoint with dependants, report
         the run to them as `domain.dag.advance` says (save waits, record skipped runs, lease and
         start every dependant now ready whose endpoint is free; a ready one that is leased stays
-        a ready wait for `DagRepository.claim_ready`), all in the transaction of its run, so a
+        a ready wait for `DagRepository.claim_ready`; store the approvals gated dependants ask
+        for, with their notifications), all in the transaction of its run, so a
         worker dying in between cannot record the run and lose its DAG run. In as few
         transactions as the store allows (callers batch: group commit).
 
@@ -480,12 +482,49 @@ class DagRepository(Protocol):
     async def drop_stale_waits(self, created_before: datetime) -> int:
         """Delete waits made before `created_before`: a parent that never finishes (its worker
         died during the call, and the reaper abandoned its run) leaves one that nothing
-        completes. Returns how many were deleted."""
+        completes. A wait held for a pending approval stays: its approval's expiry ends it.
+        Returns how many were deleted."""
         ...
 
     async def trace_neighbours(self, run: Run) -> tuple[Run | None, Run | None]:
         """For a child run: its parent run (by `parent_trace_id`) and the sibling (same
         parent) that started just before it, each None when absent or pruned."""
+        ...
+
+
+class ApprovalRepository(Protocol):
+    """Approval gates (`domain.approvals`). An approval is written with the run whose report
+    made its dependant ready (`ClaimRepository.finish_many`); here it is read and decided."""
+
+    async def get_approval(self, approval_id: str) -> Approval:
+        """By id or a unique prefix of one. Raises `ApprovalNotFound` (or `AmbiguousId`)."""
+        ...
+
+    async def list_approvals(
+        self,
+        state: ApprovalState | None = None,
+        job_id: str | None = None,
+        endpoint_id: str | None = None,
+        limit: int = 100,
+        after: Cursor | None = None,
+    ) -> list[Approval]:
+        """Newest request first (ids descending within one time), optionally filtered; with
+        `after`, those that follow it (`domain.paging.follows`)."""
+        ...
+
+    async def list_lapsed(self, now: datetime, limit: int) -> list[Approval]:
+        """Up to `limit` pending approvals whose `expires_at` is at or before `now`, the
+        earliest expiry first."""
+        ...
+
+    async def decide(
+        self, approval_id: str, state: ApprovalState, by: str, reason: str | None, now: datetime
+    ) -> Approval:
+        """Decide a pending approval (by id or prefix) in one transaction, recording who, when
+        and why. Approved: its dependant's wait becomes ready, for `DagRepository.claim_ready`
+        to start. Rejected or expired: the wait ends in a recorded skip that its own dependants
+        hear of (`domain.dag.declined`). Raises `ApprovalNotFound`, or `ApprovalNotPending`
+        when it was decided already (by someone faster, too)."""
         ...
 
 
@@ -634,6 +673,9 @@ class Repositories(Protocol):
 
     @property
     def access(self) -> AccessRepository: ...
+
+    @property
+    def approvals(self) -> ApprovalRepository: ...
 
 
 class ReadingUnit(Repositories, Protocol):
@@ -815,4 +857,9 @@ class Telemetry(Protocol):
 
     def notified(self, notification: Notification, outcome: Delivery) -> None:
         """A webhook delivery ended: delivered, to be retried, or given up."""
+        ...
+
+    def approval_decided(self, state: ApprovalState) -> None:
+        """An approval was approved, rejected or expired (those asked for are counted from
+        `recorded`)."""
         ...

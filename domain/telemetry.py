@@ -9,6 +9,7 @@ from cronpilot.domain.ports import Telemetry
 # For annotations only: `NO_TELEMETRY` is every worker's default, the CLI's included.
 if TYPE_CHECKING:
     from cronpilot.domain.alerts import Notification
+    from cronpilot.domain.approvals import ApprovalState
     from cronpilot.domain.guardrails import GuardrailRule
     from cronpilot.domain.model import Claim, Endpoint, Recorded
     from cronpilot.domain.planning import AnalysisSession, ProposalStatus
@@ -43,6 +44,9 @@ class NoTelemetry(Telemetry):
         pass
 
     def notified(self, notification: Notification, outcome: Delivery) -> None:
+        pass
+
+    def approval_decided(self, state: ApprovalState) -> None:
         pass
 
 

@@ -1,7 +1,7 @@
-"""Housekeeping every worker does for the shared store: reap dead workers' runs, prune old runs
-and forget workers long silent.
+"""Housekeeping every worker does for the shared store: reap dead workers' runs, expire approvals
+nobody decided in time, prune old runs and forget workers long silent.
 
-Both are idempotent, so every worker may run them on its own timers (`runtime.timing`, on
+All are idempotent, so every worker may run them on its own timers (`runtime.timing`, on
 the worker's clock; decision 0015), never from a shared job store.
 """
 
@@ -15,6 +15,7 @@ from cronpilot.domain.ports import Clock, Store, Telemetry
 from cronpilot.domain.telemetry import NO_TELEMETRY
 from cronpilot.domain.workers import seen_since
 from cronpilot.runtime.timing import Periodic
+from cronpilot.usecases.approvals import EXPIRY_BATCH, ApprovalDesk
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +36,7 @@ class Housekeeping:
         prune_interval_seconds: float,
         *,
         worker_stale_seconds: float,
+        approvals: ApprovalDesk,
         telemetry: Telemetry = NO_TELEMETRY,
     ) -> None:
         self._store = store
@@ -43,8 +45,11 @@ class Housekeeping:
         self._retention_runs = retention_runs
         self._worker_stale_seconds = worker_stale_seconds
         first_prune = min(FIRST_PRUNE_AFTER.total_seconds(), prune_interval_seconds)
+        self._approvals = approvals
         self._timers = (
             Periodic("reap", clock, reaper_interval_seconds, self._reap),
+            # As often as the reaper: an approval expires about as late as a dead worker's run.
+            Periodic("expire_approvals", clock, reaper_interval_seconds, self._expire),
             Periodic("prune", clock, prune_interval_seconds, self._prune, first_after=first_prune),
         )
 
@@ -59,6 +64,10 @@ class Housekeeping:
                 extra=log_extra("reap", count=reaped),
             )
         return reaped
+
+    async def expire_once(self) -> int:
+        """Expire the approvals whose time is up (`ApprovalDesk.expire_lapsed`)."""
+        return len(await self._approvals.expire_lapsed(self._clock.now()))
 
     async def prune_once(self) -> int:
         """Keep the newest `retention_runs` finished runs of each endpoint, delete the rest;
@@ -87,9 +96,9 @@ class Housekeeping:
         return pruned
 
     def start(self) -> None:
-        """Start the timers; call from inside the running event loop. The reaper runs at once
-        first, so a restarted worker repairs what its predecessor left behind; the first prune
-        waits (`FIRST_PRUNE_AFTER`, or its interval if shorter)."""
+        """Start the timers; call from inside the running event loop. The reaper (and the
+        expiry) runs at once first, so a restarted worker repairs what its predecessor left
+        behind; the first prune waits (`FIRST_PRUNE_AFTER`, or its interval if shorter)."""
         for timer in self._timers:
             timer.start()
 
@@ -102,6 +111,9 @@ class Housekeeping:
     async def _reap(self) -> bool:
         await self.reap_once()
         return False
+
+    async def _expire(self) -> bool:
+        return await self.expire_once() >= EXPIRY_BATCH
 
     async def _prune(self) -> bool:
         await self.prune_once()

@@ -281,6 +281,16 @@ class SlotRunner:
             self._observer.observe(claim.endpoint, run)
         if log.isEnabledFor(logging.INFO):
             self._log_finish(claim, run)
+        for approval in recorded.approvals:
+            log.info(
+                "a dependant of %s waits for an admin until %s: cronpilot approvals approve %s",
+                claim.endpoint.ref,
+                approval.expires_at.isoformat(),
+                approval.id,
+                extra=log_extra(
+                    "approval_requested", endpoint_id=approval.endpoint_id, approval_id=approval.id
+                ),
+            )
         return recorded.started
 
     def _log_finish(self, claim: Claim, run: Run) -> None:

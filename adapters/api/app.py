@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from cronpilot.adapters.api import (
+    approvals_routes,
     catalog_routes,
     graph_routes,
     outputs_routes,
@@ -49,6 +50,7 @@ def build_api(context: ApiContext) -> FastAPI:
         catalog_routes,
         runs_routes,
         planner_routes,
+        approvals_routes,
         outputs_routes,
         graph_routes,
         probe_routes,

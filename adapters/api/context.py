@@ -12,6 +12,7 @@ from fastapi import Depends, Request
 from cronpilot.adapters.probes import Probes
 from cronpilot.domain.access import Principal
 from cronpilot.domain.ports import Clock, Store, Waker
+from cronpilot.usecases.approvals import ApprovalDesk
 from cronpilot.usecases.proposals import ProposalDesk
 
 Authenticate = Callable[[str], Awaitable[Principal | None]]
@@ -27,6 +28,7 @@ class ApiContext:
     allowed_networks: Sequence[str]
     floor_seconds: float
     desk: ProposalDesk
+    approvals: ApprovalDesk
     probes: Probes
     """/healthz, /readyz and /metrics of the API process."""
 

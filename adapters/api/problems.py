@@ -15,6 +15,7 @@ from cronpilot.adapters.error_line import error_line
 from cronpilot.domain.errors import (
     AmbiguousId,
     AnalysisBusy,
+    ApprovalNotPending,
     ConflictError,
     CronpilotError,
     InvalidConfig,
@@ -49,7 +50,14 @@ STATUSES: tuple[tuple[tuple[type[CronpilotError], ...], HTTPStatus], ...] = (
     ),
     ((PreconditionFailed,), HTTPStatus.PRECONDITION_FAILED),
     (
-        (ProposalNotPending, StillDependedOn, ConflictError, SlotAlreadyRun, AnalysisBusy),
+        (
+            ProposalNotPending,
+            ApprovalNotPending,
+            StillDependedOn,
+            ConflictError,
+            SlotAlreadyRun,
+            AnalysisBusy,
+        ),
         HTTPStatus.CONFLICT,
     ),
     ((StoreUnavailable,), HTTPStatus.SERVICE_UNAVAILABLE),

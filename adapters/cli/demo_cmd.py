@@ -27,6 +27,7 @@ from rich.logging import RichHandler
 from rich.table import Table
 
 from cronpilot.adapters.bootstrap import (
+    build_approval_desk,
     build_clock,
     build_waker,
     migrate,
@@ -36,12 +37,15 @@ from cronpilot.adapters.bootstrap import (
 )
 from cronpilot.adapters.cli.demo_planner import PlannerLine, planner_lines
 from cronpilot.adapters.cli.identity import actor
-from cronpilot.adapters.cli.output import rich_table, schedule_text, span
+from cronpilot.adapters.cli.output import rich_table, schedule_text, short_id, span
 from cronpilot.adapters.settings import Settings, load_settings
+from cronpilot.domain.approvals import Approval, ApprovalState
+from cronpilot.domain.errors import ApprovalNotPending
 from cronpilot.domain.model import Endpoint, Run, RunStatus, RunTrigger, ScheduleSource
 from cronpilot.domain.paging import Cursor
 from cronpilot.domain.ports import Clock, JobDeclaration, Store
 from cronpilot.usecases.declarations import apply_declarations
+from cronpilot.usecases.queries.approvals import list_approvals
 from cronpilot.usecases.queries.catalog import EndpointState, list_endpoints
 from cronpilot.usecases.queries.notifications import list_notifications
 from cronpilot.usecases.queries.runs import RunQuery, page_runs
@@ -51,6 +55,7 @@ REFRESH_SECONDS = 0.5
 PLAIN_LINE_SECONDS = 5.0
 _RUNS_PAGE = 500
 _UNSUCCESSFUL = (RunStatus.FAILED, RunStatus.ABANDONED)
+_VERB = {ApprovalState.APPROVED: "approve", ApprovalState.REJECTED: "reject"}
 
 SHOWCASE_JOBS = """
 jobs:
@@ -99,6 +104,9 @@ MANUAL_REF = "billing/usage"
 MANUAL_AFTER_SECONDS = 3.0
 """The demo asks for a run of `MANUAL_REF` by hand this long after it starts, as
 `cronpilot run` would."""
+APPROVE_AFTER_SECONDS = 2.0
+"""The demo approves each approval (billing/cleanup's) once it has waited this long, as an
+admin would with `cronpilot approvals approve ID`."""
 
 
 def demo(
@@ -146,6 +154,8 @@ def _demo_settings(workdir: Path) -> Settings:
         max_sleep_seconds=1,
         planner_poll_seconds=1,
         reaper_interval_seconds=5,
+        # An approved dependant starts at the next look for ready DAG waits.
+        dag_sweep_seconds=1,
     )
 
 
@@ -206,12 +216,14 @@ async def _run(
         # No LLM in the demo: the heuristic planner adapts the schedules.
         planner = asyncio.create_task(serve_planner(settings, store, clock, stop))
         manual = asyncio.create_task(_run_by_hand(settings, store, clock))
+        admin = asyncio.create_task(_approve_by_hand(settings, store, clock))
         try:
             await progress.follow(store, stop, scheduler, clock.now() + timedelta(seconds=duration))
         finally:
             stop.set()
             manual.cancel()
-            await asyncio.gather(scheduler, planner, manual, return_exceptions=True)
+            admin.cancel()
+            await asyncio.gather(scheduler, planner, manual, admin, return_exceptions=True)
         return await _summarise(store), await planner_lines(store)
 
 
@@ -222,6 +234,24 @@ async def _run_by_hand(settings: Settings, store: Store, clock: Clock) -> None:
     waker = build_waker(settings)
     try:
         await request_run(store.unit_of_work, waker, MANUAL_REF, actor(), clock.now())
+    finally:
+        await waker.close()
+
+
+async def _approve_by_hand(settings: Settings, store: Store, clock: Clock) -> None:
+    """Approve each approval that has waited `APPROVE_AFTER_SECONDS`, as `cronpilot approvals
+    approve` does: the dependant then runs, a child of the run it waited after."""
+    waker = build_waker(settings)
+    desk = build_approval_desk(store, waker)
+    try:
+        while True:
+            await clock.sleep(REFRESH_SECONDS)
+            waiting = await list_approvals(store.reading, state=ApprovalState.PENDING)
+            for approval in waiting.items:
+                if clock.now() - approval.requested_at < timedelta(seconds=APPROVE_AFTER_SECONDS):
+                    continue
+                with contextlib.suppress(ApprovalNotPending):
+                    await desk.approve(approval.id, actor(), "approved by the demo", clock.now())
     finally:
         await waker.close()
 
@@ -371,12 +401,15 @@ class DemoSummary:
     endpoints: list[EndpointSummary]
     alerts: list[str] = field(default_factory=list)
     """A line per alert raised, with what became of its delivery."""
+    approvals: list[str] = field(default_factory=list)
+    """A line per approval asked for: how long it waited, and what became of it."""
 
     def dag_lines(self) -> list[str]:
         return [e.dag for e in self.endpoints if e.dag is not None]
 
     def feature_lines(self) -> list[str]:
-        return [line for e in self.endpoints for line in e.feature_lines()] + self.alerts
+        features = [line for e in self.endpoints for line in e.feature_lines()]
+        return features + self.approvals + self.alerts
 
     def totals(self) -> str:
         endpoints = self.endpoints
@@ -448,8 +481,26 @@ async def _summarise(store: Store) -> DemoSummary:
         f"({n.attempts} attempt{'' if n.attempts == 1 else 's'}) to {urlsplit(n.url).path}"
         for n in reversed(sent.items)
     ]
+    asked = await list_approvals(store.reading, limit=_RUNS_PAGE)
     return DemoSummary(
-        [_endpoint_summary(e, await _all_runs(store, e.id)) for e in endpoints], alerts
+        [_endpoint_summary(e, await _all_runs(store, e.id)) for e in endpoints],
+        alerts,
+        [_approval_line(a, refs.get(a.endpoint_id, a.endpoint_id)) for a in reversed(asked.items)],
+    )
+
+
+def _approval_line(approval: Approval, ref: str) -> str:
+    """`approval billing/cleanup 1a2b3c4d: waited 2s, approved by cli:ann@box (…)`."""
+    head = f"approval {ref} {short_id(approval.id)}"
+    if approval.decided_at is None:
+        return f"{head}: waiting for an admin until {approval.expires_at:%H:%M:%S}"
+    waited = span((approval.decided_at - approval.requested_at).total_seconds())
+    verb = _VERB.get(approval.state)
+    if verb is None:
+        return f"{head}: waited {waited}, {approval.state.value}: nobody decided in time"
+    return (
+        f"{head}: waited {waited}, {approval.state.value} by {approval.decided_by} "
+        f"(as `cronpilot approvals {verb} {short_id(approval.id)}` does)"
     )
 
 

@@ -255,6 +255,8 @@ def _dag(endpoint: Endpoint) -> str:
     if spec.depends_on:
         skip = " (only if changed)" if spec.only_if_changed else ""
         gate = f" if {spec.run_if}" if spec.run_if is not None else ""
+        if spec.approval_timeout_seconds is not None:
+            gate += f", approved by an admin within {span(spec.approval_timeout_seconds)}"
         parts.append(f"after {', '.join(spec.depends_on)}{skip}{gate}")
     if spec.dependants:
         parts.append(f"then {', '.join(spec.dependants)}")

@@ -86,6 +86,11 @@ COMMANDS: dict[str, Single | Group | Built] = {
         "proposals_cmd",
         {"list": "list_proposals", "show": "show", "approve": "approve", "reject": "reject"},
     ),
+    "approvals": Group(
+        "Approvals: DAG dependants waiting for an admin, and the decision.",
+        "approvals_cmd",
+        {"list": "list_approvals", "approve": "approve", "reject": "reject"},
+    ),
     "sessions": Group(
         "Analysis sessions: what the planner read, proposed and concluded.",
         "sessions_cmd",
@@ -102,7 +107,7 @@ COMMANDS: dict[str, Single | Group | Built] = {
         {"show": "show", "suggest": "suggest", "path": "path", "export": "export"},
     ),
     "notifications": Group(
-        "Alerts for webhooks: failing, recovered, auto-paused, to review.",
+        "Alerts for webhooks: failing, recovered, auto-paused, to review, to approve.",
         "notifications_cmd",
         {"list": "list_notifications"},
     ),

@@ -12,6 +12,7 @@ from cronpilot.adapters.logs import configure_logging
 from cronpilot.adapters.settings import Settings, load_settings
 from cronpilot.domain.errors import (
     AmbiguousId,
+    ApprovalNotPending,
     CronpilotError,
     InvalidConfig,
     InvalidRunRequest,
@@ -93,8 +94,10 @@ def exit_code(error: CronpilotError) -> int:
         | UnsafeURL
         | ValueRejected
         | StillDependedOn
-        # Deciding a proposal that is decided already is a user's mistake, not a failure.
+        # Deciding a proposal (or an approval) that is decided already is a user's mistake,
+        # not a failure.
         | ProposalNotPending
+        | ApprovalNotPending
         | AmbiguousId,
     ):
         return EXIT_BAD_INPUT

@@ -47,6 +47,7 @@ def endpoint_view(endpoint: Endpoint, last_run: Run | None) -> dict[str, Any]:
         "only_if_changed": spec.only_if_changed,
         "run_if": spec.run_if,
         "success_when": spec.success_when,
+        "approval_timeout_seconds": spec.approval_timeout_seconds,
         "notify": [mask_url(url) for url in spec.notify],
         "notify_after": spec.notify_after,
         "pause_after": spec.pause_after,

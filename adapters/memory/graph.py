@@ -8,6 +8,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from cronpilot.domain.approvals import ApprovalState
 from cronpilot.domain.conditions import Response
 from cronpilot.domain.dag import (
     DagPlan,
@@ -124,7 +125,7 @@ def advance_dag(state: MemoryState, finish: Finish, run: Run) -> Recorded:
     endpoint = state.endpoint(claim.endpoint.id)
     dag = dag_of(claim.dag, run, endpoint)
     job = [e for e in state.endpoints.values() if e.job_id == endpoint.job_id]
-    waits = {w.endpoint_id: w for (d, _), w in state.waits.items() if d == dag[0]}
+    waits = dag_run_waits(state, dag[0])
     previous = next(
         (
             r
@@ -135,11 +136,20 @@ def advance_dag(state: MemoryState, finish: Finish, run: Run) -> Recorded:
     )
     outcome = outcome_of(run, previous)
     responses = _responses(state, job, run_if_reads(job, waits, endpoint, run), run)
+    gated = {a.endpoint_id for a in state.approvals.values() if a.state is ApprovalState.PENDING}
     plan = advance(
-        job, waits, endpoint, outcome, dag=dag, worker_id=worker_id, now=now, responses=responses
+        job,
+        waits,
+        endpoint,
+        outcome,
+        dag=dag,
+        worker_id=worker_id,
+        now=now,
+        responses=responses,
+        gated=gated,
     )
     started = _carry_out(state, plan, (worker_id, finish.lease_seconds), now)
-    return Recorded(run, started, tuple(plan.skips))
+    return Recorded(run, started, tuple(plan.skips), tuple(plan.approvals))
 
 
 def _responses(
@@ -160,15 +170,28 @@ def _responses(
     return found
 
 
-def _carry_out(
-    state: MemoryState, plan: DagPlan, lease: tuple[str, float], now: datetime
-) -> list[Claim]:
+def dag_run_waits(state: MemoryState, dag_run_id: str) -> dict[str, DagWait]:
+    """The open waits of one DAG run, by endpoint id."""
+    return {w.endpoint_id: w for (d, _), w in state.waits.items() if d == dag_run_id}
+
+
+def save_plan(state: MemoryState, plan: DagPlan) -> None:
+    """Write what `plan` decided but the starts (as `adapters.sql.dag_repo.save_plan`)."""
     for wait in plan.waiting.values():
         state.waits[(wait.dag_run_id, wait.endpoint_id)] = wait
     for wait in plan.finished:
         state.waits.pop((wait.dag_run_id, wait.endpoint_id), None)
     for skipped in plan.skipped:
         state.runs[skipped.id] = skipped
+    for approval in plan.approvals:
+        state.approvals[approval.id] = approval
+    state.add_notifications(plan.notifications)
+
+
+def _carry_out(
+    state: MemoryState, plan: DagPlan, lease: tuple[str, float], now: datetime
+) -> list[Claim]:
+    save_plan(state, plan)
     claims = []
     for node, wait, trigger in plan.start:
         current = state.endpoints[node.id]
@@ -225,7 +248,16 @@ class MemoryDag(DagRepository):
 
     async def drop_stale_waits(self, created_before: datetime) -> int:
         async with self._state.lock:
-            stale = [k for k, w in self._state.waits.items() if w.created_at < created_before]
+            held = {
+                (a.dag_run_id, a.endpoint_id)
+                for a in self._state.approvals.values()
+                if a.state is ApprovalState.PENDING
+            }
+            stale = [
+                k
+                for k, w in self._state.waits.items()
+                if w.created_at < created_before and k not in held
+            ]
             for key in stale:
                 del self._state.waits[key]
         return len(stale)

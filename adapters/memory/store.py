@@ -13,12 +13,14 @@ from types import TracebackType
 from typing import Any, Self
 
 from cronpilot.adapters.memory.access import MemoryAccess
+from cronpilot.adapters.memory.approvals import MemoryApprovals
 from cronpilot.adapters.memory.deletion import delete_endpoints
 from cronpilot.adapters.memory.graph import MemoryDag, MemoryGraph, MemorySchemas, advance_dag
 from cronpilot.adapters.memory.notifications import MemoryNotifications
 from cronpilot.adapters.memory.planner import MemoryPlanner, MemoryPlannerState
 from cronpilot.adapters.memory.workers import MemoryWorkers
 from cronpilot.domain.alerts import Notification, run_notifications
+from cronpilot.domain.approvals import Approval
 from cronpilot.domain.audit import AuditEntry
 from cronpilot.domain.claiming import (
     hint_active,
@@ -151,6 +153,8 @@ class MemoryState:
     """API tokens, revoked ones included, by token id."""
     audit: list[AuditEntry] = field(default_factory=list)
     """The audit log, in the order written."""
+    approvals: dict[str, Approval] = field(default_factory=dict)
+    """Approval gates, by approval id."""
 
     def runs_of(self, endpoint_id: str) -> list[Run]:
         """Runs of one endpoint, newest slot first."""
@@ -520,6 +524,7 @@ class MemoryRepositories(Repositories):
         self._notifications = MemoryNotifications(state)
         self._workers = MemoryWorkers(state)
         self._access = MemoryAccess(state)
+        self._approvals = MemoryApprovals(state)
 
     @property
     def catalog(self) -> MemoryCatalog:
@@ -560,6 +565,10 @@ class MemoryRepositories(Repositories):
     @property
     def access(self) -> MemoryAccess:
         return self._access
+
+    @property
+    def approvals(self) -> MemoryApprovals:
+        return self._approvals
 
 
 class MemoryReadingUnit(MemoryRepositories, ReadingUnit):

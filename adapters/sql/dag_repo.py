@@ -8,7 +8,7 @@ finishing at once on two workers are serialised, and exactly one of them starts 
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -18,14 +18,22 @@ from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cronpilot.adapters.sql.engine import Database
+from cronpilot.adapters.sql.notifications_repo import add_notifications
 from cronpilot.adapters.sql.rows import (
+    approval_values,
     endpoint_from_row,
     run_from_row,
     run_values,
     save_endpoint_state,
     select_endpoints,
 )
-from cronpilot.adapters.sql.tables import dag_waits, endpoints, runs
+from cronpilot.adapters.sql.tables import (
+    IS_PENDING_APPROVAL,
+    approvals,
+    dag_waits,
+    endpoints,
+    runs,
+)
 from cronpilot.domain.conditions import Response
 from cronpilot.domain.dag import (
     DagPlan,
@@ -51,17 +59,38 @@ async def advance_dag(
     (`domain.dag.advance`) and start those now ready, in the same transaction. The caller has
     locked the endpoints of the run's job (`lock_jobs`)."""
     claim, worker_id, now = finish.claim, finish.worker_id, finish.now
-    job = await _lock_job(conn, cipher, claim.endpoint.job_id)
+    job = await lock_job(conn, cipher, claim.endpoint.job_id)
     endpoint = next(e for e in job if e.id == claim.endpoint.id)
     dag = dag_of(claim.dag, run, endpoint)
-    waits = await _waits(conn, dag_runs_of=dag[0])
+    waits = await dag_run_waits(conn, dag[0])
     outcome = outcome_of(run, await _previous_success(conn, run))
     responses = await _responses(conn, job, run_if_reads(job, waits, endpoint, run), run)
+    gated = await _gated(conn, job)
     plan = advance(
-        job, waits, endpoint, outcome, dag=dag, worker_id=worker_id, now=now, responses=responses
+        job,
+        waits,
+        endpoint,
+        outcome,
+        dag=dag,
+        worker_id=worker_id,
+        now=now,
+        responses=responses,
+        gated=gated,
     )
     started = await _carry_out(conn, cipher, plan, (worker_id, finish.lease_seconds), now)
-    return Recorded(run, started, tuple(plan.skips))
+    return Recorded(run, started, tuple(plan.skips), tuple(plan.approvals))
+
+
+async def _gated(conn: AsyncConnection, job: Sequence[Endpoint]) -> set[str]:
+    """The ids of the job's endpoints with an approval pending; no query for a job with no
+    approval gate, the common case."""
+    gates = [e.id for e in job if e.spec.approval_timeout_seconds is not None]
+    if not gates:
+        return set()
+    query = select(approvals.c.endpoint_id).where(
+        IS_PENDING_APPROVAL, approvals.c.endpoint_id.in_(gates)
+    )
+    return set((await conn.execute(query)).scalars())
 
 
 def lock_jobs(job_ids: Collection[str], endpoint_ids: Collection[str]) -> Select[Any]:
@@ -76,9 +105,10 @@ def lock_jobs(job_ids: Collection[str], endpoint_ids: Collection[str]) -> Select
     )
 
 
-async def _lock_job(
+async def lock_job(
     conn: AsyncConnection, cipher: SecretCipher | None, job_id: str
 ) -> list[Endpoint]:
+    """Every endpoint of the job, row-locked in id order (as `lock_jobs`)."""
     query = (
         select_endpoints()
         .where(endpoints.c.job_id == job_id)
@@ -96,12 +126,7 @@ async def _carry_out(
     lease: tuple[str, float],
     now: datetime,
 ) -> list[Claim]:
-    for wait in plan.finished:
-        await conn.execute(delete(dag_waits).where(*_wait_key(wait)))
-    for wait in plan.waiting.values():
-        await _save_wait(conn, wait)
-    if plan.skipped:
-        await conn.execute(insert(runs), [run_values(run) for run in plan.skipped])
+    await save_plan(conn, plan)
     claims = []
     for node, wait, trigger in plan.start:
         if node.lease_owner is None:
@@ -110,6 +135,20 @@ async def _carry_out(
             ready = replace(wait, ready=True, parent_trace_id=trigger.parent_trace_id)
             await _save_wait(conn, ready)
     return claims
+
+
+async def save_plan(conn: AsyncConnection, plan: DagPlan) -> None:
+    """Write what `plan` decided but the starts: waits, skipped runs, approvals asked for and
+    their notifications."""
+    for wait in plan.finished:
+        await conn.execute(delete(dag_waits).where(*_wait_key(wait)))
+    for wait in plan.waiting.values():
+        await _save_wait(conn, wait)
+    if plan.skipped:
+        await conn.execute(insert(runs), [run_values(run) for run in plan.skipped])
+    if plan.approvals:
+        await conn.execute(insert(approvals), [approval_values(a) for a in plan.approvals])
+    await add_notifications(conn, plan.notifications)
 
 
 async def _start(
@@ -172,9 +211,18 @@ class SqlDag(DagRepository):
             return [_wait(row) for row in (await conn.execute(query)).mappings().all()]
 
     async def drop_stale_waits(self, created_before: datetime) -> int:
+        held = (
+            select(approvals.c.id)
+            .where(
+                IS_PENDING_APPROVAL,
+                approvals.c.dag_run_id == dag_waits.c.dag_run_id,
+                approvals.c.endpoint_id == dag_waits.c.endpoint_id,
+            )
+            .exists()
+        )
         async with self._db.write() as conn:
             result = await conn.execute(
-                delete(dag_waits).where(dag_waits.c.created_at < created_before)
+                delete(dag_waits).where(dag_waits.c.created_at < created_before, ~held)
             )
         return int(result.rowcount)
 
@@ -254,8 +302,9 @@ async def _responses(
     return found
 
 
-async def _waits(conn: AsyncConnection, dag_runs_of: str) -> dict[str, DagWait]:
-    query = select(dag_waits).where(dag_waits.c.dag_run_id == dag_runs_of)
+async def dag_run_waits(conn: AsyncConnection, dag_run_id: str) -> dict[str, DagWait]:
+    """The open waits of one DAG run, by endpoint id."""
+    query = select(dag_waits).where(dag_waits.c.dag_run_id == dag_run_id)
     rows = (await conn.execute(query)).mappings().all()
     return {row["endpoint_id"]: _wait(row) for row in rows}
 

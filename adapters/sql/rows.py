@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cronpilot.adapters.crypto import open_headers, seal_headers
 from cronpilot.adapters.sql.tables import endpoints, jobs
+from cronpilot.domain.approvals import Approval, ApprovalState
 from cronpilot.domain.model import (
     JSON,
     Attempt,
@@ -88,6 +89,7 @@ def endpoint_values(endpoint: Endpoint, cipher: SecretCipher | None) -> dict[str
         "only_if_changed": spec.only_if_changed,
         "run_if": spec.run_if,
         "success_when": spec.success_when,
+        "approval_timeout_seconds": spec.approval_timeout_seconds,
         **_finishing_values(spec),
         **state_values(endpoint),
     }
@@ -189,6 +191,7 @@ def endpoint_from_row(row: Mapping[Any, Any], cipher: SecretCipher | None) -> En
         only_if_changed=row["only_if_changed"],
         run_if=row["run_if"],
         success_when=row["success_when"],
+        approval_timeout_seconds=row["approval_timeout_seconds"],
         **_finishing_from_row(row),
     )
     return Endpoint(
@@ -391,6 +394,38 @@ def run_from_row(row: Mapping[Any, Any]) -> Run:
         requested_by=row["requested_by"],
         attempts=tuple(_attempt_from_value(value) for value in row["attempts"] or ()),
         request=_request_from_value(row["request"]) if row["request"] else None,
+    )
+
+
+def approval_values(approval: Approval) -> dict[str, Any]:
+    return {
+        "id": approval.id,
+        "dag_run_id": approval.dag_run_id,
+        "parent_run_id": approval.parent_run_id,
+        "endpoint_id": approval.endpoint_id,
+        "job_id": approval.job_id,
+        "requested_at": approval.requested_at,
+        "expires_at": approval.expires_at,
+        "state": approval.state.value,
+        "decided_by": approval.decided_by,
+        "decided_at": approval.decided_at,
+        "reason": approval.reason,
+    }
+
+
+def approval_from_row(row: Mapping[Any, Any]) -> Approval:
+    return Approval(
+        id=row["id"],
+        dag_run_id=row["dag_run_id"],
+        parent_run_id=row["parent_run_id"],
+        endpoint_id=row["endpoint_id"],
+        job_id=row["job_id"],
+        requested_at=row["requested_at"],
+        expires_at=row["expires_at"],
+        state=ApprovalState(row["state"]),
+        decided_by=row["decided_by"],
+        decided_at=row["decided_at"],
+        reason=row["reason"],
     )
 
 

@@ -27,6 +27,7 @@ from cronpilot.domain.ports import ReadingUnit, Repositories, SecretCipher, Stor
 
 if TYPE_CHECKING:
     from cronpilot.adapters.sql.access_repo import SqlAccess
+    from cronpilot.adapters.sql.approvals_repo import SqlApprovals
     from cronpilot.adapters.sql.catalog import SqlCatalog
     from cronpilot.adapters.sql.claims import SqlClaims
     from cronpilot.adapters.sql.dag_repo import SqlDag
@@ -111,6 +112,12 @@ class SqlRepositories(Repositories):
         from cronpilot.adapters.sql.access_repo import SqlAccess
 
         return SqlAccess(self._repositories_db)
+
+    @cached_property
+    def approvals(self) -> SqlApprovals:
+        from cronpilot.adapters.sql.approvals_repo import SqlApprovals
+
+        return SqlApprovals(self._repositories_db)
 
 
 class SqlReadingUnit(SqlRepositories, ReadingUnit):

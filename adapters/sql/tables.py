@@ -164,6 +164,8 @@ endpoints = Table(
     Column("catch_up_window_seconds", Float, nullable=False, server_default=text("86400")),
     Column("floor_seconds", Float, nullable=False, server_default=text("1")),
     Column("next_slot_at", UtcDateTime, nullable=True),
+    # Approval gates (issue 12): set on a dependant that waits for an admin, at most this long.
+    Column("approval_timeout_seconds", Float, nullable=True),
     UniqueConstraint("job_id", "name"),
 )
 
@@ -344,6 +346,34 @@ dag_waits = Table(
     _id("parent_trace_id", nullable=True),
     Column("created_at", UtcDateTime, nullable=False),
 )
+
+# Approval gates (issue 12): a dependant's wait (`dag_waits`) held for an admin's decision.
+# `parent_run_id` has no foreign key: retention may prune that run while the approval waits.
+approvals = Table(
+    "approvals",
+    metadata,
+    _id("id", primary_key=True),
+    _id("dag_run_id", nullable=False),
+    _id("parent_run_id", nullable=False),
+    _id("endpoint_id", ForeignKey("endpoints.id", ondelete="CASCADE"), nullable=False),
+    _id("job_id", ForeignKey("jobs.id", ondelete="CASCADE"), nullable=False),
+    Column("requested_at", UtcDateTime, nullable=False),
+    Column("expires_at", UtcDateTime, nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("decided_by", String(200), nullable=True),
+    Column("decided_at", UtcDateTime, nullable=True),
+    Column("reason", Text, nullable=True),
+)
+# Expiry and the one-pending-per-endpoint rule read the (few) pending rows; listings go newest
+# first.
+IS_PENDING_APPROVAL = approvals.c.state == literal_column("'pending'")
+Index(
+    "ix_approvals_pending",
+    approvals.c.expires_at,
+    postgresql_where=IS_PENDING_APPROVAL,
+    sqlite_where=IS_PENDING_APPROVAL,
+)
+Index("ix_approvals_requested", approvals.c.requested_at, approvals.c.id)
 
 # The alerts outbox: written in the transaction of the run (or proposal) that raised the event,
 # delivered by any scheduler worker's notifier, which leases rows as endpoints are leased.

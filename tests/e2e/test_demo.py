@@ -97,6 +97,7 @@ def test_demo_runs_every_endpoint_and_summarises_from_the_database(tmp_path: Pat
     assert "dag etl/transform: " in done.stdout
     assert "only_if_changed: no upstream response changed" in done.stdout
     assert re.search(r'^dag etl/load: .*"batch_id": "batch-\d+"', done.stdout, re.MULTILINE)
+    assert int(lines["/billing/cleanup"]["ok"]) >= 1, done.stdout
     total_runs = sum(int(line["runs"]) for line in lines.values())
     assert re.search(rf"^total: {total_runs} runs on 19 endpoints", done.stdout, re.MULTILINE)
     # A failure retried within its slot, a Retry-After that moved a run, a run asked for by
@@ -106,6 +107,11 @@ def test_demo_runs_every_endpoint_and_summarises_from_the_database(tmp_path: Pat
         r"^retry-after showcase/rate-limited: [1-9]\d* runs waited for the endpoint's Retry-After",
         r"^manual billing/usage: 1 run by hand; last: success 200$",
         r"^alert failing showcase/alerting: delivered \(\d+ attempts?\) to /hooks/alerts$",
+        # billing/cleanup waits for an admin after each usage read: the webhook hears of it,
+        # the demo approves it as `cronpilot approvals approve` does, and then it runs.
+        r"^alert approval_pending billing/cleanup: delivered \(\d+ attempts?\) to /hooks/alerts$",
+        r"^approval billing/cleanup [0-9a-f]{8}: waited \d+s, approved by cli:\S+ "
+        r"\(as `cronpilot approvals approve [0-9a-f]{8}` does\)$",
     ):
         assert re.search(shown, done.stdout, re.MULTILINE), f"{shown}\n{done.stdout}"
     # The heuristic planner relaxed the report that never changes, and said why.

@@ -16,6 +16,7 @@ from cronpilot.domain.model import ErrorKind, Finish, Recorded, Response, RunSta
 from cronpilot.domain.ports import Store
 from cronpilot.domain.workers import WorkerInfo
 from cronpilot.scheduler.housekeeping import STALE_WAIT, Housekeeping
+from cronpilot.usecases.approvals import ApprovalDesk
 from tests.scheduler.builders import (
     DEADLINE,
     Failing,
@@ -44,6 +45,7 @@ async def test_reaper_abandons_runs_of_a_dead_worker_once_its_lease_expires(
         retention_runs=5,
         prune_interval_seconds=600,
         worker_stale_seconds=STALE,
+        approvals=ApprovalDesk(store.unit_of_work, None),
     )
 
     assert await housekeeping.reap_once() == 0
@@ -80,6 +82,7 @@ async def test_retention_keeps_the_newest_runs_of_each_endpoint(
         retention_runs=3,
         prune_interval_seconds=600,
         worker_stale_seconds=STALE,
+        approvals=ApprovalDesk(store.unit_of_work, None),
     )
 
     assert await housekeeping.prune_once() == 2
@@ -113,6 +116,7 @@ async def test_timers_run_both_jobs_and_stop_cleanly(
         retention_runs=5,
         prune_interval_seconds=20,
         worker_stale_seconds=STALE,
+        approvals=ApprovalDesk(store.unit_of_work, None),
     )
 
     housekeeping.start()
@@ -157,6 +161,7 @@ async def test_retention_drops_dag_waits_whose_parents_never_reported(
         retention_runs=5,
         prune_interval_seconds=600,
         worker_stale_seconds=STALE,
+        approvals=ApprovalDesk(store.unit_of_work, None),
     )
 
     await housekeeping.prune_once()
@@ -188,6 +193,7 @@ async def test_a_store_outage_on_the_timer_is_one_line_and_the_job_runs_again(
         retention_runs=5,
         prune_interval_seconds=600,
         worker_stale_seconds=STALE,
+        approvals=ApprovalDesk(store.unit_of_work, None),
     )
 
     housekeeping.start()
@@ -227,6 +233,7 @@ async def test_prune_forgets_workers_not_heard_from_within_the_stale_window(
         retention_runs=5,
         prune_interval_seconds=600,
         worker_stale_seconds=STALE,
+        approvals=ApprovalDesk(store.unit_of_work, None),
     )
 
     clock.advance(STALE)

@@ -15,6 +15,7 @@ from cronpilot.adapters.sql import open_sql_store
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.ports import SecretCipher, Store
 from cronpilot.scheduler.housekeeping import Housekeeping
+from cronpilot.usecases.approvals import ApprovalDesk
 from tests.scheduler.builders import DEADLINE, RunningWorker, declare, spec
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock
@@ -63,6 +64,7 @@ async def test_a_reap_is_one_record(
         retention_runs=5,
         prune_interval_seconds=600,
         worker_stale_seconds=60,
+        approvals=ApprovalDesk(store.unit_of_work, None),
     )
     caplog.set_level(logging.DEBUG)
 

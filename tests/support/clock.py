@@ -49,10 +49,11 @@ class FakeClock:
         self._changed.set()
         return self._now
 
-    async def until_sleeping_until(self, deadline: datetime) -> None:
-        """Wait until something sleeps until exactly `deadline` (bound it with
-        `asyncio.timeout`): the way to know a worker is idle, and until when."""
-        while all(until != deadline for until, _ in self._sleepers):
+    async def until_sleeping_until(self, deadline: datetime, sleepers: int = 1) -> None:
+        """Wait until something (`sleepers` things, for timers that share a deadline) sleeps
+        until exactly `deadline` (bound it with `asyncio.timeout`): the way to know a worker
+        is idle, and until when."""
+        while sum(until == deadline for until, _ in self._sleepers) < sleepers:
             self._changed.clear()
             await self._changed.wait()
 

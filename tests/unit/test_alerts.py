@@ -237,6 +237,7 @@ def test_the_event_document_explains_without_secrets() -> None:
             "finished_at": t(1).isoformat(),
         },
         "proposal": None,
+        "approval": None,
     }
     error = document["last_run"]["error"]
     assert error.startswith("connection reset by https://****@api.example.com/x?api_key=****")

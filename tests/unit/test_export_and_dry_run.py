@@ -55,6 +55,8 @@ jobs:
         run_if: |-
           orders.body.count > 0 &&
             orders.status == 200
+        approval: required
+        approval_timeout: 2h
         notify: []
 """
 

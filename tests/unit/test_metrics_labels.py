@@ -3,11 +3,13 @@ add no series beyond one per (job, endpoint, outcome, trigger)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from prometheus_client.parser import text_string_to_metric_families
 
 from cronpilot.adapters.metrics import PrometheusTelemetry
+from cronpilot.domain.approvals import ApprovalState, approval_request
 from cronpilot.domain.guardrails import GuardrailRule
 from cronpilot.domain.model import (
     Attempt,
@@ -104,3 +106,26 @@ def test_many_runs_with_distinct_urls_and_ids_add_no_series() -> None:
         assert forbidden not in text
     values = {value for sets in series.values() for labels in sets for _, value in labels}
     assert len(values) < 30
+
+
+def test_approvals_are_counted_by_outcome_never_by_id() -> None:
+    telemetry = PrometheusTelemetry()
+    for n in range(RUNS):
+        claim, recorded = _run(n)
+        gated = replace(
+            claim.endpoint, spec=replace(claim.endpoint.spec, approval_timeout_seconds=60)
+        )
+        asked = approval_request(gated, f"dag-{n}", f"run-{n}", T0)
+        telemetry.recorded(claim, replace(recorded, approvals=(asked,)))
+        telemetry.approval_decided([ApprovalState.APPROVED, ApprovalState.REJECTED][n % 2])
+    telemetry.approval_decided(ApprovalState.EXPIRED)
+
+    families = text_string_to_metric_families(telemetry.exposition()[0].decode())
+    counted = {
+        sample.labels["outcome"]: sample.value
+        for family in families
+        for sample in family.samples
+        if sample.name == "cronpilot_approvals_total"
+    }
+
+    assert counted == {"requested": RUNS, "approved": RUNS / 2, "rejected": RUNS / 2, "expired": 1}

@@ -1,0 +1,69 @@
+"""Approval gates: the DAG dependants waiting for an admin, and the admin's decision."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+from pydantic import BaseModel, Field
+
+from cronpilot.adapters.api.access import Admin, Reader
+from cronpilot.adapters.api.context import ApiContext, Context
+from cronpilot.adapters.api.paging import CursorToken, Limit, after, page_view
+from cronpilot.adapters.cli.approval_views import approval_view
+from cronpilot.domain.approvals import Approval, ApprovalState
+from cronpilot.usecases.queries.approvals import list_approvals
+from cronpilot.usecases.queries.catalog import endpoint_refs
+
+router = APIRouter(tags=["approvals"])
+
+
+@router.get("/approvals")
+async def get_approvals(
+    *,
+    ctx: Context,
+    _: Reader,
+    state: ApprovalState | None = None,
+    job: str | None = None,
+    endpoint: str | None = None,
+    limit: Limit = 50,
+    cursor: CursorToken = None,
+) -> dict[str, Any]:
+    page = await list_approvals(
+        ctx.store.reading, state=state, job=job, endpoint=endpoint, limit=limit, after=after(cursor)
+    )
+    refs = await endpoint_refs(ctx.store.reading)
+    return page_view(page, lambda a: approval_view(a, refs.get(a.endpoint_id, "?")))
+
+
+class DecisionRequest(BaseModel):
+    reason: str | None = Field(default=None, min_length=1, max_length=500, pattern=r"\S")
+
+
+@router.post("/approvals/{approval_id}/approve")
+async def approve(
+    approval_id: str, ctx: Context, who: Admin, request: DecisionRequest | None = None
+) -> dict[str, Any]:
+    """Let the waiting dependant run; an approval decided already (or expired) is a 409."""
+    decided = await ctx.approvals.approve(approval_id, who.actor, _reason(request), ctx.clock.now())
+    return await _view(ctx, decided)
+
+
+@router.post("/approvals/{approval_id}/reject")
+async def reject(
+    approval_id: str, ctx: Context, who: Admin, request: DecisionRequest | None = None
+) -> dict[str, Any]:
+    """Skip the waiting dependant and what follows it; decided already is a 409."""
+    decided = await ctx.approvals.reject(approval_id, who.actor, _reason(request), ctx.clock.now())
+    return await _view(ctx, decided)
+
+
+def _reason(request: DecisionRequest | None) -> str | None:
+    if request is None or request.reason is None:
+        return None
+    return " ".join(request.reason.split())
+
+
+async def _view(ctx: ApiContext, decided: Approval) -> dict[str, Any]:
+    refs = await endpoint_refs(ctx.store.reading)
+    return approval_view(decided, refs.get(decided.endpoint_id, "?"))

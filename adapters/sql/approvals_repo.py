@@ -1,0 +1,103 @@
+"""`ApprovalRepository` over SQL. Approvals are inserted by the finish that asks for them
+(`dag_repo.save_plan`); here they are read and decided.
+
+A decision is one transaction. The approval row is updated first, conditional on `pending`: of
+two admins (or an admin and the expiry) deciding at once, the second waits on that row and then
+finds it decided. A decline then locks the job's endpoints, in id order as finishes do, before
+it ends the dependant's wait in a skip, so it never crosses a finish advancing the same DAG run.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import select, update
+
+from cronpilot.adapters.sql.dag_repo import dag_run_waits, lock_job, save_plan
+from cronpilot.adapters.sql.engine import Database
+from cronpilot.adapters.sql.keyset import after_cursor
+from cronpilot.adapters.sql.prefixes import row_by_id
+from cronpilot.adapters.sql.rows import approval_from_row
+from cronpilot.adapters.sql.tables import IS_PENDING_APPROVAL, approvals, dag_waits
+from cronpilot.domain.approvals import Approval, ApprovalState, decided
+from cronpilot.domain.dag import declined
+from cronpilot.domain.errors import ApprovalNotFound, ApprovalNotPending
+from cronpilot.domain.paging import Cursor
+from cronpilot.domain.ports import ApprovalRepository
+
+
+class SqlApprovals(ApprovalRepository):
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def get_approval(self, approval_id: str) -> Approval:
+        async with self._db.read() as conn:
+            row = await row_by_id(conn, approvals, "approval", approval_id)
+        if row is None:
+            raise ApprovalNotFound(approval_id)
+        return approval_from_row(row)
+
+    async def list_approvals(
+        self,
+        state: ApprovalState | None = None,
+        job_id: str | None = None,
+        endpoint_id: str | None = None,
+        limit: int = 100,
+        after: Cursor | None = None,
+    ) -> list[Approval]:
+        table = approvals.c
+        query = select(approvals).order_by(table.requested_at.desc(), table.id.desc())
+        if state is not None:
+            query = query.where(table.state == state.value)
+        if job_id is not None:
+            query = query.where(table.job_id == job_id)
+        if endpoint_id is not None:
+            query = query.where(table.endpoint_id == endpoint_id)
+        if after is not None:
+            query = query.where(after_cursor(table.requested_at, table.id, after))
+        async with self._db.read() as conn:
+            rows = (await conn.execute(query.limit(limit))).mappings().all()
+        return [approval_from_row(row) for row in rows]
+
+    async def list_lapsed(self, now: datetime, limit: int) -> list[Approval]:
+        query = (
+            select(approvals)
+            .where(IS_PENDING_APPROVAL, approvals.c.expires_at <= now)
+            .order_by(approvals.c.expires_at, approvals.c.id)
+            .limit(limit)
+        )
+        async with self._db.read() as conn:
+            rows = (await conn.execute(query)).mappings().all()
+        return [approval_from_row(row) for row in rows]
+
+    async def decide(
+        self, approval_id: str, state: ApprovalState, by: str, reason: str | None, now: datetime
+    ) -> Approval:
+        async with self._db.write() as conn:
+            row = await row_by_id(conn, approvals, "approval", approval_id)
+            if row is None:
+                raise ApprovalNotFound(approval_id)
+            decision = decided(approval_from_row(row), state, by, reason, now)
+            result = await conn.execute(
+                update(approvals)
+                .where(approvals.c.id == decision.id, IS_PENDING_APPROVAL)
+                .values(state=state.value, decided_by=by, decided_at=now, reason=reason)
+            )
+            if result.rowcount != 1:
+                now_is = select(approvals.c.state).where(approvals.c.id == decision.id)
+                raise ApprovalNotPending(decision.id, (await conn.execute(now_is)).scalar_one())
+            if state is ApprovalState.APPROVED:
+                await conn.execute(
+                    update(dag_waits)
+                    .where(
+                        dag_waits.c.dag_run_id == decision.dag_run_id,
+                        dag_waits.c.endpoint_id == decision.endpoint_id,
+                    )
+                    .values(ready=True)
+                )
+            else:
+                # Without the cipher: a skip reads the DAG, never the request's secrets.
+                job = await lock_job(conn, None, decision.job_id)
+                waits = await dag_run_waits(conn, decision.dag_run_id)
+                await save_plan(conn, declined(job, waits, decision, now))
+        return decision
