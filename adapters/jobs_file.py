@@ -20,6 +20,7 @@ Shape::
             pause_after: 20
             retry: {attempts: 3, backoff: 1s, max_backoff: 30s, on: [timeout, connect, 5xx, 429]}
             accept_hints: true        # take the Cronpilot-Next-Run answer header as a hint
+            change_ignores: [checked_at, meta.request_id]   # not a change of the answer
 
 `${NAME}` in any string value is replaced by the environment variable NAME; an unset variable
 is an error, never an empty string. Durations are seconds or strings such as `250ms`, `30s`,
@@ -61,6 +62,7 @@ from cronpilot.adapters.settings import FLOOR_VARIABLE
 from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.errors import CronpilotError, InvalidConfig, InvalidDependency
 from cronpilot.domain.excerpt import excerpt
+from cronpilot.domain.field_paths import FieldPathError, canonical, parse_field_path
 from cronpilot.domain.model import (
     DEFAULT_CATCH_UP_WINDOW_SECONDS,
     DEFAULT_FLOOR_SECONDS,
@@ -94,6 +96,7 @@ _UNSENDABLE = re.compile("[\x00-\x08\x0a-\x1f\x7f\ud800-\udfff]")
 """Control characters but tab (CR/LF would end a request or header line) and lone surrogates
 (not text), refused in header values and URLs."""
 _MAX_NOTIFY_URLS = 10
+_MAX_CHANGE_IGNORES = 100
 _MAX_COUNT = 1_000_000
 """Bound on failure counts (`notify.after`, `pause_after`): a database integer holds it."""
 _MAX_DEPTH = 64
@@ -224,6 +227,7 @@ class EndpointConfig(_Strict):
     planner_mode: PlannerMode | None = None
     depends_on: list[Name] = Field(default_factory=list)
     only_if_changed: bool = False
+    change_ignores: list[str] = Field(default_factory=list, max_length=_MAX_CHANGE_IGNORES)
     notify: Notify | None = None
     pause_after: Count | None = None
     retry: RetryConfig | None = None
@@ -465,6 +469,7 @@ def _spec(
         planner_mode=endpoint.planner_mode,
         depends_on=tuple(endpoint.depends_on),
         only_if_changed=endpoint.only_if_changed,
+        change_ignores=_change_ignores(endpoint.change_ignores, (*loc, "change_ignores")),
         **_alert_settings(job, endpoint),
         retry=_retry_policy(endpoint, (*loc, "retry")),
         accept_hints=endpoint.accept_hints,
@@ -477,6 +482,20 @@ def _spec(
         ),
         floor_seconds=floor_seconds,
     )
+
+
+def _change_ignores(paths: Sequence[str], loc: Loc) -> tuple[str, ...]:
+    """The paths written the one way (`rows.0.id` is kept as `rows[0].id`)."""
+    written: list[str] = []
+    for i, path in enumerate(paths):
+        try:
+            one_way = canonical(parse_field_path(path))
+        except FieldPathError as exc:
+            raise _Issue((*loc, i), str(exc)) from exc
+        if one_way in written:
+            raise _Issue((*loc, i), f"{one_way} is listed twice")
+        written.append(one_way)
+    return tuple(written)
 
 
 def _check_url(loc: Loc, url: str, allowed_networks: Sequence[str]) -> None:

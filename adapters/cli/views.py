@@ -168,7 +168,9 @@ def output_view(learnt: LearntOutput) -> dict[str, Any]:
     return {
         "endpoint": learnt.endpoint.ref,
         "observations": schema.observations if schema else 0,
-        "schema": schema.json_schema() if schema and observed else None,
+        "schema": learnt.json_schema() if observed else None,
+        "volatile_fields": list(learnt.endpoint.volatile_fields),
+        "change_ignores": list(learnt.endpoint.spec.change_ignores),
         "drift": [
             {"run_id": e.run_id, "at": iso(e.at), "changes": list(e.changes)} for e in learnt.drift
         ],

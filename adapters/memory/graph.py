@@ -130,7 +130,7 @@ def advance_dag(state: MemoryState, finish: Finish, run: Run) -> Recorded:
         ),
         None,
     )
-    outcome = outcome_of(run, previous)
+    outcome = outcome_of(run, previous, endpoint)
     plan = advance(job, waits, endpoint, outcome, dag=dag, worker_id=worker_id, now=now)
     started = _carry_out(state, plan, (worker_id, finish.lease_seconds), now)
     return Recorded(run, started, tuple(plan.skips))

@@ -52,7 +52,7 @@ async def advance_dag(
     endpoint = next(e for e in job if e.id == claim.endpoint.id)
     dag = dag_of(claim.dag, run, endpoint)
     waits = await _waits(conn, dag_runs_of=dag[0])
-    outcome = outcome_of(run, await _previous_success(conn, run))
+    outcome = outcome_of(run, await _previous_success(conn, run), endpoint)
     plan = advance(job, waits, endpoint, outcome, dag=dag, worker_id=worker_id, now=now)
     started = await _carry_out(conn, cipher, plan, (worker_id, finish.lease_seconds), now)
     return Recorded(run, started, tuple(plan.skips))

@@ -86,6 +86,8 @@ def endpoint_values(endpoint: Endpoint, cipher: SecretCipher | None) -> dict[str
         "depends_on": list(spec.depends_on),
         "dependants": list(spec.dependants),
         "only_if_changed": spec.only_if_changed,
+        "change_ignores": list(spec.change_ignores),
+        "volatile_fields": list(endpoint.volatile_fields),
         **_finishing_values(spec),
         **state_values(endpoint),
     }
@@ -185,6 +187,7 @@ def endpoint_from_row(row: Mapping[Any, Any], cipher: SecretCipher | None) -> En
         depends_on=tuple(row["depends_on"]),
         dependants=tuple(row["dependants"]),
         only_if_changed=row["only_if_changed"],
+        change_ignores=tuple(row["change_ignores"]),
         **_finishing_from_row(row),
     )
     return Endpoint(
@@ -192,6 +195,7 @@ def endpoint_from_row(row: Mapping[Any, Any], cipher: SecretCipher | None) -> En
         job_id=row["job_id"],
         job_name=row["job_name"],
         spec=spec,
+        volatile_fields=tuple(row["volatile_fields"]),
         **_state_from_row(row),
     )
 
@@ -264,7 +268,12 @@ def planned_from_row(row: RowMapping, held: Endpoint) -> Endpoint:
         # (its schedule, and whom to alert, when to pause itself, whether to take hints).
         spec = replace(spec, **_finishing_from_row(row))
     return Endpoint(
-        id=held.id, job_id=held.job_id, job_name=held.job_name, spec=spec, **_state_from_row(row)
+        id=held.id,
+        job_id=held.job_id,
+        job_name=held.job_name,
+        spec=spec,
+        volatile_fields=held.volatile_fields,
+        **_state_from_row(row),
     )
 
 

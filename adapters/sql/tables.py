@@ -161,6 +161,10 @@ endpoints = Table(
     Column("catch_up_window_seconds", Float, nullable=False, server_default=text("86400")),
     Column("floor_seconds", Float, nullable=False, server_default=text("1")),
     Column("next_slot_at", UtcDateTime, nullable=True),
+    # Change detection (issue 12): fields declared not to count as a change, and those the
+    # schema learner found changing on every call (clocks, ids).
+    Column("change_ignores", _json(), nullable=False, server_default=text("'[]'")),
+    Column("volatile_fields", _json(), nullable=False, server_default=text("'[]'")),
     UniqueConstraint("job_id", "name"),
 )
 
