@@ -9,14 +9,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import re
 from collections.abc import Iterator, Sequence
 
-from cronpilot.domain.field_paths import KEY, FieldPath, canonical, parse_field_path
+from cronpilot.domain.field_paths import FieldPath, addressable, canonical, parse_field_path
 from cronpilot.domain.model import JSON, Endpoint, Run
 from cronpilot.domain.schema_inference import ShapeNode, volatile
-
-_ADDRESSABLE = re.compile(KEY)
 
 
 def volatile_fields(root: ShapeNode) -> tuple[str, ...]:
@@ -27,7 +24,7 @@ def volatile_fields(root: ShapeNode) -> tuple[str, ...]:
 
 def _volatile(node: ShapeNode, at: FieldPath) -> Iterator[FieldPath]:
     for key, child in node.properties.items():
-        if not _ADDRESSABLE.fullmatch(key):
+        if not addressable(key):
             continue
         path = (*at, key)
         if volatile(child):

@@ -11,6 +11,7 @@ from datetime import datetime
 from cronpilot.domain.audit import audit_entry
 from cronpilot.domain.declaration_diff import DeclarationChange, planned_changes
 from cronpilot.domain.errors import EndpointNotFound, InvalidConfig, JobNotFound
+from cronpilot.domain.field_paths import unseen_field
 from cronpilot.domain.graph import EdgeType, declared_sightings
 from cronpilot.domain.model import EndpointSpec, Job
 from cronpilot.domain.ports import (
@@ -21,7 +22,7 @@ from cronpilot.domain.ports import (
     UnitOfWorkFactory,
     Waker,
 )
-from cronpilot.domain.templates import input_fields, missing_field
+from cronpilot.domain.templates import input_fields
 from cronpilot.usecases.graph_edges import refresh_provides
 
 
@@ -120,7 +121,9 @@ async def check_templates(
                 schema = await repositories.schemas.get_output_schema(upstream.id)
                 if schema is None or not schema.observations:
                     continue
-                reason = missing_field(schema.root, placeholder)
-                if reason is not None:
+                unseen = unseen_field(schema.root, placeholder.path)
+                if unseen is not None:
                     where = f"{source}: job {job!r} endpoint {spec.name!r} field {item.where!r}"
-                    raise InvalidConfig(where, reason)
+                    raise InvalidConfig(
+                        where, f"template {placeholder}: {unseen.phrase(placeholder.upstream)}"
+                    )
