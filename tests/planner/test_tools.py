@@ -116,8 +116,7 @@ async def test_projections_read_the_one_path_syntax_positions_written_either_way
         "_missing": ["orders[5].id"],
     }
     assert refused.error == (
-        "bad field path 'orders[0] id': keys joined by dots, positions in brackets, "
-        "e.g. rows[0].id"
+        "bad field path 'orders[0] id': keys joined by dots, positions in brackets, e.g. rows[0].id"
     )
 
 
