@@ -26,6 +26,7 @@ jobs:
       - name: fetch
         url: http://127.0.0.1:9/fetch
         interval: 30s
+        change_ignores: [note]
       - name: transform
         url: http://127.0.0.1:9/transform?batch={{ fetch.batch_id }}
         depends_on: [fetch]
@@ -89,9 +90,13 @@ def test_schema_backfill_and_show(etl: Cli) -> None:
     assert shown["observations"] == 3
     assert shown["schema"]["required"] == ["batch_id", "records"]
     assert shown["schema"]["properties"]["note"]["x-seen"] == 1
+    assert shown["schema"]["properties"]["note"]["x-change-ignored"] is True
+    assert (shown["change_ignores"], shown["volatile_fields"]) == (["note"], [])
     [drift] = shown["drift"]
     assert drift["changes"] == ["note: new field"]
-    assert "learnt from 3 responses" in etl("schema", "show", "etl/fetch").stdout
+    table = etl("schema", "show", "etl/fetch").stdout
+    assert "learnt from 3 responses" in table
+    assert "not compared for a change, change_ignores: note" in table
 
 
 def test_graph_show_suggest_and_export(etl: Cli) -> None:
