@@ -140,8 +140,16 @@ def response_changed(run: Run, previous: Run | None, ignored: Sequence[FieldPath
     return new is None or old is None or new != old
 
 
+def changes_matter(endpoint: Endpoint, job: Sequence[Endpoint]) -> bool:
+    """Whether a dependant of `endpoint` (in `job`) skips when nothing changed upstream: only
+    then is a run compared with the one before (a read of it, and two hashes of large bodies,
+    saved on every other finish)."""
+    return any(e.spec.only_if_changed and e.name in endpoint.spec.dependants for e in job)
+
+
 def outcome_of(run: Run, previous: Run | None, endpoint: Endpoint) -> ParentOutcome:
-    """How `run` of `endpoint` ended, compared with the endpoint's `previous` success."""
+    """How `run` of `endpoint` ended, compared with the endpoint's `previous` success (None:
+    none, or not read as `changes_matter` says: a change is assumed)."""
     changed = response_changed(run, previous, ignored_fields(endpoint))
     return ParentOutcome(run.id, run.trace_id, run.status is RunStatus.SUCCESS, changed)
 

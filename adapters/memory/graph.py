@@ -12,6 +12,7 @@ from cronpilot.domain.dag import (
     DagPlan,
     DagWait,
     advance,
+    changes_matter,
     dag_claim,
     dag_of,
     outcome_of,
@@ -122,13 +123,11 @@ def advance_dag(state: MemoryState, finish: Finish, run: Run) -> Recorded:
     dag = dag_of(claim.dag, run, endpoint)
     job = [e for e in state.endpoints.values() if e.job_id == endpoint.job_id]
     waits = {w.endpoint_id: w for (d, _), w in state.waits.items() if d == dag[0]}
-    previous = next(
-        (
-            r
-            for r in state.runs_of(endpoint.id)
-            if r.slot_at < run.slot_at and r.status is RunStatus.SUCCESS
-        ),
-        None,
+    earlier = (r for r in state.runs_of(endpoint.id) if r.slot_at < run.slot_at)
+    previous = (
+        next((r for r in earlier if r.status is RunStatus.SUCCESS), None)
+        if changes_matter(endpoint, job)
+        else None
     )
     outcome = outcome_of(run, previous, endpoint)
     plan = advance(job, waits, endpoint, outcome, dag=dag, worker_id=worker_id, now=now)

@@ -31,6 +31,7 @@ from cronpilot.domain.dag import (
     DagWait,
     ParentOutcome,
     advance,
+    changes_matter,
     dag_claim,
     dag_of,
     outcome_of,
@@ -52,7 +53,8 @@ async def advance_dag(
     endpoint = next(e for e in job if e.id == claim.endpoint.id)
     dag = dag_of(claim.dag, run, endpoint)
     waits = await _waits(conn, dag_runs_of=dag[0])
-    outcome = outcome_of(run, await _previous_success(conn, run), endpoint)
+    previous = await _previous_success(conn, run) if changes_matter(endpoint, job) else None
+    outcome = outcome_of(run, previous, endpoint)
     plan = advance(job, waits, endpoint, outcome, dag=dag, worker_id=worker_id, now=now)
     started = await _carry_out(conn, cipher, plan, (worker_id, finish.lease_seconds), now)
     return Recorded(run, started, tuple(plan.skips))

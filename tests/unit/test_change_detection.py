@@ -18,7 +18,8 @@ from cronpilot.domain.change_detection import (
     marked_schema,
     volatile_fields,
 )
-from cronpilot.domain.dag import response_changed
+from cronpilot.domain.dag import changes_matter, response_changed
+from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.model import (
     Endpoint,
     EndpointSpec,
@@ -176,3 +177,16 @@ def test_schema_show_marks_what_change_detection_leaves_out() -> None:
     assert properties["rows"]["items"]["properties"]["at"]["x-change-ignored"] is True
     assert "x-volatile" not in properties["status"]
     assert "absent" not in properties
+
+
+def test_a_run_is_compared_with_the_last_only_for_a_dependant_that_skips_on_no_change() -> None:
+    specs = [
+        EndpointSpec("fetch", "https://x.io", Schedule(interval_seconds=60)),
+        EndpointSpec("load", "https://x.io", Schedule(), depends_on=("fetch",)),
+    ]
+    job = [Endpoint(s.name, "j", "job", s) for s in with_dependants(specs)]
+    fetch = job[0]
+    assert not changes_matter(fetch, job)
+    skipping = replace(job[1], spec=replace(job[1].spec, only_if_changed=True))
+    assert changes_matter(fetch, [fetch, skipping])
+    assert not changes_matter(skipping, [fetch, skipping])
