@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import pytest
 
@@ -76,17 +76,44 @@ class _Learning:
             await self.learner.idle()
 
 
-@asynccontextmanager
-async def _learning(store: Store, clock: FakeClock, on: bool) -> AsyncIterator[_Learning | None]:
-    if not on:
-        yield None
-        return
-    learner = RunLearner(store.unit_of_work, store.reading, clock)
-    learner.start()
-    try:
-        yield _Learning(learner)
-    finally:
-        await learner.stop()
+@dataclass
+class _World:
+    """A store, the fake clock, the loopback server and a worker's dispatcher and waker."""
+
+    store: Store
+    clock: FakeClock
+    server: EndpointServer
+    dispatcher: AiohttpDispatcher
+    waker: InProcessWaker
+
+    @asynccontextmanager
+    async def running(self, learn: bool) -> AsyncIterator[tuple[RunningWorker, _Learning | None]]:
+        """A worker running, with a learner as its observer when `learn`."""
+        if not learn:
+            async with RunningWorker(self.store, self.dispatcher, self.clock, self.waker) as run:
+                yield run, None
+            return
+        learner = RunLearner(self.store.unit_of_work, self.store.reading, self.clock)
+        learner.start()
+        learning = _Learning(learner)
+        try:
+            async with RunningWorker(
+                self.store, self.dispatcher, self.clock, self.waker, learning
+            ) as run:
+                yield run, learning
+        finally:
+            await learner.stop()
+
+
+@pytest.fixture
+def world(
+    store: Store,
+    clock: FakeClock,
+    server: EndpointServer,
+    dispatcher: AiohttpDispatcher,
+    waker: InProcessWaker,
+) -> _World:
+    return _World(store, clock, server, dispatcher, waker)
 
 
 async def _next_fetch(store: Store, clock: FakeClock) -> None:
@@ -97,9 +124,8 @@ async def _next_fetch(store: Store, clock: FakeClock) -> None:
 
 
 async def _run_slots(
-    store: Store,
+    world: _World,
     running: RunningWorker,
-    clock: FakeClock,
     learning: _Learning | None,
     *,
     slots: int,
@@ -108,7 +134,7 @@ async def _run_slots(
     """Let the worker run `slots` slots of fetch (`per_slot` finishes each), learning from each
     before the clock moves on."""
     for n in range(1, slots + 1):
-        await _next_fetch(store, clock)
+        await _next_fetch(world.store, world.clock)
         await running.until_finished(n * per_slot)
         if learning is not None:
             await learning.idle_after(n * per_slot)
@@ -120,24 +146,14 @@ async def _run_slots(
     ids=["compared whole", "declared", "learnt"],
 )
 async def test_only_if_changed_skips_when_only_clocks_and_ids_changed(
-    store: Store,
-    clock: FakeClock,
-    server: EndpointServer,
-    dispatcher: AiohttpDispatcher,
-    waker: InProcessWaker,
-    *,
-    ignores: tuple[str, ...],
-    learn: bool,
-    skipped: bool,
+    world: _World, *, ignores: tuple[str, ...], learn: bool, skipped: bool
 ) -> None:
+    store, clock, server = world.store, world.clock, world.server
     await _declare(store, clock, _fetch(server, ignores), _load(server))
     # The learnt case calls the same data often enough to tell its clocks and ids apart.
     before = VOLATILE_AFTER if learn else 1
-    async with (
-        _learning(store, clock, learn) as learning,
-        RunningWorker(store, dispatcher, clock, waker, learning) as running,
-    ):
-        await _run_slots(store, running, clock, learning, slots=before, per_slot=2)
+    async with world.running(learn) as (running, learning):
+        await _run_slots(world, running, learning, slots=before, per_slot=2)
         # One more fetch: the same data, a new time, request id and counter.
         await _next_fetch(store, clock)
         await running.until_finished(2 * before + (1 if skipped else 2))
@@ -164,24 +180,13 @@ async def test_only_if_changed_skips_when_only_clocks_and_ids_changed(
     ids=["compared whole", "declared", "learnt"],
 )
 async def test_the_heuristic_relaxes_an_endpoint_whose_clocks_and_ids_alone_change(
-    store: Store,
-    clock: FakeClock,
-    server: EndpointServer,
-    dispatcher: AiohttpDispatcher,
-    waker: InProcessWaker,
-    *,
-    ignores: tuple[str, ...],
-    learn: bool,
-    verdict: str,
+    world: _World, *, ignores: tuple[str, ...], learn: bool, verdict: str
 ) -> None:
-    await _declare(store, clock, _fetch(server, ignores))
-    async with (
-        _learning(store, clock, learn) as learning,
-        RunningWorker(store, dispatcher, clock, waker, learning) as running,
-    ):
-        await _run_slots(store, running, clock, learning, slots=VOLATILE_AFTER, per_slot=1)
+    await _declare(world.store, world.clock, _fetch(world.server, ignores))
+    async with world.running(learn) as (running, learning):
+        await _run_slots(world, running, learning, slots=VOLATILE_AFTER, per_slot=1)
 
-    await make_planner(store, HeuristicAnalyst(), clock).run_round()
+    await make_planner(world.store, HeuristicAnalyst(), world.clock).run_round()
 
-    [proposal] = await store.planner.list_proposals()
+    [proposal] = await world.store.planner.list_proposals()
     assert proposal.reason.startswith(verdict)

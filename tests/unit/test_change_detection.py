@@ -1,6 +1,6 @@
 """Change detection: which learnt fields are volatile (clocks, ids, counters, changing in almost
-every document), the comparable hash that leaves them and `change_ignores` out, and the marks
-`schema show` puts on them."""
+every document), the comparable hash that leaves them and `change_ignores` out, the marks
+`schema show` puts on them, and the example's health checks that rely on it."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from cronpilot.adapters.jobs_file import example_jobs_file, parse_declarations
+from cronpilot.adapters.simulator.scenario import Scenario
 from cronpilot.domain.change_detection import (
     comparable_hash,
     ignored_fields,
@@ -21,13 +23,13 @@ from cronpilot.domain.change_detection import (
 from cronpilot.domain.dag import changes_matter, response_changed
 from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.model import (
+    BodyAbsence,
     Endpoint,
     EndpointSpec,
+    Response,
     Run,
-    RunStatus,
     RunTrigger,
     Schedule,
-    ScheduleSource,
 )
 from cronpilot.domain.schema_inference import (
     VOLATILE_AFTER,
@@ -35,6 +37,7 @@ from cronpilot.domain.schema_inference import (
     merge_document,
     to_json_schema,
 )
+from cronpilot.domain.transitions import finished_run, queued_run
 
 T0 = datetime(2030, 1, 7, 12, tzinfo=UTC)
 
@@ -100,26 +103,20 @@ def test_the_counts_survive_a_save_and_go_on() -> None:
     assert "watched" not in json.dumps(to_json_schema(again))
 
 
-def _run(body: Any, digest: str | None = "raw") -> Run:
-    return Run(
-        id="r",
-        endpoint_id="e",
-        job_id="j",
-        trace_id="t",
-        trigger=RunTrigger.SCHEDULE,
-        schedule_source=ScheduleSource.BASELINE,
-        status=RunStatus.SUCCESS,
-        slot_at=T0,
-        started_at=T0,
-        worker_id="w",
-        body=body,
-        body_hash=digest,
-    )
-
-
 def _endpoint(ignores: tuple[str, ...] = (), volatile: tuple[str, ...] = ()) -> Endpoint:
     spec = EndpointSpec("health", "https://x.io", Schedule(), change_ignores=ignores)
     return Endpoint("e", "j", "job", spec, volatile_fields=volatile)
+
+
+def _run(body: Any, digest: str | None = "raw", absence: BodyAbsence | None = None) -> Run:
+    """A successful run that answered `body` (hashed as `digest`)."""
+    response = Response(200, body=body, body_absence=absence, body_hash=digest)
+    return finished_run(_QUEUED, response, T0)
+
+
+_QUEUED = queued_run(
+    _endpoint(), RunTrigger.MANUAL, slot_at=T0, due_at=T0, requested_by="test", now=T0
+)
 
 
 def test_the_comparable_hash_leaves_ignored_fields_out() -> None:
@@ -139,6 +136,16 @@ def test_the_comparable_hash_leaves_ignored_fields_out() -> None:
     assert comparable_hash(_run({"rows": [1, 2]}), (("rows", 0),)) != comparable_hash(
         _run({"rows": [2]}), (("rows", 0),)
     )
+
+
+@pytest.mark.parametrize("absence", [BodyAbsence.NOT_JSON, BodyAbsence.TOO_LARGE])
+def test_an_upstream_answer_that_was_not_read_counts_as_changed(absence: BodyAbsence) -> None:
+    # Nothing was hashed: whether it changed is unknown, and only_if_changed must not skip the
+    # dependant for ever.
+    unread = _run(None, None, absence)
+    assert response_changed(unread, unread)
+    assert not response_changed(_run({"a": 1}, "h"), _run({"a": 1}, "h"))
+    assert response_changed(_run({"a": 2}, "h2"), _run({"a": 1}, "h"))
 
 
 def test_without_anything_to_ignore_or_a_body_the_hash_is_the_bodys_own() -> None:
@@ -190,3 +197,25 @@ def test_a_run_is_compared_with_the_last_only_for_a_dependant_that_skips_on_no_c
     skipping = replace(job[1], spec=replace(job[1].spec, only_if_changed=True))
     assert changes_matter(fetch, [fetch, skipping])
     assert not changes_matter(skipping, [fetch, skipping])
+
+
+def test_the_examples_health_checks_change_only_when_their_status_does() -> None:
+    # They answer a new time and latency on every call: declared in `change_ignores`, those
+    # are no change, so a region whose status holds is not tightened (the demo's health/* was,
+    # to the min clamp, until the change limit refused it).
+    env = {"SIMULATOR_URL": "http://127.0.0.1:1"}
+    text = example_jobs_file().read_text(encoding="utf-8")
+    declared = parse_declarations(text, "jobs.yaml", ["127.0.0.1/32"], env)
+    [health] = [d for d in declared if d.job.name == "health"]
+    scenario = Scenario(seed=7, started_at=T0)
+
+    for spec in health.endpoints:
+        ignored = ignored_fields(Endpoint("e", "j", "health", spec))
+        answers = [scenario.health(spec.name, 0.5 * n) for n in range(400)]
+        by_status: dict[str, set[str | None]] = {}
+        for answer in answers:
+            hashed = comparable_hash(_run(answer, repr(answer)), ignored)
+            by_status.setdefault(answer["status"], set()).add(hashed)
+        assert len({a["checked_at"] for a in answers}) == len(answers)
+        assert all(len(hashes) == 1 for hashes in by_status.values()), spec.name
+        assert len(by_status) > 1, spec.name
