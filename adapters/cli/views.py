@@ -45,6 +45,8 @@ def endpoint_view(endpoint: Endpoint, last_run: Run | None) -> dict[str, Any]:
         "depends_on": list(spec.depends_on),
         "dependants": list(spec.dependants),
         "only_if_changed": spec.only_if_changed,
+        "change_ignores": list(spec.change_ignores),
+        "volatile_fields": list(endpoint.volatile_fields),
         "notify": [mask_url(url) for url in spec.notify],
         "notify_after": spec.notify_after,
         "pause_after": spec.pause_after,

@@ -159,12 +159,17 @@ async def test_the_schema_route_marks_what_change_detection_leaves_out(api: Api)
         await api.store.catalog.set_volatile_fields(stock.id, ["checked_at"])
 
         shown = (await reader.get("/endpoints/shop/stock/schema")).json()
+        endpoint = (await reader.get("/endpoints/shop/stock")).json()
 
     properties = shown["schema"]["properties"]
     assert properties["checked_at"]["x-volatile"] is True
     assert properties["latency_ms"]["x-change-ignored"] is True
     assert "x-volatile" not in properties["ok"]
     assert (shown["volatile_fields"], shown["change_ignores"]) == (["checked_at"], ["latency_ms"])
+    assert (endpoint["volatile_fields"], endpoint["change_ignores"]) == (
+        ["checked_at"],
+        ["latency_ms"],
+    )
 
 
 async def test_run_now_is_queued_for_the_token(api: Api) -> None:
