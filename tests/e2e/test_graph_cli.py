@@ -240,3 +240,25 @@ def test_apply_refuses_a_template_field_the_upstream_never_answered(
     )
     stored = etl.json("endpoints", "show", "etl/transform")
     assert stored["url"].endswith("?batch={{ fetch.batch_id }}")
+
+
+@pytest.mark.parametrize(
+    ("written", "problem"),
+    [
+        ("{{ fetch }}", "template {{ fetch }}: names no field of 'fetch'"),
+        ("{{ fetch.batch id }}", "template {{ fetch.batch id }}: bad field path"),
+        ("{{ fetch.batch_id }", "template {{ fetch.batch_id }: '{{' is not closed by '}}'"),
+    ],
+)
+def test_apply_refuses_braces_that_make_no_placeholder_and_writes_nothing(
+    etl: Cli, tmp_path: Path, written: str, problem: str
+) -> None:
+    malformed = write_jobs(tmp_path, PIPELINE.replace("{{ fetch.batch_id }}", written), "v2.yaml")
+
+    refused = etl("apply", "-f", malformed, expect=2)
+
+    assert one_error_line(refused.stderr).startswith(
+        f"error: {malformed}: job 'etl' endpoint 'transform' field 'url': {problem}"
+    )
+    stored = etl.json("endpoints", "show", "etl/transform")
+    assert stored["url"].endswith("?batch={{ fetch.batch_id }}")
