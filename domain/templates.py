@@ -38,7 +38,7 @@ from cronpilot.domain.model import JSON, EndpointSpec
 _UNSENDABLE = re.compile("[\x00-\x08\x0a-\x1f\x7f]")
 """Control characters but tab: an upstream value carrying CR/LF must not end a header line
 and forge another (config refuses them in declared values for the same reason)."""
-BRACED = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
+_BRACED = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
 """A placeholder, or what was meant for one: `{{`, anything, `}}`."""
 _HALF_OPENED = re.compile(r"\{[^{}\"':]*[A-Za-z][^{}\"':]*\}\}")
 """`{ fetch.id }}`: one brace short. Text in braces with no quote or colon is no JSON object
@@ -112,12 +112,12 @@ def _scan(text: str) -> tuple[list[Placeholder], TemplateMistake | None]:
         return [], None
     found: list[Placeholder] = []
     mistake = None
-    for match in BRACED.finditer(text):
+    for match in _BRACED.finditer(text):
         try:
             found.append(_placeholder(match.group(1)))
         except FieldPathError as exc:
             mistake = mistake or TemplateMistake(excerpt(match.group(0)), str(exc))
-    rest = BRACED.sub(" ", text)
+    rest = _BRACED.sub(" ", text)
     if mistake is None and "{{" in rest:
         unclosed = excerpt(rest[rest.index("{{") :])
         mistake = TemplateMistake(unclosed, "'{{' is not closed by '}}'")
@@ -272,7 +272,7 @@ def _fill_text(text: str, upstream: Mapping[str, JSON], into: str) -> str:
             raise TemplateUnfilled(str(placeholder), "the value holds a control character")
         return text
 
-    return BRACED.sub(replace, text)
+    return _BRACED.sub(replace, text)
 
 
 def _fill_body(value: Any, upstream: Mapping[str, JSON]) -> JSON:
