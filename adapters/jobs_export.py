@@ -139,6 +139,8 @@ def _endpoint(ref: str, spec: EndpointSpec, secrets: _Secrets) -> dict[str, Any]
         shown["approval"] = "required"
         if spec.approval_timeout_seconds != DEFAULT_APPROVAL_TIMEOUT_SECONDS:
             shown["approval_timeout"] = _seconds(spec.approval_timeout_seconds)
+    if spec.change_ignores:
+        shown["change_ignores"] = list(spec.change_ignores)
     if spec.notify or spec.notify_after != DEFAULT_NOTIFY_AFTER:
         urls = [_notify_url(ref, i + 1, url, secrets) for i, url in enumerate(spec.notify)]
         shown["notify"] = {"urls": urls, "after": spec.notify_after}

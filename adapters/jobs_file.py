@@ -21,6 +21,7 @@ Shape::
             retry: {attempts: 3, backoff: 1s, max_backoff: 30s, on: [timeout, connect, 5xx, 429]}
             accept_hints: true        # take the Cronpilot-Next-Run answer header as a hint
             success_when: 'body.status == "ok"'   # a condition (CEL) on the response
+            change_ignores: [checked_at, meta.request_id]   # not a change of the answer
           - name: load                # a DAG dependant: runs after fetch
             depends_on: [fetch]
             run_if: 'fetch.body.records > 0'      # a condition on the parents' responses
@@ -71,6 +72,7 @@ from cronpilot.domain.approvals import (
 from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.errors import CronpilotError, InvalidConfig, InvalidDependency
 from cronpilot.domain.excerpt import excerpt
+from cronpilot.domain.field_paths import FieldPathError, canonical, parse_field_path
 from cronpilot.domain.model import (
     DEFAULT_CATCH_UP_WINDOW_SECONDS,
     DEFAULT_FLOOR_SECONDS,
@@ -104,6 +106,7 @@ _UNSENDABLE = re.compile("[\x00-\x08\x0a-\x1f\x7f\ud800-\udfff]")
 """Control characters but tab (CR/LF would end a request or header line) and lone surrogates
 (not text), refused in header values and URLs."""
 _MAX_NOTIFY_URLS = 10
+_MAX_CHANGE_IGNORES = 100
 _MAX_COUNT = 1_000_000
 """Bound on failure counts (`notify.after`, `pause_after`): a database integer holds it."""
 _MAX_DEPTH = 64
@@ -248,6 +251,7 @@ class EndpointConfig(_Strict):
     success_when: str | None = None
     approval: Literal["required"] | None = None
     approval_timeout: ApprovalTimeout | None = None
+    change_ignores: list[str] = Field(default_factory=list, max_length=_MAX_CHANGE_IGNORES)
     notify: Notify | None = None
     pause_after: Count | None = None
     retry: RetryConfig | None = None
@@ -494,6 +498,7 @@ def _spec(
         run_if=endpoint.run_if,
         success_when=endpoint.success_when,
         approval_timeout_seconds=_approval(endpoint, loc),
+        change_ignores=_change_ignores(endpoint.change_ignores, (*loc, "change_ignores")),
         **_alert_settings(job, endpoint),
         retry=_retry_policy(endpoint, (*loc, "retry")),
         accept_hints=endpoint.accept_hints,
@@ -519,6 +524,20 @@ def _approval(endpoint: EndpointConfig, loc: Loc) -> float | None:
     if endpoint.approval_timeout is None:
         return DEFAULT_APPROVAL_TIMEOUT_SECONDS
     return endpoint.approval_timeout
+
+
+def _change_ignores(paths: Sequence[str], loc: Loc) -> tuple[str, ...]:
+    """The paths written the one way (`rows.0.id` is kept as `rows[0].id`)."""
+    written: list[str] = []
+    for i, path in enumerate(paths):
+        try:
+            one_way = canonical(parse_field_path(path))
+        except FieldPathError as exc:
+            raise _Issue((*loc, i), str(exc)) from exc
+        if one_way in written:
+            raise _Issue((*loc, i), f"{one_way} is listed twice")
+        written.append(one_way)
+    return tuple(written)
 
 
 def _check_url(loc: Loc, url: str, allowed_networks: Sequence[str]) -> None:

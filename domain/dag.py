@@ -26,7 +26,9 @@ from datetime import datetime, timedelta
 from cronpilot.domain import conditions
 from cronpilot.domain.alerts import Notification, approval_notifications
 from cronpilot.domain.approvals import Approval, approval_request, skip_of
+from cronpilot.domain.change_detection import comparable_hash, ignored_fields
 from cronpilot.domain.excerpt import excerpt
+from cronpilot.domain.field_paths import FieldPath
 from cronpilot.domain.graph import dependency_graph
 from cronpilot.domain.model import (
     JSON,
@@ -201,13 +203,15 @@ def skipped_run(
     )
 
 
-def response_changed(run: Run, previous: Run | None) -> bool:
+def response_changed(run: Run, previous: Run | None, ignored: Sequence[FieldPath] = ()) -> bool:
     """Whether `run` answered differently from `previous` (the endpoint's successful run
-    before it, None if there was none). A body that was not read (not JSON, too large) has
-    no hash: whether it changed is unknown, so it counts as changed."""
-    if previous is None or run.body_hash is None or previous.body_hash is None:
+    before it, None if there was none), the `ignored` fields aside (`change_detection`). A
+    body that was not read (not JSON, too large) has no hash: whether it changed is unknown,
+    so it counts as changed."""
+    if previous is None:
         return True
-    return previous.body_hash != run.body_hash
+    new, old = comparable_hash(run, ignored), comparable_hash(previous, ignored)
+    return new is None or old is None or new != old
 
 
 def skipped_outcome(run: Run) -> ParentOutcome:
@@ -215,10 +219,18 @@ def skipped_outcome(run: Run) -> ParentOutcome:
     return ParentOutcome(run.id, run.trace_id, ok=False, changed=False, skipped=True)
 
 
-def outcome_of(run: Run, previous: Run | None) -> ParentOutcome:
-    return ParentOutcome(
-        run.id, run.trace_id, run.status is RunStatus.SUCCESS, response_changed(run, previous)
-    )
+def changes_matter(endpoint: Endpoint, job: Sequence[Endpoint]) -> bool:
+    """Whether a dependant of `endpoint` (in `job`) skips when nothing changed upstream: only
+    then is a run compared with the one before (a read of it, and two hashes of large bodies,
+    saved on every other finish)."""
+    return any(e.spec.only_if_changed and e.name in endpoint.spec.dependants for e in job)
+
+
+def outcome_of(run: Run, previous: Run | None, endpoint: Endpoint) -> ParentOutcome:
+    """How `run` of `endpoint` ended, compared with the endpoint's `previous` success (None:
+    none, or not read as `changes_matter` says: a change is assumed)."""
+    changed = response_changed(run, previous, ignored_fields(endpoint))
+    return ParentOutcome(run.id, run.trace_id, run.status is RunStatus.SUCCESS, changed)
 
 
 def dag_of(claim_dag: DagTrigger | None, run: Run, endpoint: Endpoint) -> tuple[str, str]:

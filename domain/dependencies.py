@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from cronpilot.domain.errors import InvalidDependency
+from cronpilot.domain.field_paths import addressable, canonical
 from cronpilot.domain.graph import find_cycle
 from cronpilot.domain.model import EndpointSpec
-from cronpilot.domain.templates import input_fields
+from cronpilot.domain.templates import Placeholder, first_mistake, input_fields
 
 
 def with_dependants(specs: Sequence[EndpointSpec]) -> list[EndpointSpec]:
@@ -22,15 +23,13 @@ def with_dependants(specs: Sequence[EndpointSpec]) -> list[EndpointSpec]:
                 raise InvalidDependency(
                     index, "depends_on", f"unknown upstream {upstream!r} (not in this job)"
                 )
+        mistake = first_mistake(spec)
+        if mistake is not None:
+            raise InvalidDependency(index, mistake[0], str(mistake[1]))
         for item in input_fields(spec):
             placeholder = item.placeholder
             if placeholder is not None and placeholder.upstream not in spec.depends_on:
-                raise InvalidDependency(
-                    index,
-                    item.where,
-                    f"template {placeholder} names {placeholder.upstream!r}, "
-                    "which is not in depends_on",
-                )
+                raise InvalidDependency(index, item.where, _unknown_upstream(spec, placeholder))
     cycle = find_cycle({spec.name: spec.depends_on for spec in specs})
     if cycle is not None:
         raise InvalidDependency(
@@ -42,3 +41,17 @@ def with_dependants(specs: Sequence[EndpointSpec]) -> list[EndpointSpec]:
         replace(spec, dependants=tuple(s.name for s in specs if spec.name in s.depends_on))
         for spec in specs
     ]
+
+
+def _unknown_upstream(spec: EndpointSpec, placeholder: Placeholder) -> str:
+    """Why `placeholder` names no upstream of `spec`: one that it cannot name (`fetch.v2`, read
+    as field `v2` of `fetch`), or none at all."""
+    written = canonical((placeholder.upstream, *placeholder.path))
+    for upstream in spec.depends_on:
+        if not addressable(upstream) and written.startswith((f"{upstream}.", upstream + "[")):
+            return (
+                f"template {placeholder} cannot name {upstream!r}: a template's first key is "
+                f"letters, digits, '_' and '-', so it reads {placeholder.field!r} of "
+                f"{placeholder.upstream!r}; rename the upstream endpoint"
+            )
+    return f"template {placeholder} names {placeholder.upstream!r}, which is not in depends_on"

@@ -24,6 +24,12 @@ FieldPath = tuple[Step, ...]
 
 KEY = r"[A-Za-z0-9_-]+"
 _STEP = re.compile(rf"\.?({KEY})|\[(\d+|\*)\]")
+_KEY = re.compile(KEY)
+
+
+def addressable(key: str) -> bool:
+    """Whether a path can name `key` (an endpoint name, a response field's key)."""
+    return _KEY.fullmatch(key) is not None
 
 
 class FieldPathError(ValueError):

@@ -86,6 +86,7 @@ LogAction = Literal[
     "token_create",
     "token_revoke",
     "token_use_unrecorded",
+    "volatile_fields",
     "wake_failed",
     "wake_stale",
 ]

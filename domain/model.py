@@ -242,6 +242,9 @@ class EndpointSpec:
     success_when: str | None = None
     """A condition on the endpoint's own response: a response that does not satisfy it fails
     the run (`ErrorKind.ASSERTION`)."""
+    change_ignores: tuple[str, ...] = ()
+    """Fields of the response (canonical `domain.field_paths`) that do not count when responses
+    are compared for a change (`domain.change_detection`), beside those learnt volatile."""
     notify: tuple[str, ...] = ()
     """Webhook URLs told when the endpoint starts failing, recovers, pauses itself or has a
     planner proposal waiting for review (`domain.alerts`)."""
@@ -288,6 +291,9 @@ class Endpoint:
     next_slot_at: datetime | None = None
     """The grid slot of the next run when its call (`next_run_at`) is off it (jitter, or a
     missed slot caught up late); None when the call is at the slot."""
+    volatile_fields: tuple[str, ...] = ()
+    """Fields of the response learnt to change on every call whatever happens (clocks, ids:
+    `schema_inference.volatile`), canonical paths: they do not count as a change either."""
 
     @property
     def name(self) -> str:

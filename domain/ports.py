@@ -183,6 +183,12 @@ class CatalogRepository(Protocol):
         Raises `EndpointNotFound`."""
         ...
 
+    async def set_volatile_fields(self, endpoint_id: str, fields: Sequence[str]) -> None:
+        """Record the fields of the endpoint's responses learnt volatile (canonical paths,
+        `domain.change_detection.volatile_fields`) in place of those recorded before; nothing
+        else of the endpoint changes. Raises `EndpointNotFound`."""
+        ...
+
     async def delete_endpoints(self, endpoint_ids: Collection[str]) -> None:
         """Delete the endpoints and everything recorded of them: runs (queued and running
         ones too), proposals, analysis sessions and planner state, output schema and drift,

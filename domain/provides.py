@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from cronpilot.domain.field_paths import FieldPath
 from cronpilot.domain.schema_inference import ShapeNode, schema_types
 from cronpilot.domain.templates import InputField
 
@@ -116,7 +117,8 @@ class ProviderFields:
     fields: tuple[OutputField, ...]
     by_name: Mapping[str, tuple[int, ...]]
     """Positions in `fields` by normalized last key and by normalized last two keys."""
-    by_path: Mapping[tuple[str, ...], tuple[int, ...]]
+    by_path: Mapping[FieldPath, tuple[int, ...]]
+    """Positions in `fields` by path (an output field's path has keys only)."""
 
     def candidates(self, item: InputField, provider: str) -> list[OutputField]:
         """The fields `_how` could match to `item` (a superset), in `fields` order."""
@@ -131,7 +133,7 @@ class ProviderFields:
 
 def indexed(fields: Sequence[OutputField]) -> ProviderFields:
     by_name: dict[str, list[int]] = {}
-    by_path: dict[tuple[str, ...], list[int]] = {}
+    by_path: dict[FieldPath, list[int]] = {}
     for i, field in enumerate(fields):
         by_path.setdefault(field.path, []).append(i)
         names = {normalized(field.path[-1]), normalized("_".join(field.path[-2:]))}

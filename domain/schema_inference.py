@@ -13,7 +13,10 @@ property-tested with `jsonschema`):
   (they feed the counts), later ones only when they do not already fit, so one odd element in
   a long list still widens the schema while the cost stays bounded;
 - below `MAX_DEPTH` only types are kept: deeper structure is accepted, not described;
-- a format (date-time, uri, email, uuid) is stated only when every string seen matched it.
+- a format (date-time, uri, email, uuid) is stated only when every string seen matched it;
+- a field outside arrays counts how often its value changed from one document to the next,
+  and how often a number rose: a field that changes in almost every document and looks like a
+  clock or an id is `volatile` (decision 0024), left out when responses are compared.
 """
 
 from __future__ import annotations
@@ -29,6 +32,14 @@ JSON = Any
 MAX_DEPTH = 8
 MAX_ITEMS_MERGED = 50
 CONFIDENCE_PRIOR = 3
+VOLATILE_AFTER = 10
+"""Values a field must have shown before it can be called volatile."""
+VOLATILE_SHARE = 0.9
+"""The share of those values that differed from the one before (and, for a number, rose)."""
+MAX_WATCHED_CHARS = 64
+"""Longer strings are not kept to compare with the next one (a clock or an id is shorter):
+they count as changed."""
+_CLOCK_OR_ID_FORMATS = frozenset({"date-time", "uuid"})
 """A field seen n times is trusted n / (n + CONFIDENCE_PRIOR): 0.5 after 3 sightings, 0.9
 after 27. It says how settled the field's shape is, not whether it is present."""
 
@@ -111,10 +122,21 @@ class ShapeNode:
     held for every string: once none has, none can again, and strings are no longer checked."""
     properties: dict[str, ShapeNode] = field(default_factory=dict)
     items: ShapeNode | None = None
+    watched: int = 0
+    """Strings and numbers seen here, outside arrays, whose changes are counted."""
+    changes: int = 0
+    """How many of them differed from the one before."""
+    rises: int = 0
+    """How many numbers were greater than the number before (a counter, a Unix time)."""
+    last: JSON = None
+    """The last of them (None for a string over `MAX_WATCHED_CHARS`)."""
     path: str = field(default="", compare=False, repr=False)
     """Where the node is in the documents (`batch.id`, `items[]`), for drift messages. Not
     stored but given when the node is made: joining it for every value merged cost more than
     a tenth of the merge."""
+    in_array: bool = field(default=False, compare=False, repr=False)
+    """Below array items: its values come from several elements of one document, so whether
+    they change from one document to the next is not counted."""
 
     @property
     def confidence(self) -> float:
@@ -128,19 +150,31 @@ class ShapeNode:
             data["properties"] = {k: v.to_dict() for k, v in self.properties.items()}
         if self.items is not None:
             data["items"] = self.items.to_dict()
+        if self.watched:
+            data["watched"] = [self.watched, self.changes, self.rises, self.last]
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, JSON], path: str = "") -> ShapeNode:
+    def from_dict(
+        cls, data: dict[str, JSON], path: str = "", *, in_array: bool = False
+    ) -> ShapeNode:
         items = data.get("items")
         properties = data.get("properties", {}).items()
+        watched, changes, rises, last = data.get("watched", (0, 0, 0, None))
         return cls(
             seen=int(data["seen"]),
             types={str(k): int(v) for k, v in data["types"].items()},
             formats={str(k): int(v) for k, v in data.get("formats", {}).items()},
-            properties={k: cls.from_dict(v, _join(path, k)) for k, v in properties},
-            items=None if items is None else cls.from_dict(items, f"{path}[]"),
+            properties={
+                k: cls.from_dict(v, _join(path, k), in_array=in_array) for k, v in properties
+            },
+            items=None if items is None else cls.from_dict(items, f"{path}[]", in_array=True),
+            watched=int(watched),
+            changes=int(changes),
+            rises=int(rises),
+            last=last,
             path=path,
+            in_array=in_array,
         )
 
 
@@ -231,15 +265,34 @@ def _merge_object(
             if key not in value and known.seen == objects - 1:
                 changes.append(ShapeChange(known.path, "now optional"))
     depth += 1
+    watch = not node.in_array
     for key, item in value.items():
         child = properties.get(key)
         if child is None:
-            child = properties[key] = ShapeNode(path=_join(node.path, key))
+            child = properties[key] = ShapeNode(path=_join(node.path, key), in_array=node.in_array)
             if changes is not None and node.types["object"] > 1:
                 changes.append(ShapeChange(child.path, "new field"))
-        elif _counted(child, item):
-            continue
-        _merge(child, item, depth, changes)
+        if not _counted(child, item):
+            _merge(child, item, depth, changes)
+        if watch:
+            _watch(child, item)
+
+
+def _watch(node: ShapeNode, value: JSON) -> None:
+    """Count whether `value`, a field's value in one more document, changed since the last."""
+    kind = type(value)
+    if kind is not str and kind is not int and kind is not float:
+        return
+    if kind is str and len(value) > MAX_WATCHED_CHARS:
+        value = None
+    if node.watched:
+        last = node.last
+        if value != last:
+            node.changes += 1
+            if kind is not str and type(last) in (int, float) and value > last:
+                node.rises += 1
+    node.watched += 1
+    node.last = value
 
 
 def _merge_array(
@@ -247,7 +300,7 @@ def _merge_array(
 ) -> None:
     items = node.items
     if items is None:
-        items = node.items = ShapeNode(path=f"{node.path}[]")
+        items = node.items = ShapeNode(path=f"{node.path}[]", in_array=True)
     depth += 1
     for element in value[:MAX_ITEMS_MERGED]:
         if not _counted(items, element):
@@ -281,6 +334,21 @@ def fits(node: ShapeNode, value: JSON, depth: int = 0) -> bool:
     if kind == "array":
         return node.items is not None and all(fits(node.items, e, depth + 1) for e in value)
     return True
+
+
+def volatile(node: ShapeNode) -> bool:
+    """Whether the field changed in almost every document (`VOLATILE_SHARE` of at least
+    `VOLATILE_AFTER`) and looks like a clock or an id: date-time or uuid strings, or numbers
+    that rose nearly every time (a counter, a Unix time). Only strings and numbers were seen
+    there: a field that is sometimes null or an object is data, not a clock."""
+    if node.watched < VOLATILE_AFTER or node.watched != node.seen:
+        return False
+    enough = VOLATILE_SHARE * (node.watched - 1)
+    if node.changes < enough:
+        return False
+    if node.types.keys() == {"string"}:
+        return not _CLOCK_OR_ID_FORMATS.isdisjoint(_certain_formats(node))
+    return node.types.keys() <= {"integer", "number"} and node.rises >= enough
 
 
 def _type_allowed(node: ShapeNode, kind: str) -> bool:

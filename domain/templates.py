@@ -1,11 +1,14 @@
 """Request templates: `{{ fetch.batch_id }}` in a dependant's URL, headers or body names a
 field of an upstream endpoint's response, filled in when a DAG run calls the dependant.
 
-The first segment is the upstream endpoint (a sibling in the same job, declared in
-`depends_on`), the rest a path into its response: keys, or numbers for list positions
-(`{{ fetch.rows.0.id }}`). A body string that is exactly one placeholder takes the upstream
-value as it is (a number stays a number); anywhere else the value is written as text
-(URL-encoded in the URL), and only scalars fit there.
+The first key is the upstream endpoint (a sibling in the same job, declared in `depends_on`),
+the rest a field path into its response (`domain.field_paths`: `{{ fetch.rows[0].id }}`, the
+dotted `{{ fetch.rows.0.id }}` read as the same). A body string that is exactly one
+placeholder takes the upstream value as it is (a number stays a number); anywhere else the
+value is written as text (URL-encoded in the URL), and only scalars fit there.
+
+Braces that do not make a placeholder (`{{ fetch }}`, `{{ fetch.batch id }}`, `{{ fetch.id }`,
+`{ fetch.id }}`) are a `template_mistake`: refused when declared, and never sent as text.
 
 The placeholders also make the endpoint's input schema (`input_fields`): what it needs, where
 it goes and which JSON types can fill it, which the provides edges and the config check use.
@@ -21,13 +24,25 @@ from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
 
 from cronpilot.domain.errors import TemplateUnfilled
+from cronpilot.domain.excerpt import excerpt
+from cronpilot.domain.field_paths import (
+    MISSING,
+    FieldPath,
+    FieldPathError,
+    canonical,
+    follow,
+    parse_field_path,
+)
 from cronpilot.domain.model import JSON, EndpointSpec
-from cronpilot.domain.schema_inference import MAX_DEPTH, ShapeNode
 
 _UNSENDABLE = re.compile("[\x00-\x08\x0a-\x1f\x7f]")
 """Control characters but tab: an upstream value carrying CR/LF must not end a header line
 and forge another (config refuses them in declared values for the same reason)."""
-PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z0-9_-]+)((?:\.[A-Za-z0-9_-]+)+)\s*\}\}")
+_BRACED = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
+"""A placeholder, or what was meant for one: `{{`, anything, `}}`."""
+_HALF_OPENED = re.compile(r"\{[^{}\"':]*[A-Za-z][^{}\"':]*\}\}")
+"""`{ fetch.id }}`: one brace short. Text in braces with no quote or colon is no JSON object
+(a header may hold one, `{"a":{"b":1}}`), so it was meant as a placeholder."""
 SCALARS = frozenset({"string", "integer", "number", "boolean"})
 ANY_TYPE = frozenset({"null", "boolean", "integer", "number", "string", "array", "object"})
 
@@ -35,14 +50,19 @@ ANY_TYPE = frozenset({"null", "boolean", "integer", "number", "string", "array",
 @dataclass(frozen=True, slots=True)
 class Placeholder:
     upstream: str
-    path: tuple[str, ...]
+    path: FieldPath
 
     def __str__(self) -> str:
-        return "{{ " + ".".join((self.upstream, *self.path)) + " }}"
+        return "{{ " + canonical((self.upstream, *self.path)) + " }}"
 
     @property
     def field(self) -> str:
-        return ".".join(self.path)
+        return canonical(self.path)
+
+    @property
+    def name(self) -> str:
+        """The field's own name: the last key of its path."""
+        return next((str(step) for step in reversed(self.path) if isinstance(step, str)), "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,10 +86,56 @@ class InputField:
 
 
 def placeholders(text: str) -> list[Placeholder]:
-    return [
-        Placeholder(m.group(1), tuple(m.group(2)[1:].split(".")))
-        for m in PLACEHOLDER.finditer(text)
-    ]
+    """The placeholders of `text`, in order; braces that make none are left out (see
+    `template_mistake`)."""
+    return _scan(text)[0]
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateMistake:
+    """Braces that make no placeholder: the text, quoted, and what is wrong with it."""
+
+    text: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"template {self.text}: {self.reason}"
+
+
+def template_mistake(text: str) -> TemplateMistake | None:
+    """The first braces of `text` that make no placeholder; None when every `{{`…`}}` is one."""
+    return _scan(text)[1]
+
+
+def _scan(text: str) -> tuple[list[Placeholder], TemplateMistake | None]:
+    if "{" not in text:
+        return [], None
+    found: list[Placeholder] = []
+    mistake = None
+    for match in _BRACED.finditer(text):
+        try:
+            found.append(_placeholder(match.group(1)))
+        except FieldPathError as exc:
+            mistake = mistake or TemplateMistake(excerpt(match.group(0)), str(exc))
+    rest = _BRACED.sub(" ", text)
+    if mistake is None and "{{" in rest:
+        unclosed = excerpt(rest[rest.index("{{") :])
+        mistake = TemplateMistake(unclosed, "'{{' is not closed by '}}'")
+    elif mistake is None and (half := _HALF_OPENED.search(rest)) is not None:
+        mistake = TemplateMistake(excerpt(half.group(0)), "'}}' is not opened by '{{'")
+    return found, mistake
+
+
+def _placeholder(inside: str) -> Placeholder:
+    """` fetch.rows[0].id ` → the upstream `fetch` and the path `rows[0].id`."""
+    steps = parse_field_path(inside.strip())
+    upstream, path = steps[0], steps[1:]
+    if not path:
+        raise FieldPathError(
+            f"names no field of {upstream!r}: write the upstream endpoint and a field, "
+            "e.g. {{ fetch.rows[0].id }}"
+        )
+    return Placeholder(str(upstream), path)
 
 
 def input_fields(spec: EndpointSpec) -> list[InputField]:
@@ -82,10 +148,32 @@ def input_fields(spec: EndpointSpec) -> list[InputField]:
     return fields
 
 
+def first_mistake(spec: EndpointSpec) -> tuple[str, TemplateMistake] | None:
+    """The first braces of the endpoint's request that make no placeholder, with where they
+    are (`url`, `headers.X-Batch`, `body.filter.since`); None when there are none."""
+    texts = [("url", spec.url), *((f"headers.{k}", v) for k, v in spec.headers.items())]
+    for where, text in [*texts, *_body_texts(spec.body, "body")]:
+        mistake = template_mistake(text)
+        if mistake is not None:
+            return where, mistake
+    return None
+
+
+def _body_texts(value: JSON, where: str) -> Iterator[tuple[str, str]]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _body_texts(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _body_texts(item, f"{where}.{i}")
+    elif isinstance(value, str):
+        yield where, value
+
+
 def _url_inputs(url: str) -> Iterator[InputField]:
     parts = urlsplit(url)
     for p in placeholders(parts.path):
-        yield InputField(p.path[-1], "url", SCALARS, p)
+        yield InputField(p.name, "url", SCALARS, p)
     for name, value in parse_qsl(parts.query, keep_blank_values=True):
         found = placeholders(value)
         if not found:
@@ -103,7 +191,7 @@ def _body_inputs(value: JSON, path: tuple[str, ...]) -> list[InputField]:
         return [f for i, item in enumerate(value) for f in _body_inputs(item, (*path, str(i)))]
     if isinstance(value, str):
         found = placeholders(value)
-        whole = PLACEHOLDER.fullmatch(value.strip()) is not None
+        whole = _whole(value, found)
         if found:
             accepts = ANY_TYPE if whole else SCALARS
             return [InputField(name, where, accepts, p) for p in found]
@@ -120,17 +208,23 @@ def _literal_types(value: JSON) -> frozenset[str]:
     return frozenset({"string"})
 
 
+def _whole(text: str, found: list[Placeholder]) -> bool:
+    """Whether `text` is exactly one placeholder (spaces around it aside)."""
+    inner = text.strip()
+    return (
+        len(found) == 1
+        and inner.startswith("{{")
+        and inner.endswith("}}")
+        and inner.count("{{") == inner.count("}}") == 1
+    )
+
+
 def lookup(document: JSON, placeholder: Placeholder) -> JSON:
     """The value at the placeholder's path; raises `TemplateUnfilled` when it is not there."""
-    node = document
-    for key in placeholder.path:
-        if isinstance(node, dict) and key in node:
-            node = node[key]
-        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
-            node = node[int(key)]
-        else:
-            raise TemplateUnfilled(str(placeholder), f"the response has no {placeholder.field!r}")
-    return node
+    value = follow(document, placeholder.path)
+    if value is MISSING:
+        raise TemplateUnfilled(str(placeholder), f"the response has no {placeholder.field!r}")
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +236,8 @@ class FilledRequest:
 
 def fill(spec: EndpointSpec, upstream: Mapping[str, JSON]) -> FilledRequest:
     """The request with every placeholder replaced from `upstream` (responses by endpoint
-    name). Raises `TemplateUnfilled` naming the placeholder that cannot be filled."""
+    name). Raises `TemplateUnfilled` naming the placeholder that cannot be filled, or braces
+    that make none (stored before they were refused): they are never sent as text."""
     return FilledRequest(
         url=_fill_text(spec.url, upstream, "url"),
         headers={k: _fill_text(v, upstream, "header") for k, v in spec.headers.items()},
@@ -158,9 +253,15 @@ def _value(placeholder: Placeholder, upstream: Mapping[str, JSON]) -> JSON:
 
 def _fill_text(text: str, upstream: Mapping[str, JSON], into: str) -> str:
     """`into` is `url` (values URL-encoded), `header` (no control characters) or `body`."""
+    found, mistake = _scan(text)
+    if mistake is not None:
+        raise TemplateUnfilled(mistake.text, mistake.reason)
+    if not found:
+        return text
+    each = iter(found)
 
-    def replace(match: re.Match[str]) -> str:
-        placeholder = placeholders(match.group(0))[0]
+    def replace(_: re.Match[str]) -> str:
+        placeholder = next(each)
         value = _value(placeholder, upstream)
         if isinstance(value, dict | list) or value is None:
             raise TemplateUnfilled(str(placeholder), "only a string, number or boolean fits here")
@@ -171,7 +272,7 @@ def _fill_text(text: str, upstream: Mapping[str, JSON], into: str) -> str:
             raise TemplateUnfilled(str(placeholder), "the value holds a control character")
         return text
 
-    return PLACEHOLDER.sub(replace, text)
+    return _BRACED.sub(replace, text)
 
 
 def _fill_body(value: Any, upstream: Mapping[str, JSON]) -> JSON:
@@ -180,29 +281,8 @@ def _fill_body(value: Any, upstream: Mapping[str, JSON]) -> JSON:
     if isinstance(value, list):
         return [_fill_body(item, upstream) for item in value]
     if isinstance(value, str):
-        whole = PLACEHOLDER.fullmatch(value.strip())
-        if whole is not None:
-            return _value(placeholders(value)[0], upstream)
+        found = placeholders(value)
+        if _whole(value, found):
+            return _value(found[0], upstream)
         return _fill_text(value, upstream, "body")
     return value
-
-
-def missing_field(root: ShapeNode, placeholder: Placeholder) -> str | None:
-    """Why the learnt output schema `root` cannot fill `placeholder`, or None when it can (or
-    the path goes below what the schema describes)."""
-    node = root
-    for depth, key in enumerate(placeholder.path):
-        if depth >= MAX_DEPTH:
-            return None
-        if key.isdigit() and node.items is not None:
-            node = node.items
-        elif key in node.properties:
-            node = node.properties[key]
-        else:
-            known = ", ".join(sorted(node.properties)) or "none"
-            where = ".".join(placeholder.path[:depth]) or "its response"
-            return (
-                f"template {placeholder}: {placeholder.upstream!r} has answered no field "
-                f"{key!r} in {where} (its fields: {known})"
-            )
-    return None

@@ -1,59 +1,41 @@
-"""What a query tool shows of a stored body: only the fields asked for (JSON paths), and never
-more than a size limit, with a marker saying what was cut."""
+"""What a query tool shows of a stored body: only the fields asked for (field paths, the one
+syntax of templates and conditions), and never more than a size limit, with a marker saying
+what was cut."""
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from typing import Any
 
+from cronpilot.domain.field_paths import MISSING, FieldPath, follow, parse_field_path
+
 DEFAULT_MAX_BODY_CHARS = 2_000
-_STEP = re.compile(r"([^.\[\]]+)|\[(\d+|\*)\]")
-_MISSING = object()
 
 
-def parse_path(path: str) -> list[str | int | None]:
-    """`items[0].id` → `["items", 0, "id"]`; `[*]` (every element) is None. Raises ValueError."""
-    steps: list[str | int | None] = []
-    position = 0
-    for match in _STEP.finditer(path):
-        if match.start() != position and path[position : match.start()] != ".":
-            raise ValueError(f"bad JSON path {path!r}")
-        key, index = match.groups()
-        steps.append(key if key is not None else None if index == "*" else int(index))
-        position = match.end()
-    if not steps or position != len(path):
-        raise ValueError(f"bad JSON path {path!r}: use dots and [n], e.g. items[0].id")
-    return steps
-
-
-def _follow(value: Any, steps: Sequence[str | int | None]) -> Any:
-    if not steps:
-        return value
-    step, rest = steps[0], steps[1:]
-    if step is None:
-        if not isinstance(value, list):
-            return _MISSING
-        found = [_follow(item, rest) for item in value]
-        return [item for item in found if item is not _MISSING]
-    if isinstance(step, int):
-        if isinstance(value, list) and -len(value) <= step < len(value):
-            return _follow(value[step], rest)
-        return _MISSING
-    if isinstance(value, dict) and step in value:
-        return _follow(value[step], rest)
-    return _MISSING
+def _follow(value: Any, path: FieldPath) -> Any:
+    """`field_paths.follow`, and `[*]`: the list of what follows from every element that has
+    it."""
+    if None not in path:
+        return follow(value, path)
+    every = path.index(None)
+    elements = follow(value, path[:every])
+    if not isinstance(elements, list):
+        return MISSING
+    found = [_follow(element, path[every + 1 :]) for element in elements]
+    return [item for item in found if item is not MISSING]
 
 
 def project(body: Any, paths: Sequence[str]) -> dict[str, Any]:
-    """`{path: value}` for each path found in `body`; paths not found are listed under
-    `_missing`, so the model can tell a null value from an absent field."""
+    """`{path: value}` for each path found in `body` (field paths, `domain.field_paths`, with
+    `[*]` for every element); paths not found are listed under `_missing`, so the model can
+    tell a null value from an absent field. Raises `FieldPathError` (a `ValueError`) for a path
+    it cannot read."""
     found: dict[str, Any] = {}
     missing: list[str] = []
     for path in paths:
-        value = _follow(body, parse_path(path))
-        if value is _MISSING:
+        value = _follow(body, parse_field_path(path, every=True))
+        if value is MISSING:
             missing.append(path)
         else:
             found[path] = value
@@ -71,7 +53,7 @@ def capped(value: Any, max_chars: int = DEFAULT_MAX_BODY_CHARS) -> Any:
     return {
         "_truncated": (
             f"body is {len(text)} characters; showing the first {max_chars}. "
-            "Ask for fields (JSON paths) to read less."
+            "Ask for fields (field paths) to read less."
         ),
         "preview": text[:max_chars],
     }

@@ -33,7 +33,7 @@ class Projection(ToolArgs):
     fields: list[str] | None = Field(
         default=None,
         description=(
-            "JSON paths to return instead of the whole body, e.g. ['fraud_rate', "
+            "Field paths to return instead of the whole body, e.g. ['fraud_rate', "
             "'items[0].id', 'items[*].id']; [] returns no body at all."
         ),
     )

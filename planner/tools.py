@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from cronpilot.domain.change_detection import comparable_hash, ignored_fields
 from cronpilot.domain.context import Neighbour, dag_context, related_siblings
 from cronpilot.domain.graph import Edge
 from cronpilot.domain.model import JSON, Endpoint, Run
@@ -181,14 +182,16 @@ class ToolBox:
             )
         return found
 
-    def view(self, run: Run, fields: list[str] | None) -> JSON:
-        """A run as the model sees it: metadata, and the body projected and capped."""
+    def view(self, run: Run, fields: list[str] | None, endpoint: Endpoint) -> JSON:
+        """A run of `endpoint` as the model sees it: metadata, and the body projected and
+        capped. Its `body_hash` leaves out what does not count as a change (`change_detection`):
+        equal hashes are the same answer."""
         shown: dict[str, Any] = {
             "slot_at": run.slot_at.isoformat(),
             "status": run.status.value,
             "status_code": run.status_code,
             "duration_ms": None if run.duration_ms is None else round(run.duration_ms, 1),
-            "body_hash": run.body_hash,
+            "body_hash": comparable_hash(run, ignored_fields(endpoint)),
         }
         if run.error_kind is not None:
             shown["error"] = run.error_kind.value
@@ -241,7 +244,7 @@ def _validation_message(exc: ValidationError) -> str:
 async def _latest(box: ToolBox, args: ReadArgs) -> JSON:
     endpoint = box.readable(args.endpoint)
     runs = await box.context.store.runs.list_runs(endpoint.id, limit=1)
-    latest = box.view(runs[0], args.fields) if runs else None
+    latest = box.view(runs[0], args.fields, endpoint) if runs else None
     return {"endpoint": endpoint.name, "run": latest}
 
 
@@ -251,7 +254,7 @@ async def _history(box: ToolBox, args: HistoryArgs) -> JSON:
     return {
         "endpoint": endpoint.name,
         "offset": args.offset,
-        "runs": [box.view(run, args.fields) for run in runs],
+        "runs": [box.view(run, args.fields, endpoint) for run in runs],
     }
 
 
@@ -261,7 +264,7 @@ async def _siblings(box: ToolBox, args: Projection) -> JSON:
     # read the siblings that matter.
     others = related_siblings(box.endpoint, job, box.context.edges, box.context.now())
     latest = await box.context.store.runs.latest_runs([e.id for e in others])
-    return {e.name: box.view(latest[e.id], args.fields) for e in others if e.id in latest}
+    return {e.name: box.view(latest[e.id], args.fields, e) for e in others if e.id in latest}
 
 
 async def _dag_context(box: ToolBox, args: EndpointArgs) -> JSON:
@@ -356,7 +359,8 @@ TOOLS: dict[str, ToolSpec] = {
         ToolSpec(
             "get_response_history",
             ToolKind.QUERY,
-            "Recent runs, newest first (at most 50 per call; page with offset).",
+            "Recent runs, newest first (at most 50 per call; page with offset). Equal "
+            "body_hash: the same answer, clocks and ids aside.",
             HistoryArgs,
             _history,
         ),

@@ -13,6 +13,7 @@ from cronpilot.domain.audit import audit_entry
 from cronpilot.domain.conditions import ConditionError, Scope, check_condition
 from cronpilot.domain.declaration_diff import DeclarationChange, planned_changes
 from cronpilot.domain.errors import EndpointNotFound, InvalidConfig, JobNotFound
+from cronpilot.domain.field_paths import unseen_field
 from cronpilot.domain.graph import EdgeType, declared_sightings
 from cronpilot.domain.model import EndpointSpec, Job
 from cronpilot.domain.ports import (
@@ -24,7 +25,7 @@ from cronpilot.domain.ports import (
     Waker,
 )
 from cronpilot.domain.schema_inference import ShapeNode
-from cronpilot.domain.templates import input_fields, missing_field
+from cronpilot.domain.templates import input_fields
 from cronpilot.usecases.graph_edges import refresh_provides
 
 
@@ -126,10 +127,12 @@ async def check_templates(
                 schema = await repositories.schemas.get_output_schema(upstream.id)
                 if schema is None or not schema.observations:
                     continue
-                reason = missing_field(schema.root, placeholder)
-                if reason is not None:
+                unseen = unseen_field(schema.root, placeholder.path)
+                if unseen is not None:
                     where = f"{source}: job {job!r} endpoint {spec.name!r} field {item.where!r}"
-                    raise InvalidConfig(where, reason)
+                    raise InvalidConfig(
+                        where, f"template {placeholder}: {unseen.phrase(placeholder.upstream)}"
+                    )
 
 
 async def check_conditions(

@@ -10,6 +10,7 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 
+from cronpilot.domain.change_detection import volatile_fields
 from cronpilot.domain.errors import ConflictError
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Run
@@ -51,6 +52,7 @@ async def learn_schema(
         async with uow() as tx:
             if not await tx.schemas.save_output_schema(schema, drift, now, rebuilt=False):
                 continue
+            await _note_volatile(tx, endpoint, schema)
             await tx.commit()
         for event in drift:
             log.info(
@@ -61,6 +63,21 @@ async def learn_schema(
             )
         return Learnt(schema, reshaped=bool(drift) or first, drift_events=len(drift))
     return Learnt(schema, reshaped=False)
+
+
+async def _note_volatile(tx: Repositories, endpoint: Endpoint, schema: OutputSchema) -> None:
+    """Record the fields the schema now finds volatile, when they differ from the endpoint's
+    (as it was claimed: a stale copy costs one write more, never a wrong set)."""
+    found = volatile_fields(schema.root)
+    if found != endpoint.volatile_fields:
+        await tx.catalog.set_volatile_fields(endpoint.id, found)
+        if found:
+            log.info(
+                "%s: fields that change on every call, left out of change detection: %s",
+                endpoint.ref,
+                ", ".join(found),
+                extra=log_extra("volatile_fields", endpoint_id=endpoint.id),
+            )
 
 
 async def _unlearnt(
@@ -100,6 +117,7 @@ async def rebuild_schema(
         drift = learn(schema, reversed(runs), now)
         async with uow() as tx:
             if await tx.schemas.save_output_schema(schema, drift, now, rebuilt=True):
+                await _note_volatile(tx, endpoint, schema)
                 await tx.commit()
                 return schema
     raise ConflictError(f"the schema of {endpoint.ref} changed while it was rebuilt")

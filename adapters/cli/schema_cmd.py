@@ -38,7 +38,13 @@ def show(
         return
     console = Console()
     console.print(f"{endpoint.ref}: learnt from {schema.observations} responses")
-    console.print(RichJSON.from_data(schema.json_schema()))
+    console.print(RichJSON.from_data(found.json_schema()))
+    for what, paths in (
+        ("volatile (learnt)", endpoint.volatile_fields),
+        ("change_ignores", endpoint.spec.change_ignores),
+    ):
+        if paths:
+            console.print(f"not compared for a change, {what}: {', '.join(paths)}")
     for event in events:
         console.print(f"drift {iso(event.at)} run {event.run_id}: {'; '.join(event.changes)}")
 

@@ -48,6 +48,8 @@ def endpoint_view(endpoint: Endpoint, last_run: Run | None) -> dict[str, Any]:
         "run_if": spec.run_if,
         "success_when": spec.success_when,
         "approval_timeout_seconds": spec.approval_timeout_seconds,
+        "change_ignores": list(spec.change_ignores),
+        "volatile_fields": list(endpoint.volatile_fields),
         "notify": [mask_url(url) for url in spec.notify],
         "notify_after": spec.notify_after,
         "pause_after": spec.pause_after,
@@ -171,7 +173,9 @@ def output_view(learnt: LearntOutput) -> dict[str, Any]:
     return {
         "endpoint": learnt.endpoint.ref,
         "observations": schema.observations if schema else 0,
-        "schema": schema.json_schema() if schema and observed else None,
+        "schema": learnt.json_schema() if observed else None,
+        "volatile_fields": list(learnt.endpoint.volatile_fields),
+        "change_ignores": list(learnt.endpoint.spec.change_ignores),
         "drift": [
             {"run_id": e.run_id, "at": iso(e.at), "changes": list(e.changes)} for e in learnt.drift
         ],

@@ -14,6 +14,7 @@ from cronpilot.domain.dag import (
     DagPlan,
     DagWait,
     advance,
+    changes_matter,
     dag_claim,
     dag_of,
     outcome_of,
@@ -126,15 +127,13 @@ def advance_dag(state: MemoryState, finish: Finish, run: Run) -> Recorded:
     dag = dag_of(claim.dag, run, endpoint)
     job = [e for e in state.endpoints.values() if e.job_id == endpoint.job_id]
     waits = dag_run_waits(state, dag[0])
-    previous = next(
-        (
-            r
-            for r in state.runs_of(endpoint.id)
-            if r.slot_at < run.slot_at and r.status is RunStatus.SUCCESS
-        ),
-        None,
+    earlier = (r for r in state.runs_of(endpoint.id) if r.slot_at < run.slot_at)
+    previous = (
+        next((r for r in earlier if r.status is RunStatus.SUCCESS), None)
+        if changes_matter(endpoint, job)
+        else None
     )
-    outcome = outcome_of(run, previous)
+    outcome = outcome_of(run, previous, endpoint)
     responses = _responses(state, job, run_if_reads(job, waits, endpoint, run), run)
     gated = {a.endpoint_id for a in state.approvals.values() if a.state is ApprovalState.PENDING}
     plan = advance(

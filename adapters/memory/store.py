@@ -283,6 +283,9 @@ class MemoryCatalog(CatalogRepository):
             endpoint_id, lambda e: with_hints(e, interval_hint, oneshot_hint, now)
         )
 
+    async def set_volatile_fields(self, endpoint_id: str, fields: Sequence[str]) -> None:
+        await self._change(endpoint_id, lambda e: replace(e, volatile_fields=tuple(fields)))
+
     async def delete_endpoints(self, endpoint_ids: Collection[str]) -> None:
         async with self._state.lock:
             delete_endpoints(self._state, self._planning, endpoint_ids)

@@ -199,6 +199,16 @@ class SqlCatalog(CatalogRepository):
             endpoint_id, lambda e: transitions.with_hints(e, interval_hint, oneshot_hint, now)
         )
 
+    async def set_volatile_fields(self, endpoint_id: str, fields: Sequence[str]) -> None:
+        async with self._db.write() as conn:
+            result = await conn.execute(
+                update(endpoints)
+                .where(endpoints.c.id == endpoint_id)
+                .values(volatile_fields=list(fields))
+            )
+        if result.rowcount == 0:
+            raise EndpointNotFound(endpoint_id)
+
     async def delete_endpoints(self, endpoint_ids: Collection[str]) -> None:
         # The foreign keys cascade to runs, proposals, sessions, schemas, waits, notifications.
         if endpoint_ids:

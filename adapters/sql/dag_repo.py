@@ -40,6 +40,7 @@ from cronpilot.domain.dag import (
     DagWait,
     ParentOutcome,
     advance,
+    changes_matter,
     dag_claim,
     dag_of,
     outcome_of,
@@ -63,7 +64,8 @@ async def advance_dag(
     endpoint = next(e for e in job if e.id == claim.endpoint.id)
     dag = dag_of(claim.dag, run, endpoint)
     waits = await dag_run_waits(conn, dag[0])
-    outcome = outcome_of(run, await _previous_success(conn, run))
+    previous = await _previous_success(conn, run) if changes_matter(endpoint, job) else None
+    outcome = outcome_of(run, previous, endpoint)
     responses = await _responses(conn, job, run_if_reads(job, waits, endpoint, run), run)
     gated = await _gated(conn, job)
     plan = advance(

@@ -90,6 +90,8 @@ def endpoint_values(endpoint: Endpoint, cipher: SecretCipher | None) -> dict[str
         "run_if": spec.run_if,
         "success_when": spec.success_when,
         "approval_timeout_seconds": spec.approval_timeout_seconds,
+        "change_ignores": list(spec.change_ignores),
+        "volatile_fields": list(endpoint.volatile_fields),
         **_finishing_values(spec),
         **state_values(endpoint),
     }
@@ -192,6 +194,7 @@ def endpoint_from_row(row: Mapping[Any, Any], cipher: SecretCipher | None) -> En
         run_if=row["run_if"],
         success_when=row["success_when"],
         approval_timeout_seconds=row["approval_timeout_seconds"],
+        change_ignores=tuple(row["change_ignores"]),
         **_finishing_from_row(row),
     )
     return Endpoint(
@@ -199,6 +202,7 @@ def endpoint_from_row(row: Mapping[Any, Any], cipher: SecretCipher | None) -> En
         job_id=row["job_id"],
         job_name=row["job_name"],
         spec=spec,
+        volatile_fields=tuple(row["volatile_fields"]),
         **_state_from_row(row),
     )
 
@@ -271,7 +275,12 @@ def planned_from_row(row: RowMapping, held: Endpoint) -> Endpoint:
         # (its schedule, and whom to alert, when to pause itself, whether to take hints).
         spec = replace(spec, **_finishing_from_row(row))
     return Endpoint(
-        id=held.id, job_id=held.job_id, job_name=held.job_name, spec=spec, **_state_from_row(row)
+        id=held.id,
+        job_id=held.job_id,
+        job_name=held.job_name,
+        spec=spec,
+        volatile_fields=held.volatile_fields,
+        **_state_from_row(row),
     )
 
 

@@ -166,6 +166,10 @@ endpoints = Table(
     Column("next_slot_at", UtcDateTime, nullable=True),
     # Approval gates (issue 12): set on a dependant that waits for an admin, at most this long.
     Column("approval_timeout_seconds", Float, nullable=True),
+    # Change detection (issue 12): fields declared not to count as a change, and those the
+    # schema learner found changing on every call (clocks, ids).
+    Column("change_ignores", _json(), nullable=False, server_default=text("'[]'")),
+    Column("volatile_fields", _json(), nullable=False, server_default=text("'[]'")),
     UniqueConstraint("job_id", "name"),
 )
 

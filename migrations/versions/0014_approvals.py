@@ -1,7 +1,7 @@
 """approval gates: a dependant's approval timeout and the approvals table
 
 Revision ID: 0014
-Revises: 0011
+Revises: 0013
 Create Date: 2026-12-10 10:00:00
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = '0014'
-down_revision: str | None = '0012'
+down_revision: str | None = '0013'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

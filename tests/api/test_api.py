@@ -148,6 +148,30 @@ async def test_delete_refuses_an_upstream_then_takes_the_job_and_its_runs(api: A
         _is_problem(await client.delete("/jobs/shop"), 404)
 
 
+async def test_the_schema_route_marks_what_change_detection_leaves_out(api: Api) -> None:
+    ignoring = JOBS.replace("interval: 60s", "interval: 60s\n        change_ignores: [latency_ms]")
+    async with api.client(Scope.READ) as reader, api.client() as admin:
+        await admin.post("/apply", content=ignoring)
+        body = {"ok": True, "checked_at": "2030-01-07T12:00:00+00:00", "latency_ms": 3.5}
+        await run_once(api.store, api.clock.now(), Response(status_code=200, body=body))
+        stock = await api.store.catalog.get_endpoint("shop/stock")
+        await rebuild_schema(api.store.unit_of_work, api.store.reading, stock, api.clock.now())
+        await api.store.catalog.set_volatile_fields(stock.id, ["checked_at"])
+
+        shown = (await reader.get("/endpoints/shop/stock/schema")).json()
+        endpoint = (await reader.get("/endpoints/shop/stock")).json()
+
+    properties = shown["schema"]["properties"]
+    assert properties["checked_at"]["x-volatile"] is True
+    assert properties["latency_ms"]["x-change-ignored"] is True
+    assert "x-volatile" not in properties["ok"]
+    assert (shown["volatile_fields"], shown["change_ignores"]) == (["checked_at"], ["latency_ms"])
+    assert (endpoint["volatile_fields"], endpoint["change_ignores"]) == (
+        ["checked_at"],
+        ["latency_ms"],
+    )
+
+
 async def test_run_now_is_queued_for_the_token(api: Api) -> None:
     async with api.client(Scope.WRITE) as client:
         await client.post("/apply", content=JOBS)

@@ -26,6 +26,7 @@ jobs:
       - name: fetch
         url: http://127.0.0.1:9/fetch
         interval: 30s
+        change_ignores: [note]
       - name: transform
         url: http://127.0.0.1:9/transform?batch={{ fetch.batch_id }}
         depends_on: [fetch]
@@ -89,9 +90,13 @@ def test_schema_backfill_and_show(etl: Cli) -> None:
     assert shown["observations"] == 3
     assert shown["schema"]["required"] == ["batch_id", "records"]
     assert shown["schema"]["properties"]["note"]["x-seen"] == 1
+    assert shown["schema"]["properties"]["note"]["x-change-ignored"] is True
+    assert (shown["change_ignores"], shown["volatile_fields"]) == (["note"], [])
     [drift] = shown["drift"]
     assert drift["changes"] == ["note: new field"]
-    assert "learnt from 3 responses" in etl("schema", "show", "etl/fetch").stdout
+    table = etl("schema", "show", "etl/fetch").stdout
+    assert "learnt from 3 responses" in table
+    assert "not compared for a change, change_ignores: note" in table
 
 
 def test_graph_show_suggest_and_export(etl: Cli) -> None:
@@ -232,6 +237,28 @@ def test_apply_refuses_a_template_field_the_upstream_never_answered(
         f"error: {misspelt}: job 'etl' endpoint 'transform' field 'query.batch': template "
         "{{ fetch.batch }}: 'fetch' has answered no field 'batch' in its response "
         "(its fields: batch_id, note, records)"
+    )
+    stored = etl.json("endpoints", "show", "etl/transform")
+    assert stored["url"].endswith("?batch={{ fetch.batch_id }}")
+
+
+@pytest.mark.parametrize(
+    ("written", "problem"),
+    [
+        ("{{ fetch }}", "template {{ fetch }}: names no field of 'fetch'"),
+        ("{{ fetch.batch id }}", "template {{ fetch.batch id }}: bad field path"),
+        ("{{ fetch.batch_id }", "template {{ fetch.batch_id }: '{{' is not closed by '}}'"),
+    ],
+)
+def test_apply_refuses_braces_that_make_no_placeholder_and_writes_nothing(
+    etl: Cli, tmp_path: Path, written: str, problem: str
+) -> None:
+    malformed = write_jobs(tmp_path, PIPELINE.replace("{{ fetch.batch_id }}", written), "v2.yaml")
+
+    refused = etl("apply", "-f", malformed, expect=2)
+
+    assert one_error_line(refused.stderr).startswith(
+        f"error: {malformed}: job 'etl' endpoint 'transform' field 'url': {problem}"
     )
     stored = etl.json("endpoints", "show", "etl/transform")
     assert stored["url"].endswith("?batch={{ fetch.batch_id }}")

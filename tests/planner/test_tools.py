@@ -100,6 +100,26 @@ async def test_query_tools_read_siblings_with_projection(clock: FakeClock) -> No
     assert box.calls[0].result_chars == len(latest.content)
 
 
+async def test_projections_read_the_one_path_syntax_positions_written_either_way(
+    clock: FakeClock,
+) -> None:
+    box, _ = await _toolbox(clock)
+    paths = ["orders[1].id", "orders.0.id", "orders[1]", "orders[5].id"]
+
+    latest = await box.call("get_latest_response", {"fields": paths})
+    refused = await box.call("get_latest_response", {"fields": ["orders[0] id"]})
+
+    assert latest.data["run"]["fields"] == {
+        "orders[1].id": 2,
+        "orders.0.id": 1,
+        "orders[1]": {"id": 2},
+        "_missing": ["orders[5].id"],
+    }
+    assert refused.error == (
+        "bad field path 'orders[0] id': keys joined by dots, positions in brackets, e.g. rows[0].id"
+    )
+
+
 async def test_large_bodies_are_truncated_with_a_marker(clock: FakeClock) -> None:
     box, _ = await _toolbox(clock, max_body_chars=100)
 
@@ -119,7 +139,7 @@ async def test_large_bodies_are_truncated_with_a_marker(clock: FakeClock) -> Non
         ("get_response_history", {"limit": 51}, "limit: Input should be less than or equal"),
         ("get_response_history", {"colour": "red"}, "colour: Extra inputs are not permitted"),
         ("get_latest_response", '{"fields": [', "arguments are not valid JSON"),
-        ("get_latest_response", {"fields": ["a..b"]}, "bad JSON path"),
+        ("get_latest_response", {"fields": ["a..b"]}, "bad field path"),
         ("drop_table", {}, "unknown tool 'drop_table'"),
         (
             "propose_interval",

@@ -1,7 +1,8 @@
 """A loopback endpoint for scheduler tests: answers JSON, counts calls per (endpoint, slot).
 
-Paths: `/ok/{name}` answers at once, `/same/{name}` always the same body, `/echo/{name}` with
-the query parameters it was sent, `/slow/{name}?ms=N` after N ms, `/held/{name}` when the
+Paths: `/ok/{name}` answers at once, `/same/{name}` always the same body, `/stamped/{name}`
+the same data with a time, a request id and a counter that change on each call, `/echo/{name}`
+with the query parameters it was sent, `/slow/{name}?ms=N` after N ms, `/held/{name}` when the
 test sets `release`, `/hang/{name}` never (until the caller gives up), `/fail/{name}` with 500.
 `/answer/{name}?status=503&times=2&retry_after=5&next_run=30s` answers `status` (with that
 `Retry-After`) to the first `times` calls (every call without `times`), 200 to the later ones,
@@ -11,6 +12,7 @@ and `Cronpilot-Next-Run: next_run` to every call. Every path takes POST as well 
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -102,6 +104,8 @@ class EndpointServer:
                 return web.json_response({"error": "boom"}, status=500)
             elif kind == "same":
                 return web.json_response({"name": name, "batch_id": "batch-1"})
+            elif kind == "stamped":
+                return web.json_response(self._stamped(name, slot))
             elif kind == "echo":
                 query = dict(request.query)
                 return web.json_response({"name": name, "calls": self.calls_of(name), **query})
@@ -110,6 +114,17 @@ class EndpointServer:
             return web.json_response({"name": name, "calls": self.calls_of(name)})
         finally:
             self.in_flight -= 1
+
+    def _stamped(self, name: str, slot: str) -> dict[str, object]:
+        """The same data each time, with a clock, a request id and a counter that change on
+        every call (as health checks and many APIs answer)."""
+        return {
+            "name": name,
+            "batch_id": "batch-1",
+            "checked_at": slot,
+            "request_id": str(uuid.uuid4()),
+            "seq": self.calls_of(name),
+        }
 
     def _as_asked(self, name: str, query: Mapping[str, str]) -> web.Response:
         calls = self.calls_of(name)

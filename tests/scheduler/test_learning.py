@@ -10,7 +10,9 @@ from collections import Counter
 from cronpilot.domain.graph import EdgeType
 from cronpilot.domain.model import Response
 from cronpilot.domain.ports import Store
+from cronpilot.domain.schema_inference import VOLATILE_AFTER
 from cronpilot.scheduler.learning import RunLearner
+from cronpilot.usecases.schema_learning import rebuild_schema
 from tests.contract.builders import (
     LEASE_SECONDS,
     T0,
@@ -130,3 +132,22 @@ async def test_an_endpoint_is_learnt_at_most_once_per_interval_and_nothing_is_mi
             assert stored.observations == 5
     finally:
         await learner.stop()
+
+
+async def test_the_fields_found_volatile_are_recorded_with_the_schema_and_by_a_rebuild(
+    store: Store,
+) -> None:
+    endpoint_id = await add_endpoint(store, "j", "e", T0)
+    endpoint = await store.catalog.get_endpoint(endpoint_id)
+    learner = RunLearner(store.unit_of_work, store.reading, FakeClock())
+    for n in range(VOLATILE_AFTER):
+        at = T0 + seconds(60 * n)
+        body = {"ok": True, "at": at.isoformat(), "n": n}
+        await run_once(store, at, Response(status_code=200, body=body))
+        await learner.learn(await store.catalog.get_endpoint(endpoint_id))
+        expected = ("at", "n") if n + 1 >= VOLATILE_AFTER else ()
+        assert (await store.catalog.get_endpoint(endpoint_id)).volatile_fields == expected
+
+    await store.catalog.set_volatile_fields(endpoint_id, [])
+    await rebuild_schema(store.unit_of_work, store.reading, endpoint, T0)
+    assert (await store.catalog.get_endpoint(endpoint_id)).volatile_fields == ("at", "n")

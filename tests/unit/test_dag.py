@@ -14,19 +14,15 @@ from cronpilot.domain.dag import (
     ParentOutcome,
     advance,
     awaited_parents,
-    response_changed,
 )
 from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.errors import InvalidDependency
 from cronpilot.domain.governor import plan_next_run
 from cronpilot.domain.model import (
-    BodyAbsence,
     Endpoint,
     EndpointSpec,
     Pause,
-    Run,
     RunStatus,
-    RunTrigger,
     Schedule,
     ScheduleSource,
 )
@@ -190,31 +186,3 @@ def test_dependants_are_derived_and_a_dependant_has_no_time_of_its_own() -> None
     assert job["a"].spec.dependants == ()
     planned = plan_next_run(job["a"], T0)
     assert (planned.at, planned.source) == (None, ScheduleSource.DAG)
-
-
-def _upstream_run(run_id: str, body_hash: str | None, absence: BodyAbsence | None) -> Run:
-    at = datetime(2026, 1, 1, tzinfo=UTC)
-    return Run(
-        id=run_id,
-        endpoint_id="fetch",
-        job_id="job",
-        trace_id=f"trace-{run_id}",
-        trigger=RunTrigger.SCHEDULE,
-        schedule_source=ScheduleSource.BASELINE,
-        status=RunStatus.SUCCESS,
-        slot_at=at,
-        started_at=at,
-        worker_id="w",
-        body_absence=absence,
-        body_hash=body_hash,
-    )
-
-
-@pytest.mark.parametrize("absence", [BodyAbsence.NOT_JSON, BodyAbsence.TOO_LARGE])
-def test_an_upstream_answer_that_was_not_read_counts_as_changed(absence: BodyAbsence) -> None:
-    # Nothing was hashed: whether it changed is unknown, and only_if_changed must not skip the
-    # dependant for ever.
-    previous = _upstream_run("r1", None, absence)
-    assert response_changed(_upstream_run("r2", None, absence), previous)
-    assert not response_changed(_upstream_run("r3", "h", None), _upstream_run("r2", "h", None))
-    assert response_changed(_upstream_run("r3", "h2", None), _upstream_run("r2", "h", None))

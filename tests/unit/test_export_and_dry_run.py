@@ -48,6 +48,7 @@ jobs:
         catch_up: none
         catch_up_window: 1h
         success_when: 'body.state == "ok" && headers["x-mode"] != "off"'
+        change_ignores: [checked_at, meta.request_id, rows.0.at]
       - name: sync
         url: https://api.example.com/sync/{{ orders.id }}
         depends_on: [orders]
@@ -84,6 +85,9 @@ def test_an_export_with_secrets_applies_to_the_same_declarations(text: str) -> N
 
     assert _content(_declarations(exported)) == _content(declared)
     assert export_document(_declarations(exported), with_secrets=True) == exported
+    if text is EVERYTHING:
+        listed = "change_ignores:\n    - checked_at\n    - meta.request_id\n    - rows[0].at\n"
+        assert listed in exported
 
 
 def test_an_export_keeps_secrets_out_as_variables_that_apply_fills() -> None:
@@ -116,8 +120,10 @@ def test_a_value_apply_would_read_as_a_variable_is_refused() -> None:
 
 def test_a_dry_run_lists_each_changed_field_old_and_new() -> None:
     [stored] = _declarations(EVERYTHING)
-    edited = EVERYTHING.replace("min_interval: 2m", "min_interval: 3m").replace(
-        'X-Mode: "off"', 'X-New: "1"'
+    edited = (
+        EVERYTHING.replace("min_interval: 2m", "min_interval: 3m")
+        .replace('X-Mode: "off"', 'X-New: "1"')
+        .replace("meta.request_id, rows.0.at", "'rows[0].at', latency_ms")
     )
     [declared] = _declarations(edited.replace('deep: {key: "value"}', "deep: {}"))
     stored_specs = {f"shop/{spec.name}": spec for spec in stored.endpoints}
@@ -132,6 +138,12 @@ def test_a_dry_run_lists_each_changed_field_old_and_new() -> None:
             Outcome.UPDATE,
             (
                 FieldChange("body.deep.key", FieldOutcome.REMOVED, old="value"),
+                FieldChange(
+                    "change_ignores",
+                    FieldOutcome.CHANGED,
+                    ["checked_at", "meta.request_id", "rows[0].at"],
+                    ["checked_at", "rows[0].at", "latency_ms"],
+                ),
                 FieldChange("headers.X-Mode", FieldOutcome.REMOVED, old="off"),
                 FieldChange("headers.X-New", FieldOutcome.ADDED, new="1"),
                 FieldChange("min_interval_seconds", FieldOutcome.CHANGED, 120.0, 180.0),

@@ -7,8 +7,14 @@ import pytest
 
 from cronpilot.domain.errors import TemplateUnfilled
 from cronpilot.domain.model import EndpointSpec, Schedule
-from cronpilot.domain.schema_inference import ShapeNode, merge_document
-from cronpilot.domain.templates import Placeholder, fill, input_fields, missing_field, placeholders
+from cronpilot.domain.templates import (
+    Placeholder,
+    fill,
+    first_mistake,
+    input_fields,
+    placeholders,
+    template_mistake,
+)
 
 SPEC = EndpointSpec(
     name="load",
@@ -20,12 +26,62 @@ SPEC = EndpointSpec(
 FETCHED = {"batch": {"id": "b/1"}, "last_id": 42, "run": "r1", "rows": [1, 2], "count": 2}
 
 
-def test_placeholders_name_the_upstream_and_a_path() -> None:
-    assert placeholders("{{ fetch.rows.0.id }} and {{a.b}}") == [
-        Placeholder("fetch", ("rows", "0", "id")),
+def test_placeholders_name_the_upstream_and_a_field_path_written_either_way() -> None:
+    assert placeholders("{{ fetch.rows.0.id }} and {{a.b}} and {{ fetch.rows[0].id }}") == [
+        Placeholder("fetch", ("rows", 0, "id")),
         Placeholder("a", ("b",)),
+        Placeholder("fetch", ("rows", 0, "id")),
     ]
-    assert placeholders("{{ fetch }} {{ .x }} {fetch.x}") == []
+    # Messages show the one way of writing it.
+    assert str(placeholders("{{fetch.rows.0.id}}")[0]) == "{{ fetch.rows[0].id }}"
+
+
+@pytest.mark.parametrize(
+    ("text", "quoted", "reason"),
+    [
+        ("{{ fetch }}", "{{ fetch }}", "names no field of 'fetch'"),
+        ("x={{ fetch.batch id }}", "{{ fetch.batch id }}", "bad field path 'fetch.batch id'"),
+        ("{{ .x }}", "{{ .x }}", "bad field path '.x'"),
+        ("{{ fetch.rows[*].id }}", "{{ fetch.rows[*].id }}", "[*] is for projections only"),
+        ("a/{{ fetch.id }/b", "{{ fetch.id }/b", "'{{' is not closed by '}}'"),
+        ("a/{ fetch.id }}/b", "{ fetch.id }}", "'}}' is not opened by '{{'"),
+        ("{{ a.b }} {{ fetch }}", "{{ fetch }}", "names no field of 'fetch'"),
+    ],
+)
+def test_braces_that_make_no_placeholder_are_a_mistake_quoting_them(
+    text: str, quoted: str, reason: str
+) -> None:
+    mistake = template_mistake(text)
+    assert mistake is not None
+    assert (mistake.text, reason in mistake.reason) == (quoted, True)
+
+
+@pytest.mark.parametrize("text", ["plain", '{"a":{"b":1}}', "{}}", "{ x }", "{{ a.b }}"])
+def test_json_text_and_single_braces_are_no_mistake(text: str) -> None:
+    assert template_mistake(text) is None
+
+
+def test_the_first_mistake_of_a_request_says_where_it_is() -> None:
+    spec = EndpointSpec(
+        name="load",
+        url="https://x.io/{{ fetch.id }}",
+        schedule=Schedule(),
+        headers={"X-Batch": "{{ fetch }}"},
+        body={"rows": ["{{ fetch.id }", "ok"]},
+    )
+    assert first_mistake(spec) == ("headers.X-Batch", template_mistake("{{ fetch }}"))
+    assert first_mistake(EndpointSpec("l", "https://x.io", Schedule(), body=spec.body)) == (
+        "body.rows.0",
+        template_mistake("{{ fetch.id }"),
+    )
+    assert first_mistake(EndpointSpec("l", spec.url, Schedule())) is None
+
+
+def test_a_mistake_stored_before_it_was_refused_is_never_sent_as_text() -> None:
+    spec = EndpointSpec(name="load", url="https://x.io/?b={{ fetch }}", schedule=Schedule())
+    with pytest.raises(TemplateUnfilled, match=r"template \{\{ fetch \}\}: names no field"):
+        fill(spec, {"fetch": FETCHED})
+    assert placeholders(spec.url) == []
 
 
 def test_the_input_schema_lists_every_placeholder_and_literal_input() -> None:
@@ -70,14 +126,16 @@ def test_fill_names_the_placeholder_it_cannot_fill(
     assert message in str(caught.value)
 
 
-def test_missing_field_checks_a_path_against_the_learnt_shape() -> None:
-    root = ShapeNode()
-    merge_document(root, {"batch_id": "b1", "rows": [{"id": 1}], "meta": {"n": 1}})
-    assert missing_field(root, Placeholder("fetch", ("batch_id",))) is None
-    assert missing_field(root, Placeholder("fetch", ("rows", "0", "id"))) is None
-    assert missing_field(root, Placeholder("fetch", ("meta", "n"))) is None
-    assert missing_field(root, Placeholder("fetch", ("batch",))) == (
-        "template {{ fetch.batch }}: 'fetch' has answered no field 'batch' in its response "
-        "(its fields: batch_id, meta, rows)"
+def test_fill_reads_list_positions_written_either_way() -> None:
+    spec = EndpointSpec(
+        name="load",
+        url="https://x.io/{{ fetch.rows.1 }}",
+        schedule=Schedule(),
+        body={"first": "{{ fetch.rows[0] }}", "n": "{{ fetch.rows[9] }}"},
     )
-    assert "no field 'm' in meta" in str(missing_field(root, Placeholder("fetch", ("meta", "m"))))
+    with pytest.raises(
+        TemplateUnfilled, match=r"\{\{ fetch.rows\[9\] \}\}: the response has no 'rows\[9\]'"
+    ):
+        fill(spec, {"fetch": FETCHED})
+    filled = fill(spec, {"fetch": {"rows": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}})
+    assert (filled.url, filled.body) == ("https://x.io/2", {"first": 1, "n": 10})

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cronpilot.domain.model import Endpoint
+from cronpilot.domain.change_detection import marked_schema
+from cronpilot.domain.model import JSON, Endpoint
 from cronpilot.domain.outputs import DriftEvent, OutputSchema
 from cronpilot.domain.ports import ReadingFactory
 
@@ -16,6 +17,13 @@ class LearntOutput:
     """None before its first stored body."""
     drift: list[DriftEvent]
     """Newest first."""
+
+    def json_schema(self) -> dict[str, JSON]:
+        """The learnt JSON Schema ({} before the first body), the fields change detection
+        leaves out marked (`x-volatile`, `x-change-ignored`)."""
+        if self.schema is None:
+            return {}
+        return marked_schema(self.schema.json_schema(), self.endpoint)
 
 
 async def show_output(reading: ReadingFactory, ref: str, drift_limit: int = 50) -> LearntOutput:
