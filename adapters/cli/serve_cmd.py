@@ -3,23 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import ipaddress
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from cronpilot.adapters.bootstrap import serve_api
+from cronpilot.adapters.cli.listening import InsecureHttp, TlsCert, TlsKey, listening_settings
 from cronpilot.adapters.cli.runtime import cli_settings
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def serve(
@@ -30,38 +20,16 @@ def serve(
         int | None,
         typer.Option(min=1, max=65535, help="Port (default CRONPILOT_API_PORT)."),
     ] = None,
-    tls_cert: Annotated[
-        Path | None, typer.Option(help="PEM certificate chain (default CRONPILOT_API_TLS_CERT).")
-    ] = None,
-    tls_key: Annotated[
-        Path | None, typer.Option(help="PEM private key (default CRONPILOT_API_TLS_KEY).")
-    ] = None,
-    insecure_http: Annotated[
-        bool,
-        typer.Option(
-            "--insecure-http",
-            help="Serve plain HTTP on a non-loopback address (behind a TLS-terminating proxy).",
-        ),
-    ] = False,
+    tls_cert: TlsCert = None,
+    tls_key: TlsKey = None,
+    insecure_http: InsecureHttp = False,
 ) -> None:
     """Serve the HTTP API (OpenAPI at /openapi.json, docs at /docs). Refuses a non-loopback
     address without TLS files or --insecure-http: bearer tokens must not cross a network in
     clear text by accident."""
     settings = cli_settings()
-    overrides = {
-        key: value
-        for key, value in (("api_tls_cert", tls_cert), ("api_tls_key", tls_key))
-        if value is not None
-    }
-    settings = settings.model_copy(update=overrides)
     listen_host = host or settings.api_host
-    if (settings.api_tls_cert is None) != (settings.api_tls_key is None):
-        raise typer.BadParameter("give both or neither", param_hint="--tls-cert/--tls-key")
-    tls = settings.api_tls_cert is not None
-    if not (tls or insecure_http or is_loopback(listen_host)):
-        raise typer.BadParameter(
-            f"{listen_host} is not a loopback address: give --tls-cert and --tls-key, or "
-            "--insecure-http behind a proxy that terminates TLS",
-            param_hint="--host",
-        )
+    settings = listening_settings(
+        settings, listen_host, tls_cert=tls_cert, tls_key=tls_key, insecure_http=insecure_http
+    )
     asyncio.run(serve_api(settings, listen_host, port or settings.api_port))
