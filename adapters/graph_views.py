@@ -24,6 +24,18 @@ def edge_view(edge: Edge) -> dict[str, Any]:
     }
 
 
+def job_graphs_view(graphs: Mapping[str, JobGraph]) -> dict[str, Any]:
+    """Per job: nodes, DAG layers and edges."""
+    return {
+        name: {
+            "nodes": graph.nodes,
+            "layers": graph.layers,
+            "edges": [edge_view(e) for e in graph.edges],
+        }
+        for name, graph in graphs.items()
+    }
+
+
 def suggestion_view(suggestion: Suggestion) -> dict[str, Any]:
     edge = suggestion.edge
     return {

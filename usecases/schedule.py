@@ -7,7 +7,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from cronpilot.domain.audit import AuditAction, audit_entry
-from cronpilot.domain.errors import PreconditionFailed
+from cronpilot.domain.errors import InvalidConfig, PreconditionFailed
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Pause
 from cronpilot.domain.ports import UnitOfWorkFactory, Waker
@@ -26,8 +26,11 @@ async def pause_endpoint(
     if_version: str | None = None,
 ) -> Endpoint:
     """Pause `ref` (by id or `job/endpoint`) for `actor`, who is kept as the pause's `by`;
-    returns it re-planned. Raises `EndpointNotFound`, or `PreconditionFailed` when
-    `if_version` is given and is not its version."""
+    returns it re-planned. Raises `InvalidConfig` for an `until` that is not a future time with
+    an offset, `EndpointNotFound`, or `PreconditionFailed` when `if_version` is given and is
+    not its version."""
+    if pause.until is not None and (pause.until.tzinfo is None or pause.until <= now):
+        raise InvalidConfig("until", "must be a future time with an offset")
     until = "until resumed" if pause.until is None else f"until {pause.until.isoformat()}"
     updated = await _set_pause(
         uow,

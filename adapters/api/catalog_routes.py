@@ -102,15 +102,12 @@ async def pause(
     who: Writer,
     if_match: IfMatch = None,
 ) -> dict[str, Any]:
-    now = ctx.clock.now()
-    if request.until is not None and (request.until.tzinfo is None or request.until <= now):
-        raise InvalidConfig("until", "must be a future time with an offset")
     paused = await pause_endpoint(
         ctx.store.unit_of_work,
         f"{job}/{name}",
         Pause(request.reason, request.until),
         who.actor,
-        now,
+        ctx.clock.now(),
         if_version=expected_version(if_match),
     )
     tag_response(response, paused)

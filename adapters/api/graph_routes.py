@@ -10,7 +10,12 @@ from fastapi.responses import PlainTextResponse
 
 from cronpilot.adapters.api.access import Reader
 from cronpilot.adapters.api.context import Context
-from cronpilot.adapters.graph_views import edge_view, graph_dot, graph_json, suggestion_view
+from cronpilot.adapters.graph_views import (
+    graph_dot,
+    graph_json,
+    job_graphs_view,
+    suggestion_view,
+)
 from cronpilot.usecases.queries.graph import graph_path, job_graphs, suggestions
 
 router = APIRouter(prefix="/graph", tags=["graph"])
@@ -26,15 +31,7 @@ class ExportFormat(StrEnum):
 @router.get("")
 async def show(ctx: Context, _: Reader, job: JobFilter = None) -> dict[str, Any]:
     """Per job: nodes, DAG layers and edges with type, source, weight and count."""
-    graphs = await job_graphs(ctx.store.reading, job)
-    return {
-        name: {
-            "nodes": graph.nodes,
-            "layers": graph.layers,
-            "edges": [edge_view(e) for e in graph.edges],
-        }
-        for name, graph in graphs.items()
-    }
+    return job_graphs_view(await job_graphs(ctx.store.reading, job))
 
 
 @router.get("/suggest")

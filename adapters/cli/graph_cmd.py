@@ -18,7 +18,13 @@ from cronpilot.adapters.cli.output import (
     print_text,
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
-from cronpilot.adapters.graph_views import edge_view, graph_dot, graph_json, suggestion_view
+from cronpilot.adapters.graph_views import (
+    edge_view,
+    graph_dot,
+    graph_json,
+    job_graphs_view,
+    suggestion_view,
+)
 from cronpilot.domain.errors import PathNotFound
 from cronpilot.domain.graph import pagerank
 from cronpilot.usecases.queries.graph import graph_path, job_graphs, suggestions
@@ -35,17 +41,7 @@ def show(job: JobOption = None, output: OutputOption = None) -> None:
     """Per job: nodes (with PageRank), DAG layers, and edges with type, source, weight, count."""
     graphs = with_store(admin_settings(), lambda store: job_graphs(store.reading, job))
     if output:
-        print_data(
-            output,
-            {
-                name: {
-                    "nodes": graph.nodes,
-                    "layers": graph.layers,
-                    "edges": [edge_view(e) for e in graph.edges],
-                }
-                for name, graph in graphs.items()
-            },
-        )
+        print_data(output, job_graphs_view(graphs))
         return
     if not graphs:
         note("no jobs yet; declare some with: cronpilot apply -f jobs.yaml")

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from cronpilot.domain.access import Scope
+from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.graph import EdgeSighting, EdgeSource, EdgeType
 from cronpilot.domain.model import IntervalHint, Pause, PlannerMode, RunStatus
 from cronpilot.domain.planning import ProposalDraft, ProposalKind, ProposalStatus
@@ -223,6 +224,15 @@ async def test_an_auto_proposal_is_not_applied_when_its_record_fails(store: Stor
     assert await store.planner.list_proposals() == []
     assert await store.notifications.list_notifications() == []
     assert waker.notified == 0
+
+
+async def test_a_pause_ends_at_a_future_time_with_an_offset(store: Store) -> None:
+    # Every adapter (CLI, API, MCP) hands the use case what its caller wrote.
+    await add_endpoint(store, "j", "a", T0)
+    for until in (T0, T0.replace(tzinfo=None) + seconds(60)):
+        with pytest.raises(InvalidConfig, match="^until: must be a future time with an offset$"):
+            await pause_endpoint(store.unit_of_work, "j/a", Pause("ops", until), ANN, T0)
+    assert (await store.catalog.get_endpoint("j/a")).pause is None
 
 
 async def test_pause_and_resume_write_nothing_when_they_fail(store: Store) -> None:
