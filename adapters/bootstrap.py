@@ -15,10 +15,10 @@ import gc
 import logging
 import os
 import socket
-from collections.abc import Collection
-from contextlib import AsyncExitStack, suppress
+from collections.abc import AsyncIterator, Collection
+from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
@@ -33,6 +33,7 @@ from cronpilot.domain.telemetry import NO_TELEMETRY
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
+    from mcp.server.mcpserver import MCPServer
 
     from cronpilot.adapters.api.context import Authenticate
     from cronpilot.adapters.probes import Probes
@@ -542,3 +543,66 @@ async def serve_api(settings: Settings, host: str, port: int) -> None:
     finally:
         await waker.close()
         await store.close()
+
+
+# --- the MCP server ---------------------------------------------------------------------------
+
+
+async def build_mcp(
+    settings: Settings, store: Store, waker: Waker, clock: Clock, secret: str | None
+) -> MCPServer[Any]:
+    """The MCP server on `store`, acting for the token whose secret is `secret` (None: read
+    tools only). Raises `InvalidConfig` for a secret that opens no live token."""
+    # Imported here: the SDK (starlette, its HTTP client) costs every other command.
+    from cronpilot.adapters.mcp.caller import caller_of
+    from cronpilot.adapters.mcp.context import McpContext
+    from cronpilot.adapters.mcp.server import build_server
+
+    caller = await caller_of(token_authenticator(store, clock), secret)
+    context = McpContext(
+        store=store,
+        waker=waker,
+        clock=clock,
+        allowed_networks=settings.allowed_networks,
+        floor_seconds=settings.min_interval_seconds,
+        desk=build_proposal_desk(settings, store, waker),
+        approvals=build_approval_desk(store, waker),
+    )
+    return build_server(context, caller)
+
+
+@asynccontextmanager
+async def _mcp_server(settings: Settings, secret: str | None) -> AsyncIterator[MCPServer[Any]]:
+    """`build_mcp` on a store and waker of its own, closed on leaving."""
+    store = await open_store(settings)
+    waker = build_waker(settings)
+    try:
+        yield await build_mcp(settings, store, waker, build_clock(), secret)
+    finally:
+        await waker.close()
+        await store.close()
+
+
+async def serve_mcp_stdio(settings: Settings, secret: str | None) -> None:
+    """Serve MCP on stdin and stdout until the client closes them."""
+    async with _mcp_server(settings, secret) as server:
+        await server.run_stdio_async()
+
+
+async def serve_mcp_http(settings: Settings, secret: str, host: str, port: int) -> None:
+    """Serve MCP as streamable HTTP at `/mcp` until interrupted, HTTPS when `api_tls_cert`
+    and `api_tls_key` are set; clients send `secret` as a bearer token."""
+    import uvicorn
+
+    from cronpilot.adapters.mcp.server import http_app
+
+    async with _mcp_server(settings, secret) as server:
+        config = uvicorn.Config(
+            http_app(server, secret, host),
+            host=host,
+            port=port,
+            ssl_certfile=settings.api_tls_cert,
+            ssl_keyfile=settings.api_tls_key,
+            log_config=None,
+        )
+        await uvicorn.Server(config).serve()

@@ -138,6 +138,9 @@ class Settings(BaseSettings):
     api_tls_cert: Path | None = None
     """PEM certificate chain for HTTPS; with `api_tls_key`."""
     api_tls_key: Path | None = None
+    # The MCP server (`cronpilot mcp`).
+    mcp_token: SecretStr | None = None
+    """An API token's secret: its scope decides which tools `mcp` offers; never logged."""
 
     @property
     def llm_configured(self) -> bool:

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 from cronpilot.adapters.api.access import Reader, Writer
 from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.api.versions import IfMatch, expected_version, tag_response
-from cronpilot.adapters.cli.views import endpoint_view, job_view
+from cronpilot.adapters.cli.views import endpoint_view, job_view, report_view
 from cronpilot.adapters.jobs_file import MAX_FILE_BYTES, parse_declarations
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import Pause
@@ -163,12 +163,7 @@ async def apply(request: Request, ctx: Context, who: Writer) -> dict[str, Any]:
         actor=who.actor,
         now=ctx.clock.now(),
     )
-    return {
-        "created": report.created,
-        "updated": report.updated,
-        "unchanged": report.unchanged,
-        "absent": report.absent,
-    }
+    return report_view(report)
 
 
 async def _document(request: Request) -> bytes:

@@ -18,6 +18,7 @@ from cronpilot.adapters.cli.output import (
     print_data,
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store, with_waker
+from cronpilot.adapters.cli.views import report_view
 from cronpilot.domain.ports import ApplyReport, Store
 from cronpilot.usecases.declarations import apply_declarations, preview_declarations
 
@@ -82,10 +83,7 @@ def apply(
         print_data(
             output,
             {
-                "created": report.created,
-                "updated": report.updated,
-                "unchanged": report.unchanged,
-                "absent": report.absent,
+                **report_view(report),
                 "next_fires": {
                     ref: fires_view(times, schedule.timezone)
                     for ref, (schedule, times) in fires.items()

@@ -23,9 +23,7 @@ from cronpilot.domain.secrets import MASK, is_secret_header, mask_url
 
 def print_changes(changes: Sequence[DeclarationChange], *, output: OutputFormat | None) -> None:
     if output:
-        print_data(
-            output, {"dry_run": True, "changes": [_change_view(change) for change in changes]}
-        )
+        print_data(output, changes_view(changes))
         return
     for change in changes:
         typer.echo(f"{change.outcome.value:<10} {change.ref}")
@@ -43,6 +41,11 @@ def print_changes(changes: Sequence[DeclarationChange], *, output: OutputFormat 
         if counts[outcome] or outcome is not Outcome.LEFT_ALONE
     )
     typer.echo(f"dry run: {summary}; nothing written")
+
+
+def changes_view(changes: Sequence[DeclarationChange]) -> dict[str, Any]:
+    """The `--json` shape of a dry run."""
+    return {"dry_run": True, "changes": [_change_view(change) for change in changes]}
 
 
 def _field_line(item: FieldChange) -> str:

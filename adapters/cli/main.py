@@ -70,6 +70,7 @@ COMMANDS: dict[str, Single | Group | Built] = {
     "cron": Single("cron_cmd", "cron"),
     "delete": Single("delete_cmd", "delete"),
     "serve": Single("serve_cmd", "serve"),
+    "mcp": Single("mcp_cmd", "mcp"),
     "db": Group("Database schema.", "db_cmd", {"upgrade": "upgrade"}),
     "jobs": Group("Jobs: named groups of endpoints.", "jobs_cmd", {"list": "list_jobs"}),
     "endpoints": Group(

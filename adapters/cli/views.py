@@ -12,7 +12,18 @@ from cronpilot.domain.secrets import mask_headers, mask_url, mask_urls
 if TYPE_CHECKING:
     from cronpilot.domain.alerts import Notification
     from cronpilot.domain.model import Attempt, Endpoint, IntervalHint, Job, OneShotHint, Pause, Run
+    from cronpilot.domain.ports import ApplyReport
     from cronpilot.usecases.queries.outputs import LearntOutput
+
+
+def report_view(report: ApplyReport) -> dict[str, Any]:
+    """What an apply did, by ref."""
+    return {
+        "created": report.created,
+        "updated": report.updated,
+        "unchanged": report.unchanged,
+        "absent": report.absent,
+    }
 
 
 def job_view(job: Job, endpoint_count: int) -> dict[str, Any]:

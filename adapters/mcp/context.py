@@ -1,0 +1,22 @@
+"""What every tool is handed: the store, the waker, the clock, the settings that shape input,
+and the desks that decide proposals and approvals."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from cronpilot.domain.ports import Clock, Store, Waker
+from cronpilot.usecases.approvals import ApprovalDesk
+from cronpilot.usecases.proposals import ProposalDesk
+
+
+@dataclass(frozen=True, slots=True)
+class McpContext:
+    store: Store
+    waker: Waker
+    clock: Clock
+    allowed_networks: Sequence[str]
+    floor_seconds: float
+    desk: ProposalDesk
+    approvals: ApprovalDesk

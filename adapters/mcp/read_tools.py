@@ -1,0 +1,141 @@
+"""The tools every MCP client gets: jobs, endpoints, runs, proposals, sessions, output schemas,
+the graph and approvals, read through the CLI's and the API's queries and shown in their JSON
+shapes (secrets masked)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from cronpilot.adapters.cli.approval_views import approval_view
+from cronpilot.adapters.cli.planner_views import proposal_view, session_view
+from cronpilot.adapters.cli.views import endpoint_view, job_view, output_view, run_view
+from cronpilot.adapters.graph_views import job_graphs_view
+from cronpilot.adapters.mcp.context import McpContext
+from cronpilot.adapters.mcp.toolbox import Toolbox
+from cronpilot.domain.approvals import ApprovalState
+from cronpilot.domain.model import RunStatus, RunTrigger
+from cronpilot.domain.planning import ProposalStatus
+from cronpilot.usecases.queries import approvals, catalog, graph, outputs, planner, runs
+
+Endpoint = Annotated[
+    str, Field(description="`job/endpoint`, or an endpoint id (a unique prefix of 4+ characters).")
+]
+JobFilter = Annotated[str | None, Field(description="Only this job's.")]
+EndpointFilter = Annotated[str | None, Field(description="Only this endpoint's (`job/endpoint`).")]
+Limit = Annotated[int, Field(ge=1, le=500, description="How many, newest first.")]
+AnId = Annotated[str, Field(description="An id from the list tool, or a unique prefix of 4+.")]
+
+
+def add_read_tools(box: Toolbox, ctx: McpContext) -> None:
+    reading = ctx.store.reading
+
+    @box.tool(read_only=True)
+    async def list_jobs() -> dict[str, Any]:
+        """Every job (a named group of endpoints) with how many endpoints it holds."""
+        return {
+            "items": [job_view(s.job, s.endpoint_count) for s in await catalog.list_jobs(reading)]
+        }
+
+    @box.tool(read_only=True)
+    async def show_job(job: Annotated[str, Field(description="The job's name.")]) -> Any:
+        """One job, with the refs of its endpoints."""
+        found, endpoints = await catalog.show_job(reading, job)
+        return {**job_view(found, len(endpoints)), "endpoint_refs": [e.ref for e in endpoints]}
+
+    @box.tool(read_only=True)
+    async def list_endpoints(job: JobFilter = None) -> dict[str, Any]:
+        """Endpoints (one HTTP call on a schedule each) with their schedule in force, next
+        run and why, and last run."""
+        states = await catalog.list_endpoints(reading, job)
+        return {"items": [endpoint_view(s.endpoint, s.last_run) for s in states]}
+
+    @box.tool(read_only=True)
+    async def show_endpoint(endpoint: Endpoint) -> dict[str, Any]:
+        """One endpoint in full: request, schedule, clamps, hints, pause, last run."""
+        state = await catalog.show_endpoint(reading, endpoint)
+        return endpoint_view(state.endpoint, state.last_run)
+
+    @box.tool(read_only=True)
+    async def list_runs(
+        endpoint: EndpointFilter = None,
+        job: JobFilter = None,
+        status: RunStatus | None = None,
+        trigger: RunTrigger | None = None,
+        limit: Limit = 20,
+    ) -> dict[str, Any]:
+        """Runs newest slot first, without their bodies (show_run has them)."""
+        page = await runs.page_runs(reading, runs.RunQuery(job, endpoint, status, trigger), limit)
+        return {"items": [run_view(run, with_body=False) for run in page.items]}
+
+    @box.tool(read_only=True)
+    async def show_run(run_id: AnId) -> dict[str, Any]:
+        """One run in full: the request sent, attempts, the response body or why none."""
+        run, endpoint = await runs.show_run(reading, run_id)
+        return {**run_view(run, with_body=True), "endpoint": endpoint.ref}
+
+    @box.tool(read_only=True)
+    async def list_proposals(
+        status: ProposalStatus | None = None,
+        job: JobFilter = None,
+        endpoint: EndpointFilter = None,
+        limit: Limit = 20,
+    ) -> dict[str, Any]:
+        """Schedule changes the planner proposed: the change, why, and what became of it."""
+        page = await planner.list_proposals(
+            reading, status=status, job=job, endpoint=endpoint, limit=limit
+        )
+        refs = await catalog.endpoint_refs(reading)
+        return {"items": [proposal_view(p, refs.get(p.endpoint_id, "?")) for p in page.items]}
+
+    @box.tool(read_only=True)
+    async def show_proposal(proposal_id: AnId) -> dict[str, Any]:
+        """One proposal: who proposed it in which session, who decided, the outcome."""
+        found = await planner.show_proposal(reading, proposal_id)
+        return proposal_view(
+            found, (await catalog.endpoint_refs(reading)).get(found.endpoint_id, "?")
+        )
+
+    @box.tool(read_only=True)
+    async def list_sessions(endpoint: EndpointFilter = None, limit: Limit = 10) -> Any:
+        """Planner analyses newest first, each with its tool calls, tokens and reasoning."""
+        page = await planner.list_sessions(reading, endpoint, limit)
+        refs = await catalog.endpoint_refs(reading)
+        return {"items": [session_view(s, refs.get(s.endpoint_id, "?")) for s in page.items]}
+
+    @box.tool(read_only=True)
+    async def show_session(session_id: AnId) -> dict[str, Any]:
+        """One analysis: the tool calls in order, tokens, reasoning, outcome."""
+        found = await planner.show_session(reading, session_id)
+        return session_view(
+            found, (await catalog.endpoint_refs(reading)).get(found.endpoint_id, "?")
+        )
+
+    @box.tool(read_only=True)
+    async def show_schema(
+        endpoint: Endpoint,
+        drift: Annotated[int, Field(ge=0, le=1000, description="Drift events, newest first.")] = 10,
+    ) -> dict[str, Any]:
+        """The JSON Schema learnt from an endpoint's responses (with counts) and its drift."""
+        return output_view(await outputs.show_output(reading, endpoint, drift))
+
+    @box.tool(read_only=True)
+    async def show_graph(job: JobFilter = None) -> dict[str, Any]:
+        """The tool graph per job: nodes, DAG layers, and edges with type (dependency,
+        contains, provides, sequence), source (observed, inferred, template), weight, count."""
+        return job_graphs_view(await graph.job_graphs(reading, job))
+
+    @box.tool(read_only=True)
+    async def list_approvals(
+        state: ApprovalState | None = None,
+        job: JobFilter = None,
+        endpoint: EndpointFilter = None,
+        limit: Limit = 20,
+    ) -> dict[str, Any]:
+        """Approval gates: DAG dependants waiting for an admin, and what became of them."""
+        page = await approvals.list_approvals(
+            reading, state=state, job=job, endpoint=endpoint, limit=limit
+        )
+        refs = await catalog.endpoint_refs(reading)
+        return {"items": [approval_view(a, refs.get(a.endpoint_id, "?")) for a in page.items]}

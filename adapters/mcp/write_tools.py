@@ -1,0 +1,94 @@
+"""The tools of a server started with a `write` token: pause, resume, run now and apply a
+declaration document, each through the CLI's and the API's use case, recorded for the token
+(`token:NAME`) in the audit log and on what it changed."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from cronpilot.adapters.cli.declaration_changes import changes_view
+from cronpilot.adapters.cli.views import endpoint_view, report_view, run_view
+from cronpilot.adapters.jobs_file import MAX_FILE_BYTES, parse_declarations
+from cronpilot.adapters.mcp.context import McpContext
+from cronpilot.adapters.mcp.read_tools import Endpoint
+from cronpilot.adapters.mcp.toolbox import Toolbox
+from cronpilot.domain.errors import InvalidConfig
+from cronpilot.domain.model import Pause
+from cronpilot.usecases import declarations, run_requests, schedule
+
+DOCUMENT_SOURCE = "document"
+"""How messages name an applied document (`cronpilot apply` names its file)."""
+
+
+def add_write_tools(box: Toolbox, ctx: McpContext, actor: str) -> None:
+    @box.tool(read_only=False)
+    async def pause_endpoint(
+        endpoint: Endpoint,
+        reason: Annotated[str, Field(min_length=1, max_length=500, pattern=r"\S")],
+        until: Annotated[
+            datetime | None,
+            Field(description="RFC 3339 with an offset; absent: until resumed."),
+        ] = None,
+    ) -> dict[str, Any]:
+        """Stop an endpoint's runs until a time, or until resume_endpoint; a pause wins over
+        every schedule and hint."""
+        paused = await schedule.pause_endpoint(
+            ctx.store.unit_of_work,
+            endpoint,
+            Pause(" ".join(reason.split()), until),
+            actor,
+            ctx.clock.now(),
+        )
+        return endpoint_view(paused, None)
+
+    @box.tool(read_only=False)
+    async def resume_endpoint(endpoint: Endpoint) -> dict[str, Any]:
+        """Lift a pause: the endpoint is re-planned from its baseline and hints."""
+        resumed = await schedule.resume_endpoint(
+            ctx.store.unit_of_work, ctx.waker, endpoint, actor, ctx.clock.now()
+        )
+        return endpoint_view(resumed, None)
+
+    @box.tool(read_only=False)
+    async def run_now(endpoint: Endpoint) -> dict[str, Any]:
+        """Queue one run due now (trigger `manual`), made by a scheduler worker; its schedule
+        is left as it is. Follow it with show_run."""
+        run = await run_requests.request_run(
+            ctx.store.unit_of_work, ctx.waker, endpoint, actor, ctx.clock.now()
+        )
+        return run_view(run, with_body=False)
+
+    @box.tool(read_only=False)
+    async def apply_document(
+        document: Annotated[
+            str, Field(description="The YAML or JSON of a jobs file (`cronpilot apply -f`).")
+        ],
+        dry_run: Annotated[
+            bool, Field(description="Say what would change, field by field; write nothing.")
+        ] = False,
+    ) -> dict[str, Any]:
+        """Create or update the jobs and endpoints a declaration document declares: validated
+        whole first, then applied all or nothing. `${VARIABLES}` are not expanded. Endpoints
+        of a declared job missing from the document are left alone (listed as `absent`)."""
+        if len(document.encode()) > MAX_FILE_BYTES:
+            raise InvalidConfig(DOCUMENT_SOURCE, f"larger than {MAX_FILE_BYTES:,} bytes")
+        declared = parse_declarations(
+            document, DOCUMENT_SOURCE, ctx.allowed_networks, env={}, floor_seconds=ctx.floor_seconds
+        )
+        if dry_run:
+            changes = await declarations.preview_declarations(
+                ctx.store.reading, declared, DOCUMENT_SOURCE
+            )
+            return changes_view(changes)
+        report = await declarations.apply_declarations(
+            ctx.store.unit_of_work,
+            ctx.waker,
+            declared,
+            DOCUMENT_SOURCE,
+            actor=actor,
+            now=ctx.clock.now(),
+        )
+        return report_view(report)
