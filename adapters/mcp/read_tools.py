@@ -22,6 +22,7 @@ from cronpilot.usecases.queries import approvals, catalog, graph, outputs, plann
 Endpoint = Annotated[
     str, Field(description="`job/endpoint`, or an endpoint id (a unique prefix of 4+ characters).")
 ]
+JobName = Annotated[str, Field(description="The job's name.")]
 JobFilter = Annotated[str | None, Field(description="Only this job's.")]
 EndpointFilter = Annotated[str | None, Field(description="Only this endpoint's (`job/endpoint`).")]
 Limit = Annotated[int, Field(ge=1, le=500, description="How many, newest first.")]
@@ -39,7 +40,7 @@ def add_read_tools(box: Toolbox, ctx: McpContext) -> None:
         }
 
     @box.tool(read_only=True)
-    async def show_job(job: Annotated[str, Field(description="The job's name.")]) -> Any:
+    async def show_job(job: JobName) -> dict[str, Any]:
         """One job, with the refs of its endpoints."""
         found, endpoints = await catalog.show_job(reading, job)
         return {**job_view(found, len(endpoints)), "endpoint_refs": [e.ref for e in endpoints]}
@@ -98,7 +99,7 @@ def add_read_tools(box: Toolbox, ctx: McpContext) -> None:
         )
 
     @box.tool(read_only=True)
-    async def list_sessions(endpoint: EndpointFilter = None, limit: Limit = 10) -> Any:
+    async def list_sessions(endpoint: EndpointFilter = None, limit: Limit = 10) -> dict[str, Any]:
         """Planner analyses newest first, each with its tool calls, tokens and reasoning."""
         page = await planner.list_sessions(reading, endpoint, limit)
         refs = await catalog.endpoint_refs(reading)

@@ -1,0 +1,197 @@
+"""An MCP server's world: a migrated SQLite file holding a job whose endpoint ran once (its
+output schema learnt) and a pending proposal, a token of each scope (`read-bot`, `write-bot`,
+`admin-bot`, made by the tokens' use case), and clients of the SDK's own over stdio (the
+`cronpilot mcp` process) and over streamable HTTP (the server on a free loopback port)."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+import uvicorn
+from cryptography.fernet import Fernet
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import CallToolResult, TextContent
+
+from cronpilot.adapters.bootstrap import build_clock, build_mcp
+from cronpilot.adapters.crypto import FernetCipher
+from cronpilot.adapters.jobs_file import parse_declarations
+from cronpilot.adapters.mcp.server import http_app
+from cronpilot.adapters.sql import open_sql_store
+from cronpilot.adapters.wake import InProcessWaker
+from cronpilot.domain.access import Scope
+from cronpilot.domain.model import Response, new_id
+from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
+from cronpilot.domain.ports import Store
+from cronpilot.usecases.declarations import apply_declarations
+from cronpilot.usecases.schema_learning import rebuild_schema
+from tests.api.conftest import Secrets, bearer, issue_tokens
+from tests.contract.builders import run_once
+from tests.e2e.conftest import ROOT
+from tests.support.settings import settings_for_tests
+
+JOBS = """
+jobs:
+  - name: shop
+    endpoints:
+      - name: stock
+        url: https://example.com/stock?api_key=s3cret-in-url
+        interval: 60s
+        headers:
+          Authorization: Bearer s3cret-in-header
+      - name: prices
+        url: https://example.com/prices
+        depends_on: [stock]
+"""
+BODY = {"sku": "A-1", "in_stock": 3}
+SECRETS_IN_JOBS = ("s3cret-in-url", "s3cret-in-header")
+
+
+@dataclass(frozen=True)
+class World:
+    database_url: str
+    key: str
+    """The Fernet key of the header secrets, which the server must share."""
+    home: Path
+    secrets: Secrets
+    run_id: str
+    proposal_id: str
+
+    @asynccontextmanager
+    async def store(self) -> AsyncIterator[Store]:
+        opened = await open_sql_store(self.database_url, FernetCipher(self.key))
+        try:
+            yield opened
+        finally:
+            await opened.close()
+
+
+@pytest.fixture
+async def world(sqlite_url: str, tmp_path: Path) -> World:
+    now = datetime.now(UTC)
+    key = Fernet.generate_key().decode("ascii")
+    store = await open_sql_store(sqlite_url, FernetCipher(key))
+    try:
+        declared = parse_declarations(JOBS, "jobs.yaml", [], env={})
+        await apply_declarations(
+            store.unit_of_work, None, declared, "jobs.yaml", actor="cli:ann@web-1", now=now
+        )
+        run = await run_once(store, now, Response(status_code=200, body=BODY))
+        stock = await store.catalog.get_endpoint("shop/stock")
+        await rebuild_schema(store.unit_of_work, store.reading, stock, now)
+        proposal = Proposal(
+            id=new_id(),
+            endpoint_id=stock.id,
+            job_id=stock.job_id,
+            kind=ProposalKind.INTERVAL,
+            reason="quiet lately",
+            proposed_by="heuristic",
+            created_at=now,
+            status=ProposalStatus.PENDING,
+            interval_seconds=120.0,
+            ttl_seconds=600.0,
+        )
+        await store.planner.add_proposal(proposal)
+        secrets = await issue_tokens(store, build_clock())
+    finally:
+        await store.close()
+    return World(sqlite_url, key, tmp_path, secrets, run.id, proposal.id)
+
+
+def server_env(world: World, **extra: str) -> dict[str, str]:
+    """`cronpilot mcp`'s environment: the working tree's code on the world's database."""
+    return {
+        "PYTHONPATH": str(ROOT),
+        "HOME": str(world.home),
+        "CRONPILOT_DATABASE_URL": world.database_url,
+        "CRONPILOT_SECRET_KEY": world.key,
+        **extra,
+    }
+
+
+@asynccontextmanager
+async def over_stdio(world: World, scope: Scope | None) -> AsyncIterator[ClientSession]:
+    """A session with `cronpilot mcp` started as a process, with `scope`'s token in
+    CRONPILOT_MCP_TOKEN (None: no token)."""
+    token = {} if scope is None else {"CRONPILOT_MCP_TOKEN": world.secrets[scope]}
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "cronpilot.adapters.cli.entry", "mcp"],
+        env=server_env(world, **token),
+        cwd=world.home,
+    )
+    with (world.home / "mcp-stderr.log").open("w") as errlog:
+        async with (
+            stdio_client(server, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            yield session
+
+
+@asynccontextmanager
+async def http_server(world: World, scope: Scope) -> AsyncIterator[str]:
+    """The URL of an MCP server acting for `scope`'s token, served by uvicorn on a free
+    loopback port until the block ends."""
+    async with world.store() as store:
+        waker = InProcessWaker()
+        settings = settings_for_tests(database_url=world.database_url)
+        server = await build_mcp(settings, store, waker, build_clock(), world.secrets[scope])
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        config = uvicorn.Config(
+            http_app(server, world.secrets[scope], "127.0.0.1"), log_config=None
+        )
+        serving = uvicorn.Server(config)
+        task = asyncio.create_task(serving.serve(sockets=[sock]))
+        try:
+            yield f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+        finally:
+            serving.should_exit = True
+            await task
+            sock.close()
+            await waker.close()
+
+
+@asynccontextmanager
+async def over_http(url: str, secret: str) -> AsyncIterator[ClientSession]:
+    async with (
+        httpx2.AsyncClient(headers=bearer(secret), timeout=30) as client,
+        streamable_http_client(url, http_client=client) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+async def tool_names(session: ClientSession) -> set[str]:
+    return {tool.name for tool in (await session.list_tools()).tools}
+
+
+async def call(session: ClientSession, name: str, **arguments: Any) -> Any:
+    """A tool's structured result; the call must succeed."""
+    result = await session.call_tool(name, arguments)
+    assert isinstance(result, CallToolResult)
+    assert not result.is_error, result.content
+    return result.structured_content
+
+
+async def tool_error(session: ClientSession, name: str, **arguments: Any) -> str:
+    """The text of the tool error the call must come back with."""
+    result = await session.call_tool(name, arguments)
+    assert isinstance(result, CallToolResult)
+    assert result.is_error, result.structured_content
+    [content] = result.content
+    assert isinstance(content, TextContent)
+    return content.text
