@@ -55,6 +55,23 @@ jobs:
 """
 BODY = {"sku": "A-1", "in_stock": 3}
 SECRETS_IN_JOBS = ("s3cret-in-url", "s3cret-in-header")
+READ_TOOLS = {
+    "list_jobs",
+    "show_job",
+    "list_endpoints",
+    "show_endpoint",
+    "list_runs",
+    "show_run",
+    "list_proposals",
+    "show_proposal",
+    "list_sessions",
+    "show_session",
+    "show_schema",
+    "show_graph",
+    "list_approvals",
+}
+WRITE_TOOLS = {"pause_endpoint", "resume_endpoint", "run_now", "apply_document"}
+DECISIONS = {"approve_proposal", "reject_proposal", "approve_gate", "reject_gate"}
 
 
 @dataclass(frozen=True)

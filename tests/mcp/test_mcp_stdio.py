@@ -17,7 +17,9 @@ from tests.e2e.conftest import make_cli
 from tests.mcp.conftest import (
     BODY,
     JOBS,
+    READ_TOOLS,
     SECRETS_IN_JOBS,
+    WRITE_TOOLS,
     World,
     call,
     over_stdio,
@@ -25,23 +27,6 @@ from tests.mcp.conftest import (
     tool_names,
 )
 
-READ_TOOLS = {
-    "list_jobs",
-    "show_job",
-    "list_endpoints",
-    "show_endpoint",
-    "list_runs",
-    "show_run",
-    "list_proposals",
-    "show_proposal",
-    "list_sessions",
-    "show_session",
-    "show_schema",
-    "show_graph",
-    "list_approvals",
-}
-WRITE_TOOLS = {"pause_endpoint", "resume_endpoint", "run_now", "apply_document"}
-DECISIONS = {"approve_proposal", "reject_proposal", "approve_gate", "reject_gate"}
 MORE_JOBS = (
     JOBS
     + """

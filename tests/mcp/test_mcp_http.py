@@ -1,0 +1,84 @@
+"""`cronpilot mcp --http` in process on a free loopback port, driven by the SDK's own
+streamable HTTP client: only the holder of the server's token gets in, its scope decides the
+tools, and the decisions are recorded for it."""
+
+from __future__ import annotations
+
+import httpx
+
+from cronpilot.domain.access import Scope
+from cronpilot.usecases.access import list_audit
+from tests.api.conftest import bearer
+from tests.mcp.conftest import (
+    BODY,
+    DECISIONS,
+    READ_TOOLS,
+    WRITE_TOOLS,
+    World,
+    call,
+    http_server,
+    over_http,
+    tool_error,
+    tool_names,
+)
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "1"},
+    },
+}
+
+
+async def test_a_read_token_reads_and_sees_no_write_tool(world: World) -> None:
+    secret = world.secrets[Scope.READ]
+    async with http_server(world, Scope.READ) as url:
+        async with over_http(url, secret) as session:
+            names = await tool_names(session)
+            run = await call(session, "show_run", run_id=world.run_id)
+            unknown = await tool_error(session, "list_runs", endpoint="shop/nope")
+            latest = await session.read_resource("cronpilot://endpoints/shop/stock/latest")
+        # Another token, even an admin's, opens no door: the server acts for its own.
+        async with httpx.AsyncClient(headers={"Accept": "application/json"}) as anyone:
+            refused = [
+                await anyone.post(url, json=INITIALIZE, headers=headers)
+                for headers in ({}, bearer(world.secrets[Scope.ADMIN]), {"Authorization": secret})
+            ]
+
+    assert names == READ_TOOLS
+    assert run["body"] == BODY
+    assert unknown == "no endpoint 'shop/nope'"
+    assert world.run_id in str(latest.contents)
+    assert [r.status_code for r in refused] == [401, 401, 401]
+    assert {r.headers["www-authenticate"] for r in refused} == {"Bearer"}
+
+
+async def test_an_admin_token_decides_and_every_decision_is_recorded_for_it(
+    world: World,
+) -> None:
+    async with (
+        http_server(world, Scope.ADMIN) as url,
+        over_http(url, world.secrets[Scope.ADMIN]) as session,
+    ):
+        names = await tool_names(session)
+        approved = await call(session, "approve_proposal", proposal_id=world.proposal_id)
+        again = await tool_error(session, "approve_proposal", proposal_id=world.proposal_id)
+        blank = await tool_error(
+            session, "reject_proposal", proposal_id=world.proposal_id, reason=" "
+        )
+        no_gate = await tool_error(session, "approve_gate", approval_id="nope")
+        endpoint = await call(session, "show_endpoint", endpoint="shop/stock")
+
+    assert names == READ_TOOLS | WRITE_TOOLS | DECISIONS
+    assert (approved["status"], approved["decided_by"]) == ("applied", "token:admin-bot")
+    assert again == f"proposal {world.proposal_id} is applied, not pending"
+    assert "reason" in blank
+    assert no_gate == "no approval 'nope'"
+    assert endpoint["interval_hint"]["interval_seconds"] == 120.0
+    async with world.store() as store:
+        entries = await list_audit(store.reading, actor="token:admin-bot")
+    assert [(e.action, e.target) for e in entries] == [("approve", world.proposal_id)]
