@@ -230,7 +230,7 @@ async def test_a_pause_ends_at_a_future_time_with_an_offset(store: Store) -> Non
     # Every adapter (CLI, API, MCP) hands the use case what its caller wrote.
     await add_endpoint(store, "j", "a", T0)
     for until in (T0, T0.replace(tzinfo=None) + seconds(60)):
-        with pytest.raises(InvalidConfig, match="^until: must be a future time with an offset$"):
+        with pytest.raises(InvalidConfig, match=r"^until: must be a future time with an offset$"):
             await pause_endpoint(store.unit_of_work, "j/a", Pause("ops", until), ANN, T0)
     assert (await store.catalog.get_endpoint("j/a")).pause is None
 

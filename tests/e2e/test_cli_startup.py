@@ -14,7 +14,7 @@ import pytest
 
 from tests.e2e.conftest import CLI_TIMEOUT, Cli, make_cli
 
-HEAVY = ("openai", "alembic", "networkx", "aiohttp", "asyncpg", "yaml", "jsonschema")
+HEAVY = ("openai", "alembic", "networkx", "aiohttp", "asyncpg", "yaml", "jsonschema", "mcp")
 # Runs the CLI in this process as the console script does, then writes its exit code, every
 # module it imported and whether the collector is on to the file named last.
 PROBE = """
@@ -89,6 +89,7 @@ WRITING_OR_RUNNING = (
     "planner_cmd",
     "demo_cmd",
     "serve_cmd",
+    "mcp_cmd",
     "graph_cmd",
 )
 LISTINGS = [["endpoints", "list"], ["runs", "list", "shop/orders"]]

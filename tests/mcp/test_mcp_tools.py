@@ -1,0 +1,100 @@
+"""Each MCP tool is a view of a use case: it calls one (a function, module or desk of
+`cronpilot.usecases`), as the CLI command and the API route for the same thing do."""
+
+from __future__ import annotations
+
+import inspect
+import types
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+
+from cronpilot.adapters.bootstrap import build_approval_desk, build_proposal_desk
+from cronpilot.adapters.mcp.caller import Caller
+from cronpilot.adapters.mcp.context import McpContext
+from cronpilot.adapters.mcp.decision_tools import add_decision_tools
+from cronpilot.adapters.mcp.read_tools import add_read_tools
+from cronpilot.adapters.mcp.server import build_server
+from cronpilot.adapters.mcp.toolbox import Toolbox
+from cronpilot.adapters.mcp.write_tools import add_write_tools
+from cronpilot.adapters.memory import MemoryStore
+from cronpilot.adapters.wake import InProcessWaker
+from cronpilot.domain.access import Principal, Scope
+from tests.mcp.conftest import DECISIONS, READ_TOOLS, WRITE_TOOLS
+from tests.support.clock import FakeClock
+from tests.support.settings import settings_for_tests
+
+ADMIN = Principal("token:admin-bot", Scope.ADMIN)
+Tool = Callable[..., Awaitable[Any]]
+
+
+class Recording(Toolbox):
+    """A toolbox that keeps each tool's own function (the one the server's wraps)."""
+
+    def __init__(self, server: MCPServer[Any], caller: Caller) -> None:
+        super().__init__(server, caller)
+        self.functions: dict[str, Tool] = {}
+
+    def tool(self, *, read_only: bool) -> Callable[[Tool], Tool]:
+        register = super().tool(read_only=read_only)
+
+        def record(function: Tool) -> Tool:
+            self.functions[function.__name__] = function
+            return register(function)
+
+        return record
+
+
+def _context() -> McpContext:
+    store, waker, settings = MemoryStore(), InProcessWaker(), settings_for_tests()
+    return McpContext(
+        store=store,
+        waker=waker,
+        clock=FakeClock(),
+        allowed_networks=[],
+        floor_seconds=1.0,
+        desk=build_proposal_desk(settings, store, waker),
+        approvals=build_approval_desk(store, waker),
+    )
+
+
+async def _nobody(secret: str) -> Principal | None:
+    return None
+
+
+def _is_use_case(value: object) -> bool:
+    if isinstance(value, types.ModuleType):
+        return value.__name__.startswith("cronpilot.usecases.")
+    module = value.__module__ if callable(value) else type(value).__module__
+    return module.startswith("cronpilot.usecases.")
+
+
+async def test_every_tool_calls_a_use_case() -> None:
+    server: MCPServer[Any] = MCPServer("test")
+    box = Recording(server, Caller(ADMIN, "secret", _nobody))
+    ctx = _context()
+    add_read_tools(box, ctx)
+    add_write_tools(box, ctx, ADMIN.actor)
+    add_decision_tools(box, ctx, ADMIN.actor)
+
+    listed = {tool.name for tool in await server.list_tools()}
+    assert set(box.functions) == listed == READ_TOOLS | WRITE_TOOLS | DECISIONS
+    for name, function in box.functions.items():
+        named = inspect.getclosurevars(function)
+        values = [*named.globals.values(), *named.nonlocals.values()]
+        assert any(_is_use_case(v) for v in values), f"{name} calls no use case"
+
+
+async def test_a_token_s_scope_decides_which_tools_the_server_offers() -> None:
+    ctx = _context()
+    offered = {}
+    for who in (None, *(Principal(f"token:{s}-bot", s) for s in Scope)):
+        server = build_server(ctx, Caller(who, None if who is None else "secret", _nobody))
+        offered[None if who is None else who.scope] = {t.name for t in await server.list_tools()}
+    assert offered == {
+        None: READ_TOOLS,
+        Scope.READ: READ_TOOLS,
+        Scope.WRITE: READ_TOOLS | WRITE_TOOLS,
+        Scope.ADMIN: READ_TOOLS | WRITE_TOOLS | DECISIONS,
+    }
