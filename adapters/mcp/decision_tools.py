@@ -10,12 +10,10 @@ from pydantic import Field
 from cronpilot.adapters.cli.approval_views import approval_view
 from cronpilot.adapters.cli.planner_views import proposal_view
 from cronpilot.adapters.mcp.context import McpContext
-from cronpilot.adapters.mcp.read_tools import AnId
+from cronpilot.adapters.mcp.read_tools import AnId, shown
 from cronpilot.adapters.mcp.toolbox import Toolbox
-from cronpilot.domain.approvals import Approval
 from cronpilot.domain.errors import CronpilotError
 from cronpilot.domain.planning import Proposal, ProposalStatus
-from cronpilot.usecases.queries import catalog
 
 
 class NotApplied(CronpilotError):
@@ -35,9 +33,6 @@ def _one_line(reason: str | None) -> str | None:
 def add_decision_tools(box: Toolbox, ctx: McpContext, actor: str) -> None:
     desk, gates, reading = ctx.desk, ctx.approvals, ctx.store.reading
 
-    async def ref_of(endpoint_id: str) -> str:
-        return (await catalog.endpoint_refs(reading)).get(endpoint_id, "?")
-
     @box.tool(read_only=False)
     async def approve_proposal(proposal_id: AnId) -> dict[str, Any]:
         """Apply a pending proposal now; the guardrails are checked again first, and a
@@ -45,28 +40,23 @@ def add_decision_tools(box: Toolbox, ctx: McpContext, actor: str) -> None:
         decided = await desk.approve(proposal_id, actor, ctx.clock.now())
         if decided.status is not ProposalStatus.APPLIED:
             raise NotApplied(decided)
-        return proposal_view(decided, await ref_of(decided.endpoint_id))
+        return await shown(reading, decided, proposal_view)
 
     @box.tool(read_only=False)
     async def reject_proposal(proposal_id: AnId, reason: Reason) -> dict[str, Any]:
         """Turn a pending proposal down, with a reason for the audit trail."""
         decided = await desk.reject(proposal_id, actor, " ".join(reason.split()), ctx.clock.now())
-        return proposal_view(decided, await ref_of(decided.endpoint_id))
-
-    async def shown(decided: Approval) -> dict[str, Any]:
-        return approval_view(decided, await ref_of(decided.endpoint_id))
+        return await shown(reading, decided, proposal_view)
 
     @box.tool(read_only=False)
     async def approve_gate(approval_id: AnId, reason: Reason | None = None) -> dict[str, Any]:
         """Let a DAG dependant waiting at an approval gate run; a scheduler worker starts it
         within CRONPILOT_DAG_SWEEP_SECONDS."""
-        return await shown(
-            await gates.approve(approval_id, actor, _one_line(reason), ctx.clock.now())
-        )
+        decided = await gates.approve(approval_id, actor, _one_line(reason), ctx.clock.now())
+        return await shown(reading, decided, approval_view)
 
     @box.tool(read_only=False)
     async def reject_gate(approval_id: AnId, reason: Reason | None = None) -> dict[str, Any]:
         """Skip a DAG dependant waiting at an approval gate, and what follows it."""
-        return await shown(
-            await gates.reject(approval_id, actor, _one_line(reason), ctx.clock.now())
-        )
+        decided = await gates.reject(approval_id, actor, _one_line(reason), ctx.clock.now())
+        return await shown(reading, decided, approval_view)

@@ -4,7 +4,8 @@ shapes (secrets masked)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any, Protocol, TypeVar
 
 from pydantic import Field
 
@@ -17,6 +18,7 @@ from cronpilot.adapters.mcp.toolbox import Toolbox
 from cronpilot.domain.approvals import ApprovalState
 from cronpilot.domain.model import RunStatus, RunTrigger
 from cronpilot.domain.planning import ProposalStatus
+from cronpilot.domain.ports import ReadingFactory
 from cronpilot.usecases.queries import approvals, catalog, graph, outputs, planner, runs
 
 Endpoint = Annotated[
@@ -27,6 +29,29 @@ JobFilter = Annotated[str | None, Field(description="Only this job's.")]
 EndpointFilter = Annotated[str | None, Field(description="Only this endpoint's (`job/endpoint`).")]
 Limit = Annotated[int, Field(ge=1, le=500, description="How many, newest first.")]
 AnId = Annotated[str, Field(description="An id from the list tool, or a unique prefix of 4+.")]
+
+
+class OfAnEndpoint(Protocol):
+    @property
+    def endpoint_id(self) -> str: ...
+
+
+Item = TypeVar("Item", bound=OfAnEndpoint)
+View = Callable[[Item, str], dict[str, Any]]
+
+
+async def listed(
+    reading: ReadingFactory, items: Sequence[Item], view: View[Item]
+) -> dict[str, Any]:
+    """`{"items": [...]}`: each item in its view, with its endpoint's `job/endpoint`."""
+    refs = await catalog.endpoint_refs(reading)
+    return {"items": [view(item, refs.get(item.endpoint_id, "?")) for item in items]}
+
+
+async def shown(reading: ReadingFactory, item: Item, view: View[Item]) -> dict[str, Any]:
+    """One item in its view, with its endpoint's `job/endpoint`."""
+    found: dict[str, Any] = (await listed(reading, [item], view))["items"][0]
+    return found
 
 
 def add_read_tools(box: Toolbox, ctx: McpContext) -> None:
@@ -87,31 +112,25 @@ def add_read_tools(box: Toolbox, ctx: McpContext) -> None:
         page = await planner.list_proposals(
             reading, status=status, job=job, endpoint=endpoint, limit=limit
         )
-        refs = await catalog.endpoint_refs(reading)
-        return {"items": [proposal_view(p, refs.get(p.endpoint_id, "?")) for p in page.items]}
+        return await listed(reading, page.items, proposal_view)
 
     @box.tool(read_only=True)
     async def show_proposal(proposal_id: AnId) -> dict[str, Any]:
         """One proposal: who proposed it in which session, who decided, the outcome."""
-        found = await planner.show_proposal(reading, proposal_id)
-        return proposal_view(
-            found, (await catalog.endpoint_refs(reading)).get(found.endpoint_id, "?")
+        return await shown(
+            reading, await planner.show_proposal(reading, proposal_id), proposal_view
         )
 
     @box.tool(read_only=True)
     async def list_sessions(endpoint: EndpointFilter = None, limit: Limit = 10) -> dict[str, Any]:
         """Planner analyses newest first, each with its tool calls, tokens and reasoning."""
         page = await planner.list_sessions(reading, endpoint, limit)
-        refs = await catalog.endpoint_refs(reading)
-        return {"items": [session_view(s, refs.get(s.endpoint_id, "?")) for s in page.items]}
+        return await listed(reading, page.items, session_view)
 
     @box.tool(read_only=True)
     async def show_session(session_id: AnId) -> dict[str, Any]:
         """One analysis: the tool calls in order, tokens, reasoning, outcome."""
-        found = await planner.show_session(reading, session_id)
-        return session_view(
-            found, (await catalog.endpoint_refs(reading)).get(found.endpoint_id, "?")
-        )
+        return await shown(reading, await planner.show_session(reading, session_id), session_view)
 
     @box.tool(read_only=True)
     async def show_schema(
@@ -138,5 +157,4 @@ def add_read_tools(box: Toolbox, ctx: McpContext) -> None:
         page = await approvals.list_approvals(
             reading, state=state, job=job, endpoint=endpoint, limit=limit
         )
-        refs = await catalog.endpoint_refs(reading)
-        return {"items": [approval_view(a, refs.get(a.endpoint_id, "?")) for a in page.items]}
+        return await listed(reading, page.items, approval_view)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
@@ -21,6 +21,19 @@ Call = TypeVar("Call", bound=Callable[..., Awaitable[Any]])
 JSON_MIME = "application/json"
 
 
+def _tool_error(error: CronpilotError) -> CallToolResult:
+    # Returned, not raised as the SDK's `ToolError`, which would prefix the line with
+    # `Error executing tool NAME:`.
+    line = error_line(str(error))
+    return CallToolResult(content=[TextContent(type="text", text=line)], is_error=True)
+
+
+def _resource_error(error: CronpilotError) -> NoReturn:
+    if isinstance(error, NotFound):
+        raise ResourceNotFoundError(error_line(str(error))) from error
+    raise ResourceError(error_line(str(error))) from error
+
+
 class Toolbox:
     def __init__(self, server: MCPServer[Any], caller: Caller) -> None:
         self.server = server
@@ -31,20 +44,8 @@ class Toolbox:
         parameters are what the client sees."""
 
         def register(function: Call) -> Call:
-            @functools.wraps(function)
-            async def call(*args: Any, **kwargs: Any) -> Any:
-                try:
-                    await self.caller.check()
-                    return await function(*args, **kwargs)
-                except CronpilotError as error:
-                    # Returned, not raised as the SDK's `ToolError`: that would prefix the
-                    # line with `Error executing tool NAME:`.
-                    line = error_line(str(error))
-                    return CallToolResult(
-                        content=[TextContent(type="text", text=line)], is_error=True
-                    )
-
-            self.server.add_tool(call, annotations=ToolAnnotations(read_only_hint=read_only))
+            guarded = self._guarded(function, _tool_error)
+            self.server.add_tool(guarded, annotations=ToolAnnotations(read_only_hint=read_only))
             return function
 
         return register
@@ -54,17 +55,22 @@ class Toolbox:
         `{variables}`, one per parameter)."""
 
         def register(function: Call) -> Call:
-            @functools.wraps(function)
-            async def read(*args: Any, **kwargs: Any) -> Any:
-                try:
-                    await self.caller.check()
-                    return await function(*args, **kwargs)
-                except NotFound as error:
-                    raise ResourceNotFoundError(error_line(str(error))) from error
-                except CronpilotError as error:
-                    raise ResourceError(error_line(str(error))) from error
-
-            self.server.resource(uri, name=name, mime_type=JSON_MIME)(read)
+            guarded = self._guarded(function, _resource_error)
+            self.server.resource(uri, name=name, mime_type=JSON_MIME)(guarded)
             return function
 
         return register
+
+    def _guarded(
+        self, function: Call, refused: Callable[[CronpilotError], Any]
+    ) -> Callable[..., Awaitable[Any]]:
+        # `wraps` keeps the signature and docstring the SDK reads the schema from.
+        @functools.wraps(function)
+        async def guarded(*args: Any, **kwargs: Any) -> Any:
+            try:
+                await self.caller.check()
+                return await function(*args, **kwargs)
+            except CronpilotError as error:
+                return refused(error)
+
+        return guarded

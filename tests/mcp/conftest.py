@@ -30,15 +30,16 @@ from cronpilot.adapters.mcp.server import http_app
 from cronpilot.adapters.sql import open_sql_store
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.access import Scope
-from cronpilot.domain.model import Response, new_id
-from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
+from cronpilot.domain.model import PlannerMode, Response
+from cronpilot.domain.planning import ProposalDraft, ProposalKind
 from cronpilot.domain.ports import Store
 from cronpilot.usecases.declarations import apply_declarations
+from cronpilot.usecases.proposals import ProposalDesk, Proposer
 from cronpilot.usecases.schema_learning import rebuild_schema
 from tests.api.conftest import Secrets, bearer, issue_tokens
 from tests.contract.builders import run_once
 from tests.e2e.conftest import ROOT
-from tests.support.settings import settings_for_tests
+from tests.support.settings import limits_for_tests, settings_for_tests
 
 JOBS = """
 jobs:
@@ -54,6 +55,7 @@ jobs:
         depends_on: [stock]
 """
 BODY = {"sku": "A-1", "in_stock": 3}
+HELD = Proposer("heuristic", PlannerMode.REVIEW, None)
 SECRETS_IN_JOBS = ("s3cret-in-url", "s3cret-in-header")
 READ_TOOLS = {
     "list_jobs",
@@ -106,19 +108,9 @@ async def world(sqlite_url: str, tmp_path: Path) -> World:
         run = await run_once(store, now, Response(status_code=200, body=BODY))
         stock = await store.catalog.get_endpoint("shop/stock")
         await rebuild_schema(store.unit_of_work, store.reading, stock, now)
-        proposal = Proposal(
-            id=new_id(),
-            endpoint_id=stock.id,
-            job_id=stock.job_id,
-            kind=ProposalKind.INTERVAL,
-            reason="quiet lately",
-            proposed_by="heuristic",
-            created_at=now,
-            status=ProposalStatus.PENDING,
-            interval_seconds=120.0,
-            ttl_seconds=600.0,
-        )
-        await store.planner.add_proposal(proposal)
+        desk = ProposalDesk(store.unit_of_work, None, limits_for_tests())
+        quieter = ProposalDraft(ProposalKind.INTERVAL, "quiet lately", 120.0, ttl_seconds=600)
+        proposal = await desk.propose(quieter, stock.id, HELD, now)
         secrets = await issue_tokens(store, build_clock())
     finally:
         await store.close()
