@@ -49,6 +49,7 @@ LogAction = Literal[
     "listen",
     "listen_failed",
     "llm_retry",
+    "mcp_start",
     "metrics_store_unavailable",
     "notify_delivered",
     "notify_failed",

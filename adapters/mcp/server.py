@@ -5,6 +5,7 @@ only the holder of that token may call."""
 from __future__ import annotations
 
 import hmac
+import logging
 from importlib.metadata import version
 from typing import Any
 
@@ -21,6 +22,9 @@ from cronpilot.adapters.mcp.resources import add_resources
 from cronpilot.adapters.mcp.toolbox import Toolbox
 from cronpilot.adapters.mcp.write_tools import add_write_tools
 from cronpilot.domain.access import Scope as TokenScope
+from cronpilot.domain.log_extra import log_extra
+
+log = logging.getLogger(__name__)
 
 INSTRUCTIONS = (
     "cronpilot calls HTTP endpoints on schedules and adapts the schedules from what they "
@@ -43,6 +47,12 @@ def build_server(ctx: McpContext, caller: Caller) -> MCPServer[Any]:
         add_write_tools(box, ctx, caller.principal.actor)
     if caller.principal is not None and caller.principal.may(TokenScope.ADMIN):
         add_decision_tools(box, ctx, caller.principal.actor)
+    log.info(
+        "MCP server for %s: %s tools",
+        "the local user (no token)" if caller.principal is None else caller.principal.actor,
+        caller.scope.value,
+        extra=log_extra("mcp_start"),
+    )
     return server
 
 
