@@ -57,6 +57,7 @@ from pydantic import (
 from cronpilot.adapters.durations import parse_duration
 from cronpilot.adapters.http.guard import check_url
 from cronpilot.adapters.jsonvalue import check_storable
+from cronpilot.adapters.rules_config import MAX_RULES, RuleConfig, schedule_problem
 from cronpilot.adapters.settings import FLOOR_VARIABLE
 from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.errors import CronpilotError, InvalidConfig, InvalidDependency
@@ -231,6 +232,7 @@ class EndpointConfig(_Strict):
     jitter: Jitter | None = None
     catch_up: CatchUp | None = None
     catch_up_window: Window | None = None
+    rules: list[RuleConfig] = Field(default_factory=list, max_length=MAX_RULES)
 
 
 class JobConfig(_Strict):
@@ -450,7 +452,7 @@ def _spec(
     _check_headers(endpoint.headers, (*loc, "headers"))
     _check_storable((*loc, "body"), endpoint.body)
     _check_storable((*loc, "description"), endpoint.description)
-    return EndpointSpec(
+    spec = EndpointSpec(
         name=endpoint.name,
         url=endpoint.url,
         schedule=schedule,
@@ -476,7 +478,14 @@ def _spec(
             else endpoint.catch_up_window
         ),
         floor_seconds=floor_seconds,
+        rules=tuple(rule.rule() for rule in endpoint.rules),
     )
+    for i, rule in enumerate(spec.rules):
+        _check_storable((*loc, "rules", i, "when"), rule.when)
+        problem = schedule_problem(rule.then, spec)
+        if problem is not None:
+            raise _Issue((*loc, "rules", i, "then"), problem)
+    return spec
 
 
 def _check_url(loc: Loc, url: str, allowed_networks: Sequence[str]) -> None:
@@ -648,8 +657,16 @@ def _where(source: str, loc: Loc, raw: object) -> str:
         parts.append(f"{label} {label_name}")
         rest = rest[2:]
     if rest:
-        parts.append(f"field {excerpt(repr('.'.join(str(part) for part in rest)))}")
+        parts.append(f"field {excerpt(repr(_path(rest)))}")
     return " ".join(parts).removesuffix(":")
+
+
+def _path(loc: Loc) -> str:
+    """`rules[0].then`: positions in brackets, as every field path is written (decision 0023)."""
+    return "".join(
+        f"[{part}]" if isinstance(part, int) else f".{part}" if i else part
+        for i, part in enumerate(loc)
+    )
 
 
 def _item(node: object, key: str, index: int) -> object:

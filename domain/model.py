@@ -10,7 +10,11 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+# For annotations only: `domain.rules` builds on the entities defined here.
+if TYPE_CHECKING:
+    from cronpilot.domain.rules import Rule
 
 JSON = Any
 """A decoded JSON value (dict, list, str, int, float, bool or None)."""
@@ -243,6 +247,8 @@ class EndpointSpec:
     """The global floor when the endpoint was applied: no slot is planned closer than this to
     the previous one, whatever the schedule, hints or clamps say (stamped on the spec so that
     the governor stays pure)."""
+    rules: tuple[Rule, ...] = ()
+    """Response rules, in order (`domain.rules`): the first that holds proposes its action."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cronpilot.adapters.crypto import open_headers, seal_headers
+from cronpilot.adapters.sql.rule_rows import rules_from_value, rules_value
 from cronpilot.adapters.sql.tables import endpoints, jobs
 from cronpilot.domain.model import (
     JSON,
@@ -86,6 +87,7 @@ def endpoint_values(endpoint: Endpoint, cipher: SecretCipher | None) -> dict[str
         "depends_on": list(spec.depends_on),
         "dependants": list(spec.dependants),
         "only_if_changed": spec.only_if_changed,
+        "rules": rules_value(spec.rules),
         **_finishing_values(spec),
         **state_values(endpoint),
     }
@@ -185,6 +187,7 @@ def endpoint_from_row(row: Mapping[Any, Any], cipher: SecretCipher | None) -> En
         depends_on=tuple(row["depends_on"]),
         dependants=tuple(row["dependants"]),
         only_if_changed=row["only_if_changed"],
+        rules=rules_from_value(row["rules"]),
         **_finishing_from_row(row),
     )
     return Endpoint(

@@ -47,11 +47,18 @@ jobs:
         jitter: 30s
         catch_up: none
         catch_up_window: 1h
+        rules:
+          - {when: 'body.pending > 200', then: {interval: 3m, ttl: 30m}}
+          - {when: 'body.pending > 100', then: {interval: 10m}}
+          - {when: 'status >= 500', then: {pause: {for: 10m}}}
+          - {when: 'body.pending == 0', then: run_now}
+          - {when: 'true', then: baseline}
       - name: sync
         url: https://api.example.com/sync/{{ orders.id }}
         depends_on: [orders]
         only_if_changed: true
         notify: []
+        rules: [{when: 'orders.body.pending > 0', then: resume}]
 """
 
 
@@ -154,4 +161,26 @@ def test_a_dry_run_of_new_things_creates_them() -> None:
         "shop",
         Outcome.UPDATE,
         (FieldChange("planner_mode", FieldOutcome.CHANGED, "off", "review"),),
+    )
+
+
+def test_a_dry_run_names_the_rule_that_changes() -> None:
+    [stored] = _declarations(EVERYTHING)
+    edited = EVERYTHING.replace("then: {interval: 10m}", "then: {interval: 5m}").replace(
+        "'body.pending == 0'", "'body.pending < 1'"
+    )
+    [declared] = _declarations(edited)
+    stored_specs = {f"shop/{spec.name}": spec for spec in stored.endpoints}
+
+    [_, orders, _] = planned_changes([declared], {"shop": stored.job}, stored_specs)
+
+    assert orders == DeclarationChange(
+        "shop/orders",
+        Outcome.UPDATE,
+        (
+            FieldChange("rules[1].then.interval_seconds", FieldOutcome.CHANGED, 600.0, 300.0),
+            FieldChange(
+                "rules[3].when", FieldOutcome.CHANGED, "body.pending == 0", "body.pending < 1"
+            ),
+        ),
     )
