@@ -61,6 +61,7 @@ def refusal(
     changes_last_hour: int,
     now: datetime,
     limits: GuardrailLimits,
+    *,
     firing: FiringRule | None = None,
 ) -> Refusal | None:
     """Why `draft` may not be applied to `endpoint` now, or None when it may. `firing` is the

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
         ChatReply,
         Proposal,
         ProposalStatus,
+        RulesPass,
     )
     from cronpilot.domain.tokens import ApiToken
     from cronpilot.domain.tracing import SpanName, TraceContext
@@ -305,8 +306,9 @@ class PlannerRepository(Protocol):
     async def claim_analyses(
         self, now: datetime, worker_id: str, lease_seconds: float, limit: int
     ) -> list[AnalysisClaim]:
-        """Atomically lease up to `limit` endpoints that need analysis (`needs_analysis`),
-        earliest next analysis first. Concurrent callers never get the same endpoint (SKIP
+        """Atomically lease up to `limit` endpoints that need analysis (`needs_analysis`) or
+        their rules evaluated (`needs_rules`), earliest next analysis first; each claim says
+        which (`AnalysisClaim.analysis_due`). Concurrent callers never get the same endpoint (SKIP
         LOCKED on PostgreSQL); a lease that has expired may be claimed again."""
         ...
 
@@ -323,13 +325,17 @@ class PlannerRepository(Protocol):
         self,
         claim: AnalysisClaim,
         worker_id: str,
-        session: AnalysisSession,
-        outcome: AnalysisOutcome,
+        session: AnalysisSession | None,
+        outcome: AnalysisOutcome | None,
         now: datetime,
+        rules: RulesPass | None = None,
     ) -> None:
-        """In one transaction: store the session and update the endpoint's planner state
-        (what it has seen, when to look again, the failure backoff) and free the lease.
-        Raises `LeaseLost` (and writes nothing) when the lease is no longer ours."""
+        """In one transaction: store the sessions of the pass and update the endpoint's
+        planner state, and free the lease. The analyst's `session` and `outcome` (what it has
+        seen, when to look again, the failure backoff) are None when it was not due; `rules`
+        (the rules session, what the rules have seen and the rule that stands) is None when
+        the endpoint has no rules. Raises `LeaseLost` (and writes nothing) when the lease is
+        no longer ours."""
         ...
 
     async def add_proposal(

@@ -165,8 +165,9 @@ def already_standing(
     fresh_shot = shot if shot is not None and shot.expires_at > now else None
     pause = endpoint.pause
     if action.kind is ActionKind.INTERVAL:
-        if fresh_interval is not None and fresh_interval.interval_seconds == action.interval_seconds:
-            return f"already in force: every {action.interval_seconds:g}s"
+        wanted = action.interval_seconds
+        if fresh_interval is not None and fresh_interval.interval_seconds == wanted:
+            return f"already in force: every {wanted:g}s"
     elif action.kind is ActionKind.RUN_NOW:
         if fresh_shot is not None:
             return f"already in force: a run at {fresh_shot.at.isoformat()}"

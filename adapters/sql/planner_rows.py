@@ -7,7 +7,6 @@ from typing import Any
 from sqlalchemy.engine import RowMapping
 
 from cronpilot.adapters.sql.rule_rows import evaluation_from_value, evaluation_value
-
 from cronpilot.domain.planning import (
     AnalysisSession,
     Proposal,

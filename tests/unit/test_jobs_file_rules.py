@@ -69,7 +69,10 @@ def test_without_rules_there_are_none() -> None:
 @pytest.mark.parametrize(
     ("then", "reason"),
     [
-        ("speed_up", "unknown action 'speed_up'; the actions are interval, run_now, pause, resume, baseline"),
+        (
+            "speed_up",
+            "unknown action 'speed_up'; the actions are interval, run_now, pause, resume, baseline",
+        ),
         ("{faster: 2}", "unknown action 'faster'; the actions are"),
         ("interval", "interval needs a duration: then: {interval: 30s, ttl: 1h}"),
         ("pause", "pause needs how long: then: {pause: {for: 10m}}"),
