@@ -12,7 +12,7 @@ from enum import StrEnum
 
 from cronpilot.domain.model import Endpoint, IntervalHint, OneShotHint, Pause
 from cronpilot.domain.planning import ProposalDraft, ProposalKind
-from cronpilot.domain.rules import FiringRule, contradiction
+from cronpilot.domain.rule_firing import FiringRule, contradiction
 
 RATE_WINDOW = timedelta(hours=1)
 

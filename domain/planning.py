@@ -9,15 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING
 
 from cronpilot.domain.graph import Edge
 from cronpilot.domain.model import JSON, Endpoint, Job, PlannerMode, Run
 from cronpilot.domain.outputs import OutputSchema
-
-# For annotations only: `domain.rules` builds on the proposals defined here.
-if TYPE_CHECKING:
-    from cronpilot.domain.rules import RuleEvaluation
+from cronpilot.domain.rules import RuleEvaluation
 
 
 class ProposalKind(StrEnum):

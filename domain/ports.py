@@ -55,6 +55,7 @@ if TYPE_CHECKING:
         ProposalStatus,
         RulesPass,
     )
+    from cronpilot.domain.rules import RuleOutcome
     from cronpilot.domain.tokens import ApiToken
     from cronpilot.domain.tracing import SpanName, TraceContext
     from cronpilot.domain.workers import WorkerActivity, WorkerInfo
@@ -328,6 +329,7 @@ class PlannerRepository(Protocol):
         session: AnalysisSession | None,
         outcome: AnalysisOutcome | None,
         now: datetime,
+        *,
         rules: RulesPass | None = None,
     ) -> None:
         """In one transaction: store the sessions of the pass and update the endpoint's
@@ -817,6 +819,11 @@ class Telemetry(Protocol):
 
     def drifted(self, endpoint: Endpoint, events: int) -> None:
         """Learning the endpoint's output schema recorded `events` changes of shape."""
+        ...
+
+    def rule_evaluated(self, endpoint: Endpoint, outcome: RuleOutcome) -> None:
+        """The rules planner evaluated one of the endpoint's rules: it did not hold, its action
+        was proposed, already stood or was refused, or it could not be evaluated (`error`)."""
         ...
 
     def notified(self, notification: Notification, outcome: Delivery) -> None:

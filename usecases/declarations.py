@@ -23,6 +23,7 @@ from cronpilot.domain.ports import (
 )
 from cronpilot.domain.templates import input_fields, missing_field
 from cronpilot.usecases.graph_edges import refresh_provides
+from cronpilot.usecases.rule_checks import check_rules
 
 
 async def apply_declarations(
@@ -37,10 +38,12 @@ async def apply_declarations(
     """Check, then apply all or nothing, and wake the schedulers when something was created
     or changed; a change is audited for `actor` (an apply that changes nothing is not).
     Raises `InvalidConfig` naming file (`source`), job, endpoint and field when a
-    template asks an upstream for a field its responses never had. Dependency edges a file no
+    template asks an upstream for a field its responses never had, or a rule's condition does
+    not compile or type-check. Dependency edges a file no
     longer declares leave the graph, unless runs showed them (history stays)."""
     async with uow() as tx:
         await check_templates(tx, declarations, source)
+        await check_rules(tx, declarations, source)
         report = await tx.catalog.apply(declarations, now)
         sightings = [
             sighting
@@ -76,6 +79,7 @@ async def preview_declarations(
     stored_specs: dict[str, EndpointSpec] = {}
     async with reading() as tx:
         await check_templates(tx, declarations, source)
+        await check_rules(tx, declarations, source)
         for declaration in declarations:
             name = declaration.job.name
             try:

@@ -7,6 +7,7 @@ from typing import Any
 
 from cronpilot.adapters.cli.output import iso, span
 from cronpilot.domain.planning import AnalysisSession, Proposal, ProposalKind, ToolCallRecord
+from cronpilot.domain.rules import RuleEvaluation
 
 
 def _duration(seconds: float) -> str:
@@ -23,6 +24,8 @@ def change_text(proposal: Proposal) -> str:
         return f"once at {iso(proposal.at)}"
     if proposal.kind is ProposalKind.PAUSE:
         return f"pause until {iso(proposal.at)}"
+    if proposal.kind is ProposalKind.BASELINE:
+        return "back to the baseline"
     return "resume"
 
 
@@ -60,6 +63,17 @@ def _call_view(call: ToolCallRecord) -> dict[str, Any]:
     }
 
 
+def evaluation_view(evaluation: RuleEvaluation) -> dict[str, Any]:
+    return {
+        "rule": evaluation.number,
+        "when": evaluation.when,
+        "value": evaluation.value,
+        "outcome": evaluation.outcome.value,
+        "detail": evaluation.detail,
+        "proposal_id": evaluation.proposal_id,
+    }
+
+
 def session_view(session: AnalysisSession, endpoint_ref: str) -> dict[str, Any]:
     return {
         "id": session.id,
@@ -77,4 +91,5 @@ def session_view(session: AnalysisSession, endpoint_ref: str) -> dict[str, Any]:
         "tool_errors": session.tool_errors,
         "error": session.error,
         "tool_calls": [_call_view(call) for call in session.tool_calls],
+        "rule_evaluations": [evaluation_view(e) for e in session.rule_evaluations],
     }

@@ -118,6 +118,7 @@ class MemoryPlanner(PlannerRepository):
         session: AnalysisSession | None,
         outcome: AnalysisOutcome | None,
         now: datetime,
+        *,
         rules: RulesPass | None = None,
     ) -> None:
         async with self._state.lock:

@@ -342,6 +342,7 @@ class SqlPlanner(PlannerRepository):
         session: AnalysisSession | None,
         outcome: AnalysisOutcome | None,
         now: datetime,
+        *,
         rules: RulesPass | None = None,
     ) -> None:
         values: dict[str, Any] = {"id": claim.endpoint.id, "worker_id": worker_id}
