@@ -130,5 +130,6 @@ def contradiction(action: RuleAction, draft: ProposalDraft) -> str | None:
     if draft.kind is not kind:
         return f"it proposes {draft.kind.value} where the rule says {action.text()}"
     if kind is ProposalKind.INTERVAL and draft.interval_seconds != action.interval_seconds:
-        return f"it proposes interval {draft.interval_seconds}s where the rule says {action.text()}"
+        proposed = "no" if draft.interval_seconds is None else f"{draft.interval_seconds:g}s"
+        return f"it proposes interval {proposed} where the rule says {action.text()}"
     return None

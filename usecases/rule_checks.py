@@ -11,6 +11,11 @@ from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.ports import JobDeclaration, Repositories
 from cronpilot.domain.schema_inference import ShapeNode
 
+UNKEPT_HEADERS = (
+    "a rule reads the stored responses, and their headers are not kept: read body, status "
+    "or duration_ms"
+)
+
 
 async def check_rules(
     repositories: Repositories, declarations: Sequence[JobDeclaration], source: str
@@ -31,8 +36,10 @@ async def check_rules(
         for spec in declaration.endpoints:
             scope = Scope(spec.name, True, shapes)
             for i, rule in enumerate(spec.rules):
+                where = f"{source}: job {job!r} endpoint {spec.name!r} field 'rules[{i}].when'"
                 try:
-                    check_condition(rule.when, scope)
+                    checked = check_condition(rule.when, scope)
                 except ConditionError as error:
-                    where = f"{source}: job {job!r} endpoint {spec.name!r} field 'rules[{i}].when'"
                     raise InvalidConfig(where, str(error)) from error
+                if "headers" in checked.roots:
+                    raise InvalidConfig(where, UNKEPT_HEADERS)
