@@ -131,6 +131,10 @@ def _endpoint(ref: str, spec: EndpointSpec, secrets: _Secrets) -> dict[str, Any]
         shown["depends_on"] = list(spec.depends_on)
     if spec.only_if_changed:
         shown["only_if_changed"] = True
+    if spec.run_if is not None:
+        shown["run_if"] = spec.run_if
+    if spec.success_when is not None:
+        shown["success_when"] = spec.success_when
     if spec.notify or spec.notify_after != DEFAULT_NOTIFY_AFTER:
         urls = [_notify_url(ref, i + 1, url, secrets) for i, url in enumerate(spec.notify)]
         shown["notify"] = {"urls": urls, "after": spec.notify_after}

@@ -20,6 +20,10 @@ Shape::
             pause_after: 20
             retry: {attempts: 3, backoff: 1s, max_backoff: 30s, on: [timeout, connect, 5xx, 429]}
             accept_hints: true        # take the Cronpilot-Next-Run answer header as a hint
+            success_when: 'body.status == "ok"'   # a condition (CEL) on the response
+          - name: load
+            depends_on: [fetch]
+            run_if: 'fetch.body.records > 0'      # a condition on the parents' responses
 
 `${NAME}` in any string value is replaced by the environment variable NAME; an unset variable
 is an error, never an empty string. Durations are seconds or strings such as `250ms`, `30s`,
@@ -225,6 +229,8 @@ class EndpointConfig(_Strict):
     planner_mode: PlannerMode | None = None
     depends_on: list[Name] = Field(default_factory=list)
     only_if_changed: bool = False
+    run_if: str | None = None
+    success_when: str | None = None
     notify: Notify | None = None
     pause_after: Count | None = None
     retry: RetryConfig | None = None
@@ -452,6 +458,8 @@ def _spec(
     _check_headers(endpoint.headers, (*loc, "headers"))
     _check_storable((*loc, "body"), endpoint.body)
     _check_storable((*loc, "description"), endpoint.description)
+    for name in ("run_if", "success_when"):
+        _check_storable((*loc, name), getattr(endpoint, name))
     spec = EndpointSpec(
         name=endpoint.name,
         url=endpoint.url,
@@ -467,6 +475,8 @@ def _spec(
         planner_mode=endpoint.planner_mode,
         depends_on=tuple(endpoint.depends_on),
         only_if_changed=endpoint.only_if_changed,
+        run_if=endpoint.run_if,
+        success_when=endpoint.success_when,
         **_alert_settings(job, endpoint),
         retry=_retry_policy(endpoint, (*loc, "retry")),
         accept_hints=endpoint.accept_hints,
@@ -562,8 +572,9 @@ def _dependant_schedule(endpoint: EndpointConfig, loc: Loc) -> Schedule:
 
 def _schedule(endpoint: EndpointConfig, loc: Loc) -> Schedule:
     """The baseline, checked one field at a time so that each error names its field."""
-    if endpoint.only_if_changed:
-        raise _Issue((*loc, "only_if_changed"), "applies to an endpoint with depends_on only")
+    for name in ("only_if_changed", "run_if"):
+        if getattr(endpoint, name):
+            raise _Issue((*loc, name), "applies to an endpoint with depends_on only")
     if (endpoint.cron is None) == (endpoint.interval is None):
         raise _Issue((*loc, "cron"), "set exactly one of 'cron' or 'interval'")
     if endpoint.timezone is not None:

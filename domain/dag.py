@@ -4,9 +4,12 @@ A DAG run begins with a scheduled run (its trace id names the DAG run, its endpo
 root). Each dependant waits, in that DAG run, for every parent the root can reach; a parent
 the root cannot reach (another root's upstream) is not waited for. Once all have reported,
 the dependant either starts as a child of the last parent's run, or is skipped, and the skip
-is a recorded run with its reason: an upstream failed or was skipped, it is paused, or
-`only_if_changed` holds and no upstream response changed. A skip propagates to its own
-dependants the same way. `advance` decides all of it; stores load, save and lease.
+is a recorded run with its reason: an upstream failed or was skipped, it is paused,
+`only_if_changed` holds and no upstream response changed, or its `run_if` condition does not
+hold on its parents' latest responses (the skip says the condition and its value) or cannot be
+evaluated (the skip says the error: a dependant is not called on data its condition could not
+read). A skip propagates to its own dependants the same way. `advance` decides all of it;
+stores load (`run_if_reads` says which parents' runs), save and lease.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
+from cronpilot.domain import conditions
+from cronpilot.domain.excerpt import excerpt
 from cronpilot.domain.graph import dependency_graph
 from cronpilot.domain.model import (
     JSON,
@@ -82,11 +87,17 @@ def awaited_parents(dependencies: Mapping[str, Sequence[str]], root: str, node: 
     return {parent for parent in dependencies.get(node, ()) if parent in reach}
 
 
-def skip_reason(endpoint: Endpoint, wait: DagWait, now: datetime) -> tuple[SkipKind, str] | None:
+def skip_reason(
+    endpoint: Endpoint,
+    wait: DagWait,
+    now: datetime,
+    responses: Mapping[str, conditions.Response],
+) -> tuple[SkipKind, str] | None:
     """Why the dependant `endpoint`, all its parents arrived in `wait`, is not called at `now`
     (its kind, and in words): paused, an upstream failed or was skipped, its own `Retry-After`
-    still holds (it has no schedule to carry it: the DAG run is its only caller), or nothing
-    changed upstream under `only_if_changed`; None when it runs."""
+    still holds (it has no schedule to carry it: the DAG run is its only caller), nothing
+    changed upstream under `only_if_changed`, or its `run_if` does not hold on `responses`
+    (the parents' latest, by name); None when it runs."""
     pause = endpoint.pause
     if pause is not None and (pause.until is None or pause.until > now):
         return SkipKind.PAUSED, "paused"
@@ -103,7 +114,51 @@ def skip_reason(endpoint: Endpoint, wait: DagWait, now: datetime) -> tuple[SkipK
         )
     if endpoint.spec.only_if_changed and not any(o.changed for o in wait.arrived.values()):
         return SkipKind.UNCHANGED, "only_if_changed: no upstream response changed"
+    text = endpoint.spec.run_if
+    if text is not None:
+        verdict = _run_if(text, responses)
+        if not verdict.holds:
+            return SkipKind.CONDITION, f"run_if {excerpt(text, 60)!r} is {verdict.describe()}"
     return None
+
+
+def _run_if(text: str, responses: Mapping[str, conditions.Response]) -> conditions.Verdict:
+    try:
+        return conditions.condition(text).evaluate(None, responses)
+    except conditions.ConditionError as error:
+        # Checked when applied: only a change of the limits since could bring this here.
+        return conditions.Verdict(False, str(error))
+
+
+def run_if_reads(
+    job: Sequence[Endpoint], waits: Mapping[str, DagWait], finished: Endpoint, run: Run
+) -> dict[str, str | None]:
+    """The parents whose responses the `run_if` conditions of `finished`'s dependants read
+    (only they can become ready when `run` reports), by name: the id of its run in this DAG
+    run, or None where it has none here (another root's upstream), whose latest successful
+    run is read. Empty, and nothing to load, when no dependant has a condition."""
+    by_name = {e.name: e for e in job}
+    reads: dict[str, str | None] = {}
+    for name in finished.spec.dependants:
+        node = by_name.get(name)
+        text = None if node is None else node.spec.run_if
+        if node is None or text is None:
+            continue
+        wait = waits.get(node.id)
+        arrived = {} if wait is None else {p: o.run_id for p, o in wait.arrived.items()}
+        arrived[finished.name] = run.id
+        try:
+            roots = conditions.condition(text).roots
+        except conditions.ConditionError:
+            continue
+        for parent in roots & set(node.spec.depends_on):
+            reads[parent] = arrived.get(parent)
+    return reads
+
+
+def reading(run: Run) -> conditions.Response:
+    """A stored run as a condition reads it."""
+    return conditions.Response(run.body, run.status_code, run.duration_ms)
 
 
 def skipped_run(
@@ -197,10 +252,12 @@ def advance(
     dag: tuple[str, str],
     worker_id: str,
     now: datetime,
+    responses: Mapping[str, conditions.Response] | None = None,
 ) -> DagPlan:
     """What follows `finished`'s run (`outcome`) in the DAG run `dag` = (id, root name).
 
-    `job` holds every endpoint of the job, `waits` this DAG run's waits by endpoint id."""
+    `job` holds every endpoint of the job, `waits` this DAG run's waits by endpoint id,
+    `responses` the parents' responses that `run_if_reads` named, by name."""
     by_name = {e.name: e for e in job}
     dependencies = dependencies_of(job)
     dag_run_id, root = dag
@@ -221,7 +278,7 @@ def advance(
             pending.pop(node.id, None)
             plan.waiting.pop(node.id, None)
             plan.finished.append(wait)
-            skip = skip_reason(node, wait, now)
+            skip = skip_reason(node, wait, now, responses or {})
             if skip is None:
                 plan.start.append((node, wait, trigger_of(wait, result.trace_id)))
                 continue

@@ -7,6 +7,7 @@ every store (memory, SQLite, PostgreSQL) agrees on them without asking the datab
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -85,6 +86,8 @@ class SkipKind(StrEnum):
     UPSTREAM_FAILED = "upstream_failed"
     RETRY_AFTER = "retry_after"
     UNCHANGED = "unchanged"
+    CONDITION = "condition"
+    """Its `run_if` did not hold on its parents' responses, or could not be evaluated."""
 
 
 class RunTrigger(StrEnum):
@@ -121,6 +124,9 @@ class ErrorKind(StrEnum):
     INTERNAL = "internal"
     TEMPLATE = "template"
     """A request template could not be filled from the upstream responses: not called."""
+    ASSERTION = "assertion"
+    """The endpoint answered, but its `success_when` condition did not hold (or could not be
+    evaluated)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,6 +233,12 @@ class EndpointSpec:
     without asking the store whether it triggers anything."""
     only_if_changed: bool = False
     """Skip (and record the skip) when no upstream response changed since the previous one."""
+    run_if: str | None = None
+    """A condition (CEL, `domain.conditions`) on the parents' latest responses: the dependant
+    is skipped, and the skip recorded with its value, when it does not hold."""
+    success_when: str | None = None
+    """A condition on the endpoint's own response: a response that does not satisfy it fails
+    the run (`ErrorKind.ASSERTION`)."""
     notify: tuple[str, ...] = ()
     """Webhook URLs told when the endpoint starts failing, recovers, pauses itself or has a
     planner proposal waiting for review (`domain.alerts`)."""
@@ -396,6 +408,9 @@ class Response:
     """Every call made for the slot, this one last (set by the scheduler's slot runner)."""
     request: SentRequest | None = None
     """What this call sent (set by the scheduler's slot runner); None when none was sent."""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """The answer's headers (case-insensitive where the dispatcher keeps them so), for
+    `success_when`; never stored."""
 
     @property
     def ok(self) -> bool:

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from cronpilot.domain.assertions import judged
 from cronpilot.domain.errors import LeaseLost, SlotAlreadyRun, StoreUnavailable, TemplateUnfilled
 from cronpilot.domain.log_extra import LogAction, log_extra
 from cronpilot.domain.model import BodyAbsence, Claim, Endpoint, ErrorKind, Finish, Response, Run
@@ -227,7 +228,7 @@ class SlotRunner:
                 error_message=f"dispatcher error: {type(exc).__name__}",
                 request=sent,
             )
-        return replace(response, request=sent)
+        return judged(claim.endpoint.spec, replace(response, request=sent))
 
     async def _rest(self, seconds: float) -> bool:
         """Wait before a retry; cut short, and False, once the worker is stopping."""

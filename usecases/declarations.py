@@ -1,7 +1,8 @@
-"""Applying declarations (a jobs file) with what the store has learnt: templates are checked
-against their upstreams' learnt output schemas, the jobs and endpoints written, and the
-config's edges (a job contains its endpoints, an upstream feeds its dependants) and the
-provides edges the new inputs allow put into the tool graph: all of it one unit of work."""
+"""Applying declarations (a jobs file) with what the store has learnt: templates and conditions
+(`run_if`, `success_when`) are checked against the learnt output schemas, the jobs and
+endpoints written, and the config's edges (a job contains its endpoints, an upstream feeds its
+dependants) and the provides edges the new inputs allow put into the tool graph: all of it one
+unit of work."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from cronpilot.domain.audit import audit_entry
+from cronpilot.domain.conditions import ConditionError, Scope, check_condition
 from cronpilot.domain.declaration_diff import DeclarationChange, planned_changes
 from cronpilot.domain.errors import EndpointNotFound, InvalidConfig, JobNotFound
 from cronpilot.domain.graph import EdgeType, declared_sightings
@@ -21,6 +23,7 @@ from cronpilot.domain.ports import (
     UnitOfWorkFactory,
     Waker,
 )
+from cronpilot.domain.schema_inference import ShapeNode
 from cronpilot.domain.templates import input_fields, missing_field
 from cronpilot.usecases.graph_edges import refresh_provides
 from cronpilot.usecases.rule_checks import check_rules
@@ -38,11 +41,13 @@ async def apply_declarations(
     """Check, then apply all or nothing, and wake the schedulers when something was created
     or changed; a change is audited for `actor` (an apply that changes nothing is not).
     Raises `InvalidConfig` naming file (`source`), job, endpoint and field when a
-    template asks an upstream for a field its responses never had, or a rule's condition does
-    not compile or type-check. Dependency edges a file no
-    longer declares leave the graph, unless runs showed them (history stays)."""
+    template asks an upstream for a field its responses never had, or a condition (a rule's
+    included) does not compile or type-check against the learnt schemas (with its position).
+    Dependency edges a file no longer declares leave the graph, unless runs showed them
+    (history stays)."""
     async with uow() as tx:
         await check_templates(tx, declarations, source)
+        await check_conditions(tx, declarations, source)
         await check_rules(tx, declarations, source)
         report = await tx.catalog.apply(declarations, now)
         sightings = [
@@ -79,6 +84,7 @@ async def preview_declarations(
     stored_specs: dict[str, EndpointSpec] = {}
     async with reading() as tx:
         await check_templates(tx, declarations, source)
+        await check_conditions(tx, declarations, source)
         await check_rules(tx, declarations, source)
         for declaration in declarations:
             name = declaration.job.name
@@ -128,3 +134,37 @@ async def check_templates(
                 if reason is not None:
                     where = f"{source}: job {job!r} endpoint {spec.name!r} field {item.where!r}"
                     raise InvalidConfig(where, reason)
+
+
+async def check_conditions(
+    repositories: Repositories, declarations: Sequence[JobDeclaration], source: str
+) -> None:
+    """`success_when` reads the endpoint's own response, `run_if` its parents'; each is
+    checked against the schemas learnt so far (none for an endpoint not stored yet)."""
+    for declaration in declarations:
+        job = declaration.job.name
+        for spec in declaration.endpoints:
+            uses: list[tuple[str, str | None, bool, tuple[str, ...]]] = [
+                ("success_when", spec.success_when, True, (spec.name,)),
+                ("run_if", spec.run_if, False, spec.depends_on),
+            ]
+            for field, text, reads_own, names in uses:
+                if text is None:
+                    continue
+                schemas = {name: await _learnt(repositories, job, name) for name in names}
+                try:
+                    check_condition(text, Scope(spec.name, reads_own, schemas))
+                except ConditionError as error:
+                    where = f"{source}: job {job!r} endpoint {spec.name!r} field {field!r}"
+                    raise InvalidConfig(where, str(error)) from error
+
+
+async def _learnt(repositories: Repositories, job: str, name: str) -> ShapeNode | None:
+    """The output schema learnt for `job/name`, None when it is not stored or answered no
+    body yet."""
+    try:
+        endpoint = await repositories.catalog.get_endpoint(f"{job}/{name}")
+    except EndpointNotFound:
+        return None
+    schema = await repositories.schemas.get_output_schema(endpoint.id)
+    return None if schema is None or not schema.observations else schema.root

@@ -209,6 +209,7 @@ def _answer(
         steering=read_steering(
             response.status, response.headers, finished, max_retry_after_seconds
         ),
+        headers=response.headers,
     )
 
 

@@ -8,6 +8,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from cronpilot.domain.conditions import Response
 from cronpilot.domain.dag import (
     DagPlan,
     DagWait,
@@ -15,7 +16,9 @@ from cronpilot.domain.dag import (
     dag_claim,
     dag_of,
     outcome_of,
+    reading,
     ready_trigger,
+    run_if_reads,
 )
 from cronpilot.domain.graph import (
     Edge,
@@ -131,9 +134,30 @@ def advance_dag(state: MemoryState, finish: Finish, run: Run) -> Recorded:
         None,
     )
     outcome = outcome_of(run, previous)
-    plan = advance(job, waits, endpoint, outcome, dag=dag, worker_id=worker_id, now=now)
+    responses = _responses(state, job, run_if_reads(job, waits, endpoint, run), run)
+    plan = advance(
+        job, waits, endpoint, outcome, dag=dag, worker_id=worker_id, now=now, responses=responses
+    )
     started = _carry_out(state, plan, (worker_id, finish.lease_seconds), now)
     return Recorded(run, started, tuple(plan.skips))
+
+
+def _responses(
+    state: MemoryState, job: list[Endpoint], reads: dict[str, str | None], run: Run
+) -> dict[str, Response]:
+    """The responses `run_if_reads` named: `run` itself, the other runs of the DAG run, and the
+    latest successful run of a parent not in it."""
+    found: dict[str, Response] = {}
+    for name, run_id in reads.items():
+        if run_id is None:
+            parent = next(e for e in job if e.name == name)
+            successes = (r for r in state.runs_of(parent.id) if r.status is RunStatus.SUCCESS)
+            read = next(successes, None)
+        else:
+            read = run if run_id == run.id else state.runs.get(run_id)
+        if read is not None:
+            found[name] = reading(read)
+    return found
 
 
 def _carry_out(

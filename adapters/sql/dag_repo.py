@@ -26,6 +26,7 @@ from cronpilot.adapters.sql.rows import (
     select_endpoints,
 )
 from cronpilot.adapters.sql.tables import dag_waits, endpoints, runs
+from cronpilot.domain.conditions import Response
 from cronpilot.domain.dag import (
     DagPlan,
     DagWait,
@@ -34,7 +35,9 @@ from cronpilot.domain.dag import (
     dag_claim,
     dag_of,
     outcome_of,
+    reading,
     ready_trigger,
+    run_if_reads,
 )
 from cronpilot.domain.model import Claim, DagTrigger, Endpoint, Finish, Recorded, Run, RunStatus
 from cronpilot.domain.ports import DagRepository, SecretCipher
@@ -53,7 +56,10 @@ async def advance_dag(
     dag = dag_of(claim.dag, run, endpoint)
     waits = await _waits(conn, dag_runs_of=dag[0])
     outcome = outcome_of(run, await _previous_success(conn, run))
-    plan = advance(job, waits, endpoint, outcome, dag=dag, worker_id=worker_id, now=now)
+    responses = await _responses(conn, job, run_if_reads(job, waits, endpoint, run), run)
+    plan = advance(
+        job, waits, endpoint, outcome, dag=dag, worker_id=worker_id, now=now, responses=responses
+    )
     started = await _carry_out(conn, cipher, plan, (worker_id, finish.lease_seconds), now)
     return Recorded(run, started, tuple(plan.skips))
 
@@ -216,6 +222,36 @@ async def _previous_success(conn: AsyncConnection, run: Run) -> Run | None:
     )
     row = (await conn.execute(query)).mappings().one_or_none()
     return None if row is None else run_from_row(row)
+
+
+async def _responses(
+    conn: AsyncConnection, job: list[Endpoint], reads: dict[str, str | None], run: Run
+) -> dict[str, Response]:
+    """The responses `run_if_reads` named: `run` itself, the other runs of the DAG run, and the
+    latest successful run of a parent not in it."""
+    found = {name: reading(run) for name, run_id in reads.items() if run_id == run.id}
+    ids = [run_id for run_id in reads.values() if run_id is not None and run_id != run.id]
+    if ids:
+        stored = {
+            row["id"]: run_from_row(row)
+            for row in (await conn.execute(select(runs).where(runs.c.id.in_(ids)))).mappings()
+        }
+        found |= {n: reading(stored[i]) for n, i in reads.items() if i in stored}
+    by_name = {e.name: e for e in job}
+    for name in [name for name, run_id in reads.items() if run_id is None and name in by_name]:
+        latest = await conn.execute(
+            select(runs)
+            .where(
+                runs.c.endpoint_id == by_name[name].id,
+                runs.c.status == RunStatus.SUCCESS.value,
+            )
+            .order_by(runs.c.slot_at.desc())
+            .limit(1)
+        )
+        row = latest.mappings().one_or_none()
+        if row is not None:
+            found[name] = reading(run_from_row(row))
+    return found
 
 
 async def _waits(conn: AsyncConnection, dag_runs_of: str) -> dict[str, DagWait]:

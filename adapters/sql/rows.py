@@ -88,6 +88,8 @@ def endpoint_values(endpoint: Endpoint, cipher: SecretCipher | None) -> dict[str
         "dependants": list(spec.dependants),
         "only_if_changed": spec.only_if_changed,
         "rules": rules_value(spec.rules),
+        "run_if": spec.run_if,
+        "success_when": spec.success_when,
         **_finishing_values(spec),
         **state_values(endpoint),
     }
@@ -188,6 +190,8 @@ def endpoint_from_row(row: Mapping[Any, Any], cipher: SecretCipher | None) -> En
         dependants=tuple(row["dependants"]),
         only_if_changed=row["only_if_changed"],
         rules=rules_from_value(row["rules"]),
+        run_if=row["run_if"],
+        success_when=row["success_when"],
         **_finishing_from_row(row),
     )
     return Endpoint(

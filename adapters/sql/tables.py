@@ -144,6 +144,9 @@ endpoints = Table(
     Column("depends_on", _json(), nullable=False, server_default=text("'[]'")),
     Column("dependants", _json(), nullable=False, server_default=text("'[]'")),
     Column("only_if_changed", Boolean, nullable=False, server_default=false()),
+    # Conditions (issue 12, CEL): a dependant's gate on its parents, a response's judge.
+    Column("run_if", Text, nullable=True),
+    Column("success_when", Text, nullable=True),
     # Failure alerts (issue 9): webhook URLs, the streak that raises `failing`, auto-pause.
     Column("notify", _json(), nullable=False, server_default=text("'[]'")),
     Column("notify_after", Integer, nullable=False, server_default=text("3")),

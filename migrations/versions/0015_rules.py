@@ -1,7 +1,7 @@
 """response rules: the endpoints' rules, rules sessions and the rules' planner state
 
 Revision ID: 0015
-Revises: 0011
+Revises: 0012
 Create Date: 2026-11-24 10:00:00
 """
 
@@ -12,7 +12,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision: str = '0015'
-down_revision: str | None = '0011'
+down_revision: str | None = '0012'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
