@@ -79,7 +79,11 @@ def refusal(
             f"{changes_last_hour} changes were applied to this endpoint in the last hour; "
             f"the limit is {limits.max_changes_per_hour}",
         )
-    moves_schedule = draft.kind in (ProposalKind.INTERVAL, ProposalKind.NEXT_TIME)
+    moves_schedule = draft.kind in (
+        ProposalKind.INTERVAL,
+        ProposalKind.NEXT_TIME,
+        ProposalKind.RUN_NOW,
+    )
     if moves_schedule and endpoint.spec.schedule.after_upstreams:
         return Refusal(
             GuardrailRule.AFTER_UPSTREAMS,
@@ -92,6 +96,8 @@ def refusal(
         return _next_time_refusal(draft, now, limits)
     if draft.kind is ProposalKind.PAUSE:
         return _pause_refusal(draft, now, limits)
+    if draft.kind is ProposalKind.RUN_NOW:
+        return _ttl_refusal(draft, limits)
     if draft.kind is ProposalKind.BASELINE:
         return None
     if endpoint.pause is None:
@@ -176,6 +182,8 @@ def change_for(draft: ProposalDraft, endpoint: Endpoint, now: datetime) -> Sched
     elif draft.kind is ProposalKind.NEXT_TIME:
         assert draft.at is not None
         oneshot = OneShotHint(draft.at, expires, draft.reason)
+    elif draft.kind is ProposalKind.RUN_NOW:
+        oneshot = OneShotHint(now, expires, draft.reason)
     elif draft.kind is ProposalKind.PAUSE:
         pause = Pause(draft.reason, draft.at)
     elif draft.kind is ProposalKind.BASELINE:

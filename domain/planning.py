@@ -23,6 +23,9 @@ class ProposalKind(StrEnum):
     RESUME = "resume"
     BASELINE = "baseline"
     """Drop the hints: back to the declared schedule (a rule's `baseline`)."""
+    RUN_NOW = "run_now"
+    """One run as soon as it is applied (a rule's `run_now`): unlike a next time, it cannot
+    have passed while it waited for review."""
 
 
 class ProposalStatus(StrEnum):

@@ -20,15 +20,14 @@ RULES_PLANNER = "rules"
 DEFAULT_RULE_TTL_SECONDS = 3600.0
 """How long an interval a rule sets stands unless it says (`ttl`); while the rule keeps
 holding it is proposed again once it has lapsed."""
-RUN_NOW_LEAD_SECONDS = 1.0
-"""`run_now` asks for a run this soon (the governor's floor and clamps still apply)…"""
 RUN_NOW_TTL_SECONDS = 300.0
-"""…with a one-shot hint that stands this long."""
+"""`run_now` asks for one run when applied (the governor's floor and clamps still apply), with a
+one-shot hint that stands this long."""
 
 
 ACTION_PROPOSALS = {
     ActionKind.INTERVAL: ProposalKind.INTERVAL,
-    ActionKind.RUN_NOW: ProposalKind.NEXT_TIME,
+    ActionKind.RUN_NOW: ProposalKind.RUN_NOW,
     ActionKind.PAUSE: ProposalKind.PAUSE,
     ActionKind.RESUME: ProposalKind.RESUME,
     ActionKind.BASELINE: ProposalKind.BASELINE,
@@ -68,8 +67,7 @@ def rule_draft(firing: FiringRule, now: datetime) -> ProposalDraft:
             kind, reason, interval_seconds=action.interval_seconds, ttl_seconds=ttl
         )
     if action.kind is ActionKind.RUN_NOW:
-        at = now + timedelta(seconds=RUN_NOW_LEAD_SECONDS)
-        return ProposalDraft(kind, reason, at=at, ttl_seconds=RUN_NOW_TTL_SECONDS)
+        return ProposalDraft(kind, reason, ttl_seconds=RUN_NOW_TTL_SECONDS)
     if action.kind is ActionKind.PAUSE:
         assert action.for_seconds is not None
         return ProposalDraft(kind, reason, at=now + timedelta(seconds=action.for_seconds))
@@ -122,12 +120,16 @@ def _agrees(action: RuleAction, proposal: Proposal) -> bool:
     return contradiction(action, proposal.draft) is None
 
 
+_ONE_RUN = frozenset({ProposalKind.RUN_NOW, ProposalKind.NEXT_TIME})
+
+
 def contradiction(action: RuleAction, draft: ProposalDraft) -> str | None:
     """How `draft` contradicts a firing rule's `action`, or None when it agrees: the same kind
-    of change (any pause for a pause, any run time for `run_now`), and for an interval the
-    same interval."""
+    of change (any pause for a pause, one run at any time for `run_now`), and for an interval
+    the same interval."""
     kind = ACTION_PROPOSALS[action.kind]
-    if draft.kind is not kind:
+    same = draft.kind is kind or {draft.kind, kind} <= _ONE_RUN
+    if not same:
         return f"it proposes {draft.kind.value} where the rule says {action.text()}"
     if kind is ProposalKind.INTERVAL and draft.interval_seconds != action.interval_seconds:
         proposed = "no" if draft.interval_seconds is None else f"{draft.interval_seconds:g}s"

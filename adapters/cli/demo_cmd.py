@@ -28,22 +28,26 @@ from rich.table import Table
 
 from cronpilot.adapters.bootstrap import (
     build_clock,
+    build_proposal_desk,
     build_waker,
     migrate,
     open_store,
     serve_planner,
     serve_scheduler,
 )
-from cronpilot.adapters.cli.demo_planner import PlannerLine, planner_lines
+from cronpilot.adapters.cli.demo_planner import PlannerLine, RuleLine, planner_lines, rule_lines
 from cronpilot.adapters.cli.identity import actor
 from cronpilot.adapters.cli.output import rich_table, schedule_text, span
 from cronpilot.adapters.settings import Settings, load_settings
+from cronpilot.domain.errors import ProposalNotPending
 from cronpilot.domain.model import Endpoint, Run, RunStatus, RunTrigger, ScheduleSource
 from cronpilot.domain.paging import Cursor
+from cronpilot.domain.planning import ProposalStatus
 from cronpilot.domain.ports import Clock, JobDeclaration, Store
 from cronpilot.usecases.declarations import apply_declarations
 from cronpilot.usecases.queries.catalog import EndpointState, list_endpoints
 from cronpilot.usecases.queries.notifications import list_notifications
+from cronpilot.usecases.queries.planner import list_proposals
 from cronpilot.usecases.queries.runs import RunQuery, page_runs
 from cronpilot.usecases.run_requests import request_run
 
@@ -99,6 +103,12 @@ MANUAL_REF = "billing/usage"
 MANUAL_AFTER_SECONDS = 3.0
 """The demo asks for a run of `MANUAL_REF` by hand this long after it starts, as
 `cronpilot run` would."""
+APPROVE_AFTER_SECONDS = 2.0
+"""A proposal held for review (the billing rule's cleanup) is approved this long after it was
+made, as an admin would with `cronpilot proposals approve`."""
+DEMO_CHANGES_PER_HOUR = 600
+"""The demo tells an hour of its story in a minute: the queue's rules change the processor's
+schedule about ten times a minute, which the default hourly limit (6) would refuse."""
 
 
 def demo(
@@ -117,9 +127,9 @@ def demo(
     with tempfile.TemporaryDirectory(prefix="cronpilot-demo-") as workdir:
         settings = _demo_settings(Path(workdir))
         migrate(settings)
-        summary, planner = asyncio.run(_run(settings, duration, seed, progress))
+        summary, planner, rules = asyncio.run(_run(settings, duration, seed, progress))
     _print_summary(summary, console, live)
-    for line in planner:
+    for line in [*planner, *rules]:
         typer.echo(line.text())
 
 
@@ -145,6 +155,7 @@ def _demo_settings(workdir: Path) -> Settings:
         grace_seconds=2,
         max_sleep_seconds=1,
         planner_poll_seconds=1,
+        planner_max_changes_per_hour=DEMO_CHANGES_PER_HOUR,
         reaper_interval_seconds=5,
     )
 
@@ -180,11 +191,12 @@ def _stopping_on_signals(stop: asyncio.Event) -> Iterator[None]:
 
 async def _run(
     settings: Settings, duration: float, seed: int, progress: Progress
-) -> tuple[DemoSummary, list[PlannerLine]]:
+) -> tuple[DemoSummary, list[PlannerLine], list[RuleLine]]:
     # The simulator is an aiohttp server: imported here, every other command's start is spared.
     from cronpilot.adapters.simulator import Simulator
 
     clock = progress.clock
+    started = clock.now()
     stop = asyncio.Event()
     async with contextlib.AsyncExitStack() as resources:
         simulator = Simulator(seed=seed, cycle_seconds=duration)
@@ -203,16 +215,25 @@ async def _run(
         )
         resources.enter_context(_stopping_on_signals(stop))
         scheduler = asyncio.create_task(serve_scheduler(settings, store, clock, stop))
-        # No LLM in the demo: the heuristic planner adapts the schedules.
+        # No LLM in the demo: the example jobs' rules and, for the showcase, the heuristic
+        # planner adapt the schedules.
         planner = asyncio.create_task(serve_planner(settings, store, clock, stop))
-        manual = asyncio.create_task(_run_by_hand(settings, store, clock))
+        helpers = [
+            asyncio.create_task(_run_by_hand(settings, store, clock)),
+            asyncio.create_task(_approve_held(settings, store, clock, stop)),
+        ]
         try:
             await progress.follow(store, stop, scheduler, clock.now() + timedelta(seconds=duration))
         finally:
             stop.set()
-            manual.cancel()
-            await asyncio.gather(scheduler, planner, manual, return_exceptions=True)
-        return await _summarise(store), await planner_lines(store)
+            for helper in helpers:
+                helper.cancel()
+            await asyncio.gather(scheduler, planner, *helpers, return_exceptions=True)
+        return (
+            await _summarise(store),
+            await planner_lines(store),
+            await rule_lines(store, started),
+        )
 
 
 async def _run_by_hand(settings: Settings, store: Store, clock: Clock) -> None:
@@ -222,6 +243,27 @@ async def _run_by_hand(settings: Settings, store: Store, clock: Clock) -> None:
     waker = build_waker(settings)
     try:
         await request_run(store.unit_of_work, waker, MANUAL_REF, actor(), clock.now())
+    finally:
+        await waker.close()
+
+
+async def _approve_held(
+    settings: Settings, store: Store, clock: Clock, stop: asyncio.Event
+) -> None:
+    """Approve each proposal held for review `APPROVE_AFTER_SECONDS` after it was made, as an
+    admin would with `cronpilot proposals approve`."""
+    waker = build_waker(settings)
+    desk = build_proposal_desk(settings, store, waker)
+    try:
+        while not stop.is_set():
+            held = await list_proposals(store.reading, status=ProposalStatus.PENDING)
+            now = clock.now()
+            for proposal in held.items:
+                if (now - proposal.created_at).total_seconds() >= APPROVE_AFTER_SECONDS:
+                    # Another admin (or its expiry) may have decided it meanwhile.
+                    with contextlib.suppress(ProposalNotPending):
+                        await desk.approve(proposal.id, actor(), now)
+            await clock.sleep(REFRESH_SECONDS)
     finally:
         await waker.close()
 

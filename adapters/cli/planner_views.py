@@ -16,7 +16,8 @@ def _duration(seconds: float) -> str:
 
 
 def change_text(proposal: Proposal) -> str:
-    """`every 30s for 10m`, `once at …`, `pause until …`, `resume`."""
+    """`every 30s for 10m`, `once at …`, `pause until …`, `resume`, `back to the baseline`,
+    `run once, now`."""
     if proposal.kind is ProposalKind.INTERVAL and proposal.interval_seconds is not None:
         interval, ttl = proposal.interval_seconds, proposal.ttl_seconds or 0
         return f"every {_duration(interval)} for {_duration(ttl)}"
@@ -26,6 +27,8 @@ def change_text(proposal: Proposal) -> str:
         return f"pause until {iso(proposal.at)}"
     if proposal.kind is ProposalKind.BASELINE:
         return "back to the baseline"
+    if proposal.kind is ProposalKind.RUN_NOW:
+        return "run once, now"
     return "resume"
 
 

@@ -132,7 +132,7 @@ def test_output_yaml_and_json_hold_the_same_data(cli: Cli) -> None:
 
 
 def test_json_numbers_carry_no_binary_noise(cli: Cli) -> None:
-    printed = cli("runs", "list", "flash-sale/fraud-score", "--json").stdout
+    printed = cli("runs", "list", "flash-sale/fraud_score", "--json").stdout
     durations = [run["duration_ms"] for run in json.loads(printed)]
     assert durations and all(len(repr(d)) <= 12 for d in durations)
 
@@ -163,8 +163,8 @@ def test_commands_take_a_unique_id_prefix(cli: Cli) -> None:
     assert cli.json("runs", "show", run["id"][:8])["id"] == run["id"]
     [session] = cli.json("sessions", "list", "--limit", "1")
     assert cli.json("sessions", "show", session["id"][:8])["id"] == session["id"]
-    endpoint = cli.json("endpoints", "show", "flash-sale/fraud-score")
-    assert cli.json("endpoints", "show", endpoint["id"][:8])["ref"] == "flash-sale/fraud-score"
+    endpoint = cli.json("endpoints", "show", "flash-sale/fraud_score")
+    assert cli.json("endpoints", "show", endpoint["id"][:8])["ref"] == "flash-sale/fraud_score"
     assert cli.json("proposals", "show", "ABCD1")["id"] == AMBIGUOUS[0]
 
 

@@ -220,7 +220,7 @@ async def test_run_now_runs_once_each_time_its_rule_begins_to_hold(
             await answer(store, "queue/processor", {"processed": 100})
 
     proposals = await store.planner.list_proposals()
-    assert [p.kind for p in proposals] == [ProposalKind.NEXT_TIME] * 2
+    assert [p.kind for p in proposals] == [ProposalKind.RUN_NOW] * 2
     outcomes = [s.rule_evaluations[0].outcome for s in await _sessions(store)]
     assert outcomes == [
         RuleOutcome.PROPOSED,

@@ -195,7 +195,7 @@ def test_the_bundled_example_is_valid() -> None:
         "queue",
     ]
     assert all(url.startswith("http://127.0.0.1:9000/") for url in endpoints.values())
-    assert endpoints["flash-sale/fraud-score"].endswith("/fraud/score")
+    assert endpoints["flash-sale/fraud_score"].endswith("/fraud/score")
 
 
 @pytest.mark.parametrize(

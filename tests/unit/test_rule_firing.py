@@ -41,10 +41,7 @@ def _firing(action: RuleAction) -> FiringRule:
             EVERY_30S,
             ProposalDraft(ProposalKind.INTERVAL, "", interval_seconds=30, ttl_seconds=3600),
         ),
-        (
-            RuleAction(ActionKind.RUN_NOW),
-            ProposalDraft(ProposalKind.NEXT_TIME, "", at=_later(1), ttl_seconds=300),
-        ),
+        (RuleAction(ActionKind.RUN_NOW), ProposalDraft(ProposalKind.RUN_NOW, "", ttl_seconds=300)),
         (
             RuleAction(ActionKind.PAUSE, for_seconds=600),
             ProposalDraft(ProposalKind.PAUSE, "", at=_later(600)),
@@ -61,6 +58,19 @@ def test_each_action_proposes_with_the_rule_as_reason(
     assert made == replace(
         draft, reason="proposed by rule 2 of j/e: depth.body.pending > 200 = true"
     )
+
+
+def test_run_now_runs_once_from_when_it_is_applied() -> None:
+    """Held for review, it cannot have passed when approved (a next time can)."""
+    draft = ProposalDraft(ProposalKind.RUN_NOW, "now", ttl_seconds=300)
+
+    assert refusal(draft, ENDPOINT, 0, _later(3600), limits_for_tests()) is None
+    change = change_for(draft, ENDPOINT, _later(3600))
+    assert change.oneshot_hint == OneShotHint(_later(3600), _later(3900), "now")
+    dependant = replace(ENDPOINT, spec=replace(ENDPOINT.spec, schedule=Schedule()))
+    refused = refusal(draft, dependant, 0, NOW, limits_for_tests())
+    assert refused is not None
+    assert refused.rule is GuardrailRule.AFTER_UPSTREAMS
 
 
 def test_baseline_drops_the_hints_and_keeps_the_pause() -> None:
@@ -114,6 +124,11 @@ def test_an_action_in_force_is_not_proposed_again(
             RuleAction(ActionKind.RUN_NOW),
             ProposalDraft(ProposalKind.NEXT_TIME, "r", at=_later(60), ttl_seconds=120),
             None,
+        ),
+        (
+            RuleAction(ActionKind.RUN_NOW),
+            ProposalDraft(ProposalKind.INTERVAL, "r", 30, ttl_seconds=60),
+            "it proposes interval where the rule says run_now",
         ),
         (
             RuleAction(ActionKind.PAUSE, for_seconds=60),
