@@ -175,6 +175,7 @@ class Fleet:
     path_prefix: str
     spread_seconds: float = 0.0
     job: str = "bench"
+    success_when: str | None = None
 
 
 async def seed(store: SqlStore, server: EndpointServer, fleet: Fleet) -> None:
@@ -186,6 +187,7 @@ async def seed(store: SqlStore, server: EndpointServer, fleet: Fleet) -> None:
         url="",
         schedule=Schedule(interval_seconds=fleet.interval_seconds),
         timeout_seconds=10.0,
+        success_when=fleet.success_when,
     )
     async with store.engine.begin() as conn:
         await conn.execute(insert(jobs).values(job_values(job)))

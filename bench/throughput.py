@@ -5,19 +5,26 @@ the same N calls (the ceiling) and APScheduler 3.11 with its in-memory and its S
 (PostgreSQL) job store, one date job per call.
 
     python -m bench.throughput [--endpoints 3000] [--concurrency 100] [--batch-size 100]
+
+`--metrics-cost` and `--conditions-cost` measure cronpilot alone, without and with Prometheus
+metrics or a `success_when` condition on every endpoint, alternating in one run.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import statistics
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
 
 from sqlalchemy import func, select
 
 from bench import peers
+from bench.server import DOCUMENT
 from bench.support import (
     EndpointServer,
     Fleet,
@@ -35,11 +42,13 @@ from bench.support import (
 )
 from cronpilot.adapters.metrics import PrometheusTelemetry
 from cronpilot.adapters.sql.tables import runs
+from cronpilot.domain.assertions import judged
 from cronpilot.domain.model import (
     Claim,
     Endpoint,
     EndpointSpec,
     Recorded,
+    Response,
     Run,
     RunStatus,
     RunTrigger,
@@ -52,6 +61,9 @@ from cronpilot.domain.telemetry import NO_TELEMETRY
 DEADLINE_SECONDS = 60.0
 """The longest any one contender may take; a slower one is reported with what it did by then."""
 PEER_DEADLINE_SECONDS = 20.0
+Variant = tuple[dict[str, Any], Callable[[], object]]
+"""What a round of cronpilot is given (keyword arguments), and what to do after it."""
+Variants = dict[str, Callable[[], Variant]]
 
 
 async def cronpilot(
@@ -62,13 +74,15 @@ async def cronpilot(
     batch_size: int,
     *,
     telemetry: Telemetry = NO_TELEMETRY,
+    success_when: str | None = None,
 ) -> tuple[peers.Measured, int]:
-    """The real worker over `count` due endpoints, reporting to `telemetry`; returns the
-    measure and how many of the recorded runs stored their body."""
+    """The real worker over `count` due endpoints, reporting to `telemetry`, each endpoint
+    judged by `success_when`; returns the measure and how many of the recorded runs stored
+    their body (succeeded)."""
     async with database(backend) as url:
         store = await open_store(url)
         try:
-            fleet = Fleet(count, 3600, now(), f"/throughput/{backend}/")
+            fleet = Fleet(count, 3600, now(), f"/throughput/{backend}/", success_when=success_when)
             await seed(store, server, fleet)
             settings = bench_settings(url, concurrency=concurrency, batch_size=batch_size)
             started, cpu = time.monotonic(), time.process_time()
@@ -117,10 +131,26 @@ def telemetry_us_per_run(calls: int = 200_000) -> float:
     return (time.process_time() - started) / calls * 1e6
 
 
-async def metrics_cost(args: argparse.Namespace) -> None:
-    """cronpilot with metrics off and on (Prometheus telemetry, scraped once at the end),
-    alternating `--rounds` times per backend in this one run, so that the ratio of CPU per run
-    compares like with like on a shared machine."""
+CONDITION = 'body.status == "ok" && body.queue.depth < 100 && status == 200'
+"""A `success_when` reading three fields of the bench server's answer; it holds."""
+
+
+def condition_us_per_run(calls: int = 200_000) -> float:
+    """CPU µs of judging one answer of the bench server by `CONDITION` (`domain.assertions`),
+    the program compiled once: what a `success_when` adds to each run, alone."""
+    spec = EndpointSpec("e", "http://127.0.0.1/e", Schedule(60.0), success_when=CONDITION)
+    answer = Response(200, json.loads(DOCUMENT), started_at=now(), finished_at=now())
+    assert judged(spec, answer) is answer, "the condition holds"
+    started = time.process_time()
+    for _ in range(calls):
+        judged(spec, answer)
+    return (time.process_time() - started) / calls * 1e6
+
+
+async def alternating(args: argparse.Namespace, variants: Variants, title: str) -> None:
+    """cronpilot without and with what `variants` ("off", "on") give it, alternating
+    `--rounds` times per backend in this one run, so that the ratio of CPU per run compares
+    like with like on a shared machine."""
     rows = []
     async with EndpointServer() as server:
         for backend in args.backends:
@@ -128,17 +158,16 @@ async def metrics_cost(args: argparse.Namespace) -> None:
             rate: dict[str, list[float]] = {"off": [], "on": []}
             for _ in range(args.rounds):
                 for mode in ("off", "on"):
-                    telemetry = PrometheusTelemetry() if mode == "on" else NO_TELEMETRY
+                    options, after = variants[mode]()
                     measured, _ = await cronpilot(
                         backend,
                         server,
                         args.endpoints,
                         args.concurrency,
                         args.batch_size,
-                        telemetry=telemetry,
+                        **options,
                     )
-                    if isinstance(telemetry, PrometheusTelemetry):
-                        telemetry.exposition()
+                    after()
                     cpu[mode].append(measured.cpu_us_per_call)
                     rate[mode].append(measured.per_second)
             off, on = statistics.median(cpu["off"]), statistics.median(cpu["on"])
@@ -153,9 +182,8 @@ async def metrics_cost(args: argparse.Namespace) -> None:
                     on / off,
                 )
             )
-    print(f"Telemetry per recorded run, alone: {telemetry_us_per_run():.2f} µs CPU")
     print_table(
-        f"Metrics cost: {args.endpoints:,} endpoints due at once, medians of {args.rounds} rounds",
+        f"{title}: {args.endpoints:,} endpoints due at once, medians of {args.rounds} rounds",
         [
             "backend",
             "rounds",
@@ -169,9 +197,37 @@ async def metrics_cost(args: argparse.Namespace) -> None:
     )
 
 
+async def metrics_cost(args: argparse.Namespace) -> None:
+    """Metrics off and on (Prometheus telemetry, scraped once at the end of each round)."""
+
+    def on() -> Variant:
+        telemetry = PrometheusTelemetry()
+        return {"telemetry": telemetry}, telemetry.exposition
+
+    print(f"Telemetry per recorded run, alone: {telemetry_us_per_run():.2f} µs CPU")
+    await alternating(args, {"off": lambda: ({}, _nothing), "on": on}, "Metrics cost")
+
+
+async def conditions_cost(args: argparse.Namespace) -> None:
+    """No condition, then `CONDITION` as every endpoint's `success_when`."""
+    print(f"success_when {CONDITION!r} per run, alone: {condition_us_per_run():.2f} µs CPU")
+    variants: Variants = {
+        "off": lambda: ({}, _nothing),
+        "on": lambda: ({"success_when": CONDITION}, _nothing),
+    }
+    await alternating(args, variants, "success_when cost")
+
+
+def _nothing() -> None:
+    return None
+
+
 async def main(args: argparse.Namespace) -> None:
     if args.metrics_cost:
         await metrics_cost(args)
+        return
+    if args.conditions_cost:
+        await conditions_cost(args)
         return
     count, concurrency = args.endpoints, args.concurrency
     async with EndpointServer() as server:
@@ -236,7 +292,12 @@ def parse(argv: list[str]) -> argparse.Namespace:
         action="store_true",
         help="only cronpilot, metrics off then on, alternating (the 5%% budget of decision 0018)",
     )
-    parser.add_argument("--rounds", type=int, default=3, help="off/on pairs for --metrics-cost")
+    parser.add_argument(
+        "--conditions-cost",
+        action="store_true",
+        help="only cronpilot, without then with a success_when condition, alternating",
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="off/on pairs for the costs")
     add_backends(parser)
     return parser.parse_args(argv)
 

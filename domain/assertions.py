@@ -24,7 +24,7 @@ def judged(spec: EndpointSpec, response: Response) -> Response:
         condition = conditions.condition(text)
     except conditions.ConditionError as error:
         # Checked when applied: only a change of the limits since could bring this here.
-        return _failed(response, text, f"error: {error}")
+        return _failed(response, text, conditions.Verdict(False, str(error)))
     duration_ms = None
     if response.started_at is not None and response.finished_at is not None:
         duration_ms = (response.finished_at - response.started_at).total_seconds() * 1000
@@ -33,12 +33,9 @@ def judged(spec: EndpointSpec, response: Response) -> Response:
         headers = {name.lower(): value for name, value in response.headers.items()}
     own = conditions.Response(response.body, response.status_code, duration_ms, headers)
     verdict = condition.evaluate(own, {})
-    return response if verdict.holds else _failed(response, text, verdict.describe())
+    return response if verdict.holds else _failed(response, text, verdict)
 
 
-def _failed(response: Response, text: str, value: str) -> Response:
-    return replace(
-        response,
-        error_kind=ErrorKind.ASSERTION,
-        error_message=f"success_when {excerpt(text, 60)!r} is {value}",
-    )
+def _failed(response: Response, text: str, verdict: conditions.Verdict) -> Response:
+    message = verdict.explain(f"success_when {excerpt(text, 60)!r}")
+    return replace(response, error_kind=ErrorKind.ASSERTION, error_message=message)

@@ -94,8 +94,7 @@ class Reference:
     path: FieldPath
     """The steps after it; empty for the bare variable."""
     start: int
-    end: int
-    """Where it stands in the text (offsets)."""
+    """Where it begins in the text (offset)."""
     probed: bool
     """Inside `has(…)`: its last step may be absent, that is the question."""
     steps_end: tuple[int, ...]
@@ -125,17 +124,14 @@ def references(code: str, variables: frozenset[str]) -> list[Reference]:
             key, index = step.groups()
             steps.append(key if key is not None else int(index))
             ends.append(match.start(2) + step.end())
-        end = match.end()
-        if code[end:].lstrip().startswith("("):
+        if code[match.end() :].lstrip().startswith("("):
             if not steps or isinstance(steps[-1], int):
                 continue
             # A method call (`name.size()`) ends the path before it.
             steps.pop()
             ends.pop()
-            end = ends[-1] if ends else match.end(1)
-        path = tuple(steps)
         probed = _HAS.search(code, 0, match.start()) is not None and bool(steps)
-        found.append(Reference(root, path, match.start(), end, probed, tuple(ends)))
+        found.append(Reference(root, tuple(steps), match.start(), probed, tuple(ends)))
     return found
 
 

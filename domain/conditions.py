@@ -18,7 +18,8 @@ Public API:
 - `Condition.evaluate(own, others) -> Verdict`: `own` the endpoint's `Response` (or None),
   `others` the named endpoints' latest. Never raises: a missing field, a wrong type, a
   division by zero or a response not there is a `Verdict` with `error` set and `holds` False.
-  `Verdict.describe()` says the value and what it read (`false (fetch.body.records = 0)`).
+  `Verdict.describe()` says the value and what it read (`false (fetch.body.records = 0)`),
+  `Verdict.explain(label)` the same in a sentence about the condition `label` names.
 - `Condition.roots`: the variables it reads (so a caller loads only those responses).
 
 Numbers are CEL `dyn` to the checker: JSON has one number type, and CEL's checker refuses
@@ -142,6 +143,17 @@ class Verdict:
         shown = ", ".join(f"{path} = {value}" for path, value in self.reads)
         return f"false ({shown})" if shown else "false"
 
+    def explain(self, label: str) -> str:
+        """`run_if 'x > 0' is false (x = 0)`, `… could not be evaluated: …`, `… is true`
+        for the condition `label` names."""
+        if self.error is not None:
+            return f"{label} could not be evaluated: {self.error}"
+        return f"{label} is {self.describe()}"
+
+
+Tree = Mapping[str, "Tree | None"]
+"""The keys a condition reads of a document, nested; None where it reads the value whole."""
+
 
 @dataclass(frozen=True, slots=True)
 class Condition:
@@ -151,34 +163,37 @@ class Condition:
     program: Any
     refs: tuple[Reference, ...]
     roots: frozenset[str]
+    trees: Mapping[str, Tree | None]
+    """Per variable, the keys read: a CEL evaluation converts what it is given whole (a
+    100 KB body costs 1.5 ms), so it is given only those."""
 
     def evaluate(self, own: Response | None, others: Mapping[str, Response]) -> Verdict:
         data: dict[str, JSON] = {}
-        for root in self.roots:
+        for root, tree in self.trees.items():
             if own is not None and root in OWN:
-                data[root] = getattr(own, root)
+                value = getattr(own, root)
             elif root in others:
                 response = others[root]
-                data[root] = {
+                value = {
                     "body": response.body,
                     "status": response.status,
                     "duration_ms": response.duration_ms,
                 }
             else:
                 return Verdict(False, f"no response of {root!r} to read")
-            data[root] = _cut(data[root], [ref.path for ref in self.refs if ref.root == root])
+            data[root] = _cut(value, tree)
         try:
             value = self.program.eval(data=data)
         except RuntimeError as error:
             # A value CEL cannot hold (an integer past 64 bits) is refused before evaluation.
             return Verdict(False, _without_code(str(error)), self._reads(data))
-        kind = value.type()
-        if kind == cel.Type.BOOL and value.value():
+        result = value.value()
+        if result is True:
             return Verdict(True)
-        if kind == cel.Type.BOOL:
+        if result is False:
             return Verdict(False, reads=self._reads(data))
-        if kind == cel.Type.ERROR:
-            return Verdict(False, _without_code(str(value.value())), self._reads(data))
+        if value.type() == cel.Type.ERROR:
+            return Verdict(False, _without_code(str(result)), self._reads(data))
         shown = excerpt(json.dumps(value.plain_value(), default=str), 60)
         return Verdict(False, f"{shown} is neither true nor false")
 
@@ -191,17 +206,21 @@ class Condition:
         return tuple(shown.items())
 
 
-def _cut(document: JSON, paths: list[FieldPath]) -> JSON:
-    """`document` with only the keys that `paths` go through: a CEL evaluation converts what
-    it is given whole (a 100 KB body costs 1.5 ms), so it is given what it reads."""
-    if not isinstance(document, dict) or not all(
-        path and isinstance(path[0], str) for path in paths
-    ):
-        return document
+def _tree(paths: list[FieldPath]) -> Tree | None:
+    """The keys `paths` go through (up to a list position or their end)."""
+    if not all(path and isinstance(path[0], str) for path in paths):
+        return None
     heads: dict[str, list[FieldPath]] = {}
     for path in paths:
         heads.setdefault(str(path[0]), []).append(path[1:])
-    return {key: _cut(document[key], rest) for key, rest in heads.items() if key in document}
+    return {key: _tree(rest) for key, rest in heads.items()}
+
+
+def _cut(document: JSON, tree: Tree | None) -> JSON:
+    """`document` with only the keys of `tree`."""
+    if tree is None or not isinstance(document, dict):
+        return document
+    return {key: _cut(document[key], below) for key, below in tree.items() if key in document}
 
 
 def _without_code(message: str) -> str:
@@ -229,7 +248,9 @@ def condition(text: str) -> Condition:
     free = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", code)) - RESERVED - TYPE_NAMES
     refs = tuple(references(code, frozenset(free)))
     program = _compile(_RUNTIME, text, disable_check=True)
-    return Condition(text, program, refs, frozenset(ref.root for ref in refs))
+    roots = frozenset(ref.root for ref in refs)
+    trees = {root: _tree([ref.path for ref in refs if ref.root == root]) for root in roots}
+    return Condition(text, program, refs, roots, trees)
 
 
 def check_condition(text: str, scope: Scope) -> Condition:

@@ -118,7 +118,7 @@ def skip_reason(
     if text is not None:
         verdict = _run_if(text, responses)
         if not verdict.holds:
-            return SkipKind.CONDITION, f"run_if {excerpt(text, 60)!r} is {verdict.describe()}"
+            return SkipKind.CONDITION, verdict.explain(f"run_if {excerpt(text, 60)!r}")
     return None
 
 

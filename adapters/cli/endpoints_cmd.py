@@ -156,6 +156,7 @@ def _details(
             ("in force", in_force_text(endpoint, now)),
             *(cron_rows if fires else []),
             ("dag", _dag(endpoint)),
+            ("success when", spec.success_when or "-"),
             ("clamps", _clamps(endpoint)),
             ("spacing", _spacing(endpoint)),
             ("timeout", span(spec.timeout_seconds)),
@@ -253,7 +254,8 @@ def _dag(endpoint: Endpoint) -> str:
     parts = []
     if spec.depends_on:
         skip = " (only if changed)" if spec.only_if_changed else ""
-        parts.append(f"after {', '.join(spec.depends_on)}{skip}")
+        gate = f" if {spec.run_if}" if spec.run_if is not None else ""
+        parts.append(f"after {', '.join(spec.depends_on)}{skip}{gate}")
     if spec.dependants:
         parts.append(f"then {', '.join(spec.dependants)}")
     return "; ".join(parts) or "-"

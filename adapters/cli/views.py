@@ -45,6 +45,8 @@ def endpoint_view(endpoint: Endpoint, last_run: Run | None) -> dict[str, Any]:
         "depends_on": list(spec.depends_on),
         "dependants": list(spec.dependants),
         "only_if_changed": spec.only_if_changed,
+        "run_if": spec.run_if,
+        "success_when": spec.success_when,
         "notify": [mask_url(url) for url in spec.notify],
         "notify_after": spec.notify_after,
         "pause_after": spec.pause_after,

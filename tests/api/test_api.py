@@ -10,9 +10,10 @@ import yaml
 from cronpilot.adapters.api.problems import status_of
 from cronpilot.domain.access import Scope
 from cronpilot.domain.errors import AmbiguousId
-from cronpilot.domain.model import Pause, new_id
+from cronpilot.domain.model import Pause, Response, new_id
 from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
 from cronpilot.usecases.access import list_audit, revoke_token
+from cronpilot.usecases.schema_learning import rebuild_schema
 from tests.api.conftest import JOBS, Api
 from tests.contract.builders import add_endpoint, run_once
 
@@ -234,3 +235,20 @@ async def test_probes_and_metrics_need_no_token(api: Api) -> None:
 def test_an_ambiguous_id_prefix_is_bad_input() -> None:
     error = AmbiguousId("run", "3f2c", ["3f2c01", "3f2c02"], more=False)
     assert status_of(error) == HTTPStatus.BAD_REQUEST
+
+
+async def test_apply_checks_conditions_as_the_cli_does(api: Api) -> None:
+    """The learnt schema of stock is the one `cronpilot apply` checks against: a field it
+    never answered is refused with its position, and nothing is written."""
+    async with api.client() as client:
+        await client.post("/apply", content=JOBS)
+        stock = await api.store.catalog.get_endpoint("shop/stock")
+        await run_once(api.store, api.clock.now(), Response(200, {"status": "ok"}))
+        await rebuild_schema(api.store.unit_of_work, api.store.reading, stock, api.clock.now())
+        gated = JOBS + "        run_if: stock.body.levels > 0\n"
+        problem = _is_problem(await client.post("/apply", content=gated), 400)
+        assert problem["detail"] == (
+            "request body: job 'shop' endpoint 'prices' field 'run_if': at column 12: "
+            "'stock' has answered no field 'levels' in its response (its fields: status)"
+        )
+        assert (await api.store.catalog.get_endpoint("shop/prices")).spec.run_if is None

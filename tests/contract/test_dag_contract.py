@@ -19,6 +19,7 @@ from cronpilot.domain.model import (
     RunStatus,
     RunTrigger,
     Schedule,
+    SkipKind,
     Steering,
 )
 from cronpilot.domain.ports import Store
@@ -213,3 +214,84 @@ async def test_a_parent_whose_lease_was_lost_records_nothing_and_starts_nothing(
     a = await store.catalog.get_endpoint("etl/a")
     assert (a.lease_owner, await store.runs.list_runs(a.id)) == (None, [])
     assert await store.dag.list_waits() == []
+
+
+async def test_run_if_reads_every_parent_of_the_dag_run_and_records_a_false_one(
+    store: Store,
+) -> None:
+    """`join` waits for a and b: its condition reads a's run (stored when b finishes) and b's
+    (in hand). False → skipped with the condition and the values it read, and the skip
+    propagates; true → started."""
+    await _declare(
+        store,
+        spec("root"),
+        _dependant("a", "root"),
+        _dependant("b", "root"),
+        _dependant("join", "a", "b", run_if="a.body.rows + b.body.rows > 5"),
+        _dependant("after", "join"),
+    )
+    for at, (rows_a, rows_b) in ((T0, (3, 1)), (T0 + seconds(60), (3, 4))):
+        _, children = await _finish(store, await claim_one(store, at), _ok({}, f"r{at}"), at)
+        by_name = {c.endpoint.name: c for c in children}
+        await _finish(store, by_name["a"], _ok({"rows": rows_a}, "ha"), at + seconds(1))
+        recorded = await record_one(
+            store.claims,
+            Finish(by_name["b"], "w1", _ok({"rows": rows_b}, "hb"), at + seconds(2), 60),
+        )
+        if rows_a + rows_b <= 5:
+            assert (recorded.started, recorded.skips) == (
+                [],
+                (SkipKind.CONDITION, SkipKind.UPSTREAM_SKIPPED),
+            )
+    join = await store.catalog.get_endpoint("etl/join")
+    [started, skipped] = await store.runs.list_runs(join.id)
+    assert (started.status, skipped.status) == (RunStatus.RUNNING, RunStatus.SKIPPED)
+    assert skipped.error_message == (
+        "skipped: run_if 'a.body.rows + b.body.rows > 5' is false "
+        "(a.body.rows = 3, b.body.rows = 1)"
+    )
+    [skipped_after] = await store.runs.list_runs((await store.catalog.get_endpoint("etl/after")).id)
+    assert skipped_after.error_message == "skipped: upstream 'join' was skipped"
+
+
+async def test_run_if_that_cannot_be_evaluated_skips_with_the_error(store: Store) -> None:
+    await _declare(store, spec("fetch"), _dependant("load", "fetch", run_if="fetch.body.n > 0"))
+    _, started = await _finish(store, await claim_one(store, T0), _ok({"m": 1}, "h"), T0)
+    assert started == []
+    [skipped] = await store.runs.list_runs((await store.catalog.get_endpoint("etl/load")).id)
+    assert skipped.error_message == (
+        "skipped: run_if 'fetch.body.n > 0' could not be evaluated: Key not found in map : \"n\""
+    )
+
+
+async def test_run_if_reads_the_latest_success_of_a_parent_outside_the_dag_run(
+    store: Store,
+) -> None:
+    """`report` depends on two roots; a DAG run begun by `orders` does not wait for `stock`
+    (another root), and its condition reads stock's latest successful run."""
+    await _declare(
+        store,
+        spec("orders"),
+        spec("stock", every=3600),
+        _dependant("report", "orders", "stock", run_if="stock.body.level > orders.body.n"),
+    )
+    claims = await store.claims.claim_due(T0, "w1", LEASE_SECONDS, 2)
+    by_name = {c.endpoint.name: c for c in claims}
+    await _finish(store, by_name["stock"], _ok({"level": 5}, "s1"), T0)
+    failed = Response(status_code=500, body={"level": 100})
+    _, started = await _finish(store, by_name["orders"], _ok({"n": 2}, "o1"), T0 + seconds(1))
+    assert [c.endpoint.name for c in started] == ["report"]
+    await _finish(store, started[0], _ok({}, "r1"), T0 + seconds(2))
+    # A failed stock run is not its latest response: the level read stays 5.
+    later = T0 + seconds(3600)
+    claims = await store.claims.claim_due(later, "w1", LEASE_SECONDS, 2)
+    by_name = {c.endpoint.name: c for c in claims}
+    await _finish(store, by_name["stock"], failed, later)
+    _, started = await _finish(store, by_name["orders"], _ok({"n": 9}, "o2"), later + seconds(1))
+    assert started == []
+    report = await store.catalog.get_endpoint("etl/report")
+    newest = (await store.runs.list_runs(report.id))[0]
+    assert newest.error_message == (
+        "skipped: run_if 'stock.body.level > orders.body.n' is false "
+        "(stock.body.level = 5, orders.body.n = 9)"
+    )

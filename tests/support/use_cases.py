@@ -184,12 +184,12 @@ jobs:
   - name: flash-sale
     planner_mode: auto
     endpoints:
-      - {name: fraud-score, url: "${SIMULATOR_URL}/fraud/score", interval: 10s,
+      - {name: fraud_score, url: "${SIMULATOR_URL}/fraud/score", interval: 10s,
          min_interval: 5s, max_interval: 2m}
       - {name: investigator, url: "${SIMULATOR_URL}/fraud/investigate", method: POST,
          body: {max_orders: 5}, interval: 30s, min_interval: 10s, max_interval: 5m}
 """,
-        {"flash-sale/investigator": Need("fraud_rate", _investigate, "fraud-score")},
+        {"flash-sale/investigator": Need("fraud_rate", _investigate, "fraud_score")},
         seconds=70,
     ),
     UseCase(

@@ -47,6 +47,7 @@ jobs:
         jitter: 30s
         catch_up: none
         catch_up_window: 1h
+        success_when: 'body.state == "ok" && headers["x-mode"] != "off"'
         rules:
           - {when: 'body.pending > 200', then: {interval: 3m, ttl: 30m}}
           - {when: 'body.pending > 100', then: {interval: 10m}}
@@ -57,6 +58,9 @@ jobs:
         url: https://api.example.com/sync/{{ orders.id }}
         depends_on: [orders]
         only_if_changed: true
+        run_if: |-
+          orders.body.count > 0 &&
+            orders.status == 200
         notify: []
         rules: [{when: 'orders.body.pending > 0', then: resume}]
 """
@@ -184,3 +188,27 @@ def test_a_dry_run_names_the_rule_that_changes() -> None:
             ),
         ),
     )
+
+
+def test_a_dry_run_shows_conditions_changed_added_and_removed() -> None:
+    [stored] = _declarations(EVERYTHING)
+    edited = EVERYTHING.replace('body.state == "ok"', 'body.state != "down"')
+    [declared] = _declarations(edited.replace("run_if: |-", "description: |-"))
+    stored_specs = {f"shop/{spec.name}": spec for spec in stored.endpoints}
+
+    changes = planned_changes([declared], {"shop": stored.job}, stored_specs)
+
+    assert [change.fields for change in changes[1:]] == [
+        (
+            FieldChange(
+                "success_when",
+                FieldOutcome.CHANGED,
+                'body.state == "ok" && headers["x-mode"] != "off"',
+                'body.state != "down" && headers["x-mode"] != "off"',
+            ),
+        ),
+        (
+            FieldChange("description", FieldOutcome.CHANGED, "", stored.endpoints[1].run_if),
+            FieldChange("run_if", FieldOutcome.REMOVED, stored.endpoints[1].run_if),
+        ),
+    ]
