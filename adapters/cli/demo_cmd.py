@@ -129,8 +129,8 @@ def demo(
         migrate(settings)
         summary, planner, rules = asyncio.run(_run(settings, duration, seed, progress))
     _print_summary(summary, console, live)
-    for line in [*planner, *rules]:
-        typer.echo(line.text())
+    for said in [line.text() for line in planner] + [line.text() for line in rules]:
+        typer.echo(said)
 
 
 def _log_quietly(console: Console) -> None:
