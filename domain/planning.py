@@ -220,6 +220,17 @@ class PlannerState:
     """`RulesPass.held` of the last rules pass."""
 
 
+def _claimable(state: PlannerState, mode: PlannerMode, now: datetime) -> bool:
+    """Not off, and not leased by a live planner."""
+    live = state.lease_until is not None and state.lease_until >= now
+    return mode is not PlannerMode.OFF and not live
+
+
+def _newer(newest_slot: datetime | None, seen: datetime | None) -> bool:
+    """Whether the job has finished runs past the slot `seen`."""
+    return newest_slot is not None and (seen is None or newest_slot > seen)
+
+
 def needs_analysis(
     state: PlannerState,
     endpoint: Endpoint,
@@ -237,20 +248,15 @@ def needs_analysis(
 
     The SQL store says the same in SQL (`adapters.sql.planner_repo._candidates`), proven by
     `tests/contract/test_rules_contract.py`."""
-    if mode is PlannerMode.OFF:
-        return False
-    if state.lease_until is not None and state.lease_until >= now:
+    if not _claimable(state, mode, now):
         return False
     if state.retry_at is not None and state.retry_at > now:
         return False
     failing = endpoint.failure_count > 0
     if failing != state.seen_failing:
         return True
-    new_runs = newest_slot is not None and (
-        state.seen_slot_at is None or newest_slot > state.seen_slot_at
-    )
     due = state.next_analysis_at is None or state.next_analysis_at <= now
-    return new_runs and due
+    return _newer(newest_slot, state.seen_slot_at) and due
 
 
 def needs_rules(
@@ -266,12 +272,11 @@ def needs_rules(
     new run of the job.
 
     Mirrored in SQL beside `needs_analysis` (`adapters.sql.planner_repo._candidates`)."""
-    if mode is PlannerMode.OFF or not endpoint.spec.rules:
-        return False
-    if state.lease_until is not None and state.lease_until >= now:
-        return False
-    seen = state.rules_seen_slot_at
-    return newest_slot is not None and (seen is None or newest_slot > seen)
+    return (
+        bool(endpoint.spec.rules)
+        and _claimable(state, mode, now)
+        and _newer(newest_slot, state.rules_seen_slot_at)
+    )
 
 
 def analysis_order(state: PlannerState) -> tuple[bool, datetime | None, str]:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from cronpilot.domain.conditions import Condition, ConditionError, Response, condition
+from cronpilot.domain.conditions import Condition, ConditionError, Response, Verdict, condition
 from cronpilot.domain.model import Endpoint, Run, RunStatus, new_id
 from cronpilot.domain.planning import (
     AnalysisClaim,
@@ -91,13 +91,13 @@ class RulesPlanner:
         held: int | None = None
         for number, (rule, found) in enumerate(zip(endpoint.spec.rules, compiled, strict=True), 1):
             verdict = (
-                found
-                if isinstance(found, ConditionError)
+                Verdict(False, found)
+                if isinstance(found, str)
                 else found.evaluate(responses.get(endpoint.name), responses)
             )
-            if isinstance(verdict, ConditionError) or verdict.error is not None:
-                why = str(verdict) if isinstance(verdict, ConditionError) else verdict.error
-                evaluation = RuleEvaluation(number, rule.when, RuleOutcome.ERROR, None, why or "")
+            if verdict.error is not None:
+                outcome = RuleOutcome.ERROR
+                evaluation = RuleEvaluation(number, rule.when, outcome, None, verdict.error)
             elif not verdict.holds:
                 evaluation = RuleEvaluation(
                     number, rule.when, RuleOutcome.NOT_HELD, False, verdict.describe()
@@ -170,13 +170,13 @@ class RulesPlanner:
         return RuleEvaluation(number, when, outcome, True, detail, proposal.id)
 
 
-def _compiled(text: str) -> Condition | ConditionError:
+def _compiled(text: str) -> Condition | str:
     """The compiled condition, or why it cannot be (only for text applied before it was
     checked): recorded as the rule's error."""
     try:
         return condition(text)
     except ConditionError as error:
-        return error
+        return str(error)
 
 
 def _summary(evaluations: Sequence[RuleEvaluation], firing: FiringRule | None) -> str:

@@ -183,25 +183,28 @@ async def test_a_rule_that_cannot_be_evaluated_is_recorded_counted_and_passed_ov
     store: Store, clock: FakeClock
 ) -> None:
     telemetry = PrometheusTelemetry()
-    broken = Rule("depth.body.missing > 1", RuleAction(ActionKind.RUN_NOW))
-    await _queue(store, clock, broken, FAST)
-    await answer(store, "queue/depth", {"pending": 480})
+    missing = Rule("depth.body.missing > 1", RuleAction(ActionKind.RUN_NOW))
+    # Stored without the checks of apply (a text an older version let through).
+    looping = Rule("depth.body.items.all(x, x > 0)", RuleAction(ActionKind.RUN_NOW))
+    await _queue(store, clock, missing, looping, FAST)
     planner = make_planner(store, HeuristicAnalyst(), clock, telemetry=telemetry)
 
-    await planner.run_round()
+    await _depth(store, clock, planner, 480)
 
     [session] = await _sessions(store)
-    error, fired = session.rule_evaluations
-    assert (error.outcome, error.value) == (RuleOutcome.ERROR, None)
-    assert "missing" in error.detail
+    absent, refused, fired = session.rule_evaluations
+    assert (absent.outcome, absent.value) == (RuleOutcome.ERROR, None)
+    assert "missing" in absent.detail
+    assert (refused.outcome, refused.value) == (RuleOutcome.ERROR, None)
+    assert "all() is not allowed" in refused.detail
     assert fired.outcome is RuleOutcome.PROPOSED
-    assert session.tool_errors == 1
+    assert session.tool_errors == 2
     assert (
         telemetry.registry.get_sample_value(
             "cronpilot_rule_evaluations_total",
             {"job": "queue", "endpoint": "processor", "outcome": "error"},
         )
-        == 1
+        == 2
     )
     assert [p.interval_seconds for p in await store.planner.list_proposals()] == [3]
 
