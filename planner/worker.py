@@ -18,6 +18,7 @@ from cronpilot.domain.model import JSON, Endpoint, new_id
 from cronpilot.domain.outage import described
 from cronpilot.domain.planning import (
     AnalysisClaim,
+    AnalysisContext,
     AnalysisOutcome,
     AnalysisSession,
     ProposalStatus,
@@ -28,7 +29,7 @@ from cronpilot.domain.telemetry import NO_TELEMETRY
 from cronpilot.planner.analysis_context import read_analysis_context
 from cronpilot.planner.brief import build_brief
 from cronpilot.planner.config import PlannerConfig
-from cronpilot.planner.rules import RulesPlanner
+from cronpilot.planner.rules import RulesPlanner, RulesResult
 from cronpilot.planner.schema_views import schema_document
 from cronpilot.planner.session import Analyst, Verdict
 from cronpilot.planner.tools import ToolBox, ToolContext
@@ -143,52 +144,17 @@ class PlannerWorker:
 
     async def analyse(self, claim: AnalysisClaim) -> list[AnalysisSession]:
         """One pass over the claimed endpoint: its rules when it has some, then the analyst
-        when due, unless a rule holds and the analyst yields to rules (the heuristic). Returns
-        the sessions recorded, the rules' first."""
+        when due (`_consult`). Returns the sessions recorded, the rules' first."""
         started = self._clock.now()
         endpoint = claim.endpoint
         context = await read_analysis_context(
             self._store.reading, endpoint, self._config.history_runs
         )
         siblings = {e.name: e for e in context.endpoints}
-        seen = context.newest_finished_slot
         rules = None
         if endpoint.spec.rules:
-            rules = await self._rules.evaluate(claim, siblings, seen)
-        firing = rules.firing if rules is not None else None
-        session: AnalysisSession | None = None
-        outcome: AnalysisOutcome | None = None
-        if claim.analysis_due and firing is not None and self._analyst.yields_to_rules:
-            # Looked at for this batch of runs: the rule spoke for the analyst.
-            look_again = self._clock.now() + timedelta(seconds=self._config.poll_seconds)
-            outcome = AnalysisOutcome(seen, endpoint.failure_count > 0, look_again, failed=False)
-        elif claim.analysis_due:
-            session_id = new_id()
-            toolbox = ToolBox(
-                ToolContext(
-                    claim=claim,
-                    siblings=siblings,
-                    edges=context.edges,
-                    store=self._store,
-                    desk=self.desk,
-                    proposer=Proposer(self._analyst.name, claim.mode, session_id, firing),
-                    now=self._clock.now,
-                )
-            )
-            brief = build_brief(
-                claim,
-                job_description=context.job.description,
-                siblings=siblings,
-                recent=context.recent,
-                schema=schema_document(context.schema),
-                now=started,
-                rules=rules.recorded.session.rule_evaluations if rules is not None else (),
-                pasted=await self._pasted(toolbox) if self._config.paste_latest else None,
-            )
-            verdict = await self._verdict(brief, toolbox)
-            session, outcome = self._analysed(
-                claim, toolbox, verdict, session_id=session_id, started=started, seen=seen
-            )
+            rules = await self._rules.evaluate(claim, siblings, context.newest_finished_slot)
+        session, outcome = await self._consult(claim, context, siblings, rules, started)
         recorded = rules.recorded if rules is not None else None
         await self._store.planner.finish_analysis(
             claim, self._config.worker_id, session, outcome, self._clock.now(), rules=recorded
@@ -201,6 +167,52 @@ class PlannerWorker:
         if session is not None and outcome is not None:
             self._log(endpoint, session, outcome)
         return sessions
+
+    async def _consult(
+        self,
+        claim: AnalysisClaim,
+        context: AnalysisContext,
+        siblings: dict[str, Endpoint],
+        rules: RulesResult | None,
+        started: datetime,
+    ) -> tuple[AnalysisSession | None, AnalysisOutcome | None]:
+        """The analyst's session and outcome; neither when it is not due. A rule that holds
+        keeps an analyst that yields to rules (the heuristic) from looking: the rule spoke for
+        it on this batch of runs, which is recorded as seen."""
+        if not claim.analysis_due:
+            return None, None
+        seen = context.newest_finished_slot
+        firing = rules.firing if rules is not None else None
+        if firing is not None and self._analyst.yields_to_rules:
+            look_again = self._clock.now() + timedelta(seconds=self._config.poll_seconds)
+            failing = claim.endpoint.failure_count > 0
+            return None, AnalysisOutcome(seen, failing, look_again, failed=False)
+        session_id = new_id()
+        toolbox = ToolBox(
+            ToolContext(
+                claim=claim,
+                siblings=siblings,
+                edges=context.edges,
+                store=self._store,
+                desk=self.desk,
+                proposer=Proposer(self._analyst.name, claim.mode, session_id, firing),
+                now=self._clock.now,
+            )
+        )
+        brief = build_brief(
+            claim,
+            job_description=context.job.description,
+            siblings=siblings,
+            recent=context.recent,
+            schema=schema_document(context.schema),
+            now=started,
+            rules=rules.recorded.session.rule_evaluations if rules is not None else (),
+            pasted=await self._pasted(toolbox) if self._config.paste_latest else None,
+        )
+        verdict = await self._verdict(brief, toolbox)
+        return self._analysed(
+            claim, toolbox, verdict, session_id=session_id, started=started, seen=seen
+        )
 
     def _analysed(
         self,

@@ -139,6 +139,8 @@ async def test_a_rule_that_holds_wins_over_the_heuristic(store: Store, clock: Fa
 
     proposals = await store.planner.list_proposals()
     assert [p.proposed_by for p in proposals] == ["rules"]
+    # The rule spoke for the heuristic on these runs: not looked at again for nothing.
+    assert len(await _sessions(store)) == 1
     heuristic = [s for s in await store.planner.list_sessions() if s.planner == "heuristic"]
     assert {s.endpoint_id for s in heuristic} == {
         (await store.catalog.get_endpoint("queue/depth")).id
