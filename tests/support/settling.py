@@ -58,7 +58,8 @@ class InFlight:
 
 
 class _Tracked:
-    """An object whose coroutine methods count as in flight while they run."""
+    """An object whose coroutine methods count as in flight while they run, and whose
+    repositories (a store's, a unit's) are tracked the same way."""
 
     def __init__(self, inner: Any, flight: InFlight) -> None:
         self._inner = inner
@@ -66,6 +67,8 @@ class _Tracked:
 
     def __getattr__(self, name: str) -> Any:
         found = getattr(self._inner, name)
+        if name in REPOSITORIES:
+            return _Tracked(found, self._flight)
         return self._flight.track(found) if inspect.iscoroutinefunction(found) else found
 
 
@@ -92,17 +95,9 @@ class _TrackedUnit(_Tracked):
         finally:
             self._flight.count -= 1
 
-    def __getattr__(self, name: str) -> Any:
-        found = getattr(self._inner, name)
-        return _Tracked(found, self._flight) if name in REPOSITORIES else super().__getattr__(name)
-
 
 class TrackedStore(_Tracked):
     """`store` with every repository call and unit of work tracked by `flight`."""
-
-    def __getattr__(self, name: str) -> Any:
-        found = getattr(self._inner, name)
-        return _Tracked(found, self._flight) if name in REPOSITORIES else super().__getattr__(name)
 
     def unit_of_work(self) -> _TrackedUnit:
         return _TrackedUnit(self._inner.unit_of_work(), self._flight)
