@@ -21,6 +21,8 @@ Shape::
             retry: {attempts: 3, backoff: 1s, max_backoff: 30s, on: [timeout, connect, 5xx, 429]}
             accept_hints: true        # take the Cronpilot-Next-Run answer header as a hint
             success_when: 'body.status == "ok"'   # a condition (CEL) on the response
+            rules:                    # the first that holds proposes (adapters.rules_config)
+              - {when: 'body.records > 1000', then: {interval: 10s, ttl: 1h}}
           - name: load
             depends_on: [fetch]
             run_if: 'fetch.body.records > 0'      # a condition on the parents' responses
