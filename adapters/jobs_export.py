@@ -30,6 +30,7 @@ from cronpilot.domain.model import (
     RetryPolicy,
 )
 from cronpilot.domain.ports import JobDeclaration
+from cronpilot.domain.rules import ActionKind, RuleAction
 from cronpilot.domain.secrets import is_secret_header, replace_secret_params
 
 _NOT_A_NAME_CHAR = re.compile(r"[^A-Z0-9]+")
@@ -150,7 +151,23 @@ def _endpoint(ref: str, spec: EndpointSpec, secrets: _Secrets) -> dict[str, Any]
         shown["retry"] = _retry(spec.retry)
     if spec.accept_hints:
         shown["accept_hints"] = True
+    if spec.rules:
+        shown["rules"] = [{"when": rule.when, "then": _then(rule.then)} for rule in spec.rules]
     return shown
+
+
+def _then(action: RuleAction) -> JSON:
+    """A rule's action as `adapters.rules_config` reads it."""
+    if action.kind is ActionKind.INTERVAL:
+        assert action.interval_seconds is not None
+        shown: dict[str, JSON] = {"interval": _seconds(action.interval_seconds)}
+        if action.ttl_seconds is not None:
+            shown["ttl"] = _seconds(action.ttl_seconds)
+        return shown
+    if action.kind is ActionKind.PAUSE:
+        assert action.for_seconds is not None
+        return {"pause": {"for": _seconds(action.for_seconds)}}
+    return action.kind.value
 
 
 def _notify_url(ref: str, number: int, url: str, secrets: _Secrets) -> str:

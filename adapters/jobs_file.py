@@ -22,6 +22,8 @@ Shape::
             accept_hints: true        # take the Cronpilot-Next-Run answer header as a hint
             success_when: 'body.status == "ok"'   # a condition (CEL) on the response
             change_ignores: [checked_at, meta.request_id]   # not a change of the answer
+            rules:                    # the first that holds proposes (adapters.rules_config)
+              - {when: 'body.records > 1000', then: {interval: 10s, ttl: 1h}}
           - name: load                # a DAG dependant: runs after fetch
             depends_on: [fetch]
             run_if: 'fetch.body.records > 0'      # a condition on the parents' responses
@@ -64,6 +66,7 @@ from pydantic import (
 from cronpilot.adapters.durations import parse_duration
 from cronpilot.adapters.http.guard import check_url
 from cronpilot.adapters.jsonvalue import check_storable
+from cronpilot.adapters.rules_config import MAX_RULES, RuleConfig, schedule_problem
 from cronpilot.adapters.settings import FLOOR_VARIABLE
 from cronpilot.domain.approvals import (
     DEFAULT_APPROVAL_TIMEOUT_SECONDS,
@@ -259,6 +262,7 @@ class EndpointConfig(_Strict):
     jitter: Jitter | None = None
     catch_up: CatchUp | None = None
     catch_up_window: Window | None = None
+    rules: list[RuleConfig] = Field(default_factory=list, max_length=MAX_RULES)
 
 
 class JobConfig(_Strict):
@@ -480,7 +484,7 @@ def _spec(
     _check_storable((*loc, "description"), endpoint.description)
     for name in ("run_if", "success_when"):
         _check_storable((*loc, name), getattr(endpoint, name))
-    return EndpointSpec(
+    spec = EndpointSpec(
         name=endpoint.name,
         url=endpoint.url,
         schedule=schedule,
@@ -510,7 +514,14 @@ def _spec(
             else endpoint.catch_up_window
         ),
         floor_seconds=floor_seconds,
+        rules=tuple(rule.rule() for rule in endpoint.rules),
     )
+    for i, rule in enumerate(spec.rules):
+        _check_storable((*loc, "rules", i, "when"), rule.when)
+        problem = schedule_problem(rule.then, spec)
+        if problem is not None:
+            raise _Issue((*loc, "rules", i, "then"), problem)
+    return spec
 
 
 def _approval(endpoint: EndpointConfig, loc: Loc) -> float | None:
@@ -716,8 +727,16 @@ def _where(source: str, loc: Loc, raw: object) -> str:
         parts.append(f"{label} {label_name}")
         rest = rest[2:]
     if rest:
-        parts.append(f"field {excerpt(repr('.'.join(str(part) for part in rest)))}")
+        parts.append(f"field {excerpt(repr(_path(rest)))}")
     return " ".join(parts).removesuffix(":")
+
+
+def _path(loc: Loc) -> str:
+    """`rules[0].then`: positions in brackets, as every field path is written (decision 0023)."""
+    return "".join(
+        f"[{part}]" if isinstance(part, int) else f".{part}" if i else part
+        for i, part in enumerate(loc)
+    )
 
 
 def _item(node: object, key: str, index: int) -> object:

@@ -27,6 +27,7 @@ from cronpilot.domain.guardrails import GuardrailRule
 from cronpilot.domain.model import Claim, Endpoint, Recorded, RunTrigger
 from cronpilot.domain.planning import AnalysisSession, ProposalStatus
 from cronpilot.domain.ports import CatalogFigures, Delivery, Telemetry, WorkerLoop
+from cronpilot.domain.rules import RuleOutcome
 from cronpilot.planner.tools import TOOLS
 
 PREFIX = "cronpilot_"
@@ -128,6 +129,13 @@ class PrometheusTelemetry(Telemetry):
             f"{PREFIX}schema_drift_events_total",
             "Changes of shape in endpoints' output schemas.",
             ["job", "endpoint"],
+            **metric,
+        )
+        self._rules = Counter(
+            f"{PREFIX}rule_evaluations_total",
+            "Response rules evaluated, by outcome (not_held, proposed, in_force, refused, "
+            "error: the condition could not be evaluated).",
+            ["job", "endpoint", "outcome"],
             **metric,
         )
         self._notifications = Counter(
@@ -233,6 +241,9 @@ class PrometheusTelemetry(Telemetry):
 
     def drifted(self, endpoint: Endpoint, events: int) -> None:
         self._drift.labels(endpoint.job_name, endpoint.name).inc(events)
+
+    def rule_evaluated(self, endpoint: Endpoint, outcome: RuleOutcome) -> None:
+        self._rules.labels(endpoint.job_name, endpoint.name, outcome.value).inc()
 
     def notified(self, notification: Notification, outcome: Delivery) -> None:
         self._notifications.labels(notification.event.value, outcome).inc()

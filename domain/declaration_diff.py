@@ -30,7 +30,8 @@ class FieldOutcome(StrEnum):
 @dataclass(frozen=True, slots=True)
 class FieldChange:
     path: str
-    """`schedule.interval_seconds`, `headers.Authorization`, `body.max_orders`."""
+    """`schedule.interval_seconds`, `headers.Authorization`, `body.max_orders`,
+    `rules[0].when`."""
     outcome: FieldOutcome
     old: JSON = None
     new: JSON = None
@@ -108,6 +109,10 @@ def _leaves(value: object, path: str) -> Iterator[tuple[str, JSON]]:
             return
         for key, item in value.items():
             yield from _leaves(item, _join(path, str(key)))
+    elif isinstance(value, tuple) and any(is_dataclass(item) for item in value):
+        # Rules: `rules[0].when`, so that changing one rule names it.
+        for i, item in enumerate(value):
+            yield from _leaves(item, f"{path}[{i}]")
     elif value is not None:
         yield path, _plain(value)
 

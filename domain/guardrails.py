@@ -12,6 +12,7 @@ from enum import StrEnum
 
 from cronpilot.domain.model import Endpoint, IntervalHint, OneShotHint, Pause
 from cronpilot.domain.planning import ProposalDraft, ProposalKind
+from cronpilot.domain.rule_firing import FiringRule, contradiction
 
 RATE_WINDOW = timedelta(hours=1)
 
@@ -27,6 +28,8 @@ class GuardrailRule(StrEnum):
     NEXT_TIME = "next_time"
     PAUSE = "pause"
     NOT_PAUSED = "not_paused"
+    RULE = "rule"
+    """The proposal contradicts a response rule that holds for the endpoint."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,17 +61,29 @@ def refusal(
     changes_last_hour: int,
     now: datetime,
     limits: GuardrailLimits,
+    *,
+    firing: FiringRule | None = None,
 ) -> Refusal | None:
-    """Why `draft` may not be applied to `endpoint` now, or None when it may."""
+    """Why `draft` may not be applied to `endpoint` now, or None when it may. `firing` is the
+    endpoint's rule that holds, when the proposer is not that rule: its proposal may not
+    contradict the rule."""
     if not draft.reason.strip():
         return Refusal(GuardrailRule.REASON, "a reason is required")
+    if firing is not None:
+        against = contradiction(firing.rule.then, draft)
+        if against is not None:
+            return Refusal(GuardrailRule.RULE, f"{firing.said()} holds, and {against}")
     if changes_last_hour >= limits.max_changes_per_hour:
         return Refusal(
             GuardrailRule.RATE,
             f"{changes_last_hour} changes were applied to this endpoint in the last hour; "
             f"the limit is {limits.max_changes_per_hour}",
         )
-    moves_schedule = draft.kind in (ProposalKind.INTERVAL, ProposalKind.NEXT_TIME)
+    moves_schedule = draft.kind in (
+        ProposalKind.INTERVAL,
+        ProposalKind.NEXT_TIME,
+        ProposalKind.RUN_NOW,
+    )
     if moves_schedule and endpoint.spec.schedule.after_upstreams:
         return Refusal(
             GuardrailRule.AFTER_UPSTREAMS,
@@ -81,6 +96,10 @@ def refusal(
         return _next_time_refusal(draft, now, limits)
     if draft.kind is ProposalKind.PAUSE:
         return _pause_refusal(draft, now, limits)
+    if draft.kind is ProposalKind.RUN_NOW:
+        return _ttl_refusal(draft, limits)
+    if draft.kind is ProposalKind.BASELINE:
+        return None
     if endpoint.pause is None:
         return Refusal(GuardrailRule.NOT_PAUSED, "the endpoint is not paused")
     return None
@@ -163,8 +182,12 @@ def change_for(draft: ProposalDraft, endpoint: Endpoint, now: datetime) -> Sched
     elif draft.kind is ProposalKind.NEXT_TIME:
         assert draft.at is not None
         oneshot = OneShotHint(draft.at, expires, draft.reason)
+    elif draft.kind is ProposalKind.RUN_NOW:
+        oneshot = OneShotHint(now, expires, draft.reason)
     elif draft.kind is ProposalKind.PAUSE:
         pause = Pause(draft.reason, draft.at)
+    elif draft.kind is ProposalKind.BASELINE:
+        interval, oneshot = None, None
     else:
         pause = None
     return ScheduleChange(interval, oneshot, pause)

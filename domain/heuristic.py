@@ -7,7 +7,7 @@ permission to move it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from cronpilot.domain.model import Endpoint
@@ -22,6 +22,9 @@ HINT_TTL_PERIODS = 10
 LOOK_AGAIN_PERIODS = 3
 AFTER_UPSTREAMS_LOOK_AGAIN_SECONDS = 3600.0
 """A DAG dependant has nothing the heuristic could change; it is looked at rarely."""
+MAX_LOOK_AGAIN_SECONDS = 86_400.0
+"""The longest a planner waits before it looks again (`submit_analysis` allows no more): three
+periods of a daily cron would be three days."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +60,15 @@ def judge(
     endpoint: Endpoint, newest_first: Sequence[Observation], now: datetime
 ) -> HeuristicVerdict:
     """What the heuristic makes of an endpoint's recent runs (newest first)."""
+    verdict = _judged(endpoint, newest_first, now)
+    return replace(
+        verdict, look_again_seconds=min(verdict.look_again_seconds, MAX_LOOK_AGAIN_SECONDS)
+    )
+
+
+def _judged(
+    endpoint: Endpoint, newest_first: Sequence[Observation], now: datetime
+) -> HeuristicVerdict:
     if endpoint.spec.schedule.after_upstreams:
         return HeuristicVerdict(
             "runs after its upstreams (depends_on): no schedule of its own to tune",

@@ -13,8 +13,10 @@ from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+# For annotations only: `domain.rules` and `domain.approvals` build on the entities defined here.
 if TYPE_CHECKING:
     from cronpilot.domain.approvals import Approval
+    from cronpilot.domain.rules import Rule
 
 JSON = Any
 """A decoded JSON value (dict, list, str, int, float, bool or None)."""
@@ -268,6 +270,8 @@ class EndpointSpec:
     approval_timeout_seconds: float | None = None
     """Set on a DAG dependant with `approval: required`: in each DAG run it waits for an admin's
     approval, at most this long (`domain.approvals`); None: it runs without one."""
+    rules: tuple[Rule, ...] = ()
+    """Response rules, in order (`domain.rules`): the first that holds proposes its action."""
 
 
 @dataclass(frozen=True, slots=True)

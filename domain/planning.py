@@ -13,6 +13,7 @@ from enum import StrEnum
 from cronpilot.domain.graph import Edge
 from cronpilot.domain.model import JSON, Endpoint, Job, PlannerMode, Run
 from cronpilot.domain.outputs import OutputSchema
+from cronpilot.domain.rules import RuleEvaluation
 
 
 class ProposalKind(StrEnum):
@@ -20,6 +21,11 @@ class ProposalKind(StrEnum):
     NEXT_TIME = "next_time"
     PAUSE = "pause"
     RESUME = "resume"
+    BASELINE = "baseline"
+    """Drop the hints: back to the declared schedule (a rule's `baseline`)."""
+    RUN_NOW = "run_now"
+    """One run as soon as it is applied (a rule's `run_now`): unlike a next time, it cannot
+    have passed while it waited for review."""
 
 
 class ProposalStatus(StrEnum):
@@ -40,6 +46,8 @@ class SessionStatus(StrEnum):
     FAILED = "failed"
     """The LLM could not be reached (after retries), gave no usable answer (no chat completion,
     or no tool call twice in a row), or a stop cut the session short; the planner backs off."""
+    EVALUATED = "evaluated"
+    """A rules session: the endpoint's rules were evaluated (`domain.rules`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +135,8 @@ class AnalysisSession:
     tool_errors: int = 0
     error: str | None = None
     tool_calls: list[ToolCallRecord] = field(default_factory=list)
+    rule_evaluations: list[RuleEvaluation] = field(default_factory=list)
+    """A rules session's evaluations, in order, up to the first rule that held."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +148,11 @@ class AnalysisClaim:
     lease_until: datetime
     llm_failures: int = 0
     """Consecutive failed sessions before this one (the backoff's exponent)."""
+    analysis_due: bool = True
+    """Whether the analyst (LLM or heuristic) is due (`needs_analysis`); when not, the endpoint
+    was claimed for its rules alone (`needs_rules`)."""
+    rule_held: int | None = None
+    """The rule whose action stood after the previous rules pass (`PlannerState.rule_held`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +185,18 @@ class AnalysisOutcome:
     """True when the LLM could not be reached: counts towards the planner's backoff."""
 
 
+@dataclass(frozen=True, slots=True)
+class RulesPass:
+    """What a rules pass records: its session, and on the endpoint's planner state the newest
+    run slot of the job it saw and the rule whose action stands."""
+
+    session: AnalysisSession
+    seen_slot_at: datetime | None
+    held: int | None
+    """The number of the rule that held and whose action was proposed or already stood; None
+    when no rule held or a guardrail refused its proposal (it is tried again)."""
+
+
 def effective_mode(endpoint_mode: PlannerMode | None, job_mode: PlannerMode) -> PlannerMode:
     """An endpoint's own mode wins over its job's."""
     return endpoint_mode if endpoint_mode is not None else job_mode
@@ -187,6 +214,21 @@ class PlannerState:
     retry_at: datetime | None = None
     lease_owner: str | None = None
     lease_until: datetime | None = None
+    rules_seen_slot_at: datetime | None = None
+    """The newest finished slot of the job that the endpoint's rules were evaluated on."""
+    rule_held: int | None = None
+    """`RulesPass.held` of the last rules pass."""
+
+
+def _claimable(state: PlannerState, mode: PlannerMode, now: datetime) -> bool:
+    """Not off, and not leased by a live planner."""
+    live = state.lease_until is not None and state.lease_until >= now
+    return mode is not PlannerMode.OFF and not live
+
+
+def _newer(newest_slot: datetime | None, seen: datetime | None) -> bool:
+    """Whether the job has finished runs past the slot `seen`."""
+    return newest_slot is not None and (seen is None or newest_slot > seen)
 
 
 def needs_analysis(
@@ -206,20 +248,35 @@ def needs_analysis(
 
     The SQL store says the same in SQL (`adapters.sql.planner_repo._candidates`), proven by
     `tests/contract/test_rules_contract.py`."""
-    if mode is PlannerMode.OFF:
-        return False
-    if state.lease_until is not None and state.lease_until >= now:
+    if not _claimable(state, mode, now):
         return False
     if state.retry_at is not None and state.retry_at > now:
         return False
     failing = endpoint.failure_count > 0
     if failing != state.seen_failing:
         return True
-    new_runs = newest_slot is not None and (
-        state.seen_slot_at is None or newest_slot > state.seen_slot_at
-    )
     due = state.next_analysis_at is None or state.next_analysis_at <= now
-    return new_runs and due
+    return _newer(newest_slot, state.seen_slot_at) and due
+
+
+def needs_rules(
+    state: PlannerState,
+    endpoint: Endpoint,
+    mode: PlannerMode,
+    newest_slot: datetime | None,
+    now: datetime,
+) -> bool:
+    """Whether a planner should pick the endpoint at `now` for its rules: not off, not leased
+    by a live planner, with rules, and its job has finished runs the rules have not seen. The
+    LLM's backoff and next analysis time do not hold rules back: they are evaluated on every
+    new run of the job.
+
+    Mirrored in SQL beside `needs_analysis` (`adapters.sql.planner_repo._candidates`)."""
+    return (
+        bool(endpoint.spec.rules)
+        and _claimable(state, mode, now)
+        and _newer(newest_slot, state.rules_seen_slot_at)
+    )
 
 
 def analysis_order(state: PlannerState) -> tuple[bool, datetime | None, str]:

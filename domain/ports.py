@@ -54,7 +54,9 @@ if TYPE_CHECKING:
         ChatReply,
         Proposal,
         ProposalStatus,
+        RulesPass,
     )
+    from cronpilot.domain.rules import RuleOutcome
     from cronpilot.domain.tokens import ApiToken
     from cronpilot.domain.tracing import SpanName, TraceContext
     from cronpilot.domain.workers import WorkerActivity, WorkerInfo
@@ -313,8 +315,9 @@ class PlannerRepository(Protocol):
     async def claim_analyses(
         self, now: datetime, worker_id: str, lease_seconds: float, limit: int
     ) -> list[AnalysisClaim]:
-        """Atomically lease up to `limit` endpoints that need analysis (`needs_analysis`),
-        earliest next analysis first. Concurrent callers never get the same endpoint (SKIP
+        """Atomically lease up to `limit` endpoints that need analysis (`needs_analysis`) or
+        their rules evaluated (`needs_rules`), earliest next analysis first; each claim says
+        which (`AnalysisClaim.analysis_due`). Concurrent callers never get the same endpoint (SKIP
         LOCKED on PostgreSQL); a lease that has expired may be claimed again."""
         ...
 
@@ -331,13 +334,18 @@ class PlannerRepository(Protocol):
         self,
         claim: AnalysisClaim,
         worker_id: str,
-        session: AnalysisSession,
-        outcome: AnalysisOutcome,
+        session: AnalysisSession | None,
+        outcome: AnalysisOutcome | None,
         now: datetime,
+        *,
+        rules: RulesPass | None = None,
     ) -> None:
-        """In one transaction: store the session and update the endpoint's planner state
-        (what it has seen, when to look again, the failure backoff) and free the lease.
-        Raises `LeaseLost` (and writes nothing) when the lease is no longer ours."""
+        """In one transaction: store the sessions of the pass and update the endpoint's
+        planner state, and free the lease. The analyst's `session` and `outcome` (what it has
+        seen, when to look again, the failure backoff) are None when it was not due; `rules`
+        (the rules session, what the rules have seen and the rule that stands) is None when
+        the endpoint has no rules. Raises `LeaseLost` (and writes nothing) when the lease is
+        no longer ours."""
         ...
 
     async def add_proposal(
@@ -859,6 +867,11 @@ class Telemetry(Protocol):
 
     def drifted(self, endpoint: Endpoint, events: int) -> None:
         """Learning the endpoint's output schema recorded `events` changes of shape."""
+        ...
+
+    def rule_evaluated(self, endpoint: Endpoint, outcome: RuleOutcome) -> None:
+        """The rules planner evaluated one of the endpoint's rules: it did not hold, its action
+        was proposed, already stood or was refused, or it could not be evaluated (`error`)."""
         ...
 
     def notified(self, notification: Notification, outcome: Delivery) -> None:

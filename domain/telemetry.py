@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from cronpilot.domain.model import Claim, Endpoint, Recorded
     from cronpilot.domain.planning import AnalysisSession, ProposalStatus
     from cronpilot.domain.ports import Delivery, WorkerLoop
+    from cronpilot.domain.rules import RuleOutcome
 
 
 class NoTelemetry(Telemetry):
@@ -41,6 +42,9 @@ class NoTelemetry(Telemetry):
         pass
 
     def drifted(self, endpoint: Endpoint, events: int) -> None:
+        pass
+
+    def rule_evaluated(self, endpoint: Endpoint, outcome: RuleOutcome) -> None:
         pass
 
     def notified(self, notification: Notification, outcome: Delivery) -> None:

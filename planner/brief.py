@@ -12,6 +12,7 @@ from statistics import mean
 
 from cronpilot.domain.model import JSON, Endpoint, HintSource, Run, RunStatus
 from cronpilot.domain.planning import AnalysisClaim
+from cronpilot.domain.rules import Rule, RuleEvaluation, RuleOutcome
 
 SYSTEM_PROMPT = (
     "You adapt the schedule of one HTTP endpoint run by cronpilot. Read only what you need "
@@ -77,6 +78,25 @@ def _hints(endpoint: Endpoint, now: datetime) -> str:
     return "; ".join(parts) or "none"
 
 
+def rules_text(rules: Sequence[Rule], evaluated: Sequence[RuleEvaluation]) -> str:
+    """The endpoint's rules in order, each with what it gave in this pass: `holds`, `false
+    (…)`, an error, or `not reached` (an earlier rule held)."""
+    said = {e.number: e for e in evaluated}
+    parts = []
+    for number, rule in enumerate(rules, 1):
+        found = said.get(number)
+        if found is None:
+            now = "not reached"
+        elif found.outcome is RuleOutcome.ERROR:
+            now = f"error: {found.detail}"
+        elif found.outcome is RuleOutcome.NOT_HELD:
+            now = found.detail
+        else:
+            now = f"HOLDS: {found.detail}"
+        parts.append(f"rule {number}: when {rule.when} then {rule.then.text()} [{now}]")
+    return "; ".join(parts)
+
+
 def build_brief(
     claim: AnalysisClaim,
     *,
@@ -85,6 +105,7 @@ def build_brief(
     recent: Sequence[Run],
     schema: JSON | None,
     now: datetime,
+    rules: Sequence[RuleEvaluation] = (),
     pasted: Mapping[str, JSON] | None = None,
 ) -> str:
     endpoint = claim.endpoint
@@ -111,6 +132,11 @@ def build_brief(
         f"Output fields: {schema_view(schema)}",
         f"Now: {now.isoformat()}",
     ]
+    if spec.rules:
+        lines.append(
+            "Rules (the first that holds proposes its action; a proposal of yours that "
+            f"contradicts a rule that holds is refused): {rules_text(spec.rules, rules)}"
+        )
     if pasted is not None:
         lines.append("Latest responses: " + json.dumps(pasted, ensure_ascii=False, default=str))
     return "\n".join(lines)

@@ -17,6 +17,10 @@ class HeuristicAnalyst:
     def name(self) -> str:
         return HEURISTIC
 
+    @property
+    def yields_to_rules(self) -> bool:
+        return True
+
     async def analyse(self, brief: str, toolbox: ToolBox) -> Verdict:
         # Hashes are enough to tell "same" from "changed": no bodies are read.
         history = await toolbox.call(

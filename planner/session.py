@@ -44,6 +44,13 @@ class Analyst(Protocol):
         """Recorded as the proposer: `heuristic`, `llm:<model>`."""
         ...
 
+    @property
+    def yields_to_rules(self) -> bool:
+        """Whether a response rule that holds for the endpoint keeps the analyst from looking
+        (the heuristic), or the analyst looks and a guardrail refuses what contradicts the rule
+        (the LLM, which may see more than the rule does)."""
+        ...
+
     async def analyse(self, brief: str, toolbox: ToolBox) -> Verdict: ...
 
 
@@ -91,6 +98,10 @@ class LlmAnalyst:
     @property
     def name(self) -> str:
         return self._chat.name
+
+    @property
+    def yields_to_rules(self) -> bool:
+        return False
 
     async def analyse(self, brief: str, toolbox: ToolBox) -> Verdict:
         """Raises `LlmUnavailable` when the model cannot be reached."""

@@ -8,6 +8,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from cronpilot.domain.heuristic import MAX_LOOK_AGAIN_SECONDS
+
 MAX_HISTORY = 50
 
 
@@ -86,5 +88,5 @@ class SubmitArgs(ToolArgs):
     reasoning: str = Field(min_length=1, max_length=8000, description="What you concluded, why.")
     confidence: float = Field(ge=0, le=1, description="0 = a guess, 1 = certain.")
     next_analysis_in_seconds: float = Field(
-        gt=0, le=86_400, description="When to look at this endpoint again."
+        gt=0, le=MAX_LOOK_AGAIN_SECONDS, description="When to look at this endpoint again."
     )

@@ -14,10 +14,11 @@ from datetime import datetime, timedelta
 
 from cronpilot.domain.errors import LeaseLost, LlmUnavailable, StoreUnavailable
 from cronpilot.domain.log_extra import log_extra
-from cronpilot.domain.model import JSON, new_id
+from cronpilot.domain.model import JSON, Endpoint, new_id
 from cronpilot.domain.outage import described
 from cronpilot.domain.planning import (
     AnalysisClaim,
+    AnalysisContext,
     AnalysisOutcome,
     AnalysisSession,
     ProposalStatus,
@@ -28,6 +29,7 @@ from cronpilot.domain.telemetry import NO_TELEMETRY
 from cronpilot.planner.analysis_context import read_analysis_context
 from cronpilot.planner.brief import build_brief
 from cronpilot.planner.config import PlannerConfig
+from cronpilot.planner.rules import RulesPlanner, RulesResult
 from cronpilot.planner.schema_views import schema_document
 from cronpilot.planner.session import Analyst, Verdict
 from cronpilot.planner.tools import ToolBox, ToolContext
@@ -56,6 +58,7 @@ class PlannerWorker:
         self._config = config
         self._telemetry = telemetry
         self.desk = ProposalDesk(store.unit_of_work, waker, config.limits, telemetry=telemetry)
+        self._rules = RulesPlanner(store.reading, self.desk, clock.now, telemetry)
         self._thinking: set[asyncio.Task[object]] = set()
         """The tasks waiting on the analyst (the LLM), to cut short at a stop."""
         self._cutting = False
@@ -132,21 +135,59 @@ class PlannerWorker:
                 extra=log_extra("analysis_lease_lost", endpoint_id=claim.endpoint.id),
             )
 
-    async def analyse_now(self, ref: str) -> AnalysisSession:
+    async def analyse_now(self, ref: str) -> list[AnalysisSession]:
         """Analyse one endpoint at once, whether or not it needs it (`planner run-once`)."""
         claim = await self._store.planner.claim_endpoint(
             ref, self._clock.now(), self._config.worker_id, self._config.lease_seconds
         )
         return await self.analyse(claim)
 
-    async def analyse(self, claim: AnalysisClaim) -> AnalysisSession:
+    async def analyse(self, claim: AnalysisClaim) -> list[AnalysisSession]:
+        """One pass over the claimed endpoint: its rules when it has some, then the analyst
+        when due (`_consult`). Returns the sessions recorded, the rules' first."""
         started = self._clock.now()
         endpoint = claim.endpoint
-        session_id = new_id()
         context = await read_analysis_context(
             self._store.reading, endpoint, self._config.history_runs
         )
         siblings = {e.name: e for e in context.endpoints}
+        rules = None
+        if endpoint.spec.rules:
+            rules = await self._rules.evaluate(claim, siblings, context.newest_finished_slot)
+        session, outcome = await self._consult(claim, context, siblings, rules, started)
+        recorded = rules.recorded if rules is not None else None
+        await self._store.planner.finish_analysis(
+            claim, self._config.worker_id, session, outcome, self._clock.now(), rules=recorded
+        )
+        sessions = [] if recorded is None else [recorded.session]
+        if session is not None:
+            sessions.append(session)
+        for each in sessions:
+            self._telemetry.analysed(endpoint, each)
+        if session is not None and outcome is not None:
+            self._log(endpoint, session, outcome)
+        return sessions
+
+    async def _consult(
+        self,
+        claim: AnalysisClaim,
+        context: AnalysisContext,
+        siblings: dict[str, Endpoint],
+        rules: RulesResult | None,
+        started: datetime,
+    ) -> tuple[AnalysisSession | None, AnalysisOutcome | None]:
+        """The analyst's session and outcome; neither when it is not due. A rule that holds
+        keeps an analyst that yields to rules (the heuristic) from looking: the rule spoke for
+        it on this batch of runs, which is recorded as seen."""
+        if not claim.analysis_due:
+            return None, None
+        seen = context.newest_finished_slot
+        firing = rules.firing if rules is not None else None
+        if firing is not None and self._analyst.yields_to_rules:
+            look_again = self._clock.now() + timedelta(seconds=self._config.poll_seconds)
+            failing = claim.endpoint.failure_count > 0
+            return None, AnalysisOutcome(seen, failing, look_again, failed=False)
+        session_id = new_id()
         toolbox = ToolBox(
             ToolContext(
                 claim=claim,
@@ -154,7 +195,7 @@ class PlannerWorker:
                 edges=context.edges,
                 store=self._store,
                 desk=self.desk,
-                proposer=Proposer(self._analyst.name, claim.mode, session_id),
+                proposer=Proposer(self._analyst.name, claim.mode, session_id, firing),
                 now=self._clock.now,
             )
         )
@@ -165,19 +206,15 @@ class PlannerWorker:
             recent=context.recent,
             schema=schema_document(context.schema),
             now=started,
+            rules=rules.recorded.session.rule_evaluations if rules is not None else (),
             pasted=await self._pasted(toolbox) if self._config.paste_latest else None,
         )
         verdict = await self._verdict(brief, toolbox)
-        return await self._record(
-            claim,
-            toolbox,
-            verdict,
-            session_id=session_id,
-            started=started,
-            seen=context.newest_finished_slot,
+        return self._analysed(
+            claim, toolbox, verdict, session_id=session_id, started=started, seen=seen
         )
 
-    async def _record(
+    def _analysed(
         self,
         claim: AnalysisClaim,
         toolbox: ToolBox,
@@ -186,8 +223,8 @@ class PlannerWorker:
         session_id: str,
         started: datetime,
         seen: datetime | None,
-    ) -> AnalysisSession:
-        """Store the session and when to look again, and free the endpoint."""
+    ) -> tuple[AnalysisSession, AnalysisOutcome]:
+        """The analyst's session, and when to look again."""
         endpoint = claim.endpoint
         finished = self._clock.now()
         failed = verdict.status is SessionStatus.FAILED
@@ -220,12 +257,11 @@ class PlannerWorker:
             next_analysis_at=next_at,
             failed=failed,
         )
-        await self._store.planner.finish_analysis(
-            claim, self._config.worker_id, session, outcome, finished
-        )
-        self._telemetry.analysed(endpoint, session)
+        return session, outcome
+
+    def _log(self, endpoint: Endpoint, session: AnalysisSession, outcome: AnalysisOutcome) -> None:
         fields = {"endpoint_id": endpoint.id, "session_id": session.id}
-        if failed:
+        if outcome.failed:
             # One line for the whole session, however it failed: an LLM that is down, answers
             # garbage or never calls a tool is no bug of ours, and its traceback would say
             # nothing.
@@ -233,7 +269,7 @@ class PlannerWorker:
                 "analysis of %s failed (%s); next look in %.0f s",
                 endpoint.ref,
                 session.error,
-                look_again,
+                (outcome.next_analysis_at - session.finished_at).total_seconds(),
                 extra=log_extra("analysis_failed", **fields),
             )
         else:
@@ -245,7 +281,6 @@ class PlannerWorker:
                 session.tool_errors,
                 extra=log_extra("analysis", status=str(session.status), **fields),
             )
-        return session
 
     async def _verdict(self, brief: str, toolbox: ToolBox) -> Verdict:
         task = asyncio.current_task()

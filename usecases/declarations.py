@@ -27,6 +27,7 @@ from cronpilot.domain.ports import (
 from cronpilot.domain.schema_inference import ShapeNode
 from cronpilot.domain.templates import input_fields
 from cronpilot.usecases.graph_edges import refresh_provides
+from cronpilot.usecases.rule_checks import check_rules
 
 
 async def apply_declarations(
@@ -41,12 +42,14 @@ async def apply_declarations(
     """Check, then apply all or nothing, and wake the schedulers when something was created
     or changed; a change is audited for `actor` (an apply that changes nothing is not).
     Raises `InvalidConfig` naming file (`source`), job, endpoint and field when a
-    template asks an upstream for a field its responses never had, or a condition does not
-    compile or type-check against the learnt schemas (with its position). Dependency edges a file no
-    longer declares leave the graph, unless runs showed them (history stays)."""
+    template asks an upstream for a field its responses never had, or a condition (a rule's
+    included) does not compile or type-check against the learnt schemas (with its position).
+    Dependency edges a file no longer declares leave the graph, unless runs showed them
+    (history stays)."""
     async with uow() as tx:
         await check_templates(tx, declarations, source)
         await check_conditions(tx, declarations, source)
+        await check_rules(tx, declarations, source)
         report = await tx.catalog.apply(declarations, now)
         sightings = [
             sighting
@@ -83,6 +86,7 @@ async def preview_declarations(
     async with reading() as tx:
         await check_templates(tx, declarations, source)
         await check_conditions(tx, declarations, source)
+        await check_rules(tx, declarations, source)
         for declaration in declarations:
             name = declaration.job.name
             try:

@@ -23,6 +23,7 @@ from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, PlannerMode, ScheduleSource, new_id
 from cronpilot.domain.planning import Proposal, ProposalDraft, ProposalStatus
 from cronpilot.domain.ports import Repositories, Telemetry, UnitOfWorkFactory, Waker
+from cronpilot.domain.rule_firing import FiringRule
 from cronpilot.domain.telemetry import NO_TELEMETRY
 
 log = logging.getLogger(__name__)
@@ -30,11 +31,13 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class Proposer:
-    """Who proposes, from which session, in which mode."""
+    """Who proposes, from which session, in which mode; `firing` is the endpoint's response
+    rule that holds, which this proposer's proposals may not contradict."""
 
     name: str
     mode: PlannerMode
     session_id: str | None = None
+    firing: FiringRule | None = None
 
 
 class ProposalDesk:
@@ -52,7 +55,12 @@ class ProposalDesk:
         self._telemetry = telemetry
 
     async def _guarded(
-        self, tx: Repositories, draft: ProposalDraft, endpoint_id: str, now: datetime
+        self,
+        tx: Repositories,
+        draft: ProposalDraft,
+        endpoint_id: str,
+        now: datetime,
+        firing: FiringRule | None = None,
     ) -> tuple[Endpoint, Refusal | None]:
         """The endpoint as it is now, and why the guardrails refuse `draft` on it (None: they
         do not). The endpoint is locked first: two decisions on one endpoint at once (two
@@ -60,7 +68,7 @@ class ProposalDesk:
         they cannot both pass `max_changes_per_hour`."""
         endpoint = await tx.catalog.get_endpoint(endpoint_id, for_update=True)
         changes = await tx.planner.count_applied(endpoint_id, now - RATE_WINDOW)
-        return endpoint, refusal(draft, endpoint, changes, now, self._limits)
+        return endpoint, refusal(draft, endpoint, changes, now, self._limits, firing=firing)
 
     async def propose(
         self, draft: ProposalDraft, endpoint_id: str, proposer: Proposer, now: datetime
@@ -69,7 +77,7 @@ class ProposalDesk:
         once (`auto`)."""
         earlier = False
         async with self._uow() as tx:
-            endpoint, why_not = await self._guarded(tx, draft, endpoint_id, now)
+            endpoint, why_not = await self._guarded(tx, draft, endpoint_id, now, proposer.firing)
             proposal = Proposal(
                 id=new_id(),
                 endpoint_id=endpoint.id,

@@ -35,7 +35,7 @@ from cronpilot.adapters.bootstrap import (
     serve_planner,
     serve_scheduler,
 )
-from cronpilot.adapters.cli.demo_planner import PlannerLine, planner_lines
+from cronpilot.adapters.cli.demo_planner import PlannerLine, RuleLine, planner_lines, rule_lines
 from cronpilot.adapters.cli.identity import actor
 from cronpilot.adapters.cli.output import rich_table, schedule_text, short_id, span
 from cronpilot.adapters.settings import Settings, load_settings
@@ -107,6 +107,9 @@ MANUAL_AFTER_SECONDS = 3.0
 APPROVE_AFTER_SECONDS = 2.0
 """The demo approves each approval (billing/cleanup's) once it has waited this long, as an
 admin would with `cronpilot approvals approve ID`."""
+DEMO_CHANGES_PER_HOUR = 600
+"""The demo tells an hour of its story in a minute: the queue's rules change the processor's
+schedule about ten times a minute, which the default hourly limit (6) would refuse."""
 
 
 def demo(
@@ -125,10 +128,10 @@ def demo(
     with tempfile.TemporaryDirectory(prefix="cronpilot-demo-") as workdir:
         settings = _demo_settings(Path(workdir))
         migrate(settings)
-        summary, planner = asyncio.run(_run(settings, duration, seed, progress))
+        summary, planner, rules = asyncio.run(_run(settings, duration, seed, progress))
     _print_summary(summary, console, live)
-    for line in planner:
-        typer.echo(line.text())
+    for said in [line.text() for line in planner] + [line.text() for line in rules]:
+        typer.echo(said)
 
 
 def _log_quietly(console: Console) -> None:
@@ -153,6 +156,7 @@ def _demo_settings(workdir: Path) -> Settings:
         grace_seconds=2,
         max_sleep_seconds=1,
         planner_poll_seconds=1,
+        planner_max_changes_per_hour=DEMO_CHANGES_PER_HOUR,
         reaper_interval_seconds=5,
         # An approved dependant starts at the next look for ready DAG waits.
         dag_sweep_seconds=1,
@@ -190,11 +194,12 @@ def _stopping_on_signals(stop: asyncio.Event) -> Iterator[None]:
 
 async def _run(
     settings: Settings, duration: float, seed: int, progress: Progress
-) -> tuple[DemoSummary, list[PlannerLine]]:
+) -> tuple[DemoSummary, list[PlannerLine], list[RuleLine]]:
     # The simulator is an aiohttp server: imported here, every other command's start is spared.
     from cronpilot.adapters.simulator import Simulator
 
     clock = progress.clock
+    started = clock.now()
     stop = asyncio.Event()
     async with contextlib.AsyncExitStack() as resources:
         simulator = Simulator(seed=seed, cycle_seconds=duration)
@@ -213,18 +218,25 @@ async def _run(
         )
         resources.enter_context(_stopping_on_signals(stop))
         scheduler = asyncio.create_task(serve_scheduler(settings, store, clock, stop))
-        # No LLM in the demo: the heuristic planner adapts the schedules.
+        # No LLM in the demo: the example jobs' rules and, for the showcase, the heuristic
+        # planner adapt the schedules.
         planner = asyncio.create_task(serve_planner(settings, store, clock, stop))
-        manual = asyncio.create_task(_run_by_hand(settings, store, clock))
-        admin = asyncio.create_task(_approve_by_hand(settings, store, clock))
+        helpers = [
+            asyncio.create_task(_run_by_hand(settings, store, clock)),
+            asyncio.create_task(_approve_by_hand(settings, store, clock)),
+        ]
         try:
             await progress.follow(store, stop, scheduler, clock.now() + timedelta(seconds=duration))
         finally:
             stop.set()
-            manual.cancel()
-            admin.cancel()
-            await asyncio.gather(scheduler, planner, manual, admin, return_exceptions=True)
-        return await _summarise(store), await planner_lines(store)
+            for helper in helpers:
+                helper.cancel()
+            await asyncio.gather(scheduler, planner, *helpers, return_exceptions=True)
+        return (
+            await _summarise(store),
+            await planner_lines(store),
+            await rule_lines(store, started),
+        )
 
 
 async def _run_by_hand(settings: Settings, store: Store, clock: Clock) -> None:

@@ -1,18 +1,25 @@
-"""The planner's part of the demo summary: per endpoint, what the heuristic planner proposed,
-what became of it, and the last reason, read back from the database."""
+"""The planner's part of the demo summary, read back from the database: per endpoint, what the
+planners (the heuristic, the rules) proposed, what became of it, and the last reason; and each
+rule firing: when, its value, what it proposed and what became of that."""
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from datetime import datetime
 
+from cronpilot.adapters.cli.output import span
 from cronpilot.adapters.cli.planner_views import change_text
-from cronpilot.domain.planning import Proposal
+from cronpilot.domain.planning import Proposal, ProposalStatus
 from cronpilot.domain.ports import Store
+from cronpilot.domain.rule_firing import RULES_PLANNER, value_text
+from cronpilot.domain.rules import RuleEvaluation, RuleOutcome
 from cronpilot.usecases.queries.catalog import endpoint_refs
-from cronpilot.usecases.queries.planner import list_proposals
+from cronpilot.usecases.queries.planner import list_proposals, list_sessions
 
 _ALL_PROPOSALS = 10_000
+_ALL_SESSIONS = 10_000
+_FIRED = (RuleOutcome.PROPOSED, RuleOutcome.REFUSED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,3 +46,51 @@ async def planner_lines(store: Store) -> list[PlannerLine]:
         line = lines.setdefault(ref, PlannerLine(ref, Counter(), proposal))
         line.statuses[proposal.status.value] += 1
     return [lines[ref] for ref in sorted(lines)]
+
+
+@dataclass(frozen=True, slots=True)
+class RuleLine:
+    """One rule firing (its action proposed), or one rule that could not be evaluated."""
+
+    ref: str
+    after_seconds: float
+    """When, from the start of the demo."""
+    evaluation: RuleEvaluation
+    proposal: Proposal | None
+
+    def text(self) -> str:
+        e = self.evaluation
+        head = f"rule {self.ref} {e.number} at +{span(self.after_seconds)}: {e.when}"
+        if e.outcome is RuleOutcome.ERROR:
+            return f"{head}: error: {e.detail}"
+        return f"{head} = {value_text(e.value)} -> {self._proposed()}"
+
+    def _proposed(self) -> str:
+        p = self.proposal
+        if p is None:
+            return self.evaluation.detail
+        became = p.status.value
+        if p.status is ProposalStatus.REFUSED:
+            became = f"refused: {p.outcome}"
+        elif p.decided_by not in (None, "auto"):
+            became = f"{became} by {p.decided_by}, after review"
+        return f"{change_text(p)}: {became}"
+
+
+async def rule_lines(store: Store, started: datetime) -> list[RuleLine]:
+    """Every rule firing and rule error of the demo, oldest first."""
+    refs = await endpoint_refs(store.reading)
+    newest_first = await list_sessions(store.reading, limit=_ALL_SESSIONS)
+    proposals = {p.id: p for p in (await list_proposals(store.reading, limit=_ALL_PROPOSALS)).items}
+    return [
+        RuleLine(
+            refs.get(session.endpoint_id, "?"),
+            (session.started_at - started).total_seconds(),
+            evaluation,
+            proposals.get(evaluation.proposal_id or ""),
+        )
+        for session in reversed(newest_first.items)
+        if session.planner == RULES_PLANNER
+        for evaluation in session.rule_evaluations
+        if evaluation.outcome in (*_FIRED, RuleOutcome.ERROR)
+    ]

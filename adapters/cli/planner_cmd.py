@@ -42,22 +42,26 @@ def _worker(
 
 
 def run_once(ref: EndpointRef, output: OutputOption = None) -> None:
-    """Analyse one endpoint now, whatever its next analysis time, and show the session."""
+    """Analyse one endpoint now, whatever its next analysis time, and show the session (its
+    rules' session first, when it has rules)."""
     settings = admin_settings()
-    session, proposals = asyncio.run(_run_once(settings, ref))
+    sessions, proposals = asyncio.run(_run_once(settings, ref))
     if output:
-        view = session_view(session, ref)
+        *earlier, last = sessions
+        view = session_view(last, ref)
         view["proposals"] = [p.id for p in proposals]
+        view["earlier_sessions"] = [session_view(s, ref) for s in earlier]
         print_data(output, view)
         return
-    typer.echo(
-        f"session {session.id}: {session.status.value}: {session.error or session.reasoning}"
-    )
+    for session in sessions:
+        typer.echo(
+            f"session {session.id}: {session.status.value}: {session.error or session.reasoning}"
+        )
     for p in proposals:
         typer.echo(f"proposal {p.id}: {p.kind.value} {p.status.value}: {p.outcome or p.reason}")
 
 
-async def _run_once(settings: Settings, ref: str) -> tuple[AnalysisSession, list[Proposal]]:
+async def _run_once(settings: Settings, ref: str) -> tuple[list[AnalysisSession], list[Proposal]]:
     async with AsyncExitStack() as resources:
         store = await open_store(settings)
         resources.push_async_callback(store.close)
@@ -67,9 +71,10 @@ async def _run_once(settings: Settings, ref: str) -> tuple[AnalysisSession, list
                 f"endpoint {endpoint.ref}", "planner mode is off; set planner_mode review or auto"
             )
         worker = await open_planner(settings, store, build_clock(), resources)
-        session = await worker.analyse_now(endpoint.id)
+        sessions = await worker.analyse_now(endpoint.id)
         made = await list_proposals(store.reading, endpoint=endpoint.id)
-        return session, [p for p in made.items if p.session_id == session.id]
+        ids = {s.id for s in sessions}
+        return sessions, [p for p in made.items if p.session_id in ids]
 
 
 def planner_app() -> typer.Typer:

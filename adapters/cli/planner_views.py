@@ -7,6 +7,7 @@ from typing import Any
 
 from cronpilot.adapters.cli.output import iso, span
 from cronpilot.domain.planning import AnalysisSession, Proposal, ProposalKind, ToolCallRecord
+from cronpilot.domain.rules import RuleEvaluation
 
 
 def _duration(seconds: float) -> str:
@@ -15,7 +16,8 @@ def _duration(seconds: float) -> str:
 
 
 def change_text(proposal: Proposal) -> str:
-    """`every 30s for 10m`, `once at …`, `pause until …`, `resume`."""
+    """`every 30s for 10m`, `once at …`, `pause until …`, `resume`, `back to the baseline`,
+    `run once, now`."""
     if proposal.kind is ProposalKind.INTERVAL and proposal.interval_seconds is not None:
         interval, ttl = proposal.interval_seconds, proposal.ttl_seconds or 0
         return f"every {_duration(interval)} for {_duration(ttl)}"
@@ -23,6 +25,10 @@ def change_text(proposal: Proposal) -> str:
         return f"once at {iso(proposal.at)}"
     if proposal.kind is ProposalKind.PAUSE:
         return f"pause until {iso(proposal.at)}"
+    if proposal.kind is ProposalKind.BASELINE:
+        return "back to the baseline"
+    if proposal.kind is ProposalKind.RUN_NOW:
+        return "run once, now"
     return "resume"
 
 
@@ -60,6 +66,17 @@ def _call_view(call: ToolCallRecord) -> dict[str, Any]:
     }
 
 
+def evaluation_view(evaluation: RuleEvaluation) -> dict[str, Any]:
+    return {
+        "rule": evaluation.number,
+        "when": evaluation.when,
+        "value": evaluation.value,
+        "outcome": evaluation.outcome.value,
+        "detail": evaluation.detail,
+        "proposal_id": evaluation.proposal_id,
+    }
+
+
 def session_view(session: AnalysisSession, endpoint_ref: str) -> dict[str, Any]:
     return {
         "id": session.id,
@@ -77,4 +94,5 @@ def session_view(session: AnalysisSession, endpoint_ref: str) -> dict[str, Any]:
         "tool_errors": session.tool_errors,
         "error": session.error,
         "tool_calls": [_call_view(call) for call in session.tool_calls],
+        "rule_evaluations": [evaluation_view(e) for e in session.rule_evaluations],
     }

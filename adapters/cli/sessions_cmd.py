@@ -23,6 +23,7 @@ from cronpilot.adapters.cli.planner_views import session_view
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.domain.planning import AnalysisSession, ToolCallRecord
 from cronpilot.domain.ports import Store
+from cronpilot.domain.rule_firing import value_text
 from cronpilot.usecases.queries import catalog, planner
 
 
@@ -71,7 +72,8 @@ def show(
 ) -> None:
     """One session: its tool calls in order (arguments, duration, result size, and what each
     did: a proposal held, applied or refused by a guardrail, or an error), tokens and
-    reasoning."""
+    reasoning; for a rules session, each rule evaluated (its value, and the proposal made or
+    why none was)."""
 
     async def act(store: Store) -> tuple[AnalysisSession, dict[str, str]]:
         found = await planner.show_session(store.reading, session_id)
@@ -105,6 +107,19 @@ def show(
             ]
         )
     )
+    if session.rule_evaluations:
+        rules = new_table("Rule", "When", "Value", "Outcome", "Did", wrap=("When", "Did"))
+        for evaluation in session.rule_evaluations:
+            add_row(
+                rules,
+                str(evaluation.number),
+                evaluation.when,
+                "-" if evaluation.value is None else value_text(evaluation.value),
+                evaluation.outcome.value,
+                evaluation.detail,
+            )
+        print_table(rules)
+        return
     table = new_table("#", "Tool", "Arguments", "Took", "Did", wrap=("Arguments", "Did"))
     for call in session.tool_calls:
         add_row(

@@ -17,7 +17,7 @@ from cronpilot.domain.errors import (
     SessionNotFound,
 )
 from cronpilot.domain.ids import by_id_or_prefix
-from cronpilot.domain.model import Endpoint
+from cronpilot.domain.model import Endpoint, PlannerMode
 from cronpilot.domain.paging import Cursor, follows
 from cronpilot.domain.planning import (
     AnalysisClaim,
@@ -26,12 +26,14 @@ from cronpilot.domain.planning import (
     PlannerState,
     Proposal,
     ProposalStatus,
+    RulesPass,
     analysis_busy,
     analysis_order,
     effective_mode,
     expired,
     lapsed,
     needs_analysis,
+    needs_rules,
 )
 from cronpilot.domain.ports import PlannerRepository
 
@@ -60,22 +62,32 @@ class MemoryPlanner(PlannerRepository):
     def _planner_state(self, endpoint_id: str) -> PlannerState:
         return self.planning.states.get(endpoint_id) or PlannerState(endpoint_id)
 
-    def _claim(self, endpoint: Endpoint, until: datetime, worker_id: str) -> AnalysisClaim:
+    def _mode(self, endpoint: Endpoint) -> PlannerMode:
+        job = self._state.jobs[endpoint.job_name]
+        return effective_mode(endpoint.spec.planner_mode, job.planner_mode)
+
+    def _claim(
+        self, endpoint: Endpoint, until: datetime, worker_id: str, analysis_due: bool = True
+    ) -> AnalysisClaim:
         state = self._planner_state(endpoint.id)
         self.planning.states[endpoint.id] = replace(state, lease_owner=worker_id, lease_until=until)
-        mode = effective_mode(
-            endpoint.spec.planner_mode, self._state.jobs[endpoint.job_name].planner_mode
-        )
-        return AnalysisClaim(endpoint, mode, until, state.llm_failures)
-
-    def _needs_analysis(self, endpoint: Endpoint, now: datetime) -> bool:
-        job = self._state.jobs[endpoint.job_name]
-        return needs_analysis(
-            self._planner_state(endpoint.id),
+        return AnalysisClaim(
             endpoint,
-            effective_mode(endpoint.spec.planner_mode, job.planner_mode),
-            self._state.newest_finished_slot(endpoint.job_id),
-            now,
+            self._mode(endpoint),
+            until,
+            state.llm_failures,
+            analysis_due=analysis_due,
+            rule_held=state.rule_held,
+        )
+
+    def _due(self, endpoint: Endpoint, now: datetime) -> tuple[bool, bool]:
+        """Whether the analyst is due (`needs_analysis`), and whether the rules are
+        (`needs_rules`)."""
+        state, mode = self._planner_state(endpoint.id), self._mode(endpoint)
+        newest = self._state.newest_finished_slot(endpoint.job_id)
+        return (
+            needs_analysis(state, endpoint, mode, newest, now),
+            needs_rules(state, endpoint, mode, newest, now),
         )
 
     async def claim_analyses(
@@ -83,9 +95,10 @@ class MemoryPlanner(PlannerRepository):
     ) -> list[AnalysisClaim]:
         until = now + timedelta(seconds=lease_seconds)
         async with self._state.lock:
-            due = [e for e in self._state.endpoints.values() if self._needs_analysis(e, now)]
-            due.sort(key=lambda e: analysis_order(self._planner_state(e.id)))
-            return [self._claim(e, until, worker_id) for e in due[: max(limit, 0)]]
+            due = {e.id: self._due(e, now) for e in self._state.endpoints.values()}
+            chosen = [e for e in self._state.endpoints.values() if any(due[e.id])]
+            chosen.sort(key=lambda e: analysis_order(self._planner_state(e.id)))
+            return [self._claim(e, until, worker_id, due[e.id][0]) for e in chosen[: max(limit, 0)]]
 
     async def claim_endpoint(
         self, ref: str, now: datetime, worker_id: str, lease_seconds: float
@@ -102,23 +115,33 @@ class MemoryPlanner(PlannerRepository):
         self,
         claim: AnalysisClaim,
         worker_id: str,
-        session: AnalysisSession,
-        outcome: AnalysisOutcome,
+        session: AnalysisSession | None,
+        outcome: AnalysisOutcome | None,
         now: datetime,
+        *,
+        rules: RulesPass | None = None,
     ) -> None:
         async with self._state.lock:
             state = self.planning.states.get(claim.endpoint.id)
             if state is None or state.lease_owner != worker_id:
                 raise LeaseLost(claim.endpoint.id, worker_id)
-            self.planning.states[claim.endpoint.id] = PlannerState(
-                claim.endpoint.id,
-                seen_slot_at=outcome.seen_slot_at,
-                seen_failing=outcome.seen_failing,
-                next_analysis_at=outcome.next_analysis_at,
-                llm_failures=claim.llm_failures + 1 if outcome.failed else 0,
-                retry_at=outcome.next_analysis_at if outcome.failed else None,
-            )
-            self.planning.sessions[session.id] = session
+            state = replace(state, lease_owner=None, lease_until=None)
+            if outcome is not None:
+                failed = outcome.failed
+                state = replace(
+                    state,
+                    seen_slot_at=outcome.seen_slot_at,
+                    seen_failing=outcome.seen_failing,
+                    next_analysis_at=outcome.next_analysis_at,
+                    llm_failures=claim.llm_failures + 1 if failed else 0,
+                    retry_at=outcome.next_analysis_at if failed else None,
+                )
+            if rules is not None:
+                state = replace(state, rules_seen_slot_at=rules.seen_slot_at, rule_held=rules.held)
+                self.planning.sessions[rules.session.id] = rules.session
+            self.planning.states[claim.endpoint.id] = state
+            if session is not None:
+                self.planning.sessions[session.id] = session
 
     async def add_proposal(
         self, proposal: Proposal, notifications: Sequence[Notification] = ()

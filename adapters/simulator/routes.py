@@ -1,7 +1,7 @@
 """HTTP face of the scenario: one aiohttp route per demo endpoint, plus endpoints whose answers
 cronpilot does not store (an HTML page, an oversized export), a slow report, an endpoint that
-fails on cue (`/flaky/{key}`) and a webhook sink that keeps the alerts it receives
-(`/hooks/alerts`)."""
+fails on cue (`/flaky/{key}`), a region's standby (`/failover/{region}`) and a webhook sink
+that keeps the alerts it receives (`/hooks/alerts`)."""
 
 from __future__ import annotations
 
@@ -70,6 +70,7 @@ class SimulatorRoutes:
         app.router.add_route("*", "/etl/transform", self._batch_handler(scenario.etl_transform))
         app.router.add_route("*", "/etl/load", self._batch_handler(scenario.etl_load))
         app.router.add_get("/health/{region}", self._health)
+        app.router.add_route("*", "/failover/{region}", self._failover)
         app.router.add_get("/status/page", self._status_page)
         app.router.add_get("/reports/slow", self._slow_report)
         app.router.add_get("/reports/export", self._export)
@@ -117,6 +118,18 @@ class SimulatorRoutes:
             return _error(404, f"unknown region {region!r}")
         health = self._scenario.health(region, self._elapsed())
         return web.json_response(health, status=503 if health["status"] == "down" else 200)
+
+    async def _failover(self, request: web.Request) -> web.StreamResponse:
+        """A region's standby: it serves the region's traffic while the region is down, and
+        says how often it was called (the demo's rules run it only then)."""
+        region = request.match_info["region"]
+        if region not in REGIONS:
+            return _error(404, f"unknown region {region!r}")
+        key = f"failover-{region}"
+        self._flaky_calls[key] += 1
+        return web.json_response(
+            {"region": region, "serving": "failover", "calls": self._flaky_calls[key]}
+        )
 
     async def _status_page(self, _: web.Request) -> web.StreamResponse:
         return web.Response(

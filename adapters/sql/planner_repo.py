@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from enum import Enum
 from typing import Any
 
 from sqlalchemy import (
-    Boolean,
     ColumnElement,
     Insert,
-    Integer,
     Select,
     String,
     Update,
@@ -71,19 +70,51 @@ from cronpilot.domain.planning import (
     PlannerState,
     Proposal,
     ProposalStatus,
+    RulesPass,
     analysis_busy,
     effective_mode,
 )
 from cronpilot.domain.ports import PlannerRepository
 
 
-def _candidates(now: datetime, limit: int) -> Select[Any]:
-    """Mirrors `domain.planning.needs_analysis` in `analysis_order`: kept in SQL so that
-    PostgreSQL locks (SKIP LOCKED) only the rows it leases, in the one statement that finds
-    them (proven by `tests/contract/test_rules_contract.py::
-    test_a_planner_claims_what_needs_analysis`)."""
+def _analysis_due(now: datetime) -> ColumnElement[bool]:
+    """Mirrors the analyst's part of `domain.planning.needs_analysis`: not backing off, and a
+    failure state that changed or new finished runs once the next analysis time has come."""
     newest = newest_finished_slot(endpoints.c.job_id)
     failing = endpoints.c.failure_count > 0
+    state = planner_state.c
+    return and_(
+        or_(state.retry_at.is_(None), state.retry_at <= now),
+        or_(
+            and_(failing, state.seen_failing.is_(False)),
+            and_(~failing, state.seen_failing.is_(True)),
+            and_(
+                or_(state.next_analysis_at.is_(None), state.next_analysis_at <= now),
+                or_(
+                    and_(state.seen_slot_at.is_(None), newest.is_not(None)),
+                    newest > state.seen_slot_at,
+                ),
+            ),
+        ),
+    )
+
+
+def _rules_due() -> ColumnElement[bool]:
+    """Mirrors the rules' part of `domain.planning.needs_rules`: rules, and finished runs of
+    the job that they have not seen."""
+    newest = newest_finished_slot(endpoints.c.job_id)
+    seen = planner_state.c.rules_seen_slot_at
+    return and_(
+        endpoints.c.rules.is_not(None),
+        or_(and_(seen.is_(None), newest.is_not(None)), newest > seen),
+    )
+
+
+def _candidates(now: datetime, limit: int) -> Select[Any]:
+    """Mirrors `domain.planning.needs_analysis` or `needs_rules` in `analysis_order`: kept in
+    SQL so that PostgreSQL locks (SKIP LOCKED) only the rows it leases, in the one statement
+    that finds them (proven by `tests/contract/test_rules_contract.py::
+    test_a_planner_claims_what_needs_analysis`)."""
     state = planner_state.c
     return (
         select(state.endpoint_id)
@@ -92,18 +123,7 @@ def _candidates(now: datetime, limit: int) -> Select[Any]:
         .where(
             func.coalesce(endpoints.c.planner_mode, jobs.c.planner_mode) != PlannerMode.OFF.value,
             or_(state.lease_until.is_(None), state.lease_until < now),
-            or_(state.retry_at.is_(None), state.retry_at <= now),
-            or_(
-                and_(failing, state.seen_failing.is_(False)),
-                and_(~failing, state.seen_failing.is_(True)),
-                and_(
-                    or_(state.next_analysis_at.is_(None), state.next_analysis_at <= now),
-                    or_(
-                        and_(state.seen_slot_at.is_(None), newest.is_not(None)),
-                        newest > state.seen_slot_at,
-                    ),
-                ),
-            ),
+            or_(_analysis_due(now), _rules_due()),
         )
         .order_by(state.next_analysis_at.asc().nulls_first(), state.endpoint_id)
         .limit(limit)
@@ -116,6 +136,7 @@ def _select_claimed() -> Select[Any]:
         .add_columns(
             jobs.c.planner_mode.label("job_planner_mode"),
             planner_state.c.llm_failures,
+            planner_state.c.rule_held,
             planner_state.c.lease_owner.label("analysis_lease_owner"),
             planner_state.c.lease_until.label("analysis_lease_until"),
         )
@@ -203,10 +224,16 @@ def _applied_statement() -> Select[Any]:
     )
 
 
+_ANALYSIS_COLUMNS = ("seen_slot_at", "seen_failing", "next_analysis_at", "llm_failures", "retry_at")
+_RULES_COLUMNS = ("rules_seen_slot_at", "rule_held")
+
+
 @functools.cache
-def _finish_statement() -> Update:
-    """The planner state a session leaves, fenced on the lease (bound `id`, `worker_id` and
-    the new values, named `new_<column>`: SQLAlchemy keeps the column names for itself)."""
+def _finish_statement(analysed: bool, ruled: bool) -> Update:
+    """The planner state a pass leaves, fenced on the lease (bound `id`, `worker_id` and the
+    new values, named `new_<column>`: SQLAlchemy keeps the column names for itself): the
+    analyst's columns when it looked, the rules' when they were evaluated."""
+    columns = (_ANALYSIS_COLUMNS if analysed else ()) + (_RULES_COLUMNS if ruled else ())
     return (
         update(planner_state)
         .where(
@@ -214,34 +241,42 @@ def _finish_statement() -> Update:
             planner_state.c.lease_owner == bindparam("worker_id", type_=String),
         )
         .values(
-            seen_slot_at=bindparam("new_seen_slot_at", type_=UtcDateTime),
-            seen_failing=bindparam("new_seen_failing", type_=Boolean),
-            next_analysis_at=bindparam("new_next_analysis_at", type_=UtcDateTime),
-            llm_failures=bindparam("new_llm_failures", type_=Integer),
-            retry_at=bindparam("new_retry_at", type_=UtcDateTime),
-            lease_owner=None,
-            lease_until=None,
+            {
+                **{
+                    name: bindparam(f"new_{name}", type_=planner_state.c[name].type)
+                    for name in columns
+                },
+                "lease_owner": None,
+                "lease_until": None,
+            }
         )
     )
 
 
 @functools.cache
-def _finish_postgres_statement() -> Insert:
+def _finish_postgres_statement(analysed: bool, ruled: bool) -> Insert:
     """`_finish_statement` and the session's INSERT as one statement (one round trip, atomic
     without a transaction block): the session row is inserted only if the fenced update freed
     a lease, so a row count of 0 means the lease was lost and nothing was written. The
     session's values are bound as `session_<column>`."""
-    freed = _finish_statement().returning(planner_state.c.endpoint_id).cte("freed")
+    freed = _finish_statement(analysed, ruled).returning(planner_state.c.endpoint_id).cte("freed")
     columns = list(analysis_sessions.c)
     session = select(*(bindparam(f"session_{c.name}", type_=c.type) for c in columns))
     return insert(analysis_sessions).from_select(columns, session.select_from(freed)).add_cte(freed)
 
 
-def _claim_from_row(row: RowMapping) -> AnalysisClaim:
+def _claim_from_row(row: RowMapping, analysis_due: bool = True) -> AnalysisClaim:
     # No cipher: the planner never sends requests, so header secrets stay sealed.
     endpoint = endpoint_from_row(row, None)
     mode = effective_mode(endpoint.spec.planner_mode, PlannerMode(row["job_planner_mode"]))
-    return AnalysisClaim(endpoint, mode, row["analysis_lease_until"], row["llm_failures"])
+    return AnalysisClaim(
+        endpoint,
+        mode,
+        row["analysis_lease_until"],
+        row["llm_failures"],
+        analysis_due=analysis_due,
+        rule_held=row["rule_held"],
+    )
 
 
 class SqlPlanner(PlannerRepository):
@@ -266,8 +301,12 @@ class SqlPlanner(PlannerRepository):
                 .where(planner_state.c.endpoint_id.in_(chosen))
                 .values(lease_owner=worker_id, lease_until=until)
             )
-            rows = await conn.execute(_select_claimed().where(endpoints.c.id.in_(chosen)))
-            claims = {row["id"]: _claim_from_row(row) for row in rows.mappings()}
+            claimed = _select_claimed().add_columns(_analysis_due(now).label("analysis_due"))
+            rows = await conn.execute(claimed.where(endpoints.c.id.in_(chosen)))
+            claims = {
+                row["id"]: _claim_from_row(row, bool(row["analysis_due"]))
+                for row in rows.mappings()
+            }
         return [claims[endpoint_id] for endpoint_id in chosen]
 
     async def claim_endpoint(
@@ -294,35 +333,44 @@ class SqlPlanner(PlannerRepository):
                 _lease_one_statement(),
                 {"id": row["id"], "worker_id": worker_id, "until": until},
             )
-        claim = _claim_from_row(row)
-        return AnalysisClaim(claim.endpoint, claim.mode, until, claim.llm_failures)
+        return replace(_claim_from_row(row), lease_until=until)
 
     async def finish_analysis(
         self,
         claim: AnalysisClaim,
         worker_id: str,
-        session: AnalysisSession,
-        outcome: AnalysisOutcome,
+        session: AnalysisSession | None,
+        outcome: AnalysisOutcome | None,
         now: datetime,
+        *,
+        rules: RulesPass | None = None,
     ) -> None:
-        failures = claim.llm_failures + 1 if outcome.failed else 0
-        values = {
-            "id": claim.endpoint.id,
-            "worker_id": worker_id,
-            "new_seen_slot_at": outcome.seen_slot_at,
-            "new_seen_failing": outcome.seen_failing,
-            "new_next_analysis_at": outcome.next_analysis_at,
-            "new_llm_failures": failures,
-            "new_retry_at": outcome.next_analysis_at if outcome.failed else None,
-        }
-        if self._db.dialect == "postgresql":
-            stored = {f"session_{key}": value for key, value in session_values(session).items()}
-            written = await self._db.write_one(_finish_postgres_statement(), values | stored)
+        values: dict[str, Any] = {"id": claim.endpoint.id, "worker_id": worker_id}
+        if outcome is not None:
+            failed = outcome.failed
+            values |= {
+                "new_seen_slot_at": outcome.seen_slot_at,
+                "new_seen_failing": outcome.seen_failing,
+                "new_next_analysis_at": outcome.next_analysis_at,
+                "new_llm_failures": claim.llm_failures + 1 if failed else 0,
+                "new_retry_at": outcome.next_analysis_at if failed else None,
+            }
+        if rules is not None:
+            values |= {"new_rules_seen_slot_at": rules.seen_slot_at, "new_rule_held": rules.held}
+        sessions = [] if rules is None else [rules.session]
+        if session is not None:
+            sessions.append(session)
+        shape = (outcome is not None, rules is not None)
+        if self._db.dialect == "postgresql" and len(sessions) == 1:
+            stored = {f"session_{key}": value for key, value in session_values(sessions[0]).items()}
+            written = await self._db.write_one(_finish_postgres_statement(*shape), values | stored)
         else:
             async with self._db.write() as conn:
-                written = (await conn.execute(_finish_statement(), values)).rowcount
-                if written == 1:
-                    await conn.execute(insert(analysis_sessions).values(session_values(session)))
+                written = (await conn.execute(_finish_statement(*shape), values)).rowcount
+                if written == 1 and sessions:
+                    await conn.execute(
+                        insert(analysis_sessions), [session_values(s) for s in sessions]
+                    )
         if written != 1:
             raise LeaseLost(claim.endpoint.id, worker_id)
 

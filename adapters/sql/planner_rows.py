@@ -6,6 +6,7 @@ from typing import Any
 
 from sqlalchemy.engine import RowMapping
 
+from cronpilot.adapters.sql.rule_rows import evaluation_from_value, evaluation_value
 from cronpilot.domain.planning import (
     AnalysisSession,
     Proposal,
@@ -87,6 +88,7 @@ def session_values(session: AnalysisSession) -> dict[str, Any]:
         "tool_errors": session.tool_errors,
         "error": session.error,
         "tool_calls": [_call_values(call) for call in session.tool_calls],
+        "rule_evaluations": [evaluation_value(e) for e in session.rule_evaluations],
     }
 
 
@@ -107,4 +109,5 @@ def session_from_row(row: RowMapping) -> AnalysisSession:
         tool_errors=row["tool_errors"],
         error=row["error"],
         tool_calls=[ToolCallRecord(**call) for call in row["tool_calls"]],
+        rule_evaluations=[evaluation_from_value(e) for e in row["rule_evaluations"]],
     )

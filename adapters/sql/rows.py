@@ -13,6 +13,7 @@ from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cronpilot.adapters.crypto import open_headers, seal_headers
+from cronpilot.adapters.sql.rule_rows import rules_from_value, rules_value
 from cronpilot.adapters.sql.tables import endpoints, jobs
 from cronpilot.domain.approvals import Approval, ApprovalState
 from cronpilot.domain.model import (
@@ -87,6 +88,7 @@ def endpoint_values(endpoint: Endpoint, cipher: SecretCipher | None) -> dict[str
         "depends_on": list(spec.depends_on),
         "dependants": list(spec.dependants),
         "only_if_changed": spec.only_if_changed,
+        "rules": rules_value(spec.rules),
         "run_if": spec.run_if,
         "success_when": spec.success_when,
         "approval_timeout_seconds": spec.approval_timeout_seconds,
@@ -191,6 +193,7 @@ def endpoint_from_row(row: Mapping[Any, Any], cipher: SecretCipher | None) -> En
         depends_on=tuple(row["depends_on"]),
         dependants=tuple(row["dependants"]),
         only_if_changed=row["only_if_changed"],
+        rules=rules_from_value(row["rules"]),
         run_if=row["run_if"],
         success_when=row["success_when"],
         approval_timeout_seconds=row["approval_timeout_seconds"],

@@ -170,6 +170,9 @@ endpoints = Table(
     # schema learner found changing on every call (clocks, ids).
     Column("change_ignores", _json(), nullable=False, server_default=text("'[]'")),
     Column("volatile_fields", _json(), nullable=False, server_default=text("'[]'")),
+    # Response rules (issue 12): NULL when the endpoint has none, so that the planner's claim
+    # tells endpoints with rules without reading JSON.
+    Column("rules", _json(), nullable=True),
     UniqueConstraint("job_id", "name"),
 )
 
@@ -249,6 +252,9 @@ planner_state = Table(
     Column("retry_at", UtcDateTime, nullable=True),
     Column("lease_owner", String(200), nullable=True),
     Column("lease_until", UtcDateTime, nullable=True),
+    # The rules planner's (issue 12): the newest job slot its rules saw, the rule that stands.
+    Column("rules_seen_slot_at", UtcDateTime, nullable=True),
+    Column("rule_held", Integer, nullable=True),
 )
 
 # A session's tool calls are read and written only with the session: one JSON list, in order.
@@ -270,6 +276,7 @@ analysis_sessions = Table(
     Column("tool_errors", Integer, nullable=False),
     Column("error", Text, nullable=True),
     Column("tool_calls", _json(), nullable=False),
+    Column("rule_evaluations", _json(), nullable=False, server_default=text("'[]'")),
 )
 Index(
     "ix_analysis_sessions_endpoint", analysis_sessions.c.endpoint_id, analysis_sessions.c.started_at

@@ -276,3 +276,26 @@ async def test_apply_checks_conditions_as_the_cli_does(api: Api) -> None:
             "'stock' has answered no field 'levels' in its response (its fields: status)"
         )
         assert (await api.store.catalog.get_endpoint("shop/prices")).spec.run_if is None
+
+
+async def test_apply_checks_rules_as_the_cli_does(api: Api) -> None:
+    """A rule's action and its condition, in one problem naming `rules[N]`; nothing written."""
+    async with api.client() as client:
+        await client.post("/apply", content=JOBS)
+        for rule, detail in (
+            (
+                "{when: 'stock.status == 200', then: speed_up}",
+                "field 'rules[0].then': unknown action 'speed_up'; the actions are interval, "
+                "run_now, pause, resume, baseline",
+            ),
+            (
+                "{when: 'stock.status = 200', then: {pause: {for: 1m}}}",
+                "field 'rules[0].when': at column 14: Syntax error: token recognition error at: "
+                "'= '",
+            ),
+        ):
+            ruled = JOBS + f"        rules: [{rule}]\n"
+            problem = _is_problem(await client.post("/apply", content=ruled), 400)
+            assert problem["detail"].startswith("request body: job 'shop' endpoint 'prices' ")
+            assert problem["detail"].endswith(detail)
+            assert (await api.store.catalog.get_endpoint("shop/prices")).spec.rules == ()

@@ -74,6 +74,8 @@ async def load(
                         "retry_at": s.retry_at,
                         "lease_owner": s.lease_owner,
                         "lease_until": s.lease_until,
+                        "rules_seen_slot_at": s.rules_seen_slot_at,
+                        "rule_held": s.rule_held,
                     }
                     for s in planner_states
                 ],

@@ -42,8 +42,10 @@ from cronpilot.domain.planning import (
     expired,
     lapsed,
     needs_analysis,
+    needs_rules,
 )
 from cronpilot.domain.ports import JobDeclaration, Store
+from cronpilot.domain.rules import ActionKind, Rule, RuleAction
 from cronpilot.domain.transitions import after_reap, queued_run, started_run
 from tests.contract.builders import LEASE_SECONDS, T0, declaration, seconds, spec
 from tests.contract.states import empty, load
@@ -200,6 +202,12 @@ class PlannerShape:
     running: list[int]
     seen_newest: bool
     """Its state has seen exactly the newest finished slot of its job: the boundary of "new"."""
+    rules: bool
+    rules_seen_newest: bool
+    """As `seen_newest`, for the slot its rules have seen."""
+
+
+RULES_OF = (Rule("true", RuleAction(ActionKind.BASELINE)),)
 
 
 def _moment(offset: int | None) -> datetime | None:
@@ -219,6 +227,7 @@ planner_states = st.builds(
     retry_at=MAYBE_MOMENT,
     lease_owner=st.just("another-planner"),
     lease_until=MAYBE_MOMENT,
+    rules_seen_slot_at=MAYBE_MOMENT,
 ).map(lambda state: state if state.lease_until else replace(state, lease_owner=None))
 planner_shapes = st.lists(
     st.builds(
@@ -230,6 +239,8 @@ planner_shapes = st.lists(
         finished=st.lists(PLANNER_MOMENTS, max_size=3, unique=True),
         running=st.lists(PLANNER_MOMENTS, max_size=1),
         seen_newest=st.booleans(),
+        rules=st.booleans(),
+        rules_seen_newest=st.booleans(),
     ),
     min_size=1,
     max_size=5,
@@ -268,7 +279,7 @@ async def test_a_planner_claims_what_needs_analysis(
             JobDeclaration(
                 job,
                 [
-                    spec(f"e{n}", planner_mode=shape.mode)
+                    spec(f"e{n}", planner_mode=shape.mode, rules=RULES_OF if shape.rules else ())
                     for n, shape in enumerate(shapes)
                     if shape.job == j
                 ],
@@ -296,6 +307,9 @@ async def test_a_planner_claims_what_needs_analysis(
             shape.state,
             endpoint_id=e.id,
             seen_slot_at=newest[e.job_id] if shape.seen_newest else shape.state.seen_slot_at,
+            rules_seen_slot_at=(
+                newest[e.job_id] if shape.rules_seen_newest else shape.state.rules_seen_slot_at
+            ),
         )
         for e, shape in zip(endpoints, shapes, strict=True)
         if shape.state is not None
@@ -307,20 +321,22 @@ async def test_a_planner_claims_what_needs_analysis(
             e.spec.planner_mode, jobs[shapes[endpoints.index(e)].job].planner_mode
         )
 
+    def due(e: Endpoint) -> tuple[bool, bool]:
+        state = states.get(e.id, PlannerState(e.id))
+        return (
+            needs_analysis(state, e, mode(e), newest[e.job_id], T0),
+            needs_rules(state, e, mode(e), newest[e.job_id], T0),
+        )
+
     wanted = sorted(
-        (
-            e
-            for e in endpoints
-            if needs_analysis(
-                states.get(e.id, PlannerState(e.id)), e, mode(e), newest[e.job_id], T0
-            )
-        ),
+        (e for e in endpoints if any(due(e))),
         key=lambda e: analysis_order(states.get(e.id, PlannerState(e.id))),
     )
 
     claims = await store.planner.claim_analyses(T0, WORKER, LEASE_SECONDS, limit)
 
     assert [claim.endpoint.id for claim in claims] == [e.id for e in wanted[:limit]]
+    assert [claim.analysis_due for claim in claims] == [due(e)[0] for e in wanted[:limit]]
 
 
 @RULES

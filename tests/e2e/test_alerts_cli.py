@@ -48,7 +48,7 @@ def _write(directory: Path, text: str, name: str = "jobs.yaml") -> str:
     [
         (
             (HOOK, "http://169.254.169.254/latest/meta-data"),
-            "job 'shop' field 'notify.urls.0': refused URL "
+            "job 'shop' field 'notify.urls[0]': refused URL "
             "'http://169.254.169.254/latest/meta-data': 169.254.169.254 is link-local"
             "; to call it, add 169.254.169.254/32 to CRONPILOT_ALLOWED_NETWORKS",
         ),

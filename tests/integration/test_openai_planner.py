@@ -99,7 +99,8 @@ async def planner_against(
 
 
 async def _investigate(planner: PlannerWorker) -> AnalysisSession:
-    return await planner.analyse_now("j/investigator")
+    [session] = await planner.analyse_now("j/investigator")
+    return session
 
 
 def _fraud_rate_policy(request: dict[str, Any]) -> Calls:

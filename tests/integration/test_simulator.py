@@ -155,6 +155,17 @@ async def test_regions_degrade_and_go_down_with_503(sim: Running) -> None:
     assert unknown_status == 404
 
 
+async def test_a_regions_failover_counts_its_calls(sim: Running) -> None:
+    answers = [await sim.get("/failover/ap") for _ in range(2)]
+    unknown_status, _ = await sim.get("/failover/mars")
+
+    assert answers == [
+        (200, {"region": "ap", "serving": "failover", "calls": 1}),
+        (200, {"region": "ap", "serving": "failover", "calls": 2}),
+    ]
+    assert unknown_status == 404
+
+
 async def test_queue_drains_after_each_burst(sim: Running) -> None:
     _, early = await sim.get("/queue/depth", elapsed=1.0)
     _, late = await sim.get("/queue/depth", elapsed=12.0)

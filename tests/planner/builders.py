@@ -20,7 +20,8 @@ from cronpilot.domain.model import (
     Run,
     Schedule,
 )
-from cronpilot.domain.ports import JobDeclaration, Store, Waker
+from cronpilot.domain.ports import JobDeclaration, Store, Telemetry, Waker
+from cronpilot.domain.telemetry import NO_TELEMETRY
 from cronpilot.planner.session import Analyst
 from cronpilot.planner.worker import PlannerWorker
 from tests.support.clock import FakeClock
@@ -81,6 +82,7 @@ def make_planner(
     *,
     waker: Waker | None = None,
     limits: GuardrailLimits | None = None,
+    telemetry: Telemetry = NO_TELEMETRY,
     **config: Any,
 ) -> PlannerWorker:
     config.setdefault("worker_id", "p1")
@@ -90,4 +92,5 @@ def make_planner(
         clock,
         replace(planner_config(settings_for_tests(**config)), limits=limits or limits_for_tests()),
         waker=waker,
+        telemetry=telemetry,
     )

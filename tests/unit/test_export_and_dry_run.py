@@ -49,6 +49,12 @@ jobs:
         catch_up_window: 1h
         success_when: 'body.state == "ok" && headers["x-mode"] != "off"'
         change_ignores: [checked_at, meta.request_id, rows.0.at]
+        rules:
+          - {when: 'body.pending > 200', then: {interval: 3m, ttl: 30m}}
+          - {when: 'body.pending > 100', then: {interval: 10m}}
+          - {when: 'status >= 500', then: {pause: {for: 10m}}}
+          - {when: 'body.pending == 0', then: run_now}
+          - {when: 'true', then: baseline}
       - name: sync
         url: https://api.example.com/sync/{{ orders.id }}
         depends_on: [orders]
@@ -59,6 +65,7 @@ jobs:
         approval: required
         approval_timeout: 2h
         notify: []
+        rules: [{when: 'orders.body.pending > 0', then: resume}]
 """
 
 
@@ -172,6 +179,28 @@ def test_a_dry_run_of_new_things_creates_them() -> None:
         "shop",
         Outcome.UPDATE,
         (FieldChange("planner_mode", FieldOutcome.CHANGED, "off", "review"),),
+    )
+
+
+def test_a_dry_run_names_the_rule_that_changes() -> None:
+    [stored] = _declarations(EVERYTHING)
+    edited = EVERYTHING.replace("then: {interval: 10m}", "then: {interval: 5m}").replace(
+        "'body.pending == 0'", "'body.pending < 1'"
+    )
+    [declared] = _declarations(edited)
+    stored_specs = {f"shop/{spec.name}": spec for spec in stored.endpoints}
+
+    [_, orders, _] = planned_changes([declared], {"shop": stored.job}, stored_specs)
+
+    assert orders == DeclarationChange(
+        "shop/orders",
+        Outcome.UPDATE,
+        (
+            FieldChange("rules[1].then.interval_seconds", FieldOutcome.CHANGED, 600.0, 300.0),
+            FieldChange(
+                "rules[3].when", FieldOutcome.CHANGED, "body.pending == 0", "body.pending < 1"
+            ),
+        ),
     )
 
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from cronpilot.domain.guardrails import change_for, refusal
-from cronpilot.domain.heuristic import Observation, judge
+from cronpilot.domain.heuristic import MAX_LOOK_AGAIN_SECONDS, Observation, judge
 from cronpilot.domain.model import Endpoint, EndpointSpec, IntervalHint, Pause, Schedule
 from cronpilot.domain.planning import ProposalDraft, ProposalKind
 from tests.support.settings import limits_for_tests
@@ -132,3 +132,13 @@ def test_a_dag_dependant_has_no_schedule_to_move() -> None:
         assert why.rule == "after_upstreams"
         assert "runs after its upstreams" in why.text
     assert refusal(pause, dependant, 0, NOW, LIMITS) is None
+
+
+def test_the_heuristic_looks_again_within_a_day_however_long_the_period() -> None:
+    """Three periods of a daily cron are three days, more than `submit_analysis` allows: the
+    heuristic's session would fail on its own submit."""
+    daily = _endpoint(schedule=Schedule(cron="0 3 * * *"), min_interval_seconds=None)
+
+    verdict = judge(daily, [SAME], NOW)
+
+    assert verdict.look_again_seconds == MAX_LOOK_AGAIN_SECONDS

@@ -364,7 +364,10 @@ def test_a_refused_url_is_quoted_with_its_secrets_masked() -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("jobs: &j [*j]\n", "jobs.yaml: job #1 field '0.0.0.0': nested more than 64 levels deep"),
+        (
+            "jobs: &j [*j]\n",
+            "jobs.yaml: job #1 field '[0][0][0][0]': nested more than 64 levels deep",
+        ),
         ("jobs: " + "[" * 5000 + "]" * 5000 + "\n", "jobs.yaml: nested too deeply"),
     ],
 )

@@ -100,26 +100,26 @@ def test_variables_work_in_alerts_as_everywhere() -> None:
         (
             "",
             "notify: [http://169.254.169.254/latest/meta-data]",
-            f"{ORDERS} field 'notify.urls.0': refused URL "
+            f"{ORDERS} field 'notify.urls[0]': refused URL "
             "'http://169.254.169.254/latest/meta-data': 169.254.169.254 is link-local"
             "; to call it, add 169.254.169.254/32 to CRONPILOT_ALLOWED_NETWORKS",
         ),
         (
             "notify: [https://hooks.example.com/a, http://10.0.0.7/hook]",
             "",
-            "jobs.yaml: job 'shop' field 'notify.urls.1': refused URL 'http://10.0.0.7/hook': "
+            "jobs.yaml: job 'shop' field 'notify.urls[1]': refused URL 'http://10.0.0.7/hook': "
             "10.0.0.7 is private; to call it, add 10.0.0.7/32 to CRONPILOT_ALLOWED_NETWORKS",
         ),
         (
             "",
             "notify: [ftp://hooks.example.com/a]",
-            f"{ORDERS} field 'notify.urls.0': refused URL 'ftp://hooks.example.com/a': "
+            f"{ORDERS} field 'notify.urls[0]': refused URL 'ftp://hooks.example.com/a': "
             "scheme 'ftp' is not http or https",
         ),
         (
             "",
             "notify: ['https://ops:hunter2@hooks.example.com/a']",
-            f"{ORDERS} field 'notify.urls.0': refused URL 'https://hooks.example.com/a': "
+            f"{ORDERS} field 'notify.urls[0]': refused URL 'https://hooks.example.com/a': "
             "credentials in the URL; use a header",
         ),
         (
@@ -151,7 +151,7 @@ def test_variables_work_in_alerts_as_everywhere() -> None:
         (
             "",
             "notify: [https://hooks.example.com/a, https://hooks.example.com/a]",
-            f"{ORDERS} field 'notify.urls.1': this webhook URL is listed twice",
+            f"{ORDERS} field 'notify.urls[1]': this webhook URL is listed twice",
         ),
         (
             "",

@@ -118,13 +118,13 @@ def test_a_pipeline_becomes_specs_with_dependants_and_no_schedule_of_their_own()
         (
             "interval: 30s",
             "interval: 30s\n        change_ignores: [checked_at, 'meta.request id']",
-            "jobs.yaml: job 'etl' endpoint 'fetch' field 'change_ignores.1': bad field path "
+            "jobs.yaml: job 'etl' endpoint 'fetch' field 'change_ignores[1]': bad field path "
             "'meta.request id': keys joined by dots, positions in brackets, e.g. rows[0].id",
         ),
         (
             "interval: 30s",
             "interval: 30s\n        change_ignores: [rows.0.at, 'rows[0].at']",
-            "jobs.yaml: job 'etl' endpoint 'fetch' field 'change_ignores.1': rows[0].at is "
+            "jobs.yaml: job 'etl' endpoint 'fetch' field 'change_ignores[1]': rows[0].at is "
             "listed twice",
         ),
     ],

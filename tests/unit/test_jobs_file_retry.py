@@ -102,7 +102,7 @@ def test_put_is_idempotent_and_retried_without_unsafe() -> None:
         ),
         (
             "retry: {on: [4xx]}",
-            "'retry.on.0': Input should be 'timeout', 'connect', '5xx' or '429'",
+            "'retry.on[0]': Input should be 'timeout', 'connect', '5xx' or '429'",
         ),
         ("retry: {on: []}", "'retry.on': List should have at least 1 item"),
         ("retry: {tries: 3}", "'retry.tries': unknown field"),

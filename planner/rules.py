@@ -1,0 +1,186 @@
+"""The rules planner (decision 0026): an endpoint's response rules evaluated, in order, on the
+latest responses of its job; the first that holds proposes its action through the proposal desk,
+unless that action already stands. Each pass is recorded as a session of its own (planner
+`rules`) with every evaluation: its value, and the proposal made or why none was.
+
+A condition that cannot be evaluated (a field missing from the latest response, a wrong type)
+is recorded, counted (`Telemetry.rule_evaluated`) and taken as not holding: the next rule is
+tried, and the planner goes on."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from cronpilot.domain.conditions import Condition, ConditionError, Response, Verdict, condition
+from cronpilot.domain.model import Endpoint, Run, RunStatus, new_id
+from cronpilot.domain.planning import (
+    AnalysisClaim,
+    AnalysisSession,
+    Proposal,
+    ProposalStatus,
+    RulesPass,
+    SessionStatus,
+    proposal_outcome,
+)
+from cronpilot.domain.ports import ReadingFactory, Telemetry
+from cronpilot.domain.rule_firing import (
+    RULES_PLANNER,
+    FiringRule,
+    already_standing,
+    rule_draft,
+)
+from cronpilot.domain.rules import RuleEvaluation, RuleOutcome
+from cronpilot.usecases.proposals import ProposalDesk, Proposer
+
+OWN_VARIABLES = frozenset({"body", "status", "duration_ms", "headers"})
+_LOOKBACK = 5
+"""Runs read back past a newest one that has no response yet (running, skipped)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RulesResult:
+    recorded: RulesPass
+    firing: FiringRule | None
+    """The rule that held, if one did: it wins over the heuristic, and the LLM's proposals
+    may not contradict it."""
+
+
+def _response(run: Run) -> Response:
+    return Response(run.body, run.status_code, run.duration_ms)
+
+
+def _answered(run: Run) -> bool:
+    return run.status.finished and run.status is not RunStatus.SKIPPED
+
+
+class RulesPlanner:
+    def __init__(
+        self,
+        reading: ReadingFactory,
+        desk: ProposalDesk,
+        now: Callable[[], datetime],
+        telemetry: Telemetry,
+    ) -> None:
+        self._reading = reading
+        self._desk = desk
+        self._now = now
+        self._telemetry = telemetry
+
+    async def evaluate(
+        self, claim: AnalysisClaim, siblings: Mapping[str, Endpoint], seen: datetime | None
+    ) -> RulesResult:
+        """Evaluate the rules of the claimed endpoint as it stands in `siblings` (the job's
+        endpoints by name, read at the pass's start); `seen` is the job's newest finished slot
+        they are evaluated on."""
+        started = self._now()
+        endpoint = siblings.get(claim.endpoint.name, claim.endpoint)
+        compiled = [_compiled(rule.when) for rule in endpoint.spec.rules]
+        names = {
+            endpoint.name if root in OWN_VARIABLES else root
+            for found in compiled
+            if isinstance(found, Condition)
+            for root in found.roots
+        }
+        read = [siblings[name] for name in names if name in siblings]
+        responses, pending = await self._read(endpoint, read)
+        session_id = new_id()
+        evaluations: list[RuleEvaluation] = []
+        firing: FiringRule | None = None
+        held: int | None = None
+        for number, (rule, found) in enumerate(zip(endpoint.spec.rules, compiled, strict=True), 1):
+            verdict = (
+                Verdict(False, found)
+                if isinstance(found, str)
+                else found.evaluate(responses.get(endpoint.name), responses)
+            )
+            if verdict.error is not None:
+                outcome = RuleOutcome.ERROR
+                evaluation = RuleEvaluation(number, rule.when, outcome, None, verdict.error)
+            elif not verdict.holds:
+                evaluation = RuleEvaluation(
+                    number, rule.when, RuleOutcome.NOT_HELD, False, verdict.describe()
+                )
+            else:
+                firing = FiringRule(number, endpoint.ref, rule, True)
+                evaluation = await self._fire(firing, claim, endpoint, pending, session_id)
+                held = None if evaluation.outcome is RuleOutcome.REFUSED else number
+            evaluations.append(evaluation)
+            self._telemetry.rule_evaluated(endpoint, evaluation.outcome)
+            if firing is not None:
+                break
+        session = AnalysisSession(
+            id=session_id,
+            endpoint_id=endpoint.id,
+            job_id=endpoint.job_id,
+            planner=RULES_PLANNER,
+            started_at=started,
+            finished_at=self._now(),
+            status=SessionStatus.EVALUATED,
+            reasoning=_summary(evaluations, firing),
+            tool_errors=sum(e.outcome is RuleOutcome.ERROR for e in evaluations),
+            rule_evaluations=evaluations,
+        )
+        return RulesResult(RulesPass(session, seen, held), firing)
+
+    async def _read(
+        self, endpoint: Endpoint, read: Sequence[Endpoint]
+    ) -> tuple[dict[str, Response], list[Proposal]]:
+        """The latest response of each endpoint in `read` (by name), and the endpoint's
+        proposals waiting for review, from one snapshot."""
+        async with self._reading() as tx:
+            latest = await tx.runs.latest_runs([e.id for e in read])
+            responses: dict[str, Response] = {}
+            for each in read:
+                run = latest.get(each.id)
+                if run is not None and not _answered(run):
+                    older = await tx.runs.list_runs(each.id, limit=_LOOKBACK)
+                    run = next((r for r in older if _answered(r)), None)
+                if run is not None:
+                    responses[each.name] = _response(run)
+            pending = await tx.planner.list_proposals(
+                status=ProposalStatus.PENDING, endpoint_id=endpoint.id
+            )
+        return responses, pending
+
+    async def _fire(
+        self,
+        firing: FiringRule,
+        claim: AnalysisClaim,
+        endpoint: Endpoint,
+        pending: list[Proposal],
+        session_id: str,
+    ) -> RuleEvaluation:
+        number, when, action = firing.number, firing.rule.when, firing.rule.then
+        now = self._now()
+        standing = already_standing(
+            action, endpoint, pending, now, held_before=claim.rule_held == number
+        )
+        if standing is not None:
+            return RuleEvaluation(number, when, RuleOutcome.IN_FORCE, True, standing)
+        proposer = Proposer(RULES_PLANNER, claim.mode, session_id)
+        proposal = await self._desk.propose(rule_draft(firing, now), endpoint.id, proposer, now)
+        outcome = (
+            RuleOutcome.REFUSED
+            if proposal.status is ProposalStatus.REFUSED
+            else RuleOutcome.PROPOSED
+        )
+        detail = f"{action.text()}: {proposal_outcome(proposal)}"
+        return RuleEvaluation(number, when, outcome, True, detail, proposal.id)
+
+
+def _compiled(text: str) -> Condition | str:
+    """The compiled condition, or why it cannot be (only for text applied before it was
+    checked): recorded as the rule's error."""
+    try:
+        return condition(text)
+    except ConditionError as error:
+        return str(error)
+
+
+def _summary(evaluations: Sequence[RuleEvaluation], firing: FiringRule | None) -> str:
+    if firing is None:
+        return f"no rule held ({len(evaluations)} evaluated)"
+    last = evaluations[-1]
+    return f"rule {firing.number} held: {last.detail}"
