@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from cronpilot.adapters.jobs_file import example_jobs_file, load_declarations
 from cronpilot.domain.access import Scope
-from tests.browser.conftest import Tab
+from tests.support.browser import Tab
 from tests.support.console_story import LOOPBACK
 
 
