@@ -53,6 +53,15 @@ def main() -> None:
             tab.sign_in(Scope.ADMIN)
             _shoot(tab, "/console/endpoints", "endpoints", out)
             _shoot(tab, "/console/endpoints/queue/processor", "endpoint", out)
+            _shoot(tab, "/console/runs", "runs", out, full=False)
+            _shoot(tab, _first_link(tab, "/console/runs?job=etl", "table.runs td a"), "run", out)
+            _shoot(tab, "/console/proposals", "proposals", out)
+            _shoot(tab, "/console/sessions", "sessions", out, full=False)
+            session = _first_link(
+                tab, "/console/sessions?endpoint=queue/processor", "table.sessions td a"
+            )
+            _shoot(tab, session, "session", out)
+            _shoot(tab, "/console/graph", "graph", out, full=False)
         with open_tab(browser, console, *PHONE) as tab:
             tab.sign_in(Scope.ADMIN)
             _shoot(tab, "/console/endpoints", "endpoints-phone", out, full=False)

@@ -9,7 +9,13 @@ from pathlib import Path
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
-from cronpilot.adapters.console import endpoint_pages, login
+from cronpilot.adapters.console import (
+    endpoint_pages,
+    graph_page,
+    login,
+    planner_pages,
+    run_pages,
+)
 from cronpilot.adapters.console.pages import PREFIX
 
 STATIC = Path(__file__).parent / "static"
@@ -19,5 +25,5 @@ def install_console(app: FastAPI) -> None:
     # A new key per process: a restart makes open forms stale, never a session.
     app.state.console_key = secrets.token_bytes(32)
     app.mount(f"{PREFIX}/static", StaticFiles(directory=STATIC), name="console-static")
-    for pages in (login, endpoint_pages):
+    for pages in (login, endpoint_pages, run_pages, planner_pages, graph_page):
         app.include_router(pages.router)

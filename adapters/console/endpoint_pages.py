@@ -13,7 +13,15 @@ from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.cli.endpoints_cmd import in_force_text, last_run_text
 from cronpilot.adapters.cli.output import schedule_text
 from cronpilot.adapters.cli.views import run_view
-from cronpilot.adapters.console.pages import PREFIX, ConsoleRoute, SignedIn, Writing, back, render
+from cronpilot.adapters.console.pages import (
+    PREFIX,
+    ConsoleRoute,
+    SignedIn,
+    Writing,
+    back,
+    choice,
+    render,
+)
 from cronpilot.adapters.console.timeline_chart import chart
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.governor import fresh_interval_hint
@@ -78,9 +86,10 @@ async def endpoints(
     ctx: Context,
     who: SignedIn,
     job: Annotated[str | None, Query()] = None,
-    state: Annotated[Condition | None, Query()] = None,
+    state: Annotated[str | None, Query()] = None,
 ) -> Response:
     now = ctx.clock.now()
+    wanted = choice(Condition, "state", state)
     job = job or None
     states = await list_endpoints(ctx.store.reading, job)
     rows = [
@@ -94,8 +103,8 @@ async def endpoints(
         }
         for s in states
     ]
-    if state is not None:
-        rows = [row for row in rows if row["condition"] == state.value]
+    if wanted is not None:
+        rows = [row for row in rows if row["condition"] == wanted.value]
     return render(
         request,
         "endpoints.html",
@@ -104,7 +113,7 @@ async def endpoints(
         rows=rows,
         jobs=[j.job.name for j in await list_jobs(ctx.store.reading)],
         job=job,
-        state=state,
+        state=wanted,
         conditions=[c.value for c in Condition],
     )
 

@@ -9,9 +9,10 @@ import json
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
 from http import HTTPStatus
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 from urllib.parse import parse_qsl, quote
 
 from fastapi import Depends, Request, Response
@@ -25,7 +26,9 @@ from cronpilot.adapters.api.problems import status_of
 from cronpilot.adapters.cli.output import clock_time, relative, span
 from cronpilot.adapters.error_line import error_line
 from cronpilot.domain.access import Principal, Scope
-from cronpilot.domain.errors import CronpilotError
+from cronpilot.domain.errors import CronpilotError, InvalidConfig
+
+E = TypeVar("E", bound=StrEnum)
 
 PREFIX = "/console"
 COOKIE = "cronpilot_console"
@@ -141,6 +144,16 @@ def acting(scope: Scope) -> Callable[..., Coroutine[Any, Any, Action]]:
 Reading = Annotated[Action, Depends(acting(Scope.READ))]
 Writing = Annotated[Action, Depends(acting(Scope.WRITE))]
 Administering = Annotated[Action, Depends(acting(Scope.ADMIN))]
+
+
+def choice(kind: type[E], name: str, value: str | None) -> E | None:
+    """A filter form's select: the empty choice means no filter. Raises `InvalidConfig`."""
+    if not value:
+        return None
+    try:
+        return kind(value)
+    except ValueError:
+        raise InvalidConfig(name, f"one of {', '.join(kind)}, not {value!r}") from None
 
 
 def render(
