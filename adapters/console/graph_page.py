@@ -25,7 +25,12 @@ BAND_GAP = 50
 def _node(node: str, x: float, y: float, layer: int | None) -> dict[str, Any]:
     job, _, name = node.partition("/")
     href = f"{PREFIX}/endpoints/{node}" if name else f"{PREFIX}/endpoints?job={job}"
-    data = {"id": node, "label": name or job, "kind": "endpoint" if name else "job", "href": href}
+    data: dict[str, Any] = {
+        "id": node,
+        "label": name or job,
+        "kind": "endpoint" if name else "job",
+        "href": href,
+    }
     if layer is not None:
         data["layer"] = layer
     return {"group": "nodes", "data": data, "position": {"x": x, "y": y}}
