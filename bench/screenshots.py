@@ -61,7 +61,7 @@ def main() -> None:
                 tab, "/console/sessions?endpoint=queue/processor", "table.sessions td a"
             )
             _shoot(tab, session, "session", out)
-            _shoot(tab, "/console/graph", "graph", out, full=False)
+            _shoot(tab, "/console/graph", "graph", out)
         with open_tab(browser, console, *PHONE) as tab:
             tab.sign_in(Scope.ADMIN)
             _shoot(tab, "/console/endpoints", "endpoints-phone", out, full=False)

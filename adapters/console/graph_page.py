@@ -18,8 +18,8 @@ from cronpilot.usecases.queries.graph import JobGraph, job_graphs
 router = APIRouter(prefix=PREFIX, route_class=ConsoleRoute, include_in_schema=False)
 
 COLUMN = 200
-ROW = 80
-BAND_GAP = 50
+ROW = 60
+BAND_GAP = 30
 
 
 def _node(node: str, x: float, y: float, layer: int | None) -> dict[str, Any]:
