@@ -20,6 +20,13 @@ def demo_refs() -> list[str]:
     return sorted(f"{d.job.name}/{e.name}" for d in declared for e in d.endpoints)
 
 
+def open_graph(tab: Tab, path: str) -> None:
+    """Signed in, `path` open and Cytoscape done drawing (`window.cy`, the graph page's)."""
+    tab.sign_in(Scope.READ)
+    tab.open(path)
+    tab.page.wait_for_function("window.cy && window.cy.edges().length > 0")
+
+
 def test_signing_in_with_a_token_shows_the_demo_s_endpoints(tab: Tab) -> None:
     tab.page.goto(f"{tab.console.url}/console/endpoints")
     assert "/console/login" in tab.page.url
@@ -61,9 +68,7 @@ def test_approving_a_proposal_puts_its_hint_in_force_on_the_endpoint_page(tab: T
 
 
 def test_the_graph_draws_each_edge_with_its_type_s_colour_and_its_source_s_line(tab: Tab) -> None:
-    tab.sign_in(Scope.READ)
-    tab.open("/console/graph")
-    tab.page.wait_for_function("window.cy && window.cy.edges().length > 0")
+    open_graph(tab, "/console/graph")
     drawn = tab.page.evaluate(
         """() => window.cy.edges().map(e => ({
             type: e.data('type'), origin: e.data('origin'), weight: e.data('weight'),
@@ -87,9 +92,7 @@ def test_the_graph_draws_each_edge_with_its_type_s_colour_and_its_source_s_line(
 
 
 def test_clicking_a_node_opens_its_endpoint(tab: Tab) -> None:
-    tab.sign_in(Scope.READ)
-    tab.open("/console/graph?job=etl")
-    tab.page.wait_for_function("window.cy && window.cy.nodes().length > 0")
+    open_graph(tab, "/console/graph?job=etl")
     layers = tab.page.evaluate(
         "() => window.cy.nodes().filter(n => n.data('kind') === 'endpoint')"
         ".map(n => [n.id(), n.data('layer')])"
