@@ -67,6 +67,18 @@ def test_approving_a_proposal_puts_its_hint_in_force_on_the_endpoint_page(tab: T
     assert tab.errors == []
 
 
+def test_an_admin_approves_the_run_a_dag_gate_waits_for(tab: Tab) -> None:
+    tab.sign_in(Scope.ADMIN)
+    tab.open("/console/proposals")
+    gate = tab.page.locator("table.approvals tr", has_text="billing/cleanup")
+    assert "pending" in gate.inner_text()
+    gate.get_by_role("button", name="Approve the run of billing/cleanup").click()
+    tab.page.wait_for_url("**/console/proposals?note=gate-approved")
+    decided = tab.page.locator("table.approvals tr", has_text="billing/cleanup")
+    assert "approved" in decided.inner_text() and "token:admin-viewer" in decided.inner_text()
+    assert tab.errors == []
+
+
 def test_the_graph_draws_each_edge_with_its_type_s_colour_and_its_source_s_line(tab: Tab) -> None:
     open_graph(tab, "/console/graph")
     drawn = tab.page.evaluate(
