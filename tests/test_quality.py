@@ -60,17 +60,17 @@ def test_import_layers_hold() -> None:
     _run(_tool("lint-imports"))
 
 
-def test_cli_api_and_mcp_read_through_use_cases() -> None:
+def test_cli_api_console_and_mcp_read_through_use_cases() -> None:
     # Issue 11: the CLI and the API show what the same use cases return, never a second copy
-    # of a read; a repository named on a store (`store.runs.…`) would be one. Issue 14: so
-    # do the MCP server's tools (which import no repository either: pyproject.toml's
-    # import-linter contracts).
+    # of a read; a repository named on a store (`store.runs.…`) would be one. Issue 14: so do
+    # the web console's pages and the MCP server's tools (which import no repository either:
+    # pyproject.toml's import-linter contracts).
     repositories = [name for name, _ in inspect.getmembers(Repositories, inspect.isdatadescriptor)]
     assert "runs" in repositories
     on_a_store = re.compile(rf"\bstore\.({'|'.join(repositories)})\.")
     offenders = [
         f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
-        for folder in ("adapters/cli", "adapters/api", "adapters/mcp")
+        for folder in ("adapters/cli", "adapters/api", "adapters/console", "adapters/mcp")
         for path in sorted((ROOT / folder).glob("*.py"))
         for number, line in enumerate(path.read_text().splitlines(), 1)
         if on_a_store.search(line)

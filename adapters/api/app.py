@@ -15,6 +15,7 @@ from cronpilot.adapters.api import (
 )
 from cronpilot.adapters.api.context import ApiContext
 from cronpilot.adapters.api.problems import PROBLEM_JSON, install_problem_handlers
+from cronpilot.adapters.console.app import install_console
 
 _PROBLEM = {
     "description": "A problem document (RFC 9457)",
@@ -37,7 +38,8 @@ _PROBLEM = {
 
 def build_api(context: ApiContext) -> FastAPI:
     """OpenAPI 3.1 at /openapi.json, docs at /docs; every route needs a bearer token but the
-    probes (/healthz, /readyz, /metrics)."""
+    probes (/healthz, /readyz, /metrics). The web console is at /console/ (not in the OpenAPI
+    document: its pages take a token in a cookie, not a bearer header)."""
     app = FastAPI(
         title="cronpilot",
         summary="Calls HTTP endpoints on schedules and adapts the schedules safely.",
@@ -56,4 +58,5 @@ def build_api(context: ApiContext) -> FastAPI:
         probe_routes,
     ):
         app.include_router(routes.router)
+    install_console(app)
     return app

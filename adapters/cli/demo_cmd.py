@@ -13,7 +13,7 @@ import logging
 import signal
 import tempfile
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -35,6 +35,7 @@ from cronpilot.adapters.bootstrap import (
     serve_planner,
     serve_scheduler,
 )
+from cronpilot.adapters.cli.demo_console import demo_console
 from cronpilot.adapters.cli.demo_planner import PlannerLine, RuleLine, planner_lines, rule_lines
 from cronpilot.adapters.cli.identity import actor
 from cronpilot.adapters.cli.output import rich_table, schedule_text, short_id, span
@@ -120,18 +121,41 @@ def demo(
         bool, typer.Option("--live/--no-live", help="Live table, or plain periodic lines.")
     ] = True,
     seed: Annotated[int, typer.Option(help="Seed of the simulated story.")] = 7,
+    serve: Annotated[
+        bool,
+        typer.Option(
+            "--serve",
+            help="Serve the API and the web console on 127.0.0.1 while the demo runs, and "
+            "after it until Ctrl-C; prints the URL and the tokens to sign in with.",
+        ),
+    ] = False,
+    port: Annotated[
+        int, typer.Option(min=0, max=65535, help="The port of --serve (0: a free one).")
+    ] = 8080,
 ) -> None:
     """Run the example jobs against a local simulator for a while, then summarise what ran."""
     console = Console()
     _log_quietly(Console(stderr=True) if not live else console)
     progress = Progress(build_clock(), console if live else None)
+
+    def report(summary: DemoSummary, planner: list[PlannerLine], rules: list[RuleLine]) -> None:
+        _print_summary(summary, console, live)
+        for said in [line.text() for line in planner] + [line.text() for line in rules]:
+            typer.echo(said)
+
     with tempfile.TemporaryDirectory(prefix="cronpilot-demo-") as workdir:
         settings = _demo_settings(Path(workdir))
         migrate(settings)
-        summary, planner, rules = asyncio.run(_run(settings, duration, seed, progress))
-    _print_summary(summary, console, live)
-    for said in [line.text() for line in planner] + [line.text() for line in rules]:
-        typer.echo(said)
+        asyncio.run(
+            _run(
+                settings,
+                duration,
+                seed,
+                progress,
+                report=report,
+                console_port=port if serve else None,
+            )
+        )
 
 
 def _log_quietly(console: Console) -> None:
@@ -193,8 +217,14 @@ def _stopping_on_signals(stop: asyncio.Event) -> Iterator[None]:
 
 
 async def _run(
-    settings: Settings, duration: float, seed: int, progress: Progress
-) -> tuple[DemoSummary, list[PlannerLine], list[RuleLine]]:
+    settings: Settings,
+    duration: float,
+    seed: int,
+    progress: Progress,
+    *,
+    report: Callable[[DemoSummary, list[PlannerLine], list[RuleLine]], None],
+    console_port: int | None,
+) -> None:
     # The simulator is an aiohttp server: imported here, every other command's start is spared.
     from cronpilot.adapters.simulator import Simulator
 
@@ -217,6 +247,13 @@ async def _run(
             f"{simulator_url} for {span(duration)} (Ctrl-C ends early)"
         )
         resources.enter_context(_stopping_on_signals(stop))
+        served = None
+        if console_port is not None:
+            served = await resources.enter_async_context(
+                demo_console(settings, store, clock, console_port)
+            )
+            for line in served.lines():
+                typer.echo(line)
         scheduler = asyncio.create_task(serve_scheduler(settings, store, clock, stop))
         # No LLM in the demo: the example jobs' rules and, for the showcase, the heuristic
         # planner adapt the schedules.
@@ -232,11 +269,17 @@ async def _run(
             for helper in helpers:
                 helper.cancel()
             await asyncio.gather(scheduler, planner, *helpers, return_exceptions=True)
-        return (
+        report(
             await _summarise(store),
             await planner_lines(store),
             await rule_lines(store, started),
         )
+        if served is not None:
+            typer.echo(
+                f"the demo's workers stopped; the console stays at {served.url}/console/ "
+                "until Ctrl-C"
+            )
+            await served.closed()
 
 
 async def _run_by_hand(settings: Settings, store: Store, clock: Clock) -> None:

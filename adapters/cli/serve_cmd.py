@@ -1,4 +1,4 @@
-"""`cronpilot serve`: the HTTP API."""
+"""`cronpilot serve`: the HTTP API and the web console."""
 
 from __future__ import annotations
 
@@ -24,9 +24,9 @@ def serve(
     tls_key: TlsKey = None,
     insecure_http: InsecureHttp = False,
 ) -> None:
-    """Serve the HTTP API (OpenAPI at /openapi.json, docs at /docs). Refuses a non-loopback
-    address without TLS files or --insecure-http: bearer tokens must not cross a network in
-    clear text by accident."""
+    """Serve the HTTP API (OpenAPI at /openapi.json, docs at /docs) and the web console at
+    /console/ (sign in with an API token). Refuses a non-loopback address without TLS files or
+    --insecure-http: tokens must not cross a network in clear text by accident."""
     settings = cli_settings()
     listen_host = host or settings.api_host
     settings = listening_settings(

@@ -14,7 +14,17 @@ import pytest
 
 from tests.e2e.conftest import CLI_TIMEOUT, Cli, make_cli
 
-HEAVY = ("openai", "alembic", "networkx", "aiohttp", "asyncpg", "yaml", "jsonschema", "mcp")
+HEAVY = (
+    "openai",
+    "alembic",
+    "networkx",
+    "aiohttp",
+    "asyncpg",
+    "yaml",
+    "jsonschema",
+    "mcp",
+    "jinja2",
+)
 # Runs the CLI in this process as the console script does, then writes its exit code, every
 # module it imported and whether the collector is on to the file named last.
 PROBE = """
@@ -74,6 +84,8 @@ UNUSED_BY_LISTINGS = (
     "cronpilot.adapters.sql.migrate",
     "cronpilot.usecases.proposals",
     "cronpilot.domain.transitions",
+    # The web console is for `serve` (and `demo --serve`) only.
+    "cronpilot.adapters.console",
 )
 CLI = "cronpilot.adapters.cli"
 # The command modules no read command needs (`cronpilot --help` loads them all).

@@ -1,0 +1,198 @@
+"""Endpoints: the table of `endpoints list` with filters, and one endpoint's page (timeline,
+latest response beside its learnt schema, drift, recent runs) with pause, resume and run now."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request, Response
+
+from cronpilot.adapters.api.context import Context
+from cronpilot.adapters.cli.endpoints_cmd import in_force_text, last_run_text
+from cronpilot.adapters.cli.output import schedule_text
+from cronpilot.adapters.cli.views import run_view
+from cronpilot.adapters.console.pages import (
+    PREFIX,
+    ConsoleRoute,
+    SignedIn,
+    Writing,
+    back,
+    choice,
+    render,
+)
+from cronpilot.adapters.console.timeline_chart import chart
+from cronpilot.domain.errors import InvalidConfig
+from cronpilot.domain.governor import fresh_interval_hint
+from cronpilot.domain.model import Pause, Run, RunStatus
+from cronpilot.domain.secrets import mask_headers, mask_url
+from cronpilot.usecases.queries.catalog import EndpointState, list_endpoints, list_jobs
+from cronpilot.usecases.queries.outputs import show_output
+from cronpilot.usecases.queries.planner import planner_mode
+from cronpilot.usecases.queries.runs import RunQuery, page_runs
+from cronpilot.usecases.queries.timeline import endpoint_timeline
+from cronpilot.usecases.run_requests import request_run
+from cronpilot.usecases.schedule import pause_endpoint, resume_endpoint
+
+router = APIRouter(prefix=PREFIX, route_class=ConsoleRoute, include_in_schema=False)
+
+RECENT_RUNS = 15
+
+
+class Condition(StrEnum):
+    """What the endpoints table filters by: the one word that says how an endpoint is."""
+
+    PAUSED = "paused"
+    FAILING = "failing"
+    HINTED = "hinted"
+    NEW = "new"
+    OK = "ok"
+
+
+def condition(state: EndpointState, now: datetime) -> Condition:
+    endpoint, run = state.endpoint, state.last_run
+    if endpoint.pause is not None:
+        return Condition.PAUSED
+    if endpoint.failure_count or (
+        run is not None and run.status in (RunStatus.FAILED, RunStatus.ABANDONED)
+    ):
+        return Condition.FAILING
+    if fresh_interval_hint(endpoint, now) is not None or endpoint.oneshot_hint is not None:
+        return Condition.HINTED
+    return Condition.NEW if run is None else Condition.OK
+
+
+class Window(StrEnum):
+    TEN_MINUTES = "10m"
+    HOUR = "1h"
+    SIX_HOURS = "6h"
+    DAY = "24h"
+    WEEK = "7d"
+
+
+LENGTHS = {
+    Window.TEN_MINUTES: timedelta(minutes=10),
+    Window.HOUR: timedelta(hours=1),
+    Window.SIX_HOURS: timedelta(hours=6),
+    Window.DAY: timedelta(days=1),
+    Window.WEEK: timedelta(days=7),
+}
+
+
+@router.get("/endpoints")
+async def endpoints(
+    request: Request,
+    ctx: Context,
+    who: SignedIn,
+    job: Annotated[str | None, Query()] = None,
+    state: Annotated[str | None, Query()] = None,
+) -> Response:
+    now = ctx.clock.now()
+    wanted = choice(Condition, "state", state)
+    job = job or None
+    states = await list_endpoints(ctx.store.reading, job)
+    rows = [
+        {
+            "ref": s.endpoint.ref,
+            "condition": condition(s, now).value,
+            "in_force": in_force_text(s.endpoint, now),
+            "next_run": s.endpoint.next_run_at,
+            "source": s.endpoint.next_run_source.value,
+            "last_run": last_run_text(s.last_run, now),
+        }
+        for s in states
+    ]
+    if wanted is not None:
+        rows = [row for row in rows if row["condition"] == wanted.value]
+    return render(
+        request,
+        "endpoints.html",
+        who,
+        now,
+        rows=rows,
+        jobs=[j.job.name for j in await list_jobs(ctx.store.reading)],
+        job=job,
+        state=wanted,
+        conditions=[c.value for c in Condition],
+    )
+
+
+def run_href(run: Run) -> str:
+    return f"{PREFIX}/runs/{run.id}"
+
+
+@router.get("/endpoints/{job}/{name}")
+async def endpoint(
+    *,
+    request: Request,
+    job: str,
+    name: str,
+    ctx: Context,
+    who: SignedIn,
+    window: Window = Window.HOUR,
+) -> Response:
+    now, ref = ctx.clock.now(), f"{job}/{name}"
+    found, mode = await planner_mode(ctx.store.reading, ref)
+    recent = await page_runs(ctx.store.reading, RunQuery(endpoint=ref), RECENT_RUNS)
+    latest = next((r for r in recent.items if r.body is not None), None)
+    timeline = await endpoint_timeline(ctx.store.reading, ref, now - LENGTHS[window], now)
+    hint = fresh_interval_hint(found, now)
+    return render(
+        request,
+        "endpoint.html",
+        who,
+        now,
+        endpoint=found,
+        url=mask_url(found.spec.url),
+        headers=mask_headers(found.spec.headers),
+        schedule=schedule_text(found.spec.schedule),
+        in_force=in_force_text(found, now),
+        hint=hint,
+        mode=mode.value,
+        recent=[run_view(r, with_body=False) for r in recent.items],
+        latest=None if latest is None else run_view(latest, with_body=True),
+        newest=None if not recent.items else run_view(recent.items[0], with_body=False),
+        learnt=await show_output(ctx.store.reading, ref, drift_limit=20),
+        chart=chart(timeline, run_href),
+        window=window.value,
+        windows=[w.value for w in Window],
+    )
+
+
+def _page(job: str, name: str) -> str:
+    return f"{PREFIX}/endpoints/{job}/{name}"
+
+
+@router.post("/endpoints/{job}/{name}/pause")
+async def pause(job: str, name: str, ctx: Context, act: Writing) -> Response:
+    reason = act.text("reason")
+    if not reason:
+        raise InvalidConfig("reason", "say why the endpoint is paused")
+    minutes = act.text("minutes")
+    now = ctx.clock.now()
+    until = None
+    if minutes:
+        if not minutes.isdigit() or int(minutes) < 1:
+            raise InvalidConfig("minutes", "a whole number of minutes, 1 or more")
+        until = now + timedelta(minutes=int(minutes))
+    await pause_endpoint(
+        ctx.store.unit_of_work, f"{job}/{name}", Pause(reason, until), act.actor, now
+    )
+    return back(_page(job, name), "paused")
+
+
+@router.post("/endpoints/{job}/{name}/resume")
+async def resume(job: str, name: str, ctx: Context, act: Writing) -> Response:
+    await resume_endpoint(
+        ctx.store.unit_of_work, ctx.waker, f"{job}/{name}", act.actor, ctx.clock.now()
+    )
+    return back(_page(job, name), "resumed")
+
+
+@router.post("/endpoints/{job}/{name}/run")
+async def run_now(job: str, name: str, ctx: Context, act: Writing) -> Response:
+    await request_run(
+        ctx.store.unit_of_work, ctx.waker, f"{job}/{name}", act.actor, ctx.clock.now()
+    )
+    return back(_page(job, name), "queued")

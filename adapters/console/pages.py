@@ -1,0 +1,225 @@
+"""What every console page shares: the signed-in viewer (an API token kept in a cookie), the
+CSRF token of its forms, rendering, and errors shown as pages instead of problem documents."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from http import HTTPStatus
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+from urllib.parse import parse_qsl, quote
+
+from fastapi import Depends, Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.routing import APIRoute
+from fastapi.templating import Jinja2Templates
+
+from cronpilot.adapters.api.context import Context
+from cronpilot.adapters.api.problems import status_of
+from cronpilot.adapters.cli.output import clock_time, relative, span
+from cronpilot.adapters.error_line import error_line
+from cronpilot.domain.access import Principal, Scope
+from cronpilot.domain.errors import CronpilotError, InvalidConfig
+
+E = TypeVar("E", bound=StrEnum)
+
+PREFIX = "/console"
+COOKIE = "cronpilot_console"
+FORM_BYTES = 16_384
+"""A console form holds a reason and a token at most: a longer body is refused unread."""
+SECURITY_HEADERS = {
+    # Every script and style is a file of the wheel; Cytoscape styles its canvas itself.
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+        "img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "Cache-Control": "no-store",
+}
+NOTES = {
+    "paused": "Paused.",
+    "resumed": "Resumed: the next run is planned again from the schedule.",
+    "queued": "A run is queued: a scheduler worker makes it now.",
+    "approved": "Approved: the change is in force.",
+    "refused": "Approved, but the guardrails refused it now: see its outcome.",
+    "rejected": "Rejected.",
+    "gate-approved": "Approved: the waiting dependant runs next.",
+    "gate-rejected": "Rejected: the waiting dependant is skipped.",
+}
+"""The one-line notes a redirect after a form may show (`?note=`): fixed words, never text
+from the query."""
+
+TEMPLATES = Jinja2Templates(directory=Path(__file__).parent / "templates")
+TEMPLATES.env.filters["span"] = span
+TEMPLATES.env.filters["pretty"] = lambda value: json.dumps(value, indent=2, sort_keys=True)
+
+
+class LoginNeeded(Exception):
+    """No cookie, or one whose token is unknown or revoked."""
+
+
+class Refused(Exception):
+    """The viewer's scope is too narrow, or a form came without this session's CSRF token."""
+
+
+@dataclass(frozen=True, slots=True)
+class Viewer:
+    principal: Principal
+    csrf: str
+    """This session's form token: an HMAC of its cookie under the server's key."""
+
+    @property
+    def may_write(self) -> bool:
+        return self.principal.may(Scope.WRITE)
+
+    @property
+    def may_admin(self) -> bool:
+        return self.principal.may(Scope.ADMIN)
+
+
+def csrf_token(request: Request, secret: str) -> str:
+    key: bytes = request.app.state.console_key
+    return hmac.new(key, secret.encode(), hashlib.sha256).hexdigest()
+
+
+async def viewer(request: Request, ctx: Context) -> Viewer:
+    secret = request.cookies.get(COOKIE)
+    principal = None if not secret else await ctx.authenticate(secret)
+    if secret is None or principal is None:
+        raise LoginNeeded
+    return Viewer(principal, csrf_token(request, secret))
+
+
+SignedIn = Annotated[Viewer, Depends(viewer)]
+
+
+async def form_fields(request: Request) -> dict[str, str]:
+    """An url-encoded form's fields (the last of repeated names), refused past `FORM_BYTES`."""
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > FORM_BYTES:
+            raise Refused("the form is too large")
+    return dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """A form posted by a viewer with the scope it needs and this session's CSRF token."""
+
+    viewer: Viewer
+    fields: dict[str, str]
+
+    @property
+    def actor(self) -> str:
+        return self.viewer.principal.actor
+
+    def text(self, name: str) -> str:
+        """A field with its runs of white space made one space."""
+        return " ".join(self.fields.get(name, "").split())
+
+
+def acting(scope: Scope) -> Callable[..., Coroutine[Any, Any, Action]]:
+    async def action(request: Request, who: SignedIn) -> Action:
+        fields = await form_fields(request)
+        if not hmac.compare_digest(fields.get("csrf", ""), who.csrf):
+            raise Refused("the form is stale or did not come from this console: reload the page")
+        if not who.principal.may(scope):
+            raise Refused(
+                f"{who.principal.actor} has scope {who.principal.scope}; this needs {scope}"
+            )
+        return Action(who, fields)
+
+    return action
+
+
+Reading = Annotated[Action, Depends(acting(Scope.READ))]
+Writing = Annotated[Action, Depends(acting(Scope.WRITE))]
+Administering = Annotated[Action, Depends(acting(Scope.ADMIN))]
+
+
+def choice(kind: type[E], name: str, value: str | None) -> E | None:
+    """A filter form's select: the empty choice means no filter. Raises `InvalidConfig`."""
+    if not value:
+        return None
+    try:
+        return kind(value)
+    except ValueError:
+        raise InvalidConfig(name, f"one of {', '.join(kind)}, not {value!r}") from None
+
+
+def render(
+    request: Request,
+    template: str,
+    who: Viewer | None,
+    now: datetime,
+    *,
+    code: int = HTTPStatus.OK,
+    **context: Any,
+) -> HTMLResponse:
+    note = NOTES.get(request.query_params.get("note", ""))
+    return TEMPLATES.TemplateResponse(
+        request,
+        template,
+        {
+            "who": who,
+            "now": now,
+            "note": note,
+            "prefix": PREFIX,
+            "ago": lambda moment: relative(moment, now),
+            "at": lambda moment: "-" if moment is None else clock_time(moment, now),
+            **context,
+        },
+        status_code=code,
+    )
+
+
+def back(path: str, note: str) -> RedirectResponse:
+    """After a form: see the page again (a reload does not post twice)."""
+    return RedirectResponse(f"{path}?note={note}", status_code=HTTPStatus.SEE_OTHER)
+
+
+def login_path(request: Request) -> str:
+    return f"{PREFIX}/login?next={quote(request.url.path, safe='/')}"
+
+
+class ConsoleRoute(APIRoute):
+    """A console route: a visitor not signed in is sent to the login form, and a refusal or a
+    failure is a page in words with its status, not the API's problem document."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def page(request: Request) -> Response:
+            try:
+                response = await handler(request)
+            except LoginNeeded:
+                response = RedirectResponse(login_path(request), HTTPStatus.SEE_OTHER)
+            except Refused as refused:
+                response = _error(request, HTTPStatus.FORBIDDEN, str(refused))
+            except CronpilotError as error:
+                response = _error(request, status_of(error), str(error))
+            except RequestValidationError as invalid:
+                detail = "; ".join(
+                    f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in invalid.errors()
+                )
+                response = _error(request, HTTPStatus.UNPROCESSABLE_ENTITY, detail)
+            response.headers.update(SECURITY_HEADERS)
+            return response
+
+        return page
+
+
+def _error(request: Request, status: HTTPStatus, detail: str) -> HTMLResponse:
+    now = request.app.state.context.clock.now()
+    return render(
+        request, "error.html", None, now, code=status, status=status, detail=error_line(detail)
+    )

@@ -1,0 +1,141 @@
+"""What the planner wants and did: the proposals review queue (approve, or reject with a
+reason), the approvals DAG gates wait for, and the analysis sessions, each a timeline of its
+tool calls."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request, Response
+
+from cronpilot.adapters.api.context import Context
+from cronpilot.adapters.api.paging import after
+from cronpilot.adapters.cli.planner_views import change_text
+from cronpilot.adapters.console.pages import (
+    PREFIX,
+    Administering,
+    ConsoleRoute,
+    SignedIn,
+    back,
+    choice,
+    render,
+)
+from cronpilot.domain.approvals import ApprovalState
+from cronpilot.domain.errors import InvalidConfig
+from cronpilot.domain.paging import encode_cursor
+from cronpilot.domain.planning import ProposalStatus
+from cronpilot.usecases.queries.approvals import list_approvals
+from cronpilot.usecases.queries.catalog import endpoint_refs, list_jobs
+from cronpilot.usecases.queries.planner import list_proposals, list_sessions, show_session
+
+router = APIRouter(prefix=PREFIX, route_class=ConsoleRoute, include_in_schema=False)
+
+PAGE = 50
+AUTONOMY = "n/a"
+"""The per-job autonomy threshold (issue 13) does not exist yet."""
+
+
+@router.get("/proposals")
+async def proposals(
+    *,
+    request: Request,
+    ctx: Context,
+    who: SignedIn,
+    status: Annotated[str | None, Query()] = ProposalStatus.PENDING.value,
+    endpoint: Annotated[str | None, Query()] = None,
+) -> Response:
+    """The queue: pending proposals by default (`?status=` for every one), then the approvals
+    that DAG gates wait for, and the planner mode of each job."""
+    reading = ctx.store.reading
+    wanted = choice(ProposalStatus, "status", status)
+    page = await list_proposals(reading, status=wanted, endpoint=endpoint or None, limit=PAGE)
+    gates = await list_approvals(reading, limit=PAGE)
+    return render(
+        request,
+        "proposals.html",
+        who,
+        ctx.clock.now(),
+        proposals=page.items,
+        changes={p.id: change_text(p) for p in page.items},
+        gates=gates.items,
+        refs=await endpoint_refs(reading),
+        status=wanted,
+        endpoint=endpoint or "",
+        statuses=[s.value for s in ProposalStatus],
+        jobs=[j.job for j in await list_jobs(reading)],
+        autonomy=AUTONOMY,
+        pending_gate=ApprovalState.PENDING,
+    )
+
+
+QUEUE = f"{PREFIX}/proposals"
+
+
+@router.post("/proposals/{proposal_id}/approve")
+async def approve(proposal_id: str, ctx: Context, act: Administering) -> Response:
+    decided = await ctx.desk.approve(proposal_id, act.actor, ctx.clock.now())
+    return back(QUEUE, "approved" if decided.status is ProposalStatus.APPLIED else "refused")
+
+
+def _reason(act: Administering) -> str:
+    reason = act.text("reason")
+    if not reason:
+        raise InvalidConfig("reason", "say why, for the audit log and the planner's next look")
+    return reason
+
+
+@router.post("/proposals/{proposal_id}/reject")
+async def reject(proposal_id: str, ctx: Context, act: Administering) -> Response:
+    await ctx.desk.reject(proposal_id, act.actor, _reason(act), ctx.clock.now())
+    return back(QUEUE, "rejected")
+
+
+@router.post("/approvals/{approval_id}/approve")
+async def approve_gate(approval_id: str, ctx: Context, act: Administering) -> Response:
+    reason = act.text("reason") or None
+    await ctx.approvals.approve(approval_id, act.actor, reason, ctx.clock.now())
+    return back(QUEUE, "gate-approved")
+
+
+@router.post("/approvals/{approval_id}/reject")
+async def reject_gate(approval_id: str, ctx: Context, act: Administering) -> Response:
+    await ctx.approvals.reject(approval_id, act.actor, _reason(act), ctx.clock.now())
+    return back(QUEUE, "gate-rejected")
+
+
+@router.get("/sessions")
+async def sessions(
+    *,
+    request: Request,
+    ctx: Context,
+    who: SignedIn,
+    endpoint: Annotated[str | None, Query()] = None,
+    cursor: Annotated[str | None, Query()] = None,
+) -> Response:
+    page = await list_sessions(ctx.store.reading, endpoint or None, PAGE, after(cursor or None))
+    return render(
+        request,
+        "sessions.html",
+        who,
+        ctx.clock.now(),
+        sessions=page.items,
+        refs=await endpoint_refs(ctx.store.reading),
+        endpoint=endpoint or "",
+        older=None if page.next_cursor is None else encode_cursor(page.next_cursor),
+    )
+
+
+@router.get("/sessions/{session_id}")
+async def session(request: Request, session_id: str, ctx: Context, who: SignedIn) -> Response:
+    found = await show_session(ctx.store.reading, session_id)
+    refs = await endpoint_refs(ctx.store.reading)
+    longest = max((c.duration_ms for c in found.tool_calls), default=0) or 1
+    return render(
+        request,
+        "session.html",
+        who,
+        ctx.clock.now(),
+        session=found,
+        ref=refs.get(found.endpoint_id, "?"),
+        longest=longest,
+    )

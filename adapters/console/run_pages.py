@@ -1,0 +1,72 @@
+"""Runs: a filtered list a page at a time, and one run in full (the request sent, the answer
+or why none was stored, every attempt)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request, Response
+
+from cronpilot.adapters.api.context import Context
+from cronpilot.adapters.api.paging import after
+from cronpilot.adapters.cli.views import run_view
+from cronpilot.adapters.console.pages import PREFIX, ConsoleRoute, SignedIn, choice, render
+from cronpilot.domain.model import RunStatus, RunTrigger
+from cronpilot.domain.paging import encode_cursor
+from cronpilot.usecases.queries.catalog import endpoint_refs, list_jobs
+from cronpilot.usecases.queries.runs import RunQuery, page_runs, show_run
+
+router = APIRouter(prefix=PREFIX, route_class=ConsoleRoute, include_in_schema=False)
+
+PAGE = 50
+
+
+@router.get("/runs")
+async def runs(
+    *,
+    request: Request,
+    ctx: Context,
+    who: SignedIn,
+    job: Annotated[str | None, Query()] = None,
+    endpoint: Annotated[str | None, Query()] = None,
+    status: Annotated[str | None, Query()] = None,
+    trigger: Annotated[str | None, Query()] = None,
+    cursor: Annotated[str | None, Query()] = None,
+) -> Response:
+    query = RunQuery(
+        job or None,
+        endpoint or None,
+        choice(RunStatus, "status", status),
+        choice(RunTrigger, "trigger", trigger),
+    )
+    page = await page_runs(ctx.store.reading, query, PAGE, after(cursor or None))
+    refs = await endpoint_refs(ctx.store.reading)
+    return render(
+        request,
+        "runs.html",
+        who,
+        ctx.clock.now(),
+        recent=[
+            run_view(r, with_body=False) | {"endpoint": refs.get(r.endpoint_id, "?")}
+            for r in page.items
+        ],
+        show_endpoint=True,
+        query=query,
+        jobs=[j.job.name for j in await list_jobs(ctx.store.reading)],
+        statuses=[s.value for s in RunStatus],
+        triggers=[t.value for t in RunTrigger],
+        older=None if page.next_cursor is None else encode_cursor(page.next_cursor),
+    )
+
+
+@router.get("/runs/{run_id}")
+async def run(request: Request, run_id: str, ctx: Context, who: SignedIn) -> Response:
+    found, endpoint = await show_run(ctx.store.reading, run_id)
+    return render(
+        request,
+        "run.html",
+        who,
+        ctx.clock.now(),
+        run=run_view(found, with_body=True),
+        ref=endpoint.ref,
+    )

@@ -1,0 +1,81 @@
+// The tool graph page: Cytoscape.js draws the elements the server placed (one column per DAG
+// layer). Colour = edge type, line style = edge source, width = weight. `window.cy` is the
+// instance, for the browser tests.
+(function () {
+  "use strict";
+  var TYPE_COLOURS = {
+    dependency: "#1f5fbf",
+    contains: "#8a8f99",
+    provides: "#1a7f37",
+    sequence: "#c77700",
+  };
+  var LINE_STYLES = { observed: "solid", inferred: "dashed", template: "dotted" };
+  var style = [
+    {
+      selector: "node",
+      style: {
+        label: "data(label)",
+        "font-size": 12,
+        "text-valign": "bottom",
+        "text-margin-y": 4,
+        "background-color": "#1d2330",
+        width: 22,
+        height: 22,
+      },
+    },
+    {
+      selector: 'node[kind = "job"]',
+      style: { shape: "round-rectangle", width: 34, height: 22, "background-color": "#5b6475" },
+    },
+    {
+      selector: 'node[kind = "layer"]',
+      style: {
+        "background-opacity": 0,
+        "font-size": 13,
+        "font-weight": "bold",
+        color: "#5b6475",
+        "text-valign": "center",
+        events: "no",
+      },
+    },
+    { selector: "node:selected", style: { "border-width": 3, "border-color": "#f2a900" } },
+    {
+      selector: "edge",
+      style: {
+        "curve-style": "bezier",
+        "target-arrow-shape": "triangle",
+        "arrow-scale": 0.9,
+        width: "mapData(weight, 0, 1, 1, 7)",
+        opacity: 0.9,
+      },
+    },
+  ];
+  Object.keys(TYPE_COLOURS).forEach(function (type) {
+    style.push({
+      selector: 'edge[type = "' + type + '"]',
+      style: { "line-color": TYPE_COLOURS[type], "target-arrow-color": TYPE_COLOURS[type] },
+    });
+  });
+  Object.keys(LINE_STYLES).forEach(function (origin) {
+    style.push({
+      selector: 'edge[origin = "' + origin + '"]',
+      style: { "line-style": LINE_STYLES[origin] },
+    });
+  });
+
+  var box = document.getElementById("graph");
+  var elements = JSON.parse(document.getElementById("graph-data").textContent);
+  var cy = cytoscape({
+    container: box,
+    elements: elements,
+    style: style,
+    layout: { name: "preset", fit: true, padding: 30 },
+    wheelSensitivity: 0.3,
+  });
+  cy.on("tap", "node[href]", function (event) {
+    window.location.assign(event.target.data("href"));
+  });
+  cy.on("mouseover", "node[href]", function () { box.style.cursor = "pointer"; });
+  cy.on("mouseout", "node[href]", function () { box.style.cursor = ""; });
+  window.cy = cy;
+})();
