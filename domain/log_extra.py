@@ -49,6 +49,7 @@ LogAction = Literal[
     "listen",
     "listen_failed",
     "llm_retry",
+    "llm_tool_choice_refused",
     "mcp_start",
     "metrics_store_unavailable",
     "notify_delivered",

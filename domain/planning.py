@@ -171,6 +171,8 @@ class AnalysisContext:
     newest_finished_slot: datetime | None
     """The newest slot of the job's finished runs: the session has seen it, later ones are
     new (the same slot `needs_analysis` compares)."""
+    latest: dict[str, Run]
+    """The newest run of each of the job's endpoints that has one, by endpoint id."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,8 @@ async def read_analysis_context(
     reading: ReadingFactory, endpoint: Endpoint, history: int
 ) -> AnalysisContext:
     """The job of `endpoint` and the job's endpoints, its newest `history` runs, the job's
-    edges, its output schema and the job's newest finished slot, all from one snapshot (a
+    edges, its output schema, the job's newest finished slot and the newest run of each of its
+    endpoints, all from one snapshot (a
     `ReadingUnit`: no write lock, so scheduler finishes go on meanwhile).
 
     Raises `EndpointNotFound` when the endpoint or its job is gone."""
@@ -27,4 +28,5 @@ async def read_analysis_context(
             edges=await tx.graph.list_edges(endpoint.job_name),
             schema=await tx.schemas.get_output_schema(endpoint.id),
             newest_finished_slot=await tx.runs.newest_finished_slot(endpoint.job_id),
+            latest=await tx.runs.latest_runs([e.id for e in job_endpoints]),
         )

@@ -1,7 +1,9 @@
 """The prompt of an analysis: what the model knows before it calls a tool. It carries the
 endpoint's intent, schedule, clamps, hints, health figures and a compact view of its output
-schema — never response bodies, which the model reads through tools only as far as it needs.
-(`paste_latest` is the exception, kept for the token-economy benchmark.)"""
+schema, and the newest response of the endpoint and of its closest siblings summed up in a
+line each (`summary`) — never whole bodies, which the model reads through tools only as far as
+it needs. (`paste_latest` is the exception, kept for the token-economy benchmark: it pastes the
+whole newest responses instead of the summaries.)"""
 
 from __future__ import annotations
 
@@ -13,12 +15,16 @@ from statistics import mean
 from cronpilot.domain.model import JSON, Endpoint, HintSource, Run, RunStatus
 from cronpilot.domain.planning import AnalysisClaim
 from cronpilot.domain.rules import Rule, RuleEvaluation, RuleOutcome
+from cronpilot.planner.summary import run_summary
 
 SYSTEM_PROMPT = (
-    "You adapt the schedule of one HTTP endpoint run by cronpilot. Read only what you need "
-    "through the query tools (ask for fields to keep answers short), change the schedule "
-    "only through the action tools, within the endpoint's clamps, always with a reason an "
-    "admin can follow, and end with submit_analysis. If nothing needs changing, change nothing."
+    "You adapt the schedule of one HTTP endpoint run by cronpilot. The brief sums up the "
+    "newest responses; read more only if you need it. Query tools: endpoint is a sibling's "
+    "name (null: the analysed one); fields are field paths (a.b, items[0].id, items[*].id) "
+    "read instead of the whole body ([]: none). Action tools change the analysed endpoint "
+    "only, within its clamps, for ttl_seconds, with a reason an admin can follow; times are "
+    "ISO-8601, UTC if no zone. One tool call per answer; end with submit_analysis. If nothing "
+    "needs changing, change nothing."
 )
 _SCHEMA_FIELDS = 30
 
@@ -106,8 +112,10 @@ def build_brief(
     schema: JSON | None,
     now: datetime,
     rules: Sequence[RuleEvaluation] = (),
+    latest: Mapping[str, Run | None] | None = None,
     pasted: Mapping[str, JSON] | None = None,
 ) -> str:
+    """`latest`: the newest run of the endpoint and of the siblings to sum up, by name."""
     endpoint = claim.endpoint
     spec = endpoint.spec
     schedule = spec.schedule
@@ -137,6 +145,9 @@ def build_brief(
             "Rules (the first that holds proposes its action; a proposal of yours that "
             f"contradicts a rule that holds is refused): {rules_text(spec.rules, rules)}"
         )
+    if pasted is None and latest:
+        lines.append("Newest responses:")
+        lines.extend(f"- {name}: {run_summary(run)}" for name, run in latest.items())
     if pasted is not None:
         lines.append("Latest responses: " + json.dumps(pasted, ensure_ascii=False, default=str))
     return "\n".join(lines)

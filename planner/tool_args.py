@@ -1,12 +1,13 @@
 """The planner tools' arguments as pydantic models: validation, and the JSON Schema the model
-is shown, come from one definition."""
+is shown (`tool_schema`), come from one definition. What the arguments mean in general (an
+endpoint, field paths, a reason, a ttl) is said once, in the system prompt, not on every tool."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from cronpilot.domain.heuristic import MAX_LOOK_AGAIN_SECONDS
 
@@ -19,74 +20,63 @@ def _utc(moment: datetime) -> datetime:
 
 
 UtcTime = Annotated[datetime, AfterValidator(_utc)]
-Reason = Annotated[
-    str, Field(min_length=1, max_length=2000, description="Why, for the admin who audits it.")
-]
-Ttl = Annotated[
-    float, Field(gt=0, description="How long the change stands, in seconds; then it lapses.")
-]
+Reason = Annotated[str, Field(min_length=1, max_length=2000)]
+Ttl = Annotated[float, Field(gt=0)]
 
 
 class ToolArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_the_default(cls, data: Any) -> Any:
+        # A strict schema makes every field required: the model says "the default" with null.
+        if not isinstance(data, dict):
+            return data
+        fields = cls.model_fields
+        return {
+            name: value
+            for name, value in data.items()
+            if value is not None or name not in fields or fields[name].is_required()
+        }
+
 
 class Projection(ToolArgs):
-    fields: list[str] | None = Field(
-        default=None,
-        description=(
-            "Field paths to return instead of the whole body, e.g. ['fraud_rate', "
-            "'items[0].id', 'items[*].id']; [] returns no body at all."
-        ),
-    )
-
-
-class ReadArgs(Projection):
-    endpoint: str | None = Field(
-        default=None,
-        description="A sibling endpoint's name in the same job; default: the analysed endpoint.",
-    )
-
-
-class HistoryArgs(ReadArgs):
-    limit: int = Field(default=10, ge=1, le=MAX_HISTORY, description="Runs, newest first.")
-    offset: int = Field(default=0, ge=0, description="Runs to skip, for paging.")
+    fields: list[str] | None = None
 
 
 class EndpointArgs(ToolArgs):
-    endpoint: str | None = Field(
-        default=None,
-        description="A sibling endpoint's name in the same job; default: the analysed endpoint.",
-    )
+    endpoint: str | None = None
 
 
-class ActionArgs(ToolArgs):
-    endpoint: str | None = Field(
-        default=None,
-        description="Optional; actions apply only to the analysed endpoint.",
-    )
+class ReadArgs(Projection, EndpointArgs):
+    pass
+
+
+class HistoryArgs(ReadArgs):
+    limit: int = Field(default=10, ge=1, le=MAX_HISTORY, description=f"at most {MAX_HISTORY}")
+    offset: int = Field(default=0, ge=0)
+
+
+class ActionArgs(EndpointArgs):
     reason: Reason
 
 
 class IntervalArgs(ActionArgs):
-    interval_seconds: float = Field(gt=0, description="Run every this many seconds.")
+    interval_seconds: float = Field(gt=0)
     ttl_seconds: Ttl
 
 
 class NextTimeArgs(ActionArgs):
-    at: UtcTime = Field(description="ISO-8601 time of the next run (UTC if no zone).")
+    at: UtcTime
     ttl_seconds: Ttl
 
 
 class PauseArgs(ActionArgs):
-    until: UtcTime | None = Field(
-        description="ISO-8601 time the pause ends; null resumes a paused endpoint now."
-    )
+    until: UtcTime | None = Field(description="null resumes now")
 
 
 class SubmitArgs(ToolArgs):
-    reasoning: str = Field(min_length=1, max_length=8000, description="What you concluded, why.")
-    confidence: float = Field(ge=0, le=1, description="0 = a guess, 1 = certain.")
-    next_analysis_in_seconds: float = Field(
-        gt=0, le=MAX_LOOK_AGAIN_SECONDS, description="When to look at this endpoint again."
-    )
+    reasoning: str = Field(min_length=1, max_length=8000)
+    confidence: float = Field(ge=0, le=1, description="0 a guess, 1 certain")
+    next_analysis_in_seconds: float = Field(gt=0, le=MAX_LOOK_AGAIN_SECONDS)

@@ -43,6 +43,7 @@ from cronpilot.planner.tool_args import (
     ReadArgs,
     SubmitArgs,
 )
+from cronpilot.planner.tool_schema import strict_schema
 from cronpilot.usecases.proposals import ProposalDesk, Proposer
 
 SUBMIT = "submit_analysis"
@@ -90,6 +91,7 @@ class ToolSpec:
             "function": {
                 "name": self.name,
                 "description": self.description,
+                "strict": True,
                 "parameters": _parameters(self.arguments),
             },
         }
@@ -100,7 +102,7 @@ def _parameters(arguments: type[BaseModel]) -> JSON:
     # Once per argument model (the result is shared: read it, do not change it). pydantic
     # builds the JSON Schema afresh on every call, and every LLM session asks for all the
     # definitions: about a quarter of the planner's own time per session.
-    return _untitled(arguments.model_json_schema())
+    return strict_schema(arguments)
 
 
 @dataclass(slots=True)
@@ -205,20 +207,6 @@ class ToolBox:
             except ValueError as exc:
                 raise ToolError(str(exc)) from None
         return shown
-
-
-def _untitled(schema: Any) -> Any:
-    """The schema without pydantic's titles: they repeat the field names, and the model pays
-    for every character of every tool definition on every step."""
-    if isinstance(schema, dict):
-        return {
-            key: _untitled(value)
-            for key, value in schema.items()
-            if not (key == "title" and isinstance(value, str))
-        }
-    if isinstance(schema, list):
-        return [_untitled(item) for item in schema]
-    return schema
 
 
 def _decoded(arguments: str | Mapping[str, Any]) -> Any:
@@ -352,64 +340,63 @@ TOOLS: dict[str, ToolSpec] = {
         ToolSpec(
             "get_latest_response",
             ToolKind.QUERY,
-            "The newest run of the analysed endpoint or a sibling: status, timing, body.",
+            "An endpoint's newest run.",
             ReadArgs,
             _latest,
         ),
         ToolSpec(
             "get_response_history",
             ToolKind.QUERY,
-            "Recent runs, newest first (at most 50 per call; page with offset). Equal "
-            "body_hash: the same answer, clocks and ids aside.",
+            "Runs, newest first; equal body_hash, same answer.",
             HistoryArgs,
             _history,
         ),
         ToolSpec(
             "get_sibling_latest_responses",
             ToolKind.QUERY,
-            "The newest run of every other endpoint in the same job, most related first.",
+            "Each sibling's newest run, most related first.",
             Projection,
             _siblings,
         ),
         ToolSpec(
             "get_output_schema",
             ToolKind.QUERY,
-            "The JSON Schema learned from an endpoint's responses, with field names and types.",
+            "The JSON Schema learnt from an endpoint's responses.",
             EndpointArgs,
             _schema,
         ),
         ToolSpec(
             "get_dag_context",
             ToolKind.QUERY,
-            "An endpoint's upstream and downstream endpoints: edge types, latest run status.",
+            "An endpoint's upstreams and downstreams.",
             EndpointArgs,
             _dag_context,
         ),
         ToolSpec(
             "propose_interval",
             ToolKind.ACTION,
-            "Run the analysed endpoint every interval_seconds for ttl_seconds.",
+            "Run every interval_seconds.",
             IntervalArgs,
             _propose_interval,
         ),
         ToolSpec(
             "propose_next_time",
             ToolKind.ACTION,
-            "Run the analysed endpoint once at a given time (the hint lapses after ttl_seconds).",
+            "Run once at a time.",
             NextTimeArgs,
             _propose_next_time,
         ),
         ToolSpec(
             "pause_until",
             ToolKind.ACTION,
-            "Pause the analysed endpoint until a time, or resume it (until = null).",
+            "Pause until a time.",
             PauseArgs,
             _pause_until,
         ),
         ToolSpec(
             SUBMIT,
             ToolKind.FINAL,
-            "End the analysis: your conclusion, confidence and when to look again.",
+            "End the analysis.",
             SubmitArgs,
             _submit,
         ),

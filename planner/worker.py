@@ -32,6 +32,7 @@ from cronpilot.planner.config import PlannerConfig
 from cronpilot.planner.rules import RulesPlanner, RulesResult
 from cronpilot.planner.schema_views import schema_document
 from cronpilot.planner.session import Analyst, Verdict
+from cronpilot.planner.summary import summed_up
 from cronpilot.planner.tools import ToolBox, ToolContext
 from cronpilot.runtime.timing import pause
 from cronpilot.usecases.proposals import ProposalDesk, Proposer
@@ -207,6 +208,7 @@ class PlannerWorker:
             schema=schema_document(context.schema),
             now=started,
             rules=rules.recorded.session.rule_evaluations if rules is not None else (),
+            latest=summed_up(claim.endpoint, context, started),
             pasted=await self._pasted(toolbox) if self._config.paste_latest else None,
         )
         verdict = await self._verdict(brief, toolbox)

@@ -5,13 +5,21 @@ timeouts and dropped connections, waiting as long as a `Retry-After` header asks
 exponentially. Anything else — or giving up — is `LlmUnavailable`, and so is an answer that is
 not a chat completion (not JSON, or JSON of another shape: the SDK builds its objects from
 whatever came without checking them). The API key is never logged.
+
+Every request asks for one tool call per answer (`parallel_tool_calls: false`) and for a tool
+call at all (`tool_choice: "required"`, or the named tool when the session forces one). A server
+that refuses such a `tool_choice` (HTTP 400 or 422) is asked again with `"auto"`, and from then
+on only with `"auto"`; a server that ignores it (Ollama) is nudged by the session. Calls written
+in the text, without ids, or with their arguments wrapped once too often are read as calls
+(`content_calls`).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -19,6 +27,7 @@ import openai
 from openai import AsyncOpenAI
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
+from cronpilot.adapters.llm.content_calls import arguments_text, call_id, calls_in_content
 from cronpilot.domain.errors import LlmUnavailable
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import JSON
@@ -91,6 +100,9 @@ class OpenAIChat(ChatModel):
         self._sleep = sleep
         self._backoff = backoff_seconds
         self._max_wait = max_wait_seconds
+        self._choosing = True
+        """Whether the server takes a `tool_choice` other than `"auto"`, until it refuses one."""
+        self._made_up_ids = itertools.count(1)
 
     @property
     def name(self) -> str:
@@ -112,12 +124,36 @@ class OpenAIChat(ChatModel):
             extra=log_extra("llm_retry", attempt=state.attempt_number),
         )
 
+    def _choice(self, force_tool: str | None) -> Any:
+        if not self._choosing:
+            return "auto"
+        return {"type": "function", "function": {"name": force_tool}} if force_tool else "required"
+
     async def complete(
         self, messages: Sequence[JSON], tools: Sequence[JSON], force_tool: str | None = None
     ) -> ChatReply:
-        choice: Any = (
-            {"type": "function", "function": {"name": force_tool}} if force_tool else "auto"
-        )
+        choice = self._choice(force_tool)
+        try:
+            try:
+                completion = await self._create(messages, tools, choice)
+            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+                if choice == "auto":
+                    raise
+                log.warning(
+                    "the LLM server refused tool_choice %s (%s): asking with auto from now on",
+                    json.dumps(choice),
+                    _describe(exc),
+                    extra=log_extra("llm_tool_choice_refused"),
+                )
+                self._choosing = False
+                completion = await self._create(messages, tools, "auto")
+        except openai.OpenAIError as exc:
+            raise LlmUnavailable(_describe(exc)) from exc
+        except json.JSONDecodeError as exc:
+            raise LlmUnavailable("the LLM server's answer is not valid JSON") from exc
+        return _reply(completion, self._made_up_ids)
+
+    async def _create(self, messages: Sequence[JSON], tools: Sequence[JSON], choice: Any) -> Any:
         retrying = AsyncRetrying(
             retry=retry_if_exception(_transient),
             stop=stop_after_attempt(self._attempts),
@@ -126,39 +162,43 @@ class OpenAIChat(ChatModel):
             before_sleep=self._before_sleep,
             reraise=True,
         )
-        try:
-            async for attempt in retrying:
-                with attempt:
-                    completion = await self._client.chat.completions.create(
-                        model=self._model,
-                        messages=list(messages),
-                        tools=list(tools),
-                        tool_choice=choice,
-                    )
-        except openai.OpenAIError as exc:
-            raise LlmUnavailable(_describe(exc)) from exc
-        except json.JSONDecodeError as exc:
-            raise LlmUnavailable("the LLM server's answer is not valid JSON") from exc
-        return _reply(completion)
+        async for attempt in retrying:
+            with attempt:
+                completion = await self._client.chat.completions.create(
+                    model=self._model,
+                    messages=list(messages),
+                    tools=list(tools),
+                    tool_choice=choice,
+                    parallel_tool_calls=False,
+                )
+        return completion
 
     async def close(self) -> None:
         await self._client.close()
 
 
-def _reply(completion: Any) -> ChatReply:
+def _reply(completion: Any, made_up_ids: Iterator[int]) -> ChatReply:
     """The reply a chat completion carries; `LlmUnavailable` when it carries none."""
     try:
         if not completion.choices:
             raise LlmUnavailable("the LLM server answered without a choice")
         message = completion.choices[0].message
+        content = message.content
         calls = [
-            ToolCallRequest(call.id, call.function.name, call.function.arguments or "")
+            ToolCallRequest(
+                call_id(getattr(call, "id", None), made_up_ids),
+                call.function.name,
+                arguments_text(call.function.arguments),
+            )
             for call in message.tool_calls or []
-            if call.type == "function"
+            if getattr(call, "type", "function") == "function"
         ]
+        if not calls:
+            calls = calls_in_content(content, made_up_ids)
+            content = None if calls else content
         usage = completion.usage
         reply = ChatReply(
-            content=message.content,
+            content=content,
             tool_calls=calls,
             prompt_tokens=(usage.prompt_tokens or 0) if usage else 0,
             completion_tokens=(usage.completion_tokens or 0) if usage else 0,

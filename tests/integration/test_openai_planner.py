@@ -35,7 +35,7 @@ from tests.support.fake_openai_server import (
     tool_results,
 )
 
-BODY_MARKER = "only-through-tools"
+BODY_MARKER = "a long note the brief only sums up: read it through the tools"
 API_KEY = "sk-test-never-logged"
 FORCED_SUBMIT = {"type": "function", "function": {"name": "submit_analysis"}}
 
@@ -169,9 +169,11 @@ async def test_a_conversation_with_mistakes_the_model_corrects(
     assert proposal.proposed_by == "llm:test-model"
     first = server.requests[0]
     assert BODY_MARKER not in str(first["messages"])
+    assert 'fraud_rate=0.08, note="a long note the brief …' in first["messages"][1]["content"]
     assert "Flash sale fraud watch." in first["messages"][1]["content"]
     assert len(first["tools"]) == len(TOOLS)
-    assert first["tool_choice"] == "auto"
+    assert first["tool_choice"] == "required"
+    assert first["parallel_tool_calls"] is False
     errors = [m["content"] for m in server.requests[2]["messages"] if m["role"] == "tool"]
     assert "arguments are not valid JSON" in errors[1]
     assert "actions apply only to the endpoint under analysis" in errors[2]
@@ -187,7 +189,7 @@ async def test_the_last_step_is_forced_to_submit() -> None:
     async with planner_against(script, max_steps=2) as (planner, _, server):
         session = await _investigate(planner)
 
-    assert [r["tool_choice"] for r in server.requests] == ["auto", FORCED_SUBMIT]
+    assert [r["tool_choice"] for r in server.requests] == ["required", FORCED_SUBMIT]
     assert session.status is SessionStatus.EXHAUSTED
 
 
@@ -199,7 +201,7 @@ async def test_the_token_budget_forces_submit_early() -> None:
     ):
         session = await _investigate(planner)
 
-    assert [r["tool_choice"] for r in server.requests] == ["auto", FORCED_SUBMIT]
+    assert [r["tool_choice"] for r in server.requests] == ["required", FORCED_SUBMIT]
     assert session.status is SessionStatus.SUBMITTED
     assert session.reasoning == "fraud_rate is 0.08"
 

@@ -74,8 +74,38 @@ def test_every_tool_has_a_json_schema_and_the_registry_is_complete() -> None:
     for tool in TOOLS.values():
         definition: Any = tool.definition()
         jsonschema.Draft202012Validator.check_schema(definition["function"]["parameters"])
-    history: Any = TOOLS["get_response_history"].definition()
-    assert history["function"]["parameters"]["properties"]["limit"]["maximum"] == 50
+
+
+@pytest.mark.parametrize("name", list(TOOLS))
+def test_every_tool_definition_is_strict(name: str) -> None:
+    """What OpenAI's `strict: true` and the grammars of vLLM and llama.cpp accept: a closed
+    object, every property required, an optional one nullable; bounds, formats and defaults
+    stay on our side."""
+    function: Any = TOOLS[name].definition()["function"]
+    parameters = function["parameters"]
+
+    assert function["strict"] is True
+    assert parameters["type"] == "object"
+    assert parameters["additionalProperties"] is False
+    assert parameters["required"] == list(parameters["properties"])
+    for shown in parameters["properties"].values():
+        assert set(shown) <= {"type", "items", "description"}, shown
+    optional = [n for n, f in TOOLS[name].arguments.model_fields.items() if not f.is_required()]
+    assert all("null" in parameters["properties"][n]["type"] for n in optional)
+
+
+async def test_null_means_the_default_and_bounds_are_checked_on_our_side(
+    clock: FakeClock,
+) -> None:
+    box, _ = await _toolbox(clock)
+    nulls = {"endpoint": None, "fields": None, "limit": None, "offset": None}
+
+    history = await box.call("get_response_history", nulls)
+    too_many = await box.call("get_response_history", {**nulls, "limit": 51})
+
+    assert history.error is None
+    assert len(history.data["runs"]) == 2
+    assert too_many.error is not None and "limit" in too_many.error
 
 
 async def test_query_tools_read_siblings_with_projection(clock: FakeClock) -> None:

@@ -2,9 +2,9 @@
 per simulated second (claims, real HTTP on 127.0.0.1, fenced finishes), and the LLM planner
 through the real `openai` SDK against `FakeOpenAI`, whose policy plays a sensible model.
 
-The policy reads only what the planner shows it: the prompt, and the tool results (or, with
-`paste_latest`, the responses pasted into the prompt). Shared by the end-to-end tests and by
-`bench/token_economy.py`, which runs the same stories twice.
+The policy reads only what the planner shows it: the prompt (with the newest responses summed
+up, or with `paste_latest` pasted whole), and the tool results. Shared by the end-to-end tests
+and by `bench/token_economy.py`, which runs the same stories twice.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ LOOK_AGAIN_SECONDS = 4
 LIMITS = limits_for_tests(max_changes_per_hour=100)
 
 Decide = Callable[[Any, "Brief"], list[Call]]
+UNREAD = object()
 
 
 @dataclass(frozen=True)
@@ -94,22 +95,35 @@ def _pasted_value(brief: Brief, need: Need) -> Any:
     return body.get(need.field)
 
 
+def _summed_up(brief: Brief, need: Need) -> Any:
+    """The field's value as the brief's summary of the newest responses shows it; `UNREAD`
+    when it does not show it whole."""
+    name = need.endpoint or brief.ref.split("/", 1)[1]
+    line = re.search(rf"^- {re.escape(name)}: [^;]*; (.*)$", brief.text, re.MULTILINE)
+    shown = dict(part.split("=", 1) for part in line.group(1).split(", ")) if line else {}
+    text = shown.get(need.field)
+    return UNREAD if text is None or text.endswith("…") else json.loads(text)
+
+
 def policy(case: UseCase) -> Callable[[Request], Calls]:
-    """A model that reads one field, decides, acts, and submits."""
+    """A model that takes the field it needs from the brief (the pasted responses, or the
+    summary of the newest ones), else reads it, then decides, acts, and submits."""
 
     def reply(request: Request) -> Calls:
         brief = _brief(request)
         need = case.needs.get(brief.ref)
         results = tool_results(request)
-        pasted = "Latest responses: " in brief.text
-        if need is None or len(results) >= (1 if pasted else 2):
+        if need is None:
             return submit(f"looked at {brief.ref}", again=LOOK_AGAIN_SECONDS)
-        if not pasted and not results:
+        pasted = "Latest responses: " in brief.text
+        value = _pasted_value(brief, need) if pasted else _summed_up(brief, need)
+        reads = 1 if value is UNREAD else 0
+        if len(results) > reads:
+            return submit(f"looked at {brief.ref}", again=LOOK_AGAIN_SECONDS)
+        if reads and not results:
             read = {"endpoint": need.endpoint, "fields": [need.field]}
             return Calls([Call("get_latest_response", read)])
-        if pasted:
-            value = _pasted_value(brief, need)
-        else:
+        if reads:
             run = results[0].get("run") or {}
             value = (run.get("fields") or {}).get(need.field)
         actions = need.decide(value, brief)
