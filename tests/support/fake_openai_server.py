@@ -1,5 +1,6 @@
 """An OpenAI-compatible chat-completions server on 127.0.0.1 that replays a script, for driving
-the real `openai` SDK in tests: tool calls (well-formed or not), plain text, HTTP errors with
+the real `openai` SDK in tests: tool calls (well-formed or not, with or without ids), plain text
+(tool calls written in it, as servers without a tool parser send them), HTTP errors with
 headers (429 + Retry-After, 500), slow answers, answers that never come, bodies that are not
 chat completions, and usage figures counted from the request.
 
@@ -36,6 +37,8 @@ class Call:
 class Calls:
     calls: Sequence[Call]
     content: str | None = None
+    ids: bool = True
+    """False: the calls come without ids, as some llama.cpp and Ollama versions send them."""
 
 
 @dataclass(frozen=True)
@@ -134,7 +137,7 @@ class FakeOpenAI:
         if isinstance(reply, Calls):
             message["tool_calls"] = [
                 {
-                    "id": f"call_{next(self._ids)}",
+                    **({"id": f"call_{next(self._ids)}"} if reply.ids else {}),
                     "type": "function",
                     "function": {
                         "name": call.name,
