@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from statistics import mean
 
+from cronpilot.domain.context import DagContext, Neighbour
 from cronpilot.domain.model import JSON, Endpoint, HintSource, Run, RunStatus
 from cronpilot.domain.planning import AnalysisClaim
 from cronpilot.domain.rules import Rule, RuleEvaluation, RuleOutcome
@@ -54,7 +55,7 @@ def health(runs: Sequence[Run], failure_streak: int) -> str:
 def schema_view(schema: JSON | None) -> str:
     """`fraud_rate: number, orders: integer, …` from a JSON Schema's top-level properties."""
     if not isinstance(schema, dict) or not isinstance(schema.get("properties"), dict):
-        return "not learned yet (use get_latest_response with fields, or without to see it all)"
+        return "not learned yet"
     fields = [
         f"{name}: {spec.get('type', 'any') if isinstance(spec, dict) else 'any'}"
         for name, spec in list(schema["properties"].items())[:_SCHEMA_FIELDS]
@@ -82,6 +83,20 @@ def _hints(endpoint: Endpoint, now: datetime) -> str:
         until = endpoint.pause.until.isoformat() if endpoint.pause.until else "resumed by hand"
         parts.append(f"paused until {until} ({endpoint.pause.reason})")
     return "; ".join(parts) or "none"
+
+
+def neighbours_text(graph: DagContext) -> str:
+    """`upstream fetch (dependency, latest success); downstream load (template, never ran)`."""
+
+    def side(name: str, neighbours: Sequence[Neighbour]) -> str:
+        shown = [
+            f"{n.ref.split('/', 1)[-1]} ({', '.join(t.value for t in n.edge_types)}, "
+            f"{'latest ' + n.latest_status if n.latest_status else 'never ran'})"
+            for n in neighbours
+        ]
+        return f"{name} {', '.join(shown) or 'none'}"
+
+    return f"{side('upstream', graph.upstream)}; {side('downstream', graph.downstream)}"
 
 
 def rules_text(rules: Sequence[Rule], evaluated: Sequence[RuleEvaluation]) -> str:
@@ -112,17 +127,19 @@ def build_brief(
     schema: JSON | None,
     now: datetime,
     rules: Sequence[RuleEvaluation] = (),
+    graph: DagContext | None = None,
     latest: Mapping[str, Run | None] | None = None,
     pasted: Mapping[str, JSON] | None = None,
 ) -> str:
-    """`latest`: the newest run of the endpoint and of the siblings to sum up, by name."""
+    """`graph`: the endpoint's neighbours in the job's graph; `latest`: the newest run of the
+    endpoint and of the siblings to sum up, by name."""
     endpoint = claim.endpoint
     spec = endpoint.spec
     schedule = spec.schedule
     if schedule.cron is not None:
         baseline = f"cron {schedule.cron} ({schedule.timezone})"
     elif schedule.after_upstreams:
-        baseline = f"after its upstreams ({', '.join(spec.depends_on)}; see get_dag_context)"
+        baseline = f"after its upstreams ({', '.join(spec.depends_on)})"
     else:
         baseline = f"every {_seconds(schedule.interval_seconds)}"
     others = sorted(name for name in siblings if name != endpoint.name)
@@ -140,6 +157,8 @@ def build_brief(
         f"Output fields: {schema_view(schema)}",
         f"Now: {now.isoformat()}",
     ]
+    if graph is not None and (graph.upstream or graph.downstream):
+        lines.append(f"Graph: {neighbours_text(graph)}")
     if spec.rules:
         lines.append(
             "Rules (the first that holds proposes its action; a proposal of yours that "

@@ -40,7 +40,7 @@ def run_summary(run: Run | None) -> str:
     if run is None:
         return "no run yet"
     code = "" if run.status_code is None else f" {run.status_code}"
-    outcome = f"{run.status.value}{code} at {run.slot_at:%H:%M:%S}"
+    outcome = f"{run.slot_at:%H:%M:%S} {run.status.value}{code}"
     if run.body_absence is not None:
         return f"{outcome}; no body ({run.body_absence.value})"
     return f"{outcome}; {body_summary(run.body)}"

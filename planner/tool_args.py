@@ -41,21 +41,13 @@ class ToolArgs(BaseModel):
         }
 
 
-class Projection(ToolArgs):
-    fields: list[str] | None = None
-
-
 class EndpointArgs(ToolArgs):
     endpoint: str | None = None
 
 
-class ReadArgs(Projection, EndpointArgs):
-    pass
-
-
-class HistoryArgs(ReadArgs):
-    limit: int = Field(default=10, ge=1, le=MAX_HISTORY, description=f"at most {MAX_HISTORY}")
-    offset: int = Field(default=0, ge=0)
+class ReadArgs(EndpointArgs):
+    fields: list[str] | None = None
+    limit: int = Field(default=1, ge=1, le=MAX_HISTORY)
 
 
 class ActionArgs(EndpointArgs):

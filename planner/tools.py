@@ -1,5 +1,7 @@
-"""The planner's tools: query tools read the analysed endpoint and its siblings, action tools
-propose changes to the analysed endpoint only, `submit_analysis` ends the session.
+"""The planner's tools: one query tool reads the runs of the analysed endpoint and its siblings
+(the brief already sums up their newest responses, their output fields and the graph around
+them), action tools propose changes to the analysed endpoint only, `submit_analysis` ends the
+session. Each tool's definition is sent with every step: there are as few as the model needs.
 
 Every call is recorded (arguments, duration, result size, error). A call to an unknown tool,
 with arguments that do not validate, or naming another endpoint for an action is answered as a
@@ -20,8 +22,6 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from cronpilot.domain.change_detection import comparable_hash, ignored_fields
-from cronpilot.domain.context import Neighbour, dag_context, related_siblings
-from cronpilot.domain.graph import Edge
 from cronpilot.domain.model import JSON, Endpoint, Run
 from cronpilot.domain.planning import (
     AnalysisClaim,
@@ -32,14 +32,10 @@ from cronpilot.domain.planning import (
 )
 from cronpilot.domain.ports import Store
 from cronpilot.planner.projection import DEFAULT_MAX_BODY_CHARS, capped, project
-from cronpilot.planner.schema_views import read_output_schema
 from cronpilot.planner.tool_args import (
-    EndpointArgs,
-    HistoryArgs,
     IntervalArgs,
     NextTimeArgs,
     PauseArgs,
-    Projection,
     ReadArgs,
     SubmitArgs,
 )
@@ -112,9 +108,6 @@ class ToolContext:
     claim: AnalysisClaim
     siblings: Mapping[str, Endpoint]
     """The job's endpoints by name, the analysed one included."""
-    edges: Sequence[Edge]
-    """The graph edges with an end in the job, read with the siblings at the session's start
-    (runs, by contrast, are read afresh by every call)."""
     store: Store
     desk: ProposalDesk
     proposer: Proposer
@@ -229,61 +222,13 @@ def _validation_message(exc: ValidationError) -> str:
 # --- query tools ------------------------------------------------------------------------------
 
 
-async def _latest(box: ToolBox, args: ReadArgs) -> JSON:
+async def _history(box: ToolBox, args: ReadArgs) -> JSON:
     endpoint = box.readable(args.endpoint)
-    runs = await box.context.store.runs.list_runs(endpoint.id, limit=1)
-    latest = box.view(runs[0], args.fields, endpoint) if runs else None
-    return {"endpoint": endpoint.name, "run": latest}
-
-
-async def _history(box: ToolBox, args: HistoryArgs) -> JSON:
-    endpoint = box.readable(args.endpoint)
-    runs = await box.context.store.runs.list_runs(endpoint.id, args.limit, args.offset)
+    runs = await box.context.store.runs.list_runs(endpoint.id, args.limit)
     return {
         "endpoint": endpoint.name,
-        "offset": args.offset,
         "runs": [box.view(run, args.fields, endpoint) for run in runs],
     }
-
-
-async def _siblings(box: ToolBox, args: Projection) -> JSON:
-    job = list(box.context.siblings.values())
-    # Most related first (graph weights, Adamic-Adar): a model that stops reading early has
-    # read the siblings that matter.
-    others = related_siblings(box.endpoint, job, box.context.edges, box.context.now())
-    latest = await box.context.store.runs.latest_runs([e.id for e in others])
-    return {e.name: box.view(latest[e.id], args.fields, e) for e in others if e.id in latest}
-
-
-async def _dag_context(box: ToolBox, args: EndpointArgs) -> JSON:
-    endpoint = box.readable(args.endpoint)
-    job = list(box.context.siblings.values())
-    latest = await box.context.store.runs.latest_runs([e.id for e in job])
-    context = dag_context(endpoint, job, box.context.edges, latest)
-
-    def shown(side: Sequence[Neighbour]) -> list[JSON]:
-        return [
-            {"endpoint": n.ref, "edges": [t.value for t in n.edge_types], "latest": n.latest_status}
-            for n in side
-        ]
-
-    return {
-        "endpoint": endpoint.name,
-        "upstream": shown(context.upstream),
-        "downstream": shown(context.downstream),
-    }
-
-
-async def _schema(box: ToolBox, args: EndpointArgs) -> JSON:
-    endpoint = box.readable(args.endpoint)
-    schema = await read_output_schema(box.context.store, endpoint.id)
-    if schema is None:
-        return {
-            "endpoint": endpoint.name,
-            "schema": None,
-            "note": "no output schema learned yet; read get_latest_response with fields",
-        }
-    return {"endpoint": endpoint.name, "schema": schema}
 
 
 # --- action tools -----------------------------------------------------------------------------
@@ -338,39 +283,11 @@ TOOLS: dict[str, ToolSpec] = {
     spec.name: spec
     for spec in (
         ToolSpec(
-            "get_latest_response",
-            ToolKind.QUERY,
-            "An endpoint's newest run.",
-            ReadArgs,
-            _latest,
-        ),
-        ToolSpec(
             "get_response_history",
             ToolKind.QUERY,
-            "Runs, newest first; equal body_hash, same answer.",
-            HistoryArgs,
+            "Runs, newest first.",
+            ReadArgs,
             _history,
-        ),
-        ToolSpec(
-            "get_sibling_latest_responses",
-            ToolKind.QUERY,
-            "Each sibling's newest run, most related first.",
-            Projection,
-            _siblings,
-        ),
-        ToolSpec(
-            "get_output_schema",
-            ToolKind.QUERY,
-            "The JSON Schema learnt from an endpoint's responses.",
-            EndpointArgs,
-            _schema,
-        ),
-        ToolSpec(
-            "get_dag_context",
-            ToolKind.QUERY,
-            "An endpoint's upstreams and downstreams.",
-            EndpointArgs,
-            _dag_context,
         ),
         ToolSpec(
             "propose_interval",

@@ -12,6 +12,7 @@ import asyncio
 import logging
 from datetime import datetime, timedelta
 
+from cronpilot.domain.context import dag_context, related_siblings
 from cronpilot.domain.errors import LeaseLost, LlmUnavailable, StoreUnavailable
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import JSON, Endpoint, new_id
@@ -193,7 +194,6 @@ class PlannerWorker:
             ToolContext(
                 claim=claim,
                 siblings=siblings,
-                edges=context.edges,
                 store=self._store,
                 desk=self.desk,
                 proposer=Proposer(self._analyst.name, claim.mode, session_id, firing),
@@ -208,8 +208,9 @@ class PlannerWorker:
             schema=schema_document(context.schema),
             now=started,
             rules=rules.recorded.session.rule_evaluations if rules is not None else (),
+            graph=dag_context(claim.endpoint, context.endpoints, context.edges, context.latest),
             latest=summed_up(claim.endpoint, context, started),
-            pasted=await self._pasted(toolbox) if self._config.paste_latest else None,
+            pasted=self._pasted(toolbox, context, started) if self._config.paste_latest else None,
         )
         verdict = await self._verdict(brief, toolbox)
         return self._analysed(
@@ -313,8 +314,21 @@ class PlannerWorker:
         delay = self._config.backoff_seconds * float(2 ** min(failures_before, 32))
         return min(delay, self._config.backoff_cap_seconds)
 
-    async def _pasted(self, toolbox: ToolBox) -> dict[str, JSON]:
-        latest = await toolbox.call("get_latest_response", {})
-        siblings = await toolbox.call("get_sibling_latest_responses", {})
-        toolbox.calls.clear()
-        return {toolbox.endpoint.name: latest.data, "siblings": siblings.data}
+    @staticmethod
+    def _pasted(toolbox: ToolBox, context: AnalysisContext, now: datetime) -> dict[str, JSON]:
+        """The whole newest responses of the endpoint and its siblings, as `paste_latest`
+        pastes them."""
+        endpoint = toolbox.endpoint
+        own = context.latest.get(endpoint.id)
+        others = related_siblings(endpoint, context.endpoints, context.edges, now)
+        return {
+            endpoint.name: {
+                "endpoint": endpoint.name,
+                "run": None if own is None else toolbox.view(own, None, endpoint),
+            },
+            "siblings": {
+                e.name: toolbox.view(context.latest[e.id], None, e)
+                for e in others
+                if e.id in context.latest
+            },
+        }

@@ -37,6 +37,7 @@ from tests.support.fake_openai_server import (
 
 BODY_MARKER = "a long note the brief only sums up: read it through the tools"
 API_KEY = "sk-test-never-logged"
+READ_SCORE = {"endpoint": "score", "fields": ["fraud_rate"], "limit": None}
 FORCED_SUBMIT = {"type": "function", "function": {"name": "submit_analysis"}}
 
 
@@ -107,8 +108,8 @@ def _fraud_rate_policy(request: dict[str, Any]) -> Calls:
     """Reads the sibling's fraud rate, then acts on it."""
     seen = tool_results(request)
     if not seen:
-        return Calls([Call("get_sibling_latest_responses", {"fields": ["fraud_rate"]})])
-    return submit(f"fraud_rate is {seen[0]['score']['fields']['fraud_rate']}")
+        return Calls([Call("get_response_history", READ_SCORE)])
+    return submit(f"fraud_rate is {seen[0]['runs'][0]['fields']['fraud_rate']}")
 
 
 async def test_a_conversation_with_mistakes_the_model_corrects(
@@ -116,7 +117,7 @@ async def test_a_conversation_with_mistakes_the_model_corrects(
 ) -> None:
     caplog.set_level(logging.DEBUG)
     script: list[Step] = [
-        Calls([Call("get_sibling_latest_responses", {"fields": ["fraud_rate"]})]),
+        Calls([Call("get_response_history", READ_SCORE)]),
         Calls(
             [
                 Call("propose_interval", '{"interval_seconds": 10, "ttl'),
@@ -149,7 +150,7 @@ async def test_a_conversation_with_mistakes_the_model_corrects(
     assert session.next_analysis_at == T0 + timedelta(seconds=75)
     assert session.planner == "llm:test-model"
     assert [(c.name, c.error is not None) for c in session.tool_calls] == [
-        ("get_sibling_latest_responses", False),
+        ("get_response_history", False),
         ("propose_interval", True),
         ("propose_interval", True),
         ("get_everything", True),

@@ -11,11 +11,9 @@ import jsonschema
 import pytest
 
 from cronpilot.adapters.memory import MemoryStore
-from cronpilot.domain.dependencies import with_dependants
-from cronpilot.domain.model import Endpoint, PlannerMode, Schedule
+from cronpilot.domain.model import Endpoint, PlannerMode
 from cronpilot.domain.planning import AnalysisClaim
 from cronpilot.planner.tools import TOOLS, ToolBox, ToolContext, ToolKind
-from cronpilot.scheduler.learning import RunLearner
 from cronpilot.usecases.proposals import ProposalDesk, Proposer
 from tests.planner.builders import answer, declare, spec
 from tests.support.clock import FakeClock
@@ -49,7 +47,6 @@ async def _box(
     context = ToolContext(
         claim=AnalysisClaim(endpoint, PlannerMode.AUTO, clock.now() + timedelta(minutes=5)),
         siblings=siblings,
-        edges=await store.graph.list_edges(endpoint.job_name),
         store=store,
         desk=ProposalDesk(store.unit_of_work, None, limits_for_tests()),
         proposer=Proposer("llm:test", PlannerMode.AUTO, "s1"),
@@ -61,11 +58,7 @@ async def _box(
 
 def test_every_tool_has_a_json_schema_and_the_registry_is_complete() -> None:
     assert {name: tool.kind for name, tool in TOOLS.items()} == {
-        "get_latest_response": ToolKind.QUERY,
         "get_response_history": ToolKind.QUERY,
-        "get_sibling_latest_responses": ToolKind.QUERY,
-        "get_output_schema": ToolKind.QUERY,
-        "get_dag_context": ToolKind.QUERY,
         "propose_interval": ToolKind.ACTION,
         "propose_next_time": ToolKind.ACTION,
         "pause_until": ToolKind.ACTION,
@@ -98,35 +91,31 @@ async def test_null_means_the_default_and_bounds_are_checked_on_our_side(
     clock: FakeClock,
 ) -> None:
     box, _ = await _toolbox(clock)
-    nulls = {"endpoint": None, "fields": None, "limit": None, "offset": None}
+    nulls = {"endpoint": None, "fields": None, "limit": None}
 
     history = await box.call("get_response_history", nulls)
     too_many = await box.call("get_response_history", {**nulls, "limit": 51})
 
     assert history.error is None
-    assert len(history.data["runs"]) == 2
+    assert len(history.data["runs"]) == 1
     assert too_many.error is not None and "limit" in too_many.error
 
 
-async def test_query_tools_read_siblings_with_projection(clock: FakeClock) -> None:
+async def test_the_query_tool_reads_siblings_with_projection(clock: FakeClock) -> None:
     box, _ = await _toolbox(clock)
 
-    latest = await box.call("get_latest_response", {"fields": ["fraud_rate", "orders[*].id"]})
-    siblings = await box.call("get_sibling_latest_responses", '{"fields": []}')
-    history = await box.call("get_response_history", {"limit": 1, "offset": 1, "fields": ["x"]})
+    latest = await box.call("get_response_history", {"fields": ["fraud_rate", "orders[*].id"]})
+    sibling = await box.call("get_response_history", '{"endpoint": "investigator", "fields": []}')
+    history = await box.call("get_response_history", {"limit": 2, "fields": ["x"]})
 
     assert latest.error is None
-    assert latest.data["run"]["fields"] == {"fraud_rate": 0.07, "orders[*].id": [1, 2]}
-    assert "body" not in latest.data["run"]
-    assert list(siblings.data) == ["investigator"]
-    assert "body" not in siblings.data["investigator"]
-    assert history.data["runs"][0]["fields"] == {"_missing": ["x"]}
-    assert [call.name for call in box.calls] == [
-        "get_latest_response",
-        "get_sibling_latest_responses",
-        "get_response_history",
-    ]
-    assert box.calls[1].arguments == {"fields": []}
+    [run] = latest.data["runs"]
+    assert run["fields"] == {"fraud_rate": 0.07, "orders[*].id": [1, 2]}
+    assert "body" not in run
+    assert sibling.data["endpoint"] == "investigator"
+    assert "body" not in sibling.data["runs"][0]
+    assert [run["fields"] for run in history.data["runs"]] == [{"_missing": ["x"]}] * 2
+    assert box.calls[1].arguments == {"endpoint": "investigator", "fields": []}
     assert box.calls[0].result_chars == len(latest.content)
 
 
@@ -136,10 +125,10 @@ async def test_projections_read_the_one_path_syntax_positions_written_either_way
     box, _ = await _toolbox(clock)
     paths = ["orders[1].id", "orders.0.id", "orders[1]", "orders[5].id"]
 
-    latest = await box.call("get_latest_response", {"fields": paths})
-    refused = await box.call("get_latest_response", {"fields": ["orders[0] id"]})
+    latest = await box.call("get_response_history", {"fields": paths})
+    refused = await box.call("get_response_history", {"fields": ["orders[0] id"]})
 
-    assert latest.data["run"]["fields"] == {
+    assert latest.data["runs"][0]["fields"] == {
         "orders[1].id": 2,
         "orders.0.id": 1,
         "orders[1]": {"id": 2},
@@ -153,9 +142,9 @@ async def test_projections_read_the_one_path_syntax_positions_written_either_way
 async def test_large_bodies_are_truncated_with_a_marker(clock: FakeClock) -> None:
     box, _ = await _toolbox(clock, max_body_chars=100)
 
-    result = await box.call("get_latest_response", {"endpoint": "investigator"})
+    result = await box.call("get_response_history", {"endpoint": "investigator"})
 
-    body = result.data["run"]["body"]
+    body = result.data["runs"][0]["body"]
     assert body["_truncated"].startswith("body is 5013 characters; showing the first 100")
     assert len(body["preview"]) == 100
     assert len(result.content) < 600
@@ -164,12 +153,12 @@ async def test_large_bodies_are_truncated_with_a_marker(clock: FakeClock) -> Non
 @pytest.mark.parametrize(
     ("name", "arguments", "expected"),
     [
-        ("get_latest_response", {"endpoint": "secret"}, "is not in job 'j'"),
-        ("get_latest_response", {"endpoint": "other/secret"}, "is not in job 'j'"),
+        ("get_response_history", {"endpoint": "secret"}, "is not in job 'j'"),
+        ("get_response_history", {"endpoint": "other/secret"}, "is not in job 'j'"),
         ("get_response_history", {"limit": 51}, "limit: Input should be less than or equal"),
         ("get_response_history", {"colour": "red"}, "colour: Extra inputs are not permitted"),
-        ("get_latest_response", '{"fields": [', "arguments are not valid JSON"),
-        ("get_latest_response", {"fields": ["a..b"]}, "bad field path"),
+        ("get_response_history", '{"fields": [', "arguments are not valid JSON"),
+        ("get_response_history", {"fields": ["a..b"]}, "bad field path"),
         ("drop_table", {}, "unknown tool 'drop_table'"),
         (
             "propose_interval",
@@ -198,74 +187,6 @@ async def test_mistakes_are_tool_errors_the_model_can_read(
     assert box.calls[-1].error == result.error
     assert box.submitted is None
     assert store.planner.planning.proposals == {}
-
-
-async def test_output_schema_is_read_once_learned(clock: FakeClock) -> None:
-    box, store = await _toolbox(clock)
-    unknown = await box.call("get_output_schema", {})
-    score = await store.catalog.get_endpoint("j/score")
-    await answer(store, "j/score", {"fraud_rate": 0.2, "orders": []})
-    await RunLearner(store.unit_of_work, store.reading, clock).learn(score)
-    learned = await box.call("get_output_schema", {"endpoint": "score"})
-
-    assert unknown.data == {
-        "endpoint": "score",
-        "schema": None,
-        "note": "no output schema learned yet; read get_latest_response with fields",
-    }
-    assert isinstance(learned.data, dict)
-    schema = learned.data["schema"]
-    assert isinstance(schema, dict)
-    assert schema["required"] == ["fraud_rate", "orders"]
-    jsonschema.validate({"fraud_rate": 0.5, "orders": [{"id": 3}]}, schema)
-
-
-async def test_dag_context_and_siblings_follow_the_graph(clock: FakeClock) -> None:
-    store = MemoryStore()
-    specs = with_dependants(
-        [
-            spec("audit"),
-            spec("fetch"),
-            spec("load", schedule=Schedule(), depends_on=("fetch",)),
-        ]
-    )
-    endpoints = await declare(store, clock.now(), *specs, job="etl")
-    for ref in ("etl/audit", "etl/fetch"):
-        await answer(store, ref, {"ok": True})
-    fetch = await store.catalog.get_endpoint("etl/fetch")
-    box = await _box(store, fetch, endpoints, clock)
-
-    context = await box.call("get_dag_context", {})
-    of_load = await box.call("get_dag_context", {"endpoint": "load"})
-    siblings = await box.call("get_sibling_latest_responses", {"fields": []})
-
-    assert context.data == {
-        "endpoint": "fetch",
-        "upstream": [],
-        "downstream": [{"endpoint": "etl/load", "edges": ["dependency"], "latest": None}],
-    }
-    assert of_load.data == {
-        "endpoint": "load",
-        "upstream": [{"endpoint": "etl/fetch", "edges": ["dependency"], "latest": "success"}],
-        "downstream": [],
-    }
-    # load never ran, so only audit answers; the order itself is pinned by the next test.
-    assert list(siblings.data or {}) == ["audit"]
-
-
-async def test_siblings_are_listed_most_related_first(clock: FakeClock) -> None:
-    store = MemoryStore()
-    specs = with_dependants([spec("audit"), spec("fetch"), spec("zload", depends_on=("fetch",))])
-    endpoints = await declare(store, clock.now(), *specs, job="etl")
-    for ref in ("etl/audit", "etl/fetch", "etl/zload"):
-        await answer(store, ref, {"ok": True})
-    fetch = await store.catalog.get_endpoint("etl/fetch")
-    box = await _box(store, fetch, endpoints, clock)
-
-    siblings = await box.call("get_sibling_latest_responses", {"fields": []})
-
-    # zload depends on fetch: it comes before audit although its name sorts after.
-    assert list(siblings.data or {}) == ["zload", "audit"]
 
 
 async def test_actions_become_proposals_and_submit_ends(clock: FakeClock) -> None:
@@ -306,7 +227,7 @@ async def test_each_call_records_what_it_did(clock: FakeClock) -> None:
     pause = {"until": (clock.now() + timedelta(minutes=30)).isoformat(), "reason": "quiet"}
     in_review = ToolBox(replace(box.context, proposer=Proposer("llm:t", PlannerMode.REVIEW)))
 
-    await box.call("get_latest_response", {})
+    await box.call("get_response_history", {})
     too_fast = await box.call(
         "propose_interval", {"interval_seconds": 1, "ttl_seconds": 60, "reason": "x"}
     )

@@ -1,0 +1,79 @@
+"""What the model is given before any tool call: the brief sums up the newest responses and
+the graph around the endpoint, and it and the tool definitions stay within a token budget,
+counted as the token-economy benchmark counts them (`fake_openai_server.tokens`)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+
+from cronpilot.adapters.memory import MemoryStore
+from cronpilot.domain.context import dag_context
+from cronpilot.domain.dependencies import with_dependants
+from cronpilot.domain.model import PlannerMode, Schedule
+from cronpilot.domain.planning import AnalysisClaim
+from cronpilot.planner.analysis_context import read_analysis_context
+from cronpilot.planner.brief import SYSTEM_PROMPT, build_brief
+from cronpilot.planner.summary import run_summary, summed_up
+from cronpilot.planner.tools import TOOLS, ToolKind
+from tests.planner.builders import T0, answer, declare, spec
+from tests.support.fake_openai_server import tokens
+
+TOOLS_AND_SYSTEM_BUDGET = 650
+"""Tokens every step of an analysis pays before its brief: 1,475 before issue 13."""
+QUERY_TOOLS_BUDGET = 100
+"""What the tools mode pays per step over pasting the bodies: 691 tokens before issue 13."""
+
+
+def test_the_tool_definitions_and_system_prompt_stay_within_their_token_budget() -> None:
+    definitions = [tool.definition() for tool in TOOLS.values()]
+    queries = [tool.definition() for tool in TOOLS.values() if tool.kind is ToolKind.QUERY]
+
+    assert tokens(definitions) + tokens(SYSTEM_PROMPT) <= TOOLS_AND_SYSTEM_BUDGET
+    assert tokens(queries) <= QUERY_TOOLS_BUDGET
+
+
+async def test_the_brief_sums_up_the_newest_responses_most_related_first() -> None:
+    store = MemoryStore()
+    specs = with_dependants(
+        [spec("audit"), spec("fetch"), spec("zload", schedule=Schedule(), depends_on=("fetch",))]
+    )
+    await declare(store, T0, *specs, job="etl")
+    long_note = "n" * 60
+    await answer(store, "etl/fetch", {"records": 40, "note": long_note, "ids": [1, 2, 3]})
+    await answer(store, "etl/audit", {"ok": True})
+    fetch = await store.catalog.get_endpoint("etl/fetch")
+    context = await read_analysis_context(store.reading, fetch, 10)
+    claim = AnalysisClaim(fetch, PlannerMode.AUTO, T0 + timedelta(minutes=5))
+
+    brief = build_brief(
+        claim,
+        job_description="",
+        siblings={e.name: e for e in context.endpoints},
+        recent=context.recent,
+        schema=None,
+        now=T0,
+        graph=dag_context(fetch, context.endpoints, context.edges, context.latest),
+        latest=summed_up(fetch, context, T0),
+    )
+
+    newest = brief.split("Newest responses:\n", 1)[1].splitlines()
+    # zload depends on fetch: summed up before audit although its name sorts after.
+    assert [line.split(":", 1)[0] for line in newest] == ["- fetch", "- zload", "- audit"]
+    assert newest[0].endswith(f'records=40, note="{long_note[:22]}…, ids=[3 items]')
+    assert newest[1] == "- zload: no run yet"
+    assert "Graph: upstream none; downstream zload (dependency, never ran)" in brief
+    assert long_note not in brief
+
+
+async def test_a_summary_says_how_a_run_went_and_cuts_long_lines() -> None:
+    store = MemoryStore()
+    await declare(store, T0, spec("big"))
+    run = await answer(store, "j/big", {f"field_{n}": n for n in range(100)}, status=503)
+
+    line = run_summary(run)
+    no_body = run_summary(replace(run, body="plain text"))
+
+    assert line.startswith("12:00:00 failed 503; field_0=0, field_1=1")
+    assert line.endswith("…") and len(line) < 300
+    assert no_body.endswith('; body "plain text"')
