@@ -175,15 +175,10 @@ class ScriptedChat:
 
 
 SCRIPT = [
+    Calls([Call("get_response_history", {"fields": ["status", "records", "batch.id"]})]),
     Calls(
         [
-            Call("get_latest_response", {"fields": ["status", "records", "batch.id"]}),
-            Call("get_output_schema", {}),
-        ]
-    ),
-    Calls(
-        [
-            Call("get_sibling_latest_responses", {"fields": ["status", "records"]}),
+            Call("get_response_history", {"endpoint": "e1", "fields": ["status", "records"]}),
             Call("get_response_history", {"limit": 10, "fields": ["records"]}),
         ]
     ),

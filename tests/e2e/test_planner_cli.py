@@ -134,7 +134,7 @@ async def test_run_once_with_an_llm(
 ) -> None:
     await _answers(sqlite_url, {"orders": [7]})
     script = [
-        Calls([Call("get_latest_response", {"fields": ["orders"]})]),
+        Calls([Call("get_response_history", {"fields": ["orders"]})]),
         Calls(
             [
                 Call(

@@ -1,4 +1,5 @@
-"""`bench/token_economy.py` measures both ways of giving the model data, from the server's usage."""
+"""`bench/token_economy.py` measures both ways of giving the model data, from the server's usage:
+the tools mode costs fewer prompt tokens than pasting, and the break-even body size is printed."""
 
 from __future__ import annotations
 
@@ -6,10 +7,10 @@ import json
 
 import pytest
 
-from bench.token_economy import main
+from bench.token_economy import Measure, break_even_chars, main, report
 
 
-def test_the_bench_measures_tools_against_pasted_responses(
+def test_the_tools_cost_fewer_prompt_tokens_than_pasted_responses(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     main(["--case", "billing", "--json"])
@@ -18,6 +19,21 @@ def test_the_bench_measures_tools_against_pasted_responses(
     assert set(measures) == {"tools", "pasted"}
     tools, pasted = measures["tools"], measures["pasted"]
     assert tools["analyses"] == pasted["analyses"] > 0
-    # Tools cost a round trip per read; pasting answers in the first request.
-    assert tools["requests"] > pasted["requests"] >= pasted["analyses"]
+    # The brief sums up the newest responses: most analyses need no read round trip.
+    assert tools["requests"] <= pasted["requests"] + 1
+    assert tools["prompt_tokens"] < pasted["prompt_tokens"]
     assert all(m["prompt_tokens"] > 0 and m["completion_tokens"] > 0 for m in measures.values())
+    assert tools["endpoints"] == 2 and tools["body_chars"] > 0
+
+
+def test_the_break_even_body_size_follows_from_the_measures() -> None:
+    # 200 prompt tokens more per analysis with tools; pasting sends 2 requests x 2 bodies per
+    # analysis: 4 bodies of 200 more characters each would cost pasting as much (4 chars/token).
+    tools = Measure("c", "tools", 10, 20, 12_000, 500, 2, 100.0)
+    pasted = Measure("c", "pasted", 10, 20, 10_000, 500, 2, 100.0)
+
+    assert break_even_chars(tools, pasted) == 300
+    assert break_even_chars(pasted, tools) == 0
+    table = report([tools, pasted])
+    assert table.splitlines()[1].split()[-1] == "300"
+    assert "break-even" in table

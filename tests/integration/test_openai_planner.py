@@ -184,8 +184,8 @@ async def test_a_conversation_with_mistakes_the_model_corrects(
 
 async def test_the_last_step_is_forced_to_submit() -> None:
     script: list[Step] = [
-        Calls([Call("get_latest_response", {"fields": []})]),
-        Calls([Call("get_latest_response", {"fields": []})]),
+        Calls([Call("get_response_history", {"fields": []})]),
+        Calls([Call("get_response_history", {"fields": []})]),
     ]
     async with planner_against(script, max_steps=2) as (planner, _, server):
         session = await _investigate(planner)
