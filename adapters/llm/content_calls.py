@@ -29,14 +29,10 @@ def arguments_text(arguments: Any) -> str:
         return "" if arguments is None else json.dumps(arguments)
     try:
         inner = json.loads(arguments)
+        if isinstance(inner, str) and isinstance(json.loads(inner), dict):
+            return inner
     except json.JSONDecodeError:
-        return arguments
-    if isinstance(inner, str):
-        try:
-            if isinstance(json.loads(inner), dict):
-                return inner
-        except json.JSONDecodeError:
-            return arguments
+        pass  # not JSON, or a string that holds none: as it came
     return arguments
 
 
