@@ -89,6 +89,7 @@ async def test_a_server_refusing_tool_choice_required_is_asked_with_auto_from_th
     assert first.status is second.status is SessionStatus.SUBMITTED
     assert [r["tool_choice"] for r in server.requests] == ["required", "auto", "auto"]
     assert all(r["parallel_tool_calls"] is False for r in server.requests)
+    assert all(tool["function"]["strict"] is True for tool in server.requests[0]["tools"])
 
 
 async def test_a_server_ignoring_tool_choice_is_nudged_once() -> None:
