@@ -102,6 +102,8 @@ def proposal_outcome(proposal: Proposal) -> str:
         return f"held for review as proposal {proposal.id}"
     if proposal.status is ProposalStatus.REFUSED:
         return f"refused by a guardrail: {proposal.outcome} (proposal {proposal.id})"
+    if proposal.status is ProposalStatus.DROPPED:
+        return f"dropped: {proposal.outcome} (proposal {proposal.id})"
     return f"{proposal.outcome or proposal.status.value} (proposal {proposal.id})"
 
 

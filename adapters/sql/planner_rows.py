@@ -7,6 +7,7 @@ from typing import Any
 from sqlalchemy.engine import RowMapping
 
 from cronpilot.adapters.sql.rule_rows import evaluation_from_value, evaluation_value
+from cronpilot.domain.autonomy import AutonomyStep
 from cronpilot.domain.planning import (
     AnalysisSession,
     Proposal,
@@ -35,6 +36,7 @@ def proposal_values(proposal: Proposal) -> dict[str, Any]:
         "decided_by": proposal.decided_by,
         "decided_at": proposal.decided_at,
         "outcome": proposal.outcome,
+        "confidence": proposal.confidence,
     }
 
 
@@ -56,6 +58,31 @@ def proposal_from_row(row: RowMapping) -> Proposal:
         decided_by=row["decided_by"],
         decided_at=row["decided_at"],
         outcome=row["outcome"],
+        confidence=row["confidence"],
+    )
+
+
+def step_values(step: AutonomyStep) -> dict[str, Any]:
+    return {
+        "job_id": step.job_id,
+        "at": step.at,
+        "threshold": step.threshold,
+        "approvals": step.approvals,
+        "rejections": step.rejections,
+        "note": step.note,
+        "proposal_id": step.proposal_id,
+    }
+
+
+def step_from_row(row: RowMapping) -> AutonomyStep:
+    return AutonomyStep(
+        job_id=row["job_id"],
+        at=row["at"],
+        threshold=row["threshold"],
+        approvals=row["approvals"],
+        rejections=row["rejections"],
+        note=row["note"],
+        proposal_id=row["proposal_id"],
     )
 
 
