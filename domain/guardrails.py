@@ -68,25 +68,29 @@ def refusal(
     *,
     firing: FiringRule | None = None,
     recent: Sequence[Proposal] = (),
+    ruled: bool = False,
 ) -> Refusal | None:
     """Why `draft` may not be applied to `endpoint` now, or None when it may. `firing` is the
     endpoint's rule that holds, when the proposer is not that rule: its proposal may not
     contradict the rule. `recent` are the endpoint's latest proposals, newest first: an
-    interval that continues their alternation waits for the cool-down (`domain.churn`)."""
+    interval that continues their alternation waits for the cool-down (`domain.churn`).
+    `ruled`: a response rule proposes; its changes follow the condition its admin declared, so
+    neither the cool-down nor the hourly rate (guards against a planner that speculates) holds
+    it back (decision 0029)."""
     if not draft.reason.strip():
         return Refusal(GuardrailRule.REASON, "a reason is required")
     if firing is not None:
         against = contradiction(firing.rule.then, draft)
         if against is not None:
             return Refusal(GuardrailRule.RULE, f"{firing.said()} holds, and {against}")
-    cool_until = cooling(draft, recent, now)
+    cool_until = None if ruled else cooling(draft, recent, now)
     if cool_until is not None:
         return Refusal(
             GuardrailRule.COOL_DOWN,
             "the last interval proposals alternated direction; the interval is held until "
             f"{cool_until.isoformat()}",
         )
-    if changes_last_hour >= limits.max_changes_per_hour:
+    if not ruled and changes_last_hour >= limits.max_changes_per_hour:
         return Refusal(
             GuardrailRule.RATE,
             f"{changes_last_hour} changes were applied to this endpoint in the last hour; "

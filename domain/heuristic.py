@@ -19,7 +19,12 @@ STEADY_RUNS = 3
 STEP = 2.0
 """Each relax doubles the interval, each tighten halves it."""
 HINT_TTL_PERIODS = 10
-"""A heuristic hint stands for this many of its own intervals."""
+"""A heuristic hint stands for this many of its own intervals, and at least
+`MIN_HINT_TTL_SECONDS`."""
+MIN_HINT_TTL_SECONDS = 3600.0
+"""As long as the hourly rate window (decision 0029): a hint of a few seconds that lapsed
+within a minute had the heuristic step down from the baseline again, two changes a minute
+that the hourly limit then stopped."""
 LOOK_AGAIN_PERIODS = 3
 AFTER_UPSTREAMS_LOOK_AGAIN_SECONDS = 3600.0
 """A DAG dependant has nothing the heuristic could change; it is looked at rarely."""
@@ -129,4 +134,5 @@ def _verdict(why: str, verb: str, current: float, target: float, bound: str) -> 
     if target == current:
         return HeuristicVerdict(f"{why}; already at the {bound}", current * LOOK_AGAIN_PERIODS)
     reason = f"{why}; {verb} from every {_text(current)} to every {_text(target)} ({bound})"
-    return HeuristicVerdict(reason, target * LOOK_AGAIN_PERIODS, target, target * HINT_TTL_PERIODS)
+    ttl = max(target * HINT_TTL_PERIODS, MIN_HINT_TTL_SECONDS)
+    return HeuristicVerdict(reason, target * LOOK_AGAIN_PERIODS, target, ttl)

@@ -25,7 +25,7 @@ from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, PlannerMode, ScheduleSource, new_id
 from cronpilot.domain.planning import Proposal, ProposalDraft, ProposalStatus
 from cronpilot.domain.ports import Repositories, Telemetry, UnitOfWorkFactory, Waker
-from cronpilot.domain.rule_firing import FiringRule
+from cronpilot.domain.rule_firing import RULES_PLANNER, FiringRule
 from cronpilot.domain.telemetry import NO_TELEMETRY
 
 log = logging.getLogger(__name__)
@@ -71,6 +71,8 @@ class ProposalDesk:
         endpoint_id: str,
         now: datetime,
         firing: FiringRule | None = None,
+        *,
+        proposed_by: str,
     ) -> tuple[Endpoint, Refusal | None]:
         """The endpoint as it is now, and why the guardrails refuse `draft` on it (None: they
         do not). The endpoint is locked first: two decisions on one endpoint at once (two
@@ -79,7 +81,10 @@ class ProposalDesk:
         endpoint = await tx.catalog.get_endpoint(endpoint_id, for_update=True)
         changes = await tx.planner.count_applied(endpoint_id, now - RATE_WINDOW)
         recent = await tx.planner.list_proposals(endpoint_id=endpoint_id, limit=RECENT)
-        why_not = refusal(draft, endpoint, changes, now, self._limits, firing=firing, recent=recent)
+        ruled = proposed_by == RULES_PLANNER
+        why_not = refusal(
+            draft, endpoint, changes, now, self._limits, firing=firing, recent=recent, ruled=ruled
+        )
         return endpoint, why_not
 
     async def unneeded(self, draft: ProposalDraft, endpoint_id: str, now: datetime) -> str | None:
@@ -100,7 +105,9 @@ class ProposalDesk:
         decide (`domain.autonomy.gate`), and a dropped proposal is recorded too."""
         earlier = False
         async with self._uow() as tx:
-            endpoint, why_not = await self._guarded(tx, draft, endpoint_id, now, proposer.firing)
+            endpoint, why_not = await self._guarded(
+                tx, draft, endpoint_id, now, proposer.firing, proposed_by=proposer.name
+            )
             proposal = Proposal(
                 id=new_id(),
                 endpoint_id=endpoint.id,
@@ -165,7 +172,9 @@ class ProposalDesk:
                 await tx.planner.expire_pending(now)
                 await tx.commit()
                 raise ProposalNotPending(proposal.id, ProposalStatus.EXPIRED)
-            endpoint, why_not = await self._guarded(tx, proposal.draft, proposal.endpoint_id, now)
+            endpoint, why_not = await self._guarded(
+                tx, proposal.draft, proposal.endpoint_id, now, proposed_by=proposal.proposed_by
+            )
             if why_not is not None:
                 refused = await tx.planner.decide(
                     proposal.id,

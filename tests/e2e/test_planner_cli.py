@@ -76,13 +76,13 @@ async def test_review_approve_and_see_the_effect(shop: Cli, sqlite_url: str) -> 
 
     assert analysed["status"] == "submitted"
     assert analysed["proposals"] == [pending["id"]]
-    assert pending["change"] == "every 1m for 10m"
+    assert pending["change"] == "every 1m for 1h"
     assert pending["reason"] == (
         "the last 3 responses were identical; relaxing from every 30s to every 60s (max 300s)"
     )
     assert (shown["proposed_by"], shown["session_id"]) == ("heuristic", session["id"])
     assert before["interval_hint"] is None
-    assert approved.startswith(f"approved {pending['id']} for shop/orders: every 1m for 10m")
+    assert approved.startswith(f"approved {pending['id']} for shop/orders: every 1m for 1h")
     assert after["interval_hint"]["interval_seconds"] == 60
     assert after["next_run_source"] == "hint-interval"
     assert _error(again) == f"error: proposal {pending['id']} is applied, not pending"

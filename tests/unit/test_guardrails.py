@@ -103,7 +103,7 @@ def test_heuristic_rules(runs: list[Observation], interval: float | None, reason
     assert verdict.interval_seconds == interval
     assert reason in verdict.reasoning
     if interval is not None:
-        assert verdict.ttl_seconds == interval * 10
+        assert verdict.ttl_seconds == max(interval * 10, 3600)
 
 
 def test_heuristic_stays_within_the_clamps_and_needs_them_to_move() -> None:
