@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict, fields
 from typing import Any
 
 from sqlalchemy.engine import RowMapping
@@ -63,27 +64,12 @@ def proposal_from_row(row: RowMapping) -> Proposal:
 
 
 def step_values(step: AutonomyStep) -> dict[str, Any]:
-    return {
-        "job_id": step.job_id,
-        "at": step.at,
-        "threshold": step.threshold,
-        "approvals": step.approvals,
-        "rejections": step.rejections,
-        "note": step.note,
-        "proposal_id": step.proposal_id,
-    }
+    # The columns are named as the fields, and every field is a plain value.
+    return asdict(step)
 
 
 def step_from_row(row: RowMapping) -> AutonomyStep:
-    return AutonomyStep(
-        job_id=row["job_id"],
-        at=row["at"],
-        threshold=row["threshold"],
-        approvals=row["approvals"],
-        rejections=row["rejections"],
-        note=row["note"],
-        proposal_id=row["proposal_id"],
-    )
+    return AutonomyStep(**{item.name: row[item.name] for item in fields(AutonomyStep)})
 
 
 def _call_values(call: ToolCallRecord) -> dict[str, Any]:

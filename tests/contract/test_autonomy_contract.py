@@ -1,5 +1,6 @@
 """Graded autonomy in every store (memory, SQLite, PostgreSQL): the `dangerous` declaration
-field, the proposals' confidence and the jobs' autonomy steps (issue 13, migration 0016)."""
+field and the jobs' autonomy steps (issue 13, migration 0016); the proposals' confidence is in
+`test_planner_contract`."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from dataclasses import replace
 
 from cronpilot.domain.autonomy import AutonomyStep
 from cronpilot.domain.model import Job, PlannerMode, new_id
-from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
 from cronpilot.domain.ports import JobDeclaration, Store
 from tests.contract.builders import T0, seconds, spec
 
@@ -26,31 +26,6 @@ async def test_a_dangerous_endpoint_in_a_graded_job_round_trips(store: Store) ->
     assert undone.updated == ["j/e"]
     assert stored.spec.dangerous is False
     assert (await store.catalog.get_job("j")).planner_mode is PlannerMode.GRADED
-
-
-async def test_a_proposal_keeps_its_confidence(store: Store) -> None:
-    await store.catalog.apply([JobDeclaration(Job("j"), [spec("e")])], T0)
-    endpoint = await store.catalog.get_endpoint("j/e")
-    proposal = Proposal(
-        id=new_id(),
-        endpoint_id=endpoint.id,
-        job_id=endpoint.job_id,
-        kind=ProposalKind.INTERVAL,
-        reason="steady",
-        proposed_by="heuristic",
-        created_at=T0,
-        status=ProposalStatus.DROPPED,
-        interval_seconds=120.0,
-        ttl_seconds=600.0,
-        decided_by="graded",
-        decided_at=T0,
-        outcome="confidence 0.6 is below the floor 0.7",
-        confidence=0.6,
-    )
-    await store.planner.add_proposal(proposal)
-
-    assert await store.planner.get_proposal(proposal.id) == proposal
-    assert await store.planner.list_proposals(ProposalStatus.DROPPED) == [proposal]
 
 
 async def test_autonomy_steps_are_kept_per_job_oldest_first(store: Store) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from cronpilot.domain.autonomy import START_THRESHOLD
-from cronpilot.domain.model import PlannerMode
+from cronpilot.domain.model import Endpoint, PlannerMode
 from cronpilot.domain.planning import AnalysisClaim, ProposalDraft, ProposalKind, ProposalStatus
 from cronpilot.domain.ports import Store
 from cronpilot.planner.tools import ToolBox, ToolContext
@@ -23,14 +23,21 @@ def _graded(confidence: float | None) -> Proposer:
     return Proposer("llm:test", PlannerMode.GRADED, "s1", confidence=confidence)
 
 
+async def _one(
+    store: Store, clock: FakeClock, mode: PlannerMode = PlannerMode.GRADED, **fields: object
+) -> tuple[Endpoint, ProposalDesk]:
+    """Endpoint `j/a` (with `fields`) in a job of `mode`, and a desk."""
+    endpoints = await declare(store, clock.now(), spec("a", **fields), mode=mode)
+    return endpoints["a"], ProposalDesk(store.unit_of_work, None, LIMITS)
+
+
 def _every(seconds: float) -> ProposalDraft:
     return ProposalDraft(ProposalKind.INTERVAL, "busy", seconds, ttl_seconds=300)
 
 
 async def test_the_confidence_drops_holds_or_applies(store: Store, clock: FakeClock) -> None:
-    endpoints = await declare(store, clock.now(), spec("a"), mode=PlannerMode.GRADED)
-    desk = ProposalDesk(store.unit_of_work, None, LIMITS)
-    a, now = endpoints["a"].id, clock.now()
+    endpoint, desk = await _one(store, clock)
+    a, now = endpoint.id, clock.now()
 
     dropped = await desk.propose(_every(30), a, _graded(0.69), now)
     held = await desk.propose(_every(31), a, _graded(0.7), now)
@@ -89,9 +96,7 @@ async def test_timed_proposals_on_dangerous_endpoints_wait_for_review(
 async def test_admins_decisions_move_the_threshold_after_five(
     store: Store, clock: FakeClock
 ) -> None:
-    endpoints = await declare(store, clock.now(), spec("a"), mode=PlannerMode.GRADED)
-    desk = ProposalDesk(store.unit_of_work, None, LIMITS)
-    a = endpoints["a"]
+    a, desk = await _one(store, clock)
 
     async def decide(approve: bool, seconds: float) -> None:
         held = await desk.propose(_every(seconds), a.id, _graded(0.8), clock.now())
@@ -125,17 +130,16 @@ async def test_admins_decisions_move_the_threshold_after_five(
 
 
 async def test_an_alternating_interval_cools_down(store: Store, clock: FakeClock) -> None:
-    endpoints = await declare(store, clock.now(), spec("a", min_interval_seconds=5))
-    desk = ProposalDesk(store.unit_of_work, None, LIMITS)
+    endpoint, desk = await _one(store, clock, PlannerMode.AUTO, min_interval_seconds=5)
     auto = Proposer("heuristic", PlannerMode.AUTO)
     for seconds in (60, 30, 60):
-        await desk.propose(_every(seconds), endpoints["a"].id, auto, clock.now())
+        await desk.propose(_every(seconds), endpoint.id, auto, clock.now())
         clock.advance(60)
 
-    tighten = await desk.propose(_every(30), endpoints["a"].id, auto, clock.now())
-    relax_on = await desk.propose(_every(120), endpoints["a"].id, auto, clock.now())
+    tighten = await desk.propose(_every(30), endpoint.id, auto, clock.now())
+    relax_on = await desk.propose(_every(120), endpoint.id, auto, clock.now())
     clock.advance(3600)
-    later = await desk.propose(_every(30), endpoints["a"].id, auto, clock.now())
+    later = await desk.propose(_every(30), endpoint.id, auto, clock.now())
 
     assert tighten.status is ProposalStatus.REFUSED
     assert tighten.outcome is not None
@@ -147,9 +151,8 @@ async def test_an_alternating_interval_cools_down(store: Store, clock: FakeClock
 async def test_proposals_in_force_or_pending_are_not_made_again(
     store: Store, clock: FakeClock
 ) -> None:
-    endpoints = await declare(store, clock.now(), spec("a"), mode=PlannerMode.REVIEW)
-    desk = ProposalDesk(store.unit_of_work, None, LIMITS)
-    a = endpoints["a"].id
+    endpoint, desk = await _one(store, clock, PlannerMode.REVIEW)
+    a = endpoint.id
     pending = await desk.propose(_every(30), a, Proposer("x", PlannerMode.REVIEW), clock.now())
     await desk.propose(_every(45), a, Proposer("x", PlannerMode.AUTO), clock.now())
 

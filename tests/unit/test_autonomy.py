@@ -1,5 +1,6 @@
 """Graded autonomy and churn, pure (decision 0029): the threshold's rule and its bounds, the
-heuristic's confidence from its evidence, what is in force, what alternates."""
+cool-down of what alternates (the heuristic's confidence and what is in force:
+`test_guardrails`)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,7 @@ from cronpilot.domain.autonomy import (
     learnt,
     moves,
 )
-from cronpilot.domain.churn import cooling, in_force
-from cronpilot.domain.heuristic import Observation, judge
-from cronpilot.domain.model import Endpoint, EndpointSpec, IntervalHint, Pause, Schedule
+from cronpilot.domain.churn import cooling
 from cronpilot.domain.planning import Proposal, ProposalDraft, ProposalKind, ProposalStatus
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
@@ -52,46 +51,6 @@ def test_the_moves_are_the_steps_that_changed_the_threshold() -> None:
     steps = _steps("aaaaa" + "aaaa" + "r" + "aa")
     assert [s.proposal_id for s in moves(steps)] == ["p4", "p9"]
     assert [s.threshold for s in moves(steps)] == [0.87, 0.85]
-
-
-def _endpoint(**fields: object) -> Endpoint:
-    spec = EndpointSpec(
-        "e",
-        "https://example.com",
-        Schedule(interval_seconds=20),
-        min_interval_seconds=5,
-        max_interval_seconds=80,
-    )
-    return replace(Endpoint(id="e1", job_id="j1", job_name="j", spec=spec), **fields)  # type: ignore[arg-type]
-
-
-@pytest.mark.parametrize(
-    ("hashes", "confidence"),
-    [
-        ("aaa", 0.9),
-        ("aaaa", 0.95),
-        ("ab", 0.7),
-        ("abc", 0.8),
-        ("abcd", 0.9),
-    ],
-)
-def test_the_heuristics_confidence_grows_with_its_evidence(hashes: str, confidence: float) -> None:
-    verdict = judge(_endpoint(), [Observation(True, h) for h in hashes], NOW)
-    assert verdict.interval_seconds is not None
-    assert verdict.confidence == confidence
-
-
-def test_what_is_in_force() -> None:
-    until = NOW + timedelta(minutes=5)
-    hinted = _endpoint(interval_hint=IntervalHint(30, until, "x"), pause=Pause("quiet", until))
-    every = ProposalDraft(ProposalKind.INTERVAL, "r", 30, ttl_seconds=60)
-
-    assert in_force(every, hinted, NOW)
-    assert not in_force(every, hinted, until)
-    assert not in_force(replace(every, interval_seconds=31), hinted, NOW)
-    assert in_force(ProposalDraft(ProposalKind.PAUSE, "r", at=until), hinted, NOW)
-    assert in_force(ProposalDraft(ProposalKind.BASELINE, "r"), _endpoint(), NOW)
-    assert not in_force(ProposalDraft(ProposalKind.RUN_NOW, "r", ttl_seconds=60), hinted, NOW)
 
 
 def _made(*intervals: float, status: ProposalStatus = ProposalStatus.APPLIED) -> list[Proposal]:
