@@ -123,10 +123,9 @@ class ProposalDesk:
                 ttl_seconds=draft.ttl_seconds,
                 expires_at=now + timedelta(seconds=self._limits.pending_ttl_seconds),
             )
-            graded = proposer.mode is PlannerMode.GRADED
-            gated = await _gated(tx, draft, endpoint, proposer) if graded else None
-            if graded:
-                proposal = replace(proposal, confidence=proposer.confidence)
+            gated = await _gated(tx, draft, endpoint, proposer)
+            if gated is not None:
+                proposal = replace(proposal, confidence=proposer.confidence, outcome=gated.why)
             if why_not is not None:
                 proposal = _decided(
                     proposal, ProposalStatus.REFUSED, "guardrails", why_not.text, now
@@ -135,10 +134,8 @@ class ProposalDesk:
                 proposal = _decided(proposal, ProposalStatus.DROPPED, GRADED, gated.why, now)
             elif proposer.mode is PlannerMode.AUTO or (gated and gated.gate is Gate.APPLY):
                 outcome, earlier = await _apply(tx, draft, endpoint, now)
-                by = GRADED if graded else "auto"
+                by = "auto" if gated is None else GRADED
                 proposal = _decided(proposal, ProposalStatus.APPLIED, by, outcome, now)
-            elif gated is not None:
-                proposal = replace(proposal, outcome=gated.why)
             # Held for review: the admins' webhooks hear of it with the proposal, atomically.
             await tx.planner.add_proposal(proposal, proposal_notifications(endpoint, proposal, now))
             await tx.commit()
@@ -269,7 +266,11 @@ async def _apply(
 
 async def _gated(
     tx: Repositories, draft: ProposalDraft, endpoint: Endpoint, proposer: Proposer
-) -> Gated:
+) -> Gated | None:
+    """What graded autonomy makes of `draft`; None outside `graded` mode, where the mode
+    alone decides (`auto` applies, `review` holds)."""
+    if proposer.mode is not PlannerMode.GRADED:
+        return None
     history = await tx.planner.autonomy_history(endpoint.job_id)
     threshold = threshold_of(history[-1] if history else None)
     return gate(draft, endpoint, proposer.confidence, threshold)
