@@ -73,7 +73,8 @@ async def _run_once(settings: Settings, ref: str) -> tuple[list[AnalysisSession]
         endpoint, mode = await planner_mode(store.reading, ref)
         if mode is PlannerMode.OFF:
             raise InvalidConfig(
-                f"endpoint {endpoint.ref}", "planner mode is off; set planner_mode review or auto"
+                f"endpoint {endpoint.ref}",
+                "planner mode is off; set planner_mode review, auto or graded",
             )
         worker = await open_planner(settings, store, build_clock(), resources)
         sessions = await worker.analyse_now(endpoint.id)
