@@ -22,11 +22,11 @@ from cronpilot.domain.model import (
     DEFAULT_CATCH_UP_WINDOW_SECONDS,
     DEFAULT_MAX_RESPONSE_BYTES,
     DEFAULT_NOTIFY_AFTER,
+    DEFAULT_PLANNER_MODE,
     DEFAULT_TIMEOUT_SECONDS,
     JSON,
     CatchUp,
     EndpointSpec,
-    PlannerMode,
     RetryPolicy,
 )
 from cronpilot.domain.ports import JobDeclaration
@@ -97,7 +97,7 @@ def _job(declaration: JobDeclaration, secrets: _Secrets) -> dict[str, Any]:
     shown: dict[str, Any] = {"name": job.name}
     if job.description:
         shown["description"] = job.description
-    if job.planner_mode is not PlannerMode.OFF:
+    if job.planner_mode is not DEFAULT_PLANNER_MODE:
         shown["planner_mode"] = job.planner_mode.value
     shown["endpoints"] = [
         _endpoint(f"{job.name}/{s.name}", s, secrets) for s in declaration.endpoints
@@ -151,6 +151,8 @@ def _endpoint(ref: str, spec: EndpointSpec, secrets: _Secrets) -> dict[str, Any]
         shown["retry"] = _retry(spec.retry)
     if spec.accept_hints:
         shown["accept_hints"] = True
+    if spec.dangerous:
+        shown["dangerous"] = True
     if spec.rules:
         shown["rules"] = [{"when": rule.when, "then": _then(rule.then)} for rule in spec.rules]
     return shown

@@ -6,7 +6,7 @@ Shape::
     jobs:
       - name: etl
         description: nightly pipeline
-        planner_mode: review          # off | review | auto
+        planner_mode: review          # off | review | auto | graded (the default)
         endpoints:
           - name: fetch
             url: ${SIMULATOR_URL}/etl/fetch
@@ -20,6 +20,7 @@ Shape::
             pause_after: 20
             retry: {attempts: 3, backoff: 1s, max_backoff: 30s, on: [timeout, connect, 5xx, 429]}
             accept_hints: true        # take the Cronpilot-Next-Run answer header as a hint
+            dangerous: true           # run_now/next_time proposals always wait for review
             success_when: 'body.status == "ok"'   # a condition (CEL) on the response
             change_ignores: [checked_at, meta.request_id]   # not a change of the answer
             rules:                    # the first that holds proposes (adapters.rules_config)
@@ -81,6 +82,7 @@ from cronpilot.domain.model import (
     DEFAULT_FLOOR_SECONDS,
     DEFAULT_MAX_RESPONSE_BYTES,
     DEFAULT_NOTIFY_AFTER,
+    DEFAULT_PLANNER_MODE,
     DEFAULT_TIMEOUT_SECONDS,
     JSON,
     CatchUp,
@@ -259,6 +261,7 @@ class EndpointConfig(_Strict):
     pause_after: Count | None = None
     retry: RetryConfig | None = None
     accept_hints: bool = False
+    dangerous: bool = False
     jitter: Jitter | None = None
     catch_up: CatchUp | None = None
     catch_up_window: Window | None = None
@@ -268,7 +271,7 @@ class EndpointConfig(_Strict):
 class JobConfig(_Strict):
     name: Name
     description: str = ""
-    planner_mode: PlannerMode = PlannerMode.OFF
+    planner_mode: PlannerMode = DEFAULT_PLANNER_MODE
     notify: Notify | None = None
     pause_after: Count | None = None
     endpoints: list[EndpointConfig] = Field(min_length=1)
@@ -506,6 +509,7 @@ def _spec(
         **_alert_settings(job, endpoint),
         retry=_retry_policy(endpoint, (*loc, "retry")),
         accept_hints=endpoint.accept_hints,
+        dangerous=endpoint.dangerous,
         jitter_seconds=endpoint.jitter,
         catch_up=endpoint.catch_up or CatchUp.ONE,
         catch_up_window_seconds=(

@@ -6,12 +6,14 @@ last hour, and `now`. A refusal is a sentence a person (or the model) can act on
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
+from cronpilot.domain.churn import cooling
 from cronpilot.domain.model import Endpoint, IntervalHint, OneShotHint, Pause
-from cronpilot.domain.planning import ProposalDraft, ProposalKind
+from cronpilot.domain.planning import Proposal, ProposalDraft, ProposalKind
 from cronpilot.domain.rule_firing import FiringRule, contradiction
 
 RATE_WINDOW = timedelta(hours=1)
@@ -30,6 +32,8 @@ class GuardrailRule(StrEnum):
     NOT_PAUSED = "not_paused"
     RULE = "rule"
     """The proposal contradicts a response rule that holds for the endpoint."""
+    COOL_DOWN = "cool_down"
+    """The endpoint's interval proposals alternated direction (`domain.churn`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,17 +67,30 @@ def refusal(
     limits: GuardrailLimits,
     *,
     firing: FiringRule | None = None,
+    recent: Sequence[Proposal] = (),
+    ruled: bool = False,
 ) -> Refusal | None:
     """Why `draft` may not be applied to `endpoint` now, or None when it may. `firing` is the
     endpoint's rule that holds, when the proposer is not that rule: its proposal may not
-    contradict the rule."""
+    contradict the rule. `recent` are the endpoint's latest proposals, newest first: an
+    interval that continues their alternation waits for the cool-down (`domain.churn`).
+    `ruled`: a response rule proposes; its changes follow the condition its admin declared, so
+    neither the cool-down nor the hourly rate (guards against a planner that speculates) holds
+    it back (decision 0029)."""
     if not draft.reason.strip():
         return Refusal(GuardrailRule.REASON, "a reason is required")
     if firing is not None:
         against = contradiction(firing.rule.then, draft)
         if against is not None:
             return Refusal(GuardrailRule.RULE, f"{firing.said()} holds, and {against}")
-    if changes_last_hour >= limits.max_changes_per_hour:
+    cool_until = None if ruled else cooling(draft, recent, now)
+    if cool_until is not None:
+        return Refusal(
+            GuardrailRule.COOL_DOWN,
+            "the last interval proposals alternated direction; the interval is held until "
+            f"{cool_until.isoformat()}",
+        )
+    if not ruled and changes_last_hour >= limits.max_changes_per_hour:
         return Refusal(
             GuardrailRule.RATE,
             f"{changes_last_hour} changes were applied to this endpoint in the last hour; "

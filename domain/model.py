@@ -37,6 +37,13 @@ class PlannerMode(StrEnum):
     OFF = "off"
     REVIEW = "review"
     AUTO = "auto"
+    GRADED = "graded"
+    """By the confidence of the analysis: applied, held for review or dropped
+    (`domain.autonomy`)."""
+
+
+DEFAULT_PLANNER_MODE = PlannerMode.GRADED
+"""The mode of a declared job that names none (decision 0029)."""
 
 
 class ScheduleSource(StrEnum):
@@ -258,6 +265,9 @@ class EndpointSpec:
     """None: a failed call waits for the next slot."""
     accept_hints: bool = False
     """Take the endpoint's `Cronpilot-Next-Run` answer header as a hint (`domain.steering`)."""
+    dangerous: bool = False
+    """A call at a moment a planner chose could do harm: `run_now` and `next_time` proposals
+    wait for review in graded mode, as for a method other than GET or HEAD."""
     jitter_seconds: float | None = None
     """Each baseline call goes out a stable pseudo-random offset in [0, jitter) after its slot."""
     catch_up: CatchUp = CatchUp.ONE

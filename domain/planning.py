@@ -36,6 +36,8 @@ class ProposalStatus(StrEnum):
     REFUSED = "refused"
     """Stopped by a guardrail; never applied."""
     EXPIRED = "expired"
+    DROPPED = "dropped"
+    """Made with a confidence below the floor (`graded` mode): recorded, never applied."""
 
 
 class SessionStatus(StrEnum):
@@ -84,6 +86,8 @@ class Proposal:
     outcome: str | None = None
     """What happened, in words: the hint written, the guardrail that refused it, the admin's
     reason for rejecting it."""
+    confidence: float | None = None
+    """The confidence of the analysis that made it, in `graded` mode (`domain.autonomy`)."""
 
     @property
     def draft(self) -> ProposalDraft:
@@ -98,6 +102,8 @@ def proposal_outcome(proposal: Proposal) -> str:
         return f"held for review as proposal {proposal.id}"
     if proposal.status is ProposalStatus.REFUSED:
         return f"refused by a guardrail: {proposal.outcome} (proposal {proposal.id})"
+    if proposal.status is ProposalStatus.DROPPED:
+        return f"dropped: {proposal.outcome} (proposal {proposal.id})"
     return f"{proposal.outcome or proposal.status.value} (proposal {proposal.id})"
 
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from cronpilot.domain.alerts import Notification, NotificationStatus
     from cronpilot.domain.approvals import Approval, ApprovalState
     from cronpilot.domain.audit import AuditAction, AuditCursor, AuditEntry
+    from cronpilot.domain.autonomy import AutonomyStep
     from cronpilot.domain.dag import DagWait
     from cronpilot.domain.errors import CronpilotError
     from cronpilot.domain.graph import Edge, EdgeKey, EdgeSighting, EdgeType
@@ -395,6 +396,15 @@ class PlannerRepository(Protocol):
 
     async def get_session(self, session_id: str) -> AnalysisSession:
         """With its tool calls in order. Raises `SessionNotFound`."""
+        ...
+
+    async def autonomy_history(self, job_id: str) -> list[AutonomyStep]:
+        """The job's graded-autonomy steps, oldest first; the last one holds its threshold
+        (`domain.autonomy`). Empty for a job without decisions, or an unknown one."""
+        ...
+
+    async def add_autonomy_step(self, step: AutonomyStep) -> None:
+        """Append `step` to its job's history."""
         ...
 
     async def list_sessions(

@@ -9,7 +9,6 @@ from cronpilot.planner.session import Verdict, submitted
 from cronpilot.planner.tools import SUBMIT, ToolBox
 
 HEURISTIC = "heuristic"
-_CONFIDENCE = 0.5
 
 
 class HeuristicAnalyst:
@@ -47,7 +46,7 @@ class HeuristicAnalyst:
             SUBMIT,
             {
                 "reasoning": verdict.reasoning,
-                "confidence": _CONFIDENCE,
+                "confidence": verdict.confidence,
                 "next_analysis_in_seconds": verdict.look_again_seconds,
             },
         )

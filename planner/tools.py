@@ -14,7 +14,7 @@ import functools
 import json
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -22,9 +22,10 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from cronpilot.domain.change_detection import comparable_hash, ignored_fields
-from cronpilot.domain.model import JSON, Endpoint, Run
+from cronpilot.domain.model import JSON, Endpoint, PlannerMode, Run
 from cronpilot.domain.planning import (
     AnalysisClaim,
+    Proposal,
     ProposalDraft,
     ProposalKind,
     ToolCallRecord,
@@ -43,6 +44,7 @@ from cronpilot.planner.tool_schema import strict_schema
 from cronpilot.usecases.proposals import ProposalDesk, Proposer
 
 SUBMIT = "submit_analysis"
+DEFERRED = "deferred: proposed at submit_analysis, decided by its confidence"
 
 
 class ToolKind(StrEnum):
@@ -122,6 +124,8 @@ class ToolBox:
     calls: list[ToolCallRecord] = field(default_factory=list)
     errors: int = 0
     submitted: SubmitArgs | None = None
+    deferred: list[ProposalDraft] = field(default_factory=list)
+    """Graded mode: the actions asked for, proposed at `submit_analysis` with its confidence."""
     noted: str | None = None
     """What the call under way did, in words, as its handler notes it for the call's record."""
 
@@ -240,10 +244,24 @@ async def _propose(box: ToolBox, target: str | None, draft: ProposalDraft) -> JS
         raise ToolError(
             f"actions apply only to the endpoint under analysis ({endpoint.ref}), not to {target!r}"
         )
-    proposal = await box.context.desk.propose(
-        draft, endpoint.id, box.context.proposer, box.context.now()
-    )
+    context = box.context
+    why_not = await context.desk.unneeded(draft, endpoint.id, context.now())
+    if why_not is None and draft in box.deferred:
+        why_not = "already proposed in this analysis"
+    if why_not is not None:
+        box.noted = f"not made: {why_not}"
+        return {"status": "not_made", "outcome": why_not}
+    if context.proposer.mode is PlannerMode.GRADED:
+        # Graded: the analysis's confidence decides, and it is known at submit_analysis.
+        box.deferred.append(draft)
+        box.noted = DEFERRED
+        return {"status": "deferred", "outcome": DEFERRED}
+    proposal = await context.desk.propose(draft, endpoint.id, context.proposer, context.now())
     box.noted = proposal_outcome(proposal)
+    return _shown(proposal)
+
+
+def _shown(proposal: Proposal) -> JSON:
     return {
         "proposal_id": proposal.id,
         "status": proposal.status.value,
@@ -274,9 +292,20 @@ async def _pause_until(box: ToolBox, args: PauseArgs) -> JSON:
 
 
 async def _submit(box: ToolBox, args: SubmitArgs) -> JSON:
+    """Ends the session; in graded mode, the proposals deferred until now are made with the
+    analysis's confidence."""
     box.submitted = args
-    box.noted = "analysis submitted"
-    return {"ok": True}
+    context = box.context
+    proposer = replace(context.proposer, confidence=args.confidence)
+    made = [
+        await context.desk.propose(draft, box.endpoint.id, proposer, context.now())
+        for draft in box.deferred
+    ]
+    box.deferred.clear()
+    box.noted = "; ".join(["analysis submitted", *(proposal_outcome(p) for p in made)])
+    if not made:
+        return {"ok": True}
+    return {"ok": True, "proposals": [_shown(p) for p in made]}
 
 
 TOOLS: dict[str, ToolSpec] = {

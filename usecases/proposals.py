@@ -11,6 +11,8 @@ from datetime import datetime, timedelta
 
 from cronpilot.domain.alerts import proposal_notifications
 from cronpilot.domain.audit import AuditAction, audit_entry
+from cronpilot.domain.autonomy import Gate, Gated, gate, learnt, threshold_of
+from cronpilot.domain.churn import unneeded
 from cronpilot.domain.errors import ProposalNotPending
 from cronpilot.domain.guardrails import (
     RATE_WINDOW,
@@ -23,10 +25,15 @@ from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, PlannerMode, ScheduleSource, new_id
 from cronpilot.domain.planning import Proposal, ProposalDraft, ProposalStatus
 from cronpilot.domain.ports import Repositories, Telemetry, UnitOfWorkFactory, Waker
-from cronpilot.domain.rule_firing import FiringRule
+from cronpilot.domain.rule_firing import RULES_PLANNER, FiringRule
 from cronpilot.domain.telemetry import NO_TELEMETRY
 
 log = logging.getLogger(__name__)
+
+GRADED = "graded"
+"""Who decided a proposal that graded autonomy applied or dropped."""
+RECENT = 20
+"""The endpoint's latest proposals the cool-down reads (`domain.churn.cooling`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +45,9 @@ class Proposer:
     mode: PlannerMode
     session_id: str | None = None
     firing: FiringRule | None = None
+    confidence: float | None = None
+    """The confidence of the analysis that proposes, which decides in `graded` mode; None for
+    a deterministic proposer (a response rule)."""
 
 
 class ProposalDesk:
@@ -61,6 +71,8 @@ class ProposalDesk:
         endpoint_id: str,
         now: datetime,
         firing: FiringRule | None = None,
+        *,
+        proposed_by: str,
     ) -> tuple[Endpoint, Refusal | None]:
         """The endpoint as it is now, and why the guardrails refuse `draft` on it (None: they
         do not). The endpoint is locked first: two decisions on one endpoint at once (two
@@ -68,16 +80,34 @@ class ProposalDesk:
         they cannot both pass `max_changes_per_hour`."""
         endpoint = await tx.catalog.get_endpoint(endpoint_id, for_update=True)
         changes = await tx.planner.count_applied(endpoint_id, now - RATE_WINDOW)
-        return endpoint, refusal(draft, endpoint, changes, now, self._limits, firing=firing)
+        recent = await tx.planner.list_proposals(endpoint_id=endpoint_id, limit=RECENT)
+        ruled = proposed_by == RULES_PLANNER
+        why_not = refusal(
+            draft, endpoint, changes, now, self._limits, firing=firing, recent=recent, ruled=ruled
+        )
+        return endpoint, why_not
+
+    async def unneeded(self, draft: ProposalDraft, endpoint_id: str, now: datetime) -> str | None:
+        """Why `draft` is not worth making on the endpoint (`domain.churn.unneeded`: in force,
+        or the same proposal pending), or None."""
+        async with self._uow() as tx:
+            endpoint = await tx.catalog.get_endpoint(endpoint_id)
+            pending = await tx.planner.list_proposals(
+                ProposalStatus.PENDING, endpoint_id=endpoint_id
+            )
+        return unneeded(draft, endpoint, pending, now)
 
     async def propose(
         self, draft: ProposalDraft, endpoint_id: str, proposer: Proposer, now: datetime
     ) -> Proposal:
         """Record `draft` as a proposal: refused by a guardrail, held for review, or applied at
-        once (`auto`)."""
+        once (`auto`); in `graded` mode the proposer's confidence and the job's threshold
+        decide (`domain.autonomy.gate`), and a dropped proposal is recorded too."""
         earlier = False
         async with self._uow() as tx:
-            endpoint, why_not = await self._guarded(tx, draft, endpoint_id, now, proposer.firing)
+            endpoint, why_not = await self._guarded(
+                tx, draft, endpoint_id, now, proposer.firing, proposed_by=proposer.name
+            )
             proposal = Proposal(
                 id=new_id(),
                 endpoint_id=endpoint.id,
@@ -93,13 +123,19 @@ class ProposalDesk:
                 ttl_seconds=draft.ttl_seconds,
                 expires_at=now + timedelta(seconds=self._limits.pending_ttl_seconds),
             )
+            gated = await _gated(tx, draft, endpoint, proposer)
+            if gated is not None:
+                proposal = replace(proposal, confidence=proposer.confidence, outcome=gated.why)
             if why_not is not None:
                 proposal = _decided(
                     proposal, ProposalStatus.REFUSED, "guardrails", why_not.text, now
                 )
-            elif proposer.mode is PlannerMode.AUTO:
+            elif gated is not None and gated.gate is Gate.DROP:
+                proposal = _decided(proposal, ProposalStatus.DROPPED, GRADED, gated.why, now)
+            elif proposer.mode is PlannerMode.AUTO or (gated and gated.gate is Gate.APPLY):
                 outcome, earlier = await _apply(tx, draft, endpoint, now)
-                proposal = _decided(proposal, ProposalStatus.APPLIED, "auto", outcome, now)
+                by = "auto" if gated is None else GRADED
+                proposal = _decided(proposal, ProposalStatus.APPLIED, by, outcome, now)
             # Held for review: the admins' webhooks hear of it with the proposal, atomically.
             await tx.planner.add_proposal(proposal, proposal_notifications(endpoint, proposal, now))
             await tx.commit()
@@ -133,7 +169,9 @@ class ProposalDesk:
                 await tx.planner.expire_pending(now)
                 await tx.commit()
                 raise ProposalNotPending(proposal.id, ProposalStatus.EXPIRED)
-            endpoint, why_not = await self._guarded(tx, proposal.draft, proposal.endpoint_id, now)
+            endpoint, why_not = await self._guarded(
+                tx, proposal.draft, proposal.endpoint_id, now, proposed_by=proposal.proposed_by
+            )
             if why_not is not None:
                 refused = await tx.planner.decide(
                     proposal.id,
@@ -143,6 +181,7 @@ class ProposalDesk:
                     now,
                 )
                 await _audit(tx, actor, refused, now)
+                await _learn(tx, refused, approved=True, now=now)
                 await tx.commit()
                 self._telemetry.proposed(ProposalStatus.REFUSED, why_not.rule)
                 return refused
@@ -153,6 +192,7 @@ class ProposalDesk:
                 proposal.id, ProposalStatus.APPLIED, actor, outcome, now
             )
             await _audit(tx, actor, decided, now)
+            await _learn(tx, decided, approved=True, now=now)
             await tx.commit()
         if earlier:
             await self._wake()
@@ -174,6 +214,7 @@ class ProposalDesk:
                 proposal.id, ProposalStatus.REJECTED, actor, reason, now
             )
             await _audit(tx, actor, decided, now)
+            await _learn(tx, decided, approved=False, now=now)
             await tx.commit()
         self._telemetry.proposed(ProposalStatus.REJECTED)
         # Logged once decided: `decide` raises `ProposalNotPending` for a proposal decided
@@ -221,6 +262,28 @@ async def _apply(
         when = "next run never (paused)"
     done = "applied" if updated is not endpoint else "already in force"
     return f"{done}: {when} ({source.value})", earlier
+
+
+async def _gated(
+    tx: Repositories, draft: ProposalDraft, endpoint: Endpoint, proposer: Proposer
+) -> Gated | None:
+    """What graded autonomy makes of `draft`; None outside `graded` mode, where the mode
+    alone decides (`auto` applies, `review` holds)."""
+    if proposer.mode is not PlannerMode.GRADED:
+        return None
+    history = await tx.planner.autonomy_history(endpoint.job_id)
+    threshold = threshold_of(history[-1] if history else None)
+    return gate(draft, endpoint, proposer.confidence, threshold)
+
+
+async def _learn(tx: Repositories, decided: Proposal, *, approved: bool, now: datetime) -> None:
+    """An admin's decision on a proposal a graded analysis made, as a step of its job's
+    threshold (`domain.autonomy.learnt`); other decisions teach nothing."""
+    if decided.confidence is None:
+        return
+    history = await tx.planner.autonomy_history(decided.job_id)
+    latest = history[-1] if history else None
+    await tx.planner.add_autonomy_step(learnt(latest, decided.job_id, approved, decided.id, now))
 
 
 async def _audit(tx: Repositories, actor: str, decided: Proposal, now: datetime) -> None:

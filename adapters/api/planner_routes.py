@@ -12,10 +12,11 @@ from cronpilot.adapters.api.access import Admin, Reader
 from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.api.paging import CursorToken, Limit, after, page_view
 from cronpilot.adapters.api.problems import problem
-from cronpilot.adapters.cli.planner_views import proposal_view, session_view
+from cronpilot.adapters.cli.planner_views import autonomy_view, proposal_view, session_view
 from cronpilot.domain.planning import ProposalStatus
 from cronpilot.usecases.queries.catalog import endpoint_refs
 from cronpilot.usecases.queries.planner import (
+    job_autonomy,
     list_proposals,
     list_sessions,
     show_proposal,
@@ -46,6 +47,13 @@ async def get_proposals(
     )
     refs = await endpoint_refs(ctx.store.reading)
     return page_view(page, lambda p: proposal_view(p, refs.get(p.endpoint_id, "?")))
+
+
+@router.get("/planner/autonomy")
+async def get_autonomy(ctx: Context, _: Reader, job: str | None = None) -> list[dict[str, Any]]:
+    """Each job's graded-autonomy threshold and the admins' decisions that taught it, as
+    `cronpilot planner autonomy --json`."""
+    return [autonomy_view(found) for found in await job_autonomy(ctx.store.reading, job)]
 
 
 @router.get("/proposals/{proposal_id}")

@@ -10,14 +10,19 @@ import typer
 
 from cronpilot.adapters.bootstrap import build_clock, open_planner, open_store
 from cronpilot.adapters.cli.output import EndpointRef, OutputOption, print_data
-from cronpilot.adapters.cli.planner_views import session_view
+from cronpilot.adapters.cli.planner_views import autonomy_view, session_view
 from cronpilot.adapters.cli.runtime import EXIT_CODES_HELP, admin_settings, cli_settings
 from cronpilot.adapters.cli.scheduler_cmd import MetricsPortOption, serve
 from cronpilot.adapters.settings import Settings
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import PlannerMode
 from cronpilot.domain.planning import AnalysisSession, Proposal
-from cronpilot.usecases.queries.planner import list_proposals, planner_mode
+from cronpilot.usecases.queries.planner import (
+    JobAutonomy,
+    job_autonomy,
+    list_proposals,
+    planner_mode,
+)
 
 
 def _worker(
@@ -68,13 +73,42 @@ async def _run_once(settings: Settings, ref: str) -> tuple[list[AnalysisSession]
         endpoint, mode = await planner_mode(store.reading, ref)
         if mode is PlannerMode.OFF:
             raise InvalidConfig(
-                f"endpoint {endpoint.ref}", "planner mode is off; set planner_mode review or auto"
+                f"endpoint {endpoint.ref}",
+                "planner mode is off; set planner_mode review, auto or graded",
             )
         worker = await open_planner(settings, store, build_clock(), resources)
         sessions = await worker.analyse_now(endpoint.id)
         made = await list_proposals(store.reading, endpoint=endpoint.id)
         ids = {s.id for s in sessions}
         return sessions, [p for p in made.items if p.session_id in ids]
+
+
+def autonomy(
+    job: Annotated[str | None, typer.Option("--job", help="Only this job.")] = None,
+    output: OutputOption = None,
+) -> None:
+    """The graded-autonomy threshold of each job, and the admins' decisions that taught it:
+    proposals at or above it are applied, below it held for review (decision 0029)."""
+    settings = admin_settings()
+    shown = asyncio.run(_autonomy(settings, job))
+    if output:
+        print_data(output, [autonomy_view(a) for a in shown])
+        return
+    for found in shown:
+        typer.echo(
+            f"{found.job.name} ({found.job.planner_mode.value}): threshold {found.threshold:g}, "
+            f"{len(found.history)} decisions"
+        )
+        for step in found.history:
+            typer.echo(f"  {step.at.isoformat()}  {step.threshold:g}  {step.note}")
+
+
+async def _autonomy(settings: Settings, job: str | None) -> list[JobAutonomy]:
+    store = await open_store(settings)
+    try:
+        return await job_autonomy(store.reading, job)
+    finally:
+        await store.close()
 
 
 def planner_app() -> typer.Typer:
@@ -86,4 +120,5 @@ def planner_app() -> typer.Typer:
         add_completion=False,
     )
     app.command("run-once")(run_once)
+    app.command("autonomy")(autonomy)
     return app

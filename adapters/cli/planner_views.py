@@ -8,6 +8,7 @@ from typing import Any
 from cronpilot.adapters.cli.output import iso, span
 from cronpilot.domain.planning import AnalysisSession, Proposal, ProposalKind, ToolCallRecord
 from cronpilot.domain.rules import RuleEvaluation
+from cronpilot.usecases.queries.planner import JobAutonomy
 
 
 def _duration(seconds: float) -> str:
@@ -51,6 +52,26 @@ def proposal_view(proposal: Proposal, endpoint_ref: str) -> dict[str, Any]:
         "decided_by": proposal.decided_by,
         "decided_at": iso(proposal.decided_at),
         "outcome": proposal.outcome,
+        "confidence": proposal.confidence,
+    }
+
+
+def autonomy_view(autonomy: JobAutonomy) -> dict[str, Any]:
+    return {
+        "job": autonomy.job.name,
+        "planner_mode": autonomy.job.planner_mode.value,
+        "threshold": autonomy.threshold,
+        "history": [
+            {
+                "at": iso(step.at),
+                "threshold": step.threshold,
+                "approvals": step.approvals,
+                "rejections": step.rejections,
+                "note": step.note,
+                "proposal_id": step.proposal_id,
+            }
+            for step in autonomy.history
+        ],
     }
 
 

@@ -22,17 +22,21 @@ from cronpilot.adapters.console.pages import (
 )
 from cronpilot.domain.approvals import ApprovalState
 from cronpilot.domain.errors import InvalidConfig
+from cronpilot.domain.model import PlannerMode
 from cronpilot.domain.paging import encode_cursor
 from cronpilot.domain.planning import ProposalStatus
 from cronpilot.usecases.queries.approvals import list_approvals
-from cronpilot.usecases.queries.catalog import endpoint_refs, list_jobs
-from cronpilot.usecases.queries.planner import list_proposals, list_sessions, show_session
+from cronpilot.usecases.queries.catalog import endpoint_refs
+from cronpilot.usecases.queries.planner import (
+    job_autonomy,
+    list_proposals,
+    list_sessions,
+    show_session,
+)
 
 router = APIRouter(prefix=PREFIX, route_class=ConsoleRoute, include_in_schema=False)
 
 PAGE = 50
-AUTONOMY = "n/a"
-"""The per-job autonomy threshold (issue 13) does not exist yet."""
 
 
 @router.get("/proposals")
@@ -62,8 +66,8 @@ async def proposals(
         status=wanted,
         endpoint=endpoint or "",
         statuses=[s.value for s in ProposalStatus],
-        jobs=[j.job for j in await list_jobs(reading)],
-        autonomy=AUTONOMY,
+        autonomies=await job_autonomy(reading),
+        graded=PlannerMode.GRADED,
         pending_gate=ApprovalState.PENDING,
     )
 

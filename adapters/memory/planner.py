@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from cronpilot.domain.alerts import Notification
+from cronpilot.domain.autonomy import AutonomyStep
 from cronpilot.domain.errors import (
     AnalysisBusy,
     LeaseLost,
@@ -48,6 +49,8 @@ class MemoryPlannerState:
     """By endpoint id."""
     proposals: dict[str, Proposal] = field(default_factory=dict)
     sessions: dict[str, AnalysisSession] = field(default_factory=dict)
+    autonomy: dict[str, list[AutonomyStep]] = field(default_factory=dict)
+    """By job id, oldest first."""
 
 
 def _newest_first(items: list[Proposal]) -> list[Proposal]:
@@ -208,6 +211,13 @@ class MemoryPlanner(PlannerRepository):
             ended = [expired(p, now) for p in self.planning.proposals.values() if lapsed(p, now)]
             self.planning.proposals.update((p.id, p) for p in ended)
         return len(ended)
+
+    async def autonomy_history(self, job_id: str) -> list[AutonomyStep]:
+        return list(self.planning.autonomy.get(job_id, ()))
+
+    async def add_autonomy_step(self, step: AutonomyStep) -> None:
+        async with self._state.lock:
+            self.planning.autonomy.setdefault(step.job_id, []).append(step)
 
     async def get_session(self, session_id: str) -> AnalysisSession:
         found = by_id_or_prefix("session", session_id, self.planning.sessions)

@@ -37,6 +37,8 @@ from cronpilot.adapters.sql.planner_rows import (
     proposal_values,
     session_from_row,
     session_values,
+    step_from_row,
+    step_values,
 )
 from cronpilot.adapters.sql.prefixes import row_by_id
 from cronpilot.adapters.sql.rows import endpoint_from_row, select_endpoints
@@ -44,6 +46,7 @@ from cronpilot.adapters.sql.runs import newest_finished_slot
 from cronpilot.adapters.sql.tables import (
     UtcDateTime,
     analysis_sessions,
+    autonomy_steps,
     endpoints,
     jobs,
     planner_state,
@@ -51,6 +54,7 @@ from cronpilot.adapters.sql.tables import (
 )
 from cronpilot.adapters.sql.upsert import conflict_insert
 from cronpilot.domain.alerts import Notification
+from cronpilot.domain.autonomy import AutonomyStep
 from cronpilot.domain.errors import (
     AnalysisBusy,
     EndpointNotFound,
@@ -463,6 +467,18 @@ class SqlPlanner(PlannerRepository):
                 outcome=EXPIRED_OUTCOME,
             )
         )
+
+    async def autonomy_history(self, job_id: str) -> list[AutonomyStep]:
+        query = (
+            select(autonomy_steps)
+            .where(autonomy_steps.c.job_id == job_id)
+            .order_by(autonomy_steps.c.id)
+        )
+        async with self._db.read() as conn:
+            return [step_from_row(row) for row in (await conn.execute(query)).mappings()]
+
+    async def add_autonomy_step(self, step: AutonomyStep) -> None:
+        await self._db.write_one(insert(autonomy_steps).values(step_values(step)))
 
     async def get_session(self, session_id: str) -> AnalysisSession:
         async with self._db.read() as conn:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict, fields
 from typing import Any
 
 from sqlalchemy.engine import RowMapping
 
 from cronpilot.adapters.sql.rule_rows import evaluation_from_value, evaluation_value
+from cronpilot.domain.autonomy import AutonomyStep
 from cronpilot.domain.planning import (
     AnalysisSession,
     Proposal,
@@ -35,6 +37,7 @@ def proposal_values(proposal: Proposal) -> dict[str, Any]:
         "decided_by": proposal.decided_by,
         "decided_at": proposal.decided_at,
         "outcome": proposal.outcome,
+        "confidence": proposal.confidence,
     }
 
 
@@ -56,7 +59,17 @@ def proposal_from_row(row: RowMapping) -> Proposal:
         decided_by=row["decided_by"],
         decided_at=row["decided_at"],
         outcome=row["outcome"],
+        confidence=row["confidence"],
     )
+
+
+def step_values(step: AutonomyStep) -> dict[str, Any]:
+    # The columns are named as the fields, and every field is a plain value.
+    return asdict(step)
+
+
+def step_from_row(row: RowMapping) -> AutonomyStep:
+    return AutonomyStep(**{item.name: row[item.name] for item in fields(AutonomyStep)})
 
 
 def _call_values(call: ToolCallRecord) -> dict[str, Any]:

@@ -93,6 +93,7 @@ def endpoint_values(endpoint: Endpoint, cipher: SecretCipher | None) -> dict[str
         "success_when": spec.success_when,
         "approval_timeout_seconds": spec.approval_timeout_seconds,
         "change_ignores": list(spec.change_ignores),
+        "dangerous": spec.dangerous,
         "volatile_fields": list(endpoint.volatile_fields),
         **_finishing_values(spec),
         **state_values(endpoint),
@@ -198,6 +199,7 @@ def endpoint_from_row(row: Mapping[Any, Any], cipher: SecretCipher | None) -> En
         success_when=row["success_when"],
         approval_timeout_seconds=row["approval_timeout_seconds"],
         change_ignores=tuple(row["change_ignores"]),
+        dangerous=row["dangerous"],
         **_finishing_from_row(row),
     )
     return Endpoint(

@@ -154,6 +154,8 @@ endpoints = Table(
     # Retries within a slot, and endpoints steering their schedule (issue 9, items 3 and 4).
     Column("retry", _json(), nullable=True),
     Column("accept_hints", Boolean, nullable=False, server_default=false()),
+    # Graded autonomy (issue 13): timed proposals on it always wait for review.
+    Column("dangerous", Boolean, nullable=False, server_default=false()),
     Column("retry_after_at", UtcDateTime, nullable=True),
     Column("hint_interval_source", String(16), nullable=True),
     Column("hint_oneshot_source", String(16), nullable=True),
@@ -303,10 +305,28 @@ proposals = Table(
     Column("decided_by", String(200), nullable=True),
     Column("decided_at", UtcDateTime, nullable=True),
     Column("outcome", Text, nullable=True),
+    Column("confidence", Float, nullable=True),
 )
 # The rate guardrail counts an endpoint's recent decisions; listings go newest first.
 Index("ix_proposals_endpoint", proposals.c.endpoint_id, proposals.c.decided_at)
 Index("ix_proposals_status", proposals.c.status, proposals.c.created_at)
+
+# Graded autonomy (issue 13): one row per admin decision on a held proposal of a job, with the
+# threshold after it (`domain.autonomy.AutonomyStep`); the newest row is the job's threshold.
+autonomy_steps = Table(
+    "autonomy_steps",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    _id("job_id", ForeignKey("jobs.id", ondelete="CASCADE"), nullable=False),
+    Column("at", UtcDateTime, nullable=False),
+    Column("threshold", Float, nullable=False),
+    Column("approvals", Integer, nullable=False),
+    Column("rejections", Integer, nullable=False),
+    Column("note", Text, nullable=False),
+    _id("proposal_id", nullable=True),
+)
+Index("ix_autonomy_steps_job", autonomy_steps.c.job_id, autonomy_steps.c.id)
+
 # --- output schemas, the tool graph, DAG runs ---------------------------------------------
 
 output_schemas = Table(

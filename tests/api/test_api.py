@@ -228,6 +228,15 @@ async def test_proposals_page_and_an_admin_decides_them_once(api: Api) -> None:
         _is_problem(await client.post(f"/proposals/{ids[2]}/reject", json={"reason": " "}), 422)
 
 
+async def test_the_autonomy_of_a_job_as_the_cli_shows_it(api: Api) -> None:
+    async with api.client() as admin, api.client(Scope.READ) as client:
+        await admin.post("/apply", content=JOBS)  # no mode: graded
+        [shop] = (await client.get("/planner/autonomy", params={"job": "shop"})).json()
+        _is_problem(await client.get("/planner/autonomy", params={"job": "nope"}), 404)
+
+    assert shop == {"job": "shop", "planner_mode": "graded", "threshold": 0.92, "history": []}
+
+
 async def test_a_revoked_token_is_401_and_every_write_names_its_token(api: Api) -> None:
     async with api.client(Scope.WRITE) as writer:
         assert (await writer.post("/apply", content=JOBS)).status_code == 200

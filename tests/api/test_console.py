@@ -196,7 +196,7 @@ async def test_rejecting_a_proposal_needs_a_reason_and_an_admin(console: Console
     async with console.signed_in(Scope.ADMIN) as (admin, csrf):
         queue = await admin.get("/console/proposals")
         assert f"/console/proposals/{proposal}/reject" in queue.text
-        assert "n/a" in queue.text, "the autonomy threshold per job (issue 13)"
+        assert "<td>graded</td><td" in queue.text and ">0.92</td>" in queue.text
         bare = await admin.post(f"/console/proposals/{proposal}/reject", data={"csrf": csrf})
         assert bare.status_code == 400
         assert (await show_proposal(console.store.reading, proposal)).status is (

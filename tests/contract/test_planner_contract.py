@@ -278,6 +278,18 @@ async def test_proposals_are_listed_decided_once_and_counted(store: Store) -> No
         await store.planner.get_proposal("0" * 32)
 
 
+async def test_a_dropped_proposal_keeps_its_confidence(store: Store) -> None:
+    await _declare(store, PlannerMode.GRADED, "a")
+    a = await store.catalog.get_endpoint("j/a")
+    dropped = _proposal(
+        a.id, a.job_id, T0, status=ProposalStatus.DROPPED, decided_by="graded", confidence=0.6
+    )
+    await store.planner.add_proposal(dropped)
+
+    assert await store.planner.get_proposal(dropped.id) == dropped
+    assert await store.planner.list_proposals(ProposalStatus.DROPPED) == [dropped]
+
+
 async def test_pending_proposals_expire(store: Store) -> None:
     await _declare(store, PlannerMode.REVIEW, "a")
     a = await store.catalog.get_endpoint("j/a")

@@ -76,13 +76,13 @@ async def test_review_approve_and_see_the_effect(shop: Cli, sqlite_url: str) -> 
 
     assert analysed["status"] == "submitted"
     assert analysed["proposals"] == [pending["id"]]
-    assert pending["change"] == "every 1m for 10m"
+    assert pending["change"] == "every 1m for 1h"
     assert pending["reason"] == (
         "the last 3 responses were identical; relaxing from every 30s to every 60s (max 300s)"
     )
     assert (shown["proposed_by"], shown["session_id"]) == ("heuristic", session["id"])
     assert before["interval_hint"] is None
-    assert approved.startswith(f"approved {pending['id']} for shop/orders: every 1m for 10m")
+    assert approved.startswith(f"approved {pending['id']} for shop/orders: every 1m for 1h")
     assert after["interval_hint"]["interval_seconds"] == 60
     assert after["next_run_source"] == "hint-interval"
     assert _error(again) == f"error: proposal {pending['id']} is applied, not pending"
@@ -181,3 +181,31 @@ async def test_approval_rechecks_the_guardrails(shop: Cli, sqlite_url: str, tmp_
     decided = shop.json("proposals", "show", pending["id"])
     assert (decided["status"], decided["decided_by"][:8]) == ("refused", "cli:ann@")
     assert shop.json("endpoints", "show", "shop/orders")["interval_hint"] is None
+
+
+async def test_a_job_without_a_mode_is_graded_and_learns_from_approvals(
+    cli_for: Callable[..., Cli], sqlite_url: str, tmp_path: Path
+) -> None:
+    cli = cli_for(sqlite_url, LOGNAME="ann", CRONPILOT_ALLOWED_NETWORKS="127.0.0.1/32")
+    jobs = tmp_path / "jobs.yaml"
+    jobs.write_text(JOBS.replace("    planner_mode: review\n", ""), encoding="utf-8")
+    cli("apply", "-f", str(jobs))
+    await _answers(sqlite_url, {"orders": []}, {"orders": []}, {"orders": []})
+
+    analysed = cli.json("planner", "run-once", "shop/orders")
+    [held] = cli.json("proposals", "list", "--status", "pending")
+    cli("proposals", "approve", held["id"])
+    [shop] = cli.json("planner", "autonomy", "--job", "shop")
+    table = cli("planner", "autonomy").stdout
+
+    assert held["confidence"] == 0.9
+    assert held["outcome"] == "confidence 0.9 is below the job's threshold 0.92"
+    assert analysed["proposals"] == [held["id"]]
+    assert [c["outcome"] for c in analysed["tool_calls"]][1:] == [
+        "deferred: proposed at submit_analysis, decided by its confidence",
+        f"analysis submitted; held for review as proposal {held['id']}",
+    ]
+    assert (shop["planner_mode"], shop["threshold"]) == ("graded", 0.92)
+    assert [(s["approvals"], s["proposal_id"]) for s in shop["history"]] == [(1, held["id"])]
+    assert "shop (graded): threshold 0.92, 1 decisions" in table
+    assert "approved: 1 approved, 0 rejected since the last move" in table

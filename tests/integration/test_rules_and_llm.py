@@ -80,15 +80,17 @@ async def test_a_proposal_contradicting_a_rule_that_holds_is_refused() -> None:
         (p.proposed_by, p.interval_seconds): p for p in await store.planner.list_proposals()
     }
     by_rule = proposals["rules", 10]
-    refused, agreed = proposals["llm:test-model", 120], proposals["llm:test-model", 10]
+    refused = proposals["llm:test-model", 120]
     assert by_rule.status is ProposalStatus.APPLIED
     assert (refused.kind, refused.status) == (ProposalKind.INTERVAL, ProposalStatus.REFUSED)
     assert refused.outcome == (
         "rule 1 of j/investigator: score.body.fraud_rate > 0.05 = true holds, and it proposes "
         "interval 120s where the rule says interval 10s"
     )
-    # Agreeing with the rule, it passes.
-    assert agreed.status is ProposalStatus.APPLIED
+    # Agreeing with the rule, it changes nothing: not made again (issue 13).
+    assert ("llm:test-model", 10) not in proposals
+    [session] = [s for s in await store.planner.list_sessions() if s.planner != "rules"]
+    assert [c.outcome for c in session.tool_calls][1] == "not made: already in force"
 
 
 async def test_without_a_rule_that_holds_the_model_decides() -> None:

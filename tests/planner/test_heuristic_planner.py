@@ -37,7 +37,8 @@ async def test_steady_responses_relax_the_schedule_towards_max(
     endpoint = await store.catalog.get_endpoint("j/a")
     assert endpoint.interval_hint is not None
     assert endpoint.interval_hint.interval_seconds == 20.0
-    assert endpoint.interval_hint.expires_at == clock.now() + timedelta(seconds=200)
+    # At least the hourly rate window (decision 0029), not 10 periods of 20 s.
+    assert endpoint.interval_hint.expires_at == clock.now() + timedelta(hours=1)
     assert endpoint.next_run_source is ScheduleSource.HINT_INTERVAL
     [session] = await store.planner.list_sessions()
     assert session.status is SessionStatus.SUBMITTED
@@ -98,7 +99,7 @@ async def test_review_mode_holds_the_proposal_for_an_admin(store: Store, clock: 
     )
     hint = (await store.catalog.get_endpoint("j/a")).interval_hint
     assert hint is not None
-    assert (hint.interval_seconds, hint.expires_at) == (20.0, clock.now() + timedelta(seconds=200))
+    assert (hint.interval_seconds, hint.expires_at) == (20.0, clock.now() + timedelta(hours=1))
 
 
 async def test_off_mode_is_never_analysed(store: Store, clock: FakeClock) -> None:

@@ -239,7 +239,7 @@ async def test_each_call_records_what_it_did(clock: FakeClock) -> None:
     )
     held = await in_review.call("pause_until", {"until": None, "reason": "wake up"})
 
-    ids = [result.data["proposal_id"] for result in (too_fast, paused, again, held)]
+    ids = [result.data["proposal_id"] for result in (too_fast, paused, held)]
     read, refused, applied, in_force, wrong, submitted = (call.outcome for call in box.calls)
     assert (read, wrong, submitted) == (None, None, "analysis submitted")
     assert box.calls[4].error is not None
@@ -249,5 +249,7 @@ async def test_each_call_records_what_it_did(clock: FakeClock) -> None:
     assert applied is not None and in_force is not None
     assert applied.startswith("applied: next run ")
     assert applied.endswith(f"(paused) (proposal {ids[1]})")
-    assert in_force == applied.replace("applied", "already in force").replace(ids[1], ids[2])
-    assert in_review.calls[0].outcome == f"held for review as proposal {ids[3]}"
+    # The same pause again is not made again (issue 13): the session records why.
+    assert again.data == {"status": "not_made", "outcome": "already in force"}
+    assert in_force == "not made: already in force"
+    assert in_review.calls[0].outcome == f"held for review as proposal {ids[2]}"

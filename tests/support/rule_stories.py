@@ -16,6 +16,7 @@ from cronpilot.adapters.jobs_file import parse_declarations
 from cronpilot.adapters.simulator import Simulator
 from cronpilot.adapters.sql import SqlStore, open_sql_store
 from cronpilot.adapters.wake import InProcessWaker
+from cronpilot.domain.guardrails import GuardrailLimits
 from cronpilot.planner.heuristic import HeuristicAnalyst
 from cronpilot.planner.worker import PlannerWorker
 from cronpilot.scheduler.worker import SchedulerWorker
@@ -136,7 +137,12 @@ jobs:
 RULE_STORIES = (FLASH_SALE, ETL, HEALTH, QUEUE, BILLING)
 
 
-async def tell(story: RuleStory, database_url: str, admin: Admin | None = None) -> SqlStore:
+async def tell(
+    story: RuleStory,
+    database_url: str,
+    admin: Admin | None = None,
+    limits: GuardrailLimits = LIMITS,
+) -> SqlStore:
     """Run `story` on a migrated database second by second; returns the open store (the
     caller closes it)."""
     clock = FakeClock(START)
@@ -159,7 +165,7 @@ async def tell(story: RuleStory, database_url: str, admin: Admin | None = None) 
             watched,
             HeuristicAnalyst(),
             clock,
-            replace(planner_config(settings), limits=LIMITS),
+            replace(planner_config(settings), limits=limits),
             waker=waker,
         )
         workers = [asyncio.create_task(scheduler.run(stop)), asyncio.create_task(planner.run(stop))]

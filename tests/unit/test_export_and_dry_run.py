@@ -44,6 +44,7 @@ jobs:
         notify: {after: 5}
         retry: {attempts: 4, backoff: 250ms, max_backoff: 10s, on: [5xx, 429], unsafe: true}
         accept_hints: true
+        dangerous: true
         jitter: 30s
         catch_up: none
         catch_up_window: 1h
@@ -226,3 +227,22 @@ def test_a_dry_run_shows_conditions_changed_added_and_removed() -> None:
             FieldChange("run_if", FieldOutcome.REMOVED, stored.endpoints[1].run_if),
         ),
     ]
+
+
+def test_graded_is_the_default_mode_and_dangerous_is_exported_and_diffed() -> None:
+    text = EVERYTHING.replace("    planner_mode: review\n", "", 1)
+    [graded] = _declarations(text)
+    [off] = _declarations(text.replace("    pause_after: 7\n", "    planner_mode: 'off'\n", 1))
+    safe = EVERYTHING.replace("        dangerous: true\n", "")
+    [stored], [declared] = _declarations(EVERYTHING), _declarations(safe)
+
+    [_, orders, _] = planned_changes(
+        [declared], {"shop": stored.job}, {f"shop/{s.name}": s for s in stored.endpoints}
+    )
+
+    assert graded.job.planner_mode is PlannerMode.GRADED
+    assert "planner_mode: graded" not in export_document([graded], with_secrets=True)
+    assert "  planner_mode: 'off'\n" in export_document([off], with_secrets=True)
+    assert graded.endpoints[0].dangerous is True
+    assert "    dangerous: true\n" in export_document([graded], with_secrets=True)
+    assert orders.fields == (FieldChange("dangerous", FieldOutcome.CHANGED, True, False),)

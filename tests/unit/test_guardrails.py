@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from cronpilot.domain.churn import in_force
 from cronpilot.domain.guardrails import change_for, refusal
 from cronpilot.domain.heuristic import MAX_LOOK_AGAIN_SECONDS, Observation, judge
 from cronpilot.domain.model import Endpoint, EndpointSpec, IntervalHint, Pause, Schedule
@@ -103,7 +104,7 @@ def test_heuristic_rules(runs: list[Observation], interval: float | None, reason
     assert verdict.interval_seconds == interval
     assert reason in verdict.reasoning
     if interval is not None:
-        assert verdict.ttl_seconds == interval * 10
+        assert verdict.ttl_seconds == max(interval * 10, 3600)
 
 
 def test_heuristic_stays_within_the_clamps_and_needs_them_to_move() -> None:
@@ -142,3 +143,34 @@ def test_the_heuristic_looks_again_within_a_day_however_long_the_period() -> Non
     verdict = judge(daily, [SAME], NOW)
 
     assert verdict.look_again_seconds == MAX_LOOK_AGAIN_SECONDS
+
+
+@pytest.mark.parametrize(
+    ("hashes", "confidence"),
+    [
+        ("aaa", 0.9),
+        ("aaaa", 0.95),
+        ("ab", 0.7),
+        ("abc", 0.8),
+        ("abcd", 0.9),
+    ],
+)
+def test_the_heuristics_confidence_grows_with_its_evidence(hashes: str, confidence: float) -> None:
+    verdict = judge(_endpoint(), [Observation(True, h) for h in hashes], NOW)
+    assert verdict.interval_seconds is not None
+    assert verdict.confidence == confidence
+
+
+def test_what_is_in_force() -> None:
+    until = NOW + timedelta(minutes=5)
+    hinted = replace(
+        _endpoint(), interval_hint=IntervalHint(30, until, "x"), pause=Pause("quiet", until)
+    )
+    every = ProposalDraft(ProposalKind.INTERVAL, "r", 30, ttl_seconds=60)
+
+    assert in_force(every, hinted, NOW)
+    assert not in_force(every, hinted, until)
+    assert not in_force(replace(every, interval_seconds=31), hinted, NOW)
+    assert in_force(ProposalDraft(ProposalKind.PAUSE, "r", at=until), hinted, NOW)
+    assert in_force(ProposalDraft(ProposalKind.BASELINE, "r"), _endpoint(), NOW)
+    assert not in_force(ProposalDraft(ProposalKind.RUN_NOW, "r", ttl_seconds=60), hinted, NOW)

@@ -108,6 +108,7 @@ def test_put_is_idempotent_and_retried_without_unsafe() -> None:
         ("retry: {tries: 3}", "'retry.tries': unknown field"),
         ("retry: 3", "'retry': Input should be a valid dictionary"),
         ("accept_hints: maybe", "'accept_hints': Input should be a valid boolean"),
+        ("dangerous: maybe", "'dangerous': Input should be a valid boolean"),
         (
             "method: POST\n        retry: {attempts: 2}",
             "'retry.unsafe': POST is not idempotent: a retry may repeat its effect; "

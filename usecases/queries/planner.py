@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from cronpilot.domain.model import Endpoint, PlannerMode
+from dataclasses import dataclass
+
+from cronpilot.domain.autonomy import AutonomyStep, threshold_of
+from cronpilot.domain.model import Endpoint, Job, PlannerMode
 from cronpilot.domain.paging import Cursor, Page, page_of
 from cronpilot.domain.planning import AnalysisSession, Proposal, ProposalStatus, effective_mode
 from cronpilot.domain.ports import ReadingFactory
@@ -63,3 +66,25 @@ async def show_session(reading: ReadingFactory, session_id: str) -> AnalysisSess
     """Raises `SessionNotFound`."""
     async with reading() as read:
         return await read.planner.get_session(session_id)
+
+
+@dataclass(frozen=True, slots=True)
+class JobAutonomy:
+    """A job's graded-autonomy threshold and every admin decision that taught it."""
+
+    job: Job
+    threshold: float
+    history: list[AutonomyStep]
+    """Oldest first."""
+
+
+async def job_autonomy(reading: ReadingFactory, job: str | None = None) -> list[JobAutonomy]:
+    """Every job's (by name), or the named one's. Raises `JobNotFound`."""
+    async with reading() as read:
+        jobs = [await read.catalog.get_job(job)] if job else await read.catalog.list_jobs()
+        shown = []
+        for found in jobs:
+            history = await read.planner.autonomy_history(found.id)
+            latest = history[-1] if history else None
+            shown.append(JobAutonomy(found, threshold_of(latest), history))
+    return shown

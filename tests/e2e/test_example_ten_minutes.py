@@ -1,0 +1,79 @@
+"""The example jobs (`adapters/examples/jobs.yaml`) for ten simulated minutes with the
+heuristic planner, the rules and the default guardrail limits, on the endpoint simulator and
+a fake clock (issue 13): the planner's changes and refusals per endpoint are counted, and
+neither the hourly limit nor an alternation of an analyst's intervals is what happens. (The
+rules follow their conditions, which the simulator flips often: they are held by neither.)"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+import yaml
+
+from cronpilot.adapters.sql import SqlStore
+from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
+from cronpilot.domain.rule_firing import RULES_PLANNER
+from tests.support.rule_stories import RuleStory, tell
+from tests.support.settings import limits_for_tests
+
+EXAMPLE = Path(__file__).parents[2] / "adapters" / "examples" / "jobs.yaml"
+TEN_MINUTES = 600
+
+
+def _alternates(proposals: list[Proposal]) -> bool:
+    """Whether three interval changes in a row (oldest first) went tighten/relax/tighten or
+    relax/tighten/relax."""
+    values = [p.interval_seconds for p in proposals if p.interval_seconds is not None]
+    steps = [b - a for a, b in pairwise(values)]
+    return any(
+        (a > 0) != (b > 0) and (b > 0) != (c > 0)
+        for a, b, c in zip(steps, steps[1:], steps[2:], strict=False)
+    )
+
+
+def _without_rules(text: str) -> str:
+    """The example jobs with their rules taken out: the heuristic tunes what they did (JSON is
+    YAML)."""
+    document = yaml.safe_load(text)
+    for job in document["jobs"]:
+        for endpoint in job["endpoints"]:
+            endpoint.pop("rules", None)
+    return json.dumps(document)
+
+
+@pytest.mark.parametrize("rules", [True, False], ids=["as shipped", "heuristic only"])
+async def test_ten_minutes_of_the_examples_never_reach_the_hourly_limit(
+    sqlite_url: str, rules: bool
+) -> None:
+    text = EXAMPLE.read_text(encoding="utf-8")
+    story = RuleStory("examples", text if rules else _without_rules(text), seconds=TEN_MINUTES)
+    store: SqlStore = await tell(story, sqlite_url, limits=limits_for_tests())
+    try:
+        proposals = list(reversed(await store.planner.list_proposals(limit=10_000)))
+        refs = {e.id: e.ref for e in await store.catalog.list_endpoints()}
+    finally:
+        await store.close()
+
+    counted: Counter[tuple[str, str, str]] = Counter(
+        (refs[p.endpoint_id], p.proposed_by, p.status.value) for p in proposals
+    )
+    print("\nproposals per endpoint, proposer and status in 10 simulated minutes:")
+    for (ref, by, status), count in sorted(counted.items()):
+        print(f"  {ref:28} {by:10} {status:9} {count}")
+    refusals = [p.outcome or "" for p in proposals if p.status is ProposalStatus.REFUSED]
+    assert not [why for why in refusals if "in the last hour" in why]
+    for ref in set(refs.values()):
+        intervals = [
+            p
+            for p in proposals
+            if refs[p.endpoint_id] == ref
+            and p.kind is ProposalKind.INTERVAL
+            and p.status is ProposalStatus.APPLIED
+            and p.proposed_by != RULES_PLANNER
+        ]
+        assert not _alternates(intervals), ref
+    assert proposals, "the planner made no proposal at all"
