@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
 import signal
 import tempfile
 from collections import Counter
@@ -513,10 +514,14 @@ def _endpoint_summary(endpoint: Endpoint, newest_first: list[Run]) -> EndpointSu
     return summary
 
 
+_VALUES_READ = re.compile(r" \([^()]*\)$")
+
+
 def _dag_line(endpoint: Endpoint, newest_first: list[Run]) -> str:
     upstreams = ", ".join(f"{endpoint.job_name}/{name}" for name in endpoint.spec.depends_on)
+    # A run_if skip ends with the values it read, different each time: counted by reason.
     reasons = Counter(
-        (run.error_message or "").removeprefix("skipped: ")
+        _VALUES_READ.sub("", (run.error_message or "").removeprefix("skipped: "))
         for run in newest_first
         if run.status is RunStatus.SKIPPED
     )

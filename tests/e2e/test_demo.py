@@ -101,8 +101,14 @@ def test_demo_runs_every_endpoint_and_summarises_from_the_database(tmp_path: Pat
     assert "only_if_changed: no upstream response changed" in done.stdout
     assert re.search(r'^dag etl/load: .*"batch_id": "batch-\d+"', done.stdout, re.MULTILINE)
     # Billing: cleanup is asked for only once the projection passes the budget (its run_if,
-    # about 40 s into the simulator's period), then waits at its approval gate.
-    assert re.search(r"^dag billing/cleanup: .*run_if 'usage.body.projected_usd", done.stdout, re.M)
+    # about 40 s into the simulator's period), then waits at its approval gate. The skips are
+    # counted by reason, the values each read aside.
+    assert re.search(
+        r"^dag billing/cleanup: .*run_if 'usage.body.projected_usd > usage.body.budget_usd' "
+        r"is false \d+;",
+        done.stdout,
+        re.M,
+    )
     total_runs = sum(int(line["runs"]) for line in lines.values())
     assert re.search(rf"^total: {total_runs} runs on 22 endpoints", done.stdout, re.MULTILINE)
     # A failure retried within its slot, a Retry-After that moved a run, a run asked for by
