@@ -12,6 +12,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validat
 from cronpilot.domain.heuristic import MAX_LOOK_AGAIN_SECONDS
 
 MAX_HISTORY = 50
+MIN_LOOK_AGAIN_SECONDS = 60.0
 
 
 def _utc(moment: datetime) -> datetime:
@@ -22,6 +23,19 @@ def _utc(moment: datetime) -> datetime:
 UtcTime = Annotated[datetime, AfterValidator(_utc)]
 Reason = Annotated[str, Field(min_length=1, max_length=2000)]
 Ttl = Annotated[float, Field(gt=0)]
+
+
+def _look_again(seconds: float) -> float:
+    # Clamped, not refused: a refusal costs the model a step, and any wish outside the bounds
+    # has an obvious nearest one (sooner spends tokens for nothing, later misses changes).
+    return min(max(seconds, MIN_LOOK_AGAIN_SECONDS), MAX_LOOK_AGAIN_SECONDS)
+
+
+LookAgain = Annotated[
+    float,
+    Field(gt=0, description=f"clamped to {MIN_LOOK_AGAIN_SECONDS:g}-{MAX_LOOK_AGAIN_SECONDS:g}"),
+    AfterValidator(_look_again),
+]
 
 
 class ToolArgs(BaseModel):
@@ -71,4 +85,4 @@ class PauseArgs(ActionArgs):
 class SubmitArgs(ToolArgs):
     reasoning: str = Field(min_length=1, max_length=8000)
     confidence: float = Field(ge=0, le=1, description="0 a guess, 1 certain")
-    next_analysis_in_seconds: float = Field(gt=0, le=MAX_LOOK_AGAIN_SECONDS)
+    next_analysis_in_seconds: LookAgain

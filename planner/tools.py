@@ -44,6 +44,9 @@ from cronpilot.planner.tool_schema import strict_schema
 from cronpilot.usecases.proposals import ProposalDesk, Proposer
 
 SUBMIT = "submit_analysis"
+HISTORY_READS = 4
+"""`get_response_history` calls one session may make: a model that reads on and on spends
+the step budget and tokens without deciding."""
 DEFERRED = "deferred: proposed at submit_analysis, decided by its confidence"
 
 
@@ -126,6 +129,7 @@ class ToolBox:
     submitted: SubmitArgs | None = None
     deferred: list[ProposalDraft] = field(default_factory=list)
     """Graded mode: the actions asked for, proposed at `submit_analysis` with its confidence."""
+    history_reads: int = 0
     noted: str | None = None
     """What the call under way did, in words, as its handler notes it for the call's record."""
 
@@ -227,6 +231,12 @@ def _validation_message(exc: ValidationError) -> str:
 
 
 async def _history(box: ToolBox, args: ReadArgs) -> JSON:
+    if box.history_reads >= HISTORY_READS:
+        raise ToolError(
+            f"history read cap reached ({HISTORY_READS} per analysis): decide from what you "
+            "have read and end with submit_analysis"
+        )
+    box.history_reads += 1
     endpoint = box.readable(args.endpoint)
     runs = await box.context.store.runs.list_runs(endpoint.id, args.limit)
     return {
@@ -314,7 +324,7 @@ TOOLS: dict[str, ToolSpec] = {
         ToolSpec(
             "get_response_history",
             ToolKind.QUERY,
-            "Runs, newest first.",
+            f"Runs, newest first; at most {HISTORY_READS} calls.",
             ReadArgs,
             _history,
         ),

@@ -205,7 +205,7 @@ async def test_actions_become_proposals_and_submit_ends(clock: FakeClock) -> Non
     )
     done = await box.call(
         "submit_analysis",
-        {"reasoning": "fraud is up", "confidence": 0.8, "next_analysis_in_seconds": 30},
+        {"reasoning": "fraud is up", "confidence": 0.8, "next_analysis_in_seconds": 300},
     )
 
     assert interval.data["status"] == "applied"
@@ -218,7 +218,7 @@ async def test_actions_become_proposals_and_submit_ends(clock: FakeClock) -> Non
     assert endpoint.oneshot_hint.at == clock.now() + timedelta(minutes=2)
     assert done.data == {"ok": True}
     assert box.submitted is not None
-    assert box.submitted.next_analysis_in_seconds == 30
+    assert box.submitted.next_analysis_in_seconds == 300
     assert box.errors == 0
 
 
