@@ -179,6 +179,9 @@ class AnalysisContext:
     new (the same slot `needs_analysis` compares)."""
     latest: dict[str, Run]
     """The newest run of each of the job's endpoints that has one, by endpoint id."""
+    window: list[Run]
+    """The analysed endpoint's newest runs, newest slot first, as many as its health by window
+    reads (`recent` is their head)."""
 
 
 @dataclass(frozen=True, slots=True)

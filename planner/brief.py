@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from statistics import mean
 
 from cronpilot.domain.context import DagContext, Neighbour
@@ -28,6 +28,10 @@ SYSTEM_PROMPT = (
     "needs changing, change nothing."
 )
 _SCHEMA_FIELDS = 30
+HEALTH_WINDOWS = (timedelta(hours=1), timedelta(hours=4), timedelta(hours=24))
+HEALTH_RUNS = 500
+"""The most runs read for the windows: an endpoint run every few seconds has thousands a day,
+and a rate over the newest 500 says as much as over all of them (the brief says so)."""
 
 
 def _seconds(value: float | None) -> str:
@@ -50,6 +54,26 @@ def health(runs: Sequence[Run], failure_streak: int) -> str:
         f"last {len(finished)} runs: {ok} succeeded ({ok / len(finished):.0%}); {timing}; "
         f"failure streak {failure_streak}; newest slot {finished[0].slot_at.isoformat()}"
     )
+
+
+def windowed_health(runs: Sequence[Run], now: datetime) -> str:
+    """Run count and success rate over each of `HEALTH_WINDOWS` before `now`, from `runs`
+    (newest first, at most `HEALTH_RUNS`): `1h 12 runs 92% ok; 4h …; 24h 500+ runs …` where
+    the read stopped before the window's start."""
+    finished = [run for run in runs if run.status.finished]
+    cut = len(runs) >= HEALTH_RUNS
+    parts = []
+    for span in HEALTH_WINDOWS:
+        start = now - span
+        inside = [run for run in finished if run.slot_at >= start]
+        hours = f"{span.total_seconds() / 3600:g}h"
+        if not inside:
+            parts.append(f"{hours} no runs")
+            continue
+        ok = sum(run.status is RunStatus.SUCCESS for run in inside)
+        more = "+" if cut and runs[-1].slot_at >= start else ""
+        parts.append(f"{hours} {len(inside)}{more} runs {ok / len(inside):.0%} ok")
+    return "; ".join(parts)
 
 
 def schema_view(schema: JSON | None) -> str:
@@ -130,9 +154,11 @@ def build_brief(
     graph: DagContext | None = None,
     latest: Mapping[str, Run | None] | None = None,
     pasted: Mapping[str, JSON] | None = None,
+    window: Sequence[Run] = (),
 ) -> str:
     """`graph`: the endpoint's neighbours in the job's graph; `latest`: the newest run of the
-    endpoint and of the siblings to sum up, by name."""
+    endpoint and of the siblings to sum up, by name; `window`: the endpoint's newest runs, at
+    most `HEALTH_RUNS`, for the health by window."""
     endpoint = claim.endpoint
     spec = endpoint.spec
     schedule = spec.schedule
@@ -154,6 +180,7 @@ def build_brief(
         f"Next run: {endpoint.next_run_at.isoformat() if endpoint.next_run_at else 'none'} "
         f"({endpoint.next_run_source.value})",
         f"Health: {health(recent, endpoint.failure_count)}",
+        f"Health by window: {windowed_health(window, now)}",
         f"Output fields: {schema_view(schema)}",
         f"Now: {now.isoformat()}",
     ]

@@ -211,6 +211,7 @@ class PlannerWorker:
             graph=dag_context(claim.endpoint, context.endpoints, context.edges, context.latest),
             latest=summed_up(claim.endpoint, context, started),
             pasted=self._pasted(toolbox, context, started) if self._config.paste_latest else None,
+            window=context.window,
         )
         verdict = await self._verdict(brief, toolbox)
         return self._analysed(

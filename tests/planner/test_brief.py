@@ -10,10 +10,10 @@ from datetime import timedelta
 from cronpilot.adapters.memory import MemoryStore
 from cronpilot.domain.context import dag_context
 from cronpilot.domain.dependencies import with_dependants
-from cronpilot.domain.model import PlannerMode, Schedule
+from cronpilot.domain.model import PlannerMode, RunStatus, Schedule
 from cronpilot.domain.planning import AnalysisClaim
 from cronpilot.planner.analysis_context import read_analysis_context
-from cronpilot.planner.brief import SYSTEM_PROMPT, build_brief
+from cronpilot.planner.brief import HEALTH_RUNS, SYSTEM_PROMPT, build_brief, windowed_health
 from cronpilot.planner.summary import run_summary, summed_up
 from cronpilot.planner.tools import TOOLS, ToolKind
 from tests.planner.builders import T0, answer, declare, spec
@@ -77,3 +77,40 @@ async def test_a_summary_says_how_a_run_went_and_cuts_long_lines() -> None:
     assert line.startswith("12:00:00 failed 503; field_0=0, field_1=1")
     assert line.endswith("…") and len(line) < 300
     assert no_body.endswith('; body "plain text"')
+
+
+async def test_the_brief_gives_health_by_window_and_names_the_siblings_it_can_read() -> None:
+    store = MemoryStore()
+    endpoints = await declare(store, T0, spec("a"), spec("zeta"), spec("beta"))
+    run = await answer(store, "j/a", {"ok": True})
+    now = T0 + timedelta(days=2)
+    ok, failed = RunStatus.SUCCESS, RunStatus.FAILED
+    aged = [(0.5, ok), (0.9, failed), (2, ok), (3, ok), (10, failed), (30, ok)]
+    window = [replace(run, slot_at=now - timedelta(hours=h), status=s) for h, s in aged]
+    claim = AnalysisClaim(endpoints["a"], PlannerMode.AUTO, now)
+
+    brief = build_brief(
+        claim,
+        job_description="",
+        siblings=endpoints,
+        recent=window,
+        schema=None,
+        now=now,
+        window=window,
+    )
+
+    assert "Health by window: 1h 2 runs 50% ok; 4h 4 runs 75% ok; 24h 5 runs 60% ok" in brief
+    assert "siblings: beta, zeta" in brief
+
+
+async def test_health_by_window_says_where_the_bounded_read_stopped_short() -> None:
+    store = MemoryStore()
+    await declare(store, T0, spec("a"))
+    run = await answer(store, "j/a", {"ok": True})
+    now = T0 + timedelta(days=1)
+    every_minute = [replace(run, slot_at=now - timedelta(minutes=n)) for n in range(HEALTH_RUNS)]
+
+    assert windowed_health(every_minute, now) == (
+        "1h 61 runs 100% ok; 4h 241 runs 100% ok; 24h 500+ runs 100% ok"
+    )
+    assert windowed_health([], now) == "1h no runs; 4h no runs; 24h no runs"

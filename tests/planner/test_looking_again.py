@@ -73,3 +73,20 @@ async def test_history_reads_past_the_cap_are_tool_errors_that_say_so(
     assert refused.error is not None
     assert refused.error.startswith(f"history read cap reached ({HISTORY_READS} per analysis)")
     assert session.tool_errors == 1
+
+
+async def test_the_analyst_is_briefed_on_health_by_window(store: Store, clock: FakeClock) -> None:
+    await declare(store, clock.now(), spec("a", every=10))
+    await answer(store, "j/a", {"n": 1})
+    await answer(store, "j/a", {"n": 2}, status=503)
+    briefs: list[str] = []
+
+    class Listening(Wishing):
+        async def analyse(self, brief: str, toolbox: ToolBox) -> Verdict:
+            briefs.append(brief)
+            return await super().analyse(brief, toolbox)
+
+    await make_planner(store, Listening(600), clock).run_round()
+
+    [brief] = briefs
+    assert "Health by window: 1h 2 runs 50% ok; 4h 2 runs 50% ok; 24h 2 runs 50% ok" in brief
