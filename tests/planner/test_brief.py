@@ -86,17 +86,11 @@ async def test_the_brief_gives_health_by_window_and_names_the_siblings_it_can_re
     now = T0 + timedelta(days=2)
     ok, failed = RunStatus.SUCCESS, RunStatus.FAILED
     aged = [(0.5, ok), (0.9, failed), (2, ok), (3, ok), (10, failed), (30, ok)]
-    window = [replace(run, slot_at=now - timedelta(hours=h), status=s) for h, s in aged]
+    runs = [replace(run, slot_at=now - timedelta(hours=h), status=s) for h, s in aged]
     claim = AnalysisClaim(endpoints["a"], PlannerMode.AUTO, now)
 
     brief = build_brief(
-        claim,
-        job_description="",
-        siblings=endpoints,
-        recent=window,
-        schema=None,
-        now=now,
-        window=window,
+        claim, job_description="", siblings=endpoints, recent=[], schema=None, now=now, window=runs
     )
 
     assert "Health by window: 1h 2 runs 50% ok; 4h 4 runs 75% ok; 24h 5 runs 60% ok" in brief
