@@ -137,7 +137,7 @@ async def test_a_conversation_with_mistakes_the_model_corrects(
                 )
             ]
         ),
-        submit("fraud is above 5%: investigating every 10 s", confidence=0.9, again=45),
+        submit("fraud is above 5%: investigating every 10 s", confidence=0.9, again=300),
     ]
     async with planner_against(script) as (planner, store, server):
         session = await _investigate(planner)
@@ -147,7 +147,7 @@ async def test_a_conversation_with_mistakes_the_model_corrects(
         "fraud is above 5%: investigating every 10 s",
         0.9,
     )
-    assert session.next_analysis_at == T0 + timedelta(seconds=75)
+    assert session.next_analysis_at == T0 + timedelta(seconds=330)
     assert session.planner == "llm:test-model"
     assert [(c.name, c.error is not None) for c in session.tool_calls] == [
         ("get_response_history", False),
