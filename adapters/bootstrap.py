@@ -393,6 +393,7 @@ def planner_config(settings: Settings) -> PlannerConfig:
         lease_seconds=settings.planner_lease_seconds,
         poll_seconds=settings.planner_poll_seconds,
         history_runs=settings.planner_history_runs,
+        min_look_again_seconds=settings.planner_min_look_again_seconds,
         backoff_seconds=settings.planner_backoff_seconds,
         backoff_cap_seconds=settings.planner_backoff_cap_seconds,
         grace_seconds=settings.grace_seconds,

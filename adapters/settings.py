@@ -123,6 +123,8 @@ class Settings(BaseSettings):
     planner_poll_seconds: float = Field(default=5, gt=0)
     planner_batch_size: int = Field(default=10, gt=0)
     planner_history_runs: int = Field(default=20, gt=0)
+    planner_min_look_again_seconds: float = Field(default=60, gt=0, le=86_400)
+    """The soonest an analysis may ask to be looked at again (`next_analysis_in_seconds`)."""
     """Runs behind the health figures of a planner's prompt."""
     planner_lease_seconds: float = Field(default=300, gt=0)
     planner_backoff_seconds: float = Field(default=30, gt=0)

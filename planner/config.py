@@ -17,6 +17,8 @@ class PlannerConfig:
     poll_seconds: float
     history_runs: int
     """Runs behind the health figures of the prompt."""
+    min_look_again_seconds: float
+    """An analysis's `next_analysis_in_seconds` is raised to at least this."""
     backoff_seconds: float
     """After a failed session the endpoint waits this long, doubling per failure…"""
     backoff_cap_seconds: float

@@ -12,7 +12,6 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validat
 from cronpilot.domain.heuristic import MAX_LOOK_AGAIN_SECONDS
 
 MAX_HISTORY = 50
-MIN_LOOK_AGAIN_SECONDS = 60.0
 
 
 def _utc(moment: datetime) -> datetime:
@@ -26,14 +25,14 @@ Ttl = Annotated[float, Field(gt=0)]
 
 
 def _look_again(seconds: float) -> float:
-    # Clamped, not refused: a refusal costs the model a step, and any wish outside the bounds
-    # has an obvious nearest one (sooner spends tokens for nothing, later misses changes).
-    return min(max(seconds, MIN_LOOK_AGAIN_SECONDS), MAX_LOOK_AGAIN_SECONDS)
+    # Clamped, not refused: a refusal costs the model a step, and a wish past the bound has an
+    # obvious nearest value. The floor is the planner's setting (`PlannerConfig`).
+    return min(seconds, MAX_LOOK_AGAIN_SECONDS)
 
 
 LookAgain = Annotated[
     float,
-    Field(gt=0, description=f"clamped to {MIN_LOOK_AGAIN_SECONDS:g}-{MAX_LOOK_AGAIN_SECONDS:g}"),
+    Field(gt=0, description=f"clamped to 60 (a setting)-{MAX_LOOK_AGAIN_SECONDS:g}"),
     AfterValidator(_look_again),
 ]
 

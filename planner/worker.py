@@ -232,11 +232,14 @@ class PlannerWorker:
         endpoint = claim.endpoint
         finished = self._clock.now()
         failed = verdict.status is SessionStatus.FAILED
-        look_again = (
-            self._backoff(claim.llm_failures)
-            if failed
-            else verdict.look_again_seconds or self._config.poll_seconds
-        )
+        wished = verdict.look_again_seconds
+        if failed:
+            look_again = self._backoff(claim.llm_failures)
+        elif wished is None:
+            look_again = self._config.poll_seconds
+        else:
+            # Sooner than the floor spends tokens on answers that have hardly changed.
+            look_again = max(wished, self._config.min_look_again_seconds)
         next_at = finished + timedelta(seconds=look_again)
         session = AnalysisSession(
             id=session_id,

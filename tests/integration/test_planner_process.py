@@ -53,6 +53,8 @@ async def _start_worker(
         "CRONPILOT_SECRET_KEY_FILE": str(tmp_path / "secret.key"),
         "CRONPILOT_ALLOWED_NETWORKS": "127.0.0.1/32",
         "CRONPILOT_PLANNER_POLL_SECONDS": "0.5",
+        # Real seconds: the heuristic looks again within the test, not a minute later.
+        "CRONPILOT_PLANNER_MIN_LOOK_AGAIN_SECONDS": "0.5",
         "CRONPILOT_MAX_SLEEP_SECONDS": "0.5",
         **{f"CRONPILOT_{name.upper()}": value for name, value in settings.items()},
     }

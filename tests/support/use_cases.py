@@ -313,7 +313,9 @@ async def run_story(
                 LlmAnalyst(chat, max_steps=6, max_tokens=50_000, tool_kinds=tuple(kinds)),
                 clock,
                 replace(
-                    planner_config(settings_for_tests(worker_id="planner")),
+                    planner_config(
+                        settings_for_tests(worker_id="planner", planner_min_look_again_seconds=1)
+                    ),
                     paste_latest=paste_latest,
                     limits=LIMITS,
                 ),
