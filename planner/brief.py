@@ -29,9 +29,10 @@ SYSTEM_PROMPT = (
 )
 _SCHEMA_FIELDS = 30
 HEALTH_WINDOWS = (timedelta(hours=1), timedelta(hours=4), timedelta(hours=24))
-HEALTH_RUNS = 500
+HEALTH_RUNS = 200
 """The most runs read for the windows: an endpoint run every few seconds has thousands a day,
-and a rate over the newest 500 says as much as over all of them (the brief says so)."""
+and a rate over the newest 200 says as much as over all of them (the brief says so). Runs are
+read whole, bodies included, so this also bounds what an analysis loads."""
 
 
 def _seconds(value: float | None) -> str:
@@ -58,7 +59,7 @@ def health(runs: Sequence[Run], failure_streak: int) -> str:
 
 def windowed_health(runs: Sequence[Run], now: datetime) -> str:
     """Run count and success rate over each of `HEALTH_WINDOWS` before `now`, from `runs`
-    (newest first, at most `HEALTH_RUNS`): `1h 12 runs 92% ok; 4h …; 24h 500+ runs …` where
+    (newest first, at most `HEALTH_RUNS`): `1h 12 runs 92% ok; 4h …; 24h 200+ runs …` where
     the read stopped before the window's start."""
     finished = [run for run in runs if run.status.finished]
     cut = len(runs) >= HEALTH_RUNS
