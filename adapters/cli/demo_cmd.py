@@ -112,6 +112,9 @@ admin would with `cronpilot approvals approve ID`."""
 DEMO_CHANGES_PER_HOUR = 600
 """The demo tells an hour of its story in a minute: the queue's rules change the processor's
 schedule about ten times a minute, which the default hourly limit (6) would refuse."""
+DEMO_LOOK_AGAIN_SECONDS = 1.0
+"""For the same reason the planner may look at an endpoint again after a second, not the
+default minute: the heuristic relaxes the showcase's unchanging report within the demo."""
 
 
 def demo(
@@ -182,6 +185,7 @@ def _demo_settings(workdir: Path) -> Settings:
         max_sleep_seconds=1,
         planner_poll_seconds=1,
         planner_max_changes_per_hour=DEMO_CHANGES_PER_HOUR,
+        planner_min_look_again_seconds=DEMO_LOOK_AGAIN_SECONDS,
         reaper_interval_seconds=5,
         # An approved dependant starts at the next look for ready DAG waits.
         dag_sweep_seconds=1,
