@@ -124,11 +124,14 @@ async def test_a_regions_failover_runs_while_its_health_check_fails(story: Telle
         ProposalKind.RESUME,
         ProposalKind.PAUSE,
     ]
-    _, resumed, paused = proposals
+    off, resumed, paused = proposals
     assert resumed.reason == "proposed by rule 1 of health/ap_failover: ap.status >= 500 = true"
     runs = await _runs(store, "health/ap_failover")
-    first, *standing_in = runs
-    assert first.slot_at == START
+    # The first run, and the slot of the very second the first pause is proposed if the
+    # scheduler claims it first (both act at that instant of the fake clock).
+    before = [r.slot_at for r in runs if r.slot_at <= off.created_at]
+    assert before[0] == START and len(before) <= 2, before
+    standing_in = runs[len(before) :]
     # From the failed check of 40 s to the next one (the failure backed ap off to 50 s).
     assert _at(40) <= resumed.created_at < paused.created_at <= _at(51)
     assert len(standing_in) >= 3
