@@ -107,6 +107,18 @@ def refusal(
             "the endpoint runs after its upstreams (depends_on) and has no schedule a hint "
             "could move; pause it or change its upstreams' schedules",
         )
+    bounds = bounds_refusal(draft, endpoint, now, limits)
+    if bounds is None and draft.kind is ProposalKind.RESUME and endpoint.pause is None:
+        return Refusal(GuardrailRule.NOT_PAUSED, "the endpoint is not paused")
+    return bounds
+
+
+def bounds_refusal(
+    draft: ProposalDraft, endpoint: Endpoint, now: datetime, limits: GuardrailLimits
+) -> Refusal | None:
+    """Whether `draft` oversteps the bounds of its kind, whatever the endpoint's history: the
+    clamps and the floor of an interval, a ttl, the longest pause, a next time to come. What
+    the planner exams score as "within clamps" (`domain.exam_scores`)."""
     if draft.kind is ProposalKind.INTERVAL:
         return _interval_refusal(draft, endpoint, limits)
     if draft.kind is ProposalKind.NEXT_TIME:
@@ -115,10 +127,6 @@ def refusal(
         return _pause_refusal(draft, now, limits)
     if draft.kind is ProposalKind.RUN_NOW:
         return _ttl_refusal(draft, limits)
-    if draft.kind is ProposalKind.BASELINE:
-        return None
-    if endpoint.pause is None:
-        return Refusal(GuardrailRule.NOT_PAUSED, "the endpoint is not paused")
     return None
 
 

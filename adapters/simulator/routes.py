@@ -1,7 +1,8 @@
 """HTTP face of the scenario: one aiohttp route per demo endpoint, plus endpoints whose answers
 cronpilot does not store (an HTML page, an oversized export), a slow report, an endpoint that
-fails on cue (`/flaky/{key}`), a region's standby (`/failover/{region}`) and a webhook sink
-that keeps the alerts it receives (`/hooks/alerts`)."""
+fails on cue (`/flaky/{key}`), a region's standby (`/failover/{region}`), a webhook sink
+that keeps the alerts it receives (`/hooks/alerts`), and the troubles of the planner exams
+(`/troubles/...`)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from aiohttp.typedefs import Handler
 
 from cronpilot.adapters.http.signing import SIGNATURE_HEADER
 from cronpilot.adapters.simulator.scenario import REGIONS, Scenario
+from cronpilot.adapters.simulator.troubles import Answer, Troubles
 
 _BATCH_ID = re.compile(r"batch-(\d+)")
 _EXPORT_ROWS = 4000
@@ -40,12 +42,15 @@ class SimulatorRoutes:
     def __init__(
         self,
         scenario: Scenario,
+        troubles: Troubles,
+        *,
         elapsed: Callable[[], float],
         slow_seconds: float,
         requests: Counter[str],
         alerts: deque[dict[str, Any]],
     ) -> None:
         self._scenario = scenario
+        self._troubles = troubles
         self._elapsed = elapsed
         self._slow_seconds = slow_seconds
         self._requests = requests
@@ -67,6 +72,17 @@ class SimulatorRoutes:
         }
         for path, payload in simple.items():
             app.router.add_route("*", path, self._serving(payload))
+        troubles = self._troubles
+        answering: dict[str, Callable[[float], Answer]] = {
+            "/troubles/flapping": troubles.flapping_check,
+            "/troubles/volatile": troubles.volatile_report,
+            "/troubles/degrading": troubles.degrading_api,
+            "/troubles/stock": troubles.stock,
+            "/troubles/orders": troubles.orders,
+            "/troubles/signups": troubles.signups,
+        }
+        for path, answer in answering.items():
+            app.router.add_get(path, self._answering(answer))
         app.router.add_route("*", "/etl/transform", self._batch_handler(scenario.etl_transform))
         app.router.add_route("*", "/etl/load", self._batch_handler(scenario.etl_load))
         app.router.add_get("/health/{region}", self._health)
@@ -87,6 +103,13 @@ class SimulatorRoutes:
     def _serving(self, payload: Callable[[float], dict[str, Any]]) -> Handler:
         async def handle(_: web.Request) -> web.StreamResponse:
             return web.json_response(payload(self._elapsed()))
+
+        return handle
+
+    def _answering(self, answer: Callable[[float], Answer]) -> Handler:
+        async def handle(_: web.Request) -> web.StreamResponse:
+            status, payload = answer(self._elapsed())
+            return web.json_response(payload, status=status)
 
         return handle
 

@@ -12,6 +12,7 @@ from aiohttp import web
 
 from cronpilot.adapters.simulator.routes import MAX_KEPT_ALERTS, SimulatorRoutes
 from cronpilot.adapters.simulator.scenario import Scenario
+from cronpilot.adapters.simulator.troubles import Troubles
 from cronpilot.domain.log_extra import log_extra
 
 logger = logging.getLogger(__name__)
@@ -56,6 +57,7 @@ class Simulator:
         scenario = Scenario(self.seed, self._started_at, self.cycle_seconds)
         routes = SimulatorRoutes(
             scenario,
+            Troubles(self.seed, self._started_at),
             elapsed=self._elapsed,
             slow_seconds=self.slow_seconds,
             requests=self.requests,

@@ -24,14 +24,16 @@ class Cli:
     home: Path
     env: dict[str, str]
 
-    def __call__(self, *args: str, expect: int = 0) -> subprocess.CompletedProcess[str]:
+    def __call__(
+        self, *args: str, expect: int = 0, timeout: float = CLI_TIMEOUT
+    ) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(
             [sys.executable, "-m", "cronpilot.adapters.cli.entry", *args],
             cwd=self.home,
             env=self.env,
             capture_output=True,
             text=True,
-            timeout=CLI_TIMEOUT,
+            timeout=timeout,
             check=False,
         )
         assert done.returncode == expect, (

@@ -6,14 +6,13 @@ rules follow their conditions, which the simulator flips often: they are held by
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from itertools import pairwise
 from pathlib import Path
 
 import pytest
-import yaml
 
+from cronpilot.adapters.exams.catalog import without_rules
 from cronpilot.adapters.sql import SqlStore
 from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
 from cronpilot.domain.rule_firing import RULES_PLANNER
@@ -35,22 +34,12 @@ def _alternates(proposals: list[Proposal]) -> bool:
     )
 
 
-def _without_rules(text: str) -> str:
-    """The example jobs with their rules taken out: the heuristic tunes what they did (JSON is
-    YAML)."""
-    document = yaml.safe_load(text)
-    for job in document["jobs"]:
-        for endpoint in job["endpoints"]:
-            endpoint.pop("rules", None)
-    return json.dumps(document)
-
-
 @pytest.mark.parametrize("rules", [True, False], ids=["as shipped", "heuristic only"])
 async def test_ten_minutes_of_the_examples_never_reach_the_hourly_limit(
     sqlite_url: str, rules: bool
 ) -> None:
     text = EXAMPLE.read_text(encoding="utf-8")
-    story = RuleStory("examples", text if rules else _without_rules(text), seconds=TEN_MINUTES)
+    story = RuleStory("examples", text if rules else without_rules(text), seconds=TEN_MINUTES)
     store: SqlStore = await tell(story, sqlite_url, limits=limits_for_tests())
     try:
         proposals = list(reversed(await store.planner.list_proposals(limit=10_000)))

@@ -204,3 +204,21 @@ async def test_requests_are_counted_per_path(sim: Running) -> None:
     await sim.get("/health/eu")
 
     assert sim.simulator.requests == {"/fraud/score": 2, "/health/eu": 1}
+
+
+async def test_the_exam_troubles_answer_over_http_as_their_functions_say(sim: Running) -> None:
+    """What the planner exams grade against (`adapters/exams/catalog.py`) is what was served."""
+    flapping = [(await sim.get("/troubles/flapping", s))[0] for s in (0, 5, 6, 11, 12)]
+    assert flapping == [200, 200, 503, 503, 200]
+    first = (await sim.get("/troubles/volatile", 1))[1]
+    second = (await sim.get("/troubles/volatile", 2))[1]
+    volatile = {"generated_at", "request_id"}
+    assert {k for k in first if first[k] != second[k]} == volatile
+    assert (await sim.get("/troubles/degrading", 10))[1]["status"] == "ok"
+    assert (await sim.get("/troubles/degrading", 30))[1] == {"status": "slow", "latency_ms": 680.0}
+    assert (await sim.get("/troubles/stock", 39))[0] == 200
+    assert (await sim.get("/troubles/stock", 40))[0] == 503
+    assert (await sim.get("/troubles/orders", 41))[1] == {"new_orders": 0, "stock": "unavailable"}
+    assert (await sim.get("/troubles/signups", 10))[1]["signups_last_minute"] > 0
+    night = [(await sim.get("/troubles/signups", s))[1] for s in (30, 90)]
+    assert night[0] == night[1] == {"signups_last_minute": 0, "active_sessions": 0}

@@ -1,10 +1,10 @@
-"""The five use cases as runnable stories: the simulator (on a fake clock), one scheduler pass
-per simulated second (claims, real HTTP on 127.0.0.1, fenced finishes), and the LLM planner
-through the real `openai` SDK against `FakeOpenAI`, whose policy plays a sensible model.
+"""A scripted model that sits the planner exams (`adapters/exams`) sensibly: the LLM planner
+through the real `openai` SDK against `FakeOpenAI`, whose policy reads only what the planner
+shows it — the prompt (with the newest responses summed up, or with `paste_latest` pasted
+whole), and the tool results — and decides as a sensible model would.
 
-The policy reads only what the planner shows it: the prompt (with the newest responses summed
-up, or with `paste_latest` pasted whole), and the tool results. Shared by the end-to-end tests
-and by `bench/token_economy.py`, which runs the same stories twice.
+The five use cases are the exams' first five, told as stories whose store the end-to-end tests
+inspect; `bench/token_economy.py` tells them twice, with tools and with responses pasted.
 """
 
 from __future__ import annotations
@@ -12,32 +12,25 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from cronpilot.adapters.bootstrap import planner_config
-from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
-from cronpilot.adapters.jobs_file import parse_declarations
+from cronpilot.adapters.exams import catalog
+from cronpilot.adapters.exams.catalog import chosen_exams
+from cronpilot.adapters.exams.runner import START, exam_config, sit
 from cronpilot.adapters.llm.openai_client import OpenAIChat
-from cronpilot.adapters.simulator import Simulator
-from cronpilot.adapters.sql import SqlStore, open_sql_store, upgrade_database
-from cronpilot.domain.ports import Store
+from cronpilot.adapters.sql import SqlStore
 from cronpilot.planner.session import LlmAnalyst
 from cronpilot.planner.tools import ToolKind
-from cronpilot.planner.worker import PlannerWorker
-from cronpilot.scheduler.requests import request_for
-from tests.support.clock import FakeClock
 from tests.support.fake_openai_server import Call, Calls, FakeOpenAI, Request, submit, tool_results
-from tests.support.finishing import finish_one
-from tests.support.settings import limits_for_tests, settings_for_tests
+from tests.support.settings import settings_for_tests
 
-START = datetime(2030, 3, 2, 9, 0, tzinfo=UTC)
-LOOPBACK = ["127.0.0.1/32"]
+__all__ = ["START", "USE_CASES", "Story", "UseCase", "policy", "run_story"]
+
 LOOK_AGAIN_SECONDS = 4
-# Stories change schedules often on purpose; the hourly limit is tested elsewhere.
-LIMITS = limits_for_tests(max_changes_per_hour=100)
 
 Decide = Callable[[Any, "Brief"], list[Call]]
 UNREAD = object()
@@ -57,8 +50,6 @@ class Need:
 class UseCase:
     name: str
     jobs: str
-    needs: dict[str, Need]
-    """By analysed endpoint ref; endpoints not listed are looked at and left alone."""
     seconds: int = 62
 
 
@@ -105,13 +96,14 @@ def _summed_up(brief: Brief, need: Need) -> Any:
     return UNREAD if text is None or text.endswith("…") else json.loads(text)
 
 
-def policy(case: UseCase) -> Callable[[Request], Calls]:
+def policy(needs: Mapping[str, Need]) -> Callable[[Request], Calls]:
     """A model that takes the field it needs from the brief (the pasted responses, or the
-    summary of the newest ones), else reads it, then decides, acts, and submits."""
+    summary of the newest ones), else reads it, then decides, acts, and submits. `needs` is by
+    analysed endpoint ref; the endpoints not listed are looked at and left alone."""
 
     def reply(request: Request) -> Calls:
         brief = _brief(request)
-        need = case.needs.get(brief.ref)
+        need = needs.get(brief.ref)
         results = tool_results(request)
         if need is None:
             return submit(f"looked at {brief.ref}", again=LOOK_AGAIN_SECONDS)
@@ -190,79 +182,51 @@ def _cleanup(forecast: Any, brief: Brief) -> list[Call]:
     return []
 
 
+def _look(reason: str, seconds: float) -> Callable[[Any, Brief], list[Call]]:
+    """Relax to every `seconds` once, when `reason` says why (the value read)."""
+
+    def decide(value: Any, brief: Brief) -> list[Call]:
+        if value is None or f"interval {seconds:g}s" in brief.hints:
+            return []
+        return [_interval(seconds, f"{reason}: {value}")]
+
+    return decide
+
+
+def _slowing(latency: Any, brief: Brief) -> list[Call]:
+    if isinstance(latency, float) and latency >= 600 and "interval 2s" not in brief.hints:
+        return [_interval(2, f"latency {latency} ms and rising: watch every 2 s")]
+    return []
+
+
+def _quiet(signups: Any, brief: Brief) -> list[Call]:
+    return _look("no sign-ups", 300)(signups, brief) if signups == 0 else []
+
+
+def _stock_down(stock: Any, brief: Brief) -> list[Call]:
+    return _look("stock is", 60)(stock, brief) if stock == "unavailable" else []
+
+
+def _unchanging(rows: Any, brief: Brief) -> list[Call]:
+    return _look("the same rows every time, only a timestamp and an id change", 60)(rows, brief)
+
+
+NEEDS = {
+    "flash-sale/investigator": Need("fraud_rate", _investigate, "fraud_score"),
+    "etl/transform": Need("records", _transform, "fetch"),
+    **{f"health/{region}": Need("status", _region) for region in ("eu", "us", "ap")},
+    "queue/processor": Need("pending", _processor, "depth"),
+    "billing/cleanup": Need("forecast", _cleanup, "usage"),
+    "volatile/report": Need("rows", _unchanging),
+    "degrading/api": Need("latency_ms", _slowing),
+    "sibling-failing/orders": Need("stock", _stock_down),
+    "quiet-night/signups": Need("signups_last_minute", _quiet),
+}
+"""What the scripted model reads and decides on each exam's endpoints (the flapping check
+and the failing stock service are looked at and left alone)."""
+
 USE_CASES = [
-    UseCase(
-        "flash-sale",
-        """
-jobs:
-  - name: flash-sale
-    planner_mode: auto
-    endpoints:
-      - {name: fraud_score, url: "${SIMULATOR_URL}/fraud/score", interval: 10s,
-         min_interval: 5s, max_interval: 2m}
-      - {name: investigator, url: "${SIMULATOR_URL}/fraud/investigate", method: POST,
-         body: {max_orders: 5}, interval: 30s, min_interval: 10s, max_interval: 5m}
-""",
-        {"flash-sale/investigator": Need("fraud_rate", _investigate, "fraud_score")},
-        seconds=70,
-    ),
-    UseCase(
-        "etl",
-        """
-jobs:
-  - name: etl
-    planner_mode: auto
-    endpoints:
-      - {name: fetch, url: "${SIMULATOR_URL}/etl/fetch", interval: 5s, min_interval: 5s,
-         max_interval: 1m}
-      - {name: transform, url: "${SIMULATOR_URL}/etl/transform", interval: 10m,
-         min_interval: 1s, max_interval: 1h}
-""",
-        {"etl/transform": Need("records", _transform, "fetch")},
-    ),
-    UseCase(
-        "health",
-        """
-jobs:
-  - name: health
-    planner_mode: auto
-    endpoints:
-      - {name: eu, url: "${SIMULATOR_URL}/health/eu", interval: 5s, min_interval: 2s,
-         max_interval: 30s}
-      - {name: us, url: "${SIMULATOR_URL}/health/us", interval: 5s, min_interval: 2s,
-         max_interval: 30s}
-      - {name: ap, url: "${SIMULATOR_URL}/health/ap", interval: 5s, min_interval: 2s,
-         max_interval: 30s}
-""",
-        {f"health/{region}": Need("status", _region) for region in ("eu", "us", "ap")},
-    ),
-    UseCase(
-        "queue",
-        """
-jobs:
-  - name: queue
-    planner_mode: auto
-    endpoints:
-      - {name: depth, url: "${SIMULATOR_URL}/queue/depth", interval: 5s, min_interval: 2s,
-         max_interval: 1m}
-      - {name: processor, url: "${SIMULATOR_URL}/queue/process", method: POST,
-         body: {batch_size: 100}, interval: 10s, min_interval: 3s, max_interval: 2m}
-""",
-        {"queue/processor": Need("pending", _processor, "depth")},
-    ),
-    UseCase(
-        "billing",
-        """
-jobs:
-  - name: billing
-    planner_mode: auto
-    endpoints:
-      - {name: usage, url: "${SIMULATOR_URL}/billing/usage", interval: 15s, max_interval: 5m}
-      - {name: cleanup, url: "${SIMULATOR_URL}/billing/cleanup", method: DELETE,
-         interval: 30s, max_interval: 10m}
-""",
-        {"billing/cleanup": Need("forecast", _cleanup, "usage")},
-    ),
+    UseCase(exam.name, exam.jobs_for(rules=False), exam.seconds) for exam in catalog.USE_CASES
 ]
 
 
@@ -275,65 +239,30 @@ class Story:
     analyses: int = 0
 
 
-async def _scheduler_pass(store: Store, dispatcher: AiohttpDispatcher, now: datetime) -> None:
-    """What a scheduler worker does when it wakes at `now`: claim what is due, call it, record."""
-    claims = await store.claims.claim_due(now, "scheduler", 30, 100)
-    responses = await asyncio.gather(*(dispatcher.dispatch(request_for(c)) for c in claims))
-    for claim, response in zip(claims, responses, strict=True):
-        await finish_one(store.claims, claim, "scheduler", response, now)
-
-
 async def run_story(
     case: UseCase, database_url: str, *, paste_latest: bool = False, seed: int = 7
 ) -> Story:
-    """Run `case` second by second; the caller closes `Story.store`."""
-    clock = FakeClock(START)
-    await upgrade_database(database_url)
-    store = await open_sql_store(database_url)
-    simulator = Simulator(seed=seed, cycle_seconds=60, now=clock.now)
-    dispatcher = AiohttpDispatcher(allowed_networks=LOOPBACK)
-    try:
-        url = await simulator.start()
-        declarations = parse_declarations(case.jobs, case.name, LOOPBACK, {"SIMULATOR_URL": url})
-        await store.catalog.apply(declarations, clock.now())
-        async with FakeOpenAI(policy(case)) as server:
-            chat = OpenAIChat(
-                model="scripted",
-                base_url=server.base_url,
-                api_key=None,
-                timeout_seconds=10,
-                attempts=2,
-                sleep=clock.sleep,
-            )
-            kinds: Sequence[ToolKind] = (
-                (ToolKind.ACTION, ToolKind.FINAL) if paste_latest else tuple(ToolKind)
-            )
-            planner = PlannerWorker(
-                store,
-                LlmAnalyst(chat, max_steps=6, max_tokens=50_000, tool_kinds=tuple(kinds)),
-                clock,
-                replace(
-                    planner_config(
-                        settings_for_tests(worker_id="planner", planner_min_look_again_seconds=1)
-                    ),
-                    paste_latest=paste_latest,
-                    limits=LIMITS,
-                ),
-                waker=None,
-            )
-            try:
-                for _ in range(case.seconds):
-                    await _scheduler_pass(store, dispatcher, clock.now())
-                    await planner.run_round()
-                    clock.advance(1)
-            finally:
-                await chat.close()
-            story = Story(store, list(server.usage))
-        story.analyses = len(await store.planner.list_sessions(limit=10_000))
-        return story
-    except BaseException:
-        await store.close()
-        raise
-    finally:
-        await dispatcher.close()
-        await simulator.stop()
+    """Sit `case`'s exam with the scripted model; the caller closes `Story.store`."""
+    async with FakeOpenAI(policy(NEEDS)) as server:
+        chat = OpenAIChat(
+            model="scripted",
+            base_url=server.base_url,
+            api_key=None,
+            timeout_seconds=10,
+            attempts=2,
+            sleep=asyncio.sleep,
+        )
+        kinds: Sequence[ToolKind] = (
+            (ToolKind.ACTION, ToolKind.FINAL) if paste_latest else tuple(ToolKind)
+        )
+        analyst = LlmAnalyst(chat, max_steps=6, max_tokens=50_000, tool_kinds=tuple(kinds))
+        config = replace(
+            exam_config(planner_config(settings_for_tests())), paste_latest=paste_latest
+        )
+        try:
+            sat = await sit(chosen_exams([case.name])[0], database_url, analyst, config, seed=seed)
+        finally:
+            await chat.close()
+        story = Story(sat.store, list(server.usage))
+    story.analyses = len(await story.store.planner.list_sessions(limit=10_000))
+    return story

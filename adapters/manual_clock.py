@@ -1,4 +1,5 @@
-"""A hand-driven clock (`domain.ports.Clock`) for tests."""
+"""A hand-driven clock (`domain.ports.Clock`): for tests, and for `cronpilot planner eval`, whose
+exams tell minutes of a story on a clock they move themselves."""
 
 from __future__ import annotations
 

@@ -1,0 +1,119 @@
+"""`cronpilot planner eval`: the planner exams, sat by the planners named, scored side by side."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from cronpilot.adapters.cli.output import (
+    OutputOption,
+    add_row,
+    new_table,
+    note,
+    print_data,
+    print_table,
+)
+from cronpilot.adapters.cli.runtime import admin_settings
+from cronpilot.adapters.exams.planners import PlannerChoice
+from cronpilot.domain.exam_scores import Score
+
+if TYPE_CHECKING:
+    from cronpilot.adapters.exams.evaluation import Result
+
+
+def eval_planners(
+    planner: Annotated[
+        list[PlannerChoice] | None,
+        typer.Option(
+            "--planner",
+            help="Who sits the exams; repeat to compare. Default: the LLM when "
+            "CRONPILOT_LLM_BASE_URL or CRONPILOT_LLM_API_KEY is set, else the heuristic.",
+        ),
+    ] = None,
+    exam: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--exam",
+            help="Only this exam; repeat for more. An unknown name lists the exams.",
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="The simulator's seed: another story.")] = 7,
+    output: OutputOption = None,
+) -> None:
+    """Score planners on the exams shipped with cronpilot: each tells a story on the endpoint
+    simulator (a fake clock, a database of its own) and grades what the planner proposed:
+    the right direction at the right time, within the clamps, no flip-flopping; the tokens
+    an LLM spent. Nothing touches the configured database.
+
+    Columns: moves (proposals made), refused (by the guardrails), right (proposals in the
+    direction the story wanted and stretches that needed one met), clamps (share within
+    bounds), flips (reversals the story gave no reason for), tokens, score (right x clamps /
+    (1 + flips)); the `all` row's score is the mean of the exams'."""
+    # Imported here: the simulator, the HTTP client and the store, for this command only.
+    from cronpilot.adapters.exams.catalog import chosen_exams
+    from cronpilot.adapters.exams.evaluation import default_planner, evaluate
+
+    settings = admin_settings()
+    exams = chosen_exams(exam or [])
+    planners = list(dict.fromkeys(planner or [default_planner(settings)]))
+
+    def taken(result: Result) -> None:
+        note(f"{result.grade.exam} by {result.planner}: {result.grade.score.value:.0%}")
+
+    results = asyncio.run(evaluate(settings, planners, exams, seed=seed, taken=taken))
+    if output:
+        print_data(output, [_view(result) for result in results])
+        return
+    table = new_table(
+        "exam", "planner", "moves", "refused", "right", "clamps", "flips", "tokens", "score"
+    )
+    for result in results:
+        add_row(
+            table, result.grade.exam, result.planner, *_cells(result.grade.score, _tokens(result))
+        )
+    for name in dict.fromkeys(result.planner for result in results):
+        mine = [result for result in results if result.planner == name]
+        mean = sum(result.grade.score.value for result in mine) / len(mine)
+        total = sum((result.grade.score for result in mine), Score())
+        cells = _cells(total, sum(_tokens(result) for result in mine))
+        add_row(table, "all", name, *cells[:-1], f"{mean:.0%}")
+    print_table(table)
+
+
+def _tokens(result: Result) -> int:
+    return result.grade.prompt_tokens + result.grade.completion_tokens
+
+
+def _cells(score: Score, tokens: int) -> tuple[str, ...]:
+    return (
+        str(score.proposals),
+        str(score.refused),
+        f"{score.direction:.0%}",
+        f"{score.clamps:.0%}",
+        str(score.oscillations),
+        f"{tokens:,}",
+        f"{score.value:.0%}",
+    )
+
+
+def _view(result: Result) -> dict[str, Any]:
+    grade, score = result.grade, result.grade.score
+    return {
+        "exam": grade.exam,
+        "planner": result.planner,
+        "score": round(score.value, 4),
+        "direction": round(score.direction, 4),
+        "clamps": round(score.clamps, 4),
+        "oscillations": score.oscillations,
+        "proposals": score.proposals,
+        "right": score.right,
+        "needs": score.needs,
+        "met": score.met,
+        "refused": score.refused,
+        "analyses": grade.analyses,
+        "prompt_tokens": grade.prompt_tokens,
+        "completion_tokens": grade.completion_tokens,
+        "seconds": round(result.seconds, 2),
+    }

@@ -1,0 +1,1 @@
+"""The planner exams: `cronpilot planner eval` (decision 0031)."""

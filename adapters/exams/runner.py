@@ -1,0 +1,199 @@
+"""Sitting an exam: the endpoint simulator on 127.0.0.1 and a planner on a fake clock, second by
+second — a scheduler pass (claim what is due, call it, record it, learn from it as a
+scheduler worker does), then planner rounds until none is left — on a database of its own.
+Then grading: each graded endpoint's proposals scored against what the story wanted.
+
+Stepping by hand, not running the workers' own loops: every exam tells the same story each
+time, whatever the machine's speed, and a slow LLM answer only makes the exam take longer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from functools import partial
+
+from cronpilot.adapters.exams.catalog import CYCLE_SECONDS, Exam, World
+from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
+from cronpilot.adapters.jobs_file import parse_declarations
+from cronpilot.adapters.manual_clock import FakeClock
+from cronpilot.adapters.simulator import Simulator
+from cronpilot.adapters.sql import SqlStore, open_sql_store, upgrade_database
+from cronpilot.domain.exam_scores import Proposed, Score, direction_of, score, second_of
+from cronpilot.domain.guardrails import bounds_refusal
+from cronpilot.domain.model import Endpoint, Finish, Recorded
+from cronpilot.domain.planning import Proposal
+from cronpilot.domain.schedule import baseline_period
+from cronpilot.planner.config import PlannerConfig
+from cronpilot.planner.session import Analyst, Verdict, submitted
+from cronpilot.planner.tools import SUBMIT, ToolBox
+from cronpilot.planner.worker import PlannerWorker
+from cronpilot.scheduler.learning import RunLearner
+from cronpilot.scheduler.requests import request_for
+from cronpilot.usecases.declarations import apply_declarations
+
+START = datetime(2030, 3, 2, 9, 0, tzinfo=UTC)
+LOOPBACK = ["127.0.0.1/32"]
+WORKER = "exam"
+LEASE_SECONDS = 60.0
+BATCH = 100
+EXAM_CHANGES_PER_HOUR = 600
+"""An exam tells an hour's story in a minute or two: the hourly limit of a real hour would
+be the thing scored."""
+EXAM_LOOK_AGAIN_SECONDS = 1.0
+_ALL = 100_000
+
+
+class RulesOnly:
+    """The analyst of the rules planner's exams: it looks, proposes nothing, and looks again a
+    day later, so that only the endpoints' rules propose."""
+
+    @property
+    def name(self) -> str:
+        return "rules-only"
+
+    @property
+    def yields_to_rules(self) -> bool:
+        return True
+
+    async def analyse(self, brief: str, toolbox: ToolBox) -> Verdict:
+        final = {"reasoning": "the rules decide", "confidence": 1.0}
+        await toolbox.call(SUBMIT, {**final, "next_analysis_in_seconds": 86_400})
+        return submitted(toolbox)
+
+
+def exam_config(config: PlannerConfig) -> PlannerConfig:
+    """`config` as an exam runs it: its own worker, an hour's limits told in minutes."""
+    limits = replace(config.limits, max_changes_per_hour=EXAM_CHANGES_PER_HOUR)
+    return replace(
+        config,
+        worker_id=WORKER,
+        min_look_again_seconds=EXAM_LOOK_AGAIN_SECONDS,
+        limits=limits,
+    )
+
+
+@dataclass
+class Sat:
+    """An exam that was sat: the open store to grade or inspect (the caller closes it)."""
+
+    exam: Exam
+    store: SqlStore
+    config: PlannerConfig
+    seed: int
+
+
+async def sit(
+    exam: Exam,
+    database_url: str,
+    analyst: Analyst,
+    config: PlannerConfig,
+    *,
+    rules: bool = False,
+    seed: int = 7,
+) -> Sat:
+    """Tell `exam`'s story on a fresh database at `database_url`, with `analyst` (and the
+    rules of its jobs when `rules`)."""
+    clock = FakeClock(START)
+    await upgrade_database(database_url)
+    store = await open_sql_store(database_url)
+    simulator = Simulator(seed=seed, cycle_seconds=CYCLE_SECONDS, now=clock.now)
+    dispatcher = AiohttpDispatcher(allowed_networks=LOOPBACK)
+    try:
+        url = await simulator.start()
+        declarations = parse_declarations(
+            exam.jobs_for(rules), exam.name, LOOPBACK, {"SIMULATOR_URL": url}
+        )
+        await apply_declarations(
+            store.unit_of_work, None, declarations, exam.name, actor=WORKER, now=clock.now()
+        )
+        learner = RunLearner(store.unit_of_work, store.reading, clock)
+        planner = PlannerWorker(store, analyst, clock, config, waker=None)
+        for _ in range(exam.seconds):
+            ran = await _scheduler_pass(store, dispatcher, clock.now())
+            for endpoint in ran:
+                await learner.learn(endpoint)
+            await learner.refresh_stale()
+            while await planner.run_round():
+                pass
+            clock.advance(1)
+        return Sat(exam, store, config, seed)
+    except BaseException:
+        await store.close()
+        raise
+    finally:
+        await dispatcher.close()
+        await simulator.stop()
+
+
+async def _scheduler_pass(
+    store: SqlStore, dispatcher: AiohttpDispatcher, now: datetime
+) -> list[Endpoint]:
+    """What a scheduler worker does when it wakes at `now`; returns the endpoints that ran."""
+    claims = await store.claims.claim_due(now, WORKER, LEASE_SECONDS, BATCH)
+    responses = await asyncio.gather(*(dispatcher.dispatch(request_for(c)) for c in claims))
+    finishes = [
+        Finish(claim, WORKER, response, now, LEASE_SECONDS)
+        for claim, response in zip(claims, responses, strict=True)
+    ]
+    ran: dict[str, Endpoint] = {}
+    for claim, outcome in zip(claims, await store.claims.finish_many(finishes), strict=True):
+        if not isinstance(outcome, Recorded):
+            raise outcome
+        for started in outcome.started:
+            # No exam has DAG dependants: one started here would only hold its lease.
+            await store.claims.release(started, WORKER)
+        ran[claim.endpoint.id] = claim.endpoint
+    return list(ran.values())
+
+
+@dataclass(frozen=True, slots=True)
+class Grade:
+    exam: str
+    score: Score
+    analyses: int
+    prompt_tokens: int
+    completion_tokens: int
+
+
+async def grade(sat: Sat) -> Grade:
+    """Score the graded endpoints' proposals (`domain.exam_scores`), and count the tokens."""
+    exam = sat.exam
+    endpoints = {e.name: e for e in await sat.store.catalog.list_endpoints(exam.name)}
+    proposals = list(reversed(await sat.store.planner.list_proposals(limit=_ALL)))
+    world = World.of(sat.seed, START)
+    total = Score()
+    for name, grading in exam.graded.items():
+        endpoint = endpoints[name]
+        mine = [p for p in proposals if p.endpoint_id == endpoint.id]
+        total += score(
+            _proposed(mine, endpoint, sat.config),
+            partial(grading, world),
+            exam.seconds,
+            exam.lag,
+        )
+    sessions = await sat.store.planner.list_sessions(limit=_ALL)
+    return Grade(
+        exam.name,
+        total,
+        len(sessions),
+        sum(s.prompt_tokens for s in sessions),
+        sum(s.completion_tokens for s in sessions),
+    )
+
+
+def _proposed(
+    proposals: Sequence[Proposal], endpoint: Endpoint, config: PlannerConfig
+) -> list[Proposed]:
+    baseline = baseline_period(endpoint.spec.schedule, START).total_seconds()
+    return [
+        Proposed(
+            second_of(p.created_at, START),
+            direction_of(p, baseline),
+            bounds_refusal(p.draft, endpoint, p.created_at, config.limits) is None,
+            p.status,
+        )
+        for p in proposals
+    ]

@@ -1,0 +1,201 @@
+"""How a planner exam is scored (`cronpilot planner eval`, decision 0031).
+
+An exam tells a story on a fake clock and says, for each second and each endpoint it grades,
+what the right call was then (a `Want`): call more often, call less often, not more often, or
+anything. The planner is scored on the proposals it made, whatever became of them:
+
+- **direction**: a proposal whose direction the story allowed at some second of the `lag`
+  before it was made (the planner sees answers late, by an interval or so) is right; each
+  stretch of the story that *needs* a direction counts too, as met when the planner proposed
+  that way during the stretch (plus the lag), or its latest proposal before the stretch
+  already went that way. Direction is the right proposals and met needs over all proposals
+  and needs.
+- **clamps**: the share of proposals within the bounds of their kind (`bounds_refusal`).
+- **oscillations**: reversals (tighten then relax, or back) the story gave no reason for: the
+  earlier direction was still allowed at every second between the two.
+
+The score is direction times clamps, divided by one plus the oscillations.
+
+Pure: the caller supplies what was proposed, when, in which direction, and whether within
+bounds, and the story's wants second by second.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from itertools import pairwise
+
+from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
+
+MIN_NEED_SECONDS = 3
+"""A stretch that needs a direction must last this long to be scored: a blip of a second is
+no fault to miss."""
+
+
+class Direction(StrEnum):
+    TIGHTEN = "tighten"
+    """Call more often or sooner: a shorter interval, a run now, a next time, a resume."""
+    RELAX = "relax"
+    """Call less often: a longer interval, a pause."""
+    NEUTRAL = "neutral"
+    """Back to the baseline, or an interval equal to it."""
+
+
+_ALL = frozenset(Direction)
+
+
+@dataclass(frozen=True, slots=True)
+class Want:
+    """What a story wants of the planner at one second."""
+
+    name: str
+    allowed: frozenset[Direction]
+    needed: Direction | None = None
+    """The direction the planner must take while the want lasts, if any."""
+
+
+TIGHTEN = Want("tighten", frozenset({Direction.TIGHTEN, Direction.NEUTRAL}), Direction.TIGHTEN)
+RELAX = Want("relax", frozenset({Direction.RELAX, Direction.NEUTRAL}), Direction.RELAX)
+CALM = Want("not tighter", frozenset({Direction.RELAX, Direction.NEUTRAL}))
+"""Anything but calling more often: a failing endpoint is left to the backoff."""
+EITHER = Want("anything", _ALL)
+
+WantAt = Callable[[int], Want]
+"""The story's want at each second from its start."""
+
+
+def direction_of(proposal: Proposal, baseline_seconds: float) -> Direction:
+    """Which way `proposal` moves its endpoint's calls, from the declared baseline."""
+    kind = proposal.kind
+    if kind in (ProposalKind.RUN_NOW, ProposalKind.NEXT_TIME, ProposalKind.RESUME):
+        return Direction.TIGHTEN
+    if kind is ProposalKind.PAUSE:
+        return Direction.RELAX
+    interval = proposal.interval_seconds
+    if kind is ProposalKind.BASELINE or interval is None or interval == baseline_seconds:
+        return Direction.NEUTRAL
+    return Direction.TIGHTEN if interval < baseline_seconds else Direction.RELAX
+
+
+@dataclass(frozen=True, slots=True)
+class Proposed:
+    """One proposal as the exam scores it."""
+
+    second: int
+    """When it was made, in whole seconds from the start of the story."""
+    direction: Direction
+    within_bounds: bool
+    status: ProposalStatus
+
+
+def second_of(moment: datetime, started: datetime) -> int:
+    return int((moment - started).total_seconds())
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    proposals: int = 0
+    right: int = 0
+    """Proposals in a direction the story allowed."""
+    needs: int = 0
+    met: int = 0
+    within_bounds: int = 0
+    oscillations: int = 0
+    refused: int = 0
+    """Proposals the guardrails refused: shown, not scored (the planner proposed them)."""
+
+    def __add__(self, other: Score) -> Score:
+        return Score(
+            *(a + b for a, b in zip(self._counts(), other._counts(), strict=True)),
+        )
+
+    def _counts(self) -> tuple[int, ...]:
+        return (
+            self.proposals,
+            self.right,
+            self.needs,
+            self.met,
+            self.within_bounds,
+            self.oscillations,
+            self.refused,
+        )
+
+    @property
+    def direction(self) -> float:
+        judged = self.proposals + self.needs
+        return (self.right + self.met) / judged if judged else 1.0
+
+    @property
+    def clamps(self) -> float:
+        return self.within_bounds / self.proposals if self.proposals else 1.0
+
+    @property
+    def value(self) -> float:
+        return self.direction * self.clamps / (1 + self.oscillations)
+
+
+def score(proposed: Sequence[Proposed], want: WantAt, seconds: int, lag: int) -> Score:
+    """The score of one endpoint's proposals (oldest first) over a story of `seconds`."""
+    wants = [want(second) for second in range(seconds)]
+    needs = _stretches(wants)
+    return Score(
+        proposals=len(proposed),
+        right=sum(_allowed(p, wants, lag) for p in proposed),
+        needs=len(needs),
+        met=sum(_met(need, proposed, lag) for need in needs),
+        within_bounds=sum(p.within_bounds for p in proposed),
+        oscillations=_oscillations(proposed, wants),
+        refused=sum(p.status is ProposalStatus.REFUSED for p in proposed),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Need:
+    direction: Direction
+    first: int
+    last: int
+    """The stretch's first and last seconds."""
+
+
+def _stretches(wants: Sequence[Want]) -> list[_Need]:
+    """The stretches of `MIN_NEED_SECONDS` or more that need a direction."""
+    found: list[_Need] = []
+    start = 0
+    for second in range(1, len(wants) + 1):
+        if second < len(wants) and wants[second].needed == wants[start].needed:
+            continue
+        needed = wants[start].needed
+        if needed is not None and second - start >= MIN_NEED_SECONDS:
+            found.append(_Need(needed, start, second - 1))
+        start = second
+    return found
+
+
+def _allowed(proposal: Proposed, wants: Sequence[Want], lag: int) -> bool:
+    first = max(0, proposal.second - lag)
+    last = min(proposal.second, len(wants) - 1)
+    return any(proposal.direction in wants[s].allowed for s in range(first, last + 1))
+
+
+def _met(need: _Need, proposed: Sequence[Proposed], lag: int) -> bool:
+    """Whether the planner went the needed way during the stretch (give or take the lag), or
+    already stood there when it began."""
+    before = [p for p in proposed if p.second < need.first]
+    during = [p for p in proposed if need.first <= p.second <= need.last + lag]
+    stood = bool(before) and before[-1].direction is need.direction
+    return stood or any(p.direction is need.direction for p in during)
+
+
+def _oscillations(proposed: Sequence[Proposed], wants: Sequence[Want]) -> int:
+    moves = [p for p in proposed if p.direction is not Direction.NEUTRAL]
+    count = 0
+    for earlier, later in pairwise(moves):
+        if earlier.direction is later.direction:
+            continue
+        between = wants[min(earlier.second, len(wants) - 1) : later.second + 1]
+        if all(earlier.direction in w.allowed for w in between):
+            count += 1
+    return count

@@ -1,0 +1,125 @@
+"""How a planner exam scores proposals (`domain.exam_scores`): direction against what the story
+wanted (with the lag), stretches that need a direction, bounds, and flip-flops the story gave
+no reason for."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from cronpilot.domain.exam_scores import (
+    CALM,
+    EITHER,
+    RELAX,
+    TIGHTEN,
+    Direction,
+    Proposed,
+    Want,
+    WantAt,
+    direction_of,
+    score,
+)
+from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
+from tests.planner.builders import T0
+
+T, R, N = Direction.TIGHTEN, Direction.RELAX, Direction.NEUTRAL
+
+
+def _made(*moves: tuple[int, Direction], within: bool = True) -> list[Proposed]:
+    return [Proposed(second, way, within, ProposalStatus.APPLIED) for second, way in moves]
+
+
+def _story(*stretches: tuple[int, Want]) -> WantAt:
+    """A want per second from stretches of (first second, want)."""
+
+    def want(second: int) -> Want:
+        return [w for first, w in stretches if first <= second][-1]
+
+    return want
+
+
+def _proposal(kind: ProposalKind, interval: float | None = None) -> Proposal:
+    return Proposal(
+        id="p",
+        endpoint_id="e",
+        job_id="j",
+        kind=kind,
+        reason="r",
+        proposed_by="heuristic",
+        created_at=T0,
+        status=ProposalStatus.APPLIED,
+        interval_seconds=interval,
+        at=T0 + timedelta(minutes=1),
+    )
+
+
+@pytest.mark.parametrize(
+    ("kind", "interval", "expected"),
+    [
+        (ProposalKind.INTERVAL, 5, T),
+        (ProposalKind.INTERVAL, 60, R),
+        (ProposalKind.INTERVAL, 10, N),
+        (ProposalKind.RUN_NOW, None, T),
+        (ProposalKind.NEXT_TIME, None, T),
+        (ProposalKind.RESUME, None, T),
+        (ProposalKind.PAUSE, None, R),
+        (ProposalKind.BASELINE, None, N),
+    ],
+)
+def test_direction_is_read_from_the_declared_baseline(
+    kind: ProposalKind, interval: float | None, expected: Direction
+) -> None:
+    assert direction_of(_proposal(kind, interval), baseline_seconds=10) is expected
+
+
+def test_nothing_proposed_where_nothing_was_needed_is_full_marks() -> None:
+    result = score([], _story((0, EITHER)), seconds=60, lag=5)
+    assert (result.proposals, result.needs, result.value) == (0, 0, 1.0)
+
+
+def test_a_stretch_that_needs_a_direction_is_missed_by_a_planner_that_does_nothing() -> None:
+    story = _story((0, EITHER), (20, TIGHTEN), (40, EITHER))
+    result = score([], story, seconds=60, lag=5)
+    assert (result.needs, result.met, result.direction) == (1, 0, 0.0)
+
+
+def test_a_need_is_met_within_the_lag_or_by_a_stance_taken_before() -> None:
+    story = _story((0, EITHER), (20, TIGHTEN), (40, EITHER))
+    late_enough = score(_made((44, T)), story, seconds=60, lag=5)
+    too_late = score(_made((46, T)), story, seconds=60, lag=5)
+    before = score(_made((3, T)), story, seconds=60, lag=5)
+    assert (late_enough.met, too_late.met, before.met) == (1, 0, 1)
+
+
+def test_a_blip_shorter_than_the_minimum_stretch_needs_nothing() -> None:
+    story = _story((0, EITHER), (20, TIGHTEN), (22, EITHER))
+    assert score([], story, seconds=60, lag=5).needs == 0
+
+
+def test_a_direction_the_story_forbade_is_wrong_unless_it_was_allowed_within_the_lag() -> None:
+    story = _story((0, TIGHTEN), (30, CALM))
+    result = score(_made((10, R), (33, T), (50, T)), story, seconds=60, lag=5)
+    # 10 s: relax while tightening was wanted; 33 s: the tightening wanted until 29 s, seen
+    # late; 50 s: tightening long after the story turned calm.
+    assert (result.proposals, result.right) == (3, 1)
+
+
+def test_out_of_bounds_proposals_cost_the_clamps_share() -> None:
+    made = _made((10, T)) + _made((20, T), within=False)
+    result = score(made, _story((0, EITHER)), seconds=60, lag=5)
+    assert (result.clamps, result.value) == (0.5, 0.5)
+
+
+def test_a_reversal_the_story_gave_no_reason_for_is_a_flip_flop() -> None:
+    made = _made((10, T), (20, R), (30, T), (40, N))
+    result = score(made, _story((0, EITHER)), seconds=60, lag=5)
+    assert result.oscillations == 2
+    assert result.value == pytest.approx(1 / 3)
+
+
+def test_a_reversal_that_follows_the_story_is_no_flip_flop() -> None:
+    story = _story((0, TIGHTEN), (20, EITHER), (25, RELAX), (40, TIGHTEN))
+    made = _made((5, T), (28, R), (42, T))
+    result = score(made, story, seconds=60, lag=5)
+    assert (result.oscillations, result.needs, result.met, result.value) == (0, 3, 3, 1.0)
