@@ -60,7 +60,9 @@ def eval_planners(
     planners = list(dict.fromkeys(planner or [default_planner(settings)]))
 
     def taken(result: Result) -> None:
-        note(f"{result.grade.exam} by {result.planner}: {result.grade.score.value:.0%}")
+        grade = result.grade
+        failed = f" ({grade.failed} of {grade.analyses} analyses failed)" if grade.failed else ""
+        note(f"{grade.exam} by {result.planner}: {grade.score.value:.0%}{failed}")
 
     results = asyncio.run(evaluate(settings, planners, exams, seed=seed, taken=taken))
     if output:

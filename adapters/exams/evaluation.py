@@ -16,9 +16,11 @@ from cronpilot.adapters.exams.catalog import Exam
 from cronpilot.adapters.exams.planners import PlannerChoice
 from cronpilot.adapters.exams.runner import Grade, RulesOnly, exam_config, grade, sit
 from cronpilot.adapters.settings import Settings
-from cronpilot.domain.errors import InvalidConfig
+from cronpilot.domain.errors import InvalidConfig, LlmUnavailable
 from cronpilot.planner.heuristic import HeuristicAnalyst
 from cronpilot.planner.session import Analyst, LlmAnalyst
+
+_UNAVAILABLE = str(LlmUnavailable(""))
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,10 +69,21 @@ async def evaluate(
                     graded = await grade(sat)
                 finally:
                     await sat.store.close()
+                _check_answered(graded)
                 result = Result(name, graded, time.perf_counter() - started)
                 results.append(result)
                 taken(result)
     return results
+
+
+def _check_answered(graded: Grade) -> None:
+    """Stop when the model answered no analysis of an exam: the scores of a model that cannot
+    be reached (a wrong URL, a missing key) would read as a planner that chose to do nothing."""
+    if graded.analyses and graded.failed == graded.analyses:
+        reason = (graded.error or "").removeprefix(_UNAVAILABLE)
+        raise LlmUnavailable(
+            f"all {graded.failed} analyses of exam {graded.exam} failed; the last: {reason}"
+        )
 
 
 def _analyst(planner: PlannerChoice, settings: Settings, resources: AsyncExitStack) -> Analyst:

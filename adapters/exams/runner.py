@@ -24,7 +24,7 @@ from cronpilot.adapters.sql import SqlStore, open_sql_store, upgrade_database
 from cronpilot.domain.exam_scores import Proposed, Score, direction_of, score, second_of
 from cronpilot.domain.guardrails import bounds_refusal
 from cronpilot.domain.model import Endpoint, Finish, Recorded
-from cronpilot.domain.planning import Proposal
+from cronpilot.domain.planning import Proposal, SessionStatus
 from cronpilot.domain.schedule import baseline_period
 from cronpilot.planner.config import PlannerConfig
 from cronpilot.planner.session import Analyst, Verdict, submitted
@@ -156,6 +156,10 @@ class Grade:
     analyses: int
     prompt_tokens: int
     completion_tokens: int
+    failed: int = 0
+    """Analyses whose LLM could not answer (`SessionStatus.FAILED`)."""
+    error: str | None = None
+    """The newest failed analysis's error."""
 
 
 async def grade(sat: Sat) -> Grade:
@@ -175,12 +179,15 @@ async def grade(sat: Sat) -> Grade:
             exam.lag,
         )
     sessions = await sat.store.planner.list_sessions(limit=_ALL)
+    failed = [s for s in sessions if s.status is SessionStatus.FAILED]
     return Grade(
         exam.name,
         total,
         len(sessions),
         sum(s.prompt_tokens for s in sessions),
         sum(s.completion_tokens for s in sessions),
+        len(failed),
+        failed[0].error if failed else None,
     )
 
 

@@ -117,3 +117,28 @@ async def test_the_exams_tell_a_flip_flopping_model_from_a_sensible_one() -> Non
             assert sum(r.grade.score.oscillations for r in results) > 0
     assert scores["sensible"] > 0.9
     assert scores["flip-flopper"] < 0.5
+
+
+def test_a_model_that_cannot_be_reached_is_one_error_line_not_a_table_of_zeros(
+    cli_for: Callable[..., Cli], sqlite_url: str
+) -> None:
+    nobody = cli_for(
+        sqlite_url, CRONPILOT_LLM_BASE_URL="http://127.0.0.1:9/v1", CRONPILOT_LLM_ATTEMPTS="1"
+    )
+    done = nobody("planner", "eval", "--exam", "volatile", expect=4)
+    assert done.stdout == ""
+    assert done.stderr.splitlines() == [
+        "error: the LLM is unavailable: all 3 analyses of exam volatile failed; the last: "
+        "could not connect to the LLM server"
+    ]
+
+
+def test_bad_choices_are_one_error_line(cli_for: Callable[..., Cli], sqlite_url: str) -> None:
+    cli = cli_for(sqlite_url)
+    unknown = cli("planner", "eval", "--exam", "nope", expect=2)
+    assert unknown.stderr.splitlines() == [
+        "error: --exam: no exam 'nope'; the exams are " + ", ".join(NAMES)
+    ]
+    no_model = cli("planner", "eval", "--planner", "llm", expect=2)
+    assert "CRONPILOT_LLM_BASE_URL" in no_model.stderr.splitlines()[0]
+    assert len(no_model.stderr.splitlines()) == 1
