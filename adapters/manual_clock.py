@@ -1,22 +1,21 @@
-"""A hand-driven clock (`domain.ports.Clock`): for tests, and for `cronpilot planner eval`, whose
-exams tell minutes of a story on a clock they move themselves."""
+"""A clock that moves only when told (`domain.ports.Clock`): `cronpilot planner eval` tells
+minutes of a story in seconds on it, and the tests' fake clock builds on it."""
 
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime, timedelta
-
-DEFAULT_START = datetime(2030, 1, 7, 12, 0, tzinfo=UTC)
+from datetime import datetime, timedelta
 
 
-class FakeClock:
-    """Time stands still until the test calls `advance`: a `sleep` ends when the clock has been
+class ManualClock:
+    """Time stands still until `advance` moves it: a `sleep` ends when the clock has been
     advanced past its deadline, never because real time passed."""
 
-    def __init__(self, start: datetime = DEFAULT_START) -> None:
+    def __init__(self, start: datetime) -> None:
         self._now = start
         self._sleepers: list[tuple[datetime, asyncio.Future[None]]] = []
         self._changed = asyncio.Event()
+        """Set whenever the sleepers change: what the tests' fake clock waits on."""
 
     def now(self) -> datetime:
         return self._now
@@ -38,8 +37,8 @@ class FakeClock:
     def advance(self, seconds: float) -> datetime:
         """Move time forward and wake every sleeper whose deadline has come; returns the new now.
 
-        Woken sleepers are forgotten at once, so `until_sleeping_until` then waits for them to
-        sleep again, i.e. for whatever they do on waking to be done."""
+        Woken sleepers are forgotten at once: whoever watches the sleepers sees them only once
+        they sleep again, i.e. once whatever they do on waking is done."""
         self._now += timedelta(seconds=seconds)
         for entry in list(self._sleepers):
             deadline, wakeup = entry
@@ -49,21 +48,3 @@ class FakeClock:
                     wakeup.set_result(None)
         self._changed.set()
         return self._now
-
-    async def until_sleeping_until(self, deadline: datetime, sleepers: int = 1) -> None:
-        """Wait until something (`sleepers` things, for timers that share a deadline) sleeps
-        until exactly `deadline` (bound it with `asyncio.timeout`): the way to know a worker
-        is idle, and until when."""
-        while sum(until == deadline for until, _ in self._sleepers) < sleepers:
-            self._changed.clear()
-            await self._changed.wait()
-
-    async def until_sleeping_within(self, earliest: datetime, latest: datetime) -> datetime:
-        """Wait until something sleeps until a time in [earliest, latest] (bound it with
-        `asyncio.timeout`), and return that time: for sleeps of a random length (jitter)."""
-        while True:
-            found = [until for until, _ in self._sleepers if earliest <= until <= latest]
-            if found:
-                return min(found)
-            self._changed.clear()
-            await self._changed.wait()

@@ -21,8 +21,9 @@ import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from cronpilot.adapters.exams.catalog import Exam
 from tests.support.fake_openai_server import CHARS_PER_TOKEN
-from tests.support.use_cases import USE_CASES, UseCase, run_story
+from tests.support.use_cases import USE_CASES, run_story
 
 MODES = {"tools": False, "pasted": True}
 
@@ -48,7 +49,7 @@ class Measure:
         return self.completion_tokens / max(self.analyses, 1)
 
 
-async def measure(case: UseCase, mode: str, folder: Path) -> Measure:
+async def measure(case: Exam, mode: str, folder: Path) -> Measure:
     story = await run_story(
         case, f"sqlite+aiosqlite:///{folder / f'{case.name}-{mode}.db'}", paste_latest=MODES[mode]
     )
@@ -79,7 +80,7 @@ def break_even_chars(tools: Measure, pasted: Measure) -> float:
     return max(pasted.body_chars + CHARS_PER_TOKEN * gap / bodies_per_analysis, 0.0)
 
 
-async def measure_all(cases: list[UseCase]) -> list[Measure]:
+async def measure_all(cases: list[Exam]) -> list[Measure]:
     with tempfile.TemporaryDirectory(prefix="cronpilot-bench-") as folder:
         return [await measure(case, mode, Path(folder)) for case in cases for mode in MODES]
 

@@ -184,6 +184,7 @@ class LlmUnavailable(CronpilotError):
 
     def __init__(self, reason: str) -> None:
         super().__init__(f"the LLM is unavailable: {reason}")
+        self.reason = reason
 
 
 class TemplateUnfilled(CronpilotError):

@@ -7,9 +7,10 @@ anything. The planner is scored on the proposals it made, whatever became of the
 - **direction**: a proposal whose direction the story allowed at some second of the `lag`
   before it was made (the planner sees answers late, by an interval or so) is right; each
   stretch of the story that *needs* a direction counts too, as met when the planner proposed
-  that way during the stretch (plus the lag), or its latest proposal before the stretch
-  already went that way. Direction is the right proposals and met needs over all proposals
-  and needs.
+  that way during the stretch (plus the lag), or a change of its still in force when the
+  stretch began went that way. Direction is the right proposals and met needs over the
+  proposals judged and the needs. A move back to the baseline (neutral) earns nothing: it is
+  judged only where the story needed a direction, and is wrong there.
 - **clamps**: the share of proposals within the bounds of their kind (`bounds_refusal`).
 - **oscillations**: reversals (tighten then relax, or back) the story gave no reason for: the
   earlier direction was still allowed at every second between the two.
@@ -23,7 +24,7 @@ bounds, and the story's wants second by second.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from datetime import datetime
 from enum import StrEnum
 from itertools import pairwise
@@ -57,8 +58,8 @@ class Want:
     """The direction the planner must take while the want lasts, if any."""
 
 
-TIGHTEN = Want("tighten", frozenset({Direction.TIGHTEN, Direction.NEUTRAL}), Direction.TIGHTEN)
-RELAX = Want("relax", frozenset({Direction.RELAX, Direction.NEUTRAL}), Direction.RELAX)
+TIGHTEN = Want("tighten", frozenset({Direction.TIGHTEN}), Direction.TIGHTEN)
+RELAX = Want("relax", frozenset({Direction.RELAX}), Direction.RELAX)
 CALM = Want("not tighter", frozenset({Direction.RELAX, Direction.NEUTRAL}))
 """Anything but calling more often: a failing endpoint is left to the backoff."""
 EITHER = Want("anything", _ALL)
@@ -89,10 +90,28 @@ class Proposed:
     direction: Direction
     within_bounds: bool
     status: ProposalStatus
+    until: int | None = None
+    """The last second its change stands (`standing_until`); None for one that never stood."""
 
 
 def second_of(moment: datetime, started: datetime) -> int:
     return int((moment - started).total_seconds())
+
+
+def standing_until(proposal: Proposal, started: datetime, seconds: int) -> int | None:
+    """The last second of a story of `seconds` that an applied proposal's change stands: an
+    interval for its ttl, a pause until its end, a resume or a return to the baseline until
+    something else comes; a run now or a next time is one run, and stands for none."""
+    if proposal.status is not ProposalStatus.APPLIED:
+        return None
+    kind = proposal.kind
+    if kind is ProposalKind.INTERVAL and proposal.ttl_seconds is not None:
+        return second_of(proposal.created_at, started) + int(proposal.ttl_seconds)
+    if kind is ProposalKind.PAUSE and proposal.at is not None:
+        return second_of(proposal.at, started)
+    if kind in (ProposalKind.RESUME, ProposalKind.BASELINE):
+        return seconds
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,27 +124,17 @@ class Score:
     within_bounds: int = 0
     oscillations: int = 0
     refused: int = 0
-    """Proposals the guardrails refused: shown, not scored (the planner proposed them)."""
+    """Proposals the guardrails refused: scored like the others (the planner proposed them),
+    and counted to show how often the guardrails stood between it and the schedule."""
+    judged: int = 0
+    """Proposals judged for direction: all but the neutral ones the story allowed."""
 
     def __add__(self, other: Score) -> Score:
-        return Score(
-            *(a + b for a, b in zip(self._counts(), other._counts(), strict=True)),
-        )
-
-    def _counts(self) -> tuple[int, ...]:
-        return (
-            self.proposals,
-            self.right,
-            self.needs,
-            self.met,
-            self.within_bounds,
-            self.oscillations,
-            self.refused,
-        )
+        return Score(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
 
     @property
     def direction(self) -> float:
-        judged = self.proposals + self.needs
+        judged = self.judged + self.needs
         return (self.right + self.met) / judged if judged else 1.0
 
     @property
@@ -141,14 +150,17 @@ def score(proposed: Sequence[Proposed], want: WantAt, seconds: int, lag: int) ->
     """The score of one endpoint's proposals (oldest first) over a story of `seconds`."""
     wants = [want(second) for second in range(seconds)]
     needs = _stretches(wants)
+    allowed = [_allowed(p, wants, lag) for p in proposed]
+    moves = [p.direction is not Direction.NEUTRAL for p in proposed]
     return Score(
         proposals=len(proposed),
-        right=sum(_allowed(p, wants, lag) for p in proposed),
+        right=sum(ok and move for ok, move in zip(allowed, moves, strict=True)),
         needs=len(needs),
         met=sum(_met(need, proposed, lag) for need in needs),
         within_bounds=sum(p.within_bounds for p in proposed),
         oscillations=_oscillations(proposed, wants),
         refused=sum(p.status is ProposalStatus.REFUSED for p in proposed),
+        judged=sum(move or not ok for ok, move in zip(allowed, moves, strict=True)),
     )
 
 
@@ -182,10 +194,14 @@ def _allowed(proposal: Proposed, wants: Sequence[Want], lag: int) -> bool:
 
 def _met(need: _Need, proposed: Sequence[Proposed], lag: int) -> bool:
     """Whether the planner went the needed way during the stretch (give or take the lag), or
-    already stood there when it began."""
-    before = [p for p in proposed if p.second < need.first]
+    a change of its that still stood when the stretch began went that way."""
+    standing = [
+        p
+        for p in proposed
+        if p.second < need.first and p.until is not None and p.until >= need.first
+    ]
     during = [p for p in proposed if need.first <= p.second <= need.last + lag]
-    stood = bool(before) and before[-1].direction is need.direction
+    stood = bool(standing) and standing[-1].direction is need.direction
     return stood or any(p.direction is need.direction for p in during)
 
 

@@ -20,6 +20,7 @@ from cronpilot.adapters.exams.planners import PlannerChoice
 from cronpilot.domain.exam_scores import Score
 
 if TYPE_CHECKING:
+    from cronpilot.adapters.exams.catalog import Exam
     from cronpilot.adapters.exams.evaluation import Result
 
 
@@ -59,12 +60,17 @@ def eval_planners(
     exams = chosen_exams(exam or [])
     planners = list(dict.fromkeys(planner or [default_planner(settings)]))
 
+    def starting(exam: Exam, planner: PlannerChoice) -> None:
+        note(f"{exam.name} ({exam.seconds} simulated seconds) by {planner}…")
+
     def taken(result: Result) -> None:
         grade = result.grade
         failed = f" ({grade.failed} of {grade.analyses} analyses failed)" if grade.failed else ""
         note(f"{grade.exam} by {result.planner}: {grade.score.value:.0%}{failed}")
 
-    results = asyncio.run(evaluate(settings, planners, exams, seed=seed, taken=taken))
+    results = asyncio.run(
+        evaluate(settings, planners, exams, seed=seed, starting=starting, taken=taken)
+    )
     if output:
         print_data(output, [_view(result) for result in results])
         return
@@ -110,11 +116,13 @@ def _view(result: Result) -> dict[str, Any]:
         "clamps": round(score.clamps, 4),
         "oscillations": score.oscillations,
         "proposals": score.proposals,
+        "judged": score.judged,
         "right": score.right,
         "needs": score.needs,
         "met": score.met,
         "refused": score.refused,
         "analyses": grade.analyses,
+        "failed_analyses": grade.failed,
         "prompt_tokens": grade.prompt_tokens,
         "completion_tokens": grade.completion_tokens,
         "seconds": round(result.seconds, 2),

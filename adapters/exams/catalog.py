@@ -333,9 +333,10 @@ EXAMS = USE_CASES + TROUBLES
 
 
 def chosen_exams(names: Sequence[str]) -> list[Exam]:
-    """The exams named (all of them when none is); an unknown name is an `InvalidConfig`."""
+    """The exams named, each once (all of them when none is); an unknown name is an
+    `InvalidConfig`."""
     known = {exam.name: exam for exam in EXAMS}
     unknown = [name for name in names if name not in known]
     if unknown:
         raise InvalidConfig("--exam", f"no exam {unknown[0]!r}; the exams are {', '.join(known)}")
-    return [known[name] for name in names] if names else list(EXAMS)
+    return [known[name] for name in dict.fromkeys(names)] if names else list(EXAMS)

@@ -1,5 +1,6 @@
 """Which planners sit which exams: each exam on a SQLite database of its own in a temporary
-folder (never the configured database), the LLM the settings name for `llm`."""
+folder (never the configured database), with the default settings but for the LLM's, so that
+scores compare across machines and configurations."""
 
 from __future__ import annotations
 
@@ -17,10 +18,13 @@ from cronpilot.adapters.exams.planners import PlannerChoice
 from cronpilot.adapters.exams.runner import Grade, RulesOnly, exam_config, grade, sit
 from cronpilot.adapters.settings import Settings
 from cronpilot.domain.errors import InvalidConfig, LlmUnavailable
+from cronpilot.domain.planning import SessionStatus
 from cronpilot.planner.heuristic import HeuristicAnalyst
-from cronpilot.planner.session import Analyst, LlmAnalyst
+from cronpilot.planner.session import Analyst, LlmAnalyst, Verdict
+from cronpilot.planner.tools import ToolBox
 
-_UNAVAILABLE = str(LlmUnavailable(""))
+UNANSWERED_LIMIT = 2
+"""Analyses failed, none answered yet, after which the model is taken for unreachable."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,53 +41,96 @@ def default_planner(settings: Settings) -> PlannerChoice:
     return PlannerChoice.LLM if settings.llm_configured else PlannerChoice.HEURISTIC
 
 
+def exam_settings(settings: Settings) -> Settings:
+    """The defaults, with `settings`' LLM (`CRONPILOT_LLM_*`): the user's limits, backoff or
+    history length would make their scores incomparable with anyone else's."""
+    llm = {
+        name: getattr(settings, name) for name in Settings.model_fields if name.startswith("llm_")
+    }
+    return Settings.model_construct(**llm)
+
+
 async def evaluate(
     settings: Settings,
     planners: Sequence[PlannerChoice],
     exams: Sequence[Exam],
     *,
     seed: int,
+    starting: Callable[[Exam, PlannerChoice], None] = lambda *_: None,
     taken: Callable[[Result], None] = lambda _: None,
 ) -> list[Result]:
-    """Every planner sits every exam; `taken` hears of each result as it comes."""
+    """Every planner sits every exam; `starting` and `taken` hear of each as it comes."""
     if PlannerChoice.LLM in planners and not settings.llm_configured:
         raise InvalidConfig(
             "CRONPILOT_LLM_BASE_URL",
             "the llm planner needs a model: set CRONPILOT_LLM_BASE_URL (and CRONPILOT_LLM_MODEL) "
             "or CRONPILOT_LLM_API_KEY",
         )
+    settings = exam_settings(settings)
     config = exam_config(planner_config(settings))
     results: list[Result] = []
     async with AsyncExitStack() as resources:
         folder = Path(resources.enter_context(tempfile.TemporaryDirectory(prefix="cronpilot-")))
         for planner in planners:
-            analyst = _analyst(planner, settings, resources)
+            analyst = Watched(_analyst(planner, settings, resources))
             name = "rules" if planner is PlannerChoice.RULES else analyst.name
             for exam in exams:
+                starting(exam, planner)
                 started = time.perf_counter()
                 url = f"sqlite+aiosqlite:///{folder / f'{exam.name}-{planner}.db'}"
+                rules = planner is PlannerChoice.RULES
                 sat = await sit(
-                    exam, url, analyst, config, rules=planner is PlannerChoice.RULES, seed=seed
+                    exam, url, analyst, config, rules=rules, seed=seed, between=analyst.check
                 )
                 try:
                     graded = await grade(sat)
                 finally:
                     await sat.store.close()
-                _check_answered(graded)
                 result = Result(name, graded, time.perf_counter() - started)
                 results.append(result)
                 taken(result)
     return results
 
 
-def _check_answered(graded: Grade) -> None:
-    """Stop when the model answered no analysis of an exam: the scores of a model that cannot
-    be reached (a wrong URL, a missing key) would read as a planner that chose to do nothing."""
-    if graded.analyses and graded.failed == graded.analyses:
-        reason = (graded.error or "").removeprefix(_UNAVAILABLE)
-        raise LlmUnavailable(
-            f"all {graded.failed} analyses of exam {graded.exam} failed; the last: {reason}"
-        )
+class Watched:
+    """An analyst whose failures are counted: a model that fails its first analyses without
+    answering one stops the exams (`check`) rather than scoring as a planner that chose to do
+    nothing — with a wrong URL or a missing key, at the first failures, not after every exam."""
+
+    def __init__(self, analyst: Analyst) -> None:
+        self._analyst = analyst
+        self.answered = 0
+        self.failed = 0
+        self.error = ""
+
+    @property
+    def name(self) -> str:
+        return self._analyst.name
+
+    @property
+    def yields_to_rules(self) -> bool:
+        return self._analyst.yields_to_rules
+
+    async def analyse(self, brief: str, toolbox: ToolBox) -> Verdict:
+        try:
+            verdict = await self._analyst.analyse(brief, toolbox)
+        except LlmUnavailable as exc:
+            self.failed += 1
+            self.error = exc.reason
+            raise
+        if verdict.status is SessionStatus.FAILED:
+            self.failed += 1
+            self.error = verdict.error or ""
+        else:
+            self.answered += 1
+        return verdict
+
+    def check(self) -> None:
+        """Raise `LlmUnavailable` once `UNANSWERED_LIMIT` analyses failed and none answered."""
+        if not self.answered and self.failed >= UNANSWERED_LIMIT:
+            raise LlmUnavailable(
+                f"{self.failed} analyses failed and none answered; the last: {self.error}"
+            )
 
 
 def _analyst(planner: PlannerChoice, settings: Settings, resources: AsyncExitStack) -> Analyst:

@@ -1,16 +1,19 @@
 """Sitting an exam: the endpoint simulator on 127.0.0.1 and a planner on a fake clock, second by
-second — a scheduler pass (claim what is due, call it, record it, learn from it as a
-scheduler worker does), then planner rounds until none is left — on a database of its own.
-Then grading: each graded endpoint's proposals scored against what the story wanted.
+second — a scheduler pass (claim what is due, call it, record it, learn schemas and volatile
+fields from it as often as a scheduler worker's learner does), then planner rounds until none
+is left — on a database of its own. Then grading: each graded endpoint's proposals scored
+against what the story wanted.
 
 Stepping by hand, not running the workers' own loops: every exam tells the same story each
 time, whatever the machine's speed, and a slow LLM answer only makes the exam take longer.
+The pass is the store's claim and fenced finish without the slot runner's extras: no retries
+within a slot, no `success_when`, no steering headers — no exam declares them.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
@@ -18,19 +21,26 @@ from functools import partial
 from cronpilot.adapters.exams.catalog import CYCLE_SECONDS, Exam, World
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.jobs_file import parse_declarations
-from cronpilot.adapters.manual_clock import FakeClock
+from cronpilot.adapters.manual_clock import ManualClock
 from cronpilot.adapters.simulator import Simulator
 from cronpilot.adapters.sql import SqlStore, open_sql_store, upgrade_database
-from cronpilot.domain.exam_scores import Proposed, Score, direction_of, score, second_of
+from cronpilot.domain.exam_scores import (
+    Proposed,
+    Score,
+    direction_of,
+    score,
+    second_of,
+    standing_until,
+)
 from cronpilot.domain.guardrails import bounds_refusal
 from cronpilot.domain.model import Endpoint, Finish, Recorded
-from cronpilot.domain.planning import Proposal, SessionStatus
+from cronpilot.domain.planning import AnalysisSession, Proposal, SessionStatus
 from cronpilot.domain.schedule import baseline_period
 from cronpilot.planner.config import PlannerConfig
 from cronpilot.planner.session import Analyst, Verdict, submitted
 from cronpilot.planner.tools import SUBMIT, ToolBox
 from cronpilot.planner.worker import PlannerWorker
-from cronpilot.scheduler.learning import RunLearner
+from cronpilot.scheduler.learning import LEARN_EVERY_SECONDS, RunLearner
 from cronpilot.scheduler.requests import request_for
 from cronpilot.usecases.declarations import apply_declarations
 
@@ -93,10 +103,12 @@ async def sit(
     *,
     rules: bool = False,
     seed: int = 7,
+    between: Callable[[], None] = lambda: None,
 ) -> Sat:
     """Tell `exam`'s story on a fresh database at `database_url`, with `analyst` (and the
-    rules of its jobs when `rules`)."""
-    clock = FakeClock(START)
+    rules of its jobs when `rules`); `between` is called after each second (it may raise to
+    stop the story)."""
+    clock = ManualClock(START)
     await upgrade_database(database_url)
     store = await open_sql_store(database_url)
     simulator = Simulator(seed=seed, cycle_seconds=CYCLE_SECONDS, now=clock.now)
@@ -110,14 +122,20 @@ async def sit(
             store.unit_of_work, None, declarations, exam.name, actor=WORKER, now=clock.now()
         )
         learner = RunLearner(store.unit_of_work, store.reading, clock)
+        learnt: dict[str, int] = {}
         planner = PlannerWorker(store, analyst, clock, config, waker=None)
-        for _ in range(exam.seconds):
+        for second in range(exam.seconds):
             ran = await _scheduler_pass(store, dispatcher, clock.now())
+            # As a scheduler worker's learner: an endpoint at most every LEARN_EVERY_SECONDS,
+            # its runs of the meantime read together from the watermark.
             for endpoint in ran:
-                await learner.learn(endpoint)
+                if second - learnt.get(endpoint.id, -_ALL) >= LEARN_EVERY_SECONDS:
+                    learnt[endpoint.id] = second
+                    await learner.learn(endpoint)
             await learner.refresh_stale()
             while await planner.run_round():
                 pass
+            between()
             clock.advance(1)
         return Sat(exam, store, config, seed)
     except BaseException:
@@ -166,19 +184,19 @@ async def grade(sat: Sat) -> Grade:
     """Score the graded endpoints' proposals (`domain.exam_scores`), and count the tokens."""
     exam = sat.exam
     endpoints = {e.name: e for e in await sat.store.catalog.list_endpoints(exam.name)}
-    proposals = list(reversed(await sat.store.planner.list_proposals(limit=_ALL)))
+    sessions = await sat.store.planner.list_sessions(limit=_ALL)
+    proposals = proposals_in_order(await sat.store.planner.list_proposals(limit=_ALL), sessions)
     world = World.of(sat.seed, START)
     total = Score()
     for name, grading in exam.graded.items():
         endpoint = endpoints[name]
         mine = [p for p in proposals if p.endpoint_id == endpoint.id]
         total += score(
-            _proposed(mine, endpoint, sat.config),
+            _proposed(mine, endpoint, sat),
             partial(grading, world),
             exam.seconds,
             exam.lag,
         )
-    sessions = await sat.store.planner.list_sessions(limit=_ALL)
     failed = [s for s in sessions if s.status is SessionStatus.FAILED]
     return Grade(
         exam.name,
@@ -191,16 +209,29 @@ async def grade(sat: Sat) -> Grade:
     )
 
 
-def _proposed(
-    proposals: Sequence[Proposal], endpoint: Endpoint, config: PlannerConfig
-) -> list[Proposed]:
+def proposals_in_order(
+    proposals: Sequence[Proposal], sessions: Sequence[AnalysisSession]
+) -> list[Proposal]:
+    """Oldest first. The exam's clock stands still while the planner works, so the proposals
+    of one round share their time: within it, the order of the tool calls that made them,
+    whose outcome names the proposal (`domain.planning.proposal_outcome`)."""
+    calls = [call for session in sessions for call in session.tool_calls if call.outcome]
+    made_by = {
+        p.id: next((call.seq for call in calls if p.id in (call.outcome or "")), 0)
+        for p in proposals
+    }
+    return sorted(proposals, key=lambda p: (p.created_at, made_by[p.id]))
+
+
+def _proposed(proposals: Sequence[Proposal], endpoint: Endpoint, sat: Sat) -> list[Proposed]:
     baseline = baseline_period(endpoint.spec.schedule, START).total_seconds()
     return [
         Proposed(
             second_of(p.created_at, START),
             direction_of(p, baseline),
-            bounds_refusal(p.draft, endpoint, p.created_at, config.limits) is None,
+            bounds_refusal(p.draft, endpoint, p.created_at, sat.config.limits) is None,
             p.status,
+            standing_until(p, START, sat.exam.seconds),
         )
         for p in proposals
     ]

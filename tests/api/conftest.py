@@ -14,12 +14,12 @@ import uvicorn
 from fastapi import FastAPI
 
 from cronpilot.adapters.bootstrap import build_api, token_authenticator
-from cronpilot.adapters.manual_clock import FakeClock
 from cronpilot.adapters.sql import open_sql_store
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.access import Scope
 from cronpilot.domain.ports import Clock, SecretCipher, Store
 from cronpilot.usecases.access import create_token
+from tests.support.clock import FakeClock
 from tests.support.settings import settings_for_tests
 
 JOBS = """

@@ -14,7 +14,6 @@ import pytest
 
 from cronpilot.adapters.bootstrap import build_api, token_authenticator
 from cronpilot.adapters.jobs_file import parse_declarations
-from cronpilot.adapters.manual_clock import FakeClock
 from cronpilot.adapters.memory import MemoryStore
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.access import Scope
@@ -27,6 +26,7 @@ from cronpilot.usecases.queries.catalog import show_endpoint
 from cronpilot.usecases.queries.planner import show_proposal
 from cronpilot.usecases.queries.runs import RunQuery, page_runs
 from tests.api.conftest import JOBS, Secrets, issue_tokens
+from tests.support.clock import FakeClock
 from tests.support.settings import limits_for_tests, settings_for_tests
 
 CONSOLE = Path(__file__).resolve().parents[2] / "adapters" / "console"

@@ -16,12 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from schemathesis import GenerationMode
 
 from cronpilot.adapters.bootstrap import build_api, token_authenticator
-from cronpilot.adapters.manual_clock import FakeClock
 from cronpilot.adapters.sql import open_sql_store, upgrade_database
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.access import Scope
 from cronpilot.domain.ports import SecretCipher
 from tests.api.conftest import JOBS, bearer, issue_tokens, loopback_server
+from tests.support.clock import FakeClock
 from tests.support.settings import settings_for_tests
 
 EXAMPLES = 8

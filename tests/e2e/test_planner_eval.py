@@ -12,6 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from cronpilot.adapters.exams.catalog import EXAMS, chosen_exams
 from cronpilot.adapters.exams.evaluation import evaluate
 from cronpilot.adapters.exams.planners import PlannerChoice
@@ -46,7 +48,10 @@ def test_ten_exams_and_the_heuristic_and_rules_scored_side_by_side(
     assert list(heuristic) == list(rules) == NAMES
     assert len(NAMES) >= 10
     for result in results:
-        assert 0.0 <= result["score"] <= 1.0
+        right = (result["right"] + result["met"]) / ((result["judged"] + result["needs"]) or 1)
+        assert result["direction"] == round(right if result["judged"] + result["needs"] else 1, 4)
+        expected = result["direction"] * result["clamps"] / (1 + result["oscillations"])
+        assert result["score"] == pytest.approx(expected, abs=1e-3)
         assert result["analyses"] > 0
         assert result["prompt_tokens"] == result["completion_tokens"] == 0
     # The heuristic reads only its own endpoint's answers: it cannot know that a fetch found
@@ -128,8 +133,9 @@ def test_a_model_that_cannot_be_reached_is_one_error_line_not_a_table_of_zeros(
     done = nobody("planner", "eval", "--exam", "volatile", expect=4)
     assert done.stdout == ""
     assert done.stderr.splitlines() == [
-        "error: the LLM is unavailable: all 3 analyses of exam volatile failed; the last: "
-        "could not connect to the LLM server"
+        "volatile (120 simulated seconds) by llm…",
+        "error: the LLM is unavailable: 2 analyses failed and none answered; the last: "
+        "could not connect to the LLM server",
     ]
 
 

@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from cronpilot.adapters.llm.openai_client import OpenAIChat
-from cronpilot.adapters.manual_clock import FakeClock
 from cronpilot.adapters.memory import MemoryStore
 from cronpilot.domain.model import PlannerMode
 from cronpilot.domain.planning import AnalysisSession, ProposalStatus, SessionStatus
@@ -21,6 +20,7 @@ from cronpilot.planner.session import LlmAnalyst
 from cronpilot.planner.tools import TOOLS
 from cronpilot.planner.worker import CUT_SHORT, PlannerWorker
 from tests.planner.builders import T0, answer, declare, make_planner, spec
+from tests.support.clock import FakeClock
 from tests.support.fake_openai_server import (
     Call,
     Calls,

@@ -11,7 +11,6 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 
 from cronpilot.adapters.bootstrap import build_approval_desk, build_proposal_desk
-from cronpilot.adapters.manual_clock import FakeClock
 from cronpilot.adapters.mcp.caller import Caller
 from cronpilot.adapters.mcp.context import McpContext
 from cronpilot.adapters.mcp.decision_tools import add_decision_tools
@@ -23,6 +22,7 @@ from cronpilot.adapters.memory import MemoryStore
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.access import Principal, Scope
 from tests.mcp.conftest import DECISIONS, READ_TOOLS, WRITE_TOOLS
+from tests.support.clock import FakeClock
 from tests.support.settings import settings_for_tests
 
 ADMIN = Principal("token:admin-bot", Scope.ADMIN)

@@ -9,7 +9,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cronpilot.adapters.bootstrap import planner_config
-from cronpilot.adapters.manual_clock import FakeClock
 from cronpilot.domain.guardrails import GuardrailLimits
 from cronpilot.domain.model import (
     JSON,
@@ -25,6 +24,7 @@ from cronpilot.domain.ports import JobDeclaration, Store, Telemetry, Waker
 from cronpilot.domain.telemetry import NO_TELEMETRY
 from cronpilot.planner.session import Analyst
 from cronpilot.planner.worker import PlannerWorker
+from tests.support.clock import FakeClock
 from tests.support.finishing import finish_one
 from tests.support.settings import limits_for_tests, settings_for_tests
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from cronpilot.adapters.manual_clock import FakeClock
 from tests.planner.builders import T0
+from tests.support.clock import FakeClock
 
 
 @pytest.fixture

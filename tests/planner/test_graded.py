@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from cronpilot.adapters.manual_clock import FakeClock
 from cronpilot.domain.autonomy import START_THRESHOLD
 from cronpilot.domain.model import Endpoint, PlannerMode
 from cronpilot.domain.planning import AnalysisClaim, ProposalDraft, ProposalKind, ProposalStatus
@@ -14,6 +13,7 @@ from cronpilot.domain.ports import Store
 from cronpilot.planner.tools import ToolBox, ToolContext
 from cronpilot.usecases.proposals import ProposalDesk, Proposer
 from tests.planner.builders import declare, spec
+from tests.support.clock import FakeClock
 from tests.support.settings import limits_for_tests
 
 LIMITS = limits_for_tests(max_changes_per_hour=100)

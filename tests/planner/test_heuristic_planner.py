@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from cronpilot.adapters.manual_clock import FakeClock
 from cronpilot.domain.model import PlannerMode, ScheduleSource
 from cronpilot.domain.planning import ProposalKind, ProposalStatus, SessionStatus
 from cronpilot.domain.ports import Store
 from cronpilot.planner.heuristic import HeuristicAnalyst
 from tests.planner.builders import answer, declare, make_planner, spec
+from tests.support.clock import FakeClock
 
 CLAMPED = {"min_interval_seconds": 5.0, "max_interval_seconds": 60.0}
 

@@ -8,11 +8,11 @@ from datetime import timedelta
 
 import pytest
 
-from cronpilot.adapters.manual_clock import FakeClock
 from cronpilot.domain.ports import Store
 from cronpilot.planner.session import Verdict, submitted
 from cronpilot.planner.tools import HISTORY_READS, ToolBox
 from tests.planner.builders import answer, declare, make_planner, spec
+from tests.support.clock import FakeClock
 
 
 @dataclass

@@ -6,7 +6,6 @@ from datetime import timedelta
 
 import pytest
 
-from cronpilot.adapters.manual_clock import FakeClock
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.alerts import AlertEvent
 from cronpilot.domain.errors import ProposalNotPending
@@ -15,6 +14,7 @@ from cronpilot.domain.planning import ProposalDraft, ProposalKind, ProposalStatu
 from cronpilot.domain.ports import Store
 from cronpilot.usecases.proposals import ProposalDesk, Proposer
 from tests.planner.builders import answer, declare, spec
+from tests.support.clock import FakeClock
 from tests.support.settings import limits_for_tests
 
 LIMITS = limits_for_tests(max_changes_per_hour=2, pending_ttl_seconds=600, max_pause_seconds=900)

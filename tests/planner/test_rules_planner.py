@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from cronpilot.adapters.manual_clock import FakeClock
 from cronpilot.adapters.metrics import PrometheusTelemetry
 from cronpilot.domain.model import IntervalHint, Pause, PlannerMode, ScheduleSource
 from cronpilot.domain.planning import (
@@ -21,6 +20,7 @@ from cronpilot.domain.rules import ActionKind, Rule, RuleAction, RuleOutcome
 from cronpilot.planner.heuristic import HeuristicAnalyst
 from cronpilot.planner.worker import PlannerWorker
 from tests.planner.builders import answer, declare, make_planner, spec
+from tests.support.clock import FakeClock
 
 CLAMPED = {"min_interval_seconds": 2.0, "max_interval_seconds": 120.0}
 FAST = Rule("depth.body.pending > 200", RuleAction(ActionKind.INTERVAL, interval_seconds=3))

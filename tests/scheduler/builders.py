@@ -11,12 +11,12 @@ from types import TracebackType
 from typing import Any
 
 from cronpilot.adapters.bootstrap import worker_config
-from cronpilot.adapters.manual_clock import FakeClock
 from cronpilot.domain.errors import StoreUnavailable
 from cronpilot.domain.model import Endpoint, EndpointSpec, Job, Run, RunStatus, Schedule
 from cronpilot.domain.ports import Dispatcher, JobDeclaration, Store, Tracer, Waker
 from cronpilot.scheduler.worker import RunObserver, SchedulerWorker
 from tests.scheduler.endpoint_server import EndpointServer
+from tests.support.clock import FakeClock
 from tests.support.settings import settings_for_tests
 
 JOB = "tests"

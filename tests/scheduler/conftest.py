@@ -7,9 +7,9 @@ from collections.abc import AsyncIterator
 import pytest
 
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
-from cronpilot.adapters.manual_clock import FakeClock
 from cronpilot.adapters.wake import InProcessWaker
 from tests.scheduler.endpoint_server import EndpointServer
+from tests.support.clock import FakeClock
 
 LOOPBACK = ["127.0.0.1/32"]
 

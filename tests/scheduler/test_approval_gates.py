@@ -14,7 +14,6 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from cronpilot.adapters.bootstrap import notifier_config
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
-from cronpilot.adapters.manual_clock import FakeClock
 from cronpilot.adapters.metrics import PrometheusTelemetry
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.approvals import EXPIRED_BY, Approval, ApprovalState
@@ -28,6 +27,7 @@ from cronpilot.usecases.approvals import ApprovalDesk
 from tests.scheduler.builders import DEADLINE, Notifying, RunningWorker, declare, runs_of, spec
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.scheduler.test_notifier import WebhookServer
+from tests.support.clock import FakeClock
 from tests.support.finishing import record_one
 from tests.support.settings import settings_for_tests
 

@@ -10,7 +10,6 @@ from dataclasses import replace
 from typing import Any
 
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
-from cronpilot.adapters.manual_clock import FakeClock
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.graph import EdgeSource, EdgeType
@@ -19,6 +18,7 @@ from cronpilot.domain.ports import JobDeclaration, Store
 from cronpilot.scheduler.learning import RunLearner
 from tests.scheduler.builders import DEADLINE, JOB, RunningWorker, runs_of, spec
 from tests.scheduler.endpoint_server import EndpointServer
+from tests.support.clock import FakeClock
 
 
 def _dependant(

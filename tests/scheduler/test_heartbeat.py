@@ -6,11 +6,11 @@ from __future__ import annotations
 import asyncio
 from datetime import datetime, timedelta
 
-from cronpilot.adapters.manual_clock import FakeClock
 from cronpilot.domain.ports import Store
 from cronpilot.domain.workers import WorkerInfo
 from cronpilot.scheduler.heartbeat import Heartbeat
 from tests.scheduler.builders import DEADLINE, Failing, Notifying
+from tests.support.clock import FakeClock
 
 EVERY = 10.0
 

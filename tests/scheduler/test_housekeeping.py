@@ -10,7 +10,6 @@ from datetime import timedelta
 import pytest
 
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
-from cronpilot.adapters.manual_clock import FakeClock
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.model import ErrorKind, Finish, Recorded, Response, RunStatus, Schedule
@@ -29,6 +28,7 @@ from tests.scheduler.builders import (
     spec,
 )
 from tests.scheduler.endpoint_server import EndpointServer
+from tests.support.clock import FakeClock
 
 STALE = 60.0
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 
-from cronpilot.adapters.manual_clock import FakeClock
 from cronpilot.domain.graph import EdgeType
 from cronpilot.domain.model import Response
 from cronpilot.domain.ports import Store
@@ -24,6 +23,7 @@ from tests.contract.builders import (
     spec,
 )
 from tests.scheduler.builders import DEADLINE
+from tests.support.clock import FakeClock
 from tests.support.finishing import finish_one
 from tests.support.units import WrappedUnits, counting
 

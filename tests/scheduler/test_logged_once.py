@@ -11,7 +11,6 @@ from datetime import timedelta
 import pytest
 
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
-from cronpilot.adapters.manual_clock import FakeClock
 from cronpilot.adapters.sql import open_sql_store
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.ports import SecretCipher, Store
@@ -19,6 +18,7 @@ from cronpilot.scheduler.housekeeping import Housekeeping
 from cronpilot.usecases.approvals import ApprovalDesk
 from tests.scheduler.builders import DEADLINE, RunningWorker, declare, spec
 from tests.scheduler.endpoint_server import EndpointServer
+from tests.support.clock import FakeClock
 
 
 def _actions(caplog: pytest.LogCaptureFixture) -> list[str]:

@@ -17,13 +17,13 @@ from aiohttp import web
 from cronpilot.adapters.bootstrap import notifier_config
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.http.signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, signature
-from cronpilot.adapters.manual_clock import FakeClock
 from cronpilot.domain.alerts import AlertEvent, DeliveryPolicy, Notification, NotificationStatus
 from cronpilot.domain.model import Response
 from cronpilot.domain.ports import Store
 from cronpilot.scheduler.notifier import EVENT_HEADER, Notifier
 from tests.contract.builders import LEASE_SECONDS, declaration, spec
 from tests.scheduler.conftest import LOOPBACK
+from tests.support.clock import FakeClock
 from tests.support.finishing import finish_one
 from tests.support.settings import settings_for_tests
 

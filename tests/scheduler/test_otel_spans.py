@@ -14,7 +14,6 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, format_span_id, format_trace_id
 
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
-from cronpilot.adapters.manual_clock import FakeClock
 from cronpilot.adapters.otel_tracer import OtelTracer
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.dependencies import with_dependants
@@ -23,6 +22,7 @@ from cronpilot.domain.ports import Store
 from cronpilot.domain.tracing import run_span_id
 from tests.scheduler.builders import RunningWorker, declare, runs_of, spec
 from tests.scheduler.endpoint_server import EndpointServer
+from tests.support.clock import FakeClock
 
 
 @dataclass(frozen=True)

@@ -7,13 +7,13 @@ import asyncio
 from datetime import timedelta
 
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
-from cronpilot.adapters.manual_clock import FakeClock
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.model import RunStatus, RunTrigger
 from cronpilot.domain.ports import Store
 from cronpilot.usecases.run_requests import request_backfill, request_run
 from tests.scheduler.builders import DEADLINE, RunningWorker, declare, runs_of, spec
 from tests.scheduler.endpoint_server import EndpointServer
+from tests.support.clock import FakeClock
 
 WHO = "cli:ann@web-1"
 

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
-from cronpilot.adapters.manual_clock import FakeClock
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.model import (
     EndpointSpec,
@@ -27,6 +26,7 @@ from cronpilot.domain.ports import Store
 from cronpilot.usecases.run_requests import request_run
 from tests.scheduler.builders import DEADLINE, RunningWorker, declare, runs_of
 from tests.scheduler.endpoint_server import EndpointServer
+from tests.support.clock import FakeClock
 
 RETRY = RetryPolicy(attempts=3, backoff_seconds=1, max_backoff_seconds=30)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
-from cronpilot.adapters.manual_clock import FakeClock
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.model import Job, Schedule
@@ -14,6 +13,7 @@ from cronpilot.domain.secrets import MASK
 from cronpilot.scheduler.requests import RUN_ID_HEADER
 from tests.scheduler.builders import JOB, RunningWorker, runs_of, spec
 from tests.scheduler.endpoint_server import EndpointServer
+from tests.support.clock import FakeClock
 
 
 async def test_a_dag_child_records_its_request_after_templates_with_secrets_masked(

@@ -7,7 +7,6 @@ import gc
 from pathlib import Path
 
 from cronpilot.adapters.bootstrap import serve_scheduler, settle_worker_heap, sqlite_file
-from cronpilot.adapters.manual_clock import FakeClock
 from cronpilot.adapters.settings import load_settings
 from cronpilot.adapters.sql import open_sql_store
 from cronpilot.adapters.wake import wake_folder
@@ -15,6 +14,7 @@ from cronpilot.domain.model import RunStatus
 from cronpilot.domain.ports import SecretCipher
 from tests.scheduler.builders import DEADLINE, declare, runs_of, spec
 from tests.scheduler.endpoint_server import EndpointServer
+from tests.support.clock import FakeClock
 
 
 async def test_serve_scheduler_runs_due_endpoints_and_closes_what_it_opened(

@@ -8,13 +8,13 @@ import asyncio
 from datetime import timedelta
 
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
-from cronpilot.adapters.manual_clock import FakeClock
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.jitter import jittered
 from cronpilot.domain.model import CatchUp, RunStatus
 from cronpilot.domain.ports import Store
 from tests.scheduler.builders import DEADLINE, RunningWorker, declare, running_runs, runs_of, spec
 from tests.scheduler.endpoint_server import EndpointServer
+from tests.support.clock import FakeClock
 
 MINUTE = timedelta(seconds=60)
 

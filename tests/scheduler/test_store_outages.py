@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
-from cronpilot.adapters.manual_clock import FakeClock
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.model import ErrorKind, RunStatus
 from cronpilot.domain.ports import Store
@@ -27,6 +26,7 @@ from tests.scheduler.builders import (
     spec,
 )
 from tests.scheduler.endpoint_server import EndpointServer
+from tests.support.clock import FakeClock
 
 WORKER_LOG = "cronpilot.scheduler.worker"
 

@@ -4,13 +4,13 @@ real worker, a real dispatcher and a loopback endpoint."""
 from __future__ import annotations
 
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
-from cronpilot.adapters.manual_clock import FakeClock
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.model import EndpointSpec, ErrorKind, RunStatus, Schedule
 from cronpilot.domain.ports import Store
 from tests.scheduler.builders import RunningWorker, declare, runs_of
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.scheduler.test_retries import RETRY, answering
+from tests.support.clock import FakeClock
 
 
 async def test_a_response_that_fails_its_condition_fails_the_run_once_and_backs_off(

@@ -10,13 +10,13 @@ from dataclasses import replace
 from datetime import timedelta
 
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
-from cronpilot.adapters.manual_clock import FakeClock
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.model import EndpointSpec, RetryPolicy, Schedule
 from cronpilot.domain.ports import Store
 from tests.scheduler.builders import DEADLINE, RunningWorker, declare, runs_of, spec
 from tests.scheduler.endpoint_server import EndpointServer
+from tests.support.clock import FakeClock
 
 TRACEPARENT = re.compile(r"00-(?P<trace>[0-9a-f]{32})-(?P<span>[0-9a-f]{16})-01")
 

@@ -13,7 +13,6 @@ from dataclasses import dataclass, replace
 import pytest
 
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
-from cronpilot.adapters.manual_clock import FakeClock
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.model import (
@@ -32,6 +31,7 @@ from cronpilot.scheduler.learning import RunLearner
 from tests.planner.builders import make_planner
 from tests.scheduler.builders import DEADLINE, JOB, RunningWorker, runs_of, spec
 from tests.scheduler.endpoint_server import EndpointServer
+from tests.support.clock import FakeClock
 
 STAMPS = ("checked_at", "request_id", "seq")
 EVERY = 20.0

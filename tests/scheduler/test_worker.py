@@ -6,7 +6,6 @@ import asyncio
 from datetime import datetime, timedelta
 
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
-from cronpilot.adapters.manual_clock import FakeClock
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.governor import plan_next_run
 from cronpilot.domain.model import ErrorKind, Pause, RunStatus, Schedule, ScheduleSource
@@ -24,6 +23,7 @@ from tests.scheduler.builders import (
     spec,
 )
 from tests.scheduler.endpoint_server import EndpointServer
+from tests.support.clock import FakeClock
 
 
 async def test_due_endpoints_are_called_recorded_and_replanned(

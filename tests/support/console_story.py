@@ -15,7 +15,6 @@ from datetime import UTC, datetime
 from cronpilot.adapters.bootstrap import planner_config
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.jobs_file import example_jobs_file, load_declarations
-from cronpilot.adapters.manual_clock import FakeClock
 from cronpilot.adapters.simulator import Simulator
 from cronpilot.domain.access import Scope
 from cronpilot.domain.model import Claim, Finish, PlannerMode, Recorded
@@ -29,6 +28,7 @@ from cronpilot.usecases.declarations import apply_declarations
 from cronpilot.usecases.graph_edges import record_trace, refresh_job_provides
 from cronpilot.usecases.proposals import ProposalDesk, Proposer
 from cronpilot.usecases.schema_learning import learn_schema
+from tests.support.clock import FakeClock
 from tests.support.settings import limits_for_tests, settings_for_tests
 
 START = datetime(2030, 3, 2, 9, 0, tzinfo=UTC)

@@ -13,7 +13,6 @@ from datetime import UTC, datetime
 from cronpilot.adapters.bootstrap import planner_config, worker_config
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.jobs_file import parse_declarations
-from cronpilot.adapters.manual_clock import FakeClock
 from cronpilot.adapters.simulator import Simulator
 from cronpilot.adapters.sql import SqlStore, open_sql_store
 from cronpilot.adapters.wake import InProcessWaker
@@ -23,6 +22,7 @@ from cronpilot.planner.worker import PlannerWorker
 from cronpilot.scheduler.worker import SchedulerWorker
 from cronpilot.usecases.declarations import apply_declarations
 from cronpilot.usecases.proposals import ProposalDesk
+from tests.support.clock import FakeClock
 from tests.support.settings import limits_for_tests, settings_for_tests
 from tests.support.settling import InFlight, TrackedDispatcher, tracked
 

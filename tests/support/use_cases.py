@@ -19,7 +19,7 @@ from typing import Any
 
 from cronpilot.adapters.bootstrap import planner_config
 from cronpilot.adapters.exams import catalog
-from cronpilot.adapters.exams.catalog import chosen_exams
+from cronpilot.adapters.exams.catalog import Exam
 from cronpilot.adapters.exams.runner import START, exam_config, sit
 from cronpilot.adapters.llm.openai_client import OpenAIChat
 from cronpilot.adapters.sql import SqlStore
@@ -28,7 +28,7 @@ from cronpilot.planner.tools import ToolKind
 from tests.support.fake_openai_server import Call, Calls, FakeOpenAI, Request, submit, tool_results
 from tests.support.settings import settings_for_tests
 
-__all__ = ["START", "USE_CASES", "Story", "UseCase", "policy", "run_story"]
+__all__ = ["START", "USE_CASES", "Story", "policy", "run_story"]
 
 LOOK_AGAIN_SECONDS = 4
 
@@ -44,13 +44,6 @@ class Need:
     field: str
     decide: Decide
     endpoint: str | None = None
-
-
-@dataclass(frozen=True)
-class UseCase:
-    name: str
-    jobs: str
-    seconds: int = 62
 
 
 @dataclass(frozen=True)
@@ -225,9 +218,7 @@ NEEDS = {
 """What the scripted model reads and decides on each exam's endpoints (the flapping check
 and the failing stock service are looked at and left alone)."""
 
-USE_CASES = [
-    UseCase(exam.name, exam.jobs_for(rules=False), exam.seconds) for exam in catalog.USE_CASES
-]
+USE_CASES = catalog.USE_CASES
 
 
 @dataclass
@@ -240,7 +231,7 @@ class Story:
 
 
 async def run_story(
-    case: UseCase, database_url: str, *, paste_latest: bool = False, seed: int = 7
+    case: Exam, database_url: str, *, paste_latest: bool = False, seed: int = 7
 ) -> Story:
     """Sit `case`'s exam with the scripted model; the caller closes `Story.store`."""
     async with FakeOpenAI(policy(NEEDS)) as server:
@@ -260,7 +251,7 @@ async def run_story(
             exam_config(planner_config(settings_for_tests())), paste_latest=paste_latest
         )
         try:
-            sat = await sit(chosen_exams([case.name])[0], database_url, analyst, config, seed=seed)
+            sat = await sit(case, database_url, analyst, config, seed=seed)
         finally:
             await chat.close()
         story = Story(sat.store, list(server.usage))

@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import pytest
 
+from cronpilot.adapters.exams.runner import proposals_in_order
 from cronpilot.domain.exam_scores import (
     CALM,
     EITHER,
@@ -19,15 +20,26 @@ from cronpilot.domain.exam_scores import (
     WantAt,
     direction_of,
     score,
+    standing_until,
 )
-from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
+from cronpilot.domain.planning import (
+    AnalysisSession,
+    Proposal,
+    ProposalKind,
+    ProposalStatus,
+    SessionStatus,
+    ToolCallRecord,
+)
 from tests.planner.builders import T0
 
 T, R, N = Direction.TIGHTEN, Direction.RELAX, Direction.NEUTRAL
 
 
-def _made(*moves: tuple[int, Direction], within: bool = True) -> list[Proposed]:
-    return [Proposed(second, way, within, ProposalStatus.APPLIED) for second, way in moves]
+def _made(
+    *moves: tuple[int, Direction], within: bool = True, until: int | None = 60
+) -> list[Proposed]:
+    """Applied proposals whose change stands until `until` (None: a one-off)."""
+    return [Proposed(second, way, within, ProposalStatus.APPLIED, until) for second, way in moves]
 
 
 def _story(*stretches: tuple[int, Want]) -> WantAt:
@@ -39,18 +51,24 @@ def _story(*stretches: tuple[int, Want]) -> WantAt:
     return want
 
 
-def _proposal(kind: ProposalKind, interval: float | None = None) -> Proposal:
+def _proposal(
+    kind: ProposalKind,
+    interval: float | None = None,
+    status: ProposalStatus = ProposalStatus.APPLIED,
+    id: str = "p",
+) -> Proposal:
     return Proposal(
-        id="p",
+        id=id,
         endpoint_id="e",
         job_id="j",
         kind=kind,
         reason="r",
         proposed_by="heuristic",
         created_at=T0,
-        status=ProposalStatus.APPLIED,
+        status=status,
         interval_seconds=interval,
         at=T0 + timedelta(minutes=1),
+        ttl_seconds=30,
     )
 
 
@@ -123,3 +141,44 @@ def test_a_reversal_that_follows_the_story_is_no_flip_flop() -> None:
     made = _made((5, T), (28, R), (42, T))
     result = score(made, story, seconds=60, lag=5)
     assert (result.oscillations, result.needs, result.met, result.value) == (0, 3, 3, 1.0)
+
+
+def test_a_change_stands_for_its_ttl_or_pause_and_a_one_off_for_none() -> None:
+    assert standing_until(_proposal(ProposalKind.INTERVAL, 5), T0, seconds=90) == 30
+    assert standing_until(_proposal(ProposalKind.PAUSE), T0, seconds=90) == 60
+    assert standing_until(_proposal(ProposalKind.BASELINE), T0, seconds=90) == 90
+    assert standing_until(_proposal(ProposalKind.RUN_NOW), T0, seconds=90) is None
+    refused = _proposal(ProposalKind.INTERVAL, 5, ProposalStatus.REFUSED)
+    assert standing_until(refused, T0, seconds=90) is None
+
+
+def test_a_one_off_or_a_lapsed_change_is_no_stance_for_a_later_need() -> None:
+    story = _story((0, EITHER), (20, TIGHTEN), (40, EITHER))
+    run_now = score(_made((3, T), until=None), story, seconds=60, lag=5)
+    lapsed = score(_made((3, T), until=15), story, seconds=60, lag=5)
+    standing = score(_made((3, T), until=25), story, seconds=60, lag=5)
+    assert (run_now.met, lapsed.met, standing.met) == (0, 0, 1)
+
+
+def test_moves_back_to_the_baseline_earn_nothing_and_cost_where_a_direction_was_needed() -> None:
+    calm = _story((0, CALM))
+    idle = score(_made(*((s, N) for s in range(0, 20, 2))), calm, seconds=60, lag=0)
+    assert (idle.proposals, idle.judged, idle.direction) == (10, 0, 1.0)
+    story = _story((0, CALM), (20, TIGHTEN), (40, CALM))
+    wrong = score(_made((25, N)), story, seconds=60, lag=0)
+    assert (wrong.judged, wrong.right, wrong.needs, wrong.met, wrong.direction) == (1, 0, 1, 0, 0)
+
+
+def test_proposals_of_one_round_are_ordered_as_the_tool_calls_made_them() -> None:
+    """The exam's clock stands still during a round: the ids, not the times, would order
+    them, and ids are random."""
+    first = _proposal(ProposalKind.INTERVAL, 60, id="ffff")
+    second = _proposal(ProposalKind.INTERVAL, 5, id="0000")
+    calls = [
+        ToolCallRecord(seq, "propose_interval", {}, 1.0, 10, outcome=f"applied (proposal {p.id})")
+        for seq, p in ((1, first), (2, second))
+    ]
+    session = AnalysisSession(
+        "s", "e", "j", "llm:x", T0, T0, SessionStatus.SUBMITTED, tool_calls=calls
+    )
+    assert proposals_in_order([second, first], [session]) == [first, second]
