@@ -9,11 +9,13 @@ anything. The planner is scored on the proposals it made, whatever became of the
   stretch of the story that *needs* a direction counts too, as met when the planner proposed
   that way during the stretch (plus the lag), or a change of its still in force when the
   stretch began went that way. Direction is the right proposals and met needs over the
-  proposals judged and the needs. A move back to the baseline (neutral) earns nothing: it is
-  judged only where the story needed a direction, and is wrong there.
+  proposals judged and the needs. A proposal that changes nothing (the interval already in
+  force) earns nothing: it is judged only where the story needed a direction, and is wrong
+  there.
 - **clamps**: the share of proposals within the bounds of their kind (`bounds_refusal`).
-- **oscillations**: reversals (tighten then relax, or back) the story gave no reason for: the
-  earlier direction was still allowed at every second between the two.
+- **oscillations**: reversals (tighten then relax, or back) the story gave no reason for: what
+  it wanted stayed the same from the first of the two to the second, and allowed the first
+  (turning away from a move it did not allow, made late, is a correction, not a flip-flop).
 
 The score is direction times clamps, divided by one plus the oscillations.
 
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import astuple, dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 from itertools import pairwise
 
@@ -42,7 +44,7 @@ class Direction(StrEnum):
     RELAX = "relax"
     """Call less often: a longer interval, a pause."""
     NEUTRAL = "neutral"
-    """Back to the baseline, or an interval equal to it."""
+    """No change: the interval already in force."""
 
 
 _ALL = frozenset(Direction)
@@ -68,17 +70,38 @@ WantAt = Callable[[int], Want]
 """The story's want at each second from its start."""
 
 
-def direction_of(proposal: Proposal, baseline_seconds: float) -> Direction:
-    """Which way `proposal` moves its endpoint's calls, from the declared baseline."""
+def directions(proposals: Sequence[Proposal], baseline_seconds: float) -> list[Direction]:
+    """Which way each of an endpoint's proposals (oldest first) moves its calls: a run now, a
+    next time or a resume tightens, a pause relaxes; an interval, or a return to the baseline,
+    from the interval in force when it was made (the last applied interval within its ttl,
+    else the baseline) — relaxing from 5 s back to a 10 s baseline is relaxing."""
+    found: list[Direction] = []
+    interval: float = baseline_seconds
+    lapses: datetime | None = None
+    for proposal in proposals:
+        if lapses is not None and proposal.created_at >= lapses:
+            interval, lapses = baseline_seconds, None
+        found.append(_direction(proposal, interval, baseline_seconds))
+        if proposal.status is not ProposalStatus.APPLIED:
+            continue
+        if proposal.kind is ProposalKind.BASELINE:
+            interval, lapses = baseline_seconds, None
+        elif proposal.kind is ProposalKind.INTERVAL and proposal.interval_seconds is not None:
+            ttl = timedelta(seconds=proposal.ttl_seconds or 0)
+            interval, lapses = proposal.interval_seconds, proposal.created_at + ttl
+    return found
+
+
+def _direction(proposal: Proposal, in_force: float, baseline_seconds: float) -> Direction:
     kind = proposal.kind
     if kind in (ProposalKind.RUN_NOW, ProposalKind.NEXT_TIME, ProposalKind.RESUME):
         return Direction.TIGHTEN
     if kind is ProposalKind.PAUSE:
         return Direction.RELAX
-    interval = proposal.interval_seconds
-    if kind is ProposalKind.BASELINE or interval is None or interval == baseline_seconds:
+    target = baseline_seconds if kind is ProposalKind.BASELINE else proposal.interval_seconds
+    if target is None or target == in_force:
         return Direction.NEUTRAL
-    return Direction.TIGHTEN if interval < baseline_seconds else Direction.RELAX
+    return Direction.TIGHTEN if target < in_force else Direction.RELAX
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +235,7 @@ def _oscillations(proposed: Sequence[Proposed], wants: Sequence[Want]) -> int:
         if earlier.direction is later.direction:
             continue
         between = wants[min(earlier.second, len(wants) - 1) : later.second + 1]
-        if all(earlier.direction in w.allowed for w in between):
+        unchanged = all(want == between[0] for want in between)
+        if unchanged and earlier.direction in between[0].allowed:
             count += 1
     return count

@@ -27,7 +27,7 @@ from cronpilot.adapters.sql import SqlStore, open_sql_store, upgrade_database
 from cronpilot.domain.exam_scores import (
     Proposed,
     Score,
-    direction_of,
+    directions,
     score,
     second_of,
     standing_until,
@@ -228,10 +228,10 @@ def _proposed(proposals: Sequence[Proposal], endpoint: Endpoint, sat: Sat) -> li
     return [
         Proposed(
             second_of(p.created_at, START),
-            direction_of(p, baseline),
+            way,
             bounds_refusal(p.draft, endpoint, p.created_at, sat.config.limits) is None,
             p.status,
             standing_until(p, START, sat.exam.seconds),
         )
-        for p in proposals
+        for p, way in zip(proposals, directions(proposals, baseline), strict=True)
     ]

@@ -59,12 +59,15 @@ class Troubles:
         }
 
     def latency_ms(self, elapsed: float) -> float:
-        return _LATENCY_START_MS + _LATENCY_GROWTH_MS_PER_S * elapsed
+        """A trend with jitter, as latencies go: a value that rose on every call would look
+        like a counter to the volatile-field learner."""
+        trend = _LATENCY_START_MS + _LATENCY_GROWTH_MS_PER_S * int(elapsed)
+        return round(trend * self._rng("latency", elapsed).uniform(0.85, 1.15), 1)
 
     def degrading_api(self, elapsed: float) -> Answer:
         latency = self.latency_ms(elapsed)
         status = "slow" if latency >= SLOW_FROM_MS else "ok"
-        return 200, {"status": status, "latency_ms": round(latency, 1)}
+        return 200, {"status": status, "latency_ms": latency}
 
     def stock_up(self, elapsed: float) -> bool:
         return elapsed < STOCK_DOWN_AT

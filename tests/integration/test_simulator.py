@@ -215,7 +215,9 @@ async def test_the_exam_troubles_answer_over_http_as_their_functions_say(sim: Ru
     volatile = {"generated_at", "request_id"}
     assert {k for k in first if first[k] != second[k]} == volatile
     assert (await sim.get("/troubles/degrading", 10))[1]["status"] == "ok"
-    assert (await sim.get("/troubles/degrading", 30))[1] == {"status": "slow", "latency_ms": 680.0}
+    slow = (await sim.get("/troubles/degrading", 30))[1]
+    assert slow["status"] == "slow"
+    assert 680 * 0.85 <= slow["latency_ms"] <= 680 * 1.15
     assert (await sim.get("/troubles/stock", 39))[0] == 200
     assert (await sim.get("/troubles/stock", 40))[0] == 503
     assert (await sim.get("/troubles/orders", 41))[1] == {"new_orders": 0, "stock": "unavailable"}

@@ -4,6 +4,7 @@ no reason for."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -18,7 +19,7 @@ from cronpilot.domain.exam_scores import (
     Proposed,
     Want,
     WantAt,
-    direction_of,
+    directions,
     score,
     standing_until,
 )
@@ -85,10 +86,22 @@ def _proposal(
         (ProposalKind.BASELINE, None, N),
     ],
 )
-def test_direction_is_read_from_the_declared_baseline(
+def test_a_first_proposal_is_read_against_the_baseline(
     kind: ProposalKind, interval: float | None, expected: Direction
 ) -> None:
-    assert direction_of(_proposal(kind, interval), baseline_seconds=10) is expected
+    assert directions([_proposal(kind, interval)], baseline_seconds=10) == [expected]
+
+
+def test_later_ones_against_the_interval_in_force_until_its_ttl_lapses() -> None:
+    tighten = _proposal(ProposalKind.INTERVAL, 5)
+    back = replace(_proposal(ProposalKind.INTERVAL, 10), created_at=T0 + timedelta(seconds=10))
+    home = replace(_proposal(ProposalKind.BASELINE), created_at=T0 + timedelta(seconds=10))
+    lapsed = replace(back, created_at=T0 + timedelta(seconds=30))
+    refused = replace(tighten, status=ProposalStatus.REFUSED)
+    assert directions([tighten, back], baseline_seconds=10) == [T, R]
+    assert directions([tighten, home], baseline_seconds=10) == [T, R]
+    assert directions([tighten, lapsed], baseline_seconds=10) == [T, N]
+    assert directions([refused, back], baseline_seconds=10) == [T, N]
 
 
 def test_nothing_proposed_where_nothing_was_needed_is_full_marks() -> None:
@@ -134,6 +147,20 @@ def test_a_reversal_the_story_gave_no_reason_for_is_a_flip_flop() -> None:
     result = score(made, _story((0, EITHER)), seconds=60, lag=5)
     assert result.oscillations == 2
     assert result.value == pytest.approx(1 / 3)
+
+
+def test_relaxing_once_a_direction_is_no_longer_needed_follows_the_story() -> None:
+    story = _story((0, TIGHTEN), (10, EITHER), (20, TIGHTEN))
+    made = _made((2, T), (12, R), (22, T))
+    assert score(made, story, seconds=30, lag=0).oscillations == 0
+    constant = score(made, _story((0, EITHER)), seconds=30, lag=0)
+    assert constant.oscillations == 2
+    # Turning away from a move the story did not allow corrects it: only leaving an allowed
+    # one flips (T at 2 s, then R at 12 s: a flip; R, then T at 22 s: a correction).
+    corrected = score(made, _story((0, TIGHTEN)), seconds=30, lag=0)
+    assert corrected.oscillations == 1
+    late = score(_made((16, T), (20, R)), _story((0, TIGHTEN), (16, CALM)), seconds=30, lag=5)
+    assert (late.oscillations, late.right) == (0, 2)
 
 
 def test_a_reversal_that_follows_the_story_is_no_flip_flop() -> None:
