@@ -34,7 +34,7 @@ async def sit_all(seed: int) -> list[Result]:
 def _cell(result: Result) -> str:
     score = result.grade.score
     flips = f", {score.oscillations} flips" if score.oscillations else ""
-    return f"{score.value:.0%} ({score.proposals} moves{flips})"
+    return f"{score.value:.0%} ({score.proposals} made{flips})"
 
 
 def report(results: Sequence[Result], seed: int) -> str:

@@ -8,10 +8,9 @@ anything. The planner is scored on the proposals it made, whatever became of the
   before it was made (the planner sees answers late, by an interval or so) is right; each
   stretch of the story that *needs* a direction counts too, as met when the planner proposed
   that way during the stretch (plus the lag), or a change of its still in force when the
-  stretch began went that way. Direction is the right proposals and met needs over the
-  proposals judged and the needs. A proposal that changes nothing (the interval already in
-  force) earns nothing: it is judged only where the story needed a direction, and is wrong
-  there.
+  stretch began went that way. Direction is the right moves and met needs over the moves and
+  the needs; a proposal that changes nothing (the interval already in force, renewed) is not
+  judged.
 - **clamps**: the share of proposals within the bounds of their kind (`bounds_refusal`).
 - **oscillations**: reversals (tighten then relax, or back) the story gave no reason for: what
   it wanted stayed the same from the first of the two to the second, and allowed the first
@@ -25,6 +24,7 @@ bounds, and the story's wants second by second.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import astuple, dataclass
 from datetime import datetime, timedelta
@@ -114,26 +114,49 @@ class Proposed:
     within_bounds: bool
     status: ProposalStatus
     until: int | None = None
-    """The last second its change stands (`standing_until`); None for one that never stood."""
+    """The last second its change stood (`standings`); None for one that took no stance."""
 
 
 def second_of(moment: datetime, started: datetime) -> int:
     return int((moment - started).total_seconds())
 
 
-def standing_until(proposal: Proposal, started: datetime, seconds: int) -> int | None:
-    """The last second of a story of `seconds` that an applied proposal's change stands: an
-    interval for its ttl, a pause until its end, a resume or a return to the baseline until
-    something else comes; a run now or a next time is one run, and stands for none."""
+def standings(proposals: Sequence[Proposal], started: datetime) -> list[int | None]:
+    """The last second each of an endpoint's proposals (oldest first) stood as a change in
+    force: an applied interval until its ttl lapsed, an applied pause until it ended, each at
+    most until the next applied change of the same thing (an interval or a return to the
+    baseline; a pause or a resume). A run now, a next time, a resume or a return to the
+    baseline takes no stance: None, as for a proposal never applied."""
+    found: list[int | None] = []
+    for index, proposal in enumerate(proposals):
+        end = _own_end(proposal)
+        if end is None:
+            found.append(None)
+            continue
+        same = _INTERVAL_CHANGES if proposal.kind is ProposalKind.INTERVAL else _PAUSE_CHANGES
+        superseded = [
+            later.created_at
+            for later in proposals[index + 1 :]
+            if later.status is ProposalStatus.APPLIED and later.kind in same
+        ]
+        if superseded:
+            end = min(end, superseded[0])
+        # In force while `end > now` (as hints and pauses are): the last whole second before.
+        found.append(math.ceil((end - started).total_seconds()) - 1)
+    return found
+
+
+_INTERVAL_CHANGES = (ProposalKind.INTERVAL, ProposalKind.BASELINE)
+_PAUSE_CHANGES = (ProposalKind.PAUSE, ProposalKind.RESUME)
+
+
+def _own_end(proposal: Proposal) -> datetime | None:
     if proposal.status is not ProposalStatus.APPLIED:
         return None
-    kind = proposal.kind
-    if kind is ProposalKind.INTERVAL and proposal.ttl_seconds is not None:
-        return second_of(proposal.created_at, started) + int(proposal.ttl_seconds)
-    if kind is ProposalKind.PAUSE and proposal.at is not None:
-        return second_of(proposal.at, started)
-    if kind in (ProposalKind.RESUME, ProposalKind.BASELINE):
-        return seconds
+    if proposal.kind is ProposalKind.INTERVAL and proposal.ttl_seconds is not None:
+        return proposal.created_at + timedelta(seconds=proposal.ttl_seconds)
+    if proposal.kind is ProposalKind.PAUSE:
+        return proposal.at
     return None
 
 
@@ -141,7 +164,7 @@ def standing_until(proposal: Proposal, started: datetime, seconds: int) -> int |
 class Score:
     proposals: int = 0
     right: int = 0
-    """Proposals in a direction the story allowed."""
+    """Moves (proposals that change something) in a direction the story allowed."""
     needs: int = 0
     met: int = 0
     within_bounds: int = 0
@@ -150,7 +173,7 @@ class Score:
     """Proposals the guardrails refused: scored like the others (the planner proposed them),
     and counted to show how often the guardrails stood between it and the schedule."""
     judged: int = 0
-    """Proposals judged for direction: all but the neutral ones the story allowed."""
+    """Proposals judged for direction: the moves; one that changes nothing is not judged."""
 
     def __add__(self, other: Score) -> Score:
         return Score(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
@@ -173,17 +196,16 @@ def score(proposed: Sequence[Proposed], want: WantAt, seconds: int, lag: int) ->
     """The score of one endpoint's proposals (oldest first) over a story of `seconds`."""
     wants = [want(second) for second in range(seconds)]
     needs = _stretches(wants)
-    allowed = [_allowed(p, wants, lag) for p in proposed]
-    moves = [p.direction is not Direction.NEUTRAL for p in proposed]
+    moves = [p for p in proposed if p.direction is not Direction.NEUTRAL]
     return Score(
         proposals=len(proposed),
-        right=sum(ok and move for ok, move in zip(allowed, moves, strict=True)),
+        right=sum(_allowed(p, wants, lag) for p in moves),
         needs=len(needs),
         met=sum(_met(need, proposed, lag) for need in needs),
         within_bounds=sum(p.within_bounds for p in proposed),
         oscillations=_oscillations(proposed, wants),
         refused=sum(p.status is ProposalStatus.REFUSED for p in proposed),
-        judged=sum(move or not ok for ok, move in zip(allowed, moves, strict=True)),
+        judged=len(moves),
     )
 
 
@@ -229,6 +251,8 @@ def _met(need: _Need, proposed: Sequence[Proposed], lag: int) -> bool:
 
 
 def _oscillations(proposed: Sequence[Proposed], wants: Sequence[Want]) -> int:
+    if not wants:
+        return 0
     moves = [p for p in proposed if p.direction is not Direction.NEUTRAL]
     count = 0
     for earlier, later in pairwise(moves):

@@ -48,10 +48,10 @@ def eval_planners(
     the right direction at the right time, within the clamps, no flip-flopping; the tokens
     an LLM spent. Nothing touches the configured database.
 
-    Columns: moves (proposals made), refused (by the guardrails), right (proposals in the
-    direction the story wanted and stretches that needed one met), clamps (share within
-    bounds), flips (reversals the story gave no reason for), tokens, score (right x clamps /
-    (1 + flips)); the `all` row's score is the mean of the exams'."""
+    Columns: made (proposals), refused (by the guardrails), right (the share of changes in
+    the direction the story wanted and of stretches that needed one met), clamps (the share
+    within bounds), flips (reversals the story gave no reason for), tokens, score (right x
+    clamps / (1 + flips)); the `all` row's score is the mean of the exams'."""
     # Imported here: the simulator, the HTTP client and the store, for this command only.
     from cronpilot.adapters.exams.catalog import chosen_exams
     from cronpilot.adapters.exams.evaluation import default_planner, evaluate
@@ -75,7 +75,7 @@ def eval_planners(
         print_data(output, [_view(result) for result in results])
         return
     table = new_table(
-        "exam", "planner", "moves", "refused", "right", "clamps", "flips", "tokens", "score"
+        "exam", "planner", "made", "refused", "right", "clamps", "flips", "tokens", "score"
     )
     for result in results:
         add_row(

@@ -18,13 +18,13 @@ from cronpilot.adapters.exams.planners import PlannerChoice
 from cronpilot.adapters.exams.runner import Grade, RulesOnly, exam_config, grade, sit
 from cronpilot.adapters.settings import Settings
 from cronpilot.domain.errors import InvalidConfig, LlmUnavailable
-from cronpilot.domain.planning import SessionStatus
 from cronpilot.planner.heuristic import HeuristicAnalyst
 from cronpilot.planner.session import Analyst, LlmAnalyst, Verdict
 from cronpilot.planner.tools import ToolBox
 
 UNANSWERED_LIMIT = 2
-"""Analyses failed, none answered yet, after which the model is taken for unreachable."""
+"""Analyses that could not reach the LLM, none having reached it, after which it is taken for
+unreachable."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,24 +112,22 @@ class Watched:
         return self._analyst.yields_to_rules
 
     async def analyse(self, brief: str, toolbox: ToolBox) -> Verdict:
+        # Only an LLM that cannot be reached counts: one that answers badly is being examined.
         try:
             verdict = await self._analyst.analyse(brief, toolbox)
         except LlmUnavailable as exc:
             self.failed += 1
             self.error = exc.reason
             raise
-        if verdict.status is SessionStatus.FAILED:
-            self.failed += 1
-            self.error = verdict.error or ""
-        else:
-            self.answered += 1
+        self.answered += 1
         return verdict
 
     def check(self) -> None:
-        """Raise `LlmUnavailable` once `UNANSWERED_LIMIT` analyses failed and none answered."""
+        """Raise `LlmUnavailable` once `UNANSWERED_LIMIT` analyses could not reach the LLM and
+        none reached it."""
         if not self.answered and self.failed >= UNANSWERED_LIMIT:
             raise LlmUnavailable(
-                f"{self.failed} analyses failed and none answered; the last: {self.error}"
+                f"{self.failed} analyses could not reach it and none did; the last: {self.error}"
             )
 
 

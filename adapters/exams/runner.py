@@ -30,7 +30,7 @@ from cronpilot.domain.exam_scores import (
     directions,
     score,
     second_of,
-    standing_until,
+    standings,
 )
 from cronpilot.domain.guardrails import bounds_refusal
 from cronpilot.domain.model import Endpoint, Finish, Recorded
@@ -231,7 +231,9 @@ def _proposed(proposals: Sequence[Proposal], endpoint: Endpoint, sat: Sat) -> li
             way,
             bounds_refusal(p.draft, endpoint, p.created_at, sat.config.limits) is None,
             p.status,
-            standing_until(p, START, sat.exam.seconds),
+            until,
         )
-        for p, way in zip(proposals, directions(proposals, baseline), strict=True)
+        for p, way, until in zip(
+            proposals, directions(proposals, baseline), standings(proposals, START), strict=True
+        )
     ]

@@ -82,7 +82,7 @@ async def test_an_llm_sits_the_exams_and_the_table_shows_its_scores_and_tokens(
         done = await asyncio.to_thread(llm, "planner", "eval", timeout=EVAL_TIMEOUT)
     rows = [line.split() for line in done.stdout.splitlines()]
     assert rows[0] == [
-        "exam", "planner", "moves", "refused", "right", "clamps", "flips", "tokens", "score",
+        "exam", "planner", "made", "refused", "right", "clamps", "flips", "tokens", "score",
     ]  # fmt: skip
     by_exam = {row[0]: row for row in rows[1:]}
     assert list(by_exam) == [*NAMES, "all"]
@@ -134,7 +134,7 @@ def test_a_model_that_cannot_be_reached_is_one_error_line_not_a_table_of_zeros(
     assert done.stdout == ""
     assert done.stderr.splitlines() == [
         "volatile (120 simulated seconds) by llm…",
-        "error: the LLM is unavailable: 2 analyses failed and none answered; the last: "
+        "error: the LLM is unavailable: 2 analyses could not reach it and none did; the last: "
         "could not connect to the LLM server",
     ]
 

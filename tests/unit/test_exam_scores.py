@@ -21,7 +21,7 @@ from cronpilot.domain.exam_scores import (
     WantAt,
     directions,
     score,
-    standing_until,
+    standings,
 )
 from cronpilot.domain.planning import (
     AnalysisSession,
@@ -170,13 +170,27 @@ def test_a_reversal_that_follows_the_story_is_no_flip_flop() -> None:
     assert (result.oscillations, result.needs, result.met, result.value) == (0, 3, 3, 1.0)
 
 
-def test_a_change_stands_for_its_ttl_or_pause_and_a_one_off_for_none() -> None:
-    assert standing_until(_proposal(ProposalKind.INTERVAL, 5), T0, seconds=90) == 30
-    assert standing_until(_proposal(ProposalKind.PAUSE), T0, seconds=90) == 60
-    assert standing_until(_proposal(ProposalKind.BASELINE), T0, seconds=90) == 90
-    assert standing_until(_proposal(ProposalKind.RUN_NOW), T0, seconds=90) is None
-    refused = _proposal(ProposalKind.INTERVAL, 5, ProposalStatus.REFUSED)
-    assert standing_until(refused, T0, seconds=90) is None
+def test_a_change_stands_until_it_lapses_or_is_replaced_and_a_one_off_for_none() -> None:
+    def at(second: int, proposal: Proposal) -> Proposal:
+        return replace(proposal, created_at=T0 + timedelta(seconds=second))
+
+    interval = _proposal(ProposalKind.INTERVAL, 5)
+    assert standings([interval], T0) == [29]
+    assert standings([_proposal(ProposalKind.PAUSE)], T0) == [59]
+    replaced = [interval, at(10, _proposal(ProposalKind.INTERVAL, 60))]
+    assert standings(replaced, T0) == [9, 39]
+    back = [interval, at(12, _proposal(ProposalKind.BASELINE))]
+    assert standings(back, T0) == [11, None]
+    refused_later = [interval, at(10, _proposal(ProposalKind.INTERVAL, 60, ProposalStatus.REFUSED))]
+    assert standings(refused_later, T0) == [29, None]
+    one_offs = [_proposal(k) for k in (ProposalKind.RUN_NOW, ProposalKind.RESUME)]
+    assert standings(one_offs, T0) == [None, None]
+
+
+def test_renewing_the_change_in_force_is_not_judged() -> None:
+    story = _story((0, TIGHTEN))
+    renewed = score(_made((2, T), (20, N)), story, seconds=40, lag=0)
+    assert (renewed.judged, renewed.right, renewed.direction) == (1, 1, 1.0)
 
 
 def test_a_one_off_or_a_lapsed_change_is_no_stance_for_a_later_need() -> None:
@@ -187,13 +201,13 @@ def test_a_one_off_or_a_lapsed_change_is_no_stance_for_a_later_need() -> None:
     assert (run_now.met, lapsed.met, standing.met) == (0, 0, 1)
 
 
-def test_moves_back_to_the_baseline_earn_nothing_and_cost_where_a_direction_was_needed() -> None:
+def test_proposals_that_change_nothing_earn_nothing_and_meet_no_need() -> None:
     calm = _story((0, CALM))
     idle = score(_made(*((s, N) for s in range(0, 20, 2))), calm, seconds=60, lag=0)
     assert (idle.proposals, idle.judged, idle.direction) == (10, 0, 1.0)
     story = _story((0, CALM), (20, TIGHTEN), (40, CALM))
-    wrong = score(_made((25, N)), story, seconds=60, lag=0)
-    assert (wrong.judged, wrong.right, wrong.needs, wrong.met, wrong.direction) == (1, 0, 1, 0, 0)
+    missed = score(_made((25, N)), story, seconds=60, lag=0)
+    assert (missed.judged, missed.needs, missed.met, missed.direction) == (0, 1, 0, 0)
 
 
 def test_proposals_of_one_round_are_ordered_as_the_tool_calls_made_them() -> None:
@@ -209,3 +223,8 @@ def test_proposals_of_one_round_are_ordered_as_the_tool_calls_made_them() -> Non
         "s", "e", "j", "llm:x", T0, T0, SessionStatus.SUBMITTED, tool_calls=calls
     )
     assert proposals_in_order([second, first], [session]) == [first, second]
+
+
+def test_a_story_of_no_seconds_judges_every_move_wrong_and_counts_no_flip() -> None:
+    result = score(_made((1, T), (2, R)), _story((0, EITHER)), seconds=0, lag=0)
+    assert (result.judged, result.right, result.oscillations) == (2, 0, 0)
