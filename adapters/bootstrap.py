@@ -398,6 +398,7 @@ def planner_config(settings: Settings) -> PlannerConfig:
         backoff_cap_seconds=settings.planner_backoff_cap_seconds,
         grace_seconds=settings.grace_seconds,
         limits=guardrail_limits(settings),
+        rule_dwell_seconds=settings.rules_dwell_seconds,
     )
 
 

@@ -30,7 +30,7 @@ from cronpilot.domain.model import (
     RetryPolicy,
 )
 from cronpilot.domain.ports import JobDeclaration
-from cronpilot.domain.rules import ActionKind, RuleAction
+from cronpilot.domain.rules import ActionKind, Rule, RuleAction
 from cronpilot.domain.secrets import is_secret_header, replace_secret_params
 
 _NOT_A_NAME_CHAR = re.compile(r"[^A-Z0-9]+")
@@ -154,7 +154,19 @@ def _endpoint(ref: str, spec: EndpointSpec, secrets: _Secrets) -> dict[str, Any]
     if spec.dangerous:
         shown["dangerous"] = True
     if spec.rules:
-        shown["rules"] = [{"when": rule.when, "then": _then(rule.then)} for rule in spec.rules]
+        shown["rules"] = [_rule(rule) for rule in spec.rules]
+    return shown
+
+
+def _rule(rule: Rule) -> dict[str, JSON]:
+    """A rule as `adapters.rules_config` reads it; its damping only where it has some."""
+    shown: dict[str, JSON] = {"when": rule.when, "then": _then(rule.then)}
+    if rule.for_seconds:
+        shown["for"] = _seconds(rule.for_seconds)
+    if rule.dwell_seconds is not None:
+        shown["dwell"] = _seconds(rule.dwell_seconds)
+    if rule.urgent:
+        shown["urgent"] = True
     return shown
 
 

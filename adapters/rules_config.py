@@ -5,10 +5,13 @@
         then: resume
       - when: 'true'
         then: {pause: {for: 10m}}
+        for: 30s        # held on every pass for 30 s before it fires
+        dwell: 5m       # the last rule-made change stands 5 min before this rule replaces it
 
 `then` is one action: `run_now`, `resume` or `baseline` as a word, `{interval: 30s}` (with an
 optional `ttl: 1h`) or `{pause: {for: 10m}}`. `when` is a CEL condition, compiled and checked
-with the endpoint's other conditions.
+with the endpoint's other conditions. `for`, `dwell` and `urgent: true` (no dwell, no hourly
+limit) damp it (decision 0032).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, PlainValidator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainValidator
 
 from cronpilot.adapters.durations import parse_duration
 from cronpilot.domain.excerpt import excerpt
@@ -24,6 +27,8 @@ from cronpilot.domain.model import EndpointSpec
 from cronpilot.domain.rules import ActionKind, Rule, RuleAction
 
 MAX_RULES = 50
+MAX_WAIT_SECONDS = 86_400.0
+"""The longest `for` and `dwell`: a day."""
 _WORDS = (ActionKind.RUN_NOW, ActionKind.RESUME, ActionKind.BASELINE)
 _ACTIONS = ", ".join(kind.value for kind in ActionKind)
 _INTERVAL_EXAMPLE = "then: {interval: 30s, ttl: 1h}"
@@ -83,14 +88,27 @@ def _pause(value: Mapping[object, object]) -> RuleAction:
     return RuleAction(ActionKind.PAUSE, for_seconds=_positive(arguments["for"], "pause for"))
 
 
+Wait = Annotated[float, BeforeValidator(parse_duration), Field(ge=0, le=MAX_WAIT_SECONDS)]
+"""`for` and `dwell`: a duration from none to a day."""
+
+
 class RuleConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     when: Annotated[str, Field(min_length=1)]
     then: Annotated[RuleAction, PlainValidator(parse_then)]
+    holds_for: Annotated[Wait, Field(alias="for")] = 0.0
+    dwell: Wait | None = None
+    urgent: Annotated[bool, Field(strict=True)] = False
 
     def rule(self) -> Rule:
-        return Rule(self.when, self.then)
+        return Rule(
+            self.when,
+            self.then,
+            for_seconds=self.holds_for,
+            dwell_seconds=self.dwell,
+            urgent=self.urgent,
+        )
 
 
 def schedule_problem(action: RuleAction, spec: EndpointSpec) -> str | None:

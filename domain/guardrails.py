@@ -69,14 +69,15 @@ def refusal(
     firing: FiringRule | None = None,
     recent: Sequence[Proposal] = (),
     ruled: bool = False,
+    urgent: bool = False,
 ) -> Refusal | None:
     """Why `draft` may not be applied to `endpoint` now, or None when it may. `firing` is the
     endpoint's rule that holds, when the proposer is not that rule: its proposal may not
     contradict the rule. `recent` are the endpoint's latest proposals, newest first: an
     interval that continues their alternation waits for the cool-down (`domain.churn`).
-    `ruled`: a response rule proposes; its changes follow the condition its admin declared, so
-    neither the cool-down nor the hourly rate (guards against a planner that speculates) holds
-    it back (decision 0029)."""
+    `ruled`: a response rule proposes; its dwell (`domain.rule_damping`) damps it instead of
+    the cool-down, and it counts in the hourly rate as any planner does unless it is `urgent`
+    (decision 0032)."""
     if not draft.reason.strip():
         return Refusal(GuardrailRule.REASON, "a reason is required")
     if firing is not None:
@@ -90,7 +91,7 @@ def refusal(
             "the last interval proposals alternated direction; the interval is held until "
             f"{cool_until.isoformat()}",
         )
-    if not ruled and changes_last_hour >= limits.max_changes_per_hour:
+    if not urgent and changes_last_hour >= limits.max_changes_per_hour:
         return Refusal(
             GuardrailRule.RATE,
             f"{changes_last_hour} changes were applied to this endpoint in the last hour; "

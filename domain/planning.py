@@ -13,7 +13,7 @@ from enum import StrEnum
 from cronpilot.domain.graph import Edge
 from cronpilot.domain.model import JSON, Endpoint, Job, PlannerMode, Run
 from cronpilot.domain.outputs import OutputSchema
-from cronpilot.domain.rules import RuleEvaluation
+from cronpilot.domain.rules import RuleEvaluation, Streak
 
 
 class ProposalKind(StrEnum):
@@ -159,6 +159,9 @@ class AnalysisClaim:
     was claimed for its rules alone (`needs_rules`)."""
     rule_held: int | None = None
     """The rule whose action stood after the previous rules pass (`PlannerState.rule_held`)."""
+    rule_streak: Streak | None = None
+    """The rule that held first on the previous rules passes, and since when
+    (`PlannerState.rule_streak`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,7 +208,10 @@ class RulesPass:
     seen_slot_at: datetime | None
     held: int | None
     """The number of the rule that held and whose action was proposed or already stood; None
-    when no rule held or a guardrail refused its proposal (it is tried again)."""
+    when no rule held, a guardrail refused its proposal, or it was held back (it is tried
+    again)."""
+    streak: Streak | None = None
+    """The rule that held first, and since when (`domain.rule_damping.streak_after`)."""
 
 
 def effective_mode(endpoint_mode: PlannerMode | None, job_mode: PlannerMode) -> PlannerMode:
@@ -229,6 +235,8 @@ class PlannerState:
     """The newest finished slot of the job that the endpoint's rules were evaluated on."""
     rule_held: int | None = None
     """`RulesPass.held` of the last rules pass."""
+    rule_streak: Streak | None = None
+    """`RulesPass.streak` of the last rules pass."""
 
 
 def _claimable(state: PlannerState, mode: PlannerMode, now: datetime) -> bool:

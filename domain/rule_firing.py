@@ -17,6 +17,9 @@ from cronpilot.domain.rules import ActionKind, Rule, RuleAction
 
 RULES_PLANNER = "rules"
 """The proposer and the planner of a rules session."""
+URGENT_RULES = f"{RULES_PLANNER}:urgent"
+"""The proposer of an `urgent: true` rule's proposal: exempt from dwell and from the hourly
+change limit (decision 0032), which its record says."""
 DEFAULT_RULE_TTL_SECONDS = 3600.0
 """How long an interval a rule sets stands unless it says (`ttl`); while the rule keeps
 holding it is proposed again once it has lapsed."""
@@ -49,6 +52,11 @@ class FiringRule:
     def said(self) -> str:
         """`rule 1 of flash-sale/investigator: fraud_score.body.fraud_rate > 0.05 = true`."""
         return f"rule {self.number} of {self.ref}: {self.rule.when} = {value_text(self.value)}"
+
+
+def rule_made(proposed_by: str) -> bool:
+    """Whether a proposal's proposer is a response rule (urgent or not)."""
+    return proposed_by in (RULES_PLANNER, URGENT_RULES)
 
 
 def value_text(value: JSON) -> str:

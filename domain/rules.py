@@ -6,6 +6,7 @@ as declared, and the record of their evaluation. What a firing rule proposes is
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 
 from cronpilot.domain.model import JSON
@@ -45,6 +46,14 @@ class Rule:
     when: str
     """A CEL condition over the latest responses of the endpoint and its siblings."""
     then: RuleAction
+    for_seconds: float = 0.0
+    """How long the condition must have held, on every pass, before the rule fires (`for:`,
+    as a Prometheus alert's)."""
+    dwell_seconds: float | None = None
+    """How long the last rule-made change must have stood before this rule may replace it
+    (`dwell:`); None: the planner's setting (`rules_dwell_seconds`)."""
+    urgent: bool = False
+    """Exempt from dwell and from the hourly change limit (`urgent: true`), for emergencies."""
 
 
 class RuleOutcome(StrEnum):
@@ -55,6 +64,10 @@ class RuleOutcome(StrEnum):
     """Held: its action was proposed (applied or held for review)."""
     IN_FORCE = "in_force"
     """Held, but its action is already in force or waiting for review: nothing proposed."""
+    PENDING = "pending"
+    """Held, but not yet for as long as its `for:` asks: nothing proposed yet."""
+    DWELLING = "dwelling"
+    """Held, but the last rule-made change has not stood its dwell: nothing proposed yet."""
     REFUSED = "refused"
     """Held, but a guardrail refused its proposal."""
     ERROR = "error"
@@ -76,3 +89,13 @@ class RuleEvaluation:
     detail: str = ""
     """What was proposed, why nothing was, or the error."""
     proposal_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Streak:
+    """The rule that was the first to hold on an endpoint's latest rules passes, and the pass
+    from which it has been so on every pass (`PlannerState.rule_streak`): how long a rule's
+    `for:` has been met (`domain.rule_damping`)."""
+
+    number: int
+    since: datetime

@@ -27,6 +27,9 @@ class PlannerConfig:
     """On stop, how long (real time) analyses under way may still finish; then their LLM calls
     are cut short and the sessions recorded as failed."""
     limits: GuardrailLimits
+    rule_dwell_seconds: float
+    """How long a rule-made change stands before a rule may replace it, unless the rule says
+    (`dwell:`; `domain.rule_damping`)."""
     paste_latest: bool = False
     """Paste the latest responses into the prompt instead of offering query tools (only for
     the token-economy benchmark; no setting)."""

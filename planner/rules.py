@@ -1,7 +1,8 @@
 """The rules planner (decision 0026): an endpoint's response rules evaluated, in order, on the
 latest responses of its job; the first that holds proposes its action through the proposal desk,
-unless that action already stands. Each pass is recorded as a session of its own (planner
-`rules`) with every evaluation: its value, and the proposal made or why none was.
+unless that action already stands or the rule is held back: by its `for:`, or by the dwell of
+the last rule-made change (`domain.rule_damping`). Each pass is recorded as a session of its own
+(planner `rules`) with every evaluation: its value, and the proposal made or why none was.
 
 A condition that cannot be evaluated (a field missing from the latest response, a wrong type)
 is recorded, counted (`Telemetry.rule_evaluated`) and taken as not holding: the next rule is
@@ -25,18 +26,34 @@ from cronpilot.domain.planning import (
     proposal_outcome,
 )
 from cronpilot.domain.ports import ReadingFactory, Telemetry
+from cronpilot.domain.rule_damping import held_back, last_rule_move, streak_after
 from cronpilot.domain.rule_firing import (
     RULES_PLANNER,
+    URGENT_RULES,
     FiringRule,
     already_standing,
     rule_draft,
 )
-from cronpilot.domain.rules import RuleEvaluation, RuleOutcome
-from cronpilot.usecases.proposals import ProposalDesk, Proposer
+from cronpilot.domain.rules import RuleEvaluation, RuleOutcome, Streak
+from cronpilot.usecases.proposals import RECENT, ProposalDesk, Proposer
 
 OWN_VARIABLES = frozenset({"body", "status", "duration_ms", "headers"})
 _LOOKBACK = 5
 """Runs read back past a newest one that has no response yet (running, skipped)."""
+_STANDS = (RuleOutcome.PROPOSED, RuleOutcome.IN_FORCE)
+"""Outcomes after which the rule's action stands (`RulesPass.held`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """What a pass reads from one snapshot."""
+
+    responses: dict[str, Response]
+    """The latest response of each endpoint the conditions name, by name."""
+    pending: list[Proposal]
+    """The endpoint's proposals waiting for review."""
+    recent: list[Proposal]
+    """The endpoint's latest proposals, newest first: the last rule-made change among them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,11 +79,15 @@ class RulesPlanner:
         desk: ProposalDesk,
         now: Callable[[], datetime],
         telemetry: Telemetry,
+        dwell_seconds: float,
     ) -> None:
+        """`dwell_seconds`: how long a rule-made change stands before another rule may replace
+        it, for rules that do not say (`dwell:`)."""
         self._reading = reading
         self._desk = desk
         self._now = now
         self._telemetry = telemetry
+        self._dwell_seconds = dwell_seconds
 
     async def evaluate(
         self, claim: AnalysisClaim, siblings: Mapping[str, Endpoint], seen: datetime | None
@@ -84,16 +105,17 @@ class RulesPlanner:
             for root in found.roots
         }
         read = [siblings[name] for name in names if name in siblings]
-        responses, pending = await self._read(endpoint, read)
+        found_read = await self._read(endpoint, read)
         session_id = new_id()
         evaluations: list[RuleEvaluation] = []
         firing: FiringRule | None = None
         held: int | None = None
+        streak: Streak | None = None
         for number, (rule, found) in enumerate(zip(endpoint.spec.rules, compiled, strict=True), 1):
             verdict = (
                 Verdict(False, found)
                 if isinstance(found, str)
-                else found.evaluate(responses.get(endpoint.name), responses)
+                else found.evaluate(found_read.responses.get(endpoint.name), found_read.responses)
             )
             if verdict.error is not None:
                 outcome = RuleOutcome.ERROR
@@ -104,8 +126,11 @@ class RulesPlanner:
                 )
             else:
                 firing = FiringRule(number, endpoint.ref, rule, True)
-                evaluation = await self._fire(firing, claim, endpoint, pending, session_id)
-                held = None if evaluation.outcome is RuleOutcome.REFUSED else number
+                streak = streak_after(claim.rule_streak, number, started)
+                evaluation = await self._fire(
+                    firing, claim, endpoint, found_read, session_id, streak=streak
+                )
+                held = number if evaluation.outcome in _STANDS else None
             evaluations.append(evaluation)
             self._telemetry.rule_evaluated(endpoint, evaluation.outcome)
             if firing is not None:
@@ -122,13 +147,11 @@ class RulesPlanner:
             tool_errors=sum(e.outcome is RuleOutcome.ERROR for e in evaluations),
             rule_evaluations=evaluations,
         )
-        return RulesResult(RulesPass(session, seen, held), firing)
+        return RulesResult(RulesPass(session, seen, held, streak), firing)
 
-    async def _read(
-        self, endpoint: Endpoint, read: Sequence[Endpoint]
-    ) -> tuple[dict[str, Response], list[Proposal]]:
-        """The latest response of each endpoint in `read` (by name), and the endpoint's
-        proposals waiting for review, from one snapshot."""
+    async def _read(self, endpoint: Endpoint, read: Sequence[Endpoint]) -> _Read:
+        """The latest response of each endpoint in `read`, and the endpoint's proposals, from
+        one snapshot."""
         async with self._reading() as tx:
             latest = await tx.runs.latest_runs([e.id for e in read])
             responses: dict[str, Response] = {}
@@ -142,24 +165,31 @@ class RulesPlanner:
             pending = await tx.planner.list_proposals(
                 status=ProposalStatus.PENDING, endpoint_id=endpoint.id
             )
-        return responses, pending
+            recent = await tx.planner.list_proposals(endpoint_id=endpoint.id, limit=RECENT)
+        return _Read(responses, pending, recent)
 
     async def _fire(
         self,
         firing: FiringRule,
         claim: AnalysisClaim,
         endpoint: Endpoint,
-        pending: list[Proposal],
+        found: _Read,
         session_id: str,
+        *,
+        streak: Streak,
     ) -> RuleEvaluation:
-        number, when, action = firing.number, firing.rule.when, firing.rule.then
+        number, rule, action = firing.number, firing.rule, firing.rule.then
+        when = rule.when
         now = self._now()
         standing = already_standing(
-            action, endpoint, pending, now, held_before=claim.rule_held == number
+            action, endpoint, found.pending, now, held_before=claim.rule_held == number
         )
         if standing is not None:
             return RuleEvaluation(number, when, RuleOutcome.IN_FORCE, True, standing)
-        proposer = Proposer(RULES_PLANNER, claim.mode, session_id)
+        waits = held_back(rule, streak, last_rule_move(found.recent), now, self._dwell_seconds)
+        if waits is not None:
+            return RuleEvaluation(number, when, waits.outcome, True, waits.text)
+        proposer = Proposer(URGENT_RULES if rule.urgent else RULES_PLANNER, claim.mode, session_id)
         proposal = await self._desk.propose(rule_draft(firing, now), endpoint.id, proposer, now)
         outcome = (
             RuleOutcome.REFUSED

@@ -60,7 +60,9 @@ class PlannerWorker:
         self._config = config
         self._telemetry = telemetry
         self.desk = ProposalDesk(store.unit_of_work, waker, config.limits, telemetry=telemetry)
-        self._rules = RulesPlanner(store.reading, self.desk, clock.now, telemetry)
+        self._rules = RulesPlanner(
+            store.reading, self.desk, clock.now, telemetry, config.rule_dwell_seconds
+        )
         self._thinking: set[asyncio.Task[object]] = set()
         """The tasks waiting on the analyst (the LLM), to cut short at a stop."""
         self._cutting = False

@@ -25,7 +25,7 @@ from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, PlannerMode, ScheduleSource, new_id
 from cronpilot.domain.planning import Proposal, ProposalDraft, ProposalStatus
 from cronpilot.domain.ports import Repositories, Telemetry, UnitOfWorkFactory, Waker
-from cronpilot.domain.rule_firing import RULES_PLANNER, FiringRule
+from cronpilot.domain.rule_firing import URGENT_RULES, FiringRule, rule_made
 from cronpilot.domain.telemetry import NO_TELEMETRY
 
 log = logging.getLogger(__name__)
@@ -81,9 +81,16 @@ class ProposalDesk:
         endpoint = await tx.catalog.get_endpoint(endpoint_id, for_update=True)
         changes = await tx.planner.count_applied(endpoint_id, now - RATE_WINDOW)
         recent = await tx.planner.list_proposals(endpoint_id=endpoint_id, limit=RECENT)
-        ruled = proposed_by == RULES_PLANNER
         why_not = refusal(
-            draft, endpoint, changes, now, self._limits, firing=firing, recent=recent, ruled=ruled
+            draft,
+            endpoint,
+            changes,
+            now,
+            self._limits,
+            firing=firing,
+            recent=recent,
+            ruled=rule_made(proposed_by),
+            urgent=proposed_by == URGENT_RULES,
         )
         return endpoint, why_not
 

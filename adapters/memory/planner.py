@@ -81,6 +81,7 @@ class MemoryPlanner(PlannerRepository):
             state.llm_failures,
             analysis_due=analysis_due,
             rule_held=state.rule_held,
+            rule_streak=state.rule_streak,
         )
 
     def _due(self, endpoint: Endpoint, now: datetime) -> tuple[bool, bool]:
@@ -140,7 +141,12 @@ class MemoryPlanner(PlannerRepository):
                     retry_at=outcome.next_analysis_at if failed else None,
                 )
             if rules is not None:
-                state = replace(state, rules_seen_slot_at=rules.seen_slot_at, rule_held=rules.held)
+                state = replace(
+                    state,
+                    rules_seen_slot_at=rules.seen_slot_at,
+                    rule_held=rules.held,
+                    rule_streak=rules.streak,
+                )
                 self.planning.sessions[rules.session.id] = rules.session
             self.planning.states[claim.endpoint.id] = state
             if session is not None:

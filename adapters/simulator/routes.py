@@ -80,6 +80,7 @@ class SimulatorRoutes:
             "/troubles/stock": troubles.stock,
             "/troubles/orders": troubles.orders,
             "/troubles/signups": troubles.signups,
+            "/troubles/swinging": troubles.swinging_queue,
         }
         for path, answer in answering.items():
             app.router.add_get(path, self._answering(answer))

@@ -21,6 +21,8 @@ Answer = tuple[int, Payload]
 
 FLAP_SECONDS = 6
 """The flapping check is up this long, then down this long, and so on."""
+SWING_SECONDS = 40
+"""The swinging queue is deep this long, then nearly empty this long, and so on."""
 SLOW_FROM_MS = 600.0
 """The degrading API's latency from which it counts as slow."""
 _LATENCY_START_MS = 80.0
@@ -41,6 +43,12 @@ class Troubles:
 
     def flapping_up(self, elapsed: float) -> bool:
         return int(elapsed // FLAP_SECONDS) % 2 == 0
+
+    def swinging_queue(self, elapsed: float) -> Answer:
+        """A queue's depth that swings between deep and nearly empty: rules that follow it
+        without damping change their endpoint at every swing (issue 21)."""
+        deep = int(elapsed // SWING_SECONDS) % 2 == 0
+        return 200, {"pending": 600 if deep else 10}
 
     def flapping_check(self, elapsed: float) -> Answer:
         if self.flapping_up(elapsed):

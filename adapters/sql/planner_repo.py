@@ -42,6 +42,7 @@ from cronpilot.adapters.sql.planner_rows import (
 )
 from cronpilot.adapters.sql.prefixes import row_by_id
 from cronpilot.adapters.sql.rows import endpoint_from_row, select_endpoints
+from cronpilot.adapters.sql.rule_rows import streak_from_row
 from cronpilot.adapters.sql.runs import newest_finished_slot
 from cronpilot.adapters.sql.tables import (
     UtcDateTime,
@@ -141,6 +142,8 @@ def _select_claimed() -> Select[Any]:
             jobs.c.planner_mode.label("job_planner_mode"),
             planner_state.c.llm_failures,
             planner_state.c.rule_held,
+            planner_state.c.rule_holding,
+            planner_state.c.rule_holding_since,
             planner_state.c.lease_owner.label("analysis_lease_owner"),
             planner_state.c.lease_until.label("analysis_lease_until"),
         )
@@ -229,7 +232,7 @@ def _applied_statement() -> Select[Any]:
 
 
 _ANALYSIS_COLUMNS = ("seen_slot_at", "seen_failing", "next_analysis_at", "llm_failures", "retry_at")
-_RULES_COLUMNS = ("rules_seen_slot_at", "rule_held")
+_RULES_COLUMNS = ("rules_seen_slot_at", "rule_held", "rule_holding", "rule_holding_since")
 
 
 @functools.cache
@@ -280,6 +283,7 @@ def _claim_from_row(row: RowMapping, analysis_due: bool = True) -> AnalysisClaim
         row["llm_failures"],
         analysis_due=analysis_due,
         rule_held=row["rule_held"],
+        rule_streak=streak_from_row(row),
     )
 
 
@@ -360,7 +364,13 @@ class SqlPlanner(PlannerRepository):
                 "new_retry_at": outcome.next_analysis_at if failed else None,
             }
         if rules is not None:
-            values |= {"new_rules_seen_slot_at": rules.seen_slot_at, "new_rule_held": rules.held}
+            streak = rules.streak
+            values |= {
+                "new_rules_seen_slot_at": rules.seen_slot_at,
+                "new_rule_held": rules.held,
+                "new_rule_holding": None if streak is None else streak.number,
+                "new_rule_holding_since": None if streak is None else streak.since,
+            }
         sessions = [] if rules is None else [rules.session]
         if session is not None:
             sessions.append(session)

@@ -6,8 +6,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from sqlalchemy.engine import RowMapping
+
 from cronpilot.domain.model import JSON
-from cronpilot.domain.rules import ActionKind, Rule, RuleAction, RuleEvaluation, RuleOutcome
+from cronpilot.domain.rules import (
+    ActionKind,
+    Rule,
+    RuleAction,
+    RuleEvaluation,
+    RuleOutcome,
+    Streak,
+)
 
 
 def rules_value(rules: Sequence[Rule]) -> JSON:
@@ -23,6 +32,9 @@ def rules_value(rules: Sequence[Rule]) -> JSON:
                 "ttl_seconds": rule.then.ttl_seconds,
                 "for_seconds": rule.then.for_seconds,
             },
+            "for_seconds": rule.for_seconds,
+            "dwell_seconds": rule.dwell_seconds,
+            "urgent": rule.urgent,
         }
         for rule in rules
     ]
@@ -40,6 +52,10 @@ def rules_from_value(value: JSON) -> tuple[Rule, ...]:
                 ttl_seconds=item["then"]["ttl_seconds"],
                 for_seconds=item["then"]["for_seconds"],
             ),
+            # Rules stored before issue 21 have no damping keys: the defaults.
+            for_seconds=item.get("for_seconds", 0.0),
+            dwell_seconds=item.get("dwell_seconds"),
+            urgent=item.get("urgent", False),
         )
         for item in value
     )
@@ -65,3 +81,9 @@ def evaluation_from_value(value: dict[str, Any]) -> RuleEvaluation:
         detail=value["detail"],
         proposal_id=value["proposal_id"],
     )
+
+
+def streak_from_row(row: RowMapping) -> Streak | None:
+    """`planner_state.rule_holding` and `rule_holding_since` as a streak (None: no rule held)."""
+    number, since = row["rule_holding"], row["rule_holding_since"]
+    return None if number is None or since is None else Streak(number, since)

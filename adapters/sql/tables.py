@@ -257,6 +257,9 @@ planner_state = Table(
     # The rules planner's (issue 12): the newest job slot its rules saw, the rule that stands.
     Column("rules_seen_slot_at", UtcDateTime, nullable=True),
     Column("rule_held", Integer, nullable=True),
+    # The rule that held first on the latest passes and since when (issue 21: `for:`).
+    Column("rule_holding", Integer, nullable=True),
+    Column("rule_holding_since", UtcDateTime, nullable=True),
 )
 
 # A session's tool calls are read and written only with the session: one JSON list, in order.

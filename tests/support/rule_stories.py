@@ -32,6 +32,9 @@ STOP_SECONDS = 30
 # Stories change schedules often on purpose (an hour's story in a minute); the hourly limit is
 # tested elsewhere.
 LIMITS = limits_for_tests(max_changes_per_hour=100)
+STORY_DWELL_SECONDS = 2.0
+"""For the same reason a rule-made change dwells 2 s (2 min in an hour's story told in a
+minute); the dwell itself is tested with the default."""
 
 Admin = Callable[[ProposalDesk, SqlStore, datetime], Awaitable[None]]
 """What an admin does each second of a story, through the proposal desk (`cronpilot proposals
@@ -142,9 +145,10 @@ async def tell(
     database_url: str,
     admin: Admin | None = None,
     limits: GuardrailLimits = LIMITS,
+    dwell_seconds: float | None = STORY_DWELL_SECONDS,
 ) -> SqlStore:
     """Run `story` on a migrated database second by second; returns the open store (the
-    caller closes it)."""
+    caller closes it). `dwell_seconds`: the rules' default dwell; None: the setting's default."""
     clock = FakeClock(START)
     store = await open_sql_store(database_url)
     simulator = Simulator(seed=7, cycle_seconds=60, now=clock.now)
@@ -156,8 +160,9 @@ async def tell(
         await apply_declarations(
             store.unit_of_work, None, declarations, story.name, actor="test", now=clock.now()
         )
+        dwell = {} if dwell_seconds is None else {"rules_dwell_seconds": dwell_seconds}
         settings = settings_for_tests(
-            worker_id=story.name, max_sleep_seconds=3600, planner_poll_seconds=1
+            worker_id=story.name, max_sleep_seconds=3600, planner_poll_seconds=1, **dwell
         )
         watched, waker, stop = tracked(store, flight), InProcessWaker(), asyncio.Event()
         scheduler = SchedulerWorker(watched, dispatcher, clock, waker, worker_config(settings))

@@ -51,9 +51,9 @@ jobs:
         success_when: 'body.state == "ok" && headers["x-mode"] != "off"'
         change_ignores: [checked_at, meta.request_id, rows.0.at]
         rules:
-          - {when: 'body.pending > 200', then: {interval: 3m, ttl: 30m}}
+          - {when: 'body.pending > 200', then: {interval: 3m, ttl: 30m}, for: 30s, dwell: 5m}
           - {when: 'body.pending > 100', then: {interval: 10m}}
-          - {when: 'status >= 500', then: {pause: {for: 10m}}}
+          - {when: 'status >= 500', then: {pause: {for: 10m}}, urgent: true, dwell: 0}
           - {when: 'body.pending == 0', then: run_now}
           - {when: 'true', then: baseline}
       - name: sync
@@ -246,3 +246,22 @@ def test_graded_is_the_default_mode_and_dangerous_is_exported_and_diffed() -> No
     assert graded.endpoints[0].dangerous is True
     assert "    dangerous: true\n" in export_document([graded], with_secrets=True)
     assert orders.fields == (FieldChange("dangerous", FieldOutcome.CHANGED, True, False),)
+
+
+def test_a_dry_run_shows_a_rules_damping() -> None:
+    [stored] = _declarations(EVERYTHING)
+    edited = EVERYTHING.replace("for: 30s, dwell: 5m}", "dwell: 2m}").replace(
+        "urgent: true, dwell: 0}", "for: 1m}"
+    )
+    [declared] = _declarations(edited)
+    stored_specs = {f"shop/{spec.name}": spec for spec in stored.endpoints}
+
+    [_, orders, _] = planned_changes([declared], {"shop": stored.job}, stored_specs)
+
+    assert orders.fields == (
+        FieldChange("rules[0].dwell_seconds", FieldOutcome.CHANGED, 300.0, 120.0),
+        FieldChange("rules[0].for_seconds", FieldOutcome.CHANGED, 30.0, 0.0),
+        FieldChange("rules[2].dwell_seconds", FieldOutcome.REMOVED, old=0.0),
+        FieldChange("rules[2].for_seconds", FieldOutcome.CHANGED, 0.0, 60.0),
+        FieldChange("rules[2].urgent", FieldOutcome.CHANGED, True, False),
+    )

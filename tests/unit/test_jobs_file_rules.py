@@ -130,3 +130,35 @@ def test_a_dependant_has_no_schedule_a_rule_could_move() -> None:
         text + "        rules: [{when: 'true', then: {pause: {for: 1m}}}]\n", "jobs.yaml", []
     )
     assert declaration.endpoints[1].rules[0].then.kind is ActionKind.PAUSE
+
+
+def test_damping_as_written() -> None:
+    spec = processor(
+        "        rules:\n"
+        "          - {when: 'depth.body.pending > 200', then: resume, for: 30s, dwell: 5m}\n"
+        "          - {when: 'true', then: baseline, urgent: true, for: 0}\n"
+    )
+
+    assert [(r.for_seconds, r.dwell_seconds, r.urgent) for r in spec.rules] == [
+        (30, 300, False),
+        (0, None, True),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("damping", "field", "reason"),
+    [
+        ("for: soon", "for", "'soon' is not a duration (seconds, or e.g. '30s', '5m', '1h30m')"),
+        ("for: -1s", "for", "'-1s' is not a duration"),
+        ("for: -1", "for", "Input should be greater than or equal to 0"),
+        ("dwell: 2d", "dwell", "Input should be less than or equal to 86400"),
+        ("dwell: [1m]", "dwell", "['1m'] is not a duration"),
+        ("urgent: yes", "urgent", "Input should be a valid boolean"),
+        ("urgent: 1", "urgent", "Input should be a valid boolean"),
+        ("holds_for: 30s", "holds_for", "unknown field"),
+    ],
+)
+def test_bad_damping_is_one_line_naming_the_rule(damping: str, field: str, reason: str) -> None:
+    message = error_of(f"        rules: [{{when: 'true', then: resume, {damping}}}]\n")
+
+    assert message.startswith(f"{WHERE} 'rules[0].{field}': {reason}"), message
