@@ -133,7 +133,8 @@ class PrometheusTelemetry(Telemetry):
         )
         self._rules = Counter(
             f"{PREFIX}rule_evaluations_total",
-            "Response rules evaluated, by outcome (not_held, proposed, in_force, refused, "
+            "Response rules evaluated, by outcome (not_held, proposed, in_force, pending: "
+            "waiting for its for, dwelling: the last rule-made change dwells, refused, "
             "error: the condition could not be evaluated).",
             ["job", "endpoint", "outcome"],
             **metric,

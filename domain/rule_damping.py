@@ -90,6 +90,6 @@ def held_back(
     return HeldBack(
         RuleOutcome.DWELLING,
         until,
-        f"the rules' last change (proposal {last_move.id}, {last_move.status.value} at "
-        f"{stood.isoformat()}) dwells {dwell:g}s, until {until.isoformat()}",
+        f"the last rule-made change (proposal {last_move.id}, {last_move.status.value}) "
+        f"dwells {dwell:g}s, until {until.isoformat()}",
     )

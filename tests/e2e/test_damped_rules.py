@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from itertools import pairwise
 
+import pytest
+
 from cronpilot.adapters.simulator.troubles import SWING_SECONDS
 from cronpilot.domain.planning import ProposalStatus
 from cronpilot.domain.rules import RuleOutcome
@@ -38,6 +40,8 @@ jobs:
 )
 
 
+# Ten simulated minutes take about a minute alone; on a loaded machine more than the default.
+@pytest.mark.timeout(300)
 async def test_a_rule_following_a_swinging_queue_changes_at_most_once_per_dwell(
     sqlite_url: str,
 ) -> None:

@@ -140,4 +140,13 @@ def test_demo_runs_every_endpoint_and_summarises_from_the_database(tmp_path: Pat
         r"^rule health/eu_failover 2 at \+\S+: true = true -> pause until \S+: applied$",
     ):
         assert re.search(shown, done.stdout, re.MULTILINE), f"{shown}\n{done.stdout}"
+    # Damped (decision 0032): within the demo's seconds, a rule that holds again is held back
+    # by the dwell of the change a rule made at the start.
+    held = re.findall(
+        r"^rule (\S+) (\d) at \+\S+: .* = true -> held back by dwell: the last rule-made change "
+        r"\(proposal [0-9a-f]+, applied\) dwells 120s, until \S+$",
+        done.stdout,
+        re.MULTILINE,
+    )
+    assert held, done.stdout
     assert list(scratch.iterdir()) == [], "the demo left its temporary database behind"

@@ -61,8 +61,7 @@ async def test_a_rule_made_change_dwells_before_a_rule_replaces_it(
     [fast] = await store.planner.list_proposals()
     [held] = (await _last_pass(store)).rule_evaluations[-1:]
     assert (held.number, held.outcome) == (2, RuleOutcome.DWELLING)
-    assert f"proposal {fast.id}, applied at" in held.detail
-    assert "dwells 120s, until" in held.detail
+    assert f"(proposal {fast.id}, applied) dwells 120s, until" in held.detail
     # The dwell is over: the rule that holds now fires.
     await _depth(store, clock, planner, 10, after=2)
     slow, _ = await store.planner.list_proposals()

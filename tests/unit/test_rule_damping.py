@@ -129,7 +129,7 @@ def test_a_rule_made_change_dwells_before_a_rule_replaces_it(
         RuleOutcome.DWELLING,
         NOW + timedelta(seconds=until),
     )
-    assert f"(proposal {last.id}, {last.status.value} at" in waiting.text
+    assert f"(proposal {last.id}, {last.status.value}) dwells" in waiting.text
 
 
 def test_rules_count_in_the_hourly_limit_unless_urgent() -> None:
