@@ -105,7 +105,7 @@ class RulesPlanner:
             for root in found.roots
         }
         read = [siblings[name] for name in names if name in siblings]
-        found_read = await self._read(endpoint, read)
+        snapshot = await self._read(endpoint, read)
         session_id = new_id()
         evaluations: list[RuleEvaluation] = []
         firing: FiringRule | None = None
@@ -115,7 +115,7 @@ class RulesPlanner:
             verdict = (
                 Verdict(False, found)
                 if isinstance(found, str)
-                else found.evaluate(found_read.responses.get(endpoint.name), found_read.responses)
+                else found.evaluate(snapshot.responses.get(endpoint.name), snapshot.responses)
             )
             if verdict.error is not None:
                 outcome = RuleOutcome.ERROR
@@ -128,7 +128,7 @@ class RulesPlanner:
                 firing = FiringRule(number, endpoint.ref, rule, True)
                 streak = streak_after(claim.rule_streak, number, started)
                 evaluation = await self._fire(
-                    firing, claim, endpoint, found_read, session_id, streak=streak
+                    firing, claim, endpoint, snapshot, session_id, streak=streak
                 )
                 held = number if evaluation.outcome in _STANDS else None
             evaluations.append(evaluation)
@@ -173,7 +173,7 @@ class RulesPlanner:
         firing: FiringRule,
         claim: AnalysisClaim,
         endpoint: Endpoint,
-        found: _Read,
+        snapshot: _Read,
         session_id: str,
         *,
         streak: Streak,
@@ -182,11 +182,11 @@ class RulesPlanner:
         when = rule.when
         now = self._now()
         standing = already_standing(
-            action, endpoint, found.pending, now, held_before=claim.rule_held == number
+            action, endpoint, snapshot.pending, now, held_before=claim.rule_held == number
         )
         if standing is not None:
             return RuleEvaluation(number, when, RuleOutcome.IN_FORCE, True, standing)
-        waits = held_back(rule, streak, last_rule_move(found.recent), now, self._dwell_seconds)
+        waits = held_back(rule, streak, last_rule_move(snapshot.recent), now, self._dwell_seconds)
         if waits is not None:
             return RuleEvaluation(number, when, waits.outcome, True, waits.text)
         proposer = Proposer(URGENT_RULES if rule.urgent else RULES_PLANNER, claim.mode, session_id)
