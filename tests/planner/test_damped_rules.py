@@ -5,12 +5,19 @@ is exempt from both dwell and limit."""
 
 from __future__ import annotations
 
-from cronpilot.domain.planning import AnalysisSession, ProposalKind, ProposalStatus
+from cronpilot.domain.model import PlannerMode
+from cronpilot.domain.planning import (
+    AnalysisSession,
+    ProposalDraft,
+    ProposalKind,
+    ProposalStatus,
+)
 from cronpilot.domain.ports import Store
 from cronpilot.domain.rule_firing import URGENT_RULES
 from cronpilot.domain.rules import ActionKind, Rule, RuleAction, RuleOutcome
 from cronpilot.planner.heuristic import HeuristicAnalyst
 from cronpilot.planner.worker import PlannerWorker
+from cronpilot.usecases.proposals import ProposalDesk, Proposer
 from tests.planner.builders import answer, declare, make_planner, spec
 from tests.support.clock import FakeClock
 from tests.support.settings import limits_for_tests
@@ -143,3 +150,23 @@ async def test_an_urgent_rule_waits_for_no_dwell_and_no_hourly_limit(
     # Its change dwells like any rule's: the rule it replaced waits.
     await _depth(store, clock, planner, 480)
     assert (await _last_pass(store)).rule_evaluations[0].outcome is RuleOutcome.DWELLING
+
+
+async def test_an_admin_approving_an_urgent_rules_proposal_is_not_held_by_the_limit(
+    store: Store, clock: FakeClock
+) -> None:
+    endpoints = await declare(store, clock.now(), spec("a", **CLAMPED))
+    desk = ProposalDesk(store.unit_of_work, None, limits_for_tests(max_changes_per_hour=1))
+    draft = ProposalDraft(ProposalKind.INTERVAL, "proposed by rule 1", 30, ttl_seconds=600)
+    held = {
+        by: await desk.propose(draft, endpoints["a"].id, Proposer(by, PlannerMode.REVIEW), now)
+        for by, now in (("rules", clock.now()), (URGENT_RULES, clock.now()))
+    }
+    await desk.propose(draft, endpoints["a"].id, Proposer("admin", PlannerMode.AUTO), clock.now())
+
+    ruled = await desk.approve(held["rules"].id, "cli:ann@h", clock.now())
+    urgent = await desk.approve(held[URGENT_RULES].id, "cli:ann@h", clock.now())
+
+    assert ruled.status is ProposalStatus.REFUSED
+    assert "in the last hour" in (ruled.outcome or "")
+    assert urgent.status is ProposalStatus.APPLIED
