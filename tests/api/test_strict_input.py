@@ -67,3 +67,13 @@ async def test_a_parameter_a_route_declares_is_taken_without_more_code() -> None
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
         assert (await client.get("/items", params={"limit": 2})).json() == {"limit": 2}
         assert (await client.get("/items", params={"limt": 2})).status_code == 422
+
+
+async def test_a_pause_beyond_ten_years_or_the_calendar_is_a_400_line(api: Api) -> None:
+    async with api.client() as client:
+        await client.post("/apply", content=JOBS)
+        for until in ("9999-12-31T23:59:59+14:00", "2100-01-01T00:00:00Z"):
+            body = {"reason": "long", "until": until}
+            refused = _is_problem(await client.post("/endpoints/shop/stock/pause", json=body), 400)
+            assert refused["detail"] == "until: is more than ten years ahead"
+        assert (await client.get("/endpoints/shop/stock")).json()["paused"] is None
