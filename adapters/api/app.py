@@ -15,7 +15,7 @@ from cronpilot.adapters.api import (
 )
 from cronpilot.adapters.api.context import ApiContext
 from cronpilot.adapters.api.problems import PROBLEM_JSON, install_problem_handlers
-from cronpilot.adapters.api.strict import known_query_only
+from cronpilot.adapters.api.strict import known_input_only
 from cronpilot.adapters.console.app import install_console
 
 _PROBLEM = {
@@ -59,6 +59,6 @@ def build_api(context: ApiContext) -> FastAPI:
         probe_routes,
     ):
         # The console's pages are left out: a browser's links carry notes of their own.
-        app.include_router(routes.router, dependencies=[Depends(known_query_only)])
+        app.include_router(routes.router, dependencies=[Depends(known_input_only)])
     install_console(app)
     return app

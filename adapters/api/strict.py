@@ -1,7 +1,8 @@
 """Input the API does not know is refused, never ignored: a misspelt field or query parameter
 would otherwise become a different action (`{"untill": …}` pausing for ever,
-`POST /apply?dry_run=true` writing). Bodies are `StrictBody` models; query parameters are
-checked against what the matched route declares, for every route at once."""
+`POST /apply?dry_run=true` writing). Bodies are `StrictBody` models; query parameters, and
+whether a body may come at all, are checked against what the matched route declares, for
+every route at once."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ from fastapi.dependencies.models import Dependant
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict
+
+_EMPTY_AT_MOST = 64
+"""Bytes read of a body sent to a route that reads none: more is no empty body."""
 
 
 class StrictBody(BaseModel):
@@ -31,24 +35,43 @@ def declared_query(route: APIRoute) -> frozenset[str]:
     return frozenset(_query_names(route.dependant))
 
 
-async def known_query_only(request: Request) -> None:
+def takes_body(route: APIRoute) -> bool:
+    """Whether `route` reads a body: a declared model, or one it reads raw and documents
+    (`/apply`)."""
+    return route.body_field is not None or "requestBody" in (route.openapi_extra or {})
+
+
+async def known_input_only(request: Request) -> None:
     """A dependency of every API route: refuses (422, naming each) the query parameters the
-    matched route does not declare. A parameter a route declares later is taken at once."""
+    matched route does not declare, and a body sent to a route that reads none. A parameter
+    a route declares later is taken at once."""
     route = request.scope.get("route")
     if not isinstance(route, APIRoute):
         return
     declared = declared_query(route)
-    unknown = sorted(set(request.query_params) - declared)
-    if not unknown:
-        return
     takes = ", ".join(sorted(declared)) or "none"
-    raise RequestValidationError(
-        [
-            {
-                "loc": ("query", name),
-                "msg": f"unknown parameter (this route takes: {takes})",
-                "type": "extra_forbidden",
-            }
-            for name in unknown
-        ]
-    )
+    errors = [
+        {
+            "loc": ("query", name),
+            "msg": f"unknown parameter (this route takes: {takes})",
+            "type": "extra_forbidden",
+        }
+        for name in sorted(set(request.query_params) - declared)
+    ]
+    if not takes_body(route) and not await _empty(request):
+        errors.append(
+            {"loc": ("body",), "msg": "this route takes no body", "type": "extra_forbidden"}
+        )
+    if errors:
+        raise RequestValidationError(errors)
+
+
+async def _empty(request: Request) -> bool:
+    """No body, or `{}` (no field in it, as some clients send with every POST); reads no more
+    than that could take."""
+    read = b""
+    async for chunk in request.stream():
+        read += chunk
+        if len(read) > _EMPTY_AT_MOST:
+            return False
+    return read.strip() in (b"", b"{}")

@@ -8,7 +8,7 @@ import re
 import httpx
 from fastapi import Depends, FastAPI
 
-from cronpilot.adapters.api.strict import known_query_only
+from cronpilot.adapters.api.strict import known_input_only
 from cronpilot.domain.access import Scope
 from tests.api.conftest import JOBS, Api
 from tests.api.test_api import _is_problem
@@ -54,10 +54,18 @@ async def test_a_misspelt_body_field_is_refused_and_nothing_is_paused(api: Api) 
         _is_problem(await client.post("/endpoints/shop/stock/backfill", json=backfill), 422)
         _is_problem(await client.post("/proposals/x/reject", json={"reason": "no", "a": 1}), 422)
         _is_problem(await client.post("/approvals/x/approve", json={"reasn": "ok"}), 422)
+        # A body where none is read is refused too: `run` takes no `at`.
+        refused = _is_problem(
+            await client.post("/endpoints/shop/stock/run", json={"at": "2030-01-01T00:00:00Z"}),
+            422,
+        )
+        assert refused["detail"] == "body: this route takes no body"
+        assert (await client.post("/endpoints/shop/stock/resume", json={})).status_code == 200
+        assert (await client.get("/runs")).json()["items"] == []
 
 
 async def test_a_parameter_a_route_declares_is_taken_without_more_code() -> None:
-    app = FastAPI(dependencies=[Depends(known_query_only)])
+    app = FastAPI(dependencies=[Depends(known_input_only)])
 
     @app.get("/items")
     async def items(limit: int = 10) -> dict[str, int]:
