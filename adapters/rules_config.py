@@ -19,8 +19,10 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator
 
 from cronpilot.adapters.durations import parse_duration
+from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.excerpt import excerpt
 from cronpilot.domain.model import EndpointSpec
+from cronpilot.domain.pauses import pause_length
 from cronpilot.domain.rules import ActionKind, Rule, RuleAction
 
 MAX_RULES = 50
@@ -80,7 +82,13 @@ def _pause(value: Mapping[object, object]) -> RuleAction:
     arguments = value[ActionKind.PAUSE.value]
     if len(value) != 1 or not isinstance(arguments, Mapping) or set(arguments) != {"for"}:
         raise ValueError(f"pause needs how long, and nothing else: {_PAUSE_EXAMPLE}")
-    return RuleAction(ActionKind.PAUSE, for_seconds=_positive(arguments["for"], "pause for"))
+    seconds = _positive(arguments["for"], "pause for")
+    try:
+        # Bounded as any pause: a rule's pause ends `for` after it fires.
+        pause_length(seconds, "pause for")
+    except InvalidConfig as error:
+        raise ValueError(str(error)) from None
+    return RuleAction(ActionKind.PAUSE, for_seconds=seconds)
 
 
 class RuleConfig(BaseModel):

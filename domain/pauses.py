@@ -30,11 +30,16 @@ def pause_end(until: datetime, now: datetime, where: str = "until") -> datetime:
     return until
 
 
-def pause_end_after(seconds: float, now: datetime, where: str) -> datetime:
-    """The end of a pause of `seconds` from `now`, bounded as `pause_end`: a huge value is
-    refused before `now + seconds` could overflow."""
+def pause_length(seconds: float, where: str) -> float:
+    """`seconds` as how long a pause lasts, bounded as `pause_end`; raises
+    `InvalidConfig(where, …)` before `now + seconds` could overflow."""
     if not math.isfinite(seconds) or seconds <= 0:
         raise InvalidConfig(where, "must be a positive duration")
     if seconds > MAX_PAUSE.total_seconds():
         raise InvalidConfig(where, TOO_FAR)
-    return pause_end(now + timedelta(seconds=seconds), now, where)
+    return seconds
+
+
+def pause_end_after(seconds: float, now: datetime, where: str) -> datetime:
+    """The end of a pause of `seconds` from `now` (`pause_length`, `pause_end`)."""
+    return pause_end(now + timedelta(seconds=pause_length(seconds, where)), now, where)
