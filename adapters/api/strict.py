@@ -25,7 +25,13 @@ class StrictBody(BaseModel):
 
 
 def _query_names(dependant: Dependant) -> Iterator[str]:
-    yield from (field.alias for field in dependant.query_params)
+    for field in dependant.query_params:
+        model = field.field_info.annotation
+        if isinstance(model, type) and issubclass(model, BaseModel):
+            # A model of query parameters (`Annotated[Paging, Query()]`) declares its fields.
+            yield from (info.alias or name for name, info in model.model_fields.items())
+        else:
+            yield field.alias
     for needed in dependant.dependencies:
         yield from _query_names(needed)
 

@@ -4,9 +4,11 @@ become a different action."""
 from __future__ import annotations
 
 import re
+from typing import Annotated
 
 import httpx
-from fastapi import Depends, FastAPI
+from fastapi import Depends, FastAPI, Query
+from pydantic import BaseModel
 
 from cronpilot.adapters.api.strict import known_input_only
 from cronpilot.domain.access import Scope
@@ -64,6 +66,11 @@ async def test_a_misspelt_body_field_is_refused_and_nothing_is_paused(api: Api) 
         assert (await client.get("/runs")).json()["items"] == []
 
 
+class Window(BaseModel):
+    since: str | None = None
+    until: str | None = None
+
+
 async def test_a_parameter_a_route_declares_is_taken_without_more_code() -> None:
     app = FastAPI(dependencies=[Depends(known_input_only)])
 
@@ -71,10 +78,17 @@ async def test_a_parameter_a_route_declares_is_taken_without_more_code() -> None
     async def items(limit: int = 10) -> dict[str, int]:
         return {"limit": limit}
 
+    @app.get("/windowed")
+    async def windowed(window: Annotated[Window, Query()]) -> dict[str, str | None]:
+        return {"since": window.since}
+
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
         assert (await client.get("/items", params={"limit": 2})).json() == {"limit": 2}
         assert (await client.get("/items", params={"limt": 2})).status_code == 422
+        taken = await client.get("/windowed", params={"since": "a", "until": "b"})
+        assert taken.json() == {"since": "a"}
+        assert (await client.get("/windowed", params={"window": "a"})).status_code == 422
 
 
 async def test_a_pause_beyond_ten_years_or_the_calendar_is_a_400_line(api: Api) -> None:
