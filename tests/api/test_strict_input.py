@@ -45,6 +45,17 @@ async def test_a_misspelt_query_parameter_changes_nothing(api: Api) -> None:
         assert "endpoint" in str(both["detail"])
 
 
+async def test_a_parameter_not_supported_yet_never_acts_as_if_absent(api: Api) -> None:
+    # Refused while a route lacks it, honoured once it declares it: never silently ignored.
+    async with api.client() as client:
+        dry = await client.post("/apply", params={"dry_run": "true"}, content=JOBS)
+        assert dry.status_code in (200, 422), dry.text
+        assert (await client.get("/jobs")).json()["items"] == []
+        await client.post("/apply", content=JOBS)
+        listed = await client.get("/endpoints", params={"limit": 1})
+        assert listed.status_code == 422 or len(listed.json()["items"]) == 1, listed.text
+
+
 async def test_a_misspelt_body_field_is_refused_and_nothing_is_paused(api: Api) -> None:
     async with api.client(Scope.ADMIN) as client:
         await client.post("/apply", content=JOBS)
