@@ -22,8 +22,10 @@ from typing import Annotated
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainValidator
 
 from cronpilot.adapters.durations import parse_duration
+from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.excerpt import excerpt
 from cronpilot.domain.model import EndpointSpec
+from cronpilot.domain.pauses import pause_length
 from cronpilot.domain.rules import ActionKind, Rule, RuleAction
 
 MAX_RULES = 50
@@ -85,7 +87,13 @@ def _pause(value: Mapping[object, object]) -> RuleAction:
     arguments = value[ActionKind.PAUSE.value]
     if len(value) != 1 or not isinstance(arguments, Mapping) or set(arguments) != {"for"}:
         raise ValueError(f"pause needs how long, and nothing else: {_PAUSE_EXAMPLE}")
-    return RuleAction(ActionKind.PAUSE, for_seconds=_positive(arguments["for"], "pause for"))
+    seconds = _positive(arguments["for"], "pause for")
+    try:
+        # Bounded as any pause: a rule's pause ends `for` after it fires.
+        pause_length(seconds, "pause for")
+    except InvalidConfig as error:
+        raise ValueError(str(error)) from None
+    return RuleAction(ActionKind.PAUSE, for_seconds=seconds)
 
 
 Wait = Annotated[float, BeforeValidator(parse_duration), Field(ge=0, le=MAX_WAIT_SECONDS)]

@@ -22,10 +22,13 @@ Public API:
   `Verdict.explain(label)` the same in a sentence about the condition `label` names.
 - `Condition.roots`: the variables it reads (so a caller loads only those responses).
 
-Numbers are CEL `dyn` to the checker: JSON has one number type, and CEL's checker refuses
-`int < double` (`fraud_rate > 0` for a rate learnt as a number); evaluation compares them by
-value. Strings, booleans, lists and objects are typed, so `body.status > 3` on a string is
-refused at apply.
+Every learnt type is declared to the checker, numbers too (`int` for a field learnt from
+integers only, `double` once it held another number), so `body.status > 3` on a string and
+`fetch.body.records > "0"` on a number are refused at apply, and so is a condition that is
+not a boolean (`fetch.body.records`). JSON has one number type, though, and CEL's checker
+refuses `int < double` (`fraud_rate > 0` for a rate learnt as a number) where evaluation
+compares numbers by value: a condition whose only type errors mix kinds of number is checked
+with its numbers as `dyn`.
 """
 
 from __future__ import annotations
@@ -228,16 +231,63 @@ def _without_code(message: str) -> str:
     return re.sub(r"^[A-Z_]+: ", "", message)
 
 
-def _compile(env: Any, text: str, *, disable_check: bool = False) -> Any:
+class _NumbersMixed(Exception):
+    """The checker's only complaints were about kinds of number mixed (`int * double`)."""
+
+
+def _compile(
+    env: Any, text: str, *, disable_check: bool = False, numbers_typed: bool = False
+) -> Any:
+    """Raises `ConditionError` for the first error CEL reports; with `numbers_typed`, errors
+    that only mix kinds of number are no errors, and `_NumbersMixed` when no other is left."""
     try:
         return env.compile(text, disable_check=disable_check)
     except RuntimeError as error:
-        found = _CEL_ERROR.search(str(error))
-        if found is None:
+        found = [
+            ConditionError(
+                match.group(3).split(" expecting ")[0].replace(" (in container '')", ""),
+                int(match.group(1)),
+                int(match.group(2)),
+            )
+            for match in _CEL_ERROR.finditer(str(error))
+        ]
+        if not found:
             raise ConditionError(_without_code(str(error))) from None
-        reason = found.group(3).split(" expecting ")[0].replace(" (in container '')", "")
-        line, column = int(found.group(1)), int(found.group(2))
-        raise ConditionError(reason, line, column) from None
+        if numbers_typed:
+            found = [e for e in found if not _mixes_numbers(e.reason)]
+            if not found:
+                raise _NumbersMixed from None
+        raise found[0] from None
+
+
+_OVERLOAD = re.compile(r"found no matching overload for '([^']+)' applied to '\((.*)\)'")
+_NUMBER_KINDS = re.compile(r"\b(?:u?int|double)\b")
+
+
+def _mixes_numbers(reason: str) -> bool:
+    """Whether CEL's `reason` refuses arguments that differ only in their kinds of number:
+    `(int, double)`, or `double in list(int)`."""
+    found = _OVERLOAD.fullmatch(reason)
+    if found is None:
+        return False
+    arguments = _arguments(found.group(2))
+    plain = [_NUMBER_KINDS.sub("number", argument) for argument in arguments]
+    if plain == arguments:
+        return False
+    if found.group(1) == "@in" and len(plain) == 2:
+        return plain[1] == f"list({plain[0]})" or plain[1].startswith(f"map({plain[0]},")
+    return len(set(plain)) == 1
+
+
+def _arguments(listed: str) -> list[str]:
+    """`int, map(string, dyn)` → `["int", "map(string, dyn)"]`."""
+    arguments, depth, start = [], 0, 0
+    for at, char in enumerate(listed):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            arguments.append(listed[start:at].strip())
+            start = at + 1
+    return [*arguments, listed[start:].strip()]
 
 
 @lru_cache(maxsize=1024)
@@ -268,19 +318,8 @@ def check_condition(text: str, scope: Scope) -> Condition:
                 f"endpoints of letters, digits and _ (rename it, e.g. {fixed!r})",
             )
     variables = scope.variables()
-    declared: dict[str, Any] = dict.fromkeys(variables, _OBJECT)
-    if scope.reads_own:
-        declared |= _OWN_TYPES
-        declared["body"] = _shape_type(scope.schema(scope.endpoint), ())
-    checked = text
-    # Each path into a response becomes one variable of its learnt type, as long as the path
-    # (so that CEL's positions stay right): CEL has no type for "an object with these keys".
-    for number, (start, end, kind) in enumerate(_typed_paths(text, code, variables, scope)):
-        alias = f"_{number}".ljust(end - start, "_")
-        declared[alias] = kind
-        checked = checked[:start] + alias + checked[end:]
     try:
-        result = _compile(cel.NewEnv(variables=declared), checked).return_type()
+        loose = _checked_type(text, code, variables, scope, numbers_typed=False)
     except ConditionError as error:
         if not error.reason.startswith("undeclared reference"):
             raise
@@ -288,6 +327,10 @@ def check_condition(text: str, scope: Scope) -> Condition:
         offered = "its own body, status, duration_ms, headers and " if scope.reads_own else ""
         error.reason += f": a condition here reads {offered}the endpoints {known or '(none)'}"
         raise ConditionError(error.reason, error.line, error.column) from None
+    try:
+        result = _checked_type(text, code, variables, scope, numbers_typed=True)
+    except _NumbersMixed:
+        result = loose
     if result not in (cel.Type.BOOL, cel.Type.DYN):
         raise ConditionError(
             f"a condition must be true or false, and this one is {result.name().lower()}"
@@ -295,8 +338,29 @@ def check_condition(text: str, scope: Scope) -> Condition:
     return condition(text)
 
 
+def _checked_type(
+    text: str, code: str, variables: frozenset[str], scope: Scope, *, numbers_typed: bool
+) -> Any:
+    """The CEL type of `text` with every path into a response of its learnt type (numbers
+    `dyn` unless `numbers_typed`); raises as `_compile`."""
+    declared: dict[str, Any] = dict.fromkeys(variables, _OBJECT)
+    if scope.reads_own:
+        declared |= _OWN_TYPES
+        declared["body"] = _shape_type(scope.schema(scope.endpoint), (), numbers_typed)
+    checked = text
+    # Each path into a response becomes one variable of its learnt type, as long as the path
+    # (so that CEL's positions stay right): CEL has no type for "an object with these keys".
+    paths = _typed_paths(text, code, variables, scope, numbers_typed)
+    for number, (start, end, kind) in enumerate(paths):
+        alias = f"_{number}".ljust(end - start, "_")
+        declared[alias] = kind
+        checked = checked[:start] + alias + checked[end:]
+    env = cel.NewEnv(variables=declared)
+    return _compile(env, checked, numbers_typed=numbers_typed).return_type()
+
+
 def _typed_paths(
-    text: str, code: str, variables: frozenset[str], scope: Scope
+    text: str, code: str, variables: frozenset[str], scope: Scope, numbers_typed: bool
 ) -> list[tuple[int, int, Any]]:
     """Where each path into a body stands (start, end) and its learnt type; raises
     `ConditionError` for a field the endpoint's responses never had."""
@@ -330,12 +394,14 @@ def _typed_paths(
         if unseen is not None:
             depth = len(parse_field_path(unseen.at)) if unseen.at else 0
             raise error_at(text, ref.step_at(code, skip + depth), unseen.phrase(owner))
-        typed.append((ref.start, ref.steps_end[len(path) - 1], _shape_type(schema, path[skip:])))
+        kind = _shape_type(schema, path[skip:], numbers_typed)
+        typed.append((ref.start, ref.steps_end[len(path) - 1], kind))
     return typed
 
 
-def _shape_type(schema: ShapeNode | None, path: FieldPath) -> Any:
-    """The CEL type of what `schema` learnt at `path`: dyn where it cannot say."""
+def _shape_type(schema: ShapeNode | None, path: FieldPath, numbers_typed: bool) -> Any:
+    """The CEL type of what `schema` learnt at `path`: dyn where it cannot say (and for
+    numbers, unless `numbers_typed`)."""
     node = schema
     for depth, step in enumerate(path):
         if node is None or depth >= MAX_DEPTH:
@@ -351,5 +417,9 @@ def _shape_type(schema: ShapeNode | None, path: FieldPath) -> Any:
     if kinds == {"object"}:
         return _OBJECT
     if kinds == {"array"}:
-        return cel.Type.List(_shape_type(node.items, ()))
+        return cel.Type.List(_shape_type(node.items, (), numbers_typed))
+    if numbers_typed and kinds == {"integer"}:
+        return cel.Type.INT
+    if numbers_typed and kinds and kinds <= {"integer", "number"}:
+        return cel.Type.DOUBLE
     return cel.Type.DYN

@@ -181,7 +181,17 @@ def fresh_interval_hint(endpoint: Endpoint, now: datetime) -> IntervalHint | Non
 
 
 def plan_next_run(endpoint: Endpoint, now: datetime) -> NextRun:
-    """When `endpoint` should run next, seen at `now`: never in the past, deterministic."""
+    """When `endpoint` should run next, seen at `now`: never in the past, deterministic. A
+    plan past the calendar's end (year 9999: a pause ending there, clamps or hints counted
+    from a time near it) has no time, as a pause until resumed: that moment never comes."""
+    try:
+        return _plan(endpoint, now)
+    except OverflowError:
+        paused = endpoint.pause is not None
+        return NextRun(None, ScheduleSource.PAUSED if paused else ScheduleSource.BASELINE)
+
+
+def _plan(endpoint: Endpoint, now: datetime) -> NextRun:
     pause = endpoint.pause
     if pause is not None and (pause.until is None or pause.until > now):
         if pause.until is None:
@@ -189,7 +199,7 @@ def plan_next_run(endpoint: Endpoint, now: datetime) -> NextRun:
         # Slots missed while paused are skipped, not caught up: plan afresh from the pause's
         # end, so a daily 03:00 cron paused until noon waits for the next 03:00.
         resumed = replace(endpoint, pause=None, last_slot_at=None)
-        return replace(plan_next_run(resumed, pause.until), source=ScheduleSource.PAUSED)
+        return replace(_plan(resumed, pause.until), source=ScheduleSource.PAUSED)
 
     schedule = endpoint.spec.schedule
     if schedule.after_upstreams:

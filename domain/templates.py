@@ -8,7 +8,8 @@ placeholder takes the upstream value as it is (a number stays a number); anywher
 value is written as text (URL-encoded in the URL), and only scalars fit there.
 
 Braces that do not make a placeholder (`{{ fetch }}`, `{{ fetch.batch id }}`, `{{ fetch.id }`,
-`{ fetch.id }}`) are a `template_mistake`: refused when declared, and never sent as text.
+`{ fetch.id }}`, `{ fetch.id }`) are a `template_mistake`: refused when declared, and never
+sent as text.
 
 The placeholders also make the endpoint's input schema (`input_fields`): what it needs, where
 it goes and which JSON types can fill it, which the provides edges and the config check use.
@@ -43,6 +44,9 @@ _BRACED = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
 _HALF_OPENED = re.compile(r"\{[^{}\"':]*[A-Za-z][^{}\"':]*\}\}")
 """`{ fetch.id }}`: one brace short. Text in braces with no quote or colon is no JSON object
 (a header may hold one, `{"a":{"b":1}}`), so it was meant as a placeholder."""
+_SINGLE = re.compile(r"\{\s*[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*|\[\d+\])+\s*\}")
+"""`{ fetch.batch_id }`: a field path in single braces, all but certainly meant as a
+placeholder (a JSON object in text has quotes and a colon; `{ x }` names no field)."""
 SCALARS = frozenset({"string", "integer", "number", "boolean"})
 ANY_TYPE = frozenset({"null", "boolean", "integer", "number", "string", "array", "object"})
 
@@ -123,6 +127,10 @@ def _scan(text: str) -> tuple[list[Placeholder], TemplateMistake | None]:
         mistake = TemplateMistake(unclosed, "'{{' is not closed by '}}'")
     elif mistake is None and (half := _HALF_OPENED.search(rest)) is not None:
         mistake = TemplateMistake(excerpt(half.group(0)), "'}}' is not opened by '{{'")
+    elif mistake is None and (single := _SINGLE.search(rest)) is not None:
+        path = single.group(0)[1:-1].strip()
+        reason = f"single braces are sent as text: write {{{{ {path} }}}} for a placeholder"
+        mistake = TemplateMistake(excerpt(single.group(0)), reason)
     return found, mistake
 
 

@@ -7,9 +7,10 @@ from dataclasses import replace
 from datetime import datetime
 
 from cronpilot.domain.audit import AuditAction, audit_entry
-from cronpilot.domain.errors import InvalidConfig, PreconditionFailed
+from cronpilot.domain.errors import PreconditionFailed
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Pause
+from cronpilot.domain.pauses import pause_end
 from cronpilot.domain.ports import UnitOfWorkFactory, Waker
 from cronpilot.domain.versions import endpoint_version
 
@@ -26,11 +27,11 @@ async def pause_endpoint(
     if_version: str | None = None,
 ) -> Endpoint:
     """Pause `ref` (by id or `job/endpoint`) for `actor`, who is kept as the pause's `by`;
-    returns it re-planned. Raises `InvalidConfig` for an `until` that is not a future time with
-    an offset, `EndpointNotFound`, or `PreconditionFailed` when `if_version` is given and is
-    not its version."""
-    if pause.until is not None and (pause.until.tzinfo is None or pause.until <= now):
-        raise InvalidConfig("until", "must be a future time with an offset")
+    returns it re-planned. Raises `InvalidConfig` for an `until` that `pause_end` refuses,
+    `EndpointNotFound`, or `PreconditionFailed` when `if_version` is given and is not its
+    version."""
+    if pause.until is not None:
+        pause_end(pause.until, now)
     until = "until resumed" if pause.until is None else f"until {pause.until.isoformat()}"
     updated = await _set_pause(
         uow,

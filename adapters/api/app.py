@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
 from cronpilot.adapters.api import (
     approvals_routes,
@@ -15,6 +15,7 @@ from cronpilot.adapters.api import (
 )
 from cronpilot.adapters.api.context import ApiContext
 from cronpilot.adapters.api.problems import PROBLEM_JSON, install_problem_handlers
+from cronpilot.adapters.api.strict import known_input_only
 from cronpilot.adapters.console.app import install_console
 
 _PROBLEM = {
@@ -57,6 +58,7 @@ def build_api(context: ApiContext) -> FastAPI:
         graph_routes,
         probe_routes,
     ):
-        app.include_router(routes.router)
+        # The console's pages are left out: a browser's links carry notes of their own.
+        app.include_router(routes.router, dependencies=[Depends(known_input_only)])
     install_console(app)
     return app

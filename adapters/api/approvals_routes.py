@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from cronpilot.adapters.api.access import Admin, Reader
 from cronpilot.adapters.api.context import ApiContext, Context
 from cronpilot.adapters.api.paging import CursorToken, Limit, after, page_view
+from cronpilot.adapters.api.strict import StrictBody
 from cronpilot.adapters.cli.approval_views import approval_view
 from cronpilot.domain.approvals import Approval, ApprovalState
 from cronpilot.usecases.queries.approvals import list_approvals
@@ -36,7 +37,7 @@ async def get_approvals(
     return page_view(page, lambda a: approval_view(a, refs.get(a.endpoint_id, "?")))
 
 
-class DecisionRequest(BaseModel):
+class DecisionRequest(StrictBody):
     reason: str | None = Field(default=None, min_length=1, max_length=500, pattern=r"\S")
 
 

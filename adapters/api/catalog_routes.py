@@ -6,10 +6,11 @@ from datetime import datetime
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from cronpilot.adapters.api.access import Reader, Writer
 from cronpilot.adapters.api.context import Context
+from cronpilot.adapters.api.strict import StrictBody
 from cronpilot.adapters.api.versions import IfMatch, expected_version, tag_response
 from cronpilot.adapters.cli.views import endpoint_view, job_view, report_view
 from cronpilot.adapters.jobs_file import MAX_FILE_BYTES, parse_declarations
@@ -84,7 +85,7 @@ async def delete_endpoint(
     return {"job": deleted.job, "endpoints": deleted.endpoints}
 
 
-class PauseRequest(BaseModel):
+class PauseRequest(StrictBody):
     reason: str = Field(min_length=1, max_length=500)
     until: datetime | None = Field(
         default=None, description="RFC 3339 with an offset; absent: until resumed."

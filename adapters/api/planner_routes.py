@@ -6,12 +6,13 @@ from http import HTTPStatus
 from typing import Any
 
 from fastapi import APIRouter
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from cronpilot.adapters.api.access import Admin, Reader
 from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.api.paging import CursorToken, Limit, after, page_view
 from cronpilot.adapters.api.problems import problem
+from cronpilot.adapters.api.strict import StrictBody
 from cronpilot.adapters.cli.planner_views import autonomy_view, proposal_view, session_view
 from cronpilot.domain.planning import ProposalStatus
 from cronpilot.usecases.queries.catalog import endpoint_refs
@@ -77,7 +78,7 @@ async def approve(proposal_id: str, ctx: Context, who: Admin) -> Any:
     return view
 
 
-class RejectRequest(BaseModel):
+class RejectRequest(StrictBody):
     reason: str = Field(min_length=1, max_length=500, pattern=r"\S")
 
 

@@ -6,11 +6,12 @@ from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from cronpilot.adapters.api.access import Reader, Writer
 from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.api.paging import CursorToken, Limit, after, page_view
+from cronpilot.adapters.api.strict import StrictBody
 from cronpilot.adapters.cli.output import iso
 from cronpilot.adapters.cli.views import run_view
 from cronpilot.domain.model import RunStatus, RunTrigger
@@ -56,7 +57,7 @@ async def run_now(job: str, name: str, ctx: Context, who: Writer) -> dict[str, A
     return run_view(run, with_body=False)
 
 
-class BackfillRequest(BaseModel):
+class BackfillRequest(StrictBody):
     start: datetime = Field(description="First slot; without an offset, the endpoint's zone.")
     end: datetime = Field(description="Last slot, written as `start`.")
     max_slots: int = Field(default=DEFAULT_MAX_SLOTS, ge=1, le=MAX_SLOTS)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import MAXYEAR, UTC, datetime, timedelta
+from datetime import MAXYEAR, UTC, datetime
 from typing import Annotated
 
 import typer
@@ -13,30 +13,30 @@ from cronpilot.adapters.cli.output import EndpointRef, OutputOption, print_data,
 from cronpilot.adapters.cli.runtime import admin_settings, with_store, with_waker
 from cronpilot.adapters.cli.views import endpoint_view
 from cronpilot.adapters.durations import parse_duration
+from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.excerpt import excerpt
 from cronpilot.domain.model import Endpoint, Pause
+from cronpilot.domain.pauses import NOT_FUTURE, TOO_FAR, pause_end, pause_end_after
 from cronpilot.domain.ports import Store
-from cronpilot.domain.schedule import MAX_SECONDS
 from cronpilot.usecases.schedule import pause_endpoint, resume_endpoint
 
 
 def parse_until(text: str, now: datetime) -> datetime:
     """A duration from now (`30m`, `2h`) or an ISO-8601 time (this machine's local time when it
-    names no zone, as a person at the keyboard means it), in the future and at most
-    `MAX_SECONDS` (ten years) away, like any other schedule bound."""
+    names no zone, as a person at the keyboard means it), bounded by `pause_end` as through
+    every other interface."""
+    try:
+        return _bounded(text, now)
+    except InvalidConfig as error:
+        raise _until_error(text, error.reason) from None
+
+
+def _bounded(text: str, now: datetime) -> datetime:
     try:
         seconds = parse_duration(text)
     except ValueError:
-        moment = _iso_time(text)
-    else:
-        if seconds > MAX_SECONDS:
-            raise _until_error(text, "is more than ten years ahead")
-        moment = now + timedelta(seconds=seconds)
-    if moment <= now:
-        raise _until_error(text, "is not in the future")
-    if (moment - now).total_seconds() > MAX_SECONDS:
-        raise _until_error(text, "is more than ten years ahead")
-    return moment
+        return pause_end(_iso_time(text), now)
+    return pause_end_after(seconds, now, "--until")
 
 
 def _iso_time(text: str) -> datetime:
@@ -50,9 +50,7 @@ def _iso_time(text: str) -> datetime:
     except (OverflowError, ValueError):
         # Only the calendar's first and last days can leave it when shifted to UTC.
         far = moment.year == MAXYEAR
-        raise _until_error(
-            text, "is more than ten years ahead" if far else "is not in the future"
-        ) from None
+        raise _until_error(text, TOO_FAR if far else NOT_FUTURE) from None
 
 
 def _until_error(text: str, reason: str) -> typer.BadParameter:

@@ -26,6 +26,7 @@ from cronpilot.adapters.console.timeline_chart import chart
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.governor import fresh_interval_hint
 from cronpilot.domain.model import Pause, Run, RunStatus
+from cronpilot.domain.pauses import pause_end_after
 from cronpilot.domain.secrets import mask_headers, mask_url
 from cronpilot.usecases.queries.catalog import EndpointState, list_endpoints, list_jobs
 from cronpilot.usecases.queries.outputs import show_output
@@ -175,7 +176,7 @@ async def pause(job: str, name: str, ctx: Context, act: Writing) -> Response:
     if minutes:
         if not minutes.isdigit() or int(minutes) < 1:
             raise InvalidConfig("minutes", "a whole number of minutes, 1 or more")
-        until = now + timedelta(minutes=int(minutes))
+        until = pause_end_after(int(minutes) * 60, now, "minutes")
     await pause_endpoint(
         ctx.store.unit_of_work, f"{job}/{name}", Pause(reason, until), act.actor, now
     )

@@ -37,16 +37,16 @@ INSTRUCTIONS = (
 def build_server(ctx: McpContext, caller: Caller) -> MCPServer[Any]:
     """The tools `caller`'s scope allows and no more: a client never sees a tool it may not
     call."""
-    server: MCPServer[Any] = MCPServer(
-        "cronpilot", instructions=INSTRUCTIONS, version=version("cronpilot")
-    )
-    box = Toolbox(server, caller)
+    box = Toolbox(caller)
     add_read_tools(box, ctx)
     add_resources(box, ctx)
     if caller.principal is not None and caller.principal.may(TokenScope.WRITE):
         add_write_tools(box, ctx, caller.principal.actor)
     if caller.principal is not None and caller.principal.may(TokenScope.ADMIN):
         add_decision_tools(box, ctx, caller.principal.actor)
+    server: MCPServer[Any] = box.server(
+        "cronpilot", instructions=INSTRUCTIONS, version=version("cronpilot")
+    )
     log.info(
         "MCP server for %s: %s tools",
         "the local user (no token)" if caller.principal is None else caller.principal.actor,

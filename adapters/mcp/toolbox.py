@@ -1,31 +1,42 @@
 """Tools and resources put on the MCP server so that no call can crash it: each checks first
 that the server's token is still live, and a cronpilot error comes back to the client as a
-tool error (`isError`; a resource error) worded as the CLI's `error:` line."""
+tool error (`isError`; a resource error) worded as the CLI's `error:` line. A tool takes the
+arguments it declares and no other (`additionalProperties: false`): an argument it does not
+know is a tool error naming it, never ignored, as a misspelt filter would widen a list."""
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import ConfigDict, ValidationError, create_model
 
 from cronpilot.adapters.error_line import error_line
 from cronpilot.adapters.mcp.caller import Caller
 from cronpilot.domain.errors import CronpilotError, NotFound
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver.context import Context
 
 Call = TypeVar("Call", bound=Callable[..., Awaitable[Any]])
 
 JSON_MIME = "application/json"
 
 
-def _tool_error(error: CronpilotError) -> CallToolResult:
+def _error_result(line: str) -> CallToolResult:
     # Returned, not raised as the SDK's `ToolError`, which would prefix the line with
-    # `Error executing tool NAME:`.
-    line = error_line(str(error))
+    # `Error executing tool NAME:` (and, for arguments, pydantic's report of many lines).
     return CallToolResult(content=[TextContent(type="text", text=line)], is_error=True)
+
+
+def _tool_error(error: CronpilotError) -> CallToolResult:
+    return _error_result(error_line(str(error)))
 
 
 def _resource_error(error: CronpilotError) -> NoReturn:
@@ -34,10 +45,58 @@ def _resource_error(error: CronpilotError) -> NoReturn:
     raise ResourceError(error_line(str(error))) from error
 
 
+class StrictArguments(ArgModelBase):
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+
+def _arguments_error(tool: Tool, error: ValidationError) -> str:
+    """`argument: reason; …`, one line, each argument named as the client wrote it."""
+    takes = ", ".join(sorted(tool.parameters.get("properties", {}))) or "none"
+    reasons = []
+    for problem in error.errors():
+        where = ".".join(str(part) for part in problem["loc"]) or "arguments"
+        if problem["type"] == "extra_forbidden":
+            reasons.append(f"{where}: unknown argument ({tool.name} takes: {takes})")
+        else:
+            reasons.append(f"{where}: {problem['msg']}")
+    return error_line("; ".join(reasons))
+
+
+class StrictTool(Tool):
+    """A tool whose arguments are checked before the SDK's own call: any error in them comes
+    back as one line naming each argument."""
+
+    @classmethod
+    def of(cls, function: Callable[..., Awaitable[Any]], *, read_only: bool) -> StrictTool:
+        tool = cls.from_function(function, annotations=ToolAnnotations(read_only_hint=read_only))
+        assert isinstance(tool, StrictTool), "from_function makes an instance of its class"
+        loose = tool.fn_metadata.arg_model
+        fields: dict[str, Any] = {
+            name: (field.annotation, field) for name, field in loose.model_fields.items()
+        }
+        strict = create_model(loose.__name__, __base__=StrictArguments, **fields)
+        # The SDK reads both afresh on every call and listing.
+        tool.fn_metadata.arg_model = strict
+        tool.parameters = strict.model_json_schema(by_alias=True)
+        return tool
+
+    async def run(
+        self, arguments: dict[str, Any], context: Context[Any, Any], convert_result: bool = False
+    ) -> Any:
+        try:
+            self.fn_metadata.validate_arguments(arguments)
+        except ValidationError as error:
+            return _error_result(_arguments_error(self, error))
+        return await super().run(arguments, context, convert_result)
+
+
 class Toolbox:
-    def __init__(self, server: MCPServer[Any], caller: Caller) -> None:
-        self.server = server
+    """Collects the tools and resources of one caller's server, then makes it (`server`)."""
+
+    def __init__(self, caller: Caller) -> None:
         self.caller = caller
+        self.tools: list[Tool] = []
+        self._resources: list[Callable[[MCPServer[Any]], object]] = []
 
     def tool(self, *, read_only: bool) -> Callable[[Call], Call]:
         """Register the decorated coroutine as a tool: its name, docstring and annotated
@@ -45,7 +104,7 @@ class Toolbox:
 
         def register(function: Call) -> Call:
             guarded = self._guarded(function, _tool_error)
-            self.server.add_tool(guarded, annotations=ToolAnnotations(read_only_hint=read_only))
+            self.tools.append(StrictTool.of(guarded, read_only=read_only))
             return function
 
         return register
@@ -56,10 +115,23 @@ class Toolbox:
 
         def register(function: Call) -> Call:
             guarded = self._guarded(function, _resource_error)
-            self.server.resource(uri, name=name, mime_type=JSON_MIME)(guarded)
+            self._resources.append(
+                lambda server: server.resource(uri, name=name, mime_type=JSON_MIME)(guarded)
+            )
             return function
 
         return register
+
+    def server(
+        self, name: str, *, instructions: str | None = None, version: str = ""
+    ) -> MCPServer[Any]:
+        """The MCP server offering what was registered, and no more."""
+        server: MCPServer[Any] = MCPServer(
+            name, instructions=instructions, version=version, tools=self.tools
+        )
+        for add in self._resources:
+            add(server)
+        return server
 
     def _guarded(
         self, function: Call, refused: Callable[[CronpilotError], Any]

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -14,7 +17,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from cronpilot.adapters.bootstrap import build_api, token_authenticator
-from cronpilot.adapters.sql import open_sql_store
+from cronpilot.adapters.sql import open_sql_store, upgrade_database
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.access import Scope
 from cronpilot.domain.ports import Clock, SecretCipher, Store
@@ -97,3 +100,42 @@ async def api(sql_url: str, cipher: SecretCipher) -> AsyncIterator[Api]:
         sock.close()
         await waker.close()
         await store.close()
+
+
+@pytest.fixture
+def served(tmp_path: Path, cipher: SecretCipher) -> Iterator[tuple[str, str]]:
+    """The API on SQLite, served from a thread of its own (schemathesis calls synchronously),
+    and an admin token's secret."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'api.db'}"
+    asyncio.run(upgrade_database(url))
+    opened = threading.Event()
+    holder: dict[str, Any] = {}
+
+    async def main() -> None:
+        store = await open_sql_store(url, cipher)
+        waker = InProcessWaker()
+        clock = FakeClock()
+        secrets = await issue_tokens(store, clock)
+        authenticate = token_authenticator(store, clock)
+        app = build_api(settings_for_tests(database_url=url), store, waker, clock, authenticate)
+        server, sock = loopback_server(app)
+        holder.update(server=server, port=sock.getsockname()[1], admin=secrets[Scope.ADMIN])
+        opened.set()
+        try:
+            await server.serve(sockets=[sock])
+        finally:
+            sock.close()
+            await waker.close()
+            await store.close()
+
+    thread = threading.Thread(target=asyncio.run, args=(main(),))
+    thread.start()
+    # Set once the store is open and the socket listens: requests queue until it serves.
+    assert opened.wait(30)
+    base = f"http://127.0.0.1:{holder['port']}"
+    httpx.post(f"{base}/apply", content=JOBS, headers=bearer(holder["admin"])).raise_for_status()
+    try:
+        yield base, holder["admin"]
+    finally:
+        holder["server"].should_exit = True
+        thread.join(30)

@@ -176,6 +176,17 @@ async def test_a_pause_needs_a_reason(console: Console) -> None:
     assert refused.status_code == 400 and "reason" in refused.text
 
 
+async def test_a_pause_of_more_than_ten_years_is_bad_input(console: Console) -> None:
+    async with console.signed_in(Scope.WRITE) as (client, csrf):
+        refused = await client.post(
+            "/console/endpoints/shop/stock/pause",
+            data={"csrf": csrf, "reason": "long", "minutes": "99999999999"},
+        )
+    assert refused.status_code == 400
+    assert "minutes: is more than ten years ahead" in refused.text
+    assert (await show_endpoint(console.store.reading, "shop/stock")).endpoint.pause is None
+
+
 async def _pending(console: Console) -> str:
     stock = await show_endpoint(console.store.reading, "shop/stock")
     desk = ProposalDesk(console.store.unit_of_work, None, limits_for_tests())

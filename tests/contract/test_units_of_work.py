@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -17,6 +17,7 @@ from cronpilot.domain.access import Scope
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.graph import EdgeSighting, EdgeSource, EdgeType
 from cronpilot.domain.model import IntervalHint, Pause, PlannerMode, RunStatus
+from cronpilot.domain.pauses import MAX_PAUSE
 from cronpilot.domain.planning import ProposalDraft, ProposalKind, ProposalStatus
 from cronpilot.domain.ports import Store
 from cronpilot.domain.tokens import ApiToken, hash_secret
@@ -226,13 +227,24 @@ async def test_an_auto_proposal_is_not_applied_when_its_record_fails(store: Stor
     assert waker.notified == 0
 
 
-async def test_a_pause_ends_at_a_future_time_with_an_offset(store: Store) -> None:
-    # Every adapter (CLI, API, MCP) hands the use case what its caller wrote.
+@pytest.mark.parametrize(
+    ("until", "reason"),
+    [
+        (T0, "is not in the future"),
+        (T0.replace(tzinfo=None) + seconds(60), r"has no offset \(Z, \+01:00\)"),
+        (T0 + MAX_PAUSE + seconds(1), "is more than ten years ahead"),
+        (datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone(timedelta(hours=14))), "is more"),
+    ],
+)
+async def test_a_pause_ends_at_a_future_time_with_an_offset_at_most_ten_years_ahead(
+    store: Store, until: datetime, reason: str
+) -> None:
+    # Every adapter (CLI, API, console, MCP) hands the use case what its caller wrote.
     await add_endpoint(store, "j", "a", T0)
-    for until in (T0, T0.replace(tzinfo=None) + seconds(60)):
-        with pytest.raises(InvalidConfig, match=r"^until: must be a future time with an offset$"):
-            await pause_endpoint(store.unit_of_work, "j/a", Pause("ops", until), ANN, T0)
+    with pytest.raises(InvalidConfig, match=f"^until: {reason}"):
+        await pause_endpoint(store.unit_of_work, "j/a", Pause("ops", until), ANN, T0)
     assert (await store.catalog.get_endpoint("j/a")).pause is None
+    await pause_endpoint(store.unit_of_work, "j/a", Pause("ops", T0 + MAX_PAUSE), ANN, T0)
 
 
 async def test_pause_and_resume_write_nothing_when_they_fail(store: Store) -> None:

@@ -110,6 +110,16 @@ async def test_a_write_token_adds_the_write_tools_each_recorded_for_the_token(
             reason="x",
             until="2001-01-01T00:00:00Z",
         )
+        far = await tool_error(
+            session,
+            "pause_endpoint",
+            endpoint="shop/stock",
+            reason="x",
+            until="9999-12-31T23:59:59+14:00",
+        )
+        untill = await tool_error(
+            session, "pause_endpoint", endpoint="shop/stock", reason="x", untill="2030-01-01"
+        )
         paused = await call(session, "pause_endpoint", endpoint="shop/stock", reason="upkeep")
         resumed = await call(session, "resume_endpoint", endpoint="shop/stock")
         queued = await call(session, "run_now", endpoint="shop/stock")
@@ -123,7 +133,9 @@ async def test_a_write_token_adds_the_write_tools_each_recorded_for_the_token(
         revoked = await tool_error(session, "list_jobs")
 
     assert names == READ_TOOLS | WRITE_TOOLS
-    assert past == "until: must be a future time with an offset"
+    assert past == "until: is not in the future"
+    assert far == "until: is more than ten years ahead"
+    assert untill.startswith("untill: unknown argument (pause_endpoint takes: endpoint,")
     assert (paused["paused"]["reason"], paused["paused"]["by"]) == ("upkeep", "token:write-bot")
     assert resumed["paused"] is None
     assert (queued["status"], queued["requested_by"]) == ("queued", "token:write-bot")

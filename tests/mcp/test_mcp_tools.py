@@ -8,7 +8,7 @@ import types
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult, TextContent
 
 from cronpilot.adapters.bootstrap import build_approval_desk, build_proposal_desk
 from cronpilot.adapters.mcp.caller import Caller
@@ -32,8 +32,8 @@ Tool = Callable[..., Awaitable[Any]]
 class Recording(Toolbox):
     """A toolbox that keeps each tool's own function (the one the server's wraps)."""
 
-    def __init__(self, server: MCPServer[Any], caller: Caller) -> None:
-        super().__init__(server, caller)
+    def __init__(self, caller: Caller) -> None:
+        super().__init__(caller)
         self.functions: dict[str, Tool] = {}
 
     def tool(self, *, read_only: bool) -> Callable[[Tool], Tool]:
@@ -71,12 +71,12 @@ def _is_use_case(value: object) -> bool:
 
 
 async def test_every_tool_calls_a_use_case() -> None:
-    server: MCPServer[Any] = MCPServer("test")
-    box = Recording(server, Caller(ADMIN, "secret", _nobody))
+    box = Recording(Caller(ADMIN, "secret", _nobody))
     ctx = _context()
     add_read_tools(box, ctx)
     add_write_tools(box, ctx, ADMIN.actor)
     add_decision_tools(box, ctx, ADMIN.actor)
+    server = box.server("test")
 
     listed = {tool.name for tool in await server.list_tools()}
     assert set(box.functions) == listed == READ_TOOLS | WRITE_TOOLS | DECISIONS
@@ -98,3 +98,32 @@ async def test_a_token_s_scope_decides_which_tools_the_server_offers() -> None:
         Scope.WRITE: READ_TOOLS | WRITE_TOOLS,
         Scope.ADMIN: READ_TOOLS | WRITE_TOOLS | DECISIONS,
     }
+
+
+async def _live(secret: str) -> Principal | None:
+    return ADMIN
+
+
+async def test_every_tool_takes_its_own_arguments_and_no_other() -> None:
+    server = build_server(_context(), Caller(ADMIN, "secret", _live))
+    tools = await server.list_tools()
+    assert {t.name for t in tools} == READ_TOOLS | WRITE_TOOLS | DECISIONS
+    assert all(t.input_schema["additionalProperties"] is False for t in tools)
+
+    async def refusal(name: str, **arguments: Any) -> str:
+        result = await server.call_tool(name, arguments)
+        assert isinstance(result, CallToolResult) and result.is_error
+        [content] = result.content
+        assert isinstance(content, TextContent)
+        return content.text
+
+    # A misspelt filter must not widen the list to every endpoint's runs.
+    assert await refusal("list_runs", ref="shop/stock") == (
+        "ref: unknown argument (list_runs takes: endpoint, job, limit, status, trigger)"
+    )
+    assert await refusal("list_jobs", job="shop") == (
+        "job: unknown argument (list_jobs takes: none)"
+    )
+    assert await refusal("list_runs", limit=0) == (
+        "limit: Input should be greater than or equal to 1"
+    )

@@ -38,9 +38,12 @@ def refusal(text: str, scope: Scope = OWN) -> ConditionError:
     "text",
     [
         'body.status == "ok" && body.errors == 0',
-        # A rate learnt from integers only still compares with a double (numbers are dyn).
+        # A rate learnt from integers only still compares with a double (JSON has one
+        # number type, CEL's checker two).
         "fraud_score.body.fraud_rate > 0.05",
         "body.errors == 0.0",
+        "body.errors * 2 > 1 && body.rows[0].id in [1, 2.5]",
+        "-body.errors < body.fraud_rate",
         "status == 200 && duration_ms < 250.5",
         'headers["content-type"] == "application/json"',
         "size(body.rows) > 0 && body.rows[0].id > 0",
@@ -71,6 +74,14 @@ def test_a_condition_the_schemas_allow_is_accepted(text: str) -> None:
         ("body.status > 3", "at column 13: found no matching overload for '_>_'"),
         ("body.rows == true", "at column 11: found no matching overload for '_==_'"),
         ("body.status", "at column 1: a condition must be true or false, and this one is string"),
+        # Numbers are typed as strings are: learnt from integers only, `errors` is an int.
+        (
+            'body.errors > "0"',
+            "at column 13: found no matching overload for '_>_' applied to '(int, string)'",
+        ),
+        ("body.errors == 0.5 || body.status > 1", "at column 35: found no matching overload"),
+        ("body.errors", "at column 1: a condition must be true or false, and this one is int"),
+        ("fraud_score.body.fraud_rate + 1", "at column 1: a condition must be true or false"),
         ("body.errors ==", "at column 15: Syntax error: mismatched input '<EOF>'"),
         ("body.errors == 0 &&\n  nope", "at line 2 column 3: undeclared reference to 'nope'"),
         ("fetch.bod.x == 1", "at column 1: 'fetch' has no 'bod'"),

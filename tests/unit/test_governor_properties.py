@@ -415,3 +415,47 @@ def test_a_claim_runs_no_missed_slot_against_the_catch_up_rule(
         MAX_LATE_GRACE if endpoint.spec.catch_up is CatchUp.NONE else max(MAX_LATE_GRACE, window)
     )
     assert late <= ceiling
+
+
+CALENDAR_END = datetime.max.replace(tzinfo=UTC)
+FAR = 10 * 365 * DAY
+
+
+@st.composite
+def near_the_calendar_end(draw: st.DrawFn) -> tuple[Endpoint, datetime]:
+    """An interval endpoint with clamps, hints, backoff and a pause of up to ten years each,
+    seen at a time anywhere up to the calendar's last day."""
+    now = CALENDAR_END - draw(offsets(0, 2 * FAR))
+    # Ends of hints and pauses up to ten years ahead, the last ones on the calendar's last day.
+    ends = offsets(0, FAR).map(lambda ahead: now + min(ahead, CALENDAR_END - now))
+    low = draw(st.none() | st.floats(1, FAR))
+    spec = EndpointSpec(
+        name="probe",
+        url="https://example.com/probe",
+        schedule=Schedule(interval_seconds=draw(st.floats(1, FAR))),
+        min_interval_seconds=low,
+        max_interval_seconds=None if low is None else draw(st.floats(low, FAR)),
+        jitter_seconds=draw(st.none() | st.floats(1, FAR)),
+    )
+    hint = IntervalHint(draw(st.floats(1, FAR)), draw(ends), "far")
+    endpoint = Endpoint(
+        id="ep-1",
+        job_id="job-1",
+        job_name="job",
+        spec=spec,
+        last_slot_at=draw(st.none() | st.just(now - draw(offsets(0, FAR)))),
+        failure_count=draw(st.integers(0, 80)),
+        interval_hint=draw(st.none() | st.just(hint)),
+        pause=draw(st.none() | st.just(Pause("far", draw(ends)))),
+    )
+    return endpoint, now
+
+
+@PROPERTY
+@given(near_the_calendar_end())
+def test_a_plan_past_the_calendar_end_is_none_never_an_overflow(
+    case: tuple[Endpoint, datetime],
+) -> None:
+    endpoint, now = case
+    planned = plan_next_run(endpoint, now)
+    assert planned.at is None or planned.at >= now

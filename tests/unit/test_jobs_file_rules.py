@@ -78,6 +78,7 @@ def test_without_rules_there_are_none() -> None:
         ("pause", "pause needs how long: then: {pause: {for: 10m}}"),
         ("{pause: 10m}", "pause needs how long, and nothing else: then: {pause: {for: 10m}}"),
         ("{pause: {until: 10m}}", "pause needs how long, and nothing else"),
+        ("{pause: {for: 99999999999d}}", "pause for: is more than ten years ahead"),
         ("{interval: soon}", "'soon' is not a duration"),
         ("{interval: 0}", "interval must be positive"),
         ("{interval: 30s, ttl: -1}", "ttl must be positive"),

@@ -45,6 +45,12 @@ def test_placeholders_name_the_upstream_and_a_field_path_written_either_way() ->
         ("{{ fetch.rows[*].id }}", "{{ fetch.rows[*].id }}", "[*] is for projections only"),
         ("a/{{ fetch.id }/b", "{{ fetch.id }/b", "'{{' is not closed by '}}'"),
         ("a/{ fetch.id }}/b", "{ fetch.id }}", "'}}' is not opened by '{{'"),
+        (
+            "batch { fetch.batch_id } of {{ a.b }}",
+            "{ fetch.batch_id }",
+            "single braces are sent as text: write {{ fetch.batch_id }} for a placeholder",
+        ),
+        ("?since={fetch.rows[0].at}", "{fetch.rows[0].at}", "write {{ fetch.rows[0].at }}"),
         ("{{ a.b }} {{ fetch }}", "{{ fetch }}", "names no field of 'fetch'"),
     ],
 )
@@ -56,7 +62,10 @@ def test_braces_that_make_no_placeholder_are_a_mistake_quoting_them(
     assert (mistake.text, reason in mistake.reason) == (quoted, True)
 
 
-@pytest.mark.parametrize("text", ["plain", '{"a":{"b":1}}', "{}}", "{ x }", "{{ a.b }}"])
+@pytest.mark.parametrize(
+    "text",
+    ["plain", '{"a":{"b":1}}', '{"a.b": 1}', "{}}", "{ x }", "{{ a.b }}", "{ 1.5 }", "{a. b}"],
+)
 def test_json_text_and_single_braces_are_no_mistake(text: str) -> None:
     assert template_mistake(text) is None
 

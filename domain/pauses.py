@@ -1,0 +1,45 @@
+"""How far ahead a pause may end: one rule for the CLI, the API, the console and the MCP
+server, so none accepts what another refuses (the pause use case applies it to every one)."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timedelta
+
+from cronpilot.domain.errors import InvalidConfig
+from cronpilot.domain.schedule import MAX_SECONDS
+
+MAX_PAUSE = timedelta(seconds=MAX_SECONDS)
+"""Ten years, as every other schedule bound: further ahead is a typo or `until resumed`, and
+the governor's arithmetic from the pause's end must stay inside the calendar."""
+
+NOT_FUTURE = "is not in the future"
+TOO_FAR = "is more than ten years ahead"
+
+
+def pause_end(until: datetime, now: datetime, where: str = "until") -> datetime:
+    """`until` as the end of a pause asked for at `now`; raises `InvalidConfig(where, …)`
+    for a time with no offset, not after `now`, or more than `MAX_PAUSE` ahead."""
+    if until.tzinfo is None or until.utcoffset() is None:
+        raise InvalidConfig(where, "has no offset (Z, +01:00)")
+    if until <= now:
+        raise InvalidConfig(where, NOT_FUTURE)
+    # Aware datetimes subtract without leaving the calendar, even at its ends.
+    if until - now > MAX_PAUSE:
+        raise InvalidConfig(where, TOO_FAR)
+    return until
+
+
+def pause_length(seconds: float, where: str) -> float:
+    """`seconds` as how long a pause lasts, bounded as `pause_end`; raises
+    `InvalidConfig(where, …)` before `now + seconds` could overflow."""
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise InvalidConfig(where, "must be a positive duration")
+    if seconds > MAX_PAUSE.total_seconds():
+        raise InvalidConfig(where, TOO_FAR)
+    return seconds
+
+
+def pause_end_after(seconds: float, now: datetime, where: str) -> datetime:
+    """The end of a pause of `seconds` from `now` (`pause_length`, `pause_end`)."""
+    return pause_end(now + timedelta(seconds=pause_length(seconds, where)), now, where)
