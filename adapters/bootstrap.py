@@ -398,6 +398,7 @@ def planner_config(settings: Settings) -> PlannerConfig:
         backoff_cap_seconds=settings.planner_backoff_cap_seconds,
         grace_seconds=settings.grace_seconds,
         limits=guardrail_limits(settings),
+        keep_quiet=settings.planner_keep_quiet_sessions,
     )
 
 

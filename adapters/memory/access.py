@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from cronpilot.domain.audit import AuditAction, AuditCursor, AuditEntry, log_order
 from cronpilot.domain.errors import ConflictError, TokenNotFound
 from cronpilot.domain.ports import AccessRepository
+from cronpilot.domain.retention import audit_expired
 from cronpilot.domain.tokens import ApiToken
 
 if TYPE_CHECKING:
@@ -77,3 +78,12 @@ class MemoryAccess(AccessRepository):
         ]
         chosen.sort(key=log_order, reverse=True)
         return chosen[: max(limit, 0)]
+
+    async def prune_audit(self, before: datetime, limit: int) -> int:
+        async with self._state.lock:
+            doomed = sorted(
+                (e for e in self._state.audit if audit_expired(e, before)), key=log_order
+            )
+            gone = {e.id for e in doomed[: max(limit, 0)]}
+            self._state.audit[:] = [e for e in self._state.audit if e.id not in gone]
+        return len(gone)

@@ -15,6 +15,7 @@ from cronpilot.domain.alerts import (
 )
 from cronpilot.domain.paging import Cursor, follows
 from cronpilot.domain.ports import NotificationRepository
+from cronpilot.domain.retention import notification_expired
 
 if TYPE_CHECKING:
     from cronpilot.adapters.memory.store import MemoryState
@@ -91,3 +92,13 @@ class MemoryNotifications(NotificationRepository):
         ]
         chosen.sort(key=lambda n: (n.created_at, n.id), reverse=True)
         return chosen[:limit]
+
+    async def prune(self, before: datetime, limit: int) -> int:
+        async with self._state.lock:
+            doomed = sorted(
+                (n for n in self._state.notifications.values() if notification_expired(n, before)),
+                key=lambda n: (n.created_at, n.id),
+            )[: max(limit, 0)]
+            for notification in doomed:
+                del self._state.notifications[notification.id]
+        return len(doomed)

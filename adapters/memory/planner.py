@@ -37,6 +37,7 @@ from cronpilot.domain.planning import (
     needs_rules,
 )
 from cronpilot.domain.ports import PlannerRepository
+from cronpilot.domain.retention import proposal_expired, session_expired
 
 if TYPE_CHECKING:
     # The store imports this module to build its planner; the state is only a type here.
@@ -128,7 +129,7 @@ class MemoryPlanner(PlannerRepository):
             state = self.planning.states.get(claim.endpoint.id)
             if state is None or state.lease_owner != worker_id:
                 raise LeaseLost(claim.endpoint.id, worker_id)
-            state = replace(state, lease_owner=None, lease_until=None)
+            state = replace(state, lease_owner=None, lease_until=None, last_analysed_at=now)
             if outcome is not None:
                 failed = outcome.failed
                 state = replace(
@@ -141,10 +142,15 @@ class MemoryPlanner(PlannerRepository):
                 )
             if rules is not None:
                 state = replace(state, rules_seen_slot_at=rules.seen_slot_at, rule_held=rules.held)
-                self.planning.sessions[rules.session.id] = rules.session
+                if rules.session is not None:
+                    self.planning.sessions[rules.session.id] = rules.session
             self.planning.states[claim.endpoint.id] = state
             if session is not None:
                 self.planning.sessions[session.id] = session
+
+    async def last_analysed(self, endpoint_id: str) -> datetime | None:
+        state = self.planning.states.get(endpoint_id)
+        return None if state is None else state.last_analysed_at
 
     async def add_proposal(
         self, proposal: Proposal, notifications: Sequence[Notification] = ()
@@ -237,3 +243,29 @@ class MemoryPlanner(PlannerRepository):
         chosen.sort(key=lambda s: s.id)
         chosen.sort(key=lambda s: s.started_at, reverse=True)
         return chosen[:limit]
+
+    async def prune_sessions(
+        self, sessions_before: datetime, rules_before: datetime, limit: int
+    ) -> int:
+        async with self._state.lock:
+            doomed = sorted(
+                (
+                    s
+                    for s in self.planning.sessions.values()
+                    if session_expired(s, sessions_before, rules_before)
+                ),
+                key=lambda s: (s.started_at, s.id),
+            )[: max(limit, 0)]
+            for session in doomed:
+                del self.planning.sessions[session.id]
+        return len(doomed)
+
+    async def prune_proposals(self, before: datetime, limit: int) -> int:
+        async with self._state.lock:
+            doomed = sorted(
+                (p for p in self.planning.proposals.values() if proposal_expired(p, before)),
+                key=lambda p: (p.created_at, p.id),
+            )[: max(limit, 0)]
+            for proposal in doomed:
+                del self.planning.proposals[proposal.id]
+        return len(doomed)

@@ -9,6 +9,7 @@ from sqlalchemy import and_, insert, or_, select, update
 from sqlalchemy.engine import RowMapping
 
 from cronpilot.adapters.sql.engine import Database
+from cronpilot.adapters.sql.retention import delete_oldest
 from cronpilot.adapters.sql.tables import api_tokens, audit_log
 from cronpilot.domain.access import Scope
 from cronpilot.domain.audit import AuditAction, AuditCursor, AuditEntry
@@ -135,3 +136,8 @@ class SqlAccess(AccessRepository):
         async with self._db.read() as conn:
             rows = (await conn.execute(query.limit(max(limit, 0)))).mappings().all()
         return [_entry(row) for row in rows]
+
+    async def prune_audit(self, before: datetime, limit: int) -> int:
+        table = audit_log.c
+        oldest = (table.at, table.id)
+        return await delete_oldest(self._db, audit_log, table.at < before, oldest, limit)
