@@ -58,6 +58,7 @@ if TYPE_CHECKING:
         RulesPass,
     )
     from cronpilot.domain.rules import RuleOutcome
+    from cronpilot.domain.time_range import TimeRange
     from cronpilot.domain.tokens import ApiToken
     from cronpilot.domain.tracing import SpanName, TraceContext
     from cronpilot.domain.workers import WorkerActivity, WorkerInfo
@@ -128,6 +129,8 @@ class RunFilter:
     endpoint_id: str | None = None
     status: RunStatus | None = None
     trigger: RunTrigger | None = None
+    within: TimeRange | None = None
+    """Runs whose slot falls in it."""
 
 
 class CatalogRepository(Protocol):
@@ -373,9 +376,12 @@ class PlannerRepository(Protocol):
         endpoint_id: str | None = None,
         limit: int = 100,
         after: Cursor | None = None,
+        *,
+        within: TimeRange | None = None,
     ) -> list[Proposal]:
-        """Newest first (ids ascending within one time), optionally filtered; with `after`,
-        those that follow it (`domain.paging.follows`, ids ascending)."""
+        """Newest first (ids ascending within one time), optionally filtered (`within`: made
+        in that window); with `after`, those that follow it (`domain.paging.follows`, ids
+        ascending)."""
         ...
 
     async def decide(
@@ -414,10 +420,16 @@ class PlannerRepository(Protocol):
         ...
 
     async def list_sessions(
-        self, endpoint_id: str | None = None, limit: int = 50, after: Cursor | None = None
+        self,
+        endpoint_id: str | None = None,
+        limit: int = 50,
+        after: Cursor | None = None,
+        *,
+        within: TimeRange | None = None,
     ) -> list[AnalysisSession]:
-        """Newest first (ids ascending within one time), with their tool calls; with
-        `after`, those that follow it (`domain.paging.follows`, ids ascending)."""
+        """Newest first (ids ascending within one time), with their tool calls, optionally
+        those started `within` a window; with `after`, those that follow it
+        (`domain.paging.follows`, ids ascending)."""
         ...
 
     async def prune_sessions(
@@ -613,9 +625,11 @@ class NotificationRepository(Protocol):
         status: NotificationStatus | None = None,
         limit: int = 100,
         after: Cursor | None = None,
+        *,
+        within: TimeRange | None = None,
     ) -> list[Notification]:
-        """Newest first (by creation, then id), optionally filtered; with `after`, those
-        that follow it (`domain.paging.follows`)."""
+        """Newest first (by creation, then id), optionally filtered (`within`: raised in that
+        window); with `after`, those that follow it (`domain.paging.follows`)."""
         ...
 
     async def prune(self, before: datetime, limit: int) -> int:
@@ -685,9 +699,11 @@ class AccessRepository(Protocol):
         action: AuditAction | None = None,
         limit: int = 100,
         before: AuditCursor | None = None,
+        within: TimeRange | None = None,
     ) -> list[AuditEntry]:
         """Entries newest first (by `at`, then id, both descending), optionally of one actor
-        or action, those after `before` in that order when it is given (the next page)."""
+        or action or made `within` a window, those after `before` in that order when it is
+        given (the next page)."""
         ...
 
     async def prune_audit(self, before: datetime, limit: int) -> int:

@@ -11,6 +11,7 @@ from cronpilot.domain.audit import AuditAction, AuditCursor, AuditEntry, log_ord
 from cronpilot.domain.errors import ConflictError, TokenNotFound
 from cronpilot.domain.ports import AccessRepository
 from cronpilot.domain.retention import audit_expired
+from cronpilot.domain.time_range import TimeRange, falls_in
 from cronpilot.domain.tokens import ApiToken
 
 if TYPE_CHECKING:
@@ -68,12 +69,14 @@ class MemoryAccess(AccessRepository):
         action: AuditAction | None = None,
         limit: int = 100,
         before: AuditCursor | None = None,
+        within: TimeRange | None = None,
     ) -> list[AuditEntry]:
         chosen = [
             e
             for e in self._state.audit
             if (actor is None or e.actor == actor)
             and (action is None or e.action == action)
+            and falls_in(within, e.at)
             and (before is None or log_order(e) < (before.at, before.id))
         ]
         chosen.sort(key=log_order, reverse=True)

@@ -16,6 +16,7 @@ from cronpilot.domain.alerts import (
 from cronpilot.domain.paging import Cursor, follows
 from cronpilot.domain.ports import NotificationRepository
 from cronpilot.domain.retention import notification_expired
+from cronpilot.domain.time_range import TimeRange, falls_in
 
 if TYPE_CHECKING:
     from cronpilot.adapters.memory.store import MemoryState
@@ -81,6 +82,8 @@ class MemoryNotifications(NotificationRepository):
         status: NotificationStatus | None = None,
         limit: int = 100,
         after: Cursor | None = None,
+        *,
+        within: TimeRange | None = None,
     ) -> list[Notification]:
         chosen = [
             n
@@ -88,6 +91,7 @@ class MemoryNotifications(NotificationRepository):
             if (job_id is None or n.job_id == job_id)
             and (endpoint_id is None or n.endpoint_id == endpoint_id)
             and (status is None or n.status is status)
+            and falls_in(within, n.created_at)
             and follows(n.created_at, n.id, after)
         ]
         chosen.sort(key=lambda n: (n.created_at, n.id), reverse=True)

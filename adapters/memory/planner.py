@@ -38,6 +38,7 @@ from cronpilot.domain.planning import (
 )
 from cronpilot.domain.ports import PlannerRepository
 from cronpilot.domain.retention import proposal_expired, session_expired
+from cronpilot.domain.time_range import TimeRange, falls_in
 
 if TYPE_CHECKING:
     # The store imports this module to build its planner; the state is only a type here.
@@ -173,6 +174,8 @@ class MemoryPlanner(PlannerRepository):
         endpoint_id: str | None = None,
         limit: int = 100,
         after: Cursor | None = None,
+        *,
+        within: TimeRange | None = None,
     ) -> list[Proposal]:
         job_id = None if job_name is None else self._state.jobs.get(job_name)
         chosen = [
@@ -181,6 +184,7 @@ class MemoryPlanner(PlannerRepository):
             if (status is None or p.status is status)
             and (job_name is None or (job_id is not None and p.job_id == job_id.id))
             and (endpoint_id is None or p.endpoint_id == endpoint_id)
+            and falls_in(within, p.created_at)
             and follows(p.created_at, p.id, after, ids_ascending=True)
         ]
         return _newest_first(chosen)[:limit]
@@ -232,12 +236,18 @@ class MemoryPlanner(PlannerRepository):
         return found
 
     async def list_sessions(
-        self, endpoint_id: str | None = None, limit: int = 50, after: Cursor | None = None
+        self,
+        endpoint_id: str | None = None,
+        limit: int = 50,
+        after: Cursor | None = None,
+        *,
+        within: TimeRange | None = None,
     ) -> list[AnalysisSession]:
         chosen = [
             s
             for s in self.planning.sessions.values()
             if (endpoint_id is None or s.endpoint_id == endpoint_id)
+            and falls_in(within, s.started_at)
             and follows(s.started_at, s.id, after, ids_ascending=True)
         ]
         chosen.sort(key=lambda s: s.id)

@@ -18,13 +18,14 @@ from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cronpilot.adapters.sql.engine import Database
-from cronpilot.adapters.sql.keyset import after_cursor
+from cronpilot.adapters.sql.keyset import after_cursor, in_window
 from cronpilot.adapters.sql.retention import delete_oldest
 from cronpilot.adapters.sql.tables import notifications
 from cronpilot.domain.alerts import AlertEvent, Notification, NotificationStatus, delivery_order
 from cronpilot.domain.paging import Cursor
 from cronpilot.domain.ports import NotificationRepository
 from cronpilot.domain.retention import DELIVERY_ENDED
+from cronpilot.domain.time_range import TimeRange
 
 _PENDING = NotificationStatus.PENDING.value
 
@@ -162,9 +163,15 @@ class SqlNotifications(NotificationRepository):
         status: NotificationStatus | None = None,
         limit: int = 100,
         after: Cursor | None = None,
+        *,
+        within: TimeRange | None = None,
     ) -> list[Notification]:
         table = notifications.c
-        query = select(notifications).order_by(table.created_at.desc(), table.id.desc())
+        query = (
+            select(notifications)
+            .where(*in_window(table.created_at, within))
+            .order_by(table.created_at.desc(), table.id.desc())
+        )
         if job_id is not None:
             query = query.where(table.job_id == job_id)
         if endpoint_id is not None:

@@ -30,7 +30,7 @@ from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cronpilot.adapters.sql.engine import Database
-from cronpilot.adapters.sql.keyset import after_cursor
+from cronpilot.adapters.sql.keyset import after_cursor, in_window
 from cronpilot.adapters.sql.notifications_repo import add_notifications
 from cronpilot.adapters.sql.planner_rows import (
     proposal_from_row,
@@ -81,6 +81,7 @@ from cronpilot.domain.planning import (
 )
 from cronpilot.domain.ports import PlannerRepository
 from cronpilot.domain.rule_firing import RULES_PLANNER
+from cronpilot.domain.time_range import TimeRange
 
 
 def _analysis_due(now: datetime) -> ColumnElement[bool]:
@@ -412,10 +413,13 @@ class SqlPlanner(PlannerRepository):
         endpoint_id: str | None = None,
         limit: int = 100,
         after: Cursor | None = None,
+        *,
+        within: TimeRange | None = None,
     ) -> list[Proposal]:
         query = (
             select(proposals)
             .join(jobs, jobs.c.id == proposals.c.job_id)
+            .where(*in_window(proposals.c.created_at, within))
             .order_by(proposals.c.created_at.desc(), proposals.c.id)
             .limit(limit)
         )
@@ -498,10 +502,16 @@ class SqlPlanner(PlannerRepository):
         return session_from_row(row)
 
     async def list_sessions(
-        self, endpoint_id: str | None = None, limit: int = 50, after: Cursor | None = None
+        self,
+        endpoint_id: str | None = None,
+        limit: int = 50,
+        after: Cursor | None = None,
+        *,
+        within: TimeRange | None = None,
     ) -> list[AnalysisSession]:
         query = (
             select(analysis_sessions)
+            .where(*in_window(analysis_sessions.c.started_at, within))
             .order_by(analysis_sessions.c.started_at.desc(), analysis_sessions.c.id)
             .limit(limit)
         )
