@@ -179,18 +179,22 @@ class PlannerWorker:
         if endpoint.spec.rules:
             rules = await self._rules.evaluate(claim, siblings, context.newest_finished_slot)
         looked = await self._consult(claim, context, siblings, rules, started)
-        keep_quiet = keep_quiet or self._config.keep_quiet
         recorded = rules.recorded if rules is not None else None
+        session, outcome = looked.session, looked.outcome
         quiet: list[AnalysisSession] = []
-        if recorded is not None and recorded.session is not None and not keep_quiet:
-            evaluations = recorded.session.rule_evaluations
-            if rules_pass_is_quiet(evaluations, recorded.held, claim.rule_held):
+        if not (keep_quiet or self._config.keep_quiet):
+            if (
+                recorded is not None
+                and recorded.session is not None
+                and rules_pass_is_quiet(
+                    recorded.session.rule_evaluations, recorded.held, claim.rule_held
+                )
+            ):
                 quiet.append(recorded.session)
                 recorded = replace(recorded, session=None)
-        session, outcome = looked.session, looked.outcome
-        if session is not None and looked.quiet and not keep_quiet:
-            quiet.append(session)
-            session = None
+            if session is not None and looked.quiet:
+                quiet.append(session)
+                session = None
         await self._store.planner.finish_analysis(
             claim, self._config.worker_id, session, outcome, self._clock.now(), rules=recorded
         )

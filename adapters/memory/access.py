@@ -88,5 +88,5 @@ class MemoryAccess(AccessRepository):
                 (e for e in self._state.audit if audit_expired(e, before)), key=log_order
             )
             gone = {e.id for e in doomed[: max(limit, 0)]}
-            self._state.audit[:] = [e for e in self._state.audit if e.id not in gone]
+            self._state.audit = [e for e in self._state.audit if e.id not in gone]
         return len(gone)
