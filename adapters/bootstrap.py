@@ -385,6 +385,7 @@ def retention(settings: Settings) -> Retention:
         proposals=timedelta(days=settings.retention_proposals_days),
         notifications=timedelta(days=settings.retention_notifications_days),
         audit=timedelta(days=settings.retention_audit_days),
+        approvals=timedelta(days=settings.retention_approvals_days),
     )
 
 

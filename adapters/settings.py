@@ -84,6 +84,8 @@ class Settings(BaseSettings):
     """Days a delivered or given-up notification is kept; an undelivered one stays."""
     retention_audit_days: float = Field(default=365, gt=0)
     """Days an audit entry is kept: the longest window, it is the record of who did what."""
+    retention_approvals_days: float = Field(default=30, gt=0)
+    """Days a decided approval gate is kept; a pending one stays until decided or expired."""
     planner_keep_quiet_sessions: bool = False
     """Store every planner pass as a session, the quiet ones too (those that propose nothing
     and find nothing new are otherwise only counted): to watch a planner at work."""

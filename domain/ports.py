@@ -583,6 +583,12 @@ class ApprovalRepository(Protocol):
         when it was decided already (by someone faster, too)."""
         ...
 
+    async def prune(self, before: datetime, limit: int) -> int:
+        """Delete up to `limit` decided approvals asked for before `before`
+        (`domain.retention.approval_expired`: never a pending one), oldest first, in one
+        transaction; returns how many."""
+        ...
+
 
 class NotificationRepository(Protocol):
     """The alerts outbox. Rows are written with the run (`ClaimRepository.finish_many`)

@@ -4,7 +4,8 @@ Runs keep the newest `retention_runs` per endpoint (`RunRepository.prune`); the 
 keep rows for a time window instead. What may go is decided here, once: the memory store calls
 these functions, the SQL stores say the same in their DELETE (proven by the contract tests in
 `tests/contract/test_retention_contract.py`). A row that still has work ahead is never pruned:
-a proposal waiting for review, a notification not yet delivered.
+a proposal waiting for review, a notification not yet delivered, an approval not yet
+decided.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from cronpilot.domain.alerts import Notification, NotificationStatus
+from cronpilot.domain.approvals import Approval, ApprovalState
 from cronpilot.domain.audit import AuditEntry
 from cronpilot.domain.planning import AnalysisSession, Proposal, ProposalStatus
 from cronpilot.domain.rule_firing import RULES_PLANNER
@@ -36,6 +38,8 @@ class Retention:
     """Delivered or given-up notifications, by creation."""
     audit: timedelta
     """Audit entries: kept longest, they are the record of who did what."""
+    approvals: timedelta
+    """Decided (approved, rejected, expired) approval gates, by request."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +51,7 @@ class Cutoffs:
     proposals: datetime
     notifications: datetime
     audit: datetime
+    approvals: datetime
 
 
 def cutoffs(retention: Retention, now: datetime) -> Cutoffs:
@@ -56,6 +61,7 @@ def cutoffs(retention: Retention, now: datetime) -> Cutoffs:
         proposals=now - retention.proposals,
         notifications=now - retention.notifications,
         audit=now - retention.audit,
+        approvals=now - retention.approvals,
     )
 
 
@@ -84,3 +90,9 @@ def notification_expired(notification: Notification, before: datetime) -> bool:
 
 def audit_expired(entry: AuditEntry, before: datetime) -> bool:
     return entry.at < before
+
+
+def approval_expired(approval: Approval, before: datetime) -> bool:
+    """Whether a decided approval was asked for before `before`; a pending one always stays
+    (its expiry decides it first)."""
+    return approval.state is not ApprovalState.PENDING and approval.requested_at < before

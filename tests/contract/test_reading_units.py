@@ -54,6 +54,7 @@ async def test_a_reading_unit_refuses_every_write(store: Store) -> None:
             tx.planner.prune_proposals(T0, 10),
             tx.notifications.prune(T0, 10),
             tx.access.prune_audit(T0, 10),
+            tx.approvals.prune(T0, 10),
         ):
             with pytest.raises(ReadOnlyUnit):
                 await prune

@@ -8,8 +8,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from cronpilot.domain.alerts import AlertEvent, Notification, NotificationStatus
+from cronpilot.domain.approvals import Approval, ApprovalState
 from cronpilot.domain.audit import AuditEntry, audit_entry
-from cronpilot.domain.model import new_id
+from cronpilot.domain.dependencies import with_dependants
+from cronpilot.domain.model import Finish, Response, Schedule, new_id
 from cronpilot.domain.planning import (
     AnalysisOutcome,
     AnalysisSession,
@@ -22,13 +24,18 @@ from cronpilot.domain.ports import Store
 from cronpilot.domain.rule_firing import RULES_PLANNER
 from cronpilot.scheduler.housekeeping import Housekeeping
 from cronpilot.usecases.approvals import ApprovalDesk
-from tests.contract.builders import T0, add_endpoint
+from tests.contract.builders import LEASE_SECONDS, T0, add_endpoint, claim_one, declaration, spec
 from tests.support.clock import FakeClock
+from tests.support.finishing import record_one
 from tests.support.settings import retention_for_tests
 
 DAY = timedelta(days=1)
 RETENTION = retention_for_tests(
-    sessions=14 * DAY, rule_evaluations=7 * DAY, proposals=90 * DAY, notifications=30 * DAY
+    sessions=14 * DAY,
+    rule_evaluations=7 * DAY,
+    proposals=90 * DAY,
+    notifications=30 * DAY,
+    approvals=30 * DAY,
 )
 
 
@@ -176,3 +183,35 @@ async def test_a_prune_deletes_at_most_its_batch_oldest_first(store: Store) -> N
     assert await store.access.prune_audit(T0, limit=0) == 0
     # Nothing before the first entry: nothing goes.
     assert await store.access.prune_audit(entries[-1].at, limit=10) == 0
+
+
+async def _approval_asked(store: Store, at: datetime) -> Approval:
+    """billing/usage answers at `at`; its gated dependant asks for an approval."""
+    claim = await claim_one(store, at)
+    ok = Response(status_code=200, body={"spend": 1}, body_hash="h")
+    recorded = await record_one(store.claims, Finish(claim, "w1", ok, at, LEASE_SECONDS))
+    [approval] = recorded.approvals
+    return approval
+
+
+async def test_decided_approvals_go_pending_ones_stay(store: Store) -> None:
+    gated = spec(
+        "cleanup", schedule=Schedule(), depends_on=("usage",), approval_timeout_seconds=600
+    )
+    await store.catalog.apply(
+        [declaration("billing", *with_dependants([spec("usage"), gated]))], T0
+    )
+    asked = []
+    for minute in range(3):
+        at = T0 + timedelta(minutes=minute)
+        asked.append(await _approval_asked(store, at))
+        if minute < 2:
+            decided = ApprovalState.REJECTED
+            await store.approvals.decide(asked[-1].id, decided, "cli:ann@host", None, at)
+    clock = FakeClock(T0 + timedelta(days=30, seconds=30))
+
+    gone = await _housekeeping(store, clock).prune_records()
+
+    assert gone["approvals"] == 1
+    kept = {a.id: a.state for a in await store.approvals.list_approvals()}
+    assert kept == {asked[1].id: ApprovalState.REJECTED, asked[2].id: ApprovalState.PENDING}
