@@ -17,6 +17,7 @@ import os
 import socket
 from collections.abc import AsyncIterator, Collection
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
         Waker,
         WorkerLoop,
     )
+    from cronpilot.domain.retention import Retention
     from cronpilot.domain.workers import WorkerInfo
     from cronpilot.planner.config import PlannerConfig
     from cronpilot.planner.worker import PlannerWorker
@@ -301,6 +303,7 @@ async def serve_scheduler(
             settings.retention_runs,
             settings.prune_interval_seconds,
             worker_stale_seconds=settings.worker_stale_seconds,
+            retention=retention(settings),
             approvals=build_approval_desk(store, waker, telemetry),
             telemetry=telemetry,
         )
@@ -372,6 +375,20 @@ def open_notifier(
 # --- the planner ------------------------------------------------------------------------------
 
 
+def retention(settings: Settings) -> Retention:
+    """How long each growing table keeps its rows (runs: `retention_runs`, per endpoint)."""
+    from cronpilot.domain.retention import Retention
+
+    return Retention(
+        sessions=timedelta(days=settings.retention_sessions_days),
+        rule_evaluations=timedelta(days=settings.retention_rule_evaluations_days),
+        proposals=timedelta(days=settings.retention_proposals_days),
+        notifications=timedelta(days=settings.retention_notifications_days),
+        audit=timedelta(days=settings.retention_audit_days),
+        approvals=timedelta(days=settings.retention_approvals_days),
+    )
+
+
 def guardrail_limits(settings: Settings) -> GuardrailLimits:
     from cronpilot.domain.guardrails import GuardrailLimits
 
@@ -399,6 +416,7 @@ def planner_config(settings: Settings) -> PlannerConfig:
         grace_seconds=settings.grace_seconds,
         limits=guardrail_limits(settings),
         rule_dwell_seconds=settings.rules_dwell_seconds,
+        keep_quiet=settings.planner_keep_quiet_sessions,
     )
 
 

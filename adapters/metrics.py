@@ -101,6 +101,13 @@ class PrometheusTelemetry(Telemetry):
             ["job", "status"],
             **metric,
         )
+        self._quiet_passes = Counter(
+            f"{PREFIX}planner_quiet_passes_total",
+            "Planner passes that proposed nothing and found nothing new, by planner "
+            "(heuristic, llm, rules): counted here, not stored as sessions.",
+            ["job", "endpoint", "planner"],
+            **metric,
+        )
         self._tool_calls = Counter(
             f"{PREFIX}planner_tool_calls_total",
             "Planner tool calls, by tool and whether the call was an error.",
@@ -227,6 +234,15 @@ class PrometheusTelemetry(Telemetry):
 
     def analysed(self, endpoint: Endpoint, session: AnalysisSession) -> None:
         self._sessions.labels(endpoint.job_name, session.status.value).inc()
+        self._spent(session)
+
+    def passed_quietly(self, endpoint: Endpoint, session: AnalysisSession) -> None:
+        # `llm:<model>` counts as `llm`: the label stays one of three values.
+        planner = session.planner.partition(":")[0]
+        self._quiet_passes.labels(endpoint.job_name, endpoint.name, planner).inc()
+        self._spent(session)
+
+    def _spent(self, session: AnalysisSession) -> None:
         for call in session.tool_calls:
             tool = call.name if call.name in TOOLS else OTHER_TOOL
             self._tool_calls.labels(tool, "true" if call.error else "false").inc()

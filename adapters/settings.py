@@ -73,7 +73,22 @@ class Settings(BaseSettings):
     """The longest an endpoint's `Retry-After` may hold its calls back."""
     retention_runs: int = Field(default=1000, gt=0)
     prune_interval_seconds: float = Field(default=600, gt=0)
-    """How often a worker prunes runs past `retention_runs`."""
+    """How often a worker prunes runs past `retention_runs` and rows past the windows below."""
+    retention_sessions_days: float = Field(default=14, gt=0)
+    """Days a heuristic or LLM analysis session is kept, with its tool calls."""
+    retention_rule_evaluations_days: float = Field(default=7, gt=0)
+    """Days a rules session is kept, with its rule evaluations."""
+    retention_proposals_days: float = Field(default=90, gt=0)
+    """Days a decided proposal is kept; a pending one stays until it is decided or expires."""
+    retention_notifications_days: float = Field(default=30, gt=0)
+    """Days a delivered or given-up notification is kept; an undelivered one stays."""
+    retention_audit_days: float = Field(default=365, gt=0)
+    """Days an audit entry is kept: the longest window, it is the record of who did what."""
+    retention_approvals_days: float = Field(default=30, gt=0)
+    """Days a decided approval gate is kept; a pending one stays until decided or expired."""
+    planner_keep_quiet_sessions: bool = False
+    """Store every planner pass as a session, the quiet ones too (those that propose nothing
+    and find nothing new are otherwise only counted): to watch a planner at work."""
     heartbeat_seconds: float = Field(default=10, gt=0)
     """How often a scheduler worker tells the workers registry it is alive."""
     worker_stale_seconds: float = Field(default=60, gt=0)

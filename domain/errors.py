@@ -242,6 +242,17 @@ class InvalidCursor(CronpilotError):
         self.token = token
 
 
+class InvalidTimeRange(CronpilotError):
+    """A `since` or `until` that is neither a time nor a duration, or a window that ends
+    before it begins."""
+
+    def __init__(self, bound: str, value: str, reason: str) -> None:
+        super().__init__(f"{bound} {excerpt(repr(value))} {reason}")
+        self.bound = bound
+        self.value = value
+        self.reason = reason
+
+
 class StillDependedOn(CronpilotError):
     """An endpoint that others declare in their `depends_on`: deleting it alone would leave
     them waiting for an upstream that no longer exists."""

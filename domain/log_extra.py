@@ -66,6 +66,7 @@ LogAction = Literal[
     "propose",
     "probes_start",
     "prune",
+    "prune_records",
     "prune_workers",
     "reap",
     "recording_stalled",

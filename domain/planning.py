@@ -204,7 +204,8 @@ class RulesPass:
     """What a rules pass records: its session, and on the endpoint's planner state the newest
     run slot of the job it saw and the rule whose action stands."""
 
-    session: AnalysisSession
+    session: AnalysisSession | None
+    """None when the pass was quiet (`domain.quiet_passes`): nothing is stored of it."""
     seen_slot_at: datetime | None
     held: int | None
     """The number of the rule that held and whose action was proposed or already stood; None
@@ -237,6 +238,8 @@ class PlannerState:
     """`RulesPass.held` of the last rules pass."""
     rule_streak: Streak | None = None
     """`RulesPass.streak` of the last rules pass."""
+    last_analysed_at: datetime | None = None
+    """When a pass (analyst or rules, stored or quiet) last finished: "last looked at"."""
 
 
 def _claimable(state: PlannerState, mode: PlannerMode, now: datetime) -> bool:

@@ -58,6 +58,7 @@ if TYPE_CHECKING:
         RulesPass,
     )
     from cronpilot.domain.rules import RuleOutcome
+    from cronpilot.domain.time_range import TimeRange
     from cronpilot.domain.tokens import ApiToken
     from cronpilot.domain.tracing import SpanName, TraceContext
     from cronpilot.domain.workers import WorkerActivity, WorkerInfo
@@ -128,6 +129,8 @@ class RunFilter:
     endpoint_id: str | None = None
     status: RunStatus | None = None
     trigger: RunTrigger | None = None
+    within: TimeRange | None = None
+    """Runs whose slot falls in it."""
 
 
 class CatalogRepository(Protocol):
@@ -342,11 +345,17 @@ class PlannerRepository(Protocol):
         rules: RulesPass | None = None,
     ) -> None:
         """In one transaction: store the sessions of the pass and update the endpoint's
-        planner state, and free the lease. The analyst's `session` and `outcome` (what it has
-        seen, when to look again, the failure backoff) are None when it was not due; `rules`
-        (the rules session, what the rules have seen and the rule that stands) is None when
-        the endpoint has no rules. Raises `LeaseLost` (and writes nothing) when the lease is
-        no longer ours."""
+        planner state (its last look at `now` too), and free the lease. The analyst's
+        `session` and `outcome` (what it has seen, when to look again, the failure backoff)
+        are None when it was not due, the session alone when the pass was quiet; `rules` (the
+        rules session, None when quiet, what the rules have seen and the rule that stands) is
+        None when the endpoint has no rules. Raises `LeaseLost` (and writes nothing) when the
+        lease is no longer ours."""
+        ...
+
+    async def last_analysed(self, endpoint_id: str) -> datetime | None:
+        """When a planner pass over the endpoint last finished, stored or quiet ("last looked
+        at"); None when none has, or for an unknown endpoint."""
         ...
 
     async def add_proposal(
@@ -367,9 +376,12 @@ class PlannerRepository(Protocol):
         endpoint_id: str | None = None,
         limit: int = 100,
         after: Cursor | None = None,
+        *,
+        within: TimeRange | None = None,
     ) -> list[Proposal]:
-        """Newest first (ids ascending within one time), optionally filtered; with `after`,
-        those that follow it (`domain.paging.follows`, ids ascending)."""
+        """Newest first (ids ascending within one time), optionally filtered (`within`: made
+        in that window); with `after`, those that follow it (`domain.paging.follows`, ids
+        ascending)."""
         ...
 
     async def decide(
@@ -408,10 +420,30 @@ class PlannerRepository(Protocol):
         ...
 
     async def list_sessions(
-        self, endpoint_id: str | None = None, limit: int = 50, after: Cursor | None = None
+        self,
+        endpoint_id: str | None = None,
+        limit: int = 50,
+        after: Cursor | None = None,
+        *,
+        within: TimeRange | None = None,
     ) -> list[AnalysisSession]:
-        """Newest first (ids ascending within one time), with their tool calls; with
-        `after`, those that follow it (`domain.paging.follows`, ids ascending)."""
+        """Newest first (ids ascending within one time), with their tool calls, optionally
+        those started `within` a window; with `after`, those that follow it
+        (`domain.paging.follows`, ids ascending)."""
+        ...
+
+    async def prune_sessions(
+        self, sessions_before: datetime, rules_before: datetime, limit: int
+    ) -> int:
+        """Delete up to `limit` sessions (with their tool calls and rule evaluations) that
+        `domain.retention.session_expired` says have had their time, oldest first, in one
+        transaction; returns how many."""
+        ...
+
+    async def prune_proposals(self, before: datetime, limit: int) -> int:
+        """Delete up to `limit` decided proposals made before `before`
+        (`domain.retention.proposal_expired`: never a pending one), oldest first, in one
+        transaction; returns how many."""
         ...
 
 
@@ -551,6 +583,12 @@ class ApprovalRepository(Protocol):
         when it was decided already (by someone faster, too)."""
         ...
 
+    async def prune(self, before: datetime, limit: int) -> int:
+        """Delete up to `limit` decided approvals asked for before `before`
+        (`domain.retention.approval_expired`: never a pending one), oldest first, in one
+        transaction; returns how many."""
+        ...
+
 
 class NotificationRepository(Protocol):
     """The alerts outbox. Rows are written with the run (`ClaimRepository.finish_many`)
@@ -593,9 +631,17 @@ class NotificationRepository(Protocol):
         status: NotificationStatus | None = None,
         limit: int = 100,
         after: Cursor | None = None,
+        *,
+        within: TimeRange | None = None,
     ) -> list[Notification]:
-        """Newest first (by creation, then id), optionally filtered; with `after`, those
-        that follow it (`domain.paging.follows`)."""
+        """Newest first (by creation, then id), optionally filtered (`within`: raised in that
+        window); with `after`, those that follow it (`domain.paging.follows`)."""
+        ...
+
+    async def prune(self, before: datetime, limit: int) -> int:
+        """Delete up to `limit` delivered or given-up notifications raised before `before`
+        (`domain.retention.notification_expired`: never one still to deliver), oldest first,
+        in one transaction; returns how many."""
         ...
 
 
@@ -659,9 +705,16 @@ class AccessRepository(Protocol):
         action: AuditAction | None = None,
         limit: int = 100,
         before: AuditCursor | None = None,
+        within: TimeRange | None = None,
     ) -> list[AuditEntry]:
         """Entries newest first (by `at`, then id, both descending), optionally of one actor
-        or action, those after `before` in that order when it is given (the next page)."""
+        or action or made `within` a window, those after `before` in that order when it is
+        given (the next page)."""
+        ...
+
+    async def prune_audit(self, before: datetime, limit: int) -> int:
+        """Delete up to `limit` audit entries made before `before`, oldest first, in one
+        transaction; returns how many."""
         ...
 
 
@@ -866,6 +919,11 @@ class Telemetry(Protocol):
 
     def analysed(self, endpoint: Endpoint, session: AnalysisSession) -> None:
         """The planner recorded an analysis session (its tool calls and tokens)."""
+        ...
+
+    def passed_quietly(self, endpoint: Endpoint, session: AnalysisSession) -> None:
+        """A planner pass proposed nothing and found nothing new: its session was not stored
+        (`domain.quiet_passes`), but its tool calls and tokens were spent."""
         ...
 
     def proposed(

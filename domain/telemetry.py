@@ -36,6 +36,9 @@ class NoTelemetry(Telemetry):
     def analysed(self, endpoint: Endpoint, session: AnalysisSession) -> None:
         pass
 
+    def passed_quietly(self, endpoint: Endpoint, session: AnalysisSession) -> None:
+        pass
+
     def proposed(
         self, status: ProposalStatus, refused_by: GuardrailRule | None = None, count: int = 1
     ) -> None:

@@ -130,6 +130,9 @@ class ToolBox:
     deferred: list[ProposalDraft] = field(default_factory=list)
     """Graded mode: the actions asked for, proposed at `submit_analysis` with its confidence."""
     history_reads: int = 0
+    made: int = 0
+    """Proposals recorded by the session's actions (a session that made none may be quiet:
+    `domain.quiet_passes`)."""
     noted: str | None = None
     """What the call under way did, in words, as its handler notes it for the call's record."""
 
@@ -267,6 +270,7 @@ async def _propose(box: ToolBox, target: str | None, draft: ProposalDraft) -> JS
         box.noted = DEFERRED
         return {"status": "deferred", "outcome": DEFERRED}
     proposal = await context.desk.propose(draft, endpoint.id, context.proposer, context.now())
+    box.made += 1
     box.noted = proposal_outcome(proposal)
     return _shown(proposal)
 
@@ -312,6 +316,7 @@ async def _submit(box: ToolBox, args: SubmitArgs) -> JSON:
         for draft in box.deferred
     ]
     box.deferred.clear()
+    box.made += len(made)
     box.noted = "; ".join(["analysis submitted", *(proposal_outcome(p) for p in made)])
     if not made:
         return {"ok": True}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from cronpilot.domain.context import dag_context, related_siblings
@@ -26,6 +27,8 @@ from cronpilot.domain.planning import (
     SessionStatus,
 )
 from cronpilot.domain.ports import Clock, Store, Telemetry, Waker
+from cronpilot.domain.quiet_passes import analysis_is_quiet, rules_pass_is_quiet
+from cronpilot.domain.rules import RuleEvaluation
 from cronpilot.domain.telemetry import NO_TELEMETRY
 from cronpilot.planner.analysis_context import read_analysis_context
 from cronpilot.planner.brief import build_brief
@@ -41,6 +44,21 @@ from cronpilot.usecases.proposals import ProposalDesk, Proposer
 log = logging.getLogger(__name__)
 
 CUT_SHORT = "cut short: the planner stopped before the analysis ended"
+
+
+@dataclass(frozen=True, slots=True)
+class _Looked:
+    """What the analyst's look came to: its session and outcome (neither when it was not due,
+    no session when a rule spoke for it), and whether the session was quiet."""
+
+    session: AnalysisSession | None
+    outcome: AnalysisOutcome | None
+    quiet: bool = False
+
+
+def _evaluations(rules: RulesResult | None) -> list[RuleEvaluation]:
+    session = None if rules is None else rules.recorded.session
+    return [] if session is None else session.rule_evaluations
 
 
 class PlannerWorker:
@@ -140,15 +158,19 @@ class PlannerWorker:
             )
 
     async def analyse_now(self, ref: str) -> list[AnalysisSession]:
-        """Analyse one endpoint at once, whether or not it needs it (`planner run-once`)."""
+        """Analyse one endpoint at once, whether or not it needs it (`planner run-once`).
+        Its sessions are stored even when quiet: someone asked to see them."""
         claim = await self._store.planner.claim_endpoint(
             ref, self._clock.now(), self._config.worker_id, self._config.lease_seconds
         )
-        return await self.analyse(claim)
+        return await self.analyse(claim, keep_quiet=True)
 
-    async def analyse(self, claim: AnalysisClaim) -> list[AnalysisSession]:
+    async def analyse(
+        self, claim: AnalysisClaim, *, keep_quiet: bool = False
+    ) -> list[AnalysisSession]:
         """One pass over the claimed endpoint: its rules when it has some, then the analyst
-        when due (`_consult`). Returns the sessions recorded, the rules' first."""
+        when due (`_consult`). Returns the sessions stored, the rules' first: a quiet one
+        (`domain.quiet_passes`) is only counted, unless `keep_quiet`."""
         started = self._clock.now()
         endpoint = claim.endpoint
         context = await read_analysis_context(
@@ -158,16 +180,32 @@ class PlannerWorker:
         rules = None
         if endpoint.spec.rules:
             rules = await self._rules.evaluate(claim, siblings, context.newest_finished_slot)
-        session, outcome = await self._consult(claim, context, siblings, rules, started)
+        looked = await self._consult(claim, context, siblings, rules, started)
         recorded = rules.recorded if rules is not None else None
+        session, outcome = looked.session, looked.outcome
+        quiet: list[AnalysisSession] = []
+        if not (keep_quiet or self._config.keep_quiet):
+            if (
+                recorded is not None
+                and recorded.session is not None
+                and rules_pass_is_quiet(
+                    recorded.session.rule_evaluations, recorded.held, claim.rule_held
+                )
+            ):
+                quiet.append(recorded.session)
+                recorded = replace(recorded, session=None)
+            if session is not None and looked.quiet:
+                quiet.append(session)
+                session = None
         await self._store.planner.finish_analysis(
             claim, self._config.worker_id, session, outcome, self._clock.now(), rules=recorded
         )
-        sessions = [] if recorded is None else [recorded.session]
-        if session is not None:
-            sessions.append(session)
+        kept = None if recorded is None else recorded.session
+        sessions = [each for each in (kept, session) if each is not None]
         for each in sessions:
             self._telemetry.analysed(endpoint, each)
+        for each in quiet:
+            self._telemetry.passed_quietly(endpoint, each)
         if session is not None and outcome is not None:
             self._log(endpoint, session, outcome)
         return sessions
@@ -179,18 +217,18 @@ class PlannerWorker:
         siblings: dict[str, Endpoint],
         rules: RulesResult | None,
         started: datetime,
-    ) -> tuple[AnalysisSession | None, AnalysisOutcome | None]:
+    ) -> _Looked:
         """The analyst's session and outcome; neither when it is not due. A rule that holds
         keeps an analyst that yields to rules (the heuristic) from looking: the rule spoke for
         it on this batch of runs, which is recorded as seen."""
         if not claim.analysis_due:
-            return None, None
+            return _Looked(None, None)
         seen = context.newest_finished_slot
         firing = rules.firing if rules is not None else None
         if firing is not None and self._analyst.yields_to_rules:
             look_again = self._clock.now() + timedelta(seconds=self._config.poll_seconds)
             failing = claim.endpoint.failure_count > 0
-            return None, AnalysisOutcome(seen, failing, look_again, failed=False)
+            return _Looked(None, AnalysisOutcome(seen, failing, look_again, failed=False))
         session_id = new_id()
         toolbox = ToolBox(
             ToolContext(
@@ -209,7 +247,7 @@ class PlannerWorker:
             recent=context.recent,
             schema=schema_document(context.schema),
             now=started,
-            rules=rules.recorded.session.rule_evaluations if rules is not None else (),
+            rules=_evaluations(rules),
             graph=dag_context(claim.endpoint, context.endpoints, context.edges, context.latest),
             latest=summed_up(claim.endpoint, context, started),
             pasted=self._pasted(toolbox, context, started) if self._config.paste_latest else None,
@@ -229,8 +267,8 @@ class PlannerWorker:
         session_id: str,
         started: datetime,
         seen: datetime | None,
-    ) -> tuple[AnalysisSession, AnalysisOutcome]:
-        """The analyst's session, and when to look again."""
+    ) -> _Looked:
+        """The analyst's session, when to look again, and whether the session was quiet."""
         endpoint = claim.endpoint
         finished = self._clock.now()
         failed = verdict.status is SessionStatus.FAILED
@@ -266,7 +304,7 @@ class PlannerWorker:
             next_analysis_at=next_at,
             failed=failed,
         )
-        return session, outcome
+        return _Looked(session, outcome, analysis_is_quiet(session, toolbox.made))
 
     def _log(self, endpoint: Endpoint, session: AnalysisSession, outcome: AnalysisOutcome) -> None:
         fields = {"endpoint_id": endpoint.id, "session_id": session.id}

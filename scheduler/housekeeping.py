@@ -1,5 +1,6 @@
 """Housekeeping every worker does for the shared store: reap dead workers' runs, expire approvals
-nobody decided in time, prune old runs and forget workers long silent.
+nobody decided in time, prune old runs and the rows past their retention window
+(`domain.retention`), and forget workers long silent.
 
 All are idempotent, so every worker may run them on its own timers (`runtime.timing`, on
 the worker's clock; decision 0015), never from a shared job store.
@@ -8,16 +9,21 @@ the worker's clock; decision 0015), never from a shared job store.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
+from typing import Literal
 
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.ports import Clock, Store, Telemetry
+from cronpilot.domain.retention import PRUNE_BATCH, Retention, cutoffs
 from cronpilot.domain.telemetry import NO_TELEMETRY
 from cronpilot.domain.workers import seen_since
 from cronpilot.runtime.timing import Periodic
 from cronpilot.usecases.approvals import EXPIRY_BATCH, ApprovalDesk
 
 log = logging.getLogger(__name__)
+
+RetainedTable = Literal["sessions", "proposals", "notifications", "audit", "approvals"]
 
 FIRST_PRUNE_AFTER = timedelta(minutes=1)
 """A starting worker prunes only after this (or its interval, if shorter): it is likely to face
@@ -36,6 +42,7 @@ class Housekeeping:
         prune_interval_seconds: float,
         *,
         worker_stale_seconds: float,
+        retention: Retention,
         approvals: ApprovalDesk,
         telemetry: Telemetry = NO_TELEMETRY,
     ) -> None:
@@ -44,6 +51,7 @@ class Housekeeping:
         self._clock = clock
         self._retention_runs = retention_runs
         self._worker_stale_seconds = worker_stale_seconds
+        self._retention = retention
         first_prune = min(FIRST_PRUNE_AFTER.total_seconds(), prune_interval_seconds)
         self._approvals = approvals
         self._timers = (
@@ -71,11 +79,13 @@ class Housekeeping:
 
     async def prune_once(self) -> int:
         """Keep the newest `retention_runs` finished runs of each endpoint, delete the rest;
-        drop DAG waits older than `STALE_WAIT`; forget workers silent for
-        `worker_stale_seconds` (the registry)."""
+        delete the rows past their retention window (`prune_records`); drop DAG waits older
+        than `STALE_WAIT`; forget workers silent for `worker_stale_seconds` (the registry).
+        Returns how many runs were deleted."""
         pruned = await self._store.runs.prune(self._retention_runs)
         if pruned:
             log.info("pruned %d old runs", pruned, extra=log_extra("prune", count=pruned))
+        await self.prune_records()
         dropped = await self._store.dag.drop_stale_waits(self._clock.now() - STALE_WAIT)
         if dropped:
             log.warning(
@@ -94,6 +104,39 @@ class Housekeeping:
                 extra=log_extra("prune_workers", count=gone),
             )
         return pruned
+
+    async def prune_records(self) -> dict[RetainedTable, int]:
+        """Delete the sessions, decided proposals, delivered notifications, audit entries and
+        decided approvals past their retention window at this clock's now, a batch per
+        transaction until none is left; returns how many went, by table. Idempotent: workers
+        pruning at once delete each row once, and a batch found empty ends the table's
+        turn."""
+        cut = cutoffs(self._retention, self._clock.now())
+        store = self._store
+        batches: dict[RetainedTable, Callable[[int], Awaitable[int]]] = {
+            "sessions": lambda n: store.planner.prune_sessions(
+                cut.sessions, cut.rule_evaluations, n
+            ),
+            "proposals": lambda n: store.planner.prune_proposals(cut.proposals, n),
+            "notifications": lambda n: store.notifications.prune(cut.notifications, n),
+            "audit": lambda n: store.access.prune_audit(cut.audit, n),
+            "approvals": lambda n: store.approvals.prune(cut.approvals, n),
+        }
+        gone: dict[RetainedTable, int] = {}
+        for table, batch in batches.items():
+            total = count = await batch(PRUNE_BATCH)
+            while count == PRUNE_BATCH:
+                count = await batch(PRUNE_BATCH)
+                total += count
+            gone[table] = total
+            if total:
+                log.info(
+                    "pruned %d %s past their retention window",
+                    total,
+                    table,
+                    extra=log_extra("prune_records", table=table, count=total),
+                )
+        return gone
 
     def start(self) -> None:
         """Start the timers; call from inside the running event loop. The reaper (and the

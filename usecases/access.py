@@ -12,6 +12,7 @@ from cronpilot.domain.errors import InvalidTokenName, StoreUnavailable, TokenNot
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import new_id
 from cronpilot.domain.ports import ReadingFactory, Repositories, UnitOfWorkFactory
+from cronpilot.domain.time_range import TimeRange
 from cronpilot.domain.tokens import (
     NAME_RULE,
     NAME_SHAPE,
@@ -117,8 +118,11 @@ async def list_audit(
     action: AuditAction | None = None,
     limit: int = 100,
     before: AuditCursor | None = None,
+    within: TimeRange | None = None,
 ) -> list[AuditEntry]:
-    """The audit log newest first; pass the last entry's `cursor` as `before` for the next
-    page."""
+    """The audit log newest first, optionally made `within` a window; pass the last entry's
+    `cursor` as `before` for the next page."""
     async with reading() as tx:
-        return await tx.access.list_audit(actor=actor, action=action, limit=limit, before=before)
+        return await tx.access.list_audit(
+            actor=actor, action=action, limit=limit, before=before, within=within
+        )

@@ -12,6 +12,7 @@ from cronpilot.adapters.api.access import Reader, Writer
 from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.api.strict import StrictBody
 from cronpilot.adapters.api.versions import IfMatch, expected_version, tag_response
+from cronpilot.adapters.cli.output import iso
 from cronpilot.adapters.cli.views import endpoint_view, job_view, report_view
 from cronpilot.adapters.jobs_file import MAX_FILE_BYTES, parse_declarations
 from cronpilot.domain.errors import InvalidConfig
@@ -66,7 +67,8 @@ async def get_endpoint(
     """The endpoint with its `ETag`: send it back as `If-Match` on a write."""
     state = await show_endpoint(ctx.store.reading, f"{job}/{name}")
     tag_response(response, state.endpoint)
-    return endpoint_view(state.endpoint, state.last_run)
+    looked = {"last_analysed_at": iso(state.last_analysed_at)}
+    return endpoint_view(state.endpoint, state.last_run) | looked
 
 
 @router.delete("/endpoints/{job}/{name}")

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query
 from cronpilot.adapters.api.access import Reader
 from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.api.paging import CursorToken, Limit, after, page_view
+from cronpilot.adapters.api.windows import Since, Until, window
 from cronpilot.adapters.cli.views import notification_view, output_view
 from cronpilot.domain.alerts import NotificationStatus
 from cronpilot.usecases.queries.catalog import endpoint_refs
@@ -40,6 +41,8 @@ async def get_notifications(
     status: NotificationStatus | None = None,
     limit: Limit = 50,
     cursor: CursorToken = None,
+    since: Since = None,
+    until: Until = None,
 ) -> dict[str, Any]:
     page = await list_notifications(
         ctx.store.reading,
@@ -48,6 +51,7 @@ async def get_notifications(
         status=status,
         limit=limit,
         after=after(cursor),
+        within=window(ctx.clock, since, until),
     )
     refs = await endpoint_refs(ctx.store.reading)
     return page_view(page, lambda n: notification_view(n, refs.get(n.endpoint_id, "?")))

@@ -13,6 +13,7 @@ from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.api.paging import CursorToken, Limit, after, page_view
 from cronpilot.adapters.api.problems import problem
 from cronpilot.adapters.api.strict import StrictBody
+from cronpilot.adapters.api.windows import Since, Until, window
 from cronpilot.adapters.cli.planner_views import autonomy_view, proposal_view, session_view
 from cronpilot.domain.planning import ProposalStatus
 from cronpilot.usecases.queries.catalog import endpoint_refs
@@ -37,6 +38,8 @@ async def get_proposals(
     endpoint: str | None = None,
     limit: Limit = 50,
     cursor: CursorToken = None,
+    since: Since = None,
+    until: Until = None,
 ) -> dict[str, Any]:
     page = await list_proposals(
         ctx.store.reading,
@@ -45,6 +48,7 @@ async def get_proposals(
         endpoint=endpoint,
         limit=limit,
         after=after(cursor),
+        within=window(ctx.clock, since, until),
     )
     refs = await endpoint_refs(ctx.store.reading)
     return page_view(page, lambda p: proposal_view(p, refs.get(p.endpoint_id, "?")))
@@ -94,13 +98,17 @@ async def reject(
 
 @router.get("/sessions")
 async def get_sessions(
+    *,
     ctx: Context,
     _: Reader,
     endpoint: str | None = None,
     limit: Limit = 20,
     cursor: CursorToken = None,
+    since: Since = None,
+    until: Until = None,
 ) -> dict[str, Any]:
-    page = await list_sessions(ctx.store.reading, endpoint, limit, after(cursor))
+    within = window(ctx.clock, since, until)
+    page = await list_sessions(ctx.store.reading, endpoint, limit, after(cursor), within)
     refs = await endpoint_refs(ctx.store.reading)
     return page_view(page, lambda s: session_view(s, refs.get(s.endpoint_id, "?")))
 

@@ -18,6 +18,7 @@ from cronpilot.adapters.cli.output import (
     print_table,
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
+from cronpilot.adapters.cli.time_options import SinceOption, UntilOption, window
 from cronpilot.domain.audit import AUDIT_ACTIONS, AuditEntry
 from cronpilot.usecases.access import list_audit
 
@@ -31,6 +32,9 @@ def list_entries(
         typer.Option(help=f"Only this kind of change: {', '.join(AUDIT_ACTIONS)}."),
     ] = None,
     limit: Annotated[int, typer.Option(min=1, max=1000, help="How many, newest first.")] = 50,
+    *,
+    since: SinceOption = None,
+    until: UntilOption = None,
     output: OutputOption = None,
 ) -> None:
     """The audit log, newest first: every write, who made it, and on what."""
@@ -38,9 +42,12 @@ def list_entries(
         raise typer.BadParameter(
             f"{action!r} is not one of {', '.join(AUDIT_ACTIONS)}", param_hint="--action"
         )
+    within = window(since, until)
     entries = with_store(
         admin_settings(),
-        lambda store: list_audit(store.reading, actor=actor, action=action, limit=limit),
+        lambda store: list_audit(
+            store.reading, actor=actor, action=action, limit=limit, within=within
+        ),
     )
     if output:
         print_data(output, [entry_view(e) for e in entries])

@@ -91,9 +91,14 @@ def show(
     fires = cron_fires(schedule, now)
     if output:
         view = endpoint_view(endpoint, last_run) | in_force_view(endpoint, now)
-        print_data(output, view | {"next_fires": fires_view(fires, schedule.timezone)})
+        print_data(
+            output,
+            view
+            | {"next_fires": fires_view(fires, schedule.timezone)}
+            | {"last_analysed_at": iso(state.last_analysed_at)},
+        )
         return
-    print_table(_details(endpoint, last_run, now, fires))
+    print_table(_details(endpoint, last_run, now, fires, looked=state.last_analysed_at))
 
 
 def in_force_text(endpoint: Endpoint, now: datetime) -> str:
@@ -139,7 +144,12 @@ def last_run_text(run: Run | None, now: datetime) -> str:
 
 
 def _details(
-    endpoint: Endpoint, last_run: Run | None, now: datetime, fires: list[datetime]
+    endpoint: Endpoint,
+    last_run: Run | None,
+    now: datetime,
+    fires: list[datetime],
+    *,
+    looked: datetime | None,
 ) -> Table:
     spec = endpoint.spec
     # The cron's own times, whatever hints, backoff or a pause make of the next run.
@@ -172,6 +182,7 @@ def _details(
             ("hints", _hints(endpoint, now)),
             ("failures", str(endpoint.failure_count)),
             ("last run", last_run_text(last_run, now)),
+            ("last looked at", relative(looked, now)),
         ]
     )
 

@@ -17,6 +17,7 @@ from cronpilot.adapters.cli.output import (
     print_table,
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
+from cronpilot.adapters.cli.time_options import SinceOption, UntilOption, window
 from cronpilot.adapters.cli.views import notification_view
 from cronpilot.domain.alerts import Notification, NotificationStatus
 from cronpilot.domain.ports import Store
@@ -33,13 +34,17 @@ def list_notifications(
         NotificationStatus | None, typer.Option(help="Only notifications in this state.")
     ] = None,
     limit: Annotated[int, typer.Option(min=1, max=1000, help="How many, newest first.")] = 50,
+    *,
+    since: SinceOption = None,
+    until: UntilOption = None,
     output: OutputOption = None,
 ) -> None:
     """Alerts for webhooks, newest first: the event, where it goes, and how delivery went."""
+    within = window(since, until)
 
     async def act(store: Store) -> tuple[list[Notification], dict[str, str]]:
         page = await notifications.list_notifications(
-            store.reading, job=job, endpoint=endpoint, status=status, limit=limit
+            store.reading, job=job, endpoint=endpoint, status=status, limit=limit, within=within
         )
         return page.items, await catalog.endpoint_refs(store.reading)
 

@@ -22,6 +22,7 @@ from cronpilot.adapters.cli.output import (
 )
 from cronpilot.adapters.cli.planner_views import change_text, proposal_view
 from cronpilot.adapters.cli.runtime import EXIT_FAILED, admin_settings, with_store
+from cronpilot.adapters.cli.time_options import SinceOption, UntilOption, window
 from cronpilot.adapters.settings import Settings
 from cronpilot.domain.planning import Proposal, ProposalStatus
 from cronpilot.domain.ports import Store
@@ -36,12 +37,18 @@ def list_proposals(
     ] = None,
     job: Annotated[str | None, typer.Option(help="Only this job's endpoints.")] = None,
     limit: Annotated[int, typer.Option(min=1, max=1000, help="How many, newest first.")] = 50,
+    *,
+    since: SinceOption = None,
+    until: UntilOption = None,
     output: OutputOption = None,
 ) -> None:
     """Proposals, newest first: the change, why, and what became of it."""
+    within = window(since, until)
 
     async def act(store: Store) -> tuple[list[Proposal], dict[str, str]]:
-        page = await planner.list_proposals(store.reading, status=status, job=job, limit=limit)
+        page = await planner.list_proposals(
+            store.reading, status=status, job=job, limit=limit, within=within
+        )
         return page.items, await catalog.endpoint_refs(store.reading)
 
     proposals, refs = with_store(admin_settings(), act)

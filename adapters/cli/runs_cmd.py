@@ -26,6 +26,7 @@ from cronpilot.adapters.cli.output import (
     span,
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
+from cronpilot.adapters.cli.time_options import SinceOption, UntilOption, window
 from cronpilot.adapters.cli.views import run_view
 from cronpilot.domain.model import Attempt, Endpoint, ErrorKind, Run, RunStatus
 from cronpilot.domain.secrets import mask_urls
@@ -38,13 +39,15 @@ if TYPE_CHECKING:
 def list_runs(
     ref: EndpointRef,
     limit: Annotated[int, typer.Option(min=1, max=1000, help="How many, newest first.")] = 20,
+    *,
+    since: SinceOption = None,
+    until: UntilOption = None,
     output: OutputOption = None,
 ) -> None:
     """An endpoint's recent runs, newest first."""
-    # The first page of `GET /runs?endpoint=REF&limit=N`.
-    page = with_store(
-        admin_settings(), lambda store: page_runs(store.reading, RunQuery(endpoint=ref), limit)
-    )
+    # The first page of `GET /runs?endpoint=REF&limit=N&since=&until=`.
+    query = RunQuery(endpoint=ref, within=window(since, until))
+    page = with_store(admin_settings(), lambda store: page_runs(store.reading, query, limit))
     runs = page.items
     if output:
         print_data(output, [run_view(run, with_body=False) for run in runs])

@@ -17,6 +17,7 @@ from cronpilot.domain.errors import (
     InvalidConfig,
     InvalidRunRequest,
     InvalidSchedule,
+    InvalidTimeRange,
     InvalidTokenName,
     NotFound,
     ProposalNotPending,
@@ -91,6 +92,7 @@ def exit_code(error: CronpilotError) -> int:
         | InvalidSchedule
         | InvalidRunRequest
         | InvalidTokenName
+        | InvalidTimeRange
         | UnsafeURL
         | ValueRejected
         | StillDependedOn

@@ -21,6 +21,7 @@ from cronpilot.adapters.cli.output import (
 )
 from cronpilot.adapters.cli.planner_views import session_view
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
+from cronpilot.adapters.cli.time_options import SinceOption, UntilOption, window
 from cronpilot.domain.planning import AnalysisSession, ToolCallRecord
 from cronpilot.domain.ports import Store
 from cronpilot.domain.rule_firing import value_text
@@ -32,12 +33,16 @@ def list_sessions(
         str | None, typer.Option(help="Only this endpoint (`job/endpoint` or id).")
     ] = None,
     limit: Annotated[int, typer.Option(min=1, max=1000, help="How many, newest first.")] = 20,
+    *,
+    since: SinceOption = None,
+    until: UntilOption = None,
     output: OutputOption = None,
 ) -> None:
     """Analysis sessions, newest first."""
+    within = window(since, until)
 
     async def act(store: Store) -> tuple[list[AnalysisSession], dict[str, str]]:
-        page = await planner.list_sessions(store.reading, endpoint, limit)
+        page = await planner.list_sessions(store.reading, endpoint, limit, within=within)
         return page.items, await catalog.endpoint_refs(store.reading)
 
     sessions, refs = with_store(admin_settings(), act)

@@ -75,13 +75,15 @@ class RulesOnly:
 
 
 def exam_config(config: PlannerConfig) -> PlannerConfig:
-    """`config` as an exam runs it: its own worker, an hour's limits told in minutes."""
+    """`config` as an exam runs it: its own worker, an hour's limits told in minutes, and
+    every session stored, quiet ones too: the grade counts each analysis and its tokens."""
     limits = replace(config.limits, max_changes_per_hour=EXAM_CHANGES_PER_HOUR)
     return replace(
         config,
         worker_id=WORKER,
         min_look_again_seconds=EXAM_LOOK_AGAIN_SECONDS,
         limits=limits,
+        keep_quiet=True,
     )
 
 

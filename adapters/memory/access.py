@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 from cronpilot.domain.audit import AuditAction, AuditCursor, AuditEntry, log_order
 from cronpilot.domain.errors import ConflictError, TokenNotFound
 from cronpilot.domain.ports import AccessRepository
+from cronpilot.domain.retention import audit_expired
+from cronpilot.domain.time_range import TimeRange, falls_in
 from cronpilot.domain.tokens import ApiToken
 
 if TYPE_CHECKING:
@@ -67,13 +69,24 @@ class MemoryAccess(AccessRepository):
         action: AuditAction | None = None,
         limit: int = 100,
         before: AuditCursor | None = None,
+        within: TimeRange | None = None,
     ) -> list[AuditEntry]:
         chosen = [
             e
             for e in self._state.audit
             if (actor is None or e.actor == actor)
             and (action is None or e.action == action)
+            and falls_in(within, e.at)
             and (before is None or log_order(e) < (before.at, before.id))
         ]
         chosen.sort(key=log_order, reverse=True)
         return chosen[: max(limit, 0)]
+
+    async def prune_audit(self, before: datetime, limit: int) -> int:
+        async with self._state.lock:
+            doomed = sorted(
+                (e for e in self._state.audit if audit_expired(e, before)), key=log_order
+            )
+            gone = {e.id for e in doomed[: max(limit, 0)]}
+            self._state.audit = [e for e in self._state.audit if e.id not in gone]
+        return len(gone)

@@ -14,6 +14,7 @@ from cronpilot.domain.errors import ApprovalNotFound
 from cronpilot.domain.ids import by_id_or_prefix
 from cronpilot.domain.paging import Cursor, follows
 from cronpilot.domain.ports import ApprovalRepository
+from cronpilot.domain.retention import approval_expired
 
 if TYPE_CHECKING:
     from cronpilot.adapters.memory.store import MemoryState
@@ -68,3 +69,13 @@ class MemoryApprovals(ApprovalRepository):
                 waits = dag_run_waits(self._state, decision.dag_run_id)
                 save_plan(self._state, declined(job, waits, decision, now))
         return decision
+
+    async def prune(self, before: datetime, limit: int) -> int:
+        async with self._state.lock:
+            doomed = sorted(
+                (a for a in self._state.approvals.values() if approval_expired(a, before)),
+                key=lambda a: (a.requested_at, a.id),
+            )[: max(limit, 0)]
+            for approval in doomed:
+                del self._state.approvals[approval.id]
+        return len(doomed)

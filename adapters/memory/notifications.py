@@ -15,6 +15,8 @@ from cronpilot.domain.alerts import (
 )
 from cronpilot.domain.paging import Cursor, follows
 from cronpilot.domain.ports import NotificationRepository
+from cronpilot.domain.retention import notification_expired
+from cronpilot.domain.time_range import TimeRange, falls_in
 
 if TYPE_CHECKING:
     from cronpilot.adapters.memory.store import MemoryState
@@ -80,6 +82,8 @@ class MemoryNotifications(NotificationRepository):
         status: NotificationStatus | None = None,
         limit: int = 100,
         after: Cursor | None = None,
+        *,
+        within: TimeRange | None = None,
     ) -> list[Notification]:
         chosen = [
             n
@@ -87,7 +91,18 @@ class MemoryNotifications(NotificationRepository):
             if (job_id is None or n.job_id == job_id)
             and (endpoint_id is None or n.endpoint_id == endpoint_id)
             and (status is None or n.status is status)
+            and falls_in(within, n.created_at)
             and follows(n.created_at, n.id, after)
         ]
         chosen.sort(key=lambda n: (n.created_at, n.id), reverse=True)
         return chosen[:limit]
+
+    async def prune(self, before: datetime, limit: int) -> int:
+        async with self._state.lock:
+            doomed = sorted(
+                (n for n in self._state.notifications.values() if notification_expired(n, before)),
+                key=lambda n: (n.created_at, n.id),
+            )[: max(limit, 0)]
+            for notification in doomed:
+                del self._state.notifications[notification.id]
+        return len(doomed)

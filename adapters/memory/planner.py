@@ -37,6 +37,8 @@ from cronpilot.domain.planning import (
     needs_rules,
 )
 from cronpilot.domain.ports import PlannerRepository
+from cronpilot.domain.retention import proposal_expired, session_expired
+from cronpilot.domain.time_range import TimeRange, falls_in
 
 if TYPE_CHECKING:
     # The store imports this module to build its planner; the state is only a type here.
@@ -129,7 +131,7 @@ class MemoryPlanner(PlannerRepository):
             state = self.planning.states.get(claim.endpoint.id)
             if state is None or state.lease_owner != worker_id:
                 raise LeaseLost(claim.endpoint.id, worker_id)
-            state = replace(state, lease_owner=None, lease_until=None)
+            state = replace(state, lease_owner=None, lease_until=None, last_analysed_at=now)
             if outcome is not None:
                 failed = outcome.failed
                 state = replace(
@@ -147,10 +149,15 @@ class MemoryPlanner(PlannerRepository):
                     rule_held=rules.held,
                     rule_streak=rules.streak,
                 )
-                self.planning.sessions[rules.session.id] = rules.session
+                if rules.session is not None:
+                    self.planning.sessions[rules.session.id] = rules.session
             self.planning.states[claim.endpoint.id] = state
             if session is not None:
                 self.planning.sessions[session.id] = session
+
+    async def last_analysed(self, endpoint_id: str) -> datetime | None:
+        state = self.planning.states.get(endpoint_id)
+        return None if state is None else state.last_analysed_at
 
     async def add_proposal(
         self, proposal: Proposal, notifications: Sequence[Notification] = ()
@@ -173,6 +180,8 @@ class MemoryPlanner(PlannerRepository):
         endpoint_id: str | None = None,
         limit: int = 100,
         after: Cursor | None = None,
+        *,
+        within: TimeRange | None = None,
     ) -> list[Proposal]:
         job_id = None if job_name is None else self._state.jobs.get(job_name)
         chosen = [
@@ -181,6 +190,7 @@ class MemoryPlanner(PlannerRepository):
             if (status is None or p.status is status)
             and (job_name is None or (job_id is not None and p.job_id == job_id.id))
             and (endpoint_id is None or p.endpoint_id == endpoint_id)
+            and falls_in(within, p.created_at)
             and follows(p.created_at, p.id, after, ids_ascending=True)
         ]
         return _newest_first(chosen)[:limit]
@@ -232,14 +242,46 @@ class MemoryPlanner(PlannerRepository):
         return found
 
     async def list_sessions(
-        self, endpoint_id: str | None = None, limit: int = 50, after: Cursor | None = None
+        self,
+        endpoint_id: str | None = None,
+        limit: int = 50,
+        after: Cursor | None = None,
+        *,
+        within: TimeRange | None = None,
     ) -> list[AnalysisSession]:
         chosen = [
             s
             for s in self.planning.sessions.values()
             if (endpoint_id is None or s.endpoint_id == endpoint_id)
+            and falls_in(within, s.started_at)
             and follows(s.started_at, s.id, after, ids_ascending=True)
         ]
         chosen.sort(key=lambda s: s.id)
         chosen.sort(key=lambda s: s.started_at, reverse=True)
         return chosen[:limit]
+
+    async def prune_sessions(
+        self, sessions_before: datetime, rules_before: datetime, limit: int
+    ) -> int:
+        async with self._state.lock:
+            doomed = sorted(
+                (
+                    s
+                    for s in self.planning.sessions.values()
+                    if session_expired(s, sessions_before, rules_before)
+                ),
+                key=lambda s: (s.started_at, s.id),
+            )[: max(limit, 0)]
+            for session in doomed:
+                del self.planning.sessions[session.id]
+        return len(doomed)
+
+    async def prune_proposals(self, before: datetime, limit: int) -> int:
+        async with self._state.lock:
+            doomed = sorted(
+                (p for p in self.planning.proposals.values() if proposal_expired(p, before)),
+                key=lambda p: (p.created_at, p.id),
+            )[: max(limit, 0)]
+            for proposal in doomed:
+                del self.planning.proposals[proposal.id]
+        return len(doomed)

@@ -72,6 +72,7 @@ from cronpilot.domain.ports import (
     Store,
     UnitOfWork,
 )
+from cronpilot.domain.time_range import falls_in
 from cronpilot.domain.tokens import ApiToken
 from cronpilot.domain.transitions import (
     abandoned_run,
@@ -477,6 +478,7 @@ class MemoryRuns(RunRepository):
             and (where.endpoint_id is None or run.endpoint_id == where.endpoint_id)
             and (where.status is None or run.status is where.status)
             and (where.trigger is None or run.trigger is where.trigger)
+            and falls_in(where.within, run.slot_at)
             and follows(run.slot_at, run.id, after)
         ]
         chosen.sort(key=lambda run: (run.slot_at, run.id), reverse=True)

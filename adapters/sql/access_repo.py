@@ -9,11 +9,14 @@ from sqlalchemy import and_, insert, or_, select, update
 from sqlalchemy.engine import RowMapping
 
 from cronpilot.adapters.sql.engine import Database
+from cronpilot.adapters.sql.keyset import in_window
+from cronpilot.adapters.sql.retention import delete_oldest
 from cronpilot.adapters.sql.tables import api_tokens, audit_log
 from cronpilot.domain.access import Scope
 from cronpilot.domain.audit import AuditAction, AuditCursor, AuditEntry
 from cronpilot.domain.errors import TokenNotFound
 from cronpilot.domain.ports import AccessRepository
+from cronpilot.domain.time_range import TimeRange
 from cronpilot.domain.tokens import ApiToken
 
 
@@ -121,9 +124,14 @@ class SqlAccess(AccessRepository):
         action: AuditAction | None = None,
         limit: int = 100,
         before: AuditCursor | None = None,
+        within: TimeRange | None = None,
     ) -> list[AuditEntry]:
         table = audit_log.c
-        query = select(audit_log).order_by(table.at.desc(), table.id.desc())
+        query = (
+            select(audit_log)
+            .where(*in_window(table.at, within))
+            .order_by(table.at.desc(), table.id.desc())
+        )
         if actor is not None:
             query = query.where(table.actor == actor)
         if action is not None:
@@ -135,3 +143,8 @@ class SqlAccess(AccessRepository):
         async with self._db.read() as conn:
             rows = (await conn.execute(query.limit(max(limit, 0)))).mappings().all()
         return [_entry(row) for row in rows]
+
+    async def prune_audit(self, before: datetime, limit: int) -> int:
+        table = audit_log.c
+        oldest = (table.at, table.id)
+        return await delete_oldest(self._db, audit_log, table.at < before, oldest, limit)

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import select, update
+from sqlalchemy import and_, select, update
 
 from cronpilot.adapters.sql.dag_repo import dag_run_waits, lock_job, save_plan
 from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.keyset import after_cursor
 from cronpilot.adapters.sql.prefixes import row_by_id
+from cronpilot.adapters.sql.retention import delete_oldest
 from cronpilot.adapters.sql.rows import approval_from_row
 from cronpilot.adapters.sql.tables import IS_PENDING_APPROVAL, approvals, dag_waits
 from cronpilot.domain.approvals import Approval, ApprovalState, decided
@@ -101,3 +102,10 @@ class SqlApprovals(ApprovalRepository):
                 waits = await dag_run_waits(conn, decision.dag_run_id)
                 await save_plan(conn, declined(job, waits, decision, now))
         return decision
+
+    async def prune(self, before: datetime, limit: int) -> int:
+        # Mirrors `domain.retention.approval_expired`; the index on (requested_at, id) serves.
+        table = approvals.c
+        where = and_(~IS_PENDING_APPROVAL, table.requested_at < before)
+        oldest = (table.requested_at, table.id)
+        return await delete_oldest(self._db, approvals, where, oldest, limit)

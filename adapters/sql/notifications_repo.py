@@ -13,16 +13,19 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import insert, or_, select, update
+from sqlalchemy import and_, insert, or_, select, update
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cronpilot.adapters.sql.engine import Database
-from cronpilot.adapters.sql.keyset import after_cursor
+from cronpilot.adapters.sql.keyset import after_cursor, in_window
+from cronpilot.adapters.sql.retention import delete_oldest
 from cronpilot.adapters.sql.tables import notifications
 from cronpilot.domain.alerts import AlertEvent, Notification, NotificationStatus, delivery_order
 from cronpilot.domain.paging import Cursor
 from cronpilot.domain.ports import NotificationRepository
+from cronpilot.domain.retention import DELIVERY_ENDED
+from cronpilot.domain.time_range import TimeRange
 
 _PENDING = NotificationStatus.PENDING.value
 
@@ -160,9 +163,15 @@ class SqlNotifications(NotificationRepository):
         status: NotificationStatus | None = None,
         limit: int = 100,
         after: Cursor | None = None,
+        *,
+        within: TimeRange | None = None,
     ) -> list[Notification]:
         table = notifications.c
-        query = select(notifications).order_by(table.created_at.desc(), table.id.desc())
+        query = (
+            select(notifications)
+            .where(*in_window(table.created_at, within))
+            .order_by(table.created_at.desc(), table.id.desc())
+        )
         if job_id is not None:
             query = query.where(table.job_id == job_id)
         if endpoint_id is not None:
@@ -174,3 +183,11 @@ class SqlNotifications(NotificationRepository):
         async with self._db.read() as conn:
             rows = (await conn.execute(query.limit(limit))).mappings().all()
         return [notification_from_row(row) for row in rows]
+
+    async def prune(self, before: datetime, limit: int) -> int:
+        # Mirrors `domain.retention.notification_expired`.
+        table = notifications.c
+        ended = [status.value for status in DELIVERY_ENDED]
+        where = and_(table.status.in_(ended), table.created_at < before)
+        oldest = (table.created_at, table.id)
+        return await delete_oldest(self._db, notifications, where, oldest, limit)

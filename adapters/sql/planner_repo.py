@@ -30,7 +30,7 @@ from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cronpilot.adapters.sql.engine import Database
-from cronpilot.adapters.sql.keyset import after_cursor
+from cronpilot.adapters.sql.keyset import after_cursor, in_window
 from cronpilot.adapters.sql.notifications_repo import add_notifications
 from cronpilot.adapters.sql.planner_rows import (
     proposal_from_row,
@@ -41,6 +41,7 @@ from cronpilot.adapters.sql.planner_rows import (
     step_values,
 )
 from cronpilot.adapters.sql.prefixes import row_by_id
+from cronpilot.adapters.sql.retention import delete_oldest
 from cronpilot.adapters.sql.rows import endpoint_from_row, select_endpoints
 from cronpilot.adapters.sql.rule_rows import streak_from_row
 from cronpilot.adapters.sql.runs import newest_finished_slot
@@ -80,6 +81,8 @@ from cronpilot.domain.planning import (
     effective_mode,
 )
 from cronpilot.domain.ports import PlannerRepository
+from cronpilot.domain.rule_firing import RULES_PLANNER
+from cronpilot.domain.time_range import TimeRange
 
 
 def _analysis_due(now: datetime) -> ColumnElement[bool]:
@@ -255,6 +258,7 @@ def _finish_statement(analysed: bool, ruled: bool) -> Update:
                 },
                 "lease_owner": None,
                 "lease_until": None,
+                "last_analysed_at": bindparam("now", type_=UtcDateTime),
             }
         )
     )
@@ -353,7 +357,7 @@ class SqlPlanner(PlannerRepository):
         *,
         rules: RulesPass | None = None,
     ) -> None:
-        values: dict[str, Any] = {"id": claim.endpoint.id, "worker_id": worker_id}
+        values: dict[str, Any] = {"id": claim.endpoint.id, "worker_id": worker_id, "now": now}
         if outcome is not None:
             failed = outcome.failed
             values |= {
@@ -371,9 +375,8 @@ class SqlPlanner(PlannerRepository):
                 "new_rule_holding": None if streak is None else streak.number,
                 "new_rule_holding_since": None if streak is None else streak.since,
             }
-        sessions = [] if rules is None else [rules.session]
-        if session is not None:
-            sessions.append(session)
+        kept = None if rules is None else rules.session
+        sessions = [each for each in (kept, session) if each is not None]
         shape = (outcome is not None, rules is not None)
         if self._db.dialect == "postgresql" and len(sessions) == 1:
             stored = {f"session_{key}": value for key, value in session_values(sessions[0]).items()}
@@ -387,6 +390,14 @@ class SqlPlanner(PlannerRepository):
                     )
         if written != 1:
             raise LeaseLost(claim.endpoint.id, worker_id)
+
+    async def last_analysed(self, endpoint_id: str) -> datetime | None:
+        query = select(planner_state.c.last_analysed_at).where(
+            planner_state.c.endpoint_id == endpoint_id
+        )
+        async with self._db.read() as conn:
+            found: datetime | None = (await conn.execute(query)).scalar_one_or_none()
+        return found
 
     async def add_proposal(
         self, proposal: Proposal, notifications: Sequence[Notification] = ()
@@ -412,10 +423,13 @@ class SqlPlanner(PlannerRepository):
         endpoint_id: str | None = None,
         limit: int = 100,
         after: Cursor | None = None,
+        *,
+        within: TimeRange | None = None,
     ) -> list[Proposal]:
         query = (
             select(proposals)
             .join(jobs, jobs.c.id == proposals.c.job_id)
+            .where(*in_window(proposals.c.created_at, within))
             .order_by(proposals.c.created_at.desc(), proposals.c.id)
             .limit(limit)
         )
@@ -498,10 +512,16 @@ class SqlPlanner(PlannerRepository):
         return session_from_row(row)
 
     async def list_sessions(
-        self, endpoint_id: str | None = None, limit: int = 50, after: Cursor | None = None
+        self,
+        endpoint_id: str | None = None,
+        limit: int = 50,
+        after: Cursor | None = None,
+        *,
+        within: TimeRange | None = None,
     ) -> list[AnalysisSession]:
         query = (
             select(analysis_sessions)
+            .where(*in_window(analysis_sessions.c.started_at, within))
             .order_by(analysis_sessions.c.started_at.desc(), analysis_sessions.c.id)
             .limit(limit)
         )
@@ -512,3 +532,29 @@ class SqlPlanner(PlannerRepository):
             query = query.where(after_cursor(table.started_at, table.id, after, ids_ascending=True))
         async with self._db.read() as conn:
             return [session_from_row(row) for row in (await conn.execute(query)).mappings()]
+
+    async def prune_sessions(
+        self, sessions_before: datetime, rules_before: datetime, limit: int
+    ) -> int:
+        # Mirrors `domain.retention.session_expired`; the outer bound lets the index on
+        # `started_at` narrow the scan to rows older than the longer window.
+        table = analysis_sessions.c
+        rules = table.planner == RULES_PLANNER
+        where = and_(
+            table.started_at < max(sessions_before, rules_before),
+            or_(
+                and_(rules, table.started_at < rules_before),
+                and_(~rules, table.started_at < sessions_before),
+            ),
+        )
+        oldest = (table.started_at, table.id)
+        return await delete_oldest(self._db, analysis_sessions, where, oldest, limit)
+
+    async def prune_proposals(self, before: datetime, limit: int) -> int:
+        # Mirrors `domain.retention.proposal_expired`: statuses named, so that the index on
+        # (status, created_at) serves each.
+        decided = [s.value for s in ProposalStatus if s is not ProposalStatus.PENDING]
+        table = proposals.c
+        where = and_(table.status.in_(decided), table.created_at < before)
+        oldest = (table.created_at, table.id)
+        return await delete_oldest(self._db, proposals, where, oldest, limit)

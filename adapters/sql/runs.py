@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Integer, Select, String, bindparam, delete, func, select
 
 from cronpilot.adapters.sql.engine import Database
-from cronpilot.adapters.sql.keyset import after_cursor
+from cronpilot.adapters.sql.keyset import after_cursor, in_window
 from cronpilot.adapters.sql.prefixes import row_by_id
 from cronpilot.adapters.sql.rows import run_from_row
 from cronpilot.adapters.sql.tables import endpoints, runs
@@ -86,6 +86,7 @@ class SqlRuns(RunRepository):
         ):
             if value is not None:
                 query = query.where(column == value)
+        query = query.where(*in_window(runs.c.slot_at, where.within))
         if after is not None:
             query = query.where(after_cursor(runs.c.slot_at, runs.c.id, after))
         async with self._db.read() as conn:

@@ -260,6 +260,8 @@ planner_state = Table(
     # The rule that held first on the latest passes and since when (issue 21: `for:`).
     Column("rule_holding", Integer, nullable=True),
     Column("rule_holding_since", UtcDateTime, nullable=True),
+    # When a pass last finished, stored or quiet (issue 21): quiet passes leave no session.
+    Column("last_analysed_at", UtcDateTime, nullable=True),
 )
 
 # A session's tool calls are read and written only with the session: one JSON list, in order.
@@ -286,6 +288,8 @@ analysis_sessions = Table(
 Index(
     "ix_analysis_sessions_endpoint", analysis_sessions.c.endpoint_id, analysis_sessions.c.started_at
 )
+# Retention deletes the oldest sessions and `sessions list` pages them all newest first.
+Index("ix_analysis_sessions_started", analysis_sessions.c.started_at, analysis_sessions.c.id)
 
 # `session_id` has no foreign key: proposals are written during a session, which is stored when
 # it ends (and a proposal made from the CLI has none).
@@ -437,6 +441,8 @@ Index(
     sqlite_where=notifications.c.status == "pending",
 )
 Index("ix_notifications_endpoint", notifications.c.endpoint_id, notifications.c.created_at)
+# Retention deletes the oldest delivered rows; `notifications list` pages them all newest first.
+Index("ix_notifications_created", notifications.c.created_at, notifications.c.id)
 
 # The workers registry: one row per scheduler worker, its `last_seen` moved on by a heartbeat.
 workers = Table(

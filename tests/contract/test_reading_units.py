@@ -49,6 +49,15 @@ async def test_a_reading_unit_refuses_every_write(store: Store) -> None:
             await tx.runs.prune(0)
         with pytest.raises(ReadOnlyUnit):
             await tx.planner.expire_pending(T0)
+        for prune in (
+            tx.planner.prune_sessions(T0, T0, 10),
+            tx.planner.prune_proposals(T0, 10),
+            tx.notifications.prune(T0, 10),
+            tx.access.prune_audit(T0, 10),
+            tx.approvals.prune(T0, 10),
+        ):
+            with pytest.raises(ReadOnlyUnit):
+                await prune
         # The unit still reads after a refusal.
         assert (await tx.catalog.get_endpoint(endpoint_id)).pause is None
     assert (await store.catalog.get_endpoint(endpoint_id)).pause is None

@@ -173,7 +173,9 @@ async def test_the_queue_processor_follows_the_depth(story: Teller) -> None:
     sessions = await store.planner.list_sessions(limit=1000)
     outcomes = [e.outcome for s in sessions for e in s.rule_evaluations]
     assert outcomes.count(RuleOutcome.PROPOSED) == len(proposals)
-    assert RuleOutcome.IN_FORCE in outcomes
+    # Its passes that find the action in force are counted, not stored (issue 21): a session
+    # for each change, and at most one more for each time no rule holds.
+    assert len([s for s in sessions if s.planner == "rules"]) <= 2 * len(proposals)
 
 
 async def test_billing_cleanup_is_held_for_approval_when_the_cost_passes_the_budget(

@@ -3,6 +3,7 @@ again, within bounds, and the planner honours it; a session's history reads are 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -11,8 +12,12 @@ import pytest
 from cronpilot.domain.ports import Store
 from cronpilot.planner.session import Verdict, submitted
 from cronpilot.planner.tools import HISTORY_READS, ToolBox
-from tests.planner.builders import answer, declare, make_planner, spec
+from tests.planner.builders import answer, declare, spec
+from tests.planner.builders import make_planner as _make_planner
 from tests.support.clock import FakeClock
+
+# These tests read what every pass saw: quiet passes are stored too (`domain.quiet_passes`).
+make_planner = functools.partial(_make_planner, planner_keep_quiet_sessions=True)
 
 
 @dataclass

@@ -4,6 +4,7 @@ evaluated is recorded, counted, and the planner goes on."""
 
 from __future__ import annotations
 
+import functools
 from datetime import timedelta
 
 from cronpilot.adapters.metrics import PrometheusTelemetry
@@ -19,8 +20,12 @@ from cronpilot.domain.rule_firing import DEFAULT_RULE_TTL_SECONDS
 from cronpilot.domain.rules import ActionKind, Rule, RuleAction, RuleOutcome
 from cronpilot.planner.heuristic import HeuristicAnalyst
 from cronpilot.planner.worker import PlannerWorker
-from tests.planner.builders import answer, declare, make_planner, spec
+from tests.planner.builders import answer, declare, spec
+from tests.planner.builders import make_planner as _make_planner
 from tests.support.clock import FakeClock
+
+# These tests read what every pass saw: quiet passes are stored too (`domain.quiet_passes`).
+make_planner = functools.partial(_make_planner, planner_keep_quiet_sessions=True)
 
 CLAMPED = {"min_interval_seconds": 2.0, "max_interval_seconds": 120.0}
 FAST = Rule("depth.body.pending > 200", RuleAction(ActionKind.INTERVAL, interval_seconds=3))

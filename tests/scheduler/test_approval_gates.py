@@ -29,7 +29,7 @@ from tests.scheduler.endpoint_server import EndpointServer
 from tests.scheduler.test_notifier import WebhookServer
 from tests.support.clock import FakeClock
 from tests.support.finishing import record_one
-from tests.support.settings import settings_for_tests
+from tests.support.settings import retention_for_tests, settings_for_tests
 
 TIMEOUT = 60.0
 
@@ -191,6 +191,7 @@ async def test_housekeeping_expires_what_nobody_decided_on_its_timer(
         retention_runs=5,
         prune_interval_seconds=600,
         worker_stale_seconds=60,
+        retention=retention_for_tests(),
         approvals=Notifying(desk, expire_lapsed=expired),  # type: ignore[arg-type]
     )
 

@@ -29,6 +29,7 @@ from tests.scheduler.builders import (
 )
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock
+from tests.support.settings import retention_for_tests
 
 STALE = 60.0
 
@@ -45,6 +46,7 @@ async def test_reaper_abandons_runs_of_a_dead_worker_once_its_lease_expires(
         retention_runs=5,
         prune_interval_seconds=600,
         worker_stale_seconds=STALE,
+        retention=retention_for_tests(),
         approvals=ApprovalDesk(store.unit_of_work, None),
     )
 
@@ -82,6 +84,7 @@ async def test_retention_keeps_the_newest_runs_of_each_endpoint(
         retention_runs=3,
         prune_interval_seconds=600,
         worker_stale_seconds=STALE,
+        retention=retention_for_tests(),
         approvals=ApprovalDesk(store.unit_of_work, None),
     )
 
@@ -116,6 +119,7 @@ async def test_timers_run_both_jobs_and_stop_cleanly(
         retention_runs=5,
         prune_interval_seconds=20,
         worker_stale_seconds=STALE,
+        retention=retention_for_tests(),
         approvals=ApprovalDesk(store.unit_of_work, None),
     )
 
@@ -161,6 +165,7 @@ async def test_retention_drops_dag_waits_whose_parents_never_reported(
         retention_runs=5,
         prune_interval_seconds=600,
         worker_stale_seconds=STALE,
+        retention=retention_for_tests(),
         approvals=ApprovalDesk(store.unit_of_work, None),
     )
 
@@ -193,6 +198,7 @@ async def test_a_store_outage_on_the_timer_is_one_line_and_the_job_runs_again(
         retention_runs=5,
         prune_interval_seconds=600,
         worker_stale_seconds=STALE,
+        retention=retention_for_tests(),
         approvals=ApprovalDesk(store.unit_of_work, None),
     )
 
@@ -233,6 +239,7 @@ async def test_prune_forgets_workers_not_heard_from_within_the_stale_window(
         retention_runs=5,
         prune_interval_seconds=600,
         worker_stale_seconds=STALE,
+        retention=retention_for_tests(),
         approvals=ApprovalDesk(store.unit_of_work, None),
     )
 

@@ -19,6 +19,7 @@ from cronpilot.usecases.approvals import ApprovalDesk
 from tests.scheduler.builders import DEADLINE, RunningWorker, declare, spec
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock
+from tests.support.settings import retention_for_tests
 
 
 def _actions(caplog: pytest.LogCaptureFixture) -> list[str]:
@@ -64,6 +65,7 @@ async def test_a_reap_is_one_record(
         retention_runs=5,
         prune_interval_seconds=600,
         worker_stale_seconds=60,
+        retention=retention_for_tests(),
         approvals=ApprovalDesk(store.unit_of_work, None),
     )
     caplog.set_level(logging.DEBUG)

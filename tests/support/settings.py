@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from cronpilot.adapters.bootstrap import guardrail_limits
+from cronpilot.adapters.bootstrap import guardrail_limits, retention
 from cronpilot.adapters.settings import Settings
 from cronpilot.domain.guardrails import GuardrailLimits
+from cronpilot.domain.retention import Retention
 
 
 def settings_for_tests(**overrides: Any) -> Settings:
@@ -17,3 +18,8 @@ def settings_for_tests(**overrides: Any) -> Settings:
 def limits_for_tests(**overrides: Any) -> GuardrailLimits:
     """The guardrail limits of the default settings, with `overrides` (by field name)."""
     return replace(guardrail_limits(settings_for_tests()), **overrides)
+
+
+def retention_for_tests(**overrides: Any) -> Retention:
+    """The retention windows of the default settings, with `overrides` (by field name)."""
+    return replace(retention(settings_for_tests()), **overrides)

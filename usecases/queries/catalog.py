@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from cronpilot.domain.model import Endpoint, Job, Run
 from cronpilot.domain.ports import ReadingFactory
@@ -19,6 +20,8 @@ class EndpointState:
     endpoint: Endpoint
     last_run: Run | None
     """Its newest finished-or-running run."""
+    last_analysed_at: datetime | None = None
+    """When a planner pass last looked at it (`show_endpoint` only): "last looked at"."""
 
 
 async def list_jobs(reading: ReadingFactory) -> list[JobSummary]:
@@ -54,7 +57,8 @@ async def show_endpoint(reading: ReadingFactory, ref: str) -> EndpointState:
     async with reading() as read:
         endpoint = await read.catalog.get_endpoint(ref)
         latest = await read.runs.latest_runs([endpoint.id])
-    return EndpointState(endpoint, latest.get(endpoint.id))
+        looked = await read.planner.last_analysed(endpoint.id)
+    return EndpointState(endpoint, latest.get(endpoint.id), looked)
 
 
 async def endpoint_refs(reading: ReadingFactory) -> dict[str, str]:

@@ -9,6 +9,7 @@ from cronpilot.domain.model import Endpoint, Job, PlannerMode
 from cronpilot.domain.paging import Cursor, Page, page_of
 from cronpilot.domain.planning import AnalysisSession, Proposal, ProposalStatus, effective_mode
 from cronpilot.domain.ports import ReadingFactory
+from cronpilot.domain.time_range import TimeRange
 
 
 async def planner_mode(reading: ReadingFactory, ref: str) -> tuple[Endpoint, PlannerMode]:
@@ -28,15 +29,22 @@ async def list_proposals(
     endpoint: str | None = None,
     limit: int = 100,
     after: Cursor | None = None,
+    within: TimeRange | None = None,
 ) -> Page[Proposal]:
-    """A page of them, newest first, after `after` (the page before's `next_cursor`).
-    Raises `JobNotFound` or `EndpointNotFound` for an unknown name."""
+    """A page of them, newest first, after `after` (the page before's `next_cursor`),
+    optionally those made `within` a window. Raises `JobNotFound` or `EndpointNotFound` for
+    an unknown name."""
     async with reading() as read:
         if job is not None:
             await read.catalog.get_job(job)
         endpoint_id = None if endpoint is None else (await read.catalog.get_endpoint(endpoint)).id
         rows = await read.planner.list_proposals(
-            status=status, job_name=job, endpoint_id=endpoint_id, limit=limit + 1, after=after
+            status=status,
+            job_name=job,
+            endpoint_id=endpoint_id,
+            limit=limit + 1,
+            after=after,
+            within=within,
         )
     return page_of(rows, limit, lambda p: Cursor(p.created_at, p.id))
 
@@ -52,12 +60,14 @@ async def list_sessions(
     endpoint: str | None = None,
     limit: int = 50,
     after: Cursor | None = None,
+    within: TimeRange | None = None,
 ) -> Page[AnalysisSession]:
-    """A page of them, newest first, with their tool calls. Raises `EndpointNotFound`."""
+    """A page of them, newest first, with their tool calls, optionally those started
+    `within` a window. Raises `EndpointNotFound`."""
     async with reading() as read:
         endpoint_id = None if endpoint is None else (await read.catalog.get_endpoint(endpoint)).id
         rows = await read.planner.list_sessions(
-            endpoint_id=endpoint_id, limit=limit + 1, after=after
+            endpoint_id=endpoint_id, limit=limit + 1, after=after, within=within
         )
     return page_of(rows, limit, lambda s: Cursor(s.started_at, s.id))
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from cronpilot.domain.model import Endpoint, Run, RunStatus, RunTrigger
 from cronpilot.domain.paging import Cursor, Page, page_of
 from cronpilot.domain.ports import ReadingFactory, RunFilter
+from cronpilot.domain.time_range import TimeRange
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,6 +19,8 @@ class RunQuery:
     endpoint: str | None = None
     status: RunStatus | None = None
     trigger: RunTrigger | None = None
+    within: TimeRange | None = None
+    """Runs whose slot falls in it."""
 
 
 async def page_runs(
@@ -30,7 +33,7 @@ async def page_runs(
         endpoint_id = (
             None if query.endpoint is None else (await read.catalog.get_endpoint(query.endpoint)).id
         )
-        where = RunFilter(job_id, endpoint_id, query.status, query.trigger)
+        where = RunFilter(job_id, endpoint_id, query.status, query.trigger, query.within)
         rows = await read.runs.page_runs(where, limit + 1, after)
     return page_of(rows, limit, lambda run: Cursor(run.slot_at, run.id))
 

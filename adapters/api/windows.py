@@ -1,0 +1,28 @@
+"""`?since=&until=` on the list routes (runs, proposals, sessions, notifications): read as the
+CLI reads `--since` / `--until` (`adapters.time_range`); a bad value is a 400 problem."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Query
+
+from cronpilot.adapters.time_range import time_range
+from cronpilot.domain.ports import Clock
+from cronpilot.domain.time_range import TimeRange
+
+Since = Annotated[
+    str | None,
+    Query(description="Only those at or after this: an ISO time, or a duration back (`2h`)."),
+]
+Until = Annotated[
+    str | None,
+    Query(description="Only those before this: an ISO time, or a duration back (`1h`)."),
+]
+
+
+def window(clock: Clock, since: str | None, until: str | None) -> TimeRange | None:
+    """Raises `InvalidTimeRange`."""
+    if since is None and until is None:
+        return None
+    return time_range(since, until, clock.now())
