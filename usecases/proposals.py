@@ -186,9 +186,7 @@ class ProposalDesk:
                 await tx.commit()
                 self._telemetry.proposed(ProposalStatus.REFUSED, why_not.rule)
                 return refused
-            outcome, earlier = await _apply(
-                tx, proposal.draft, endpoint, proposal.proposed_by, now
-            )
+            outcome, earlier = await _apply(tx, proposal.draft, endpoint, proposal.proposed_by, now)
             # Of two admins approving at once, only one decision is recorded: the other gets
             # `ProposalNotPending`, and its change is rolled back with its unit of work.
             decided = await tx.planner.decide(

@@ -82,7 +82,6 @@ async def test_pause_and_resume_through_proposals(store: Store, clock: FakeClock
     assert (await store.catalog.get_endpoint("j/a")).pause is None
 
 
-
 @pytest.mark.parametrize(
     ("proposer", "by"),
     [
@@ -110,6 +109,7 @@ async def test_a_pause_keeps_the_planner_that_made_it_as_its_actor(
     paused = (await store.catalog.get_endpoint("j/a")).pause
     assert paused is not None
     assert paused.by == by
+
 
 async def test_admin_decisions_are_final_and_lapsed_proposals_expire(
     store: Store, clock: FakeClock

@@ -88,13 +88,13 @@ def test_applying_keeps_what_the_proposal_does_not_touch() -> None:
     assert (resumed.interval_hint, resumed.pause) == (hint, None)
 
 
-
 def test_an_applied_pause_is_by_its_proposer() -> None:
     draft = ProposalDraft(ProposalKind.PAUSE, "quiet", at=_in(60))
 
     change = change_for(draft, _endpoint(), NOW, by="planner:heuristic")
 
     assert change.pause == Pause("quiet", _in(60), "planner:heuristic")
+
 
 SAME = Observation(ok=True, body_hash="a")
 

@@ -113,7 +113,6 @@ def test_an_action_in_force_is_not_proposed_again(
     assert already_standing(action, endpoint, [], NOW, held_before=False) == standing
 
 
-
 @pytest.mark.parametrize(
     ("by", "standing"),
     [
@@ -133,6 +132,7 @@ def test_a_rule_lifts_what_cronpilot_paused_and_never_a_persons_pause(
     resume = RuleAction(ActionKind.RESUME)
 
     assert already_standing(resume, paused, [], NOW, held_before=False) == standing
+
 
 @pytest.mark.parametrize(
     ("action", "draft", "against"),
