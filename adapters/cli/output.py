@@ -47,13 +47,19 @@ or a measurement gives, without the binary noise of arithmetic (`0.8130000000000
 
 def print_data(output: OutputFormat, data: object) -> None:
     """Machine-readable output: stable keys, ISO-8601 times, nothing else on stdout."""
-    plain = _tidy(json.loads(json.dumps(data, default=str)))
+    plain = tidy(json.loads(json.dumps(data, default=str)))
     if output is OutputFormat.JSON:
         typer.echo(json.dumps(plain, indent=2, ensure_ascii=False))
         return
     import yaml  # only for the commands asked for YAML: see `bench/cli_startup.py`
 
     typer.echo(yaml.safe_dump(plain, sort_keys=False, allow_unicode=True), nl=False)
+
+
+def tidy(value: Any) -> Any:
+    """JSON data with its floats kept to `SIGNIFICANT_DIGITS`: the one rounding of every
+    machine-readable answer, the CLI's `--json`/`--output` and the API's alike."""
+    return _tidy(value)
 
 
 def _tidy(value: Any) -> Any:
