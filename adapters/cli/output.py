@@ -132,7 +132,8 @@ def print_rich(*renderables: RenderableType | str) -> None:
 
 
 def print_text(line: str) -> None:
-    """A line for people, wrapped at the terminal's width (between words where it can be)."""
+    """A line for people, wrapped at a terminal's width (between words where it can be), on
+    one line into a pipe."""
     from rich.text import Text
 
     print_rich(Text(line))
