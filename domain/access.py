@@ -1,7 +1,9 @@
 """Who may do what: API token scopes and the actor recorded on every write.
 
 An actor is a short string kept beside what it did (a proposal's decider, a pause, the audit
-log): `token:NAME` for an API token, `cli:USER@HOST` for someone at a terminal.
+log): `token:NAME` for an API token, `cli:USER@HOST` for someone at a terminal, and for what
+cronpilot does itself `rules` (a response rule), `planner:NAME` (an analyst: `planner:heuristic`,
+`planner:llm:MODEL`) or `scheduler` (a pause after failures).
 """
 
 from __future__ import annotations
@@ -35,9 +37,31 @@ class Principal:
         return self.scope.includes(required)
 
 
+_TOKEN, _CLI = "token:", "cli:"
+
+
 def token_actor(name: str) -> str:
-    return f"token:{name}"
+    return f"{_TOKEN}{name}"
 
 
 def cli_actor(user_at_host: str) -> str:
-    return f"cli:{user_at_host}"
+    return f"{_CLI}{user_at_host}"
+
+
+RULES_ACTOR = "rules"
+"""The response rules: the rules planner proposes under this name, and acts under it."""
+SCHEDULER_ACTOR = "scheduler"
+"""The scheduler, which pauses an endpoint itself after `pause_after` failures in a row."""
+
+
+def planner_actor(proposer: str) -> str:
+    """Who a planner's proposal acts as once applied (approved or not, the change is the
+    planner's): `rules`, or `planner:` and the analyst's name."""
+    return proposer if proposer == RULES_ACTOR else f"planner:{proposer}"
+
+
+def by_person(actor: str | None) -> bool:
+    """Whether `actor` is someone (a token's holder, a terminal's user), not cronpilot itself:
+    what a person did, only a person undoes. None: recorded before every pause had an actor,
+    when only cronpilot's own pauses had none."""
+    return actor is not None and actor.startswith((_TOKEN, _CLI))

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
+from cronpilot.domain.access import SCHEDULER_ACTOR
 from cronpilot.domain.approvals import Approval
 from cronpilot.domain.model import (
     JSON,
@@ -99,7 +100,7 @@ def pause_after_failure(
     limit = endpoint.spec.pause_after
     if not failed or limit is None or failures < limit or _paused(endpoint, now):
         return endpoint.pause
-    return Pause(f"auto-paused after {failures} consecutive failures")
+    return Pause(f"auto-paused after {failures} consecutive failures", by=SCHEDULER_ACTOR)
 
 
 def _paused(endpoint: Endpoint, now: datetime) -> bool:

@@ -197,9 +197,12 @@ class ScheduleChange:
     pause: Pause | None
 
 
-def change_for(draft: ProposalDraft, endpoint: Endpoint, now: datetime) -> ScheduleChange:
+def change_for(
+    draft: ProposalDraft, endpoint: Endpoint, now: datetime, *, by: str
+) -> ScheduleChange:
     """The endpoint's hints and pause once `draft` (already past the guardrails) is applied;
-    a hint's TTL counts from `now`, the moment it is applied."""
+    a hint's TTL counts from `now`, the moment it is applied, and a pause is `by` the actor
+    who proposed it (`domain.access.planner_actor`)."""
     interval, oneshot, pause = endpoint.interval_hint, endpoint.oneshot_hint, endpoint.pause
     expires = now + timedelta(seconds=draft.ttl_seconds or 0)
     if draft.kind is ProposalKind.INTERVAL:
@@ -211,7 +214,7 @@ def change_for(draft: ProposalDraft, endpoint: Endpoint, now: datetime) -> Sched
     elif draft.kind is ProposalKind.RUN_NOW:
         oneshot = OneShotHint(now, expires, draft.reason)
     elif draft.kind is ProposalKind.PAUSE:
-        pause = Pause(draft.reason, draft.at)
+        pause = Pause(draft.reason, draft.at, by)
     elif draft.kind is ProposalKind.BASELINE:
         interval, oneshot = None, None
     else:

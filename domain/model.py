@@ -182,7 +182,8 @@ class OneShotHint:
 @dataclass(frozen=True, slots=True)
 class Pause:
     """A pause; `until=None` means until resumed by hand. `by` is the actor who paused
-    (`domain.access`), None when cronpilot paused it itself (auto-pause, an applied proposal)."""
+    (`domain.access`): a person, the rules, a planner or the scheduler; None only on a pause
+    recorded before every pause kept its actor."""
 
     reason: str
     until: datetime | None = None

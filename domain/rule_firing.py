@@ -11,11 +11,12 @@ import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from cronpilot.domain.access import RULES_ACTOR, by_person
 from cronpilot.domain.model import JSON, Endpoint
 from cronpilot.domain.planning import Proposal, ProposalDraft, ProposalKind, ProposalStatus
 from cronpilot.domain.rules import ActionKind, Rule, RuleAction
 
-RULES_PLANNER = "rules"
+RULES_PLANNER = RULES_ACTOR
 """The proposer and the planner of a rules session."""
 URGENT_RULES = f"{RULES_PLANNER}:urgent"
 """The proposer of an `urgent: true` rule's proposal: exempt from dwell and from the hourly
@@ -117,7 +118,7 @@ def already_standing(
     elif action.kind is ActionKind.RESUME:
         if pause is None:
             return "already in force: not paused"
-        if pause.by is not None:
+        if by_person(pause.by):
             return f"paused by {pause.by}: an admin's pause is lifted by an admin"
     elif fresh_interval is None and fresh_shot is None:
         return "already in force: no hints"

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, replace
+from typing import Any
 
-from cronpilot.domain.model import Endpoint, EndpointSpec
+from cronpilot.domain.model import Endpoint, EndpointSpec, Job
 from cronpilot.domain.secrets import mask_headers, mask_url
 
 
@@ -25,6 +27,23 @@ def endpoint_version(endpoint: Endpoint) -> str:
         "interval_hint": None if endpoint.interval_hint is None else asdict(endpoint.interval_hint),
         "oneshot_hint": None if endpoint.oneshot_hint is None else asdict(endpoint.oneshot_hint),
     }
+    return _digest(state)
+
+
+def declarations_version(
+    names: Iterable[str], jobs: Mapping[str, Job], specs: Mapping[str, EndpointSpec]
+) -> str:
+    """The version of what a declaration document would change: the stored jobs named `names`
+    (one not stored counts as none) and the specs of their endpoints (`specs` by ref), masked
+    as in `endpoint_version`. Pauses, hints and runs do not count: an apply leaves them be."""
+    state = {
+        "jobs": {name: asdict(jobs[name]) if name in jobs else None for name in names},
+        "endpoints": {ref: asdict(_masked(spec)) for ref, spec in specs.items()},
+    }
+    return _digest(state)
+
+
+def _digest(state: Mapping[str, Any]) -> str:
     text = json.dumps(state, sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 

@@ -46,6 +46,10 @@ def test_the_wheel_installs_only_the_cronpilot_package(wheel: Path) -> None:
         "cronpilot/adapters/console/static/graph.js",
         "cronpilot/adapters/console/static/vendor/cytoscape.min.js",
         "cronpilot/adapters/console/static/vendor/cytoscape.LICENSE",
+        # The API's /docs: Swagger UI from the wheel, not from a CDN.
+        "cronpilot/adapters/console/static/vendor/swagger-ui-bundle.js",
+        "cronpilot/adapters/console/static/vendor/swagger-ui.css",
+        "cronpilot/adapters/console/static/vendor/swagger-ui.LICENSE",
         "cronpilot/migrations/alembic.ini",
         "cronpilot/migrations/env.py",
         "cronpilot/migrations/versions/0001_initial_schema.py",

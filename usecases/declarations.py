@@ -7,12 +7,18 @@ unit of work."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from cronpilot.domain.audit import audit_entry
 from cronpilot.domain.conditions import ConditionError, Scope, check_condition
 from cronpilot.domain.declaration_diff import DeclarationChange, planned_changes
-from cronpilot.domain.errors import EndpointNotFound, InvalidConfig, JobNotFound
+from cronpilot.domain.errors import (
+    EndpointNotFound,
+    InvalidConfig,
+    JobNotFound,
+    PreconditionFailed,
+)
 from cronpilot.domain.field_paths import unseen_field
 from cronpilot.domain.graph import EdgeType, declared_sightings
 from cronpilot.domain.model import EndpointSpec, Job
@@ -26,6 +32,7 @@ from cronpilot.domain.ports import (
 )
 from cronpilot.domain.schema_inference import ShapeNode
 from cronpilot.domain.templates import input_fields
+from cronpilot.domain.versions import declarations_version
 from cronpilot.usecases.graph_edges import refresh_provides
 from cronpilot.usecases.rule_checks import check_rules
 
@@ -38,15 +45,20 @@ async def apply_declarations(
     *,
     actor: str,
     now: datetime,
+    if_version: str | None = None,
 ) -> ApplyReport:
     """Check, then apply all or nothing, and wake the schedulers when something was created
     or changed; a change is audited for `actor` (an apply that changes nothing is not).
+    Raises `PreconditionFailed` when `if_version` is given and the stored declarations of the
+    declared jobs are no longer at that version (`Preview.version`).
     Raises `InvalidConfig` naming file (`source`), job, endpoint and field when a
     template asks an upstream for a field its responses never had, or a condition (a rule's
     included) does not compile or type-check against the learnt schemas (with its position).
     Dependency edges a file no longer declares leave the graph, unless runs showed them
     (history stays)."""
     async with uow() as tx:
+        if if_version is not None and if_version != await _version(tx, declarations):
+            raise PreconditionFailed(", ".join(d.job.name for d in declarations))
         await check_templates(tx, declarations, source)
         await check_conditions(tx, declarations, source)
         await check_rules(tx, declarations, source)
@@ -76,26 +88,50 @@ async def apply_declarations(
     return report
 
 
+@dataclass(frozen=True, slots=True)
+class Preview:
+    changes: list[DeclarationChange]
+    version: str
+    """What is stored of the declared jobs, as `domain.versions.declarations_version` digests
+    it: `apply_declarations(if_version=…)` applies only while it is still so."""
+
+
 async def preview_declarations(
     reading: ReadingFactory, declarations: Sequence[JobDeclaration], source: str
-) -> list[DeclarationChange]:
+) -> Preview:
     """What `apply_declarations` would change, writing nothing: the same checks (raises as it
     does), then each job and endpoint compared with what is stored, in one snapshot."""
-    stored_jobs: dict[str, Job] = {}
-    stored_specs: dict[str, EndpointSpec] = {}
     async with reading() as tx:
         await check_templates(tx, declarations, source)
         await check_conditions(tx, declarations, source)
         await check_rules(tx, declarations, source)
-        for declaration in declarations:
-            name = declaration.job.name
-            try:
-                stored_jobs[name] = await tx.catalog.get_job(name)
-            except JobNotFound:
-                continue
-            for endpoint in await tx.catalog.list_endpoints(name):
-                stored_specs[endpoint.ref] = endpoint.spec
-    return planned_changes(declarations, stored_jobs, stored_specs)
+        stored_jobs, stored_specs = await _stored(tx, declarations)
+    return Preview(
+        planned_changes(declarations, stored_jobs, stored_specs),
+        declarations_version((d.job.name for d in declarations), stored_jobs, stored_specs),
+    )
+
+
+async def _stored(
+    repositories: Repositories, declarations: Sequence[JobDeclaration]
+) -> tuple[dict[str, Job], dict[str, EndpointSpec]]:
+    """The declared jobs that are stored, by name, and their endpoints' specs by ref."""
+    stored_jobs: dict[str, Job] = {}
+    stored_specs: dict[str, EndpointSpec] = {}
+    for declaration in declarations:
+        name = declaration.job.name
+        try:
+            stored_jobs[name] = await repositories.catalog.get_job(name)
+        except JobNotFound:
+            continue
+        for endpoint in await repositories.catalog.list_endpoints(name):
+            stored_specs[endpoint.ref] = endpoint.spec
+    return stored_jobs, stored_specs
+
+
+async def _version(repositories: Repositories, declarations: Sequence[JobDeclaration]) -> str:
+    stored_jobs, stored_specs = await _stored(repositories, declarations)
+    return declarations_version((d.job.name for d in declarations), stored_jobs, stored_specs)
 
 
 async def export_declarations(

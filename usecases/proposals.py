@@ -9,6 +9,7 @@ import logging
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+from cronpilot.domain.access import planner_actor
 from cronpilot.domain.alerts import proposal_notifications
 from cronpilot.domain.audit import AuditAction, audit_entry
 from cronpilot.domain.autonomy import Gate, Gated, gate, learnt, threshold_of
@@ -140,7 +141,7 @@ class ProposalDesk:
             elif gated is not None and gated.gate is Gate.DROP:
                 proposal = _decided(proposal, ProposalStatus.DROPPED, GRADED, gated.why, now)
             elif proposer.mode is PlannerMode.AUTO or (gated and gated.gate is Gate.APPLY):
-                outcome, earlier = await _apply(tx, draft, endpoint, now)
+                outcome, earlier = await _apply(tx, draft, endpoint, proposer.name, now)
                 by = "auto" if gated is None else GRADED
                 proposal = _decided(proposal, ProposalStatus.APPLIED, by, outcome, now)
             # Held for review: the admins' webhooks hear of it with the proposal, atomically.
@@ -192,7 +193,7 @@ class ProposalDesk:
                 await tx.commit()
                 self._telemetry.proposed(ProposalStatus.REFUSED, why_not.rule)
                 return refused
-            outcome, earlier = await _apply(tx, proposal.draft, endpoint, now)
+            outcome, earlier = await _apply(tx, proposal.draft, endpoint, proposal.proposed_by, now)
             # Of two admins approving at once, only one decision is recorded: the other gets
             # `ProposalNotPending`, and its change is rolled back with its unit of work.
             decided = await tx.planner.decide(
@@ -240,12 +241,14 @@ class ProposalDesk:
 
 
 async def _apply(
-    tx: Repositories, draft: ProposalDraft, endpoint: Endpoint, now: datetime
+    tx: Repositories, draft: ProposalDraft, endpoint: Endpoint, proposed_by: str, now: datetime
 ) -> tuple[str, bool]:
-    """Write the change. Returns what happened, in words (`already in force` when the endpoint
-    had that pause and those hints already), and whether the endpoint is now due earlier than
-    before (sleeping schedulers are to be woken once the unit is committed)."""
-    change = change_for(draft, endpoint, now)
+    """Write the change, a pause as by its proposer (`domain.access.planner_actor`: the change
+    is the planner's, whoever approved it). Returns what happened, in words (`already in
+    force` when the endpoint had that pause and those hints already), and whether the endpoint
+    is now due earlier than before (sleeping schedulers are to be woken once the unit is
+    committed)."""
+    change = change_for(draft, endpoint, now, by=planner_actor(proposed_by))
     updated = endpoint
     if change.pause != endpoint.pause:
         updated = await tx.catalog.set_pause(endpoint.id, change.pause, now)

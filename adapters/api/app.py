@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import Depends, FastAPI
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse, JSONResponse
 
 from cronpilot.adapters.api import (
     approvals_routes,
@@ -16,7 +20,8 @@ from cronpilot.adapters.api import (
 from cronpilot.adapters.api.context import ApiContext
 from cronpilot.adapters.api.problems import PROBLEM_JSON, install_problem_handlers
 from cronpilot.adapters.api.strict import known_input_only
-from cronpilot.adapters.console.app import install_console
+from cronpilot.adapters.cli.output import tidy
+from cronpilot.adapters.console.app import STATIC_URL, install_console
 
 _PROBLEM = {
     "description": "A problem document (RFC 9457)",
@@ -37,6 +42,13 @@ _PROBLEM = {
 }
 
 
+class TidyJSONResponse(JSONResponse):
+    """JSON whose floats say what the CLI's `--json` says (`1.344`, not `1.3439999999999999`)."""
+
+    def render(self, content: Any) -> bytes:
+        return super().render(tidy(content))
+
+
 def build_api(context: ApiContext) -> FastAPI:
     """OpenAPI 3.1 at /openapi.json, docs at /docs; every route needs a bearer token but the
     probes (/healthz, /readyz, /metrics). The web console is at /console/ (not in the OpenAPI
@@ -46,6 +58,8 @@ def build_api(context: ApiContext) -> FastAPI:
         summary="Calls HTTP endpoints on schedules and adapts the schedules safely.",
         version="1",
         responses=dict.fromkeys((400, 401, 403, 404, 409, 412, 422, 500, 503), _PROBLEM),
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.context = context
     install_problem_handlers(app)
@@ -59,6 +73,27 @@ def build_api(context: ApiContext) -> FastAPI:
         probe_routes,
     ):
         # The console's pages are left out: a browser's links carry notes of their own.
-        app.include_router(routes.router, dependencies=[Depends(known_input_only)])
+        # The response class is given, not left to FastAPI's default: a route left to the
+        # default is serialised by pydantic straight to bytes, past any response class.
+        app.include_router(
+            routes.router,
+            dependencies=[Depends(known_input_only)],
+            default_response_class=TidyJSONResponse,
+        )
     install_console(app)
+    app.add_api_route("/docs", _docs, include_in_schema=False)
     return app
+
+
+async def _docs() -> HTMLResponse:
+    """Swagger UI from the package's own files (`scripts/vendor_console_assets.sh`), not from
+    FastAPI's CDN: the docs work where the server has no way out, and tell no CDN who reads
+    them. No validator badge either: it would send the document to validator.swagger.io."""
+    return get_swagger_ui_html(
+        openapi_url="/openapi.json",
+        title="cronpilot API",
+        swagger_js_url=f"{STATIC_URL}/vendor/swagger-ui-bundle.js",
+        swagger_css_url=f"{STATIC_URL}/vendor/swagger-ui.css",
+        swagger_favicon_url=f"{STATIC_URL}/favicon.svg",
+        swagger_ui_parameters={"validatorUrl": None},
+    )

@@ -3,25 +3,27 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Header, Query, Request, Response
 from pydantic import Field
 
 from cronpilot.adapters.api.access import Reader, Writer
 from cronpilot.adapters.api.context import Context
+from cronpilot.adapters.api.paging import CursorToken, Limit, after_name, named_page_view
 from cronpilot.adapters.api.strict import StrictBody
-from cronpilot.adapters.api.versions import IfMatch, expected_version, tag_response
+from cronpilot.adapters.api.versions import IfMatch, etag, expected_version, tag_response
+from cronpilot.adapters.cli.declaration_changes import changes_view
 from cronpilot.adapters.cli.output import iso
 from cronpilot.adapters.cli.views import endpoint_view, job_view, report_view
 from cronpilot.adapters.jobs_file import MAX_FILE_BYTES, parse_declarations
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import Pause
-from cronpilot.usecases.declarations import apply_declarations
+from cronpilot.usecases.declarations import apply_declarations, preview_declarations
 from cronpilot.usecases.deletion import delete
 from cronpilot.usecases.queries.catalog import (
-    list_endpoints,
-    list_jobs,
+    page_endpoints,
+    page_jobs,
     show_endpoint,
     show_job,
 )
@@ -34,10 +36,13 @@ DOCUMENT_SOURCE = "request body"
 
 
 @router.get("/jobs")
-async def get_jobs(ctx: Context, _: Reader) -> dict[str, Any]:
-    """Every job by name, with how many endpoints it holds."""
-    jobs = await list_jobs(ctx.store.reading)
-    return {"items": [job_view(s.job, s.endpoint_count) for s in jobs]}
+async def get_jobs(
+    ctx: Context, _: Reader, limit: Limit = 50, cursor: CursorToken = None
+) -> dict[str, Any]:
+    """Jobs by name, with how many endpoints each holds, a page at a time: pass
+    `next_cursor` back as `cursor` until it is null."""
+    page = await page_jobs(ctx.store.reading, limit, after_name(cursor, 1))
+    return named_page_view(page, lambda s: job_view(s.job, s.endpoint_count))
 
 
 @router.get("/jobs/{job}")
@@ -55,9 +60,12 @@ async def delete_job(job: str, ctx: Context, who: Writer) -> dict[str, Any]:
 
 
 @router.get("/endpoints")
-async def get_endpoints(ctx: Context, _: Reader, job: str | None = None) -> dict[str, Any]:
-    states = await list_endpoints(ctx.store.reading, job)
-    return {"items": [endpoint_view(s.endpoint, s.last_run) for s in states]}
+async def get_endpoints(
+    ctx: Context, _: Reader, job: str | None = None, limit: Limit = 50, cursor: CursorToken = None
+) -> dict[str, Any]:
+    """Endpoints by job and name, with their last run, a page at a time (as `/jobs`)."""
+    page = await page_endpoints(ctx.store.reading, job, limit, after_name(cursor, 2))
+    return named_page_view(page, lambda s: endpoint_view(s.endpoint, s.last_run))
 
 
 @router.get("/endpoints/{job}/{name}")
@@ -145,10 +153,28 @@ async def resume(
         }
     },
 )
-async def apply(request: Request, ctx: Context, who: Writer) -> dict[str, Any]:
+async def apply(
+    *,
+    request: Request,
+    response: Response,
+    ctx: Context,
+    who: Writer,
+    dry_run: Annotated[
+        bool,
+        Query(description="Say what would change, field by field, and write nothing."),
+    ] = False,
+    if_match: Annotated[
+        str | None,
+        Header(
+            alias="If-Match",
+            description="The `ETag` of a dry run of this document: applied only if what it "
+            "declares is stored as it was then, else refused (412).",
+        ),
+    ] = None,
+) -> dict[str, Any]:
     """Apply a declaration document (the YAML or JSON of `cronpilot apply -f`): validated
     whole first, then applied all or nothing. `${VARIABLES}` are not expanded from the
-    server's environment."""
+    server's environment. A dry run answers the changes with an `ETag`."""
     # Read raw: YAML and JSON alike go to the jobs-file parser (JSON is YAML), as with `-f`.
     document = await _document(request)
     try:
@@ -158,6 +184,10 @@ async def apply(request: Request, ctx: Context, who: Writer) -> dict[str, Any]:
     declarations = parse_declarations(
         text, DOCUMENT_SOURCE, ctx.allowed_networks, env={}, floor_seconds=ctx.floor_seconds
     )
+    if dry_run:
+        preview = await preview_declarations(ctx.store.reading, declarations, DOCUMENT_SOURCE)
+        response.headers["ETag"] = etag(preview.version)
+        return changes_view(preview.changes)
     report = await apply_declarations(
         ctx.store.unit_of_work,
         ctx.waker,
@@ -165,6 +195,7 @@ async def apply(request: Request, ctx: Context, who: Writer) -> dict[str, Any]:
         DOCUMENT_SOURCE,
         actor=who.actor,
         now=ctx.clock.now(),
+        if_version=expected_version(if_match),
     )
     return report_view(report)
 

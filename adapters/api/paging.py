@@ -7,7 +7,16 @@ from typing import Annotated, Any, TypeVar
 
 from fastapi import Query
 
-from cronpilot.domain.paging import Cursor, Page, decode_cursor, encode_cursor
+from cronpilot.domain.paging import (
+    Cursor,
+    Name,
+    NamedPage,
+    Page,
+    decode_cursor,
+    decode_name_cursor,
+    encode_cursor,
+    encode_name_cursor,
+)
 
 T = TypeVar("T")
 
@@ -29,4 +38,18 @@ def page_view(page: Page[T], view: Callable[[T], dict[str, Any]]) -> dict[str, A
     return {
         "items": [view(item) for item in page.items],
         "next_cursor": None if page.next_cursor is None else encode_cursor(page.next_cursor),
+    }
+
+
+def after_name(token: str | None, size: int) -> Name | None:
+    """For a list in name order; raises `InvalidCursor` for a token no such page handed out."""
+    return None if token is None else decode_name_cursor(token, size)
+
+
+def named_page_view(page: NamedPage[T], view: Callable[[T], dict[str, Any]]) -> dict[str, Any]:
+    """The shape of `page_view`."""
+    after = page.next_after
+    return {
+        "items": [view(item) for item in page.items],
+        "next_cursor": None if after is None else encode_name_cursor(after),
     }

@@ -19,12 +19,12 @@ IfMatch = Annotated[
 ]
 
 
-def etag(endpoint: Endpoint) -> str:
-    return f'"{endpoint_version(endpoint)}"'
+def etag(version: str) -> str:
+    return f'"{version}"'
 
 
 def tag_response(response: Response, endpoint: Endpoint) -> None:
-    response.headers["ETag"] = etag(endpoint)
+    response.headers["ETag"] = etag(endpoint_version(endpoint))
 
 
 def expected_version(if_match: str | None) -> str | None:

@@ -46,11 +46,11 @@ def apply(
         file, settings.allowed_networks, floor_seconds=settings.min_interval_seconds
     )
     if dry_run:
-        changes = with_store(
+        preview = with_store(
             settings,
             lambda store: preview_declarations(store.reading, declarations, str(file)),
         )
-        print_changes(changes, output=output)
+        print_changes(preview.changes, output=output)
         return
 
     async def act(store: Store) -> ApplyReport:

@@ -30,9 +30,11 @@ from cronpilot.adapters.cli.output import (
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.cli.views import endpoint_view
+from cronpilot.adapters.sql.rule_rows import rules_value
 from cronpilot.domain.governor import fresh_interval_hint
 from cronpilot.domain.model import (
     Endpoint,
+    EndpointSpec,
     IntervalHint,
     OneShotHint,
     RetryPolicy,
@@ -175,6 +177,8 @@ def _details(
             ("alerts", _alerts(endpoint)),
             ("retry", _retry(spec.retry)),
             ("endpoint hints", "accepted" if spec.accept_hints else "ignored (accept_hints off)"),
+            ("dangerous", dangerous_text(spec)),
+            ("rules", "; ".join(f"{n}. {t}" for n, t in enumerate(rule_texts(spec), 1)) or "-"),
             ("next run", _next_run(endpoint, now)),
             ("source", _source(endpoint)),
             ("retry after", relative(endpoint.retry_after_at, now)),
@@ -185,6 +189,26 @@ def _details(
             ("last looked at", relative(looked, now)),
         ]
     )
+
+
+def dangerous_text(spec: EndpointSpec) -> str:
+    if not spec.dangerous:
+        return "no"
+    return "yes: a planner's run now or next time waits for review"
+
+
+def rule_texts(spec: EndpointSpec) -> list[str]:
+    """`when depth.body.pending > 200 then interval 30s (ttl 1h)`, one per rule in order, with
+    whatever else the rule declares (as stored, so that a field a rule gains shows)."""
+    lines = []
+    for rule, stored in zip(spec.rules, rules_value(spec.rules) or [], strict=True):
+        extra = ", ".join(
+            name if value is True else f"{name} {value}"
+            for name, value in stored.items()
+            if name not in ("when", "then") and value not in (None, False)
+        )
+        lines.append(f"when {rule.when} then {rule.then.text()}" + (f", {extra}" if extra else ""))
+    return lines
 
 
 def _clamps(endpoint: Endpoint) -> str:

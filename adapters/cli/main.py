@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import importlib
+import inspect
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -182,9 +183,34 @@ def _loader(name: str, where: Single | Group | Built) -> Loader:
     def load() -> Command:
         command = typer.main.get_command(_with_json_alias(_typer_app(name, where)))
         command.name = name
-        return command
+        return _unwrapped(command)
 
     return load
+
+
+def _unwrapped(command: Command) -> Command:
+    """`command` and its subcommands with their help's paragraphs each on one line (`unwrap`):
+    rich wraps them at the terminal's width, not where the docstring's lines happen to end."""
+    command.help = None if command.help is None else unwrap(command.help)
+    for subcommand in getattr(command, "commands", {}).values():
+        _unwrapped(subcommand)
+    return command
+
+
+def unwrap(text: str) -> str:
+    """A docstring's paragraphs (blank-line separated) with their line breaks made spaces; a
+    paragraph whose lines are indented or listed (`- `, `* `) keeps its breaks."""
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    return "\n\n".join(
+        paragraph if _laid_out(paragraph) else " ".join(paragraph.split())
+        for paragraph in paragraphs
+    )
+
+
+def _laid_out(paragraph: str) -> bool:
+    return paragraph.startswith("\b") or any(
+        line.startswith((" ", "\t", "- ", "* ")) for line in paragraph.splitlines()
+    )
 
 
 class CronpilotGroup(LazyGroup):

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import sys
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -19,6 +21,7 @@ from cronpilot.domain.model import Run, Schedule
 from cronpilot.domain.schedule import next_cron_fires, zone
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
     from rich.table import Table
 
 
@@ -47,13 +50,19 @@ or a measurement gives, without the binary noise of arithmetic (`0.8130000000000
 
 def print_data(output: OutputFormat, data: object) -> None:
     """Machine-readable output: stable keys, ISO-8601 times, nothing else on stdout."""
-    plain = _tidy(json.loads(json.dumps(data, default=str)))
+    plain = tidy(json.loads(json.dumps(data, default=str)))
     if output is OutputFormat.JSON:
         typer.echo(json.dumps(plain, indent=2, ensure_ascii=False))
         return
     import yaml  # only for the commands asked for YAML: see `bench/cli_startup.py`
 
     typer.echo(yaml.safe_dump(plain, sort_keys=False, allow_unicode=True), nl=False)
+
+
+def tidy(value: Any) -> Any:
+    """JSON data with its floats kept to `SIGNIFICANT_DIGITS`: the one rounding of every
+    machine-readable answer, the CLI's `--json`/`--output` and the API's alike."""
+    return _tidy(value)
 
 
 def _tidy(value: Any) -> Any:
@@ -81,25 +90,53 @@ class OutputCommand(TyperCommand):
         return super().parse_args(ctx, args)
 
 
+def to_terminal() -> bool:
+    """Whether stdout is a terminal. When it is not (a pipe, a file), nothing is wrapped: each
+    row of a table, each field of a sheet is one line, whatever its length, so that `grep`
+    finds it whole."""
+    return sys.stdout.isatty()
+
+
+UNWRAPPED_WIDTH = 1_000_000
+"""The width rich lays out for when stdout is no terminal: more than any line is long."""
+
+
 def print_table(table: TextTable | Table) -> None:
     """A listing laid out for the terminal's width (`table_lines`), or a rich table as it is."""
     if not isinstance(table, TextTable):
-        from rich.console import Console  # only for a rich table: see `terminal_width`
-
-        Console().print(table)
+        print_rich(table)
         return
-    header, *body = table_lines(table, terminal_width())
+    header, *body = table_lines(table, terminal_width() if to_terminal() else None)
     typer.secho(header, bold=True)
     for line in body:
         typer.echo(line)
 
 
-def print_text(line: str) -> None:
-    """A line for people, wrapped at the terminal's width (between words where it can be)."""
+def print_rich(*renderables: RenderableType | str) -> None:
+    """What rich renders (a sheet, a JSON document, text) for people: at a terminal wrapped at
+    its width, else unwrapped (`to_terminal`), with no blanks at the ends of lines."""
+    # Imported here: a listing has no use for rich's console (`terminal_width`).
     from rich.console import Console
+
+    if to_terminal():
+        console = Console()
+        for renderable in renderables:
+            console.print(renderable)
+        return
+    unwrapped = Console(file=io.StringIO(), width=UNWRAPPED_WIDTH)
+    with unwrapped.capture() as captured:
+        for renderable in renderables:
+            unwrapped.print(renderable)
+    for line in captured.get().splitlines():
+        typer.echo(line.rstrip())
+
+
+def print_text(line: str) -> None:
+    """A line for people, wrapped at a terminal's width (between words where it can be), on
+    one line into a pipe."""
     from rich.text import Text
 
-    Console().print(Text(line))
+    print_rich(Text(line))
 
 
 def terminal_width() -> int:
@@ -142,15 +179,22 @@ def short_id(full: str) -> str:
 @dataclass
 class TextTable:
     """A listing: columns of plain text, the `wrap` ones holding free text (a reason, a
-    message), which give up width first."""
+    message), which give up width first, and the `keys` (an id, an endpoint's ref), which
+    never wrap nor shrink: they are what a reader looks for, and what `grep` matches."""
 
     headers: tuple[str, ...]
     wrap: frozenset[str]
+    keys: frozenset[str] = frozenset()
     rows: list[tuple[str, ...]] = field(default_factory=list)
 
 
+KEY_HEADERS = frozenset({"Endpoint"})
+"""Columns that are keys wherever they stand, beside a table's first."""
+
+
 def new_table(*columns: str, wrap: Sequence[str] = ()) -> TextTable:
-    return TextTable(columns, frozenset(wrap))
+    """The first column and an `Endpoint` column are the table's keys (`TextTable`)."""
+    return TextTable(columns, frozenset(wrap), frozenset(columns[:1]) | KEY_HEADERS)
 
 
 def add_row(table: TextTable, *cells: str) -> None:
@@ -158,21 +202,25 @@ def add_row(table: TextTable, *cells: str) -> None:
 
 
 def rich_table(*columns: str) -> Table:
-    """A rich table (for a live display) whose first column (the thing's name) never wraps."""
+    """A rich table (for a live display) whose first column (the thing's name) never wraps:
+    the others give up width first, and a word too long for theirs ends in `…`."""
     from rich.table import Table
 
     table = Table(show_edge=False, header_style="bold")
     for i, column in enumerate(columns):
-        table.add_column(column, no_wrap=i == 0, overflow="fold")
+        table.add_column(column, no_wrap=i == 0, overflow="fold" if i == 0 else "ellipsis")
     return table
 
 
-def table_lines(table: TextTable, width: int) -> list[str]:
+def table_lines(table: TextTable, width: int | None) -> list[str]:
     """The table as lines no longer than `width` (the header line first). Free-text columns
     shrink to fit, down to `WRAP_FLOOR`; when that is not enough they go under each row
     (`  reason: …`). Only then do the widest of the others shrink, down to their header or
-    `SHORT_ID` characters, whichever is wider (less when their content is shorter): a name or
-    a tool is cut last. Cells wrap between words where they can."""
+    `SHORT_ID` characters, whichever is wider (less when their content is shorter); the keys
+    never do, so a line may be wider than `width` when they alone do not fit. Cells wrap
+    between words where they can. With no `width`, one line per row: nothing wraps."""
+    if width is None:
+        return _unwrapped_lines(table)
     free = [i for i, h in enumerate(table.headers) if h in table.wrap]
     inline = list(range(len(table.headers)))
     widths = _fitted(table, inline, width, squeeze=False)
@@ -182,14 +230,16 @@ def table_lines(table: TextTable, width: int) -> list[str]:
         widths = _fitted(table, inline, width, squeeze=False) or _fitted(
             table, inline, width, squeeze=True
         )
-    widths = widths or [cell_len(table.headers[i]) for i in inline]
+    widths = widths or _narrowest(table, inline)
     lines = _row_lines([table.headers[i] for i in inline], widths)
     for row in table.rows:
         lines += _row_lines([row[i] for i in inline], widths)
         for i in below:
             if row[i]:
                 text = f"{table.headers[i].lower()}: {row[i]}"
-                lines += [f"{_GAP}{part}" for part in _wrapped(text, width - len(_GAP))]
+                # Folded to no less than `WRAP_FLOOR`, however narrow the terminal.
+                room = max(width - len(_GAP), WRAP_FLOOR)
+                lines += [f"{_GAP}{part}" for part in _wrapped(text, room)]
     return lines
 
 
@@ -203,9 +253,10 @@ def _fitted(table: TextTable, columns: list[int], width: int, *, squeeze: bool) 
         for h, i in zip(headers, columns, strict=True)
     ]
     free = [table.headers[i] in table.wrap for i in columns]
+    keys = [table.headers[i] in table.keys for i in columns]
     readable = [
-        min(n, WRAP_FLOOR) if f else max(h, min(n, SHORT_ID))
-        for h, n, f in zip(headers, natural, free, strict=True)
+        n if k else min(n, WRAP_FLOOR) if f else max(h, min(n, SHORT_ID))
+        for h, n, f, k in zip(headers, natural, free, keys, strict=True)
     ]
     room = width - len(_GAP) * (len(columns) - 1)
     widths = list(natural)
@@ -213,6 +264,27 @@ def _fitted(table: TextTable, columns: list[int], width: int, *, squeeze: bool) 
     for floors in (first, readable) if squeeze else (first,):
         _shrink(widths, floors, sum(widths) - room)
     return widths if sum(widths) <= room else None
+
+
+def _narrowest(table: TextTable, columns: list[int]) -> list[int]:
+    """Widths when nothing fits: a key whole, every other column its header's width."""
+    return [
+        max([cell_len(table.headers[i]), *(_longest_line(row[i]) for row in table.rows)])
+        if table.headers[i] in table.keys
+        else cell_len(table.headers[i])
+        for i in columns
+    ]
+
+
+def _unwrapped_lines(table: TextTable) -> list[str]:
+    """Every column as wide as its widest cell, each cell on one line (its line breaks and
+    runs of blanks made single spaces)."""
+    rows = [tuple(" ".join(cell.split()) for cell in row) for row in [table.headers, *table.rows]]
+    widths = [max(cell_len(row[i]) for row in rows) for i in range(len(table.headers))]
+    return [
+        _GAP.join(_pad(cell, w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]
 
 
 def _longest_line(text: str) -> int:
@@ -258,7 +330,7 @@ def details_table(rows: Sequence[tuple[str, str]]) -> Table:
     from rich.text import Text
 
     table = Table.grid(padding=(0, 2))
-    table.add_column(style="bold")
+    table.add_column(style="bold", no_wrap=True)
     table.add_column(overflow="fold")
     for label, value in rows:
         table.add_row(label, Text(value))

@@ -19,6 +19,7 @@ from cronpilot.adapters.cli.output import (
     new_table,
     note,
     print_data,
+    print_rich,
     print_table,
     relative,
     run_status,
@@ -84,14 +85,12 @@ def print_run(run: Run, endpoint: Endpoint, *, output: OutputFormat | None) -> N
     if output:
         print_data(output, run_view(run, with_body=True))
         return
-    # Imported here: a listing has no use for rich's console (`output.terminal_width`).
-    from rich.console import Console
+    # Imported here: a listing has no use for rich's renderers (`output.terminal_width`).
     from rich.json import JSON as RichJSON
 
-    console = Console()
-    console.print(_details(run, endpoint, build_clock().now()))
+    print_rich(_details(run, endpoint, build_clock().now()))
     if run.body is not None:
-        console.print(RichJSON.from_data(run.body))
+        print_rich(RichJSON.from_data(run.body))
 
 
 def _run_note(run: Run) -> str:

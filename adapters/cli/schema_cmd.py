@@ -5,11 +5,17 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.json import JSON as RichJSON
 
 from cronpilot.adapters.bootstrap import build_clock
-from cronpilot.adapters.cli.output import EndpointRef, OutputOption, iso, note, print_data
+from cronpilot.adapters.cli.output import (
+    EndpointRef,
+    OutputOption,
+    iso,
+    note,
+    print_data,
+    print_rich,
+)
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.cli.views import output_view
 from cronpilot.domain.model import Endpoint
@@ -36,17 +42,18 @@ def show(
     if schema is None or not schema.observations:
         note(f"no output schema yet for {endpoint.ref}: it has stored no JSON body so far")
         return
-    console = Console()
-    console.print(f"{endpoint.ref}: learnt from {schema.observations} responses")
-    console.print(RichJSON.from_data(found.json_schema()))
+    print_rich(
+        f"{endpoint.ref}: learnt from {schema.observations} responses",
+        RichJSON.from_data(found.json_schema()),
+    )
     for what, paths in (
         ("volatile (learnt)", endpoint.volatile_fields),
         ("change_ignores", endpoint.spec.change_ignores),
     ):
         if paths:
-            console.print(f"not compared for a change, {what}: {', '.join(paths)}")
+            print_rich(f"not compared for a change, {what}: {', '.join(paths)}")
     for event in events:
-        console.print(f"drift {iso(event.at)} run {event.run_id}: {'; '.join(event.changes)}")
+        print_rich(f"drift {iso(event.at)} run {event.run_id}: {'; '.join(event.changes)}")
 
 
 def backfill(

@@ -16,6 +16,7 @@ from cronpilot.adapters.cli.output import (
     new_table,
     note,
     print_data,
+    print_rich,
     print_table,
     short_id,
 )
@@ -89,11 +90,7 @@ def show(
     if output:
         print_data(output, view)
         return
-    # Imported here: a listing has no use for rich's console (`output.terminal_width`).
-    from rich.console import Console
-
-    console = Console()
-    console.print(
+    print_rich(
         details_table(
             [
                 ("session", session.id),

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from cronpilot.adapters.cli.output import iso
 from cronpilot.adapters.sql.rows import attempt_value, request_value, retry_value
+from cronpilot.adapters.sql.rule_rows import rules_value
 from cronpilot.domain.secrets import mask_headers, mask_url, mask_urls
 
 if TYPE_CHECKING:
@@ -71,6 +72,9 @@ def endpoint_view(endpoint: Endpoint, last_run: Run | None) -> dict[str, Any]:
         "planner_mode": spec.planner_mode.value if spec.planner_mode is not None else None,
         "retry": retry_value(spec.retry),
         "accept_hints": spec.accept_hints,
+        "dangerous": spec.dangerous,
+        # Every field a rule declares, as stored: what a rule gains shows here too.
+        "rules": rules_value(spec.rules) or [],
         "retry_after_at": iso(endpoint.retry_after_at),
         "next_run_at": iso(endpoint.next_run_at),
         "next_slot_at": iso(endpoint.next_slot),

@@ -19,11 +19,12 @@ from cronpilot.adapters.console import (
 from cronpilot.adapters.console.pages import PREFIX
 
 STATIC = Path(__file__).parent / "static"
+STATIC_URL = f"{PREFIX}/static"
 
 
 def install_console(app: FastAPI) -> None:
     # A new key per process: a restart makes open forms stale, never a session.
     app.state.console_key = secrets.token_bytes(32)
-    app.mount(f"{PREFIX}/static", StaticFiles(directory=STATIC), name="console-static")
+    app.mount(STATIC_URL, StaticFiles(directory=STATIC), name="console-static")
     for pages in (login, endpoint_pages, run_pages, planner_pages, graph_page):
         app.include_router(pages.router)

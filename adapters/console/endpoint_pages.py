@@ -10,7 +10,12 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request, Response
 
 from cronpilot.adapters.api.context import Context
-from cronpilot.adapters.cli.endpoints_cmd import in_force_text, last_run_text
+from cronpilot.adapters.cli.endpoints_cmd import (
+    dangerous_text,
+    in_force_text,
+    last_run_text,
+    rule_texts,
+)
 from cronpilot.adapters.cli.output import schedule_text
 from cronpilot.adapters.cli.views import run_view
 from cronpilot.adapters.console.pages import (
@@ -149,6 +154,8 @@ async def endpoint(
         headers=mask_headers(found.spec.headers),
         schedule=schedule_text(found.spec.schedule),
         in_force=in_force_text(found, now),
+        dangerous=dangerous_text(found.spec),
+        rules=rule_texts(found.spec),
         hint=hint,
         mode=mode.value,
         recent=[run_view(r, with_body=False) for r in recent.items],

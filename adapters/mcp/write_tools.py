@@ -79,10 +79,10 @@ def add_write_tools(box: Toolbox, ctx: McpContext, actor: str) -> None:
             document, DOCUMENT_SOURCE, ctx.allowed_networks, env={}, floor_seconds=ctx.floor_seconds
         )
         if dry_run:
-            changes = await declarations.preview_declarations(
+            preview = await declarations.preview_declarations(
                 ctx.store.reading, declared, DOCUMENT_SOURCE
             )
-            return changes_view(changes)
+            return changes_view(preview.changes)
         report = await declarations.apply_declarations(
             ctx.store.unit_of_work,
             ctx.waker,

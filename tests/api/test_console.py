@@ -7,6 +7,7 @@ import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 import httpx
@@ -232,6 +233,38 @@ async def test_approving_a_proposal_puts_its_hint_in_force(console: Console) -> 
         assert done.headers["location"] == "/console/proposals?note=approved"
         page = await admin.get("/console/endpoints/shop/stock")
     assert re.search(r'id="in-force">every 2m, planner hint until', page.text)
+
+
+async def test_the_endpoint_page_says_its_rules_whether_dangerous_and_who_paused(
+    console: Console,
+) -> None:
+    ruled = JOBS.replace(
+        "        interval: 60s\n",
+        "        interval: 60s\n        dangerous: true\n"
+        "        rules:\n          - {when: 'true', then: {interval: 2m}}\n",
+        1,
+    )
+    declarations = parse_declarations(ruled, "jobs.yaml", [], {})
+    now = console.clock.now()
+    await apply_declarations(
+        console.store.unit_of_work, None, declarations, "jobs.yaml", actor="cli:t@h", now=now
+    )
+    stock = await show_endpoint(console.store.reading, "shop/stock")
+    desk = ProposalDesk(console.store.unit_of_work, None, limits_for_tests())
+    draft = ProposalDraft(ProposalKind.PAUSE, "quiet hours", at=now + timedelta(minutes=30))
+    await desk.propose(draft, stock.endpoint.id, Proposer("heuristic", PlannerMode.AUTO), now)
+
+    async with console.signed_in(Scope.READ) as (client, _):
+        stock_page = await client.get("/console/endpoints/shop/stock")
+        prices_page = await client.get("/console/endpoints/shop/prices")
+
+    assert re.search(r'id="dangerous">yes: ', stock_page.text)
+    assert "<li>when true then interval 120s</li>" in stock_page.text
+    assert re.search(
+        r"<dt>Paused</dt><dd>until [^<]+ by planner:heuristic: quiet hours", stock_page.text
+    )
+    assert 'id="dangerous">no</dd>' in prices_page.text
+    assert 'id="rules">none</dd>' in prices_page.text
 
 
 async def test_failures_are_pages_with_their_status(console: Console) -> None:

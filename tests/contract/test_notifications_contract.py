@@ -63,7 +63,7 @@ async def test_auto_pause_after_consecutive_failures(store: Store) -> None:
     await _outcomes(store, endpoint_id, "F")
 
     paused = await store.catalog.get_endpoint(endpoint_id)
-    assert paused.pause == Pause("auto-paused after 3 consecutive failures")
+    assert paused.pause == Pause("auto-paused after 3 consecutive failures", by="scheduler")
     assert (paused.next_run_at, paused.next_run_source) == (None, ScheduleSource.PAUSED)
     assert await store.claims.claim_due(T0 + seconds(3600), "w1", LEASE_SECONDS, 10) == []
     # Without webhooks it pauses all the same, silently.

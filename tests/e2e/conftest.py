@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import pty
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -44,6 +46,36 @@ class Cli:
 
     def json(self, *args: str) -> Any:
         return json.loads(self(*args, "--json").stdout)
+
+    def on_terminal(self, *args: str, timeout: float = CLI_TIMEOUT) -> str:
+        """What `cronpilot ARGS` prints when its stdout is a terminal (a pseudo-terminal here;
+        its width is `COLUMNS`), styles left out; it must succeed."""
+        reader, writer = pty.openpty()
+        with subprocess.Popen(
+            [sys.executable, "-m", "cronpilot.adapters.cli.entry", *args],
+            cwd=self.home,
+            env=self.env,
+            stdout=writer,
+            stderr=subprocess.PIPE,
+        ) as process:
+            os.close(writer)
+            shown = bytearray()
+            while True:
+                try:
+                    chunk = os.read(reader, 65536)
+                except OSError:  # EIO: the process closed the terminal's other end
+                    break
+                if not chunk:
+                    break
+                shown += chunk
+            os.close(reader)
+            assert process.wait(timeout) == 0, process.stderr.read() if process.stderr else ""
+        text = shown.decode().replace("\r\n", "\n")
+        return _STYLE.sub("", text)
+
+
+_STYLE = re.compile(r"\x1b\[[0-9;]*m")
+"""The escapes that set a style (bold headers) on a terminal."""
 
 
 def make_cli(home: Path, database_url: str, **extra_env: str) -> Cli:

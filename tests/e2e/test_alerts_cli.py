@@ -116,7 +116,7 @@ def test_notifications_list_shows_what_a_failing_endpoint_raised(
     assert shown["paused"] == {
         "reason": "auto-paused after 3 consecutive failures",
         "until": None,
-        "by": None,
+        "by": "scheduler",
     }
     assert (shown["notify"], shown["notify_after"], shown["pause_after"]) == (
         ["http://127.0.0.1:9/hooks?token=****"],

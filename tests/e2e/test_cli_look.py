@@ -1,5 +1,6 @@
-"""How the CLI reads for people at 80 columns, and for scripts in JSON or YAML: the listings on
-a store populated by a planner story (runs, proposals, sessions) plus a failed notification."""
+"""How the CLI reads for people at a terminal of 80 columns (or fewer), into a pipe for `grep`,
+and for scripts in JSON or YAML: the listings on a store populated by a planner story (runs,
+proposals, sessions) plus a failed notification."""
 
 from __future__ import annotations
 
@@ -78,7 +79,7 @@ def cli(tmp_path_factory: pytest.TempPathFactory) -> Cli:
 
 @pytest.mark.parametrize("args", LISTINGS, ids=" ".join)
 def test_every_listing_fits_80_columns(cli: Cli, args: list[str]) -> None:
-    shown = cli(*args).stdout
+    shown = cli.on_terminal(*args)
     assert shown.strip(), "the listing is empty: the store was meant to hold something"
     too_wide = [line for line in shown.splitlines() if len(line) > WIDTH]
     assert too_wide == []
@@ -97,7 +98,7 @@ def test_every_listing_fits_80_columns(cli: Cli, args: list[str]) -> None:
 def test_headers_stay_whole_and_free_text_goes_under_its_row(
     cli: Cli, args: list[str], headers: str
 ) -> None:
-    shown = cli(*args).stdout
+    shown = cli.on_terminal(*args)
     assert shown.splitlines()[0].split() == headers.split()
     if args[0] == "proposals":
         # The reason did not fit beside the row: it has lines of its own, words whole.
@@ -113,7 +114,7 @@ def test_headers_stay_whole_and_free_text_goes_under_its_row(
 
 def test_tables_show_short_ids_and_json_the_full_ones(cli: Cli) -> None:
     full = [p["id"] for p in cli.json("proposals", "list")]
-    rows = cli("proposals", "list").stdout.splitlines()[1:]
+    rows = cli.on_terminal("proposals", "list").splitlines()[1:]
     shown = [line.split()[0] for line in rows if line and not line.startswith(" ")]
     assert shown == [pid[:8] for pid in full]
 
@@ -123,6 +124,52 @@ def test_a_wide_terminal_keeps_every_column_on_one_line(cli: Cli) -> None:
     shown = wide("proposals", "list").stdout.splitlines()
     assert shown[0].split() == ["Proposal", "Endpoint", "Change", "Status", "By", "When", "Reason"]
     assert any(line.endswith(LONG_REASON) for line in shown)
+
+
+@pytest.mark.parametrize("columns", ["60", "40", "20"])
+def test_at_a_narrow_terminal_the_keys_never_wrap(cli: Cli, columns: str) -> None:
+    narrow = make_cli(cli.home, cli.env["CRONPILOT_DATABASE_URL"], COLUMNS=columns)
+    refs = [e["ref"] for e in cli.json("endpoints", "list")]
+    proposals = [(p["id"][:8], p["endpoint"]) for p in cli.json("proposals", "list")]
+
+    endpoints = narrow.on_terminal("endpoints", "list").splitlines()
+    listed = narrow.on_terminal("proposals", "list").splitlines()
+
+    # Each key whole at the start of its row's first line, the other columns squeezed.
+    assert [line.split()[0] for line in endpoints[1:] if line[:1].strip()] == refs
+    rows = [line.split()[:2] for line in listed[1:] if line[:1].strip()]
+    assert [tuple(row) for row in rows] == proposals
+
+
+@pytest.mark.parametrize("args", [a for a in LISTINGS if a[0] != "graph"], ids=" ".join)
+def test_into_a_pipe_each_row_is_one_line_whatever_columns_says(cli: Cli, args: list[str]) -> None:
+    narrow = make_cli(cli.home, cli.env["CRONPILOT_DATABASE_URL"], COLUMNS="20")
+
+    shown = narrow(*args).stdout.splitlines()
+
+    assert len(shown) == 1 + len(cli.json(*args))  # the header, then one line per row
+    assert all(line == line.rstrip() for line in shown)
+
+
+def test_into_a_pipe_grep_finds_a_row_whole(cli: Cli) -> None:
+    narrow = make_cli(cli.home, cli.env["CRONPILOT_DATABASE_URL"], COLUMNS="30")
+
+    shown = narrow("proposals", "list").stdout.splitlines()
+
+    [pending] = [line for line in shown if line.startswith(AMBIGUOUS[0][:8])]
+    assert "flash-sale/investigator" in pending
+    assert "pending" in pending
+    assert pending.endswith(LONG_REASON)
+
+
+def test_into_a_pipe_a_sheet_has_one_line_per_field(cli: Cli) -> None:
+    narrow = make_cli(cli.home, cli.env["CRONPILOT_DATABASE_URL"], COLUMNS="30")
+    shown = cli.json("proposals", "show", AMBIGUOUS[0])
+
+    sheet = narrow("proposals", "show", AMBIGUOUS[0]).stdout.splitlines()
+
+    [reason] = [line for line in sheet if line.startswith("reason")]
+    assert reason.split(maxsplit=1)[1] == shown["reason"] == LONG_REASON
 
 
 def test_output_yaml_and_json_hold_the_same_data(cli: Cli) -> None:
@@ -180,3 +227,17 @@ def test_an_ambiguous_prefix_is_one_line_naming_the_candidates(cli: Cli) -> None
 def test_a_prefix_that_matches_nothing_is_not_found(cli: Cli) -> None:
     assert cli("proposals", "show", "abcf", expect=1).stderr == "error: no proposal 'abcf'\n"
     assert cli("runs", "show", "abc", expect=1).stderr == "error: no run 'abc'\n"
+
+
+def test_help_is_wrapped_at_the_terminal_s_width_not_mid_sentence(cli: Cli) -> None:
+    wide = make_cli(cli.home, cli.env["CRONPILOT_DATABASE_URL"], COLUMNS="200")
+
+    shown = [line.strip() for line in wide("apply", "--help").stdout.splitlines()]
+    planner = wide("planner", "--help").stdout
+
+    assert (
+        "Endpoints stored under a declared job but missing from the file are left alone "
+        "(still scheduled) and listed; pause them to stop them."
+    ) in shown
+    # A command's line in its group's list is its first paragraph whole, not its first line.
+    assert "and show the session (its rules' session first, when it has rules)." in planner

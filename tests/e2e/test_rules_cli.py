@@ -107,3 +107,32 @@ async def test_dry_run_then_apply_then_see_the_rules_session(queue: Cli, sqlite_
     assert proposal["reason"] == (
         "proposed by rule 2 of queue/processor: depth.body.pending > 200 = true"
     )
+
+
+def test_endpoints_show_says_the_rules_and_whether_it_is_dangerous(queue: Cli) -> None:
+    queue(
+        "apply",
+        "-f",
+        _write(
+            queue, JOBS.replace("min_interval: 3s", "min_interval: 3s\n        dangerous: true")
+        ),
+    )
+    wide = Cli(queue.home, {**queue.env, "COLUMNS": "200"})
+
+    shown = queue.json("endpoints", "show", "queue/processor")
+    text = wide("endpoints", "show", "queue/processor").stdout
+    depth = queue.json("endpoints", "show", "queue/depth")
+
+    assert shown["dangerous"] is True
+    assert [(rule["when"], rule["then"]["kind"]) for rule in shown["rules"]] == [
+        ("depth.body.pending < 50", "interval"),
+        ("depth.body.pending > 200", "interval"),
+    ]
+    assert [rule["then"]["interval_seconds"] for rule in shown["rules"]] == [60, 3]
+    assert (depth["dangerous"], depth["rules"]) == (False, [])
+    lines = dict(line.rstrip().split(maxsplit=1) for line in text.splitlines())
+    assert lines["dangerous"] == "yes: a planner's run now or next time waits for review"
+    assert lines["rules"] == (
+        "1. when depth.body.pending < 50 then interval 60s; "
+        "2. when depth.body.pending > 200 then interval 3s"
+    )

@@ -82,6 +82,35 @@ async def test_pause_and_resume_through_proposals(store: Store, clock: FakeClock
     assert (await store.catalog.get_endpoint("j/a")).pause is None
 
 
+@pytest.mark.parametrize(
+    ("proposer", "by"),
+    [
+        (AUTO, "planner:llm:test"),
+        (Proposer("heuristic", PlannerMode.AUTO, "s1"), "planner:heuristic"),
+        (Proposer("rules", PlannerMode.AUTO, "s1"), "rules"),
+        (REVIEW, "planner:llm:test"),
+    ],
+    ids=["llm", "heuristic", "rules", "approved"],
+)
+async def test_a_pause_keeps_the_planner_that_made_it_as_its_actor(
+    store: Store, clock: FakeClock, proposer: Proposer, by: str
+) -> None:
+    endpoints = await declare(store, clock.now(), spec("a"))
+    desk = ProposalDesk(store.unit_of_work, None, LIMITS)
+    draft = ProposalDraft(ProposalKind.PAUSE, "quiet", at=clock.now() + timedelta(minutes=10))
+
+    proposed = await desk.propose(draft, endpoints["a"].id, proposer, clock.now())
+    if proposed.status is ProposalStatus.PENDING:
+        # Approved by a person, the pause is still the planner's: the proposal says who
+        # approved it.
+        approved = await desk.approve(proposed.id, "cli:ann@h", clock.now())
+        assert approved.decided_by == "cli:ann@h"
+
+    paused = (await store.catalog.get_endpoint("j/a")).pause
+    assert paused is not None
+    assert paused.by == by
+
+
 async def test_admin_decisions_are_final_and_lapsed_proposals_expire(
     store: Store, clock: FakeClock
 ) -> None:

@@ -130,7 +130,7 @@ def test_the_streak_reaching_pause_after_pauses_the_endpoint(
     assert raised == events
     if paused:
         reason = f"auto-paused after {pause_after} consecutive failures"
-        assert endpoint.pause == Pause(reason)
+        assert endpoint.pause == Pause(reason, by="scheduler")
         assert (endpoint.next_run_at, endpoint.next_run_source) == (None, ScheduleSource.PAUSED)
     else:
         assert endpoint.pause is None
@@ -144,7 +144,7 @@ def test_resuming_keeps_the_streak_so_one_more_failure_pauses_again() -> None:
 
     again, [raised] = _play(resumed, "F")
     assert raised == [E.AUTO_PAUSED]
-    assert again.pause == Pause("auto-paused after 3 consecutive failures")
+    assert again.pause == Pause("auto-paused after 3 consecutive failures", by="scheduler")
 
     recovered, [raised] = _play(with_pause(again, None, t(900)), "S")
     assert raised == [E.RECOVERED]
@@ -166,7 +166,7 @@ def test_an_expired_pause_does_not_stop_the_auto_pause() -> None:
     after, raised = _play(endpoint, "F")
 
     assert (after.pause, raised) == (
-        Pause("auto-paused after 1 consecutive failures"),
+        Pause("auto-paused after 1 consecutive failures", by="scheduler"),
         [[E.AUTO_PAUSED]],
     )
 

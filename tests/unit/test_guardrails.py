@@ -75,14 +75,25 @@ def test_applying_keeps_what_the_proposal_does_not_touch() -> None:
     paused = replace(_endpoint(), interval_hint=hint, pause=Pause("ops", _in(50)))
 
     shot = change_for(
-        ProposalDraft(ProposalKind.NEXT_TIME, "why", at=_in(9), ttl_seconds=60), paused, NOW
+        ProposalDraft(ProposalKind.NEXT_TIME, "why", at=_in(9), ttl_seconds=60),
+        paused,
+        NOW,
+        by="rules",
     )
-    resumed = change_for(ProposalDraft(ProposalKind.RESUME, "go"), paused, NOW)
+    resumed = change_for(ProposalDraft(ProposalKind.RESUME, "go"), paused, NOW, by="rules")
 
     assert (shot.interval_hint, shot.pause) == (hint, paused.pause)
     assert shot.oneshot_hint is not None
     assert (shot.oneshot_hint.at, shot.oneshot_hint.expires_at) == (_in(9), _in(60))
     assert (resumed.interval_hint, resumed.pause) == (hint, None)
+
+
+def test_an_applied_pause_is_by_its_proposer() -> None:
+    draft = ProposalDraft(ProposalKind.PAUSE, "quiet", at=_in(60))
+
+    change = change_for(draft, _endpoint(), NOW, by="planner:heuristic")
+
+    assert change.pause == Pause("quiet", _in(60), "planner:heuristic")
 
 
 SAME = Observation(ok=True, body_hash="a")

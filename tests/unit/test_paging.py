@@ -7,7 +7,16 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from cronpilot.domain.errors import InvalidCursor
-from cronpilot.domain.paging import Cursor, decode_cursor, encode_cursor, follows, page_of
+from cronpilot.domain.paging import (
+    Cursor,
+    decode_cursor,
+    decode_name_cursor,
+    encode_cursor,
+    encode_name_cursor,
+    follows,
+    named_page,
+    page_of,
+)
 
 AT = datetime(2030, 1, 1, 12, 0, 0, 123456, tzinfo=UTC)
 
@@ -51,3 +60,25 @@ def test_a_page_has_a_next_cursor_only_when_a_row_was_left_over() -> None:
     assert page_of([1, 2], 2, key).next_cursor is None
     page = page_of([1, 2, 3], 2, key)
     assert (page.items, page.next_cursor) == ([1, 2], Cursor(AT, "2"))
+
+
+def test_a_list_in_name_order_pages_by_parts_not_by_joined_text() -> None:
+    # As text `a-b/x` sorts before `a/x` ('-' < '/'); by (job, endpoint) `a` comes first.
+    refs = [("a-b", "x"), ("a", "y"), ("a", "x"), ("b", "a")]
+
+    first = named_page(refs, 2, None, lambda ref: ref)
+    second = named_page(refs, 2, first.next_after, lambda ref: ref)
+
+    assert (first.items, first.next_after) == ([("a", "x"), ("a", "y")], ("a", "y"))
+    assert (second.items, second.next_after) == ([("a-b", "x"), ("b", "a")], None)
+
+
+def test_a_name_cursor_round_trips_and_is_refused_for_another_list() -> None:
+    token = encode_name_cursor(("shop", "stock"))
+
+    assert decode_name_cursor(token, 2) == ("shop", "stock")
+    for wrong in (lambda: decode_name_cursor(token, 1), lambda: decode_name_cursor("x!", 2)):
+        with pytest.raises(InvalidCursor, match="invalid cursor"):
+            wrong()
+    with pytest.raises(InvalidCursor):
+        decode_name_cursor(encode_cursor(Cursor(AT, "x")), 1)

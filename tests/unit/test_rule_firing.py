@@ -9,7 +9,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from cronpilot.domain.guardrails import GuardrailRule, change_for, refusal
-from cronpilot.domain.model import Endpoint, EndpointSpec, IntervalHint, OneShotHint, Schedule
+from cronpilot.domain.model import (
+    Endpoint,
+    EndpointSpec,
+    IntervalHint,
+    OneShotHint,
+    Pause,
+    Schedule,
+)
 from cronpilot.domain.planning import ProposalDraft, ProposalKind
 from cronpilot.domain.rule_firing import FiringRule, already_standing, contradiction, rule_draft
 from cronpilot.domain.rules import ActionKind, Rule, RuleAction
@@ -65,7 +72,7 @@ def test_run_now_runs_once_from_when_it_is_applied() -> None:
     draft = ProposalDraft(ProposalKind.RUN_NOW, "now", ttl_seconds=300)
 
     assert refusal(draft, ENDPOINT, 0, _later(3600), limits_for_tests()) is None
-    change = change_for(draft, ENDPOINT, _later(3600))
+    change = change_for(draft, ENDPOINT, _later(3600), by="rules")
     assert change.oneshot_hint == OneShotHint(_later(3600), _later(3900), "now")
     dependant = replace(ENDPOINT, spec=replace(ENDPOINT.spec, schedule=Schedule()))
     refused = refusal(draft, dependant, 0, NOW, limits_for_tests())
@@ -82,7 +89,7 @@ def test_baseline_drops_the_hints_and_keeps_the_pause() -> None:
     draft = ProposalDraft(ProposalKind.BASELINE, "back")
 
     assert refusal(draft, hinted, 0, NOW, limits_for_tests()) is None
-    change = change_for(draft, hinted, NOW)
+    change = change_for(draft, hinted, NOW, by="rules")
     assert (change.interval_hint, change.oneshot_hint, change.pause) == (None, None, None)
 
 
@@ -104,6 +111,27 @@ def test_an_action_in_force_is_not_proposed_again(
     action: RuleAction, endpoint: Endpoint, standing: str | None
 ) -> None:
     assert already_standing(action, endpoint, [], NOW, held_before=False) == standing
+
+
+@pytest.mark.parametrize(
+    ("by", "standing"),
+    [
+        ("cli:ann@h", "paused by cli:ann@h: an admin's pause is lifted by an admin"),
+        ("token:ops", "paused by token:ops: an admin's pause is lifted by an admin"),
+        ("rules", None),
+        ("planner:llm:gpt-4o", None),
+        ("scheduler", None),
+        (None, None),
+    ],
+)
+def test_a_rule_lifts_what_cronpilot_paused_and_never_a_persons_pause(
+    by: str | None, standing: str | None
+) -> None:
+    paused = replace(ENDPOINT, pause=Pause("quiet", by=by))
+
+    resume = RuleAction(ActionKind.RESUME)
+
+    assert already_standing(resume, paused, [], NOW, held_before=False) == standing
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from cronpilot.domain.model import Endpoint, Job, Run
+from cronpilot.domain.paging import Name, NamedPage, named_page
 from cronpilot.domain.ports import ReadingFactory
 
 
@@ -35,6 +36,14 @@ async def list_jobs(reading: ReadingFactory) -> list[JobSummary]:
     return [JobSummary(job, counts.get(job.id, 0)) for job in jobs]
 
 
+async def page_jobs(
+    reading: ReadingFactory, limit: int, after: Name | None
+) -> NamedPage[JobSummary]:
+    """A page of `list_jobs`, by name, after the job named `after`."""
+    jobs = await list_jobs(reading)
+    return named_page(jobs, limit, after, lambda summary: (summary.job.name,))
+
+
 async def show_job(reading: ReadingFactory, name: str) -> tuple[Job, list[Endpoint]]:
     """Raises `JobNotFound`."""
     async with reading() as read:
@@ -50,6 +59,20 @@ async def list_endpoints(reading: ReadingFactory, job: str | None = None) -> lis
         endpoints = await read.catalog.list_endpoints(job)
         latest = await read.runs.latest_runs([e.id for e in endpoints])
     return [EndpointState(e, latest.get(e.id)) for e in endpoints]
+
+
+async def page_endpoints(
+    reading: ReadingFactory, job: str | None, limit: int, after: Name | None
+) -> NamedPage[EndpointState]:
+    """A page of `list_endpoints`, by (job, name), after the endpoint named `after`; the last
+    runs are read for the page's endpoints only."""
+    async with reading() as read:
+        if job is not None:
+            await read.catalog.get_job(job)
+        endpoints = await read.catalog.list_endpoints(job)
+        page = named_page(endpoints, limit, after, lambda e: (e.job_name, e.spec.name))
+        latest = await read.runs.latest_runs([e.id for e in page.items])
+    return NamedPage([EndpointState(e, latest.get(e.id)) for e in page.items], page.next_after)
 
 
 async def show_endpoint(reading: ReadingFactory, ref: str) -> EndpointState:
