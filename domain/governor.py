@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from cronpilot.domain.jitter import jittered
 from cronpilot.domain.model import (
     CatchUp,
+    Claim,
     Endpoint,
     EndpointSpec,
     IntervalHint,
@@ -257,6 +258,15 @@ def on_grid(source: ScheduleSource, slot: datetime | None) -> bool:
     return source is ScheduleSource.BASELINE or (
         source is ScheduleSource.CLAMPED_MIN and slot is not None
     )
+
+
+def due_at(claim: Claim) -> datetime:
+    """When the run of `claim` was due, to measure its lateness from: a baseline grid slot at
+    its own call time (its jitter), however the floor, the min clamp or a catch-up moved the
+    call later; any other call (a hint, backoff, a queued run) when it was planned."""
+    if claim.call_at is not None and on_grid(claim.schedule_source, claim.slot_at):
+        return _call_time(claim.endpoint, claim.slot_at)
+    return claim.call_at or claim.slot_at
 
 
 def missed(
