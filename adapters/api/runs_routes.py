@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from cronpilot.adapters.api.access import Reader, Writer
@@ -13,6 +14,7 @@ from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.api.paging import CursorToken, Limit, after, page_view
 from cronpilot.adapters.cli.output import iso
 from cronpilot.adapters.cli.views import run_view
+from cronpilot.adapters.jsonvalue import dump_json
 from cronpilot.domain.model import RunStatus, RunTrigger
 from cronpilot.domain.requested_runs import DEFAULT_MAX_SLOTS, MAX_SLOTS
 from cronpilot.usecases.queries.runs import RunQuery, page_runs, show_run
@@ -40,11 +42,19 @@ async def get_runs(
     return page_view(page, lambda run: run_view(run, with_body=False))
 
 
-@router.get("/runs/{run_id}")
-async def get_run(run_id: str, ctx: Context, _: Reader) -> dict[str, Any]:
+class _NestedJSON(JSONResponse):
+    """JSON written by `dump_json`: a stored body may nest deeper than FastAPI's encoder and
+    `json.dumps` can recurse (returning a response skips the encoder)."""
+
+    def render(self, content: Any) -> bytes:
+        return dump_json(content).encode()
+
+
+@router.get("/runs/{run_id}", response_model=dict[str, Any])
+async def get_run(run_id: str, ctx: Context, _: Reader) -> JSONResponse:
     """One run in full, with its stored response body."""
     run, endpoint = await show_run(ctx.store.reading, run_id)
-    return {**run_view(run, with_body=True), "endpoint": endpoint.ref}
+    return _NestedJSON({**run_view(run, with_body=True), "endpoint": endpoint.ref})
 
 
 @router.post("/endpoints/{job}/{name}/run", status_code=202)

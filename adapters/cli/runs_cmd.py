@@ -27,6 +27,7 @@ from cronpilot.adapters.cli.output import (
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.cli.views import run_view
+from cronpilot.adapters.jsonvalue import dump_json
 from cronpilot.domain.model import Attempt, Endpoint, ErrorKind, Run, RunStatus
 from cronpilot.domain.secrets import mask_urls
 from cronpilot.usecases.queries.runs import RunQuery, page_runs, show_run
@@ -83,12 +84,16 @@ def print_run(run: Run, endpoint: Endpoint, *, output: OutputFormat | None) -> N
         return
     # Imported here: a listing has no use for rich's console (`output.terminal_width`).
     from rich.console import Console
-    from rich.json import JSON as RichJSON
+    from rich.highlighter import JSONHighlighter
 
     console = Console()
     console.print(_details(run, endpoint, build_clock().now()))
     if run.body is not None:
-        console.print(RichJSON.from_data(run.body))
+        # As rich's JSON renderable shows it, written by `dump_json`: rich's own encoding of
+        # the body would call itself once per level of a deeply nested one.
+        body = JSONHighlighter()(dump_json(run.body, indent=2))
+        body.no_wrap = True
+        console.print(body)
 
 
 def _run_note(run: Run) -> str:
