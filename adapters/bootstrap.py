@@ -26,7 +26,7 @@ from sqlalchemy.exc import ArgumentError
 from cronpilot.adapters.clock import SystemClock
 from cronpilot.adapters.crypto import FernetCipher, load_or_create_key
 from cronpilot.adapters.sql.store import open_sql_store
-from cronpilot.domain.errors import InvalidConfig, StoreUnavailable
+from cronpilot.domain.errors import DatabaseUnusable, InvalidConfig, StoreUnavailable
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.outage import described, store_retry_delay
 from cronpilot.domain.telemetry import NO_TELEMETRY
@@ -90,17 +90,25 @@ async def open_store(settings: Settings) -> Store:
 
 
 async def open_store_when_reachable(settings: Settings, stop: asyncio.Event) -> Store | None:
-    """`open_store`, tried again while the database cannot be reached (a worker started before
-    its database, or while it restarts): from a fifth of a second, doubling up to
-    `max_sleep_seconds`, one line per try. None if `stop` is set first."""
+    """`open_store` for a worker, tried again while the database cannot be reached (a worker
+    started before its database, or while it restarts): from a fifth of a second, doubling up
+    to `max_sleep_seconds`, with one warning for the outage (a debug line per further try).
+    None if `stop` is set first. Raises `DatabaseUnusable` for a database no wait mends (a
+    missing SQLite folder or file, a file that is not a database, another schema)."""
+    from cronpilot.adapters.sql.migrate import require_head
+
     failures = 0
     while not stop.is_set():
         try:
-            return await open_store(settings)
+            await require_head(settings.database_url)
+            store = await open_store(settings)
+        except DatabaseUnusable:
+            raise
         except StoreUnavailable as error:
             failures += 1
             delay = store_retry_delay(failures, settings.max_sleep_seconds)
-            log.warning(
+            log.log(
+                logging.WARNING if failures == 1 else logging.DEBUG,
                 "store unavailable at start (%s); retrying in %.1f s",
                 described(error),
                 delay,
@@ -108,6 +116,14 @@ async def open_store_when_reachable(settings: Settings, stop: asyncio.Event) -> 
             )
             with suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), delay)
+        else:
+            if failures:
+                log.info(
+                    "store reachable after %d tries",
+                    failures + 1,
+                    extra=log_extra("store_available", failures=failures),
+                )
+            return store
     return None
 
 
