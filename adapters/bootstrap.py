@@ -25,6 +25,7 @@ from sqlalchemy.exc import ArgumentError
 
 from cronpilot.adapters.clock import SystemClock
 from cronpilot.adapters.crypto import FernetCipher, load_or_create_key
+from cronpilot.adapters.sockets import listening_socket
 from cronpilot.adapters.sql.store import open_sql_store
 from cronpilot.domain.errors import DatabaseUnusable, InvalidConfig, StoreUnavailable
 from cronpilot.domain.log_extra import log_extra
@@ -542,24 +543,25 @@ async def serve_api(settings: Settings, host: str, port: int) -> None:
     `api_tls_cert` and `api_tls_key` are set; the store and waker are closed on return."""
     import uvicorn
 
-    store = await open_store(settings)
-    waker = build_waker(settings)
-    try:
-        clock = build_clock()
-        app = build_api(settings, store, waker, clock, token_authenticator(store, clock))
-        config = uvicorn.Config(
-            app,
-            host=host,
-            port=port,
-            ssl_certfile=settings.api_tls_cert,
-            ssl_keyfile=settings.api_tls_key,
-            log_config=None,
-            proxy_headers=True,
-        )
-        await uvicorn.Server(config).serve()
-    finally:
-        await waker.close()
-        await store.close()
+    with listening_socket(host, port, "--port") as listening:
+        store = await open_store(settings)
+        waker = build_waker(settings)
+        try:
+            clock = build_clock()
+            app = build_api(settings, store, waker, clock, token_authenticator(store, clock))
+            config = uvicorn.Config(
+                app,
+                host=host,
+                port=port,
+                ssl_certfile=settings.api_tls_cert,
+                ssl_keyfile=settings.api_tls_key,
+                log_config=None,
+                proxy_headers=True,
+            )
+            await uvicorn.Server(config).serve(sockets=[listening])
+        finally:
+            await waker.close()
+            await store.close()
 
 
 # --- the MCP server ---------------------------------------------------------------------------
@@ -613,13 +615,14 @@ async def serve_mcp_http(settings: Settings, secret: str, host: str, port: int) 
 
     from cronpilot.adapters.mcp.server import http_app
 
-    async with _mcp_server(settings, secret) as server:
-        config = uvicorn.Config(
-            http_app(server, secret, host),
-            host=host,
-            port=port,
-            ssl_certfile=settings.api_tls_cert,
-            ssl_keyfile=settings.api_tls_key,
-            log_config=None,
-        )
-        await uvicorn.Server(config).serve()
+    with listening_socket(host, port, "--port") as listening:
+        async with _mcp_server(settings, secret) as server:
+            config = uvicorn.Config(
+                http_app(server, secret, host),
+                host=host,
+                port=port,
+                ssl_certfile=settings.api_tls_cert,
+                ssl_keyfile=settings.api_tls_key,
+                log_config=None,
+            )
+            await uvicorn.Server(config).serve(sockets=[listening])
