@@ -12,8 +12,9 @@ def listening_socket(host: str, port: int, option: str) -> socket.socket:
     """A socket listening on `host:port`. Raises `InvalidConfig` naming `option` when it
     cannot be had (the port in use, an address not of this machine): bound here, that is one
     line, where a server binding it itself logs a traceback, or exits on its own."""
+    # As uvicorn picks it: a name such as `localhost` is served on IPv4.
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
     try:
-        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
         return socket.create_server((host, port), family=family)
     except OSError as exc:
         raise InvalidConfig(
