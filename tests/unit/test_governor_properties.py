@@ -217,6 +217,9 @@ def test_a_grid_slot_the_minimum_after_the_last_is_not_clamped(case: Case) -> No
     planned = plan_next_run(endpoint, now)
 
     last = endpoint.last_slot_at
+    # A timed pause plans afresh from its end, as a new endpoint: no previous slot there.
+    if pause_is_active(endpoint, now):
+        return
     if least is not None and last is not None and unclamped.at is not None:
         spaced = unclamped.at >= last + timedelta(seconds=least)
         assert planned == unclamped or not spaced
