@@ -26,8 +26,9 @@ from sqlalchemy.exc import ArgumentError
 
 from cronpilot.adapters.clock import SystemClock
 from cronpilot.adapters.crypto import FernetCipher, load_or_create_key
+from cronpilot.adapters.sockets import listening_socket
 from cronpilot.adapters.sql.store import open_sql_store
-from cronpilot.domain.errors import InvalidConfig, StoreUnavailable
+from cronpilot.domain.errors import DatabaseUnusable, InvalidConfig, StoreUnavailable
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.outage import described, store_retry_delay
 from cronpilot.domain.telemetry import NO_TELEMETRY
@@ -92,17 +93,25 @@ async def open_store(settings: Settings) -> Store:
 
 
 async def open_store_when_reachable(settings: Settings, stop: asyncio.Event) -> Store | None:
-    """`open_store`, tried again while the database cannot be reached (a worker started before
-    its database, or while it restarts): from a fifth of a second, doubling up to
-    `max_sleep_seconds`, one line per try. None if `stop` is set first."""
+    """`open_store` for a worker, tried again while the database cannot be reached (a worker
+    started before its database, or while it restarts): from a fifth of a second, doubling up
+    to `max_sleep_seconds`, with one warning for the outage (a debug line per further try).
+    None if `stop` is set first. Raises `DatabaseUnusable` for a database no wait mends (a
+    missing SQLite folder or file, a file that is not a database, another schema)."""
+    from cronpilot.adapters.sql.migrate import require_head
+
     failures = 0
     while not stop.is_set():
         try:
-            return await open_store(settings)
+            await require_head(settings.database_url)
+            store = await open_store(settings)
+        except DatabaseUnusable:
+            raise
         except StoreUnavailable as error:
             failures += 1
             delay = store_retry_delay(failures, settings.max_sleep_seconds)
-            log.warning(
+            log.log(
+                logging.WARNING if failures == 1 else logging.DEBUG,
                 "store unavailable at start (%s); retrying in %.1f s",
                 described(error),
                 delay,
@@ -110,6 +119,14 @@ async def open_store_when_reachable(settings: Settings, stop: asyncio.Event) -> 
             )
             with suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), delay)
+        else:
+            if failures:
+                log.info(
+                    "store reachable after %d tries",
+                    failures + 1,
+                    extra=log_extra("store_available", failures=failures),
+                )
+            return store
     return None
 
 
@@ -545,24 +562,25 @@ async def serve_api(settings: Settings, host: str, port: int) -> None:
     `api_tls_cert` and `api_tls_key` are set; the store and waker are closed on return."""
     import uvicorn
 
-    store = await open_store(settings)
-    waker = build_waker(settings)
-    try:
-        clock = build_clock()
-        app = build_api(settings, store, waker, clock, token_authenticator(store, clock))
-        config = uvicorn.Config(
-            app,
-            host=host,
-            port=port,
-            ssl_certfile=settings.api_tls_cert,
-            ssl_keyfile=settings.api_tls_key,
-            log_config=None,
-            proxy_headers=True,
-        )
-        await uvicorn.Server(config).serve()
-    finally:
-        await waker.close()
-        await store.close()
+    with listening_socket(host, port, "--port") as listening:
+        store = await open_store(settings)
+        waker = build_waker(settings)
+        try:
+            clock = build_clock()
+            app = build_api(settings, store, waker, clock, token_authenticator(store, clock))
+            config = uvicorn.Config(
+                app,
+                host=host,
+                port=port,
+                ssl_certfile=settings.api_tls_cert,
+                ssl_keyfile=settings.api_tls_key,
+                log_config=None,
+                proxy_headers=True,
+            )
+            await uvicorn.Server(config).serve(sockets=[listening])
+        finally:
+            await waker.close()
+            await store.close()
 
 
 # --- the MCP server ---------------------------------------------------------------------------
@@ -616,13 +634,14 @@ async def serve_mcp_http(settings: Settings, secret: str, host: str, port: int) 
 
     from cronpilot.adapters.mcp.server import http_app
 
-    async with _mcp_server(settings, secret) as server:
-        config = uvicorn.Config(
-            http_app(server, secret, host),
-            host=host,
-            port=port,
-            ssl_certfile=settings.api_tls_cert,
-            ssl_keyfile=settings.api_tls_key,
-            log_config=None,
-        )
-        await uvicorn.Server(config).serve()
+    with listening_socket(host, port, "--port") as listening:
+        async with _mcp_server(settings, secret) as server:
+            config = uvicorn.Config(
+                http_app(server, secret, host),
+                host=host,
+                port=port,
+                ssl_certfile=settings.api_tls_cert,
+                ssl_keyfile=settings.api_tls_key,
+                log_config=None,
+            )
+            await uvicorn.Server(config).serve(sockets=[listening])

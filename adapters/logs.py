@@ -52,3 +52,6 @@ def configure_logging(level: str, log_format: LogFormat = "text") -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
+    # Alembic announces each of its autogenerate plugins on first use, at INFO: noise in a
+    # worker, which only reads the schema's revision.
+    logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)

@@ -23,6 +23,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from cronpilot.domain.alerts import Notification
 from cronpilot.domain.approvals import ApprovalState
+from cronpilot.domain.governor import due_at
 from cronpilot.domain.guardrails import GuardrailRule
 from cronpilot.domain.model import Claim, Endpoint, Recorded, RunTrigger
 from cronpilot.domain.planning import AnalysisSession, ProposalStatus
@@ -62,7 +63,8 @@ class PrometheusTelemetry(Telemetry):
         )
         self._lateness = Histogram(
             f"{PREFIX}lateness_seconds",
-            "Planned slot (or its jittered call time) to the call's start, scheduled runs only.",
+            "The slot's due time (its jittered call time, however a clamp or a catch-up moved "
+            "the call) to the call's start, scheduled runs only.",
             ["job"],
             buckets=LATENESS_BUCKETS,
             **metric,
@@ -212,8 +214,7 @@ class PrometheusTelemetry(Telemetry):
             call_seconds.observe(run.duration_ms / 1000)
         if run.trigger is RunTrigger.SCHEDULE:
             first = run.attempts[0].started_at if run.attempts else run.started_at
-            planned = claim.call_at or claim.slot_at
-            lateness.observe(max((first - planned).total_seconds(), 0.0))
+            lateness.observe(max((first - due_at(claim)).total_seconds(), 0.0))
         if run.attempt > 1:
             self._retries.labels(endpoint.job_name, endpoint.name).inc(run.attempt - 1)
         for kind in recorded.skips:

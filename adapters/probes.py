@@ -13,6 +13,7 @@ from aiohttp import web
 
 from cronpilot.adapters.health import ReadinessProbe
 from cronpilot.adapters.metrics import PrometheusTelemetry
+from cronpilot.adapters.sockets import listening_socket
 from cronpilot.domain.errors import CronpilotError
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.ports import CatalogRepository, Clock
@@ -79,9 +80,10 @@ def _handler(page: Callable[[], Awaitable[Page]]) -> Handler:
 
 async def start_probes(probes: Probes, host: str, port: int) -> web.AppRunner:
     """Serve the probes on `host:port` until the runner is cleaned up."""
+    listening = listening_socket(host, port, "--metrics-port")
     runner = web.AppRunner(probes_app(probes), access_log=None)
     await runner.setup()
-    await web.TCPSite(runner, host, port).start()
+    await web.SockSite(runner, listening).start()
     probes.port = runner.addresses[0][1]
     log.info(
         "probes on http://%s:%d (/metrics, /healthz, /readyz)",

@@ -183,7 +183,13 @@ def reading(run: Run) -> conditions.Response:
 
 
 def skipped_run(
-    endpoint: Endpoint, parent_trace_id: str, reason: str, worker_id: str, now: datetime
+    endpoint: Endpoint,
+    parent_trace_id: str,
+    reason: str,
+    worker_id: str,
+    now: datetime,
+    *,
+    dag_run_id: str,
 ) -> Run:
     return Run(
         id=new_id(),
@@ -191,6 +197,7 @@ def skipped_run(
         job_id=endpoint.job_id,
         trace_id=new_id(),
         parent_trace_id=parent_trace_id,
+        dag_run_id=dag_run_id,
         trigger=RunTrigger.DAG,
         schedule_source=ScheduleSource.DAG,
         status=RunStatus.SKIPPED,
@@ -328,7 +335,7 @@ def advance(
                 plan.start.append((node, wait, trigger_of(wait, result.trace_id)))
                 continue
             kind, reason = skip
-            run = skipped_run(node, result.trace_id, reason, worker_id, now)
+            run = skipped_run(node, result.trace_id, reason, worker_id, now, dag_run_id=dag_run_id)
             plan.skipped.append(run)
             plan.skips.append(kind)
             reported.append((node, skipped_outcome(run)))
@@ -348,7 +355,9 @@ def declined(
         return DagPlan()
     assert approval.decided_by is not None, "a declined approval names who declined it"
     kind, reason = skip_of(approval)
-    run = skipped_run(node, wait.parent_trace_id, reason, approval.decided_by, now)
+    run = skipped_run(
+        node, wait.parent_trace_id, reason, approval.decided_by, now, dag_run_id=wait.dag_run_id
+    )
     others = {endpoint_id: w for endpoint_id, w in waits.items() if endpoint_id != node.id}
     plan = advance(
         job,

@@ -125,6 +125,12 @@ class StoreUnavailable(CronpilotError):
     """The database could not be reached or answered with an unexpected driver error."""
 
 
+class DatabaseUnusable(StoreUnavailable):
+    """A database that no wait will make work: a SQLite file whose folder is missing, that
+    does not exist or is not a database, a schema not migrated to this build's. A worker that
+    waits for an unreachable database stops on this one."""
+
+
 class ReadOnlyUnit(CronpilotError):
     """A write inside a read-only unit (`Store.reading`): a bug in the caller, refused before
     anything is written."""

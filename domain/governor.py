@@ -3,7 +3,8 @@
 Precedence (design, "Governor"): baseline (cron or anchored interval, with its jitter and its
 catch-up rule) → failure backoff → fresh hints (interval replaces the baseline, one-shot wins
 if earlier) → the endpoint's `Retry-After` (wins when later, never pulls a run earlier) → the
-floor and the clamps into [now + min, now + max] → a pause wins over everything.
+floor and the clamps (a call less than min after the previous slot waits until now + min; none
+after now + max) → a pause wins over everything.
 
 A baseline slot stays on its grid: jitter moves its call, not the slot, a missed slot that is
 caught up late is called now but recorded under its grid time (`NextRun.slot`), and so is a
@@ -19,6 +20,7 @@ from datetime import datetime, timedelta
 from cronpilot.domain.jitter import jittered
 from cronpilot.domain.model import (
     CatchUp,
+    Claim,
     Endpoint,
     EndpointSpec,
     IntervalHint,
@@ -173,6 +175,15 @@ def _floor_at(endpoint: Endpoint) -> datetime | None:
     return last + timedelta(seconds=spec.floor_seconds + (spec.jitter_seconds or 0.0))
 
 
+def _too_soon(last_slot: datetime | None, at: datetime, now: datetime, least: timedelta) -> bool:
+    """Whether a call planned `at` breaks a min clamp of `least`: it comes less than `least`
+    after the previous slot (after `now` when there is none) and before `now + least`.
+    Measured from the slot, so that an interval equal to the minimum stays on its grid rather
+    than drifting by each call's duration; a call that does come too soon waits the whole
+    minimum from `now`, so the calls the clamp spaces are never closer than it."""
+    return at < now + least and (last_slot is None or at < last_slot + least)
+
+
 def fresh_interval_hint(endpoint: Endpoint, now: datetime) -> IntervalHint | None:
     """The endpoint's interval hint while it is in force (not expired at `now`): it replaces
     the baseline's interval."""
@@ -231,9 +242,9 @@ def _plan(endpoint: Endpoint, now: datetime) -> NextRun:
     if floor is not None and at < floor:
         at, source = floor, ScheduleSource.CLAMPED_MIN
     if spec.min_interval_seconds is not None:
-        low = now + timedelta(seconds=spec.min_interval_seconds)
-        if at < low:
-            at, source = low, ScheduleSource.CLAMPED_MIN
+        least = timedelta(seconds=spec.min_interval_seconds)
+        if _too_soon(endpoint.last_slot_at, at, now, least):
+            at, source = now + least, ScheduleSource.CLAMPED_MIN
     if spec.max_interval_seconds is not None:
         high = now + timedelta(seconds=spec.max_interval_seconds)
         if at > high:
@@ -257,6 +268,15 @@ def on_grid(source: ScheduleSource, slot: datetime | None) -> bool:
     return source is ScheduleSource.BASELINE or (
         source is ScheduleSource.CLAMPED_MIN and slot is not None
     )
+
+
+def due_at(claim: Claim) -> datetime:
+    """When the run of `claim` was due, to measure its lateness from: a baseline grid slot at
+    its own call time (its jitter), however the floor, the min clamp or a catch-up moved the
+    call later; any other call (a hint, backoff, a queued run) when it was planned."""
+    if claim.call_at is not None and on_grid(claim.schedule_source, claim.slot_at):
+        return _call_time(claim.endpoint, claim.slot_at)
+    return claim.call_at or claim.slot_at
 
 
 def missed(

@@ -480,6 +480,9 @@ class Run:
     request: SentRequest | None = None
     """The request the deciding call sent; None while queued or running, when no call was
     made (a template could not be filled), and for runs recorded before requests were."""
+    dag_run_id: str | None = None
+    """For a DAG dependant's run: the trace id of the scheduled run that began its DAG run,
+    whose W3C trace its calls carry (`domain.tracing.trace_id_of`); None for any other run."""
 
 
 @dataclass(frozen=True, slots=True)

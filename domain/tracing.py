@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from cronpilot.domain.model import Claim
+from cronpilot.domain.model import Claim, Run
 
 TRACEPARENT = "traceparent"
 """The W3C header (https://www.w3.org/TR/trace-context/): `00-<trace id>-<span id>-01`."""
@@ -56,6 +56,12 @@ def run_trace(claim: Claim) -> TraceContext:
     """The trace of `claim`'s run: its W3C trace id (its DAG run's, for a dependant) and the
     run's own span id, derived from its trace id, which its spans name as their parent."""
     return _run_trace(claim.trace_id, claim.trace_id if claim.dag is None else claim.dag.dag_run_id)
+
+
+def trace_id_of(run: Run) -> str:
+    """The W3C trace id `run`'s calls carried in their `traceparent` (`run_trace`), as a
+    called service saw it: its DAG run's for a dependant, its own otherwise."""
+    return _run_trace(run.trace_id, run.dag_run_id or run.trace_id).trace_id
 
 
 @lru_cache(maxsize=4096)

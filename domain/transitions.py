@@ -210,6 +210,7 @@ def started_run(claim: Claim, worker_id: str, now: datetime) -> Run:
         job_id=claim.endpoint.job_id,
         trace_id=claim.trace_id,
         parent_trace_id=claim.dag.parent_trace_id if claim.dag is not None else None,
+        dag_run_id=claim.dag.dag_run_id if claim.dag is not None else None,
         trigger=RunTrigger.SCHEDULE if claim.dag is None else RunTrigger.DAG,
         schedule_source=claim.schedule_source,
         status=RunStatus.RUNNING,

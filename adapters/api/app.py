@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import Depends, FastAPI
 from fastapi.openapi.docs import get_swagger_ui_html
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse
 
 from cronpilot.adapters.api import (
     approvals_routes,
@@ -19,8 +17,8 @@ from cronpilot.adapters.api import (
 )
 from cronpilot.adapters.api.context import ApiContext
 from cronpilot.adapters.api.problems import PROBLEM_JSON, install_problem_handlers
+from cronpilot.adapters.api.responses import TidyJSONResponse
 from cronpilot.adapters.api.strict import known_input_only
-from cronpilot.adapters.cli.output import tidy
 from cronpilot.adapters.console.app import STATIC_URL, install_console
 
 _PROBLEM = {
@@ -40,13 +38,6 @@ _PROBLEM = {
         }
     },
 }
-
-
-class TidyJSONResponse(JSONResponse):
-    """JSON whose floats say what the CLI's `--json` says (`1.344`, not `1.3439999999999999`)."""
-
-    def render(self, content: Any) -> bytes:
-        return super().render(tidy(content))
 
 
 def build_api(context: ApiContext) -> FastAPI:

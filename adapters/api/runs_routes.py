@@ -11,6 +11,7 @@ from pydantic import Field
 from cronpilot.adapters.api.access import Reader, Writer
 from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.api.paging import CursorToken, Limit, after, page_view
+from cronpilot.adapters.api.responses import TidyJSONResponse
 from cronpilot.adapters.api.strict import StrictBody
 from cronpilot.adapters.api.windows import Since, Until, window
 from cronpilot.adapters.cli.output import iso
@@ -44,11 +45,11 @@ async def get_runs(
     return page_view(page, lambda run: run_view(run, with_body=False))
 
 
-@router.get("/runs/{run_id}")
-async def get_run(run_id: str, ctx: Context, _: Reader) -> dict[str, Any]:
+@router.get("/runs/{run_id}", response_model=dict[str, Any])
+async def get_run(run_id: str, ctx: Context, _: Reader) -> TidyJSONResponse:
     """One run in full, with its stored response body."""
     run, endpoint = await show_run(ctx.store.reading, run_id)
-    return {**run_view(run, with_body=True), "endpoint": endpoint.ref}
+    return TidyJSONResponse({**run_view(run, with_body=True), "endpoint": endpoint.ref})
 
 
 @router.post("/endpoints/{job}/{name}/run", status_code=202)

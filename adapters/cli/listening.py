@@ -4,6 +4,7 @@ carry bearer tokens in clear text off loopback."""
 from __future__ import annotations
 
 import ipaddress
+import ssl
 from pathlib import Path
 from typing import Annotated
 
@@ -61,4 +62,28 @@ def listening_settings(
             "--insecure-http behind a proxy that terminates TLS",
             param_hint="--host",
         )
+    if settings.api_tls_cert is not None and settings.api_tls_key is not None:
+        _check_tls_files(settings.api_tls_cert, settings.api_tls_key)
     return settings
+
+
+def _check_tls_files(cert: Path, key: Path) -> None:
+    """Refuse (`BadParameter`, exit 2) TLS files the server could not load, before it starts:
+    a file missing or unreadable, or a pair that is not a PEM certificate chain and its private
+    key. The server would otherwise fail in its own start, with a traceback."""
+    for hint, path in (("--tls-cert", cert), ("--tls-key", key)):
+        try:
+            path.read_bytes()
+        except OSError as exc:
+            raise typer.BadParameter(
+                f"cannot read {path}: {exc.strerror or exc}", param_hint=hint
+            ) from exc
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(cert, key)
+    except ssl.SSLError as exc:
+        # The reason only: never anything read from the key.
+        why = f" ({exc.reason})" if exc.reason else ""
+        raise typer.BadParameter(
+            f"{cert} and {key} are not a PEM certificate chain and its private key{why}",
+            param_hint="--tls-cert/--tls-key",
+        ) from exc

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import json
 import os
 import sys
 import textwrap
@@ -17,6 +16,7 @@ import typer
 from rich.cells import cell_len
 from typer.core import TyperCommand
 
+from cronpilot.adapters.jsonvalue import dump_json, json_depth, key_text
 from cronpilot.domain.model import Run, Schedule
 from cronpilot.domain.schedule import next_cron_fires, zone
 
@@ -48,31 +48,54 @@ SIGNIFICANT_DIGITS = 10
 or a measurement gives, without the binary noise of arithmetic (`0.8130000000000001`)."""
 
 
+YAML_BLOCK_DEPTH = 64
+"""PyYAML's emitter calls itself a few times per level: a document nested deeper than this is
+written in YAML's flow style, which is JSON (`dump_json`, which does not recurse)."""
+
+
 def print_data(output: OutputFormat, data: object) -> None:
-    """Machine-readable output: stable keys, ISO-8601 times, nothing else on stdout."""
-    plain = tidy(json.loads(json.dumps(data, default=str)))
-    if output is OutputFormat.JSON:
-        typer.echo(json.dumps(plain, indent=2, ensure_ascii=False))
+    """Machine-readable output: stable keys, ISO-8601 times, nothing else on stdout; any
+    depth of nesting (a stored response body may nest a thousand levels)."""
+    plain = tidy(data)
+    if output is OutputFormat.JSON or json_depth(plain) > YAML_BLOCK_DEPTH:
+        typer.echo(dump_json(plain, indent=2))
         return
     import yaml  # only for the commands asked for YAML: see `bench/cli_startup.py`
 
     typer.echo(yaml.safe_dump(plain, sort_keys=False, allow_unicode=True), nl=False)
 
 
-def tidy(value: Any) -> Any:
-    """JSON data with its floats kept to `SIGNIFICANT_DIGITS`: the one rounding of every
-    machine-readable answer, the CLI's `--json`/`--output` and the API's alike."""
-    return _tidy(value)
+def tidy(data: object) -> Any:
+    """`data` as plain JSON values, as `json.loads(json.dumps(data, default=str))` would give
+    (tuples as lists, enums as their values, anything else as its text, keys as strings), floats
+    cut to `SIGNIFICANT_DIGITS`: the one rounding of every machine-readable answer, the CLI's
+    `--json`/`--output` and the API's alike. A walk with its own stack, at any depth."""
+    root: list[Any] = [data]
+    pending: list[tuple[Any, Any]] = [(root, 0)]
+    while pending:
+        holder, key = pending.pop()
+        item = holder[key]
+        copy: Any
+        if isinstance(item, dict):
+            copy = {key_text(name): child for name, child in item.items()}
+            pending.extend((copy, name) for name in copy)
+        elif isinstance(item, list | tuple):
+            copy = list(item)
+            pending.extend((copy, index) for index in range(len(copy)))
+        else:
+            copy = _plain_scalar(item)
+        holder[key] = copy
+    return root[0]
 
 
-def _tidy(value: Any) -> Any:
-    if isinstance(value, float):
-        return float(f"{value:.{SIGNIFICANT_DIGITS}g}")
-    if isinstance(value, dict):
-        return {key: _tidy(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_tidy(item) for item in value]
-    return value
+def _plain_scalar(item: object) -> Any:
+    if item is None or isinstance(item, bool):
+        return item
+    if isinstance(item, float):
+        return float(f"{item:.{SIGNIFICANT_DIGITS}g}")
+    if isinstance(item, int):
+        return int(item)
+    return str.__str__(item) if isinstance(item, str) else str(item)
 
 
 class OutputCommand(TyperCommand):

@@ -29,8 +29,10 @@ from cronpilot.adapters.cli.output import (
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.cli.time_options import SinceOption, UntilOption, window
 from cronpilot.adapters.cli.views import run_view
+from cronpilot.adapters.jsonvalue import dump_json
 from cronpilot.domain.model import Attempt, Endpoint, ErrorKind, Run, RunStatus
 from cronpilot.domain.secrets import mask_urls
+from cronpilot.domain.tracing import trace_id_of
 from cronpilot.usecases.queries.runs import RunQuery, page_runs, show_run
 
 if TYPE_CHECKING:
@@ -85,12 +87,16 @@ def print_run(run: Run, endpoint: Endpoint, *, output: OutputFormat | None) -> N
     if output:
         print_data(output, run_view(run, with_body=True))
         return
-    # Imported here: a listing has no use for rich's renderers (`output.terminal_width`).
-    from rich.json import JSON as RichJSON
+    # Imported here: a listing has no use for rich's highlighter (`output.terminal_width`).
+    from rich.highlighter import JSONHighlighter
 
     print_rich(_details(run, endpoint, build_clock().now()))
     if run.body is not None:
-        print_rich(RichJSON.from_data(run.body))
+        # As rich's JSON renderable shows it, written by `dump_json`: rich's own encoding of
+        # the body would call itself once per level of a deeply nested one.
+        body = JSONHighlighter()(dump_json(run.body, indent=2))
+        body.no_wrap = True
+        print_rich(body)
 
 
 def _run_note(run: Run) -> str:
@@ -116,15 +122,21 @@ def _requested(run: Run, now: datetime) -> list[tuple[str, str]]:
     return [("requested", f"{asked}, due {relative(run.due_at, now)}")]
 
 
+def _trace(run: Run) -> str:
+    """The W3C trace id the run's calls carried (a DAG dependant's is its DAG run's), then the
+    run's own id in its DAG run where that differs, and its parent's."""
+    sent = trace_id_of(run)
+    ids = [f"run {run.trace_id}"] if run.trace_id != sent else []
+    ids += [f"parent {run.parent_trace_id}"] if run.parent_trace_id else []
+    return sent + (f" ({', '.join(ids)})" if ids else "")
+
+
 def _details(run: Run, endpoint: Endpoint, now: datetime) -> Table:
     return details_table(
         [
             ("run", run.id),
             ("endpoint", endpoint.ref),
-            (
-                "trace",
-                run.trace_id + (f" (parent {run.parent_trace_id})" if run.parent_trace_id else ""),
-            ),
+            ("trace", _trace(run)),
             ("trigger", f"{run.trigger.value}, {run.schedule_source.value}, attempt {run.attempt}"),
             ("status", run_status(run)),
             ("slot", relative(run.slot_at, now)),

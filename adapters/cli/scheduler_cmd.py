@@ -55,8 +55,9 @@ def scheduler(
     """Claim due endpoints, call them and record their runs until SIGINT/SIGTERM.
 
     Run as many as you like against one PostgreSQL database. A database that cannot be reached
-    yet is tried again until it can. On a signal, calls in flight get CRONPILOT_GRACE_SECONDS to
-    finish; the rest are recorded abandoned, and the exit is clean.
+    yet is tried again until it can; one that can never work (a missing SQLite folder or file,
+    a file that is not a database, another schema) exits 3. On a signal, calls in flight get
+    CRONPILOT_GRACE_SECONDS to finish; the rest are recorded abandoned, and the exit is clean.
     With --with-planner a planner worker shares the process (for small installs).
     """
     overrides: dict[str, Any] = {

@@ -9,6 +9,7 @@ from cronpilot.adapters.cli.output import iso
 from cronpilot.adapters.sql.rows import attempt_value, request_value, retry_value
 from cronpilot.adapters.sql.rule_rows import rules_value
 from cronpilot.domain.secrets import mask_headers, mask_url, mask_urls
+from cronpilot.domain.tracing import trace_id_of
 
 if TYPE_CHECKING:
     from cronpilot.domain.alerts import Notification
@@ -99,7 +100,10 @@ def run_view(run: Run, *, with_body: bool) -> dict[str, Any]:
         "id": run.id,
         "endpoint_id": run.endpoint_id,
         "job_id": run.job_id,
-        "trace_id": run.trace_id,
+        # The W3C trace id the run's calls carried (a DAG dependant's: its DAG run's), and the
+        # run's own id in its DAG run, which a dependant's `parent_trace_id` names.
+        "trace_id": trace_id_of(run),
+        "run_trace_id": run.trace_id,
         "parent_trace_id": run.parent_trace_id,
         "trigger": run.trigger.value,
         "schedule_source": run.schedule_source.value,

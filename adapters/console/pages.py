@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from datetime import datetime
@@ -25,6 +24,7 @@ from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.api.problems import status_of
 from cronpilot.adapters.cli.output import clock_time, relative, span
 from cronpilot.adapters.error_line import error_line
+from cronpilot.adapters.jsonvalue import dump_json
 from cronpilot.domain.access import Principal, Scope
 from cronpilot.domain.errors import CronpilotError, InvalidConfig
 
@@ -59,7 +59,8 @@ from the query."""
 
 TEMPLATES = Jinja2Templates(directory=Path(__file__).parent / "templates")
 TEMPLATES.env.filters["span"] = span
-TEMPLATES.env.filters["pretty"] = lambda value: json.dumps(value, indent=2, sort_keys=True)
+# A stored body may nest deeper than `json.dumps` can recurse.
+TEMPLATES.env.filters["pretty"] = lambda value: dump_json(value, indent=2, sort_keys=True)
 
 
 class LoginNeeded(Exception):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -25,6 +26,7 @@ from cronpilot.adapters.sql.tables import SLOT_KEY
 from cronpilot.domain.errors import (
     ConflictError,
     CronpilotError,
+    DatabaseUnusable,
     ReadOnlyUnit,
     SlotAlreadyRun,
     StoreUnavailable,
@@ -116,7 +118,7 @@ def require_existing_database(url: str) -> None:
     must leave no file behind; `db upgrade` creates it."""
     path = _sqlite_file(url)
     if path is not None and path.parent.is_dir() and not path.exists():
-        raise StoreUnavailable(
+        raise DatabaseUnusable(
             f"no database at {path}: create it with `cronpilot db upgrade` "
             f"(CRONPILOT_DATABASE_URL={safe_url(url)})"
         )
@@ -130,13 +132,28 @@ def _require_sqlite_file(url: str) -> None:
     if path is None:
         return
     if not path.parent.is_dir():
-        raise StoreUnavailable(
+        raise DatabaseUnusable(
             f"cannot reach the database {safe_url(url)}: folder {path.parent} does not exist"
         )
     if path.is_dir():
-        raise StoreUnavailable(
+        raise DatabaseUnusable(
             f"cannot reach the database {safe_url(url)}: {path} is a folder, not a file"
         )
+
+
+def unreachable(exc: Exception, url: str) -> StoreUnavailable:
+    """The error of a failed first connection to `url`: `DatabaseUnusable` when the file is
+    not a SQLite database (corrupt, or something else altogether), which no retry mends;
+    `StoreUnavailable` otherwise (a server down, a locked file)."""
+    reason = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
+    message = f"cannot reach the database {safe_url(url)}: {type(reason).__name__}: {reason}"
+    # sqlite3's OperationalError (locked, cannot open) may pass; its other DatabaseErrors
+    # ("file is not a database", "database disk image is malformed") stay.
+    if isinstance(reason, sqlite3.DatabaseError) and not isinstance(
+        reason, sqlite3.OperationalError
+    ):
+        return DatabaseUnusable(message)
+    return StoreUnavailable(message)
 
 
 class Database:

@@ -12,8 +12,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sqlalchemy import inspect, text
+from sqlalchemy.exc import SQLAlchemyError
+
 from cronpilot import migrations
-from cronpilot.adapters.sql.engine import Database, create_engine, safe_url
+from cronpilot.adapters.sql.engine import (
+    Database,
+    create_engine,
+    require_existing_database,
+    safe_url,
+    unreachable,
+)
+from cronpilot.domain.errors import DatabaseUnusable
 from cronpilot.domain.log_extra import log_extra
 
 if TYPE_CHECKING:
@@ -21,6 +31,8 @@ if TYPE_CHECKING:
     from sqlalchemy import Connection
 
 logger = logging.getLogger(__name__)
+
+_VERSION_TABLE = "alembic_version"
 
 
 def alembic_config() -> Config:
@@ -46,6 +58,14 @@ def _revision(connection: Connection) -> str | None:
     return MigrationContext.configure(connection).get_current_revision()
 
 
+def _stamped_revision(connection: Connection) -> str | None:
+    """The revision in Alembic's table, None without one; read as `_revision` would, without
+    the lines Alembic logs for a migration."""
+    if not inspect(connection).has_table(_VERSION_TABLE):
+        return None
+    return connection.execute(text(f"SELECT version_num FROM {_VERSION_TABLE}")).scalar()
+
+
 def _upgrade_head(connection: Connection, config: Config) -> Upgrade:
     from alembic import command
 
@@ -54,6 +74,32 @@ def _upgrade_head(connection: Connection, config: Config) -> Upgrade:
     config.attributes["connection"] = connection
     command.upgrade(config, "head")
     return Upgrade(before, _revision(connection))
+
+
+async def require_head(url: str) -> None:
+    """Raise `DatabaseUnusable` unless the database at `url` has this build's schema (the
+    newest migration it ships): none, an older one (run `cronpilot db upgrade`) or one this
+    build does not know (another application's, or a newer cronpilot's) will not become it by
+    waiting. `StoreUnavailable` when the database cannot be reached."""
+    from alembic.script import ScriptDirectory
+
+    require_existing_database(url)
+    engine = create_engine(url, pool_size=1)
+    try:
+        async with engine.connect() as conn:
+            revision = await conn.run_sync(_stamped_revision)
+    except (SQLAlchemyError, OSError) as exc:
+        raise unreachable(exc, url) from exc
+    finally:
+        await engine.dispose()
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    if revision == head:
+        return
+    found = "has no cronpilot schema" if revision is None else f"has schema {revision}"
+    raise DatabaseUnusable(
+        f"database {safe_url(url)} {found}, this build needs {head}: "
+        "run `cronpilot db upgrade` with this build"
+    )
 
 
 async def upgrade_database(url: str) -> Upgrade:

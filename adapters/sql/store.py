@@ -9,7 +9,7 @@ from functools import cached_property
 from types import TracebackType
 from typing import TYPE_CHECKING, Self
 
-from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from cronpilot.adapters.sql.engine import (
@@ -19,9 +19,9 @@ from cronpilot.adapters.sql.engine import (
     create_engine,
     require_existing_database,
     safe_url,
+    unreachable,
 )
 from cronpilot.adapters.sql.keycheck import verify_secret_key
-from cronpilot.domain.errors import StoreUnavailable
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.ports import ReadingUnit, Repositories, SecretCipher, Store, UnitOfWork
 
@@ -198,10 +198,7 @@ async def open_sql_store(
             pass
     except (SQLAlchemyError, OSError) as exc:
         await engine.dispose()
-        reason = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
-        raise StoreUnavailable(
-            f"cannot reach the database {safe_url(url)}: {type(reason).__name__}: {reason}"
-        ) from exc
+        raise unreachable(exc, url) from exc
     db = Database(engine, url)
     if cipher is not None:
         try:

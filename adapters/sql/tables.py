@@ -201,6 +201,8 @@ runs = Table(
     _id("job_id", ForeignKey("jobs.id", ondelete="CASCADE"), nullable=False),
     _id("trace_id", nullable=False),
     _id("parent_trace_id", nullable=True),
+    # A DAG dependant's: the trace id of the run that began its DAG run, the W3C trace it sent.
+    _id("dag_run_id", nullable=True),
     Column("trigger", String(16), nullable=False),
     Column("schedule_source", String(32), nullable=False),
     Column("status", String(16), nullable=False),

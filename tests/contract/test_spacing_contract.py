@@ -120,18 +120,36 @@ async def test_a_late_claim_within_one_period_runs_the_planned_slot(store: Store
     assert (claim.slot_at, claim.call_at) == (T0, None)
 
 
-async def test_a_slot_the_min_clamp_pushed_later_keeps_its_catch_up_rule(store: Store) -> None:
-    """`min_interval` equal to the interval (as etl/fetch): after a run each slot is pushed a
-    little later, and stays a baseline slot: recorded under its grid time, and after downtime
-    `catch_up: none` waits for the next slot instead of running a stale one."""
-    clamped = spec("e", every=60, min_interval_seconds=60.0, catch_up=CatchUp.NONE)
+async def test_a_min_interval_equal_to_the_interval_keeps_the_grid(store: Store) -> None:
+    """As etl/fetch: the next slot is a whole minimum after the last one however long the call
+    took, so it is planned on the grid, by the baseline."""
+    even = spec("e", every=60, min_interval_seconds=60.0)
     # Applied a minute before T0: the min clamp holds its first call until T0.
-    await store.catalog.apply([declaration("j", clamped)], T0 - seconds(60))
-    await finish_one(store.claims, await _claim(store, T0), "w1", OK, T0 + seconds(0.5))
+    await store.catalog.apply([declaration("j", even)], T0 - seconds(60))
+    await finish_one(store.claims, await _claim(store, T0), "w1", OK, T0 + seconds(0.95))
+
     planned = await store.catalog.get_endpoint("j/e")
     assert (planned.next_run_at, planned.next_slot, planned.next_run_source) == (
-        T0 + seconds(60.5),
         T0 + seconds(60),
+        T0 + seconds(60),
+        ScheduleSource.BASELINE,
+    )
+
+
+async def test_a_slot_the_min_clamp_pushed_later_keeps_its_catch_up_rule(store: Store) -> None:
+    """`min_interval` above the interval: after a run each slot is pushed later, and stays a
+    baseline slot: recorded under its grid time, and after downtime `catch_up: none` waits for
+    the next slot instead of running a stale one."""
+    clamped = spec("e", every=60, min_interval_seconds=70.0, catch_up=CatchUp.NONE)
+    # The first call waits the minimum and stands for the slot of the grid before it.
+    await store.catalog.apply([declaration("j", clamped)], T0)
+    first = await _claim(store, T0 + seconds(70))
+    assert first.slot_at == T0 + seconds(60)
+    await finish_one(store.claims, first, "w1", OK, T0 + seconds(70.5))
+    planned = await store.catalog.get_endpoint("j/e")
+    assert (planned.next_run_at, planned.next_slot, planned.next_run_source) == (
+        T0 + seconds(140.5),
+        T0 + seconds(120),
         ScheduleSource.CLAMPED_MIN,
     )
 
@@ -144,20 +162,22 @@ async def test_a_slot_the_min_clamp_pushed_later_keeps_its_catch_up_rule(store: 
 
 
 async def test_a_clamped_slot_claimed_on_time_runs_under_its_grid_slot(store: Store) -> None:
-    clamped = spec("e", every=60, min_interval_seconds=60.0)
-    await store.catalog.apply([declaration("j", clamped)], T0 - seconds(60))
-    await finish_one(store.claims, await _claim(store, T0), "w1", OK, T0 + seconds(0.5))
+    clamped = spec("e", every=60, min_interval_seconds=70.0)
+    await store.catalog.apply([declaration("j", clamped)], T0)
+    await finish_one(
+        store.claims, await _claim(store, T0 + seconds(70)), "w1", OK, T0 + seconds(70.5)
+    )
 
-    claim = await _claim(store, T0 + seconds(60.5))
+    claim = await _claim(store, T0 + seconds(140.5))
 
     assert (claim.slot_at, claim.call_at, claim.schedule_source) == (
-        T0 + seconds(60),
-        T0 + seconds(60.5),
+        T0 + seconds(120),
+        T0 + seconds(140.5),
         ScheduleSource.CLAMPED_MIN,
     )
-    await finish_one(store.claims, claim, "w1", OK, T0 + seconds(61))
+    await finish_one(store.claims, claim, "w1", OK, T0 + seconds(141))
     after = await store.catalog.get_endpoint("j/e")
-    assert (after.last_slot_at, after.next_slot) == (T0 + seconds(60), T0 + seconds(120))
+    assert (after.last_slot_at, after.next_slot) == (T0 + seconds(120), T0 + seconds(180))
 
 
 async def _claim(store: Store, now: datetime) -> Claim:

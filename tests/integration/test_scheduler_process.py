@@ -14,15 +14,17 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
+from sqlalchemy.engine import make_url
 
 from cronpilot.adapters.bootstrap import sqlite_file
-from cronpilot.adapters.sql import open_sql_store, upgrade_database
+from cronpilot.adapters.sql import open_sql_store
 from cronpilot.adapters.wake import wake_folder
 from cronpilot.domain.model import ErrorKind, Pause, RunStatus, Schedule
 from cronpilot.domain.ports import Store
 from tests.scheduler.builders import declare, running_runs, runs_of, spec
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.scheduler.processes import SchedulerProcesses
+from tests.support.proxy import CuttableProxy
 
 GRACE_SECONDS = 1.0
 STARTUP_DEADLINE = 20.0
@@ -128,44 +130,56 @@ async def _until_in_log(processes: SchedulerProcesses, worker_id: str, text: str
         await asyncio.sleep(0.1)
 
 
+@pytest.mark.postgres
 async def test_a_scheduler_started_before_its_database_waits_for_it(
-    tmp_path: Path, server: EndpointServer
+    tmp_path: Path, server: EndpointServer, postgres_url: str
 ) -> None:
-    """The database's folder is made and migrated only after the worker started: the worker
-    tries again, one line per try and no traceback, and runs endpoints once it can."""
-    url = f"sqlite+aiosqlite:///{tmp_path / 'later' / 'cronpilot.db'}"
-    processes = SchedulerProcesses(
-        url, tmp_path, grace_seconds=GRACE_SECONDS, max_sleep_seconds=0.5
-    )
-    try:
-        worker = await processes.start("early")
-        async with asyncio.timeout(STARTUP_DEADLINE):
-            await _until_in_log(processes, "early", "retrying in 0.4 s")
-        (tmp_path / "later").mkdir()
-        await upgrade_database(url)
-        store = await open_sql_store(url, processes.cipher)
+    """PostgreSQL answers only after the worker started (a proxy in front of it, cut at
+    first): the worker tries again, one warning for the outage and no traceback, and runs
+    endpoints once it can."""
+    database = make_url(postgres_url)
+    async with CuttableProxy(database.port or 5432) as proxy:
+        proxy.cut = True
+        url = database.set(port=proxy.port).render_as_string(hide_password=False)
+        processes = SchedulerProcesses(
+            url, tmp_path, grace_seconds=GRACE_SECONDS, max_sleep_seconds=0.5, log_level="DEBUG"
+        )
         try:
-            await declare(store, datetime.now(UTC), spec(server, "ok", "first"))
+            worker = await processes.start("early")
             async with asyncio.timeout(STARTUP_DEADLINE):
-                await server.until_calls("first")
+                await _until_in_log(processes, "early", "retrying in 0.4 s")
+            proxy.cut = False
+            store = await open_sql_store(postgres_url, processes.cipher)
+            try:
+                await declare(store, datetime.now(UTC), spec(server, "ok", "first"))
+                async with asyncio.timeout(STARTUP_DEADLINE):
+                    await server.until_calls("first")
+            finally:
+                await store.close()
+            worker.send_signal(signal.SIGTERM)
+            async with asyncio.timeout(GRACE_SECONDS + 5):
+                assert await worker.wait() == 0, processes.log_of("early")
         finally:
-            await store.close()
-        worker.send_signal(signal.SIGTERM)
-        async with asyncio.timeout(GRACE_SECONDS + 5):
-            assert await worker.wait() == 0, processes.log_of("early")
-    finally:
-        await processes.kill_all()
+            await processes.kill_all()
 
     log = processes.log_of("early")
-    assert "store unavailable at start (StoreUnavailable: cannot reach the database" in log
+    unavailable = [line for line in log.splitlines() if "store unavailable at start" in line]
+    assert " WARNING " in unavailable[0]
+    assert "cannot reach the database" in unavailable[0]
+    assert not any(" WARNING " in line for line in unavailable[1:])
+    assert "store reachable after" in log
     assert "Traceback" not in log
 
 
 async def test_a_scheduler_waiting_for_its_database_stops_at_once_on_sigterm(
     tmp_path: Path,
 ) -> None:
-    url = f"sqlite+aiosqlite:///{tmp_path / 'never' / 'cronpilot.db'}"
-    processes = SchedulerProcesses(url, tmp_path, max_sleep_seconds=60)
+    # Nothing listens on a port just freed: a PostgreSQL server that is down.
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"postgresql+asyncpg://cronpilot@127.0.0.1:{port}/cronpilot"
+    processes = SchedulerProcesses(url, tmp_path, max_sleep_seconds=60, log_level="DEBUG")
     try:
         worker = await processes.start("waiting")
         async with asyncio.timeout(STARTUP_DEADLINE):

@@ -9,11 +9,13 @@ import re
 from dataclasses import replace
 from datetime import timedelta
 
+from cronpilot.adapters.cli.views import run_view
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.model import EndpointSpec, RetryPolicy, Schedule
 from cronpilot.domain.ports import Store
+from cronpilot.domain.tracing import trace_id_of
 from tests.scheduler.builders import DEADLINE, RunningWorker, declare, runs_of, spec
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock
@@ -115,6 +117,39 @@ async def test_a_dag_run_is_one_trace_parents_and_children_alike(
     sent = [_sent(server, name) for name in ("root", "child", "grandchild")]
     assert {trace for [(trace, _)] in sent} == {root.trace_id}
     assert len({span for [(_, span)] in sent}) == 3
+
+
+async def test_the_trace_id_a_run_shows_is_the_one_its_call_sent(
+    store: Store,
+    clock: FakeClock,
+    server: EndpointServer,
+    dispatcher: AiohttpDispatcher,
+    waker: InProcessWaker,
+) -> None:
+    """`runs show` (text and JSON), the API and the console name the trace id the endpoint
+    saw in its `traceparent`: a dependant's is its DAG run's, the root's."""
+    after = Schedule()
+    await declare(
+        store,
+        clock.now(),
+        *with_dependants(
+            [
+                spec(server, "ok", "root"),
+                spec(server, "ok", "child", schedule=after, depends_on=("root",)),
+                spec(server, "ok", "grandchild", schedule=after, depends_on=("child",)),
+            ]
+        ),
+    )
+
+    async with RunningWorker(store, dispatcher, clock, waker) as running:
+        await running.until_finished(3)
+
+    for name in ("root", "child", "grandchild"):
+        [run] = await runs_of(store, name)
+        [(sent, _)] = _sent(server, name)
+        shown = run_view(run, with_body=False)
+        assert (trace_id_of(run), shown["trace_id"]) == (sent, sent)
+        assert shown["run_trace_id"] == run.trace_id
 
 
 async def test_a_declared_traceparent_is_replaced_by_the_run_s(

@@ -195,12 +195,12 @@ def test_the_grace_of_a_long_period_is_capped(
 def test_a_slot_the_min_clamp_pushed_later_is_caught_up_by_its_rule(
     make_endpoint: MakeEndpoint, rule: CatchUp, expected: NextRun
 ) -> None:
-    """`min_interval` equal to the interval (as etl/fetch) pushes every slot after a run a
-    little later: each is still a baseline slot, whose catch-up rule holds after downtime."""
-    endpoint = make_endpoint(interval=60, min_interval=60, catch_up=rule, last_slot_at=t(-60))
+    """`min_interval` above the interval pushes every slot after a run later: each is still a
+    baseline slot, whose catch-up rule holds after downtime."""
+    endpoint = make_endpoint(interval=60, min_interval=70, catch_up=rule, last_slot_at=t(-60))
     ran = after_slot(endpoint, NOW, True, t(0.5))
     assert (ran.next_run_at, ran.next_slot_at, ran.next_run_source) == (
-        t(60.5),
+        t(70.5),
         t(60),
         S.CLAMPED_MIN,
     )

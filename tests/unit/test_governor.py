@@ -218,6 +218,33 @@ def test_interval_is_anchored_on_the_slot_not_on_the_finish(
     assert slots == [t(60 * k) for k in range(6)]
 
 
+@pytest.mark.parametrize("late", [0.0, 0.95, 59.999])
+def test_a_min_interval_equal_to_the_interval_keeps_the_grid(
+    make_endpoint: MakeEndpoint, late: float
+) -> None:
+    """The shipped `etl/fetch`: each call ended `late` after its slot, and the next slot is
+    still one whole minimum after the previous one, so the clamp does not bite."""
+    slots = [NOW]
+    for _ in range(5):
+        endpoint = make_endpoint(interval=60, min_interval=60, last_slot_at=slots[-1])
+        planned = plan_next_run(endpoint, slots[-1] + timedelta(seconds=late))
+        assert planned.source is S.BASELINE
+        assert planned.at is not None
+        slots.append(planned.at)
+
+    assert slots == [t(60 * k) for k in range(6)]
+
+
+def test_a_slot_less_than_min_after_the_last_waits_the_minimum_from_now(
+    make_endpoint: MakeEndpoint,
+) -> None:
+    """Interval 60 s under a 70 s minimum: the slot 50 s ahead comes 60 s after the last, so
+    the call waits until now + 70 s and stands for that slot."""
+    endpoint = make_endpoint(interval=60, last_slot_at=t(-10), min_interval=70)
+
+    assert plan_next_run(endpoint, NOW) == NextRun(t(70), S.CLAMPED_MIN, t(50))
+
+
 @pytest.mark.parametrize("cron", [None, "* * * * *"])
 def test_missed_slots_coalesce_to_one_run_now(
     make_endpoint: MakeEndpoint, cron: str | None

@@ -175,11 +175,54 @@ def floor_at(endpoint: Endpoint) -> datetime | None:
 
 
 def lowest(case: Case) -> datetime:
-    """The earliest time the floor and the min clamp allow."""
+    """The latest time the floor and the min clamp may plan a call at."""
     spec = case.endpoint.spec
     bounds = [case.now + timedelta(seconds=spec.min_interval_seconds or 0)]
     floor = floor_at(case.endpoint)
     return max([*bounds, floor] if floor is not None else bounds)
+
+
+def min_bound(case: Case) -> datetime | None:
+    """The earliest time the min clamp allows: `min_interval` after the previous slot, or after
+    `now` when there is none or it lies ahead (a call too soon waits the minimum from `now`)."""
+    least = case.endpoint.spec.min_interval_seconds
+    if least is None:
+        return None
+    last = case.endpoint.last_slot_at
+    start = case.now if last is None else min(last, case.now)
+    return start + timedelta(seconds=least)
+
+
+def clamped_times(case: Case) -> set[datetime]:
+    """Where the floor or the min clamp put a call they move: on the floor, or the minimum
+    after `now`, whichever is later (the min clamp leaves a floored call that is the minimum
+    after the previous slot where it is)."""
+    spec = case.endpoint.spec
+    floor = floor_at(case.endpoint)
+    least = case.now + timedelta(seconds=spec.min_interval_seconds or 0)
+    return {least if floor is None else max(least, floor), *([floor] if floor else [])}
+
+
+@PROPERTY
+@given(cases())
+def test_a_grid_slot_the_minimum_after_the_last_is_not_clamped(case: Case) -> None:
+    """An interval equal to the minimum stays on its grid: a call planned the minimum (or more)
+    after the previous slot (a baseline slot, a hint) is left where it is, not moved to
+    `min_interval` after `now`."""
+    endpoint, now = case.endpoint, case.now
+    least = endpoint.spec.min_interval_seconds
+    unclamped = plan_next_run(
+        replace(endpoint, spec=replace(endpoint.spec, min_interval_seconds=None)), now
+    )
+    planned = plan_next_run(endpoint, now)
+
+    last = endpoint.last_slot_at
+    # A timed pause plans afresh from its end, as a new endpoint: no previous slot there.
+    if pause_is_active(endpoint, now):
+        return
+    if least is not None and last is not None and unclamped.at is not None:
+        spaced = unclamped.at >= last + timedelta(seconds=least)
+        assert planned == unclamped or not spaced
 
 
 @PROPERTY
@@ -202,8 +245,9 @@ def test_stays_within_the_clamps_unless_paused(case: Case) -> None:
 
     if planned.source is not ScheduleSource.PAUSED:
         assert planned.at is not None
-        if spec.min_interval_seconds is not None:
-            assert planned.at >= case.now + timedelta(seconds=spec.min_interval_seconds)
+        low = min_bound(case)
+        if low is not None:
+            assert planned.at >= low
         if spec.max_interval_seconds is not None:
             assert planned.at <= case.now + timedelta(seconds=spec.max_interval_seconds)
 
@@ -291,7 +335,7 @@ def test_a_clamped_source_sits_on_its_clamp(case: Case) -> None:
     spec = case.endpoint.spec
 
     if planned.source is ScheduleSource.CLAMPED_MIN:
-        assert planned.at == lowest(case)
+        assert planned.at in clamped_times(case)
         # A baseline slot pushed later keeps its grid time.
         assert planned.slot is None or planned.slot < planned.at
     if planned.source is ScheduleSource.CLAMPED_MAX:
@@ -343,7 +387,7 @@ def test_a_call_off_its_slot_is_jitter_a_catch_up_now_or_a_clamp(case: Case) -> 
         assert planned.source in (S.BASELINE, S.CLAMPED_MIN)
         assert planned.at is not None and planned.at > planned.slot
         jittered = jitter is not None and planned.at - planned.slot < timedelta(seconds=jitter)
-        clamped = planned.source is S.CLAMPED_MIN and planned.at == lowest(case)
+        clamped = planned.source is S.CLAMPED_MIN and planned.at in clamped_times(case)
         assert jittered or clamped or planned.at == case.now
 
 
