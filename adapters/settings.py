@@ -133,6 +133,9 @@ class Settings(BaseSettings):
     planner_max_changes_per_hour: int = Field(default=6, ge=0)
     planner_max_hint_ttl_seconds: float = Field(default=86_400, gt=0)
     planner_proposal_ttl_seconds: float = Field(default=3600, gt=0)
+    planner_rejection_cooldown_seconds: float = Field(default=3600, ge=0)
+    """How long an admin's rejection holds the same change back (a job's `rejection_cooldown`
+    overrides it); 0: not at all."""
     # The HTTP API (`cronpilot serve`).
     api_host: str = Field(default="127.0.0.1", min_length=1)
     """Where `serve` listens; any other than a loopback address needs TLS or --insecure-http."""

@@ -77,6 +77,7 @@ from cronpilot.domain.planning import (
     RulesPass,
     analysis_busy,
     effective_mode,
+    superseding_outcome,
 )
 from cronpilot.domain.ports import PlannerRepository
 
@@ -465,6 +466,24 @@ class SqlPlanner(PlannerRepository):
                 decided_by=EXPIRED_BY,
                 decided_at=now,
                 outcome=EXPIRED_OUTCOME,
+            )
+        )
+
+    async def supersede(self, newer: Proposal) -> int:
+        # Mirrors `domain.planning.superseded` in one UPDATE (proven by the contract suite).
+        return await self._db.write_one(
+            update(proposals)
+            .where(
+                proposals.c.endpoint_id == newer.endpoint_id,
+                proposals.c.status == ProposalStatus.PENDING.value,
+                proposals.c.id != newer.id,
+            )
+            .values(
+                status=ProposalStatus.SUPERSEDED.value,
+                decided_by=newer.proposed_by,
+                decided_at=newer.created_at,
+                outcome=superseding_outcome(newer),
+                superseded_by=newer.id,
             )
         )
 
