@@ -227,6 +227,19 @@ async def test_an_auto_proposal_is_not_applied_when_its_record_fails(store: Stor
     assert waker.notified == 0
 
 
+async def test_a_newer_proposal_supersedes_nothing_when_its_record_fails(store: Store) -> None:
+    endpoint_id = await add_endpoint(store, "j", "a", T0, every=600)
+    older = await ProposalDesk(store.unit_of_work, None, LIMITS).propose(
+        EVERY_30, endpoint_id, REVIEW, T0
+    )
+    units = WrappedUnits(store, failing_after("planner", "add_proposal"))
+
+    with pytest.raises(InjectedFailure):
+        await ProposalDesk(units, None, LIMITS).propose(EVERY_30, endpoint_id, REVIEW, T0)
+
+    assert await store.planner.list_proposals() == [older]
+
+
 async def test_a_pause_ends_at_a_future_time_with_an_offset(store: Store) -> None:
     # Every adapter (CLI, API, MCP) hands the use case what its caller wrote.
     await add_endpoint(store, "j", "a", T0)
