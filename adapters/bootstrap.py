@@ -414,6 +414,7 @@ def guardrail_limits(settings: Settings) -> GuardrailLimits:
         max_changes_per_hour=settings.planner_max_changes_per_hour,
         max_hint_ttl_seconds=settings.planner_max_hint_ttl_seconds,
         pending_ttl_seconds=settings.planner_proposal_ttl_seconds,
+        rejection_cooldown_seconds=settings.planner_rejection_cooldown_seconds,
     )
 
 

@@ -99,6 +99,8 @@ def _job(declaration: JobDeclaration, secrets: _Secrets) -> dict[str, Any]:
         shown["description"] = job.description
     if job.planner_mode is not DEFAULT_PLANNER_MODE:
         shown["planner_mode"] = job.planner_mode.value
+    if job.rejection_cooldown_seconds is not None:
+        shown["rejection_cooldown"] = _seconds(job.rejection_cooldown_seconds)
     shown["endpoints"] = [
         _endpoint(f"{job.name}/{s.name}", s, secrets) for s in declaration.endpoints
     ]

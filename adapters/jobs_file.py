@@ -7,6 +7,7 @@ Shape::
       - name: etl
         description: nightly pipeline
         planner_mode: review          # off | review | auto | graded (the default)
+        rejection_cooldown: 2h        # a rejected change is not proposed again for 2h
         endpoints:
           - name: fetch
             url: ${SIMULATOR_URL}/etl/fetch
@@ -206,6 +207,7 @@ Count = Annotated[int, BeforeValidator(_not_bool), Field(ge=1, le=_MAX_COUNT)]
 Jitter = Annotated[Duration, Field(gt=0, le=MAX_SECONDS)]
 RetryWait = Annotated[PositiveDuration, AfterValidator(_retry_wait)]
 Window = Annotated[float, BeforeValidator(_window), Field(ge=0, le=MAX_SECONDS)]
+CoolDown = Annotated[Duration, Field(ge=0, le=MAX_SECONDS)]
 ApprovalTimeout = Annotated[PositiveDuration, AfterValidator(_approval_timeout)]
 Method = Annotated[
     Literal["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"], BeforeValidator(_upper)
@@ -272,6 +274,7 @@ class JobConfig(_Strict):
     name: Name
     description: str = ""
     planner_mode: PlannerMode = DEFAULT_PLANNER_MODE
+    rejection_cooldown: CoolDown | None = None
     notify: Notify | None = None
     pause_after: Count | None = None
     endpoints: list[EndpointConfig] = Field(min_length=1)
@@ -455,7 +458,12 @@ def _declaration(
             ("jobs", index, "endpoints", problem.index, problem.field), problem.reason
         ) from problem
     return JobDeclaration(
-        job=Job(name=job.name, description=job.description, planner_mode=job.planner_mode),
+        job=Job(
+            name=job.name,
+            description=job.description,
+            planner_mode=job.planner_mode,
+            rejection_cooldown_seconds=job.rejection_cooldown,
+        ),
         endpoints=specs,
     )
 

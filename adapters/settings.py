@@ -151,6 +151,9 @@ class Settings(BaseSettings):
     rules_dwell_seconds: float = Field(default=120, ge=0, le=86_400)
     """How long a change a response rule made stands before a rule may replace it (a rule's
     own `dwell:` wins; `urgent: true` rules wait for none)."""
+    planner_rejection_cooldown_seconds: float = Field(default=3600, ge=0)
+    """How long an admin's rejection holds the same change back (a job's `rejection_cooldown`
+    overrides it); 0: not at all."""
     # The HTTP API (`cronpilot serve`).
     api_host: str = Field(default="127.0.0.1", min_length=1)
     """Where `serve` listens; any other than a loopback address needs TLS or --insecure-http."""

@@ -9,7 +9,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields, is_dataclass
 from enum import Enum, StrEnum
 
-from cronpilot.domain.model import JSON, EndpointSpec, Job
+from cronpilot.domain.model import JOB_DECLARED, JSON, EndpointSpec, Job
 from cronpilot.domain.ports import JobDeclaration
 
 
@@ -45,9 +45,6 @@ class DeclarationChange:
     fields: tuple[FieldChange, ...] = ()
 
 
-_JOB_FIELDS = ("description", "planner_mode")
-
-
 def planned_changes(
     declarations: Sequence[JobDeclaration],
     stored_jobs: Mapping[str, Job],
@@ -62,8 +59,8 @@ def planned_changes(
         if stored_job is None:
             changes.append(DeclarationChange(job.name, Outcome.CREATE))
         else:
-            old = {name: getattr(stored_job, name) for name in _JOB_FIELDS}
-            new = {name: getattr(job, name) for name in _JOB_FIELDS}
+            old = {name: getattr(stored_job, name) for name in JOB_DECLARED}
+            new = {name: getattr(job, name) for name in JOB_DECLARED}
             changes.append(_compared(job.name, old, new))
         declared = set()
         for spec in declaration.endpoints:

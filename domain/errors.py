@@ -154,10 +154,12 @@ class SessionNotFound(NotFound):
 class ProposalNotPending(CronpilotError):
     """Only a pending proposal can be approved, rejected or expired."""
 
-    def __init__(self, proposal_id: str, status: str) -> None:
-        super().__init__(f"proposal {proposal_id} is {status}, not pending")
+    def __init__(self, proposal_id: str, status: str, superseded_by: str | None = None) -> None:
+        by = f" by proposal {superseded_by}" if superseded_by else ""
+        super().__init__(f"proposal {proposal_id} is {status}{by}, not pending")
         self.proposal_id = proposal_id
         self.status = status
+        self.superseded_by = superseded_by
 
 
 class ApprovalNotFound(NotFound):

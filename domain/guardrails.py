@@ -34,6 +34,8 @@ class GuardrailRule(StrEnum):
     """The proposal contradicts a response rule that holds for the endpoint."""
     COOL_DOWN = "cool_down"
     """The endpoint's interval proposals alternated direction (`domain.churn`)."""
+    REJECTED = "rejected"
+    """An admin rejected the same change within its cool-down (`domain.rejections`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +59,9 @@ class GuardrailLimits:
     max_hint_ttl_seconds: float
     pending_ttl_seconds: float
     """A proposal held for review lapses after this long."""
+    rejection_cooldown_seconds: float
+    """How long an admin's rejection holds the same change back (`domain.rejections`),
+    unless the job says otherwise."""
 
 
 def refusal(

@@ -196,6 +196,19 @@ class Job:
     description: str = ""
     planner_mode: PlannerMode = PlannerMode.OFF
     id: str = field(default_factory=new_id)
+    rejection_cooldown_seconds: float | None = None
+    """How long an admin's rejection holds the same change back on the job's endpoints
+    (`domain.rejections`); None: the `planner_rejection_cooldown_seconds` setting."""
+
+    @property
+    def declared(self) -> tuple[object, ...]:
+        """What a declaration sets on the job (`JOB_DECLARED`): `apply` updates a stored job
+        when these differ."""
+        return tuple(getattr(self, name) for name in JOB_DECLARED)
+
+
+JOB_DECLARED = ("description", "planner_mode", "rejection_cooldown_seconds")
+"""The fields of a `Job` that `jobs.yaml` declares."""
 
 
 class RetryOn(StrEnum):

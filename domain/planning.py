@@ -38,6 +38,9 @@ class ProposalStatus(StrEnum):
     EXPIRED = "expired"
     DROPPED = "dropped"
     """Made with a confidence below the floor (`graded` mode): recorded, never applied."""
+    SUPERSEDED = "superseded"
+    """Pending until a newer proposal for its endpoint was held or applied (`superseded`):
+    never applied, and no longer open to a decision."""
 
 
 class SessionStatus(StrEnum):
@@ -88,6 +91,8 @@ class Proposal:
     reason for rejecting it."""
     confidence: float | None = None
     """The confidence of the analysis that made it, in `graded` mode (`domain.autonomy`)."""
+    superseded_by: str | None = None
+    """The newer proposal that superseded this one, when `superseded`."""
 
     @property
     def draft(self) -> ProposalDraft:
@@ -336,6 +341,30 @@ def expired(proposal: Proposal, now: datetime) -> Proposal:
         decided_by=EXPIRED_BY,
         decided_at=now,
         outcome=EXPIRED_OUTCOME,
+    )
+
+
+SUPERSEDING = frozenset({ProposalStatus.PENDING, ProposalStatus.APPLIED})
+"""The proposals that supersede their endpoint's older pending ones: the newest word on what
+the endpoint should do. One refused, dropped or rejected changes nothing, so it supersedes
+nothing."""
+
+
+def superseding_outcome(newer: Proposal) -> str:
+    """The outcome of a proposal `newer` superseded."""
+    return f"superseded by proposal {newer.id}"
+
+
+def superseded(older: Proposal, newer: Proposal) -> Proposal:
+    """A pending proposal once `newer` (its endpoint's, `SUPERSEDING`) took its place: decided
+    when and by whom `newer` was made, pointing at it."""
+    return replace(
+        older,
+        status=ProposalStatus.SUPERSEDED,
+        decided_by=newer.proposed_by,
+        decided_at=newer.created_at,
+        outcome=superseding_outcome(newer),
+        superseded_by=newer.id,
     )
 
 

@@ -406,6 +406,11 @@ class PlannerRepository(Protocol):
         """Mark pending proposals whose `expires_at` has passed `expired`; returns how many."""
         ...
 
+    async def supersede(self, newer: Proposal) -> int:
+        """Mark the pending proposals of `newer`'s endpoint, other than `newer`, superseded by
+        it (`domain.planning.superseded`); returns how many."""
+        ...
+
     async def get_session(self, session_id: str) -> AnalysisSession:
         """With its tool calls in order. Raises `SessionNotFound`."""
         ...

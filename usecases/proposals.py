@@ -18,14 +18,16 @@ from cronpilot.domain.errors import ProposalNotPending
 from cronpilot.domain.guardrails import (
     RATE_WINDOW,
     GuardrailLimits,
+    GuardrailRule,
     Refusal,
     change_for,
     refusal,
 )
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, PlannerMode, ScheduleSource, new_id
-from cronpilot.domain.planning import Proposal, ProposalDraft, ProposalStatus
+from cronpilot.domain.planning import SUPERSEDING, Proposal, ProposalDraft, ProposalStatus
 from cronpilot.domain.ports import Repositories, Telemetry, UnitOfWorkFactory, Waker
+from cronpilot.domain.rejections import StandingRejection, standing_rejection
 from cronpilot.domain.rule_firing import URGENT_RULES, FiringRule, rule_made
 from cronpilot.domain.telemetry import NO_TELEMETRY
 
@@ -34,7 +36,8 @@ log = logging.getLogger(__name__)
 GRADED = "graded"
 """Who decided a proposal that graded autonomy applied or dropped."""
 RECENT = 20
-"""The endpoint's latest proposals the cool-down reads (`domain.churn.cooling`)."""
+"""The endpoint's latest proposals the cool-down reads (`domain.churn.cooling`), and its latest
+rejections a proposal is held back by (`domain.rejections`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,14 +98,32 @@ class ProposalDesk:
         )
         return endpoint, why_not
 
+    async def _standing(
+        self, tx: Repositories, draft: ProposalDraft, endpoint: Endpoint, now: datetime
+    ) -> StandingRejection | None:
+        """The admin's rejection that holds `draft` back on the endpoint, for the job's
+        cool-down or the configured one (`domain.rejections`), or None."""
+        job = await tx.catalog.get_job(endpoint.job_name)
+        seconds = job.rejection_cooldown_seconds
+        if seconds is None:
+            seconds = self._limits.rejection_cooldown_seconds
+        rejected = await tx.planner.list_proposals(
+            ProposalStatus.REJECTED, endpoint_id=endpoint.id, limit=RECENT
+        )
+        return standing_rejection(draft, rejected, now, timedelta(seconds=seconds))
+
     async def unneeded(self, draft: ProposalDraft, endpoint_id: str, now: datetime) -> str | None:
         """Why `draft` is not worth making on the endpoint (`domain.churn.unneeded`: in force,
-        or the same proposal pending), or None."""
+        or the same proposal pending; or an admin rejected it within the cool-down), or
+        None."""
         async with self._uow() as tx:
             endpoint = await tx.catalog.get_endpoint(endpoint_id)
             pending = await tx.planner.list_proposals(
                 ProposalStatus.PENDING, endpoint_id=endpoint_id
             )
+            standing = await self._standing(tx, draft, endpoint, now)
+        if standing is not None:
+            return standing.text()
         return unneeded(draft, endpoint, pending, now)
 
     async def propose(
@@ -110,12 +131,18 @@ class ProposalDesk:
     ) -> Proposal:
         """Record `draft` as a proposal: refused by a guardrail, held for review, or applied at
         once (`auto`); in `graded` mode the proposer's confidence and the job's threshold
-        decide (`domain.autonomy.gate`), and a dropped proposal is recorded too."""
+        decide (`domain.autonomy.gate`), and a dropped proposal is recorded too. The same
+        change rejected by an admin within the cool-down is refused, whoever proposes it. One
+        held or applied supersedes the endpoint's older pending proposals."""
         earlier = False
         async with self._uow() as tx:
             endpoint, why_not = await self._guarded(
                 tx, draft, endpoint_id, now, proposer.firing, proposed_by=proposer.name
             )
+            if why_not is None:
+                standing = await self._standing(tx, draft, endpoint, now)
+                if standing is not None:
+                    why_not = Refusal(GuardrailRule.REJECTED, standing.text())
             proposal = Proposal(
                 id=new_id(),
                 endpoint_id=endpoint.id,
@@ -144,12 +171,17 @@ class ProposalDesk:
                 outcome, earlier = await _apply(tx, draft, endpoint, proposer.name, now)
                 by = "auto" if gated is None else GRADED
                 proposal = _decided(proposal, ProposalStatus.APPLIED, by, outcome, now)
+            superseded = 0
+            if proposal.status in SUPERSEDING:
+                superseded = await tx.planner.supersede(proposal)
             # Held for review: the admins' webhooks hear of it with the proposal, atomically.
             await tx.planner.add_proposal(proposal, proposal_notifications(endpoint, proposal, now))
             await tx.commit()
         if earlier:
             await self._wake()
         self._telemetry.proposed(proposal.status, why_not.rule if why_not else None)
+        if superseded:
+            self._telemetry.proposed(ProposalStatus.SUPERSEDED, count=superseded)
         log.info(
             "%s proposal for %s: %s (%s)",
             proposal.kind,
@@ -170,9 +202,7 @@ class ProposalDesk:
         guardrails decide); the guardrails are checked again against the endpoint as it is
         now. A lapsed proposal is marked expired and `ProposalNotPending` raised."""
         async with self._uow() as tx:
-            proposal = await tx.planner.get_proposal(proposal_id)
-            if proposal.status is not ProposalStatus.PENDING:
-                raise ProposalNotPending(proposal.id, proposal.status)
+            proposal = await _pending(tx, proposal_id)
             if proposal.expires_at is not None and proposal.expires_at <= now:
                 await tx.planner.expire_pending(now)
                 await tx.commit()
@@ -217,7 +247,7 @@ class ProposalDesk:
         """Turn a pending proposal down for `actor`, its decider; audited with the reason."""
         async with self._uow() as tx:
             # Looked up first: `proposal_id` may be a prefix of the id (`domain.ids`).
-            proposal = await tx.planner.get_proposal(proposal_id)
+            proposal = await _pending(tx, proposal_id)
             decided = await tx.planner.decide(
                 proposal.id, ProposalStatus.REJECTED, actor, reason, now
             )
@@ -238,6 +268,15 @@ class ProposalDesk:
     async def _wake(self) -> None:
         if self._waker is not None:
             await self._waker.notify()
+
+
+async def _pending(tx: Repositories, proposal_id: str) -> Proposal:
+    """The proposal (an id or a unique prefix), if it waits for a decision. Raises
+    `ProposalNotFound`, or `ProposalNotPending` (naming the proposal that superseded it)."""
+    proposal = await tx.planner.get_proposal(proposal_id)
+    if proposal.status is not ProposalStatus.PENDING:
+        raise ProposalNotPending(proposal.id, proposal.status, proposal.superseded_by)
+    return proposal
 
 
 async def _apply(

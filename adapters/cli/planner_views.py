@@ -53,6 +53,7 @@ def proposal_view(proposal: Proposal, endpoint_ref: str) -> dict[str, Any]:
         "decided_at": iso(proposal.decided_at),
         "outcome": proposal.outcome,
         "confidence": proposal.confidence,
+        "superseded_by": proposal.superseded_by,
     }
 
 

@@ -34,6 +34,7 @@ def job_view(job: Job, endpoint_count: int) -> dict[str, Any]:
         "name": job.name,
         "description": job.description,
         "planner_mode": job.planner_mode.value,
+        "rejection_cooldown_seconds": job.rejection_cooldown_seconds,
         "endpoints": endpoint_count,
     }
 

@@ -35,6 +35,7 @@ from cronpilot.domain.planning import (
     lapsed,
     needs_analysis,
     needs_rules,
+    superseded,
 )
 from cronpilot.domain.ports import PlannerRepository
 from cronpilot.domain.retention import proposal_expired, session_expired
@@ -227,6 +228,18 @@ class MemoryPlanner(PlannerRepository):
             ended = [expired(p, now) for p in self.planning.proposals.values() if lapsed(p, now)]
             self.planning.proposals.update((p.id, p) for p in ended)
         return len(ended)
+
+    async def supersede(self, newer: Proposal) -> int:
+        async with self._state.lock:
+            older = [
+                superseded(p, newer)
+                for p in self.planning.proposals.values()
+                if p.endpoint_id == newer.endpoint_id
+                and p.status is ProposalStatus.PENDING
+                and p.id != newer.id
+            ]
+            self.planning.proposals.update((p.id, p) for p in older)
+        return len(older)
 
     async def autonomy_history(self, job_id: str) -> list[AutonomyStep]:
         return list(self.planning.autonomy.get(job_id, ()))

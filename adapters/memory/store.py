@@ -311,7 +311,7 @@ def _apply_job(jobs: dict[str, Job], declared: Job, report: ApplyReport) -> Job:
         jobs[declared.name] = declared
         report.created.append(declared.name)
         return declared
-    if (stored.description, stored.planner_mode) == (declared.description, declared.planner_mode):
+    if stored.declared == declared.declared:
         report.unchanged.append(declared.name)
         return stored
     jobs[declared.name] = replace(declared, id=stored.id)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import replace
 from datetime import datetime
 
 from sqlalchemy import delete, func, insert, or_, select, update
@@ -81,19 +82,13 @@ class SqlCatalog(CatalogRepository):
             report.created.append(declared.name)
             return declared
         stored = job_from_row(row)
-        if (stored.description, stored.planner_mode) == (
-            declared.description,
-            declared.planner_mode,
-        ):
+        if stored.declared == declared.declared:
             report.unchanged.append(declared.name)
             return stored
-        await conn.execute(
-            update(jobs)
-            .where(jobs.c.id == stored.id)
-            .values(description=declared.description, planner_mode=declared.planner_mode.value)
-        )
+        updated = replace(declared, id=stored.id)
+        await conn.execute(update(jobs).where(jobs.c.id == stored.id).values(job_values(updated)))
         report.updated.append(declared.name)
-        return Job(declared.name, declared.description, declared.planner_mode, stored.id)
+        return updated
 
     async def _apply_endpoint(
         self,

@@ -79,6 +79,7 @@ from cronpilot.domain.planning import (
     RulesPass,
     analysis_busy,
     effective_mode,
+    superseding_outcome,
 )
 from cronpilot.domain.ports import PlannerRepository
 from cronpilot.domain.rule_firing import RULES_PLANNER
@@ -489,6 +490,24 @@ class SqlPlanner(PlannerRepository):
                 decided_by=EXPIRED_BY,
                 decided_at=now,
                 outcome=EXPIRED_OUTCOME,
+            )
+        )
+
+    async def supersede(self, newer: Proposal) -> int:
+        # Mirrors `domain.planning.superseded` in one UPDATE (proven by the contract suite).
+        return await self._db.write_one(
+            update(proposals)
+            .where(
+                proposals.c.endpoint_id == newer.endpoint_id,
+                proposals.c.status == ProposalStatus.PENDING.value,
+                proposals.c.id != newer.id,
+            )
+            .values(
+                status=ProposalStatus.SUPERSEDED.value,
+                decided_by=newer.proposed_by,
+                decided_at=newer.created_at,
+                outcome=superseding_outcome(newer),
+                superseded_by=newer.id,
             )
         )
 

@@ -38,6 +38,7 @@ def proposal_values(proposal: Proposal) -> dict[str, Any]:
         "decided_at": proposal.decided_at,
         "outcome": proposal.outcome,
         "confidence": proposal.confidence,
+        "superseded_by": proposal.superseded_by,
     }
 
 
@@ -60,6 +61,7 @@ def proposal_from_row(row: RowMapping) -> Proposal:
         decided_at=row["decided_at"],
         outcome=row["outcome"],
         confidence=row["confidence"],
+        superseded_by=row["superseded_by"],
     )
 
 

@@ -49,6 +49,7 @@ def job_values(job: Job) -> dict[str, Any]:
         "name": job.name,
         "description": job.description,
         "planner_mode": job.planner_mode.value,
+        "rejection_cooldown_seconds": job.rejection_cooldown_seconds,
     }
 
 
@@ -60,6 +61,7 @@ def job_from_row(row: RowMapping, prefix: str = "") -> Job:
         name=row[f"{prefix}name"],
         description=row[f"{prefix}description"],
         planner_mode=PlannerMode(row[f"{prefix}planner_mode"]),
+        rejection_cooldown_seconds=row[f"{prefix}rejection_cooldown_seconds"],
     )
 
 

@@ -100,6 +100,8 @@ jobs = Table(
     Column("name", String(200), nullable=False, unique=True),
     Column("description", Text, nullable=False),
     Column("planner_mode", String(16), nullable=False),
+    # The admin's word stands (issue 21): NULL for the `planner_rejection_cooldown_seconds`.
+    Column("rejection_cooldown_seconds", Float, nullable=True),
 )
 
 endpoints = Table(
@@ -315,6 +317,9 @@ proposals = Table(
     Column("decided_at", UtcDateTime, nullable=True),
     Column("outcome", Text, nullable=True),
     Column("confidence", Float, nullable=True),
+    # The newer proposal that superseded a pending one (issue 21); no foreign key, so that
+    # retention may drop either first.
+    _id("superseded_by", nullable=True),
 )
 # The rate guardrail counts an endpoint's recent decisions; listings go newest first.
 Index("ix_proposals_endpoint", proposals.c.endpoint_id, proposals.c.decided_at)

@@ -16,6 +16,7 @@ from cronpilot.usecases.access import list_audit, revoke_token
 from cronpilot.usecases.schema_learning import rebuild_schema
 from tests.api.conftest import JOBS, Api
 from tests.contract.builders import add_endpoint, run_once
+from tests.support.superseding import supersede
 
 PROBLEM = "application/problem+json"
 
@@ -226,6 +227,42 @@ async def test_proposals_page_and_an_admin_decides_them_once(api: Api) -> None:
         rejected = await client.post(f"/proposals/{ids[1]}/reject", json={"reason": "no"})
         assert rejected.json()["decided_by"] == "token:admin-bot"
         _is_problem(await client.post(f"/proposals/{ids[2]}/reject", json={"reason": " "}), 422)
+
+
+async def test_a_superseded_proposal_is_listed_with_its_pointer_and_cannot_be_decided(
+    api: Api,
+) -> None:
+    async with api.client() as client:
+        await client.post("/apply", content=JOBS)
+        stock = await api.store.catalog.get_endpoint("shop/stock")
+        older = Proposal(
+            id=new_id(),
+            endpoint_id=stock.id,
+            job_id=stock.job_id,
+            kind=ProposalKind.INTERVAL,
+            reason="faster",
+            proposed_by="heuristic",
+            created_at=api.clock.now(),
+            status=ProposalStatus.PENDING,
+            interval_seconds=120.0,
+            ttl_seconds=600.0,
+        )
+        await api.store.planner.add_proposal(older)
+        newer = await supersede(api.store, older.id, api.clock.now())
+
+        listed = (await client.get("/proposals", params={"status": "superseded"})).json()
+        shown = (await client.get(f"/proposals/{older.id}")).json()
+        approving = _is_problem(await client.post(f"/proposals/{older.id}/approve"), 409)
+        rejecting = _is_problem(
+            await client.post(f"/proposals/{older.id}/reject", json={"reason": "no"}), 409
+        )
+
+    assert [p["id"] for p in listed["items"]] == [older.id]
+    assert (shown["status"], shown["superseded_by"]) == ("superseded", newer.id)
+    for refused in (approving, rejecting):
+        assert refused["detail"] == (
+            f"proposal {older.id} is superseded by proposal {newer.id}, not pending"
+        )
 
 
 async def test_the_autonomy_of_a_job_as_the_cli_shows_it(api: Api) -> None:

@@ -29,6 +29,7 @@ from cronpilot.usecases.queries.runs import RunQuery, page_runs
 from tests.api.conftest import JOBS, Secrets, issue_tokens
 from tests.support.clock import FakeClock
 from tests.support.settings import limits_for_tests, settings_for_tests
+from tests.support.superseding import supersede
 
 CONSOLE = Path(__file__).resolve().parents[2] / "adapters" / "console"
 CSRF = re.compile(r'name="csrf" value="([0-9a-f]+)"')
@@ -265,6 +266,22 @@ async def test_the_endpoint_page_says_its_rules_whether_dangerous_and_who_paused
     )
     assert 'id="dangerous">no</dd>' in prices_page.text
     assert 'id="rules">none</dd>' in prices_page.text
+
+
+async def test_a_superseded_proposal_cannot_be_approved_and_points_to_the_newer(
+    console: Console,
+) -> None:
+    older = await _pending(console)
+    newer = await supersede(console.store, older, console.clock.now())
+    async with console.signed_in(Scope.ADMIN) as (admin, csrf):
+        queue = await admin.get("/console/proposals", params={"status": "superseded"})
+        refused = await admin.post(f"/console/proposals/{older}/approve", data={"csrf": csrf})
+
+    assert f'id="proposal-{older}"' in queue.text
+    assert f'href="#proposal-{newer.id}"' in queue.text
+    assert refused.status_code == 409
+    assert f"proposal {older} is superseded by proposal {newer.id}, not pending" in refused.text
+    assert (await show_proposal(console.store.reading, older)).status is (ProposalStatus.SUPERSEDED)
 
 
 async def test_failures_are_pages_with_their_status(console: Console) -> None:

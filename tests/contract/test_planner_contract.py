@@ -305,6 +305,48 @@ async def test_pending_proposals_expire(store: Store) -> None:
     assert (await store.planner.get_proposal(lasting.id)).status is ProposalStatus.PENDING
 
 
+async def test_a_newer_proposal_supersedes_the_endpoints_older_pending_ones(store: Store) -> None:
+    await _declare(store, PlannerMode.REVIEW, "a", "b")
+    a, b = await store.catalog.get_endpoint("j/a"), await store.catalog.get_endpoint("j/b")
+    older = _proposal(a.id, a.job_id, T0)
+    old = _proposal(a.id, a.job_id, T0 + seconds(1), kind=ProposalKind.PAUSE, at=T0 + seconds(99))
+    decided = _proposal(a.id, a.job_id, T0, status=ProposalStatus.REJECTED, decided_by="ann")
+    elsewhere = _proposal(b.id, b.job_id, T0)
+    newer = _proposal(a.id, a.job_id, T0 + seconds(5), proposed_by="llm:m", interval_seconds=4.0)
+    for proposal in (older, old, decided, elsewhere, newer):
+        await store.planner.add_proposal(proposal)
+
+    assert await store.planner.supersede(newer) == 2
+
+    for earlier in (older, old):
+        stored = await store.planner.get_proposal(earlier.id)
+        assert stored == replace(
+            earlier,
+            status=ProposalStatus.SUPERSEDED,
+            decided_by="llm:m",
+            decided_at=T0 + seconds(5),
+            outcome=f"superseded by proposal {newer.id}",
+            superseded_by=newer.id,
+        )
+    assert await store.planner.list_proposals(ProposalStatus.PENDING) == [newer, elsewhere]
+    assert await store.planner.get_proposal(decided.id) == decided
+    assert await store.planner.supersede(newer) == 0
+    with pytest.raises(ProposalNotPending):
+        await store.planner.decide(older.id, ProposalStatus.APPLIED, "bob", "hint", T0)
+
+
+async def test_a_jobs_rejection_cool_down_is_stored_and_updated(store: Store) -> None:
+    declared = JobDeclaration(Job("j", planner_mode=PlannerMode.GRADED), [spec("a")])
+    await store.catalog.apply([declared], T0)
+    longer = JobDeclaration(replace(declared.job, rejection_cooldown_seconds=7200.0), [spec("a")])
+
+    report = await store.catalog.apply([longer], T0)
+
+    assert report.updated == ["j"]
+    assert (await store.catalog.get_job("j")).rejection_cooldown_seconds == 7200.0
+    assert "j" in (await store.catalog.apply([longer], T0)).unchanged
+
+
 async def test_sessions_are_listed_newest_first(store: Store) -> None:
     await _declare(store, PlannerMode.AUTO, "a", "b")
     await run_once(store, T0)

@@ -16,7 +16,7 @@ import pytest
 from cronpilot.domain.access import Scope
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.graph import EdgeSighting, EdgeSource, EdgeType
-from cronpilot.domain.model import IntervalHint, Pause, PlannerMode, RunStatus
+from cronpilot.domain.model import IntervalHint, Pause, PlannerMode, RunStatus, new_id
 from cronpilot.domain.pauses import MAX_PAUSE
 from cronpilot.domain.planning import ProposalDraft, ProposalKind, ProposalStatus
 from cronpilot.domain.ports import Store
@@ -193,9 +193,10 @@ async def test_two_approvals_at_once_cannot_both_pass_the_change_limit(store: St
     endpoint_id = await add_endpoint(store, "j", "a", T0, every=600)
     review = ProposalDesk(store.unit_of_work, None, LIMITS)
     first = await review.propose(EVERY_30, endpoint_id, REVIEW, T0)
-    second = await review.propose(
-        ProposalDraft(ProposalKind.INTERVAL, "busy", 45, ttl_seconds=300), endpoint_id, REVIEW, T0
-    )
+    # A newer proposal supersedes the pending one; a database from before superseding may
+    # still hold two pending proposals of one endpoint.
+    second = replace(first, id=new_id(), interval_seconds=45)
+    await store.planner.add_proposal(second)
     limited = replace(LIMITS, max_changes_per_hour=1)
     desk = ProposalDesk(
         WrappedUnits(store, waiting_for_each_other(asyncio.Barrier(2))), None, limited
@@ -225,6 +226,19 @@ async def test_an_auto_proposal_is_not_applied_when_its_record_fails(store: Stor
     assert await store.planner.list_proposals() == []
     assert await store.notifications.list_notifications() == []
     assert waker.notified == 0
+
+
+async def test_a_newer_proposal_supersedes_nothing_when_its_record_fails(store: Store) -> None:
+    endpoint_id = await add_endpoint(store, "j", "a", T0, every=600)
+    older = await ProposalDesk(store.unit_of_work, None, LIMITS).propose(
+        EVERY_30, endpoint_id, REVIEW, T0
+    )
+    units = WrappedUnits(store, failing_after("planner", "add_proposal"))
+
+    with pytest.raises(InjectedFailure):
+        await ProposalDesk(units, None, LIMITS).propose(EVERY_30, endpoint_id, REVIEW, T0)
+
+    assert await store.planner.list_proposals() == [older]
 
 
 @pytest.mark.parametrize(

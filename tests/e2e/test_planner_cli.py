@@ -13,6 +13,7 @@ from cronpilot.adapters.sql import open_sql_store
 from tests.e2e.conftest import Cli
 from tests.planner.builders import answer
 from tests.support.fake_openai_server import Call, Calls, FakeOpenAI, submit
+from tests.support.superseding import supersede
 
 JOBS = """\
 jobs:
@@ -31,6 +32,16 @@ jobs:
         cron: "0 3 * * *"
         planner_mode: "off"
 """
+
+
+async def _superseded(database_url: str, proposal_id: str) -> str:
+    """The id of a newer proposal that supersedes `proposal_id`."""
+    store = await open_sql_store(database_url)
+    try:
+        older = await store.planner.get_proposal(proposal_id)
+        return (await supersede(store, proposal_id, older.created_at)).id
+    finally:
+        await store.close()
 
 
 async def _answers(database_url: str, *bodies: object) -> None:
@@ -115,6 +126,30 @@ async def test_reject_with_a_reason(shop: Cli, sqlite_url: str) -> None:
     assert (rejected["status"], rejected["outcome"]) == ("rejected", "sale tonight")
     assert shop.json("endpoints", "show", "shop/orders")["interval_hint"] is None
     assert shop.json("proposals", "list", "--status", "pending") == []
+
+
+async def test_a_superseded_proposal_points_to_the_newer_and_cannot_be_decided(
+    shop: Cli, sqlite_url: str
+) -> None:
+    await _answers(sqlite_url, {"orders": []}, {"orders": []}, {"orders": []})
+    shop("planner", "run-once", "shop/orders")
+    [older] = shop.json("proposals", "list")
+    newer = await _superseded(sqlite_url, older["id"])
+
+    table = shop("proposals", "list").stdout
+    [superseded] = shop.json("proposals", "list", "--status", "superseded")
+    shown = shop.json("proposals", "show", older["id"])
+    approving = shop("proposals", "approve", older["id"], expect=2)
+    rejecting = shop("proposals", "reject", older["id"], "--reason", "no", expect=2)
+
+    assert "superseded" in table
+    assert superseded["id"] == older["id"]
+    assert (shown["status"], shown["superseded_by"]) == ("superseded", newer)
+    assert _error(approving) == (
+        f"error: proposal {older['id']} is superseded by proposal {newer}, not pending"
+    )
+    assert _error(rejecting) == _error(approving)
+    assert [p["id"] for p in shop.json("proposals", "list", "--status", "pending")] == [newer]
 
 
 def test_planner_mistakes_are_one_line_errors(shop: Cli) -> None:

@@ -21,6 +21,7 @@ from tests.mcp.conftest import (
     tool_error,
     tool_names,
 )
+from tests.support.superseding import supersede
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -82,3 +83,24 @@ async def test_an_admin_token_decides_and_every_decision_is_recorded_for_it(
     async with world.store() as store:
         entries = await list_audit(store.reading, actor="token:admin-bot")
     assert [(e.action, e.target) for e in entries] == [("approve", world.proposal_id)]
+
+
+async def test_a_superseded_proposal_is_shown_with_the_newer_and_cannot_be_decided(
+    world: World,
+) -> None:
+    async with world.store() as store:
+        older = await store.planner.get_proposal(world.proposal_id)
+        newer = await supersede(store, older.id, older.created_at)
+    async with (
+        http_server(world, Scope.ADMIN) as url,
+        over_http(url, world.secrets[Scope.ADMIN]) as session,
+    ):
+        listed = await call(session, "list_proposals", status="superseded")
+        shown = await call(session, "show_proposal", proposal_id=older.id)
+        approving = await tool_error(session, "approve_proposal", proposal_id=older.id)
+        rejecting = await tool_error(session, "reject_proposal", proposal_id=older.id, reason="no")
+
+    assert [p["id"] for p in listed["items"]] == [older.id]
+    assert (shown["status"], shown["superseded_by"]) == ("superseded", newer.id)
+    for refused in (approving, rejecting):
+        assert refused == f"proposal {older.id} is superseded by proposal {newer.id}, not pending"

@@ -5,7 +5,9 @@ is exempt from both dwell and limit."""
 
 from __future__ import annotations
 
-from cronpilot.domain.model import PlannerMode
+from dataclasses import replace
+
+from cronpilot.domain.model import PlannerMode, new_id
 from cronpilot.domain.planning import (
     AnalysisSession,
     ProposalDraft,
@@ -155,14 +157,19 @@ async def test_an_urgent_rule_waits_for_no_dwell_and_no_hourly_limit(
 async def test_an_admin_approving_an_urgent_rules_proposal_is_not_held_by_the_limit(
     store: Store, clock: FakeClock
 ) -> None:
-    endpoints = await declare(store, clock.now(), spec("a", **CLAMPED))
+    endpoints = await declare(store, clock.now(), spec("a", **CLAMPED), spec("b", **CLAMPED))
     desk = ProposalDesk(store.unit_of_work, None, limits_for_tests(max_changes_per_hour=1))
     draft = ProposalDraft(ProposalKind.INTERVAL, "proposed by rule 1", 30, ttl_seconds=600)
-    held = {
-        by: await desk.propose(draft, endpoints["a"].id, Proposer(by, PlannerMode.REVIEW), now)
-        for by, now in (("rules", clock.now()), (URGENT_RULES, clock.now()))
-    }
-    await desk.propose(draft, endpoints["a"].id, Proposer("admin", PlannerMode.AUTO), clock.now())
+    now = clock.now()
+    held = {}
+    for by, name in (("rules", "a"), (URGENT_RULES, "b")):
+        held[by] = await desk.propose(
+            draft, endpoints[name].id, Proposer(by, PlannerMode.REVIEW), now
+        )
+        # The hour's one change, recorded as applied beside the held proposal (an applied
+        # proposal made through the desk would supersede it).
+        applied = replace(held[by], id=new_id(), status=ProposalStatus.APPLIED, decided_at=now)
+        await store.planner.add_proposal(applied)
 
     ruled = await desk.approve(held["rules"].id, "cli:ann@h", clock.now())
     urgent = await desk.approve(held[URGENT_RULES].id, "cli:ann@h", clock.now())

@@ -110,7 +110,8 @@ async def test_admins_decisions_move_the_threshold_after_five(
     four = await store.planner.autonomy_history(a.job_id)
     await decide(True, 34)
     five = await store.planner.autonomy_history(a.job_id)
-    for seconds in (35, 36, 37, 38, 39):
+    # Rejected changes stand for an hour (`domain.rejections`): each is another change.
+    for seconds in (100, 200, 300, 400, 500):
         await decide(False, seconds)
     ten = await store.planner.autonomy_history(a.job_id)
     review = await desk.propose(
@@ -153,8 +154,8 @@ async def test_proposals_in_force_or_pending_are_not_made_again(
 ) -> None:
     endpoint, desk = await _one(store, clock, PlannerMode.REVIEW)
     a = endpoint.id
-    pending = await desk.propose(_every(30), a, Proposer("x", PlannerMode.REVIEW), clock.now())
     await desk.propose(_every(45), a, Proposer("x", PlannerMode.AUTO), clock.now())
+    pending = await desk.propose(_every(30), a, Proposer("x", PlannerMode.REVIEW), clock.now())
 
     assert await desk.unneeded(_every(30), a, clock.now()) == (
         f"already pending as proposal {pending.id}"

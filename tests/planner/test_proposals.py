@@ -114,10 +114,13 @@ async def test_a_pause_keeps_the_planner_that_made_it_as_its_actor(
 async def test_admin_decisions_are_final_and_lapsed_proposals_expire(
     store: Store, clock: FakeClock
 ) -> None:
-    endpoints = await declare(store, clock.now(), spec("a", min_interval_seconds=20))
+    endpoints = await declare(
+        store, clock.now(), spec("a", min_interval_seconds=20), spec("b", min_interval_seconds=20)
+    )
     desk = ProposalDesk(store.unit_of_work, None, LIMITS)
     rejected = await desk.propose(_every(30), endpoints["a"].id, REVIEW, clock.now())
-    lapsing = await desk.propose(_every(40), endpoints["a"].id, REVIEW, clock.now())
+    # On another endpoint: a newer proposal for `a` would supersede the one rejected here.
+    lapsing = await desk.propose(_every(40), endpoints["b"].id, REVIEW, clock.now())
     assert rejected.status is ProposalStatus.PENDING
 
     done = await desk.reject(rejected.id, "bob@ops", "not during the sale", clock.now())
@@ -133,7 +136,7 @@ async def test_admin_decisions_are_final_and_lapsed_proposals_expire(
     with pytest.raises(ProposalNotPending):
         await desk.approve(lapsing.id, "ann@ops", clock.now())
     assert (await store.planner.get_proposal(lapsing.id)).status is ProposalStatus.EXPIRED
-    assert (await store.catalog.get_endpoint("j/a")).interval_hint is None
+    assert (await store.catalog.get_endpoint("j/b")).interval_hint is None
 
 
 async def test_an_approval_records_what_was_applied(store: Store, clock: FakeClock) -> None:

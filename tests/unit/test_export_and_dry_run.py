@@ -25,6 +25,7 @@ jobs:
   - name: shop
     description: "the shop: yes, no, off, 2024-01-01"
     planner_mode: review
+    rejection_cooldown: 2h
     notify: ["https://hooks.example.com/shop?token=t0k"]
     pause_after: 7
     endpoints:
@@ -265,3 +266,24 @@ def test_a_dry_run_shows_a_rules_damping() -> None:
         FieldChange("rules[2].for_seconds", FieldOutcome.CHANGED, 0.0, 60.0),
         FieldChange("rules[2].urgent", FieldOutcome.CHANGED, True, False),
     )
+
+
+def test_a_jobs_rejection_cool_down_is_read_exported_and_diffed() -> None:
+    [stored] = _declarations(EVERYTHING)
+    [default] = _declarations(EVERYTHING.replace("    rejection_cooldown: 2h\n", "", 1))
+
+    [job, *_] = planned_changes(
+        [default], {"shop": stored.job}, {f"shop/{s.name}": s for s in stored.endpoints}
+    )
+
+    assert (stored.job.rejection_cooldown_seconds, default.job.rejection_cooldown_seconds) == (
+        7200,
+        None,
+    )
+    assert "  rejection_cooldown: 7200\n" in export_document([stored], with_secrets=True)
+    assert "rejection_cooldown" not in export_document([default], with_secrets=True)
+    assert job.fields == (
+        FieldChange("rejection_cooldown_seconds", FieldOutcome.REMOVED, old=7200.0),
+    )
+    with pytest.raises(InvalidConfig, match="rejection_cooldown"):
+        _declarations(EVERYTHING.replace("rejection_cooldown: 2h", "rejection_cooldown: -1s"))

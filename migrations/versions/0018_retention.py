@@ -1,8 +1,8 @@
 """retention: the planner's last look at an endpoint, time indexes for pruning sessions and
 notifications
 
-Revision ID: 0019
-Revises: 0018
+Revision ID: 0018
+Revises: 0017
 Create Date: 2026-11-27 09:00:00
 """
 
@@ -11,8 +11,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = '0019'
-down_revision: str | None = '0018'
+revision: str = '0018'
+down_revision: str | None = '0017'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

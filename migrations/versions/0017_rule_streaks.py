@@ -1,6 +1,6 @@
 """damped rules: the rule that held first on an endpoint's latest rules passes, and since when
 
-Revision ID: 0018
+Revision ID: 0017
 Revises: 0016
 Create Date: 2026-11-27 09:00:00
 """
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = '0018'
+revision: str = '0017'
 down_revision: str | None = '0016'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None

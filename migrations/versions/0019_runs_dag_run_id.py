@@ -1,7 +1,7 @@
 """runs: a DAG dependant's DAG run id, the W3C trace its calls carried
 
-Revision ID: 0020
-Revises: 0019
+Revision ID: 0019
+Revises: 0018
 Create Date: 2026-11-27 09:15:00
 """
 
@@ -10,8 +10,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = '0020'
-down_revision: str | None = '0019'
+revision: str = '0019'
+down_revision: str | None = '0018'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
