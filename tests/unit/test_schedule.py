@@ -349,6 +349,14 @@ def test_cron_fires_on_the_days_cron_means(expr: str, expected: list[datetime]) 
             id="every hour through lord howe's autumn",
         ),
         pytest.param(
+            "20,30 * * * *", "Australia/Lord_Howe", utc(2026, 4, 4, 14, 49, 59),
+            utc(2026, 4, 4, 16),
+            # Started at 01:49:59 +11, in the first pass: 01:30 +10:30 at 02:00 +11 (croniter
+            # skips it), then 02:20 and 02:30 +10:30.
+            [utc(2026, 4, 4, 15), utc(2026, 4, 4, 15, 50), utc(2026, 4, 4, 16)],
+            id="every hour started in lord howe's first pass",
+        ),
+        pytest.param(
             "30 * * * *", "Australia/Lord_Howe", utc(2027, 10, 2, 14), utc(2027, 10, 2, 16, 30),
             # 01:30 +10:30, then 02:30 +11 right after the clocks jump from 02:00, 03:30 +11.
             [utc(2027, 10, 2, 15), utc(2027, 10, 2, 15, 30), utc(2027, 10, 2, 16, 30)],
