@@ -74,12 +74,15 @@ class SimulatorRoutes:
             app.router.add_route("*", path, self._serving(payload))
         troubles = self._troubles
         answering: dict[str, Callable[[float], Answer]] = {
+            "/troubles/failing": troubles.failing,
+            "/troubles/changing": troubles.changing_price,
             "/troubles/flapping": troubles.flapping_check,
             "/troubles/volatile": troubles.volatile_report,
             "/troubles/degrading": troubles.degrading_api,
             "/troubles/stock": troubles.stock,
             "/troubles/orders": troubles.orders,
             "/troubles/signups": troubles.signups,
+            "/troubles/swinging": troubles.swinging_queue,
         }
         for path, answer in answering.items():
             app.router.add_get(path, self._answering(answer))

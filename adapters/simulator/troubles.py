@@ -1,7 +1,8 @@
 """The simulated troubles behind the planner exams (`cronpilot planner eval`): a health check
 that flaps, a report whose only changes are a timestamp and a request id, an API that slows
 down, a stock service that goes down under the orders that read it, and sign-ups that go quiet
-for the night.
+for the night; and those of the left-alone trial (`bench.left_alone`): a service that always
+fails, a price that changes on every call and a queue whose depth swings.
 
 Like `scenario`, every answer is a pure function of (seed, start time, elapsed seconds), so an
 exam can say what the right call was at any moment from the same functions that answered.
@@ -21,6 +22,8 @@ Answer = tuple[int, Payload]
 
 FLAP_SECONDS = 6
 """The flapping check is up this long, then down this long, and so on."""
+SWING_SECONDS = 40
+"""The swinging queue is deep this long, then nearly empty this long, and so on."""
 SLOW_FROM_MS = 600.0
 """The degrading API's latency from which it counts as slow."""
 _LATENCY_START_MS = 80.0
@@ -41,6 +44,12 @@ class Troubles:
 
     def flapping_up(self, elapsed: float) -> bool:
         return int(elapsed // FLAP_SECONDS) % 2 == 0
+
+    def swinging_queue(self, elapsed: float) -> Answer:
+        """A queue's depth that swings between deep and nearly empty: rules that follow it
+        without damping change their endpoint at every swing (issue 21)."""
+        deep = int(elapsed // SWING_SECONDS) % 2 == 0
+        return 200, {"pending": 600 if deep else 10}
 
     def flapping_check(self, elapsed: float) -> Answer:
         if self.flapping_up(elapsed):
@@ -94,3 +103,11 @@ class Troubles:
             "signups_last_minute": rng.randint(5, 40),
             "active_sessions": rng.randint(200, 900),
         }
+
+    def failing(self, elapsed: float) -> Answer:
+        return 500, {"error": "internal server error"}
+
+    def changing_price(self, elapsed: float) -> Answer:
+        """A new price on every call (every second of elapsed time)."""
+        rng = self._rng("price", elapsed)
+        return 200, {"price_usd": round(rng.uniform(10, 20), 2), "volume": rng.randint(1, 500)}
