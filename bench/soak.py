@@ -281,7 +281,7 @@ def report(samples: Sequence[Sample], windows: dict[str, float]) -> list[Judged]
     """Print the day-by-day table and the verdicts; returns the verdicts."""
     names = grown(samples)
     rows = [
-        [f"{s.days:g}", *(s.rows.get(name, 0) for name in names), f"{s.size_bytes / 1e6:.1f}"]
+        [f"{s.days:.2f}", *(s.rows.get(name, 0) for name in names), f"{s.size_bytes / 1e6:.1f}"]
         for s in samples
     ]
     print_table(
@@ -294,7 +294,7 @@ def report(samples: Sequence[Sample], windows: dict[str, float]) -> list[Judged]
         [
             NAMES.get(v.column, v.column),
             "-" if v.window_days is None else f"{v.window_days:.3g}",
-            "-" if v.from_days is None else f"{v.from_days:g}",
+            "-" if v.from_days is None else f"{v.from_days:.2f}",
             "-" if v.from_days is None else v.start,
             "-" if v.from_days is None else v.end,
             {True: "flat", False: "growing", None: "not judged (window too long)"}[v.flat],
