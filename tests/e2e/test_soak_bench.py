@@ -13,6 +13,8 @@ LOOPBACK = ["127.0.0.1/32"]
 HOURS = 3600.0
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(600)
 async def test_two_days_left_alone_stay_flat_past_short_retention_windows(
     sqlite_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
