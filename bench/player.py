@@ -23,8 +23,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from cronpilot.adapters.bootstrap import build_proposal_desk, serve_planner, serve_scheduler
-from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
+from cronpilot.adapters.bootstrap import (
+    build_dispatcher,
+    build_proposal_desk,
+    serve_planner,
+    serve_scheduler,
+)
 from cronpilot.adapters.jobs_file import parse_declarations
 from cronpilot.adapters.manual_clock import ManualClock
 from cronpilot.adapters.settings import Settings
@@ -87,9 +91,7 @@ async def play(
     clock = ManualClock(START)
     simulator = Simulator(seed=seed, now=clock.now)
     flight = InFlight()
-    dispatcher = TrackedDispatcher(
-        AiohttpDispatcher(allowed_networks=settings.allowed_networks), flight
-    )
+    dispatcher = TrackedDispatcher(build_dispatcher(settings), flight)
     try:
         url = await simulator.start()
         declarations = parse_declarations(
