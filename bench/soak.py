@@ -329,6 +329,8 @@ async def run(arguments: argparse.Namespace) -> None:
         settings = bench_settings(url)
         if arguments.retention_days is not None:
             settings = shortened(settings, arguments.retention_days)
+        if arguments.retention_runs is not None:
+            settings = settings.model_copy(update={"retention_runs": arguments.retention_runs})
         windows = retention_windows(settings, arguments.step)
         started = time.perf_counter()
         samples = await soak(
@@ -373,6 +375,13 @@ def main(argv: list[str] | None = None) -> None:
         type=float,
         default=None,
         help="every time-based retention window this long (default: the settings')",
+    )
+    parser.add_argument(
+        "--retention-runs",
+        type=int,
+        default=None,
+        help="runs kept per endpoint (default: the settings'); at one run per step, they "
+        "fill in this many steps",
     )
     arguments = parser.parse_args(argv)
     command = "python -m bench.soak " + " ".join(
