@@ -285,12 +285,15 @@ async def serve_scheduler(
     clock: Clock,
     stop: asyncio.Event,
     telemetry: Telemetry = NO_TELEMETRY,
+    *,
+    dispatcher: Dispatcher | None = None,
 ) -> None:
     """Run one scheduler worker on `store`, with its dispatcher, waker and housekeeping, until
     `stop` is set and the worker has wound down; everything opened here is closed on return.
 
     `store` stays the caller's: `cronpilot scheduler` opens one for this alone, the demo shares
-    its own with the live table."""
+    its own with the live table. So does a given `dispatcher` (the soak benchmark's counts its
+    calls in flight to know when the workers are idle on its fake clock)."""
     tracer = build_tracer(settings)
     from cronpilot.scheduler.heartbeat import Heartbeat
     from cronpilot.scheduler.housekeeping import Housekeeping
@@ -298,8 +301,9 @@ async def serve_scheduler(
     from cronpilot.scheduler.worker import SchedulerWorker
 
     async with AsyncExitStack() as resources:
-        dispatcher = build_dispatcher(settings)
-        resources.push_async_callback(dispatcher.close)
+        if dispatcher is None:
+            dispatcher = build_dispatcher(settings)
+            resources.push_async_callback(dispatcher.close)
         waker = build_waker(settings)
         resources.push_async_callback(waker.close)
         # Listen before the first claim: a wake-up sent from now on is not missed.

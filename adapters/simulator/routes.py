@@ -74,6 +74,8 @@ class SimulatorRoutes:
             app.router.add_route("*", path, self._serving(payload))
         troubles = self._troubles
         answering: dict[str, Callable[[float], Answer]] = {
+            "/troubles/failing": troubles.failing,
+            "/troubles/changing": troubles.changing_price,
             "/troubles/flapping": troubles.flapping_check,
             "/troubles/volatile": troubles.volatile_report,
             "/troubles/degrading": troubles.degrading_api,

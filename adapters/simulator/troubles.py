@@ -1,7 +1,8 @@
 """The simulated troubles behind the planner exams (`cronpilot planner eval`): a health check
 that flaps, a report whose only changes are a timestamp and a request id, an API that slows
 down, a stock service that goes down under the orders that read it, and sign-ups that go quiet
-for the night.
+for the night; and those of the left-alone trial (`bench.left_alone`): a service that always
+fails, a price that changes on every call and a queue whose depth swings.
 
 Like `scenario`, every answer is a pure function of (seed, start time, elapsed seconds), so an
 exam can say what the right call was at any moment from the same functions that answered.
@@ -102,3 +103,11 @@ class Troubles:
             "signups_last_minute": rng.randint(5, 40),
             "active_sessions": rng.randint(200, 900),
         }
+
+    def failing(self, elapsed: float) -> Answer:
+        return 500, {"error": "internal server error"}
+
+    def changing_price(self, elapsed: float) -> Answer:
+        """A new price on every call (every second of elapsed time)."""
+        rng = self._rng("price", elapsed)
+        return 200, {"price_usd": round(rng.uniform(10, 20), 2), "volume": rng.randint(1, 500)}

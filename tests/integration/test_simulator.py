@@ -224,3 +224,13 @@ async def test_the_exam_troubles_answer_over_http_as_their_functions_say(sim: Ru
     assert (await sim.get("/troubles/signups", 10))[1]["signups_last_minute"] > 0
     night = [(await sim.get("/troubles/signups", s))[1] for s in (30, 90)]
     assert night[0] == night[1] == {"signups_last_minute": 0, "active_sessions": 0}
+
+
+async def test_the_left_alone_troubles_fail_change_and_swing(sim: Running) -> None:
+    """What `bench.left_alone` and `tests/e2e/test_left_alone.py` add to the example jobs."""
+    assert [(await sim.get("/troubles/failing", s))[0] for s in (0, 100)] == [500, 500]
+    prices = [(await sim.get("/troubles/changing", s))[1] for s in (1, 2, 3)]
+    assert prices[0] != prices[1] != prices[2]
+    depths = [(await sim.get("/troubles/swinging", s))[1]["pending"] for s in (0, 39, 40, 79, 80)]
+    assert [depth > 200 for depth in depths] == [True, True, False, False, True]
+    assert all(depth > 200 or depth < 50 for depth in depths)
