@@ -221,17 +221,22 @@ class Figures:
     most_pending: tuple[int, str]
     rules: dict[str, list[datetime]]
     sessions: dict[str, int]
-    """Per endpoint, the most stored sessions within `SESSION_SPACING`."""
+    """Per endpoint, the most stored sessions that proposed nothing within `SESSION_SPACING`
+    (a session that made a proposal is always stored: it is the proposal's record)."""
     stored_sessions: int
+    per_endpoint: dict[str, int]
+    """Per endpoint, all its stored sessions."""
 
     def lines(self, start: datetime) -> list[str]:
         busiest = max(self.sessions.items(), key=lambda item: item[1], default=("-", 0))
+        most = max(self.per_endpoint.items(), key=lambda item: item[1], default=("-", 0))
         lines = [
             f"rejected changes made again within {COOL_DOWN}: {len(self.repeated)}",
             *(f"  {line}" for line in self.repeated[:20]),
             f"most pending proposals of one endpoint at once: {self.most_pending[0]} "
             f"({self.most_pending[1]})",
-            f"stored sessions: {self.stored_sessions}; most of one endpoint within "
+            f"stored sessions: {self.stored_sessions}; most of one endpoint: {most[1]} "
+            f"({most[0]}); most that proposed nothing within "
             f"{SESSION_SPACING.total_seconds():.0f} s: {busiest[1]} ({busiest[0]})",
             f"rules changes (applied), most within {RULE_DWELL.total_seconds():.0f} s, "
             "shortest gap:",
@@ -253,15 +258,21 @@ def figures(
     pending: PendingWatch,
     start: datetime,
 ) -> Figures:
-    per_endpoint: defaultdict[str, list[datetime]] = defaultdict(list)
+    proposing = {p.session_id for p in proposals if p.session_id is not None}
+    per_endpoint: Counter[str] = Counter()
+    idle: defaultdict[str, list[datetime]] = defaultdict(list)
     for s in sessions:
-        per_endpoint[refs.get(s.endpoint_id, "?")].append(s.started_at)
+        ref = refs.get(s.endpoint_id, "?")
+        per_endpoint[ref] += 1
+        if s.id not in proposing:
+            idle[ref].append(s.started_at)
     return Figures(
         repeated_rejections(proposals, refs, start),
         pending.highest,
         rules_changes(proposals, refs),
-        {ref: most_within(times, SESSION_SPACING) for ref, times in per_endpoint.items()},
+        {ref: most_within(times, SESSION_SPACING) for ref, times in idle.items()},
         len(sessions),
+        dict(per_endpoint),
     )
 
 

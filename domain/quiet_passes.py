@@ -11,12 +11,24 @@ or stopped holding. `planner run-once` stores every session: someone asked to se
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime, timedelta
 
 from cronpilot.domain.planning import AnalysisSession, SessionStatus
-from cronpilot.domain.rules import RuleEvaluation, RuleOutcome
+from cronpilot.domain.rules import RuleEvaluation, RuleOutcome, Streak
 
 NOTHING_NEW = frozenset({RuleOutcome.NOT_HELD, RuleOutcome.IN_FORCE})
 """Rule outcomes that change nothing. Any other (one added later included) is kept."""
+ACTED = frozenset({RuleOutcome.PROPOSED, RuleOutcome.REFUSED})
+"""Rule outcomes that made a proposal: always stored (dwell and the hourly limit space them)."""
+NEWS_SPACING = timedelta(minutes=5)
+"""A rules pass that made no proposal, and whose news is only which rule holds, waits or fails
+to evaluate, is stored at most this often per endpoint: a queue whose depth swings every few
+seconds would otherwise store a session on every pass (the proposals, the rule evaluation
+metric and the endpoint's last look say the rest)."""
+HELD_BACK = frozenset({RuleOutcome.PENDING, RuleOutcome.DWELLING})
+"""A rule that holds but waits (its `for:`, a dwell): news on the first pass of its streak
+only; the passes after it, while the same rule goes on holding, say again what the first
+said."""
 
 
 def analysis_is_quiet(session: AnalysisSession, proposals_made: int) -> bool:
@@ -33,9 +45,26 @@ def analysis_is_quiet(session: AnalysisSession, proposals_made: int) -> bool:
 
 
 def rules_pass_is_quiet(
-    evaluations: Sequence[RuleEvaluation], held: int | None, held_before: int | None
+    evaluations: Sequence[RuleEvaluation],
+    held: int | None,
+    held_before: int | None,
+    streak: Streak | None = None,
+    streak_before: Streak | None = None,
 ) -> bool:
     """Whether a rules pass is left unstored: no rule proposed, was refused or failed to
-    evaluate, and the rule whose action stands (`RulesPass.held`) is the one that stood
-    after the pass before (`held_before`)."""
-    return held == held_before and all(e.outcome in NOTHING_NEW for e in evaluations)
+    evaluate, the rule whose action stands (`RulesPass.held`) is the one that stood after the
+    pass before (`held_before`), and a rule held back is held back on a streak that the pass
+    before already saw (`streak` equal to `streak_before`)."""
+    continuing = streak is not None and streak == streak_before
+    return held == held_before and all(
+        e.outcome in NOTHING_NEW or (continuing and e.outcome in HELD_BACK) for e in evaluations
+    )
+
+
+def rules_news_is_due(
+    evaluations: Sequence[RuleEvaluation], last_stored: datetime | None, now: datetime
+) -> bool:
+    """Whether a rules pass that is not quiet is stored: when it made a proposal, or when the
+    endpoint's newest stored session (`last_stored`, of any planner) is `NEWS_SPACING` old."""
+    acted = any(e.outcome in ACTED for e in evaluations)
+    return acted or last_stored is None or now - last_stored >= NEWS_SPACING

@@ -24,10 +24,15 @@ from cronpilot.domain.planning import (
     AnalysisOutcome,
     AnalysisSession,
     ProposalStatus,
+    RulesPass,
     SessionStatus,
 )
 from cronpilot.domain.ports import Clock, Store, Telemetry, Waker
-from cronpilot.domain.quiet_passes import analysis_is_quiet, rules_pass_is_quiet
+from cronpilot.domain.quiet_passes import (
+    analysis_is_quiet,
+    rules_news_is_due,
+    rules_pass_is_quiet,
+)
 from cronpilot.domain.rules import RuleEvaluation
 from cronpilot.domain.telemetry import NO_TELEMETRY
 from cronpilot.planner.analysis_context import read_analysis_context
@@ -188,9 +193,7 @@ class PlannerWorker:
             if (
                 recorded is not None
                 and recorded.session is not None
-                and rules_pass_is_quiet(
-                    recorded.session.rule_evaluations, recorded.held, claim.rule_held
-                )
+                and not await self._rules_pass_kept(claim, recorded, started)
             ):
                 quiet.append(recorded.session)
                 recorded = replace(recorded, session=None)
@@ -209,6 +212,21 @@ class PlannerWorker:
         if session is not None and outcome is not None:
             self._log(endpoint, session, outcome)
         return sessions
+
+    async def _rules_pass_kept(
+        self, claim: AnalysisClaim, recorded: RulesPass, started: datetime
+    ) -> bool:
+        """Whether the rules pass is stored (`domain.quiet_passes`): news, and not too soon
+        after the endpoint's newest stored session unless it made a proposal."""
+        assert recorded.session is not None
+        evaluations = recorded.session.rule_evaluations
+        if rules_pass_is_quiet(
+            evaluations, recorded.held, claim.rule_held, recorded.streak, claim.rule_streak
+        ):
+            return False
+        newest = await self._store.planner.list_sessions(claim.endpoint.id, limit=1)
+        last_stored = newest[0].started_at if newest else None
+        return rules_news_is_due(evaluations, last_stored, started)
 
     async def _consult(
         self,

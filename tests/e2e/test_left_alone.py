@@ -85,7 +85,11 @@ async def test_ten_minutes_left_alone_with_an_admin_who_rejects_everything(
     swinging = found.rules.get(SWINGING, [])
     assert most_within(swinging, RULE_DWELL) <= 1, said
     assert max(found.sessions.values(), default=0) <= 1, (
-        f"more than one stored session of an endpoint within {SESSION_SPACING}\n" + said
+        f"more than one stored session that proposed nothing within {SESSION_SPACING}\n" + said
+    )
+    minutes = TEN_MINUTES // 60
+    assert max(found.per_endpoint.values(), default=0) <= minutes, (
+        "more stored sessions of an endpoint than minutes\n" + said
     )
     troubles = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
     assert troubles == [], said

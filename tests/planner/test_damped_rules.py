@@ -55,7 +55,15 @@ async def _last_pass(store: Store) -> AnalysisSession:
 
 def _planner(store: Store, clock: FakeClock, changes_per_hour: int = 100) -> PlannerWorker:
     limits = limits_for_tests(max_changes_per_hour=changes_per_hour)
-    return make_planner(store, HeuristicAnalyst(), clock, limits=limits, rules_dwell_seconds=DWELL)
+    # Every pass stored: these tests read what each pass decided (`domain.quiet_passes`).
+    return make_planner(
+        store,
+        HeuristicAnalyst(),
+        clock,
+        limits=limits,
+        rules_dwell_seconds=DWELL,
+        planner_keep_quiet_sessions=True,
+    )
 
 
 async def test_a_rule_made_change_dwells_before_a_rule_replaces_it(

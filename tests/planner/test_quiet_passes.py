@@ -9,6 +9,7 @@ from cronpilot.domain.errors import LlmUnavailable
 from cronpilot.domain.model import PlannerMode
 from cronpilot.domain.planning import AnalysisSession, SessionStatus
 from cronpilot.domain.ports import Store
+from cronpilot.domain.quiet_passes import NEWS_SPACING
 from cronpilot.domain.rules import ActionKind, Rule, RuleAction, RuleOutcome
 from cronpilot.planner.heuristic import HeuristicAnalyst
 from cronpilot.planner.session import Verdict
@@ -72,7 +73,7 @@ async def test_a_rules_pass_is_stored_only_when_a_rule_begins_or_stops_holding(
 
     for pending in (480, 470, 460, 10, 5):
         await answer(store, "queue/depth", {"pending": pending})
-        clock.advance(1)
+        clock.advance(NEWS_SPACING.total_seconds() + 1)
         await planner.run_round()
 
     outcomes = [s.rule_evaluations[0].outcome for s in await _rules_sessions(store)]
@@ -82,7 +83,7 @@ async def test_a_rules_pass_is_stored_only_when_a_rule_begins_or_stops_holding(
     assert await store.planner.last_analysed(processor.id) == clock.now()
 
 
-async def test_a_rule_that_cannot_be_evaluated_is_stored_every_time(
+async def test_a_rule_that_cannot_be_evaluated_is_stored_once_per_spacing(
     store: Store, clock: FakeClock
 ) -> None:
     broken = Rule("depth.body.missing > 1", RuleAction(ActionKind.RUN_NOW))
@@ -95,13 +96,15 @@ async def test_a_rule_that_cannot_be_evaluated_is_stored_every_time(
     )
     planner = make_planner(store, HeuristicAnalyst(), clock)
 
-    for pending in (1, 2):
+    for pending in range(12):
         await answer(store, "queue/depth", {"pending": pending})
-        clock.advance(1)
+        clock.advance(NEWS_SPACING.total_seconds() / 4)
         await planner.run_round()
 
-    outcomes = [s.rule_evaluations[0].outcome for s in await _rules_sessions(store)]
-    assert outcomes == [RuleOutcome.ERROR, RuleOutcome.ERROR]
+    # The error again on every pass, stored at most once per `NEWS_SPACING`.
+    sessions = await _rules_sessions(store)
+    assert [s.rule_evaluations[0].outcome for s in sessions] == [RuleOutcome.ERROR] * 3
+    assert sessions[1].started_at - sessions[0].started_at == NEWS_SPACING
 
 
 class Unreachable:
@@ -139,3 +142,53 @@ async def test_run_once_and_the_setting_store_quiet_passes_too(
     await watched.run_round()
     [kept, earlier] = await store.planner.list_sessions()
     assert (kept.status, earlier.id) == (SessionStatus.SUBMITTED, once.id)
+
+
+async def test_a_rule_held_back_is_stored_on_the_first_pass_of_its_streak_only(
+    store: Store, clock: FakeClock
+) -> None:
+    patient = Rule(FAST.when, FAST.then, for_seconds=30)
+    await declare(
+        store,
+        clock.now(),
+        spec("depth", every=5),
+        spec("processor", every=10, rules=(patient,), **CLAMPED),
+        job="queue",
+    )
+    planner = make_planner(store, HeuristicAnalyst(), clock)
+
+    for _ in range(8):
+        await answer(store, "queue/depth", {"pending": 480})
+        clock.advance(5)
+        await planner.run_round()
+
+    # Held back by its `for:` on six passes: the first says so, the five after add nothing.
+    outcomes = [s.rule_evaluations[0].outcome for s in await _rules_sessions(store)]
+    assert outcomes == [RuleOutcome.PENDING, RuleOutcome.PROPOSED]
+
+
+async def test_a_rules_pass_that_proposes_nothing_is_stored_once_per_spacing(
+    store: Store, clock: FakeClock
+) -> None:
+    slow = Rule("depth.body.pending < 50", RuleAction(ActionKind.INTERVAL, interval_seconds=60))
+    await declare(
+        store,
+        clock.now(),
+        spec("depth", every=5),
+        spec("processor", every=10, rules=(FAST, slow), **CLAMPED),
+        job="queue",
+    )
+    planner = make_planner(store, HeuristicAnalyst(), clock, rules_dwell_seconds=3600)
+
+    # A queue that swings on every pass: the rule that holds changes each time, and each
+    # one after the first waits for the first one's change to dwell.
+    for pending in [480, 10] * int(NEWS_SPACING.total_seconds() / 5):
+        await answer(store, "queue/depth", {"pending": pending})
+        clock.advance(5)
+        await planner.run_round()
+
+    sessions = await _rules_sessions(store)
+    assert sessions[0].rule_evaluations[0].outcome is RuleOutcome.PROPOSED
+    starts = [s.started_at for s in sessions]
+    assert len(starts) == 2
+    assert starts[1] - starts[0] >= NEWS_SPACING
