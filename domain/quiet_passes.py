@@ -25,10 +25,10 @@ NEWS_SPACING = timedelta(minutes=5)
 to evaluate, is stored at most this often per endpoint: a queue whose depth swings every few
 seconds would otherwise store a session on every pass (the proposals, the rule evaluation
 metric and the endpoint's last look say the rest)."""
-HELD_BACK = frozenset({RuleOutcome.PENDING, RuleOutcome.DWELLING})
-"""A rule that holds but waits (its `for:`, a dwell): news on the first pass of its streak
-only; the passes after it, while the same rule goes on holding, say again what the first
-said."""
+HELD_BACK = frozenset({RuleOutcome.PENDING, RuleOutcome.DWELLING, RuleOutcome.REJECTED})
+"""A rule that holds but waits (its `for:`, a dwell, an admin's rejection): news on the first
+pass of its streak only; the passes after it, while the same rule goes on holding, say again
+what the first said."""
 
 
 def analysis_is_quiet(session: AnalysisSession, proposals_made: int) -> bool:

@@ -68,6 +68,8 @@ class RuleOutcome(StrEnum):
     """Held, but not yet for as long as its `for:` asks: nothing proposed yet."""
     DWELLING = "dwelling"
     """Held, but the last rule-made change has not stood its dwell: nothing proposed yet."""
+    REJECTED = "rejected"
+    """Held, but an admin rejected the same change within its cool-down: nothing proposed."""
     REFUSED = "refused"
     """Held, but a guardrail refused its proposal."""
     ERROR = "error"

@@ -189,8 +189,12 @@ class RulesPlanner:
         waits = held_back(rule, streak, last_rule_move(snapshot.recent), now, self._dwell_seconds)
         if waits is not None:
             return RuleEvaluation(number, when, waits.outcome, True, waits.text)
+        draft = rule_draft(firing, now)
+        rejection = await self._desk.rejection(draft, endpoint.id, now)
+        if rejection is not None:
+            return RuleEvaluation(number, when, RuleOutcome.REJECTED, True, rejection.text())
         proposer = Proposer(URGENT_RULES if rule.urgent else RULES_PLANNER, claim.mode, session_id)
-        proposal = await self._desk.propose(rule_draft(firing, now), endpoint.id, proposer, now)
+        proposal = await self._desk.propose(draft, endpoint.id, proposer, now)
         outcome = (
             RuleOutcome.REFUSED
             if proposal.status is ProposalStatus.REFUSED

@@ -112,6 +112,16 @@ class ProposalDesk:
         )
         return standing_rejection(draft, rejected, now, timedelta(seconds=seconds))
 
+    async def rejection(
+        self, draft: ProposalDraft, endpoint_id: str, now: datetime
+    ) -> StandingRejection | None:
+        """The admin's rejection that holds `draft` back on the endpoint now, or None. A rule
+        asks before it proposes, so that a rejected change waits quietly for its cool-down
+        instead of being refused again once per dwell."""
+        async with self._uow() as tx:
+            endpoint = await tx.catalog.get_endpoint(endpoint_id)
+            return await self._standing(tx, draft, endpoint, now)
+
     async def unneeded(self, draft: ProposalDraft, endpoint_id: str, now: datetime) -> str | None:
         """Why `draft` is not worth making on the endpoint (`domain.churn.unneeded`: in force,
         or the same proposal pending; or an admin rejected it within the cool-down), or

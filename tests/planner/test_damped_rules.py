@@ -185,3 +185,29 @@ async def test_an_admin_approving_an_urgent_rules_proposal_is_not_held_by_the_li
     assert ruled.status is ProposalStatus.REFUSED
     assert "in the last hour" in (ruled.outcome or "")
     assert urgent.status is ProposalStatus.APPLIED
+
+
+async def test_a_rules_change_an_admin_rejected_waits_quietly_for_the_cool_down(
+    store: Store, clock: FakeClock
+) -> None:
+    await declare(
+        store,
+        clock.now(),
+        spec("depth", every=5),
+        spec("processor", every=10, rules=(FAST,), **CLAMPED),
+        job="queue",
+        mode=PlannerMode.REVIEW,
+    )
+    planner = _planner(store, clock)
+    await _depth(store, clock, planner, 480)
+    [held] = await store.planner.list_proposals()
+    await planner.desk.reject(held.id, "cli:ann@h", "not now", clock.now())
+
+    for _ in range(4):
+        await _depth(store, clock, planner, 480, after=DWELL)
+
+    # Neither proposed again nor refused once per dwell: the rule says why it waits.
+    assert [p.id for p in await store.planner.list_proposals()] == [held.id]
+    [waiting] = (await _last_pass(store)).rule_evaluations
+    assert waiting.outcome is RuleOutcome.REJECTED
+    assert f"(not now), proposal {held.id}; it is held until" in waiting.detail
