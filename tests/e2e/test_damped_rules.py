@@ -11,31 +11,18 @@ import pytest
 from cronpilot.adapters.simulator.troubles import SWING_SECONDS
 from cronpilot.domain.planning import ProposalStatus
 from cronpilot.domain.rules import RuleOutcome
-from tests.support.rule_stories import START, RuleStory, tell
+from tests.support.rule_stories import QUEUE, START, RuleStory, tell
 from tests.support.settings import limits_for_tests, settings_for_tests
 
 TEN_MINUTES = 600
 SWINGING = RuleStory(
     "swinging",
-    """
-jobs:
-  - name: queue
-    planner_mode: auto
-    endpoints:
-      - {name: depth, url: "${SIMULATOR_URL}/troubles/swinging", interval: 5s,
-         planner_mode: "off"}
-      - name: processor
-        url: ${SIMULATOR_URL}/queue/process
-        method: POST
-        body: {batch_size: 100}
-        interval: 10s
-        min_interval: 3s
-        max_interval: 2m
-        rules:
-          - {when: 'depth.body.pending > 200', then: {interval: 3s, ttl: 10m}}
-          - {when: 'depth.body.pending < 50', then: {interval: 1m, ttl: 10m}}
-          - {when: 'true', then: baseline}
-""",
+    # The queue story's processor, reading a depth that swings (`/troubles/swinging`).
+    QUEUE.jobs.replace(
+        '{name: depth, url: "${SIMULATOR_URL}/queue/depth", interval: 5s, planner_mode: "off"}',
+        '{name: depth, url: "${SIMULATOR_URL}/troubles/swinging", interval: 5s, '
+        'planner_mode: "off"}',
+    ),
     seconds=TEN_MINUTES,
 )
 
