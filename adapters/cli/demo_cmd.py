@@ -184,6 +184,9 @@ def _demo_settings(workdir: Path) -> Settings:
         max_sleep_seconds=1,
         planner_poll_seconds=1,
         planner_min_look_again_seconds=DEMO_LOOK_AGAIN_SECONDS,
+        # The summary tells what each rules pass decided, a held-back one too: a minute's
+        # passes are kept, where a service left running stores only news (decision 0032).
+        planner_keep_quiet_sessions=True,
         reaper_interval_seconds=5,
         # An approved dependant starts at the next look for ready DAG waits.
         dag_sweep_seconds=1,
