@@ -46,6 +46,7 @@ if TYPE_CHECKING:
         ChatModel,
         Clock,
         Dispatcher,
+        Embedder,
         SecretCipher,
         Store,
         Telemetry,
@@ -311,7 +312,13 @@ async def serve_scheduler(
         )
         heartbeat.start()
         resources.push_async_callback(heartbeat.stop)
-        learner = RunLearner(store.unit_of_work, store.reading, clock, telemetry=telemetry)
+        learner = RunLearner(
+            store.unit_of_work,
+            store.reading,
+            clock,
+            telemetry=telemetry,
+            embedder=build_embedder(settings),
+        )
         learner.start()
         resources.push_async_callback(learner.stop)
         notifier = open_notifier(settings, store, clock, resources, telemetry)
@@ -413,6 +420,23 @@ def build_chat_model(settings: Settings, clock: Clock) -> ChatModel:
         attempts=settings.llm_attempts,
         sleep=clock.sleep,
     )
+
+
+def build_embedder(settings: Settings) -> Embedder:
+    """The search's embedder (decision 0033): wordllama's bundled model by default."""
+    from cronpilot.adapters.search.embedders import NoEmbedder, OpenAIEmbedder, WordLlamaEmbedder
+
+    if settings.search_embedder == "none":
+        return NoEmbedder()
+    if settings.search_embedder == "openai":
+        key = settings.llm_api_key
+        return OpenAIEmbedder(
+            settings.search_embeddings_base_url or settings.llm_base_url,
+            settings.search_embeddings_model,
+            key.get_secret_value() if key is not None else None,
+            settings.search_embeddings_timeout_seconds,
+        )
+    return WordLlamaEmbedder()
 
 
 def build_proposal_desk(
