@@ -38,7 +38,7 @@ from cronpilot.domain.telemetry import NO_TELEMETRY
 from cronpilot.runtime.timing import Periodic
 from cronpilot.usecases.graph_edges import record_trace, refresh_job_provides
 from cronpilot.usecases.schema_learning import learn_schema
-from cronpilot.usecases.search_index import refresh_vectors
+from cronpilot.usecases.search import refresh_vectors
 
 log = logging.getLogger(__name__)
 

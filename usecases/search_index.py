@@ -1,23 +1,14 @@
-"""The search index's texts and vectors: what is indexed of each endpoint, and its embedding
-kept in step with it. `refresh_vectors` embeds only the endpoints whose text changed since
-their vector was made (a new endpoint, a new description, a schema that learnt a field), so
-the learner and `apply` can call it after every change."""
+"""What the search index holds of each endpoint: its text, from its names, descriptions, URL
+path, learnt output fields and request inputs. A vector is stale when its text's digest
+changed (`usecases.search.refresh_vectors`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from urllib.parse import urlsplit
 
 from cronpilot.domain.model import Endpoint
-from cronpilot.domain.ports import (
-    Embedder,
-    ReadingFactory,
-    Repositories,
-    StoredVector,
-    UnitOfWorkFactory,
-)
+from cronpilot.domain.ports import Repositories
 from cronpilot.domain.provides import output_fields
 from cronpilot.domain.search import EndpointText, endpoint_text
 from cronpilot.domain.templates import input_fields
@@ -55,37 +46,3 @@ async def indexed_endpoints(read: Repositories, job: str | None = None) -> list[
         )
         found.append(Indexed(endpoint, text))
     return found
-
-
-async def refresh_vectors(
-    reading: ReadingFactory,
-    uow: UnitOfWorkFactory,
-    embedder: Embedder,
-    now: datetime,
-    job: str | None = None,
-) -> int:
-    """Embed the endpoints (of `job`) whose indexed text changed since their vector was made,
-    and save those vectors; returns how many. Raises `EmbedderUnavailable` (nothing saved)."""
-    async with reading() as read:
-        found = await indexed_endpoints(read, job)
-        stored = await read.vectors.get_vectors(embedder.model)
-    stale = [
-        item
-        for item in found
-        if (known := stored.get(item.endpoint.id)) is None or known.digest != item.text.digest
-    ]
-    if not stale:
-        return 0
-    vectors = await embedder.embed([item.text.text for item in stale])
-    rows = [
-        StoredVector(item.endpoint.id, embedder.model, item.text.digest, tuple(vector))
-        for item, vector in zip(stale, vectors, strict=True)
-    ]
-    async with uow() as tx:
-        await tx.vectors.save_vectors(rows, now)
-        await tx.commit()
-    return len(rows)
-
-
-def texts_of(found: Sequence[Indexed]) -> list[EndpointText]:
-    return [item.text for item in found]

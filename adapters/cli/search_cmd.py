@@ -28,17 +28,25 @@ def search(
     output: OutputOption = None,
 ) -> None:
     """Endpoints best first, each score with its semantic, lexical and graph parts."""
-    from cronpilot.adapters.bootstrap import build_embedder
+    from cronpilot.adapters.bootstrap import build_clock, build_embedder
     from cronpilot.adapters.search.views import hits_view, weights_view
     from cronpilot.domain.search import checked_query
-    from cronpilot.usecases.queries.search import search_endpoints
+    from cronpilot.usecases.search import search_endpoints
 
     checked_query(query)
     settings = admin_settings()
     embedder = build_embedder(settings)
     result = with_store(
         settings,
-        lambda store: search_endpoints(store.reading, embedder, query, job=job, limit=limit),
+        lambda store: search_endpoints(
+            store.reading,
+            embedder,
+            query,
+            uow=store.unit_of_work,
+            now=build_clock().now(),
+            job=job,
+            limit=limit,
+        ),
     )
     for remark in result.notes:
         note(remark)

@@ -13,7 +13,6 @@ from cronpilot.adapters.sql.tables import endpoint_vectors, endpoints
 from cronpilot.adapters.sql.upsert import conflict_insert
 from cronpilot.domain.ports import StoredVector, VectorRepository
 
-
 _CHUNK = 500
 
 

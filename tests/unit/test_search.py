@@ -100,7 +100,7 @@ def test_louvain_communities_are_the_same_every_time_and_leave_jobs_out() -> Non
 
 def _texts() -> list[EndpointText]:
     def one(ref: str, text: str) -> EndpointText:
-        return EndpointText(ref, ref.split("/")[0], text)
+        return EndpointText(ref, ref.split("/", maxsplit=1)[0], text)
 
     return [
         one("shop/fraud_score", "fraud score: the share of orders flagged as fraud"),

@@ -1,15 +1,17 @@
 """Search: endpoints ranked by how well they answer an intent (`domain.search`), from the
 stored texts, vectors and graph in one read-only unit. Endpoints whose vector is missing or
-stale (a change the learner has not embedded yet) are embedded for this search, not saved: a
-read stays a read. Without an embedding model the ranking falls back to its lexical and graph
-legs, and the result says so."""
+stale (declared or changed since the learner last embedded their job) are embedded for this
+search and, given a unit of work, saved in a short one after the read: the index follows
+`apply` without `apply` paying for a model. Without an embedding model the ranking falls back
+to its lexical and graph legs, and the result says so."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from datetime import datetime
 
 from cronpilot.domain.errors import EmbedderUnavailable
-from cronpilot.domain.ports import Embedder, ReadingFactory, StoredVector
+from cronpilot.domain.ports import Embedder, ReadingFactory, StoredVector, UnitOfWorkFactory
 from cronpilot.domain.search import (
     ALL_LEGS,
     DEFAULT_LIMIT,
@@ -22,10 +24,16 @@ from cronpilot.usecases.search_index import Indexed, indexed_endpoints
 
 
 async def build_index(
-    reading: ReadingFactory, embedder: Embedder | None, job: str | None = None
+    reading: ReadingFactory,
+    embedder: Embedder | None,
+    job: str | None = None,
+    *,
+    uow: UnitOfWorkFactory | None = None,
+    now: datetime | None = None,
 ) -> tuple[SearchIndex, str | None]:
     """The index of every endpoint (of `job`), and why it has no semantic leg (None when it
-    has one). Raises `JobNotFound`."""
+    has one); the vectors it had to make saved through `uow` at `now` when given. Raises
+    `JobNotFound`."""
     async with reading() as read:
         found = await indexed_endpoints(read, job)
         edges = await read.graph.list_edges(job)
@@ -34,16 +42,6 @@ async def build_index(
     if embedder is None:
         return SearchIndex(texts, edges), "no embedding model configured"
 
-    try:
-        vectors = await _vectors(found, stored, embedder)
-    except EmbedderUnavailable as exc:
-        return SearchIndex(texts, edges), str(exc)
-    return SearchIndex(texts, edges, vectors), None
-
-
-async def _vectors(
-    found: Sequence[Indexed], stored: Mapping[str, StoredVector], embedder: Embedder
-) -> dict[str, Sequence[float]]:
     vectors: dict[str, Sequence[float]] = {}
     missing = []
     for item in found:
@@ -52,10 +50,30 @@ async def _vectors(
             vectors[item.text.ref] = known.vector
         else:
             missing.append(item)
-    if missing:
-        made = await embedder.embed([item.text.text for item in missing])
-        vectors.update({item.text.ref: v for item, v in zip(missing, made, strict=True)})
-    return vectors
+    try:
+        made = await embedder.embed([item.text.text for item in missing]) if missing else []
+    except EmbedderUnavailable as exc:
+        return SearchIndex(texts, edges), str(exc)
+    vectors.update({item.text.ref: v for item, v in zip(missing, made, strict=True)})
+    if made and uow is not None and now is not None:
+        await _save(uow, embedder.model, missing, made, now)
+    return SearchIndex(texts, edges, vectors), None
+
+
+async def _save(
+    uow: UnitOfWorkFactory,
+    model: str,
+    items: Sequence[Indexed],
+    vectors: Sequence[Sequence[float]],
+    now: datetime,
+) -> None:
+    rows = [
+        StoredVector(item.endpoint.id, model, item.text.digest, tuple(vector))
+        for item, vector in zip(items, vectors, strict=True)
+    ]
+    async with uow() as tx:
+        await tx.vectors.save_vectors(rows, now)
+        await tx.commit()
 
 
 async def search_endpoints(
@@ -63,6 +81,8 @@ async def search_endpoints(
     embedder: Embedder | None,
     query: str,
     *,
+    uow: UnitOfWorkFactory | None = None,
+    now: datetime | None = None,
     job: str | None = None,
     limit: int = DEFAULT_LIMIT,
     context: Sequence[str] = (),
@@ -71,7 +91,7 @@ async def search_endpoints(
     """The best `limit` endpoints for `query`. Raises `InvalidQuery` (empty, too long, another
     script) before reading anything, `JobNotFound` for an unknown `job`."""
     query = checked_query(query)
-    index, why_not = await build_index(reading, embedder, job)
+    index, why_not = await build_index(reading, embedder, job, uow=uow, now=now)
     return await search_index(
         index, embedder, query, why_not, limit=limit, context=context, legs=legs
     )
@@ -99,3 +119,27 @@ async def search_index(
     if why_not is not None and Leg.SEMANTIC in legs:
         result.notes[:] = [f"{why_not}: ranked by lexical and graph scores only"]
     return result
+
+
+async def refresh_vectors(
+    reading: ReadingFactory,
+    uow: UnitOfWorkFactory,
+    embedder: Embedder,
+    now: datetime,
+    job: str | None = None,
+) -> int:
+    """Embed the endpoints (of `job`) whose indexed text changed since their vector was made
+    and save those vectors; returns how many. Raises `EmbedderUnavailable` (nothing saved)."""
+    async with reading() as read:
+        found = await indexed_endpoints(read, job)
+        stored = await read.vectors.get_vectors(embedder.model)
+    stale = [
+        item
+        for item in found
+        if (known := stored.get(item.endpoint.id)) is None or known.digest != item.text.digest
+    ]
+    if stale:
+        await _save(
+            uow, embedder.model, stale, await embedder.embed([i.text.text for i in stale]), now
+        )
+    return len(stale)
