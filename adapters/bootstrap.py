@@ -531,6 +531,7 @@ def build_api(
             desk=build_proposal_desk(settings, store, waker, telemetry),
             approvals=build_approval_desk(store, waker, telemetry),
             probes=Probes(telemetry, readiness, clock, catalog=store.catalog),
+            embedder=build_embedder(settings),
         )
     )
 
@@ -592,6 +593,7 @@ async def build_mcp(
         floor_seconds=settings.min_interval_seconds,
         desk=build_proposal_desk(settings, store, waker),
         approvals=build_approval_desk(store, waker),
+        embedder=build_embedder(settings),
     )
     return build_server(context, caller)
 

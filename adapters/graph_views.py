@@ -25,11 +25,12 @@ def edge_view(edge: Edge) -> dict[str, Any]:
 
 
 def job_graphs_view(graphs: Mapping[str, JobGraph]) -> dict[str, Any]:
-    """Per job: nodes, DAG layers and edges."""
+    """Per job: nodes, DAG layers, Louvain communities and edges."""
     return {
         name: {
             "nodes": graph.nodes,
             "layers": graph.layers,
+            "communities": graph.communities,
             "edges": [edge_view(e) for e in graph.edges],
         }
         for name, graph in graphs.items()

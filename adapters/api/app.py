@@ -12,6 +12,7 @@ from cronpilot.adapters.api import (
     planner_routes,
     probe_routes,
     runs_routes,
+    search_routes,
 )
 from cronpilot.adapters.api.context import ApiContext
 from cronpilot.adapters.api.problems import PROBLEM_JSON, install_problem_handlers
@@ -55,6 +56,7 @@ def build_api(context: ApiContext) -> FastAPI:
         approvals_routes,
         outputs_routes,
         graph_routes,
+        search_routes,
         probe_routes,
     ):
         app.include_router(routes.router)

@@ -11,7 +11,7 @@ from fastapi import Depends, Request
 
 from cronpilot.adapters.probes import Probes
 from cronpilot.domain.access import Principal
-from cronpilot.domain.ports import Clock, Store, Waker
+from cronpilot.domain.ports import Clock, Embedder, Store, Waker
 from cronpilot.usecases.approvals import ApprovalDesk
 from cronpilot.usecases.proposals import ProposalDesk
 
@@ -31,6 +31,8 @@ class ApiContext:
     approvals: ApprovalDesk
     probes: Probes
     """/healthz, /readyz and /metrics of the API process."""
+    embedder: Embedder | None = None
+    """Search's semantic leg (None: lexical and graph only)."""
 
 
 def context(request: Request) -> ApiContext:

@@ -50,6 +50,10 @@ def show(job: JobOption = None, output: OutputOption = None) -> None:
         nodes = ", ".join(f"{n} ({ranks.get(n, 0):.2f})" for n in graph.nodes)
         print_text(f"job {name}: {nodes}")
         print_text("layers: " + " | ".join(", ".join(layer) for layer in graph.layers))
+        print_text(
+            "communities: "
+            + " | ".join(f"{n}: {', '.join(group)}" for n, group in enumerate(graph.communities, 1))
+        )
         edges = graph.edges
         table = new_table("From", "To", "Type", "Source", "Weight", "Count", "Coverage")
         for edge in edges:

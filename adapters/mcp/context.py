@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cronpilot.domain.ports import Clock, Store, Waker
+from cronpilot.domain.ports import Clock, Embedder, Store, Waker
 from cronpilot.usecases.approvals import ApprovalDesk
 from cronpilot.usecases.proposals import ProposalDesk
 
@@ -20,3 +20,5 @@ class McpContext:
     floor_seconds: float
     desk: ProposalDesk
     approvals: ApprovalDesk
+    embedder: Embedder | None = None
+    """Search's semantic leg (None: lexical and graph only)."""

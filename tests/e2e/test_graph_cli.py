@@ -110,9 +110,12 @@ def test_graph_show_suggest_and_export(etl: Cli) -> None:
     assert (declared["source"], declared["weight"], declared["count"]) == ("template", 0.5, 0)
     provided = edges["etl/fetch", "etl/transform", "provides"]
     assert (provided["coverage"], provided["source"]) == ("strict", "inferred")
+    # Louvain: the chain and the audit its fetch could feed (provides, optional) are one.
+    assert shown["communities"] == [["etl/audit", "etl/fetch", "etl/load", "etl/transform"]]
     table = etl("graph", "show").stdout
     assert "provides" in table
     assert "strict" in table
+    assert "communities: 1: etl/audit, etl/fetch, etl/load, etl/transform" in table
 
     [suggestion] = etl.json("graph", "suggest")
     assert (suggestion["from"], suggestion["to"], suggestion["coverage"]) == (

@@ -3,12 +3,13 @@ the strongest path between two nodes."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cronpilot.domain.graph import Edge, find_cycle, generations, shortest_path
 from cronpilot.domain.model import Job
 from cronpilot.domain.ports import ReadingFactory, Repositories
 from cronpilot.domain.provides import ProvidesEdge, provides_edges
+from cronpilot.domain.search import communities
 from cronpilot.domain.templates import input_fields
 from cronpilot.usecases.graph_edges import learnt_shapes
 
@@ -21,6 +22,8 @@ class JobGraph:
     """Edges with an end in the job."""
     layers: list[list[str]]
     """The declared DAG's topological generations: each layer runs after the one before."""
+    communities: list[list[str]] = field(default_factory=list)
+    """Louvain communities of its endpoints (related tools, seed 003), largest first."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,10 +46,14 @@ async def job_graphs(reading: ReadingFactory, job: str | None = None) -> dict[st
             dependencies = {
                 e.ref: [f"{each.name}/{up}" for up in e.spec.depends_on] for e in endpoints
             }
+            edges = await read.graph.list_edges(each.name)
+            refs = [e.ref for e in endpoints]
+            inside = [e for e in edges if e.from_node in refs and e.to_node in refs]
             found[each.name] = JobGraph(
-                [each.name, *(e.ref for e in endpoints)],
-                await read.graph.list_edges(each.name),
+                [each.name, *refs],
+                edges,
                 generations(dependencies),
+                communities(inside, refs),
             )
     return found
 
