@@ -2,7 +2,7 @@
 
 Three legs score every endpoint of the index against a query, each in [0, 1]:
 - **semantic**: the cosine of the query's embedding with the endpoint's (clipped at 0), divided
-  by the best one, so that the legs share a scale;
+  by the best one and raised to `SHARPEN`, so that the legs share a scale;
 - **lexical**: BM25 (bm25s) over the endpoint's words, divided by the best score;
 - **graph**: how the tool graph relates the endpoint to the query: to the context endpoints
   (direct edges and Adamic-Adar) or, without any, to the endpoints the text legs liked best
@@ -10,9 +10,10 @@ Three legs score every endpoint of the index against a query, each in [0, 1]:
   candidates"), to the best match of its Louvain community, and its PageRank (hubs boosted).
 
 The text legs are blended first (semantic and lexical, `TEXT_WEIGHTS`), then with the graph by
-an alpha that follows the graph's density: a graph without edges between endpoints says nothing
-(alpha 1, text only, the cold start); a dense one counts for up to half (alpha 0.5). Every hit
-carries its parts and every result the weights, so a ranking can be explained.
+an alpha that follows the graph's density around each endpoint (seed 003's local alpha): an
+endpoint without links is ranked by its text alone (alpha 1, the cold start); a densely linked
+one lets the graph count for up to half (alpha 0.5). The result's alpha is the one the mean
+density gives. Every hit carries its parts and its alpha, so a ranking can be explained.
 
 Pure: the index is built from the endpoints' texts, their vectors and the edges; embedding the
 query is the caller's (an `Embedder`). networkx and bm25s are imported where used (CLI start-up).
@@ -42,9 +43,11 @@ MAX_QUERY_CHARS = 500
 """A query is a question or an intent, not a document: past this it is refused."""
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 100
-TEXT_WEIGHTS = (0.6, 0.4)
+TEXT_WEIGHTS = (0.7, 0.3)
 """Semantic and lexical shares of the text score when both legs are there (`bench.search`)."""
-GRAPH_PARTS = (0.5, 0.3, 0.2)
+SHARPEN = 4
+"""The power the semantic scores (divided by the best) are raised to (`bench.search`)."""
+GRAPH_PARTS = (0.2, 0.6, 0.2)
 """Shares of the graph score: relatedness, community, PageRank."""
 MIN_ALPHA = 0.5
 """The text's least share, in a dense graph (seed 003: "dense cluster: alpha about 0.5")."""
@@ -154,10 +157,14 @@ def words(text: str) -> list[str]:
 
 
 def _stem(word: str) -> str:
-    for suffix, keep in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
-            return word[: len(word) - len(suffix)] + keep
-    return word
+    """Plurals folded to the singular (`entries` entry, `boxes` box, `spikes` spike)."""
+    if len(word) <= 3 or word.endswith("ss"):
+        return word
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith(("sses", "xes", "ches", "shes", "zes")):
+        return word[:-2]
+    return word[:-1] if word.endswith("s") else word
 
 
 def humane(identifier: str) -> str:
@@ -228,6 +235,8 @@ class Hit:
     semantic: float
     lexical: float
     graph: float
+    alpha: float = 1.0
+    """This endpoint's text share: score = alpha x text + (1 - alpha) x graph."""
     community: int | None = None
 
 
@@ -355,7 +364,9 @@ class SearchIndex:
             if norm > 0:
                 semantic = np.clip(self._matrix @ (vector / norm), 0, None)
         lexical = self._lexical.scores(words(query)) if Leg.LEXICAL in use else semantic * 0
-        semantic, lexical = _scaled(semantic), _scaled(lexical)
+        # Cosines of one query bunch up (the best few within 0.05 of each other): raised to a
+        # power they keep their order but part as far as BM25's scores do.
+        semantic, lexical = _scaled(semantic) ** SHARPEN, _scaled(lexical)
         if Leg.SEMANTIC in use and Leg.LEXICAL in use:
             w_sem, w_lex = TEXT_WEIGHTS
         elif Leg.SEMANTIC in use:
@@ -367,25 +378,26 @@ class SearchIndex:
         if job is not None:
             allowed = np.asarray([t.job == job for t in self.texts], dtype=bool)
         text = np.where(allowed, text, -1.0)
-        alpha = adaptive_alpha(self.density) if Leg.GRAPH in use else 1.0
-        if Leg.GRAPH in use and alpha == 1.0 and context:
-            # No links between endpoints, but endpoints in context: they still say something.
-            alpha = 1 - (1 - MIN_ALPHA) / 2
+        graphed = Leg.GRAPH in use and bool(self._neighbours)
+        alpha = adaptive_alpha(self.density) if graphed else 1.0
         weights = Weights(round(alpha, 3), w_sem, w_lex, round(self.density, 3))
         graph = np.zeros(count, dtype=np.float32)
-        ranked = np.argsort(-text, kind="stable")[: max(CANDIDATES, limit)]
-        order = [int(i) for i in ranked if allowed[i]]
-        if Leg.GRAPH in use and alpha < 1.0:
+        order = _best(text, max(CANDIDATES, limit), allowed)
+        if graphed:
             # Candidate expansion (seed 003, ADR-023): the neighbours of the best text matches
             # may be what is meant, though their own words say less.
             expanded = dict.fromkeys(order)
             for i in order[:limit]:
                 expanded.update(dict.fromkeys(j for j in self._neighbours.get(i, {}) if allowed[j]))
             order = list(expanded)
-            graph_scores = self._graph_scores(order, text, context)
-            for i, value in graph_scores.items():
+            for i, value in self._graph_scores(order, text, context).items():
                 graph[i] = value
-        final = {i: alpha * max(float(text[i]), 0.0) + (1 - alpha) * float(graph[i]) for i in order}
+        # Local alpha (seed 003, ADR-048): the graph speaks for an endpoint as far as it is
+        # linked; an isolated one is ranked by its text alone, not marked down for no links.
+        local = {i: self.alpha_of(i) if graphed else 1.0 for i in order}
+        final = {
+            i: local[i] * max(float(text[i]), 0.0) + (1 - local[i]) * float(graph[i]) for i in order
+        }
         best = sorted(final, key=lambda i: (-final[i], self.refs[i]))[:limit]
         hits = [
             Hit(
@@ -394,12 +406,17 @@ class SearchIndex:
                 round(float(semantic[i]), 4),
                 round(float(lexical[i]), 4),
                 round(float(graph[i]), 4),
+                round(local[i], 3),
                 self.community.get(self.refs[i]),
             )
             for i in best
             if final[i] > 0
         ]
         return SearchResult(hits, weights, frozenset(use), notes)
+
+    def alpha_of(self, i: int) -> float:
+        """The text's share in endpoint `i`'s score: `adaptive_alpha` of its own links."""
+        return adaptive_alpha(len(self._neighbours.get(i, {})))
 
     def _graph_scores(
         self, order: Sequence[int], text: npt.NDArray[Any], context: Sequence[str]
@@ -442,6 +459,19 @@ class SearchIndex:
                 + rank_part * float(self._rank[i])
             )
         return scores
+
+
+def _best(values: npt.NDArray[Any], count: int, allowed: npt.NDArray[Any]) -> list[int]:
+    """Positions of the `count` highest `values` among the allowed, best first (ties by
+    position): a partition then a sort of those only, not of the whole index."""
+    import numpy as np
+
+    if count < values.size:
+        top = np.argpartition(-values, count - 1)[:count]
+    else:
+        top = np.arange(values.size)
+    ordered = sorted((int(i) for i in top), key=lambda i: (-float(values[i]), i))
+    return [i for i in ordered if allowed[i]]
 
 
 def _scaled(values: npt.NDArray[Any]) -> npt.NDArray[Any]:

@@ -58,10 +58,13 @@ def search(
         return
     weights = weights_view(result)
     note(
-        f"score = {weights['semantic']} semantic + {weights['lexical']} lexical + "
-        f"{weights['graph']} graph (alpha {weights['alpha']}, graph density {weights['density']})"
+        f"score = alpha x ({weights['semantic'] / weights['alpha']:.2f} semantic + "
+        f"{weights['lexical'] / weights['alpha']:.2f} lexical) + (1 - alpha) x graph; alpha "
+        f"follows each endpoint's links (graph density {weights['density']})"
     )
-    table = new_table("#", "Endpoint", "Score", "Semantic", "Lexical", "Graph", "Community")
+    table = new_table(
+        "#", "Endpoint", "Score", "Semantic", "Lexical", "Graph", "Alpha", "Community"
+    )
     for rank, hit in enumerate(result.hits, 1):
         add_row(
             table,
@@ -71,6 +74,7 @@ def search(
             f"{hit.semantic:.2f}",
             f"{hit.lexical:.2f}",
             f"{hit.graph:.2f}",
+            f"{hit.alpha:.2f}",
             "-" if hit.community is None else str(hit.community),
         )
     print_table(table)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,6 +21,12 @@ from cronpilot.domain.errors import EmbedderUnavailable
 from cronpilot.domain.ports import Embedder
 
 log = logging.getLogger(__name__)
+
+# Search multiplies one query vector by the index (10,000 x 256 floats: half a millisecond on
+# one core). OpenBLAS would spread it over every core, and on a busy machine its spinning
+# threads made that 6 to 10 times slower (`bench.search`): one thread, unless told otherwise.
+# Set before numpy is first imported (this module is imported before any search runs).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 WORDLLAMA_CONFIG = "l2_supercat"
 WORDLLAMA_DIM = 256

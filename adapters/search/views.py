@@ -9,20 +9,22 @@ from typing import Any
 from cronpilot.domain.search import SearchResult
 
 
-def weights_view(result: SearchResult) -> dict[str, Any]:
+def weights_view(result: SearchResult, alpha: float | None = None) -> dict[str, Any]:
+    """The legs' weights at `alpha` (an endpoint's own), or at the mean density's."""
     w = result.weights
+    alpha = w.alpha if alpha is None else alpha
     return {
-        "alpha": w.alpha,
-        "semantic": round(w.alpha * w.semantic, 3),
-        "lexical": round(w.alpha * w.lexical, 3),
-        "graph": round(w.graph, 3),
+        "alpha": alpha,
+        "semantic": round(alpha * w.semantic, 3),
+        "lexical": round(alpha * w.lexical, 3),
+        "graph": round(1 - alpha, 3),
         "density": w.density,
     }
 
 
 def hits_view(result: SearchResult) -> list[dict[str, Any]]:
-    """`score` = weights.semantic x semantic + weights.lexical x lexical + weights.graph x graph."""
-    weights = weights_view(result)
+    """`score` = weights.semantic x semantic + weights.lexical x lexical + weights.graph x graph,
+    with each endpoint's own weights (its alpha follows the links around it)."""
     return [
         {
             "endpoint": hit.ref,
@@ -31,7 +33,7 @@ def hits_view(result: SearchResult) -> list[dict[str, Any]]:
             "lexical": hit.lexical,
             "graph": hit.graph,
             "community": hit.community,
-            "weights": weights,
+            "weights": weights_view(result, hit.alpha),
         }
         for hit in result.hits
     ]

@@ -19,7 +19,7 @@ async def test_the_search_page_ranks_endpoints_with_links_and_the_header_has_a_b
     assert found.status_code == 200
     rows = found.text.split("<tbody>", 1)[1]
     assert rows.index('href="/console/endpoints/shop/stock"') < rows.index("shop/prices")
-    assert "× semantic" in found.text
+    assert "lexical) + (1 − alpha) × graph" in found.text
     assert bad.status_code == 400
     assert "cyrillic script" in bad.text
 
