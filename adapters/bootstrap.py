@@ -405,6 +405,7 @@ def planner_config(settings: Settings) -> PlannerConfig:
         backoff_cap_seconds=settings.planner_backoff_cap_seconds,
         grace_seconds=settings.grace_seconds,
         limits=guardrail_limits(settings),
+        brief_tokens=settings.planner_brief_tokens,
     )
 
 

@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    from cronpilot.domain.model import Endpoint
+
 MAX_QUERY_CHARS = 500
 """A query is a question or an intent, not a document: past this it is refused."""
 DEFAULT_LIMIT = 10
@@ -210,6 +212,32 @@ def endpoint_text(
     if ins:
         parts.append("takes " + ", ".join(ins))
     return EndpointText(f"{job}/{name}", job, ". ".join(p.rstrip(". ") for p in parts))
+
+
+def indexed_text(
+    endpoint: Endpoint, job_description: str = "", outputs: Iterable[str] = ()
+) -> EndpointText:
+    """`endpoint_text` of a stored endpoint: its spec's names, description, URL path and
+    request inputs, with its job's description and learnt output fields when known."""
+    from urllib.parse import urlsplit
+
+    from cronpilot.domain.templates import input_fields
+
+    spec = endpoint.spec
+    return endpoint_text(
+        job=endpoint.job_name,
+        job_description=job_description,
+        name=spec.name,
+        description=spec.description,
+        url_path=urlsplit(spec.url).path,
+        outputs=outputs,
+        inputs=[i.name for i in input_fields(spec)],
+    )
+
+
+def sibling_texts(job: Sequence[Endpoint]) -> list[EndpointText]:
+    """The texts of a job's endpoints as a planner knows them (no schemas read)."""
+    return [indexed_text(endpoint) for endpoint in job]
 
 
 @dataclass(frozen=True, slots=True)

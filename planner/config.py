@@ -27,6 +27,8 @@ class PlannerConfig:
     """On stop, how long (real time) analyses under way may still finish; then their LLM calls
     are cut short and the sessions recorded as failed."""
     limits: GuardrailLimits
+    brief_tokens: int
+    """Tokens the brief spends on its siblings' summary lines, the most relevant first."""
     paste_latest: bool = False
     """Paste the latest responses into the prompt instead of offering query tools (only for
     the token-economy benchmark; no setting)."""

@@ -5,13 +5,11 @@ changed (`usecases.search.refresh_vectors`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from cronpilot.domain.model import Endpoint
 from cronpilot.domain.ports import Repositories
 from cronpilot.domain.provides import output_fields
-from cronpilot.domain.search import EndpointText, endpoint_text
-from cronpilot.domain.templates import input_fields
+from cronpilot.domain.search import EndpointText, indexed_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,15 +32,6 @@ async def indexed_endpoints(read: Repositories, job: str | None = None) -> list[
             if schema is not None and schema.observations
             else []
         )
-        spec = endpoint.spec
-        text = endpoint_text(
-            job=endpoint.job_name,
-            job_description=described[endpoint.job_name],
-            name=spec.name,
-            description=spec.description,
-            url_path=urlsplit(spec.url).path,
-            outputs=outputs,
-            inputs=[i.name for i in input_fields(spec)],
-        )
+        text = indexed_text(endpoint, described[endpoint.job_name], outputs)
         found.append(Indexed(endpoint, text))
     return found
