@@ -46,7 +46,12 @@ def suggestion_view(suggestion: Suggestion) -> dict[str, Any]:
         "coverage": edge.coverage.value,
         "confidence": edge.confidence,
         "fields": [
-            {"output": ".".join(m.output.path), "input": m.input.where, "how": m.how}
+            {
+                "output": ".".join(m.output.path),
+                "input": m.input.where,
+                "how": m.how,
+                **({"similarity": m.similarity} if m.similarity is not None else {}),
+            }
             for m in edge.matches
         ],
     }
