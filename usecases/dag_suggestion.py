@@ -93,14 +93,15 @@ async def suggest_dag(
     upstreams: dict[str, list[str]] = {name: [] for name in names}
     kept: list[DagEdge] = []
     refused: list[tuple[DagEdge, list[str]]] = []
-    for edge in sorted(strongest.values(), key=lambda e: (-e.confidence, e.upstream, e.dependant)):
-        trial = {**upstreams, edge.dependant: [*upstreams[edge.dependant], edge.upstream]}
+    ordered = sorted(strongest.values(), key=lambda e: (-e.confidence, e.upstream, e.dependant))
+    for link in ordered:
+        trial = {**upstreams, link.dependant: [*upstreams[link.dependant], link.upstream]}
         cycle = find_cycle(trial)
         if cycle is None:
             upstreams = trial
-            kept.append(edge)
+            kept.append(link)
         else:
-            refused.append((edge, cycle))
+            refused.append((link, cycle))
     fragment = JobDeclaration(
         declared.job,
         [replace(specs[name], depends_on=tuple(sorted(upstreams[name]))) for name in names],
