@@ -35,20 +35,13 @@ OPENAI_BATCH = 256
 """Texts per `/embeddings` request."""
 
 
-@functools.cache
-def _cache_folder() -> Path:
-    """A folder laid out as wordllama's cache, its files linked to the wheel's own (made once
-    per process; the links cost nothing, the weights are read where they are installed)."""
-    import wordllama
-
-    package = Path(wordllama.__file__).parent
-    folder = Path(tempfile.mkdtemp(prefix="cronpilot-wordllama-"))
+def _lay_out(folder: Path, package: Path) -> None:
+    """`folder` laid out as wordllama's cache, its files linked to the wheel's own."""
     for sub in ("weights", "tokenizers"):
         (folder / sub).mkdir()
         for source in (package / sub).iterdir():
             if source.suffix in (".safetensors", ".json"):
                 (folder / sub / source.name).symlink_to(source)
-    return folder
 
 
 @functools.cache
@@ -58,20 +51,23 @@ def _wordllama() -> Any:
     try:
         # wordllama calls `logging.basicConfig(level=INFO)` on import: the process's logging
         # is put back as it was.
+        import wordllama
         from wordllama import WordLlama
 
         root.handlers[:], root.level = handlers, level
-
-        return WordLlama.load(
-            WORDLLAMA_CONFIG,
-            cache_dir=_cache_folder(),
-            dim=WORDLLAMA_DIM,
-            disable_download=True,
-        )
+        # The weights and the tokenizer are read into memory by `load`: the folder of links
+        # is gone once it has returned.
+        with tempfile.TemporaryDirectory(prefix="cronpilot-wordllama-") as folder:
+            _lay_out(Path(folder), Path(wordllama.__file__).parent)
+            return WordLlama.load(
+                WORDLLAMA_CONFIG,
+                cache_dir=Path(folder),
+                dim=WORDLLAMA_DIM,
+                disable_download=True,
+            )
     except (ImportError, OSError, ValueError) as exc:
-        raise EmbedderUnavailable(
-            f"wordllama's bundled model could not be loaded ({exc})"
-        ) from None
+        reason = f"wordllama's bundled model could not be loaded ({exc})"
+        raise EmbedderUnavailable(reason) from None
 
 
 class WordLlamaEmbedder(Embedder):
