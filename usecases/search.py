@@ -7,10 +7,13 @@ to its lexical and graph legs, and the result says so."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+from collections.abc import Sequence, Set
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from cronpilot.domain.errors import EmbedderUnavailable
+from cronpilot.domain.graph import Edge
 from cronpilot.domain.ports import Embedder, ReadingFactory, StoredVector, UnitOfWorkFactory
 from cronpilot.domain.search import (
     ALL_LEGS,
@@ -23,6 +26,25 @@ from cronpilot.domain.search import (
 from cronpilot.usecases.search_index import Indexed, indexed_endpoints
 
 
+@dataclass
+class IndexCache:
+    """The indexes last built, by job filter and model, each kept while the texts, vectors and
+    edges it was built from are unchanged: a process that searches often (the API, the MCP
+    server) builds once per change of the catalog, not once per search (10,000 endpoints take
+    seconds to index, a search milliseconds)."""
+
+    built: dict[tuple[str | None, str], tuple[str, SearchIndex]] = field(default_factory=dict)
+
+
+def _fingerprint(found: Sequence[Indexed], edges: Sequence[Edge], known: Set[str]) -> str:
+    digest = hashlib.sha256()
+    for item in found:
+        digest.update(f"{item.text.ref} {item.text.digest} {item.endpoint.id in known}\n".encode())
+    for edge in edges:
+        digest.update(f"{edge.from_node} {edge.to_node} {edge.type} {edge.weight}\n".encode())
+    return digest.hexdigest()
+
+
 async def build_index(
     reading: ReadingFactory,
     embedder: Embedder | None,
@@ -30,10 +52,11 @@ async def build_index(
     *,
     uow: UnitOfWorkFactory | None = None,
     now: datetime | None = None,
+    cache: IndexCache | None = None,
 ) -> tuple[SearchIndex, str | None]:
     """The index of every endpoint (of `job`), and why it has no semantic leg (None when it
-    has one); the vectors it had to make saved through `uow` at `now` when given. Raises
-    `JobNotFound`."""
+    has one); the vectors it had to make saved through `uow` at `now` when given; taken from
+    `cache` when nothing changed since it was built. Raises `JobNotFound`."""
     async with reading() as read:
         found = await indexed_endpoints(read, job)
         edges = await read.graph.list_edges(job)
@@ -41,6 +64,17 @@ async def build_index(
     texts = [item.text for item in found]
     if embedder is None:
         return SearchIndex(texts, edges), "no embedding model configured"
+    fresh = {
+        item.endpoint.id
+        for item in found
+        if (known := stored.get(item.endpoint.id)) is not None and known.digest == item.text.digest
+    }
+    key = (job, embedder.model)
+    fingerprint = _fingerprint(found, edges, fresh)
+    if cache is not None and len(fresh) == len(found):
+        kept = cache.built.get(key)
+        if kept is not None and kept[0] == fingerprint:
+            return kept[1], None
 
     vectors: dict[str, Sequence[float]] = {}
     missing = []
@@ -57,7 +91,11 @@ async def build_index(
     vectors.update({item.text.ref: v for item, v in zip(missing, made, strict=True)})
     if made and uow is not None and now is not None:
         await _save(uow, embedder.model, missing, made, now)
-    return SearchIndex(texts, edges, vectors), None
+        fingerprint = _fingerprint(found, edges, {item.endpoint.id for item in found})
+    index = SearchIndex(texts, edges, vectors)
+    if cache is not None and (not made or uow is not None):
+        cache.built[key] = (fingerprint, index)
+    return index, None
 
 
 async def _save(
@@ -87,11 +125,12 @@ async def search_endpoints(
     limit: int = DEFAULT_LIMIT,
     context: Sequence[str] = (),
     legs: frozenset[Leg] = ALL_LEGS,
+    cache: IndexCache | None = None,
 ) -> SearchResult:
     """The best `limit` endpoints for `query`. Raises `InvalidQuery` (empty, too long, another
     script) before reading anything, `JobNotFound` for an unknown `job`."""
     query = checked_query(query)
-    index, why_not = await build_index(reading, embedder, job, uow=uow, now=now)
+    index, why_not = await build_index(reading, embedder, job, uow=uow, now=now, cache=cache)
     return await search_index(
         index, embedder, query, why_not, limit=limit, context=context, legs=legs
     )

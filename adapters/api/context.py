@@ -4,7 +4,7 @@ input, and the token check."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -14,6 +14,7 @@ from cronpilot.domain.access import Principal
 from cronpilot.domain.ports import Clock, Embedder, Store, Waker
 from cronpilot.usecases.approvals import ApprovalDesk
 from cronpilot.usecases.proposals import ProposalDesk
+from cronpilot.usecases.search import IndexCache
 
 Authenticate = Callable[[str], Awaitable[Principal | None]]
 """A bearer token's secret → its principal, or None (no such token, or revoked)."""
@@ -33,6 +34,7 @@ class ApiContext:
     """/healthz, /readyz and /metrics of the API process."""
     embedder: Embedder | None = None
     """Search's semantic leg (None: lexical and graph only)."""
+    search_cache: IndexCache = field(default_factory=IndexCache)
 
 
 def context(request: Request) -> ApiContext:

@@ -34,5 +34,6 @@ async def search(
         now=ctx.clock.now(),
         job=job,
         limit=limit,
+        cache=ctx.search_cache,
     )
     return {"items": hits_view(result), "weights": weights_view(result), "notes": result.notes}

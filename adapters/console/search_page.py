@@ -33,6 +33,7 @@ async def search(
             uow=ctx.store.unit_of_work,
             now=ctx.clock.now(),
             job=job or None,
+            cache=ctx.search_cache,
         )
     return render(
         request,

@@ -4,11 +4,12 @@ and the desks that decide proposals and approvals."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cronpilot.domain.ports import Clock, Embedder, Store, Waker
 from cronpilot.usecases.approvals import ApprovalDesk
 from cronpilot.usecases.proposals import ProposalDesk
+from cronpilot.usecases.search import IndexCache
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,3 +23,4 @@ class McpContext:
     approvals: ApprovalDesk
     embedder: Embedder | None = None
     """Search's semantic leg (None: lexical and graph only)."""
+    search_cache: IndexCache = field(default_factory=IndexCache)

@@ -83,6 +83,7 @@ def add_read_tools(box: Toolbox, ctx: McpContext) -> None:
             now=ctx.clock.now(),
             job=job,
             limit=limit,
+            cache=ctx.search_cache,
         )
         return {"items": hits_view(result), "weights": weights_view(result), "notes": result.notes}
 
