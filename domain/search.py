@@ -251,10 +251,6 @@ class Weights:
     density: float
     """Mean edges per endpoint between endpoints, what alpha follows."""
 
-    @property
-    def graph(self) -> float:
-        return 1 - self.alpha
-
 
 @dataclass(frozen=True, slots=True)
 class Hit:
@@ -358,11 +354,6 @@ class SearchIndex:
             for one, other in ((a, b), (b, a)):
                 links = self._neighbours.setdefault(one, {})
                 links[other] = max(links.get(other, 0.0), e.weight)
-
-    @property
-    def semantic(self) -> bool:
-        """Whether every endpoint has a vector (else the semantic leg is left out)."""
-        return self._matrix is not None
 
     def search(
         self,
