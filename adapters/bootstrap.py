@@ -48,6 +48,7 @@ if TYPE_CHECKING:
         ChatModel,
         Clock,
         Dispatcher,
+        Embedder,
         SecretCipher,
         Store,
         Telemetry,
@@ -335,7 +336,13 @@ async def serve_scheduler(
         )
         heartbeat.start()
         resources.push_async_callback(heartbeat.stop)
-        learner = RunLearner(store.unit_of_work, store.reading, clock, telemetry=telemetry)
+        learner = RunLearner(
+            store.unit_of_work,
+            store.reading,
+            clock,
+            telemetry=telemetry,
+            embedder=build_embedder(settings),
+        )
         learner.start()
         resources.push_async_callback(learner.stop)
         notifier = open_notifier(settings, store, clock, resources, telemetry)
@@ -439,6 +446,7 @@ def planner_config(settings: Settings) -> PlannerConfig:
         limits=guardrail_limits(settings),
         rule_dwell_seconds=settings.rules_dwell_seconds,
         keep_quiet=settings.planner_keep_quiet_sessions,
+        brief_tokens=settings.planner_brief_tokens,
     )
 
 
@@ -454,6 +462,23 @@ def build_chat_model(settings: Settings, clock: Clock) -> ChatModel:
         attempts=settings.llm_attempts,
         sleep=clock.sleep,
     )
+
+
+def build_embedder(settings: Settings) -> Embedder:
+    """The search's embedder (decision 0033): wordllama's bundled model by default."""
+    from cronpilot.adapters.search.embedders import NoEmbedder, OpenAIEmbedder, WordLlamaEmbedder
+
+    if settings.search_embedder == "none":
+        return NoEmbedder()
+    if settings.search_embedder == "openai":
+        key = settings.llm_api_key
+        return OpenAIEmbedder(
+            settings.search_embeddings_base_url or settings.llm_base_url,
+            settings.search_embeddings_model,
+            key.get_secret_value() if key is not None else None,
+            settings.search_embeddings_timeout_seconds,
+        )
+    return WordLlamaEmbedder()
 
 
 def build_proposal_desk(
@@ -548,6 +573,7 @@ def build_api(
             desk=build_proposal_desk(settings, store, waker, telemetry),
             approvals=build_approval_desk(store, waker, telemetry),
             probes=Probes(telemetry, readiness, clock, catalog=store.catalog),
+            embedder=build_embedder(settings),
         )
     )
 
@@ -610,6 +636,7 @@ async def build_mcp(
         floor_seconds=settings.min_interval_seconds,
         desk=build_proposal_desk(settings, store, waker),
         approvals=build_approval_desk(store, waker),
+        embedder=build_embedder(settings),
     )
     return build_server(context, caller)
 

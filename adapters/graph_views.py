@@ -25,11 +25,12 @@ def edge_view(edge: Edge) -> dict[str, Any]:
 
 
 def job_graphs_view(graphs: Mapping[str, JobGraph]) -> dict[str, Any]:
-    """Per job: nodes, DAG layers and edges."""
+    """Per job: nodes, DAG layers, Louvain communities and edges."""
     return {
         name: {
             "nodes": graph.nodes,
             "layers": graph.layers,
+            "communities": graph.communities,
             "edges": [edge_view(e) for e in graph.edges],
         }
         for name, graph in graphs.items()
@@ -45,7 +46,12 @@ def suggestion_view(suggestion: Suggestion) -> dict[str, Any]:
         "coverage": edge.coverage.value,
         "confidence": edge.confidence,
         "fields": [
-            {"output": ".".join(m.output.path), "input": m.input.where, "how": m.how}
+            {
+                "output": ".".join(m.output.path),
+                "input": m.input.where,
+                "how": m.how,
+                **({"similarity": m.similarity} if m.similarity is not None else {}),
+            }
             for m in edge.matches
         ],
     }

@@ -154,6 +154,15 @@ class Settings(BaseSettings):
     planner_rejection_cooldown_seconds: float = Field(default=3600, ge=0)
     """How long an admin's rejection holds the same change back (a job's `rejection_cooldown`
     overrides it); 0: not at all."""
+    # Search (`cronpilot search`, decision 0033): `wordllama` (the model its wheel ships),
+    # `openai` (an OpenAI-compatible `/embeddings`), or `none` (lexical and graph only).
+    search_embedder: Literal["wordllama", "openai", "none"] = "wordllama"
+    search_embeddings_base_url: str | None = None
+    """For `openai`; default: `llm_base_url` (and `llm_api_key` for the key)."""
+    search_embeddings_model: str = Field(default="text-embedding-3-small", min_length=1)
+    search_embeddings_timeout_seconds: float = Field(default=10, gt=0)
+    planner_brief_tokens: int = Field(default=160, ge=0)
+    """Tokens the brief may spend on sibling summaries, the most relevant first."""
     # The HTTP API (`cronpilot serve`).
     api_host: str = Field(default="127.0.0.1", min_length=1)
     """Where `serve` listens; any other than a loopback address needs TLS or --insecure-http."""

@@ -195,6 +195,23 @@ class LlmUnavailable(CronpilotError):
         self.reason = reason
 
 
+class InvalidQuery(CronpilotError):
+    """A search query that cannot be searched for: empty, too long, or in a script the index
+    does not read."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"invalid search query: {reason}")
+        self.reason = reason
+
+
+class EmbedderUnavailable(CronpilotError):
+    """No embedding model could be loaded or reached: search goes on without its semantic leg."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"no embedding model: {reason}")
+        self.reason = reason
+
+
 class TemplateUnfilled(CronpilotError):
     """A request placeholder that the upstream responses at hand cannot fill."""
 

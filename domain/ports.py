@@ -499,6 +499,43 @@ class SchemaRepository(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class StoredVector:
+    """An endpoint's embedding by one model, and the digest of the text it was made from."""
+
+    endpoint_id: str
+    model: str
+    digest: str
+    vector: tuple[float, ...]
+
+
+class VectorRepository(Protocol):
+    """The search index's embeddings, one per endpoint and model."""
+
+    async def get_vectors(self, model: str) -> dict[str, StoredVector]:
+        """The vectors made by `model`, by endpoint id (deleted endpoints' are gone)."""
+        ...
+
+    async def save_vectors(self, vectors: Sequence[StoredVector], now: datetime) -> None:
+        """Insert or replace each vector (by endpoint and model). Unknown endpoints are
+        skipped: one deleted meanwhile has nothing left to find."""
+        ...
+
+
+class Embedder(Protocol):
+    """Turns texts into vectors that are close when the texts mean alike."""
+
+    @property
+    def model(self) -> str:
+        """Names the model: vectors of two models are never compared."""
+        ...
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text, in order. Raises `EmbedderUnavailable` when the model cannot
+        be loaded or reached."""
+        ...
+
+
 class GraphRepository(Protocol):
     """The tool graph's one edge store."""
 
@@ -758,6 +795,9 @@ class Repositories(Protocol):
 
     @property
     def approvals(self) -> ApprovalRepository: ...
+
+    @property
+    def vectors(self) -> VectorRepository: ...
 
 
 class ReadingUnit(Repositories, Protocol):

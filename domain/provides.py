@@ -12,7 +12,7 @@ covered.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -34,8 +34,13 @@ _ALIASED: dict[str, frozenset[str]] = {
     for name in names
 }
 """Each name's aliases: every name sharing a group with it (itself included)."""
-MATCH_SCORES = {"declared": 1.0, "name": 1.0, "path": 0.8, "alias": 0.6}
+MATCH_SCORES = {"declared": 1.0, "name": 1.0, "path": 0.8, "alias": 0.6, "meaning": 0.5}
+"""A match by meaning scores at most half an exact one, times its similarity."""
 OPTIONAL_SCALE = 0.5
+MEANING_THRESHOLD = 0.28
+"""The least similarity (cosine of the words the two names do not share, wordllama's bundled
+model) for a match by meaning: `customer_id`/`client id` 0.30, `total`/`amount` 0.34,
+`records`/`rows` 0.31 pass; `customer`/`order` 0.18, `customer`/`product` 0.22 do not."""
 
 
 class Coverage(StrEnum):
@@ -59,6 +64,8 @@ class FieldMatch:
     output: OutputField
     how: str
     confidence: float
+    similarity: float | None = None
+    """For a match by meaning: how alike the names are."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,4 +206,57 @@ def provides_edges(
         for consumer, wanted in consumers:
             if consumer != provider and (edge := _edge(provider, fields, consumer, wanted)):
                 edges.append(edge)
+    return edges
+
+
+def differing_words(output: str, wanted: str) -> tuple[str, str] | None:
+    """The words of an output field's name and of an input's name that the other lacks
+    (`customer_id`, `client id` → `customer`, `client`); None when one name's words are all in
+    the other (`id` and `customer_id` say too little to be compared)."""
+    out = normalized(output).split("_")
+    want = normalized(wanted).replace(" ", "_").split("_")
+    only_out = [w for w in out if w and w not in want]
+    only_want = [w for w in want if w and w not in out]
+    if not only_out or not only_want:
+        return None
+    return " ".join(only_out), " ".join(only_want)
+
+
+def meaning_edges(
+    outputs: Mapping[str, ShapeNode],
+    inputs: Mapping[str, Sequence[InputField]],
+    similarity: Mapping[tuple[str, str], float],
+    skip: Collection[tuple[str, str]] = (),
+) -> list[ProvidesEdge]:
+    """Provides edges whose fields match by meaning only: an input filled by the output field
+    whose differing words (`differing_words`) are most alike, at least `MEANING_THRESHOLD`
+    (`similarity` by those word pairs), with compatible types; not between the pairs `skip`
+    (those matched by name already)."""
+    edges: list[ProvidesEdge] = []
+    for provider, shape in sorted(outputs.items()):
+        fields = output_fields(shape)
+        for consumer, wanted in sorted(inputs.items()):
+            if consumer == provider or (provider, consumer) in skip or not wanted:
+                continue
+            matches = []
+            for item in wanted:
+                if item.placeholder is not None:
+                    continue
+                best: FieldMatch | None = None
+                for field in fields:
+                    pair = differing_words(field.path[-1], item.name)
+                    alike = similarity.get(pair, 0.0) if pair else 0.0
+                    if alike < MEANING_THRESHOLD or not compatible(field.types, item.accepts):
+                        continue
+                    score = MATCH_SCORES["meaning"] * alike * field.confidence * field.presence
+                    if best is None or score > best.confidence:
+                        best = FieldMatch(item, field, "meaning", score, round(alike, 3))
+                if best is not None:
+                    matches.append(best)
+            if matches:
+                mean = sum(m.confidence for m in matches) / len(matches)
+                confidence = round(mean * OPTIONAL_SCALE, 3)
+                edges.append(
+                    ProvidesEdge(provider, consumer, Coverage.OPTIONAL, confidence, tuple(matches))
+                )
     return edges

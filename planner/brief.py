@@ -19,13 +19,12 @@ from cronpilot.domain.rules import Rule, RuleEvaluation, RuleOutcome
 from cronpilot.planner.summary import run_summary
 
 SYSTEM_PROMPT = (
-    "You adapt the schedule of one HTTP endpoint run by cronpilot. The brief sums up the "
-    "newest responses; read more only if you need it. Query tools: endpoint is a sibling's "
-    "name (null: the analysed one); fields are field paths (a.b, items[0].id, items[*].id) "
-    "read instead of the whole body ([]: none). Action tools change the analysed endpoint "
-    "only, within its clamps, for ttl_seconds, with a reason an admin can follow; times are "
-    "ISO-8601, UTC if no zone. One tool call per answer; end with submit_analysis. If nothing "
-    "needs changing, change nothing."
+    "You adapt one HTTP endpoint's schedule. The brief sums up the newest responses; read more "
+    "only if needed. endpoint: a sibling's name, null the analysed one; fields: paths (a.b, "
+    "items[0].id, items[*].id), [] none. Actions change the analysed endpoint within its "
+    "clamps, for ttl_seconds, with a reason; confidence 0 a guess, 1 certain; times ISO-8601 "
+    "(UTC). One call per answer; end with submit_analysis. If nothing needs changing, change "
+    "nothing."
 )
 _SCHEMA_FIELDS = 30
 HEALTH_WINDOWS = (timedelta(hours=1), timedelta(hours=4), timedelta(hours=24))

@@ -30,6 +30,8 @@ class PlannerConfig:
     rule_dwell_seconds: float
     """How long a rule-made change stands before a rule may replace it, unless the rule says
     (`dwell:`; `domain.rule_damping`)."""
+    brief_tokens: int
+    """Tokens the brief spends on its siblings' summary lines, the most relevant first."""
     keep_quiet: bool = False
     """Store quiet passes' sessions too (`domain.quiet_passes`)."""
     paste_latest: bool = False

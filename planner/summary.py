@@ -12,6 +12,7 @@ from typing import Any
 from cronpilot.domain.context import related_siblings
 from cronpilot.domain.model import Endpoint, Run
 from cronpilot.domain.planning import AnalysisContext
+from cronpilot.domain.search import SearchIndex, estimated_tokens, indexed_text, sibling_texts
 
 MAX_VALUE_CHARS = 24
 MAX_LINE_CHARS = 240
@@ -46,8 +47,52 @@ def run_summary(run: Run | None) -> str:
     return f"{outcome}; {body_summary(run.body)}"
 
 
-def summed_up(endpoint: Endpoint, context: AnalysisContext, now: datetime) -> dict[str, Run | None]:
-    """The newest run of `endpoint` and of its `MAX_SIBLINGS` most related siblings, by name:
-    what the brief sums up."""
-    closest = related_siblings(endpoint, context.endpoints, context.edges, now)[:MAX_SIBLINGS]
-    return {e.name: context.latest.get(e.id) for e in [endpoint, *closest]}
+def relevant_siblings(
+    endpoint: Endpoint, context: AnalysisContext, now: datetime
+) -> list[Endpoint]:
+    """The job's other endpoints by relevance to `endpoint`: those linked to it in the graph
+    first (its upstreams and dependants decide most schedules), then by hybrid relevance (seed
+    003: its own text as the query, lexical and graph legs with it in context); those the
+    search scores 0 last, in graph order (`related_siblings`)."""
+    others = related_siblings(endpoint, context.endpoints, context.edges, now)
+    index = SearchIndex(sibling_texts(context.endpoints), context.edges)
+    query = indexed_text(endpoint).text
+    hits = index.search(query, None, limit=len(context.endpoints), context=[endpoint.ref]).hits
+    score = {h.ref: h.score for h in hits}
+    linked = {
+        n
+        for e in context.edges
+        for n in (e.from_node, e.to_node)
+        if endpoint.ref in (e.from_node, e.to_node)
+    }
+    linked |= {f"{endpoint.job_name}/{up}" for up in endpoint.spec.depends_on}
+    linked |= {e.ref for e in others if endpoint.spec.name in e.spec.depends_on}
+    position = {e.ref: i for i, e in enumerate(others)}
+    return sorted(
+        others,
+        key=lambda e: (
+            e.ref not in linked,
+            e.ref not in score,
+            -score.get(e.ref, 0.0),
+            position[e.ref],
+        ),
+    )
+
+
+def summed_up(
+    endpoint: Endpoint, context: AnalysisContext, now: datetime, budget_tokens: int
+) -> dict[str, Run | None]:
+    """The newest run of `endpoint`, then of its most relevant siblings while their summary
+    lines fit in `budget_tokens` (at most `MAX_SIBLINGS`), by name: what the brief sums up.
+    The model reads the others through `get_sibling_latest_responses` or finds them with
+    `find_endpoints`."""
+    chosen = {endpoint.name: context.latest.get(endpoint.id)}
+    spent = 0
+    for sibling in relevant_siblings(endpoint, context, now)[:MAX_SIBLINGS]:
+        run = context.latest.get(sibling.id)
+        cost = estimated_tokens(f"- {sibling.name}: {run_summary(run)}\n")
+        if spent + cost > budget_tokens:
+            break
+        chosen[sibling.name] = run
+        spent += cost
+    return chosen

@@ -32,7 +32,7 @@ def _look_again(seconds: float) -> float:
 
 LookAgain = Annotated[
     float,
-    Field(gt=0, description=f"clamped to 60 (a setting)-{MAX_LOOK_AGAIN_SECONDS:g}"),
+    Field(gt=0),
     AfterValidator(_look_again),
 ]
 
@@ -60,10 +60,23 @@ class EndpointArgs(ToolArgs):
 
 class ReadArgs(EndpointArgs):
     fields: list[str] | None = None
-    limit: int = Field(default=1, ge=1, le=MAX_HISTORY)
 
 
-class ActionArgs(EndpointArgs):
+class HistoryArgs(ReadArgs):
+    limit: int = Field(default=10, ge=1, le=MAX_HISTORY)
+
+
+class SiblingsArgs(ToolArgs):
+    fields: list[str] | None = None
+
+
+class FindArgs(ToolArgs):
+    intent: str = Field(min_length=1, max_length=500)
+
+
+class ActionArgs(ToolArgs):
+    """No `endpoint`: an action changes the analysed endpoint, and only it."""
+
     reason: Reason
 
 
@@ -83,5 +96,5 @@ class PauseArgs(ActionArgs):
 
 class SubmitArgs(ToolArgs):
     reasoning: str = Field(min_length=1, max_length=8000)
-    confidence: float = Field(ge=0, le=1, description="0 a guess, 1 certain")
+    confidence: float = Field(ge=0, le=1)
     next_analysis_in_seconds: LookAgain

@@ -1,7 +1,11 @@
-"""The planner's tools: one query tool reads the runs of the analysed endpoint and its siblings
-(the brief already sums up their newest responses, their output fields and the graph around
-them), action tools propose changes to the analysed endpoint only, `submit_analysis` ends the
-session. Each tool's definition is sent with every step: there are as few as the model needs.
+"""The planner's tools (seed 002): query tools read the analysed endpoint's and its siblings'
+runs — `get_latest_response`, `get_response_history` (at most 50), `get_sibling_latest_responses`
+— and `find_endpoints` finds the job's endpoints for an intent (hybrid search, lexical and
+graph); action tools propose changes to the analysed endpoint only; `submit_analysis` ends the
+session. The brief already sums up the newest responses of the most relevant siblings, within a
+token budget. Each definition is sent with every step, so descriptions are a few words, and
+`find_endpoints` and `get_sibling_latest_responses` are offered only where they can tell more
+than the brief: where its budget left siblings out.
 
 Every call is recorded (arguments, duration, result size, error). A call to an unknown tool,
 with arguments that do not validate, or naming another endpoint for an action is answered as a
@@ -13,7 +17,7 @@ from __future__ import annotations
 import functools
 import json
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
@@ -22,6 +26,9 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from cronpilot.domain.change_detection import comparable_hash, ignored_fields
+from cronpilot.domain.context import related_siblings
+from cronpilot.domain.errors import CronpilotError
+from cronpilot.domain.graph import Edge
 from cronpilot.domain.model import JSON, Endpoint, PlannerMode, Run
 from cronpilot.domain.planning import (
     AnalysisClaim,
@@ -34,16 +41,23 @@ from cronpilot.domain.planning import (
 from cronpilot.domain.ports import Store
 from cronpilot.planner.projection import DEFAULT_MAX_BODY_CHARS, capped, project
 from cronpilot.planner.tool_args import (
+    FindArgs,
+    HistoryArgs,
     IntervalArgs,
     NextTimeArgs,
     PauseArgs,
     ReadArgs,
+    SiblingsArgs,
     SubmitArgs,
 )
 from cronpilot.planner.tool_schema import strict_schema
 from cronpilot.usecases.proposals import ProposalDesk, Proposer
 
 SUBMIT = "submit_analysis"
+SIBLINGS = "get_sibling_latest_responses"
+FIND = "find_endpoints"
+FOUND = 5
+"""Endpoints `find_endpoints` answers with."""
 HISTORY_READS = 4
 """`get_response_history` calls one session may make: a model that reads on and on spends
 the step budget and tokens without deciding."""
@@ -118,6 +132,15 @@ class ToolContext:
     proposer: Proposer
     now: Callable[[], datetime]
     max_body_chars: int = DEFAULT_MAX_BODY_CHARS
+    edges: Sequence[Edge] = ()
+    """The job's graph: `find_endpoints` and the siblings' order read it."""
+    summed_up: Collection[str] | None = None
+    """The siblings the brief sums up (None: all of them)."""
+
+    def ranked_siblings(self) -> list[Endpoint]:
+        """The job's other endpoints, most related to the analysed one first."""
+        endpoint = self.claim.endpoint
+        return related_siblings(endpoint, list(self.siblings.values()), self.edges, self.now())
 
 
 @dataclass(slots=True)
@@ -141,7 +164,20 @@ class ToolBox:
         return self.context.claim.endpoint
 
     def definitions(self, kinds: Sequence[ToolKind] = tuple(ToolKind)) -> list[JSON]:
-        return [tool.definition() for tool in self.tools.values() if tool.kind in kinds]
+        return [
+            tool.definition()
+            for tool in self.tools.values()
+            if tool.kind in kinds and self._offered(tool.name)
+        ]
+
+    def _offered(self, name: str) -> bool:
+        """Whether a tool can tell more than the brief: the siblings' newest runs, and finding
+        endpoints, only where the brief's budget left siblings out (every definition is paid on
+        every step). A call to one not offered is still answered."""
+        if name in (SIBLINGS, FIND):
+            shown = self.context.summed_up
+            return shown is not None and len(shown) < len(self.context.siblings) - 1
+        return True
 
     async def call(self, name: str, arguments: str | Mapping[str, Any]) -> ToolResult:
         """Run one tool call as the model wrote it; never raises for the model's mistakes."""
@@ -233,13 +269,27 @@ def _validation_message(exc: ValidationError) -> str:
 # --- query tools ------------------------------------------------------------------------------
 
 
-async def _history(box: ToolBox, args: ReadArgs) -> JSON:
+def _count_read(box: ToolBox) -> None:
     if box.history_reads >= HISTORY_READS:
         raise ToolError(
-            f"history read cap reached ({HISTORY_READS} per analysis): decide from what you "
+            f"read cap reached ({HISTORY_READS} per analysis): decide from what you "
             "have read and end with submit_analysis"
         )
     box.history_reads += 1
+
+
+async def _latest(box: ToolBox, args: ReadArgs) -> JSON:
+    _count_read(box)
+    endpoint = box.readable(args.endpoint)
+    runs = await box.context.store.runs.list_runs(endpoint.id, 1)
+    return {
+        "endpoint": endpoint.name,
+        "run": box.view(runs[0], args.fields, endpoint) if runs else None,
+    }
+
+
+async def _history(box: ToolBox, args: HistoryArgs) -> JSON:
+    _count_read(box)
     endpoint = box.readable(args.endpoint)
     runs = await box.context.store.runs.list_runs(endpoint.id, args.limit)
     return {
@@ -248,15 +298,34 @@ async def _history(box: ToolBox, args: ReadArgs) -> JSON:
     }
 
 
+async def _siblings(box: ToolBox, args: SiblingsArgs) -> JSON:
+    """The newest run of every sibling, most relevant first."""
+    _count_read(box)
+    others = [e for e in box.context.ranked_siblings() if e.id != box.endpoint.id]
+    latest = await box.context.store.runs.latest_runs([e.id for e in others])
+    return {e.name: box.view(latest[e.id], args.fields, e) for e in others if e.id in latest}
+
+
+async def _find(box: ToolBox, args: FindArgs) -> JSON:
+    """The job's endpoints that best answer `intent` (lexical and graph legs: no model is
+    loaded in the planner), best first."""
+    from cronpilot.domain.search import SearchIndex, checked_query, sibling_texts
+
+    try:
+        query = checked_query(args.intent)
+    except CronpilotError as exc:
+        raise ToolError(str(exc)) from None
+    job = list(box.context.siblings.values())
+    index = SearchIndex(sibling_texts(job), box.context.edges)
+    hits = index.search(query, None, limit=FOUND, context=[box.endpoint.ref]).hits
+    return {"endpoints": [{"name": h.ref.split("/", 1)[1], "score": h.score} for h in hits]}
+
+
 # --- action tools -----------------------------------------------------------------------------
 
 
-async def _propose(box: ToolBox, target: str | None, draft: ProposalDraft) -> JSON:
+async def _propose(box: ToolBox, draft: ProposalDraft) -> JSON:
     endpoint = box.endpoint
-    if target is not None and target not in (endpoint.name, endpoint.ref, endpoint.id):
-        raise ToolError(
-            f"actions apply only to the endpoint under analysis ({endpoint.ref}), not to {target!r}"
-        )
     context = box.context
     why_not = await context.desk.unneeded(draft, endpoint.id, context.now())
     if why_not is None and draft in box.deferred:
@@ -290,19 +359,19 @@ async def _propose_interval(box: ToolBox, args: IntervalArgs) -> JSON:
         interval_seconds=args.interval_seconds,
         ttl_seconds=args.ttl_seconds,
     )
-    return await _propose(box, args.endpoint, draft)
+    return await _propose(box, draft)
 
 
 async def _propose_next_time(box: ToolBox, args: NextTimeArgs) -> JSON:
     draft = ProposalDraft(
         ProposalKind.NEXT_TIME, args.reason, at=args.at, ttl_seconds=args.ttl_seconds
     )
-    return await _propose(box, args.endpoint, draft)
+    return await _propose(box, draft)
 
 
 async def _pause_until(box: ToolBox, args: PauseArgs) -> JSON:
     kind = ProposalKind.RESUME if args.until is None else ProposalKind.PAUSE
-    return await _propose(box, args.endpoint, ProposalDraft(kind, args.reason, at=args.until))
+    return await _propose(box, ProposalDraft(kind, args.reason, at=args.until))
 
 
 async def _submit(box: ToolBox, args: SubmitArgs) -> JSON:
@@ -326,13 +395,22 @@ async def _submit(box: ToolBox, args: SubmitArgs) -> JSON:
 TOOLS: dict[str, ToolSpec] = {
     spec.name: spec
     for spec in (
+        ToolSpec("get_latest_response", ToolKind.QUERY, "Newest run.", ReadArgs, _latest),
         ToolSpec(
             "get_response_history",
             ToolKind.QUERY,
-            f"Runs, newest first; at most {HISTORY_READS} calls.",
-            ReadArgs,
+            "Runs, newest first.",
+            HistoryArgs,
             _history,
         ),
+        ToolSpec(
+            SIBLINGS,
+            ToolKind.QUERY,
+            "Siblings' newest runs.",
+            SiblingsArgs,
+            _siblings,
+        ),
+        ToolSpec(FIND, ToolKind.QUERY, "Siblings for an intent.", FindArgs, _find),
         ToolSpec(
             "propose_interval",
             ToolKind.ACTION,

@@ -248,6 +248,7 @@ class PlannerWorker:
             failing = claim.endpoint.failure_count > 0
             return _Looked(None, AnalysisOutcome(seen, failing, look_again, failed=False))
         session_id = new_id()
+        latest = summed_up(claim.endpoint, context, started, self._config.brief_tokens)
         toolbox = ToolBox(
             ToolContext(
                 claim=claim,
@@ -256,6 +257,8 @@ class PlannerWorker:
                 desk=self.desk,
                 proposer=Proposer(self._analyst.name, claim.mode, session_id, firing),
                 now=self._clock.now,
+                edges=context.edges,
+                summed_up=[name for name in latest if name != claim.endpoint.name],
             )
         )
         brief = build_brief(
@@ -267,7 +270,7 @@ class PlannerWorker:
             now=started,
             rules=_evaluations(rules),
             graph=dag_context(claim.endpoint, context.endpoints, context.edges, context.latest),
-            latest=summed_up(claim.endpoint, context, started),
+            latest=latest,
             pasted=self._pasted(toolbox, context, started) if self._config.paste_latest else None,
             window=context.window,
         )

@@ -14,6 +14,7 @@ from cronpilot.adapters.api import (
     planner_routes,
     probe_routes,
     runs_routes,
+    search_routes,
 )
 from cronpilot.adapters.api.context import ApiContext
 from cronpilot.adapters.api.problems import PROBLEM_JSON, install_problem_handlers
@@ -61,6 +62,7 @@ def build_api(context: ApiContext) -> FastAPI:
         approvals_routes,
         outputs_routes,
         graph_routes,
+        search_routes,
         probe_routes,
     ):
         # The console's pages are left out: a browser's links carry notes of their own.

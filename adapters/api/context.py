@@ -4,16 +4,17 @@ input, and the token check."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated
 
 from fastapi import Depends, Request
 
 from cronpilot.adapters.probes import Probes
 from cronpilot.domain.access import Principal
-from cronpilot.domain.ports import Clock, Store, Waker
+from cronpilot.domain.ports import Clock, Embedder, Store, Waker
 from cronpilot.usecases.approvals import ApprovalDesk
 from cronpilot.usecases.proposals import ProposalDesk
+from cronpilot.usecases.search import IndexCache
 
 Authenticate = Callable[[str], Awaitable[Principal | None]]
 """A bearer token's secret → its principal, or None (no such token, or revoked)."""
@@ -31,6 +32,9 @@ class ApiContext:
     approvals: ApprovalDesk
     probes: Probes
     """/healthz, /readyz and /metrics of the API process."""
+    embedder: Embedder | None = None
+    """Search's semantic leg (None: lexical and graph only)."""
+    search_cache: IndexCache = field(default_factory=IndexCache)
 
 
 def context(request: Request) -> ApiContext:

@@ -37,7 +37,8 @@ async def show(ctx: Context, _: Reader, job: JobFilter = None) -> dict[str, Any]
 @router.get("/suggest")
 async def suggest(ctx: Context, _: Reader, job: JobFilter = None) -> dict[str, Any]:
     """Endpoints whose outputs could feed others that do not depend on them yet."""
-    return {"items": [suggestion_view(s) for s in await suggestions(ctx.store.reading, job)]}
+    found = await suggestions(ctx.store.reading, job, ctx.embedder)
+    return {"items": [suggestion_view(s) for s in found]}
 
 
 @router.get("/path")

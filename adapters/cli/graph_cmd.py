@@ -25,8 +25,10 @@ from cronpilot.adapters.graph_views import (
     job_graphs_view,
     suggestion_view,
 )
+from cronpilot.adapters.settings import Settings
 from cronpilot.domain.errors import PathNotFound
 from cronpilot.domain.graph import pagerank
+from cronpilot.domain.ports import Embedder
 from cronpilot.usecases.queries.graph import graph_path, job_graphs, suggestions
 
 JobOption = Annotated[str | None, typer.Option("--job", help="Only this job.")]
@@ -50,6 +52,10 @@ def show(job: JobOption = None, output: OutputOption = None) -> None:
         nodes = ", ".join(f"{n} ({ranks.get(n, 0):.2f})" for n in graph.nodes)
         print_text(f"job {name}: {nodes}")
         print_text("layers: " + " | ".join(", ".join(layer) for layer in graph.layers))
+        print_text(
+            "communities: "
+            + " | ".join(f"{n}: {', '.join(group)}" for n, group in enumerate(graph.communities, 1))
+        )
         edges = graph.edges
         table = new_table("From", "To", "Type", "Source", "Weight", "Count", "Coverage")
         for edge in edges:
@@ -68,9 +74,28 @@ def show(job: JobOption = None, output: OutputOption = None) -> None:
         print_table(table)
 
 
-def suggest(job: JobOption = None, output: OutputOption = None) -> None:
-    """Endpoints whose outputs could feed others that do not depend on them yet."""
-    found = with_store(admin_settings(), lambda store: suggestions(store.reading, job))
+def suggest(
+    job: JobOption = None,
+    intent: Annotated[
+        str | None,
+        typer.Option(
+            "--intent",
+            help="Describe a pipeline in words: get a DAG of existing endpoints for it, as a "
+            "jobs file fragment (never applied).",
+        ),
+    ] = None,
+    output: OutputOption = None,
+) -> None:
+    """Endpoints whose outputs could feed others that do not depend on them yet (by field name,
+    and by meaning with a lower confidence); with --intent, a DAG of existing endpoints."""
+    from cronpilot.adapters.bootstrap import build_embedder
+
+    settings = admin_settings()
+    embedder = build_embedder(settings)
+    if intent is not None:
+        _suggest_dag(settings, embedder, intent, job, output)
+        return
+    found = with_store(settings, lambda store: suggestions(store.reading, job, embedder))
     views = [suggestion_view(s) for s in found]
     if output:
         print_data(output, views)
@@ -81,7 +106,9 @@ def suggest(job: JobOption = None, output: OutputOption = None) -> None:
     table = new_table("Job", "From", "To", "Coverage", "Confidence", "Fields", wrap=("Fields",))
     for name, edge in ((s.job, s.edge) for s in found):
         fields = ", ".join(
-            f"{'.'.join(m.output.path)} → {m.input.where} ({m.how})" for m in edge.matches
+            f"{'.'.join(m.output.path)} → {m.input.where} ({m.how}"
+            + (f" {m.similarity:.2f})" if m.similarity is not None else ")")
+            for m in edge.matches
         )
         add_row(
             table,
@@ -93,6 +120,58 @@ def suggest(job: JobOption = None, output: OutputOption = None) -> None:
             fields,
         )
     print_table(table)
+
+
+def _suggest_dag(
+    settings: Settings,
+    embedder: Embedder,
+    intent: str,
+    job: str | None,
+    output: OutputFormat | None,
+) -> None:
+    from cronpilot.adapters.jobs_export import export_document
+    from cronpilot.domain.search import checked_query
+    from cronpilot.usecases.dag_suggestion import suggest_dag
+
+    checked_query(intent)
+    found = with_store(settings, lambda store: suggest_dag(store.reading, embedder, intent, job))
+    if found is None:
+        note("no endpoint matches the intent; try other words")
+        return
+    for remark in found.found.notes:
+        note(remark)
+    edges = [
+        {
+            "from": e.upstream,
+            "to": e.dependant,
+            "type": e.kind.value,
+            "confidence": e.confidence,
+        }
+        for e in found.edges
+    ]
+    refused = [
+        {"from": e.upstream, "to": e.dependant, "cycle": cycle} for e, cycle in found.refused
+    ]
+    document = export_document([found.declaration], with_secrets=False)
+    if output:
+        print_data(
+            output,
+            {"job": found.job, "edges": edges, "refused": refused, "jobs_file": document},
+        )
+        return
+    lines = [
+        f"# A DAG suggested for: {intent}",
+        "# Never applied: review it, then `cronpilot apply -f FILE` (try --dry-run first).",
+    ]
+    lines += [
+        f"# {e['from']} -> {e['to']}: {e['type']}, confidence {e['confidence']:.2f}" for e in edges
+    ]
+    lines += [
+        f"# refused {r['from']} -> {r['to']}: it would close a cycle ({' -> '.join(r['cycle'])})"
+        for r in refused
+    ]
+    typer.echo("\n".join(lines))
+    typer.echo(document, nl=False)
 
 
 def path(

@@ -72,6 +72,7 @@ COMMANDS: dict[str, Single | Group | Built] = {
     "delete": Single("delete_cmd", "delete"),
     "serve": Single("serve_cmd", "serve"),
     "mcp": Single("mcp_cmd", "mcp"),
+    "search": Single("search_cmd", "search"),
     "db": Group("Database schema.", "db_cmd", {"upgrade": "upgrade"}),
     "jobs": Group("Jobs: named groups of endpoints.", "jobs_cmd", {"list": "list_jobs"}),
     "endpoints": Group(

@@ -15,6 +15,7 @@ from cronpilot.domain.errors import (
     ApprovalNotPending,
     CronpilotError,
     InvalidConfig,
+    InvalidQuery,
     InvalidRunRequest,
     InvalidSchedule,
     InvalidTimeRange,
@@ -100,7 +101,8 @@ def exit_code(error: CronpilotError) -> int:
         # not a failure.
         | ProposalNotPending
         | ApprovalNotPending
-        | AmbiguousId,
+        | AmbiguousId
+        | InvalidQuery,
     ):
         return EXIT_BAD_INPUT
     if isinstance(error, StoreUnavailable):

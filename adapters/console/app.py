@@ -15,6 +15,7 @@ from cronpilot.adapters.console import (
     login,
     planner_pages,
     run_pages,
+    search_page,
 )
 from cronpilot.adapters.console.pages import PREFIX
 
@@ -26,5 +27,5 @@ def install_console(app: FastAPI) -> None:
     # A new key per process: a restart makes open forms stale, never a session.
     app.state.console_key = secrets.token_bytes(32)
     app.mount(STATIC_URL, StaticFiles(directory=STATIC), name="console-static")
-    for pages in (login, endpoint_pages, run_pages, planner_pages, graph_page):
+    for pages in (login, endpoint_pages, run_pages, planner_pages, graph_page, search_page):
         app.include_router(pages.router)

@@ -22,7 +22,9 @@ ROW = 60
 BAND_GAP = 30
 
 
-def _node(node: str, x: float, y: float, layer: int | None) -> dict[str, Any]:
+def _node(
+    node: str, x: float, y: float, layer: int | None, community: int | None = None
+) -> dict[str, Any]:
     job, _, name = node.partition("/")
     href = f"{PREFIX}/endpoints/{node}" if name else f"{PREFIX}/endpoints?job={job}"
     data: dict[str, Any] = {
@@ -33,6 +35,8 @@ def _node(node: str, x: float, y: float, layer: int | None) -> dict[str, Any]:
     }
     if layer is not None:
         data["layer"] = layer
+    if community is not None:
+        data["community"] = community
     return {"group": "nodes", "data": data, "position": {"x": x, "y": y}}
 
 
@@ -45,12 +49,15 @@ def elements(graphs: Mapping[str, JobGraph]) -> list[dict[str, Any]]:
     deepest = 0
     for name in sorted(graphs):
         layers = graphs[name].layers or [[]]
+        groups = graphs[name].communities
+        # Only groups of several endpoints are drawn as such: a lone endpoint is no group.
+        community = {n: i for i, g in enumerate(groups, 1) if len(g) > 1 for n in g}
         height = max(len(layer) for layer in layers) * ROW or ROW
         placed.append(_node(name, 0, top + height / 2, None))
         for depth, layer in enumerate(layers, 1):
             for index, node in enumerate(sorted(layer)):
                 y = top + (index + 0.5) * height / len(layer)
-                placed.append(_node(node, depth * COLUMN, y, depth))
+                placed.append(_node(node, depth * COLUMN, y, depth, community.get(node)))
         deepest = max(deepest, len(layers))
         top += height + BAND_GAP
     nodes, edges = merged(graphs)

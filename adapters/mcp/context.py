@@ -4,11 +4,12 @@ and the desks that decide proposals and approvals."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from cronpilot.domain.ports import Clock, Store, Waker
+from cronpilot.domain.ports import Clock, Embedder, Store, Waker
 from cronpilot.usecases.approvals import ApprovalDesk
 from cronpilot.usecases.proposals import ProposalDesk
+from cronpilot.usecases.search import IndexCache
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,3 +21,6 @@ class McpContext:
     floor_seconds: float
     desk: ProposalDesk
     approvals: ApprovalDesk
+    embedder: Embedder | None = None
+    """Search's semantic leg (None: lexical and graph only)."""
+    search_cache: IndexCache = field(default_factory=IndexCache)

@@ -15,10 +15,13 @@ from cronpilot.adapters.cli.views import endpoint_view, job_view, output_view, r
 from cronpilot.adapters.graph_views import job_graphs_view
 from cronpilot.adapters.mcp.context import McpContext
 from cronpilot.adapters.mcp.toolbox import Toolbox
+from cronpilot.adapters.search.views import hits_view, weights_view
 from cronpilot.domain.approvals import ApprovalState
 from cronpilot.domain.model import RunStatus, RunTrigger
 from cronpilot.domain.planning import ProposalStatus
 from cronpilot.domain.ports import ReadingFactory
+from cronpilot.domain.search import MAX_LIMIT
+from cronpilot.usecases import search
 from cronpilot.usecases.queries import approvals, catalog, graph, outputs, planner, runs
 
 Endpoint = Annotated[
@@ -63,6 +66,26 @@ def add_read_tools(box: Toolbox, ctx: McpContext) -> None:
         return {
             "items": [job_view(s.job, s.endpoint_count) for s in await catalog.list_jobs(reading)]
         }
+
+    @box.tool(read_only=True)
+    async def search_endpoints(
+        query: Annotated[str, Field(description="What the endpoint should do or tell.")],
+        job: JobFilter = None,
+        limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="How many.")] = 10,
+    ) -> dict[str, Any]:
+        """Endpoints that best answer a question or an intent, best first, each score with its
+        semantic, lexical and graph parts."""
+        result = await search.search_endpoints(
+            reading,
+            ctx.embedder,
+            query,
+            uow=ctx.store.unit_of_work,
+            now=ctx.clock.now(),
+            job=job,
+            limit=limit,
+            cache=ctx.search_cache,
+        )
+        return {"items": hits_view(result), "weights": weights_view(result), "notes": result.notes}
 
     @box.tool(read_only=True)
     async def show_job(job: JobName) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from cronpilot.adapters.memory.deletion import delete_endpoints
 from cronpilot.adapters.memory.graph import MemoryDag, MemoryGraph, MemorySchemas, advance_dag
 from cronpilot.adapters.memory.notifications import MemoryNotifications
 from cronpilot.adapters.memory.planner import MemoryPlanner, MemoryPlannerState
+from cronpilot.adapters.memory.vectors import MemoryVectors
 from cronpilot.adapters.memory.workers import MemoryWorkers
 from cronpilot.domain.alerts import Notification, run_notifications
 from cronpilot.domain.approvals import Approval
@@ -70,6 +71,7 @@ from cronpilot.domain.ports import (
     RunFilter,
     RunRepository,
     Store,
+    StoredVector,
     UnitOfWork,
 )
 from cronpilot.domain.time_range import falls_in
@@ -156,6 +158,8 @@ class MemoryState:
     """The audit log, in the order written."""
     approvals: dict[str, Approval] = field(default_factory=dict)
     """Approval gates, by approval id."""
+    vectors: dict[tuple[str, str], StoredVector] = field(default_factory=dict)
+    """The search index's embeddings, by (endpoint id, model)."""
 
     def runs_of(self, endpoint_id: str) -> list[Run]:
         """Runs of one endpoint, newest slot first."""
@@ -530,6 +534,7 @@ class MemoryRepositories(Repositories):
         self._workers = MemoryWorkers(state)
         self._access = MemoryAccess(state)
         self._approvals = MemoryApprovals(state)
+        self._vectors = MemoryVectors(state)
 
     @property
     def catalog(self) -> MemoryCatalog:
@@ -574,6 +579,10 @@ class MemoryRepositories(Repositories):
     @property
     def approvals(self) -> MemoryApprovals:
         return self._approvals
+
+    @property
+    def vectors(self) -> MemoryVectors:
+        return self._vectors
 
 
 class MemoryReadingUnit(MemoryRepositories, ReadingUnit):

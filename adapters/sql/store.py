@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from cronpilot.adapters.sql.planner_repo import SqlPlanner
     from cronpilot.adapters.sql.runs import SqlRuns
     from cronpilot.adapters.sql.schemas_repo import SqlSchemas
+    from cronpilot.adapters.sql.vectors_repo import SqlVectors
     from cronpilot.adapters.sql.workers_repo import SqlWorkers
 
 logger = logging.getLogger(__name__)
@@ -118,6 +119,12 @@ class SqlRepositories(Repositories):
         from cronpilot.adapters.sql.approvals_repo import SqlApprovals
 
         return SqlApprovals(self._repositories_db)
+
+    @cached_property
+    def vectors(self) -> SqlVectors:
+        from cronpilot.adapters.sql.vectors_repo import SqlVectors
+
+        return SqlVectors(self._repositories_db)
 
 
 class SqlReadingUnit(SqlRepositories, ReadingUnit):

@@ -20,6 +20,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -379,6 +380,18 @@ graph_edges = Table(
     Column("updated_at", UtcDateTime, nullable=False),
 )
 Index("ix_graph_edges_to_node", graph_edges.c.to_node)
+
+# The search index's embeddings: float32 bytes (a 256-dimension vector is 1 KiB, and ten
+# thousand of them load in one read without decoding JSON).
+endpoint_vectors = Table(
+    "endpoint_vectors",
+    metadata,
+    _id("endpoint_id", ForeignKey("endpoints.id", ondelete="CASCADE"), primary_key=True),
+    Column("model", String(200), primary_key=True),
+    Column("digest", String(64), nullable=False),
+    Column("vector", LargeBinary, nullable=False),
+    Column("updated_at", UtcDateTime, nullable=False),
+)
 
 dag_waits = Table(
     "dag_waits",

@@ -110,9 +110,12 @@ def test_graph_show_suggest_and_export(etl: Cli) -> None:
     assert (declared["source"], declared["weight"], declared["count"]) == ("template", 0.5, 0)
     provided = edges["etl/fetch", "etl/transform", "provides"]
     assert (provided["coverage"], provided["source"]) == ("strict", "inferred")
+    # Louvain: the chain and the audit its fetch could feed (provides, optional) are one.
+    assert shown["communities"] == [["etl/audit", "etl/fetch", "etl/load", "etl/transform"]]
     table = etl("graph", "show").stdout
     assert "provides" in table
     assert "strict" in table
+    assert "communities: 1: etl/audit, etl/fetch, etl/load, etl/transform" in table
 
     [suggestion] = etl.json("graph", "suggest")
     assert (suggestion["from"], suggestion["to"], suggestion["coverage"]) == (
@@ -262,3 +265,31 @@ def test_apply_refuses_braces_that_make_no_placeholder_and_writes_nothing(
     )
     stored = etl.json("endpoints", "show", "etl/transform")
     assert stored["url"].endswith("?batch={{ fetch.batch_id }}")
+
+
+def test_graph_suggest_intent_prints_a_dag_that_apply_dry_run_accepts(
+    etl: Cli, tmp_path: Path
+) -> None:
+    etl("schema", "backfill")
+    intent = "fetch the new batch, transform it, then load it"
+
+    shown = etl("graph", "suggest", "--intent", intent, "--job", "etl").stdout
+    found = etl.json("graph", "suggest", "--intent", intent, "--job", "etl")
+
+    assert shown.startswith(f"# A DAG suggested for: {intent}\n# Never applied")
+    assert "# fetch -> transform: dependency, confidence" in shown
+    edges = {(e["from"], e["to"]) for e in found["edges"]}
+    assert {("fetch", "transform"), ("transform", "load")} <= edges
+    assert all(0 < e["confidence"] <= 1 for e in found["edges"])
+    fragment = tmp_path / "suggested.yaml"
+    fragment.write_text(shown, encoding="utf-8")
+    checked = etl("apply", "-f", str(fragment), "--dry-run")
+    assert "error" not in checked.stderr
+    # Never applied by itself: the stored graph has not changed.
+    assert etl.json("graph", "show", "--job", "etl")["etl"]["layers"] == [
+        ["etl/audit", "etl/fetch"],
+        ["etl/transform"],
+        ["etl/load"],
+    ]
+    nothing = etl("graph", "suggest", "--intent", "   ", expect=2)
+    assert "the query is empty" in one_error_line(nothing.stderr)

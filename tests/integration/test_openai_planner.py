@@ -172,12 +172,13 @@ async def test_a_conversation_with_mistakes_the_model_corrects(
     assert BODY_MARKER not in str(first["messages"])
     assert 'fraud_rate=0.08, note="a long note the brief …' in first["messages"][1]["content"]
     assert "Flash sale fraud watch." in first["messages"][1]["content"]
-    assert len(first["tools"]) == len(TOOLS)
+    # The brief sums up every sibling: the tools that read or find the others are not offered.
+    assert len(first["tools"]) == len(TOOLS) - 2
     assert first["tool_choice"] == "required"
     assert first["parallel_tool_calls"] is False
     errors = [m["content"] for m in server.requests[2]["messages"] if m["role"] == "tool"]
     assert "arguments are not valid JSON" in errors[1]
-    assert "actions apply only to the endpoint under analysis" in errors[2]
+    assert "endpoint: Extra inputs are not permitted" in errors[2]
     assert "unknown tool 'get_everything'" in errors[3]
     assert API_KEY not in caplog.text
 

@@ -71,6 +71,7 @@ READ_TOOLS = {
     "show_schema",
     "show_graph",
     "list_approvals",
+    "search_endpoints",
 }
 WRITE_TOOLS = {"pause_endpoint", "resume_endpoint", "run_now", "apply_document"}
 DECISIONS = {"approve_proposal", "reject_proposal", "approve_gate", "reject_gate"}

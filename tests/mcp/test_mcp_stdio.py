@@ -58,6 +58,8 @@ async def test_a_read_token_reads_through_tools_and_resources_with_secrets_maske
         schema = await call(session, "show_schema", endpoint="shop/stock")
         graph = await call(session, "show_graph", job="shop")
         jobs = await call(session, "list_jobs")
+        found = await call(session, "search_endpoints", query="stock levels", limit=1)
+        empty = await tool_error(session, "search_endpoints", query=" ")
         templates = (await session.list_resource_templates()).resource_templates
         latest = await _resource(session, "cronpilot://endpoints/shop/stock/latest")
         learnt = await _resource(session, "cronpilot://endpoints/shop/stock/schema")
@@ -75,6 +77,8 @@ async def test_a_read_token_reads_through_tools_and_resources_with_secrets_maske
     assert set(schema["schema"]["properties"]) == set(BODY)
     assert graph["shop"]["layers"] == [["shop/stock"], ["shop/prices"]]
     assert jobs["items"][0]["endpoints"] == 2
+    assert [hit["endpoint"] for hit in found["items"]] == ["shop/stock"]
+    assert "the query is empty" in empty
     assert {t.uri_template for t in templates} == {
         "cronpilot://endpoints/{job}/{name}/latest",
         "cronpilot://endpoints/{job}/{name}/schema",

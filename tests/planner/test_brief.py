@@ -15,21 +15,27 @@ from cronpilot.domain.planning import AnalysisClaim
 from cronpilot.planner.analysis_context import read_analysis_context
 from cronpilot.planner.brief import HEALTH_RUNS, SYSTEM_PROMPT, build_brief, windowed_health
 from cronpilot.planner.summary import run_summary, summed_up
-from cronpilot.planner.tools import TOOLS, ToolKind
+from cronpilot.planner.tools import FIND, SIBLINGS, TOOLS, ToolKind
 from tests.planner.builders import T0, answer, declare, spec
 from tests.support.fake_openai_server import tokens
 
-TOOLS_AND_SYSTEM_BUDGET = 650
-"""Tokens every step of an analysis pays before its brief: 1,475 before issue 13."""
-QUERY_TOOLS_BUDGET = 100
-"""What the tools mode pays per step over pasting the bodies: 691 tokens before issue 13."""
+TOOLS_AND_SYSTEM_BUDGET = 610
+"""Tokens every step of an analysis pays before its brief where the brief left no sibling out:
+1,475 before issue 13, 615 with one query tool (issue 13), 608 with seed 002's three restored
+and `find_endpoints` (issue 24: the actions lost their `endpoint`, the prompt its padding)."""
+EVERY_TOOL_BUDGET = 740
+"""The same where the brief's budget left siblings out: two more query tools are offered."""
+QUERY_TOOLS_BUDGET = 300
+"""Every query tool's definition: 691 tokens before issue 13."""
 
 
 def test_the_tool_definitions_and_system_prompt_stay_within_their_token_budget() -> None:
     definitions = [tool.definition() for tool in TOOLS.values()]
+    usual = [t.definition() for t in TOOLS.values() if t.name not in (SIBLINGS, FIND)]
     queries = [tool.definition() for tool in TOOLS.values() if tool.kind is ToolKind.QUERY]
 
-    assert tokens(definitions) + tokens(SYSTEM_PROMPT) <= TOOLS_AND_SYSTEM_BUDGET
+    assert tokens(usual) + tokens(SYSTEM_PROMPT) <= TOOLS_AND_SYSTEM_BUDGET
+    assert tokens(definitions) + tokens(SYSTEM_PROMPT) <= EVERY_TOOL_BUDGET
     assert tokens(queries) <= QUERY_TOOLS_BUDGET
 
 
@@ -54,7 +60,7 @@ async def test_the_brief_sums_up_the_newest_responses_most_related_first() -> No
         schema=None,
         now=T0,
         graph=dag_context(fetch, context.endpoints, context.edges, context.latest),
-        latest=summed_up(fetch, context, T0),
+        latest=summed_up(fetch, context, T0, 160),
     )
 
     newest = brief.split("Newest responses:\n", 1)[1].splitlines()
@@ -108,3 +114,29 @@ async def test_health_by_window_says_where_the_bounded_read_stopped_short() -> N
         "1h 61 runs 100% ok; 4h 200+ runs 100% ok; 24h 200+ runs 100% ok"
     )
     assert windowed_health([], now) == "1h no runs; 4h no runs; 24h no runs"
+
+
+async def test_the_brief_sums_up_the_most_relevant_siblings_until_its_budget_is_spent() -> None:
+    store = MemoryStore()
+    await declare(
+        store,
+        T0,
+        spec("orders_fetch", description="Fetch new orders"),
+        spec("orders_clean", description="Clean the fetched orders"),
+        spec("weather", description="Today's weather"),
+        spec("stock", description="Stock levels"),
+        job="shop",
+    )
+    for name in ("orders_fetch", "orders_clean", "weather", "stock"):
+        await answer(store, f"shop/{name}", {"value": name})
+    fetch = await store.catalog.get_endpoint("shop/orders_fetch")
+    context = await read_analysis_context(store.reading, fetch, 10)
+
+    roomy = summed_up(fetch, context, T0, 1_000)
+    tight = summed_up(fetch, context, T0, 20)
+    none = summed_up(fetch, context, T0, 0)
+
+    assert list(roomy)[:2] == ["orders_fetch", "orders_clean"]
+    assert set(roomy) == {"orders_fetch", "orders_clean", "weather", "stock"}
+    assert list(tight) == ["orders_fetch", "orders_clean"]
+    assert list(none) == ["orders_fetch"]

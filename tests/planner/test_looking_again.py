@@ -76,7 +76,7 @@ async def test_history_reads_past_the_cap_are_tool_errors_that_say_so(
     *read, refused, _ = session.tool_calls
     assert [call.error for call in read] == [None] * HISTORY_READS
     assert refused.error is not None
-    assert refused.error.startswith(f"history read cap reached ({HISTORY_READS} per analysis)")
+    assert refused.error.startswith(f"read cap reached ({HISTORY_READS} per analysis)")
     assert session.tool_errors == 1
 
 

@@ -58,7 +58,10 @@ async def _box(
 
 def test_every_tool_has_a_json_schema_and_the_registry_is_complete() -> None:
     assert {name: tool.kind for name, tool in TOOLS.items()} == {
+        "get_latest_response": ToolKind.QUERY,
         "get_response_history": ToolKind.QUERY,
+        "get_sibling_latest_responses": ToolKind.QUERY,
+        "find_endpoints": ToolKind.QUERY,
         "propose_interval": ToolKind.ACTION,
         "propose_next_time": ToolKind.ACTION,
         "pause_until": ToolKind.ACTION,
@@ -97,23 +100,23 @@ async def test_null_means_the_default_and_bounds_are_checked_on_our_side(
     too_many = await box.call("get_response_history", {**nulls, "limit": 51})
 
     assert history.error is None
-    assert len(history.data["runs"]) == 1
+    assert len(history.data["runs"]) == 2
     assert too_many.error is not None and "limit" in too_many.error
 
 
 async def test_the_query_tool_reads_siblings_with_projection(clock: FakeClock) -> None:
     box, _ = await _toolbox(clock)
 
-    latest = await box.call("get_response_history", {"fields": ["fraud_rate", "orders[*].id"]})
-    sibling = await box.call("get_response_history", '{"endpoint": "investigator", "fields": []}')
+    latest = await box.call("get_latest_response", {"fields": ["fraud_rate", "orders[*].id"]})
+    sibling = await box.call("get_latest_response", '{"endpoint": "investigator", "fields": []}')
     history = await box.call("get_response_history", {"limit": 2, "fields": ["x"]})
 
     assert latest.error is None
-    [run] = latest.data["runs"]
+    run = latest.data["run"]
     assert run["fields"] == {"fraud_rate": 0.07, "orders[*].id": [1, 2]}
     assert "body" not in run
     assert sibling.data["endpoint"] == "investigator"
-    assert "body" not in sibling.data["runs"][0]
+    assert "body" not in sibling.data["run"]
     assert [run["fields"] for run in history.data["runs"]] == [{"_missing": ["x"]}] * 2
     assert box.calls[1].arguments == {"endpoint": "investigator", "fields": []}
     assert box.calls[0].result_chars == len(latest.content)
@@ -163,7 +166,8 @@ async def test_large_bodies_are_truncated_with_a_marker(clock: FakeClock) -> Non
         (
             "propose_interval",
             {"endpoint": "investigator", "interval_seconds": 30, "ttl_seconds": 60, "reason": "r"},
-            "actions apply only to the endpoint under analysis (j/score)",
+            # An action has no endpoint to name: it changes the analysed one only.
+            "endpoint: Extra inputs are not permitted",
         ),
         ("propose_interval", {"interval_seconds": 30, "ttl_seconds": 60}, "reason: Field required"),
         (
@@ -194,7 +198,7 @@ async def test_actions_become_proposals_and_submit_ends(clock: FakeClock) -> Non
 
     interval = await box.call(
         "propose_interval",
-        {"endpoint": "score", "interval_seconds": 5, "ttl_seconds": 600, "reason": "fraud up"},
+        {"interval_seconds": 5, "ttl_seconds": 600, "reason": "fraud up"},
     )
     too_fast = await box.call(
         "propose_interval", {"interval_seconds": 1, "ttl_seconds": 600, "reason": "faster"}
@@ -253,3 +257,32 @@ async def test_each_call_records_what_it_did(clock: FakeClock) -> None:
     assert again.data == {"status": "not_made", "outcome": "already in force"}
     assert in_force == "not made: already in force"
     assert in_review.calls[0].outcome == f"held for review as proposal {ids[2]}"
+
+
+async def test_siblings_latest_responses_and_finding_endpoints_by_intent(clock: FakeClock) -> None:
+    box, _ = await _toolbox(clock)
+
+    siblings = await box.call("get_sibling_latest_responses", {"fields": []})
+    found = await box.call("find_endpoints", {"intent": "the investigator"})
+    refused = await box.call("find_endpoints", {"intent": "   "})
+
+    assert siblings.error is None
+    assert list(siblings.data) == ["investigator"]
+    assert siblings.data["investigator"]["status"] == "success"
+    assert "body" not in siblings.data["investigator"]
+    assert found.data["endpoints"][0]["name"] == "investigator"
+    assert refused.error is not None and "the query is empty" in refused.error
+
+
+async def test_tools_that_read_siblings_are_offered_only_where_the_brief_left_some_out(
+    clock: FakeClock,
+) -> None:
+    box, _ = await _toolbox(clock)
+    offered = {d["function"]["name"] for d in box.definitions()}
+    box.context.summed_up = []
+    cut = {d["function"]["name"] for d in box.definitions()}
+    box.context.summed_up = ["investigator"]
+    whole = {d["function"]["name"] for d in box.definitions()}
+
+    assert cut == set(TOOLS)
+    assert offered == whole == set(TOOLS) - {"get_sibling_latest_responses", "find_endpoints"}

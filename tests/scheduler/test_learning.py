@@ -151,3 +151,48 @@ async def test_the_fields_found_volatile_are_recorded_with_the_schema_and_by_a_r
     await store.catalog.set_volatile_fields(endpoint_id, [])
     await rebuild_schema(store.unit_of_work, store.reading, endpoint, T0)
     assert (await store.catalog.get_endpoint(endpoint_id)).volatile_fields == ("at", "n")
+
+
+class CountingEmbedder:
+    """Vectors from the text's length, and every text it was asked for."""
+
+    model = "counting"
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def embed(self, texts: list[str]) -> list[list[float]]:
+        self.asked += texts
+        return [[float(len(text)), 1.0] for text in texts]
+
+
+async def test_the_learner_keeps_the_search_vectors_of_changed_endpoints_in_step(
+    store: Store,
+) -> None:
+    endpoint_id = await add_endpoint(store, "j", "score", T0)
+    endpoint = await store.catalog.get_endpoint(endpoint_id)
+    embedder = CountingEmbedder()
+    learner = RunLearner(store.unit_of_work, store.reading, FakeClock(), embedder=embedder)
+
+    await run_once(store, T0, Response(status_code=200, body={"fraud_rate": 0.1}))
+    await learner.learn(endpoint)
+    await learner.refresh_stale()
+    [first] = embedder.asked
+    await run_once(store, T0 + seconds(60), Response(status_code=200, body={"fraud_rate": 0.2}))
+    await learner.learn(endpoint)
+    await learner.refresh_stale()
+    same_shape = list(embedder.asked)
+    await run_once(
+        store, T0 + seconds(120), Response(status_code=200, body={"fraud_rate": 0.3, "orders": 3})
+    )
+    await learner.learn(endpoint)
+    await learner.refresh_stale()
+
+    # The index's text names the learnt fields; a run of the same shape embeds nothing, a new
+    # field re-embeds the endpoint.
+    assert "returns fraud rate" in first
+    assert same_shape == [first]
+    [_, again] = embedder.asked
+    assert "returns fraud rate, orders" in again
+    [stored] = (await store.vectors.get_vectors("counting")).values()
+    assert stored.vector == (float(len(again)), 1.0)

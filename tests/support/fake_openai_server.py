@@ -2,7 +2,9 @@
 the real `openai` SDK in tests: tool calls (well-formed or not, with or without ids), plain text
 (tool calls written in it, as servers without a tool parser send them), HTTP errors with
 headers (429 + Retry-After, 500), slow answers, answers that never come, bodies that are not
-chat completions, and usage figures counted from the request.
+chat completions, and usage figures counted from the request. It also serves `/embeddings`:
+a bag of words hashed into `EMBEDDING_DIMENSIONS` buckets (texts sharing words are alike), or
+the HTTP status `embeddings_failure` when set.
 
 A script step is a reply, or a function of the request body returning one (a "policy" that
 reads the tool results so far). Every request body is kept in `requests`.
@@ -23,6 +25,17 @@ from aiohttp import web
 
 Request = dict[str, Any]
 CHARS_PER_TOKEN = 4
+EMBEDDING_DIMENSIONS = 64
+
+
+def hashed_embedding(text: str) -> list[float]:
+    """A deterministic vector: one count per word in the bucket its hash picks."""
+    import zlib
+
+    vector = [0.0] * EMBEDDING_DIMENSIONS
+    for word in text.lower().replace("_", " ").split():
+        vector[zlib.crc32(word.strip(".,:;?!").encode()) % EMBEDDING_DIMENSIONS] += 1.0
+    return vector
 
 
 @dataclass(frozen=True)
@@ -102,6 +115,9 @@ class FakeOpenAI:
         self.usage: list[tuple[int, int]] = []
         self._runner: web.AppRunner | None = None
         self.base_url = ""
+        self.embedded: list[list[str]] = []
+        """The texts of every `/embeddings` request."""
+        self.embeddings_failure: int | None = None
 
     def _next(self, request: Request) -> Reply:
         if callable(self._script):
@@ -172,9 +188,31 @@ class FakeOpenAI:
             }
         )
 
+    async def _embeddings(self, http: web.Request) -> web.StreamResponse:
+        request: Request = await http.json()
+        texts = request["input"] if isinstance(request["input"], list) else [request["input"]]
+        self.embedded.append(texts)
+        if self.embeddings_failure is not None:
+            error = {"error": {"message": "scripted failure", "type": "scripted"}}
+            return web.json_response(error, status=self.embeddings_failure)
+        data = [
+            {"object": "embedding", "index": i, "embedding": hashed_embedding(text)}
+            for i, text in enumerate(texts)
+        ]
+        used = sum(tokens(text) for text in texts)
+        return web.json_response(
+            {
+                "object": "list",
+                "data": data,
+                "model": request["model"],
+                "usage": {"prompt_tokens": used, "total_tokens": used},
+            }
+        )
+
     async def __aenter__(self) -> FakeOpenAI:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._complete)
+        app.router.add_post("/v1/embeddings", self._embeddings)
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)

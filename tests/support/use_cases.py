@@ -107,9 +107,9 @@ def policy(needs: Mapping[str, Need]) -> Callable[[Request], Calls]:
             return submit(f"looked at {brief.ref}", again=LOOK_AGAIN_SECONDS)
         if reads and not results:
             read = {"endpoint": need.endpoint, "fields": [need.field]}
-            return Calls([Call("get_response_history", read)])
+            return Calls([Call("get_latest_response", read)])
         if reads:
-            run = (results[0].get("runs") or [{}])[0]
+            run = results[0].get("run") or {}
             value = (run.get("fields") or {}).get(need.field)
         actions = need.decide(value, brief)
         if not actions:

@@ -6,7 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from cronpilot.domain.model import EndpointSpec, Schedule
-from cronpilot.domain.provides import Coverage, provides, provides_edges
+from cronpilot.domain.provides import (
+    Coverage,
+    differing_words,
+    meaning_edges,
+    provides,
+    provides_edges,
+)
 from cronpilot.domain.schema_inference import ShapeNode, merge_document
 from cronpilot.domain.templates import input_fields
 
@@ -78,3 +84,28 @@ def test_an_endpoint_never_provides_for_itself() -> None:
     inputs = {"fetch": _inputs(body={"batch_id": "x"}), "t": _inputs(body={"last_id": 1})}
     edges = provides_edges({"fetch": FETCH}, inputs)
     assert [(e.provider, e.consumer) for e in edges] == [("fetch", "t")]
+
+
+def test_fields_match_by_meaning_below_a_name_match_with_their_similarity() -> None:
+    orders = _shape(*[{"customer_id": "c1", "total": 3}] * 6)
+    invoice = EndpointSpec(
+        "invoice", "https://x.test/invoice?client_id=none&amount=0", Schedule(interval_seconds=60)
+    )
+    wanted = {"invoice": input_fields(invoice)}
+    similar = {("customer", "client"): 0.30, ("total", "amount"): 0.20}
+
+    [edge] = meaning_edges({"orders": orders}, wanted, similar)
+    by_name = provides("orders", _shape(*[{"client_id": "c1"}] * 6), "invoice", wanted["invoice"])
+
+    assert differing_words("customer_id", "client_id") == ("customer", "client")
+    assert differing_words("id", "customer_id") is None
+    assert (edge.provider, edge.consumer, edge.coverage) == ("orders", "invoice", Coverage.OPTIONAL)
+    [match] = edge.matches
+    assert (match.output.path, match.input.name, match.how) == (
+        ("customer_id",),
+        "client_id",
+        "meaning",
+    )
+    assert match.similarity == 0.3
+    assert by_name is not None and edge.confidence < by_name.confidence
+    assert meaning_edges({"orders": orders}, wanted, similar, skip={("orders", "invoice")}) == []

@@ -3,13 +3,24 @@ the strongest path between two nodes."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 
+from cronpilot.domain.errors import EmbedderUnavailable
 from cronpilot.domain.graph import Edge, find_cycle, generations, shortest_path
 from cronpilot.domain.model import Job
-from cronpilot.domain.ports import ReadingFactory, Repositories
-from cronpilot.domain.provides import ProvidesEdge, provides_edges
-from cronpilot.domain.templates import input_fields
+from cronpilot.domain.ports import Embedder, ReadingFactory, Repositories
+from cronpilot.domain.provides import (
+    ProvidesEdge,
+    differing_words,
+    meaning_edges,
+    output_fields,
+    provides_edges,
+)
+from cronpilot.domain.schema_inference import ShapeNode
+from cronpilot.domain.search import communities
+from cronpilot.domain.templates import InputField, input_fields
 from cronpilot.usecases.graph_edges import learnt_shapes
 
 
@@ -21,6 +32,8 @@ class JobGraph:
     """Edges with an end in the job."""
     layers: list[list[str]]
     """The declared DAG's topological generations: each layer runs after the one before."""
+    communities: list[list[str]] = field(default_factory=list)
+    """Louvain communities of its endpoints (related tools, seed 003), largest first."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,35 +56,77 @@ async def job_graphs(reading: ReadingFactory, job: str | None = None) -> dict[st
             dependencies = {
                 e.ref: [f"{each.name}/{up}" for up in e.spec.depends_on] for e in endpoints
             }
+            edges = await read.graph.list_edges(each.name)
+            refs = [e.ref for e in endpoints]
+            inside = [e for e in edges if e.from_node in refs and e.to_node in refs]
             found[each.name] = JobGraph(
-                [each.name, *(e.ref for e in endpoints)],
-                await read.graph.list_edges(each.name),
+                [each.name, *refs],
+                edges,
                 generations(dependencies),
+                communities(inside, refs),
             )
     return found
 
 
-async def suggestions(reading: ReadingFactory, job: str | None = None) -> list[Suggestion]:
+async def suggestions(
+    reading: ReadingFactory, job: str | None = None, embedder: Embedder | None = None
+) -> list[Suggestion]:
     """Provides edges, from the schemas learnt now, that no `depends_on` declares yet and
-    that would close no cycle if declared."""
+    that would close no cycle if declared: by field name, and with an `embedder`, by meaning
+    (lower confidence, the similarity shown) between endpoints no name match links. A model
+    that cannot be reached leaves the matches by meaning out."""
     found = []
     async with reading() as read:
-        for each in await _jobs(read, job):
-            endpoints = {e.name: e for e in await read.catalog.list_endpoints(each.name)}
-            shapes = await learnt_shapes(read, list(endpoints.values()))
-            inputs = {name: input_fields(e.spec) for name, e in endpoints.items()}
-            declared = {name: list(e.spec.depends_on) for name, e in endpoints.items()}
-            found += [
-                Suggestion(each.name, edge)
-                for edge in provides_edges(shapes, inputs)
-                if edge.provider not in declared[edge.consumer]
-                # A provider downstream of its consumer: declaring it would close a cycle.
-                and find_cycle(
-                    {**declared, edge.consumer: [*declared[edge.consumer], edge.provider]}
-                )
-                is None
-            ]
+        jobs = await _jobs(read, job)
+        endpoints_of = {each.name: await read.catalog.list_endpoints(each.name) for each in jobs}
+        shapes_of = {
+            name: await learnt_shapes(read, endpoints) for name, endpoints in endpoints_of.items()
+        }
+    for name, listed in endpoints_of.items():
+        endpoints = {e.name: e for e in listed}
+        shapes = shapes_of[name]
+        inputs = {n: input_fields(e.spec) for n, e in endpoints.items()}
+        declared = {n: list(e.spec.depends_on) for n, e in endpoints.items()}
+        by_name = provides_edges(shapes, inputs)
+        edges = by_name + await _by_meaning(
+            shapes, inputs, {(e.provider, e.consumer) for e in by_name}, embedder
+        )
+        found += [
+            Suggestion(name, edge)
+            for edge in edges
+            if edge.provider not in declared[edge.consumer]
+            # A provider downstream of its consumer: declaring it would close a cycle.
+            and find_cycle({**declared, edge.consumer: [*declared[edge.consumer], edge.provider]})
+            is None
+        ]
     return found
+
+
+async def _by_meaning(
+    shapes: Mapping[str, ShapeNode],
+    inputs: Mapping[str, Sequence[InputField]],
+    skip: Collection[tuple[str, str]],
+    embedder: Embedder | None,
+) -> list[ProvidesEdge]:
+    if embedder is None:
+        return []
+    names = {f.path[-1] for shape in shapes.values() for f in output_fields(shape)}
+    wanted = {i.name for items in inputs.values() for i in items if i.placeholder is None}
+    pairs = {p for n in names for w in wanted if (p := differing_words(n, w)) is not None}
+    words = sorted({text for pair in pairs for text in pair})
+    if not words:
+        return []
+    try:
+        vectors = dict(zip(words, await embedder.embed(words), strict=True))
+    except EmbedderUnavailable:
+        return []
+    similarity = {(a, b): _cosine(vectors[a], vectors[b]) for a, b in pairs}
+    return meaning_edges(shapes, inputs, similarity, skip)
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    norms = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return sum(x * y for x, y in zip(a, b, strict=True)) / norms if norms else 0.0
 
 
 async def graph_path(reading: ReadingFactory, source: str, target: str) -> list[str] | None:

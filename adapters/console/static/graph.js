@@ -10,6 +10,8 @@
     sequence: "#c77700",
   };
   var LINE_STYLES = { observed: "solid", inferred: "dashed", template: "dotted" };
+  // Louvain communities (related endpoints): a ring of the group's colour round each member.
+  var GROUP_COLOURS = ["#b0307a", "#2a8c8c", "#7a4fc4", "#b8860b", "#3b7d23", "#c2410c"];
   var style = [
     {
       selector: "node",
@@ -55,6 +57,15 @@
       selector: 'edge[type = "' + type + '"]',
       style: { "line-color": TYPE_COLOURS[type], "target-arrow-color": TYPE_COLOURS[type] },
     });
+  });
+  style.push({
+    selector: "node[community]",
+    style: {
+      "border-width": 4,
+      "border-color": function (node) {
+        return GROUP_COLOURS[(node.data("community") - 1) % GROUP_COLOURS.length];
+      },
+    },
   });
   Object.keys(LINE_STYLES).forEach(function (origin) {
     style.push({

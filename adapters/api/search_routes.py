@@ -1,0 +1,39 @@
+"""Search: endpoints ranked by how well they answer a question or an intent (decision 0033)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+
+from cronpilot.adapters.api.access import Reader
+from cronpilot.adapters.api.context import Context
+from cronpilot.adapters.search.views import hits_view, weights_view
+from cronpilot.domain.search import DEFAULT_LIMIT, MAX_LIMIT
+from cronpilot.usecases.search import search_endpoints
+
+router = APIRouter(tags=["search"])
+
+
+@router.get("/search")
+async def search(
+    ctx: Context,
+    _: Reader,
+    q: Annotated[str, Query(description="What the endpoint should do or tell, in words.")],
+    job: Annotated[str | None, Query(description="Only this job's endpoints.")] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+) -> dict[str, Any]:
+    """Endpoints best first, each score with its semantic, lexical and graph parts; `notes`
+    says when a leg is missing (no embedding model reachable). 400 for an empty query, one
+    over 500 characters or in another script; 404 for an unknown job."""
+    result = await search_endpoints(
+        ctx.store.reading,
+        ctx.embedder,
+        q,
+        uow=ctx.store.unit_of_work,
+        now=ctx.clock.now(),
+        job=job,
+        limit=limit,
+        cache=ctx.search_cache,
+    )
+    return {"items": hits_view(result), "weights": weights_view(result), "notes": result.notes}

@@ -1,0 +1,1 @@
+"""Search adapters: the embedders (decision 0033)."""

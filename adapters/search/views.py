@@ -1,0 +1,39 @@
+"""A search result as the CLI's `--json`, the API, the MCP tool and the console show it: one
+object per endpoint, best first, with the parts that explain its score and the blend's
+weights."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cronpilot.domain.search import SearchResult
+
+
+def weights_view(result: SearchResult, alpha: float | None = None) -> dict[str, Any]:
+    """The legs' weights at `alpha` (an endpoint's own), or at the mean density's."""
+    w = result.weights
+    alpha = w.alpha if alpha is None else alpha
+    return {
+        "alpha": alpha,
+        "semantic": round(alpha * w.semantic, 3),
+        "lexical": round(alpha * w.lexical, 3),
+        "graph": round(1 - alpha, 3),
+        "density": w.density,
+    }
+
+
+def hits_view(result: SearchResult) -> list[dict[str, Any]]:
+    """`score` = weights.semantic x semantic + weights.lexical x lexical + weights.graph x graph,
+    with each endpoint's own weights (its alpha follows the links around it)."""
+    return [
+        {
+            "endpoint": hit.ref,
+            "score": hit.score,
+            "semantic": hit.semantic,
+            "lexical": hit.lexical,
+            "graph": hit.graph,
+            "community": hit.community,
+            "weights": weights_view(result, hit.alpha),
+        }
+        for hit in result.hits
+    ]

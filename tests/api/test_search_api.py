@@ -1,0 +1,41 @@
+"""`GET /search`: ranked endpoints with their parts, and bad queries as 4xx problems."""
+
+from __future__ import annotations
+
+import pytest
+
+from cronpilot.domain.access import Scope
+from tests.api.conftest import JOBS, Api
+
+
+async def test_search_ranks_the_endpoints_and_explains_the_blend(api: Api) -> None:
+    async with api.client() as client:
+        await client.post("/apply", content=JOBS)
+    async with api.client(Scope.READ) as reader:
+        answer = await reader.get("/search", params={"q": "current prices", "limit": 1})
+
+    assert answer.status_code == 200
+    body = answer.json()
+    assert [hit["endpoint"] for hit in body["items"]] == ["shop/prices"]
+    assert set(body["weights"]) == {"alpha", "semantic", "lexical", "graph", "density"}
+    assert body["notes"] == []
+
+
+@pytest.mark.parametrize(
+    ("params", "status", "says"),
+    [
+        ({"q": ""}, 400, "the query is empty"),
+        ({"q": "x" * 10_000}, 400, "at most 500"),
+        ({"q": "価格はいくら"}, 400, "script"),
+        ({"q": "prices", "job": "nope"}, 404, "no job 'nope'"),
+        ({"q": "prices", "limit": 0}, 422, ""),
+    ],
+)
+async def test_a_bad_query_is_a_problem(
+    api: Api, params: dict[str, object], status: int, says: str
+) -> None:
+    async with api.client(Scope.READ) as reader:
+        answer = await reader.get("/search", params=params)
+    assert answer.status_code == status
+    assert answer.headers["content-type"] == "application/problem+json"
+    assert says in answer.json()["detail"]

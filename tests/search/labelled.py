@@ -1,0 +1,86 @@
+"""The labelled set: intents with the endpoint that answers each, over the example jobs
+(`example_questions`) and over the generated catalog (`catalog`), and the measures
+`bench.search` prints and `test_labelled` holds: recall@5 and MRR per leg."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from cronpilot.adapters.jobs_file import load_declarations
+from cronpilot.adapters.memory.store import MemoryStore
+from cronpilot.domain.graph import Edge
+from cronpilot.domain.search import Leg, SearchIndex, checked_query
+from cronpilot.usecases.declarations import apply_declarations
+from cronpilot.usecases.search_index import indexed_endpoints
+from tests.search.catalog import T0, catalog
+from tests.search.example_questions import EXAMPLE_QUESTIONS
+
+EXAMPLE = Path(__file__).parents[2] / "adapters" / "examples" / "jobs.yaml"
+DEPTH = 10
+"""Ranks read for MRR: an answer past the tenth counts as not found."""
+LEGS: dict[str, frozenset[Leg]] = {
+    "lexical": frozenset({Leg.LEXICAL}),
+    "semantic": frozenset({Leg.SEMANTIC}),
+    "graph-boosted": frozenset({Leg.SEMANTIC, Leg.GRAPH}),
+    "hybrid": frozenset(Leg),
+}
+"""The rankings compared: each text leg alone, the semantic one boosted by the graph, all."""
+
+Embed = Callable[[Sequence[str]], list[list[float]]]
+
+
+@dataclass(frozen=True)
+class LabelledSet:
+    name: str
+    index: SearchIndex
+    intents: Sequence[tuple[str, str]]
+
+
+@dataclass(frozen=True)
+class Measures:
+    recall_at_5: float
+    mrr: float
+    p95_ms: float
+
+
+async def example_set(embed: Embed) -> LabelledSet:
+    store = MemoryStore()
+    declared = load_declarations(EXAMPLE, ["127.0.0.0/8"], {"SIMULATOR_URL": "http://127.0.0.1:9"})
+    await apply_declarations(store.unit_of_work, None, declared, "examples", actor="t", now=T0)
+    async with store.reading() as read:
+        found = await indexed_endpoints(read)
+        edges: list[Edge] = await read.graph.list_edges()
+    texts = [item.text for item in found]
+    vectors = dict(zip([t.ref for t in texts], embed([t.text for t in texts]), strict=True))
+    return LabelledSet("example jobs", SearchIndex(texts, edges, vectors), EXAMPLE_QUESTIONS)
+
+
+def catalog_set(embed: Embed, regions: int = 5, intents: int = 60) -> LabelledSet:
+    made = catalog(regions, intents)
+    vectors = dict(
+        zip([t.ref for t in made.texts], embed([t.text for t in made.texts]), strict=True)
+    )
+    name = f"generated catalog ({len(made.texts):,} endpoints)"
+    return LabelledSet(name, SearchIndex(made.texts, made.edges, vectors), made.intents)
+
+
+def measure(labelled: LabelledSet, embed: Embed, legs: frozenset[Leg]) -> Measures:
+    hits = 0
+    reciprocal = 0.0
+    took = []
+    for intent, wanted in labelled.intents:
+        started = time.perf_counter()
+        query = checked_query(intent)
+        vector = embed([query])[0] if Leg.SEMANTIC in legs else None
+        ranked = [h.ref for h in labelled.index.search(query, vector, limit=DEPTH, legs=legs).hits]
+        took.append((time.perf_counter() - started) * 1000)
+        if wanted in ranked[:5]:
+            hits += 1
+        if wanted in ranked:
+            reciprocal += 1 / (ranked.index(wanted) + 1)
+    took.sort()
+    count = len(labelled.intents)
+    return Measures(hits / count, reciprocal / count, took[int(0.95 * (count - 1))])

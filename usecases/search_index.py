@@ -1,0 +1,37 @@
+"""What the search index holds of each endpoint: its text, from its names, descriptions, URL
+path, learnt output fields and request inputs. A vector is stale when its text's digest
+changed (`usecases.search.refresh_vectors`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cronpilot.domain.model import Endpoint
+from cronpilot.domain.ports import Repositories
+from cronpilot.domain.provides import output_fields
+from cronpilot.domain.search import EndpointText, indexed_text
+
+
+@dataclass(frozen=True, slots=True)
+class Indexed:
+    endpoint: Endpoint
+    text: EndpointText
+
+
+async def indexed_endpoints(read: Repositories, job: str | None = None) -> list[Indexed]:
+    """Every endpoint (of `job` when given; raises `JobNotFound`) with its indexed text."""
+    jobs = [await read.catalog.get_job(job)] if job else await read.catalog.list_jobs()
+    described = {j.name: j.description for j in jobs}
+    endpoints = [e for e in await read.catalog.list_endpoints(job) if e.job_name in described]
+    schemas = await read.schemas.get_output_schemas([e.id for e in endpoints])
+    found = []
+    for endpoint in endpoints:
+        schema = schemas.get(endpoint.id)
+        outputs = (
+            [f.path[-1] for f in output_fields(schema.root)]
+            if schema is not None and schema.observations
+            else []
+        )
+        text = indexed_text(endpoint, described[endpoint.job_name], outputs)
+        found.append(Indexed(endpoint, text))
+    return found
