@@ -3,7 +3,7 @@ JSON documents an agent can attach to a conversation."""
 
 from __future__ import annotations
 
-import json
+from typing import Any
 
 from cronpilot.adapters.cli.views import output_view, run_view
 from cronpilot.adapters.mcp.context import McpContext
@@ -18,15 +18,15 @@ def add_resources(box: Toolbox, ctx: McpContext) -> None:
     reading = ctx.store.reading
 
     @box.resource(LATEST, "latest response")
-    async def latest(job: str, name: str) -> str:
+    async def latest(job: str, name: str) -> dict[str, Any]:
         """The endpoint's newest run with its response body (or why it has none); `run` is
         null before its first run."""
         state = await catalog.show_endpoint(reading, f"{job}/{name}")
         run = state.last_run
         view = None if run is None else run_view(run, with_body=True)
-        return json.dumps({"endpoint": state.endpoint.ref, "run": view})
+        return {"endpoint": state.endpoint.ref, "run": view}
 
     @box.resource(SCHEMA, "learnt output schema")
-    async def schema(job: str, name: str) -> str:
+    async def schema(job: str, name: str) -> dict[str, Any]:
         """The JSON Schema learnt from the endpoint's responses, with counts, and its drift."""
-        return json.dumps(output_view(await outputs.show_output(reading, f"{job}/{name}")))
+        return output_view(await outputs.show_output(reading, f"{job}/{name}"))

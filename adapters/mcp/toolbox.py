@@ -2,7 +2,11 @@
 that the server's token is still live, and a cronpilot error comes back to the client as a
 tool error (`isError`; a resource error) worded as the CLI's `error:` line. A tool takes the
 arguments it declares and no other (`additionalProperties: false`): an argument it does not
-know is a tool error naming it, never ignored, as a misspelt filter would widen a list."""
+know is a tool error naming it, never ignored, as a misspelt filter would widen a list.
+
+An answer (a tool's or a resource's) may hold a stored response body nested up to
+`MAX_DEPTH` levels, deeper than the SDK's serialiser (pydantic_core) writes or a pydantic
+client parses (about 250): such an answer is written here, without recursion, as JSON text."""
 
 from __future__ import annotations
 
@@ -17,7 +21,9 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import ConfigDict, ValidationError, create_model
 
+from cronpilot.adapters.cli.output import tidy
 from cronpilot.adapters.error_line import error_line
+from cronpilot.adapters.jsonvalue import dump_json, json_depth
 from cronpilot.adapters.mcp.caller import Caller
 from cronpilot.domain.errors import CronpilotError, NotFound
 
@@ -27,6 +33,36 @@ if TYPE_CHECKING:
 Call = TypeVar("Call", bound=Callable[..., Awaitable[Any]])
 
 JSON_MIME = "application/json"
+
+DEEPEST_STRUCTURED = 200
+"""The deepest tool answer sent as structured content (and as the SDK's text of it): below
+pydantic_core's limits on writing and parsing JSON (about 250 levels), with room for the
+JSON-RPC message around it. A deeper one comes back as JSON text only (`_deep_answer`)."""
+
+
+def _json_text(answer: object) -> str:
+    """`answer` as JSON text at any depth, its floats rounded as the CLI's `--json` rounds."""
+    return dump_json(tidy(answer))
+
+
+def _tool_answer(answer: Any) -> Any:
+    """What a tool hands the SDK: its answer as it is, unless nested too deep to serialise."""
+    if isinstance(answer, dict) and json_depth(answer) > DEEPEST_STRUCTURED:
+        return _deep_answer(answer)
+    return answer
+
+
+def _deep_answer(answer: dict[str, Any]) -> CallToolResult:
+    # The whole answer is the text; the structured content (which the tool's output schema,
+    # an object, requires) only says so: no client could parse the answer itself there.
+    note = (
+        f"nested deeper than {DEEPEST_STRUCTURED} levels, past what JSON parsers such as "
+        "pydantic's take: the whole answer is this result's text, as JSON"
+    )
+    return CallToolResult(
+        content=[TextContent(type="text", text=_json_text(answer))],
+        structured_content={"in_text": note},
+    )
 
 
 def _error_result(line: str) -> CallToolResult:
@@ -103,7 +139,7 @@ class Toolbox:
         parameters are what the client sees."""
 
         def register(function: Call) -> Call:
-            guarded = self._guarded(function, _tool_error)
+            guarded = self._guarded(function, _tool_error, _tool_answer)
             self.tools.append(StrictTool.of(guarded, read_only=read_only))
             return function
 
@@ -111,10 +147,10 @@ class Toolbox:
 
     def resource(self, uri: str, name: str) -> Callable[[Call], Call]:
         """Register the decorated coroutine as a JSON resource (a template when `uri` has
-        `{variables}`, one per parameter)."""
+        `{variables}`, one per parameter): what it returns is sent as JSON text."""
 
         def register(function: Call) -> Call:
-            guarded = self._guarded(function, _resource_error)
+            guarded = self._guarded(function, _resource_error, _json_text)
             self._resources.append(
                 lambda server: server.resource(uri, name=name, mime_type=JSON_MIME)(guarded)
             )
@@ -134,15 +170,19 @@ class Toolbox:
         return server
 
     def _guarded(
-        self, function: Call, refused: Callable[[CronpilotError], Any]
+        self,
+        function: Call,
+        refused: Callable[[CronpilotError], Any],
+        answered: Callable[[Any], Any],
     ) -> Callable[..., Awaitable[Any]]:
         # `wraps` keeps the signature and docstring the SDK reads the schema from.
         @functools.wraps(function)
         async def guarded(*args: Any, **kwargs: Any) -> Any:
             try:
                 await self.caller.check()
-                return await function(*args, **kwargs)
+                answer = await function(*args, **kwargs)
             except CronpilotError as error:
                 return refused(error)
+            return answered(answer)
 
         return guarded
