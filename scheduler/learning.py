@@ -27,18 +27,11 @@ from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Run
 from cronpilot.domain.outage import described
 from cronpilot.domain.outputs import OutputSchema, learnable
-from cronpilot.domain.ports import (
-    Clock,
-    Embedder,
-    ReadingFactory,
-    Telemetry,
-    UnitOfWorkFactory,
-)
+from cronpilot.domain.ports import Clock, ReadingFactory, Telemetry, UnitOfWorkFactory
 from cronpilot.domain.telemetry import NO_TELEMETRY
 from cronpilot.runtime.timing import Periodic
 from cronpilot.usecases.graph_edges import record_trace, refresh_job_provides
 from cronpilot.usecases.schema_learning import learn_schema
-from cronpilot.usecases.search import refresh_vectors
 
 log = logging.getLogger(__name__)
 
@@ -72,11 +65,8 @@ class RunLearner:
         refresh_seconds: float = REFRESH_SECONDS,
         learn_every_seconds: float = LEARN_EVERY_SECONDS,
         telemetry: Telemetry = NO_TELEMETRY,
-        embedder: Embedder | None = None,
     ) -> None:
         self._uow = uow
-        self._embedder = embedder
-        """Keeps the search index's vectors in step with the schemas (None: not kept)."""
         self._telemetry = telemetry
         self._reading = reading
         self._clock = clock
@@ -240,14 +230,9 @@ class RunLearner:
             for job in sorted(jobs):
                 try:
                     await refresh_job_provides(self._uow, job, self._clock.now())
-                    if self._embedder is not None:
-                        # A learnt field is indexed text: the job's changed vectors follow.
-                        await refresh_vectors(
-                            self._reading, self._uow, self._embedder, self._clock.now(), job
-                        )
                 except CronpilotError as error:
                     log.warning(
-                        "could not refresh the provides edges or search vectors of job %s (%s)",
+                        "could not refresh the provides edges of job %s (%s)",
                         job,
                         described(error),
                         extra=log_extra("refresh_provides_failed", job=job),

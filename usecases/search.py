@@ -158,27 +158,3 @@ async def search_index(
     if why_not is not None and Leg.SEMANTIC in legs:
         result.notes[:] = [f"{why_not}: ranked by lexical and graph scores only"]
     return result
-
-
-async def refresh_vectors(
-    reading: ReadingFactory,
-    uow: UnitOfWorkFactory,
-    embedder: Embedder,
-    now: datetime,
-    job: str | None = None,
-) -> int:
-    """Embed the endpoints (of `job`) whose indexed text changed since their vector was made
-    and save those vectors; returns how many. Raises `EmbedderUnavailable` (nothing saved)."""
-    async with reading() as read:
-        found = await indexed_endpoints(read, job)
-        stored = await read.vectors.get_vectors(embedder.model)
-    stale = [
-        item
-        for item in found
-        if (known := stored.get(item.endpoint.id)) is None or known.digest != item.text.digest
-    ]
-    if stale:
-        await _save(
-            uow, embedder.model, stale, await embedder.embed([i.text.text for i in stale]), now
-        )
-    return len(stale)

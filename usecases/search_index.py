@@ -1,6 +1,6 @@
 """What the search index holds of each endpoint: its text, from its names, descriptions, URL
 path, learnt output fields and request inputs. A vector is stale when its text's digest
-changed (`usecases.search.refresh_vectors`)."""
+changed, and the search that finds it stale embeds it again (`usecases.search`)."""
 
 from __future__ import annotations
 
