@@ -69,14 +69,16 @@ def retry_after_seconds(exc: BaseException | None) -> float | None:
     return max((moment - base).total_seconds(), 0.0) if base is not None else None
 
 
-def _describe(exc: BaseException) -> str:
+def described(exc: BaseException, server: str = "LLM") -> str:
+    """An error of the `openai` client in one line, naming the `server` (`LLM`, `embeddings`)
+    and never the request, which may hold a key."""
     if isinstance(exc, openai.APIStatusError):
-        return f"HTTP {exc.status_code} from the LLM server"
+        return f"HTTP {exc.status_code} from the {server} server"
     if isinstance(exc, openai.APITimeoutError):
-        return "the LLM server did not answer in time"
+        return f"the {server} server did not answer in time"
     if isinstance(exc, openai.APIConnectionError):
-        return "could not connect to the LLM server"
-    return f"{type(exc).__name__} from the LLM client"
+        return f"could not connect to the {server} server"
+    return f"{type(exc).__name__} from the {server} client"
 
 
 class OpenAIChat(ChatModel):
@@ -118,7 +120,7 @@ class OpenAIChat(ChatModel):
         error = state.outcome.exception() if state.outcome else None
         log.warning(
             "LLM call failed (%s); retry %d in %.1f s",
-            _describe(error) if error else "?",
+            described(error) if error else "?",
             state.attempt_number,
             state.upcoming_sleep,
             extra=log_extra("llm_retry", attempt=state.attempt_number),
@@ -142,13 +144,13 @@ class OpenAIChat(ChatModel):
                 log.warning(
                     "the LLM server refused tool_choice %s (%s): asking with auto from now on",
                     json.dumps(choice),
-                    _describe(exc),
+                    described(exc),
                     extra=log_extra("llm_tool_choice_refused"),
                 )
                 self._choosing = False
                 completion = await self._create(messages, tools, "auto")
         except openai.OpenAIError as exc:
-            raise LlmUnavailable(_describe(exc)) from exc
+            raise LlmUnavailable(described(exc)) from exc
         except json.JSONDecodeError as exc:
             raise LlmUnavailable("the LLM server's answer is not valid JSON") from exc
         return _reply(completion, self._made_up_ids)

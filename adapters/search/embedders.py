@@ -129,22 +129,13 @@ class OpenAIEmbedder(Embedder):
                         )
                     vectors += [list(item.embedding) for item in ordered]
         except openai.OpenAIError as exc:
-            raise EmbedderUnavailable(_described(exc)) from None
+            # Imported here, as `openai` is: a search without this embedder loads neither.
+            from cronpilot.adapters.llm.openai_client import described
+
+            raise EmbedderUnavailable(described(exc, "embeddings")) from None
         except TimeoutError:
             raise EmbedderUnavailable("the embeddings server did not answer in time") from None
         return vectors
-
-
-def _described(exc: Exception) -> str:
-    import openai
-
-    if isinstance(exc, openai.APIStatusError):
-        return f"HTTP {exc.status_code} from the embeddings server"
-    if isinstance(exc, openai.APITimeoutError):
-        return "the embeddings server did not answer in time"
-    if isinstance(exc, openai.APIConnectionError):
-        return "could not connect to the embeddings server"
-    return f"{type(exc).__name__} from the embeddings client"
 
 
 class NoEmbedder(Embedder):
