@@ -1,9 +1,9 @@
 """Bearer tokens: each route names the scope it needs; the injected `authenticate` says who a
-secret belongs to."""
+secret belongs to, and a job-limited token is confined to its jobs by what the request names."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -11,13 +11,39 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from cronpilot.adapters.api.context import ApiContext, context
 from cronpilot.adapters.api.problems import Forbidden, Unauthorized
-from cronpilot.domain.access import Principal, Scope
+from cronpilot.domain.access import Principal, Reach, Scope
+from cronpilot.domain.errors import TokenExpired
+from cronpilot.usecases.access import confine
 
 _bearer = HTTPBearer(auto_error=False, description="An API token: `cronpilot tokens create`.")
 
+_ENDPOINT_PARAM = "endpoint"
+_ID_PARAMS = {
+    "run_id": "runs",
+    "proposal_id": "proposals",
+    "session_id": "sessions",
+    "approval_id": "approvals",
+}
+
+
+def reach_of(params: Iterable[tuple[str, object]]) -> Reach:
+    """What a request (its path and query parameters) or an MCP tool call (its arguments)
+    names, by the parameter names every route and tool shares: `job`, `endpoint` (a ref or
+    an id), `run_id`, `proposal_id`, `session_id`, `approval_id`. Empty values name nothing."""
+    named: dict[str, list[str]] = {}
+    for key, value in params:
+        if isinstance(value, str) and value:
+            named.setdefault(key, []).append(value)
+    return Reach(
+        jobs=tuple(named.get("job", ())),
+        endpoints=tuple(named.get(_ENDPOINT_PARAM, ())),
+        **{field: tuple(named.get(param, ())) for param, field in _ID_PARAMS.items()},
+    )
+
 
 def require(scope: Scope) -> Callable[..., Awaitable[Principal]]:
-    """A dependency giving the caller's principal, refusing (401/403) one without `scope`."""
+    """A dependency giving the caller's principal, refusing (401/403) one without `scope` or,
+    for a job-limited token, one asking for a job it does not hold."""
 
     async def principal(
         request: Request,
@@ -26,11 +52,16 @@ def require(scope: Scope) -> Callable[..., Awaitable[Principal]]:
     ) -> Principal:
         if credentials is None or credentials.scheme.lower() != "bearer":
             raise Unauthorized
-        found = await ctx.authenticate(credentials.credentials)
+        try:
+            found = await ctx.authenticate(credentials.credentials)
+        except TokenExpired as error:
+            raise Unauthorized(str(error)) from error
         if found is None:
             raise Unauthorized
         if not found.may(scope):
             raise Forbidden(f"{found.actor} has scope {found.scope}; this needs {scope}")
+        params = [*request.path_params.items(), *request.query_params.multi_items()]
+        await confine(ctx.store.reading, found, reach_of(params))
         return found
 
     return principal

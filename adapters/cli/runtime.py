@@ -20,6 +20,7 @@ from cronpilot.domain.errors import (
     InvalidSchedule,
     InvalidTimeRange,
     InvalidTokenName,
+    InvalidTokenTerms,
     NotFound,
     ProposalNotPending,
     StillDependedOn,
@@ -93,6 +94,7 @@ def exit_code(error: CronpilotError) -> int:
         | InvalidSchedule
         | InvalidRunRequest
         | InvalidTokenName
+        | InvalidTokenTerms
         | InvalidTimeRange
         | UnsafeURL
         | ValueRejected
