@@ -3,7 +3,7 @@ secret belongs to, and a job-limited token is confined to its jobs by what the r
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -11,34 +11,12 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from cronpilot.adapters.api.context import ApiContext, context
 from cronpilot.adapters.api.problems import Forbidden, Unauthorized
-from cronpilot.domain.access import Principal, Reach, Scope
+from cronpilot.adapters.reach import reach_of
+from cronpilot.domain.access import Principal, Scope
 from cronpilot.domain.errors import TokenExpired
 from cronpilot.usecases.access import confine
 
 _bearer = HTTPBearer(auto_error=False, description="An API token: `cronpilot tokens create`.")
-
-_ENDPOINT_PARAM = "endpoint"
-_ID_PARAMS = {
-    "run_id": "runs",
-    "proposal_id": "proposals",
-    "session_id": "sessions",
-    "approval_id": "approvals",
-}
-
-
-def reach_of(params: Iterable[tuple[str, object]]) -> Reach:
-    """What a request (its path and query parameters) or an MCP tool call (its arguments)
-    names, by the parameter names every route and tool shares: `job`, `endpoint` (a ref or
-    an id), `run_id`, `proposal_id`, `session_id`, `approval_id`. Empty values name nothing."""
-    named: dict[str, list[str]] = {}
-    for key, value in params:
-        if isinstance(value, str) and value:
-            named.setdefault(key, []).append(value)
-    return Reach(
-        jobs=tuple(named.get("job", ())),
-        endpoints=tuple(named.get(_ENDPOINT_PARAM, ())),
-        **{field: tuple(named.get(param, ())) for param, field in _ID_PARAMS.items()},
-    )
 
 
 def require(scope: Scope) -> Callable[..., Awaitable[Principal]]:

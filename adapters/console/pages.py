@@ -21,12 +21,12 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.routing import APIRoute
 from fastapi.templating import Jinja2Templates
 
-from cronpilot.adapters.api.access import reach_of
 from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.api.problems import status_of
 from cronpilot.adapters.cli.output import clock_time, relative, span
 from cronpilot.adapters.error_line import error_line
 from cronpilot.adapters.jsonvalue import dump_json
+from cronpilot.adapters.reach import reach_of
 from cronpilot.domain.access import Principal, Scope
 from cronpilot.domain.errors import CronpilotError, InvalidConfig, TokenExpired
 from cronpilot.usecases.access import confine, session_principal
