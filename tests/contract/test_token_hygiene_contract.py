@@ -53,7 +53,7 @@ async def test_a_token_works_until_its_expiry_then_says_when_it_expired(
     store: Store, clock: FakeClock
 ) -> None:
     expiry = clock.now() + timedelta(days=90)
-    token, secret = await create_token(
+    _, secret = await create_token(
         store.unit_of_work, "ci", Scope.WRITE, ANN, clock.now(), expires_at=expiry
     )
 
