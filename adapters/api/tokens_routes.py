@@ -24,10 +24,11 @@ router = APIRouter(tags=["tokens"])
 async def get_tokens(
     ctx: Context,
     _: Admin,
-    all: Annotated[bool, Query(description="Revoked tokens too.")] = False,
+    include_revoked: Annotated[bool, Query(alias="all", description="Revoked tokens too.")] = False,
 ) -> list[dict[str, Any]]:
     """Tokens by name: scope, jobs, expiry, last use. Never a secret."""
-    return [token_view(t) for t in await list_tokens(ctx.store.reading, include_revoked=all)]
+    tokens = await list_tokens(ctx.store.reading, include_revoked=include_revoked)
+    return [token_view(t) for t in tokens]
 
 
 class TokenRequest(StrictBody):

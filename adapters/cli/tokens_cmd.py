@@ -193,9 +193,9 @@ def rotate(
         note(SHOWN_ONCE)
         return
     until = (
-        "refused from now on"
+        "is refused from now on"
         if token.previous_until is None or span == timedelta(0)
-        else (f"works until {clock_time(token.previous_until, now)}")
+        else f"works until {clock_time(token.previous_until, now)}"
     )
     typer.echo(f"rotated token {token.name}: the old secret {until}")
     typer.echo(secret)
