@@ -54,6 +54,8 @@ async def test_admins_create_list_rotate_and_revoke_tokens_and_each_is_audited(a
         listed = await admin.get("/tokens")
         rotated = await admin.post("/tokens/etl/rotate", json={"grace_seconds": 0})
         revoked = await admin.delete("/tokens/etl")
+        live = await admin.get("/tokens")
+        everyone = await admin.get("/tokens", params={"all": "true"})
         audit = await api.store.access.list_audit(actor="token:admin-bot")
 
     assert created.status_code == 201, created.text
@@ -66,6 +68,8 @@ async def test_admins_create_list_rotate_and_revoke_tokens_and_each_is_audited(a
     assert rotated.status_code == 200
     assert rotated.json()["secret"] != made["secret"]
     assert revoked.json()["revoked_by"] == "token:admin-bot"
+    assert "etl" not in [t["name"] for t in live.json()]
+    assert [t["revoked_by"] for t in everyone.json() if t["name"] == "etl"] == ["token:admin-bot"]
     # One moment for all (the fake clock stands still): which, not in which order.
     assert {(e.action, e.target) for e in audit if e.action.startswith("token_")} == {
         ("token_create", "etl"),
