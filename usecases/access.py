@@ -214,7 +214,8 @@ async def session_principal(
     store: Repositories, session_id: str, now: datetime
 ) -> Principal | None:
     """Whom a console session acts for: None for an unknown, ended or expired session, or
-    one whose token was revoked. Raises `TokenExpired` when its token has expired."""
+    one whose token was revoked (an expired or orphaned session is deleted on the way).
+    Raises `TokenExpired` when its token has expired."""
     session = await store.access.find_session(hash_secret(session_id))
     if session is None:
         return None
@@ -224,6 +225,7 @@ async def session_principal(
     try:
         token = await store.access.get_live_token(session.token_id)
     except TokenNotFound:
+        await store.access.end_session(session.id_hash)
         return None
     if token.expires_at is not None and now >= token.expires_at:
         raise TokenExpired(token.name, stamp(token.expires_at))

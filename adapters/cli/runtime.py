@@ -25,6 +25,7 @@ from cronpilot.domain.errors import (
     ProposalNotPending,
     StillDependedOn,
     StoreUnavailable,
+    TokenExpired,
     UnsafeURL,
     ValueRejected,
 )
@@ -95,6 +96,8 @@ def exit_code(error: CronpilotError) -> int:
         | InvalidRunRequest
         | InvalidTokenName
         | InvalidTokenTerms
+        # An expired token given to `cronpilot mcp`: a setting to change.
+        | TokenExpired
         | InvalidTimeRange
         | UnsafeURL
         | ValueRejected

@@ -239,6 +239,7 @@ async def test_a_session_ends_with_its_token_revoked_or_expired(
     clock.advance(3600)
 
     assert await session_principal(store, anns[0], clock.now()) is None
+    assert await store.access.find_session(hash_secret(anns[0])) is None
     with pytest.raises(TokenExpired, match="token 'bob' expired"):
         await session_principal(store, bobs[0], clock.now())
     assert await sign_in(store, "cp_" + "x" * 43, clock.now()) is None
