@@ -8,6 +8,7 @@ cronpilot does itself `rules` (a response rule), `planner:NAME` (an analyst: `pl
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -32,9 +33,31 @@ class Principal:
 
     actor: str
     scope: Scope
+    jobs: frozenset[str] | None = None
+    """The jobs it may reach; None: every job."""
 
     def may(self, required: Scope) -> bool:
         return self.scope.includes(required)
+
+    def out_of_reach(self, jobs: Iterable[str]) -> list[str]:
+        """Those of `jobs` this principal may not reach, sorted (none for an unlimited one)."""
+        if self.jobs is None:
+            return []
+        return sorted(set(jobs) - self.jobs)
+
+
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """What one request or tool call names, by kind: the jobs it touches are found from
+    these (`usecases.access.confine`)."""
+
+    jobs: tuple[str, ...] = ()
+    endpoints: tuple[str, ...] = ()
+    """Refs (`job/endpoint`) or ids."""
+    runs: tuple[str, ...] = ()
+    proposals: tuple[str, ...] = ()
+    sessions: tuple[str, ...] = ()
+    approvals: tuple[str, ...] = ()
 
 
 _TOKEN, _CLI = "token:", "cli:"

@@ -22,6 +22,7 @@ AuditAction = Literal[
     "reject",
     "token_create",
     "token_revoke",
+    "token_rotate",
 ]
 AUDIT_ACTIONS: tuple[AuditAction, ...] = get_args(AuditAction)
 DETAIL_CHARS = 300

@@ -297,3 +297,32 @@ class PreconditionFailed(CronpilotError):
     def __init__(self, ref: str) -> None:
         super().__init__(f"{ref} has changed since it was read; read it again and retry")
         self.ref = ref
+
+
+class TokenExpired(CronpilotError):
+    """A secret of a token whose expiry, or whose replaced secret's grace, has passed."""
+
+    def __init__(self, name: str, at: str, *, rotated: bool = False) -> None:
+        what = "secret of token" if rotated else "token"
+        ended = "stopped working" if rotated else "expired"
+        super().__init__(f"{what} {excerpt(repr(name))} {ended} at {at}")
+        self.name = name
+        self.at = at
+
+
+class InvalidTokenTerms(CronpilotError):
+    """An expiry, a grace or a job list a token cannot be given."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(f"token {excerpt(repr(name))}: {reason}")
+        self.name = name
+        self.reason = reason
+
+
+class OutOfReach(CronpilotError):
+    """A job-limited token asked for a job it does not hold, or for every job at once."""
+
+    def __init__(self, actor: str, reason: str) -> None:
+        super().__init__(f"{actor} {reason}")
+        self.actor = actor
+        self.reason = reason

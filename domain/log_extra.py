@@ -88,6 +88,7 @@ LogAction = Literal[
     "store_unavailable",
     "token_create",
     "token_revoke",
+    "token_rotate",
     "token_use_unrecorded",
     "volatile_fields",
     "wake_failed",

@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     )
     from cronpilot.domain.rules import RuleOutcome
     from cronpilot.domain.time_range import TimeRange
-    from cronpilot.domain.tokens import ApiToken
+    from cronpilot.domain.tokens import ApiToken, ConsoleSession
     from cronpilot.domain.tracing import SpanName, TraceContext
     from cronpilot.domain.workers import WorkerActivity, WorkerInfo
 
@@ -720,7 +720,26 @@ class AccessRepository(Protocol):
         ...
 
     async def find_token(self, secret_hash: str) -> ApiToken | None:
-        """The token, live or revoked, whose secret hashes to `secret_hash`; None if none."""
+        """The token, live or revoked, whose secret (or replaced secret, `previous_hash`)
+        hashes to `secret_hash`; None if none."""
+        ...
+
+    async def rotate_token(self, token: ApiToken) -> ApiToken:
+        """Store the secret hashes of `token` (`secret_hash`, `previous_hash`,
+        `previous_until`) on the live token of its id; returns it as stored. Raises
+        `TokenNotFound` when no live token has that id."""
+        ...
+
+    async def add_session(self, session: ConsoleSession) -> None:
+        """Store a new console session."""
+        ...
+
+    async def find_session(self, id_hash: str) -> ConsoleSession | None:
+        """The console session of that id's hash, expired or not; None if none."""
+        ...
+
+    async def end_session(self, id_hash: str) -> None:
+        """Delete the console session of that id's hash; nothing if there is none."""
         ...
 
     async def list_tokens(self, *, include_revoked: bool = False) -> list[ApiToken]:

@@ -4,22 +4,39 @@ work), authenticating a request's secret, and reading the log."""
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+import secrets
+from collections.abc import Collection
+from datetime import datetime, timedelta
 
-from cronpilot.domain.access import Principal, Scope, token_actor
+from cronpilot.domain.access import Principal, Reach, Scope, token_actor
 from cronpilot.domain.audit import AuditAction, AuditCursor, AuditEntry, audit_entry
-from cronpilot.domain.errors import InvalidTokenName, StoreUnavailable, TokenNotFound
+from cronpilot.domain.errors import (
+    InvalidTokenName,
+    InvalidTokenTerms,
+    JobNotFound,
+    OutOfReach,
+    StoreUnavailable,
+    TokenExpired,
+    TokenNotFound,
+)
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import new_id
 from cronpilot.domain.ports import ReadingFactory, Repositories, UnitOfWorkFactory
 from cronpilot.domain.time_range import TimeRange
 from cronpilot.domain.tokens import (
+    DEFAULT_GRACE,
     NAME_RULE,
     NAME_SHAPE,
+    SESSION_SPAN,
     ApiToken,
+    ConsoleSession,
     hash_secret,
     new_secret,
     opens,
+    rotated,
+    session_open,
+    stamp,
+    token_terms,
     use_to_record,
     well_formed,
 )
@@ -28,14 +45,33 @@ log = logging.getLogger(__name__)
 
 
 async def create_token(
-    uow: UnitOfWorkFactory, name: str, scope: Scope, actor: str, now: datetime
+    uow: UnitOfWorkFactory,
+    name: str,
+    scope: Scope,
+    actor: str,
+    now: datetime,
+    *,
+    expires_at: datetime | None = None,
+    jobs: Collection[str] | None = None,
 ) -> tuple[ApiToken, str]:
-    """A new token and its secret, which is not stored and cannot be shown again. Raises
-    `InvalidTokenName` for a malformed name or one a live token holds."""
+    """A new token and its secret, which is not stored and cannot be shown again; it stops
+    working at `expires_at` (None: never) and reaches only `jobs` (None: every job). Raises
+    `InvalidTokenName` for a malformed name or one a live token holds, `InvalidTokenTerms`
+    for an expiry not in the future or a job that does not exist."""
     if NAME_SHAPE.fullmatch(name) is None:
         raise InvalidTokenName(name, f"is not {NAME_RULE}")
+    reached = token_terms(name, now, expires_at, jobs)
     secret = new_secret()
-    token = ApiToken(new_id(), name, scope, hash_secret(secret), now, actor)
+    token = ApiToken(
+        new_id(),
+        name,
+        scope,
+        hash_secret(secret),
+        now,
+        actor,
+        expires_at=expires_at,
+        jobs=reached,
+    )
     async with uow() as tx:
         try:
             await tx.access.get_live_token(name)
@@ -43,10 +79,13 @@ async def create_token(
             pass
         else:
             raise InvalidTokenName(name, "is taken by a live token; revoke it or choose another")
+        for job in sorted(reached or ()):
+            try:
+                await tx.catalog.get_job(job)
+            except JobNotFound as error:
+                raise InvalidTokenTerms(name, f"cannot be limited to {error}") from error
         await tx.access.add_token(token)
-        await tx.access.record(
-            audit_entry(actor, "token_create", name, f"scope {scope.value}", now)
-        )
+        await tx.access.record(audit_entry(actor, "token_create", name, _terms(token), now))
         await tx.commit()
     log.info(
         "token %s (%s) created by %s",
@@ -58,6 +97,42 @@ async def create_token(
     return token, secret
 
 
+def _terms(token: ApiToken) -> str:
+    """An audit entry's detail for a token: its scope, jobs and expiry."""
+    parts = [f"scope {token.scope.value}"]
+    if token.jobs is not None:
+        parts.append(f"jobs {','.join(sorted(token.jobs))}")
+    if token.expires_at is not None:
+        parts.append(f"expires {stamp(token.expires_at)}")
+    return "; ".join(parts)
+
+
+async def rotate_token(
+    uow: UnitOfWorkFactory,
+    name_or_id: str,
+    actor: str,
+    now: datetime,
+    grace: timedelta = DEFAULT_GRACE,
+) -> tuple[ApiToken, str]:
+    """A new secret for the live token of that name (or id), shown this once; the secret it
+    replaces still works for `grace`, then is refused. Raises `TokenNotFound`,
+    `InvalidTokenTerms` for a grace out of range."""
+    secret = new_secret()
+    async with uow() as tx:
+        token = await tx.access.get_live_token(name_or_id)
+        kept = await tx.access.rotate_token(rotated(token, secret, now, grace))
+        detail = f"old secret works until {stamp(now + grace)}"
+        await tx.access.record(audit_entry(actor, "token_rotate", token.name, detail, now))
+        await tx.commit()
+    log.info(
+        "token %s rotated by %s",
+        token.name,
+        actor,
+        extra=log_extra("token_rotate", token_id=token.id),
+    )
+    return kept, secret
+
+
 async def revoke_token(
     uow: UnitOfWorkFactory, name_or_id: str, actor: str, now: datetime
 ) -> ApiToken:
@@ -66,9 +141,7 @@ async def revoke_token(
     async with uow() as tx:
         token = await tx.access.get_live_token(name_or_id)
         revoked = await tx.access.revoke_token(token.id, actor, now)
-        await tx.access.record(
-            audit_entry(actor, "token_revoke", token.name, f"scope {token.scope.value}", now)
-        )
+        await tx.access.record(audit_entry(actor, "token_revoke", token.name, _terms(token), now))
         await tx.commit()
     log.info(
         "token %s revoked by %s",
@@ -85,16 +158,26 @@ async def list_tokens(reading: ReadingFactory, *, include_revoked: bool = False)
 
 
 async def authenticate(store: Repositories, secret: str, now: datetime) -> Principal | None:
-    """The principal whose token `secret` is (actor `token:NAME`, the token's scope), or None
-    for a malformed, unknown or revoked secret.
+    """The principal whose token `secret` is (actor `token:NAME`, the token's scope and
+    jobs), or None for a malformed, unknown or revoked secret. Raises `TokenExpired` for an
+    expired token or a rotated-out secret past its grace.
 
     The token's `last_used_at` is written at most once per `USE_RECORD_INTERVAL` per token,
     outside any unit of work (`store` is the store itself, not a reading unit): most requests
     read one row and write nothing."""
+    token = await _admitted(store, secret, now)
+    return None if token is None else _principal(token)
+
+
+def _principal(token: ApiToken) -> Principal:
+    return Principal(token_actor(token.name), token.scope, token.jobs)
+
+
+async def _admitted(store: Repositories, secret: str, now: datetime) -> ApiToken | None:
     if not well_formed(secret):
         return None
     token = await store.access.find_token(hash_secret(secret))
-    if token is None or not opens(token, secret):
+    if token is None or not opens(token, secret, now):
         return None
     if use_to_record(token, now):
         try:
@@ -108,7 +191,78 @@ async def authenticate(store: Repositories, secret: str, now: datetime) -> Princ
                 type(error).__name__,
                 extra=log_extra("token_use_unrecorded"),
             )
-    return Principal(token_actor(token.name), token.scope)
+    return token
+
+
+SESSION_PREFIX = "cs_"
+
+
+async def sign_in(store: Repositories, secret: str, now: datetime) -> tuple[str, Principal] | None:
+    """A console session for the token `secret` opens, as (the cookie's random id, the
+    principal), or None as `authenticate`; the store keeps only the id's hash, for
+    `SESSION_SPAN`. Raises `TokenExpired` as `authenticate`."""
+    token = await _admitted(store, secret, now)
+    if token is None:
+        return None
+    session_id = SESSION_PREFIX + secrets.token_urlsafe(32)
+    session = ConsoleSession(hash_secret(session_id), token.id, now, now + SESSION_SPAN)
+    await store.access.add_session(session)
+    return session_id, _principal(token)
+
+
+async def session_principal(
+    store: Repositories, session_id: str, now: datetime
+) -> Principal | None:
+    """Whom a console session acts for: None for an unknown, ended or expired session, or
+    one whose token was revoked (an expired or orphaned session is deleted on the way).
+    Raises `TokenExpired` when its token has expired."""
+    session = await store.access.find_session(hash_secret(session_id))
+    if session is None:
+        return None
+    if not session_open(session, now):
+        await store.access.end_session(session.id_hash)
+        return None
+    try:
+        token = await store.access.get_live_token(session.token_id)
+    except TokenNotFound:
+        await store.access.end_session(session.id_hash)
+        return None
+    if token.expires_at is not None and now >= token.expires_at:
+        raise TokenExpired(token.name, stamp(token.expires_at))
+    return _principal(token)
+
+
+async def sign_out(store: Repositories, session_id: str) -> None:
+    """End the session: its cookie, even copied elsewhere, opens nothing from now on."""
+    await store.access.end_session(hash_secret(session_id))
+
+
+async def confine(reading: ReadingFactory, principal: Principal, reach: Reach) -> None:
+    """Refuse (`OutOfReach`) a job-limited principal a request touching a job it does not
+    hold, or one naming no job at all (a list over every job). The one check of a token's
+    jobs: the API, the console and the MCP server call it with what each request names."""
+    if principal.jobs is None:
+        return
+    async with reading() as read:
+        jobs = set(reach.jobs)
+        endpoint_ids = list(reach.endpoints)
+        for run_id in reach.runs:
+            endpoint_ids.append((await read.runs.get_run(run_id)).endpoint_id)
+        for proposal_id in reach.proposals:
+            endpoint_ids.append((await read.planner.get_proposal(proposal_id)).endpoint_id)
+        for session_id in reach.sessions:
+            endpoint_ids.append((await read.planner.get_session(session_id)).endpoint_id)
+        for approval_id in reach.approvals:
+            endpoint_ids.append((await read.approvals.get_approval(approval_id)).endpoint_id)
+        for ref in endpoint_ids:
+            jobs.add((await read.catalog.get_endpoint(ref)).job_name)
+    held = ", ".join(sorted(principal.jobs))
+    if not jobs:
+        raise OutOfReach(principal.actor, f"is limited to jobs {held}: name one (job=…)")
+    if outside := principal.out_of_reach(jobs):
+        raise OutOfReach(
+            principal.actor, f"may not reach job {', '.join(outside)}: it is limited to {held}"
+        )
 
 
 async def list_audit(

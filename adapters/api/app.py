@@ -15,6 +15,7 @@ from cronpilot.adapters.api import (
     probe_routes,
     runs_routes,
     search_routes,
+    tokens_routes,
 )
 from cronpilot.adapters.api.context import ApiContext
 from cronpilot.adapters.api.problems import PROBLEM_JSON, install_problem_handlers
@@ -64,6 +65,7 @@ def build_api(context: ApiContext) -> FastAPI:
         graph_routes,
         search_routes,
         probe_routes,
+        tokens_routes,
     ):
         # The console's pages are left out: a browser's links carry notes of their own.
         # The response class is given, not left to FastAPI's default: a route left to the

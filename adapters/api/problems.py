@@ -24,7 +24,10 @@ from cronpilot.domain.errors import (
     InvalidRunRequest,
     InvalidSchedule,
     InvalidTimeRange,
+    InvalidTokenName,
+    InvalidTokenTerms,
     NotFound,
+    OutOfReach,
     PreconditionFailed,
     ProposalNotPending,
     SlotAlreadyRun,
@@ -49,9 +52,12 @@ STATUSES: tuple[tuple[tuple[type[CronpilotError], ...], HTTPStatus], ...] = (
             InvalidTimeRange,
             AmbiguousId,
             InvalidQuery,
+            InvalidTokenName,
+            InvalidTokenTerms,
         ),
         HTTPStatus.BAD_REQUEST,
     ),
+    ((OutOfReach,), HTTPStatus.FORBIDDEN),
     ((PreconditionFailed,), HTTPStatus.PRECONDITION_FAILED),
     (
         (
@@ -97,8 +103,16 @@ def problem(
     return JSONResponse(body, status_code=status, headers=headers, media_type=PROBLEM_JSON)
 
 
+UNAUTHORIZED = "a valid API token is required: Authorization: Bearer <token>"
+
+
 class Unauthorized(Exception):
-    """No bearer token, or one no token matches: 401 with a challenge."""
+    """No bearer token, one no token matches, or an expired one (its detail says so): 401
+    with a challenge."""
+
+    def __init__(self, detail: str = UNAUTHORIZED) -> None:
+        super().__init__(detail)
+        self.detail = detail
 
 
 class Forbidden(Exception):
@@ -128,10 +142,9 @@ def install_problem_handlers(app: FastAPI) -> None:
         return problem(HTTPStatus.UNPROCESSABLE_ENTITY, detail, errors=errors)
 
     async def unauthorized(_: Request, error: Exception) -> JSONResponse:
+        assert isinstance(error, Unauthorized)
         return problem(
-            HTTPStatus.UNAUTHORIZED,
-            "a valid API token is required: Authorization: Bearer <token>",
-            headers={"WWW-Authenticate": "Bearer"},
+            HTTPStatus.UNAUTHORIZED, error.detail, headers={"WWW-Authenticate": "Bearer"}
         )
 
     async def forbidden(_: Request, error: Exception) -> JSONResponse:

@@ -122,7 +122,7 @@ COMMANDS: dict[str, Single | Group | Built] = {
     "tokens": Group(
         "API tokens: who may call the HTTP API, and with which scope.",
         "tokens_cmd",
-        {"create": "create", "list": "list_all", "revoke": "revoke"},
+        {"create": "create", "list": "list_all", "rotate": "rotate", "revoke": "revoke"},
     ),
     "audit": Group(
         "The audit log: every write, and who made it.", "audit_cmd", {"list": "list_entries"}

@@ -20,10 +20,12 @@ from cronpilot.domain.errors import (
     InvalidSchedule,
     InvalidTimeRange,
     InvalidTokenName,
+    InvalidTokenTerms,
     NotFound,
     ProposalNotPending,
     StillDependedOn,
     StoreUnavailable,
+    TokenExpired,
     UnsafeURL,
     ValueRejected,
 )
@@ -93,6 +95,9 @@ def exit_code(error: CronpilotError) -> int:
         | InvalidSchedule
         | InvalidRunRequest
         | InvalidTokenName
+        | InvalidTokenTerms
+        # An expired token given to `cronpilot mcp`: a setting to change.
+        | TokenExpired
         | InvalidTimeRange
         | UnsafeURL
         | ValueRejected

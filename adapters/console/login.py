@@ -1,10 +1,13 @@
-"""Signing in with an API token, kept in an HTTP-only, SameSite=Strict cookie, and out."""
+"""Signing in with an API token, and out. The token is checked once, at sign-in; the cookie
+(HTTP-only, SameSite=Strict) holds the random id of a server-side session, stored hashed, that
+signing out deletes: a copied cookie then opens nothing."""
 
 from __future__ import annotations
 
 from http import HTTPStatus
+from typing import Annotated
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import RedirectResponse
 
 from cronpilot.adapters.api.context import Context
@@ -12,21 +15,29 @@ from cronpilot.adapters.console.pages import (
     COOKIE,
     PREFIX,
     ConsoleRoute,
-    Reading,
+    Viewer,
+    checked_form,
     form_fields,
     render,
+    session_viewer,
 )
+from cronpilot.domain.access import Principal
+from cronpilot.domain.errors import TokenExpired
+from cronpilot.domain.tokens import SESSION_SPAN
+from cronpilot.usecases.access import sign_in, sign_out
 
 router = APIRouter(prefix=PREFIX, route_class=ConsoleRoute, include_in_schema=False)
 
-SESSION_SECONDS = 12 * 3600
-"""How long the browser keeps the cookie: a working day, then the token is asked again."""
+UNKNOWN = "That token is unknown or revoked: create one with `cronpilot tokens create`."
 
 
-def _landing(wanted: str | None) -> str:
-    """Where to go once signed in: a console page asked for, never another site."""
+def _landing(wanted: str | None, principal: Principal | None = None) -> str:
+    """Where to go once signed in: a console page asked for, never another site; for a token
+    limited to jobs, the endpoints of its first job."""
     if wanted and wanted.startswith(f"{PREFIX}/") and not wanted.startswith("//"):
         return wanted
+    if principal is not None and principal.jobs:
+        return f"{PREFIX}/endpoints?job={sorted(principal.jobs)[0]}"
     return f"{PREFIX}/endpoints"
 
 
@@ -45,23 +56,28 @@ async def login_form(request: Request, ctx: Context, next: str | None = None) ->
 async def login(request: Request, ctx: Context) -> Response:
     fields = await form_fields(request)
     secret = fields.get("token", "").strip()
-    wanted = _landing(fields.get("next"))
-    principal = await ctx.authenticate(secret) if secret else None
-    if principal is None:
+    wanted = fields.get("next")
+    try:
+        opened = await sign_in(ctx.store, secret, ctx.clock.now()) if secret else None
+        failed = UNKNOWN
+    except TokenExpired as error:
+        opened, failed = None, f"{error}: ask an admin for a new one."
+    if opened is None:
         return render(
             request,
             "login.html",
             None,
             ctx.clock.now(),
             code=HTTPStatus.UNAUTHORIZED,
-            wanted=wanted,
-            failed="That token is unknown or revoked: create one with `cronpilot tokens create`.",
+            wanted=_landing(wanted),
+            failed=failed,
         )
-    response = RedirectResponse(wanted, HTTPStatus.SEE_OTHER)
+    session_id, principal = opened
+    response = RedirectResponse(_landing(wanted, principal), HTTPStatus.SEE_OTHER)
     response.set_cookie(
         COOKIE,
-        secret,
-        max_age=SESSION_SECONDS,
+        session_id,
+        max_age=int(SESSION_SPAN.total_seconds()),
         path=PREFIX,
         httponly=True,
         samesite="strict",
@@ -71,7 +87,12 @@ async def login(request: Request, ctx: Context) -> Response:
 
 
 @router.post("/logout")
-async def logout(_: Reading) -> Response:
+async def logout(
+    request: Request, ctx: Context, who: Annotated[Viewer, Depends(session_viewer)]
+) -> Response:
+    """End the session on the server, then forget the cookie."""
+    await checked_form(request, who)
+    await sign_out(ctx.store, request.cookies[COOKIE])
     response = RedirectResponse(f"{PREFIX}/login", HTTPStatus.SEE_OTHER)
     response.delete_cookie(COOKIE, path=PREFIX, httponly=True, samesite="strict")
     return response

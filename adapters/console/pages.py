@@ -1,5 +1,6 @@
-"""What every console page shares: the signed-in viewer (an API token kept in a cookie), the
-CSRF token of its forms, rendering, and errors shown as pages instead of problem documents."""
+"""What every console page shares: the signed-in viewer (a server-side session whose random
+id the cookie holds), the CSRF token of its forms, rendering, and errors shown as pages
+instead of problem documents."""
 
 from __future__ import annotations
 
@@ -25,8 +26,10 @@ from cronpilot.adapters.api.problems import status_of
 from cronpilot.adapters.cli.output import clock_time, relative, span
 from cronpilot.adapters.error_line import error_line
 from cronpilot.adapters.jsonvalue import dump_json
+from cronpilot.adapters.reach import reach_of
 from cronpilot.domain.access import Principal, Scope
-from cronpilot.domain.errors import CronpilotError, InvalidConfig
+from cronpilot.domain.errors import CronpilotError, InvalidConfig, TokenExpired
+from cronpilot.usecases.access import confine, session_principal
 
 E = TypeVar("E", bound=StrEnum)
 
@@ -64,7 +67,7 @@ TEMPLATES.env.filters["pretty"] = lambda value: dump_json(value, indent=2, sort_
 
 
 class LoginNeeded(Exception):
-    """No cookie, or one whose token is unknown or revoked."""
+    """No cookie, or one of no open session (ended, expired, or its token revoked)."""
 
 
 class Refused(Exception):
@@ -86,17 +89,31 @@ class Viewer:
         return self.principal.may(Scope.ADMIN)
 
 
-def csrf_token(request: Request, secret: str) -> str:
+def csrf_token(request: Request, session_id: str) -> str:
     key: bytes = request.app.state.console_key
-    return hmac.new(key, secret.encode(), hashlib.sha256).hexdigest()
+    return hmac.new(key, session_id.encode(), hashlib.sha256).hexdigest()
+
+
+async def session_viewer(request: Request, ctx: Context) -> Viewer:
+    """The viewer of the cookie's session, whatever page it asks for."""
+    session_id = request.cookies.get(COOKIE)
+    if not session_id:
+        raise LoginNeeded
+    try:
+        principal = await session_principal(ctx.store, session_id, ctx.clock.now())
+    except TokenExpired:
+        principal = None
+    if principal is None:
+        raise LoginNeeded
+    return Viewer(principal, csrf_token(request, session_id))
 
 
 async def viewer(request: Request, ctx: Context) -> Viewer:
-    secret = request.cookies.get(COOKIE)
-    principal = None if not secret else await ctx.authenticate(secret)
-    if secret is None or principal is None:
-        raise LoginNeeded
-    return Viewer(principal, csrf_token(request, secret))
+    """The viewer, refused (`OutOfReach`) a page of a job its token does not reach."""
+    who = await session_viewer(request, ctx)
+    params = [*request.path_params.items(), *request.query_params.multi_items()]
+    await confine(ctx.store.reading, who.principal, reach_of(params))
+    return who
 
 
 SignedIn = Annotated[Viewer, Depends(viewer)]
@@ -128,11 +145,17 @@ class Action:
         return " ".join(self.fields.get(name, "").split())
 
 
+async def checked_form(request: Request, who: Viewer) -> dict[str, str]:
+    """The form's fields, refused (`Refused`) without this session's CSRF token."""
+    fields = await form_fields(request)
+    if not hmac.compare_digest(fields.get("csrf", ""), who.csrf):
+        raise Refused("the form is stale or did not come from this console: reload the page")
+    return fields
+
+
 def acting(scope: Scope) -> Callable[..., Coroutine[Any, Any, Action]]:
     async def action(request: Request, who: SignedIn) -> Action:
-        fields = await form_fields(request)
-        if not hmac.compare_digest(fields.get("csrf", ""), who.csrf):
-            raise Refused("the form is stale or did not come from this console: reload the page")
+        fields = await checked_form(request, who)
         if not who.principal.may(scope):
             raise Refused(
                 f"{who.principal.actor} has scope {who.principal.scope}; this needs {scope}"

@@ -37,7 +37,7 @@ INSTRUCTIONS = (
 def build_server(ctx: McpContext, caller: Caller) -> MCPServer[Any]:
     """The tools `caller`'s scope allows and no more: a client never sees a tool it may not
     call."""
-    box = Toolbox(caller)
+    box = Toolbox(caller, ctx.store.reading)
     add_read_tools(box, ctx)
     add_resources(box, ctx)
     if caller.principal is not None and caller.principal.may(TokenScope.WRITE):

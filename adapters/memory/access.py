@@ -12,7 +12,7 @@ from cronpilot.domain.errors import ConflictError, TokenNotFound
 from cronpilot.domain.ports import AccessRepository
 from cronpilot.domain.retention import audit_expired
 from cronpilot.domain.time_range import TimeRange, falls_in
-from cronpilot.domain.tokens import ApiToken
+from cronpilot.domain.tokens import ApiToken, ConsoleSession
 
 if TYPE_CHECKING:
     from cronpilot.adapters.memory.store import MemoryState
@@ -37,7 +37,14 @@ class MemoryAccess(AccessRepository):
         return found
 
     async def find_token(self, secret_hash: str) -> ApiToken | None:
-        return next((t for t in self._state.tokens.values() if t.secret_hash == secret_hash), None)
+        return next(
+            (
+                t
+                for t in self._state.tokens.values()
+                if secret_hash in (t.secret_hash, t.previous_hash)
+            ),
+            None,
+        )
 
     async def list_tokens(self, *, include_revoked: bool = False) -> list[ApiToken]:
         chosen = [t for t in self._state.tokens.values() if include_revoked or t.live]
@@ -51,6 +58,31 @@ class MemoryAccess(AccessRepository):
             revoked = replace(token, revoked_at=now, revoked_by=actor)
             self._state.tokens[token_id] = revoked
         return revoked
+
+    async def rotate_token(self, token: ApiToken) -> ApiToken:
+        async with self._state.lock:
+            stored = self._state.tokens.get(token.id)
+            if stored is None or not stored.live:
+                raise TokenNotFound(token.id)
+            kept = replace(
+                stored,
+                secret_hash=token.secret_hash,
+                previous_hash=token.previous_hash,
+                previous_until=token.previous_until,
+            )
+            self._state.tokens[token.id] = kept
+        return kept
+
+    async def add_session(self, session: ConsoleSession) -> None:
+        async with self._state.lock:
+            self._state.console_sessions[session.id_hash] = session
+
+    async def find_session(self, id_hash: str) -> ConsoleSession | None:
+        return self._state.console_sessions.get(id_hash)
+
+    async def end_session(self, id_hash: str) -> None:
+        async with self._state.lock:
+            self._state.console_sessions.pop(id_hash, None)
 
     async def mark_used(self, token_id: str, now: datetime) -> None:
         async with self._state.lock:

@@ -75,7 +75,7 @@ from cronpilot.domain.ports import (
     UnitOfWork,
 )
 from cronpilot.domain.time_range import falls_in
-from cronpilot.domain.tokens import ApiToken
+from cronpilot.domain.tokens import ApiToken, ConsoleSession
 from cronpilot.domain.transitions import (
     abandoned_run,
     after_finish,
@@ -154,6 +154,8 @@ class MemoryState:
     """The workers registry, by worker id."""
     tokens: dict[str, ApiToken] = field(default_factory=dict)
     """API tokens, revoked ones included, by token id."""
+    console_sessions: dict[str, ConsoleSession] = field(default_factory=dict)
+    """Signed-in console browsers, by the hash of their cookie's id."""
     audit: list[AuditEntry] = field(default_factory=list)
     """The audit log, in the order written."""
     approvals: dict[str, Approval] = field(default_factory=dict)

@@ -5,19 +5,19 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, insert, or_, select, update
+from sqlalchemy import and_, delete, insert, or_, select, update
 from sqlalchemy.engine import RowMapping
 
 from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.keyset import in_window
 from cronpilot.adapters.sql.retention import delete_oldest
-from cronpilot.adapters.sql.tables import api_tokens, audit_log
+from cronpilot.adapters.sql.tables import api_tokens, audit_log, console_sessions
 from cronpilot.domain.access import Scope
 from cronpilot.domain.audit import AuditAction, AuditCursor, AuditEntry
 from cronpilot.domain.errors import TokenNotFound
 from cronpilot.domain.ports import AccessRepository
 from cronpilot.domain.time_range import TimeRange
-from cronpilot.domain.tokens import ApiToken
+from cronpilot.domain.tokens import ApiToken, ConsoleSession
 
 
 def _token(row: RowMapping) -> ApiToken:
@@ -31,6 +31,10 @@ def _token(row: RowMapping) -> ApiToken:
         revoked_at=row["revoked_at"],
         revoked_by=row["revoked_by"],
         last_used_at=row["last_used_at"],
+        expires_at=row["expires_at"],
+        jobs=None if row["jobs"] is None else frozenset(row["jobs"]),
+        previous_hash=row["previous_hash"],
+        previous_until=row["previous_until"],
     )
 
 
@@ -56,6 +60,10 @@ class SqlAccess(AccessRepository):
             "revoked_at": token.revoked_at,
             "revoked_by": token.revoked_by,
             "last_used_at": token.last_used_at,
+            "expires_at": token.expires_at,
+            "jobs": None if token.jobs is None else sorted(token.jobs),
+            "previous_hash": token.previous_hash,
+            "previous_until": token.previous_until,
         }
         await self._db.write_one(insert(api_tokens).values(values))
 
@@ -74,7 +82,10 @@ class SqlAccess(AccessRepository):
         return found
 
     async def find_token(self, secret_hash: str) -> ApiToken | None:
-        query = select(api_tokens).where(api_tokens.c.secret_hash == secret_hash)
+        table = api_tokens.c
+        query = select(api_tokens).where(
+            or_(table.secret_hash == secret_hash, table.previous_hash == secret_hash)
+        )
         async with self._db.read() as conn:
             row = (await conn.execute(query)).mappings().one_or_none()
         return None if row is None else _token(row)
@@ -101,6 +112,45 @@ class SqlAccess(AccessRepository):
         if row is None:
             raise TokenNotFound(token_id)
         return _token(row)
+
+    async def rotate_token(self, token: ApiToken) -> ApiToken:
+        table = api_tokens.c
+        statement = (
+            update(api_tokens)
+            .where(table.id == token.id, table.revoked_at.is_(None))
+            .values(
+                secret_hash=token.secret_hash,
+                previous_hash=token.previous_hash,
+                previous_until=token.previous_until,
+            )
+            .returning(*api_tokens.c)
+        )
+        async with self._db.write() as conn:
+            row = (await conn.execute(statement)).mappings().one_or_none()
+        if row is None:
+            raise TokenNotFound(token.id)
+        return _token(row)
+
+    async def add_session(self, session: ConsoleSession) -> None:
+        values = {
+            "id_hash": session.id_hash,
+            "token_id": session.token_id,
+            "created_at": session.created_at,
+            "expires_at": session.expires_at,
+        }
+        await self._db.write_one(insert(console_sessions).values(values))
+
+    async def find_session(self, id_hash: str) -> ConsoleSession | None:
+        query = select(console_sessions).where(console_sessions.c.id_hash == id_hash)
+        async with self._db.read() as conn:
+            row = (await conn.execute(query)).mappings().one_or_none()
+        if row is None:
+            return None
+        return ConsoleSession(row["id_hash"], row["token_id"], row["created_at"], row["expires_at"])
+
+    async def end_session(self, id_hash: str) -> None:
+        statement = delete(console_sessions).where(console_sessions.c.id_hash == id_hash)
+        await self._db.write_one(statement)
 
     async def mark_used(self, token_id: str, now: datetime) -> None:
         statement = update(api_tokens).where(api_tokens.c.id == token_id)

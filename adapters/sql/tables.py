@@ -493,6 +493,12 @@ api_tokens = Table(
     Column("revoked_at", UtcDateTime, nullable=True),
     Column("revoked_by", String(200), nullable=True),
     Column("last_used_at", UtcDateTime, nullable=True),
+    Column("expires_at", UtcDateTime, nullable=True),
+    # A JSON list of job names; NULL: every job.
+    Column("jobs", _json(), nullable=True),
+    # The secret a rotation replaced, which works until `previous_until`.
+    Column("previous_hash", String(64), nullable=True, unique=True),
+    Column("previous_until", UtcDateTime, nullable=True),
 )
 # One live token per name; revoked tokens keep theirs as history.
 LIVE_TOKEN_NAME = "uq_api_tokens_live_name"
@@ -502,6 +508,17 @@ Index(
     unique=True,
     postgresql_where=api_tokens.c.revoked_at.is_(None),
     sqlite_where=api_tokens.c.revoked_at.is_(None),
+)
+
+# A console browser signed in with a token: the cookie holds a random id, this its SHA-256.
+# Every request checks the token too: a revoked or expired token opens none of its sessions.
+console_sessions = Table(
+    "console_sessions",
+    metadata,
+    Column("id_hash", String(64), primary_key=True),
+    _id("token_id", ForeignKey("api_tokens.id", ondelete="CASCADE"), nullable=False, index=True),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("expires_at", UtcDateTime, nullable=False),
 )
 
 # No foreign keys: the log outlives what it names (a deleted endpoint, a pruned proposal).

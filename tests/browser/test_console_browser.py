@@ -170,3 +170,18 @@ def test_the_keyboard_reaches_the_navigation_with_a_visible_focus(tab: Tab) -> N
     assert focused == ["Endpoints", "solid"]
     tab.page.keyboard.press("Enter")
     tab.page.wait_for_url("**/console/endpoints")
+
+
+def test_signing_out_ends_the_session_for_a_copied_cookie_too(browser: Any, tab: Tab) -> None:
+    tab.sign_in(Scope.READ)
+    [cookie] = tab.page.context.cookies()
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+    assert cookie["value"] != tab.console.secrets[Scope.READ]
+    with open_tab(browser, tab.console) as copy:
+        copy.page.context.add_cookies([cookie])
+        copy.open("/console/endpoints")
+        assert copy.page.url.endswith("/console/endpoints")
+        tab.page.get_by_role("button", name="Sign out").click()
+        tab.page.wait_for_url("**/console/login")
+        copy.page.goto(f"{tab.console.url}/console/endpoints")
+        assert "/console/login" in copy.page.url

@@ -21,7 +21,7 @@ from cronpilot.domain.pauses import MAX_PAUSE
 from cronpilot.domain.planning import ProposalDraft, ProposalKind, ProposalStatus
 from cronpilot.domain.ports import Store
 from cronpilot.domain.tokens import ApiToken, hash_secret
-from cronpilot.usecases.access import create_token, revoke_token
+from cronpilot.usecases.access import create_token, revoke_token, rotate_token
 from cronpilot.usecases.declarations import apply_declarations
 from cronpilot.usecases.deletion import delete
 from cronpilot.usecases.proposals import ProposalDesk, Proposer
@@ -392,6 +392,7 @@ WRITES: dict[str, tuple[Write, str]] = {
         "ci",
     ),
     "token_revoke": (lambda units, _, __: revoke_token(units, "old", ANN, NOW), "old"),
+    "token_rotate": (lambda units, _, __: rotate_token(units, "old", ANN, NOW), "old"),
     "delete": (lambda units, _, __: delete(units, "j/a", ANN, NOW), "j/a"),
 }
 

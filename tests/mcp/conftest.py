@@ -9,7 +9,7 @@ import asyncio
 import socket
 import sys
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -149,20 +149,23 @@ async def over_stdio(world: World, scope: Scope | None) -> AsyncIterator[ClientS
             yield session
 
 
-@asynccontextmanager
-async def http_server(world: World, scope: Scope) -> AsyncIterator[str]:
+def http_server(world: World, scope: Scope) -> AbstractAsyncContextManager[str]:
     """The URL of an MCP server acting for `scope`'s token, served by uvicorn on a free
     loopback port until the block ends."""
+    return http_server_for(world, world.secrets[scope])
+
+
+@asynccontextmanager
+async def http_server_for(world: World, secret: str) -> AsyncIterator[str]:
+    """The URL of an MCP server acting for the token of `secret` (as `http_server`)."""
     async with world.store() as store:
         waker = InProcessWaker()
         settings = settings_for_tests(database_url=world.database_url)
-        server = await build_mcp(settings, store, waker, build_clock(), world.secrets[scope])
+        server = await build_mcp(settings, store, waker, build_clock(), secret)
         sock = socket.socket()
         sock.bind(("127.0.0.1", 0))
         sock.listen()
-        config = uvicorn.Config(
-            http_app(server, world.secrets[scope], "127.0.0.1"), log_config=None
-        )
+        config = uvicorn.Config(http_app(server, secret, "127.0.0.1"), log_config=None)
         serving = uvicorn.Server(config)
         task = asyncio.create_task(serving.serve(sockets=[sock]))
         try:

@@ -32,8 +32,8 @@ Tool = Callable[..., Awaitable[Any]]
 class Recording(Toolbox):
     """A toolbox that keeps each tool's own function (the one the server's wraps)."""
 
-    def __init__(self, caller: Caller) -> None:
-        super().__init__(caller)
+    def __init__(self, caller: Caller, ctx: McpContext) -> None:
+        super().__init__(caller, ctx.store.reading)
         self.functions: dict[str, Tool] = {}
 
     def tool(self, *, read_only: bool) -> Callable[[Tool], Tool]:
@@ -71,8 +71,8 @@ def _is_use_case(value: object) -> bool:
 
 
 async def test_every_tool_calls_a_use_case() -> None:
-    box = Recording(Caller(ADMIN, "secret", _nobody))
     ctx = _context()
+    box = Recording(Caller(ADMIN, "secret", _nobody), ctx)
     add_read_tools(box, ctx)
     add_write_tools(box, ctx, ADMIN.actor)
     add_decision_tools(box, ctx, ADMIN.actor)
