@@ -15,7 +15,6 @@ from cronpilot.adapters.cli.output import (
     print_table,
 )
 from cronpilot.adapters.cli.runtime import EXIT_FAILED, admin_settings
-from cronpilot.adapters.doctor import examine
 
 
 def doctor(output: OutputOption = None) -> None:
@@ -23,6 +22,10 @@ def doctor(output: OutputOption = None) -> None:
     migration, the secret key is valid and opens the database's secrets, the allowed networks
     are sane, this clock agrees with the database's, a scheduler worker is alive, and the LLM
     answers (when one is configured). Exits 0 only when every check passes, else 4."""
+    # Imported here: `cronpilot --help` loads this module, and the checks load Alembic and the
+    # LLM client.
+    from cronpilot.adapters.doctor import examine
+
     checks = asyncio.run(examine(admin_settings(), build_clock().now))
     if output:
         print_data(
