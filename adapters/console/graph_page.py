@@ -57,7 +57,7 @@ def _node(
 
 
 @dataclass(frozen=True, slots=True)
-class _Tile:
+class Tile:
     """A job drawn on its own: the job at its left, a column per DAG layer; positions from the
     tile's top left corner."""
 
@@ -67,7 +67,7 @@ class _Tile:
     nodes: list[tuple[str, float, float, int | None, int | None]]
 
 
-def _tile(name: str, graph: JobGraph) -> _Tile:
+def _tile(name: str, graph: JobGraph) -> Tile:
     layers = graph.layers or [[]]
     # Only groups of several endpoints are drawn as such: a lone endpoint is no group.
     community = {n: i for i, g in enumerate(graph.communities, 1) if len(g) > 1 for n in g}
@@ -79,13 +79,13 @@ def _tile(name: str, graph: JobGraph) -> _Tile:
         for index, node in enumerate(sorted(layer)):
             y = TILE_PAD + (index + 0.5) * height / len(layer)
             nodes.append((node, TILE_PAD + depth * COLUMN, y, depth, community.get(node)))
-    return _Tile(name, len(layers) * COLUMN + 2 * TILE_PAD, height + 2 * TILE_PAD, nodes)
+    return Tile(name, len(layers) * COLUMN + 2 * TILE_PAD, height + 2 * TILE_PAD, nodes)
 
 
-def _shelves(tiles: list[_Tile], width: float) -> tuple[list[tuple[_Tile, float, float]], float]:
+def _shelves(tiles: list[Tile], width: float) -> tuple[list[tuple[Tile, float, float]], float]:
     """`tiles` in rows no wider than `width` (a tile wider starts a row of its own), the
     tallest first: each tile's top left corner, and the total height."""
-    placed: list[tuple[_Tile, float, float]] = []
+    placed: list[tuple[Tile, float, float]] = []
     x = y = shelf = 0.0
     for tile in sorted(tiles, key=lambda t: (-t.height, t.name)):
         if x > 0 and x + tile.width > width:
@@ -96,7 +96,7 @@ def _shelves(tiles: list[_Tile], width: float) -> tuple[list[tuple[_Tile, float,
     return placed, y + shelf
 
 
-def pack(tiles: list[_Tile]) -> list[tuple[_Tile, float, float]]:
+def pack(tiles: list[Tile]) -> list[tuple[Tile, float, float]]:
     """The rows of tiles that a box `ASPECT` times wider than high shows largest: of the
     widths that break the rows differently, the one whose drawing needs the least zoom out."""
     if not tiles:
