@@ -33,7 +33,7 @@ def doctor(output: OutputOption = None) -> None:
             [{"check": c.name, "ok": c.ok, "detail": c.detail} for c in checks],
         )
     else:
-        table = new_table("Check", "", "Detail", wrap=("Detail",))
+        table = new_table("Check", "Result", "Detail", wrap=("Detail",))
         for check in checks:
             add_row(table, check.name, "OK" if check.ok else "FAIL", check.detail)
         print_table(table)
