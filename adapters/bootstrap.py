@@ -573,6 +573,7 @@ def build_api(
             approvals=build_approval_desk(store, waker, telemetry),
             probes=Probes(telemetry, readiness, clock, catalog=store.catalog),
             embedder=build_embedder(settings),
+            worker_stale_seconds=settings.worker_stale_seconds,
         )
     )
 

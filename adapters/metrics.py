@@ -35,6 +35,12 @@ PREFIX = "cronpilot_"
 CALL_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 LATENESS_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0, 30.0, 60.0)
 CLAIM_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0)
+REQUEST_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+HTTP_METHODS = frozenset(("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"))
+OTHER_METHOD = "other"
+"""The label of a request whose method is none of `HTTP_METHODS`: a client may send any word."""
+UNMATCHED_ROUTE = "unmatched"
+"""The route label of a request no route matched (a 404): never the raw path."""
 REQUESTED = "requested"
 """The approvals outcome of an approval asked for (its state is then `pending`)."""
 OTHER_TOOL = "other"
@@ -185,6 +191,20 @@ class PrometheusTelemetry(Telemetry):
             "keep their last values).",
             **metric,
         )
+        self._requests = Counter(
+            f"{PREFIX}http_requests_total",
+            "API requests answered, by method, route template (`/runs/{run_id}`, never the "
+            "path asked for) and status.",
+            ["method", "route", "status"],
+            **metric,
+        )
+        self._request_seconds = Histogram(
+            f"{PREFIX}http_request_duration_seconds",
+            "How long the API took to answer a request, by method and route template.",
+            ["method", "route"],
+            buckets=REQUEST_BUCKETS,
+            **metric,
+        )
         self._run_series: dict[tuple[str, str, str, str], Any] = {}
         self._job_series: dict[str, tuple[Any, Any]] = {}
 
@@ -268,6 +288,16 @@ class PrometheusTelemetry(Telemetry):
 
     def approval_decided(self, state: ApprovalState) -> None:
         self._approvals.labels(state.value).inc()
+
+    # --- the API's requests ---------------------------------------------------------------
+
+    def served(self, method: str, route: str | None, status: int, seconds: float) -> None:
+        """One API request answered: `route` is the template the router matched (None: no
+        route matched)."""
+        method = method if method in HTTP_METHODS else OTHER_METHOD
+        route = UNMATCHED_ROUTE if route is None else route
+        self._requests.labels(method, route, str(status)).inc()
+        self._request_seconds.labels(method, route).observe(seconds)
 
     # --- at scrape time -------------------------------------------------------------------
 

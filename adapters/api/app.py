@@ -10,6 +10,7 @@ from cronpilot.adapters.api import (
     approvals_routes,
     catalog_routes,
     graph_routes,
+    operations_routes,
     outputs_routes,
     planner_routes,
     probe_routes,
@@ -19,6 +20,7 @@ from cronpilot.adapters.api import (
 )
 from cronpilot.adapters.api.context import ApiContext
 from cronpilot.adapters.api.problems import PROBLEM_JSON, install_problem_handlers
+from cronpilot.adapters.api.request_metrics import RequestMetrics
 from cronpilot.adapters.api.responses import TidyJSONResponse
 from cronpilot.adapters.api.strict import known_input_only
 from cronpilot.adapters.console.app import STATIC_URL, install_console
@@ -64,6 +66,7 @@ def build_api(context: ApiContext) -> FastAPI:
         outputs_routes,
         graph_routes,
         search_routes,
+        operations_routes,
         probe_routes,
         tokens_routes,
     ):
@@ -76,6 +79,7 @@ def build_api(context: ApiContext) -> FastAPI:
             default_response_class=TidyJSONResponse,
         )
     install_console(app)
+    app.add_middleware(RequestMetrics, telemetry=context.probes.telemetry)
     app.add_api_route("/docs", _docs, include_in_schema=False)
     return app
 

@@ -35,6 +35,8 @@ class ApiContext:
     embedder: Embedder | None = None
     """Search's semantic leg (None: lexical and graph only)."""
     search_cache: IndexCache = field(default_factory=IndexCache)
+    worker_stale_seconds: float = 60
+    """A worker not heard from for longer is not listed (`GET /workers`)."""
 
 
 def context(request: Request) -> ApiContext:

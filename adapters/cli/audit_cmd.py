@@ -1,4 +1,4 @@
-"""`cronpilot audit list`: who changed what, newest first."""
+"""`cronpilot audit list`: who changed what, newest first (the first page of `GET /audit`)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ from cronpilot.adapters.cli.output import (
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.cli.time_options import SinceOption, UntilOption, window
 from cronpilot.domain.audit import AUDIT_ACTIONS, AuditEntry
-from cronpilot.usecases.access import list_audit
+from cronpilot.domain.ports import Store
+from cronpilot.usecases.queries.audit import page_audit
 
 
 def list_entries(
@@ -43,12 +44,14 @@ def list_entries(
             f"{action!r} is not one of {', '.join(AUDIT_ACTIONS)}", param_hint="--action"
         )
     within = window(since, until)
-    entries = with_store(
-        admin_settings(),
-        lambda store: list_audit(
+
+    async def act(store: Store) -> list[AuditEntry]:
+        page = await page_audit(
             store.reading, actor=actor, action=action, limit=limit, within=within
-        ),
-    )
+        )
+        return page.items
+
+    entries = with_store(admin_settings(), act)
     if output:
         print_data(output, [entry_view(e) for e in entries])
         return

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from cronpilot.adapters.bootstrap import build_clock
+from cronpilot.adapters.cli import completion
 from cronpilot.adapters.cli.identity import actor
 from cronpilot.adapters.cli.output import OutputOption, print_data
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
@@ -14,7 +15,12 @@ from cronpilot.usecases.deletion import delete as delete_ref
 
 
 def delete(
-    ref: Annotated[str, typer.Argument(help="A job name, or `job/endpoint`.")],
+    ref: Annotated[
+        str,
+        typer.Argument(
+            help="A job name, or `job/endpoint`.", autocompletion=completion.graph_nodes
+        ),
+    ],
     output: OutputOption = None,
 ) -> None:
     """Delete a job (and its endpoints) or one endpoint, with their runs, proposals, analysis

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from cronpilot.adapters.bootstrap import build_clock
+from cronpilot.adapters.cli import completion
 from cronpilot.adapters.cli.output import (
     EndpointRef,
     OutputOption,
@@ -49,7 +50,12 @@ if TYPE_CHECKING:
 
 
 def list_endpoints(
-    job: Annotated[str | None, typer.Option("--job", help="Only this job's endpoints.")] = None,
+    job: Annotated[
+        str | None,
+        typer.Option(
+            "--job", help="Only this job's endpoints.", autocompletion=completion.job_names
+        ),
+    ] = None,
     output: OutputOption = None,
 ) -> None:
     """Endpoints with their schedule, next run (and why then) and last result."""

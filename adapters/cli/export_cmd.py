@@ -6,12 +6,16 @@ from typing import Annotated
 
 import typer
 
+from cronpilot.adapters.cli import completion
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.usecases.declarations import export_declarations
 
 
 def export(
-    job: Annotated[str | None, typer.Option("--job", help="Only this job.")] = None,
+    job: Annotated[
+        str | None,
+        typer.Option("--job", help="Only this job.", autocompletion=completion.job_names),
+    ] = None,
     with_secrets: Annotated[
         bool,
         typer.Option(

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from cronpilot.adapters.cli import completion
 from cronpilot.adapters.cli.output import (
     OutputFormat,
     OutputOption,
@@ -31,7 +32,13 @@ from cronpilot.domain.graph import pagerank
 from cronpilot.domain.ports import Embedder
 from cronpilot.usecases.queries.graph import graph_path, job_graphs, suggestions
 
-JobOption = Annotated[str | None, typer.Option("--job", help="Only this job.")]
+JobOption = Annotated[
+    str | None, typer.Option("--job", help="Only this job.", autocompletion=completion.job_names)
+]
+Node = Annotated[
+    str,
+    typer.Argument(help="A node: `job` or `job/endpoint`.", autocompletion=completion.graph_nodes),
+]
 
 
 class ExportFormat(StrEnum):
@@ -175,8 +182,8 @@ def _suggest_dag(
 
 
 def path(
-    source: Annotated[str, typer.Argument(help="A node: `job` or `job/endpoint`.")],
-    target: Annotated[str, typer.Argument(help="A node: `job` or `job/endpoint`.")],
+    source: Node,
+    target: Node,
     output: OutputOption = None,
 ) -> None:
     """The strongest chain of edges from one node to another (each edge costs 1/weight); exits

@@ -73,6 +73,7 @@ COMMANDS: dict[str, Single | Group | Built] = {
     "serve": Single("serve_cmd", "serve"),
     "mcp": Single("mcp_cmd", "mcp"),
     "search": Single("search_cmd", "search"),
+    "doctor": Single("doctor_cmd", "doctor"),
     "db": Group("Database schema.", "db_cmd", {"upgrade": "upgrade"}),
     "jobs": Group("Jobs: named groups of endpoints.", "jobs_cmd", {"list": "list_jobs"}),
     "endpoints": Group(

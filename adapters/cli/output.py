@@ -16,6 +16,7 @@ import typer
 from rich.cells import cell_len
 from typer.core import TyperCommand
 
+from cronpilot.adapters.cli import completion
 from cronpilot.adapters.jsonvalue import dump_json, json_depth, key_text
 from cronpilot.domain.model import Run, Schedule
 from cronpilot.domain.schedule import next_cron_fires, zone
@@ -38,7 +39,12 @@ OutputOption = Annotated[
         help="Machine-readable output instead of a table; `--json` is short for `--output json`.",
     ),
 ]
-EndpointRef = Annotated[str, typer.Argument(help="`job/endpoint` or an endpoint id.")]
+EndpointRef = Annotated[
+    str,
+    typer.Argument(
+        help="`job/endpoint` or an endpoint id.", autocompletion=completion.endpoint_refs
+    ),
+]
 
 _UNITS = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
 

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from cronpilot.adapters.bootstrap import build_clock, build_proposal_desk, build_waker
+from cronpilot.adapters.cli import completion
 from cronpilot.adapters.cli.identity import actor
 from cronpilot.adapters.cli.output import (
     OutputFormat,
@@ -28,7 +29,12 @@ from cronpilot.domain.planning import Proposal, ProposalStatus
 from cronpilot.domain.ports import Store
 from cronpilot.usecases.queries import catalog, planner
 
-ProposalId = Annotated[str, typer.Argument(help="A proposal id from `proposals list`.")]
+ProposalId = Annotated[
+    str,
+    typer.Argument(
+        help="A proposal id from `proposals list`.", autocompletion=completion.proposal_ids
+    ),
+]
 
 
 def list_proposals(

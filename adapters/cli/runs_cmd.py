@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from cronpilot.adapters.bootstrap import build_clock
+from cronpilot.adapters.cli import completion
 from cronpilot.adapters.cli.output import (
     EndpointRef,
     OutputFormat,
@@ -74,7 +75,10 @@ def list_runs(
 
 
 def show(
-    run_id: Annotated[str, typer.Argument(help="A run id from `runs list`.")],
+    run_id: Annotated[
+        str,
+        typer.Argument(help="A run id from `runs list`.", autocompletion=completion.run_ids),
+    ],
     output: OutputOption = None,
 ) -> None:
     """One run in full, with its stored response body."""

@@ -36,7 +36,7 @@ from cronpilot.domain.ports import ChatModel
 
 log = logging.getLogger(__name__)
 
-_NO_KEY = "not-needed"
+NO_KEY = "not-needed"
 """The SDK insists on a key; local servers usually ignore it."""
 _NOT_A_COMPLETION = "the LLM server's answer is not a chat completion"
 
@@ -96,7 +96,7 @@ class OpenAIChat(ChatModel):
     ) -> None:
         self._model = model
         self._client = AsyncOpenAI(
-            base_url=base_url, api_key=api_key or _NO_KEY, timeout=timeout_seconds, max_retries=0
+            base_url=base_url, api_key=api_key or NO_KEY, timeout=timeout_seconds, max_retries=0
         )
         self._attempts = attempts
         self._sleep = sleep

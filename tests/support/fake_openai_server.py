@@ -118,6 +118,8 @@ class FakeOpenAI:
         self.embedded: list[list[str]] = []
         """The texts of every `/embeddings` request."""
         self.embeddings_failure: int | None = None
+        self.models: list[str] = ["fake-model"]
+        """What `GET /models` lists."""
 
     def _next(self, request: Request) -> Reply:
         if callable(self._script):
@@ -209,10 +211,18 @@ class FakeOpenAI:
             }
         )
 
+    async def _models(self, _http: web.Request) -> web.StreamResponse:
+        data = [
+            {"id": name, "object": "model", "created": 0, "owned_by": "test"}
+            for name in self.models
+        ]
+        return web.json_response({"object": "list", "data": data})
+
     async def __aenter__(self) -> FakeOpenAI:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._complete)
         app.router.add_post("/v1/embeddings", self._embeddings)
+        app.router.add_get("/v1/models", self._models)
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)

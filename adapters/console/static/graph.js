@@ -1,6 +1,8 @@
-// The tool graph page: Cytoscape.js draws the elements the server placed (one column per DAG
-// layer). Colour = edge type, line style = edge source, width = weight. `window.cy` is the
-// instance, for the browser tests.
+// The tool graph page: Cytoscape.js draws the elements the server placed (each job in a box,
+// one column per DAG layer). Colour = edge type, line style = edge source, width = weight.
+// The drawing is fitted to its box, but never so small that a label is hard to read (nor so
+// large that one job fills the screen): past that, it is dragged to be seen. `window.cy` is
+// the instance, for the browser tests.
 (function () {
   "use strict";
   var TYPE_COLOURS = {
@@ -12,6 +14,8 @@
   var LINE_STYLES = { observed: "solid", inferred: "dashed", template: "dotted" };
   // Louvain communities (related endpoints): a ring of the group's colour round each member.
   var GROUP_COLOURS = ["#b0307a", "#2a8c8c", "#7a4fc4", "#b8860b", "#3b7d23", "#c2410c"];
+  var READABLE_ZOOM = 1; // labels at their 12 px
+  var LARGEST_ZOOM = 1.6;
   var style = [
     {
       selector: "node",
@@ -37,6 +41,17 @@
         "font-weight": "bold",
         color: "#5b6475",
         "text-valign": "center",
+        events: "no",
+      },
+    },
+    {
+      selector: 'node[kind = "box"]',
+      style: {
+        shape: "round-rectangle",
+        "background-color": "#f4f6f9",
+        "border-width": 1,
+        "border-color": "#d9dde5",
+        padding: 12,
         events: "no",
       },
     },
@@ -80,9 +95,18 @@
     container: box,
     elements: elements,
     style: style,
-    layout: { name: "preset", fit: true, padding: 30 },
+    layout: { name: "preset", fit: true, padding: 20 },
     wheelSensitivity: 0.3,
   });
+  if (cy.zoom() < READABLE_ZOOM) {
+    // Too many jobs to read at once: readable size from the top left, the rest a drag away.
+    cy.zoom(READABLE_ZOOM);
+    var drawn = cy.elements().boundingBox();
+    cy.pan({ x: 20 - drawn.x1 * READABLE_ZOOM, y: 20 - drawn.y1 * READABLE_ZOOM });
+  } else if (cy.zoom() > LARGEST_ZOOM) {
+    cy.zoom(LARGEST_ZOOM);
+    cy.center();
+  }
   cy.on("tap", "node[href]", function (event) {
     window.location.assign(event.target.data("href"));
   });
