@@ -523,6 +523,7 @@ async def open_planner(
         planner_config(settings),
         waker=waker,
         telemetry=telemetry,
+        embedder=build_embedder(settings),
     )
 
 
