@@ -1,9 +1,10 @@
 """Search: endpoints ranked by how well they answer an intent (`domain.search`), from the
 stored texts, vectors and graph in one read-only unit. Endpoints whose vector is missing or
-stale (declared or changed since the learner last embedded their job) are embedded for this
-search and, given a unit of work, saved in a short one after the read: the index follows
-`apply` without `apply` paying for a model. Without an embedding model the ranking falls back
-to its lexical and graph legs, and the result says so."""
+stale (declared, or changed by an `apply` since) are embedded for this search and, given a unit
+of work, saved in a short one after the read: the index follows `apply` without `apply` paying
+for a model. The scheduler's learner keeps the vectors a search made in step with the learnt
+fields (`refresh_vectors`). Without an embedding model the ranking falls back to its lexical and
+graph legs, and the result says so."""
 
 from __future__ import annotations
 
@@ -158,3 +159,28 @@ async def search_index(
     if why_not is not None and Leg.SEMANTIC in legs:
         result.notes[:] = [f"{why_not}: ranked by lexical and graph scores only"]
     return result
+
+
+async def refresh_vectors(
+    reading: ReadingFactory,
+    uow: UnitOfWorkFactory,
+    embedder: Embedder,
+    now: datetime,
+    job: str,
+) -> int:
+    """Embed again the endpoints of `job` whose indexed text changed since their vector was
+    made, and save those vectors; returns how many. Only vectors a search made are kept in
+    step: an endpoint never embedded waits for the first search (a scheduler whose catalog
+    nobody searches loads no model). Raises `EmbedderUnavailable` (nothing saved)."""
+    async with reading() as read:
+        stored = await read.vectors.get_vectors(embedder.model)
+        found = await indexed_endpoints(read, job) if stored else []
+    stale = [
+        item
+        for item in found
+        if (known := stored.get(item.endpoint.id)) is not None and known.digest != item.text.digest
+    ]
+    if stale:
+        made = await embedder.embed([item.text.text for item in stale])
+        await _save(uow, embedder.model, stale, made, now)
+    return len(stale)
