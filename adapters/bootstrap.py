@@ -341,6 +341,7 @@ async def serve_scheduler(
             store.reading,
             clock,
             telemetry=telemetry,
+            embedder=build_embedder(settings),
         )
         learner.start()
         resources.push_async_callback(learner.stop)
@@ -523,6 +524,7 @@ async def open_planner(
         planner_config(settings),
         waker=waker,
         telemetry=telemetry,
+        embedder=build_embedder(settings),
     )
 
 

@@ -62,6 +62,7 @@ def main() -> None:
             )
             _shoot(tab, session, "session", out)
             _shoot(tab, "/console/graph", "graph", out)
+            _shoot(tab, "/console/search?q=which+endpoint+tells+me+the+fraud+rate", "search", out)
         with open_tab(browser, console, *PHONE) as tab:
             tab.sign_in(Scope.ADMIN)
             _shoot(tab, "/console/endpoints", "endpoints-phone", out, full=False)

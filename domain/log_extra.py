@@ -71,6 +71,7 @@ LogAction = Literal[
     "reap",
     "recording_stalled",
     "refresh_provides_failed",
+    "refresh_vectors_failed",
     "reject",
     "release",
     "resolve_refused",

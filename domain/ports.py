@@ -506,7 +506,9 @@ class StoredVector:
     endpoint_id: str
     model: str
     digest: str
-    vector: tuple[float, ...]
+    vector: Sequence[float]
+    """A store may hand back a compact sequence (SQL: `array('f')` over the stored bytes, not
+    a tuple of Python floats, 30 times slower to make for a catalog's worth)."""
 
 
 class VectorRepository(Protocol):

@@ -1,11 +1,12 @@
 """The planner's tools (seed 002): query tools read the analysed endpoint's and its siblings'
 runs — `get_latest_response`, `get_response_history` (at most 50), `get_sibling_latest_responses`
-— and `find_endpoints` finds the job's endpoints for an intent (hybrid search, lexical and
-graph); action tools propose changes to the analysed endpoint only; `submit_analysis` ends the
-session. The brief already sums up the newest responses of the most relevant siblings, within a
-token budget. Each definition is sent with every step, so descriptions are a few words, and
-`find_endpoints` and `get_sibling_latest_responses` are offered only where they can tell more
-than the brief: where its budget left siblings out.
+— and `find_endpoints` finds the job's endpoints for an intent (hybrid search: semantic with
+the worker's embedder, lexical and graph); action tools propose changes to the analysed
+endpoint only; `submit_analysis` ends the session. The brief already sums up the newest
+responses of the most relevant siblings, within a token budget. Each definition is sent with
+every step, so descriptions are a few words, and `find_endpoints` and
+`get_sibling_latest_responses` are offered only where they can tell more than the brief:
+where its budget left siblings out.
 
 Every call is recorded (arguments, duration, result size, error). A call to an unknown tool,
 with arguments that do not validate, or naming another endpoint for an action is answered as a
@@ -38,7 +39,7 @@ from cronpilot.domain.planning import (
     ToolCallRecord,
     proposal_outcome,
 )
-from cronpilot.domain.ports import Store
+from cronpilot.domain.ports import Embedder, Store
 from cronpilot.planner.projection import DEFAULT_MAX_BODY_CHARS, capped, project
 from cronpilot.planner.tool_args import (
     FindArgs,
@@ -136,6 +137,8 @@ class ToolContext:
     """The job's graph: `find_endpoints` and the siblings' order read it."""
     summed_up: Collection[str] | None = None
     """The siblings the brief sums up (None: all of them)."""
+    embedder: Embedder | None = None
+    """`find_endpoints`'s semantic leg (None: lexical and graph only)."""
 
     def ranked_siblings(self) -> list[Endpoint]:
         """The job's other endpoints, most related to the analysed one first."""
@@ -307,17 +310,23 @@ async def _siblings(box: ToolBox, args: SiblingsArgs) -> JSON:
 
 
 async def _find(box: ToolBox, args: FindArgs) -> JSON:
-    """The job's endpoints that best answer `intent` (lexical and graph legs: no model is
-    loaded in the planner), best first."""
-    from cronpilot.domain.search import SearchIndex, checked_query, sibling_texts
+    """The job's endpoints that best answer `intent`, best first: the hybrid search of
+    `cronpilot search` over the job, with the analysed endpoint as its graph context."""
+    from cronpilot.usecases.search import search_endpoints
 
+    context = box.context
     try:
-        query = checked_query(args.intent)
+        found = await search_endpoints(
+            context.store.reading,
+            context.embedder,
+            args.intent,
+            job=box.endpoint.job_name,
+            limit=FOUND,
+            context=[box.endpoint.ref],
+        )
     except CronpilotError as exc:
         raise ToolError(str(exc)) from None
-    job = list(box.context.siblings.values())
-    index = SearchIndex(sibling_texts(job), box.context.edges)
-    hits = index.search(query, None, limit=FOUND, context=[box.endpoint.ref]).hits
+    hits = found.hits
     return {"endpoints": [{"name": h.ref.split("/", 1)[1], "score": h.score} for h in hits]}
 
 

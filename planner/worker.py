@@ -27,7 +27,7 @@ from cronpilot.domain.planning import (
     RulesPass,
     SessionStatus,
 )
-from cronpilot.domain.ports import Clock, Store, Telemetry, Waker
+from cronpilot.domain.ports import Clock, Embedder, Store, Telemetry, Waker
 from cronpilot.domain.quiet_passes import (
     analysis_is_quiet,
     rules_news_is_due,
@@ -76,8 +76,10 @@ class PlannerWorker:
         *,
         waker: Waker | None,
         telemetry: Telemetry = NO_TELEMETRY,
+        embedder: Embedder | None = None,
     ) -> None:
         self._store = store
+        self._embedder = embedder
         self._analyst = analyst
         self._clock = clock
         self._config = config
@@ -259,6 +261,7 @@ class PlannerWorker:
                 now=self._clock.now,
                 edges=context.edges,
                 summed_up=[name for name in latest if name != claim.endpoint.name],
+                embedder=self._embedder,
             )
         )
         brief = build_brief(

@@ -27,11 +27,18 @@ from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Run
 from cronpilot.domain.outage import described
 from cronpilot.domain.outputs import OutputSchema, learnable
-from cronpilot.domain.ports import Clock, ReadingFactory, Telemetry, UnitOfWorkFactory
+from cronpilot.domain.ports import (
+    Clock,
+    Embedder,
+    ReadingFactory,
+    Telemetry,
+    UnitOfWorkFactory,
+)
 from cronpilot.domain.telemetry import NO_TELEMETRY
 from cronpilot.runtime.timing import Periodic
 from cronpilot.usecases.graph_edges import record_trace, refresh_job_provides
 from cronpilot.usecases.schema_learning import learn_schema
+from cronpilot.usecases.search import refresh_vectors
 
 log = logging.getLogger(__name__)
 
@@ -65,8 +72,11 @@ class RunLearner:
         refresh_seconds: float = REFRESH_SECONDS,
         learn_every_seconds: float = LEARN_EVERY_SECONDS,
         telemetry: Telemetry = NO_TELEMETRY,
+        embedder: Embedder | None = None,
     ) -> None:
         self._uow = uow
+        self._embedder = embedder
+        """Keeps the search vectors of a reshaped job in step (None: the next search does)."""
         self._telemetry = telemetry
         self._reading = reading
         self._clock = clock
@@ -237,6 +247,23 @@ class RunLearner:
                         described(error),
                         extra=log_extra("refresh_provides_failed", job=job),
                     )
+                await self._refresh_vectors(job)
+
+    async def _refresh_vectors(self, job: str) -> None:
+        """A learnt field is indexed text: the job's vectors that a search made follow it.
+        Only on a change of shape (rare once a schema settles), never per run; a failure
+        leaves them stale for the next search to embed."""
+        if self._embedder is None:
+            return
+        try:
+            await refresh_vectors(self._reading, self._uow, self._embedder, self._clock.now(), job)
+        except CronpilotError as error:
+            log.warning(
+                "could not refresh the search vectors of job %s (%s)",
+                job,
+                described(error),
+                extra=log_extra("refresh_vectors_failed", job=job),
+            )
 
     async def trace(self, run: Run) -> None:
         """Record what a child run shows: parent → it, and the sibling sequence."""

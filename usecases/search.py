@@ -1,16 +1,19 @@
 """Search: endpoints ranked by how well they answer an intent (`domain.search`), from the
 stored texts, vectors and graph in one read-only unit. Endpoints whose vector is missing or
-stale (declared or changed since the learner last embedded their job) are embedded for this
-search and, given a unit of work, saved in a short one after the read: the index follows
-`apply` without `apply` paying for a model. Without an embedding model the ranking falls back
-to its lexical and graph legs, and the result says so."""
+stale (declared, or changed by an `apply` since) are embedded for this search and, given a unit
+of work, saved in a short one after the read: the index follows `apply` without `apply` paying
+for a model. The scheduler's learner keeps the vectors a search made in step with the learnt
+fields (`refresh_vectors`). Without an embedding model the ranking falls back to its lexical and
+graph legs, and the result says so."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
-from collections.abc import Sequence, Set
+from collections.abc import Coroutine, Sequence, Set
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from cronpilot.domain.errors import EmbedderUnavailable
 from cronpilot.domain.graph import Edge
@@ -25,15 +28,56 @@ from cronpilot.domain.search import (
 )
 from cronpilot.usecases.search_index import Indexed, indexed_endpoints
 
+SERVED_FRESH_SECONDS = 5.0
+"""How long the API, the console and the MCP server serve an index without reading the
+catalog (`IndexCache.fresh_seconds`)."""
+Key = tuple[str | None, str]
+"""An index's job filter and model."""
+
 
 @dataclass
 class IndexCache:
     """The indexes last built, by job filter and model, each kept while the texts, vectors and
     edges it was built from are unchanged: a process that searches often (the API, the MCP
     server) builds once per change of the catalog, not once per search (10,000 endpoints take
-    seconds to index, a search milliseconds)."""
+    seconds to index, a search milliseconds).
 
-    built: dict[tuple[str | None, str], tuple[str, SearchIndex]] = field(default_factory=dict)
+    Telling whether the catalog changed means reading all of it: at 10,000 endpoints that
+    read, not the search, was the served search's time (seconds on a busy machine). With
+    `fresh_seconds`, an index checked less than that ago is served without a read; past it,
+    the search is answered from it while one background task reads the catalog and rebuilds
+    what changed. A search waits for the catalog only when nothing is built yet."""
+
+    fresh_seconds: float = 0.0
+    """0: the catalog is read at every search (the index is never behind it)."""
+    built: dict[Key, tuple[str, SearchIndex]] = field(default_factory=dict)
+    checked_at: dict[Key, datetime] = field(default_factory=dict)
+    checking: dict[Key, asyncio.Task[object]] = field(default_factory=dict)
+
+    def served(self, key: Key, now: datetime | None) -> SearchIndex | None:
+        """The index to answer from without reading the catalog, if any."""
+        kept = self.built.get(key)
+        if self.fresh_seconds <= 0 or now is None or kept is None:
+            return None
+        return kept[1]
+
+    def due(self, key: Key, now: datetime) -> bool:
+        """Whether the index should be checked against the catalog (none under way)."""
+        checked = self.checked_at.get(key)
+        stale = checked is None or (now - checked).total_seconds() >= self.fresh_seconds
+        return stale and key not in self.checking
+
+    def check_later(self, key: Key, check: Coroutine[Any, Any, object]) -> None:
+        task = asyncio.create_task(check)
+        self.checking[key] = task
+
+        def done(ended: asyncio.Task[object]) -> None:
+            del self.checking[key]
+            if ended.cancelled() or ended.exception() is not None:
+                # The job gone, the store down: the next search reads (and says) for itself.
+                self.built.pop(key, None)
+
+        task.add_done_callback(done)
 
 
 def _fingerprint(found: Sequence[Indexed], edges: Sequence[Edge], known: Set[str]) -> str:
@@ -56,7 +100,29 @@ async def build_index(
 ) -> tuple[SearchIndex, str | None]:
     """The index of every endpoint (of `job`), and why it has no semantic leg (None when it
     has one); the vectors it had to make saved through `uow` at `now` when given; taken from
-    `cache` when nothing changed since it was built. Raises `JobNotFound`."""
+    `cache` when nothing changed since it was built, or when it was checked less than its
+    `fresh_seconds` ago (past them, checked in the background). Raises `JobNotFound`."""
+    if embedder is not None and cache is not None:
+        key = (job, embedder.model)
+        served = cache.served(key, now)
+        if served is not None and now is not None:
+            if cache.due(key, now):
+                cache.check_later(
+                    key, _read_and_build(reading, embedder, job, uow=uow, now=now, cache=cache)
+                )
+            return served, None
+    return await _read_and_build(reading, embedder, job, uow=uow, now=now, cache=cache)
+
+
+async def _read_and_build(
+    reading: ReadingFactory,
+    embedder: Embedder | None,
+    job: str | None,
+    *,
+    uow: UnitOfWorkFactory | None,
+    now: datetime | None,
+    cache: IndexCache | None,
+) -> tuple[SearchIndex, str | None]:
     async with reading() as read:
         found = await indexed_endpoints(read, job)
         edges = await read.graph.list_edges(job)
@@ -74,6 +140,8 @@ async def build_index(
     if cache is not None and len(fresh) == len(found):
         kept = cache.built.get(key)
         if kept is not None and kept[0] == fingerprint:
+            if now is not None:
+                cache.checked_at[key] = now
             return kept[1], None
 
     vectors: dict[str, Sequence[float]] = {}
@@ -92,9 +160,13 @@ async def build_index(
     if made and uow is not None and now is not None:
         await _save(uow, embedder.model, missing, made, now)
         fingerprint = _fingerprint(found, edges, {item.endpoint.id for item in found})
-    index = SearchIndex(texts, edges, vectors)
+    # In a thread: BM25, PageRank and Louvain take seconds at 10,000 endpoints, and a served
+    # search's event loop goes on answering meanwhile.
+    index = await asyncio.to_thread(SearchIndex, texts, edges, vectors)
     if cache is not None and (not made or uow is not None):
         cache.built[key] = (fingerprint, index)
+        if now is not None:
+            cache.checked_at[key] = now
     return index, None
 
 
@@ -158,3 +230,28 @@ async def search_index(
     if why_not is not None and Leg.SEMANTIC in legs:
         result.notes[:] = [f"{why_not}: ranked by lexical and graph scores only"]
     return result
+
+
+async def refresh_vectors(
+    reading: ReadingFactory,
+    uow: UnitOfWorkFactory,
+    embedder: Embedder,
+    now: datetime,
+    job: str,
+) -> int:
+    """Embed again the endpoints of `job` whose indexed text changed since their vector was
+    made, and save those vectors; returns how many. Only vectors a search made are kept in
+    step: an endpoint never embedded waits for the first search (a scheduler whose catalog
+    nobody searches loads no model). Raises `EmbedderUnavailable` (nothing saved)."""
+    async with reading() as read:
+        stored = await read.vectors.get_vectors(embedder.model)
+        found = await indexed_endpoints(read, job) if stored else []
+    stale = [
+        item
+        for item in found
+        if (known := stored.get(item.endpoint.id)) is not None and known.digest != item.text.digest
+    ]
+    if stale:
+        made = await embedder.embed([item.text.text for item in stale])
+        await _save(uow, embedder.model, stale, made, now)
+    return len(stale)

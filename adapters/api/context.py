@@ -14,7 +14,7 @@ from cronpilot.domain.access import Principal
 from cronpilot.domain.ports import Clock, Embedder, Store, Waker
 from cronpilot.usecases.approvals import ApprovalDesk
 from cronpilot.usecases.proposals import ProposalDesk
-from cronpilot.usecases.search import IndexCache
+from cronpilot.usecases.search import SERVED_FRESH_SECONDS, IndexCache
 
 Authenticate = Callable[[str], Awaitable[Principal | None]]
 """A bearer token's secret → its principal, or None (no such token, or revoked)."""
@@ -34,7 +34,7 @@ class ApiContext:
     """/healthz, /readyz and /metrics of the API process."""
     embedder: Embedder | None = None
     """Search's semantic leg (None: lexical and graph only)."""
-    search_cache: IndexCache = field(default_factory=IndexCache)
+    search_cache: IndexCache = field(default_factory=lambda: IndexCache(SERVED_FRESH_SECONDS))
     worker_stale_seconds: float = 60
     """A worker not heard from for longer is not listed (`GET /workers`)."""
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from cronpilot.domain.ports import Clock, Embedder, Store, Waker
 from cronpilot.usecases.approvals import ApprovalDesk
 from cronpilot.usecases.proposals import ProposalDesk
-from cronpilot.usecases.search import IndexCache
+from cronpilot.usecases.search import SERVED_FRESH_SECONDS, IndexCache
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,4 +23,4 @@ class McpContext:
     approvals: ApprovalDesk
     embedder: Embedder | None = None
     """Search's semantic leg (None: lexical and graph only)."""
-    search_cache: IndexCache = field(default_factory=IndexCache)
+    search_cache: IndexCache = field(default_factory=lambda: IndexCache(SERVED_FRESH_SECONDS))

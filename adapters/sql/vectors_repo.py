@@ -28,7 +28,7 @@ class SqlVectors(VectorRepository):
         async with self._db.read() as conn:
             rows = (await conn.execute(statement)).all()
         return {
-            endpoint_id: StoredVector(endpoint_id, model, digest, tuple(array("f", blob)))
+            endpoint_id: StoredVector(endpoint_id, model, digest, array("f", blob))
             for endpoint_id, digest, blob in rows
         }
 

@@ -4,6 +4,7 @@ made by the tokens' use case: `read-bot`, `write-bot` and `admin-bot` carry thos
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -81,14 +82,16 @@ class Api:
         return httpx.AsyncClient(base_url=self.url, headers=headers, timeout=10)
 
 
-@pytest.fixture
-async def api(sql_url: str, cipher: SecretCipher) -> AsyncIterator[Api]:
+@contextlib.asynccontextmanager
+async def served_api(sql_url: str, cipher: SecretCipher, **settings: Any) -> AsyncIterator[Api]:
+    """The API on `sql_url`, with `settings` over the tests' own."""
     store = await open_sql_store(sql_url, cipher)
     waker = InProcessWaker()
     clock = FakeClock()
     secrets = await issue_tokens(store, clock)
     authenticate = token_authenticator(store, clock)
-    app = build_api(settings_for_tests(database_url=sql_url), store, waker, clock, authenticate)
+    chosen = settings_for_tests(database_url=sql_url, **settings)
+    app = build_api(chosen, store, waker, clock, authenticate)
     server, sock = loopback_server(app)
     port = sock.getsockname()[1]
     task = asyncio.create_task(server.serve(sockets=[sock]))
@@ -100,6 +103,12 @@ async def api(sql_url: str, cipher: SecretCipher) -> AsyncIterator[Api]:
         sock.close()
         await waker.close()
         await store.close()
+
+
+@pytest.fixture
+async def api(sql_url: str, cipher: SecretCipher) -> AsyncIterator[Api]:
+    async with served_api(sql_url, cipher) as serving:
+        yield serving
 
 
 @pytest.fixture

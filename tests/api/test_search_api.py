@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from cronpilot.domain.access import Scope
-from tests.api.conftest import JOBS, Api
+from cronpilot.domain.ports import SecretCipher
+from tests.api.conftest import JOBS, Api, served_api
 
 
 async def test_search_ranks_the_endpoints_and_explains_the_blend(api: Api) -> None:
@@ -39,3 +40,24 @@ async def test_a_bad_query_is_a_problem(
     assert answer.status_code == status
     assert answer.headers["content-type"] == "application/problem+json"
     assert says in answer.json()["detail"]
+
+
+async def test_without_a_reachable_embedding_model_the_answer_says_it_fell_back(
+    sql_url: str, cipher: SecretCipher
+) -> None:
+    # Nothing listens on port 9 of the loopback: the connection is refused at once.
+    unreachable = {
+        "search_embedder": "openai",
+        "search_embeddings_base_url": "http://127.0.0.1:9/v1",
+    }
+    async with served_api(sql_url, cipher, **unreachable) as api:
+        async with api.client() as client:
+            await client.post("/apply", content=JOBS)
+        async with api.client(Scope.READ) as reader:
+            answer = await reader.get("/search", params={"q": "current prices", "limit": 1})
+
+    assert answer.status_code == 200
+    body = answer.json()
+    assert [hit["endpoint"] for hit in body["items"]] == ["shop/prices"]
+    [note] = body["notes"]
+    assert "embeddings server" in note and "ranked by lexical and graph scores only" in note

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from cronpilot.domain.ports import Store, StoredVector
 from tests.contract.builders import T0, add_endpoint, seconds
+
+
+def read(found: Mapping[str, StoredVector]) -> dict[str, tuple[str, str, tuple[float, ...]]]:
+    """Each vector as a tuple: a store may hand back another sequence type."""
+    return {key: (v.model, v.digest, tuple(v.vector)) for key, v in found.items()}
 
 
 async def test_vectors_are_saved_replaced_and_read_by_model(store: Store) -> None:
@@ -21,11 +28,11 @@ async def test_vectors_are_saved_replaced_and_read_by_model(store: Store) -> Non
 
     by_m1 = await store.vectors.get_vectors("m1")
 
-    assert by_m1 == {
-        first: StoredVector(first, "m1", "d3", (0.75, 0.0, 0.5)),
-        second: StoredVector(second, "m1", "d2", (0.0, 1.0, 0.0)),
+    assert read(by_m1) == {
+        first: ("m1", "d3", (0.75, 0.0, 0.5)),
+        second: ("m1", "d2", (0.0, 1.0, 0.0)),
     }
-    assert await store.vectors.get_vectors("m2") == {first: StoredVector(first, "m2", "d1", (1.0,))}
+    assert read(await store.vectors.get_vectors("m2")) == {first: ("m2", "d1", (1.0,))}
     assert await store.vectors.get_vectors("other") == {}
 
 

@@ -4,9 +4,11 @@ leaves search to its lexical and graph legs, which says so."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from cronpilot.adapters.jobs_file import load_declarations
 from cronpilot.adapters.memory.store import MemoryStore
@@ -91,3 +93,39 @@ async def test_an_index_cache_builds_once_per_change_of_the_catalog() -> None:
     assert third is not first and fetch.spec.description != "Pull fresh orders"
     # The changed endpoint alone was embedded again.
     assert [len(texts) for texts in server.embedded] == [15, 1]
+
+
+async def test_a_served_index_is_fresh_for_a_while_then_checked_in_the_background() -> None:
+    store = await _examples()
+    reads = 0
+    reading = store.reading
+
+    def counted() -> Any:
+        nonlocal reads
+        reads += 1
+        return reading()
+
+    cache = IndexCache(fresh_seconds=5)
+    async with FakeOpenAI([]) as server:
+        embedder = OpenAIEmbedder(server.base_url, "fake-embed", None, 5)
+
+        async def built(second: int) -> SearchIndex:
+            at = T0 + timedelta(seconds=second)
+            index, _ = await build_index(
+                counted, embedder, uow=store.unit_of_work, now=at, cache=cache
+            )
+            return index
+
+        first = await built(0)
+        await store.catalog.delete_endpoints([(await store.catalog.get_endpoint("etl/load")).id])
+        within = await built(4)
+        reads_within = reads
+        past = await built(5)
+        await asyncio.gather(*cache.checking.values())
+        after = await built(6)
+
+    # Within its freshness the index is served without a read; past it the search is still
+    # answered from it while the catalog is read once in the background.
+    assert within is first and past is first and reads_within == 1
+    assert reads == 2 and not cache.checking
+    assert "etl/load" in first.refs and "etl/load" not in after.refs

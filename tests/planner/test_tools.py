@@ -274,6 +274,21 @@ async def test_siblings_latest_responses_and_finding_endpoints_by_intent(clock: 
     assert refused.error is not None and "the query is empty" in refused.error
 
 
+async def test_finding_endpoints_reads_their_meaning_with_the_workers_embedder(
+    clock: FakeClock,
+) -> None:
+    from cronpilot.adapters.search.embedders import WordLlamaEmbedder
+
+    box, _ = await _toolbox(clock)
+    # No word of "detective" is indexed: only the semantic leg can find the investigator.
+    words_only = await box.call("find_endpoints", {"intent": "detective"})
+    box.context.embedder = WordLlamaEmbedder()
+    meaning = await box.call("find_endpoints", {"intent": "detective"})
+
+    assert words_only.data == {"endpoints": []}
+    assert meaning.data["endpoints"][0]["name"] == "investigator"
+
+
 async def test_tools_that_read_siblings_are_offered_only_where_the_brief_left_some_out(
     clock: FakeClock,
 ) -> None:

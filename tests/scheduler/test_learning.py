@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import Sequence
 
 from cronpilot.domain.graph import EdgeType
 from cronpilot.domain.model import Response
@@ -13,6 +14,7 @@ from cronpilot.domain.ports import Store
 from cronpilot.domain.schema_inference import VOLATILE_AFTER
 from cronpilot.scheduler.learning import RunLearner
 from cronpilot.usecases.schema_learning import rebuild_schema
+from cronpilot.usecases.search import search_endpoints
 from tests.contract.builders import (
     LEASE_SECONDS,
     T0,
@@ -151,3 +153,47 @@ async def test_the_fields_found_volatile_are_recorded_with_the_schema_and_by_a_r
     await store.catalog.set_volatile_fields(endpoint_id, [])
     await rebuild_schema(store.unit_of_work, store.reading, endpoint, T0)
     assert (await store.catalog.get_endpoint(endpoint_id)).volatile_fields == ("at", "n")
+
+
+class CountingEmbedder:
+    """Vectors from the text's length, and every text it was asked for."""
+
+    model = "counting"
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.asked += texts
+        return [[float(len(text)), 1.0] for text in texts]
+
+
+async def test_the_learner_keeps_the_vectors_a_search_made_in_step_on_a_change_of_shape(
+    store: Store,
+) -> None:
+    endpoint_id = await add_endpoint(store, "j", "score", T0)
+    endpoint = await store.catalog.get_endpoint(endpoint_id)
+    embedder = CountingEmbedder()
+    learner = RunLearner(store.unit_of_work, store.reading, FakeClock(), embedder=embedder)
+
+    async def learnt(at: int, body: dict[str, float]) -> list[str]:
+        await run_once(store, T0 + seconds(at), Response(status_code=200, body=body))
+        await learner.learn(endpoint)
+        await learner.refresh_stale()
+        return list(embedder.asked)
+
+    # No search yet: the scheduler embeds nothing (and loads no model).
+    unsearched = await learnt(0, {"fraud_rate": 0.1})
+    await search_endpoints(store.reading, embedder, "fraud", uow=store.unit_of_work, now=T0)
+    [searched] = embedder.asked[:1]
+    embedder.asked.clear()
+    same_shape = await learnt(60, {"fraud_rate": 0.2})
+    reshaped = await learnt(120, {"fraud_rate": 0.3, "orders": 3})
+
+    assert unsearched == []
+    assert "returns fraud rate" in searched
+    assert same_shape == []
+    [again] = reshaped
+    assert "returns fraud rate, orders" in again
+    [stored] = (await store.vectors.get_vectors("counting")).values()
+    assert tuple(stored.vector) == (float(len(again)), 1.0)
