@@ -93,6 +93,7 @@ from cronpilot.domain.transitions import (
     with_pause,
     with_spec,
 )
+from cronpilot.domain.watch import WatchEpisode
 from cronpilot.domain.workers import WorkerInfo
 
 
@@ -160,6 +161,8 @@ class MemoryState:
     """Approval gates, by approval id."""
     vectors: dict[tuple[str, str], StoredVector] = field(default_factory=dict)
     """The search index's embeddings, by (endpoint id, model)."""
+    episodes: dict[str, WatchEpisode] = field(default_factory=dict)
+    """Alert episodes (`domain.watch`), by episode id."""
 
     def runs_of(self, endpoint_id: str) -> list[Run]:
         """Runs of one endpoint, newest slot first."""
