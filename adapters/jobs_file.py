@@ -183,10 +183,7 @@ def _notify_shape(value: object) -> object:
     if isinstance(value, list):
         return {"urls": value}
     if not isinstance(value, dict):
-        raise ValueError(
-            "expected a list of webhook URLs, or {urls: [...], after: N, missed_after: 10m, "
-            "late_after: 30s}"
-        )
+        raise ValueError("expected a list of webhook URLs, or {urls: [...], after: N}")
     return value
 
 

@@ -238,7 +238,7 @@ def _document(
     can drop a repeated delivery. Never headers, URLs or bodies: only what identifies the
     endpoint and explains the event, with error texts masked and cut."""
     pause = endpoint.pause
-    return {
+    document: dict[str, JSON] = {
         "id": new_id(),
         "event": event.value,
         "job": endpoint.job_name,
@@ -250,8 +250,11 @@ def _document(
         "last_run": None if last_run is None else _run_document(last_run),
         "proposal": None if proposal is None else _proposal_document(proposal),
         "approval": None if approval is None else _approval_document(approval),
-        "episode": None if episode is None else episode.document(),
     }
+    if episode is not None:
+        # Only on the events of an episode (`domain.watch`): `recovered` ends one or a streak.
+        document["episode"] = episode.document()
+    return document
 
 
 def _run_document(run: Run) -> dict[str, JSON]:
