@@ -96,6 +96,29 @@ def missed_episode(endpoint: Endpoint, now: datetime) -> WatchEpisode | None:
     return WatchEpisode(new_id(), endpoint.id, AlertEvent.MISSED, slot, now)
 
 
+def caught_up_missed(endpoint: Endpoint, now: datetime) -> WatchEpisode | None:
+    """The `missed` episode, over already, of an endpoint whose missed baseline slot its
+    catch-up rule moves at the claim (`transitions.caught_up`: a run takes over, or the
+    schedule waits for the next slot), when that slot was missed for `missed_after`: so that
+    the miss is told even when no watch looked before the claim (a store outage, a worker
+    claiming first). Keyed as the watch's, so a miss the watch opened is not told twice."""
+    limit = endpoint.spec.missed_after_seconds
+    slot = endpoint.next_slot
+    if limit is None or slot is None or slot + timedelta(seconds=limit) > now:
+        return None
+    return WatchEpisode(new_id(), endpoint.id, AlertEvent.MISSED, slot, now, now)
+
+
+def caught_up_notifications(
+    episode: WatchEpisode, endpoint: Endpoint, now: datetime
+) -> list[Notification]:
+    """`missed` and its `recovered` for an episode over already (`caught_up_missed`)."""
+    started = replace(episode, recovered_at=None)
+    return opened_notifications(started, endpoint, now) + recovered_notifications(
+        started, endpoint, now
+    )
+
+
 def missed_is_over(episode: WatchEpisode, endpoint: Endpoint | None, now: datetime) -> bool:
     """Whether an open `missed` episode has ended: its slot is no longer the one missed (a run
     took it, or the schedule moved past it), or the endpoint is gone."""

@@ -130,13 +130,7 @@ class MemoryNotifications(NotificationRepository):
 
     async def open_episode(self, episode: WatchEpisode, raised: Sequence[Notification]) -> bool:
         async with self._state.lock:
-            for held in self._state.episodes.values():
-                same = (held.subject, held.kind) == (episode.subject, episode.kind)
-                if same and (held.started_at == episode.started_at or held.recovered_at is None):
-                    return False
-            self._state.episodes[episode.id] = episode
-            self._state.add_notifications(raised)
-        return True
+            return self._state.add_episode(episode, raised)
 
     async def close_episode(
         self, episode_id: str, now: datetime, raised: Sequence[Notification]

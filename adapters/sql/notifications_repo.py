@@ -78,6 +78,24 @@ async def add_notifications(conn: AsyncConnection, raised: Sequence[Notification
         await conn.execute(insert(notifications), [notification_values(n) for n in raised])
 
 
+async def add_episode(
+    conn: AsyncConnection, dialect: str, episode: WatchEpisode, raised: Sequence[Notification]
+) -> bool:
+    """Insert `episode` and, if it took, `raised`, in the caller's transaction. Either unique
+    key (subject, kind and start; one open per subject and kind) refuses a second: the worker
+    whose insert takes is the one that raises the episode's alerts."""
+    statement = (
+        conflict_insert(dialect, alert_episodes)
+        .values(_episode_values(episode))
+        .on_conflict_do_nothing()
+        .returning(alert_episodes.c.id)
+    )
+    if (await conn.execute(statement)).first() is None:
+        return False
+    await add_notifications(conn, raised)
+    return True
+
+
 class SqlNotifications(NotificationRepository):
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -222,19 +240,8 @@ class SqlNotifications(NotificationRepository):
         return [_episode_from_row(row) for row in rows]
 
     async def open_episode(self, episode: WatchEpisode, raised: Sequence[Notification]) -> bool:
-        # Either unique key (subject, kind and start; one open per subject and kind) refuses a
-        # second: the worker that inserts the episode is the one that raises its alerts.
-        statement = (
-            conflict_insert(self._db.dialect, alert_episodes)
-            .values(_episode_values(episode))
-            .on_conflict_do_nothing()
-            .returning(alert_episodes.c.id)
-        )
         async with self._db.write() as conn:
-            if (await conn.execute(statement)).first() is None:
-                return False
-            await add_notifications(conn, raised)
-        return True
+            return await add_episode(conn, self._db.dialect, episode, raised)
 
     async def close_episode(
         self, episode_id: str, now: datetime, raised: Sequence[Notification]

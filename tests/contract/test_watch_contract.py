@@ -142,3 +142,42 @@ async def test_workers_starting_after_a_gap_record_it_once(store: Store) -> None
     # A worker that has beaten since: no gap.
     await store.workers.beat(gone.seen(clock.now()))
     assert not await watches[0].gap_once()
+
+
+async def test_a_slot_caught_up_at_the_claim_is_told_missed_even_unwatched(store: Store) -> None:
+    """No watch looked (the store was out, another worker claimed first): the claim that moves
+    the missed slot tells it, once, and a watch after it finds nothing more to say."""
+    await _declare(store, missed_after_seconds=600)
+    later = T0 + seconds(3600)
+
+    claim = await claim_one(store, later)
+    await finish_one(store.claims, claim, "w1", OK, later)
+    watch = Watch(store, ManualClock(later + seconds(1)), 10, worker_stale_seconds=60)
+
+    assert claim.slot_at == later  # caught up: the latest slot runs instead
+    assert await watch.check_once() == (0, 0)
+    found = await store.notifications.list_notifications()
+    assert _events(found) == [(E.MISSED, "missed"), (E.RECOVERED, "missed")]
+    assert {n.payload["episode"]["started_at"] for n in found} == {T0.isoformat()}
+    assert await store.notifications.open_episodes(E.MISSED) == []
+
+
+async def test_a_slot_the_watch_saw_missed_is_not_told_again_by_the_claim(store: Store) -> None:
+    await _declare(store, missed_after_seconds=600)
+    later = T0 + seconds(3600)
+    watch = Watch(store, ManualClock(later), 10, worker_stale_seconds=60)
+    assert await watch.check_once() == (1, 0)
+
+    await finish_one(store.claims, await claim_one(store, later), "w1", OK, later)
+
+    assert await watch.check_once() == (0, 1)
+    found = await store.notifications.list_notifications()
+    assert _events(found) == [(E.MISSED, "missed"), (E.RECOVERED, "missed")]
+
+
+async def test_a_slot_caught_up_sooner_than_missed_after_is_not_missed(store: Store) -> None:
+    await _declare(store, missed_after_seconds=600)
+
+    await finish_one(store.claims, await claim_one(store, T0 + seconds(300)), "w1", OK, T0)
+
+    assert await store.notifications.list_notifications() == []
