@@ -711,6 +711,11 @@ class NotificationRepository(Protocol):
         transaction; False, and nothing written, when it is recovered already (or gone)."""
         ...
 
+    async def prune_episodes(self, before: datetime, limit: int) -> int:
+        """Delete up to `limit` recovered episodes opened before `before` (never an open one),
+        oldest first, in one transaction; returns how many."""
+        ...
+
 
 class WorkerRepository(Protocol):
     """The workers registry: scheduler workers register and heartbeat here."""

@@ -142,3 +142,17 @@ class MemoryNotifications(NotificationRepository):
             self._state.episodes[episode_id] = replace(held, recovered_at=now)
             self._state.add_notifications(raised)
         return True
+
+    async def prune_episodes(self, before: datetime, limit: int) -> int:
+        async with self._state.lock:
+            doomed = sorted(
+                (
+                    e
+                    for e in self._state.episodes.values()
+                    if e.recovered_at is not None and e.opened_at < before
+                ),
+                key=lambda e: (e.opened_at, e.id),
+            )[: max(limit, 0)]
+            for episode in doomed:
+                del self._state.episodes[episode.id]
+        return len(doomed)

@@ -259,6 +259,12 @@ class SqlNotifications(NotificationRepository):
             await add_notifications(conn, raised)
         return True
 
+    async def prune_episodes(self, before: datetime, limit: int) -> int:
+        table = alert_episodes.c
+        where = and_(table.recovered_at.isnot(None), table.opened_at < before)
+        oldest = (table.opened_at, table.id)
+        return await delete_oldest(self._db, alert_episodes, where, oldest, limit)
+
 
 def _episode_values(episode: WatchEpisode) -> dict[str, Any]:
     return {

@@ -501,7 +501,8 @@ Index(
     postgresql_where=alert_episodes.c.recovered_at.is_(None),
     sqlite_where=alert_episodes.c.recovered_at.is_(None),
 )
-Index("ix_alert_episodes_opened", alert_episodes.c.opened_at)
+# Retention deletes the oldest ended episodes.
+Index("ix_alert_episodes_opened", alert_episodes.c.opened_at, alert_episodes.c.id)
 
 # The workers registry: one row per scheduler worker, its `last_seen` moved on by a heartbeat.
 workers = Table(

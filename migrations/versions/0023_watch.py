@@ -65,7 +65,9 @@ def upgrade() -> None:
         postgresql_where=sa.text('recovered_at IS NULL'),
         sqlite_where=sa.text('recovered_at IS NULL'),
     )
-    op.create_index('ix_alert_episodes_opened', 'alert_episodes', ['opened_at'], unique=False)
+    op.create_index(
+        'ix_alert_episodes_opened', 'alert_episodes', ['opened_at', 'id'], unique=False
+    )
 
 
 def downgrade() -> None:

@@ -181,3 +181,18 @@ async def test_a_slot_caught_up_sooner_than_missed_after_is_not_missed(store: St
     await finish_one(store.claims, await claim_one(store, T0 + seconds(300)), "w1", OK, T0)
 
     assert await store.notifications.list_notifications() == []
+
+
+async def test_ended_episodes_go_with_the_notifications_retention_open_ones_stay(
+    store: Store,
+) -> None:
+    endpoint_id = await _declare(store, missed_after_seconds=60)
+    old = WatchEpisode("old", endpoint_id, E.MISSED, T0, T0)
+    still = WatchEpisode("still", endpoint_id, E.MISSED, T0 + seconds(60), T0 + seconds(60))
+    assert await store.notifications.open_episode(old, [])
+    assert await store.notifications.close_episode("old", T0 + seconds(30), [])
+    assert await store.notifications.open_episode(still, [])
+
+    assert await store.notifications.prune_episodes(T0 + seconds(86400), 10) == 1
+    assert await store.notifications.prune_episodes(T0 + seconds(86400), 10) == 0
+    assert [e.id for e in await store.notifications.open_episodes(E.MISSED)] == ["still"]
