@@ -9,7 +9,9 @@ once per episode and ended by a `recovered`.
   endpoint whose due slot has no run in flight `missed_after` after it (`missed_slot`), whatever
   the cause (no worker could claim it, the store was out, a pause outlived its end). The store
   opens one episode per endpoint and missed slot (a unique key), so workers watching at once
-  raise it once; the episode ends, with `recovered`, once the slot is no longer missed.
+  raise it once; the episode ends, with `recovered`, once the slot is no longer missed. A claim
+  whose catch-up rule moves a slot missed that long records it too, over at once, under the
+  same key (`caught_up_missed`): told whether the watch or the claim comes first.
 - `no_workers` can only be noticed by something alive: a scheduler worker starting after a gap
   in the heartbeats (`workers_gap`) records the whole episode, its start and its end, keyed on
   the last heartbeat heard, so that workers starting together record it once.
