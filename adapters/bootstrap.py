@@ -299,6 +299,7 @@ async def serve_scheduler(
     from cronpilot.scheduler.heartbeat import Heartbeat
     from cronpilot.scheduler.housekeeping import Housekeeping
     from cronpilot.scheduler.learning import RunLearner
+    from cronpilot.scheduler.watch import Watch
     from cronpilot.scheduler.worker import SchedulerWorker
 
     async with AsyncExitStack() as resources:
@@ -331,6 +332,18 @@ async def serve_scheduler(
         )
         housekeeping.start()
         resources.push_async_callback(housekeeping.stop)
+        # Missed slots are looked for as often as dead workers' runs are reaped; the first look
+        # (a gap in the heartbeats, slots missed meanwhile) comes before this worker's first
+        # heartbeat and claim (`scheduler.watch`).
+        watch = Watch(
+            store,
+            clock,
+            settings.reaper_interval_seconds,
+            worker_stale_seconds=settings.worker_stale_seconds,
+        )
+        await watch.first_look()
+        watch.start()
+        resources.push_async_callback(watch.stop)
         heartbeat = Heartbeat(
             store.workers, clock, this_worker(settings, clock), settings.heartbeat_seconds
         )

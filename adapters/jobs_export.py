@@ -144,9 +144,18 @@ def _endpoint(ref: str, spec: EndpointSpec, secrets: _Secrets) -> dict[str, Any]
             shown["approval_timeout"] = _seconds(spec.approval_timeout_seconds)
     if spec.change_ignores:
         shown["change_ignores"] = list(spec.change_ignores)
+    notify: dict[str, JSON] = {}
     if spec.notify or spec.notify_after != DEFAULT_NOTIFY_AFTER:
         urls = [_notify_url(ref, i + 1, url, secrets) for i, url in enumerate(spec.notify)]
-        shown["notify"] = {"urls": urls, "after": spec.notify_after}
+        notify = {"urls": urls, "after": spec.notify_after}
+    for name, seconds in (
+        ("missed_after", spec.missed_after_seconds),
+        ("late_after", spec.late_after_seconds),
+    ):
+        if seconds is not None:
+            notify[name] = _seconds(seconds)
+    if notify:
+        shown["notify"] = notify
     if spec.pause_after is not None:
         shown["pause_after"] = spec.pause_after
     if spec.retry is not None:

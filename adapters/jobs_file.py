@@ -18,6 +18,7 @@ Shape::
             catch_up: one             # or none; after downtime (window: catch_up_window)
             headers: {Authorization: "Bearer ${ETL_TOKEN}"}
             notify: {urls: ["${ALERTS_URL}"], after: 5}   # or a plain list of URLs
+            # also: missed_after: 10m (no run that long past a due slot), late_after: 30s
             pause_after: 20
             retry: {attempts: 3, backoff: 1s, max_backoff: 30s, on: [timeout, connect, 5xx, 429]}
             accept_hints: true        # take the Cronpilot-Next-Run answer header as a hint
@@ -41,7 +42,9 @@ refused here, so that SQLite and PostgreSQL accept exactly the same files.
 
 Alerts (`notify`, `pause_after`) may be set on a job for all its endpoints; an endpoint's own
 `notify.urls`, `notify.after` and `pause_after` each replace the job's (`notify: []` silences
-one endpoint of a job that notifies). Webhook URLs pass the same address guard as endpoint URLs.
+one endpoint of a job that notifies), and so do `notify.missed_after` and `notify.late_after`
+(`domain.watch`; scheduled endpoints only). Webhook URLs pass the same address guard as endpoint
+URLs.
 """
 
 from __future__ import annotations
@@ -154,6 +157,16 @@ def _window(value: object) -> float:
     return parse_duration(value)
 
 
+def _positive_duration(value: object) -> float:
+    """A duration above 0; `-5m` and `0s` are refused as such rather than as not a duration."""
+    if isinstance(value, str) and value.strip().startswith("-"):
+        raise ValueError("must be more than 0, e.g. '10m'")
+    seconds = parse_duration(value)
+    if seconds <= 0:
+        raise ValueError("must be more than 0, e.g. '10m'")
+    return seconds
+
+
 def _upper(value: object) -> object:
     return value.upper() if isinstance(value, str) else value
 
@@ -209,6 +222,7 @@ RetryWait = Annotated[PositiveDuration, AfterValidator(_retry_wait)]
 Window = Annotated[float, BeforeValidator(_window), Field(ge=0, le=MAX_SECONDS)]
 CoolDown = Annotated[Duration, Field(ge=0, le=MAX_SECONDS)]
 ApprovalTimeout = Annotated[PositiveDuration, AfterValidator(_approval_timeout)]
+Watch = Annotated[float, BeforeValidator(_positive_duration), Field(le=MAX_SECONDS)]
 Method = Annotated[
     Literal["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"], BeforeValidator(_upper)
 ]
@@ -221,6 +235,8 @@ class _Strict(BaseModel):
 class NotifyConfig(_Strict):
     urls: list[str] | None = Field(default=None, max_length=_MAX_NOTIFY_URLS)
     after: Count | None = None
+    missed_after: Watch | None = None
+    late_after: Watch | None = None
 
 
 Notify = Annotated[NotifyConfig, BeforeValidator(_notify_shape)]
@@ -490,6 +506,7 @@ def _spec(
         _check_spacing(endpoint, schedule, loc, floor_seconds)
     _check_url((*loc, "url"), endpoint.url, allowed_networks)
     _check_notify(endpoint.notify, (*loc, "notify"), allowed_networks)
+    _check_watch(job, endpoint, loc)
     _check_headers(endpoint.headers, (*loc, "headers"))
     _check_storable((*loc, "body"), endpoint.body)
     _check_storable((*loc, "description"), endpoint.description)
@@ -589,7 +606,39 @@ def _alert_settings(job: JobConfig, endpoint: EndpointConfig) -> dict[str, Any]:
         "notify": tuple(urls or ()),
         "notify_after": mine.after or jobs.after or DEFAULT_NOTIFY_AFTER,
         "pause_after": endpoint.pause_after or job.pause_after,
+        # A job's watch skips its DAG dependants: they have no slots (`_check_watch`).
+        "missed_after_seconds": _watched(mine.missed_after, jobs.missed_after, endpoint),
+        "late_after_seconds": _watched(mine.late_after, jobs.late_after, endpoint),
     }
+
+
+def _watched(mine: float | None, jobs: float | None, endpoint: EndpointConfig) -> float | None:
+    if endpoint.depends_on:
+        return None
+    return mine if mine is not None else jobs
+
+
+def _check_watch(job: JobConfig, endpoint: EndpointConfig, loc: Loc) -> None:
+    """`missed_after` and `late_after` watch a schedule's slots: an endpoint's own on a DAG
+    dependant (which has none) is refused, a job's skips its dependants; a late run is one that
+    starts later than its jitter can make it."""
+    mine = endpoint.notify or NotifyConfig()
+    if endpoint.depends_on:
+        for name in ("missed_after", "late_after"):
+            if getattr(mine, name) is not None:
+                raise _Issue(
+                    (*loc, "notify", name),
+                    "an endpoint with depends_on has no slots to miss: it runs after its upstreams",
+                )
+        return
+    late = _watched(mine.late_after, (job.notify or NotifyConfig()).late_after, endpoint)
+    if late is not None and endpoint.jitter is not None and late <= endpoint.jitter:
+        where = (*loc, "notify", "late_after") if mine.late_after is not None else (*loc, "jitter")
+        raise _Issue(
+            where,
+            f"late_after ({late:g}s) must be more than the jitter ({endpoint.jitter:g}s), "
+            "which delays calls on purpose",
+        )
 
 
 def _retry_policy(endpoint: EndpointConfig, loc: Loc) -> RetryPolicy | None:

@@ -43,6 +43,12 @@ class AlertEvent(StrEnum):
     """A planner proposal is held for an admin's review."""
     APPROVAL_PENDING = "approval_pending"
     """A DAG dependant with `approval: required` waits for an admin (`domain.approvals`)."""
+    MISSED = "missed"
+    """A due slot had no run for `missed_after` (`domain.watch`): once per episode."""
+    LATE = "late"
+    """A run started more than `late_after` after its slot: once per streak of late runs."""
+    NO_WORKERS = "no_workers"
+    """No scheduler worker was alive for a while (`domain.watch`): once per gap."""
 
 
 class NotificationStatus(StrEnum):
@@ -134,11 +140,51 @@ def run_notifications(
     which is the common case, and costs nothing more than this test)."""
     if not after.spec.notify:
         return []
-    return [
+    raised = [
         notification
         for event in run_events(before, after, run)
         for notification in _fan_out(after, _document(event, after, now, last_run=run), now)
     ]
+    started = after.late_since or before.late_since
+    if started is not None and before.late_since != after.late_since:
+        # `late` when the run begins a streak of late runs, `recovered` when one in time ends it.
+        ended = None if after.late_since else now
+        event = AlertEvent.LATE if ended is None else AlertEvent.RECOVERED
+        raised += episode_notifications(
+            event, after, Episode(AlertEvent.LATE, started, ended), now, last_run=run
+        )
+    return raised
+
+
+@dataclass(frozen=True, slots=True)
+class Episode:
+    """What an episode's events say of it (`domain.watch`): its kind (`missed`, `late`,
+    `no_workers`), since when (the missed slot, the first late slot, the last heartbeat) and,
+    once over, until when."""
+
+    kind: AlertEvent
+    started_at: datetime
+    recovered_at: datetime | None = None
+
+    def document(self) -> dict[str, JSON]:
+        return {
+            "kind": self.kind.value,
+            "started_at": self.started_at.isoformat(),
+            "recovered_at": _iso(self.recovered_at),
+        }
+
+
+def episode_notifications(
+    event: AlertEvent,
+    endpoint: Endpoint,
+    episode: Episode,
+    now: datetime,
+    *,
+    last_run: Run | None = None,
+) -> list[Notification]:
+    """The rows of an episode's event (its start, or `recovered`) for `endpoint`'s webhooks."""
+    document = _document(event, endpoint, now, last_run=last_run, episode=episode)
+    return _fan_out(endpoint, document, now)
 
 
 def proposal_notifications(
@@ -186,12 +232,13 @@ def _document(
     last_run: Run | None = None,
     proposal: Proposal | None = None,
     approval: Approval | None = None,
+    episode: Episode | None = None,
 ) -> dict[str, JSON]:
     """The JSON a webhook receives. `id` is the event's, shared by its URLs, so that a receiver
     can drop a repeated delivery. Never headers, URLs or bodies: only what identifies the
     endpoint and explains the event, with error texts masked and cut."""
     pause = endpoint.pause
-    return {
+    document: dict[str, JSON] = {
         "id": new_id(),
         "event": event.value,
         "job": endpoint.job_name,
@@ -204,6 +251,10 @@ def _document(
         "proposal": None if proposal is None else _proposal_document(proposal),
         "approval": None if approval is None else _approval_document(approval),
     }
+    if episode is not None:
+        # Only on the events of an episode (`domain.watch`): `recovered` ends one or a streak.
+        document["episode"] = episode.document()
+    return document
 
 
 def _run_document(run: Run) -> dict[str, JSON]:

@@ -275,6 +275,11 @@ class EndpointSpec:
     """Consecutive failures that make the endpoint `failing`: one event per streak."""
     pause_after: int | None = None
     """Consecutive failures after which the endpoint pauses itself; None: never."""
+    missed_after_seconds: float | None = None
+    """A due slot with no run recorded this long after it raises `missed` (`domain.watch`);
+    None: not watched."""
+    late_after_seconds: float | None = None
+    """A run that starts more than this after its slot raises `late` (`domain.watch`)."""
     retry: RetryPolicy | None = None
     """None: a failed call waits for the next slot."""
     accept_hints: bool = False
@@ -319,6 +324,9 @@ class Endpoint:
     next_slot_at: datetime | None = None
     """The grid slot of the next run when its call (`next_run_at`) is off it (jitter, or a
     missed slot caught up late); None when the call is at the slot."""
+    late_since: datetime | None = None
+    """The slot of the first run of a streak of late runs (`domain.watch.late_since`); None
+    when the last run started in time."""
     volatile_fields: tuple[str, ...] = ()
     """Fields of the response learnt to change on every call whatever happens (clocks, ids:
     `schema_inference.volatile`), canonical paths: they do not count as a change either."""

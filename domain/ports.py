@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, Self
 # For annotations only: every adapter imports this module, and importing these at run time
 # would load most of the domain into any process that needs one port (a CLI read command).
 if TYPE_CHECKING:
-    from cronpilot.domain.alerts import Notification, NotificationStatus
+    from cronpilot.domain.alerts import AlertEvent, Notification, NotificationStatus
     from cronpilot.domain.approvals import Approval, ApprovalState
     from cronpilot.domain.audit import AuditAction, AuditCursor, AuditEntry
     from cronpilot.domain.autonomy import AutonomyStep
@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from cronpilot.domain.time_range import TimeRange
     from cronpilot.domain.tokens import ApiToken, ConsoleSession
     from cronpilot.domain.tracing import SpanName, TraceContext
+    from cronpilot.domain.watch import WatchEpisode
     from cronpilot.domain.workers import WorkerActivity, WorkerInfo
 
 WorkerLoop = Literal["scheduler", "planner"]
@@ -686,6 +687,35 @@ class NotificationRepository(Protocol):
         """Delete up to `limit` delivered or given-up notifications raised before `before`
         (`domain.retention.notification_expired`: never one still to deliver), oldest first,
         in one transaction; returns how many."""
+        ...
+
+    async def watched_due(self, now: datetime, limit: int) -> list[Endpoint]:
+        """Up to `limit` endpoints watched for missed runs (`missed_after` set) that are due by
+        `now`, earliest `next_run_at` first (`domain.watch.missed_slot` then tells which have
+        missed their slot). Header secrets may be left sealed: only the schedule and the
+        alerts are read."""
+        ...
+
+    async def open_episodes(self, kind: AlertEvent) -> list[WatchEpisode]:
+        """The episodes of `kind` not recovered yet, oldest first."""
+        ...
+
+    async def open_episode(self, episode: WatchEpisode, raised: Sequence[Notification]) -> bool:
+        """Record `episode` and add `raised` to the outbox, in one transaction; False, and
+        nothing written, when an episode of its subject, kind and start is recorded already,
+        or one of its subject and kind is still open (another worker noticed it first)."""
+        ...
+
+    async def close_episode(
+        self, episode_id: str, now: datetime, raised: Sequence[Notification]
+    ) -> bool:
+        """Mark the open episode recovered at `now` and add `raised` to the outbox, in one
+        transaction; False, and nothing written, when it is recovered already (or gone)."""
+        ...
+
+    async def prune_episodes(self, before: datetime, limit: int) -> int:
+        """Delete up to `limit` recovered episodes opened before `before` (never an open one),
+        oldest first, in one transaction; returns how many."""
         ...
 
 

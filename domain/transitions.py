@@ -25,6 +25,7 @@ from cronpilot.domain.model import (
     new_id,
 )
 from cronpilot.domain.steering import held_back, steered
+from cronpilot.domain.watch import with_lateness
 
 
 def replanned(endpoint: Endpoint, now: datetime) -> Endpoint:
@@ -162,7 +163,7 @@ def after_finish(endpoint: Endpoint, run: Run, response: Response, now: datetime
         held = held_back(endpoint, response, now)
         ended = after_run(held, run, response.ok, now)
         return ended if held is endpoint else replanned(ended, now)
-    return after_call(endpoint, run.slot_at, response, now)
+    return after_call(with_lateness(endpoint, run), run.slot_at, response, now)
 
 
 def with_spec(endpoint: Endpoint, spec: EndpointSpec, now: datetime) -> Endpoint:

@@ -23,7 +23,7 @@ from cronpilot.usecases.approvals import EXPIRY_BATCH, ApprovalDesk
 
 log = logging.getLogger(__name__)
 
-RetainedTable = Literal["sessions", "proposals", "notifications", "audit", "approvals"]
+RetainedTable = Literal["sessions", "proposals", "notifications", "audit", "approvals", "episodes"]
 
 FIRST_PRUNE_AFTER = timedelta(minutes=1)
 """A starting worker prunes only after this (or its interval, if shorter): it is likely to face
@@ -106,11 +106,11 @@ class Housekeeping:
         return pruned
 
     async def prune_records(self) -> dict[RetainedTable, int]:
-        """Delete the sessions, decided proposals, delivered notifications, audit entries and
-        decided approvals past their retention window at this clock's now, a batch per
-        transaction until none is left; returns how many went, by table. Idempotent: workers
-        pruning at once delete each row once, and a batch found empty ends the table's
-        turn."""
+        """Delete the sessions, decided proposals, delivered notifications (and ended alert
+        episodes), audit entries and decided approvals past their retention window at this
+        clock's now, a batch per transaction until none is left; returns how many went, by
+        table. Idempotent: workers pruning at once delete each row once, and a batch found empty
+        ends the table's turn."""
         cut = cutoffs(self._retention, self._clock.now())
         store = self._store
         batches: dict[RetainedTable, Callable[[int], Awaitable[int]]] = {
@@ -121,6 +121,8 @@ class Housekeeping:
             "notifications": lambda n: store.notifications.prune(cut.notifications, n),
             "audit": lambda n: store.access.prune_audit(cut.audit, n),
             "approvals": lambda n: store.approvals.prune(cut.approvals, n),
+            # Ended alert episodes (`domain.watch`) go with the notifications they raised.
+            "episodes": lambda n: store.notifications.prune_episodes(cut.notifications, n),
         }
         gone: dict[RetainedTable, int] = {}
         for table, batch in batches.items():

@@ -313,4 +313,8 @@ def _alerts(endpoint: Endpoint) -> str:
         parts.append(f"notify {urls} after {spec.notify_after} failures")
     if spec.pause_after is not None:
         parts.append(f"pause after {spec.pause_after} failures")
+    if spec.missed_after_seconds is not None:
+        parts.append(f"missed after {spec.missed_after_seconds:g}s")
+    if spec.late_after_seconds is not None:
+        parts.append(f"late after {spec.late_after_seconds:g}s")
     return "; ".join(parts) or "-"

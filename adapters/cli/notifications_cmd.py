@@ -18,7 +18,7 @@ from cronpilot.adapters.cli.output import (
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.cli.time_options import SinceOption, UntilOption, window
-from cronpilot.adapters.cli.views import notification_view
+from cronpilot.adapters.cli.views import event_label, notification_view
 from cronpilot.domain.alerts import Notification, NotificationStatus
 from cronpilot.domain.ports import Store
 from cronpilot.domain.secrets import mask_url, mask_urls
@@ -70,7 +70,7 @@ def list_notifications(
         add_row(
             table,
             clock_time(n.created_at, now),
-            n.event.value,
+            event_label(n),
             refs.get(n.endpoint_id, "?"),
             mask_url(n.url),
             n.status.value,

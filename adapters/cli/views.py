@@ -67,6 +67,9 @@ def endpoint_view(endpoint: Endpoint, last_run: Run | None) -> dict[str, Any]:
         "notify": [mask_url(url) for url in spec.notify],
         "notify_after": spec.notify_after,
         "pause_after": spec.pause_after,
+        "missed_after_seconds": spec.missed_after_seconds,
+        "late_after_seconds": spec.late_after_seconds,
+        "late_since": iso(endpoint.late_since),
         "min_interval_seconds": spec.min_interval_seconds,
         "max_interval_seconds": spec.max_interval_seconds,
         "timeout_seconds": spec.timeout_seconds,
@@ -165,6 +168,17 @@ def _oneshot_hint_view(hint: OneShotHint | None) -> dict[str, Any] | None:
         "reason": hint.reason,
         "source": hint.source.value,
     }
+
+
+def event_label(notification: Notification) -> str:
+    """The event as a table shows it: `recovered (missed)` says which episode ended."""
+    episode = (
+        notification.payload.get("episode") if isinstance(notification.payload, dict) else None
+    )
+    kind = episode.get("kind") if isinstance(episode, dict) else None
+    if notification.event.value == "recovered" and isinstance(kind, str):
+        return f"recovered ({kind})"
+    return notification.event.value
 
 
 def notification_view(notification: Notification, ref: str) -> dict[str, Any]:

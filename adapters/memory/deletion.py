@@ -28,6 +28,7 @@ def delete_endpoints(
         k: n for k, n in state.notifications.items() if n.endpoint_id not in doomed
     }
     state.approvals = {k: a for k, a in state.approvals.items() if a.endpoint_id not in doomed}
+    state.episodes = {k: e for k, e in state.episodes.items() if e.endpoint_id not in doomed}
     planning.proposals = {
         k: p for k, p in planning.proposals.items() if p.endpoint_id not in doomed
     }

@@ -3,20 +3,24 @@ leases its rows (the state's lock stands in for SKIP LOCKED)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from cronpilot.domain.alerts import (
+    AlertEvent,
     Notification,
     NotificationStatus,
     deliverable,
     delivery_order,
 )
+from cronpilot.domain.model import Endpoint
 from cronpilot.domain.paging import Cursor, follows
 from cronpilot.domain.ports import NotificationRepository
 from cronpilot.domain.retention import notification_expired
 from cronpilot.domain.time_range import TimeRange, falls_in
+from cronpilot.domain.watch import WatchEpisode
 
 if TYPE_CHECKING:
     from cronpilot.adapters.memory.store import MemoryState
@@ -105,4 +109,50 @@ class MemoryNotifications(NotificationRepository):
             )[: max(limit, 0)]
             for notification in doomed:
                 del self._state.notifications[notification.id]
+        return len(doomed)
+
+    async def watched_due(self, now: datetime, limit: int) -> list[Endpoint]:
+        due = [
+            e
+            for e in self._state.endpoints.values()
+            if e.spec.missed_after_seconds is not None
+            and e.next_run_at is not None
+            and e.next_run_at <= now
+        ]
+        due.sort(key=lambda e: (e.next_run_at, e.id))
+        return due[: max(limit, 0)]
+
+    async def open_episodes(self, kind: AlertEvent) -> list[WatchEpisode]:
+        found = [
+            e for e in self._state.episodes.values() if e.kind is kind and e.recovered_at is None
+        ]
+        return sorted(found, key=lambda e: (e.opened_at, e.id))
+
+    async def open_episode(self, episode: WatchEpisode, raised: Sequence[Notification]) -> bool:
+        async with self._state.lock:
+            return self._state.add_episode(episode, raised)
+
+    async def close_episode(
+        self, episode_id: str, now: datetime, raised: Sequence[Notification]
+    ) -> bool:
+        async with self._state.lock:
+            held = self._state.episodes.get(episode_id)
+            if held is None or held.recovered_at is not None:
+                return False
+            self._state.episodes[episode_id] = replace(held, recovered_at=now)
+            self._state.add_notifications(raised)
+        return True
+
+    async def prune_episodes(self, before: datetime, limit: int) -> int:
+        async with self._state.lock:
+            doomed = sorted(
+                (
+                    e
+                    for e in self._state.episodes.values()
+                    if e.recovered_at is not None and e.opened_at < before
+                ),
+                key=lambda e: (e.opened_at, e.id),
+            )[: max(limit, 0)]
+            for episode in doomed:
+                del self._state.episodes[episode.id]
         return len(doomed)

@@ -93,6 +93,7 @@ from cronpilot.domain.transitions import (
     with_pause,
     with_spec,
 )
+from cronpilot.domain.watch import WatchEpisode, caught_up_missed, caught_up_notifications
 from cronpilot.domain.workers import WorkerInfo
 
 
@@ -162,6 +163,8 @@ class MemoryState:
     """Approval gates, by approval id."""
     vectors: dict[tuple[str, str], StoredVector] = field(default_factory=dict)
     """The search index's embeddings, by (endpoint id, model)."""
+    episodes: dict[str, WatchEpisode] = field(default_factory=dict)
+    """Alert episodes (`domain.watch`), by episode id."""
 
     def runs_of(self, endpoint_id: str) -> list[Run]:
         """Runs of one endpoint, newest slot first."""
@@ -207,6 +210,17 @@ class MemoryState:
     def add_notifications(self, raised: Sequence[Notification]) -> None:
         for notification in raised:
             self.notifications[notification.id] = notification
+
+    def add_episode(self, episode: WatchEpisode, raised: Sequence[Notification]) -> bool:
+        """As the SQL store's unique keys: none of the same subject, kind and start, nor one
+        of the same subject and kind still open; then `raised` too. The caller holds the lock."""
+        for held in self.episodes.values():
+            same = (held.subject, held.kind) == (episode.subject, episode.kind)
+            if same and (held.started_at == episode.started_at or held.recovered_at is None):
+                return False
+        self.episodes[episode.id] = episode
+        self.add_notifications(raised)
+        return True
 
     def endpoint_by_ref(self, ref: str) -> Endpoint:
         """By id (or a unique prefix of one) or by `job/endpoint`."""
@@ -371,6 +385,10 @@ class MemoryClaims(ClaimRepository):
             for planned in pick.slots:
                 # As in the SQL store: a missed baseline slot moves by its catch-up rule.
                 endpoint = caught_up(planned, now) or planned
+                missed = None if endpoint is planned else caught_up_missed(planned, now)
+                if missed is not None:
+                    told = caught_up_notifications(missed, planned, now)
+                    self._state.add_episode(missed, told)
                 self._state.endpoints[endpoint.id] = endpoint
                 if not is_due(endpoint, horizon):
                     continue

@@ -35,7 +35,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from cronpilot.adapters.crypto import SecretUndecryptable
 from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.finishes import finish_many
-from cronpilot.adapters.sql.notifications_repo import add_notifications
+from cronpilot.adapters.sql.notifications_repo import add_episode, add_notifications
 from cronpilot.adapters.sql.rows import (
     endpoint_from_row,
     lock_endpoint,
@@ -77,6 +77,7 @@ from cronpilot.domain.transitions import (
     started_queued,
     started_run,
 )
+from cronpilot.domain.watch import caught_up_missed, caught_up_notifications
 
 logger = logging.getLogger(__name__)
 
@@ -488,6 +489,10 @@ class SqlClaims(ClaimRepository):
         if moved is None:
             return leased, run_id, trace_id
         assert moved.next_run_at is not None
+        missed = caught_up_missed(leased, lease.now)
+        if missed is not None:
+            told = caught_up_notifications(missed, leased, lease.now)
+            await add_episode(conn, self._db.dialect, missed, told)
         due = moved.next_run_at <= lease.due_by
         logger.info(
             "%s missed slot %s; catch_up %s: %s slot %s",

@@ -20,12 +20,16 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.keyset import after_cursor, in_window
 from cronpilot.adapters.sql.retention import delete_oldest
-from cronpilot.adapters.sql.tables import notifications
+from cronpilot.adapters.sql.rows import endpoint_from_row, select_endpoints
+from cronpilot.adapters.sql.tables import alert_episodes, endpoints, notifications
+from cronpilot.adapters.sql.upsert import conflict_insert
 from cronpilot.domain.alerts import AlertEvent, Notification, NotificationStatus, delivery_order
+from cronpilot.domain.model import Endpoint
 from cronpilot.domain.paging import Cursor
 from cronpilot.domain.ports import NotificationRepository
 from cronpilot.domain.retention import DELIVERY_ENDED
 from cronpilot.domain.time_range import TimeRange
+from cronpilot.domain.watch import WatchEpisode
 
 _PENDING = NotificationStatus.PENDING.value
 
@@ -72,6 +76,24 @@ async def add_notifications(conn: AsyncConnection, raised: Sequence[Notification
     """Insert `raised` in the caller's transaction; nothing at all (no statement) when empty."""
     if raised:
         await conn.execute(insert(notifications), [notification_values(n) for n in raised])
+
+
+async def add_episode(
+    conn: AsyncConnection, dialect: str, episode: WatchEpisode, raised: Sequence[Notification]
+) -> bool:
+    """Insert `episode` and, if it took, `raised`, in the caller's transaction. Either unique
+    key (subject, kind and start; one open per subject and kind) refuses a second: the worker
+    whose insert takes is the one that raises the episode's alerts."""
+    statement = (
+        conflict_insert(dialect, alert_episodes)
+        .values(_episode_values(episode))
+        .on_conflict_do_nothing()
+        .returning(alert_episodes.c.id)
+    )
+    if (await conn.execute(statement)).first() is None:
+        return False
+    await add_notifications(conn, raised)
+    return True
 
 
 class SqlNotifications(NotificationRepository):
@@ -191,3 +213,77 @@ class SqlNotifications(NotificationRepository):
         where = and_(table.status.in_(ended), table.created_at < before)
         oldest = (table.created_at, table.id)
         return await delete_oldest(self._db, notifications, where, oldest, limit)
+
+    async def watched_due(self, now: datetime, limit: int) -> list[Endpoint]:
+        # The condition of `ix_endpoints_watched`, written as it is: the index holds the
+        # watched endpoints only, in next_run_at order.
+        table = endpoints.c
+        query = (
+            select_endpoints()
+            .where(table.missed_after_seconds.isnot(None), table.next_run_at <= now)
+            .order_by(table.next_run_at, table.id)
+            .limit(limit)
+        )
+        async with self._db.read() as conn:
+            rows = (await conn.execute(query)).mappings().all()
+        return [endpoint_from_row(row, None) for row in rows]
+
+    async def open_episodes(self, kind: AlertEvent) -> list[WatchEpisode]:
+        table = alert_episodes.c
+        query = (
+            select(alert_episodes)
+            .where(table.kind == kind.value, table.recovered_at.is_(None))
+            .order_by(table.opened_at, table.id)
+        )
+        async with self._db.read() as conn:
+            rows = (await conn.execute(query)).mappings().all()
+        return [_episode_from_row(row) for row in rows]
+
+    async def open_episode(self, episode: WatchEpisode, raised: Sequence[Notification]) -> bool:
+        async with self._db.write() as conn:
+            return await add_episode(conn, self._db.dialect, episode, raised)
+
+    async def close_episode(
+        self, episode_id: str, now: datetime, raised: Sequence[Notification]
+    ) -> bool:
+        table = alert_episodes.c
+        statement = (
+            update(alert_episodes)
+            .where(table.id == episode_id, table.recovered_at.is_(None))
+            .values(recovered_at=now)
+            .returning(table.id)
+        )
+        async with self._db.write() as conn:
+            if (await conn.execute(statement)).first() is None:
+                return False
+            await add_notifications(conn, raised)
+        return True
+
+    async def prune_episodes(self, before: datetime, limit: int) -> int:
+        table = alert_episodes.c
+        where = and_(table.recovered_at.isnot(None), table.opened_at < before)
+        oldest = (table.opened_at, table.id)
+        return await delete_oldest(self._db, alert_episodes, where, oldest, limit)
+
+
+def _episode_values(episode: WatchEpisode) -> dict[str, Any]:
+    return {
+        "id": episode.id,
+        "subject": episode.subject,
+        "endpoint_id": episode.endpoint_id,
+        "kind": episode.kind.value,
+        "started_at": episode.started_at,
+        "opened_at": episode.opened_at,
+        "recovered_at": episode.recovered_at,
+    }
+
+
+def _episode_from_row(row: RowMapping) -> WatchEpisode:
+    return WatchEpisode(
+        id=row["id"],
+        subject=row["subject"],
+        kind=AlertEvent(row["kind"]),
+        started_at=row["started_at"],
+        opened_at=row["opened_at"],
+        recovered_at=row["recovered_at"],
+    )

@@ -146,6 +146,7 @@ STATE_COLUMNS = (
     "hint_interval_source",
     "hint_oneshot_source",
     "next_slot_at",
+    "late_since",
 )
 """The runtime columns, in `state_values`' order."""
 
@@ -174,6 +175,7 @@ def state_values(endpoint: Endpoint) -> dict[str, Any]:
         "hint_interval_source": interval.source.value if interval else None,
         "hint_oneshot_source": oneshot.source.value if oneshot else None,
         "next_slot_at": endpoint.next_slot_at,
+        "late_since": endpoint.late_since,
     }
 
 
@@ -226,6 +228,8 @@ PLANNING_COLUMNS = (
     endpoints.c.pause_after,
     endpoints.c.retry,
     endpoints.c.accept_hints,
+    endpoints.c.missed_after_seconds,
+    endpoints.c.late_after_seconds,
     *(endpoints.c[name] for name in SPACING_COLUMNS),
     *(endpoints.c[name] for name in STATE_COLUMNS),
 )
@@ -248,6 +252,8 @@ def _finishing_values(spec: EndpointSpec) -> dict[str, Any]:
         "pause_after": spec.pause_after,
         "retry": retry_value(spec.retry),
         "accept_hints": spec.accept_hints,
+        "missed_after_seconds": spec.missed_after_seconds,
+        "late_after_seconds": spec.late_after_seconds,
         **_spacing_values(spec),
     }
 
@@ -265,6 +271,8 @@ def _finishing_from_row(row: Mapping[Any, Any]) -> dict[str, Any]:
         "pause_after": row["pause_after"],
         "retry": _retry_from_value(row["retry"]),
         "accept_hints": row["accept_hints"],
+        "missed_after_seconds": row["missed_after_seconds"],
+        "late_after_seconds": row["late_after_seconds"],
         **_spacing_from_row(row),
     }
 
@@ -325,6 +333,7 @@ def _state_from_row(row: Mapping[Any, Any]) -> dict[str, Any]:
         "lease_until": row["lease_until"],
         "retry_after_at": row["retry_after_at"],
         "next_slot_at": row["next_slot_at"],
+        "late_since": row["late_since"],
     }
 
 

@@ -178,6 +178,11 @@ endpoints = Table(
     # Response rules (issue 12): NULL when the endpoint has none, so that the planner's claim
     # tells endpoints with rules without reading JSON.
     Column("rules", _json(), nullable=True),
+    # Missed and late runs (issue 25, `domain.watch`): how long past a due slot, or a run's
+    # start past its slot, raises an alert; `late_since` begins the current streak of late runs.
+    Column("missed_after_seconds", Float, nullable=True),
+    Column("late_after_seconds", Float, nullable=True),
+    Column("late_since", UtcDateTime, nullable=True),
     UniqueConstraint("job_id", "name"),
 )
 
@@ -187,6 +192,14 @@ Index(
     endpoints.c.next_run_at,
     postgresql_where=endpoints.c.lease_owner.is_(None),
     sqlite_where=endpoints.c.lease_owner.is_(None),
+)
+# The watch looks for due slots among the endpoints watched for missed runs only.
+WATCHED_INDEX = "ix_endpoints_watched"
+Index(
+    WATCHED_INDEX,
+    endpoints.c.next_run_at,
+    postgresql_where=endpoints.c.missed_after_seconds.isnot(None),
+    sqlite_where=endpoints.c.missed_after_seconds.isnot(None),
 )
 # The reaper looks for expired leases among the (few) leased rows.
 Index(
@@ -463,6 +476,33 @@ Index(
 Index("ix_notifications_endpoint", notifications.c.endpoint_id, notifications.c.created_at)
 # Retention deletes the oldest delivered rows; `notifications list` pages them all newest first.
 Index("ix_notifications_created", notifications.c.created_at, notifications.c.id)
+
+# Alert episodes (issue 25, `domain.watch`): one per subject (an endpoint's id, or `workers`),
+# kind and start, so that workers noticing one at once record it once, and at most one open
+# per subject and kind.
+alert_episodes = Table(
+    "alert_episodes",
+    metadata,
+    _id("id", primary_key=True),
+    _id("subject", nullable=False),
+    _id("endpoint_id", ForeignKey("endpoints.id", ondelete="CASCADE"), nullable=True),
+    Column("kind", String(16), nullable=False),
+    Column("started_at", UtcDateTime, nullable=False),
+    Column("opened_at", UtcDateTime, nullable=False),
+    Column("recovered_at", UtcDateTime, nullable=True),
+    UniqueConstraint("subject", "kind", "started_at"),
+)
+OPEN_EPISODE = "ix_alert_episodes_open"
+Index(
+    OPEN_EPISODE,
+    alert_episodes.c.subject,
+    alert_episodes.c.kind,
+    unique=True,
+    postgresql_where=alert_episodes.c.recovered_at.is_(None),
+    sqlite_where=alert_episodes.c.recovered_at.is_(None),
+)
+# Retention deletes the oldest ended episodes.
+Index("ix_alert_episodes_opened", alert_episodes.c.opened_at, alert_episodes.c.id)
 
 # The workers registry: one row per scheduler worker, its `last_seen` moved on by a heartbeat.
 workers = Table(
