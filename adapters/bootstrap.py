@@ -460,6 +460,7 @@ def build_chat_model(settings: Settings, clock: Clock) -> ChatModel:
         timeout_seconds=settings.llm_timeout_seconds,
         attempts=settings.llm_attempts,
         sleep=clock.sleep,
+        now=clock.now,
     )
 
 
@@ -485,7 +486,9 @@ def build_proposal_desk(
 ) -> ProposalDesk:
     from cronpilot.usecases.proposals import ProposalDesk
 
-    return ProposalDesk(store.unit_of_work, waker, guardrail_limits(settings), telemetry=telemetry)
+    return ProposalDesk(
+        store.unit_of_work, store.reading, waker, guardrail_limits(settings), telemetry=telemetry
+    )
 
 
 def build_approval_desk(
@@ -493,7 +496,7 @@ def build_approval_desk(
 ) -> ApprovalDesk:
     from cronpilot.usecases.approvals import ApprovalDesk
 
-    return ApprovalDesk(store.unit_of_work, waker, telemetry=telemetry)
+    return ApprovalDesk(store.unit_of_work, store.reading, waker, telemetry=telemetry)
 
 
 async def open_planner(

@@ -136,6 +136,9 @@ class ToolContext:
     """The job's graph: `find_endpoints` and the siblings' order read it."""
     summed_up: Collection[str] | None = None
     """The siblings the brief sums up (None: all of them)."""
+    deadline: datetime | None = None
+    """When the session must have ended, well before its analysis lease does (the worker's
+    `session_deadline`): the LLM loop takes no step and no retry past it."""
 
     def ranked_siblings(self) -> list[Endpoint]:
         """The job's other endpoints, most related to the analysed one first."""
