@@ -178,12 +178,13 @@ def sqlite_file(database_url: str) -> Path | None:
 
 
 def build_waker(settings: Settings) -> ListeningWaker:
-    """LISTEN/NOTIFY on PostgreSQL; Unix sockets beside a SQLite file, which every process of
-    its machine may open; an in-process event for in-memory SQLite, which no other sees."""
+    """LISTEN/NOTIFY on PostgreSQL (on `database_listen_url` when set: PgBouncer's transaction
+    pooling cannot LISTEN); Unix sockets beside a SQLite file, which every process of its
+    machine may open; an in-process event for in-memory SQLite, which no other sees."""
     from cronpilot.adapters.wake import InProcessWaker, PostgresWaker, SocketWaker, wake_folder
 
     if is_postgres(settings.database_url):
-        return PostgresWaker(settings.database_url)
+        return PostgresWaker(settings.database_listen_url or settings.database_url)
     database = sqlite_file(settings.database_url)
     if database is None:
         return InProcessWaker()
