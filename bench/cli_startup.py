@@ -9,7 +9,7 @@ commands run on that code too, in the same run, and the ratios compare the two.
 Bytecode is cached as for an installed package (in a folder of the run's own: the checkouts
 are left as they are, whatever PYTHONDONTWRITEBYTECODE says), and every command runs once
 unmeasured first. The `floor` row imports only the libraries no read command can do without
-(typer, rich's character widths, asyncio, SQLAlchemy with its asyncio extension, aiosqlite) and
+(typer, rich's character widths, asyncio, SQLAlchemy's async engine, aiosqlite) and
 runs nothing: what is left above it is cronpilot's own.
 
     .venv/bin/python -m bench.cli_startup --against ../cronpilot-main
@@ -35,11 +35,22 @@ ROOT = Path(__file__).resolve().parents[1]
 FLOOR = (
     # As the CLI imports (`adapters/cli/entry.py`): with the collector paused, then frozen.
     "import gc; gc.disable(); "
-    "import typer, typer.core, rich.cells, asyncio, sqlalchemy, "
-    "sqlalchemy.ext.asyncio, aiosqlite, sqlalchemy.dialects.sqlite.aiosqlite; "
+    # SQLAlchemy's async engine without the ORM, as `cronpilot.adapters.sql` imports it.
+    "import typer, typer.core, rich.cells, asyncio, sqlalchemy, cronpilot.adapters.sql, "
+    "sqlalchemy.ext.asyncio.engine, aiosqlite, sqlalchemy.dialects.sqlite.aiosqlite; "
     "gc.freeze()"
 )
-HEAVY = ("openai", "alembic", "networkx", "aiohttp", "yaml", "jsonschema", "asyncpg", "fastapi")
+HEAVY = (
+    "openai",
+    "alembic",
+    "networkx",
+    "aiohttp",
+    "yaml",
+    "jsonschema",
+    "asyncpg",
+    "fastapi",
+    "sqlalchemy.orm",
+)
 COMMANDS = (
     ("--help",),
     ("jobs", "list"),
@@ -198,7 +209,7 @@ def main() -> None:
         floor = measure_floor(envs[list(trees)[-1]], options.repeat)
         rows.append(
             [
-                "floor: typer, rich.cells, asyncio, SQLAlchemy (asyncio), aiosqlite",
+                "floor: typer, rich.cells, asyncio, SQLAlchemy (async engine), aiosqlite",
                 "-",
                 f"{floor.wall_min:.3f}",
                 f"{floor.wall_median:.3f}",

@@ -11,7 +11,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from sqlalchemy import delete, func, insert, or_, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio.engine import AsyncConnection
 
 from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.prefixes import resolve_prefix

@@ -30,7 +30,7 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio.engine import AsyncConnection
 
 from cronpilot.adapters.crypto import SecretUndecryptable
 from cronpilot.adapters.sql.engine import Database

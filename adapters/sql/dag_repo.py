@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import Select, and_, delete, insert, select
 from sqlalchemy.engine import RowMapping
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio.engine import AsyncConnection
 
 from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.notifications_repo import add_notifications

@@ -26,7 +26,7 @@ from typing import Any
 from sqlalchemy import Executable, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio.engine import AsyncConnection, AsyncEngine, create_async_engine
 
 from cronpilot.adapters.sql.tables import SLOT_KEY
 from cronpilot.domain.errors import (

@@ -19,7 +19,7 @@ import logging
 from collections.abc import Sequence
 
 from sqlalchemy import bindparam, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio.engine import AsyncConnection
 
 from cronpilot.adapters.sql.dag_repo import advance_dag, lock_jobs
 from cronpilot.adapters.sql.engine import Database

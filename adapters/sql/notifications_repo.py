@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import and_, insert, or_, select, update
 from sqlalchemy.engine import RowMapping
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio.engine import AsyncConnection
 
 from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.keyset import after_cursor, in_window

@@ -4,7 +4,7 @@ id costs one indexed lookup as before; a prefix then costs a range scan of the p
 from __future__ import annotations
 
 from sqlalchemy import Column, RowMapping, Table, select
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio.engine import AsyncConnection
 
 from cronpilot.domain.ids import CANDIDATES, id_prefix, only_match
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy import Select, bindparam, select, update
 from sqlalchemy.engine import RowMapping
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio.engine import AsyncConnection
 
 from cronpilot.adapters.crypto import open_headers, seal_headers
 from cronpilot.adapters.sql.rule_rows import rules_from_value, rules_value

@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy import Select, bindparam, delete, insert, select, update
 from sqlalchemy.engine import RowMapping
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio.engine import AsyncConnection
 
 from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.tables import endpoints, output_schemas, schema_drift

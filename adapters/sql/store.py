@@ -10,7 +10,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Self
 
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio.engine import AsyncEngine
 
 from cronpilot.adapters.sql.engine import (
     DEFAULT_POOL_SIZE,

@@ -24,6 +24,17 @@ HEAVY = (
     "jsonschema",
     "mcp",
     "jinja2",
+    # SQLAlchemy's ORM: the store runs Core statements (`adapters/sql/__init__.py`).
+    "sqlalchemy.orm",
+    # The search's embedder and index, the API server, the metrics.
+    "numpy",
+    "wordllama",
+    "bm25s",
+    "fastapi",
+    "starlette",
+    "uvicorn",
+    "prometheus_client",
+    "opentelemetry",
 )
 # Runs the CLI in this process as the console script does, then writes its exit code, every
 # module it imported and whether the collector is on to the file named last.
@@ -188,3 +199,17 @@ def test_the_probe_sees_what_a_command_imports(cli: Cli) -> None:
     assert loaded(modules, HEAVY) == ["networkx"]
     assert loaded(modules, UNUSED_BY_LISTINGS) == ["cronpilot.adapters.sql.graph_repo"]
     assert "cronpilot.adapters.cli.graph_cmd" in modules
+
+
+def test_the_async_engine_comes_without_the_orm_which_stays_at_hand() -> None:
+    # `cronpilot.adapters.sql` registers `sqlalchemy.ext.asyncio` without its `__init__`; the
+    # first name asked of it that is not a module runs the `__init__`, ORM and all.
+    check = (
+        "import sys, cronpilot.adapters.sql\n"
+        "from sqlalchemy.ext.asyncio.engine import create_async_engine\n"
+        "assert 'sqlalchemy.orm' not in sys.modules\n"
+        "from sqlalchemy.ext.asyncio import AsyncSession, create_async_engine as same\n"
+        "assert same is create_async_engine and AsyncSession.__module__.endswith('session')\n"
+        "assert 'sqlalchemy.orm' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", check], timeout=CLI_TIMEOUT, check=True)
