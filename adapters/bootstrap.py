@@ -178,12 +178,13 @@ def sqlite_file(database_url: str) -> Path | None:
 
 
 def build_waker(settings: Settings) -> ListeningWaker:
-    """LISTEN/NOTIFY on PostgreSQL; Unix sockets beside a SQLite file, which every process of
-    its machine may open; an in-process event for in-memory SQLite, which no other sees."""
+    """LISTEN/NOTIFY on PostgreSQL (on `database_listen_url` when set: PgBouncer's transaction
+    pooling cannot LISTEN); Unix sockets beside a SQLite file, which every process of its
+    machine may open; an in-process event for in-memory SQLite, which no other sees."""
     from cronpilot.adapters.wake import InProcessWaker, PostgresWaker, SocketWaker, wake_folder
 
     if is_postgres(settings.database_url):
-        return PostgresWaker(settings.database_url)
+        return PostgresWaker(settings.database_listen_url or settings.database_url)
     database = sqlite_file(settings.database_url)
     if database is None:
         return InProcessWaker()
@@ -474,6 +475,7 @@ def build_chat_model(settings: Settings, clock: Clock) -> ChatModel:
         timeout_seconds=settings.llm_timeout_seconds,
         attempts=settings.llm_attempts,
         sleep=clock.sleep,
+        now=clock.now,
     )
 
 
@@ -499,7 +501,9 @@ def build_proposal_desk(
 ) -> ProposalDesk:
     from cronpilot.usecases.proposals import ProposalDesk
 
-    return ProposalDesk(store.unit_of_work, waker, guardrail_limits(settings), telemetry=telemetry)
+    return ProposalDesk(
+        store.unit_of_work, store.reading, waker, guardrail_limits(settings), telemetry=telemetry
+    )
 
 
 def build_approval_desk(
@@ -507,7 +511,7 @@ def build_approval_desk(
 ) -> ApprovalDesk:
     from cronpilot.usecases.approvals import ApprovalDesk
 
-    return ApprovalDesk(store.unit_of_work, waker, telemetry=telemetry)
+    return ApprovalDesk(store.unit_of_work, store.reading, waker, telemetry=telemetry)
 
 
 async def open_planner(

@@ -33,6 +33,9 @@ _URL_EXAMPLES = "postgresql+asyncpg://HOST/DB or sqlite+aiosqlite:///PATH.db"
 _ASYNCPG_QUERY = frozenset(
     {"ssl", "host", "port", "passfile", "target_session_attrs", "prepared_statement_cache_size"}
 )
+_PGBOUNCER_VALUES = frozenset({"true", "false"})
+"""`?pgbouncer=true`: the URL goes through PgBouncer in transaction pooling mode (README,
+"Behind PgBouncer"); the store takes the parameter, the driver never sees it."""
 _SSL_MODES = frozenset({"disable", "allow", "prefer", "require", "verify-ca", "verify-full"})
 _MAX_PORT = 65535
 
@@ -58,6 +61,9 @@ class Settings(BaseSettings):
     )
 
     database_url: str = "sqlite+aiosqlite:///./cronpilot.db"
+    database_listen_url: str | None = None
+    """PostgreSQL straight, not through a pooler, for the wake-ups' LISTEN when
+    `database_url` goes through PgBouncer; without it such workers poll."""
     worker_id: str = Field(default_factory=_default_worker_id, min_length=1)
     concurrency: int = Field(default=100, gt=0)
     batch_size: int = Field(default=100, gt=0)
@@ -178,10 +184,10 @@ class Settings(BaseSettings):
     def llm_configured(self) -> bool:
         return self.llm_base_url is not None or self.llm_api_key is not None
 
-    @field_validator("database_url")
+    @field_validator("database_url", "database_listen_url")
     @classmethod
-    def _async_database_url(cls, value: str) -> str:
-        return async_database_url(value)
+    def _async_database_url(cls, value: str | None) -> str | None:
+        return None if value is None else async_database_url(value)
 
     @field_validator("allowed_networks", mode="before")
     @classmethod
@@ -245,8 +251,12 @@ def _asyncpg_query(url: URL) -> dict[str, str | tuple[str, ...]]:
     if "sslmode" in query:
         query.setdefault("ssl", query.pop("sslmode"))
     for name, value in query.items():
+        if name == "pgbouncer":
+            if value not in _PGBOUNCER_VALUES:
+                raise _url_error("pgbouncer must be true or false")
+            continue
         if name not in _ASYNCPG_QUERY:
-            allowed = ", ".join(sorted(_ASYNCPG_QUERY))
+            allowed = ", ".join(sorted(_ASYNCPG_QUERY | {"pgbouncer"}))
             raise _url_error(f"query parameter {name!r} is not supported (use {allowed})")
         if name == "ssl" and value not in _SSL_MODES:
             raise _url_error(f"ssl/sslmode must be one of {', '.join(sorted(_SSL_MODES))}")

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy.engine import make_url
 
-from cronpilot.adapters.sql.engine import CONNECT_TIMEOUT_SECONDS
+from cronpilot.adapters.sql.engine import CONNECT_TIMEOUT_SECONDS, behind_pgbouncer, driver_url
 from cronpilot.domain.errors import StoreUnavailable
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.ports import Waker
@@ -175,7 +175,7 @@ def asyncpg_dsn(url: str) -> str:
     """A plain libpq-style DSN for asyncpg from our SQLAlchemy URL. The URL spells TLS as
     SQLAlchemy's asyncpg dialect wants (`ssl=`); a DSN must say `sslmode=`, or asyncpg would
     send `ssl` to the server as a setting."""
-    parsed = make_url(url)
+    parsed = make_url(driver_url(url))
     query = dict(parsed.query)
     if "ssl" in query:
         query["sslmode"] = query.pop("ssl")
@@ -188,10 +188,16 @@ class PostgresWaker(Waker):
     Holds one dedicated asyncpg connection (a pooled one would stop listening when returned),
     opened on first use or by `listen()`, and reopened after it drops. asyncpg is imported when
     it is used, so that a CLI command on SQLite does not pay a tenth of a second for it.
+
+    Through PgBouncer in transaction pooling mode (`?pgbouncer=true`) a LISTEN would be heard
+    by whichever client's transaction holds the server connection next: this waker then only
+    notifies, and its schedulers poll (they wake after their `max_sleep` anyway). The URL
+    for LISTEN is `database_listen_url`, straight to PostgreSQL, where one is set.
     """
 
     def __init__(self, url: str) -> None:
         self._dsn = asyncpg_dsn(url)
+        self._listening = not behind_pgbouncer(url)
         self._local = InProcessWaker()
         self._connection: asyncpg.Connection | None = None
         self._lock = asyncio.Lock()
@@ -206,9 +212,13 @@ class PostgresWaker(Waker):
         connection = await self._connected()
         async with self._lock:
             try:
-                await connection.execute("SELECT pg_notify($1, '')", CHANNEL)
+                # No parameter, so no prepared statement: PgBouncer's transaction pooling
+                # keeps none from one statement to the next.
+                await connection.execute(f"NOTIFY {CHANNEL}")
             except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
                 raise StoreUnavailable(f"could not notify {CHANNEL}: {exc}") from exc
+        if not self._listening:
+            self._local.wake()
 
     async def wait(self, timeout: float) -> bool:
         await self._connected()
@@ -227,9 +237,19 @@ class PostgresWaker(Waker):
             if self._connection is not None and not self._connection.is_closed():
                 return self._connection
             try:
-                connection = await asyncpg.connect(self._dsn, timeout=CONNECT_TIMEOUT_SECONDS)
+                connection = await asyncpg.connect(
+                    self._dsn, timeout=CONNECT_TIMEOUT_SECONDS, statement_cache_size=0
+                )
             except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
                 raise StoreUnavailable(f"could not connect to listen on {CHANNEL}: {exc}") from exc
+            if not self._listening:
+                log.info(
+                    "behind PgBouncer without CRONPILOT_DATABASE_LISTEN_URL: wake-ups from "
+                    "other processes are not heard, schedulers poll",
+                    extra=log_extra("listen"),
+                )
+                self._connection = connection
+                return connection
             try:
                 await connection.add_listener(CHANNEL, self._on_notification)
             except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:

@@ -160,7 +160,12 @@ class ScriptedChat:
         return "llm:scripted"
 
     async def complete(
-        self, messages: Sequence[JSON], tools: Sequence[JSON], force_tool: str | None = None
+        self,
+        messages: Sequence[JSON],
+        tools: Sequence[JSON],
+        force_tool: str | None = None,
+        *,
+        seconds: float | None = None,
     ) -> ChatReply:
         answered = sum(1 for m in messages if m["role"] == "assistant")
         step = self.script[min(answered, len(self.script) - 1)]

@@ -21,6 +21,7 @@ LogAction = Literal[
     "analysis_error",
     "analysis_failed",
     "analysis_lease_lost",
+    "analysis_out_of_time",
     "apply",
     "approval_expired",
     "approval_requested",

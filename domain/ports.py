@@ -466,9 +466,12 @@ class ChatModel(Protocol):
         messages: Sequence[JSON],
         tools: Sequence[JSON],
         force_tool: str | None = None,
+        *,
+        seconds: float | None = None,
     ) -> ChatReply:
         """One completion; with `force_tool` the model must call that tool. Retries transient
-        failures itself; raises `LlmUnavailable` when it gives up."""
+        failures itself; raises `LlmUnavailable` when it gives up. Given `seconds`, it gives up
+        once they are spent: no request runs, and no retry waits, past them."""
         ...
 
     async def close(self) -> None: ...

@@ -13,7 +13,8 @@ class PlannerConfig:
     worker_id: str
     batch_size: int
     lease_seconds: float
-    """Longer than any session: a dead worker's endpoints wait at most this long."""
+    """A dead worker's endpoints wait at most this long; a session ends within
+    `worker.SESSION_SHARE` of it (`worker.session_deadline`)."""
     poll_seconds: float
     history_runs: int
     """Runs behind the health figures of the prompt."""

@@ -1,5 +1,5 @@
 """One analysis session with an LLM: the chat-completions loop over the planner's tools, within
-a step budget and a token budget; the last step is forced to `submit_analysis`."""
+a step budget, a token budget and a deadline; the last step is forced to `submit_analysis`."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ SILENT_LIMIT = 2
 """Answers in a row without a tool call after which the model is taken not to use tools (it
 was nudged after the first): the session fails, and the endpoint backs off as for an outage,
 instead of spending every step, every time, on a model that only writes text."""
+OUT_OF_TIME = "cut short: the session's time ran out before its analysis lease would"
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,9 +112,28 @@ class LlmAnalyst:
         ]
         tools = toolbox.definitions(self._tool_kinds)
         prompt = completion = silent = 0
+        context = toolbox.context
         for step in range(self._max_steps):
+            left = None
+            if context.deadline is not None:
+                left = (context.deadline - context.now()).total_seconds()
+            if left is not None and left <= 0:
+                log.warning(
+                    "analysis of %s ran out of time after %d steps",
+                    toolbox.endpoint.ref,
+                    step,
+                    extra=log_extra("analysis_out_of_time", endpoint_id=toolbox.endpoint.id),
+                )
+                return Verdict(
+                    SessionStatus.FAILED,
+                    error=OUT_OF_TIME,
+                    prompt_tokens=prompt,
+                    completion_tokens=completion,
+                )
             last = step == self._max_steps - 1 or prompt + completion >= self._max_tokens
-            reply = await self._chat.complete(messages, tools, SUBMIT if last else None)
+            reply = await self._chat.complete(
+                messages, tools, SUBMIT if last else None, seconds=left
+            )
             prompt += reply.prompt_tokens
             completion += reply.completion_tokens
             messages.append(_assistant_message(reply))

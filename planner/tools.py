@@ -139,6 +139,9 @@ class ToolContext:
     """The siblings the brief sums up (None: all of them)."""
     embedder: Embedder | None = None
     """`find_endpoints`'s semantic leg (None: lexical and graph only)."""
+    deadline: datetime | None = None
+    """When the session must have ended, well before its analysis lease does (the worker's
+    `session_deadline`): the LLM loop takes no step and no retry past it."""
 
     def ranked_siblings(self) -> list[Endpoint]:
         """The job's other endpoints, most related to the analysed one first."""

@@ -49,6 +49,14 @@ from cronpilot.usecases.proposals import ProposalDesk, Proposer
 log = logging.getLogger(__name__)
 
 CUT_SHORT = "cut short: the planner stopped before the analysis ended"
+SESSION_SHARE = 0.8
+"""The share of its analysis lease a session may spend (decision 0037): the rest is left
+for recording it, so that no lease lapses under a session still running."""
+
+
+def session_deadline(claim: AnalysisClaim, lease_seconds: float) -> datetime:
+    """When the session on `claim` must have ended: `SESSION_SHARE` into its lease."""
+    return claim.lease_until - timedelta(seconds=lease_seconds * (1 - SESSION_SHARE))
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +92,9 @@ class PlannerWorker:
         self._clock = clock
         self._config = config
         self._telemetry = telemetry
-        self.desk = ProposalDesk(store.unit_of_work, waker, config.limits, telemetry=telemetry)
+        self.desk = ProposalDesk(
+            store.unit_of_work, store.reading, waker, config.limits, telemetry=telemetry
+        )
         self._rules = RulesPlanner(
             store.reading, self.desk, clock.now, telemetry, config.rule_dwell_seconds
         )
@@ -262,6 +272,7 @@ class PlannerWorker:
                 edges=context.edges,
                 summed_up=[name for name in latest if name != claim.endpoint.name],
                 embedder=self._embedder,
+                deadline=session_deadline(claim, self._config.lease_seconds),
             )
         )
         brief = build_brief(

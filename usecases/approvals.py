@@ -12,7 +12,7 @@ from cronpilot.domain.approvals import EXPIRED_BY, Approval, ApprovalState, laps
 from cronpilot.domain.audit import audit_entry
 from cronpilot.domain.errors import ApprovalNotPending
 from cronpilot.domain.log_extra import log_extra
-from cronpilot.domain.ports import Telemetry, UnitOfWorkFactory, Waker
+from cronpilot.domain.ports import ReadingFactory, Telemetry, UnitOfWorkFactory, Waker
 from cronpilot.domain.telemetry import NO_TELEMETRY
 
 log = logging.getLogger(__name__)
@@ -27,9 +27,17 @@ _ACTIONS: dict[ApprovalState, Literal["approve", "reject"]] = {
 
 class ApprovalDesk:
     def __init__(
-        self, uow: UnitOfWorkFactory, waker: Waker | None, *, telemetry: Telemetry = NO_TELEMETRY
+        self,
+        uow: UnitOfWorkFactory,
+        reading: ReadingFactory,
+        waker: Waker | None,
+        *,
+        telemetry: Telemetry = NO_TELEMETRY,
     ) -> None:
         self._uow = uow
+        self._reading = reading
+        """For finding the lapsed approvals: housekeeping asks every round, and mostly none
+        are due, so it takes no write lock to learn that."""
         self._waker = waker
         self._telemetry = telemetry
 
@@ -88,7 +96,7 @@ class ApprovalDesk:
     async def expire_lapsed(self, now: datetime) -> list[Approval]:
         """Expire the pending approvals whose time is up, each in a unit of its own: its
         dependant's wait ends in a recorded skip. One decided meanwhile is left as decided."""
-        async with self._uow() as tx:
+        async with self._reading() as tx:
             due = await tx.approvals.list_lapsed(now, EXPIRY_BATCH)
         expired = []
         for approval in due:

@@ -26,7 +26,13 @@ from cronpilot.domain.guardrails import (
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, PlannerMode, ScheduleSource, new_id
 from cronpilot.domain.planning import SUPERSEDING, Proposal, ProposalDraft, ProposalStatus
-from cronpilot.domain.ports import Repositories, Telemetry, UnitOfWorkFactory, Waker
+from cronpilot.domain.ports import (
+    ReadingFactory,
+    Repositories,
+    Telemetry,
+    UnitOfWorkFactory,
+    Waker,
+)
 from cronpilot.domain.rejections import StandingRejection, standing_rejection
 from cronpilot.domain.rule_firing import URGENT_RULES, FiringRule, rule_made
 from cronpilot.domain.telemetry import NO_TELEMETRY
@@ -58,12 +64,16 @@ class ProposalDesk:
     def __init__(
         self,
         uow: UnitOfWorkFactory,
+        reading: ReadingFactory,
         waker: Waker | None,
         limits: GuardrailLimits,
         *,
         telemetry: Telemetry = NO_TELEMETRY,
     ) -> None:
         self._uow = uow
+        self._reading = reading
+        """For the questions a planner asks before it acts (`unneeded`, `rejection`): on SQLite a
+        unit of work would take the write lock only to read."""
         self._waker = waker
         self._limits = limits
         self._telemetry = telemetry
@@ -118,7 +128,7 @@ class ProposalDesk:
         """The admin's rejection that holds `draft` back on the endpoint now, or None. A rule
         asks before it proposes, so that a rejected change waits quietly for its cool-down
         instead of being refused again once per dwell."""
-        async with self._uow() as tx:
+        async with self._reading() as tx:
             endpoint = await tx.catalog.get_endpoint(endpoint_id)
             return await self._standing(tx, draft, endpoint, now)
 
@@ -126,7 +136,7 @@ class ProposalDesk:
         """Why `draft` is not worth making on the endpoint (`domain.churn.unneeded`: in force,
         or the same proposal pending; or an admin rejected it within the cool-down), or
         None."""
-        async with self._uow() as tx:
+        async with self._reading() as tx:
             endpoint = await tx.catalog.get_endpoint(endpoint_id)
             pending = await tx.planner.list_proposals(
                 ProposalStatus.PENDING, endpoint_id=endpoint_id

@@ -2,9 +2,11 @@
 
 The SDK's own retries are off: tenacity retries rate limits (429), server errors (5xx),
 timeouts and dropped connections, waiting as long as a `Retry-After` header asks (capped), else
-exponentially. Anything else — or giving up — is `LlmUnavailable`, and so is an answer that is
-not a chat completion (not JSON, or JSON of another shape: the SDK builds its objects from
-whatever came without checking them). The API key is never logged.
+exponentially, but never past the time the session gives an answer: a request's timeout is cut
+to the time left, and a retry whose wait would end past it is not made. Anything else — or
+giving up — is `LlmUnavailable`, and so is an answer that is not a chat completion (not JSON,
+or JSON of another shape: the SDK builds its objects from whatever came without checking
+them). The API key is never logged.
 
 Every request asks for one tool call per answer (`parallel_tool_calls: false`) and for a tool
 call at all (`tool_choice: "required"`, or the named tool when the session forces one). A server
@@ -20,12 +22,13 @@ import itertools
 import json
 import logging
 from collections.abc import Awaitable, Callable, Iterator, Sequence
+from datetime import datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import Any
 
 import openai
 from openai import AsyncOpenAI
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
 
 from cronpilot.adapters.llm.content_calls import arguments_text, call_id, calls_in_content
 from cronpilot.domain.errors import LlmUnavailable
@@ -39,6 +42,7 @@ log = logging.getLogger(__name__)
 NO_KEY = "not-needed"
 """The SDK insists on a key; local servers usually ignore it."""
 _NOT_A_COMPLETION = "the LLM server's answer is not a chat completion"
+_NO_TIME_LEFT = "no time left for the answer in the session"
 
 
 def _transient(exc: BaseException) -> bool:
@@ -91,6 +95,7 @@ class OpenAIChat(ChatModel):
         timeout_seconds: float,
         attempts: int,
         sleep: Callable[[float], Awaitable[None]],
+        now: Callable[[], datetime],
         backoff_seconds: float = 1.0,
         max_wait_seconds: float = 60.0,
     ) -> None:
@@ -98,8 +103,10 @@ class OpenAIChat(ChatModel):
         self._client = AsyncOpenAI(
             base_url=base_url, api_key=api_key or NO_KEY, timeout=timeout_seconds, max_retries=0
         )
+        self._timeout = timeout_seconds
         self._attempts = attempts
         self._sleep = sleep
+        self._now = now
         self._backoff = backoff_seconds
         self._max_wait = max_wait_seconds
         self._choosing = True
@@ -132,12 +139,18 @@ class OpenAIChat(ChatModel):
         return {"type": "function", "function": {"name": force_tool}} if force_tool else "required"
 
     async def complete(
-        self, messages: Sequence[JSON], tools: Sequence[JSON], force_tool: str | None = None
+        self,
+        messages: Sequence[JSON],
+        tools: Sequence[JSON],
+        force_tool: str | None = None,
+        *,
+        seconds: float | None = None,
     ) -> ChatReply:
         choice = self._choice(force_tool)
+        deadline = None if seconds is None else self._now() + timedelta(seconds=seconds)
         try:
             try:
-                completion = await self._create(messages, tools, choice)
+                completion = await self._create(messages, tools, choice, deadline)
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
                 if choice == "auto":
                     raise
@@ -148,31 +161,62 @@ class OpenAIChat(ChatModel):
                     extra=log_extra("llm_tool_choice_refused"),
                 )
                 self._choosing = False
-                completion = await self._create(messages, tools, "auto")
+                completion = await self._create(messages, tools, "auto", deadline)
         except openai.OpenAIError as exc:
             raise LlmUnavailable(described(exc)) from exc
         except json.JSONDecodeError as exc:
             raise LlmUnavailable("the LLM server's answer is not valid JSON") from exc
         return _reply(completion, self._made_up_ids)
 
-    async def _create(self, messages: Sequence[JSON], tools: Sequence[JSON], choice: Any) -> Any:
+    def _seconds_left(self, deadline: datetime | None) -> float:
+        """A request's timeout: the configured one, cut to the time left until `deadline`."""
+        if deadline is None:
+            return self._timeout
+        left = (deadline - self._now()).total_seconds()
+        if left <= 0:
+            raise LlmUnavailable(_NO_TIME_LEFT)
+        return min(self._timeout, left)
+
+    async def _create(
+        self,
+        messages: Sequence[JSON],
+        tools: Sequence[JSON],
+        choice: Any,
+        deadline: datetime | None,
+    ) -> Any:
+        out_of_time = False
+
+        def stop(state: RetryCallState) -> bool:
+            nonlocal out_of_time
+            if state.attempt_number >= self._attempts:
+                return True
+            wait = timedelta(seconds=self._wait(state))
+            out_of_time = deadline is not None and self._now() + wait >= deadline
+            return out_of_time
+
         retrying = AsyncRetrying(
             retry=retry_if_exception(_transient),
-            stop=stop_after_attempt(self._attempts),
+            stop=stop,
             wait=self._wait,
             sleep=self._sleep,
             before_sleep=self._before_sleep,
             reraise=True,
         )
-        async for attempt in retrying:
-            with attempt:
-                completion = await self._client.chat.completions.create(
-                    model=self._model,
-                    messages=list(messages),
-                    tools=list(tools),
-                    tool_choice=choice,
-                    parallel_tool_calls=False,
-                )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    completion = await self._client.chat.completions.create(
+                        model=self._model,
+                        messages=list(messages),
+                        tools=list(tools),
+                        tool_choice=choice,
+                        parallel_tool_calls=False,
+                        timeout=self._seconds_left(deadline),
+                    )
+        except openai.OpenAIError as exc:
+            if out_of_time:
+                raise LlmUnavailable(f"{described(exc)}, and {_NO_TIME_LEFT} to retry") from exc
+            raise
         return completion
 
     async def close(self) -> None:

@@ -5,6 +5,12 @@ timeout (writers queue instead of failing), and foreign keys switched on (off by
 Write transactions on SQLite start with `BEGIN IMMEDIATE`: a deferred transaction that reads
 and then writes can fail at once with "database is locked" when another writer got there
 first, while an immediate one takes the write lock up front and waits its turn.
+
+A PostgreSQL URL with `?pgbouncer=true` goes through PgBouncer in transaction pooling mode
+(README, "Behind PgBouncer"): a server connection is ours for one transaction only, so nothing
+may outlive one. asyncpg keeps no statement cache and SQLAlchemy prepares each statement
+unnamed, inside the transaction that runs it; statements that would run outside a transaction
+(PostgreSQL's lone reads and writes, below) get one.
 """
 
 from __future__ import annotations
@@ -48,6 +54,30 @@ _SLOT_DETAIL = re.compile(
     r"\(endpoint_id, slot_at\)=\((?P<endpoint_id>[^,]+), (?P<slot_at>[^)]+)\)"
 )
 _IMMEDIATE = "cronpilot_sqlite_immediate"
+PGBOUNCER = "pgbouncer"
+"""The query parameter of a PostgreSQL URL that says it goes through PgBouncer in transaction
+pooling mode (`?pgbouncer=true`); the driver never sees it."""
+_UNPOOLED_STATEMENTS = {
+    # No statement cache in asyncpg, and none in SQLAlchemy's dialect, whose statements are
+    # unnamed: a named one would stay on a server connection that the next transaction, on
+    # another client's behalf, may try to prepare again.
+    "statement_cache_size": 0,
+    "prepared_statement_cache_size": 0,
+    "prepared_statement_name_func": lambda: "",
+}
+
+
+def behind_pgbouncer(url: str) -> bool:
+    """Whether `url` says it goes through PgBouncer in transaction pooling mode."""
+    return make_url(url).query.get(PGBOUNCER) == "true"
+
+
+def driver_url(url: str) -> str:
+    """`url` as the driver takes it: without our `pgbouncer` parameter."""
+    parsed = make_url(url)
+    if PGBOUNCER not in parsed.query:
+        return url
+    return parsed.difference_update_query([PGBOUNCER]).render_as_string(hide_password=False)
 
 
 def safe_url(url: str) -> str:
@@ -88,11 +118,14 @@ def create_engine(url: str, pool_size: int = DEFAULT_POOL_SIZE) -> AsyncEngine:
         _require_sqlite_file(url)
         engine = create_async_engine(url, json_serializer=_sqlite_json)
     else:
+        connect_args: dict[str, Any] = {"timeout": CONNECT_TIMEOUT_SECONDS}
+        if behind_pgbouncer(url):
+            connect_args.update(_UNPOOLED_STATEMENTS)
         engine = create_async_engine(
-            url,
+            driver_url(url),
             pool_size=pool_size,
             max_overflow=pool_size // 2,
-            connect_args={"timeout": CONNECT_TIMEOUT_SECONDS},
+            connect_args=connect_args,
         )
     if engine.dialect.name == "sqlite":
         event.listen(engine.sync_engine, "connect", _sqlite_connect)
@@ -163,14 +196,17 @@ class Database:
         self.engine = engine
         self.url = url
         self.dialect = engine.dialect.name
+        self._autocommit = self.dialect == "postgresql" and not behind_pgbouncer(url)
+        """Whether lone statements run without a transaction block (module note)."""
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncConnection]:
         """Statements that only read. On PostgreSQL they run without a transaction: at READ
         COMMITTED each statement takes its own snapshot either way, while the BEGIN and the
         ROLLBACK that returns the connection to the pool cost two round trips per read. On
-        SQLite the block stays one read transaction: one WAL snapshot for all its statements."""
-        async with self._connect(autocommit=self.dialect == "postgresql") as conn:
+        SQLite the block stays one read transaction: one WAL snapshot for all its statements.
+        Behind PgBouncer they run in a transaction too (module note)."""
+        async with self._connect(autocommit=self._autocommit) as conn:
             yield conn
 
     @asynccontextmanager
@@ -197,8 +233,8 @@ class Database:
         """One writing statement (no RETURNING), atomic on its own; returns its row count.
         PostgreSQL makes a lone statement atomic without a transaction block, so it runs there
         in AUTOCOMMIT: one round trip instead of BEGIN, statement, COMMIT. SQLite takes its
-        write lock up front, as in `write`."""
-        alone = self._connect(autocommit=True) if self.dialect == "postgresql" else self.write()
+        write lock up front, as in `write`; behind PgBouncer, as in `write` too."""
+        alone = self._connect(autocommit=True) if self._autocommit else self.write()
         async with alone as conn:
             return int((await conn.execute(statement, parameters)).rowcount)
 

@@ -191,7 +191,7 @@ async def test_a_pause_of_more_than_ten_years_is_bad_input(console: Console) -> 
 
 async def _pending(console: Console) -> str:
     stock = await show_endpoint(console.store.reading, "shop/stock")
-    desk = ProposalDesk(console.store.unit_of_work, None, limits_for_tests())
+    desk = ProposalDesk(console.store.unit_of_work, console.store.reading, None, limits_for_tests())
     draft = ProposalDraft(ProposalKind.INTERVAL, "calm", interval_seconds=120, ttl_seconds=600)
     proposal = await desk.propose(
         draft, stock.endpoint.id, Proposer("heuristic", PlannerMode.REVIEW), console.clock.now()
@@ -251,7 +251,7 @@ async def test_the_endpoint_page_says_its_rules_whether_dangerous_and_who_paused
         console.store.unit_of_work, None, declarations, "jobs.yaml", actor="cli:t@h", now=now
     )
     stock = await show_endpoint(console.store.reading, "shop/stock")
-    desk = ProposalDesk(console.store.unit_of_work, None, limits_for_tests())
+    desk = ProposalDesk(console.store.unit_of_work, console.store.reading, None, limits_for_tests())
     draft = ProposalDraft(ProposalKind.PAUSE, "quiet hours", at=now + timedelta(minutes=30))
     await desk.propose(draft, stock.endpoint.id, Proposer("heuristic", PlannerMode.AUTO), now)
 

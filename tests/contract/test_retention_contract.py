@@ -48,7 +48,7 @@ def _housekeeping(store: Store, clock: FakeClock) -> Housekeeping:
         prune_interval_seconds=600,
         worker_stale_seconds=60,
         retention=RETENTION,
-        approvals=ApprovalDesk(store.unit_of_work, None),
+        approvals=ApprovalDesk(store.unit_of_work, store.reading, None),
     )
 
 

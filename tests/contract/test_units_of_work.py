@@ -137,7 +137,7 @@ async def test_apply_keeps_the_graph_as_it_was_when_it_fails(store: Store) -> No
 
 async def _pending(store: Store) -> str:
     endpoint_id = await add_endpoint(store, "j", "a", T0, every=600)
-    desk = ProposalDesk(store.unit_of_work, None, LIMITS)
+    desk = ProposalDesk(store.unit_of_work, store.reading, None, LIMITS)
     proposal = await desk.propose(EVERY_30, endpoint_id, REVIEW, T0)
     assert proposal.status is ProposalStatus.PENDING
     return proposal.id
@@ -152,7 +152,8 @@ async def test_approve_writes_nothing_when_it_fails_after_any_step(
     proposal_id = await _pending(store)
     before = await store.catalog.get_endpoint("j/a")
     waker = CountingWaker()
-    desk = ProposalDesk(WrappedUnits(store, failing_after(repository, method)), waker, LIMITS)
+    units = WrappedUnits(store, failing_after(repository, method))
+    desk = ProposalDesk(units, units.reading, waker, LIMITS)
 
     with pytest.raises(InjectedFailure):
         await desk.approve(proposal_id, "ann", T0 + seconds(1))
@@ -161,7 +162,7 @@ async def test_approve_writes_nothing_when_it_fails_after_any_step(
     assert (await store.planner.get_proposal(proposal_id)).status is ProposalStatus.PENDING
     assert await store.planner.count_applied(before.id, T0) == 0
     assert waker.notified == 0
-    applied = await ProposalDesk(store.unit_of_work, waker, LIMITS).approve(
+    applied = await ProposalDesk(store.unit_of_work, store.reading, waker, LIMITS).approve(
         proposal_id, "ann", T0 + seconds(1)
     )
     assert applied.status is ProposalStatus.APPLIED
@@ -191,16 +192,15 @@ def waiting_for_each_other(counted: asyncio.Barrier) -> Wrap:
 
 async def test_two_approvals_at_once_cannot_both_pass_the_change_limit(store: Store) -> None:
     endpoint_id = await add_endpoint(store, "j", "a", T0, every=600)
-    review = ProposalDesk(store.unit_of_work, None, LIMITS)
+    review = ProposalDesk(store.unit_of_work, store.reading, None, LIMITS)
     first = await review.propose(EVERY_30, endpoint_id, REVIEW, T0)
     # A newer proposal supersedes the pending one; a database from before superseding may
     # still hold two pending proposals of one endpoint.
     second = replace(first, id=new_id(), interval_seconds=45)
     await store.planner.add_proposal(second)
     limited = replace(LIMITS, max_changes_per_hour=1)
-    desk = ProposalDesk(
-        WrappedUnits(store, waiting_for_each_other(asyncio.Barrier(2))), None, limited
-    )
+    units = WrappedUnits(store, waiting_for_each_other(asyncio.Barrier(2)))
+    desk = ProposalDesk(units, units.reading, None, limited)
 
     decided = await asyncio.gather(
         desk.approve(first.id, "ann", T0 + seconds(1)),
@@ -220,7 +220,9 @@ async def test_an_auto_proposal_is_not_applied_when_its_record_fails(store: Stor
     units = WrappedUnits(store, failing_after("planner", "add_proposal"))
 
     with pytest.raises(InjectedFailure):
-        await ProposalDesk(units, waker, LIMITS).propose(EVERY_30, endpoint_id, AUTO, T0)
+        await ProposalDesk(units, units.reading, waker, LIMITS).propose(
+            EVERY_30, endpoint_id, AUTO, T0
+        )
 
     assert await store.catalog.get_endpoint(endpoint_id) == before
     assert await store.planner.list_proposals() == []
@@ -230,13 +232,15 @@ async def test_an_auto_proposal_is_not_applied_when_its_record_fails(store: Stor
 
 async def test_a_newer_proposal_supersedes_nothing_when_its_record_fails(store: Store) -> None:
     endpoint_id = await add_endpoint(store, "j", "a", T0, every=600)
-    older = await ProposalDesk(store.unit_of_work, None, LIMITS).propose(
+    older = await ProposalDesk(store.unit_of_work, store.reading, None, LIMITS).propose(
         EVERY_30, endpoint_id, REVIEW, T0
     )
     units = WrappedUnits(store, failing_after("planner", "add_proposal"))
 
     with pytest.raises(InjectedFailure):
-        await ProposalDesk(units, None, LIMITS).propose(EVERY_30, endpoint_id, REVIEW, T0)
+        await ProposalDesk(units, units.reading, None, LIMITS).propose(
+            EVERY_30, endpoint_id, REVIEW, T0
+        )
 
     assert await store.planner.list_proposals() == [older]
 
@@ -376,13 +380,13 @@ WRITES: dict[str, tuple[Write, str]] = {
         "j/a",
     ),
     "approve": (
-        lambda units, waker, proposal: ProposalDesk(units, waker, LIMITS).approve(
+        lambda units, waker, proposal: ProposalDesk(units, units, waker, LIMITS).approve(
             proposal, ANN, NOW
         ),
         "proposal",
     ),
     "reject": (
-        lambda units, waker, proposal: ProposalDesk(units, waker, LIMITS).reject(
+        lambda units, waker, proposal: ProposalDesk(units, units, waker, LIMITS).reject(
             proposal, ANN, "not now", NOW
         ),
         "proposal",

@@ -24,6 +24,15 @@ HEAVY = (
     "jsonschema",
     "mcp",
     "jinja2",
+    # The search's embedder and index, the API server, the metrics.
+    "numpy",
+    "wordllama",
+    "bm25s",
+    "fastapi",
+    "starlette",
+    "uvicorn",
+    "prometheus_client",
+    "opentelemetry",
 )
 # Runs the CLI in this process as the console script does, then writes its exit code, every
 # module it imported and whether the collector is on to the file named last.

@@ -16,7 +16,7 @@ from cronpilot.adapters.llm.openai_client import OpenAIChat
 from cronpilot.adapters.memory import MemoryStore
 from cronpilot.domain.model import PlannerMode
 from cronpilot.domain.planning import AnalysisSession, ProposalStatus, SessionStatus
-from cronpilot.planner.session import LlmAnalyst
+from cronpilot.planner.session import OUT_OF_TIME, LlmAnalyst
 from cronpilot.planner.tools import TOOLS
 from cronpilot.planner.worker import CUT_SHORT, PlannerWorker
 from tests.planner.builders import T0, answer, declare, make_planner, spec
@@ -42,13 +42,16 @@ FORCED_SUBMIT = {"type": "function", "function": {"name": "submit_analysis"}}
 
 
 class Sleeps:
-    """The retry waits asked for, without waiting."""
+    """The retry waits asked for, without waiting; as time passing on `clock`, if given."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: FakeClock | None = None) -> None:
         self.asked: list[float] = []
+        self._clock = clock
 
     async def __call__(self, seconds: float) -> None:
         self.asked.append(seconds)
+        if self._clock is not None:
+            self._clock.advance(seconds)
 
 
 @asynccontextmanager
@@ -62,7 +65,9 @@ async def planner_against(
     max_tokens: int = 100_000,
     clock: FakeClock | None = None,
     grace_seconds: float = 10.0,
+    **config: Any,
 ) -> AsyncIterator[tuple[PlannerWorker, MemoryStore, FakeOpenAI]]:
+    clock = clock or FakeClock(T0 + timedelta(seconds=30))
     store = MemoryStore()
     await declare(
         store,
@@ -82,16 +87,12 @@ async def planner_against(
             timeout_seconds=timeout,
             attempts=attempts,
             sleep=sleeps or Sleeps(),
+            now=clock.now,
         )
         try:
             analyst = LlmAnalyst(chat, max_steps=max_steps, max_tokens=max_tokens)
             yield (
-                make_planner(
-                    store,
-                    analyst,
-                    clock or FakeClock(T0 + timedelta(seconds=30)),
-                    grace_seconds=grace_seconds,
-                ),
+                make_planner(store, analyst, clock, grace_seconds=grace_seconds, **config),
                 store,
                 server,
             )
@@ -242,6 +243,45 @@ async def test_an_unreachable_llm_backs_off_and_leaves_scheduling_alone() -> Non
         state = store.planner.planning.states[after.id]
         assert state.llm_failures == 2
         assert state.retry_at == second.finished_at + timedelta(seconds=60)
+
+
+async def test_a_slow_llm_session_ends_before_its_lease() -> None:
+    """Each answer takes a minute: the session that would run 8 minutes on a 5-minute lease is
+    cut short at 4, and recorded (its lease still held) as failed, to back off."""
+    clock = FakeClock(T0 + timedelta(seconds=30))
+
+    def slow_reading(_: dict[str, Any]) -> Calls:
+        clock.advance(60)
+        return Calls([Call("get_response_history", READ_SCORE)])
+
+    async with planner_against(
+        [slow_reading] * 8, clock=clock, max_steps=8, planner_lease_seconds=300
+    ) as (planner, store, server):
+        claim = await store.planner.claim_endpoint("j/investigator", clock.now(), "p1", 300)
+        [session] = await planner.analyse(claim, keep_quiet=True)
+        state = store.planner.planning.states[claim.endpoint.id]
+
+    assert (session.status, session.error) == (SessionStatus.FAILED, OUT_OF_TIME)
+    assert len(server.requests) == 4
+    assert session.finished_at == claim.lease_until - timedelta(seconds=60)
+    assert state.llm_failures == 1
+    assert state.lease_owner is None
+
+
+async def test_retries_stop_when_their_wait_would_pass_the_session_deadline() -> None:
+    clock = FakeClock(T0 + timedelta(seconds=30))
+    sleeps = Sleeps(clock)
+    script: list[Step] = [Failure(503, {"Retry-After": "60"})] * 6
+    async with planner_against(script, sleeps, clock=clock, attempts=6) as (planner, _, server):
+        session = await _investigate(planner)
+
+    assert session.status is SessionStatus.FAILED
+    assert session.error == (
+        "the LLM is unavailable: HTTP 503 from the LLM server, "
+        "and no time left for the answer in the session to retry"
+    )
+    # Failed at 0, 60, 120 and 180 s; a fifth attempt would start at the deadline, 240 s.
+    assert (len(server.requests), sleeps.asked) == (4, [60.0, 60.0, 60.0])
 
 
 async def test_client_errors_are_not_retried() -> None:

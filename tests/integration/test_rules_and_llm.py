@@ -43,6 +43,7 @@ async def _watch(fraud_rate: float) -> MemoryStore:
 
 async def _round(store: MemoryStore, script: Sequence[Step]) -> str:
     """One planner round with the scripted model; the brief it was given."""
+    clock = FakeClock(T0 + timedelta(seconds=1))
     async with FakeOpenAI(script) as server:
         chat = OpenAIChat(
             model="test-model",
@@ -50,11 +51,12 @@ async def _round(store: MemoryStore, script: Sequence[Step]) -> str:
             api_key="sk-test",
             timeout_seconds=5,
             attempts=1,
-            sleep=FakeClock().sleep,
+            sleep=clock.sleep,
+            now=clock.now,
         )
         try:
             analyst = LlmAnalyst(chat, max_steps=4, max_tokens=100_000)
-            await make_planner(store, analyst, FakeClock(T0 + timedelta(seconds=1))).run_round()
+            await make_planner(store, analyst, clock).run_round()
         finally:
             await chat.close()
     content: str = server.requests[0]["messages"][1]["content"]

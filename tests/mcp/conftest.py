@@ -109,7 +109,7 @@ async def world(sqlite_url: str, tmp_path: Path) -> World:
         run = await run_once(store, now, Response(status_code=200, body=BODY))
         stock = await store.catalog.get_endpoint("shop/stock")
         await rebuild_schema(store.unit_of_work, store.reading, stock, now)
-        desk = ProposalDesk(store.unit_of_work, None, limits_for_tests())
+        desk = ProposalDesk(store.unit_of_work, store.reading, None, limits_for_tests())
         quieter = ProposalDraft(ProposalKind.INTERVAL, "quiet lately", 120.0, ttl_seconds=600)
         proposal = await desk.propose(quieter, stock.id, HELD, now)
         secrets = await issue_tokens(store, build_clock())

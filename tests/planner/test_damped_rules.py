@@ -166,7 +166,9 @@ async def test_an_admin_approving_an_urgent_rules_proposal_is_not_held_by_the_li
     store: Store, clock: FakeClock
 ) -> None:
     endpoints = await declare(store, clock.now(), spec("a", **CLAMPED), spec("b", **CLAMPED))
-    desk = ProposalDesk(store.unit_of_work, None, limits_for_tests(max_changes_per_hour=1))
+    desk = ProposalDesk(
+        store.unit_of_work, store.reading, None, limits_for_tests(max_changes_per_hour=1)
+    )
     draft = ProposalDraft(ProposalKind.INTERVAL, "proposed by rule 1", 30, ttl_seconds=600)
     now = clock.now()
     held = {}

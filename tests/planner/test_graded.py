@@ -28,7 +28,7 @@ async def _one(
 ) -> tuple[Endpoint, ProposalDesk]:
     """Endpoint `j/a` (with `fields`) in a job of `mode`, and a desk."""
     endpoints = await declare(store, clock.now(), spec("a", **fields), mode=mode)
-    return endpoints["a"], ProposalDesk(store.unit_of_work, None, LIMITS)
+    return endpoints["a"], ProposalDesk(store.unit_of_work, store.reading, None, LIMITS)
 
 
 def _every(seconds: float) -> ProposalDraft:
@@ -71,7 +71,7 @@ async def test_timed_proposals_on_dangerous_endpoints_wait_for_review(
         spec("safe"),
         mode=PlannerMode.GRADED,
     )
-    desk = ProposalDesk(store.unit_of_work, None, LIMITS)
+    desk = ProposalDesk(store.unit_of_work, store.reading, None, LIMITS)
     run_now = ProposalDraft(ProposalKind.RUN_NOW, "now", ttl_seconds=60)
     at = ProposalDraft(
         ProposalKind.NEXT_TIME, "soon", at=clock.now() + timedelta(seconds=30), ttl_seconds=60
@@ -172,7 +172,7 @@ async def test_a_graded_session_proposes_at_submit_with_its_confidence(
         claim=AnalysisClaim(endpoints["a"], PlannerMode.GRADED, clock.now() + timedelta(minutes=5)),
         siblings=endpoints,
         store=store,
-        desk=ProposalDesk(store.unit_of_work, None, LIMITS),
+        desk=ProposalDesk(store.unit_of_work, store.reading, None, LIMITS),
         proposer=Proposer("llm:test", PlannerMode.GRADED, "s1"),
         now=clock.now,
     )

@@ -16,6 +16,7 @@ from cronpilot.usecases.proposals import ProposalDesk, Proposer
 from tests.planner.builders import answer, declare, spec
 from tests.support.clock import FakeClock
 from tests.support.settings import limits_for_tests
+from tests.support.units import no_unit_of_work
 
 LIMITS = limits_for_tests(max_changes_per_hour=2, pending_ttl_seconds=600, max_pause_seconds=900)
 AUTO = Proposer("llm:test", PlannerMode.AUTO, "s1")
@@ -32,7 +33,7 @@ async def test_auto_applies_and_wakes_schedulers_when_due_earlier(
     endpoints = await declare(store, clock.now(), spec("a", every=600, min_interval_seconds=5))
     await answer(store, "j/a", {"n": 1})
     waker = InProcessWaker()
-    desk = ProposalDesk(store.unit_of_work, waker, LIMITS)
+    desk = ProposalDesk(store.unit_of_work, store.reading, waker, LIMITS)
 
     proposal = await desk.propose(_every(30), endpoints["a"].id, AUTO, clock.now())
 
@@ -45,9 +46,23 @@ async def test_auto_applies_and_wakes_schedulers_when_due_earlier(
     assert await waker.wait(0.01) is False
 
 
+async def test_the_questions_before_an_action_only_read(store: Store, clock: FakeClock) -> None:
+    endpoints = await declare(store, clock.now(), spec("a", every=600, min_interval_seconds=5))
+    endpoint_id = endpoints["a"].id
+    review = ProposalDesk(store.unit_of_work, store.reading, None, LIMITS)
+    pending = await review.propose(_every(60), endpoint_id, REVIEW, clock.now())
+    desk = ProposalDesk(no_unit_of_work, store.reading, None, LIMITS)
+
+    assert await desk.unneeded(_every(60), endpoint_id, clock.now()) == (
+        f"already pending as proposal {pending.id}"
+    )
+    assert await desk.unneeded(_every(30), endpoint_id, clock.now()) is None
+    assert await desk.rejection(_every(30), endpoint_id, clock.now()) is None
+
+
 async def test_changes_per_hour_are_limited(store: Store, clock: FakeClock) -> None:
     endpoints = await declare(store, clock.now(), spec("a"))
-    desk = ProposalDesk(store.unit_of_work, None, LIMITS)
+    desk = ProposalDesk(store.unit_of_work, store.reading, None, LIMITS)
     for seconds in (30, 40):
         await desk.propose(_every(seconds), endpoints["a"].id, AUTO, clock.now())
 
@@ -64,7 +79,7 @@ async def test_changes_per_hour_are_limited(store: Store, clock: FakeClock) -> N
 
 async def test_pause_and_resume_through_proposals(store: Store, clock: FakeClock) -> None:
     endpoints = await declare(store, clock.now(), spec("a"))
-    desk = ProposalDesk(store.unit_of_work, None, LIMITS)
+    desk = ProposalDesk(store.unit_of_work, store.reading, None, LIMITS)
     until = clock.now() + timedelta(minutes=10)
 
     paused = await desk.propose(
@@ -96,7 +111,7 @@ async def test_a_pause_keeps_the_planner_that_made_it_as_its_actor(
     store: Store, clock: FakeClock, proposer: Proposer, by: str
 ) -> None:
     endpoints = await declare(store, clock.now(), spec("a"))
-    desk = ProposalDesk(store.unit_of_work, None, LIMITS)
+    desk = ProposalDesk(store.unit_of_work, store.reading, None, LIMITS)
     draft = ProposalDraft(ProposalKind.PAUSE, "quiet", at=clock.now() + timedelta(minutes=10))
 
     proposed = await desk.propose(draft, endpoints["a"].id, proposer, clock.now())
@@ -117,7 +132,7 @@ async def test_admin_decisions_are_final_and_lapsed_proposals_expire(
     endpoints = await declare(
         store, clock.now(), spec("a", min_interval_seconds=20), spec("b", min_interval_seconds=20)
     )
-    desk = ProposalDesk(store.unit_of_work, None, LIMITS)
+    desk = ProposalDesk(store.unit_of_work, store.reading, None, LIMITS)
     rejected = await desk.propose(_every(30), endpoints["a"].id, REVIEW, clock.now())
     # On another endpoint: a newer proposal for `a` would supersede the one rejected here.
     lapsing = await desk.propose(_every(40), endpoints["b"].id, REVIEW, clock.now())
@@ -141,7 +156,7 @@ async def test_admin_decisions_are_final_and_lapsed_proposals_expire(
 
 async def test_an_approval_records_what_was_applied(store: Store, clock: FakeClock) -> None:
     endpoints = await declare(store, clock.now(), spec("a", min_interval_seconds=20))
-    desk = ProposalDesk(store.unit_of_work, None, LIMITS)
+    desk = ProposalDesk(store.unit_of_work, store.reading, None, LIMITS)
     pending = await desk.propose(_every(30), endpoints["a"].id, REVIEW, clock.now())
 
     approved = await desk.approve(pending.id, "ann@ops", clock.now())
@@ -164,7 +179,7 @@ async def test_pausing_and_resuming_a_dag_dependant_says_when_it_runs(
         spec("fetch"),
         spec("load", schedule=Schedule(), depends_on=("fetch",)),
     )
-    desk = ProposalDesk(store.unit_of_work, None, LIMITS)
+    desk = ProposalDesk(store.unit_of_work, store.reading, None, LIMITS)
     until = clock.now() + timedelta(seconds=600)
     pause = ProposalDraft(ProposalKind.PAUSE, "quiet", at=until)
     resume = ProposalDraft(ProposalKind.RESUME, "busy again")
@@ -181,7 +196,7 @@ async def test_a_proposal_held_for_review_alerts_the_webhooks(
 ) -> None:
     hook = "https://hooks.example.com/review"
     endpoints = await declare(store, clock.now(), spec("a", notify=(hook,)), spec("b"))
-    desk = ProposalDesk(store.unit_of_work, None, LIMITS)
+    desk = ProposalDesk(store.unit_of_work, store.reading, None, LIMITS)
 
     pending = await desk.propose(_every(30, "calm"), endpoints["a"].id, REVIEW, clock.now())
     await desk.propose(_every(30), endpoints["b"].id, REVIEW, clock.now())

@@ -158,7 +158,7 @@ async def test_a_jobs_own_cool_down_overrides_the_setting(store: Store, clock: F
     job = Job("j", planner_mode=PlannerMode.REVIEW, rejection_cooldown_seconds=600)
     await store.catalog.apply([JobDeclaration(job, [spec("a", every=2)])], clock.now())
     a = await store.catalog.get_endpoint("j/a")
-    desk = ProposalDesk(store.unit_of_work, None, LIMITS)
+    desk = ProposalDesk(store.unit_of_work, store.reading, None, LIMITS)
     review = Proposer("x", PlannerMode.REVIEW)
     held = await desk.propose(_every(4), a.id, review, clock.now())
     await desk.reject(held.id, "ann", "no", clock.now())
@@ -184,7 +184,7 @@ async def test_contradictory_proposals_are_never_pending_at_once(
     store: Store, clock: FakeClock
 ) -> None:
     a = (await declare(store, clock.now(), spec("a", every=2, min_interval_seconds=1)))["a"]
-    desk = ProposalDesk(store.unit_of_work, None, LIMITS)
+    desk = ProposalDesk(store.unit_of_work, store.reading, None, LIMITS)
 
     first, second = await _two(desk, a, clock)
 
@@ -214,7 +214,7 @@ async def test_an_applied_proposal_supersedes_a_refused_one_does_not(
     store: Store, clock: FakeClock
 ) -> None:
     a = (await declare(store, clock.now(), spec("a", every=2, min_interval_seconds=1)))["a"]
-    desk = ProposalDesk(store.unit_of_work, None, LIMITS)
+    desk = ProposalDesk(store.unit_of_work, store.reading, None, LIMITS)
     held = await desk.propose(_every(4), a.id, Proposer("x", PlannerMode.REVIEW), clock.now())
 
     refused = await desk.propose(_every(0.5), a.id, Proposer("y", PlannerMode.AUTO), clock.now())

@@ -48,7 +48,7 @@ async def _box(
         claim=AnalysisClaim(endpoint, PlannerMode.AUTO, clock.now() + timedelta(minutes=5)),
         siblings=siblings,
         store=store,
-        desk=ProposalDesk(store.unit_of_work, None, limits_for_tests()),
+        desk=ProposalDesk(store.unit_of_work, store.reading, None, limits_for_tests()),
         proposer=Proposer("llm:test", PlannerMode.AUTO, "s1"),
         now=clock.now,
         max_body_chars=max_body_chars,

@@ -30,6 +30,7 @@ from tests.scheduler.test_notifier import WebhookServer
 from tests.support.clock import FakeClock
 from tests.support.finishing import record_one
 from tests.support.settings import retention_for_tests, settings_for_tests
+from tests.support.units import no_unit_of_work
 
 TIMEOUT = 60.0
 
@@ -73,7 +74,7 @@ async def test_the_gated_dependant_runs_once_approved_as_the_child_of_its_upstre
     waker: InProcessWaker,
 ) -> None:
     telemetry = PrometheusTelemetry()
-    desk = ApprovalDesk(store.unit_of_work, waker, telemetry=telemetry)
+    desk = ApprovalDesk(store.unit_of_work, store.reading, waker, telemetry=telemetry)
     async with WebhookServer() as hooks:
         await _declare(store, clock, server, hooks.url())
         async with RunningWorker(store, dispatcher, clock, waker) as running:
@@ -127,7 +128,7 @@ async def test_the_gated_dependant_runs_once_approved_as_the_child_of_its_upstre
 
 def _desk(store: Store) -> tuple[ApprovalDesk, PrometheusTelemetry]:
     telemetry = PrometheusTelemetry()
-    return ApprovalDesk(store.unit_of_work, None, telemetry=telemetry), telemetry
+    return ApprovalDesk(store.unit_of_work, store.reading, None, telemetry=telemetry), telemetry
 
 
 async def _asked(store: Store, clock: FakeClock, server: EndpointServer) -> Approval:
@@ -176,6 +177,16 @@ async def test_an_approval_too_late_expires_instead(
     assert skipped.status is RunStatus.SKIPPED
     assert await store.access.list_audit() == []
     assert _approvals_counted(telemetry) == {"expired": 1.0}
+
+
+async def test_looking_for_lapsed_approvals_writes_nothing_when_none_lapsed(
+    store: Store, clock: FakeClock, server: EndpointServer
+) -> None:
+    approval = await _asked(store, clock, server)
+    desk = ApprovalDesk(no_unit_of_work, store.reading, None)
+
+    assert await desk.expire_lapsed(clock.now()) == []
+    assert (await store.approvals.get_approval(approval.id)).state is ApprovalState.PENDING
 
 
 async def test_housekeeping_expires_what_nobody_decided_on_its_timer(

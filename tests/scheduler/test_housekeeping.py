@@ -47,7 +47,7 @@ async def test_reaper_abandons_runs_of_a_dead_worker_once_its_lease_expires(
         prune_interval_seconds=600,
         worker_stale_seconds=STALE,
         retention=retention_for_tests(),
-        approvals=ApprovalDesk(store.unit_of_work, None),
+        approvals=ApprovalDesk(store.unit_of_work, store.reading, None),
     )
 
     assert await housekeeping.reap_once() == 0
@@ -85,7 +85,7 @@ async def test_retention_keeps_the_newest_runs_of_each_endpoint(
         prune_interval_seconds=600,
         worker_stale_seconds=STALE,
         retention=retention_for_tests(),
-        approvals=ApprovalDesk(store.unit_of_work, None),
+        approvals=ApprovalDesk(store.unit_of_work, store.reading, None),
     )
 
     assert await housekeeping.prune_once() == 2
@@ -120,7 +120,7 @@ async def test_timers_run_both_jobs_and_stop_cleanly(
         prune_interval_seconds=20,
         worker_stale_seconds=STALE,
         retention=retention_for_tests(),
-        approvals=ApprovalDesk(store.unit_of_work, None),
+        approvals=ApprovalDesk(store.unit_of_work, store.reading, None),
     )
 
     housekeeping.start()
@@ -166,7 +166,7 @@ async def test_retention_drops_dag_waits_whose_parents_never_reported(
         prune_interval_seconds=600,
         worker_stale_seconds=STALE,
         retention=retention_for_tests(),
-        approvals=ApprovalDesk(store.unit_of_work, None),
+        approvals=ApprovalDesk(store.unit_of_work, store.reading, None),
     )
 
     await housekeeping.prune_once()
@@ -199,7 +199,7 @@ async def test_a_store_outage_on_the_timer_is_one_line_and_the_job_runs_again(
         prune_interval_seconds=600,
         worker_stale_seconds=STALE,
         retention=retention_for_tests(),
-        approvals=ApprovalDesk(store.unit_of_work, None),
+        approvals=ApprovalDesk(store.unit_of_work, store.reading, None),
     )
 
     housekeeping.start()
@@ -240,7 +240,7 @@ async def test_prune_forgets_workers_not_heard_from_within_the_stale_window(
         prune_interval_seconds=600,
         worker_stale_seconds=STALE,
         retention=retention_for_tests(),
-        approvals=ApprovalDesk(store.unit_of_work, None),
+        approvals=ApprovalDesk(store.unit_of_work, store.reading, None),
     )
 
     clock.advance(STALE)

@@ -66,7 +66,7 @@ async def test_a_reap_is_one_record(
         prune_interval_seconds=600,
         worker_stale_seconds=60,
         retention=retention_for_tests(),
-        approvals=ApprovalDesk(store.unit_of_work, None),
+        approvals=ApprovalDesk(store.unit_of_work, store.reading, None),
     )
     caplog.set_level(logging.DEBUG)
 

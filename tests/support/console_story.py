@@ -76,7 +76,7 @@ async def _propose_for_review(store: Store, now: datetime) -> None:
         interval_seconds=4,
         ttl_seconds=3600,
     )
-    desk = ProposalDesk(store.unit_of_work, None, limits_for_tests())
+    desk = ProposalDesk(store.unit_of_work, store.reading, None, limits_for_tests())
     await desk.propose(draft, fetch.id, Proposer("heuristic", PlannerMode.REVIEW), now)
 
 

@@ -17,6 +17,6 @@ async def supersede(store: Store, proposal_id: str, now: datetime) -> Proposal:
     """The same change proposed again for review (by another reason), which supersedes the
     pending proposal `proposal_id`."""
     older = await store.planner.get_proposal(proposal_id)
-    desk = ProposalDesk(store.unit_of_work, None, limits_for_tests())
+    desk = ProposalDesk(store.unit_of_work, store.reading, None, limits_for_tests())
     draft = replace(older.draft, reason="asked again")
     return await desk.propose(draft, older.endpoint_id, Proposer("llm:m", PlannerMode.REVIEW), now)

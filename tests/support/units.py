@@ -15,6 +15,12 @@ Wrap = Callable[[str, Any], Any]
 """(repository name, repository) → what the unit hands out instead."""
 
 
+def no_unit_of_work() -> UnitOfWork:
+    """A `UnitOfWorkFactory` for a use case that must only read: opening a unit fails the test
+    (on SQLite a unit of work takes the write lock, even to read)."""
+    raise AssertionError("a unit of work was opened only to read")
+
+
 class InjectedFailure(Exception):
     """Raised by a `failing_after` wrapper: a crash between two steps of a use case."""
 

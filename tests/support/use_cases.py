@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from cronpilot.adapters.bootstrap import planner_config
+from cronpilot.adapters.clock import SystemClock
 from cronpilot.adapters.exams import catalog
 from cronpilot.adapters.exams.catalog import Exam
 from cronpilot.adapters.exams.runner import START, exam_config, sit
@@ -242,6 +243,7 @@ async def run_story(
             timeout_seconds=10,
             attempts=2,
             sleep=asyncio.sleep,
+            now=SystemClock().now,
         )
         kinds: Sequence[ToolKind] = (
             (ToolKind.ACTION, ToolKind.FINAL) if paste_latest else tuple(ToolKind)

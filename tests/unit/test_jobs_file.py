@@ -259,10 +259,15 @@ def test_a_bad_setting_names_its_variable_and_not_its_value(
             "postgres://u:p%40ss@db/app?sslmode=require",
             "postgresql+asyncpg://u:p%40ss@db/app?ssl=require",
         ),
+        (
+            "postgresql://u:pw@pool:6432/app?pgbouncer=true",
+            "postgresql+asyncpg://u:pw@pool:6432/app?pgbouncer=true",
+        ),
     ],
 )
 def test_database_urls_get_the_async_driver(given: str, used: str) -> None:
     assert load_settings(database_url=given).database_url == used
+    assert load_settings(database_listen_url=given).database_listen_url == used
 
 
 @pytest.mark.parametrize(
@@ -276,6 +281,7 @@ def test_database_urls_get_the_async_driver(given: str, used: str) -> None:
         ("postgresql://u:hunter2@db:70000/app", "port 70000 is out of range"),
         ("postgresql://u:hunter2@db/app?options=-c%20x", "query parameter 'options'"),
         ("postgresql://u:hunter2@db/app?sslmode=hunter2", "ssl/sslmode must be one of"),
+        ("postgresql://u:hunter2@db/app?pgbouncer=yes", "pgbouncer must be true or false"),
     ],
 )
 def test_an_unusable_database_url_is_one_line_without_the_password(url: str, reason: str) -> None:
