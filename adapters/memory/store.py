@@ -277,6 +277,15 @@ class MemoryCatalog(CatalogRepository):
     async def set_pause(self, endpoint_id: str, pause: Pause | None, now: datetime) -> Endpoint:
         return await self._change(endpoint_id, lambda e: with_pause(e, pause, now))
 
+    async def set_job_pause(self, name: str, pause: Pause | None) -> Job:
+        async with self._state.lock:
+            job = replace(await self.get_job(name), pause=pause)
+            self._state.jobs[name] = job
+            for endpoint in list(self._state.endpoints.values()):
+                if endpoint.job_id == job.id:
+                    self._state.endpoints[endpoint.id] = replace(endpoint, job_pause=pause)
+        return job
+
     async def set_hints(
         self,
         endpoint_id: str,
@@ -318,7 +327,7 @@ def _apply_job(jobs: dict[str, Job], declared: Job, report: ApplyReport) -> Job:
     if stored.declared == declared.declared:
         report.unchanged.append(declared.name)
         return stored
-    jobs[declared.name] = replace(declared, id=stored.id)
+    jobs[declared.name] = replace(declared, id=stored.id, pause=stored.pause)
     report.updated.append(declared.name)
     return jobs[declared.name]
 
@@ -333,7 +342,7 @@ def _apply_endpoint(
     ref = f"{job.name}/{spec.name}"
     stored = next((e for e in endpoints.values() if e.ref == ref), None)
     if stored is None:
-        created = replanned(Endpoint(new_id(), job.id, job.name, spec), now)
+        created = replanned(Endpoint(new_id(), job.id, job.name, spec, job_pause=job.pause), now)
         endpoints[created.id] = created
         report.created.append(ref)
     elif stored.spec == spec:
@@ -360,7 +369,7 @@ class MemoryClaims(ClaimRepository):
         claims: list[Claim] = []
         async with self._state.lock:
             waiting = (run for run in self._state.runs.values() if run.status is RunStatus.QUEUED)
-            pick = pick_claims(self._state.endpoints, waiting, horizon, limit)
+            pick = pick_claims(self._state.endpoints, waiting, horizon, limit, now)
             for queued in pick.queued:
                 endpoint = leased(self._state.endpoints[queued.endpoint_id], worker_id, lease_until)
                 self._state.endpoints[endpoint.id] = endpoint
