@@ -37,10 +37,12 @@ from cronpilot.domain.model import (
     EndpointSpec,
     IntervalHint,
     OneShotHint,
+    Pause,
     RetryPolicy,
     Run,
     ScheduleSource,
 )
+from cronpilot.domain.pauses import job_holds
 from cronpilot.domain.secrets import mask_headers, mask_url
 from cronpilot.usecases.queries import catalog
 
@@ -75,7 +77,7 @@ def list_endpoints(
             endpoint.ref,
             in_force_text(endpoint, now),
             relative(endpoint.next_run_at, now) if endpoint.next_run_at else _never(endpoint),
-            _source(endpoint),
+            "job paused" if job_holds(endpoint, now) else _source(endpoint),
             last_run_text(state.last_run, now),
         )
     print_table(table)
@@ -182,7 +184,8 @@ def _details(
             ("next run", _next_run(endpoint, now)),
             ("source", _source(endpoint)),
             ("retry after", relative(endpoint.retry_after_at, now)),
-            ("paused", _pause(endpoint, now)),
+            ("paused", pause_text(endpoint.pause, now)),
+            ("job paused", pause_text(endpoint.job_pause, now)),
             ("hints", _hints(endpoint, now)),
             ("failures", str(endpoint.failure_count)),
             ("last run", last_run_text(last_run, now)),
@@ -235,8 +238,8 @@ def _next_run(endpoint: Endpoint, now: datetime) -> str:
     return f"{when} (slot {relative(endpoint.next_slot_at, now)})"
 
 
-def _pause(endpoint: Endpoint, now: datetime) -> str:
-    pause = endpoint.pause
+def pause_text(pause: Pause | None, now: datetime) -> str:
+    """`until resumed: why (by who)`, `resumes in 2h: why`, or `no`."""
     if pause is None:
         return "no"
     until = "until resumed" if pause.until is None else f"resumes {relative(pause.until, now)}"

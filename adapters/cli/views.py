@@ -36,7 +36,13 @@ def job_view(job: Job, endpoint_count: int) -> dict[str, Any]:
         "planner_mode": job.planner_mode.value,
         "rejection_cooldown_seconds": job.rejection_cooldown_seconds,
         "endpoints": endpoint_count,
+        "paused": _pause_view(job.pause),
     }
+
+
+def job_pause_view(job: Job) -> dict[str, Any]:
+    """A job as a pause or resume leaves it: its name and pause."""
+    return {"id": job.id, "name": job.name, "paused": _pause_view(job.pause)}
 
 
 def endpoint_view(endpoint: Endpoint, last_run: Run | None) -> dict[str, Any]:
@@ -86,6 +92,7 @@ def endpoint_view(endpoint: Endpoint, last_run: Run | None) -> dict[str, Any]:
         "catch_up_window_seconds": spec.catch_up_window_seconds,
         "floor_seconds": spec.floor_seconds,
         "paused": _pause_view(endpoint.pause),
+        "job_paused": _pause_view(endpoint.job_pause),
         "interval_hint": _interval_hint_view(endpoint.interval_hint),
         "oneshot_hint": _oneshot_hint_view(endpoint.oneshot_hint),
         "failure_count": endpoint.failure_count,

@@ -153,6 +153,7 @@ async def _endpoints(
 )
 async def test_a_claim_takes_what_the_domain_picks(
     store: Store,
+    *,
     endpoints: list[EndpointShape],
     queued: list[QueuedShape],
     ahead: int,
