@@ -1,6 +1,7 @@
-"""The tools of a server started with a `write` token: pause, resume, run now and apply a
-declaration document, each through the CLI's and the API's use case, recorded for the token
-(`token:NAME`) in the audit log and on what it changed."""
+"""The tools of a server started with a `write` token: pause and resume (an endpoint or a job),
+run now, cancel and retry a run, clear a DAG run from a node and apply a declaration document,
+each through the CLI's and the API's use case, recorded for the token (`token:NAME`) in the
+audit log and on what it changed."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from cronpilot.adapters.cli.declaration_changes import changes_view
-from cronpilot.adapters.cli.views import endpoint_view, report_view, run_view
+from cronpilot.adapters.cli.views import endpoint_view, job_pause_view, report_view, run_view
 from cronpilot.adapters.jobs_file import MAX_FILE_BYTES, parse_declarations
 from cronpilot.adapters.mcp.context import McpContext
-from cronpilot.adapters.mcp.read_tools import Endpoint
+from cronpilot.adapters.mcp.read_tools import Endpoint, JobName
 from cronpilot.adapters.mcp.toolbox import Toolbox
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import Pause
@@ -51,6 +52,34 @@ def add_write_tools(box: Toolbox, ctx: McpContext, actor: str) -> None:
             ctx.store.unit_of_work, ctx.waker, endpoint, actor, ctx.clock.now()
         )
         return endpoint_view(resumed, None)
+
+    @box.tool(read_only=False)
+    async def pause_job(
+        job: JobName,
+        reason: Annotated[str, Field(min_length=1, max_length=500, pattern=r"\S")],
+        until: Annotated[
+            datetime | None,
+            Field(description="RFC 3339 with an offset; absent: until resumed."),
+        ] = None,
+    ) -> dict[str, Any]:
+        """Stop every endpoint of a job, and the DAG runs inside it, until a time or until
+        resume_job; the endpoints' own pauses stay underneath."""
+        paused = await schedule.pause_job(
+            ctx.store.unit_of_work,
+            job,
+            Pause(" ".join(reason.split()), until),
+            actor,
+            ctx.clock.now(),
+        )
+        return job_pause_view(paused)
+
+    @box.tool(read_only=False)
+    async def resume_job(job: JobName) -> dict[str, Any]:
+        """Lift a job's pause: its endpoints run again as their own pauses and plans say."""
+        resumed = await schedule.resume_job(
+            ctx.store.unit_of_work, ctx.waker, job, actor, ctx.clock.now()
+        )
+        return job_pause_view(resumed)
 
     @box.tool(read_only=False)
     async def run_now(endpoint: Endpoint) -> dict[str, Any]:

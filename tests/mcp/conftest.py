@@ -73,7 +73,14 @@ READ_TOOLS = {
     "list_approvals",
     "search_endpoints",
 }
-WRITE_TOOLS = {"pause_endpoint", "resume_endpoint", "run_now", "apply_document"}
+WRITE_TOOLS = {
+    "pause_endpoint",
+    "resume_endpoint",
+    "pause_job",
+    "resume_job",
+    "run_now",
+    "apply_document",
+}
 DECISIONS = {"approve_proposal", "reject_proposal", "approve_gate", "reject_gate"}
 
 
