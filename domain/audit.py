@@ -18,6 +18,8 @@ AuditAction = Literal[
     "resume",
     "run_now",
     "backfill",
+    "cancel",
+    "retry",
     "approve",
     "reject",
     "token_create",

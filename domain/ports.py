@@ -271,6 +271,16 @@ class ClaimRepository(Protocol):
         No-op if not ours."""
         ...
 
+    async def cancel(self, claim: Claim, worker_id: str, now: datetime) -> None:
+        """Record a run cut short on a cancel `cancelled` (`domain.cancelling.cancelled_run`),
+        free the lease and re-plan. No-op if not ours."""
+        ...
+
+    async def cancels_asked(self, run_ids: Collection[str]) -> set[str]:
+        """Which of `run_ids` (runs this worker holds) someone asked to cancel
+        (`Run.cancel_requested_by`): one read, by key."""
+        ...
+
     async def reap(self, now: datetime) -> int:
         """Mark `running` runs whose lease has expired `abandoned`, free their endpoints and
         re-plan them (`domain.transitions.after_reap`). Queued runs are not touched. Returns how
@@ -298,6 +308,12 @@ class RunRepository(Protocol):
 
     async def get_run(self, run_id: str) -> Run:
         """Raises `RunNotFound`."""
+        ...
+
+    async def ask_cancel(self, asked: Run, status: RunStatus) -> bool:
+        """Write what a cancel changes of `asked` (`domain.cancelling.cancel_asked`: status,
+        end, message, who asked) if the stored run's status is still `status`; False when it
+        moved meanwhile (a worker started or finished it), and nothing is written."""
         ...
 
     async def latest_runs(self, endpoint_ids: Sequence[str]) -> dict[str, Run]:

@@ -27,6 +27,7 @@ from cronpilot.domain.errors import (
     NotFound,
     PreconditionFailed,
     ProposalNotPending,
+    RunFinished,
     SlotAlreadyRun,
     StillDependedOn,
     StoreUnavailable,
@@ -57,6 +58,7 @@ STATUSES: tuple[tuple[tuple[type[CronpilotError], ...], HTTPStatus], ...] = (
         (
             ProposalNotPending,
             ApprovalNotPending,
+            RunFinished,
             StillDependedOn,
             ConflictError,
             SlotAlreadyRun,

@@ -81,7 +81,9 @@ COMMANDS: dict[str, Single | Group | Built] = {
         {"list": "list_endpoints", "show": "show"},
     ),
     "runs": Group(
-        "Runs: what the calls answered.", "runs_cmd", {"list": "list_runs", "show": "show"}
+        "Runs: what the calls answered; cancel or retry one.",
+        "runs_cmd",
+        {"list": "list_runs", "show": "show", "cancel": "cancel", "retry": "retry"},
     ),
     "planner": Built("planner_cmd", "planner_app"),
     "proposals": Group(

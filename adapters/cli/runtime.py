@@ -22,6 +22,7 @@ from cronpilot.domain.errors import (
     InvalidTokenName,
     NotFound,
     ProposalNotPending,
+    RunFinished,
     StillDependedOn,
     StoreUnavailable,
     UnsafeURL,
@@ -101,6 +102,7 @@ def exit_code(error: CronpilotError) -> int:
         # not a failure.
         | ProposalNotPending
         | ApprovalNotPending
+        | RunFinished
         | AmbiguousId
         | InvalidQuery,
     ):

@@ -1,5 +1,5 @@
 """The tools of a server started with a `write` token: pause and resume (an endpoint or a job),
-run now, cancel and retry a run, clear a DAG run from a node and apply a declaration document,
+run now, cancel and retry a run and apply a declaration document,
 each through the CLI's and the API's use case, recorded for the token (`token:NAME`) in the
 audit log and on what it changed."""
 
@@ -14,11 +14,11 @@ from cronpilot.adapters.cli.declaration_changes import changes_view
 from cronpilot.adapters.cli.views import endpoint_view, job_pause_view, report_view, run_view
 from cronpilot.adapters.jobs_file import MAX_FILE_BYTES, parse_declarations
 from cronpilot.adapters.mcp.context import McpContext
-from cronpilot.adapters.mcp.read_tools import Endpoint, JobName
+from cronpilot.adapters.mcp.read_tools import AnId, Endpoint, JobName
 from cronpilot.adapters.mcp.toolbox import Toolbox
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import Pause
-from cronpilot.usecases import declarations, run_requests, schedule
+from cronpilot.usecases import declarations, run_control, run_requests, schedule
 
 DOCUMENT_SOURCE = "document"
 """How messages name an applied document (`cronpilot apply` names its file)."""
@@ -89,6 +89,23 @@ def add_write_tools(box: Toolbox, ctx: McpContext, actor: str) -> None:
             ctx.store.unit_of_work, ctx.waker, endpoint, actor, ctx.clock.now()
         )
         return run_view(run, with_body=False)
+
+    @box.tool(read_only=False)
+    async def cancel_run(run: AnId) -> dict[str, Any]:
+        """Cancel a run: a queued one never starts; a running one is cut short by the worker
+        holding it and recorded `cancelled`. A finished run is refused."""
+        cancelled = await run_control.cancel_run(
+            ctx.store.unit_of_work, run, actor, ctx.clock.now()
+        )
+        return run_view(cancelled, with_body=False)
+
+    @box.tool(read_only=False)
+    async def retry_run(run: AnId) -> dict[str, Any]:
+        """Queue a new manual run, due now, of a run's endpoint. Follow it with show_run."""
+        queued = await run_control.retry_run(
+            ctx.store.unit_of_work, ctx.waker, run, actor, ctx.clock.now()
+        )
+        return run_view(queued, with_body=False)
 
     @box.tool(read_only=False)
     async def apply_document(

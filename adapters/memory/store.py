@@ -23,6 +23,7 @@ from cronpilot.adapters.memory.workers import MemoryWorkers
 from cronpilot.domain.alerts import Notification, run_notifications
 from cronpilot.domain.approvals import Approval
 from cronpilot.domain.audit import AuditEntry
+from cronpilot.domain.cancelling import cancelled_run
 from cronpilot.domain.claiming import (
     hint_active,
     is_due,
@@ -451,6 +452,23 @@ class MemoryClaims(ClaimRepository):
             self._state.runs[running.id] = abandoned_run(running, ErrorKind.SHUTDOWN, reason, now)
             self._state.endpoints[endpoint.id] = after_run(endpoint, running, None, now)
 
+    async def cancel(self, claim: Claim, worker_id: str, now: datetime) -> None:
+        async with self._state.lock:
+            fenced = self._state.fenced(claim, worker_id)
+            if fenced is None:
+                return
+            endpoint, running = fenced
+            self._state.runs[running.id] = cancelled_run(running, now)
+            self._state.endpoints[endpoint.id] = after_run(endpoint, running, None, now)
+
+    async def cancels_asked(self, run_ids: Collection[str]) -> set[str]:
+        runs = self._state.runs
+        return {
+            run_id
+            for run_id in run_ids
+            if run_id in runs and runs[run_id].cancel_requested_by is not None
+        }
+
     async def reap(self, now: datetime) -> int:
         reaped = 0
         async with self._state.lock:
@@ -502,6 +520,20 @@ class MemoryRuns(RunRepository):
         if found is None:
             raise RunNotFound(run_id)
         return found
+
+    async def ask_cancel(self, asked: Run, status: RunStatus) -> bool:
+        async with self._state.lock:
+            stored = self._state.runs.get(asked.id)
+            if stored is None or stored.status is not status:
+                return False
+            self._state.runs[asked.id] = replace(
+                stored,
+                status=asked.status,
+                finished_at=asked.finished_at,
+                error_message=asked.error_message,
+                cancel_requested_by=asked.cancel_requested_by,
+            )
+        return True
 
     async def latest_runs(self, endpoint_ids: Sequence[str]) -> dict[str, Run]:
         latest: dict[str, Run] = {}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -51,6 +51,7 @@ from cronpilot.adapters.sql.rows import (
 from cronpilot.adapters.sql.tables import IS_QUEUED, SLOT_KEY, UtcDateTime, endpoints, jobs, runs
 from cronpilot.adapters.sql.upsert import conflict_insert
 from cronpilot.domain.alerts import run_notifications
+from cronpilot.domain.cancelling import cancelled_run
 from cronpilot.domain.claiming import first_of_each
 from cronpilot.domain.errors import CronpilotError, LeaseLost
 from cronpilot.domain.log_extra import log_extra
@@ -674,6 +675,24 @@ class SqlClaims(ClaimRepository):
             endpoint, running = fenced
             await self._save_run(conn, abandoned_run(running, ErrorKind.SHUTDOWN, reason, now))
             await save_endpoint(conn, after_run(endpoint, running, None, now), self._cipher)
+
+    async def cancel(self, claim: Claim, worker_id: str, now: datetime) -> None:
+        async with self._db.write() as conn:
+            fenced = await self._fenced(conn, claim, worker_id)
+            if fenced is None:
+                return
+            endpoint, running = fenced
+            await self._save_run(conn, cancelled_run(running, now))
+            await save_endpoint(conn, after_run(endpoint, running, None, now), self._cipher)
+
+    async def cancels_asked(self, run_ids: Collection[str]) -> set[str]:
+        if not run_ids:
+            return set()
+        query = select(runs.c.id).where(
+            runs.c.id.in_(list(run_ids)), runs.c.cancel_requested_by.isnot(None)
+        )
+        async with self._db.read() as conn:
+            return set((await conn.execute(query)).scalars())
 
     async def reap(self, now: datetime) -> int:
         reaped = 0

@@ -78,6 +78,8 @@ WRITE_TOOLS = {
     "resume_endpoint",
     "pause_job",
     "resume_job",
+    "cancel_run",
+    "retry_run",
     "run_now",
     "apply_document",
 }
