@@ -131,6 +131,7 @@ def run_view(run: Run, *, with_body: bool) -> dict[str, Any]:
         "attempts": [_attempt_view(attempt) for attempt in run.attempts],
         "due_at": iso(run.due_at),
         "requested_by": run.requested_by,
+        "cancel_requested_by": run.cancel_requested_by,
         # Masked and bounded when the run was recorded (`domain.sent_request`).
         "request": None if run.request is None else request_value(run.request),
     }
