@@ -20,6 +20,7 @@ AuditAction = Literal[
     "backfill",
     "cancel",
     "retry",
+    "dag_clear",
     "approve",
     "reject",
     "token_create",

@@ -310,6 +310,11 @@ class RunRepository(Protocol):
         """Raises `RunNotFound`."""
         ...
 
+    async def dag_run_runs(self, dag_run_id: str) -> list[Run]:
+        """The runs of one DAG run: the run that began it (its trace id is `dag_run_id`) and
+        its dependants' runs, oldest start first."""
+        ...
+
     async def ask_cancel(self, asked: Run, status: RunStatus) -> bool:
         """Write what a cancel changes of `asked` (`domain.cancelling.cancel_asked`: status,
         end, message, who asked) if the stored run's status is still `status`; False when it
@@ -593,6 +598,11 @@ class DagRepository(Protocol):
         self, now: datetime, worker_id: str, lease_seconds: float, limit: int
     ) -> list[Claim]:
         """Start up to `limit` ready waits whose endpoint is no longer leased."""
+        ...
+
+    async def add_ready(self, wait: DagWait) -> None:
+        """Store `wait` (ready: every parent arrived) in place of any wait of its endpoint in
+        its DAG run: a sweep (`claim_ready`) starts its endpoint once free."""
         ...
 
     async def list_waits(self) -> list[DagWait]:

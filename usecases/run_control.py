@@ -1,6 +1,6 @@
-"""An admin's hand on runs already made (issue 25): cancel one that is queued or running, and
-retry one as a new manual run of its endpoint. Each in one unit of work, audited with the
-actor; the schedulers are woken after the commit."""
+"""An admin's hand on runs already made (issue 25): cancel one that is queued or running,
+retry one as a new manual run of its endpoint, and clear a DAG run from a node. Each in one
+unit of work, audited with the actor; the schedulers are woken after the commit."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ from datetime import datetime
 
 from cronpilot.domain.audit import audit_entry
 from cronpilot.domain.cancelling import cancel_asked
+from cronpilot.domain.dag_clear import clear_wait
 from cronpilot.domain.errors import ConflictError, SlotAlreadyRun
 from cronpilot.domain.log_extra import log_extra
-from cronpilot.domain.model import Run, RunStatus
+from cronpilot.domain.model import Endpoint, Run, RunStatus
 from cronpilot.domain.ports import UnitOfWorkFactory, Waker
 from cronpilot.domain.requested_runs import manual_run
 
@@ -69,3 +70,36 @@ async def retry_run(
         extra=log_extra("run_requested", endpoint_id=endpoint.id, run_id=retry.id),
     )
     return retry
+
+
+async def clear_dag(
+    uow: UnitOfWorkFactory,
+    waker: Waker,
+    root_run_id: str,
+    node: str,
+    *,
+    actor: str,
+    now: datetime,
+) -> Endpoint:
+    """Re-run the endpoint `node` (its name) and what depends on it in the DAG run that the run
+    `root_run_id` began, with the answers its parents gave in that DAG run
+    (`domain.dag_clear`); a scheduler's DAG sweep starts it. Returns the node's endpoint.
+    Raises `RunNotFound`, `AmbiguousId` or `InvalidRunRequest` (nothing changed)."""
+    async with uow() as tx:
+        root = await tx.runs.get_run(root_run_id)
+        root_endpoint = await tx.catalog.get_endpoint(root.endpoint_id)
+        job = await tx.catalog.list_endpoints(root_endpoint.job_name)
+        wait = clear_wait(root, job, node, await tx.runs.dag_run_runs(root.trace_id), now)
+        await tx.dag.add_ready(wait)
+        cleared = next(e for e in job if e.id == wait.endpoint_id)
+        detail = f"DAG run {wait.dag_run_id} of run {root.id} from {node}"
+        await tx.access.record(audit_entry(actor, "dag_clear", cleared.ref, detail, now))
+        await tx.commit()
+    await waker.notify()
+    log.info(
+        "cleared DAG run %s from %s",
+        wait.dag_run_id,
+        cleared.ref,
+        extra=log_extra("run_requested", endpoint_id=cleared.id, run_id=root.id),
+    )
+    return cleared

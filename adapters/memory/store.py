@@ -521,6 +521,12 @@ class MemoryRuns(RunRepository):
             raise RunNotFound(run_id)
         return found
 
+    async def dag_run_runs(self, dag_run_id: str) -> list[Run]:
+        found = [
+            run for run in self._state.runs.values() if dag_run_id in (run.trace_id, run.dag_run_id)
+        ]
+        return sorted(found, key=lambda run: (run.started_at, run.id))
+
     async def ask_cancel(self, asked: Run, status: RunStatus) -> bool:
         async with self._state.lock:
             stored = self._state.runs.get(asked.id)

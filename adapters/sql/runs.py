@@ -110,6 +110,15 @@ class SqlRuns(RunRepository):
             raise RunNotFound(run_id)
         return run_from_row(row)
 
+    async def dag_run_runs(self, dag_run_id: str) -> list[Run]:
+        query = (
+            select(runs)
+            .where((runs.c.trace_id == dag_run_id) | (runs.c.dag_run_id == dag_run_id))
+            .order_by(runs.c.started_at, runs.c.id)
+        )
+        async with self._db.read() as conn:
+            return [run_from_row(row) for row in (await conn.execute(query)).mappings()]
+
     async def ask_cancel(self, asked: Run, status: RunStatus) -> bool:
         # Compare and set: a claim starting the queued run, or a finish recording the running
         # one, at the same time leaves the status moved and this writes nothing.
