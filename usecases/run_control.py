@@ -82,14 +82,18 @@ async def clear_dag(
     now: datetime,
 ) -> Endpoint:
     """Re-run the endpoint `node` (its name) and what depends on it in the DAG run that the run
-    `root_run_id` began, with the answers its parents gave in that DAG run
-    (`domain.dag_clear`); a scheduler's DAG sweep starts it. Returns the node's endpoint.
-    Raises `RunNotFound`, `AmbiguousId` or `InvalidRunRequest` (nothing changed)."""
+    `root_run_id` began (or belongs to, for a dependant's run), with the answers its parents
+    gave in that DAG run (`domain.dag_clear`); a scheduler's DAG sweep starts it. Returns the
+    node's endpoint. Raises `RunNotFound`, `AmbiguousId` or `InvalidRunRequest` (nothing
+    changed)."""
     async with uow() as tx:
         root = await tx.runs.get_run(root_run_id)
+        runs = await tx.runs.dag_run_runs(root.dag_run_id or root.trace_id)
+        # A dependant's run names its DAG run: clear the run that began it.
+        root = next((r for r in runs if r.trace_id == root.dag_run_id), root)
         root_endpoint = await tx.catalog.get_endpoint(root.endpoint_id)
         job = await tx.catalog.list_endpoints(root_endpoint.job_name)
-        wait = clear_wait(root, job, node, await tx.runs.dag_run_runs(root.trace_id), now)
+        wait = clear_wait(root, job, node, runs, now)
         await tx.dag.add_ready(wait)
         cleared = next(e for e in job if e.id == wait.endpoint_id)
         detail = f"DAG run {wait.dag_run_id} of run {root.id} from {node}"

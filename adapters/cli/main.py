@@ -129,6 +129,7 @@ COMMANDS: dict[str, Single | Group | Built] = {
     "audit": Group(
         "The audit log: every write, and who made it.", "audit_cmd", {"list": "list_entries"}
     ),
+    "dag": Group("DAG runs: re-run one from a node down.", "dag_cmd", {"clear": "clear"}),
 }
 
 

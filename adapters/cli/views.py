@@ -113,6 +113,7 @@ def run_view(run: Run, *, with_body: bool) -> dict[str, Any]:
         "trace_id": trace_id_of(run),
         "run_trace_id": run.trace_id,
         "parent_trace_id": run.parent_trace_id,
+        "dag_run_id": run.dag_run_id,
         "trigger": run.trigger.value,
         "schedule_source": run.schedule_source.value,
         "status": run.status.value,

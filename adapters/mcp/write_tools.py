@@ -1,5 +1,5 @@
 """The tools of a server started with a `write` token: pause and resume (an endpoint or a job),
-run now, cancel and retry a run and apply a declaration document,
+run now, cancel and retry a run, clear a DAG run from a node and apply a declaration document,
 each through the CLI's and the API's use case, recorded for the token (`token:NAME`) in the
 audit log and on what it changed."""
 
@@ -106,6 +106,18 @@ def add_write_tools(box: Toolbox, ctx: McpContext, actor: str) -> None:
             ctx.store.unit_of_work, ctx.waker, run, actor, ctx.clock.now()
         )
         return run_view(queued, with_body=False)
+
+    @box.tool(read_only=False)
+    async def clear_dag(
+        run: AnId,
+        node: Annotated[str, Field(description="The endpoint's name in the job.")],
+    ) -> dict[str, Any]:
+        """Re-run `node` and what depends on it in the DAG run this run began (or belongs
+        to), with the answers its upstreams gave in it; the upstreams are not called again."""
+        cleared = await run_control.clear_dag(
+            ctx.store.unit_of_work, ctx.waker, run, node, actor=actor, now=ctx.clock.now()
+        )
+        return {"cleared": cleared.ref}
 
     @box.tool(read_only=False)
     async def apply_document(

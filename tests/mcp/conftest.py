@@ -80,6 +80,7 @@ WRITE_TOOLS = {
     "resume_job",
     "cancel_run",
     "retry_run",
+    "clear_dag",
     "run_now",
     "apply_document",
 }
