@@ -74,7 +74,7 @@ async def retry_run(
 
 async def clear_dag(
     uow: UnitOfWorkFactory,
-    waker: Waker,
+    waker: Waker | None,
     root_run_id: str,
     node: str,
     *,
@@ -99,7 +99,8 @@ async def clear_dag(
         detail = f"DAG run {wait.dag_run_id} of run {root.id} from {node}"
         await tx.access.record(audit_entry(actor, "dag_clear", cleared.ref, detail, now))
         await tx.commit()
-    await waker.notify()
+    if waker is not None:
+        await waker.notify()
     log.info(
         "cleared DAG run %s from %s",
         wait.dag_run_id,

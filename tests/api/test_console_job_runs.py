@@ -7,7 +7,9 @@ from cronpilot.domain.access import Scope
 from cronpilot.domain.model import RunStatus
 from cronpilot.usecases.access import list_audit
 from cronpilot.usecases.queries.catalog import show_endpoint, show_job
+from cronpilot.usecases.run_control import clear_dag
 from tests.api.test_console import Console, console
+from tests.contract.builders import run_once
 
 __all__ = ["console"]
 
@@ -62,3 +64,26 @@ async def test_cancel_and_retry_a_run_from_its_page(console: Console) -> None:
     assert (await show_endpoint(console.store.reading, "shop/stock")).endpoint.pause is None
     runs = {r.id: r.status for r in console.store.state.runs.values()}
     assert runs == {queued.id: RunStatus.CANCELLED, retry_id: RunStatus.QUEUED}
+
+
+async def test_clear_a_dag_run_from_a_dependant_s_run_page(console: Console) -> None:
+    now = console.clock.now()
+    root = await run_once(console.store, now)
+    # The dependant's run of that DAG run, as a DAG sweep starts it.
+    await clear_dag(console.store.unit_of_work, None, root.id, "prices", actor="cli:t@h", now=now)
+    [started] = await console.store.dag.claim_ready(now, "w1", 30.0, 1)
+    child = await console.store.runs.get_run(started.run_id)
+    async with console.signed_in(Scope.WRITE) as (client, csrf):
+        root_page = await client.get(f"/console/runs/{root.id}")
+        page = await client.get(f"/console/runs/{child.id}")
+        cleared = await client.post(f"/console/runs/{child.id}/clear", data={"csrf": csrf})
+
+    assert ">Clear DAG run from here</button>" not in root_page.text
+    assert ">Clear DAG run from here</button>" in page.text
+    assert cleared.headers["location"] == f"/console/runs/{child.id}?note=cleared"
+    [wait] = await console.store.dag.list_waits()
+    assert (wait.dag_run_id, wait.endpoint_id, wait.ready) == (
+        root.trace_id,
+        child.endpoint_id,
+        True,
+    )

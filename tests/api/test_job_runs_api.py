@@ -92,3 +92,25 @@ async def test_cancel_and_retry_a_run_and_refuse_what_cannot_be(api: Api) -> Non
         ("retry", f"run {retry['id']} retries run {finished.id}"),
         ("cancel", f"run {queued['id']} before it started"),
     }
+
+
+async def test_clear_a_dag_run_from_a_dependant_and_refuse_what_cannot_be(api: Api) -> None:
+    async with api.client(Scope.WRITE) as client:
+        await client.post("/apply", content=JOBS)
+        root = await run_once(api.store, api.clock.now())
+        cleared = await client.post(f"/runs/{root.id}/clear", json={"node": "prices"})
+        the_root = await client.post(f"/runs/{root.id}/clear", json={"node": "stock"})
+        unknown_node = await client.post(f"/runs/{root.id}/clear", json={"node": "nope"})
+        unknown_run = await client.post("/runs/nope/clear", json={"node": "prices"})
+        no_node = await client.post(f"/runs/{root.id}/clear", json={})
+
+    assert cleared.status_code == 202
+    assert cleared.json() == {"cleared": "shop/prices"}
+    [wait] = await api.store.dag.list_waits()
+    prices = await api.store.catalog.get_endpoint("shop/prices")
+    assert (wait.dag_run_id, wait.endpoint_id, wait.ready) == (root.trace_id, prices.id, True)
+    assert wait.arrived["stock"].run_id == root.id
+    assert "is the DAG run's root" in str(_is_problem(the_root, 400)["detail"])
+    assert "not an endpoint of job 'shop'" in str(_is_problem(unknown_node, 400)["detail"])
+    _is_problem(unknown_run, 404)
+    _is_problem(no_node, 422)

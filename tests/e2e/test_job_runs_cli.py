@@ -75,6 +75,9 @@ def test_bad_pause_input_gets_one_line_and_changes_nothing(shop: Cli) -> None:
 
 def test_cancel_a_queued_run_retry_it_and_refuse_what_cannot_be(shop: Cli) -> None:
     run_id = shop("run", "shop/orders").stdout.strip()
+    # Its DAG run has not begun: there is nothing to clear yet.
+    unfinished = shop("dag", "clear", run_id, "--from", "invoice", expect=2)
+    no_run = shop("dag", "clear", "nope", "--from", "invoice", expect=1)
 
     cancelled = shop("runs", "cancel", run_id[:8]).stdout
     shown = shop.json("runs", "show", run_id)
@@ -89,6 +92,10 @@ def test_cancel_a_queued_run_retry_it_and_refuse_what_cannot_be(shop: Cli) -> No
         f"error: run {run_id} has finished (cancelled): nothing to cancel"
     )
     assert one_error_line(unknown.stderr) == "error: no run 'nope'"
+    assert one_error_line(unfinished.stderr) == (
+        "error: shop/invoice: its upstream 'orders' has no finished run in this DAG run"
+    )
+    assert one_error_line(no_run.stderr) == "error: no run 'nope'"
     assert retried.strip() == f"queued run {retry_id}, retrying run {run_id}"
     runs = {r["id"]: (r["status"], r["trigger"]) for r in shop.json("runs", "list", "shop/orders")}
     assert runs == {run_id: ("cancelled", "manual"), retry_id: ("queued", "manual")}

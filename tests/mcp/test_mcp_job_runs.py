@@ -18,6 +18,8 @@ async def test_a_write_token_pauses_a_job_and_cancels_and_retries_runs(world: Wo
         again = await tool_error(session, "cancel_run", run=queued["id"])
         retried = await call(session, "retry_run", run=world.run_id)
         unknown_run = await tool_error(session, "retry_run", run="nope")
+        cleared = await call(session, "clear_dag", run=world.run_id, node="prices")
+        root_node = await tool_error(session, "clear_dag", run=world.run_id, node="stock")
 
     assert (paused["paused"]["reason"], paused["paused"]["by"]) == ("upkeep", "token:write-bot")
     assert unknown_job == "no job 'etl'"
@@ -33,9 +35,12 @@ async def test_a_write_token_pauses_a_job_and_cancels_and_retries_runs(world: Wo
         "token:write-bot",
     )
     assert unknown_run == "no run 'nope'"
+    assert cleared == {"cleared": "shop/prices"}
+    assert root_node == "shop/stock: is the DAG run's root: retry its run instead"
     async with world.store() as store:
         entries = await list_audit(store.reading, actor="token:write-bot")
     assert [(e.action, e.target) for e in entries] == [
+        ("dag_clear", "shop/prices"),
         ("retry", "shop/stock"),
         ("cancel", "shop/stock"),
         ("run_now", "shop/stock"),
