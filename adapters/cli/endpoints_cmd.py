@@ -21,6 +21,7 @@ from cronpilot.adapters.cli.output import (
     iso,
     new_table,
     note,
+    pause_text,
     print_data,
     print_table,
     relative,
@@ -37,7 +38,6 @@ from cronpilot.domain.model import (
     EndpointSpec,
     IntervalHint,
     OneShotHint,
-    Pause,
     RetryPolicy,
     Run,
     ScheduleSource,
@@ -236,15 +236,6 @@ def _next_run(endpoint: Endpoint, now: datetime) -> str:
     if endpoint.next_slot_at is None:
         return when
     return f"{when} (slot {relative(endpoint.next_slot_at, now)})"
-
-
-def pause_text(pause: Pause | None, now: datetime) -> str:
-    """`until resumed: why (by who)`, `resumes in 2h: why`, or `no`."""
-    if pause is None:
-        return "no"
-    until = "until resumed" if pause.until is None else f"resumes {relative(pause.until, now)}"
-    by = "" if pause.by is None else f" (by {pause.by})"
-    return f"{until}: {pause.reason}{by}"
 
 
 def _retry(policy: RetryPolicy | None) -> str:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from cronpilot.adapters.bootstrap import build_clock
-from cronpilot.adapters.cli.endpoints_cmd import pause_text
 from cronpilot.adapters.cli.output import (
     OutputOption,
     add_row,
     new_table,
     note,
+    pause_text,
     print_data,
     print_table,
 )

@@ -36,7 +36,6 @@ from cronpilot.domain.ports import Store
 from cronpilot.domain.secrets import mask_urls
 from cronpilot.domain.tracing import trace_id_of
 from cronpilot.usecases.queries.runs import RunQuery, page_runs, show_run
-from cronpilot.usecases.run_control import cancel_run, retry_run
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -91,6 +90,9 @@ RunId = Annotated[str, typer.Argument(help="A run id from `runs list` (or a uniq
 def cancel(run_id: RunId, output: OutputOption = None) -> None:
     """Cancel a run: a queued one never starts; a running one is cut short by the worker that
     holds it (whichever it is, within a second) and recorded `cancelled`."""
+    # Imported here: `runs list` and `show` have no use for the DAG rules it brings.
+    from cronpilot.usecases.run_control import cancel_run
+
     run = with_store(
         admin_settings(),
         lambda store: cancel_run(store.unit_of_work, run_id, actor(), build_clock().now()),
@@ -105,6 +107,8 @@ def cancel(run_id: RunId, output: OutputOption = None) -> None:
 
 def retry(run_id: RunId, output: OutputOption = None) -> None:
     """Run a run's endpoint again now, as a new manual run (the run itself stays as it is)."""
+    from cronpilot.usecases.run_control import retry_run
+
     settings = admin_settings()
 
     async def act(store: Store) -> Run:
