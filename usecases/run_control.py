@@ -10,11 +10,11 @@ from datetime import datetime
 from cronpilot.domain.audit import audit_entry
 from cronpilot.domain.cancelling import cancel_asked
 from cronpilot.domain.dag_clear import clear_wait
-from cronpilot.domain.errors import ConflictError, SlotAlreadyRun
+from cronpilot.domain.errors import ConflictError, InvalidRunRequest, SlotAlreadyRun
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Run, RunStatus
 from cronpilot.domain.ports import UnitOfWorkFactory, Waker
-from cronpilot.domain.requested_runs import manual_run
+from cronpilot.domain.requested_runs import fed_by_upstreams, manual_run
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +55,12 @@ async def retry_run(
     async with uow() as tx:
         run = await tx.runs.get_run(run_id)
         endpoint = await tx.catalog.get_endpoint(run.endpoint_id)
+        if run.dag_run_id is not None and fed_by_upstreams(endpoint.spec):
+            raise InvalidRunRequest(
+                endpoint.ref,
+                "its request is filled from its upstreams' responses; re-run it with theirs: "
+                f"cronpilot dag clear {run.id} --from {endpoint.name}",
+            )
         retry = manual_run(endpoint, actor, now)
         if not await tx.claims.enqueue([retry]):
             raise SlotAlreadyRun(endpoint.id, now)

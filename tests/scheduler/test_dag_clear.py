@@ -11,7 +11,7 @@ from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.errors import InvalidRunRequest
 from cronpilot.domain.model import RunStatus, RunTrigger
 from cronpilot.domain.ports import Store
-from cronpilot.usecases.run_control import clear_dag
+from cronpilot.usecases.run_control import clear_dag, retry_run
 from tests.scheduler.builders import RunningWorker, runs_of, spec
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.scheduler.test_dag_runs import _declare, _dependant
@@ -47,6 +47,8 @@ async def test_clear_re_runs_the_node_and_its_dependants_with_the_same_upstream_
                 await clear_dag(
                     store.unit_of_work, waker, root.id, node, actor=ADMIN, now=clock.now()
                 )
+        with pytest.raises(InvalidRunRequest, match=f"dag clear {first_mid.id} --from mid"):
+            await retry_run(store.unit_of_work, waker, first_mid.id, ADMIN, clock.now())
         # The next DAG sweep starts it.
         clock.advance(settings_for_tests().dag_sweep_seconds)
         # A dependant's run names its DAG run as well as the root's does.
