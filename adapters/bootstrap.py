@@ -223,6 +223,7 @@ def worker_config(settings: Settings) -> WorkerConfig:
         max_sleep_seconds=settings.max_sleep_seconds,
         claim_ahead_seconds=settings.claim_ahead_seconds,
         dag_sweep_seconds=settings.dag_sweep_seconds,
+        cancel_poll_seconds=settings.cancel_poll_seconds,
     )
 
 

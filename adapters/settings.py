@@ -74,6 +74,8 @@ class Settings(BaseSettings):
     """Claim slots this long before they fall due and call each on time (see `WorkerConfig`)."""
     dag_sweep_seconds: float = Field(default=5, gt=0)
     """How often a scheduler looks for DAG dependants that became ready while leased."""
+    cancel_poll_seconds: float = Field(default=0.5, gt=0)
+    """How often a scheduler holding runs looks for cancels asked for them (`runs cancel`)."""
     reaper_interval_seconds: float = Field(default=10, gt=0)
     max_retry_after_seconds: float = Field(default=3600, gt=0)
     """The longest an endpoint's `Retry-After` may hold its calls back."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from cronpilot.domain.model import Endpoint, Run, RunStatus
+from cronpilot.domain.pauses import held_until, job_holds
 from cronpilot.domain.requested_runs import ahead_of_schedule
 
 
@@ -57,24 +58,34 @@ class ClaimPick:
 
 
 def pick_claims(
-    endpoints: Mapping[str, Endpoint], waiting: Iterable[Run], due_by: datetime, limit: int
+    endpoints: Mapping[str, Endpoint],
+    waiting: Iterable[Run],
+    due_by: datetime,
+    limit: int,
+    now: datetime,
 ) -> ClaimPick:
-    """The claim of at most `limit` items due by `due_by`, from `endpoints` (by id) and the
-    queued runs `waiting`: the earliest due (then earliest slot) startable run of each endpoint
-    (`may_start`), earliest first; then the endpoints still free that are due (`is_due`),
-    earliest `next_run_at` first. An endpoint whose queued run is picked is leased by it, so its
-    slot waits for the next claim.
+    """The claim at `now` of at most `limit` items due by `due_by`, from `endpoints` (by id) and
+    the queued runs `waiting`: the earliest due (then earliest slot) startable run of each
+    endpoint (`may_start`), earliest first; then the endpoints still free that are due
+    (`is_due`), earliest `next_run_at` first. An endpoint whose queued run is picked is leased
+    by it, so its slot waits for the next claim. Nothing of an endpoint whose job's pause holds
+    at `now` is picked (`pauses.job_holds`).
 
     The SQL claim (`adapters.sql.claims`) selects the same rows; what it does with a picked slot
     (catch-up, a slot already run) follows `domain.transitions` in both stores."""
+    free = {id_: e for id_, e in endpoints.items() if not job_holds(e, now)}
     startable = sorted(
-        (run for run in waiting if may_start(run, endpoints[run.endpoint_id], due_by)),
+        (
+            run
+            for run in waiting
+            if run.endpoint_id in free and may_start(run, free[run.endpoint_id], due_by)
+        ),
         key=queue_order,
     )
     queued = first_of_each(startable, limit)
     taken = {run.endpoint_id for run in queued}
     due = sorted(
-        (e for e in endpoints.values() if e.id not in taken and is_due(e, due_by)),
+        (e for e in free.values() if e.id not in taken and is_due(e, due_by)),
         key=_next_run,
     )
     return ClaimPick(queued, due[: max(limit - len(queued), 0)])
@@ -116,13 +127,14 @@ def lease_expired(endpoint: Endpoint, now: datetime) -> bool:
 
 def next_due(endpoints: Iterable[Endpoint], waiting: Iterable[Run]) -> datetime | None:
     """When a sleeping scheduler should look again: the earliest `next_run_at` of a free
-    endpoint, or `due_at` of a queued run of one (None: nothing planned). It ignores
-    `ahead_of_schedule`: waking early for a run that then waits costs one empty claim."""
+    endpoint, or `due_at` of a queued run of one, each no earlier than its job's pause ends
+    (`pauses.held_until`; None: nothing planned). It ignores `ahead_of_schedule`: waking early
+    for a run that then waits costs one empty claim."""
     free = {e.id: e for e in endpoints if e.lease_owner is None}
-    times = [e.next_run_at for e in free.values() if e.next_run_at is not None]
+    times = [held_until(e, e.next_run_at) for e in free.values() if e.next_run_at is not None]
     times += [
-        run.due_at
+        held_until(free[run.endpoint_id], run.due_at)
         for run in waiting
         if run.status is RunStatus.QUEUED and run.due_at is not None and run.endpoint_id in free
     ]
-    return min(times, default=None)
+    return min((time for time in times if time is not None), default=None)

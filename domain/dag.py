@@ -42,6 +42,7 @@ from cronpilot.domain.model import (
     SkipKind,
     new_id,
 )
+from cronpilot.domain.pauses import holds, job_holds
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,8 +115,9 @@ def skip_reason(
     changed upstream under `only_if_changed`, its `run_if` does not hold on `responses` (the
     parents' latest, by name), or it needs an approval and one is pending already (`gated`: the
     endpoint ids that have one); None when it runs."""
-    pause = endpoint.pause
-    if pause is not None and (pause.until is None or pause.until > now):
+    if job_holds(endpoint, now):
+        return SkipKind.PAUSED, f"its job {endpoint.job_name!r} is paused"
+    if holds(endpoint.pause, now):
         return SkipKind.PAUSED, "paused"
     for name, outcome in sorted(wait.arrived.items()):
         if outcome.skipped:

@@ -151,6 +151,15 @@ class SessionNotFound(NotFound):
         self.ref = ref
 
 
+class RunFinished(CronpilotError):
+    """Only a queued or running run can be cancelled: this one has ended (nothing changed)."""
+
+    def __init__(self, run_id: str, status: str) -> None:
+        super().__init__(f"run {run_id} has finished ({status}): nothing to cancel")
+        self.run_id = run_id
+        self.status = status
+
+
 class ProposalNotPending(CronpilotError):
     """Only a pending proposal can be approved, rejected or expired."""
 

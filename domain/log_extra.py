@@ -17,6 +17,7 @@ from typing import Literal
 
 LogAction = Literal[
     "abandon",
+    "cancel",
     "analysis",
     "analysis_error",
     "analysis_failed",

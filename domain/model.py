@@ -79,6 +79,9 @@ class RunStatus(StrEnum):
     SKIPPED = "skipped"
     QUEUED = "queued"
     """Asked for by hand (manual, backfill) and waiting for a worker: see `Run.due_at`."""
+    CANCELLED = "cancelled"
+    """Cancelled by hand (`domain.cancelling`): before it started, or cut short by the worker
+    that held it."""
 
     @property
     def finished(self) -> bool:
@@ -199,6 +202,9 @@ class Job:
     rejection_cooldown_seconds: float | None = None
     """How long an admin's rejection holds the same change back on the job's endpoints
     (`domain.rejections`); None: the `planner_rejection_cooldown_seconds` setting."""
+    pause: Pause | None = None
+    """The job's own pause (`domain.pauses.job_holds`): none of its endpoints runs while it
+    holds, whatever their own pauses say (those are kept underneath)."""
 
     @property
     def declared(self) -> tuple[object, ...]:
@@ -330,6 +336,9 @@ class Endpoint:
     volatile_fields: tuple[str, ...] = ()
     """Fields of the response learnt to change on every call whatever happens (clocks, ids:
     `schema_inference.volatile`), canonical paths: they do not count as a change either."""
+    job_pause: Pause | None = None
+    """Its job's pause (`Job.pause`), read with the endpoint as its job's name is: the claim
+    skips the endpoint while it holds (`domain.pauses.job_holds`)."""
 
     @property
     def name(self) -> str:
@@ -504,6 +513,9 @@ class Run:
     dag_run_id: str | None = None
     """For a DAG dependant's run: the trace id of the scheduled run that began its DAG run,
     whose W3C trace its calls carry (`domain.tracing.trace_id_of`); None for any other run."""
+    cancel_requested_by: str | None = None
+    """Who asked to cancel the run while it was running (`domain.cancelling`): the worker
+    holding it cuts the call short and records it `cancelled`."""
 
 
 @dataclass(frozen=True, slots=True)

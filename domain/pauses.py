@@ -1,5 +1,6 @@
 """How far ahead a pause may end: one rule for the CLI, the API, the console and the MCP
-server, so none accepts what another refuses (the pause use case applies it to every one)."""
+server, so none accepts what another refuses (the pause use case applies it to every one);
+and when a job's pause keeps its endpoints from running."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import math
 from datetime import datetime, timedelta
 
 from cronpilot.domain.errors import InvalidConfig
+from cronpilot.domain.model import Endpoint, Pause
 from cronpilot.domain.schedule import MAX_SECONDS
 
 MAX_PAUSE = timedelta(seconds=MAX_SECONDS)
@@ -43,3 +45,27 @@ def pause_length(seconds: float, where: str) -> float:
 def pause_end_after(seconds: float, now: datetime, where: str) -> datetime:
     """The end of a pause of `seconds` from `now` (`pause_length`, `pause_end`)."""
     return pause_end(now + timedelta(seconds=pause_length(seconds, where)), now, where)
+
+
+def holds(pause: Pause | None, now: datetime) -> bool:
+    """Whether `pause` is in force at `now`: until resumed, or until a time still ahead."""
+    return pause is not None and (pause.until is None or pause.until > now)
+
+
+def job_holds(endpoint: Endpoint, now: datetime) -> bool:
+    """Whether the pause of the endpoint's job keeps it from running at `now`: neither its
+    slots nor its queued runs are claimed (`domain.claiming.pick_claims`), and a DAG run
+    reaching it skips it as paused. Its own pause, kept underneath, is not looked at."""
+    return holds(endpoint.job_pause, now)
+
+
+def held_until(endpoint: Endpoint, at: datetime) -> datetime | None:
+    """When something due at `at` may run, seen from its job's pause alone: `at` itself, the
+    end of the job's pause when that is later, or None while the job is paused until resumed.
+    Needs no `now`: a pause that ended before `at` changes nothing."""
+    pause = endpoint.job_pause
+    if pause is None:
+        return at
+    if pause.until is None:
+        return None
+    return max(at, pause.until)

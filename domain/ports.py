@@ -178,6 +178,12 @@ class CatalogRepository(Protocol):
         Raises `EndpointNotFound`."""
         ...
 
+    async def set_job_pause(self, name: str, pause: Pause | None) -> Job:
+        """Pause the job `name` (or resume it with None); its endpoints keep their own pauses
+        and plans, and the claim skips them while the job's pause holds
+        (`domain.pauses.job_holds`). Returns the updated job; raises `JobNotFound`."""
+        ...
+
     async def set_hints(
         self,
         endpoint_id: str,
@@ -266,6 +272,16 @@ class ClaimRepository(Protocol):
         No-op if not ours."""
         ...
 
+    async def cancel(self, claim: Claim, worker_id: str, now: datetime) -> None:
+        """Record a run cut short on a cancel `cancelled` (`domain.cancelling.cancelled_run`),
+        free the lease and re-plan. No-op if not ours."""
+        ...
+
+    async def cancels_asked(self, run_ids: Collection[str]) -> set[str]:
+        """Which of `run_ids` (runs this worker holds) someone asked to cancel
+        (`Run.cancel_requested_by`): one read, by key."""
+        ...
+
     async def reap(self, now: datetime) -> int:
         """Mark `running` runs whose lease has expired `abandoned`, free their endpoints and
         re-plan them (`domain.transitions.after_reap`). Queued runs are not touched. Returns how
@@ -293,6 +309,17 @@ class RunRepository(Protocol):
 
     async def get_run(self, run_id: str) -> Run:
         """Raises `RunNotFound`."""
+        ...
+
+    async def dag_run_runs(self, dag_run_id: str) -> list[Run]:
+        """The runs of one DAG run: the run that began it (its trace id is `dag_run_id`) and
+        its dependants' runs, oldest start first."""
+        ...
+
+    async def ask_cancel(self, asked: Run, status: RunStatus) -> bool:
+        """Write what a cancel changes of `asked` (`domain.cancelling.cancel_asked`: status,
+        end, message, who asked) if the stored run's status is still `status`; False when it
+        moved meanwhile (a worker started or finished it), and nothing is written."""
         ...
 
     async def latest_runs(self, endpoint_ids: Sequence[str]) -> dict[str, Run]:
@@ -577,6 +604,11 @@ class DagRepository(Protocol):
         self, now: datetime, worker_id: str, lease_seconds: float, limit: int
     ) -> list[Claim]:
         """Start up to `limit` ready waits whose endpoint is no longer leased."""
+        ...
+
+    async def add_ready(self, wait: DagWait) -> None:
+        """Store `wait` (ready: every parent arrived) in place of any wait of its endpoint in
+        its DAG run: a sweep (`claim_ready`) starts its endpoint once free."""
         ...
 
     async def list_waits(self) -> list[DagWait]:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 from cronpilot.domain.errors import InvalidRunRequest
-from cronpilot.domain.model import Endpoint, Run, RunTrigger
+from cronpilot.domain.model import Endpoint, EndpointSpec, Run, RunTrigger
 from cronpilot.domain.schedule import MAX_SECONDS, next_cron_fire, zone
 from cronpilot.domain.templates import input_fields
 from cronpilot.domain.transitions import queued_run
@@ -28,11 +28,17 @@ MIN_SPACING_SECONDS = 1.0
 """A backfill starts at most one run per second of an endpoint, however short its interval."""
 
 
+def fed_by_upstreams(spec: EndpointSpec) -> bool:
+    """Whether the endpoint's request is filled from its upstreams' responses (a DAG
+    dependant's template): on its own, a run of it has nothing to fill it with."""
+    return any(field.required for field in input_fields(spec))
+
+
 def manual_run(endpoint: Endpoint, requested_by: str, now: datetime) -> Run:
     """One run due now, its slot the time it was asked for. Raises `InvalidRunRequest` for a
     DAG dependant whose request is filled from its upstreams' responses: on its own there is
     nothing to fill it with."""
-    if any(field.required for field in input_fields(endpoint.spec)):
+    if fed_by_upstreams(endpoint.spec):
         raise InvalidRunRequest(
             endpoint.ref,
             "its request is filled from its upstreams' responses; run an upstream instead",

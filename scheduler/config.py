@@ -33,10 +33,23 @@ class WorkerConfig:
     dag_sweep_seconds: float
     """How often to look for DAG dependants that became ready while leased (rare): a round trip
     that every claim would otherwise pay."""
+    cancel_poll_seconds: float
+    """How often, while it holds runs, to look for cancels asked for them (`runs cancel`)."""
 
     def __post_init__(self) -> None:
-        if min(self.concurrency, self.batch_size, self.lease_seconds, self.max_sleep_seconds) <= 0:
-            raise InvalidConfig("worker", "concurrency, batch, lease and sleep must be positive")
+        if (
+            min(
+                self.concurrency,
+                self.batch_size,
+                self.lease_seconds,
+                self.max_sleep_seconds,
+                self.cancel_poll_seconds,
+            )
+            <= 0
+        ):
+            raise InvalidConfig(
+                "worker", "concurrency, batch, lease, sleep and cancel poll must be positive"
+            )
         if self.grace_seconds < 0 or self.claim_ahead_seconds < 0:
             raise InvalidConfig("worker", "grace and claim-ahead must not be negative")
         if self.claim_ahead_seconds >= self.lease_seconds / 2:

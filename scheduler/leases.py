@@ -32,7 +32,7 @@ class InHand:
     started: bool = False
     """The call went out (the slot was due); until then a cut gives the claim back unrun."""
     cut_by: str | None = None
-    """Why the call was cut short: `lease_lost`, `abandoned` or `released`."""
+    """Why the call was cut short: `lease_lost`, `cancelled`, `abandoned` or `released`."""
     recording_since: datetime | None = None
     """When the call ended and the recording of its run began: a run the store cannot record
     within a lease gets no more extensions (`LeaseKeeper.keep`)."""
@@ -78,6 +78,18 @@ class LeaseKeeper:
         for held in list(self._in_hand.values()):
             if not (unstarted_only and held.started):
                 held.cut(reason)
+
+    async def watch_cancels(self) -> bool:
+        """Cut short the calls of the runs in hand that someone asked to cancel, wherever they
+        asked (`domain.cancelling`): one read of their marks, only while any run is in hand.
+        For `runtime.timing.Periodic`: never asks to run again at once."""
+        if not self._in_hand:
+            return False
+        for run_id in await self._claims.cancels_asked(list(self._in_hand)):
+            held = self._in_hand.get(run_id)
+            if held is not None:
+                held.cut("cancelled")
+        return False
 
     async def keep(self) -> None:
         """Extend the lease of every claim in hand at half-time, and every half lease after,

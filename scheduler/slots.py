@@ -39,6 +39,8 @@ class WorkerStats:
     dropped: int = 0
     """Results refused by the store: the lease was lost or the slot had already run."""
     abandoned: int = 0
+    cancelled: int = 0
+    """Runs cut short on a cancel asked for by hand."""
     released: int = 0
     retries: int = 0
     """Calls made again within their slot (`retry`)."""
@@ -154,8 +156,9 @@ class SlotRunner:
 
     async def _call(self, held: InHand) -> Response | None:
         """The endpoint's response once its slot is due, or None when the call was cut short:
-        the lease was lost, or the worker is shutting down (a call under way is then abandoned;
-        a slot not due yet is released for another worker). The wait and the call run in this
+        the lease was lost, someone asked to cancel the run (it is recorded `cancelled`), or the
+        worker is shutting down (a call under way is then abandoned; a slot not due yet is
+        released for another worker). The wait and the call run in this
         task; a cut cancels it (`InHand.cut`), and that cancellation ends here."""
         claim = held.claim
         response = None
@@ -180,6 +183,8 @@ class SlotRunner:
                 held.calling = None
         if held.cut_by == "lease_lost":
             self._dropped(claim, "lease_lost")
+        elif held.cut_by == "cancelled":
+            await self._cancelled(claim)
         elif held.cut_by is None and response is not None:
             self._note_attempts(claim, response)
             return response
@@ -332,6 +337,17 @@ class SlotRunner:
                 claim.slot_at.isoformat(),
                 extra=log_extra("release", endpoint_id=claim.endpoint.id),
             )
+
+    async def _cancelled(self, claim: Claim) -> None:
+        """Record a run cut short because someone asked to cancel it (`domain.cancelling`)."""
+        await self._claims.cancel(claim, self._worker_id, self._clock.now())
+        self.stats.cancelled += 1
+        log.info(
+            "cancelled run %s of %s",
+            claim.run_id,
+            claim.endpoint.ref,
+            extra=log_extra("cancel", endpoint_id=claim.endpoint.id, run_id=claim.run_id),
+        )
 
     async def _abandon(self, claim: Claim) -> None:
         await self._claims.abandon(claim, self._worker_id, SHUTDOWN_REASON, self._clock.now())

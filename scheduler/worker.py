@@ -22,7 +22,7 @@ from cronpilot.domain.outage import described, store_retry_delay
 from cronpilot.domain.ports import Clock, Dispatcher, Store, Telemetry, Tracer, Waker
 from cronpilot.domain.telemetry import NO_TELEMETRY
 from cronpilot.domain.tracing import run_trace
-from cronpilot.runtime.timing import first_of, pause
+from cronpilot.runtime.timing import Periodic, first_of, pause
 from cronpilot.scheduler.admission import Admission
 from cronpilot.scheduler.config import WorkerConfig
 from cronpilot.scheduler.health import StoreHealth
@@ -66,6 +66,13 @@ class SchedulerWorker:
         self._leases = LeaseKeeper(
             store.claims, clock, config.worker_id, config.lease_seconds, self._health
         )
+        self._cancels = Periodic(
+            "cancel watch",
+            clock,
+            config.cancel_poll_seconds,
+            self._leases.watch_cancels,
+            first_after=config.cancel_poll_seconds,
+        )
         self._slots = SlotRunner(
             store.claims,
             dispatcher,
@@ -92,10 +99,12 @@ class SchedulerWorker:
         try:
             async with asyncio.TaskGroup() as tasks:
                 keeper = tasks.create_task(self._leases.keep())
+                self._cancels.start()
                 try:
                     await self._claim_call_record(tasks, stop)
                 finally:
                     await self._drain()
+                    await self._cancels.stop(cut=True)
                     keeper.cancel()
         finally:
             # A crashing worker says what it did too.

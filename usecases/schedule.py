@@ -1,4 +1,5 @@
-"""An admin's hand on one endpoint's schedule: pause and resume, each audited with the change."""
+"""An admin's hand on a schedule: pause and resume one endpoint, or a whole job, each audited
+with the change."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from datetime import datetime
 from cronpilot.domain.audit import AuditAction, audit_entry
 from cronpilot.domain.errors import PreconditionFailed
 from cronpilot.domain.log_extra import log_extra
-from cronpilot.domain.model import Endpoint, Pause
+from cronpilot.domain.model import Endpoint, Job, Pause
 from cronpilot.domain.pauses import pause_end
 from cronpilot.domain.ports import UnitOfWorkFactory, Waker
 from cronpilot.domain.versions import endpoint_version
@@ -74,6 +75,41 @@ async def resume_endpoint(
         extra=log_extra("resume", endpoint_id=updated.id),
     )
     return updated
+
+
+async def pause_job(
+    uow: UnitOfWorkFactory, name: str, pause: Pause, actor: str, now: datetime
+) -> Job:
+    """Pause the job `name` for `actor` (kept as the pause's `by`): none of its endpoints runs
+    while it holds, DAG runs reaching them neither; their own pauses stay underneath. Raises
+    `InvalidConfig` for an `until` that `pause_end` refuses, or `JobNotFound`."""
+    if pause.until is not None:
+        pause_end(pause.until, now)
+    until = "until resumed" if pause.until is None else f"until {pause.until.isoformat()}"
+    async with uow() as tx:
+        job = await tx.catalog.set_job_pause(name, replace(pause, by=actor))
+        await tx.access.record(
+            audit_entry(actor, "pause", job.name, f"{until}: {pause.reason}", now)
+        )
+        await tx.commit()
+    log.info("paused job %s", job.name, extra=log_extra("pause", job=job.name))
+    return job
+
+
+async def resume_job(
+    uow: UnitOfWorkFactory, waker: Waker | None, name: str, actor: str, now: datetime
+) -> Job:
+    """Lift the job's pause for `actor` and wake the schedulers: its endpoints run again as
+    their own pauses and plans say (slots missed meanwhile are caught up by each endpoint's
+    `catch_up`, as after downtime). Raises `JobNotFound`."""
+    async with uow() as tx:
+        job = await tx.catalog.set_job_pause(name, None)
+        await tx.access.record(audit_entry(actor, "resume", job.name, "", now))
+        await tx.commit()
+    if waker is not None:
+        await waker.notify()
+    log.info("resumed job %s", job.name, extra=log_extra("resume", job=job.name))
+    return job
 
 
 async def _set_pause(

@@ -15,10 +15,11 @@ from cronpilot.adapters.api.strict import StrictBody
 from cronpilot.adapters.api.versions import IfMatch, etag, expected_version, tag_response
 from cronpilot.adapters.cli.declaration_changes import changes_view
 from cronpilot.adapters.cli.output import iso
-from cronpilot.adapters.cli.views import endpoint_view, job_view, report_view
+from cronpilot.adapters.cli.views import endpoint_view, job_pause_view, job_view, report_view
 from cronpilot.adapters.jobs_file import MAX_FILE_BYTES, parse_declarations
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import Pause
+from cronpilot.usecases import schedule
 from cronpilot.usecases.declarations import apply_declarations, preview_declarations
 from cronpilot.usecases.deletion import delete
 from cronpilot.usecases.queries.catalog import (
@@ -139,6 +140,29 @@ async def resume(
     )
     tag_response(response, resumed)
     return endpoint_view(resumed, None)
+
+
+@router.post("/jobs/{job}/pause")
+async def pause_job(job: str, request: PauseRequest, ctx: Context, who: Writer) -> dict[str, Any]:
+    """Stop every endpoint of the job (and the DAG runs inside it) until `until`, or until
+    resumed; their own pauses stay underneath (each endpoint's `paused`, beside `job_paused`)."""
+    paused = await schedule.pause_job(
+        ctx.store.unit_of_work,
+        job,
+        Pause(request.reason, request.until),
+        who.actor,
+        ctx.clock.now(),
+    )
+    return job_pause_view(paused)
+
+
+@router.post("/jobs/{job}/resume")
+async def resume_job(job: str, ctx: Context, who: Writer) -> dict[str, Any]:
+    """Lift the job's pause: its endpoints run again as their own pauses and plans say."""
+    resumed = await schedule.resume_job(
+        ctx.store.unit_of_work, ctx.waker, job, who.actor, ctx.clock.now()
+    )
+    return job_pause_view(resumed)
 
 
 @router.post(

@@ -30,6 +30,7 @@ from cronpilot.domain.errors import (
     OutOfReach,
     PreconditionFailed,
     ProposalNotPending,
+    RunFinished,
     SlotAlreadyRun,
     StillDependedOn,
     StoreUnavailable,
@@ -63,6 +64,7 @@ STATUSES: tuple[tuple[tuple[type[CronpilotError], ...], HTTPStatus], ...] = (
         (
             ProposalNotPending,
             ApprovalNotPending,
+            RunFinished,
             StillDependedOn,
             ConflictError,
             SlotAlreadyRun,

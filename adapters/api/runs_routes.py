@@ -1,4 +1,4 @@
-"""Runs: pages of them, one in full, and runs asked for by hand."""
+"""Runs: pages of them, one in full, runs asked for by hand, cancel and retry."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from cronpilot.adapters.cli.views import run_view
 from cronpilot.domain.model import RunStatus, RunTrigger
 from cronpilot.domain.requested_runs import DEFAULT_MAX_SLOTS, MAX_SLOTS
 from cronpilot.usecases.queries.runs import RunQuery, page_runs, show_run
+from cronpilot.usecases.run_control import cancel_run, clear_dag, retry_run
 from cronpilot.usecases.run_requests import request_backfill, request_run
 
 router = APIRouter(tags=["runs"])
@@ -50,6 +51,41 @@ async def get_run(run_id: str, ctx: Context, _: Reader) -> TidyJSONResponse:
     """One run in full, with its stored response body."""
     run, endpoint = await show_run(ctx.store.reading, run_id)
     return TidyJSONResponse({**run_view(run, with_body=True), "endpoint": endpoint.ref})
+
+
+@router.post("/runs/{run_id}/cancel")
+async def cancel(run_id: str, ctx: Context, who: Writer) -> dict[str, Any]:
+    """Cancel a run: a queued one is `cancelled` at once and never starts; a running one is
+    marked (`cancel_requested_by`), and the worker holding it cuts it short and records it
+    `cancelled`. A finished run is refused (409), an unknown one 404."""
+    run = await cancel_run(ctx.store.unit_of_work, run_id, who.actor, ctx.clock.now())
+    return run_view(run, with_body=False)
+
+
+@router.post("/runs/{run_id}/retry", status_code=202)
+async def retry(run_id: str, ctx: Context, who: Writer) -> dict[str, Any]:
+    """Queue a new manual run, due now, of the run's endpoint; the run itself stays as it is."""
+    run = await retry_run(ctx.store.unit_of_work, ctx.waker, run_id, who.actor, ctx.clock.now())
+    return run_view(run, with_body=False)
+
+
+class ClearRequest(StrictBody):
+    node: str = Field(min_length=1, max_length=200, description="The endpoint's name in the job.")
+
+
+@router.post("/runs/{run_id}/clear", status_code=202)
+async def clear(run_id: str, request: ClearRequest, ctx: Context, who: Writer) -> dict[str, Any]:
+    """Re-run `node` and what depends on it in the DAG run this run began (or belongs to),
+    with the answers its upstreams gave in it; a scheduler's DAG sweep starts it."""
+    cleared = await clear_dag(
+        ctx.store.unit_of_work,
+        ctx.waker,
+        run_id,
+        request.node,
+        actor=who.actor,
+        now=ctx.clock.now(),
+    )
+    return {"cleared": cleared.ref}
 
 
 @router.post("/endpoints/{job}/{name}/run", status_code=202)

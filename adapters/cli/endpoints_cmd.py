@@ -22,6 +22,7 @@ from cronpilot.adapters.cli.output import (
     iso,
     new_table,
     note,
+    pause_text,
     print_data,
     print_table,
     relative,
@@ -42,6 +43,7 @@ from cronpilot.domain.model import (
     Run,
     ScheduleSource,
 )
+from cronpilot.domain.pauses import job_holds
 from cronpilot.domain.secrets import mask_headers, mask_url
 from cronpilot.usecases.queries import catalog
 
@@ -81,7 +83,7 @@ def list_endpoints(
             endpoint.ref,
             in_force_text(endpoint, now),
             relative(endpoint.next_run_at, now) if endpoint.next_run_at else _never(endpoint),
-            _source(endpoint),
+            "job paused" if job_holds(endpoint, now) else _source(endpoint),
             last_run_text(state.last_run, now),
         )
     print_table(table)
@@ -188,7 +190,8 @@ def _details(
             ("next run", _next_run(endpoint, now)),
             ("source", _source(endpoint)),
             ("retry after", relative(endpoint.retry_after_at, now)),
-            ("paused", _pause(endpoint, now)),
+            ("paused", pause_text(endpoint.pause, now)),
+            ("job paused", pause_text(endpoint.job_pause, now)),
             ("hints", _hints(endpoint, now)),
             ("failures", str(endpoint.failure_count)),
             ("last run", last_run_text(last_run, now)),
@@ -239,15 +242,6 @@ def _next_run(endpoint: Endpoint, now: datetime) -> str:
     if endpoint.next_slot_at is None:
         return when
     return f"{when} (slot {relative(endpoint.next_slot_at, now)})"
-
-
-def _pause(endpoint: Endpoint, now: datetime) -> str:
-    pause = endpoint.pause
-    if pause is None:
-        return "no"
-    until = "until resumed" if pause.until is None else f"resumes {relative(pause.until, now)}"
-    by = "" if pause.by is None else f" (by {pause.by})"
-    return f"{until}: {pause.reason}{by}"
 
 
 def _retry(policy: RetryPolicy | None) -> str:

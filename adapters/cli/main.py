@@ -82,7 +82,9 @@ COMMANDS: dict[str, Single | Group | Built] = {
         {"list": "list_endpoints", "show": "show"},
     ),
     "runs": Group(
-        "Runs: what the calls answered.", "runs_cmd", {"list": "list_runs", "show": "show"}
+        "Runs: what the calls answered; cancel or retry one.",
+        "runs_cmd",
+        {"list": "list_runs", "show": "show", "cancel": "cancel", "retry": "retry"},
     ),
     "planner": Built("planner_cmd", "planner_app"),
     "proposals": Group(
@@ -128,6 +130,7 @@ COMMANDS: dict[str, Single | Group | Built] = {
     "audit": Group(
         "The audit log: every write, and who made it.", "audit_cmd", {"list": "list_entries"}
     ),
+    "dag": Group("DAG runs: re-run one from a node down.", "dag_cmd", {"clear": "clear"}),
 }
 
 

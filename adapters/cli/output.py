@@ -18,7 +18,7 @@ from typer.core import TyperCommand
 
 from cronpilot.adapters.cli import completion
 from cronpilot.adapters.jsonvalue import dump_json, json_depth, key_text
-from cronpilot.domain.model import Run, Schedule
+from cronpilot.domain.model import Pause, Run, Schedule
 from cronpilot.domain.schedule import next_cron_fires, zone
 
 if TYPE_CHECKING:
@@ -443,3 +443,12 @@ def run_status(run: Run) -> str:
     """`success 200`, `failed 503`, `abandoned`."""
     code = f" {run.status_code}" if run.status_code is not None else ""
     return f"{run.status.value}{code}"
+
+
+def pause_text(pause: Pause | None, now: datetime) -> str:
+    """`until resumed: why (by who)`, `resumes in 2h: why`, or `no`."""
+    if pause is None:
+        return "no"
+    until = "until resumed" if pause.until is None else f"resumes {relative(pause.until, now)}"
+    by = "" if pause.by is None else f" (by {pause.by})"
+    return f"{until}: {pause.reason}{by}"

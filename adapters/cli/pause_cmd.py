@@ -1,24 +1,32 @@
-"""`cronpilot pause` / `cronpilot resume`: an admin's hand on one endpoint's schedule."""
+"""`cronpilot pause` / `cronpilot resume`: an admin's hand on one endpoint's schedule, or on a
+whole job's (a ref without `/` names a job; an endpoint id is still taken when no job has that
+name)."""
 
 from __future__ import annotations
 
 from datetime import MAXYEAR, UTC, datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli.identity import actor, who_am_i
-from cronpilot.adapters.cli.output import EndpointRef, OutputOption, print_data, relative
+from cronpilot.adapters.cli.output import OutputOption, print_data, relative
 from cronpilot.adapters.cli.runtime import admin_settings, with_store, with_waker
-from cronpilot.adapters.cli.views import endpoint_view
+from cronpilot.adapters.cli.views import endpoint_view, job_pause_view
 from cronpilot.adapters.durations import parse_duration
-from cronpilot.domain.errors import InvalidConfig
+from cronpilot.domain.errors import EndpointNotFound, InvalidConfig, JobNotFound
 from cronpilot.domain.excerpt import excerpt
-from cronpilot.domain.model import Endpoint, Pause
+from cronpilot.domain.model import Endpoint, Job, Pause
 from cronpilot.domain.pauses import NOT_FUTURE, TOO_FAR, pause_end, pause_end_after
 from cronpilot.domain.ports import Store
-from cronpilot.usecases.schedule import pause_endpoint, resume_endpoint
+from cronpilot.usecases.queries.catalog import job_named
+from cronpilot.usecases.schedule import pause_endpoint, pause_job, resume_endpoint, resume_job
+
+Ref = Annotated[
+    str,
+    typer.Argument(help="A job's name (every endpoint of it), `job/endpoint` or an endpoint id."),
+]
 
 
 def parse_until(text: str, now: datetime) -> datetime:
@@ -57,13 +65,40 @@ def _until_error(text: str, reason: str) -> typer.BadParameter:
     return typer.BadParameter(f"{excerpt(repr(text))} {reason}", param_hint="--until")
 
 
+def parse_for(text: str, now: datetime) -> datetime:
+    """A duration from now (`30m`, `2h`), bounded by `pause_end_after`."""
+    try:
+        return pause_end_after(parse_duration(text), now, "--for")
+    except ValueError:
+        raise typer.BadParameter(
+            f"{excerpt(repr(text))} is not a duration (30m, 2h)", param_hint="--for"
+        ) from None
+    except InvalidConfig as error:
+        raise typer.BadParameter(
+            f"{excerpt(repr(text))} {error.reason}", param_hint="--for"
+        ) from None
+
+
+def _pause_end(until: str | None, for_: str | None, now: datetime) -> datetime | None:
+    if until is not None and for_ is not None:
+        raise typer.BadParameter("give --until or --for, not both", param_hint="--for")
+    if for_ is not None:
+        return parse_for(for_, now)
+    return None if until is None else parse_until(until, now)
+
+
+def _not_found(ref: str, error: EndpointNotFound) -> EndpointNotFound | JobNotFound:
+    """A ref without `/` that named neither a job nor an endpoint id: say there is no job."""
+    return JobNotFound(ref) if "/" not in ref else error
+
+
 def default_reason() -> str:
     """Who paused, for whoever finds the endpoint paused: `paused by ann@web-1 from the CLI`."""
     return f"paused by {who_am_i()} from the CLI"
 
 
 def pause(
-    ref: EndpointRef,
+    ref: Ref,
     until: Annotated[
         str | None,
         typer.Option(
@@ -71,41 +106,68 @@ def pause(
             "local zone unless it names one: Z, +01:00); without it, until resumed."
         ),
     ] = None,
+    for_: Annotated[
+        str | None,
+        typer.Option("--for", help="How long, from now (30m, 2h, 7d): as --until DURATION."),
+    ] = None,
     reason: Annotated[
         str | None,
         typer.Option(help="Why, for whoever looks next; default: who paused, from where."),
     ] = None,
     output: OutputOption = None,
 ) -> None:
-    """Stop an endpoint's runs until a time (at most ten years ahead), or until `resume`."""
+    """Stop an endpoint's runs, or every endpoint's of a job, until a time (at most ten years
+    ahead) or until `resume`. A job's pause keeps its endpoints' own pauses underneath."""
     now = build_clock().now()
     why = " ".join((reason or "").split()) or default_reason()
-    stop = Pause(reason=why, until=parse_until(until, now) if until is not None else None)
-    endpoint = with_store(
-        admin_settings(), lambda store: pause_endpoint(store.unit_of_work, ref, stop, actor(), now)
-    )
+    stop = Pause(reason=why, until=_pause_end(until, for_, now))
+
+    async def act(store: Store) -> Job | Endpoint:
+        if await job_named(store.reading, ref) is not None:
+            return await pause_job(store.unit_of_work, ref, stop, actor(), now)
+        try:
+            return await pause_endpoint(store.unit_of_work, ref, stop, actor(), now)
+        except EndpointNotFound as error:
+            raise _not_found(ref, error) from None
+
+    paused = with_store(admin_settings(), act)
     if output:
-        print_data(output, endpoint_view(endpoint, None))
+        print_data(output, _view(paused))
         return
     how_long = "until resumed" if stop.until is None else f"resumes {relative(stop.until, now)}"
-    typer.echo(f"paused {endpoint.ref}, {how_long}: {why}")
+    what = f"job {paused.name}" if isinstance(paused, Job) else paused.ref
+    typer.echo(f"paused {what}, {how_long}: {why}")
 
 
-def resume(ref: EndpointRef, output: OutputOption = None) -> None:
-    """Lift a pause; the endpoint is re-planned from its baseline and hints."""
+def resume(ref: Ref, output: OutputOption = None) -> None:
+    """Lift a pause; an endpoint is re-planned from its baseline and hints, a job's endpoints
+    run again as their own pauses and plans say."""
     settings = admin_settings()
 
-    async def act(store: Store) -> Endpoint:
-        return await with_waker(
-            settings,
-            lambda waker: resume_endpoint(
-                store.unit_of_work, waker, ref, actor(), build_clock().now()
-            ),
-        )
+    async def act(store: Store) -> Job | Endpoint:
+        now = build_clock().now()
+        if await job_named(store.reading, ref) is not None:
+            return await with_waker(
+                settings, lambda waker: resume_job(store.unit_of_work, waker, ref, actor(), now)
+            )
+        try:
+            return await with_waker(
+                settings,
+                lambda waker: resume_endpoint(store.unit_of_work, waker, ref, actor(), now),
+            )
+        except EndpointNotFound as error:
+            raise _not_found(ref, error) from None
 
-    endpoint = with_store(settings, act)
+    resumed = with_store(settings, act)
     if output:
-        print_data(output, endpoint_view(endpoint, None))
+        print_data(output, _view(resumed))
         return
-    when = relative(endpoint.next_run_at, build_clock().now())
-    typer.echo(f"resumed {endpoint.ref}; next run {when} ({endpoint.next_run_source.value})")
+    if isinstance(resumed, Job):
+        typer.echo(f"resumed job {resumed.name}")
+        return
+    when = relative(resumed.next_run_at, build_clock().now())
+    typer.echo(f"resumed {resumed.ref}; next run {when} ({resumed.next_run_source.value})")
+
+
+def _view(paused: Job | Endpoint) -> dict[str, Any]:
+    return job_pause_view(paused) if isinstance(paused, Job) else endpoint_view(paused, None)

@@ -1,4 +1,4 @@
-"""`cronpilot runs …`: what the calls answered."""
+"""`cronpilot runs …`: what the calls answered, and an admin's hand on runs (cancel, retry)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import typer
 
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli import completion
+from cronpilot.adapters.cli.identity import actor
 from cronpilot.adapters.cli.output import (
     EndpointRef,
     OutputFormat,
@@ -27,11 +28,12 @@ from cronpilot.adapters.cli.output import (
     short_id,
     span,
 )
-from cronpilot.adapters.cli.runtime import admin_settings, with_store
+from cronpilot.adapters.cli.runtime import admin_settings, with_store, with_waker
 from cronpilot.adapters.cli.time_options import SinceOption, UntilOption, window
 from cronpilot.adapters.cli.views import run_view
 from cronpilot.adapters.jsonvalue import dump_json
 from cronpilot.domain.model import Attempt, Endpoint, ErrorKind, Run, RunStatus
+from cronpilot.domain.ports import Store
 from cronpilot.domain.secrets import mask_urls
 from cronpilot.domain.tracing import trace_id_of
 from cronpilot.usecases.queries.runs import RunQuery, page_runs, show_run
@@ -84,6 +86,53 @@ def show(
     """One run in full, with its stored response body."""
     found = with_store(admin_settings(), lambda store: show_run(store.reading, run_id))
     print_run(*found, output=output)
+
+
+RunId = Annotated[
+    str,
+    typer.Argument(
+        help="A run id from `runs list` (or a unique prefix).", autocompletion=completion.run_ids
+    ),
+]
+
+
+def cancel(run_id: RunId, output: OutputOption = None) -> None:
+    """Cancel a run: a queued one never starts; a running one is cut short by the worker that
+    holds it (whichever it is, within a second) and recorded `cancelled`."""
+    # Imported here: `runs list` and `show` have no use for the DAG rules it brings.
+    from cronpilot.usecases.run_control import cancel_run
+
+    run = with_store(
+        admin_settings(),
+        lambda store: cancel_run(store.unit_of_work, run_id, actor(), build_clock().now()),
+    )
+    if output:
+        print_data(output, run_view(run, with_body=False))
+    elif run.status is RunStatus.CANCELLED:
+        typer.echo(f"cancelled run {run.id} before it started")
+    else:
+        typer.echo(f"asked to cancel run {run.id}; the worker running it cuts it short")
+
+
+def retry(run_id: RunId, output: OutputOption = None) -> None:
+    """Run a run's endpoint again now, as a new manual run (the run itself stays as it is)."""
+    from cronpilot.usecases.run_control import retry_run
+
+    settings = admin_settings()
+
+    async def act(store: Store) -> Run:
+        return await with_waker(
+            settings,
+            lambda waker: retry_run(
+                store.unit_of_work, waker, run_id, actor(), build_clock().now()
+            ),
+        )
+
+    run = with_store(settings, act)
+    if output:
+        print_data(output, run_view(run, with_body=False))
+        return
+    typer.echo(f"queued run {run.id}, retrying run {run_id}")
 
 
 def print_run(run: Run, endpoint: Endpoint, *, output: OutputFormat | None) -> None:

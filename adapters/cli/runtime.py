@@ -23,6 +23,7 @@ from cronpilot.domain.errors import (
     InvalidTokenTerms,
     NotFound,
     ProposalNotPending,
+    RunFinished,
     StillDependedOn,
     StoreUnavailable,
     TokenExpired,
@@ -106,6 +107,7 @@ def exit_code(error: CronpilotError) -> int:
         # not a failure.
         | ProposalNotPending
         | ApprovalNotPending
+        | RunFinished
         | AmbiguousId
         | InvalidQuery,
     ):

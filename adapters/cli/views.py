@@ -36,7 +36,13 @@ def job_view(job: Job, endpoint_count: int) -> dict[str, Any]:
         "planner_mode": job.planner_mode.value,
         "rejection_cooldown_seconds": job.rejection_cooldown_seconds,
         "endpoints": endpoint_count,
+        "paused": _pause_view(job.pause),
     }
+
+
+def job_pause_view(job: Job) -> dict[str, Any]:
+    """A job as a pause or resume leaves it: its name and pause."""
+    return {"id": job.id, "name": job.name, "paused": _pause_view(job.pause)}
 
 
 def endpoint_view(endpoint: Endpoint, last_run: Run | None) -> dict[str, Any]:
@@ -89,6 +95,7 @@ def endpoint_view(endpoint: Endpoint, last_run: Run | None) -> dict[str, Any]:
         "catch_up_window_seconds": spec.catch_up_window_seconds,
         "floor_seconds": spec.floor_seconds,
         "paused": _pause_view(endpoint.pause),
+        "job_paused": _pause_view(endpoint.job_pause),
         "interval_hint": _interval_hint_view(endpoint.interval_hint),
         "oneshot_hint": _oneshot_hint_view(endpoint.oneshot_hint),
         "failure_count": endpoint.failure_count,
@@ -109,6 +116,7 @@ def run_view(run: Run, *, with_body: bool) -> dict[str, Any]:
         "trace_id": trace_id_of(run),
         "run_trace_id": run.trace_id,
         "parent_trace_id": run.parent_trace_id,
+        "dag_run_id": run.dag_run_id,
         "trigger": run.trigger.value,
         "schedule_source": run.schedule_source.value,
         "status": run.status.value,
@@ -127,6 +135,7 @@ def run_view(run: Run, *, with_body: bool) -> dict[str, Any]:
         "attempts": [_attempt_view(attempt) for attempt in run.attempts],
         "due_at": iso(run.due_at),
         "requested_by": run.requested_by,
+        "cancel_requested_by": run.cancel_requested_by,
         # Masked and bounded when the run was recorded (`domain.sent_request`).
         "request": None if run.request is None else request_value(run.request),
     }

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 from enum import StrEnum
+from http import HTTPStatus
 from typing import Annotated
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Query, Request, Response
+from fastapi.responses import RedirectResponse
 
 from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.cli.endpoints_cmd import (
@@ -31,7 +34,7 @@ from cronpilot.adapters.console.timeline_chart import chart
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.governor import fresh_interval_hint
 from cronpilot.domain.model import Pause, Run, RunStatus
-from cronpilot.domain.pauses import pause_end_after
+from cronpilot.domain.pauses import holds, job_holds, pause_end_after
 from cronpilot.domain.secrets import mask_headers, mask_url
 from cronpilot.usecases.queries.catalog import EndpointState, list_endpoints, list_jobs
 from cronpilot.usecases.queries.outputs import show_output
@@ -39,7 +42,7 @@ from cronpilot.usecases.queries.planner import planner_mode
 from cronpilot.usecases.queries.runs import RunQuery, page_runs
 from cronpilot.usecases.queries.timeline import endpoint_timeline
 from cronpilot.usecases.run_requests import request_run
-from cronpilot.usecases.schedule import pause_endpoint, resume_endpoint
+from cronpilot.usecases.schedule import pause_endpoint, pause_job, resume_endpoint, resume_job
 
 router = APIRouter(prefix=PREFIX, route_class=ConsoleRoute, include_in_schema=False)
 
@@ -58,7 +61,7 @@ class Condition(StrEnum):
 
 def condition(state: EndpointState, now: datetime) -> Condition:
     endpoint, run = state.endpoint, state.last_run
-    if endpoint.pause is not None:
+    if endpoint.pause is not None or job_holds(endpoint, now):
         return Condition.PAUSED
     if endpoint.failure_count or (
         run is not None and run.status in (RunStatus.FAILED, RunStatus.ABANDONED)
@@ -111,14 +114,17 @@ async def endpoints(
     ]
     if wanted is not None:
         rows = [row for row in rows if row["condition"] == wanted.value]
+    jobs = {j.job.name: j.job for j in await list_jobs(ctx.store.reading)}
+    shown = jobs.get(job) if job is not None else None
     return render(
         request,
         "endpoints.html",
         who,
         now,
         rows=rows,
-        jobs=[j.job.name for j in await list_jobs(ctx.store.reading)],
+        jobs=list(jobs),
         job=job,
+        job_pause=None if shown is None or not holds(shown.pause, now) else shown.pause,
         state=wanted,
         conditions=[c.value for c in Condition],
     )
@@ -172,22 +178,46 @@ def _page(job: str, name: str) -> str:
     return f"{PREFIX}/endpoints/{job}/{name}"
 
 
-@router.post("/endpoints/{job}/{name}/pause")
-async def pause(job: str, name: str, ctx: Context, act: Writing) -> Response:
+def _pause_asked(act: Writing, now: datetime, what: str) -> Pause:
+    """The pause a console form asks for: a reason, and for how many minutes (none: until
+    resumed)."""
     reason = act.text("reason")
     if not reason:
-        raise InvalidConfig("reason", "say why the endpoint is paused")
+        raise InvalidConfig("reason", f"say why the {what} is paused")
     minutes = act.text("minutes")
-    now = ctx.clock.now()
     until = None
     if minutes:
         if not minutes.isdigit() or int(minutes) < 1:
             raise InvalidConfig("minutes", "a whole number of minutes, 1 or more")
         until = pause_end_after(int(minutes) * 60, now, "minutes")
-    await pause_endpoint(
-        ctx.store.unit_of_work, f"{job}/{name}", Pause(reason, until), act.actor, now
-    )
+    return Pause(reason, until)
+
+
+@router.post("/endpoints/{job}/{name}/pause")
+async def pause(job: str, name: str, ctx: Context, act: Writing) -> Response:
+    now = ctx.clock.now()
+    asked = _pause_asked(act, now, "endpoint")
+    await pause_endpoint(ctx.store.unit_of_work, f"{job}/{name}", asked, act.actor, now)
     return back(_page(job, name), "paused")
+
+
+def _job_view(job: str, note: str) -> RedirectResponse:
+    """Back to the endpoints of `job` (the console's view of a job), with `note`."""
+    query = urlencode({"job": job, "note": note})
+    return RedirectResponse(f"{PREFIX}/endpoints?{query}", status_code=HTTPStatus.SEE_OTHER)
+
+
+@router.post("/jobs/{job}/pause")
+async def pause_whole_job(job: str, ctx: Context, act: Writing) -> Response:
+    now = ctx.clock.now()
+    await pause_job(ctx.store.unit_of_work, job, _pause_asked(act, now, "job"), act.actor, now)
+    return _job_view(job, "job-paused")
+
+
+@router.post("/jobs/{job}/resume")
+async def resume_whole_job(job: str, ctx: Context, act: Writing) -> Response:
+    await resume_job(ctx.store.unit_of_work, ctx.waker, job, act.actor, ctx.clock.now())
+    return _job_view(job, "job-resumed")
 
 
 @router.post("/endpoints/{job}/{name}/resume")

@@ -10,11 +10,20 @@ from fastapi import APIRouter, Query, Request, Response
 from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.api.paging import after
 from cronpilot.adapters.cli.views import run_view
-from cronpilot.adapters.console.pages import PREFIX, ConsoleRoute, SignedIn, choice, render
+from cronpilot.adapters.console.pages import (
+    PREFIX,
+    ConsoleRoute,
+    SignedIn,
+    Writing,
+    back,
+    choice,
+    render,
+)
 from cronpilot.domain.model import RunStatus, RunTrigger
 from cronpilot.domain.paging import encode_cursor
 from cronpilot.usecases.queries.catalog import endpoint_refs, list_jobs
 from cronpilot.usecases.queries.runs import RunQuery, page_runs, show_run
+from cronpilot.usecases.run_control import cancel_run, clear_dag, retry_run
 
 router = APIRouter(prefix=PREFIX, route_class=ConsoleRoute, include_in_schema=False)
 
@@ -57,6 +66,34 @@ async def runs(
         triggers=[t.value for t in RunTrigger],
         older=None if page.next_cursor is None else encode_cursor(page.next_cursor),
     )
+
+
+@router.post("/runs/{run_id}/cancel")
+async def cancel(run_id: str, ctx: Context, act: Writing) -> Response:
+    asked = await cancel_run(ctx.store.unit_of_work, run_id, act.actor, ctx.clock.now())
+    note = "cancelled" if asked.status is RunStatus.CANCELLED else "cancel-asked"
+    return back(f"{PREFIX}/runs/{asked.id}", note)
+
+
+@router.post("/runs/{run_id}/retry")
+async def retry(run_id: str, ctx: Context, act: Writing) -> Response:
+    queued = await retry_run(ctx.store.unit_of_work, ctx.waker, run_id, act.actor, ctx.clock.now())
+    return back(f"{PREFIX}/runs/{queued.id}", "retried")
+
+
+@router.post("/runs/{run_id}/clear")
+async def clear(run_id: str, ctx: Context, act: Writing) -> Response:
+    """Re-run this run's endpoint and what depends on it, in its DAG run."""
+    found, endpoint = await show_run(ctx.store.reading, run_id)
+    await clear_dag(
+        ctx.store.unit_of_work,
+        ctx.waker,
+        found.id,
+        endpoint.name,
+        actor=act.actor,
+        now=ctx.clock.now(),
+    )
+    return back(f"{PREFIX}/runs/{found.id}", "cleared")
 
 
 @router.get("/runs/{run_id}")

@@ -1,6 +1,7 @@
-"""The tools of a server started with a `write` token: pause, resume, run now and apply a
-declaration document, each through the CLI's and the API's use case, recorded for the token
-(`token:NAME`) in the audit log and on what it changed."""
+"""The tools of a server started with a `write` token: pause and resume (an endpoint or a job),
+run now, cancel and retry a run, clear a DAG run from a node and apply a declaration document,
+each through the CLI's and the API's use case, recorded for the token (`token:NAME`) in the
+audit log and on what it changed."""
 
 from __future__ import annotations
 
@@ -10,14 +11,14 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from cronpilot.adapters.cli.declaration_changes import changes_view
-from cronpilot.adapters.cli.views import endpoint_view, report_view, run_view
+from cronpilot.adapters.cli.views import endpoint_view, job_pause_view, report_view, run_view
 from cronpilot.adapters.jobs_file import MAX_FILE_BYTES, parse_declarations
 from cronpilot.adapters.mcp.context import McpContext
-from cronpilot.adapters.mcp.read_tools import Endpoint
+from cronpilot.adapters.mcp.read_tools import AnId, Endpoint, JobName
 from cronpilot.adapters.mcp.toolbox import Toolbox
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import Pause
-from cronpilot.usecases import declarations, run_requests, schedule
+from cronpilot.usecases import declarations, run_control, run_requests, schedule
 
 DOCUMENT_SOURCE = "document"
 """How messages name an applied document (`cronpilot apply` names its file)."""
@@ -53,6 +54,34 @@ def add_write_tools(box: Toolbox, ctx: McpContext, actor: str) -> None:
         return endpoint_view(resumed, None)
 
     @box.tool(read_only=False)
+    async def pause_job(
+        job: JobName,
+        reason: Annotated[str, Field(min_length=1, max_length=500, pattern=r"\S")],
+        until: Annotated[
+            datetime | None,
+            Field(description="RFC 3339 with an offset; absent: until resumed."),
+        ] = None,
+    ) -> dict[str, Any]:
+        """Stop every endpoint of a job, and the DAG runs inside it, until a time or until
+        resume_job; the endpoints' own pauses stay underneath."""
+        paused = await schedule.pause_job(
+            ctx.store.unit_of_work,
+            job,
+            Pause(" ".join(reason.split()), until),
+            actor,
+            ctx.clock.now(),
+        )
+        return job_pause_view(paused)
+
+    @box.tool(read_only=False)
+    async def resume_job(job: JobName) -> dict[str, Any]:
+        """Lift a job's pause: its endpoints run again as their own pauses and plans say."""
+        resumed = await schedule.resume_job(
+            ctx.store.unit_of_work, ctx.waker, job, actor, ctx.clock.now()
+        )
+        return job_pause_view(resumed)
+
+    @box.tool(read_only=False)
     async def run_now(endpoint: Endpoint) -> dict[str, Any]:
         """Queue one run due now (trigger `manual`), made by a scheduler worker; its schedule
         is left as it is. Follow it with show_run."""
@@ -60,6 +89,35 @@ def add_write_tools(box: Toolbox, ctx: McpContext, actor: str) -> None:
             ctx.store.unit_of_work, ctx.waker, endpoint, actor, ctx.clock.now()
         )
         return run_view(run, with_body=False)
+
+    @box.tool(read_only=False)
+    async def cancel_run(run: AnId) -> dict[str, Any]:
+        """Cancel a run: a queued one never starts; a running one is cut short by the worker
+        holding it and recorded `cancelled`. A finished run is refused."""
+        cancelled = await run_control.cancel_run(
+            ctx.store.unit_of_work, run, actor, ctx.clock.now()
+        )
+        return run_view(cancelled, with_body=False)
+
+    @box.tool(read_only=False)
+    async def retry_run(run: AnId) -> dict[str, Any]:
+        """Queue a new manual run, due now, of a run's endpoint. Follow it with show_run."""
+        queued = await run_control.retry_run(
+            ctx.store.unit_of_work, ctx.waker, run, actor, ctx.clock.now()
+        )
+        return run_view(queued, with_body=False)
+
+    @box.tool(read_only=False)
+    async def clear_dag(
+        run: AnId,
+        node: Annotated[str, Field(description="The endpoint's name in the job.")],
+    ) -> dict[str, Any]:
+        """Re-run `node` and what depends on it in the DAG run this run began (or belongs
+        to), with the answers its upstreams gave in it; the upstreams are not called again."""
+        cleared = await run_control.clear_dag(
+            ctx.store.unit_of_work, ctx.waker, run, node, actor=actor, now=ctx.clock.now()
+        )
+        return {"cleared": cleared.ref}
 
     @box.tool(read_only=False)
     async def apply_document(

@@ -242,6 +242,10 @@ class MemoryDag(DagRepository):
                 )
         return claims
 
+    async def add_ready(self, wait: DagWait) -> None:
+        async with self._state.lock:
+            self._state.waits[(wait.dag_run_id, wait.endpoint_id)] = wait
+
     async def list_waits(self) -> list[DagWait]:
         return [wait for _, wait in sorted(self._state.waits.items())]
 

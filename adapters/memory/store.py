@@ -23,6 +23,7 @@ from cronpilot.adapters.memory.workers import MemoryWorkers
 from cronpilot.domain.alerts import Notification, run_notifications
 from cronpilot.domain.approvals import Approval
 from cronpilot.domain.audit import AuditEntry
+from cronpilot.domain.cancelling import cancelled_run
 from cronpilot.domain.claiming import (
     hint_active,
     is_due,
@@ -293,6 +294,15 @@ class MemoryCatalog(CatalogRepository):
     async def set_pause(self, endpoint_id: str, pause: Pause | None, now: datetime) -> Endpoint:
         return await self._change(endpoint_id, lambda e: with_pause(e, pause, now))
 
+    async def set_job_pause(self, name: str, pause: Pause | None) -> Job:
+        async with self._state.lock:
+            job = replace(await self.get_job(name), pause=pause)
+            self._state.jobs[name] = job
+            for endpoint in list(self._state.endpoints.values()):
+                if endpoint.job_id == job.id:
+                    self._state.endpoints[endpoint.id] = replace(endpoint, job_pause=pause)
+        return job
+
     async def set_hints(
         self,
         endpoint_id: str,
@@ -334,7 +344,7 @@ def _apply_job(jobs: dict[str, Job], declared: Job, report: ApplyReport) -> Job:
     if stored.declared == declared.declared:
         report.unchanged.append(declared.name)
         return stored
-    jobs[declared.name] = replace(declared, id=stored.id)
+    jobs[declared.name] = replace(declared, id=stored.id, pause=stored.pause)
     report.updated.append(declared.name)
     return jobs[declared.name]
 
@@ -349,7 +359,7 @@ def _apply_endpoint(
     ref = f"{job.name}/{spec.name}"
     stored = next((e for e in endpoints.values() if e.ref == ref), None)
     if stored is None:
-        created = replanned(Endpoint(new_id(), job.id, job.name, spec), now)
+        created = replanned(Endpoint(new_id(), job.id, job.name, spec, job_pause=job.pause), now)
         endpoints[created.id] = created
         report.created.append(ref)
     elif stored.spec == spec:
@@ -376,7 +386,7 @@ class MemoryClaims(ClaimRepository):
         claims: list[Claim] = []
         async with self._state.lock:
             waiting = (run for run in self._state.runs.values() if run.status is RunStatus.QUEUED)
-            pick = pick_claims(self._state.endpoints, waiting, horizon, limit)
+            pick = pick_claims(self._state.endpoints, waiting, horizon, limit, now)
             for queued in pick.queued:
                 endpoint = leased(self._state.endpoints[queued.endpoint_id], worker_id, lease_until)
                 self._state.endpoints[endpoint.id] = endpoint
@@ -462,6 +472,23 @@ class MemoryClaims(ClaimRepository):
             self._state.runs[running.id] = abandoned_run(running, ErrorKind.SHUTDOWN, reason, now)
             self._state.endpoints[endpoint.id] = after_run(endpoint, running, None, now)
 
+    async def cancel(self, claim: Claim, worker_id: str, now: datetime) -> None:
+        async with self._state.lock:
+            fenced = self._state.fenced(claim, worker_id)
+            if fenced is None:
+                return
+            endpoint, running = fenced
+            self._state.runs[running.id] = cancelled_run(running, now)
+            self._state.endpoints[endpoint.id] = after_run(endpoint, running, None, now)
+
+    async def cancels_asked(self, run_ids: Collection[str]) -> set[str]:
+        runs = self._state.runs
+        return {
+            run_id
+            for run_id in run_ids
+            if run_id in runs and runs[run_id].cancel_requested_by is not None
+        }
+
     async def reap(self, now: datetime) -> int:
         reaped = 0
         async with self._state.lock:
@@ -513,6 +540,26 @@ class MemoryRuns(RunRepository):
         if found is None:
             raise RunNotFound(run_id)
         return found
+
+    async def dag_run_runs(self, dag_run_id: str) -> list[Run]:
+        found = [
+            run for run in self._state.runs.values() if dag_run_id in (run.trace_id, run.dag_run_id)
+        ]
+        return sorted(found, key=lambda run: (run.started_at, run.id))
+
+    async def ask_cancel(self, asked: Run, status: RunStatus) -> bool:
+        async with self._state.lock:
+            stored = self._state.runs.get(asked.id)
+            if stored is None or stored.status is not status:
+                return False
+            self._state.runs[asked.id] = replace(
+                stored,
+                status=asked.status,
+                finished_at=asked.finished_at,
+                error_message=asked.error_message,
+                cancel_requested_by=asked.cancel_requested_by,
+            )
+        return True
 
     async def latest_runs(self, endpoint_ids: Sequence[str]) -> dict[str, Run]:
         latest: dict[str, Run] = {}

@@ -19,6 +19,7 @@ from cronpilot.adapters.sql.rows import (
     endpoint_from_row,
     endpoint_values,
     job_from_row,
+    job_pause_values,
     job_values,
     lock_endpoint,
     save_endpoint,
@@ -85,7 +86,7 @@ class SqlCatalog(CatalogRepository):
         if stored.declared == declared.declared:
             report.unchanged.append(declared.name)
             return stored
-        updated = replace(declared, id=stored.id)
+        updated = replace(declared, id=stored.id, pause=stored.pause)
         await conn.execute(update(jobs).where(jobs.c.id == stored.id).values(job_values(updated)))
         report.updated.append(declared.name)
         return updated
@@ -144,6 +145,19 @@ class SqlCatalog(CatalogRepository):
     async def get_job(self, name: str) -> Job:
         async with self._db.read() as conn:
             result = await conn.execute(select(jobs).where(jobs.c.name == name))
+            row = result.mappings().one_or_none()
+        if row is None:
+            raise JobNotFound(name)
+        return job_from_row(row)
+
+    async def set_job_pause(self, name: str, pause: Pause | None) -> Job:
+        async with self._db.write() as conn:
+            result = await conn.execute(
+                update(jobs)
+                .where(jobs.c.name == name)
+                .values(job_pause_values(pause))
+                .returning(*jobs.c)
+            )
             row = result.mappings().one_or_none()
         if row is None:
             raise JobNotFound(name)

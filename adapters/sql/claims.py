@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -22,10 +22,12 @@ from sqlalchemy import (
     String,
     and_,
     bindparam,
+    case,
     cast,
     delete,
     func,
     literal,
+    null,
     or_,
     select,
     update,
@@ -38,6 +40,7 @@ from cronpilot.adapters.sql.finishes import finish_many
 from cronpilot.adapters.sql.notifications_repo import add_episode, add_notifications
 from cronpilot.adapters.sql.rows import (
     endpoint_from_row,
+    job_columns,
     lock_endpoint,
     run_from_row,
     run_values,
@@ -48,6 +51,7 @@ from cronpilot.adapters.sql.rows import (
 from cronpilot.adapters.sql.tables import IS_QUEUED, SLOT_KEY, UtcDateTime, endpoints, jobs, runs
 from cronpilot.adapters.sql.upsert import conflict_insert
 from cronpilot.domain.alerts import run_notifications
+from cronpilot.domain.cancelling import cancelled_run
 from cronpilot.domain.claiming import first_of_each
 from cronpilot.domain.errors import CronpilotError, LeaseLost
 from cronpilot.domain.log_extra import log_extra
@@ -102,17 +106,49 @@ taken). Rows, not entities: turning them into endpoints opens their secrets, whi
 
 
 def claim_candidates(
-    now: datetime | BindParameter[Any], limit: int | BindParameter[Any]
+    due_by: datetime | BindParameter[Any],
+    limit: int | BindParameter[Any],
+    now: datetime | BindParameter[Any],
 ) -> Select[Any]:
-    """Due, unleased endpoints, earliest first: served by the partial index `CLAIM_INDEX`.
+    """Due, unleased endpoints whose job's pause does not hold at `now`, earliest first: served
+    by the partial index `CLAIM_INDEX` (the job is looked up by its key, row by row).
 
     Mirrors `domain.claiming.is_due` and the slots of `pick_claims` (proven by
     `tests/contract/test_rules_contract.py::test_a_claim_takes_what_the_domain_picks`)."""
     return (
         select(endpoints.c.id)
-        .where(endpoints.c.next_run_at <= now, endpoints.c.lease_owner.is_(None))
+        .where(
+            endpoints.c.next_run_at <= due_by,
+            endpoints.c.lease_owner.is_(None),
+            ~_job_holds(endpoints.c.job_id, now),
+        )
         .order_by(endpoints.c.next_run_at)
         .limit(limit)
+    )
+
+
+def _job_holds(job_id: ColumnElement[str], now: datetime | BindParameter[Any]) -> Any:
+    """`domain.pauses.job_holds` in SQL: the job `job_id` is paused at `now` (proven with
+    `claim_candidates`)."""
+    return (
+        select(jobs.c.id)
+        .where(
+            jobs.c.id == job_id,
+            jobs.c.pause_reason.isnot(None),
+            or_(jobs.c.pause_until.is_(None), jobs.c.pause_until > now),
+        )
+        .exists()
+    )
+
+
+def _held_until(at: ColumnElement[datetime]) -> ColumnElement[datetime | None]:
+    """`domain.pauses.held_until` in SQL, on a row of `endpoints` joined with its job: `at`, or
+    the end of the job's pause when later, or NULL while the job is paused until resumed."""
+    return case(
+        (jobs.c.pause_reason.is_(None), at),
+        (jobs.c.pause_until.is_(None), null()),
+        (jobs.c.pause_until > at, jobs.c.pause_until),
+        else_=at,
     )
 
 
@@ -126,6 +162,7 @@ async def _lease_due_postgres(conn: AsyncConnection, lease: LeaseRequest) -> lis
     their `running` runs; a slot that already has a run inserts nothing (ON CONFLICT).
 
         WITH due AS (SELECT id FROM endpoints WHERE next_run_at <= :due_by AND lease_owner IS NULL
+                     AND NOT EXISTS (SELECT id FROM jobs WHERE <its pause holds at :now>)
                      ORDER BY next_run_at LIMIT :n FOR UPDATE SKIP LOCKED),
              leased AS (UPDATE endpoints SET lease_owner = :worker, lease_until = :until
                         FROM due WHERE endpoints.id = due.id RETURNING endpoints.*),
@@ -156,7 +193,7 @@ def _lease_due_postgres_statement() -> Select[Any]:
     now = bindparam("now", type_=UtcDateTime)
     worker_id = bindparam("worker_id", type_=String)
     due = claim_candidates(
-        bindparam("due_by", type_=UtcDateTime), bindparam("limit", type_=Integer)
+        bindparam("due_by", type_=UtcDateTime), bindparam("limit", type_=Integer), now
     )
     due_cte = due.with_for_update(skip_locked=True).cte("due")
     # Mirrors `domain.claiming.leased`.
@@ -211,7 +248,7 @@ def _lease_due_postgres_statement() -> Select[Any]:
     return (
         select(
             *leased.c,
-            jobs.c.name.label("job_name"),
+            *job_columns(),
             started.c.id.label("run_id"),
             started.c.trace_id.label("run_trace_id"),
         )
@@ -224,7 +261,7 @@ def _lease_due_postgres_statement() -> Select[Any]:
 async def _lease_due_sqlite(conn: AsyncConnection, lease: LeaseRequest) -> list[Leased]:
     """SQLite has one writer at a time and the transaction began IMMEDIATE, so no other claimer
     can interleave: lease with UPDATE … RETURNING, then insert each slot's run."""
-    due = claim_candidates(lease.due_by, lease.limit)
+    due = claim_candidates(lease.due_by, lease.limit, lease.now)
     # `domain.claiming.leased` as one UPDATE for the batch.
     result = await conn.execute(
         update(endpoints)
@@ -250,9 +287,12 @@ turned it `running` (None: another claimer started it first)."""
 _RUN_PREFIX = "run_"
 
 
-def _waiting_runs(due_by: datetime | BindParameter[Any]) -> Select[Any]:
+def _waiting_runs(
+    due_by: datetime | BindParameter[Any], now: datetime | BindParameter[Any]
+) -> Select[Any]:
     """Queued runs due by `due_by` of unleased endpoints that may go before their endpoint's
-    schedule, earliest first: served by the partial index `QUEUED_INDEX`.
+    schedule, their job not paused at `now`, earliest first: served by the partial index
+    `QUEUED_INDEX`.
 
     Mirrors `domain.claiming.may_start` in `queue_order` (proven by
     `tests/contract/test_rules_contract.py::test_a_claim_takes_what_the_domain_picks`)."""
@@ -264,6 +304,7 @@ def _waiting_runs(due_by: datetime | BindParameter[Any]) -> Select[Any]:
             runs.c.due_at <= due_by,
             endpoints.c.lease_owner.is_(None),
             _ahead_of_schedule(due_by),
+            ~_job_holds(endpoints.c.job_id, now),
         )
         .order_by(runs.c.due_at, runs.c.slot_at)
     )
@@ -289,8 +330,8 @@ async def _start_queued_postgres(conn: AsyncConnection, lease: LeaseRequest) -> 
         WITH waiting AS (SELECT runs.* FROM (SELECT runs.*, row_number() OVER (PARTITION BY
                          runs.endpoint_id ORDER BY runs.due_at, runs.slot_at) AS rank
                          FROM runs JOIN endpoints ... WHERE runs.status = 'queued'
-                         AND runs.due_at <= :due_by AND endpoints.lease_owner IS NULL)
-                         WHERE rank = 1),
+                         AND runs.due_at <= :due_by AND endpoints.lease_owner IS NULL
+                         AND NOT EXISTS (<its job's pause holds at :now>)) WHERE rank = 1),
              due AS (SELECT endpoints.id, waiting.* (as run_*) FROM endpoints JOIN waiting ...
                      WHERE endpoints.lease_owner IS NULL ORDER BY waiting.due_at LIMIT :n
                      FOR UPDATE OF endpoints SKIP LOCKED),
@@ -332,7 +373,7 @@ def _start_queued_postgres_statement() -> Select[Any]:
         partition_by=runs.c.endpoint_id, order_by=(runs.c.due_at, runs.c.slot_at)
     )
     ranked = (
-        _waiting_runs(bindparam("due_by", type_=UtcDateTime))
+        _waiting_runs(bindparam("due_by", type_=UtcDateTime), bindparam("now", type_=UtcDateTime))
         .order_by(None)
         .add_columns(earliest_first.label("rank"))
         .subquery("ranked")
@@ -376,7 +417,7 @@ def _start_queued_postgres_statement() -> Select[Any]:
         .cte("started")
     )
     return (
-        select(*leased.c, jobs.c.name.label("job_name"), started.c.id.label("started_id"))
+        select(*leased.c, *job_columns(), started.c.id.label("started_id"))
         .join(jobs, jobs.c.id == leased.c.job_id)
         .outerjoin(started, started.c.id == leased.c.run_id)
         .order_by(leased.c.run_due_at, leased.c.run_slot_at)
@@ -386,7 +427,7 @@ def _start_queued_postgres_statement() -> Select[Any]:
 async def _start_queued_sqlite(conn: AsyncConnection, lease: LeaseRequest) -> list[Started]:
     """SQLite's one writer (the transaction began IMMEDIATE) lets the earliest due queued run
     of each unleased endpoint be picked, its endpoint leased and the run started in turn."""
-    waiting = (await conn.execute(_waiting_runs(lease.due_by))).mappings()
+    waiting = (await conn.execute(_waiting_runs(lease.due_by, lease.now))).mappings()
     started: list[Started] = []
     for queued in first_of_each((run_from_row(row) for row in waiting), lease.limit):
         await conn.execute(
@@ -640,6 +681,24 @@ class SqlClaims(ClaimRepository):
             await self._save_run(conn, abandoned_run(running, ErrorKind.SHUTDOWN, reason, now))
             await save_endpoint(conn, after_run(endpoint, running, None, now), self._cipher)
 
+    async def cancel(self, claim: Claim, worker_id: str, now: datetime) -> None:
+        async with self._db.write() as conn:
+            fenced = await self._fenced(conn, claim, worker_id)
+            if fenced is None:
+                return
+            endpoint, running = fenced
+            await self._save_run(conn, cancelled_run(running, now))
+            await save_endpoint(conn, after_run(endpoint, running, None, now), self._cipher)
+
+    async def cancels_asked(self, run_ids: Collection[str]) -> set[str]:
+        if not run_ids:
+            return set()
+        query = select(runs.c.id).where(
+            runs.c.id.in_(list(run_ids)), runs.c.cancel_requested_by.isnot(None)
+        )
+        async with self._db.read() as conn:
+            return set((await conn.execute(query)).scalars())
+
     async def reap(self, now: datetime) -> int:
         reaped = 0
         async with self._db.write() as conn:
@@ -674,10 +733,15 @@ class SqlClaims(ClaimRepository):
     async def next_due_at(self) -> datetime | None:
         # Mirrors `domain.claiming.next_due` (proven by `tests/contract/test_rules_contract.py::
         # test_a_claim_takes_what_the_domain_picks`).
-        slot = select(func.min(endpoints.c.next_run_at)).where(endpoints.c.lease_owner.is_(None))
+        slot = (
+            select(func.min(_held_until(endpoints.c.next_run_at)))
+            .join(jobs, jobs.c.id == endpoints.c.job_id)
+            .where(endpoints.c.lease_owner.is_(None))
+        )
         queued = (
-            select(func.min(runs.c.due_at))
+            select(func.min(_held_until(runs.c.due_at)))
             .join(endpoints, endpoints.c.id == runs.c.endpoint_id)
+            .join(jobs, jobs.c.id == endpoints.c.job_id)
             .where(IS_QUEUED, endpoints.c.lease_owner.is_(None))
         )
         query = select(slot.scalar_subquery(), queued.scalar_subquery())

@@ -207,6 +207,10 @@ class SqlDag(DagRepository):
                 claims.append(await _start(conn, endpoint, trigger, lease, now))
         return claims
 
+    async def add_ready(self, wait: DagWait) -> None:
+        async with self._db.write() as conn:
+            await _save_wait(conn, wait)
+
     async def list_waits(self) -> list[DagWait]:
         query = select(dag_waits).order_by(dag_waits.c.dag_run_id, dag_waits.c.endpoint_id)
         async with self._db.read() as conn:

@@ -62,14 +62,38 @@ def job_from_row(row: RowMapping, prefix: str = "") -> Job:
         description=row[f"{prefix}description"],
         planner_mode=PlannerMode(row[f"{prefix}planner_mode"]),
         rejection_cooldown_seconds=row[f"{prefix}rejection_cooldown_seconds"],
+        pause=job_pause_from_row(row, prefix),
+    )
+
+
+def job_pause_values(pause: Pause | None) -> dict[str, Any]:
+    """The pause columns of `jobs` for a job's pause (all NULL: not paused)."""
+    return {
+        "pause_reason": None if pause is None else pause.reason,
+        "pause_until": None if pause is None else pause.until,
+        "pause_by": None if pause is None else pause.by,
+    }
+
+
+def job_pause_from_row(row: Mapping[Any, Any], prefix: str = "") -> Pause | None:
+    """A job's pause from its columns named `<prefix>pause_…` (`job_pause_values` in reverse)."""
+    reason = row[f"{prefix}pause_reason"]
+    if reason is None:
+        return None
+    return Pause(reason, row[f"{prefix}pause_until"], row[f"{prefix}pause_by"])
+
+
+def job_columns(table: Any = jobs) -> tuple[Any, ...]:
+    """What an endpoint row carries of its job (`table`, or a CTE of it): its name and pause."""
+    return (
+        table.c.name.label("job_name"),
+        *(table.c[name].label(f"job_{name}") for name in job_pause_values(None)),
     )
 
 
 def select_endpoints() -> Select[Any]:
-    """Endpoint rows with their job's name, which `Endpoint` carries."""
-    return select(*endpoints.c, jobs.c.name.label("job_name")).join(
-        jobs, jobs.c.id == endpoints.c.job_id
-    )
+    """Endpoint rows with their job's name and pause, which `Endpoint` carries."""
+    return select(*endpoints.c, *job_columns()).join(jobs, jobs.c.id == endpoints.c.job_id)
 
 
 def endpoint_values(endpoint: Endpoint, cipher: SecretCipher | None) -> dict[str, Any]:
@@ -212,6 +236,7 @@ def endpoint_from_row(row: Mapping[Any, Any], cipher: SecretCipher | None) -> En
         job_name=row["job_name"],
         spec=spec,
         volatile_fields=tuple(row["volatile_fields"]),
+        job_pause=job_pause_from_row(row, "job_"),
         **_state_from_row(row),
     )
 
@@ -295,6 +320,7 @@ def planned_from_row(row: RowMapping, held: Endpoint) -> Endpoint:
         job_name=held.job_name,
         spec=spec,
         volatile_fields=held.volatile_fields,
+        job_pause=held.job_pause,
         **_state_from_row(row),
     )
 
@@ -390,6 +416,7 @@ def run_values(run: Run) -> dict[str, Any]:
         "requested_by": run.requested_by,
         "attempts": [attempt_value(attempt) for attempt in run.attempts] or None,
         "request": None if run.request is None else request_value(run.request),
+        "cancel_requested_by": run.cancel_requested_by,
     }
 
 
@@ -421,6 +448,7 @@ def run_from_row(row: Mapping[Any, Any]) -> Run:
         requested_by=row["requested_by"],
         attempts=tuple(_attempt_from_value(value) for value in row["attempts"] or ()),
         request=_request_from_value(row["request"]) if row["request"] else None,
+        cancel_requested_by=row["cancel_requested_by"],
     )
 
 

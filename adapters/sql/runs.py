@@ -7,7 +7,17 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Integer, Select, String, bindparam, delete, func, select
+from sqlalchemy import (
+    ColumnElement,
+    Integer,
+    Select,
+    String,
+    bindparam,
+    delete,
+    func,
+    select,
+    update,
+)
 
 from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.keyset import after_cursor, in_window
@@ -99,6 +109,31 @@ class SqlRuns(RunRepository):
         if row is None:
             raise RunNotFound(run_id)
         return run_from_row(row)
+
+    async def dag_run_runs(self, dag_run_id: str) -> list[Run]:
+        query = (
+            select(runs)
+            .where((runs.c.trace_id == dag_run_id) | (runs.c.dag_run_id == dag_run_id))
+            .order_by(runs.c.started_at, runs.c.id)
+        )
+        async with self._db.read() as conn:
+            return [run_from_row(row) for row in (await conn.execute(query)).mappings()]
+
+    async def ask_cancel(self, asked: Run, status: RunStatus) -> bool:
+        # Compare and set: a claim starting the queued run, or a finish recording the running
+        # one, at the same time leaves the status moved and this writes nothing.
+        async with self._db.write() as conn:
+            result = await conn.execute(
+                update(runs)
+                .where(runs.c.id == asked.id, runs.c.status == status.value)
+                .values(
+                    status=asked.status.value,
+                    finished_at=asked.finished_at,
+                    error_message=asked.error_message,
+                    cancel_requested_by=asked.cancel_requested_by,
+                )
+            )
+        return bool(result.rowcount)
 
     async def latest_runs(self, endpoint_ids: Sequence[str]) -> dict[str, Run]:
         if not endpoint_ids:

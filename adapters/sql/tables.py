@@ -103,6 +103,10 @@ jobs = Table(
     Column("planner_mode", String(16), nullable=False),
     # The admin's word stands (issue 21): NULL for the `planner_rejection_cooldown_seconds`.
     Column("rejection_cooldown_seconds", Float, nullable=True),
+    # The job's pause (issue 25): set while paused (its reason), kept over its endpoints' own.
+    Column("pause_reason", Text, nullable=True),
+    Column("pause_until", UtcDateTime, nullable=True),
+    Column("pause_by", String(200), nullable=True),
 )
 
 endpoints = Table(
@@ -241,6 +245,8 @@ runs = Table(
     Column("requested_by", String(200), nullable=True),
     # The request the deciding call sent, masked and bounded (`domain.sent_request`).
     Column("request", _json(), nullable=True),
+    # Who asked to cancel the run while it ran (issue 25): the worker holding it cuts it short.
+    Column("cancel_requested_by", String(200), nullable=True),
     # A slot runs once, whatever any worker believes: the database refuses a second run.
     UniqueConstraint("endpoint_id", "slot_at", name=SLOT_KEY),
 )

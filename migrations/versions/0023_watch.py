@@ -1,7 +1,7 @@
 """missed and late runs: the endpoints' watch settings and alert episodes
 
 Revision ID: 0023
-Revises: 0021
+Revises: 0022
 Create Date: 2026-11-27 12:00:00
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = '0023'
-down_revision: str | None = '0021'
+down_revision: str | None = '0022'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -68,6 +68,8 @@ class EndpointShape:
     paused: bool
     lease_in: int | None
     """Leased by another worker until T0 + this many seconds; None: free."""
+    held: bool = False
+    """Of the job `held`, whose pause the test draws; else of the job `rules`, never paused."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,7 @@ endpoint_shapes = st.lists(
         next_in=MOMENTS,
         paused=st.booleans(),
         lease_in=st.none() | MOMENTS.map(lambda moment: moment - 30),
+        held=st.booleans(),
     ),
     min_size=1,
     max_size=5,
@@ -98,13 +101,33 @@ queued_shapes = st.lists(
 )
 
 
-async def _endpoints(store: Store, shapes: list[EndpointShape]) -> list[Endpoint]:
-    """Declared endpoints, one per shape, in the state it describes, loaded into `store`."""
-    specs = [spec(f"e{n}") for n in range(len(shapes))]
-    await store.catalog.apply([declaration("rules", *specs)], T0)
+# The pause of the job `held`: none, until resumed, or until one of the moments.
+job_pauses = st.none() | (st.none() | MOMENTS).map(
+    lambda until: Pause("job held", None if until is None else T0 + seconds(until), "rules")
+)
+
+
+def _job(shape: EndpointShape) -> str:
+    return "held" if shape.held else "rules"
+
+
+async def _endpoints(
+    store: Store, shapes: list[EndpointShape], job_pause: Pause | None = None
+) -> list[Endpoint]:
+    """Declared endpoints, one per shape, in the state it describes, loaded into `store`; the
+    job `held` paused with `job_pause`."""
+    await store.catalog.apply(
+        [
+            declaration(job, *(spec(f"e{n}") for n, s in enumerate(shapes) if _job(s) == job))
+            for job in ("rules", "held")
+        ],
+        T0,
+    )
+    await store.catalog.set_job_pause("held", job_pause)
     shaped = []
     for n, shape in enumerate(shapes):
-        declared = await store.catalog.get_endpoint(f"rules/e{n}")
+        declared = await store.catalog.get_endpoint(f"{_job(shape)}/e{n}")
+        assert declared.job_pause == (job_pause if shape.held else None)
         shaped.append(
             replace(
                 declared,
@@ -126,15 +149,23 @@ async def _endpoints(store: Store, shapes: list[EndpointShape]) -> list[Endpoint
     queued=queued_shapes,
     ahead=MOMENTS.map(lambda moment: max(moment, 0)),
     limit=st.integers(1, 6),
+    job_pause=job_pauses,
 )
 async def test_a_claim_takes_what_the_domain_picks(
-    store: Store, endpoints: list[EndpointShape], queued: list[QueuedShape], ahead: int, limit: int
+    store: Store,
+    *,
+    endpoints: list[EndpointShape],
+    queued: list[QueuedShape],
+    ahead: int,
+    limit: int,
+    job_pause: Pause | None,
 ) -> None:
-    """`claiming.pick_claims` (with `is_due`, `may_start`, `first_of_each`) against the SQL
-    claim; the runs it writes against `transitions.started_run`, the leases against
-    `claiming.leased`; `next_due_at` against `claiming.next_due`."""
+    """`claiming.pick_claims` (with `is_due`, `may_start`, `first_of_each` and
+    `pauses.job_holds`) against the SQL claim; the runs it writes against
+    `transitions.started_run`, the leases against `claiming.leased`; `next_due_at` against
+    `claiming.next_due` (with `pauses.held_until`)."""
     await empty(store)
-    shaped = await _endpoints(store, endpoints)
+    shaped = await _endpoints(store, endpoints, job_pause)
     waiting = [
         queued_run(
             shaped[shape.endpoint % len(shaped)],
@@ -153,7 +184,7 @@ async def test_a_claim_takes_what_the_domain_picks(
 
     assert await store.claims.next_due_at() == next_due(before.values(), waiting)
 
-    pick = pick_claims(before, waiting, T0 + seconds(ahead), limit)
+    pick = pick_claims(before, waiting, T0 + seconds(ahead), limit, T0)
     claims = await store.claims.claim_due(T0, WORKER, LEASE_SECONDS, limit, T0 + seconds(ahead))
 
     assert [(c.endpoint.id, None if c.queued is None else c.queued.id) for c in claims] == [

@@ -73,7 +73,17 @@ READ_TOOLS = {
     "list_approvals",
     "search_endpoints",
 }
-WRITE_TOOLS = {"pause_endpoint", "resume_endpoint", "run_now", "apply_document"}
+WRITE_TOOLS = {
+    "pause_endpoint",
+    "resume_endpoint",
+    "pause_job",
+    "resume_job",
+    "cancel_run",
+    "retry_run",
+    "clear_dag",
+    "run_now",
+    "apply_document",
+}
 DECISIONS = {"approve_proposal", "reject_proposal", "approve_gate", "reject_gate"}
 
 

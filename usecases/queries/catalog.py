@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from cronpilot.domain.errors import JobNotFound
 from cronpilot.domain.model import Endpoint, Job, Run
 from cronpilot.domain.paging import Name, NamedPage, named_page
 from cronpilot.domain.ports import ReadingFactory
@@ -49,6 +50,18 @@ async def show_job(reading: ReadingFactory, name: str) -> tuple[Job, list[Endpoi
     async with reading() as read:
         job = await read.catalog.get_job(name)
         return job, await read.catalog.list_endpoints(name)
+
+
+async def job_named(reading: ReadingFactory, ref: str) -> Job | None:
+    """The job that `ref` names, or None: a ref with `/` names an endpoint, and one without
+    names a job when a job has that name (else it may be an endpoint id)."""
+    if "/" in ref:
+        return None
+    async with reading() as read:
+        try:
+            return await read.catalog.get_job(ref)
+        except JobNotFound:
+            return None
 
 
 async def list_endpoints(reading: ReadingFactory, job: str | None = None) -> list[EndpointState]:
