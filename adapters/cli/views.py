@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 from cronpilot.adapters.cli.output import iso
 from cronpilot.adapters.sql.rows import attempt_value, request_value, retry_value
 from cronpilot.adapters.sql.rule_rows import rules_value
+from cronpilot.adapters.sql.target_rows import target_value
+from cronpilot.domain.notify_targets import masked
 from cronpilot.domain.secrets import mask_headers, mask_url, mask_urls
 from cronpilot.domain.tracing import trace_id_of
 
@@ -65,6 +67,7 @@ def endpoint_view(endpoint: Endpoint, last_run: Run | None) -> dict[str, Any]:
         "change_ignores": list(spec.change_ignores),
         "volatile_fields": list(endpoint.volatile_fields),
         "notify": [mask_url(url) for url in spec.notify],
+        "notify_targets": [target_value(masked(target)) for target in spec.notify_targets],
         "notify_after": spec.notify_after,
         "pause_after": spec.pause_after,
         "min_interval_seconds": spec.min_interval_seconds,

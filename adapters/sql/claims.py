@@ -573,7 +573,7 @@ class SqlClaims(ClaimRepository):
         await self._save_run(conn, run)
         ended = after_run(sealed, running, False, now)
         await save_endpoint_state(conn, ended)
-        await add_notifications(conn, run_notifications(sealed, ended, run, now))
+        await add_notifications(conn, run_notifications(sealed, ended, run, now), self._cipher)
 
     async def extend_lease(self, claim: Claim, worker_id: str, until: datetime) -> None:
         async with self._db.write() as conn:
