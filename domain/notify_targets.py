@@ -9,10 +9,10 @@ A webhook target receives the document itself, exactly as a `notify.urls` webhoo
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from urllib.parse import urlsplit
 
 from cronpilot.domain.model import JSON
 from cronpilot.domain.secrets import MASK, mask_url
@@ -76,15 +76,26 @@ SECRET_FIELDS: Mapping[TargetKind, tuple[str, ...]] = {
     TargetKind.PAGERDUTY: ("routing_key",),
     TargetKind.EMAIL: ("smtp.password",),
 }
-"""The values of each kind that are secrets (`smtp.password`: the password of its server)."""
+"""The values of each kind that are secrets (`smtp.password`: the password of its server). Of
+a chat webhook's URL, the secret is all after the host (`url_secret`)."""
+_URL_HEAD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^/?#]*/?)(.*)", re.DOTALL)
+
+
+def url_secret(url: str) -> tuple[str, str]:
+    """`https://hooks.slack.com/services/T/B/x` → (`https://hooks.slack.com/`,
+    `services/T/B/x`): the host is no secret, and says where alerts go even while the rest is
+    sealed or masked."""
+    found = _URL_HEAD.fullmatch(url)
+    return ("", url) if found is None else (found[1], found[2])
 
 
 def with_secrets(target: NotifyTarget, change: Callable[[str], str]) -> NotifyTarget:
     """`target` with each secret value passed through `change` (to seal, open or mask it);
     an unset value stays unset."""
     secret, smtp = SECRET_FIELDS[target.kind], target.smtp
-    if "url" in secret and target.url:
-        target = replace(target, url=change(target.url))
+    head, rest = url_secret(target.url)
+    if "url" in secret and rest:
+        target = replace(target, url=head + change(rest))
     if "routing_key" in secret and target.routing_key:
         target = replace(target, routing_key=change(target.routing_key))
     if "smtp.password" in secret and smtp is not None and smtp.password is not None:
@@ -97,20 +108,16 @@ def masked(target: NotifyTarget) -> NotifyTarget:
     shown = with_secrets(target, lambda _value: MASK)
     if target.kind is TargetKind.WEBHOOK:
         return replace(shown, url=mask_url(target.url))
-    if target.kind in (TargetKind.SLACK, TargetKind.TEAMS):
-        return replace(shown, url=address(target))
     return shown
 
 
 def address(target: NotifyTarget) -> str:
-    """Where `target` sends, without its secrets: what the outbox shows and logs name."""
+    """Where `target` sends, without its secrets: what the outbox shows and logs name. The
+    same whether its secrets are in clear or sealed."""
     if target.kind is TargetKind.EMAIL and target.smtp is not None:
         smtp = target.smtp
         return f"smtp://{smtp.host}:{smtp.port} to {', '.join(smtp.to)}"
-    if target.kind in (TargetKind.SLACK, TargetKind.TEAMS):
-        parts = urlsplit(target.url)
-        return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}/{MASK}"
-    return mask_url(target.url)
+    return masked(target).url
 
 
 # --- messages ---------------------------------------------------------------------------------
