@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from aiohttp import web
 from aiosmtpd.controller import Controller
-from aiosmtpd.smtp import AuthResult, Envelope, LoginPassword, Session
 from aiosmtpd.smtp import SMTP as SmtpSession
+from aiosmtpd.smtp import AuthResult, Envelope, LoginPassword, Session
 
 from cronpilot.adapters.bootstrap import notifier_config
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
@@ -76,7 +76,7 @@ class Mailbox:
     messages: list[tuple[Envelope, Message]] = field(default_factory=list)
     logins: list[tuple[str, str]] = field(default_factory=list)
 
-    async def handle_DATA(self, server: SmtpSession, session: Session, envelope: Envelope) -> str:  # noqa: N802
+    async def handle_DATA(self, server: SmtpSession, session: Session, envelope: Envelope) -> str:
         assert isinstance(envelope.content, bytes)
         self.messages.append((envelope, message_from_bytes(envelope.content)))
         return "250 OK"
