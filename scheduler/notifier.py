@@ -119,7 +119,11 @@ class Notifier:
             timeout_seconds=timeout,
             max_response_bytes=MAX_ANSWER_BYTES,
         )
-        return delivery_error(await self._dispatcher.dispatch(request))
+        error = delivery_error(await self._dispatcher.dispatch(request))
+        if error is None or target is None:
+            return error
+        # An error quoting a chat webhook's URL must not keep its secret (its path).
+        return error.replace(target.url, address(target))
 
     async def _deliver(self, notification: Notification) -> None:
         config = self._config

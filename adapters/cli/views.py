@@ -180,6 +180,7 @@ def notification_view(notification: Notification, ref: str) -> dict[str, Any]:
         "endpoint_id": n.endpoint_id,
         "job_id": n.job_id,
         "url": mask_url(n.url),
+        "target": None if n.target is None else n.target.kind.value,
         "status": n.status.value,
         "attempts": n.attempts,
         "created_at": iso(n.created_at),

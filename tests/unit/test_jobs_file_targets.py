@@ -3,6 +3,9 @@ exported (secrets as variables) so that `apply` reads back the same targets."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from cronpilot.adapters.cli.declaration_changes import _masked
@@ -175,3 +178,20 @@ def test_a_dry_run_masks_the_secrets_of_a_changed_target() -> None:
         "notify_targets[1].routing_key": (MASK, MASK),
         "notify_targets[2].smtp.port": (2525, 25),
     }
+
+
+def test_the_documented_example_applies() -> None:
+    page = Path(__file__).resolve().parents[2] / "docs" / "notify-targets.md"
+    example = re.search(r"```yaml\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
+    assert example is not None
+    env = {
+        "SLACK_WEBHOOK_URL": SLACK_URL,
+        "TEAMS_WEBHOOK_URL": "https://example.webhook.office.com/t34ms",
+        "PAGERDUTY_ROUTING_KEY": "R0UTE",
+        "SMTP_PASSWORD": "p4ss",
+    }
+
+    [checkout] = _specs(example[1], **env).values()
+
+    kinds = [target.kind for target in checkout.notify_targets]
+    assert kinds == ["slack", "teams", "pagerduty", "email", "webhook"]
