@@ -446,7 +446,7 @@ _Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
 
 
 def example_jobs_file() -> Path:
-    """The bundled example used by the demo and the README."""
+    """The bundled example used by the demo and the docs."""
     return Path(__file__).with_name("examples") / "jobs.yaml"
 
 

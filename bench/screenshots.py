@@ -1,4 +1,4 @@
-"""Screenshots of the web console's main pages, for the README: `python -m bench.screenshots`.
+"""Screenshots of the web console's main pages, for docs/console.md: `python -m bench.screenshots`.
 
 The demo's story (tests/support/console_story.py: the example jobs against the simulator on a
 fake clock, so every run of this script draws the same data) fills a temporary SQLite

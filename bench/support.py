@@ -282,7 +282,7 @@ def print_header(command: str) -> None:
 
 
 def print_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
-    """A Markdown table, ready to paste into the README."""
+    """A Markdown table, ready to paste into the docs."""
     print(f"### {title}")
     print()
     print("| " + " | ".join(headers) + " |")

@@ -1,7 +1,7 @@
 """Baseline schedules: validation and the next baseline fire time.
 
 Cron fields are matched by cronsim (Debian cron's semantics); the rules for daylight-saving
-changes are ours and live here, in `next_cron_fire` (README, "Cron maths").
+changes are ours and live here, in `next_cron_fire` (docs/scheduling.md, "Cron maths").
 """
 
 from __future__ import annotations

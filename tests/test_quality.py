@@ -76,3 +76,18 @@ def test_cli_api_console_and_mcp_read_through_use_cases() -> None:
         if on_a_store.search(line)
     ]
     assert offenders == []
+
+
+def test_tests_cited_in_the_code_exist() -> None:
+    # A comment that says "proven by tests/x.py::test_y" must name a test that still exists.
+    cited = re.compile(r"(tests/[\w/]+\.py)::\s*#?\s*(test_\w+)")
+    missing = []
+    for folder in ("domain", "usecases", "runtime", "adapters", "scheduler", "planner"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            # A citation may wrap: `tests/x/` + newline + `# y.py::test_z`.
+            text = re.sub(r"([/`:])\s*\n\s*#?\s*", r"\1", path.read_text(encoding="utf-8"))
+            for test_file, test in cited.findall(text):
+                target = ROOT / test_file
+                if not target.exists() or f"def {test}(" not in target.read_text(encoding="utf-8"):
+                    missing.append(f"{path.relative_to(ROOT)}: {test_file}::{test}")
+    assert missing == []

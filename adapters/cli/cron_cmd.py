@@ -39,7 +39,7 @@ def cron(
     ] = None,
     output: OutputOption = None,
 ) -> None:
-    """The next fire times of a crontab, in its zone and in UTC (README, "Cron maths")."""
+    """The next fire times of a crontab, in its zone and in UTC (docs/scheduling.md)."""
     start = build_clock().now() if after is None else _start(after, timezone)
     fires = next_cron_fires(expression, timezone, start, count)
     if output:

@@ -167,7 +167,7 @@ def _lease_due_postgres_statement() -> Select[Any]:
         .cte("leased")
     )
     # Mirrors `domain.transitions.started_run`, which the SQLite path calls directly (proven by
-    # `tests/contract/test_rules_contract.py::test_a_claim_writes_what_the_domain_says`); the
+    # `tests/contract/test_rules_contract.py::test_a_claim_takes_what_the_domain_picks`); the
     # slot is the grid slot (`Endpoint.next_slot`), off which jitter may have moved the call.
     new_runs = select(
         _hex_id(),

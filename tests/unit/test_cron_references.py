@@ -1,4 +1,4 @@
-"""cronpilot's cron fire times against two references, cronsim and croniter (README, "Cron maths").
+"""cronpilot's cron fire times against two references, cronsim and croniter (docs/scheduling.md).
 
 Half the cases are generated crontabs (lists, ranges, steps, names, 0 and 7 for Sunday, L,
 day-of-month with day-of-week, seconds, macros) in zones with unusual DST changes (30 minutes

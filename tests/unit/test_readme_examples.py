@@ -1,6 +1,7 @@
-"""The README's `cronpilot …` examples work as written: each one, taken from a code block,
-parses with the real command tree (arguments, options, their types and choices) down to the
-command it names, whose work is replaced by a recorder; none elides a value (`3f2c…`)."""
+"""The `cronpilot …` examples of the README and the manual (`docs/`) work as written: each one,
+taken from a code block, parses with the real command tree (arguments, options, their types and
+choices) down to the command it names, whose work is replaced by a recorder; none elides a value
+(`3f2c…`)."""
 
 from __future__ import annotations
 
@@ -14,16 +15,18 @@ import typer
 
 from cronpilot.adapters.cli.main import build_app
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
 def _examples() -> list[list[str]]:
     found = []
-    for block in re.findall(r"```[a-z]*\n(.*?)```", README.read_text(encoding="utf-8"), re.S):
-        for line in block.splitlines():
-            command = line.strip().removeprefix("$ ")
-            if command.startswith("cronpilot "):
-                found.append(shlex.split(command, comments=True))
+    for page in PAGES:
+        for block in re.findall(r"```[a-z]*\n(.*?)```", page.read_text(encoding="utf-8"), re.S):
+            for line in block.splitlines():
+                command = line.strip().removeprefix("$ ")
+                if command.startswith("cronpilot "):
+                    found.append(shlex.split(command, comments=True))
     return found
 
 
