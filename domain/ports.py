@@ -46,6 +46,7 @@ if TYPE_CHECKING:
         RunStatus,
         RunTrigger,
     )
+    from cronpilot.domain.notify_targets import MailMessage, SmtpServer
     from cronpilot.domain.outputs import DriftEvent, OutputSchema
     from cronpilot.domain.paging import Cursor
     from cronpilot.domain.planning import (
@@ -969,6 +970,18 @@ class Dispatcher(Protocol):
         ...
 
     async def close(self) -> None: ...
+
+
+class Mailer(Protocol):
+    """Sends the e-mail of an `email` notification target (`domain.notify_targets`)."""
+
+    async def send(
+        self, server: SmtpServer, message: MailMessage, timeout_seconds: float
+    ) -> str | None:
+        """Send `message` through `server` to its recipients, within `timeout_seconds`; None
+        once the server took it, else why not in one line (never a secret). The server's
+        failures (refused, silent, unreachable, a refused address) are returned, never raised."""
+        ...
 
 
 SpanValue = str | int | float | bool

@@ -82,4 +82,4 @@ async def load(
             )
         if pending:
             await conn.execute(insert(proposals), [proposal_values(p) for p in pending])
-        await add_notifications(conn, outbox)
+        await add_notifications(conn, outbox, None)
