@@ -24,7 +24,10 @@ from cronpilot.domain.errors import CronpilotError
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import HttpRequest
 from cronpilot.domain.notify_targets import TargetKind, address, email_message, http_body
-from cronpilot.domain.ports import Clock, Dispatcher, Mailer, Store, Telemetry
+from cronpilot.domain.ports.bundles import NotifierRepositories
+from cronpilot.domain.ports.clock import Clock
+from cronpilot.domain.ports.dispatch import Dispatcher, Mailer
+from cronpilot.domain.ports.telemetry import Telemetry
 from cronpilot.domain.telemetry import NO_TELEMETRY
 from cronpilot.runtime.timing import Periodic
 
@@ -55,7 +58,7 @@ class NotifierConfig:
 class Notifier:
     def __init__(
         self,
-        store: Store,
+        store: NotifierRepositories,
         dispatcher: Dispatcher,
         clock: Clock,
         config: NotifierConfig,
