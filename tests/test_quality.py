@@ -23,6 +23,7 @@ PACKAGES = [
     "migrations",
     "tests",
     "bench",
+    "build_support",
 ]
 
 
