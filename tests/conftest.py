@@ -34,7 +34,7 @@ DEFAULT_PG = "postgresql://postgres@127.0.0.1:5432/test"
 CONNECT_TIMEOUT = 5.0
 _database_numbers = itertools.count()
 # "gw0", "gw1", … under pytest-xdist; "main" without it. With the pid, no two live sessions
-# share a name, and a name left by a killed session is dropped before it is used again.
+# (two workers, or two runs at once on one server) share a database name.
 _SESSION = f"{os.environ.get('PYTEST_XDIST_WORKER', 'main')}_{os.getpid()}"
 
 
