@@ -73,13 +73,14 @@ def _in_own_loop(coro: Coroutine[Any, Any, object]) -> None:
 
 
 class _Clones:
-    """Clones of the template database, made one ahead of the tests and dropped behind them on
-    a thread of their own: a test waits for neither the copy of the template nor the
-    checkpoint that PostgreSQL takes to drop a database."""
+    """Clones of the template database, made one ahead of the tests and dropped behind them, each
+    on a thread of its own: a test waits for neither the copy of the template nor the
+    checkpoint that PostgreSQL takes to drop a database, and a clone waits for no drop."""
 
     def __init__(self, template: str) -> None:
         self._template = template
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pg-clones")
+        self._maker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pg-clone")
+        self._dropper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pg-drop")
         self._drops: list[Future[None]] = []
         self._next = self._clone()
 
@@ -90,7 +91,7 @@ class _Clones:
             await _admin(f'CREATE DATABASE "{name}" TEMPLATE "{self._template}"')
             return name
 
-        return self._thread.submit(asyncio.run, create())
+        return self._maker.submit(asyncio.run, create())
 
     async def take(self) -> str:
         """A fresh clone's name; the next one is started at once."""
@@ -99,7 +100,7 @@ class _Clones:
 
     def drop(self, name: str) -> None:
         self._drops.append(
-            self._thread.submit(
+            self._dropper.submit(
                 asyncio.run, _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
             )
         )
@@ -107,7 +108,8 @@ class _Clones:
     def close(self) -> None:
         """Drop the clone made ahead, wait for every drop, and raise the first that failed."""
         self.drop(self._next.result())
-        self._thread.shutdown(wait=True)
+        self._maker.shutdown(wait=True)
+        self._dropper.shutdown(wait=True)
         for dropped in self._drops:
             dropped.result()
 
