@@ -1,5 +1,8 @@
-"""Shared fixtures: databases (a migrated SQLite file, a fresh PostgreSQL database cloned from
+"""Shared fixtures: databases (a SQLite file copied from, and a PostgreSQL database cloned from,
 a template migrated once per session) and `store`, one open `Store` per backend.
+
+Under pytest-xdist every worker is a session of its own: its own templates, its own databases,
+named after the worker (`gw0`, …) and its process.
 
 PostgreSQL defaults to postgres@127.0.0.1:5432 (database `test` for admin commands); override
 with CRONPILOT_TEST_PG (a base URL such as postgresql://user@host:5433/admin_db). Without a
@@ -11,8 +14,9 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+import shutil
 from collections.abc import AsyncIterator, Coroutine, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +33,9 @@ from tests.support.memory_store import MemoryStore
 DEFAULT_PG = "postgresql://postgres@127.0.0.1:5432/test"
 CONNECT_TIMEOUT = 5.0
 _database_numbers = itertools.count()
+# "gw0", "gw1", … under pytest-xdist; "main" without it. With the pid, no two live sessions
+# (two workers, or two runs at once on one server) share a database name.
+_SESSION = f"{os.environ.get('PYTEST_XDIST_WORKER', 'main')}_{os.getpid()}"
 
 
 def _pg_base() -> URL:
@@ -59,18 +66,59 @@ async def _admin(sql: str) -> None:
         await conn.close()
 
 
-def _in_own_loop(coro: Coroutine[Any, Any, None]) -> None:
+def _in_own_loop(coro: Coroutine[Any, Any, object]) -> None:
     """Run a coroutine from a sync session fixture without touching the tests' event loops."""
     with ThreadPoolExecutor(max_workers=1) as pool:
         pool.submit(asyncio.run, coro).result()
 
 
-@pytest.fixture(scope="session")
-def _pg_template() -> Iterator[str]:
-    """A database migrated once per session, cloned by every `postgres_url`.
+class _Clones:
+    """Clones of the template database, made one ahead of the tests and dropped behind them, each
+    on a thread of its own: a test waits for neither the copy of the template nor the
+    checkpoint that PostgreSQL takes to drop a database, and a clone waits for no drop."""
 
-    Yields its name, or a reason starting with "unavailable:" when there is no server."""
-    name = f"cronpilot_tpl_{os.getpid()}"
+    def __init__(self, template: str) -> None:
+        self._template = template
+        self._maker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pg-clone")
+        self._dropper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pg-drop")
+        self._drops: list[Future[None]] = []
+        self._next = self._clone()
+
+    def _clone(self) -> Future[str]:
+        name = f"cronpilot_t_{_SESSION}_{next(_database_numbers)}"
+
+        async def create() -> str:
+            await _admin(f'CREATE DATABASE "{name}" TEMPLATE "{self._template}"')
+            return name
+
+        return self._maker.submit(asyncio.run, create())
+
+    async def take(self) -> str:
+        """A fresh clone's name; the next one is started at once."""
+        made, self._next = self._next, self._clone()
+        return await asyncio.wrap_future(made)
+
+    def drop(self, name: str) -> None:
+        self._drops.append(
+            self._dropper.submit(
+                asyncio.run, _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            )
+        )
+
+    def close(self) -> None:
+        """Drop the clone made ahead, wait for every drop, and raise the first that failed."""
+        self.drop(self._next.result())
+        self._maker.shutdown(wait=True)
+        self._dropper.shutdown(wait=True)
+        for dropped in self._drops:
+            dropped.result()
+
+
+@pytest.fixture(scope="session")
+def _pg_clones() -> Iterator[_Clones | str]:
+    """The clones of a database migrated once per session, for every `postgres_url`, or a reason
+    starting with "unavailable:" when there is no server."""
+    name = f"cronpilot_tpl_{_SESSION}"
 
     async def create() -> None:
         await _admin(f'DROP DATABASE IF EXISTS "{name}"')
@@ -82,31 +130,42 @@ def _pg_template() -> Iterator[str]:
     except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
         yield f"unavailable: PostgreSQL at {_pg_base().render_as_string()} is not reachable ({exc})"
         return
-    yield name
-    _in_own_loop(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    clones = _Clones(name)
+    try:
+        yield clones
+    finally:
+        clones.close()
+        _in_own_loop(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 @pytest.fixture
-async def postgres_url(_pg_template: str) -> AsyncIterator[str]:
+async def postgres_url(_pg_clones: _Clones | str) -> AsyncIterator[str]:
     """A SQLAlchemy URL of a fresh, migrated PostgreSQL database, dropped after the test."""
-    if _pg_template.startswith("unavailable:"):
+    if isinstance(_pg_clones, str):
         if os.environ.get("CRONPILOT_REQUIRE_POSTGRES") == "1":
-            pytest.fail(_pg_template)
-        pytest.skip(_pg_template)
-    name = f"cronpilot_t_{os.getpid()}_{next(_database_numbers)}"
-    await _admin(f'CREATE DATABASE "{name}" TEMPLATE "{_pg_template}"')
+            pytest.fail(_pg_clones)
+        pytest.skip(_pg_clones)
+    name = await _pg_clones.take()
     try:
         yield _asyncpg_url(name)
     finally:
-        await _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        _pg_clones.drop(name)
+
+
+@pytest.fixture(scope="session")
+def _sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite file migrated once per session, copied by every `sqlite_url`."""
+    path = tmp_path_factory.mktemp("sqlite_template") / "cronpilot.db"
+    _in_own_loop(upgrade_database(f"sqlite+aiosqlite:///{path}"))
+    return path
 
 
 @pytest.fixture
-async def sqlite_url(tmp_path: Path) -> str:
+def sqlite_url(_sqlite_template: Path, tmp_path: Path) -> str:
     """A SQLAlchemy URL of a migrated SQLite file in the test's temporary directory."""
-    url = f"sqlite+aiosqlite:///{tmp_path / 'cronpilot.db'}"
-    await upgrade_database(url)
-    return url
+    path = tmp_path / "cronpilot.db"
+    shutil.copyfile(_sqlite_template, path)
+    return f"sqlite+aiosqlite:///{path}"
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -115,3 +116,56 @@ def test_no_module_imports_a_layer_by_its_folder_name() -> None:
         if TOP_LEVEL_IMPORT.search(path.read_text(encoding="utf-8"))
     ]
     assert offenders == []
+
+
+@pytest.fixture(scope="module")
+def checkout_without_links(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A clone made as on Windows (`core.symlinks=false`): each link a file holding its target.
+
+    The build's own files come from this working tree, so that the guard under test is this
+    one, committed or not."""
+    if not (ROOT / ".git").exists() or shutil.which("git") is None:
+        pytest.skip("not a git checkout")
+    clone = tmp_path_factory.mktemp("nolinks") / "cronpilot"
+    subprocess.run(
+        ["git", "-c", "core.symlinks=false", "clone", "-q", "--no-hardlinks", str(ROOT), clone],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+    assert (clone / "cronpilot" / "domain").is_file()
+    shutil.copy2(ROOT / "pyproject.toml", clone / "pyproject.toml")
+    shutil.copytree(ROOT / "build_support", clone / "build_support", dirs_exist_ok=True)
+    return clone
+
+
+BROKEN_LINK_LINE = re.compile(
+    r"cronpilot/\w+ is a plain file, not a link to its layer folder .*"
+    r"clone with `git clone -c core\.symlinks=true`"
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(["wheel", "--no-deps", "-w", "dist", "."], id="wheel"),
+        pytest.param(["install", "--dry-run", "--no-deps", "-e", "."], id="editable"),
+    ],
+)
+def test_a_checkout_without_links_builds_nothing(
+    checkout_without_links: Path, command: list[str]
+) -> None:
+    """Without the guard the wheel would hold `cronpilot/__init__.py` alone, and pip say so
+    with exit status 0."""
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", *command],
+        cwd=checkout_without_links,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert built.returncode != 0
+    assert BROKEN_LINK_LINE.search(built.stdout + built.stderr), built.stdout + built.stderr
+    assert not list(checkout_without_links.glob("dist/*.whl"))

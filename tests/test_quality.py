@@ -23,6 +23,7 @@ PACKAGES = [
     "migrations",
     "tests",
     "bench",
+    "build_support",
 ]
 
 
@@ -92,3 +93,27 @@ def test_tests_cited_in_the_code_exist() -> None:
                 if not target.exists() or f"def {test}(" not in target.read_text(encoding="utf-8"):
                     missing.append(f"{path.relative_to(ROOT)}: {test_file}::{test}")
     assert missing == []
+
+
+# Subjects before this commit were written before the rule; the ones after it keep it.
+SHORT_SUBJECTS_SINCE = "c6d16c7e52a5a483f49dca93e189a2eddc4c54e5"
+SUBJECT_LIMIT = 72
+
+
+def test_commit_subjects_are_at_most_72_characters() -> None:
+    git = shutil.which("git")
+    if git is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    known = subprocess.run(
+        [git, "cat-file", "-e", f"{SHORT_SUBJECTS_SINCE}^{{commit}}"], cwd=ROOT, check=False
+    )
+    if known.returncode != 0:
+        pytest.skip(f"commit {SHORT_SUBJECTS_SINCE} is not in this clone (a shallow one?)")
+    subjects = subprocess.run(
+        [git, "log", "--no-merges", "--format=%s", f"{SHORT_SUBJECTS_SINCE}..HEAD"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    assert [s for s in subjects if len(s) > SUBJECT_LIMIT] == []

@@ -9,7 +9,6 @@ import socket
 import threading
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -18,7 +17,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from cronpilot.adapters.bootstrap import build_api, token_authenticator
-from cronpilot.adapters.sql import open_sql_store, upgrade_database
+from cronpilot.adapters.sql import open_sql_store
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.access import Scope
 from cronpilot.domain.ports import Clock, SecretCipher, Store
@@ -112,21 +111,21 @@ async def api(sql_url: str, cipher: SecretCipher) -> AsyncIterator[Api]:
 
 
 @pytest.fixture
-def served(tmp_path: Path, cipher: SecretCipher) -> Iterator[tuple[str, str]]:
+def served(sqlite_url: str, cipher: SecretCipher) -> Iterator[tuple[str, str]]:
     """The API on SQLite, served from a thread of its own (schemathesis calls synchronously),
     and an admin token's secret."""
-    url = f"sqlite+aiosqlite:///{tmp_path / 'api.db'}"
-    asyncio.run(upgrade_database(url))
     opened = threading.Event()
     holder: dict[str, Any] = {}
 
     async def main() -> None:
-        store = await open_sql_store(url, cipher)
+        store = await open_sql_store(sqlite_url, cipher)
         waker = InProcessWaker()
         clock = FakeClock()
         secrets = await issue_tokens(store, clock)
         authenticate = token_authenticator(store, clock)
-        app = build_api(settings_for_tests(database_url=url), store, waker, clock, authenticate)
+        app = build_api(
+            settings_for_tests(database_url=sqlite_url), store, waker, clock, authenticate
+        )
         server, sock = loopback_server(app)
         holder.update(server=server, port=sock.getsockname()[1], admin=secrets[Scope.ADMIN])
         opened.set()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -95,6 +96,14 @@ def _contents(folder: Path) -> list[Path]:
     return sorted(folder.iterdir())
 
 
+@pytest.fixture
+def folder() -> Iterator[Path]:
+    """A wake folder for sockets: beside a database in a short folder, since pytest's tmp_path
+    (longer under pytest-xdist) can be too long a path for a socket."""
+    with tempfile.TemporaryDirectory(dir="/tmp", prefix="cp-") as short:
+        yield Path(short) / "cronpilot.db.wake"
+
+
 async def _notify_from_another_loop(folder: Path) -> None:
     """Notify as another process would: its own waker, on its own event loop and thread."""
 
@@ -108,8 +117,7 @@ async def _notify_from_another_loop(folder: Path) -> None:
     await asyncio.to_thread(asyncio.run, notify())
 
 
-async def test_a_notify_elsewhere_wakes_a_sleeping_socket_waker(tmp_path: Path) -> None:
-    folder = tmp_path / "cronpilot.db.wake"
+async def test_a_notify_elsewhere_wakes_a_sleeping_socket_waker(folder: Path) -> None:
     sleeper = SocketWaker(folder)
     try:
         await sleeper.listen()
@@ -124,8 +132,7 @@ async def test_a_notify_elsewhere_wakes_a_sleeping_socket_waker(tmp_path: Path) 
         await sleeper.close()
 
 
-async def test_a_socket_notification_is_kept_until_the_next_wait(tmp_path: Path) -> None:
-    folder = tmp_path / "cronpilot.db.wake"
+async def test_a_socket_notification_is_kept_until_the_next_wait(folder: Path) -> None:
     sleeper = SocketWaker(folder)
     try:
         await sleeper.listen()
@@ -140,8 +147,7 @@ async def test_a_socket_notification_is_kept_until_the_next_wait(tmp_path: Path)
         await sleeper.close()
 
 
-async def test_stale_sockets_are_removed_and_the_live_ones_still_woken(tmp_path: Path) -> None:
-    folder = tmp_path / "cronpilot.db.wake"
+async def test_stale_sockets_are_removed_and_the_live_ones_still_woken(folder: Path) -> None:
     sleeper = SocketWaker(folder)
     try:
         await sleeper.listen()
