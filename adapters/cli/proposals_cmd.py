@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated
 
 import typer
@@ -9,14 +10,12 @@ import typer
 from cronpilot.adapters.bootstrap import build_clock, build_proposal_desk, build_waker
 from cronpilot.adapters.cli import completion
 from cronpilot.adapters.cli.identity import actor
+from cronpilot.adapters.cli.listing import Listing, Referenced, with_endpoint_refs
 from cronpilot.adapters.cli.output import (
     OutputFormat,
     OutputOption,
-    add_row,
     clock_time,
     details_table,
-    new_table,
-    note,
     print_data,
     print_table,
     short_id,
@@ -50,36 +49,34 @@ def list_proposals(
 ) -> None:
     """Proposals, newest first: the change, why, and what became of it."""
     within = window(since, until)
-
-    async def act(store: Store) -> tuple[list[Proposal], dict[str, str]]:
-        page = await planner.list_proposals(
-            store.reading, status=status, job=job, limit=limit, within=within
+    found = with_endpoint_refs(
+        lambda reading: planner.list_proposals(
+            reading, status=status, job=job, limit=limit, within=within
         )
-        return page.items, await catalog.endpoint_refs(store.reading)
-
-    proposals, refs = with_store(admin_settings(), act)
-    if output:
-        print_data(output, [proposal_view(p, refs.get(p.endpoint_id, "?")) for p in proposals])
-        return
-    if not proposals:
-        note("no proposals")
-        return
-    now = build_clock().now()
-    table = new_table(
-        "Proposal", "Endpoint", "Change", "Status", "By", "When", "Reason", wrap=("Reason",)
     )
-    for p in proposals:
-        add_row(
-            table,
-            short_id(p.id),
-            refs.get(p.endpoint_id, "?"),
-            change_text(p),
-            p.status.value,
-            p.proposed_by,
-            clock_time(p.created_at, now),
-            p.reason,
-        )
-    print_table(table)
+    _LISTING.show(found, output)
+
+
+def _row(entry: Referenced[Proposal], now: datetime) -> list[str]:
+    p, ref = entry
+    return [
+        short_id(p.id),
+        ref,
+        change_text(p),
+        p.status.value,
+        p.proposed_by,
+        clock_time(p.created_at, now),
+        p.reason,
+    ]
+
+
+_LISTING = Listing[Referenced[Proposal]](
+    empty="no proposals",
+    columns=("Proposal", "Endpoint", "Change", "Status", "By", "When", "Reason"),
+    row=_row,
+    view=lambda entry: proposal_view(*entry),
+    wrap=("Reason",),
+)
 
 
 def show(proposal_id: ProposalId, output: OutputOption = None) -> None:
