@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Protocol, TypeVar
 
 from fastapi import Query
 
@@ -17,6 +17,8 @@ from cronpilot.domain.paging import (
     encode_cursor,
     encode_name_cursor,
 )
+from cronpilot.domain.ports import ReadingFactory
+from cronpilot.usecases.queries.catalog import endpoint_refs
 
 T = TypeVar("T")
 
@@ -39,6 +41,23 @@ def page_view(page: Page[T], view: Callable[[T], dict[str, Any]]) -> dict[str, A
         "items": [view(item) for item in page.items],
         "next_cursor": None if page.next_cursor is None else encode_cursor(page.next_cursor),
     }
+
+
+class OnEndpoint(Protocol):
+    @property
+    def endpoint_id(self) -> str: ...
+
+
+E = TypeVar("E", bound=OnEndpoint)
+
+
+async def endpoint_page_view(
+    reading: ReadingFactory, page: Page[E], view: Callable[[E, str], dict[str, Any]]
+) -> dict[str, Any]:
+    """`page_view` for items of an endpoint, each viewed beside its `job/endpoint` ref (`?` for
+    one deleted since)."""
+    refs = await endpoint_refs(reading)
+    return page_view(page, lambda item: view(item, refs.get(item.endpoint_id, "?")))
 
 
 def after_name(token: str | None, size: int) -> Name | None:

@@ -10,7 +10,7 @@ from pydantic import Field
 
 from cronpilot.adapters.api.access import Admin, Reader
 from cronpilot.adapters.api.context import Context
-from cronpilot.adapters.api.paging import CursorToken, Limit, after, page_view
+from cronpilot.adapters.api.paging import CursorToken, Limit, after, endpoint_page_view
 from cronpilot.adapters.api.problems import problem
 from cronpilot.adapters.api.strict import StrictBody
 from cronpilot.adapters.api.windows import Since, Until, window
@@ -50,8 +50,7 @@ async def get_proposals(
         after=after(cursor),
         within=window(ctx.clock, since, until),
     )
-    refs = await endpoint_refs(ctx.store.reading)
-    return page_view(page, lambda p: proposal_view(p, refs.get(p.endpoint_id, "?")))
+    return await endpoint_page_view(ctx.store.reading, page, proposal_view)
 
 
 @router.get("/planner/autonomy")
@@ -109,8 +108,7 @@ async def get_sessions(
 ) -> dict[str, Any]:
     within = window(ctx.clock, since, until)
     page = await list_sessions(ctx.store.reading, endpoint, limit, after(cursor), within)
-    refs = await endpoint_refs(ctx.store.reading)
-    return page_view(page, lambda s: session_view(s, refs.get(s.endpoint_id, "?")))
+    return await endpoint_page_view(ctx.store.reading, page, session_view)
 
 
 @router.get("/sessions/{session_id}")
