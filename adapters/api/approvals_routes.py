@@ -14,7 +14,7 @@ from cronpilot.adapters.api.strict import StrictBody
 from cronpilot.adapters.cli.approval_views import approval_view
 from cronpilot.domain.approvals import Approval, ApprovalState
 from cronpilot.usecases.queries.approvals import list_approvals
-from cronpilot.usecases.queries.catalog import endpoint_refs
+from cronpilot.usecases.queries.catalog import ref_of
 
 router = APIRouter(tags=["approvals"])
 
@@ -65,5 +65,4 @@ def _reason(request: DecisionRequest | None) -> str | None:
 
 
 async def _view(ctx: ApiContext, decided: Approval) -> dict[str, Any]:
-    refs = await endpoint_refs(ctx.store.reading)
-    return approval_view(decided, refs.get(decided.endpoint_id, "?"))
+    return approval_view(decided, await ref_of(ctx.store.reading, decided))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, Protocol, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Query
 
@@ -18,7 +18,7 @@ from cronpilot.domain.paging import (
     encode_name_cursor,
 )
 from cronpilot.domain.ports import ReadingFactory
-from cronpilot.usecases.queries.catalog import endpoint_refs
+from cronpilot.usecases.queries.catalog import E, beside_refs
 
 T = TypeVar("T")
 
@@ -36,19 +36,7 @@ def after(token: str | None) -> Cursor | None:
 
 
 def page_view(page: Page[T], view: Callable[[T], dict[str, Any]]) -> dict[str, Any]:
-    """`next_cursor` is null on the last page."""
-    return {
-        "items": [view(item) for item in page.items],
-        "next_cursor": None if page.next_cursor is None else encode_cursor(page.next_cursor),
-    }
-
-
-class OnEndpoint(Protocol):
-    @property
-    def endpoint_id(self) -> str: ...
-
-
-E = TypeVar("E", bound=OnEndpoint)
+    return _paged([view(item) for item in page.items], page)
 
 
 async def endpoint_page_view(
@@ -56,8 +44,15 @@ async def endpoint_page_view(
 ) -> dict[str, Any]:
     """`page_view` for items of an endpoint, each viewed beside its `job/endpoint` ref (`?` for
     one deleted since)."""
-    refs = await endpoint_refs(reading)
-    return page_view(page, lambda item: view(item, refs.get(item.endpoint_id, "?")))
+    return _paged([view(*pair) for pair in await beside_refs(reading, page.items)], page)
+
+
+def _paged(items: list[dict[str, Any]], page: Page[Any]) -> dict[str, Any]:
+    """`next_cursor` is null on the last page."""
+    return {
+        "items": items,
+        "next_cursor": None if page.next_cursor is None else encode_cursor(page.next_cursor),
+    }
 
 
 def after_name(token: str | None, size: int) -> Name | None:

@@ -11,7 +11,14 @@ import typer
 from cronpilot.adapters.bootstrap import build_approval_desk, build_clock
 from cronpilot.adapters.cli.approval_views import approval_view
 from cronpilot.adapters.cli.identity import actor
-from cronpilot.adapters.cli.listing import Listing, Referenced, with_endpoint_refs
+from cronpilot.adapters.cli.listing import (
+    EndpointFilter,
+    JobFilter,
+    LimitOption,
+    Listing,
+    Referenced,
+    with_endpoint_refs,
+)
 from cronpilot.adapters.cli.output import (
     OutputOption,
     clock_time,
@@ -34,11 +41,9 @@ def list_approvals(
     state: Annotated[
         ApprovalState | None, typer.Option(help="Only approvals in this state.")
     ] = None,
-    job: Annotated[str | None, typer.Option(help="Only this job's endpoints.")] = None,
-    endpoint: Annotated[
-        str | None, typer.Option(help="Only this endpoint's (`job/endpoint` or an id).")
-    ] = None,
-    limit: Annotated[int, typer.Option(min=1, max=1000, help="How many, newest first.")] = 50,
+    job: JobFilter = None,
+    endpoint: EndpointFilter = None,
+    limit: LimitOption = 50,
     output: OutputOption = None,
 ) -> None:
     """Approvals, newest first: which dependant waits, until when, and what became of it."""
@@ -100,7 +105,7 @@ def _decide(
             return await desk.reject(approval_id, actor(), why, now)
 
         decided = await with_waker(settings, decide)
-        return decided, (await catalog.endpoint_refs(store.reading)).get(decided.endpoint_id, "?")
+        return decided, await catalog.ref_of(store.reading, decided)
 
     decided, ref = with_store(settings, act)
     if output:

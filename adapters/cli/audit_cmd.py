@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from cronpilot.adapters.cli.listing import Listing
+from cronpilot.adapters.cli.listing import LimitOption, Listing
 from cronpilot.adapters.cli.output import (
     OutputOption,
     clock_time,
@@ -26,7 +26,7 @@ def list_entries(
         str | None,
         typer.Option(help=f"Only this kind of change: {', '.join(AUDIT_ACTIONS)}."),
     ] = None,
-    limit: Annotated[int, typer.Option(min=1, max=1000, help="How many, newest first.")] = 50,
+    limit: LimitOption = 50,
     *,
     since: SinceOption = None,
     until: UntilOption = None,

@@ -7,7 +7,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Generic, NamedTuple, Protocol, TypeVar
+from typing import Annotated, Generic, NamedTuple, TypeVar
+
+import typer
 
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli.output import (
@@ -22,16 +24,15 @@ from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.domain.paging import Page
 from cronpilot.domain.ports import ReadingFactory, Store
 from cronpilot.usecases.queries import catalog
+from cronpilot.usecases.queries.catalog import E
 
 T = TypeVar("T")
 
-
-class OnEndpoint(Protocol):
-    @property
-    def endpoint_id(self) -> str: ...
-
-
-E = TypeVar("E", bound=OnEndpoint)
+JobFilter = Annotated[str | None, typer.Option(help="Only this job's endpoints.")]
+EndpointFilter = Annotated[
+    str | None, typer.Option(help="Only this endpoint's (`job/endpoint` or an id).")
+]
+LimitOption = Annotated[int, typer.Option(min=1, max=1000, help="How many, newest first.")]
 
 
 class Referenced(NamedTuple, Generic[E]):
@@ -76,7 +77,6 @@ def with_endpoint_refs(
 
     async def act(store: Store) -> list[Referenced[E]]:
         page = await query(store.reading)
-        refs = await catalog.endpoint_refs(store.reading)
-        return [Referenced(item, refs.get(item.endpoint_id, "?")) for item in page.items]
+        return [Referenced(*pair) for pair in await catalog.beside_refs(store.reading, page.items)]
 
     return with_store(admin_settings(), act)

@@ -7,7 +7,14 @@ from typing import Annotated
 
 import typer
 
-from cronpilot.adapters.cli.listing import Listing, Referenced, with_endpoint_refs
+from cronpilot.adapters.cli.listing import (
+    EndpointFilter,
+    JobFilter,
+    LimitOption,
+    Listing,
+    Referenced,
+    with_endpoint_refs,
+)
 from cronpilot.adapters.cli.output import (
     OutputOption,
     clock_time,
@@ -20,14 +27,12 @@ from cronpilot.usecases.queries import notifications
 
 
 def list_notifications(
-    job: Annotated[str | None, typer.Option(help="Only this job's endpoints.")] = None,
-    endpoint: Annotated[
-        str | None, typer.Option(help="Only this endpoint's (`job/endpoint` or an id).")
-    ] = None,
+    job: JobFilter = None,
+    endpoint: EndpointFilter = None,
     status: Annotated[
         NotificationStatus | None, typer.Option(help="Only notifications in this state.")
     ] = None,
-    limit: Annotated[int, typer.Option(min=1, max=1000, help="How many, newest first.")] = 50,
+    limit: LimitOption = 50,
     *,
     since: SinceOption = None,
     until: UntilOption = None,

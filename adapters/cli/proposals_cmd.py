@@ -10,7 +10,13 @@ import typer
 from cronpilot.adapters.bootstrap import build_clock, build_proposal_desk, build_waker
 from cronpilot.adapters.cli import completion
 from cronpilot.adapters.cli.identity import actor
-from cronpilot.adapters.cli.listing import Listing, Referenced, with_endpoint_refs
+from cronpilot.adapters.cli.listing import (
+    JobFilter,
+    LimitOption,
+    Listing,
+    Referenced,
+    with_endpoint_refs,
+)
 from cronpilot.adapters.cli.output import (
     OutputFormat,
     OutputOption,
@@ -40,8 +46,8 @@ def list_proposals(
     status: Annotated[
         ProposalStatus | None, typer.Option(help="Only proposals in this state.")
     ] = None,
-    job: Annotated[str | None, typer.Option(help="Only this job's endpoints.")] = None,
-    limit: Annotated[int, typer.Option(min=1, max=1000, help="How many, newest first.")] = 50,
+    job: JobFilter = None,
+    limit: LimitOption = 50,
     *,
     since: SinceOption = None,
     until: UntilOption = None,
@@ -82,12 +88,11 @@ _LISTING = Listing[Referenced[Proposal]](
 def show(proposal_id: ProposalId, output: OutputOption = None) -> None:
     """One proposal in full: who proposed it in which session, who decided, the outcome."""
 
-    async def act(store: Store) -> tuple[Proposal, dict[str, str]]:
+    async def act(store: Store) -> tuple[Proposal, str]:
         found = await planner.show_proposal(store.reading, proposal_id)
-        return found, await catalog.endpoint_refs(store.reading)
+        return found, await catalog.ref_of(store.reading, found)
 
-    proposal, refs = with_store(admin_settings(), act)
-    _print_one(proposal, refs.get(proposal.endpoint_id, "?"), output)
+    _print_one(*with_store(admin_settings(), act), output)
 
 
 def _print_one(proposal: Proposal, ref: str, output: OutputFormat | None) -> None:
@@ -121,7 +126,7 @@ async def _approve(settings: Settings, store: Store, proposal_id: str) -> tuple[
         decided = await desk.approve(proposal_id, actor(), build_clock().now())
     finally:
         await waker.close()
-    return decided, (await catalog.endpoint_refs(store.reading)).get(decided.endpoint_id, "?")
+    return decided, await catalog.ref_of(store.reading, decided)
 
 
 def reject(
@@ -138,7 +143,7 @@ def reject(
     async def act(store: Store) -> tuple[Proposal, str]:
         desk = build_proposal_desk(settings, store, None)
         decided = await desk.reject(proposal_id, actor(), why, build_clock().now())
-        return decided, (await catalog.endpoint_refs(store.reading)).get(decided.endpoint_id, "?")
+        return decided, await catalog.ref_of(store.reading, decided)
 
     decided, ref = with_store(settings, act)
     if output:

@@ -10,7 +10,7 @@ import typer
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli import completion
 from cronpilot.adapters.cli.identity import actor
-from cronpilot.adapters.cli.listing import Listing
+from cronpilot.adapters.cli.listing import LimitOption, Listing
 from cronpilot.adapters.cli.output import (
     EndpointRef,
     OutputFormat,
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 def list_runs(
     ref: EndpointRef,
-    limit: Annotated[int, typer.Option(min=1, max=1000, help="How many, newest first.")] = 20,
+    limit: LimitOption = 20,
     *,
     since: SinceOption = None,
     until: UntilOption = None,

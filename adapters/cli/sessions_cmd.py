@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from cronpilot.adapters.cli.listing import Listing, Referenced, with_endpoint_refs
+from cronpilot.adapters.cli.listing import LimitOption, Listing, Referenced, with_endpoint_refs
 from cronpilot.adapters.cli.output import (
     OutputOption,
     add_row,
@@ -33,7 +33,7 @@ def list_sessions(
     endpoint: Annotated[
         str | None, typer.Option(help="Only this endpoint (`job/endpoint` or id).")
     ] = None,
-    limit: Annotated[int, typer.Option(min=1, max=1000, help="How many, newest first.")] = 20,
+    limit: LimitOption = 20,
     *,
     since: SinceOption = None,
     until: UntilOption = None,
@@ -79,12 +79,12 @@ def show(
     reasoning; for a rules session, each rule evaluated (its value, and the proposal made or
     why none was)."""
 
-    async def act(store: Store) -> tuple[AnalysisSession, dict[str, str]]:
+    async def act(store: Store) -> tuple[AnalysisSession, str]:
         found = await planner.show_session(store.reading, session_id)
-        return found, await catalog.endpoint_refs(store.reading)
+        return found, await catalog.ref_of(store.reading, found)
 
-    session, refs = with_store(admin_settings(), act)
-    view = session_view(session, refs.get(session.endpoint_id, "?"))
+    session, ref = with_store(admin_settings(), act)
+    view = session_view(session, ref)
     if output:
         print_data(output, view)
         return
