@@ -9,12 +9,12 @@ from pydantic import Field
 
 from cronpilot.adapters.api.access import Admin, Reader
 from cronpilot.adapters.api.context import ApiContext, Context
-from cronpilot.adapters.api.paging import CursorToken, Limit, after, page_view
+from cronpilot.adapters.api.paging import CursorToken, Limit, after, endpoint_page_view
 from cronpilot.adapters.api.strict import StrictBody
 from cronpilot.adapters.cli.approval_views import approval_view
 from cronpilot.domain.approvals import Approval, ApprovalState
 from cronpilot.usecases.queries.approvals import list_approvals
-from cronpilot.usecases.queries.catalog import endpoint_refs
+from cronpilot.usecases.queries.catalog import ref_of
 
 router = APIRouter(tags=["approvals"])
 
@@ -33,8 +33,7 @@ async def get_approvals(
     page = await list_approvals(
         ctx.store.reading, state=state, job=job, endpoint=endpoint, limit=limit, after=after(cursor)
     )
-    refs = await endpoint_refs(ctx.store.reading)
-    return page_view(page, lambda a: approval_view(a, refs.get(a.endpoint_id, "?")))
+    return await endpoint_page_view(ctx.store.reading, page, approval_view)
 
 
 class DecisionRequest(StrictBody):
@@ -66,5 +65,4 @@ def _reason(request: DecisionRequest | None) -> str | None:
 
 
 async def _view(ctx: ApiContext, decided: Approval) -> dict[str, Any]:
-    refs = await endpoint_refs(ctx.store.reading)
-    return approval_view(decided, refs.get(decided.endpoint_id, "?"))
+    return approval_view(decided, await ref_of(ctx.store.reading, decided))

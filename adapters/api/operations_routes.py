@@ -12,7 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from cronpilot.adapters.api.access import Admin, Reader
 from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.api.paging import CursorToken, Limit, after, page_view
-from cronpilot.adapters.api.windows import Since, Until, window
+from cronpilot.adapters.api.windows import Within
 from cronpilot.adapters.cli.audit_cmd import entry_view
 from cronpilot.adapters.cli.cron_cmd import MAX_COUNT
 from cronpilot.adapters.cli.output import fires_view
@@ -37,8 +37,7 @@ async def get_audit(
     action: Annotated[AuditAction | None, Query(description="Only this kind of change.")] = None,
     limit: Limit = 50,
     cursor: CursorToken = None,
-    since: Since = None,
-    until: Until = None,
+    within: Within,
 ) -> dict[str, Any]:
     """The audit log newest first, a page at a time: every write, who made it, and on what
     (`cronpilot audit list`). Admin tokens only: it names every token that wrote."""
@@ -48,7 +47,7 @@ async def get_audit(
         action=action,
         limit=limit,
         after=after(cursor),
-        within=window(ctx.clock, since, until),
+        within=within,
     )
     return page_view(page, entry_view)
 

@@ -8,11 +8,10 @@ from fastapi import APIRouter, Query
 
 from cronpilot.adapters.api.access import Reader
 from cronpilot.adapters.api.context import Context
-from cronpilot.adapters.api.paging import CursorToken, Limit, after, page_view
-from cronpilot.adapters.api.windows import Since, Until, window
+from cronpilot.adapters.api.paging import CursorToken, Limit, after, endpoint_page_view
+from cronpilot.adapters.api.windows import Within
 from cronpilot.adapters.cli.views import notification_view, output_view
 from cronpilot.domain.alerts import NotificationStatus
-from cronpilot.usecases.queries.catalog import endpoint_refs
 from cronpilot.usecases.queries.notifications import list_notifications
 from cronpilot.usecases.queries.outputs import show_output
 
@@ -41,8 +40,7 @@ async def get_notifications(
     status: NotificationStatus | None = None,
     limit: Limit = 50,
     cursor: CursorToken = None,
-    since: Since = None,
-    until: Until = None,
+    within: Within,
 ) -> dict[str, Any]:
     page = await list_notifications(
         ctx.store.reading,
@@ -51,7 +49,6 @@ async def get_notifications(
         status=status,
         limit=limit,
         after=after(cursor),
-        within=window(ctx.clock, since, until),
+        within=within,
     )
-    refs = await endpoint_refs(ctx.store.reading)
-    return page_view(page, lambda n: notification_view(n, refs.get(n.endpoint_id, "?")))
+    return await endpoint_page_view(ctx.store.reading, page, notification_view)

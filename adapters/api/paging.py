@@ -17,6 +17,8 @@ from cronpilot.domain.paging import (
     encode_cursor,
     encode_name_cursor,
 )
+from cronpilot.domain.ports import ReadingFactory
+from cronpilot.usecases.queries.catalog import E, beside_refs
 
 T = TypeVar("T")
 
@@ -34,9 +36,21 @@ def after(token: str | None) -> Cursor | None:
 
 
 def page_view(page: Page[T], view: Callable[[T], dict[str, Any]]) -> dict[str, Any]:
+    return _paged([view(item) for item in page.items], page)
+
+
+async def endpoint_page_view(
+    reading: ReadingFactory, page: Page[E], view: Callable[[E, str], dict[str, Any]]
+) -> dict[str, Any]:
+    """`page_view` for items of an endpoint, each viewed beside its `job/endpoint` ref (`?` for
+    one deleted since)."""
+    return _paged([view(*pair) for pair in await beside_refs(reading, page.items)], page)
+
+
+def _paged(items: list[dict[str, Any]], page: Page[Any]) -> dict[str, Any]:
     """`next_cursor` is null on the last page."""
     return {
-        "items": [view(item) for item in page.items],
+        "items": items,
         "next_cursor": None if page.next_cursor is None else encode_cursor(page.next_cursor),
     }
 

@@ -10,13 +10,13 @@ from pydantic import Field
 
 from cronpilot.adapters.api.access import Admin, Reader
 from cronpilot.adapters.api.context import Context
-from cronpilot.adapters.api.paging import CursorToken, Limit, after, page_view
+from cronpilot.adapters.api.paging import CursorToken, Limit, after, endpoint_page_view
 from cronpilot.adapters.api.problems import problem
 from cronpilot.adapters.api.strict import StrictBody
-from cronpilot.adapters.api.windows import Since, Until, window
+from cronpilot.adapters.api.windows import Within
 from cronpilot.adapters.cli.planner_views import autonomy_view, proposal_view, session_view
 from cronpilot.domain.planning import ProposalStatus
-from cronpilot.usecases.queries.catalog import endpoint_refs
+from cronpilot.usecases.queries.catalog import ref_of
 from cronpilot.usecases.queries.planner import (
     job_autonomy,
     list_proposals,
@@ -38,8 +38,7 @@ async def get_proposals(
     endpoint: str | None = None,
     limit: Limit = 50,
     cursor: CursorToken = None,
-    since: Since = None,
-    until: Until = None,
+    within: Within,
 ) -> dict[str, Any]:
     page = await list_proposals(
         ctx.store.reading,
@@ -48,10 +47,9 @@ async def get_proposals(
         endpoint=endpoint,
         limit=limit,
         after=after(cursor),
-        within=window(ctx.clock, since, until),
+        within=within,
     )
-    refs = await endpoint_refs(ctx.store.reading)
-    return page_view(page, lambda p: proposal_view(p, refs.get(p.endpoint_id, "?")))
+    return await endpoint_page_view(ctx.store.reading, page, proposal_view)
 
 
 @router.get("/planner/autonomy")
@@ -64,8 +62,7 @@ async def get_autonomy(ctx: Context, _: Reader, job: str | None = None) -> list[
 @router.get("/proposals/{proposal_id}")
 async def get_proposal(proposal_id: str, ctx: Context, _: Reader) -> dict[str, Any]:
     found = await show_proposal(ctx.store.reading, proposal_id)
-    refs = await endpoint_refs(ctx.store.reading)
-    return proposal_view(found, refs.get(found.endpoint_id, "?"))
+    return proposal_view(found, await ref_of(ctx.store.reading, found))
 
 
 @router.post("/proposals/{proposal_id}/approve", response_model=None)
@@ -73,8 +70,7 @@ async def approve(proposal_id: str, ctx: Context, who: Admin) -> Any:
     """Apply a pending proposal now; the guardrails are checked again first, and a refusal
     (recorded on the proposal) is a 409."""
     decided = await ctx.desk.approve(proposal_id, who.actor, ctx.clock.now())
-    refs = await endpoint_refs(ctx.store.reading)
-    view = proposal_view(decided, refs.get(decided.endpoint_id, "?"))
+    view = proposal_view(decided, await ref_of(ctx.store.reading, decided))
     if decided.status is not ProposalStatus.APPLIED:
         return problem(
             HTTPStatus.CONFLICT, f"proposal {decided.id} {decided.outcome}", proposal=view
@@ -92,8 +88,7 @@ async def reject(
 ) -> dict[str, Any]:
     why = " ".join(request.reason.split())
     decided = await ctx.desk.reject(proposal_id, who.actor, why, ctx.clock.now())
-    refs = await endpoint_refs(ctx.store.reading)
-    return proposal_view(decided, refs.get(decided.endpoint_id, "?"))
+    return proposal_view(decided, await ref_of(ctx.store.reading, decided))
 
 
 @router.get("/sessions")
@@ -104,17 +99,13 @@ async def get_sessions(
     endpoint: str | None = None,
     limit: Limit = 20,
     cursor: CursorToken = None,
-    since: Since = None,
-    until: Until = None,
+    within: Within,
 ) -> dict[str, Any]:
-    within = window(ctx.clock, since, until)
     page = await list_sessions(ctx.store.reading, endpoint, limit, after(cursor), within)
-    refs = await endpoint_refs(ctx.store.reading)
-    return page_view(page, lambda s: session_view(s, refs.get(s.endpoint_id, "?")))
+    return await endpoint_page_view(ctx.store.reading, page, session_view)
 
 
 @router.get("/sessions/{session_id}")
 async def get_session(session_id: str, ctx: Context, _: Reader) -> dict[str, Any]:
     found = await show_session(ctx.store.reading, session_id)
-    refs = await endpoint_refs(ctx.store.reading)
-    return session_view(found, refs.get(found.endpoint_id, "?"))
+    return session_view(found, await ref_of(ctx.store.reading, found))

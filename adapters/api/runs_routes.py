@@ -13,7 +13,7 @@ from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.api.paging import CursorToken, Limit, after, page_view
 from cronpilot.adapters.api.responses import TidyJSONResponse
 from cronpilot.adapters.api.strict import StrictBody
-from cronpilot.adapters.api.windows import Since, Until, window
+from cronpilot.adapters.api.windows import Within
 from cronpilot.adapters.cli.output import iso
 from cronpilot.adapters.cli.views import run_view
 from cronpilot.domain.model import RunStatus, RunTrigger
@@ -36,12 +36,11 @@ async def get_runs(
     trigger: RunTrigger | None = None,
     limit: Limit = 50,
     cursor: CursorToken = None,
-    since: Since = None,
-    until: Until = None,
+    within: Within,
 ) -> dict[str, Any]:
     """Runs newest slot first, a page at a time: pass `next_cursor` back as `cursor` until
     it is null. Runs recorded meanwhile do not shift the pages."""
-    query = RunQuery(job, endpoint, status, trigger, window(ctx.clock, since, until))
+    query = RunQuery(job, endpoint, status, trigger, within)
     page = await page_runs(ctx.store.reading, query, limit, after(cursor))
     return page_view(page, lambda run: run_view(run, with_body=False))
 

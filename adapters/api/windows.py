@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Query
+from fastapi import Depends, Query
 
+from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.time_range import time_range
 from cronpilot.domain.ports import Clock
 from cronpilot.domain.time_range import TimeRange
@@ -26,3 +27,11 @@ def window(clock: Clock, since: str | None, until: str | None) -> TimeRange | No
     if since is None and until is None:
         return None
     return time_range(since, until, clock.now())
+
+
+def _within(ctx: Context, since: Since = None, until: Until = None) -> TimeRange | None:
+    return window(ctx.clock, since, until)
+
+
+Within = Annotated[TimeRange | None, Depends(_within)]
+"""`?since=&until=` read against the API's clock: a list route's window."""

@@ -3,6 +3,7 @@ admin's decision."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated
 
 import typer
@@ -10,14 +11,18 @@ import typer
 from cronpilot.adapters.bootstrap import build_approval_desk, build_clock
 from cronpilot.adapters.cli.approval_views import approval_view
 from cronpilot.adapters.cli.identity import actor
+from cronpilot.adapters.cli.listing import (
+    EndpointFilter,
+    JobFilter,
+    LimitOption,
+    Listing,
+    Referenced,
+    with_endpoint_refs,
+)
 from cronpilot.adapters.cli.output import (
     OutputOption,
-    add_row,
     clock_time,
-    new_table,
-    note,
     print_data,
-    print_table,
     short_id,
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store, with_waker
@@ -36,44 +41,40 @@ def list_approvals(
     state: Annotated[
         ApprovalState | None, typer.Option(help="Only approvals in this state.")
     ] = None,
-    job: Annotated[str | None, typer.Option(help="Only this job's endpoints.")] = None,
-    endpoint: Annotated[
-        str | None, typer.Option(help="Only this endpoint's (`job/endpoint` or an id).")
-    ] = None,
-    limit: Annotated[int, typer.Option(min=1, max=1000, help="How many, newest first.")] = 50,
+    job: JobFilter = None,
+    endpoint: EndpointFilter = None,
+    limit: LimitOption = 50,
     output: OutputOption = None,
 ) -> None:
     """Approvals, newest first: which dependant waits, until when, and what became of it."""
-
-    async def act(store: Store) -> tuple[list[Approval], dict[str, str]]:
-        page = await approvals_page(
-            store.reading, state=state, job=job, endpoint=endpoint, limit=limit
+    found = with_endpoint_refs(
+        lambda reading: approvals_page(
+            reading, state=state, job=job, endpoint=endpoint, limit=limit
         )
-        return page.items, await catalog.endpoint_refs(store.reading)
-
-    found, refs = with_store(admin_settings(), act)
-    if output:
-        print_data(output, [approval_view(a, refs.get(a.endpoint_id, "?")) for a in found])
-        return
-    if not found:
-        note("no approvals")
-        return
-    now = build_clock().now()
-    table = new_table(
-        "Approval", "Endpoint", "State", "Asked", "Expires", "By", "Reason", wrap=("Reason",)
     )
-    for a in found:
-        add_row(
-            table,
-            short_id(a.id),
-            refs.get(a.endpoint_id, "?"),
-            a.state.value,
-            clock_time(a.requested_at, now),
-            clock_time(a.expires_at, now),
-            a.decided_by or "",
-            a.reason or "",
-        )
-    print_table(table)
+    _LISTING.show(found, output)
+
+
+def _row(entry: Referenced[Approval], now: datetime) -> list[str]:
+    a, ref = entry
+    return [
+        short_id(a.id),
+        ref,
+        a.state.value,
+        clock_time(a.requested_at, now),
+        clock_time(a.expires_at, now),
+        a.decided_by or "",
+        a.reason or "",
+    ]
+
+
+_LISTING = Listing[Referenced[Approval]](
+    empty="no approvals",
+    columns=("Approval", "Endpoint", "State", "Asked", "Expires", "By", "Reason"),
+    row=_row,
+    view=lambda entry: approval_view(*entry),
+    wrap=("Reason",),
+)
 
 
 def approve(approval_id: ApprovalId, reason: Reason = None, output: OutputOption = None) -> None:
@@ -104,7 +105,7 @@ def _decide(
             return await desk.reject(approval_id, actor(), why, now)
 
         decided = await with_waker(settings, decide)
-        return decided, (await catalog.endpoint_refs(store.reading)).get(decided.endpoint_id, "?")
+        return decided, await catalog.ref_of(store.reading, decided)
 
     decided, ref = with_store(settings, act)
     if output:

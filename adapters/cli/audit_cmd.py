@@ -6,21 +6,15 @@ from typing import Annotated, Any
 
 import typer
 
-from cronpilot.adapters.bootstrap import build_clock
+from cronpilot.adapters.cli.listing import LimitOption, Listing
 from cronpilot.adapters.cli.output import (
     OutputOption,
-    add_row,
     clock_time,
     iso,
-    new_table,
-    note,
-    print_data,
-    print_table,
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.cli.time_options import SinceOption, UntilOption, window
 from cronpilot.domain.audit import AUDIT_ACTIONS, AuditEntry
-from cronpilot.domain.ports import Store
 from cronpilot.usecases.queries.audit import page_audit
 
 
@@ -32,7 +26,7 @@ def list_entries(
         str | None,
         typer.Option(help=f"Only this kind of change: {', '.join(AUDIT_ACTIONS)}."),
     ] = None,
-    limit: Annotated[int, typer.Option(min=1, max=1000, help="How many, newest first.")] = 50,
+    limit: LimitOption = 50,
     *,
     since: SinceOption = None,
     until: UntilOption = None,
@@ -45,24 +39,13 @@ def list_entries(
         )
     within = window(since, until)
 
-    async def act(store: Store) -> list[AuditEntry]:
-        page = await page_audit(
+    entries = with_store(
+        admin_settings(),
+        lambda store: page_audit(
             store.reading, actor=actor, action=action, limit=limit, within=within
-        )
-        return page.items
-
-    entries = with_store(admin_settings(), act)
-    if output:
-        print_data(output, [entry_view(e) for e in entries])
-        return
-    if not entries:
-        note("no audit entries")
-        return
-    now = build_clock().now()
-    table = new_table("When", "Actor", "Action", "Target", "Detail")
-    for e in entries:
-        add_row(table, clock_time(e.at, now), e.actor, e.action, e.target, e.detail)
-    print_table(table)
+        ),
+    )
+    _LISTING.show(entries.items, output)
 
 
 def entry_view(entry: AuditEntry) -> dict[str, Any]:
@@ -75,3 +58,11 @@ def entry_view(entry: AuditEntry) -> dict[str, Any]:
         "target": entry.target,
         "detail": entry.detail,
     }
+
+
+_LISTING = Listing[AuditEntry](
+    empty="no audit entries",
+    columns=("When", "Actor", "Action", "Target", "Detail"),
+    row=lambda e, now: (clock_time(e.at, now), e.actor, e.action, e.target, e.detail),
+    view=entry_view,
+)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated
 
 import typer
@@ -9,14 +10,18 @@ import typer
 from cronpilot.adapters.bootstrap import build_clock, build_proposal_desk, build_waker
 from cronpilot.adapters.cli import completion
 from cronpilot.adapters.cli.identity import actor
+from cronpilot.adapters.cli.listing import (
+    JobFilter,
+    LimitOption,
+    Listing,
+    Referenced,
+    with_endpoint_refs,
+)
 from cronpilot.adapters.cli.output import (
     OutputFormat,
     OutputOption,
-    add_row,
     clock_time,
     details_table,
-    new_table,
-    note,
     print_data,
     print_table,
     short_id,
@@ -41,8 +46,8 @@ def list_proposals(
     status: Annotated[
         ProposalStatus | None, typer.Option(help="Only proposals in this state.")
     ] = None,
-    job: Annotated[str | None, typer.Option(help="Only this job's endpoints.")] = None,
-    limit: Annotated[int, typer.Option(min=1, max=1000, help="How many, newest first.")] = 50,
+    job: JobFilter = None,
+    limit: LimitOption = 50,
     *,
     since: SinceOption = None,
     until: UntilOption = None,
@@ -50,47 +55,44 @@ def list_proposals(
 ) -> None:
     """Proposals, newest first: the change, why, and what became of it."""
     within = window(since, until)
-
-    async def act(store: Store) -> tuple[list[Proposal], dict[str, str]]:
-        page = await planner.list_proposals(
-            store.reading, status=status, job=job, limit=limit, within=within
+    found = with_endpoint_refs(
+        lambda reading: planner.list_proposals(
+            reading, status=status, job=job, limit=limit, within=within
         )
-        return page.items, await catalog.endpoint_refs(store.reading)
-
-    proposals, refs = with_store(admin_settings(), act)
-    if output:
-        print_data(output, [proposal_view(p, refs.get(p.endpoint_id, "?")) for p in proposals])
-        return
-    if not proposals:
-        note("no proposals")
-        return
-    now = build_clock().now()
-    table = new_table(
-        "Proposal", "Endpoint", "Change", "Status", "By", "When", "Reason", wrap=("Reason",)
     )
-    for p in proposals:
-        add_row(
-            table,
-            short_id(p.id),
-            refs.get(p.endpoint_id, "?"),
-            change_text(p),
-            p.status.value,
-            p.proposed_by,
-            clock_time(p.created_at, now),
-            p.reason,
-        )
-    print_table(table)
+    _LISTING.show(found, output)
+
+
+def _row(entry: Referenced[Proposal], now: datetime) -> list[str]:
+    p, ref = entry
+    return [
+        short_id(p.id),
+        ref,
+        change_text(p),
+        p.status.value,
+        p.proposed_by,
+        clock_time(p.created_at, now),
+        p.reason,
+    ]
+
+
+_LISTING = Listing[Referenced[Proposal]](
+    empty="no proposals",
+    columns=("Proposal", "Endpoint", "Change", "Status", "By", "When", "Reason"),
+    row=_row,
+    view=lambda entry: proposal_view(*entry),
+    wrap=("Reason",),
+)
 
 
 def show(proposal_id: ProposalId, output: OutputOption = None) -> None:
     """One proposal in full: who proposed it in which session, who decided, the outcome."""
 
-    async def act(store: Store) -> tuple[Proposal, dict[str, str]]:
+    async def act(store: Store) -> tuple[Proposal, str]:
         found = await planner.show_proposal(store.reading, proposal_id)
-        return found, await catalog.endpoint_refs(store.reading)
+        return found, await catalog.ref_of(store.reading, found)
 
-    proposal, refs = with_store(admin_settings(), act)
-    _print_one(proposal, refs.get(proposal.endpoint_id, "?"), output)
+    _print_one(*with_store(admin_settings(), act), output)
 
 
 def _print_one(proposal: Proposal, ref: str, output: OutputFormat | None) -> None:
@@ -124,7 +126,7 @@ async def _approve(settings: Settings, store: Store, proposal_id: str) -> tuple[
         decided = await desk.approve(proposal_id, actor(), build_clock().now())
     finally:
         await waker.close()
-    return decided, (await catalog.endpoint_refs(store.reading)).get(decided.endpoint_id, "?")
+    return decided, await catalog.ref_of(store.reading, decided)
 
 
 def reject(
@@ -141,7 +143,7 @@ def reject(
     async def act(store: Store) -> tuple[Proposal, str]:
         desk = build_proposal_desk(settings, store, None)
         decided = await desk.reject(proposal_id, actor(), why, build_clock().now())
-        return decided, (await catalog.endpoint_refs(store.reading)).get(decided.endpoint_id, "?")
+        return decided, await catalog.ref_of(store.reading, decided)
 
     decided, ref = with_store(settings, act)
     if output:

@@ -10,19 +10,16 @@ import typer
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli import completion
 from cronpilot.adapters.cli.identity import actor
+from cronpilot.adapters.cli.listing import LimitOption, Listing
 from cronpilot.adapters.cli.output import (
     EndpointRef,
     OutputFormat,
     OutputOption,
-    add_row,
     clock_time,
     details_table,
     iso,
-    new_table,
-    note,
     print_data,
     print_rich,
-    print_table,
     relative,
     run_status,
     short_id,
@@ -44,7 +41,7 @@ if TYPE_CHECKING:
 
 def list_runs(
     ref: EndpointRef,
-    limit: Annotated[int, typer.Option(min=1, max=1000, help="How many, newest first.")] = 20,
+    limit: LimitOption = 20,
     *,
     since: SinceOption = None,
     until: UntilOption = None,
@@ -54,26 +51,25 @@ def list_runs(
     # The first page of `GET /runs?endpoint=REF&limit=N&since=&until=`.
     query = RunQuery(endpoint=ref, within=window(since, until))
     page = with_store(admin_settings(), lambda store: page_runs(store.reading, query, limit))
-    runs = page.items
-    if output:
-        print_data(output, [run_view(run, with_body=False) for run in runs])
-        return
-    if not runs:
-        note(f"no runs yet for {ref}")
-        return
-    now = build_clock().now()
-    table = new_table("Run", "Slot", "Status", "Took", "Source", "Note", wrap=("Note",))
-    for run in runs:
-        add_row(
-            table,
-            short_id(run.id),
-            clock_time(run.slot_at, now),
-            run_status(run),
-            f"{run.duration_ms:.0f}ms" if run.duration_ms is not None else "-",
-            run.trigger.value if run.trigger.requested else run.schedule_source.value,
-            _run_note(run),
-        )
-    print_table(table)
+    listing = Listing[Run](
+        empty=f"no runs yet for {ref}",
+        columns=("Run", "Slot", "Status", "Took", "Source", "Note"),
+        row=_run_row,
+        view=lambda run: run_view(run, with_body=False),
+        wrap=("Note",),
+    )
+    listing.show(page.items, output)
+
+
+def _run_row(run: Run, now: datetime) -> list[str]:
+    return [
+        short_id(run.id),
+        clock_time(run.slot_at, now),
+        run_status(run),
+        f"{run.duration_ms:.0f}ms" if run.duration_ms is not None else "-",
+        run.trigger.value if run.trigger.requested else run.schedule_source.value,
+        _run_note(run),
+    ]
 
 
 def show(

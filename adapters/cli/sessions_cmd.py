@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Annotated
 
 import typer
 
-from cronpilot.adapters.bootstrap import build_clock
+from cronpilot.adapters.cli.listing import LimitOption, Listing, Referenced, with_endpoint_refs
 from cronpilot.adapters.cli.output import (
     OutputOption,
     add_row,
     clock_time,
     details_table,
     new_table,
-    note,
     print_data,
     print_rich,
     print_table,
@@ -33,7 +33,7 @@ def list_sessions(
     endpoint: Annotated[
         str | None, typer.Option(help="Only this endpoint (`job/endpoint` or id).")
     ] = None,
-    limit: Annotated[int, typer.Option(min=1, max=1000, help="How many, newest first.")] = 20,
+    limit: LimitOption = 20,
     *,
     since: SinceOption = None,
     until: UntilOption = None,
@@ -41,35 +41,33 @@ def list_sessions(
 ) -> None:
     """Analysis sessions, newest first."""
     within = window(since, until)
-
-    async def act(store: Store) -> tuple[list[AnalysisSession], dict[str, str]]:
-        page = await planner.list_sessions(store.reading, endpoint, limit, within=within)
-        return page.items, await catalog.endpoint_refs(store.reading)
-
-    sessions, refs = with_store(admin_settings(), act)
-    if output:
-        print_data(output, [session_view(s, refs.get(s.endpoint_id, "?")) for s in sessions])
-        return
-    if not sessions:
-        note("no analysis sessions")
-        return
-    now = build_clock().now()
-    table = new_table(
-        "Session", "Endpoint", "When", "Planner", "Status", "Calls", "Tokens", "Why", wrap=("Why",)
+    found = with_endpoint_refs(
+        lambda reading: planner.list_sessions(reading, endpoint, limit, within=within)
     )
-    for s in sessions:
-        add_row(
-            table,
-            short_id(s.id),
-            refs.get(s.endpoint_id, "?"),
-            clock_time(s.started_at, now),
-            s.planner,
-            s.status.value,
-            f"{len(s.tool_calls)} ({s.tool_errors} errors)",
-            f"{s.prompt_tokens}+{s.completion_tokens}",
-            s.error or s.reasoning,
-        )
-    print_table(table)
+    _LISTING.show(found, output)
+
+
+def _row(entry: Referenced[AnalysisSession], now: datetime) -> list[str]:
+    s, ref = entry
+    return [
+        short_id(s.id),
+        ref,
+        clock_time(s.started_at, now),
+        s.planner,
+        s.status.value,
+        f"{len(s.tool_calls)} ({s.tool_errors} errors)",
+        f"{s.prompt_tokens}+{s.completion_tokens}",
+        s.error or s.reasoning,
+    ]
+
+
+_LISTING = Listing[Referenced[AnalysisSession]](
+    empty="no analysis sessions",
+    columns=("Session", "Endpoint", "When", "Planner", "Status", "Calls", "Tokens", "Why"),
+    row=_row,
+    view=lambda entry: session_view(*entry),
+    wrap=("Why",),
+)
 
 
 def show(
@@ -81,12 +79,12 @@ def show(
     reasoning; for a rules session, each rule evaluated (its value, and the proposal made or
     why none was)."""
 
-    async def act(store: Store) -> tuple[AnalysisSession, dict[str, str]]:
+    async def act(store: Store) -> tuple[AnalysisSession, str]:
         found = await planner.show_session(store.reading, session_id)
-        return found, await catalog.endpoint_refs(store.reading)
+        return found, await catalog.ref_of(store.reading, found)
 
-    session, refs = with_store(admin_settings(), act)
-    view = session_view(session, refs.get(session.endpoint_id, "?"))
+    session, ref = with_store(admin_settings(), act)
+    view = session_view(session, ref)
     if output:
         print_data(output, view)
         return

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from cronpilot.adapters.bootstrap import build_clock
+from cronpilot.adapters.cli.listing import Listing
 from cronpilot.adapters.cli.output import (
     OutputOption,
-    add_row,
     iso,
-    new_table,
-    note,
-    print_data,
-    print_table,
     relative,
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
@@ -30,26 +27,19 @@ def list_workers(output: OutputOption = None) -> None:
     async def act(store: Store) -> list[WorkerActivity]:
         return await active_workers(store.reading, now, settings.worker_stale_seconds)
 
-    found = with_store(settings, act)
-    if output:
-        print_data(output, [worker_view(activity) for activity in found])
-        return
-    if not found:
-        note("no workers heard from lately")
-        return
-    table = new_table("Worker", "Host", "PID", "Last seen", "Runs/min", "Version")
-    for activity in found:
-        worker = activity.worker
-        add_row(
-            table,
-            worker.id,
-            worker.host,
-            str(worker.pid),
-            relative(worker.last_seen, now),
-            str(activity.recent_runs),
-            worker.version,
-        )
-    print_table(table)
+    _LISTING.show(with_store(settings, act), output, now)
+
+
+def _row(activity: WorkerActivity, now: datetime) -> list[str]:
+    worker = activity.worker
+    return [
+        worker.id,
+        worker.host,
+        str(worker.pid),
+        relative(worker.last_seen, now),
+        str(activity.recent_runs),
+        worker.version,
+    ]
 
 
 def worker_view(activity: WorkerActivity) -> dict[str, Any]:
@@ -64,3 +54,11 @@ def worker_view(activity: WorkerActivity) -> dict[str, Any]:
         "last_seen": iso(worker.last_seen),
         "runs_last_minute": activity.recent_runs,
     }
+
+
+_LISTING = Listing[WorkerActivity](
+    empty="no workers heard from lately",
+    columns=("Worker", "Host", "PID", "Last seen", "Runs/min", "Version"),
+    row=_row,
+    view=worker_view,
+)

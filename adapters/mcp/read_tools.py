@@ -5,7 +5,7 @@ shapes (secrets masked)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any, Protocol, TypeVar
+from typing import Annotated, Any
 
 from pydantic import Field
 
@@ -23,6 +23,7 @@ from cronpilot.domain.ports import ReadingFactory
 from cronpilot.domain.search import MAX_LIMIT
 from cronpilot.usecases import search
 from cronpilot.usecases.queries import approvals, catalog, graph, outputs, planner, runs
+from cronpilot.usecases.queries.catalog import E
 
 Endpoint = Annotated[
     str, Field(description="`job/endpoint`, or an endpoint id (a unique prefix of 4+ characters).")
@@ -34,27 +35,17 @@ Limit = Annotated[int, Field(ge=1, le=500, description="How many, newest first."
 AnId = Annotated[str, Field(description="An id from the list tool, or a unique prefix of 4+.")]
 
 
-class OfAnEndpoint(Protocol):
-    @property
-    def endpoint_id(self) -> str: ...
+View = Callable[[E, str], dict[str, Any]]
 
 
-Item = TypeVar("Item", bound=OfAnEndpoint)
-View = Callable[[Item, str], dict[str, Any]]
-
-
-async def listed(
-    reading: ReadingFactory, items: Sequence[Item], view: View[Item]
-) -> dict[str, Any]:
+async def listed(reading: ReadingFactory, items: Sequence[E], view: View[E]) -> dict[str, Any]:
     """`{"items": [...]}`: each item in its view, with its endpoint's `job/endpoint`."""
-    refs = await catalog.endpoint_refs(reading)
-    return {"items": [view(item, refs.get(item.endpoint_id, "?")) for item in items]}
+    return {"items": [view(*pair) for pair in await catalog.beside_refs(reading, items)]}
 
 
-async def shown(reading: ReadingFactory, item: Item, view: View[Item]) -> dict[str, Any]:
+async def shown(reading: ReadingFactory, item: E, view: View[E]) -> dict[str, Any]:
     """One item in its view, with its endpoint's `job/endpoint`."""
-    found: dict[str, Any] = (await listed(reading, [item], view))["items"][0]
-    return found
+    return view(item, await catalog.ref_of(reading, item))
 
 
 def add_read_tools(box: Toolbox, ctx: McpContext) -> None:

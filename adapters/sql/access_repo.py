@@ -5,36 +5,29 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, delete, insert, or_, select, update
+from sqlalchemy import delete, insert, or_, select, update
 from sqlalchemy.engine import RowMapping
 
 from cronpilot.adapters.sql.engine import Database
-from cronpilot.adapters.sql.keyset import in_window
+from cronpilot.adapters.sql.field_rows import from_fields
+from cronpilot.adapters.sql.keyset import newest_first
 from cronpilot.adapters.sql.retention import delete_oldest
 from cronpilot.adapters.sql.tables import api_tokens, audit_log, console_sessions
 from cronpilot.domain.access import Scope
 from cronpilot.domain.audit import AuditAction, AuditCursor, AuditEntry
 from cronpilot.domain.errors import TokenNotFound
+from cronpilot.domain.paging import Cursor
 from cronpilot.domain.ports import AccessRepository
 from cronpilot.domain.time_range import TimeRange
 from cronpilot.domain.tokens import ApiToken, ConsoleSession
 
 
 def _token(row: RowMapping) -> ApiToken:
-    return ApiToken(
-        id=row["id"],
-        name=row["name"],
+    return from_fields(
+        ApiToken,
+        row,
         scope=Scope(row["scope"]),
-        secret_hash=row["secret_hash"],
-        created_at=row["created_at"],
-        created_by=row["created_by"],
-        revoked_at=row["revoked_at"],
-        revoked_by=row["revoked_by"],
-        last_used_at=row["last_used_at"],
-        expires_at=row["expires_at"],
         jobs=None if row["jobs"] is None else frozenset(row["jobs"]),
-        previous_hash=row["previous_hash"],
-        previous_until=row["previous_until"],
     )
 
 
@@ -176,20 +169,8 @@ class SqlAccess(AccessRepository):
         before: AuditCursor | None = None,
         within: TimeRange | None = None,
     ) -> list[AuditEntry]:
-        table = audit_log.c
-        query = (
-            select(audit_log)
-            .where(*in_window(table.at, within))
-            .order_by(table.at.desc(), table.id.desc())
-        )
-        if actor is not None:
-            query = query.where(table.actor == actor)
-        if action is not None:
-            query = query.where(table.action == action)
-        if before is not None:
-            query = query.where(
-                or_(table.at < before.at, and_(table.at == before.at, table.id < before.id))
-            )
+        cursor = None if before is None else Cursor(before.at, before.id)
+        query = newest_first(audit_log, audit_log.c.at, cursor, within, actor=actor, action=action)
         async with self._db.read() as conn:
             rows = (await conn.execute(query.limit(max(limit, 0)))).mappings().all()
         return [_entry(row) for row in rows]

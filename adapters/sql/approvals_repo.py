@@ -15,8 +15,8 @@ from sqlalchemy import and_, select, update
 
 from cronpilot.adapters.sql.dag_repo import dag_run_waits, lock_job, save_plan
 from cronpilot.adapters.sql.engine import Database
-from cronpilot.adapters.sql.keyset import after_cursor
-from cronpilot.adapters.sql.prefixes import row_by_id
+from cronpilot.adapters.sql.keyset import newest_first
+from cronpilot.adapters.sql.prefixes import read_by_id, row_by_id
 from cronpilot.adapters.sql.retention import delete_oldest
 from cronpilot.adapters.sql.rows import approval_from_row
 from cronpilot.adapters.sql.tables import IS_PENDING_APPROVAL, approvals, dag_waits
@@ -32,10 +32,7 @@ class SqlApprovals(ApprovalRepository):
         self._db = db
 
     async def get_approval(self, approval_id: str) -> Approval:
-        async with self._db.read() as conn:
-            row = await row_by_id(conn, approvals, "approval", approval_id)
-        if row is None:
-            raise ApprovalNotFound(approval_id)
+        row = await read_by_id(self._db, approvals, "approval", approval_id, ApprovalNotFound)
         return approval_from_row(row)
 
     async def list_approvals(
@@ -46,16 +43,14 @@ class SqlApprovals(ApprovalRepository):
         limit: int = 100,
         after: Cursor | None = None,
     ) -> list[Approval]:
-        table = approvals.c
-        query = select(approvals).order_by(table.requested_at.desc(), table.id.desc())
-        if state is not None:
-            query = query.where(table.state == state.value)
-        if job_id is not None:
-            query = query.where(table.job_id == job_id)
-        if endpoint_id is not None:
-            query = query.where(table.endpoint_id == endpoint_id)
-        if after is not None:
-            query = query.where(after_cursor(table.requested_at, table.id, after))
+        query = newest_first(
+            approvals,
+            approvals.c.requested_at,
+            after,
+            state=state,
+            job_id=job_id,
+            endpoint_id=endpoint_id,
+        )
         async with self._db.read() as conn:
             rows = (await conn.execute(query.limit(limit))).mappings().all()
         return [approval_from_row(row) for row in rows]
@@ -75,9 +70,7 @@ class SqlApprovals(ApprovalRepository):
         self, approval_id: str, state: ApprovalState, by: str, reason: str | None, now: datetime
     ) -> Approval:
         async with self._db.write() as conn:
-            row = await row_by_id(conn, approvals, "approval", approval_id)
-            if row is None:
-                raise ApprovalNotFound(approval_id)
+            row = await row_by_id(conn, approvals, "approval", approval_id, ApprovalNotFound)
             decision = decided(approval_from_row(row), state, by, reason, now)
             result = await conn.execute(
                 update(approvals)

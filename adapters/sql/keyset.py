@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
+from enum import Enum
 
-from sqlalchemy import ColumnElement, and_, or_
+from sqlalchemy import ColumnElement, Select, Table, and_, or_, select
 
 from cronpilot.domain.paging import Cursor
 from cronpilot.domain.time_range import TimeRange
@@ -34,3 +35,26 @@ def in_window(at: ColumnElement[datetime], window: TimeRange | None) -> list[Col
     if window.until is not None:
         bounds.append(at < window.until)
     return bounds
+
+
+def newest_first(
+    table: Table,
+    at: ColumnElement[datetime],
+    after: Cursor | None = None,
+    within: TimeRange | None = None,
+    **equal: object,
+) -> Select[tuple[object, ...]]:
+    """A page's query of `table`: newest `at` first (ties by id, descending), after `after`, in
+    `within`, each column named in `equal` holding its value (an enum's value; None: any)."""
+    conditions = [
+        table.c[name] == (value.value if isinstance(value, Enum) else value)
+        for name, value in equal.items()
+        if value is not None
+    ]
+    if after is not None:
+        conditions.append(after_cursor(at, table.c.id, after))
+    return (
+        select(table)
+        .where(*in_window(at, within), *conditions)
+        .order_by(at.desc(), table.c.id.desc())
+    )

@@ -19,7 +19,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cronpilot.adapters.crypto import open_target, seal_target
 from cronpilot.adapters.sql.engine import Database
-from cronpilot.adapters.sql.keyset import after_cursor, in_window
+from cronpilot.adapters.sql.field_rows import field_values, from_fields
+from cronpilot.adapters.sql.keyset import newest_first
 from cronpilot.adapters.sql.retention import delete_oldest
 from cronpilot.adapters.sql.rows import endpoint_from_row, select_endpoints
 from cronpilot.adapters.sql.tables import alert_episodes, endpoints, notifications
@@ -39,43 +40,18 @@ _PENDING = NotificationStatus.PENDING.value
 def notification_values(notification: Notification, cipher: SecretCipher | None) -> dict[str, Any]:
     """The row of `notification`, its target's secrets sealed."""
     target = notification.target
-    return {
-        "id": notification.id,
-        "endpoint_id": notification.endpoint_id,
-        "job_id": notification.job_id,
-        "event": notification.event.value,
-        "url": notification.url,
-        "payload": notification.payload,
-        "status": notification.status.value,
-        "attempts": notification.attempts,
-        "next_attempt_at": notification.next_attempt_at,
-        "last_error": notification.last_error,
-        "created_at": notification.created_at,
-        "delivered_at": notification.delivered_at,
-        "lease_owner": notification.lease_owner,
-        "lease_until": notification.lease_until,
-        "target": None if target is None else target_value(seal_target(target, cipher)),
-    }
+    sealed = None if target is None else target_value(seal_target(target, cipher))
+    return field_values(notification, target=sealed)
 
 
 def notification_from_row(row: RowMapping, cipher: SecretCipher | None) -> Notification:
     """The notification of `row`, its target's secrets opened when `cipher` is given."""
     target = row["target"]
-    return Notification(
-        id=row["id"],
-        endpoint_id=row["endpoint_id"],
-        job_id=row["job_id"],
+    return from_fields(
+        Notification,
+        row,
         event=AlertEvent(row["event"]),
-        url=row["url"],
-        payload=row["payload"],
-        created_at=row["created_at"],
-        next_attempt_at=row["next_attempt_at"],
         status=NotificationStatus(row["status"]),
-        attempts=row["attempts"],
-        last_error=row["last_error"],
-        delivered_at=row["delivered_at"],
-        lease_owner=row["lease_owner"],
-        lease_until=row["lease_until"],
         target=None if target is None else open_target(target_from_value(target), cipher),
     )
 
@@ -206,20 +182,15 @@ class SqlNotifications(NotificationRepository):
         *,
         within: TimeRange | None = None,
     ) -> list[Notification]:
-        table = notifications.c
-        query = (
-            select(notifications)
-            .where(*in_window(table.created_at, within))
-            .order_by(table.created_at.desc(), table.id.desc())
+        query = newest_first(
+            notifications,
+            notifications.c.created_at,
+            after,
+            within,
+            job_id=job_id,
+            endpoint_id=endpoint_id,
+            status=status,
         )
-        if job_id is not None:
-            query = query.where(table.job_id == job_id)
-        if endpoint_id is not None:
-            query = query.where(table.endpoint_id == endpoint_id)
-        if status is not None:
-            query = query.where(table.status == status.value)
-        if after is not None:
-            query = query.where(after_cursor(table.created_at, table.id, after))
         async with self._db.read() as conn:
             rows = (await conn.execute(query.limit(limit))).mappings().all()
         # Listed, not delivered: the targets' secrets stay sealed.

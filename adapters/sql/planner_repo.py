@@ -40,7 +40,7 @@ from cronpilot.adapters.sql.planner_rows import (
     step_from_row,
     step_values,
 )
-from cronpilot.adapters.sql.prefixes import row_by_id
+from cronpilot.adapters.sql.prefixes import read_by_id
 from cronpilot.adapters.sql.retention import delete_oldest
 from cronpilot.adapters.sql.rows import endpoint_from_row, select_endpoints
 from cronpilot.adapters.sql.rule_rows import streak_from_row
@@ -413,10 +413,7 @@ class SqlPlanner(PlannerRepository):
             await add_notifications(conn, notifications, self._cipher)
 
     async def get_proposal(self, proposal_id: str) -> Proposal:
-        async with self._db.read() as conn:
-            row = await row_by_id(conn, proposals, "proposal", proposal_id)
-        if row is None:
-            raise ProposalNotFound(proposal_id)
+        row = await read_by_id(self._db, proposals, "proposal", proposal_id, ProposalNotFound)
         return proposal_from_row(row)
 
     async def list_proposals(
@@ -526,10 +523,7 @@ class SqlPlanner(PlannerRepository):
         await self._db.write_one(insert(autonomy_steps).values(step_values(step)))
 
     async def get_session(self, session_id: str) -> AnalysisSession:
-        async with self._db.read() as conn:
-            row = await row_by_id(conn, analysis_sessions, "session", session_id)
-        if row is None:
-            raise SessionNotFound(session_id)
+        row = await read_by_id(self._db, analysis_sessions, "session", session_id, SessionNotFound)
         return session_from_row(row)
 
     async def list_sessions(

@@ -3,9 +3,12 @@ id costs one indexed lookup as before; a prefix then costs a range scan of the p
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sqlalchemy import Column, RowMapping, Table, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from cronpilot.adapters.sql.engine import Database
 from cronpilot.domain.ids import CANDIDATES, id_prefix, only_match
 
 _PAST_HEX = "g"
@@ -30,13 +33,24 @@ async def resolve_prefix(
     return only_match(kind, prefix, list((await conn.execute(query)).scalars()))
 
 
-async def row_by_id(conn: AsyncConnection, table: Table, kind: str, text: str) -> RowMapping | None:
-    """`table`'s row whose id is `text`, else the one whose id starts with it."""
+async def row_by_id(
+    conn: AsyncConnection, table: Table, kind: str, text: str, missing: Callable[[str], Exception]
+) -> RowMapping:
+    """`table`'s row whose id is `text`, else the one whose id starts with it; raises
+    `missing(text)` when there is neither."""
     query = select(table).where(table.c.id == text)
     row = (await conn.execute(query)).mappings().one_or_none()
     if row is not None:
         return row
     found = await resolve_prefix(conn, table.c.id, kind, text)
     if found is None:
-        return None
+        raise missing(text)
     return (await conn.execute(select(table).where(table.c.id == found))).mappings().one()
+
+
+async def read_by_id(
+    db: Database, table: Table, kind: str, text: str, missing: Callable[[str], Exception]
+) -> RowMapping:
+    """`row_by_id` in a read of its own."""
+    async with db.read() as conn:
+        return await row_by_id(conn, table, kind, text, missing)

@@ -13,6 +13,7 @@ from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cronpilot.adapters.crypto import open_headers, open_target, seal_headers, seal_target
+from cronpilot.adapters.sql.field_rows import field_values, from_fields
 from cronpilot.adapters.sql.rule_rows import rules_from_value, rules_value
 from cronpilot.adapters.sql.tables import endpoints, jobs
 from cronpilot.adapters.sql.target_rows import targets_from_value, targets_value
@@ -463,35 +464,11 @@ def run_from_row(row: Mapping[Any, Any]) -> Run:
 
 
 def approval_values(approval: Approval) -> dict[str, Any]:
-    return {
-        "id": approval.id,
-        "dag_run_id": approval.dag_run_id,
-        "parent_run_id": approval.parent_run_id,
-        "endpoint_id": approval.endpoint_id,
-        "job_id": approval.job_id,
-        "requested_at": approval.requested_at,
-        "expires_at": approval.expires_at,
-        "state": approval.state.value,
-        "decided_by": approval.decided_by,
-        "decided_at": approval.decided_at,
-        "reason": approval.reason,
-    }
+    return field_values(approval)
 
 
 def approval_from_row(row: Mapping[Any, Any]) -> Approval:
-    return Approval(
-        id=row["id"],
-        dag_run_id=row["dag_run_id"],
-        parent_run_id=row["parent_run_id"],
-        endpoint_id=row["endpoint_id"],
-        job_id=row["job_id"],
-        requested_at=row["requested_at"],
-        expires_at=row["expires_at"],
-        state=ApprovalState(row["state"]),
-        decided_by=row["decided_by"],
-        decided_at=row["decided_at"],
-        reason=row["reason"],
-    )
+    return from_fields(Approval, row, state=ApprovalState(row["state"]))
 
 
 def request_value(request: SentRequest) -> dict[str, JSON]:

@@ -8,6 +8,7 @@ from typing import Any
 
 from sqlalchemy.engine import RowMapping
 
+from cronpilot.adapters.sql.field_rows import field_values, from_fields
 from cronpilot.domain.model import JSON
 from cronpilot.domain.rules import (
     ActionKind,
@@ -62,25 +63,11 @@ def rules_from_value(value: JSON) -> tuple[Rule, ...]:
 
 
 def evaluation_value(evaluation: RuleEvaluation) -> dict[str, Any]:
-    return {
-        "number": evaluation.number,
-        "when": evaluation.when,
-        "outcome": evaluation.outcome.value,
-        "value": evaluation.value,
-        "detail": evaluation.detail,
-        "proposal_id": evaluation.proposal_id,
-    }
+    return field_values(evaluation)
 
 
 def evaluation_from_value(value: dict[str, Any]) -> RuleEvaluation:
-    return RuleEvaluation(
-        number=value["number"],
-        when=value["when"],
-        outcome=RuleOutcome(value["outcome"]),
-        value=value["value"],
-        detail=value["detail"],
-        proposal_id=value["proposal_id"],
-    )
+    return from_fields(RuleEvaluation, value, outcome=RuleOutcome(value["outcome"]))
 
 
 def streak_from_row(row: RowMapping) -> Streak | None:

@@ -21,7 +21,7 @@ from sqlalchemy import (
 
 from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.keyset import after_cursor, in_window
-from cronpilot.adapters.sql.prefixes import row_by_id
+from cronpilot.adapters.sql.prefixes import read_by_id
 from cronpilot.adapters.sql.rows import run_from_row
 from cronpilot.adapters.sql.tables import endpoints, runs
 from cronpilot.domain.errors import RunNotFound
@@ -104,10 +104,7 @@ class SqlRuns(RunRepository):
             return [run_from_row(row) for row in result.mappings()]
 
     async def get_run(self, run_id: str) -> Run:
-        async with self._db.read() as conn:
-            row = await row_by_id(conn, runs, "run", run_id)
-        if row is None:
-            raise RunNotFound(run_id)
+        row = await read_by_id(self._db, runs, "run", run_id, RunNotFound)
         return run_from_row(row)
 
     async def dag_run_runs(self, dag_run_id: str) -> list[Run]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 import threading
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -13,8 +12,6 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
-from fastapi import FastAPI
 
 from cronpilot.adapters.bootstrap import build_api, token_authenticator
 from cronpilot.adapters.sql import open_sql_store
@@ -23,6 +20,7 @@ from cronpilot.domain.access import Scope
 from cronpilot.domain.ports import Clock, SecretCipher, Store
 from cronpilot.usecases.access import create_token
 from tests.support.clock import FakeClock
+from tests.support.loopback import loopback_server, served_asgi
 from tests.support.settings import settings_for_tests
 
 JOBS = """
@@ -58,17 +56,6 @@ def bearer(secret: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {secret}"}
 
 
-def loopback_server(app: FastAPI) -> tuple[uvicorn.Server, socket.socket]:
-    """A server for `app` and its socket on a free loopback port (`server.serve(sockets=…)`).
-    The socket listens from here on: a client may connect before the server has started, the
-    backlog holds it, so nobody waits for the server to say it is up."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen()
-    config = uvicorn.Config(app, log_config=None, lifespan="off")
-    return uvicorn.Server(config), sock
-
-
 @dataclass
 class Api:
     url: str
@@ -91,15 +78,10 @@ async def served_api(sql_url: str, cipher: SecretCipher, **settings: Any) -> Asy
     authenticate = token_authenticator(store, clock)
     chosen = settings_for_tests(database_url=sql_url, **settings)
     app = build_api(chosen, store, waker, clock, authenticate)
-    server, sock = loopback_server(app)
-    port = sock.getsockname()[1]
-    task = asyncio.create_task(server.serve(sockets=[sock]))
     try:
-        yield Api(f"http://127.0.0.1:{port}", store, clock, secrets)
+        async with served_asgi(app) as url:
+            yield Api(url, store, clock, secrets)
     finally:
-        server.should_exit = True
-        await task
-        sock.close()
         await waker.close()
         await store.close()
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 
 import httpx
@@ -13,8 +12,9 @@ from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.access import Scope
 from cronpilot.domain.errors import StoreUnavailable
 from cronpilot.domain.ports import ReadingUnit
-from tests.api.conftest import bearer, issue_tokens, loopback_server
+from tests.api.conftest import bearer, issue_tokens
 from tests.support.clock import FakeClock
+from tests.support.loopback import served_asgi
 from tests.support.memory_store import MemoryStore
 from tests.support.settings import settings_for_tests
 
@@ -37,14 +37,10 @@ async def broken() -> AsyncIterator[tuple[BrokenStore, str, str]]:
     clock = FakeClock()
     secrets = await issue_tokens(store, clock)
     app = build_api(settings_for_tests(), store, waker, clock, token_authenticator(store, clock))
-    server, sock = loopback_server(app)
-    task = asyncio.create_task(server.serve(sockets=[sock]))
     try:
-        yield store, f"http://127.0.0.1:{sock.getsockname()[1]}", secrets[Scope.READ]
+        async with served_asgi(app) as url:
+            yield store, url, secrets[Scope.READ]
     finally:
-        server.should_exit = True
-        await task
-        sock.close()
         await waker.close()
 
 

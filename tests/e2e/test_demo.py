@@ -1,7 +1,7 @@
 """`cronpilot demo` as a real process: it runs, records a run of every demo endpoint, summarises
 what the database holds and leaves nothing behind.
 
-The demo runs 12 s rather than 5: the governor clamps even an endpoint's first run to
+The demo runs 20 s rather than 5: the governor clamps even an endpoint's first run to
 `now + min_interval`, and the example's slowest first run (the investigator, min 10 s) must fall
 inside the demo with a margin for a loaded machine.
 """
@@ -33,7 +33,7 @@ EXAMPLE_PATHS = [
     "/billing/usage",
     "/billing/cleanup",
 ]
-DURATION = 12
+DURATION = 20
 SHOWCASE_PATHS = [
     "/status/page",
     "/reports/export",

@@ -5,8 +5,6 @@ output schema learnt) and a pending proposal, a token of each scope (`read-bot`,
 
 from __future__ import annotations
 
-import asyncio
-import socket
 import sys
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -17,7 +15,6 @@ from typing import Any
 
 import httpx2
 import pytest
-import uvicorn
 from cryptography.fernet import Fernet
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -39,6 +36,7 @@ from cronpilot.usecases.schema_learning import rebuild_schema
 from tests.api.conftest import Secrets, bearer, issue_tokens
 from tests.contract.builders import run_once
 from tests.e2e.conftest import ROOT
+from tests.support.loopback import served_asgi
 from tests.support.settings import limits_for_tests, settings_for_tests
 
 JOBS = """
@@ -172,18 +170,10 @@ async def http_server_for(world: World, secret: str) -> AsyncIterator[str]:
         waker = InProcessWaker()
         settings = settings_for_tests(database_url=world.database_url)
         server = await build_mcp(settings, store, waker, build_clock(), secret)
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        sock.listen()
-        config = uvicorn.Config(http_app(server, secret, "127.0.0.1"), log_config=None)
-        serving = uvicorn.Server(config)
-        task = asyncio.create_task(serving.serve(sockets=[sock]))
         try:
-            yield f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+            async with served_asgi(http_app(server, secret, "127.0.0.1"), "auto") as url:
+                yield f"{url}/mcp"
         finally:
-            serving.should_exit = True
-            await task
-            sock.close()
             await waker.close()
 
 

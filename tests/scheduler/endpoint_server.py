@@ -16,15 +16,19 @@ import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from types import TracebackType
 
 from aiohttp import web
 from multidict import CIMultiDict
 
 from cronpilot.scheduler.requests import SLOT_HEADER
+from tests.support.loopback import LoopbackServer
 
 
-class EndpointServer:
+class EndpointServer(LoopbackServer):
+    # A handler is cancelled when its caller goes away, so held and hanging calls end with
+    # the client's timeout or shutdown instead of keeping the server busy.
+    cancel_handlers = True
+
     def __init__(self) -> None:
         self.calls: Counter[tuple[str, str]] = Counter()
         """Calls received per (endpoint name, slot header)."""
@@ -36,11 +40,6 @@ class EndpointServer:
         self.max_in_flight = 0
         self.release = asyncio.Event()
         self._arrived = asyncio.Event()
-        self._runner: web.AppRunner | None = None
-        self.port = 0
-
-    def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
 
     def calls_of(self, name: str) -> int:
         return len(self.slots[name])
@@ -58,30 +57,12 @@ class EndpointServer:
     async def until_in_flight(self, count: int) -> None:
         await self.until(lambda: self.in_flight >= count)
 
-    async def __aenter__(self) -> EndpointServer:
+    def app(self) -> web.Application:
         app = web.Application()
         app.add_routes(
             [web.get("/{kind}/{name}", self._answer), web.post("/{kind}/{name}", self._answer)]
         )
-        # A handler is cancelled when its caller goes away, so held and hanging calls end with
-        # the client's timeout or shutdown instead of keeping the server busy.
-        self._runner = web.AppRunner(
-            app, handler_cancellation=True, access_log=None, shutdown_timeout=0.5
-        )
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = self._runner.addresses[0][1]
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
+        return app
 
     async def _answer(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]

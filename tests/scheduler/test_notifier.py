@@ -8,7 +8,6 @@ import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
-from types import TracebackType
 from typing import Any
 
 import pytest
@@ -25,6 +24,7 @@ from tests.contract.builders import LEASE_SECONDS, declaration, spec
 from tests.scheduler.conftest import LOOPBACK
 from tests.support.clock import FakeClock
 from tests.support.finishing import finish_one
+from tests.support.loopback import LoopbackServer
 from tests.support.settings import settings_for_tests
 
 FAILED = Response(status_code=503, error_message="HTTP 503 Service Unavailable")
@@ -42,7 +42,7 @@ class Received:
 
 
 @dataclass
-class WebhookServer:
+class WebhookServer(LoopbackServer):
     """Answers POST /hook with the next status of `statuses` (then 200), records every call;
     `/moved` redirects to `location`."""
 
@@ -50,29 +50,14 @@ class WebhookServer:
     location: str = ""
     received: list[Received] = field(default_factory=list)
     arrived: asyncio.Event = field(default_factory=asyncio.Event)
-    _runner: web.AppRunner | None = None
-    port: int = 0
 
     def url(self, path: str = "/hook") -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
+        return super().url(path)
 
-    async def __aenter__(self) -> WebhookServer:
+    def app(self) -> web.Application:
         app = web.Application()
         app.add_routes([web.post("/hook", self._hook), web.post("/moved", self._moved)])
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
-        await self._runner.setup()
-        await web.TCPSite(self._runner, "127.0.0.1", 0).start()
-        self.port = self._runner.addresses[0][1]
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
+        return app
 
     async def _hook(self, request: web.Request) -> web.Response:
         self.received.append(Received(await request.read(), dict(request.headers)))

@@ -18,10 +18,11 @@ import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Any
 
 from aiohttp import web
+
+from tests.support.loopback import LoopbackServer
 
 Request = dict[str, Any]
 CHARS_PER_TOKEN = 4
@@ -105,7 +106,7 @@ def submit(reasoning: str = "done", confidence: float = 0.9, again: float = 60) 
     return Calls([Call("submit_analysis", arguments)])
 
 
-class FakeOpenAI:
+class FakeOpenAI(LoopbackServer):
     def __init__(self, script: Sequence[Step] | Callable[[Request], Reply]) -> None:
         self._script = script
         self._position = 0
@@ -113,8 +114,6 @@ class FakeOpenAI:
         self.requests: list[Request] = []
         self._arrived = asyncio.Event()
         self.usage: list[tuple[int, int]] = []
-        self._runner: web.AppRunner | None = None
-        self.base_url = ""
         self.embedded: list[list[str]] = []
         """The texts of every `/embeddings` request."""
         self.embeddings_failure: int | None = None
@@ -218,25 +217,13 @@ class FakeOpenAI:
         ]
         return web.json_response({"object": "list", "data": data})
 
-    async def __aenter__(self) -> FakeOpenAI:
+    @property
+    def base_url(self) -> str:
+        return self.url("/v1")
+
+    def app(self) -> web.Application:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._complete)
         app.router.add_post("/v1/embeddings", self._embeddings)
         app.router.add_get("/v1/models", self._models)
-        runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        self._runner = runner
-        host, port = runner.addresses[0][:2]
-        self.base_url = f"http://{host}:{port}/v1"
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
+        return app

@@ -10,9 +10,10 @@ import asyncio
 import gzip
 import socket
 import struct
-from types import TracebackType
 
 from aiohttp import web
+
+from tests.support.loopback import LoopbackServer
 
 HUGE_BYTES = 50 * 1024 * 1024
 _CHUNK = b"[" + b"0," * 32_767 + b"0]"
@@ -41,20 +42,20 @@ def unused_port() -> int:
     return port
 
 
-class HostileServer:
+class HostileServer(LoopbackServer):
     """Start with `async with HostileServer() as server:`; `server.url("/json")` is its address."""
+
+    # Handlers stop when the client goes away: that is how the huge body sees the client
+    # give up, and how a hanging handler ends with its caller's timeout.
+    cancel_handlers = True
+    shutdown_seconds = 1.0
 
     def __init__(self) -> None:
         self.hits: list[str] = []
         self.huge_bytes_written = 0
         self.huge_finished = asyncio.Event()
-        self._runner: web.AppRunner | None = None
-        self.port = 0
 
-    def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
-
-    async def __aenter__(self) -> HostileServer:
+    def app(self) -> web.Application:
         app = web.Application(middlewares=[self._record])
         app.add_routes(
             [
@@ -76,25 +77,7 @@ class HostileServer:
                 web.route("*", "/echo", self._echo),
             ]
         )
-        # Handlers stop when the client goes away: that is how the huge body sees the client
-        # give up, and how a hanging handler ends with its caller's timeout.
-        self._runner = web.AppRunner(
-            app, handler_cancellation=True, access_log=None, shutdown_timeout=1.0
-        )
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = self._runner.addresses[0][1]
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
+        return app
 
     @web.middleware
     async def _record(self, request: web.Request, handler: web.Handler) -> web.StreamResponse:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Protocol, TypeVar
 
 from cronpilot.domain.errors import JobNotFound
 from cronpilot.domain.model import Endpoint, Job, Run
@@ -101,3 +103,22 @@ async def endpoint_refs(reading: ReadingFactory) -> dict[str, str]:
     """Endpoint id → `job/endpoint`, for listings that hold ids."""
     async with reading() as read:
         return {e.id: e.ref for e in await read.catalog.list_endpoints()}
+
+
+class OnEndpoint(Protocol):
+    @property
+    def endpoint_id(self) -> str: ...
+
+
+E = TypeVar("E", bound=OnEndpoint)
+
+
+async def beside_refs(reading: ReadingFactory, items: Sequence[E]) -> list[tuple[E, str]]:
+    """Each of `items` beside its endpoint's `job/endpoint` (`?` for one deleted since)."""
+    refs = await endpoint_refs(reading)
+    return [(item, refs.get(item.endpoint_id, "?")) for item in items]
+
+
+async def ref_of(reading: ReadingFactory, item: OnEndpoint) -> str:
+    """`item`'s endpoint's `job/endpoint` (`?` for one deleted since)."""
+    return (await beside_refs(reading, [item]))[0][1]
