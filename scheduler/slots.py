@@ -93,6 +93,7 @@ class SlotRunner:
         health: StoreHealth,
         *,
         admission: Admission,
+        recorder: Recorder,
         worker_id: str,
         lease_seconds: float,
         observer: RunObserver | None,
@@ -115,7 +116,7 @@ class SlotRunner:
         self._aborted = False
         """Set when calls still running after the grace period must be cut short."""
         self._caller = Caller(dispatcher, clock, self._tracer, self._stopping)
-        self._recorder = Recorder(claims)
+        self._recorder = recorder
         self._load = Load()
         self._stats = WorkerStats()
         self._in_flight: set[asyncio.Task[None]] = set()

@@ -4,8 +4,8 @@ Any number of workers, in any number of processes, share one store. The store's 
 fenced finish keep them from running one slot twice; a worker only looks after its own calls.
 Its parts (decisions 0015, 0040): `Admission` decides how many slots to claim, the `SlotRunner`
 takes each claim through call and record (`slots`), the `LeaseKeeper` keeps their leases
-(`leases`), and this loop ties them together. Every side task (the lease keeper, the cancel
-watch, and the side tasks it is given: housekeeping, heartbeat, learner, notifier…) is an
+(`leases`), and this loop ties them together. Every side task (the recorder, the lease keeper,
+the cancel watch, and the side tasks it is given: housekeeping, heartbeat, learner, notifier…) is an
 `async def run(stop)` under the worker's `TaskGroup`, stopped once the slots have drained.
 """
 
@@ -28,6 +28,7 @@ from cronpilot.scheduler.admission import Admission
 from cronpilot.scheduler.config import WorkerConfig
 from cronpilot.scheduler.health import StoreHealth
 from cronpilot.scheduler.leases import LeaseKeeper
+from cronpilot.scheduler.recorder import Recorder
 from cronpilot.scheduler.slots import RunObserver, SlotRunner, WorkerStats
 
 log = logging.getLogger(__name__)
@@ -81,7 +82,8 @@ class SchedulerWorker:
             first_after=config.cancel_poll_seconds,
             cut=True,
         )
-        self._side: tuple[SideTask, ...] = (self._leases, self._cancels, *side)
+        recorder = Recorder(store.claims)
+        self._side: tuple[SideTask, ...] = (recorder, self._leases, self._cancels, *side)
         self._slots = SlotRunner(
             store.claims,
             dispatcher,
@@ -89,6 +91,7 @@ class SchedulerWorker:
             self._leases,
             self._health,
             admission=Admission(config.concurrency, config.batch_size),
+            recorder=recorder,
             worker_id=config.worker_id,
             lease_seconds=config.lease_seconds,
             observer=observer,
