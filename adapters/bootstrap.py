@@ -332,8 +332,6 @@ async def serve_scheduler(
             approvals=build_approval_desk(store, waker, telemetry),
             telemetry=telemetry,
         )
-        housekeeping.start()
-        resources.push_async_callback(housekeeping.stop)
         # Missed slots are looked for as often as dead workers' runs are reaped; the first look
         # (a gap in the heartbeats, slots missed meanwhile) comes before this worker's first
         # heartbeat and claim (`scheduler.watch`).
@@ -344,13 +342,9 @@ async def serve_scheduler(
             worker_stale_seconds=settings.worker_stale_seconds,
         )
         await watch.first_look()
-        watch.start()
-        resources.push_async_callback(watch.stop)
         heartbeat = Heartbeat(
             store.workers, clock, this_worker(settings, clock), settings.heartbeat_seconds
         )
-        heartbeat.start()
-        resources.push_async_callback(heartbeat.stop)
         learner = RunLearner(
             store.unit_of_work,
             store.reading,
@@ -358,11 +352,7 @@ async def serve_scheduler(
             telemetry=telemetry,
             embedder=build_embedder(settings),
         )
-        learner.start()
-        resources.push_async_callback(learner.stop)
         notifier = open_notifier(settings, store, clock, resources, telemetry)
-        notifier.start()
-        resources.push_async_callback(notifier.stop)
         log.info(
             "scheduler %s started: concurrency %d, batch %d, lease %g s, grace %g s",
             settings.worker_id,
@@ -381,6 +371,8 @@ async def serve_scheduler(
             observer=learner,
             tracer=tracer,
             telemetry=telemetry,
+            # Under the worker's task group, stopped once its slots have drained.
+            side=(housekeeping, watch, heartbeat, learner, notifier),
         )
         await worker.run(stop)
 

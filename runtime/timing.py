@@ -46,7 +46,7 @@ async def pause(clock: Clock, seconds: float, stop: asyncio.Event) -> bool:
 class Periodic:
     """Runs `work` after `first_after` seconds of the clock's time, then again `seconds` after
     each turn ends (a rest between turns, not a fixed rate: a slow turn delays the next), in a
-    task of its own, from `start` until `stop`. `work` returns True to be run again at once
+    task of its own (`run`, until its `stop` is set). `work` returns True to be run again at once
     (it took a full batch: more is waiting). With `rest`, each turn is followed by at
     least `rest()` seconds (asked after the turn): work that must take no more than a share of
     the time (learning, slow refreshes) rests longer after a slow step. A
@@ -63,6 +63,7 @@ class Periodic:
         *,
         first_after: float = 0.0,
         rest: Callable[[], float] | None = None,
+        cut: bool = False,
         failed_action: LogAction = "periodic_failed",
         crashed_action: LogAction = "internal_error",
     ) -> None:
@@ -74,35 +75,35 @@ class Periodic:
         self._rest = rest
         self._failed_action: LogAction = failed_action
         self._crashed_action: LogAction = crashed_action
-        self._stopping = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        self._cut = cut
 
-    def start(self) -> None:
-        """Start the timer; call from inside the running event loop."""
-        self._stopping.clear()
-        self._task = asyncio.create_task(self._run(), name=self._name)
-
-    async def stop(self, *, cut: bool = False) -> None:
-        """Stop the timer: a turn in progress is let finish (it is short, and cutting it would
-        cut a store transaction in half), or cancelled with `cut`. Without `cut` the wait has
-        no bound: work whose turn can hang (a call over the network, as the notifier's
-        deliveries) is to be stopped with `cut`."""
-        task, self._task = self._task, None
-        if task is None:
-            return
-        self._stopping.set()
-        if cut:
-            task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-
-    async def _run(self) -> None:
+    async def run(self, stop: asyncio.Event) -> None:
+        """Turn until `stop` is set. A turn in progress is then let finish (it is short, and
+        cutting it would cut a store transaction in half), or cancelled when the timer was made
+        with `cut`: work whose turn can hang (a call over the network, as the notifier's
+        deliveries) is made so."""
         delay = self._first_after
-        while delay <= 0 or await pause(self._clock, delay, self._stopping):
-            if self._stopping.is_set():
+        while delay <= 0 or await pause(self._clock, delay, stop):
+            if stop.is_set():
                 return
-            delay = 0.0 if await self._turn() else self._seconds
+            again = await (self._cut_turn(stop) if self._cut else self._turn())
+            if stop.is_set():
+                return
+            delay = 0.0 if again else self._seconds
             if self._rest is not None:
                 delay = max(delay, self._rest())
+
+    async def _cut_turn(self, stop: asyncio.Event) -> bool:
+        """A turn, cancelled if `stop` is set before it ends."""
+        turn = asyncio.create_task(self._turn(), name=self._name)
+        stopped = asyncio.create_task(stop.wait())
+        try:
+            await asyncio.wait((turn, stopped), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            turn.cancel()
+            stopped.cancel()
+            await asyncio.gather(turn, stopped, return_exceptions=True)
+        return not turn.cancelled() and turn.result()
 
     async def _turn(self) -> bool:
         try:

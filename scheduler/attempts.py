@@ -1,5 +1,6 @@
-"""A slot's call and its retries: as many attempts as the endpoint's retry policy allows, each
-recorded, the last one deciding the run.
+"""The caller: a slot's call and its retries, as many attempts as the endpoint's retry policy
+allows, each recorded, the last one deciding the run; each attempt traced, sent through the
+dispatcher and judged by the endpoint's assertions.
 
 Retries wait with exponential backoff and jitter (tenacity), at least the global floor and at
 least as long as a `Retry-After` of the failed answer asks. They give up rather than start
@@ -10,8 +11,9 @@ answer it has.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import math
-from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import timedelta
 
@@ -24,28 +26,92 @@ from tenacity import (
     wait_random,
 )
 
-from cronpilot.domain.model import Attempt, Claim, Response, RetryPolicy
+from cronpilot.domain.assertions import judged
+from cronpilot.domain.errors import TemplateUnfilled
+from cronpilot.domain.log_extra import log_extra
+from cronpilot.domain.model import Attempt, BodyAbsence, Claim, ErrorKind, Response, RetryPolicy
 from cronpilot.domain.ports.clock import Clock
+from cronpilot.domain.ports.dispatch import Dispatcher
+from cronpilot.domain.ports.tracing import Tracer
 from cronpilot.domain.retries import attempt_of, may_repeat, retries, retry_deadline
+from cronpilot.domain.sent_request import sent_request
 from cronpilot.domain.steering import heeded
+from cronpilot.domain.tracing import run_trace
+from cronpilot.runtime.timing import pause
+from cronpilot.scheduler.requests import request_for, traced
 
-Rest = Callable[[float], Awaitable[bool]]
-"""Waits that many seconds before a retry; False when the worker began stopping meanwhile (it
-then returns at once), so no retry follows."""
+# The worker's parts log as the worker: one logger to follow (or silence) a scheduler by.
+log = logging.getLogger("cronpilot.scheduler.worker")
 
 
-async def call_slot(
-    claim: Claim, call: Callable[[], Awaitable[Response]], clock: Clock, rest: Rest
-) -> Response:
-    """The response that decides `claim`'s run, with every attempt made for it (`attempts`)."""
-    slot = _SlotCall(claim, call, clock, rest)
-    spec = claim.endpoint.spec
-    policy = spec.retry
-    if policy is None or policy.attempts <= 1 or not may_repeat(policy, spec.method):
-        response = await slot.attempt()
-    else:
-        response = await slot.retried(policy)
-    return replace(response, attempts=tuple(slot.made))
+class Caller:
+    """Calls claimed slots' endpoints for one worker; retries wait on its clock and stop once
+    `stopping` is set (the slot then keeps the answer it has)."""
+
+    def __init__(
+        self, dispatcher: Dispatcher, clock: Clock, tracer: Tracer, stopping: asyncio.Event
+    ) -> None:
+        self._dispatcher = dispatcher
+        self._clock = clock
+        self._tracer = tracer
+        self._stopping = stopping
+
+    async def call(self, claim: Claim) -> Response:
+        """The response that decides `claim`'s run, with every attempt made for it
+        (`attempts`)."""
+        slot = _SlotCall(claim, self, self._clock)
+        spec = claim.endpoint.spec
+        policy = spec.retry
+        if policy is None or policy.attempts <= 1 or not may_repeat(policy, spec.method):
+            response = await slot.attempt()
+        else:
+            response = await slot.retried(policy)
+        return replace(response, attempts=tuple(slot.made))
+
+    async def dispatch(self, claim: Claim) -> Response:
+        """One attempt: the request sent, traced and judged; never raises for the endpoint."""
+        try:
+            request = request_for(claim)
+        except TemplateUnfilled as exc:
+            now = self._clock.now()
+            return Response(
+                status_code=None,
+                body_absence=BodyAbsence.NO_RESPONSE,
+                error_kind=ErrorKind.TEMPLATE,
+                error_message=f"not called: {exc}",
+                started_at=now,
+                finished_at=now,
+            )
+        sent = sent_request(request)
+        try:
+            with self._tracer.span(
+                "call", run_trace(claim), run_id=claim.run_id, endpoint=claim.endpoint.ref
+            ) as span:
+                response = await self._dispatcher.dispatch(traced(request, span.context))
+                if response.status_code is not None:
+                    span.note(status_code=response.status_code)
+                if response.error_kind is not None:
+                    span.note(error_kind=str(response.error_kind))
+        except Exception as exc:
+            # The dispatcher reports endpoint failures in its Response; a raise is a bug in it.
+            # Record the run as failed rather than leave it `running` until the reaper comes.
+            log.exception(
+                "dispatcher raised for run %s",
+                claim.run_id,
+                extra=log_extra("dispatch_error", run_id=claim.run_id),
+            )
+            return Response(
+                status_code=None,
+                body_absence=BodyAbsence.NO_RESPONSE,
+                error_kind=ErrorKind.INTERNAL,
+                error_message=f"dispatcher error: {type(exc).__name__}",
+                request=sent,
+            )
+        return judged(claim.endpoint.spec, replace(response, request=sent))
+
+    async def rest(self, seconds: float) -> bool:
+        """Wait before a retry; cut short, and False, once the worker is stopping."""
+        return await pause(self._clock, seconds, self._stopping)
 
 
 class _Stopping(Exception):
@@ -53,13 +119,10 @@ class _Stopping(Exception):
 
 
 class _SlotCall:
-    def __init__(
-        self, claim: Claim, call: Callable[[], Awaitable[Response]], clock: Clock, rest: Rest
-    ) -> None:
+    def __init__(self, claim: Claim, caller: Caller, clock: Clock) -> None:
         self._claim = claim
-        self._call = call
+        self._caller = caller
         self._clock = clock
-        self._rest = rest
         self.made: list[Attempt] = []
         self._last: Response | None = None
 
@@ -70,7 +133,7 @@ class _SlotCall:
 
     async def attempt(self) -> Response:
         """One call, recorded; its steering headers as far as the endpoint may steer."""
-        response = await self._call()
+        response = await self._caller.dispatch(self._claim)
         now = self._clock.now()
         claim = self._claim
         steering = heeded(
@@ -136,5 +199,5 @@ class _SlotCall:
         return response
 
     async def _sleep(self, seconds: float) -> None:
-        if not await self._rest(seconds):
+        if not await self._caller.rest(seconds):
             raise _Stopping

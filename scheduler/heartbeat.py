@@ -3,6 +3,8 @@ moves its `last_seen` on every `seconds`, on the worker's clock (`runtime.timing
 
 from __future__ import annotations
 
+import asyncio
+
 from cronpilot.domain.ports.clock import Clock
 from cronpilot.domain.ports.workers import WorkerRepository
 from cronpilot.domain.workers import WorkerInfo
@@ -21,13 +23,10 @@ class Heartbeat:
     async def beat_once(self) -> None:
         await self._workers.beat(self._me.seen(self._clock.now()))
 
-    def start(self) -> None:
-        """Start beating, the first beat at once; call from inside the running event loop.
-        A store that cannot be reached is one warning per missed beat (`Periodic`)."""
-        self._timer.start()
-
-    async def stop(self) -> None:
-        await self._timer.stop()
+    async def run(self, stop: asyncio.Event) -> None:
+        """Beat until `stop` is set, the first beat at once. A store that cannot be reached is
+        one warning per missed beat (`Periodic`)."""
+        await self._timer.run(stop)
 
     async def _beat(self) -> bool:
         await self.beat_once()

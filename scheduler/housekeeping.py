@@ -8,6 +8,7 @@ the worker's clock; decision 0015), never from a shared job store.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
@@ -142,18 +143,14 @@ class Housekeeping:
                 )
         return gone
 
-    def start(self) -> None:
-        """Start the timers; call from inside the running event loop. The reaper (and the
-        expiry) runs at once first, so a restarted worker repairs what its predecessor left
-        behind; the first prune waits (`FIRST_PRUNE_AFTER`, or its interval if shorter)."""
-        for timer in self._timers:
-            timer.start()
-
-    async def stop(self) -> None:
-        """Stop the timers and let a job in progress finish (it is short) instead of cutting
-        a store transaction in half."""
-        for timer in self._timers:
-            await timer.stop()
+    async def run(self, stop: asyncio.Event) -> None:
+        """Run the timers until `stop` is set; a job in progress then finishes (it is short)
+        rather than cut a store transaction in half. The reaper (and the expiry) runs at once
+        first, so a restarted worker repairs what its predecessor left behind; the first prune
+        waits (`FIRST_PRUNE_AFTER`, or its interval if shorter)."""
+        async with asyncio.TaskGroup() as timers:
+            for timer in self._timers:
+                timers.create_task(timer.run(stop))
 
     async def _reap(self) -> bool:
         await self.reap_once()

@@ -101,11 +101,16 @@ class RunLearner:
         """How long the last provides refresh took (0 when none was due)."""
         rest = 1 / LEARN_SHARE - 1
         self._consumer = Periodic(
-            "learning", clock, 0.0, self._consume_one, rest=lambda: self._step_took * rest
+            "learning", clock, 0.0, self._consume_one, cut=True, rest=lambda: self._step_took * rest
         )
         every = learn_every_seconds / 2
         self._held_timer = Periodic(
-            "learning held endpoints", clock, every, self._learn_held_now, first_after=every
+            "learning held endpoints",
+            clock,
+            every,
+            self._learn_held_now,
+            first_after=every,
+            cut=True,
         )
         # Slow refreshes (jobs of thousands of endpoints) come less often: at most a tenth of
         # the time goes into them.
@@ -127,20 +132,15 @@ class RunLearner:
             self._queue.put_nowait((endpoint, run if traced else None))
             self._queued.add(endpoint.id)
 
-    def start(self) -> None:
-        """Start the timers; call from inside the running event loop."""
-        for timer in (self._consumer, self._held_timer, self._refresh_timer):
-            timer.start()
-
-    async def stop(self) -> None:
-        """Stop the timers, then refresh what was learnt since the last refresh: a job whose
-        schemas settled would otherwise keep stale edges for good. Endpoints held for their
-        turn are not learnt now, which could hold a stopping worker for seconds: their runs
-        stay stored, and their next learning (or `schema backfill`) reads them. A refresh
+    async def run(self, stop: asyncio.Event) -> None:
+        """Learn until `stop` is set, then refresh what was learnt since the last refresh: a
+        job whose schemas settled would otherwise keep stale edges for good. Endpoints held for
+        their turn are not learnt then, which could hold a stopping worker for seconds: their
+        runs stay stored, and their next learning (or `schema backfill`) reads them. A refresh
         under way is let finish (cut short, it would forget the jobs it had taken)."""
-        await self._consumer.stop(cut=True)
-        await self._held_timer.stop(cut=True)
-        await self._refresh_timer.stop()
+        async with asyncio.TaskGroup() as timers:
+            for timer in (self._consumer, self._held_timer, self._refresh_timer):
+                timers.create_task(timer.run(stop))
         await self.refresh_stale()
 
     async def idle(self) -> None:

@@ -14,6 +14,7 @@ from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Claim
 from cronpilot.domain.ports.claims import ClaimRepository
 from cronpilot.domain.ports.clock import Clock
+from cronpilot.runtime.timing import first_of, pause
 from cronpilot.scheduler.health import StoreHealth
 
 # The worker's parts log as the worker: one logger to follow (or silence) a scheduler by.
@@ -36,7 +37,7 @@ class InHand:
     """Why the call was cut short: `lease_lost`, `cancelled`, `abandoned` or `released`."""
     recording_since: datetime | None = None
     """When the call ended and the recording of its run began: a run the store cannot record
-    within a lease gets no more extensions (`LeaseKeeper.keep`)."""
+    within a lease gets no more extensions (`LeaseKeeper.run`)."""
 
     def cut(self, reason: str) -> None:
         """Cut a call under way short, for `reason`; a claim not calling (yet or any more) is
@@ -92,20 +93,23 @@ class LeaseKeeper:
                 held.cut("cancelled")
         return False
 
-    async def keep(self) -> None:
+    async def run(self, stop: asyncio.Event) -> None:
         """Extend the lease of every claim in hand at half-time, and every half lease after,
-        until cancelled. Most calls end long before: this sleeps until the oldest claim's
+        until `stop` is set. Most calls end long before: this sleeps until the oldest claim's
         half-time, which every run recorded since has moved on. A run the store has not recorded
         within a whole lease is making no progress (its recording hangs on a store that went
         away): it gets no more extensions, so that its endpoint goes to another worker once the
         lease lapses rather than wait on this one."""
-        while True:
+        while not stop.is_set():
             if not self._in_hand:
                 self._holding.clear()
-                await self._holding.wait()
+                await first_of(stop.wait(), self._holding.wait())
                 continue
             oldest = next(iter(self._in_hand.values()))
-            await self._clock.sleep((oldest.extend_at - self._clock.now()).total_seconds())
+            if not await pause(
+                self._clock, (oldest.extend_at - self._clock.now()).total_seconds(), stop
+            ):
+                return
             now = self._clock.now()
             due = []
             for held in self._in_hand.values():

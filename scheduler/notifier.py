@@ -78,17 +78,15 @@ class Notifier:
             clock,
             config.poll_seconds,
             self._deliver_turn,
+            cut=True,
             failed_action="notify_store_error",
             crashed_action="notify_internal_error",
         )
 
-    def start(self) -> None:
-        """Start delivering in the background; call from inside the running event loop."""
-        self._timer.start()
-
-    async def stop(self) -> None:
-        """Stop at once: deliveries cut short are delivered again once their lease expires."""
-        await self._timer.stop(cut=True)
+    async def run(self, stop: asyncio.Event) -> None:
+        """Deliver until `stop` is set, then stop at once: deliveries cut short are delivered
+        again once their lease expires."""
+        await self._timer.run(stop)
 
     async def deliver_due(self) -> int:
         """Claim up to `concurrency` due notifications and deliver them side by side; returns

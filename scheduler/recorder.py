@@ -2,8 +2,9 @@
 the next one, and go in together through the store's one recording path,
 `ClaimRepository.finish_many` (runs, re-planning, alerts and DAG bookkeeping alike).
 
-One flusher task at a time takes everything queued (up to `MAX_BATCH`) into one call, and
-whatever arrived meanwhile into the next. An idle store writes a lone finish at once.
+The recorder's `run(stop)`, a side task of the worker, takes everything queued (up to
+`MAX_BATCH`) into one call, and whatever arrived meanwhile into the next. An idle store writes a
+lone finish at once.
 """
 
 from __future__ import annotations
@@ -25,29 +26,37 @@ class Recorder:
         # Two lists in step rather than a pair per finish: one allocation fewer per run.
         self._queue: list[Finish] = []
         self._waiting: list[asyncio.Future[Recorded]] = []
-        self._flusher: asyncio.Task[None] | None = None
+        self._queued = asyncio.Event()
 
     async def record(self, finish: Finish) -> Recorded:
-        """`finish` recorded; raises its error (`LeaseLost`, `SlotAlreadyRun`,
-        `StoreUnavailable`…) as the store reported it."""
+        """`finish` recorded (while `run` runs); raises its error (`LeaseLost`,
+        `SlotAlreadyRun`, `StoreUnavailable`…) as the store reported it."""
         outcome: asyncio.Future[Recorded] = asyncio.get_running_loop().create_future()
         self._queue.append(finish)
         self._waiting.append(outcome)
-        if self._flusher is None or self._flusher.done():
-            self._flusher = asyncio.create_task(self._flush())
-            self._flusher.add_done_callback(self._unstarted)
+        self._queued.set()
         return await outcome
 
-    def _unstarted(self, flusher: asyncio.Task[None]) -> None:
-        """A flusher cancelled before it began runs none of its code, `finally` included: its
-        callers are told here, unless a later flusher has taken their finishes on."""
-        if flusher.cancelled() and flusher is self._flusher:
+    async def run(self, stop: asyncio.Event) -> None:
+        """Record what is queued, batch after batch, until `stop` is set and nothing is left.
+        Cancelled (the worker crashed, the loop is closing), it tells the callers still waiting
+        "cancelled" and drops their finishes, never recorded later (their leases lapse and the
+        reaper takes the runs back)."""
+        stopped = asyncio.create_task(stop.wait())
+        stopped.add_done_callback(lambda _: self._queued.set())
+        try:
+            while not (stop.is_set() and not self._queue):
+                await self._queued.wait()
+                await self._flush()
+        finally:
+            stopped.cancel()
             self._drop()
 
     async def _flush(self) -> None:
         waiting: list[asyncio.Future[Recorded]] = []
         try:
             while self._queue:
+                self._queued.clear()
                 size = self._max_batch
                 batch, waiting = self._queue[:size], self._waiting[:size]
                 del self._queue[:size], self._waiting[:size]
@@ -65,13 +74,11 @@ class Recorder:
             # A bug: every caller waiting gets it, as each would have without batching.
             for future in [*waiting, *self._waiting]:
                 _settle(future, error)
+            self._drop()
         finally:
-            # Cancelled (the loop is closing): nobody may be left waiting for an answer, and
-            # the finishes of callers told "cancelled" are dropped, not recorded by a later
-            # flush (their leases lapse and the reaper takes the runs back).
+            # Cancelled: nobody may be left waiting for the batch under way (`run`).
             for future in waiting:
                 future.cancel()
-            self._drop()
 
     def _drop(self) -> None:
         for future in self._waiting:

@@ -6,27 +6,26 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import Enum
 from typing import Protocol
 
-from cronpilot.domain.assertions import judged
-from cronpilot.domain.errors import LeaseLost, SlotAlreadyRun, StoreUnavailable, TemplateUnfilled
+from cronpilot.domain.errors import LeaseLost, SlotAlreadyRun, StoreUnavailable
 from cronpilot.domain.log_extra import LogAction, log_extra
-from cronpilot.domain.model import BodyAbsence, Claim, Endpoint, ErrorKind, Finish, Response, Run
+from cronpilot.domain.model import Claim, Endpoint, Finish, Response, Run
 from cronpilot.domain.ports.claims import ClaimRepository
 from cronpilot.domain.ports.clock import Clock
 from cronpilot.domain.ports.dispatch import Dispatcher
 from cronpilot.domain.ports.telemetry import Telemetry
 from cronpilot.domain.ports.tracing import Tracer
-from cronpilot.domain.sent_request import sent_request
 from cronpilot.domain.tracing import run_trace
-from cronpilot.runtime.timing import pause
 from cronpilot.runtime.tracing import NoTracer
-from cronpilot.scheduler.attempts import call_slot
+from cronpilot.scheduler.admission import Admission
+from cronpilot.scheduler.attempts import Caller
 from cronpilot.scheduler.health import StoreHealth
 from cronpilot.scheduler.leases import InHand, LeaseKeeper
 from cronpilot.scheduler.recorder import Recorder
-from cronpilot.scheduler.requests import request_for, traced
 
 # The worker's parts log as the worker: one logger to follow (or silence) a scheduler by.
 log = logging.getLogger("cronpilot.scheduler.worker")
@@ -65,6 +64,23 @@ class Load:
     is free, re-planned)."""
 
 
+class Unanswered(Enum):
+    """Why a slot's call ended without an answer to record, and so what becomes of its run."""
+
+    LEASE_LOST = "lease_lost"
+    """Another worker may hold it now: dropped from hand, nothing recorded."""
+    CANCELLED = "cancelled"
+    """Someone asked to cancel the run: recorded `cancelled`."""
+    ABANDONED = "abandoned"
+    """The worker stopped with the call under way (or due): recorded abandoned."""
+    RELEASED = "released"
+    """The worker stopped before the slot was due: given back for another worker."""
+
+
+CallOutcome = Response | Unanswered
+"""How a claimed slot's call ended: the answer that decides its run, or why there is none."""
+
+
 class RunObserver(Protocol):
     def observe(self, endpoint: Endpoint, run: Run) -> None:
         """Take note of a recorded run; must return at once (the learning happens elsewhere)."""
@@ -80,34 +96,105 @@ class SlotRunner:
         leases: LeaseKeeper,
         health: StoreHealth,
         *,
-        worker: tuple[str, float],
+        admission: Admission,
+        recorder: Recorder,
+        worker_id: str,
+        lease_seconds: float,
         observer: RunObserver | None,
         tracer: Tracer | None = None,
         telemetry: Telemetry,
     ) -> None:
         self._claims = claims
         self._telemetry = telemetry
-        self._dispatcher = dispatcher
         self._clock = clock
         self._leases = leases
         self._health = health
-        self._worker_id, self._lease_seconds = worker
+        self._admission = admission
+        self._worker_id = worker_id
+        self._lease_seconds = lease_seconds
         self._observer = observer
-        self.tracer = tracer or NoTracer()
-        self._recorder = Recorder(claims)
-        self.load = Load()
-        self.stats = WorkerStats()
-        self.stopping = asyncio.Event()
-        """Set on stop: claims whose slot is not due yet are given back rather than waited for,
-        and no call is retried."""
-        self.aborted = False
+        self._tracer = tracer or NoTracer()
+        self._stopping = asyncio.Event()
+        """Set while draining: claims whose slot is not due yet are given back rather than
+        waited for, and no call is retried."""
+        self._aborted = False
         """Set when calls still running after the grace period must be cut short."""
+        self._caller = Caller(dispatcher, clock, self._tracer, self._stopping)
+        self._recorder = recorder
+        self._load = Load()
+        self._stats = WorkerStats()
+        self._in_flight: set[asyncio.Task[None]] = set()
 
-    def start(self, tasks: asyncio.TaskGroup, claims: list[Claim]) -> set[asyncio.Task[None]]:
+    @property
+    def stats(self) -> WorkerStats:
+        """What the slots have come to so far (read it, do not change it)."""
+        return self._stats
+
+    def to_claim(self, *, backlog: bool, quiet: bool) -> int:
+        """How many slots to claim now, by admission, for the slots in hand."""
+        load = self._load
+        return self._admission.to_claim(
+            calling=load.calling, recording=load.recording, backlog=backlog, quiet=quiet
+        )
+
+    def room(self) -> int:
+        """How many more slots the worker has room for, low water aside."""
+        return self._admission.room(self._load.calling, self._load.recording)
+
+    def watch_freed(self) -> None:
+        """From now on, `freed` waits for the next call to end or run to be recorded."""
+        self._load.freed.clear()
+
+    async def freed(self) -> None:
+        """Wait until a call ended (room freed) or a run was recorded (its endpoint re-planned)
+        since `watch_freed`."""
+        await self._load.freed.wait()
+
+    def claimed(self, claims: list[Claim], started: datetime) -> None:
+        """Count a batch of claims, with a claim span in each claimed run's trace: the batch's
+        round trips, which served them all."""
+        self._stats.claimed += len(claims)
+        ended = self._clock.now()
+        for claim in claims:
+            self._tracer.past_span(
+                "claim", run_trace(claim), started, ended, run_id=claim.run_id, batch=len(claims)
+            )
+
+    def start(self, tasks: asyncio.TaskGroup, claims: list[Claim]) -> None:
         """Run each claim in a task of `tasks`, counted as calling from now on: the next
         admission sees them before they start."""
-        self.load.calling += len(claims)
-        return {tasks.create_task(self.run(claim)) for claim in claims}
+        self._load.calling += len(claims)
+        for claim in claims:
+            task = tasks.create_task(self.run(claim))
+            self._in_flight.add(task)
+            task.add_done_callback(self._in_flight.discard)
+
+    async def drain(self, grace_seconds: float) -> None:
+        """Wind down: give back the claims whose call has not gone out, give the calls under
+        way `grace_seconds` (real time), then cut them short and abandon their runs. Returns
+        once every slot task has ended, ready to start again."""
+        running = {task for task in self._in_flight if not task.done()}
+        if not running:
+            return
+        self._stopping.set()
+        self._leases.cut("released", unstarted_only=True)
+        # The load, not the tasks: a task runs a root and then its DAG dependants, each
+        # counted while it calls or is recorded.
+        load = self._load
+        log.info(
+            "waiting up to %.1f s for %d calls in flight and %d runs being recorded",
+            grace_seconds,
+            load.calling,
+            load.recording,
+            extra=log_extra("drain", count=load.calling, recording=load.recording),
+        )
+        _, late = await asyncio.wait(running, timeout=grace_seconds)
+        if late:
+            self._aborted = True
+            self._leases.cut("abandoned")
+            await asyncio.wait(late)
+        self._stopping.clear()
+        self._aborted = False
 
     async def run(self, claim: Claim) -> None:
         """Call one claimed slot and record it, then run the DAG dependants it started, in
@@ -117,8 +204,8 @@ class SlotRunner:
         try:
             children = await self._run_one(claim)
             if children:
-                self.stats.claimed += len(children)
-                self.load.calling += len(children)
+                self._stats.claimed += len(children)
+                self._load.calling += len(children)
                 await asyncio.gather(*(self.run(child) for child in children))
         except Exception:
             log.exception("run handler crashed", extra=log_extra("internal_error"))
@@ -128,17 +215,21 @@ class SlotRunner:
         recorded, dropped or abandoned; it was counted as calling when it was started. The
         dependants the run started."""
         held = self._leases.hold(claim)
-        load = self.load
+        load = self._load
         calling = True
         try:
-            response = await self._call(held)
+            outcome = await self._call(held)
+            if isinstance(outcome, Unanswered):
+                await self._settle(claim, outcome)
+            else:
+                self._note_attempts(claim, outcome)
             load.calling -= 1
             load.recording += 1
             calling = False
             load.freed.set()
-            if response is not None:
+            if not isinstance(outcome, Unanswered):
                 held.recording_since = self._clock.now()
-                return await self._record(claim, response)
+                return await self._record(claim, outcome)
         except StoreUnavailable as error:
             # Dropped from hand (below): its lease lapses and the reaper repairs the run.
             self._health.failed(
@@ -158,26 +249,24 @@ class SlotRunner:
             self._leases.drop(claim.run_id)
         return []
 
-    async def _call(self, held: InHand) -> Response | None:
-        """The endpoint's response once its slot is due, or None when the call was cut short:
-        the lease was lost, someone asked to cancel the run (it is recorded `cancelled`), or the
-        worker is shutting down (a call under way is then abandoned; a slot not due yet is
-        released for another worker). The wait and the call run in this
-        task; a cut cancels it (`InHand.cut`), and that cancellation ends here."""
+    async def _call(self, held: InHand) -> CallOutcome:
+        """The endpoint's response once its slot is due, or why there is none: the lease was
+        lost, someone asked to cancel the run, or the worker is stopping (a call under way is
+        then abandoned; a slot not due yet is released for another worker). The wait and the
+        call run in this task; a cut cancels it (`InHand.cut`), and that cancellation ends
+        here."""
         claim = held.claim
         response = None
         due = claim.slot_at if claim.call_at is None else claim.call_at
         early = (due - self._clock.now()).total_seconds()
-        if not self.aborted and not (self.stopping.is_set() and early > 0):
+        if not self._aborted and not (self._stopping.is_set() and early > 0):
             task = held.calling = asyncio.current_task()
             assert task is not None, "runs are executed in tasks of their own"
             try:
                 if early > 0:
                     await self._clock.sleep(early)
                 held.started = True
-                response = await call_slot(
-                    claim, lambda: self._dispatch(claim), self._clock, self._rest
-                )
+                response = await self._caller.call(claim)
             except asyncio.CancelledError:
                 # A cut is taken back, so that the run can still be settled; a cancellation
                 # from anyone else goes on.
@@ -186,67 +275,31 @@ class SlotRunner:
             finally:
                 held.calling = None
         if held.cut_by == "lease_lost":
-            self._dropped(claim, "lease_lost")
-        elif held.cut_by == "cancelled":
-            await self._cancelled(claim)
-        elif held.cut_by is None and response is not None:
-            self._note_attempts(claim, response)
+            return Unanswered.LEASE_LOST
+        if held.cut_by == "cancelled":
+            return Unanswered.CANCELLED
+        if held.cut_by is None and response is not None:
             return response
-        elif held.started or early <= 0:
+        if held.started or early <= 0:
+            return Unanswered.ABANDONED
+        # Not due yet: another worker can still run it on time.
+        return Unanswered.RELEASED
+
+    async def _settle(self, claim: Claim, outcome: Unanswered) -> None:
+        """Do with an unanswered claim what `outcome` says."""
+        if outcome is Unanswered.LEASE_LOST:
+            self._dropped(claim, "lease_lost")
+        elif outcome is Unanswered.CANCELLED:
+            await self._cancelled(claim)
+        elif outcome is Unanswered.ABANDONED:
             await self._abandon(claim)
         else:
-            # Not due yet: another worker can still run it on time.
             await self.release([claim])
-        return None
-
-    async def _dispatch(self, claim: Claim) -> Response:
-        try:
-            request = request_for(claim)
-        except TemplateUnfilled as exc:
-            now = self._clock.now()
-            return Response(
-                status_code=None,
-                body_absence=BodyAbsence.NO_RESPONSE,
-                error_kind=ErrorKind.TEMPLATE,
-                error_message=f"not called: {exc}",
-                started_at=now,
-                finished_at=now,
-            )
-        sent = sent_request(request)
-        try:
-            with self.tracer.span(
-                "call", run_trace(claim), run_id=claim.run_id, endpoint=claim.endpoint.ref
-            ) as span:
-                response = await self._dispatcher.dispatch(traced(request, span.context))
-                if response.status_code is not None:
-                    span.note(status_code=response.status_code)
-                if response.error_kind is not None:
-                    span.note(error_kind=str(response.error_kind))
-        except Exception as exc:
-            # The dispatcher reports endpoint failures in its Response; a raise is a bug in it.
-            # Record the run as failed rather than leave it `running` until the reaper comes.
-            log.exception(
-                "dispatcher raised for run %s",
-                claim.run_id,
-                extra=log_extra("dispatch_error", run_id=claim.run_id),
-            )
-            return Response(
-                status_code=None,
-                body_absence=BodyAbsence.NO_RESPONSE,
-                error_kind=ErrorKind.INTERNAL,
-                error_message=f"dispatcher error: {type(exc).__name__}",
-                request=sent,
-            )
-        return judged(claim.endpoint.spec, replace(response, request=sent))
-
-    async def _rest(self, seconds: float) -> bool:
-        """Wait before a retry; cut short, and False, once the worker is stopping."""
-        return await pause(self._clock, seconds, self.stopping)
 
     def _note_attempts(self, claim: Claim, response: Response) -> None:
         """Count the slot's retries and the steering headers not taken, the latter logged once
         for the run."""
-        self.stats.retries += len(response.attempts) - 1
+        self._stats.retries += len(response.attempts) - 1
         ignored = [
             reason
             for attempt in response.attempts
@@ -254,7 +307,7 @@ class SlotRunner:
             for reason in attempt.steering.ignored
         ]
         if ignored:
-            self.stats.ignored_headers += len(ignored)
+            self._stats.ignored_headers += len(ignored)
             log.info(
                 "%s slot %s: %s",
                 claim.endpoint.ref,
@@ -274,7 +327,7 @@ class SlotRunner:
         started."""
         finish = Finish(claim, self._worker_id, response, self._clock.now(), self._lease_seconds)
         try:
-            with self.tracer.span("record", run_trace(claim), run_id=claim.run_id):
+            with self._tracer.span("record", run_trace(claim), run_id=claim.run_id):
                 recorded = await self._recorder.record(finish)
         except LeaseLost:
             self._dropped(claim, "lease_lost")
@@ -283,7 +336,7 @@ class SlotRunner:
             self._dropped(claim, "slot_already_run")
             return []
         self._health.answered()
-        self.stats.finished += 1
+        self._stats.finished += 1
         self._telemetry.recorded(claim, recorded)
         run = recorded.run
         if self._observer is not None:
@@ -319,7 +372,7 @@ class SlotRunner:
         )
 
     def _dropped(self, claim: Claim, action: LogAction) -> None:
-        self.stats.dropped += 1
+        self._stats.dropped += 1
         if action == "lease_lost":
             self._telemetry.lease_lost(claim.endpoint)
         log.warning(
@@ -334,7 +387,7 @@ class SlotRunner:
         """Give back claims whose call never started, for another worker to run on time."""
         for claim in claims:
             await self._claims.release(claim, self._worker_id)
-            self.stats.released += 1
+            self._stats.released += 1
             log.info(
                 "released %s slot %s unstarted",
                 claim.endpoint.ref,
@@ -345,7 +398,7 @@ class SlotRunner:
     async def _cancelled(self, claim: Claim) -> None:
         """Record a run cut short because someone asked to cancel it (`domain.cancelling`)."""
         await self._claims.cancel(claim, self._worker_id, self._clock.now())
-        self.stats.cancelled += 1
+        self._stats.cancelled += 1
         log.info(
             "cancelled run %s of %s",
             claim.run_id,
@@ -355,7 +408,7 @@ class SlotRunner:
 
     async def _abandon(self, claim: Claim) -> None:
         await self._claims.abandon(claim, self._worker_id, SHUTDOWN_REASON, self._clock.now())
-        self.stats.abandoned += 1
+        self._stats.abandoned += 1
         log.warning(
             "abandoned run %s of %s at shutdown",
             claim.run_id,

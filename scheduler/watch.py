@@ -8,6 +8,7 @@ costs one indexed read of the watched endpoints that are due, and one of the ope
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from datetime import UTC, datetime
 
@@ -124,13 +125,10 @@ class Watch:
         except EndpointNotFound:
             return None
 
-    def start(self) -> None:
-        """Start the timer; its first turn comes after its interval (`first_look` is the
-        worker's first)."""
-        self._timer.start()
-
-    async def stop(self) -> None:
-        await self._timer.stop()
+    async def run(self, stop: asyncio.Event) -> None:
+        """Look until `stop` is set; the first turn comes after the interval (`first_look` is
+        the worker's first)."""
+        await self._timer.run(stop)
 
     async def _check(self) -> bool:
         opened, _ = await self.check_once()

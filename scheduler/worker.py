@@ -2,18 +2,20 @@
 
 Any number of workers, in any number of processes, share one store. The store's atomic claim and
 fenced finish keep them from running one slot twice; a worker only looks after its own calls.
-Its parts (decision 0015): `Admission` decides how many slots to claim, the `SlotRunner` takes
-each claim through call and record (`slots`), the `LeaseKeeper` keeps their leases (`leases`),
-and this loop ties them together.
+Its parts (decisions 0015, 0040): `Admission` decides how many slots to claim, the `SlotRunner`
+takes each claim through call and record (`slots`), the `LeaseKeeper` keeps their leases
+(`leases`), and this loop ties them together. Every side task (the recorder, the lease keeper,
+the cancel watch, and the side tasks it is given: housekeeping, heartbeat, learner, notifier…) is an
+`async def run(stop)` under the worker's `TaskGroup`, stopped once the slots have drained.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
-from datetime import datetime, timedelta
-from typing import Any
+from collections.abc import Coroutine, Sequence
+from datetime import timedelta
+from typing import Any, Protocol
 
 from cronpilot.domain.errors import StoreUnavailable
 from cronpilot.domain.log_extra import log_extra
@@ -25,18 +27,24 @@ from cronpilot.domain.ports.dispatch import Dispatcher
 from cronpilot.domain.ports.telemetry import Telemetry
 from cronpilot.domain.ports.tracing import Tracer
 from cronpilot.domain.telemetry import NO_TELEMETRY
-from cronpilot.domain.tracing import run_trace
 from cronpilot.runtime.timing import Periodic, first_of, pause
 from cronpilot.scheduler.admission import Admission
 from cronpilot.scheduler.config import WorkerConfig
 from cronpilot.scheduler.health import StoreHealth
 from cronpilot.scheduler.leases import LeaseKeeper
+from cronpilot.scheduler.recorder import Recorder
 from cronpilot.scheduler.slots import RunObserver, SlotRunner, WorkerStats
 
 log = logging.getLogger(__name__)
 
 QUIET_CAP = timedelta(milliseconds=100)
 """The longest quiet time, whatever the claim-ahead: slots re-planned into it wait that long."""
+
+
+class SideTask(Protocol):
+    async def run(self, stop: asyncio.Event) -> None:
+        """Work until `stop` is set, then return."""
+        ...
 
 
 class SchedulerWorker:
@@ -51,13 +59,13 @@ class SchedulerWorker:
         observer: RunObserver | None = None,
         tracer: Tracer | None = None,
         telemetry: Telemetry = NO_TELEMETRY,
+        side: Sequence[SideTask] = (),
     ) -> None:
         self._store = store
         self._telemetry = telemetry
         self._clock = clock
         self._waker = waker
         self._config = config
-        self._admission = Admission(config.concurrency, config.batch_size)
         self._ahead = timedelta(seconds=config.claim_ahead_seconds)
         self._quiet = min(self._ahead / 2, QUIET_CAP)
         self._quiet_until = clock.now()
@@ -76,19 +84,24 @@ class SchedulerWorker:
             config.cancel_poll_seconds,
             self._leases.watch_cancels,
             first_after=config.cancel_poll_seconds,
+            cut=True,
         )
+        recorder = Recorder(store.claims)
+        self._side: tuple[SideTask, ...] = (recorder, self._leases, self._cancels, *side)
         self._slots = SlotRunner(
             store.claims,
             dispatcher,
             clock,
             self._leases,
             self._health,
-            worker=(config.worker_id, config.lease_seconds),
+            admission=Admission(config.concurrency, config.batch_size),
+            recorder=recorder,
+            worker_id=config.worker_id,
+            lease_seconds=config.lease_seconds,
             observer=observer,
             tracer=tracer,
             telemetry=telemetry,
         )
-        self._in_flight: set[asyncio.Task[None]] = set()
 
     @property
     def stats(self) -> WorkerStats:
@@ -96,20 +109,19 @@ class SchedulerWorker:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Work until `stop` is set, then wind down: claim nothing more, give calls in flight
-        `grace_seconds`, abandon the rest. Returns with no run of this worker left `running`
-        (unless the store itself was unreachable, which the reaper repairs)."""
-        self._slots.aborted = False
-        self._slots.stopping.clear()
+        `grace_seconds`, abandon the rest, then stop the side tasks. Returns with no run of this
+        worker left `running` (unless the store itself was unreachable, which the reaper
+        repairs)."""
+        drained = asyncio.Event()
         try:
             async with asyncio.TaskGroup() as tasks:
-                keeper = tasks.create_task(self._leases.keep())
-                self._cancels.start()
+                for part in self._side:
+                    tasks.create_task(part.run(drained))
                 try:
                     await self._claim_call_record(tasks, stop)
                 finally:
-                    await self._drain()
-                    await self._cancels.stop(cut=True)
-                    keeper.cancel()
+                    await self._slots.drain(self._config.grace_seconds)
+                    drained.set()
         finally:
             # A crashing worker says what it did too.
             stats = self.stats
@@ -129,15 +141,12 @@ class SchedulerWorker:
         """The loop: claim what admission allows, start a slot task for each claim (call, then
         record, in `SlotRunner.run`), sleep until more is due or room frees up."""
         failures = 0
-        freed = self._slots.load.freed
         while not stop.is_set():
             self._telemetry.loop_turned("scheduler")
-            freed.clear()
+            self._slots.watch_freed()
             try:
                 claims = await self._claim(self._to_claim(), stop)
-                for task in self._slots.start(tasks, claims):
-                    self._in_flight.add(task)
-                    task.add_done_callback(self._in_flight.discard)
+                self._slots.start(tasks, claims)
                 if not self._backlog or not claims:
                     await self._idle(stop)
                 failures = 0
@@ -146,12 +155,8 @@ class SchedulerWorker:
                 await self._retry_later(error, failures, stop)
 
     def _to_claim(self) -> int:
-        load = self._slots.load
-        return self._admission.to_claim(
-            calling=load.calling,
-            recording=load.recording,
-            backlog=self._backlog,
-            quiet=self._clock.now() < self._quiet_until,
+        return self._slots.to_claim(
+            backlog=self._backlog, quiet=self._clock.now() < self._quiet_until
         )
 
     async def _claim(self, wanted: int, stop: asyncio.Event) -> list[Claim]:
@@ -173,8 +178,7 @@ class SchedulerWorker:
                 self._clock.now(), config.worker_id, config.lease_seconds, wanted - len(claims)
             )
         if claims:
-            self._trace_claims(claims, started)
-            self._slots.stats.claimed += len(claims)
+            self._slots.claimed(claims, started)
             log.debug(
                 "claimed %d slots",
                 len(claims),
@@ -186,16 +190,6 @@ class SchedulerWorker:
         self._backlog = len(claims) == wanted
         self._quiet_until = started + self._quiet
         return claims
-
-    def _trace_claims(self, claims: list[Claim], started: datetime) -> None:
-        """A claim span in each claimed run's trace: the batch's round trips, which served them
-        all."""
-        ended = self._clock.now()
-        tracer = self._slots.tracer
-        for claim in claims:
-            tracer.past_span(
-                "claim", run_trace(claim), started, ended, run_id=claim.run_id, batch=len(claims)
-            )
 
     async def _idle(self, stop: asyncio.Event) -> None:
         """Sleep until the next slot is due, a waker notification, a call ending (it frees room
@@ -213,10 +207,10 @@ class SchedulerWorker:
             if delay <= 0:
                 return
             sleepers += [self._clock.sleep(delay), self._waker.wait(self._config.max_sleep_seconds)]
-        elif self._admission.room(self._slots.load.calling, self._slots.load.recording) > 0:
+        elif self._slots.room() > 0:
             # Held back by the low-water mark, which lapses with the quiet time.
             sleepers.append(self._clock.sleep(quiet))
-        await first_of(stop.wait(), self._slots.load.freed.wait(), *sleepers)
+        await first_of(stop.wait(), self._slots.freed(), *sleepers)
 
     async def _seconds_until_due(self) -> float:
         due = await self._store.claims.next_due_at()
@@ -240,28 +234,3 @@ class SchedulerWorker:
             extra=log_extra("store_unavailable", failures=failures),
         )
         await pause(self._clock, delay, stop)
-
-    async def _drain(self) -> None:
-        """On stop: give back the claims whose call has not gone out, give the calls under way
-        `grace_seconds` (real time), then cut them short and abandon their runs."""
-        running = {task for task in self._in_flight if not task.done()}
-        if not running:
-            return
-        slots = self._slots
-        slots.stopping.set()
-        self._leases.cut("released", unstarted_only=True)
-        # The slot runner's load, not the tasks: a task runs a root and then its DAG
-        # dependants, each counted while it calls or is recorded.
-        load = slots.load
-        log.info(
-            "waiting up to %.1f s for %d calls in flight and %d runs being recorded",
-            self._config.grace_seconds,
-            load.calling,
-            load.recording,
-            extra=log_extra("drain", count=load.calling, recording=load.recording),
-        )
-        _, late = await asyncio.wait(running, timeout=self._config.grace_seconds)
-        if late:
-            slots.aborted = True
-            self._leases.cut("abandoned")
-            await asyncio.wait(late)

@@ -30,6 +30,7 @@ from tests.scheduler.test_notifier import WebhookServer
 from tests.support.clock import FakeClock
 from tests.support.finishing import record_one
 from tests.support.settings import retention_for_tests, settings_for_tests
+from tests.support.side_tasks import running
 from tests.support.units import no_unit_of_work
 
 TIMEOUT = 60.0
@@ -206,8 +207,7 @@ async def test_housekeeping_expires_what_nobody_decided_on_its_timer(
         approvals=Notifying(desk, expire_lapsed=expired),  # type: ignore[arg-type]
     )
 
-    housekeeping.start()
-    try:
+    async with running(housekeeping):
         async with asyncio.timeout(DEADLINE):
             # The first turn comes at once, before the expiry: nothing to do.
             await expired.wait()
@@ -217,8 +217,6 @@ async def test_housekeeping_expires_what_nobody_decided_on_its_timer(
             expired.clear()
             clock.advance(TIMEOUT)
             await expired.wait()
-    finally:
-        await housekeeping.stop()
 
     assert (await store.approvals.get_approval(approval.id)).state is ApprovalState.EXPIRED
     [skipped] = await runs_of(store, "cleanup")

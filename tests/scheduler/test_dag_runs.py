@@ -19,6 +19,7 @@ from cronpilot.scheduler.learning import RunLearner
 from tests.scheduler.builders import DEADLINE, JOB, RunningWorker, runs_of, spec
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock
+from tests.support.side_tasks import running
 
 
 def _dependant(
@@ -127,14 +128,11 @@ async def test_the_learner_learns_schemas_provides_and_trace_edges_off_the_hot_p
         _dependant(server, "echo", "b", "fetch", query="?batch_id=x"),
     )
     learner = RunLearner(store.unit_of_work, store.reading, clock)
-    learner.start()
-    try:
-        async with RunningWorker(store, dispatcher, clock, waker, learner) as running:
-            await running.until_finished(3)
+    async with running(learner):
+        async with RunningWorker(store, dispatcher, clock, waker, learner) as worker:
+            await worker.until_finished(3)
         async with asyncio.timeout(DEADLINE):
             await learner.idle()
-    finally:
-        await learner.stop()
 
     fetch = await store.catalog.get_endpoint(f"{JOB}/fetch")
     schema = await store.schemas.get_output_schema(fetch.id)

@@ -11,6 +11,7 @@ from cronpilot.domain.workers import WorkerInfo
 from cronpilot.scheduler.heartbeat import Heartbeat
 from tests.scheduler.builders import DEADLINE, Failing, Notifying
 from tests.support.clock import FakeClock
+from tests.support.side_tasks import running
 
 EVERY = 10.0
 
@@ -33,8 +34,7 @@ async def test_a_worker_beats_at_start_then_every_interval_through_an_outage(
         EVERY,
     )
 
-    heartbeat.start()
-    try:
+    async with running(heartbeat):
         async with asyncio.timeout(DEADLINE):
             await beaten.wait()
             assert await _last_seen(store, start) == start
@@ -44,7 +44,5 @@ async def test_a_worker_beats_at_start_then_every_interval_through_an_outage(
                 await clock.until_sleeping_until(clock.now() + timedelta(seconds=EVERY))
                 clock.advance(EVERY)
             await beaten.wait()
-    finally:
-        await heartbeat.stop()
 
     assert await _last_seen(store, start) == start + timedelta(seconds=2 * EVERY)

@@ -30,6 +30,7 @@ from tests.scheduler.builders import (
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock
 from tests.support.settings import retention_for_tests
+from tests.support.side_tasks import running
 
 STALE = 60.0
 
@@ -123,20 +124,16 @@ async def test_timers_run_both_jobs_and_stop_cleanly(
         approvals=ApprovalDesk(store.unit_of_work, store.reading, None),
     )
 
-    housekeeping.start()
-    try:
+    async with running(housekeeping):
         async with asyncio.timeout(DEADLINE):
             await reaped.wait()
             assert not pruned.is_set()
             await clock.until_sleeping_until(clock.now() + timedelta(seconds=20))
             clock.advance(20)
             await pruned.wait()
-    finally:
-        await housekeeping.stop()
 
     [run] = await runs_of(store, "orphan")
     assert run.status is RunStatus.ABANDONED
-    await housekeeping.stop()
 
 
 async def test_retention_drops_dag_waits_whose_parents_never_reported(
@@ -202,16 +199,13 @@ async def test_a_store_outage_on_the_timer_is_one_line_and_the_job_runs_again(
         approvals=ApprovalDesk(store.unit_of_work, store.reading, None),
     )
 
-    housekeeping.start()
-    try:
+    async with running(housekeeping):
         async with asyncio.timeout(DEADLINE):
             # The first turn fails; the timer waits its interval on the clock and tries again.
             await clock.until_sleeping_until(clock.now() + timedelta(seconds=5))
             assert not reaped.is_set()
             clock.advance(5)
             await reaped.wait()
-    finally:
-        await housekeeping.stop()
 
     [run] = await runs_of(store, "orphan")
     assert run.status is RunStatus.ABANDONED

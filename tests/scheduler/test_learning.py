@@ -27,6 +27,7 @@ from tests.contract.builders import (
 from tests.scheduler.builders import DEADLINE
 from tests.support.clock import FakeClock
 from tests.support.finishing import finish_one
+from tests.support.side_tasks import running
 from tests.support.units import WrappedUnits, counting
 
 
@@ -73,8 +74,7 @@ async def test_a_burst_of_first_bodies_in_one_job_makes_one_refresh_of_its_provi
     for endpoint in burst:
         await learner.learn(endpoint)
     assert await store.graph.list_edges("j") == []
-    learner.start()
-    try:
+    async with running(learner):
         async with asyncio.timeout(DEADLINE):
             await clock.until_sleeping_until(T0 + seconds(5))
             clock.advance(4)
@@ -86,8 +86,6 @@ async def test_a_burst_of_first_bodies_in_one_job_makes_one_refresh_of_its_provi
             clock.advance(5)
             # Asleep again: the refresh is done.
             await clock.until_sleeping_until(T0 + seconds(15))
-    finally:
-        await learner.stop()
 
     # One read per endpoint learnt, and one for the whole job (it was one per endpoint each).
     assert reads == {"get_output_schema": len(endpoints), "get_output_schemas": 1}
@@ -115,8 +113,7 @@ async def test_an_endpoint_is_learnt_at_most_once_per_interval_and_nothing_is_mi
         stored = await store.schemas.get_output_schema(endpoint_id)
         return 0 if stored is None else stored.observations
 
-    learner.start()
-    try:
+    async with running(learner):
         async with asyncio.timeout(DEADLINE):
             assert await observed(0) == 1
             # Learnt a moment ago: the next runs wait for the endpoint's turn.
@@ -132,8 +129,6 @@ async def test_an_endpoint_is_learnt_at_most_once_per_interval_and_nothing_is_mi
             stored = await store.schemas.get_output_schema(endpoint_id)
             assert stored is not None
             assert stored.observations == 5
-    finally:
-        await learner.stop()
 
 
 async def test_the_fields_found_volatile_are_recorded_with_the_schema_and_by_a_rebuild(

@@ -26,6 +26,7 @@ from tests.support.clock import FakeClock
 from tests.support.finishing import finish_one
 from tests.support.loopback import LoopbackServer
 from tests.support.settings import settings_for_tests
+from tests.support.side_tasks import running
 
 FAILED = Response(status_code=503, error_message="HTTP 503 Service Unavailable")
 
@@ -202,16 +203,13 @@ async def test_the_background_loop_delivers_and_stops(
     store: Store, dispatcher: AiohttpDispatcher, clock: FakeClock, hooks: WebhookServer
 ) -> None:
     notifier = _notifier(store, dispatcher, clock, poll_seconds=2.0)
-    notifier.start()
-    try:
+    async with running(notifier):
         async with asyncio.timeout(10):
             await clock.until_sleeping_until(clock.now() + timedelta(seconds=2))
             await _raise_failing(store, clock, hooks.url())
             clock.advance(2)
             await hooks.arrived.wait()
             await clock.until_sleeping_until(clock.now() + timedelta(seconds=2))
-    finally:
-        await notifier.stop()
 
     delivered = await _only(store)
     assert (delivered.status, delivered.event) == (NotificationStatus.DELIVERED, AlertEvent.FAILING)

@@ -32,6 +32,7 @@ from tests.planner.builders import make_planner
 from tests.scheduler.builders import DEADLINE, JOB, RunningWorker, runs_of, spec
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock
+from tests.support.side_tasks import running
 
 STAMPS = ("checked_at", "request_id", "seq")
 EVERY = 20.0
@@ -94,15 +95,12 @@ class _World:
                 yield run, None
             return
         learner = RunLearner(self.store.unit_of_work, self.store.reading, self.clock)
-        learner.start()
         learning = _Learning(learner)
-        try:
-            async with RunningWorker(
-                self.store, self.dispatcher, self.clock, self.waker, learning
-            ) as run:
-                yield run, learning
-        finally:
-            await learner.stop()
+        async with (
+            running(learner),
+            RunningWorker(self.store, self.dispatcher, self.clock, self.waker, learning) as run,
+        ):
+            yield run, learning
 
 
 @pytest.fixture

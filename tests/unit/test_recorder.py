@@ -24,6 +24,7 @@ from cronpilot.domain.model import (
 )
 from cronpilot.domain.ports import ClaimRepository
 from cronpilot.scheduler.recorder import Recorder
+from tests.support.side_tasks import running
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
 
@@ -62,7 +63,7 @@ async def test_finishes_arriving_together_share_one_call_and_each_gets_its_own_o
     store = Recording()
     recorder = Recorder(cast(ClaimRepository, store))
 
-    async with asyncio.timeout(5):
+    async with running(recorder), asyncio.timeout(5):
         outcomes = await asyncio.gather(
             *(recorder.record(_finish(name)) for name in ("a", "lost", "b")),
             return_exceptions=True,
@@ -78,7 +79,7 @@ async def test_a_batch_is_cut_at_its_limit_and_the_rest_goes_in_the_next_call() 
     store = Recording()
     recorder = Recorder(cast(ClaimRepository, store), max_batch=2)
 
-    async with asyncio.timeout(5):
+    async with running(recorder), asyncio.timeout(5):
         await asyncio.gather(*(recorder.record(_finish(name)) for name in "abc"))
 
     assert store.batches == [["run-a", "run-b"], ["run-c"]]
@@ -93,16 +94,35 @@ async def test_an_error_of_the_whole_call_reaches_every_waiting_caller_instead_o
     store = Recording(error)
     recorder = Recorder(cast(ClaimRepository, store))
 
-    async with asyncio.timeout(5):
-        outcomes = await asyncio.gather(
-            *(recorder.record(_finish(name)) for name in "abc"), return_exceptions=True
-        )
-
-    assert outcomes == [error] * 3
-    assert len(store.batches) == 1
-    with pytest.raises(type(error)):
+    async with running(recorder):
         async with asyncio.timeout(5):
-            await recorder.record(_finish("d"))
+            outcomes = await asyncio.gather(
+                *(recorder.record(_finish(name)) for name in "abc"), return_exceptions=True
+            )
+
+        assert outcomes == [error] * 3
+        assert len(store.batches) == 1
+        with pytest.raises(type(error)):
+            async with asyncio.timeout(5):
+                await recorder.record(_finish("d"))
+
+
+async def test_a_stopping_recorder_records_what_is_queued_before_it_returns() -> None:
+    store = Held()
+    recorder = Recorder(cast(ClaimRepository, store))
+    stop = asyncio.Event()
+    flusher = asyncio.create_task(recorder.run(stop))
+    callers = [asyncio.create_task(recorder.record(_finish(name))) for name in "ab"]
+    await asyncio.sleep(0)
+
+    stop.set()
+    store.go.set()
+    async with asyncio.timeout(5):
+        await flusher
+        outcomes = await asyncio.gather(*callers)
+
+    assert store.batches == [["run-a", "run-b"]]
+    assert outcomes == [_ok(_finish("a")), _ok(_finish("b"))]
 
 
 class Held(Recording):
@@ -123,6 +143,9 @@ async def test_a_cancelled_flusher_records_nothing_later_that_its_callers_were_t
 ) -> None:
     store = Held()
     recorder = Recorder(cast(ClaimRepository, store))
+    flusher = asyncio.create_task(recorder.run(asyncio.Event()))
+    # A turn: the flusher waits for finishes.
+    await asyncio.sleep(0)
     callers = [asyncio.create_task(recorder.record(_finish("a")))]
     if started:
         # Two turns: the caller queues its finish, the flusher takes it into the store.
@@ -130,14 +153,13 @@ async def test_a_cancelled_flusher_records_nothing_later_that_its_callers_were_t
         await asyncio.sleep(0)
     callers += [asyncio.create_task(recorder.record(_finish(name))) for name in "bc"]
     await asyncio.sleep(0)
-    flushers = asyncio.all_tasks() - {asyncio.current_task(), *callers}
 
-    for flusher in flushers:
-        flusher.cancel()
+    flusher.cancel()
     async with asyncio.timeout(5):
         outcomes = await asyncio.gather(*callers, return_exceptions=True)
         store.go.set()
-        recorded = await recorder.record(_finish("d"))
+        async with running(recorder):
+            recorded = await recorder.record(_finish("d"))
 
     assert [type(outcome) for outcome in outcomes] == [asyncio.CancelledError] * 3
     assert store.batches == [["run-d"]]
