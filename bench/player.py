@@ -32,9 +32,9 @@ from cronpilot.adapters.bootstrap import (
 from cronpilot.adapters.jobs_file import parse_declarations
 from cronpilot.adapters.manual_clock import ManualClock
 from cronpilot.adapters.settings import Settings
-from cronpilot.adapters.simulator import Simulator
 from cronpilot.adapters.sql import SqlStore
 from cronpilot.domain.planning import Proposal, ProposalStatus
+from cronpilot.harness.simulator import Simulator
 from cronpilot.usecases.declarations import apply_declarations
 from cronpilot.usecases.proposals import ProposalDesk
 from cronpilot.usecases.queries import planner

@@ -15,11 +15,11 @@ from datetime import UTC, datetime
 from cronpilot.adapters.bootstrap import planner_config
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.jobs_file import example_jobs_file, load_declarations
-from cronpilot.adapters.simulator import Simulator
 from cronpilot.domain.access import Scope
 from cronpilot.domain.model import Claim, Finish, PlannerMode, Recorded
 from cronpilot.domain.planning import ProposalDraft, ProposalKind
 from cronpilot.domain.ports import Store
+from cronpilot.harness.simulator import Simulator
 from cronpilot.planner.heuristic import HeuristicAnalyst
 from cronpilot.planner.worker import PlannerWorker
 from cronpilot.scheduler.requests import request_for

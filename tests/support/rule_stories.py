@@ -13,10 +13,10 @@ from datetime import UTC, datetime
 from cronpilot.adapters.bootstrap import planner_config, worker_config
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.jobs_file import parse_declarations
-from cronpilot.adapters.simulator import Simulator
 from cronpilot.adapters.sql import SqlStore, open_sql_store
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.guardrails import GuardrailLimits
+from cronpilot.harness.simulator import Simulator
 from cronpilot.planner.heuristic import HeuristicAnalyst
 from cronpilot.planner.worker import PlannerWorker
 from cronpilot.scheduler.worker import SchedulerWorker

@@ -18,13 +18,16 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
 
-from cronpilot.adapters.exams.catalog import CYCLE_SECONDS, Exam, World
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.jobs_file import parse_declarations
 from cronpilot.adapters.manual_clock import ManualClock
-from cronpilot.adapters.simulator import Simulator
 from cronpilot.adapters.sql import SqlStore, open_sql_store, upgrade_database
-from cronpilot.domain.exam_scores import (
+from cronpilot.domain.guardrails import bounds_refusal
+from cronpilot.domain.model import Endpoint, Finish, Recorded
+from cronpilot.domain.planning import AnalysisSession, Proposal, SessionStatus
+from cronpilot.domain.schedule import baseline_period
+from cronpilot.harness.exams.catalog import CYCLE_SECONDS, Exam, World
+from cronpilot.harness.exams.scores import (
     Proposed,
     Score,
     directions,
@@ -32,10 +35,7 @@ from cronpilot.domain.exam_scores import (
     second_of,
     standings,
 )
-from cronpilot.domain.guardrails import bounds_refusal
-from cronpilot.domain.model import Endpoint, Finish, Recorded
-from cronpilot.domain.planning import AnalysisSession, Proposal, SessionStatus
-from cronpilot.domain.schedule import baseline_period
+from cronpilot.harness.simulator import Simulator
 from cronpilot.planner.config import PlannerConfig
 from cronpilot.planner.session import Analyst, Verdict, submitted
 from cronpilot.planner.tools import SUBMIT, ToolBox
@@ -183,7 +183,7 @@ class Grade:
 
 
 async def grade(sat: Sat) -> Grade:
-    """Score the graded endpoints' proposals (`domain.exam_scores`), and count the tokens."""
+    """Score the graded endpoints' proposals (`harness.exams.scores`), and count the tokens."""
     exam = sat.exam
     endpoints = {e.name: e for e in await sat.store.catalog.list_endpoints(exam.name)}
     sessions = await sat.store.planner.list_sessions(limit=_ALL)
