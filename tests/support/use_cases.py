@@ -23,7 +23,8 @@ from cronpilot.adapters.llm.openai_client import OpenAIChat
 from cronpilot.adapters.sql import SqlStore
 from cronpilot.harness.exams import catalog
 from cronpilot.harness.exams.catalog import Exam
-from cronpilot.harness.exams.runner import START, exam_config, sit
+from cronpilot.harness.exams.runner import exam_config, sit
+from cronpilot.harness.stories import START
 from cronpilot.planner.session import LlmAnalyst
 from cronpilot.planner.tools import ToolKind
 from tests.support.fake_openai_server import Call, Calls, FakeOpenAI, Request, submit, tool_results
