@@ -406,13 +406,16 @@ def open_notifier(
     telemetry: Telemetry = NO_TELEMETRY,
 ) -> Notifier:
     """The alerts notifier of a scheduler worker, with a dispatcher of its own: webhooks never
-    take the connections of endpoint calls. The dispatcher is closed with `resources`."""
+    take the connections of endpoint calls. The dispatcher is closed with `resources`; e-mail
+    goes through SMTP under the same address guard."""
+    from cronpilot.adapters.mail import SmtpMailer
     from cronpilot.scheduler.notifier import Notifier
 
     config = notifier_config(settings)
     dispatcher = build_dispatcher(settings, max_connections=config.concurrency)
     resources.push_async_callback(dispatcher.close)
-    return Notifier(store, dispatcher, clock, config, telemetry=telemetry)
+    mailer = SmtpMailer(settings.allowed_networks)
+    return Notifier(store, dispatcher, clock, config, telemetry=telemetry, mailer=mailer)
 
 
 # --- the planner ------------------------------------------------------------------------------

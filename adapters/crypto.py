@@ -1,4 +1,5 @@
-"""Encryption at rest for secret header values (Fernet: AES-128-CBC + HMAC, from `cryptography`)."""
+"""Encryption at rest for secret header values and the secrets of notification targets
+(Fernet: AES-128-CBC + HMAC, from `cryptography`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from cryptography.fernet import Fernet, InvalidToken
 
 from cronpilot.domain.errors import CronpilotError
 from cronpilot.domain.log_extra import log_extra
+from cronpilot.domain.notify_targets import NotifyTarget, with_secrets
 from cronpilot.domain.ports import SecretCipher
 from cronpilot.domain.secrets import is_secret_header
 
@@ -81,3 +83,30 @@ def open_headers(headers: dict[str, str], cipher: SecretCipher | None) -> dict[s
         else value
         for name, value in headers.items()
     }
+
+
+def seal_target(target: NotifyTarget, cipher: SecretCipher | None) -> NotifyTarget:
+    """A notification target as stored: its secrets (`domain.notify_targets.SECRET_FIELDS`)
+    encrypted when a cipher is configured; a value already sealed stays as it is."""
+    if cipher is None:
+        return target
+    return with_secrets(
+        target,
+        lambda value: (
+            value if value.startswith(SEALED_PREFIX) else SEALED_PREFIX + cipher.encrypt(value)
+        ),
+    )
+
+
+def open_target(target: NotifyTarget, cipher: SecretCipher | None) -> NotifyTarget:
+    """The inverse of `seal_target`; without a cipher, secrets stay as stored (sealed)."""
+    if cipher is None:
+        return target
+    return with_secrets(
+        target,
+        lambda value: (
+            cipher.decrypt(value.removeprefix(SEALED_PREFIX))
+            if value.startswith(SEALED_PREFIX)
+            else value
+        ),
+    )

@@ -3,8 +3,9 @@ shape) that `apply` reads into the same specs, so export → apply changes nothi
 
 Secrets stay out of the file unless asked for (decision 0021): the value of a header whose name
 looks secret, and of a URL query parameter whose name does, is written as a `${VARIABLE}`
-reference that `apply` fills from the environment; the variables are listed at the top of the
-file. With `with_secrets`, the values are written in clear instead.
+reference that `apply` fills from the environment; so are the secrets of notification targets
+(a Slack or Teams URL, a PagerDuty routing key, an SMTP password). The variables are listed at
+the top of the file. With `with_secrets`, the values are written in clear instead.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from cronpilot.domain.model import (
     EndpointSpec,
     RetryPolicy,
 )
+from cronpilot.domain.notify_targets import PAGERDUTY_EVENTS_URL, NotifyTarget, TargetKind
 from cronpilot.domain.ports import JobDeclaration
 from cronpilot.domain.rules import ActionKind, Rule, RuleAction
 from cronpilot.domain.secrets import is_secret_header, replace_secret_params
@@ -107,6 +109,25 @@ def _job(declaration: JobDeclaration, secrets: _Secrets) -> dict[str, Any]:
     return shown
 
 
+def _notify(ref: str, spec: EndpointSpec, secrets: _Secrets) -> dict[str, JSON]:
+    """The endpoint's `notify` block: webhook URLs and targets as variables, the watch's limits."""
+    notify: dict[str, JSON] = {}
+    if spec.notify or spec.notify_targets or spec.notify_after != DEFAULT_NOTIFY_AFTER:
+        urls = [_notify_url(ref, i + 1, url, secrets) for i, url in enumerate(spec.notify)]
+        notify = {"urls": urls, "after": spec.notify_after}
+        if spec.notify_targets:
+            notify["targets"] = [
+                _target(ref, i + 1, target, secrets) for i, target in enumerate(spec.notify_targets)
+            ]
+    for name, seconds in (
+        ("missed_after", spec.missed_after_seconds),
+        ("late_after", spec.late_after_seconds),
+    ):
+        if seconds is not None:
+            notify[name] = _seconds(seconds)
+    return notify
+
+
 def _endpoint(ref: str, spec: EndpointSpec, secrets: _Secrets) -> dict[str, Any]:
     shown: dict[str, Any] = {"name": spec.name}
     if spec.description:
@@ -144,16 +165,7 @@ def _endpoint(ref: str, spec: EndpointSpec, secrets: _Secrets) -> dict[str, Any]
             shown["approval_timeout"] = _seconds(spec.approval_timeout_seconds)
     if spec.change_ignores:
         shown["change_ignores"] = list(spec.change_ignores)
-    notify: dict[str, JSON] = {}
-    if spec.notify or spec.notify_after != DEFAULT_NOTIFY_AFTER:
-        urls = [_notify_url(ref, i + 1, url, secrets) for i, url in enumerate(spec.notify)]
-        notify = {"urls": urls, "after": spec.notify_after}
-    for name, seconds in (
-        ("missed_after", spec.missed_after_seconds),
-        ("late_after", spec.late_after_seconds),
-    ):
-        if seconds is not None:
-            notify[name] = _seconds(seconds)
+    notify = _notify(ref, spec, secrets)
     if notify:
         shown["notify"] = notify
     if spec.pause_after is not None:
@@ -200,6 +212,34 @@ def _notify_url(ref: str, number: int, url: str, secrets: _Secrets) -> str:
         return secrets.value(ref, f"notify {number}", name, value)
 
     return replace_secret_params(url, value_for)
+
+
+def _target(ref: str, number: int, target: NotifyTarget, secrets: _Secrets) -> dict[str, JSON]:
+    """A `notify.targets` entry as `adapters.jobs_file` reads it; its secrets as variables
+    (`SHOP_ORDERS_NOTIFY_TARGET_1_ROUTING_KEY`) unless revealed."""
+    part = f"notify target {number}"
+    shown: dict[str, JSON] = {"kind": target.kind.value}
+    if target.kind is TargetKind.WEBHOOK:
+        shown["url"] = _notify_url(ref, number, target.url, secrets)
+    elif target.kind in (TargetKind.SLACK, TargetKind.TEAMS):
+        shown["url"] = secrets.value(ref, part, "url", target.url)
+    elif target.kind is TargetKind.PAGERDUTY:
+        shown["routing_key"] = secrets.value(ref, part, "routing_key", target.routing_key)
+        if target.url != PAGERDUTY_EVENTS_URL:
+            shown["url"] = target.url
+    elif (smtp := target.smtp) is not None:
+        shown.update(
+            {"host": smtp.host, "port": smtp.port, "from": smtp.sender, "to": list(smtp.to)}
+        )
+        if smtp.starttls:
+            shown["starttls"] = True
+        if smtp.username is not None:
+            shown["username"] = smtp.username
+        if smtp.password is not None:
+            shown["password"] = secrets.value(ref, part, "password", smtp.password)
+    if target.events:
+        shown["events"] = list(target.events)
+    return shown
 
 
 def _schedule(spec: EndpointSpec) -> dict[str, JSON]:

@@ -19,6 +19,7 @@ Shape::
             headers: {Authorization: "Bearer ${ETL_TOKEN}"}
             notify: {urls: ["${ALERTS_URL}"], after: 5}   # or a plain list of URLs
             # also: missed_after: 10m (no run that long past a due slot), late_after: 30s
+            # notify.targets: slack, teams, pagerduty, email, webhook (docs/notify-targets.md)
             pause_after: 20
             retry: {attempts: 3, backoff: 1s, max_backoff: 30s, on: [timeout, connect, 5xx, 429]}
             accept_hints: true        # take the Cronpilot-Next-Run answer header as a hint
@@ -44,7 +45,9 @@ Alerts (`notify`, `pause_after`) may be set on a job for all its endpoints; an e
 `notify.urls`, `notify.after` and `pause_after` each replace the job's (`notify: []` silences
 one endpoint of a job that notifies), and so do `notify.missed_after` and `notify.late_after`
 (`domain.watch`; scheduled endpoints only). Webhook URLs pass the same address guard as endpoint
-URLs.
+URLs. `notify.targets` (`domain.notify_targets`) lists targets of a kind, each with the `events`
+it receives (all by default); an endpoint's own list replaces the job's. Every target URL and
+SMTP host passes the guard too; a refused secret URL (Slack's, Teams') is never quoted back.
 """
 
 from __future__ import annotations
@@ -73,12 +76,13 @@ from cronpilot.adapters.http.guard import check_url
 from cronpilot.adapters.jsonvalue import check_storable
 from cronpilot.adapters.rules_config import MAX_RULES, RuleConfig, schedule_problem
 from cronpilot.adapters.settings import FLOOR_VARIABLE
+from cronpilot.domain.alerts import AlertEvent
 from cronpilot.domain.approvals import (
     DEFAULT_APPROVAL_TIMEOUT_SECONDS,
     MAX_APPROVAL_TIMEOUT_SECONDS,
 )
 from cronpilot.domain.dependencies import with_dependants
-from cronpilot.domain.errors import CronpilotError, InvalidConfig, InvalidDependency
+from cronpilot.domain.errors import CronpilotError, InvalidConfig, InvalidDependency, UnsafeURL
 from cronpilot.domain.excerpt import excerpt
 from cronpilot.domain.field_paths import FieldPathError, canonical, parse_field_path
 from cronpilot.domain.model import (
@@ -96,6 +100,13 @@ from cronpilot.domain.model import (
     RetryOn,
     RetryPolicy,
     Schedule,
+)
+from cronpilot.domain.notify_targets import (
+    DEFAULT_SMTP_PORT,
+    PAGERDUTY_EVENTS_URL,
+    NotifyTarget,
+    SmtpServer,
+    TargetKind,
 )
 from cronpilot.domain.ports import JobDeclaration
 from cronpilot.domain.retries import MAX_ATTEMPTS, may_repeat
@@ -115,6 +126,9 @@ _UNSENDABLE = re.compile("[\x00-\x08\x0a-\x1f\x7f\ud800-\udfff]")
 """Control characters but tab (CR/LF would end a request or header line) and lone surrogates
 (not text), refused in header values and URLs."""
 _MAX_NOTIFY_URLS = 10
+_MAX_NOTIFY_TARGETS = 10
+_MAX_RECIPIENTS = 50
+_MAIL_ADDRESS = re.compile(r"[^@\s<>,;\"]+@[^@\s<>,;\"]+")
 _MAX_CHANGE_IGNORES = 100
 _MAX_COUNT = 1_000_000
 """Bound on failure counts (`notify.after`, `pause_after`): a database integer holds it."""
@@ -183,7 +197,23 @@ def _notify_shape(value: object) -> object:
     if isinstance(value, list):
         return {"urls": value}
     if not isinstance(value, dict):
-        raise ValueError("expected a list of webhook URLs, or {urls: [...], after: N}")
+        raise ValueError(
+            "expected a list of webhook URLs, or {urls: [...], targets: [...], after: N}"
+        )
+    return value
+
+
+def _event_name(value: str) -> str:
+    """An event a target receives: any kind of alert cronpilot raises (`AlertEvent`)."""
+    known = [event.value for event in AlertEvent]
+    if value not in known:
+        raise ValueError(f"unknown event {excerpt(repr(value))}; one of {', '.join(known)}")
+    return value
+
+
+def _mail_address(value: str) -> str:
+    if not _MAIL_ADDRESS.fullmatch(value):
+        raise ValueError(f"{excerpt(repr(value))} is not an e-mail address (name@domain)")
     return value
 
 
@@ -232,8 +262,89 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+EventName = Annotated[str, AfterValidator(_event_name)]
+MailAddress = Annotated[str, AfterValidator(_mail_address)]
+
+
+class _TargetConfig(_Strict):
+    events: list[EventName] = Field(default_factory=list)
+    """Empty: every event."""
+
+
+class WebhookTargetConfig(_TargetConfig):
+    kind: Literal["webhook"]
+    url: str
+
+    def target(self) -> NotifyTarget:
+        return NotifyTarget(TargetKind.WEBHOOK, url=self.url, events=tuple(self.events))
+
+
+class SlackTargetConfig(_TargetConfig):
+    kind: Literal["slack"]
+    url: str
+
+    def target(self) -> NotifyTarget:
+        return NotifyTarget(TargetKind.SLACK, url=self.url, events=tuple(self.events))
+
+
+class TeamsTargetConfig(_TargetConfig):
+    kind: Literal["teams"]
+    url: str
+
+    def target(self) -> NotifyTarget:
+        return NotifyTarget(TargetKind.TEAMS, url=self.url, events=tuple(self.events))
+
+
+class PagerDutyTargetConfig(_TargetConfig):
+    kind: Literal["pagerduty"]
+    routing_key: str = Field(min_length=1)
+    url: str = PAGERDUTY_EVENTS_URL
+
+    def target(self) -> NotifyTarget:
+        return NotifyTarget(
+            TargetKind.PAGERDUTY,
+            url=self.url,
+            routing_key=self.routing_key,
+            events=tuple(self.events),
+        )
+
+
+class EmailTargetConfig(_TargetConfig):
+    kind: Literal["email"]
+    host: str = Field(min_length=1)
+    port: int = Field(default=DEFAULT_SMTP_PORT, ge=1, le=65535, strict=True)
+    sender: MailAddress = Field(alias="from")
+    to: list[MailAddress] = Field(min_length=1, max_length=_MAX_RECIPIENTS)
+    starttls: bool = False
+    username: str | None = None
+    password: str | None = None
+
+    def target(self) -> NotifyTarget:
+        smtp = SmtpServer(
+            host=self.host,
+            port=self.port,
+            sender=self.sender,
+            to=tuple(self.to),
+            starttls=self.starttls,
+            username=self.username,
+            password=self.password,
+        )
+        return NotifyTarget(TargetKind.EMAIL, events=tuple(self.events), smtp=smtp)
+
+
+TargetConfig = Annotated[
+    WebhookTargetConfig
+    | SlackTargetConfig
+    | TeamsTargetConfig
+    | PagerDutyTargetConfig
+    | EmailTargetConfig,
+    Field(discriminator="kind"),
+]
+
+
 class NotifyConfig(_Strict):
     urls: list[str] | None = Field(default=None, max_length=_MAX_NOTIFY_URLS)
+    targets: list[TargetConfig] | None = Field(default=None, max_length=_MAX_NOTIFY_TARGETS)
     after: Count | None = None
     missed_after: Watch | None = None
     late_after: Watch | None = None
@@ -446,12 +557,27 @@ def _validated(expanded: object) -> ConfigDocument:
         return ConfigDocument.model_validate(expanded)
     except ValidationError as exc:
         error = exc.errors(include_url=False)[0]
-        raise _Issue(tuple(error["loc"]), _pydantic_reason(error)) from exc
+        raise _Issue(_untagged(tuple(error["loc"])), _pydantic_reason(error)) from exc
+
+
+_TARGET_KINDS = ", ".join(kind.value for kind in TargetKind)
+
+
+def _untagged(loc: Loc) -> Loc:
+    """`loc` without the kind pydantic names after a target's position (`targets[0].slack.url`
+    is the file's `targets[0].url`)."""
+    return tuple(
+        part
+        for i, part in enumerate(loc)
+        if not (i >= 2 and loc[i - 2] == "targets" and part in set(TargetKind))
+    )
 
 
 def _pydantic_reason(error: Mapping[str, Any]) -> str:
     if error["type"] == "extra_forbidden":
         return "unknown field"
+    if error["type"] in ("union_tag_not_found", "union_tag_invalid"):
+        return f"set kind to one of {_TARGET_KINDS}"
     if error["type"] == "value_error":
         return str(error["ctx"]["error"])
     return str(error["msg"])
@@ -595,15 +721,50 @@ def _check_notify(notify: NotifyConfig | None, loc: Loc, allowed_networks: Seque
         if url in seen:
             raise _Issue((*loc, "urls", i), "this webhook URL is listed twice")
         seen.add(url)
+    targets = notify.targets if notify is not None and notify.targets is not None else []
+    made: list[NotifyTarget] = []
+    for i, config in enumerate(targets):
+        _check_target(config, (*loc, "targets", i), allowed_networks)
+        target = config.target()
+        if target in made:
+            raise _Issue((*loc, "targets", i), "this target is listed twice")
+        made.append(target)
+
+
+def _check_target(config: TargetConfig, loc: Loc, allowed_networks: Sequence[str]) -> None:
+    """A target's URL or SMTP host passes the address guard. A Slack or Teams URL is its
+    credential: a refusal gives the reason only, never the URL."""
+    if isinstance(config, EmailTargetConfig):
+        host = f"[{config.host}]" if ":" in config.host else config.host
+        _check_secret_url((*loc, "host"), f"http://{host}:{config.port}/", allowed_networks)
+        if (config.username is None) != (config.password is None):
+            raise _Issue((*loc, "username"), "set both username and password, or neither")
+        for i, value in enumerate(config.to):
+            _check_storable((*loc, "to", i), value)
+    elif isinstance(config, WebhookTargetConfig):
+        _check_url((*loc, "url"), config.url, allowed_networks)
+    else:
+        _check_secret_url((*loc, "url"), config.url, allowed_networks)
+
+
+def _check_secret_url(loc: Loc, url: str, allowed_networks: Sequence[str]) -> None:
+    if _UNSENDABLE.search(url):
+        raise _Issue(loc, "holds a control character; percent-encode it")
+    try:
+        check_url(url, allowed_networks)
+    except UnsafeURL as refused:
+        raise _Issue(loc, f"refused by the address guard: {refused.reason}") from refused
 
 
 def _alert_settings(job: JobConfig, endpoint: EndpointConfig) -> dict[str, Any]:
-    """`notify`, `notify_after` and `pause_after` of the spec: each that the endpoint sets
-    replaces the job's, the others come from the job."""
+    """`notify`, `notify_targets`, `notify_after` and `pause_after` of the spec: each that the
+    endpoint sets replaces the job's, the others come from the job."""
     mine, jobs = endpoint.notify or NotifyConfig(), job.notify or NotifyConfig()
     urls = mine.urls if mine.urls is not None else jobs.urls
+    targets = mine.targets if mine.targets is not None else jobs.targets
     return {
         "notify": tuple(urls or ()),
+        "notify_targets": tuple(config.target() for config in targets or ()),
         "notify_after": mine.after or jobs.after or DEFAULT_NOTIFY_AFTER,
         "pause_after": endpoint.pause_after or job.pause_after,
         # A job's watch skips its DAG dependants: they have no slots (`_check_watch`).

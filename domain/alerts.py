@@ -25,6 +25,7 @@ from cronpilot.domain.model import (
     RunStatus,
     new_id,
 )
+from cronpilot.domain.notify_targets import NotifyTarget, address, receives
 from cronpilot.domain.planning import Proposal, ProposalStatus
 from cronpilot.domain.secrets import mask_urls
 
@@ -77,6 +78,9 @@ class Notification:
     delivered_at: datetime | None = None
     lease_owner: str | None = None
     lease_until: datetime | None = None
+    target: NotifyTarget | None = None
+    """The `notify.targets` entry it goes to (`url` then says where, without secrets); None
+    for a `notify.urls` webhook."""
 
 
 def deliverable(notification: Notification, now: datetime) -> bool:
@@ -138,7 +142,7 @@ def run_notifications(
 ) -> list[Notification]:
     """The outbox rows of a recorded run: one per event and webhook URL (none without URLs,
     which is the common case, and costs nothing more than this test)."""
-    if not after.spec.notify:
+    if not _notifies(after):
         return []
     raised = [
         notification
@@ -191,7 +195,7 @@ def proposal_notifications(
     endpoint: Endpoint, proposal: Proposal, now: datetime
 ) -> list[Notification]:
     """`proposal_pending` rows for a proposal held for review; none for any other status."""
-    if proposal.status is not ProposalStatus.PENDING or not endpoint.spec.notify:
+    if proposal.status is not ProposalStatus.PENDING or not _notifies(endpoint):
         return []
     document = _document(AlertEvent.PROPOSAL_PENDING, endpoint, now, proposal=proposal)
     return _fan_out(endpoint, document, now)
@@ -201,14 +205,22 @@ def approval_notifications(
     endpoint: Endpoint, approval: Approval, now: datetime
 ) -> list[Notification]:
     """`approval_pending` rows for an approval a gated dependant asked for."""
-    if not endpoint.spec.notify:
+    if not _notifies(endpoint):
         return []
     document = _document(AlertEvent.APPROVAL_PENDING, endpoint, now, approval=approval)
     return _fan_out(endpoint, document, now)
 
 
+def _notifies(endpoint: Endpoint) -> bool:
+    return bool(endpoint.spec.notify or endpoint.spec.notify_targets)
+
+
 def _fan_out(endpoint: Endpoint, document: dict[str, JSON], now: datetime) -> list[Notification]:
+    """One row per webhook URL, and one per target that receives the event."""
     event = AlertEvent(document["event"])
+    spec = endpoint.spec
+    destinations: list[tuple[str, NotifyTarget | None]] = [(url, None) for url in spec.notify]
+    destinations += [(address(t), t) for t in spec.notify_targets if receives(t, event)]
     return [
         Notification(
             id=new_id(),
@@ -219,8 +231,9 @@ def _fan_out(endpoint: Endpoint, document: dict[str, JSON], now: datetime) -> li
             payload=document,
             created_at=now,
             next_attempt_at=now,
+            target=target,
         )
-        for url in endpoint.spec.notify
+        for url, target in destinations
     ]
 
 

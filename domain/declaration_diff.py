@@ -10,7 +10,7 @@ from dataclasses import dataclass, fields, is_dataclass
 from enum import Enum, StrEnum
 
 from cronpilot.domain.model import JOB_DECLARED, JSON, EndpointSpec, Job
-from cronpilot.domain.ports import JobDeclaration
+from cronpilot.domain.ports.catalog import JobDeclaration
 
 
 class Outcome(StrEnum):

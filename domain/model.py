@@ -13,9 +13,11 @@ from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-# For annotations only: `domain.rules` and `domain.approvals` build on the entities defined here.
+# For annotations only: `domain.rules`, `domain.approvals` and `domain.notify_targets` build
+# on the entities defined here.
 if TYPE_CHECKING:
     from cronpilot.domain.approvals import Approval
+    from cronpilot.domain.notify_targets import NotifyTarget
     from cronpilot.domain.rules import Rule
 
 JSON = Any
@@ -277,6 +279,9 @@ class EndpointSpec:
     notify: tuple[str, ...] = ()
     """Webhook URLs told when the endpoint starts failing, recovers, pauses itself or has a
     planner proposal waiting for review (`domain.alerts`)."""
+    notify_targets: tuple[NotifyTarget, ...] = ()
+    """Targets of `notify.targets` (`domain.notify_targets`): Slack, Teams, PagerDuty, e-mail
+    or webhooks, each with the events it receives."""
     notify_after: int = DEFAULT_NOTIFY_AFTER
     """Consecutive failures that make the endpoint `failing`: one event per streak."""
     pause_after: int | None = None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cronpilot.domain.ports import Telemetry
+from cronpilot.domain.ports.telemetry import Telemetry
 
 # For annotations only: `NO_TELEMETRY` is every worker's default, the CLI's included.
 if TYPE_CHECKING:
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from cronpilot.domain.guardrails import GuardrailRule
     from cronpilot.domain.model import Claim, Endpoint, Recorded
     from cronpilot.domain.planning import AnalysisSession, ProposalStatus
-    from cronpilot.domain.ports import Delivery, WorkerLoop
+    from cronpilot.domain.ports.telemetry import Delivery, WorkerLoop
     from cronpilot.domain.rules import RuleOutcome
 
 

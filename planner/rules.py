@@ -25,7 +25,8 @@ from cronpilot.domain.planning import (
     SessionStatus,
     proposal_outcome,
 )
-from cronpilot.domain.ports import ReadingFactory, Telemetry
+from cronpilot.domain.ports.telemetry import Telemetry
+from cronpilot.domain.ports.units import ReadingFactory
 from cronpilot.domain.rule_damping import held_back, last_rule_move, streak_after
 from cronpilot.domain.rule_firing import (
     RULES_PLANNER,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from cronpilot.domain.model import JSON
 from cronpilot.domain.outputs import OutputSchema
-from cronpilot.domain.ports import Store
+from cronpilot.domain.ports.units import Store
 
 
 def schema_document(schema: OutputSchema | None) -> dict[str, JSON] | None:

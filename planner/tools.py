@@ -39,7 +39,8 @@ from cronpilot.domain.planning import (
     ToolCallRecord,
     proposal_outcome,
 )
-from cronpilot.domain.ports import Embedder, Store
+from cronpilot.domain.ports.bundles import ToolStore
+from cronpilot.domain.ports.search import Embedder
 from cronpilot.planner.projection import DEFAULT_MAX_BODY_CHARS, capped, project
 from cronpilot.planner.tool_args import (
     FindArgs,
@@ -128,7 +129,7 @@ class ToolContext:
     claim: AnalysisClaim
     siblings: Mapping[str, Endpoint]
     """The job's endpoints by name, the analysed one included."""
-    store: Store
+    store: ToolStore
     desk: ProposalDesk
     proposer: Proposer
     now: Callable[[], datetime]

@@ -27,7 +27,10 @@ from cronpilot.domain.planning import (
     RulesPass,
     SessionStatus,
 )
-from cronpilot.domain.ports import Clock, Embedder, Store, Telemetry, Waker
+from cronpilot.domain.ports.bundles import PlannerStore
+from cronpilot.domain.ports.clock import Clock, Waker
+from cronpilot.domain.ports.search import Embedder
+from cronpilot.domain.ports.telemetry import Telemetry
 from cronpilot.domain.quiet_passes import (
     analysis_is_quiet,
     rules_news_is_due,
@@ -77,7 +80,7 @@ def _evaluations(rules: RulesResult | None) -> list[RuleEvaluation]:
 class PlannerWorker:
     def __init__(
         self,
-        store: Store,
+        store: PlannerStore,
         analyst: Analyst,
         clock: Clock,
         config: PlannerConfig,

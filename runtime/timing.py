@@ -15,7 +15,7 @@ from typing import Any
 from cronpilot.domain.errors import CronpilotError
 from cronpilot.domain.log_extra import LogAction, log_extra
 from cronpilot.domain.outage import described
-from cronpilot.domain.ports import Clock
+from cronpilot.domain.ports.clock import Clock
 
 log = logging.getLogger(__name__)
 

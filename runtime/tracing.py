@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from types import TracebackType
 
-from cronpilot.domain.ports import Span, SpanValue, Tracer
+from cronpilot.domain.ports.tracing import Span, SpanValue, Tracer
 from cronpilot.domain.tracing import SpanName, TraceContext, new_span
 
 

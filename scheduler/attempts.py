@@ -25,7 +25,7 @@ from tenacity import (
 )
 
 from cronpilot.domain.model import Attempt, Claim, Response, RetryPolicy
-from cronpilot.domain.ports import Clock
+from cronpilot.domain.ports.clock import Clock
 from cronpilot.domain.retries import attempt_of, may_repeat, retries, retry_deadline
 from cronpilot.domain.steering import heeded
 

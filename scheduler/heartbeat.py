@@ -3,7 +3,8 @@ moves its `last_seen` on every `seconds`, on the worker's clock (`runtime.timing
 
 from __future__ import annotations
 
-from cronpilot.domain.ports import Clock, WorkerRepository
+from cronpilot.domain.ports.clock import Clock
+from cronpilot.domain.ports.workers import WorkerRepository
 from cronpilot.domain.workers import WorkerInfo
 from cronpilot.runtime.timing import Periodic
 

@@ -14,7 +14,9 @@ from datetime import timedelta
 from typing import Literal
 
 from cronpilot.domain.log_extra import log_extra
-from cronpilot.domain.ports import Clock, Store, Telemetry
+from cronpilot.domain.ports.clock import Clock
+from cronpilot.domain.ports.telemetry import Telemetry
+from cronpilot.domain.ports.units import Repositories
 from cronpilot.domain.retention import PRUNE_BATCH, Retention, cutoffs
 from cronpilot.domain.telemetry import NO_TELEMETRY
 from cronpilot.domain.workers import seen_since
@@ -35,7 +37,7 @@ STALE_WAIT = timedelta(days=1)
 class Housekeeping:
     def __init__(
         self,
-        store: Store,
+        store: Repositories,
         clock: Clock,
         reaper_interval_seconds: float,
         retention_runs: int,

@@ -27,13 +27,10 @@ from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Run
 from cronpilot.domain.outage import described
 from cronpilot.domain.outputs import OutputSchema, learnable
-from cronpilot.domain.ports import (
-    Clock,
-    Embedder,
-    ReadingFactory,
-    Telemetry,
-    UnitOfWorkFactory,
-)
+from cronpilot.domain.ports.clock import Clock
+from cronpilot.domain.ports.search import Embedder
+from cronpilot.domain.ports.telemetry import Telemetry
+from cronpilot.domain.ports.units import ReadingFactory, UnitOfWorkFactory
 from cronpilot.domain.telemetry import NO_TELEMETRY
 from cronpilot.runtime.timing import Periodic
 from cronpilot.usecases.graph_edges import record_trace, refresh_job_provides

@@ -12,7 +12,8 @@ from typing import Any
 from cronpilot.domain.errors import LeaseLost, StoreUnavailable
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Claim
-from cronpilot.domain.ports import ClaimRepository, Clock
+from cronpilot.domain.ports.claims import ClaimRepository
+from cronpilot.domain.ports.clock import Clock
 from cronpilot.scheduler.health import StoreHealth
 
 # The worker's parts log as the worker: one logger to follow (or silence) a scheduler by.

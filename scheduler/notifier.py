@@ -4,10 +4,12 @@ beside (never inside) its scheduling loop.
 The notifier claims due notifications from the store (so that many workers share the work and
 none delivers a row another holds), POSTs each event's JSON to its webhook through a
 `Dispatcher` (the address guard checks every hop, and calls are signed when a signing secret is
-set), and records the outcome: delivered on a 2xx answer, else tried again later as
-`DeliveryPolicy` says, until it gives up. Delivery is at least once: a worker that stops or
-dies mid-delivery leaves a lease that expires, and the row is delivered again; each event
-carries an `id` so that a receiver can drop repeats.
+set), or the message of its target's kind (`domain.notify_targets`: Slack, Teams, PagerDuty
+over the same dispatcher, e-mail through a `Mailer`), and records the outcome: delivered on a
+2xx answer (or a mail server's acceptance), else tried again later as `DeliveryPolicy` says,
+until it gives up. Delivery is at least once: a worker that stops or dies mid-delivery leaves a
+lease that expires, and the row is delivered again; each event carries an `id` so that a
+receiver can drop repeats.
 """
 
 from __future__ import annotations
@@ -21,7 +23,11 @@ from cronpilot.domain.alerts import DeliveryPolicy, Notification, delivery_error
 from cronpilot.domain.errors import CronpilotError
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import HttpRequest
-from cronpilot.domain.ports import Clock, Dispatcher, Store, Telemetry
+from cronpilot.domain.notify_targets import TargetKind, address, email_message, http_body
+from cronpilot.domain.ports.bundles import NotifierRepositories
+from cronpilot.domain.ports.clock import Clock
+from cronpilot.domain.ports.dispatch import Dispatcher, Mailer
+from cronpilot.domain.ports.telemetry import Telemetry
 from cronpilot.domain.telemetry import NO_TELEMETRY
 from cronpilot.runtime.timing import Periodic
 
@@ -52,14 +58,16 @@ class NotifierConfig:
 class Notifier:
     def __init__(
         self,
-        store: Store,
+        store: NotifierRepositories,
         dispatcher: Dispatcher,
         clock: Clock,
         config: NotifierConfig,
         *,
         telemetry: Telemetry = NO_TELEMETRY,
+        mailer: Mailer | None = None,
     ) -> None:
         self._store = store
+        self._mailer = mailer
         self._telemetry = telemetry
         self._dispatcher = dispatcher
         self._clock = clock
@@ -96,26 +104,42 @@ class Notifier:
         """One look; True when it took a full batch, so that the next comes at once."""
         return await self.deliver_due() >= self._config.concurrency
 
-    async def _deliver(self, notification: Notification) -> None:
-        config = self._config
+    async def _send(self, notification: Notification) -> str | None:
+        """Send `notification` to its webhook or target: None once taken, else why not."""
+        target, timeout = notification.target, self._config.timeout_seconds
+        if target is not None and target.kind is TargetKind.EMAIL:
+            if self._mailer is None or target.smtp is None:
+                return "no mailer: this notifier sends no e-mail"
+            message = email_message(notification.payload)
+            return await self._mailer.send(target.smtp, message, timeout)
         request = HttpRequest(
             method="POST",
-            url=notification.url,
+            url=notification.url if target is None else target.url,
             headers={EVENT_HEADER: notification.event.value},
-            body=notification.payload,
-            timeout_seconds=config.timeout_seconds,
+            body=notification.payload
+            if target is None
+            else http_body(target, notification.payload),
+            timeout_seconds=timeout,
             max_response_bytes=MAX_ANSWER_BYTES,
         )
-        response = await self._dispatcher.dispatch(request)
+        error = delivery_error(await self._dispatcher.dispatch(request))
+        if error is None or target is None:
+            return error
+        # An error quoting a chat webhook's URL must not keep its secret (its path).
+        return error.replace(target.url, address(target))
+
+    async def _deliver(self, notification: Notification) -> None:
+        config = self._config
+        error = await self._send(notification)
         now = self._clock.now()
-        error = delivery_error(response)
         # A webhook's path is often its secret (chat services put the token there): logs name
         # the host only.
+        target = notification.target
         about = {
             "notification_id": notification.id,
             "endpoint_id": notification.endpoint_id,
             "event": notification.event.value,
-            "host": urlsplit(notification.url).hostname,
+            "host": urlsplit(notification.url if target is None else address(target)).hostname,
         }
         try:
             if error is None:

@@ -12,7 +12,7 @@ import asyncio
 
 from cronpilot.domain.errors import CronpilotError
 from cronpilot.domain.model import Finish, Recorded
-from cronpilot.domain.ports import ClaimRepository
+from cronpilot.domain.ports.claims import ClaimRepository
 
 MAX_BATCH = 200
 """The most finishes one `finish_many` records."""

@@ -13,7 +13,11 @@ from cronpilot.domain.assertions import judged
 from cronpilot.domain.errors import LeaseLost, SlotAlreadyRun, StoreUnavailable, TemplateUnfilled
 from cronpilot.domain.log_extra import LogAction, log_extra
 from cronpilot.domain.model import BodyAbsence, Claim, Endpoint, ErrorKind, Finish, Response, Run
-from cronpilot.domain.ports import ClaimRepository, Clock, Dispatcher, Telemetry, Tracer
+from cronpilot.domain.ports.claims import ClaimRepository
+from cronpilot.domain.ports.clock import Clock
+from cronpilot.domain.ports.dispatch import Dispatcher
+from cronpilot.domain.ports.telemetry import Telemetry
+from cronpilot.domain.ports.tracing import Tracer
 from cronpilot.domain.sent_request import sent_request
 from cronpilot.domain.tracing import run_trace
 from cronpilot.runtime.timing import pause

@@ -16,7 +16,8 @@ from cronpilot.domain.errors import CronpilotError, EndpointNotFound
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint
 from cronpilot.domain.outage import described
-from cronpilot.domain.ports import Clock, Store
+from cronpilot.domain.ports.bundles import WatchRepositories
+from cronpilot.domain.ports.clock import Clock
 from cronpilot.domain.watch import (
     WATCH_BATCH,
     gap_episode,
@@ -37,7 +38,7 @@ _EVER = datetime(1970, 1, 1, tzinfo=UTC)
 
 class Watch:
     def __init__(
-        self, store: Store, clock: Clock, seconds: float, *, worker_stale_seconds: float
+        self, store: WatchRepositories, clock: Clock, seconds: float, *, worker_stale_seconds: float
     ) -> None:
         self._store = store
         self._clock = clock

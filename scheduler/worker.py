@@ -19,7 +19,11 @@ from cronpilot.domain.errors import StoreUnavailable
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Claim
 from cronpilot.domain.outage import described, store_retry_delay
-from cronpilot.domain.ports import Clock, Dispatcher, Store, Telemetry, Tracer, Waker
+from cronpilot.domain.ports.bundles import SchedulerRepositories
+from cronpilot.domain.ports.clock import Clock, Waker
+from cronpilot.domain.ports.dispatch import Dispatcher
+from cronpilot.domain.ports.telemetry import Telemetry
+from cronpilot.domain.ports.tracing import Tracer
 from cronpilot.domain.telemetry import NO_TELEMETRY
 from cronpilot.domain.tracing import run_trace
 from cronpilot.runtime.timing import Periodic, first_of, pause
@@ -38,7 +42,7 @@ QUIET_CAP = timedelta(milliseconds=100)
 class SchedulerWorker:
     def __init__(
         self,
-        store: Store,
+        store: SchedulerRepositories,
         dispatcher: Dispatcher,
         clock: Clock,
         waker: Waker,

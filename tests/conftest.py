@@ -22,9 +22,9 @@ from cryptography.fernet import Fernet
 from sqlalchemy.engine import URL, make_url
 
 from cronpilot.adapters.crypto import FernetCipher
-from cronpilot.adapters.memory import MemoryStore
 from cronpilot.adapters.sql import open_sql_store, upgrade_database
 from cronpilot.domain.ports import SecretCipher, Store
+from tests.support.memory_store import MemoryStore
 
 DEFAULT_PG = "postgresql://postgres@127.0.0.1:5432/test"
 CONNECT_TIMEOUT = 5.0

@@ -45,6 +45,8 @@ def test_the_wheel_installs_only_the_cronpilot_package(wheel: Path) -> None:
         names = archive.namelist()
     tops = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
     assert tops == {"cronpilot"}
+    # The memory store is the tests' (tests/support/memory_store), not the product's.
+    assert [name for name in names if "/memory/" in name] == []
     for needed in (
         "cronpilot/domain/model.py",
         "cronpilot/adapters/cli/main.py",

@@ -4,6 +4,7 @@ new, with secrets masked as everywhere else."""
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -18,6 +19,7 @@ from cronpilot.domain.declaration_diff import (
     Outcome,
 )
 from cronpilot.domain.model import JSON
+from cronpilot.domain.notify_targets import SECRET_FIELDS
 from cronpilot.domain.secrets import MASK, is_secret_header, mask_url
 
 
@@ -73,7 +75,14 @@ def _masked(path: str, value: JSON) -> JSON:
         return mask_url(value)
     if head == "notify" and isinstance(value, list):
         return [mask_url(url) if isinstance(url, str) else url for url in value]
+    if head.startswith("notify_targets") and _TARGET_SECRET.search(path):
+        # The path does not say the target's kind: any value that is a secret of some kind is.
+        return MASK
     return value
+
+
+_SECRET_NAMES = sorted({name for names in SECRET_FIELDS.values() for name in names})
+_TARGET_SECRET = re.compile(rf"\.(?:{'|'.join(map(re.escape, _SECRET_NAMES))})$")
 
 
 def _change_view(change: DeclarationChange) -> dict[str, Any]:

@@ -43,6 +43,7 @@ from cronpilot.domain.model import (
     Run,
     ScheduleSource,
 )
+from cronpilot.domain.notify_targets import address
 from cronpilot.domain.pauses import job_holds
 from cronpilot.domain.secrets import mask_headers, mask_url
 from cronpilot.usecases.queries import catalog
@@ -299,12 +300,16 @@ def _dag(endpoint: Endpoint) -> str:
 
 
 def _alerts(endpoint: Endpoint) -> str:
-    """`notify https://… after 3 failures; pause after 10 failures`, or `-`."""
+    """`notify https://… after 3 failures; slack https://hooks.slack.com/**** (failing);
+    pause after 10 failures`, or `-`."""
     spec = endpoint.spec
     parts = []
     if spec.notify:
         urls = ", ".join(mask_url(url) for url in spec.notify)
         parts.append(f"notify {urls} after {spec.notify_after} failures")
+    for target in spec.notify_targets:
+        events = ", ".join(target.events) or "every event"
+        parts.append(f"{target.kind} {address(target)} ({events})")
     if spec.pause_after is not None:
         parts.append(f"pause after {spec.pause_after} failures")
     if spec.missed_after_seconds is not None:

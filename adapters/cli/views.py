@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 from cronpilot.adapters.cli.output import iso
 from cronpilot.adapters.sql.rows import attempt_value, request_value, retry_value
 from cronpilot.adapters.sql.rule_rows import rules_value
+from cronpilot.adapters.sql.target_rows import target_value
+from cronpilot.domain.notify_targets import masked
 from cronpilot.domain.secrets import mask_headers, mask_url, mask_urls
 from cronpilot.domain.tracing import trace_id_of
 
@@ -71,6 +73,7 @@ def endpoint_view(endpoint: Endpoint, last_run: Run | None) -> dict[str, Any]:
         "change_ignores": list(spec.change_ignores),
         "volatile_fields": list(endpoint.volatile_fields),
         "notify": [mask_url(url) for url in spec.notify],
+        "notify_targets": [target_value(masked(target)) for target in spec.notify_targets],
         "notify_after": spec.notify_after,
         "pause_after": spec.pause_after,
         "missed_after_seconds": spec.missed_after_seconds,
@@ -200,6 +203,7 @@ def notification_view(notification: Notification, ref: str) -> dict[str, Any]:
         "endpoint_id": n.endpoint_id,
         "job_id": n.job_id,
         "url": mask_url(n.url),
+        "target": None if n.target is None else n.target.kind.value,
         "status": n.status.value,
         "attempts": n.attempts,
         "created_at": iso(n.created_at),

@@ -97,10 +97,11 @@ class SqlApprovals(ApprovalRepository):
                     .values(ready=True)
                 )
             else:
-                # Without the cipher: a skip reads the DAG, never the request's secrets.
+                # Without the cipher: a skip reads the DAG, never the request's secrets (the
+                # targets of the notifications it raises stay sealed as stored).
                 job = await lock_job(conn, None, decision.job_id)
                 waits = await dag_run_waits(conn, decision.dag_run_id)
-                await save_plan(conn, declined(job, waits, decision, now))
+                await save_plan(conn, declined(job, waits, decision, now), None)
         return decision
 
     async def prune(self, before: datetime, limit: int) -> int:

@@ -533,7 +533,7 @@ class SqlClaims(ClaimRepository):
         missed = caught_up_missed(leased, lease.now)
         if missed is not None:
             told = caught_up_notifications(missed, leased, lease.now)
-            await add_episode(conn, self._db.dialect, missed, told)
+            await add_episode(conn, self._db.dialect, missed, told, self._cipher)
         due = moved.next_run_at <= lease.due_by
         logger.info(
             "%s missed slot %s; catch_up %s: %s slot %s",
@@ -619,7 +619,7 @@ class SqlClaims(ClaimRepository):
         await self._save_run(conn, run)
         ended = after_run(sealed, running, False, now)
         await save_endpoint_state(conn, ended)
-        await add_notifications(conn, run_notifications(sealed, ended, run, now))
+        await add_notifications(conn, run_notifications(sealed, ended, run, now), self._cipher)
 
     async def extend_lease(self, claim: Claim, worker_id: str, until: datetime) -> None:
         async with self._db.write() as conn:

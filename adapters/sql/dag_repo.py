@@ -128,7 +128,7 @@ async def _carry_out(
     lease: tuple[str, float],
     now: datetime,
 ) -> list[Claim]:
-    await save_plan(conn, plan)
+    await save_plan(conn, plan, cipher)
     claims = []
     for node, wait, trigger in plan.start:
         if node.lease_owner is None:
@@ -139,7 +139,7 @@ async def _carry_out(
     return claims
 
 
-async def save_plan(conn: AsyncConnection, plan: DagPlan) -> None:
+async def save_plan(conn: AsyncConnection, plan: DagPlan, cipher: SecretCipher | None) -> None:
     """Write what `plan` decided but the starts: waits, skipped runs, approvals asked for and
     their notifications."""
     for wait in plan.finished:
@@ -150,7 +150,7 @@ async def save_plan(conn: AsyncConnection, plan: DagPlan) -> None:
         await conn.execute(insert(runs), [run_values(run) for run in plan.skipped])
     if plan.approvals:
         await conn.execute(insert(approvals), [approval_values(a) for a in plan.approvals])
-    await add_notifications(conn, plan.notifications)
+    await add_notifications(conn, plan.notifications, cipher)
 
 
 async def _start(

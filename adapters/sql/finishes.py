@@ -110,7 +110,8 @@ async def record_finishes(conn: AsyncConnection, batch: Sequence[Finish]) -> lis
         )
         ended = {run.endpoint_id for run in finished}
         await save_endpoint_states(conn, [by_id[endpoint_id] for endpoint_id in sorted(ended)])
-    await add_notifications(conn, raised)
+    # Their targets are the row's, read sealed (`planned_from_row`): nothing to seal again.
+    await add_notifications(conn, raised, None)
     return recorded
 
 

@@ -17,16 +17,18 @@ from sqlalchemy import and_, insert, or_, select, update
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from cronpilot.adapters.crypto import open_target, seal_target
 from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.keyset import after_cursor, in_window
 from cronpilot.adapters.sql.retention import delete_oldest
 from cronpilot.adapters.sql.rows import endpoint_from_row, select_endpoints
 from cronpilot.adapters.sql.tables import alert_episodes, endpoints, notifications
+from cronpilot.adapters.sql.target_rows import target_from_value, target_value
 from cronpilot.adapters.sql.upsert import conflict_insert
 from cronpilot.domain.alerts import AlertEvent, Notification, NotificationStatus, delivery_order
 from cronpilot.domain.model import Endpoint
 from cronpilot.domain.paging import Cursor
-from cronpilot.domain.ports import NotificationRepository
+from cronpilot.domain.ports import NotificationRepository, SecretCipher
 from cronpilot.domain.retention import DELIVERY_ENDED
 from cronpilot.domain.time_range import TimeRange
 from cronpilot.domain.watch import WatchEpisode
@@ -34,7 +36,9 @@ from cronpilot.domain.watch import WatchEpisode
 _PENDING = NotificationStatus.PENDING.value
 
 
-def notification_values(notification: Notification) -> dict[str, Any]:
+def notification_values(notification: Notification, cipher: SecretCipher | None) -> dict[str, Any]:
+    """The row of `notification`, its target's secrets sealed."""
+    target = notification.target
     return {
         "id": notification.id,
         "endpoint_id": notification.endpoint_id,
@@ -50,10 +54,13 @@ def notification_values(notification: Notification) -> dict[str, Any]:
         "delivered_at": notification.delivered_at,
         "lease_owner": notification.lease_owner,
         "lease_until": notification.lease_until,
+        "target": None if target is None else target_value(seal_target(target, cipher)),
     }
 
 
-def notification_from_row(row: RowMapping) -> Notification:
+def notification_from_row(row: RowMapping, cipher: SecretCipher | None) -> Notification:
+    """The notification of `row`, its target's secrets opened when `cipher` is given."""
+    target = row["target"]
     return Notification(
         id=row["id"],
         endpoint_id=row["endpoint_id"],
@@ -69,17 +76,26 @@ def notification_from_row(row: RowMapping) -> Notification:
         delivered_at=row["delivered_at"],
         lease_owner=row["lease_owner"],
         lease_until=row["lease_until"],
+        target=None if target is None else open_target(target_from_value(target), cipher),
     )
 
 
-async def add_notifications(conn: AsyncConnection, raised: Sequence[Notification]) -> None:
-    """Insert `raised` in the caller's transaction; nothing at all (no statement) when empty."""
+async def add_notifications(
+    conn: AsyncConnection, raised: Sequence[Notification], cipher: SecretCipher | None
+) -> None:
+    """Insert `raised` in the caller's transaction; nothing at all (no statement) when empty.
+    Targets' secrets are sealed, whether the endpoint they came from was read opened or not."""
     if raised:
-        await conn.execute(insert(notifications), [notification_values(n) for n in raised])
+        values = [notification_values(n, cipher) for n in raised]
+        await conn.execute(insert(notifications), values)
 
 
 async def add_episode(
-    conn: AsyncConnection, dialect: str, episode: WatchEpisode, raised: Sequence[Notification]
+    conn: AsyncConnection,
+    dialect: str,
+    episode: WatchEpisode,
+    raised: Sequence[Notification],
+    cipher: SecretCipher | None,
 ) -> bool:
     """Insert `episode` and, if it took, `raised`, in the caller's transaction. Either unique
     key (subject, kind and start; one open per subject and kind) refuses a second: the worker
@@ -92,13 +108,15 @@ async def add_episode(
     )
     if (await conn.execute(statement)).first() is None:
         return False
-    await add_notifications(conn, raised)
+    await add_notifications(conn, raised, cipher)
     return True
 
 
 class SqlNotifications(NotificationRepository):
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, cipher: SecretCipher | None) -> None:
         self._db = db
+        self._cipher = cipher
+        """Opens the secrets of the targets that the notifier delivers to."""
 
     async def claim_due(
         self, now: datetime, worker_id: str, lease_seconds: float, limit: int
@@ -134,7 +152,7 @@ class SqlNotifications(NotificationRepository):
         )
         async with self._db.write() as conn:
             rows = (await conn.execute(statement)).mappings().all()
-        claimed = [notification_from_row(row) for row in rows]
+        claimed = [notification_from_row(row, self._cipher) for row in rows]
         return sorted(claimed, key=delivery_order)
 
     async def mark_delivered(self, notification_id: str, worker_id: str, now: datetime) -> bool:
@@ -204,7 +222,8 @@ class SqlNotifications(NotificationRepository):
             query = query.where(after_cursor(table.created_at, table.id, after))
         async with self._db.read() as conn:
             rows = (await conn.execute(query.limit(limit))).mappings().all()
-        return [notification_from_row(row) for row in rows]
+        # Listed, not delivered: the targets' secrets stay sealed.
+        return [notification_from_row(row, None) for row in rows]
 
     async def prune(self, before: datetime, limit: int) -> int:
         # Mirrors `domain.retention.notification_expired`.
@@ -241,7 +260,7 @@ class SqlNotifications(NotificationRepository):
 
     async def open_episode(self, episode: WatchEpisode, raised: Sequence[Notification]) -> bool:
         async with self._db.write() as conn:
-            return await add_episode(conn, self._db.dialect, episode, raised)
+            return await add_episode(conn, self._db.dialect, episode, raised, self._cipher)
 
     async def close_episode(
         self, episode_id: str, now: datetime, raised: Sequence[Notification]
@@ -256,7 +275,7 @@ class SqlNotifications(NotificationRepository):
         async with self._db.write() as conn:
             if (await conn.execute(statement)).first() is None:
                 return False
-            await add_notifications(conn, raised)
+            await add_notifications(conn, raised, self._cipher)
         return True
 
     async def prune_episodes(self, before: datetime, limit: int) -> int:

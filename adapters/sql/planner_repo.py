@@ -81,7 +81,7 @@ from cronpilot.domain.planning import (
     effective_mode,
     superseding_outcome,
 )
-from cronpilot.domain.ports import PlannerRepository
+from cronpilot.domain.ports import PlannerRepository, SecretCipher
 from cronpilot.domain.rule_firing import RULES_PLANNER
 from cronpilot.domain.time_range import TimeRange
 
@@ -293,8 +293,10 @@ def _claim_from_row(row: RowMapping, analysis_due: bool = True) -> AnalysisClaim
 
 
 class SqlPlanner(PlannerRepository):
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, cipher: SecretCipher | None) -> None:
         self._db = db
+        self._cipher = cipher
+        """Seals the secrets of the targets that proposals notify."""
 
     async def claim_analyses(
         self, now: datetime, worker_id: str, lease_seconds: float, limit: int
@@ -408,7 +410,7 @@ class SqlPlanner(PlannerRepository):
             return
         async with self._db.write() as conn:
             await conn.execute(insert(proposals).values(proposal_values(proposal)))
-            await add_notifications(conn, notifications)
+            await add_notifications(conn, notifications, self._cipher)
 
     async def get_proposal(self, proposal_id: str) -> Proposal:
         async with self._db.read() as conn:

@@ -12,9 +12,10 @@ from sqlalchemy import Select, bindparam, select, update
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from cronpilot.adapters.crypto import open_headers, seal_headers
+from cronpilot.adapters.crypto import open_headers, open_target, seal_headers, seal_target
 from cronpilot.adapters.sql.rule_rows import rules_from_value, rules_value
 from cronpilot.adapters.sql.tables import endpoints, jobs
+from cronpilot.adapters.sql.target_rows import targets_from_value, targets_value
 from cronpilot.domain.approvals import Approval, ApprovalState
 from cronpilot.domain.model import (
     JSON,
@@ -121,6 +122,7 @@ def endpoint_values(endpoint: Endpoint, cipher: SecretCipher | None) -> dict[str
         "change_ignores": list(spec.change_ignores),
         "dangerous": spec.dangerous,
         "volatile_fields": list(endpoint.volatile_fields),
+        "notify_targets": targets_value([seal_target(t, cipher) for t in spec.notify_targets]),
         **_finishing_values(spec),
         **state_values(endpoint),
     }
@@ -228,6 +230,9 @@ def endpoint_from_row(row: Mapping[Any, Any], cipher: SecretCipher | None) -> En
         approval_timeout_seconds=row["approval_timeout_seconds"],
         change_ignores=tuple(row["change_ignores"]),
         dangerous=row["dangerous"],
+        notify_targets=tuple(
+            open_target(target, cipher) for target in targets_from_value(row["notify_targets"])
+        ),
         **_finishing_from_row(row),
     )
     return Endpoint(
@@ -251,6 +256,7 @@ PLANNING_COLUMNS = (
     endpoints.c.notify,
     endpoints.c.notify_after,
     endpoints.c.pause_after,
+    endpoints.c.notify_targets,
     endpoints.c.retry,
     endpoints.c.accept_hints,
     endpoints.c.missed_after_seconds,
@@ -260,7 +266,7 @@ PLANNING_COLUMNS = (
 )
 """What a finish reads of an endpoint (`domain.transitions.after_finish`, `domain.alerts`): the
 spec fields of `_finishing_from_row` (the schedule, the clamps, the alerts, retries, steering,
-jitter, catch-up and the floor) and the runtime state."""
+jitter, catch-up and the floor), the notification targets (sealed) and the runtime state."""
 
 
 def _finishing_values(spec: EndpointSpec) -> dict[str, Any]:
@@ -314,6 +320,10 @@ def planned_from_row(row: RowMapping, held: Endpoint) -> Endpoint:
         # Re-declared while the call was under way: finish with the declaration as it is now
         # (its schedule, and whom to alert, when to pause itself, whether to take hints).
         spec = replace(spec, **_finishing_from_row(row))
+    # The targets as stored, secrets sealed (comparing them would mean opening them): the
+    # notifications they raise carry them sealed to the outbox, and the notifier opens them.
+    if row["notify_targets"] or spec.notify_targets:
+        spec = replace(spec, notify_targets=targets_from_value(row["notify_targets"]))
     return Endpoint(
         id=held.id,
         job_id=held.job_id,

@@ -76,7 +76,7 @@ class SqlRepositories(Repositories):
     def planner(self) -> SqlPlanner:
         from cronpilot.adapters.sql.planner_repo import SqlPlanner
 
-        return SqlPlanner(self._repositories_db)
+        return SqlPlanner(self._repositories_db, self._repositories_cipher)
 
     @cached_property
     def schemas(self) -> SqlSchemas:
@@ -100,7 +100,7 @@ class SqlRepositories(Repositories):
     def notifications(self) -> SqlNotifications:
         from cronpilot.adapters.sql.notifications_repo import SqlNotifications
 
-        return SqlNotifications(self._repositories_db)
+        return SqlNotifications(self._repositories_db, self._repositories_cipher)
 
     @cached_property
     def workers(self) -> SqlWorkers:

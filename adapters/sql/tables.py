@@ -158,6 +158,8 @@ endpoints = Table(
     Column("notify", _json(), nullable=False, server_default=text("'[]'")),
     Column("notify_after", Integer, nullable=False, server_default=text("3")),
     Column("pause_after", Integer, nullable=True),
+    # Notification targets (issue 25): Slack, Teams, PagerDuty, e-mail; secrets sealed.
+    Column("notify_targets", _json(), nullable=False, server_default=text("'[]'")),
     # Retries within a slot, and endpoints steering their schedule (issue 9, items 3 and 4).
     Column("retry", _json(), nullable=True),
     Column("accept_hints", Boolean, nullable=False, server_default=false()),
@@ -471,6 +473,8 @@ notifications = Table(
     Column("delivered_at", UtcDateTime, nullable=True),
     Column("lease_owner", String(200), nullable=True),
     Column("lease_until", UtcDateTime, nullable=True),
+    # The `notify.targets` entry of the row (issue 25), secrets sealed; NULL for a webhook URL.
+    Column("target", _json(), nullable=True),
 )
 # The notifier reads only pending rows in next-attempt order; delivered and failed ones stay out.
 Index(

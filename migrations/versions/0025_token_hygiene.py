@@ -1,7 +1,7 @@
 """tokens: expiry, job limits, rotation grace; console sessions
 
 Revision ID: 0025
-Revises: 0023
+Revises: 0024
 Create Date: 2026-11-27 12:00:00
 """
 
@@ -12,7 +12,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision: str = '0025'
-down_revision: str | None = '0023'
+down_revision: str | None = '0024'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

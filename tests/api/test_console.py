@@ -15,7 +15,6 @@ import pytest
 
 from cronpilot.adapters.bootstrap import build_api, token_authenticator
 from cronpilot.adapters.jobs_file import parse_declarations
-from cronpilot.adapters.memory import MemoryStore
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.access import Scope
 from cronpilot.domain.model import PlannerMode, RunStatus
@@ -28,6 +27,7 @@ from cronpilot.usecases.queries.planner import show_proposal
 from cronpilot.usecases.queries.runs import RunQuery, page_runs
 from tests.api.conftest import JOBS, Secrets, issue_tokens
 from tests.support.clock import FakeClock
+from tests.support.memory_store import MemoryStore
 from tests.support.settings import limits_for_tests, settings_for_tests
 from tests.support.superseding import supersede
 

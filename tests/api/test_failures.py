@@ -9,13 +9,13 @@ import httpx
 import pytest
 
 from cronpilot.adapters.bootstrap import build_api, token_authenticator
-from cronpilot.adapters.memory import MemoryStore
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.access import Scope
 from cronpilot.domain.errors import StoreUnavailable
 from cronpilot.domain.ports import ReadingUnit
 from tests.api.conftest import bearer, issue_tokens, loopback_server
 from tests.support.clock import FakeClock
+from tests.support.memory_store import MemoryStore
 from tests.support.settings import settings_for_tests
 
 

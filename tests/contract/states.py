@@ -10,8 +10,6 @@ from collections.abc import Sequence
 
 from sqlalchemy import delete, insert
 
-from cronpilot.adapters.memory import MemoryStore
-from cronpilot.adapters.memory.planner import MemoryPlannerState
 from cronpilot.adapters.sql import SqlStore
 from cronpilot.adapters.sql.notifications_repo import add_notifications
 from cronpilot.adapters.sql.planner_rows import proposal_values
@@ -21,6 +19,8 @@ from cronpilot.domain.alerts import Notification
 from cronpilot.domain.model import Endpoint, Run
 from cronpilot.domain.planning import PlannerState, Proposal
 from cronpilot.domain.ports import Store
+from tests.support.memory_store import MemoryStore
+from tests.support.memory_store.planner import MemoryPlannerState
 
 
 async def empty(store: Store) -> None:
@@ -82,4 +82,4 @@ async def load(
             )
         if pending:
             await conn.execute(insert(proposals), [proposal_values(p) for p in pending])
-        await add_notifications(conn, outbox)
+        await add_notifications(conn, outbox, None)

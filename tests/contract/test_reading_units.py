@@ -8,7 +8,6 @@ import asyncio
 import pytest
 from sqlalchemy import update
 
-from cronpilot.adapters.memory import MemoryStore
 from cronpilot.adapters.sql import open_sql_store
 from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.tables import endpoints
@@ -17,6 +16,7 @@ from cronpilot.domain.graph import EdgeSighting, EdgeSource, EdgeType
 from cronpilot.domain.model import Pause
 from cronpilot.domain.ports import Store
 from tests.contract.builders import T0, add_endpoint
+from tests.support.memory_store import MemoryStore
 
 
 async def test_a_reading_unit_sees_one_state_while_a_writer_commits(store: Store) -> None:

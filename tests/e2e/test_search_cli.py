@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from cronpilot.adapters.jobs_file import load_declarations
-from cronpilot.adapters.memory.store import MemoryStore
 from cronpilot.adapters.search.embedders import WORDLLAMA_MODEL, WordLlamaEmbedder
 from cronpilot.usecases.declarations import apply_declarations
 from cronpilot.usecases.search import search_endpoints
 from tests.e2e.conftest import Cli
 from tests.e2e.test_admin_cli import one_error_line
 from tests.search.example_questions import EXAMPLE_QUESTIONS
+from tests.support.memory_store.store import MemoryStore
 
 EXAMPLE = Path(__file__).parents[2] / "adapters" / "examples" / "jobs.yaml"
 SIMULATOR = {"SIMULATOR_URL": "http://127.0.0.1:9"}

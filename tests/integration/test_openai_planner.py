@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from cronpilot.adapters.llm.openai_client import OpenAIChat
-from cronpilot.adapters.memory import MemoryStore
 from cronpilot.domain.model import PlannerMode
 from cronpilot.domain.planning import AnalysisSession, ProposalStatus, SessionStatus
 from cronpilot.planner.session import OUT_OF_TIME, LlmAnalyst
@@ -34,6 +33,7 @@ from tests.support.fake_openai_server import (
     submit,
     tool_results,
 )
+from tests.support.memory_store import MemoryStore
 
 BODY_MARKER = "a long note the brief only sums up: read it through the tools"
 API_KEY = "sk-test-never-logged"

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from datetime import timedelta
 
 from cronpilot.adapters.llm.openai_client import OpenAIChat
-from cronpilot.adapters.memory import MemoryStore
 from cronpilot.domain.model import PlannerMode
 from cronpilot.domain.planning import ProposalKind, ProposalStatus
 from cronpilot.domain.rules import ActionKind, Rule, RuleAction
@@ -16,6 +15,7 @@ from cronpilot.planner.session import LlmAnalyst
 from tests.planner.builders import T0, answer, declare, make_planner, spec
 from tests.support.clock import FakeClock
 from tests.support.fake_openai_server import Call, Calls, FakeOpenAI, Step, submit
+from tests.support.memory_store import MemoryStore
 
 RULE = Rule("score.body.fraud_rate > 0.05", RuleAction(ActionKind.INTERVAL, interval_seconds=10))
 

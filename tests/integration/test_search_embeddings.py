@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from cronpilot.adapters.jobs_file import load_declarations
-from cronpilot.adapters.memory.store import MemoryStore
 from cronpilot.adapters.search.embedders import OpenAIEmbedder
 from cronpilot.domain.search import Leg, SearchIndex
 from cronpilot.usecases.declarations import apply_declarations
 from cronpilot.usecases.search import IndexCache, build_index, search_endpoints
 from tests.support.fake_openai_server import FakeOpenAI
+from tests.support.memory_store.store import MemoryStore
 
 EXAMPLE = Path(__file__).parents[2] / "adapters" / "examples" / "jobs.yaml"
 T0 = datetime(2030, 1, 1, tzinfo=UTC)

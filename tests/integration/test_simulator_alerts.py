@@ -11,7 +11,6 @@ import pytest
 
 from cronpilot.adapters.bootstrap import notifier_config
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
-from cronpilot.adapters.memory import MemoryStore
 from cronpilot.domain.model import EndpointSpec, Job, Schedule
 from cronpilot.domain.ports import JobDeclaration
 from cronpilot.harness.simulator import Simulator
@@ -19,6 +18,7 @@ from cronpilot.scheduler.notifier import Notifier
 from cronpilot.scheduler.requests import request_for
 from tests.support.clock import FakeClock
 from tests.support.finishing import finish_one
+from tests.support.memory_store import MemoryStore
 from tests.support.settings import settings_for_tests
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
-from cronpilot.adapters.memory import MemoryStore
 from cronpilot.domain.context import dag_context
 from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.model import PlannerMode, RunStatus, Schedule
@@ -18,6 +17,7 @@ from cronpilot.planner.summary import run_summary, summed_up
 from cronpilot.planner.tools import FIND, SIBLINGS, TOOLS, ToolKind
 from tests.planner.builders import T0, answer, declare, spec
 from tests.support.fake_openai_server import tokens
+from tests.support.memory_store import MemoryStore
 
 TOOLS_AND_SYSTEM_BUDGET = 610
 """Tokens every step of an analysis pays before its brief where the brief left no sibling out:

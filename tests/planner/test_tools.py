@@ -10,13 +10,13 @@ from typing import Any
 import jsonschema
 import pytest
 
-from cronpilot.adapters.memory import MemoryStore
 from cronpilot.domain.model import Endpoint, PlannerMode
 from cronpilot.domain.planning import AnalysisClaim
 from cronpilot.planner.tools import TOOLS, ToolBox, ToolContext, ToolKind
 from cronpilot.usecases.proposals import ProposalDesk, Proposer
 from tests.planner.builders import answer, declare, spec
 from tests.support.clock import FakeClock
+from tests.support.memory_store import MemoryStore
 from tests.support.settings import limits_for_tests
 
 

@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cronpilot.adapters.jobs_file import load_declarations
-from cronpilot.adapters.memory.store import MemoryStore
 from cronpilot.domain.graph import Edge
 from cronpilot.domain.search import Leg, SearchIndex, checked_query
 from cronpilot.usecases.declarations import apply_declarations
 from cronpilot.usecases.search_index import indexed_endpoints
 from tests.search.catalog import T0, catalog
 from tests.search.example_questions import EXAMPLE_QUESTIONS
+from tests.support.memory_store.store import MemoryStore
 
 EXAMPLE = Path(__file__).parents[2] / "adapters" / "examples" / "jobs.yaml"
 DEPTH = 10

@@ -9,7 +9,6 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from cronpilot.adapters.memory import MemoryStore
 from cronpilot.domain.access import Principal, Scope
 from cronpilot.domain.errors import InvalidTokenName, StoreUnavailable, TokenNotFound
 from cronpilot.usecases.access import (
@@ -19,6 +18,7 @@ from cronpilot.usecases.access import (
     list_tokens,
     revoke_token,
 )
+from tests.support.memory_store import MemoryStore
 
 T0 = datetime(2030, 1, 1, tzinfo=UTC)
 ANN = "cli:ann@web-1"

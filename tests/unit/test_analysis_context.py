@@ -3,7 +3,6 @@ repository contracts these build on)."""
 
 from __future__ import annotations
 
-from cronpilot.adapters.memory import MemoryStore
 from cronpilot.domain.context import dag_context, related_siblings
 from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.graph import EdgeSighting, EdgeSource, EdgeType
@@ -13,6 +12,7 @@ from cronpilot.domain.schema_inference import merge_document
 from cronpilot.planner.analysis_context import read_analysis_context
 from cronpilot.planner.schema_views import read_output_schema
 from tests.contract.builders import LEASE_SECONDS, T0, declaration, spec
+from tests.support.memory_store import MemoryStore
 
 
 async def test_dag_context_siblings_and_output_schema_through_the_ports() -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from cronpilot.adapters.memory import MemoryStore
 from cronpilot.domain.graph import EdgeSighting, EdgeSource, EdgeType
 from cronpilot.domain.model import EndpointSpec, Job, Schedule
 from cronpilot.domain.ports import JobDeclaration
 from cronpilot.usecases.dag_suggestion import suggest_dag
+from tests.support.memory_store import MemoryStore
 
 T0 = datetime(2030, 1, 1, tzinfo=UTC)
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from cronpilot.adapters.jobs_file import parse_declarations
-from cronpilot.adapters.memory import MemoryStore
 from cronpilot.domain.graph import Edge, EdgeSighting, EdgeSource, EdgeType
 from cronpilot.usecases.declarations import apply_declarations
 from cronpilot.usecases.graph_edges import refresh_job_provides
+from tests.support.memory_store import MemoryStore
 
 T0 = datetime(2030, 1, 1, tzinfo=UTC)
 JOBS = """\

@@ -146,7 +146,7 @@ def test_variables_work_in_alerts_as_everywhere() -> None:
             "",
             "notify: https://hooks.example.com/a",
             f"{ORDERS} field 'notify': expected a list of webhook URLs, or "
-            "{urls: [...], after: N}",
+            "{urls: [...], targets: [...], after: N}",
         ),
         (
             "",

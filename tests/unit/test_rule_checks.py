@@ -9,13 +9,13 @@ from datetime import UTC, datetime
 import pytest
 
 from cronpilot.adapters.jobs_file import parse_declarations
-from cronpilot.adapters.memory import MemoryStore
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import Response
 from cronpilot.scheduler.learning import RunLearner
 from cronpilot.usecases.declarations import apply_declarations, preview_declarations
 from tests.contract.builders import run_once
 from tests.support.clock import FakeClock
+from tests.support.memory_store import MemoryStore
 
 T0 = datetime(2030, 1, 1, tzinfo=UTC)
 JOBS = """\

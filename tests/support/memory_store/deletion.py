@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import TYPE_CHECKING
 
-from cronpilot.adapters.memory.planner import MemoryPlannerState
+from tests.support.memory_store.planner import MemoryPlannerState
 
 if TYPE_CHECKING:
-    from cronpilot.adapters.memory.store import MemoryState
+    from tests.support.memory_store.store import MemoryState
 
 
 def delete_endpoints(

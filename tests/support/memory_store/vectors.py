@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from cronpilot.domain.ports import StoredVector, VectorRepository
 
 if TYPE_CHECKING:
-    from cronpilot.adapters.memory.store import MemoryState
+    from tests.support.memory_store.store import MemoryState
 
 
 class MemoryVectors(VectorRepository):

@@ -43,7 +43,7 @@ from cronpilot.domain.time_range import TimeRange, falls_in
 
 if TYPE_CHECKING:
     # The store imports this module to build its planner; the state is only a type here.
-    from cronpilot.adapters.memory.store import MemoryState
+    from tests.support.memory_store.store import MemoryState
 
 
 @dataclass

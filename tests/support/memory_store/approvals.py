@@ -7,7 +7,6 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from cronpilot.adapters.memory.graph import dag_run_waits, save_plan
 from cronpilot.domain.approvals import Approval, ApprovalState, decided, lapsed
 from cronpilot.domain.dag import declined
 from cronpilot.domain.errors import ApprovalNotFound
@@ -15,9 +14,10 @@ from cronpilot.domain.ids import by_id_or_prefix
 from cronpilot.domain.paging import Cursor, follows
 from cronpilot.domain.ports import ApprovalRepository
 from cronpilot.domain.retention import approval_expired
+from tests.support.memory_store.graph import dag_run_waits, save_plan
 
 if TYPE_CHECKING:
-    from cronpilot.adapters.memory.store import MemoryState
+    from tests.support.memory_store.store import MemoryState
 
 
 class MemoryApprovals(ApprovalRepository):

@@ -46,7 +46,7 @@ from cronpilot.domain.transitions import started_run
 
 if TYPE_CHECKING:
     # The state is defined beside the store, which assembles these repositories.
-    from cronpilot.adapters.memory.store import MemoryState
+    from tests.support.memory_store.store import MemoryState
 
 
 class MemorySchemas(SchemaRepository):

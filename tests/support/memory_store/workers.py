@@ -9,7 +9,7 @@ from cronpilot.domain.ports import WorkerRepository
 from cronpilot.domain.workers import WorkerActivity, WorkerInfo, by_last_seen
 
 if TYPE_CHECKING:
-    from cronpilot.adapters.memory.store import MemoryState
+    from tests.support.memory_store.store import MemoryState
 
 
 class MemoryWorkers(WorkerRepository):

@@ -15,7 +15,7 @@ from cronpilot.domain.time_range import TimeRange, falls_in
 from cronpilot.domain.tokens import ApiToken, ConsoleSession
 
 if TYPE_CHECKING:
-    from cronpilot.adapters.memory.store import MemoryState
+    from tests.support.memory_store.store import MemoryState
 
 
 class MemoryAccess(AccessRepository):

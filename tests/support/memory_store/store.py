@@ -12,14 +12,6 @@ from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any, Self
 
-from cronpilot.adapters.memory.access import MemoryAccess
-from cronpilot.adapters.memory.approvals import MemoryApprovals
-from cronpilot.adapters.memory.deletion import delete_endpoints
-from cronpilot.adapters.memory.graph import MemoryDag, MemoryGraph, MemorySchemas, advance_dag
-from cronpilot.adapters.memory.notifications import MemoryNotifications
-from cronpilot.adapters.memory.planner import MemoryPlanner, MemoryPlannerState
-from cronpilot.adapters.memory.vectors import MemoryVectors
-from cronpilot.adapters.memory.workers import MemoryWorkers
 from cronpilot.domain.alerts import Notification, run_notifications
 from cronpilot.domain.approvals import Approval
 from cronpilot.domain.audit import AuditEntry
@@ -96,6 +88,14 @@ from cronpilot.domain.transitions import (
 )
 from cronpilot.domain.watch import WatchEpisode, caught_up_missed, caught_up_notifications
 from cronpilot.domain.workers import WorkerInfo
+from tests.support.memory_store.access import MemoryAccess
+from tests.support.memory_store.approvals import MemoryApprovals
+from tests.support.memory_store.deletion import delete_endpoints
+from tests.support.memory_store.graph import MemoryDag, MemoryGraph, MemorySchemas, advance_dag
+from tests.support.memory_store.notifications import MemoryNotifications
+from tests.support.memory_store.planner import MemoryPlanner, MemoryPlannerState
+from tests.support.memory_store.vectors import MemoryVectors
+from tests.support.memory_store.workers import MemoryWorkers
 
 
 class TaskLock:

@@ -23,7 +23,7 @@ from cronpilot.domain.time_range import TimeRange, falls_in
 from cronpilot.domain.watch import WatchEpisode
 
 if TYPE_CHECKING:
-    from cronpilot.adapters.memory.store import MemoryState
+    from tests.support.memory_store.store import MemoryState
 
 
 class MemoryNotifications(NotificationRepository):
