@@ -35,10 +35,10 @@ import yaml
 
 from bench.support import print_header
 from cronpilot.adapters.jobs_file import example_jobs_file
-from cronpilot.adapters.simulator import Simulator
 from cronpilot.adapters.sql import open_sql_store
 from cronpilot.domain.planning import AnalysisSession, Proposal, ProposalKind, ProposalStatus
 from cronpilot.domain.rule_firing import RULES_PLANNER
+from cronpilot.harness.simulator import Simulator
 
 ROOT = Path(__file__).resolve().parents[1]
 COOL_DOWN = timedelta(hours=1)

@@ -15,9 +15,9 @@ import platform
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from cronpilot.adapters.exams.catalog import EXAMS
-from cronpilot.adapters.exams.evaluation import Result, evaluate
-from cronpilot.adapters.exams.planners import PlannerChoice
+from cronpilot.harness.exams.catalog import EXAMS
+from cronpilot.harness.exams.evaluation import Result, evaluate
+from cronpilot.harness.exams.planners import PlannerChoice
 from tests.support.fake_openai_server import FakeOpenAI
 from tests.support.settings import settings_for_tests
 from tests.support.use_cases import NEEDS, policy

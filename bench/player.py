@@ -29,13 +29,11 @@ from cronpilot.adapters.bootstrap import (
     serve_planner,
     serve_scheduler,
 )
-from cronpilot.adapters.jobs_file import parse_declarations
 from cronpilot.adapters.manual_clock import ManualClock
 from cronpilot.adapters.settings import Settings
-from cronpilot.adapters.simulator import Simulator
 from cronpilot.adapters.sql import SqlStore
 from cronpilot.domain.planning import Proposal, ProposalStatus
-from cronpilot.usecases.declarations import apply_declarations
+from cronpilot.harness.stories import staged
 from cronpilot.usecases.proposals import ProposalDesk
 from cronpilot.usecases.queries import planner
 from tests.support.settling import InFlight, TrackedDispatcher, tracked
@@ -89,41 +87,42 @@ async def play(
     `settings.database_url`) and play them for `seconds` from `START`, `step` at a time;
     `after_step` is awaited after each step. Raises whatever a worker raised."""
     clock = ManualClock(START)
-    simulator = Simulator(seed=seed, now=clock.now)
     flight = InFlight()
     dispatcher = TrackedDispatcher(build_dispatcher(settings), flight)
+    stage = staged(
+        store,
+        jobs,
+        "played jobs",
+        clock.now,
+        actor=ADMIN,
+        seed=seed,
+        allowed_networks=settings.allowed_networks,
+    )
     try:
-        url = await simulator.start()
-        declarations = parse_declarations(
-            jobs, "played jobs", settings.allowed_networks, {"SIMULATOR_URL": url}
-        )
-        await apply_declarations(
-            store.unit_of_work, None, declarations, "played jobs", actor=ADMIN, now=clock.now()
-        )
-        moment = Moment(clock, store, build_proposal_desk(settings, store, None))
-        watched, stop = tracked(store, flight), asyncio.Event()
-        workers = [
-            asyncio.create_task(
-                serve_scheduler(settings, watched, clock, stop, dispatcher=dispatcher)
-            ),
-            asyncio.create_task(serve_planner(settings, watched, clock, stop)),
-        ]
-        try:
-            await flight.settled()
-            steps = round(seconds / step)
-            for _ in range(steps):
-                clock.advance(step)
+        async with stage:
+            moment = Moment(clock, store, build_proposal_desk(settings, store, None))
+            watched, stop = tracked(store, flight), asyncio.Event()
+            workers = [
+                asyncio.create_task(
+                    serve_scheduler(settings, watched, clock, stop, dispatcher=dispatcher)
+                ),
+                asyncio.create_task(serve_planner(settings, watched, clock, stop)),
+            ]
+            try:
                 await flight.settled()
-                _raise_if_ended(workers)
-                await after_step(moment)
-                await flight.settled()
-        finally:
-            stop.set()
-            async with asyncio.timeout(STOP_SECONDS):
-                await asyncio.gather(*workers)
+                steps = round(seconds / step)
+                for _ in range(steps):
+                    clock.advance(step)
+                    await flight.settled()
+                    _raise_if_ended(workers)
+                    await after_step(moment)
+                    await flight.settled()
+            finally:
+                stop.set()
+                async with asyncio.timeout(STOP_SECONDS):
+                    await asyncio.gather(*workers)
     finally:
         await dispatcher.close()
-        await simulator.stop()
 
 
 def _raise_if_ended(workers: list[asyncio.Task[None]]) -> None:

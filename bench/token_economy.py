@@ -21,7 +21,7 @@ import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from cronpilot.adapters.exams.catalog import Exam
+from cronpilot.harness.exams.catalog import Exam
 from tests.support.fake_openai_server import CHARS_PER_TOKEN
 from tests.support.use_cases import USE_CASES, run_story
 

@@ -124,7 +124,7 @@ def bounds_refusal(
 ) -> Refusal | None:
     """Whether `draft` oversteps the bounds of its kind, whatever the endpoint's history: the
     clamps and the floor of an interval, a ttl, the longest pause, a next time to come. What
-    the planner exams score as "within clamps" (`domain.exam_scores`)."""
+    the planner exams score as "within clamps" (`harness.exams.scores`)."""
     if draft.kind is ProposalKind.INTERVAL:
         return _interval_refusal(draft, endpoint, limits)
     if draft.kind is ProposalKind.NEXT_TIME:

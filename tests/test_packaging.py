@@ -12,7 +12,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LAYERS = ("domain", "usecases", "runtime", "adapters", "scheduler", "planner", "migrations")
+LAYERS = (
+    "domain",
+    "usecases",
+    "runtime",
+    "adapters",
+    "scheduler",
+    "planner",
+    "migrations",
+    "harness",
+)
 TOP_LEVEL_IMPORT = re.compile(rf"^\s*(from|import) ({'|'.join(LAYERS)})\b", re.MULTILINE)
 
 
@@ -56,6 +65,10 @@ def test_the_wheel_installs_only_the_cronpilot_package(wheel: Path) -> None:
         "cronpilot/migrations/alembic.ini",
         "cronpilot/migrations/env.py",
         "cronpilot/migrations/versions/0001_initial_schema.py",
+        # `cronpilot demo` and `cronpilot planner eval` run from the harness.
+        "cronpilot/harness/demo/command.py",
+        "cronpilot/harness/exams/command.py",
+        "cronpilot/harness/simulator/server.py",
     ):
         assert needed in names
 

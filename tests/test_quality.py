@@ -21,6 +21,7 @@ PACKAGES = [
     "scheduler",
     "planner",
     "migrations",
+    "harness",
     "tests",
     "bench",
     "build_support",

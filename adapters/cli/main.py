@@ -13,7 +13,7 @@ import importlib
 import inspect
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, NoReturn
 
 import typer
@@ -51,10 +51,17 @@ class Group:
 
 @dataclass(frozen=True)
 class Built:
-    """A group its command module builds: `function` returns its typer app."""
+    """A group its command module builds: `function` returns its typer app, to which `more`
+    adds commands of other modules: command name → (module, function)."""
 
     module: str
     function: str
+    more: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+
+HARNESS = "cronpilot.harness"
+"""The demo and the planner exams (`harness/`) are named by their full module path: no product
+module imports the harness (import-linter), the CLI loads their commands by name."""
 
 
 # Every command, in the order `--help` lists them. Only the module of the command invoked is
@@ -67,7 +74,7 @@ COMMANDS: dict[str, Single | Group | Built] = {
     "run": Single("run_cmd", "run"),
     "backfill": Single("run_cmd", "backfill"),
     "scheduler": Single("scheduler_cmd", "scheduler"),
-    "demo": Single("demo_cmd", "demo"),
+    "demo": Single(f"{HARNESS}.demo.command", "demo"),
     "cron": Single("cron_cmd", "cron"),
     "delete": Single("delete_cmd", "delete"),
     "serve": Single("serve_cmd", "serve"),
@@ -86,7 +93,11 @@ COMMANDS: dict[str, Single | Group | Built] = {
         "runs_cmd",
         {"list": "list_runs", "show": "show", "cancel": "cancel", "retry": "retry"},
     ),
-    "planner": Built("planner_cmd", "planner_app"),
+    "planner": Built(
+        "planner_cmd",
+        "planner_app",
+        {"eval": (f"{HARNESS}.exams.command", "eval_planners")},
+    ),
     "proposals": Group(
         "Proposals: schedule changes the planner wants, and their review.",
         "proposals_cmd",
@@ -157,8 +168,9 @@ def _group(
 def _function(module: str, name: str) -> Callable[..., Any]:
     # A command module imports most of what the command uses (the store, SQLAlchemy's
     # compiler…): as `entry.py` does for this module, with no collection walking it.
+    path = module if module.startswith(f"{HARNESS}.") else f"cronpilot.adapters.cli.{module}"
     with collector_paused():
-        imported = importlib.import_module(f"cronpilot.adapters.cli.{module}")
+        imported = importlib.import_module(path)
     function: Callable[..., Any] = getattr(imported, name)
     return function
 
@@ -166,6 +178,8 @@ def _function(module: str, name: str) -> Callable[..., Any]:
 def _typer_app(name: str, where: Single | Group | Built) -> typer.Typer:
     if isinstance(where, Built):
         app: typer.Typer = _function(where.module, where.function)()
+        for command, (module, function) in where.more.items():
+            app.command(command)(_function(module, function))
         return app
     if isinstance(where, Group):
         app = _group(where.help)

@@ -9,7 +9,6 @@ from typing import Annotated
 import typer
 
 from cronpilot.adapters.bootstrap import build_clock, open_planner, open_store
-from cronpilot.adapters.cli.eval_cmd import eval_planners
 from cronpilot.adapters.cli.output import EndpointRef, OutputOption, print_data
 from cronpilot.adapters.cli.planner_views import autonomy_view, session_view
 from cronpilot.adapters.cli.runtime import EXIT_CODES_HELP, admin_settings, cli_settings
@@ -122,5 +121,4 @@ def planner_app() -> typer.Typer:
     )
     app.command("run-once")(run_once)
     app.command("autonomy")(autonomy)
-    app.command("eval")(eval_planners)
     return app

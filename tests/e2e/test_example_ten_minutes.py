@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from cronpilot.adapters.exams.catalog import without_rules
 from cronpilot.adapters.sql import SqlStore
 from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
 from cronpilot.domain.rule_firing import rule_made
+from cronpilot.harness.exams.catalog import without_rules
 from tests.support.rule_stories import RuleStory, tell
 from tests.support.settings import limits_for_tests, settings_for_tests
 

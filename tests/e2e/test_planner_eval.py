@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from cronpilot.adapters.exams.catalog import EXAMS, chosen_exams
-from cronpilot.adapters.exams.evaluation import evaluate
-from cronpilot.adapters.exams.planners import PlannerChoice
+from cronpilot.harness.exams.catalog import EXAMS, chosen_exams
+from cronpilot.harness.exams.evaluation import evaluate
+from cronpilot.harness.exams.planners import PlannerChoice
 from tests.e2e.conftest import Cli
 from tests.support.fake_openai_server import Call, Calls, FakeOpenAI, Request, submit
 from tests.support.settings import settings_for_tests

@@ -11,7 +11,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from cronpilot.adapters.simulator import Simulator
+from cronpilot.harness.simulator import Simulator
 
 CYCLE = 100.0
 START = datetime(2025, 11, 28, 9, 0, tzinfo=UTC)
@@ -207,7 +207,7 @@ async def test_requests_are_counted_per_path(sim: Running) -> None:
 
 
 async def test_the_exam_troubles_answer_over_http_as_their_functions_say(sim: Running) -> None:
-    """What the planner exams grade against (`adapters/exams/catalog.py`) is what was served."""
+    """What the planner exams grade against (`harness/exams/catalog.py`) is what was served."""
     flapping = [(await sim.get("/troubles/flapping", s))[0] for s in (0, 5, 6, 11, 12)]
     assert flapping == [200, 200, 503, 503, 200]
     first = (await sim.get("/troubles/volatile", 1))[1]

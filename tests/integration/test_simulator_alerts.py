@@ -11,9 +11,9 @@ import pytest
 
 from cronpilot.adapters.bootstrap import notifier_config
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
-from cronpilot.adapters.simulator import Simulator
 from cronpilot.domain.model import EndpointSpec, Job, Schedule
 from cronpilot.domain.ports import JobDeclaration
+from cronpilot.harness.simulator import Simulator
 from cronpilot.scheduler.notifier import Notifier
 from cronpilot.scheduler.requests import request_for
 from tests.support.clock import FakeClock

@@ -10,29 +10,26 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import datetime
 
 from cronpilot.adapters.bootstrap import planner_config
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
-from cronpilot.adapters.jobs_file import example_jobs_file, load_declarations
-from cronpilot.adapters.simulator import Simulator
+from cronpilot.adapters.jobs_file import example_jobs_file
 from cronpilot.domain.access import Scope
 from cronpilot.domain.model import Claim, Finish, PlannerMode, Recorded
 from cronpilot.domain.planning import ProposalDraft, ProposalKind
-from cronpilot.domain.ports import Store
+from cronpilot.domain.ports import JobDeclaration, Store
+from cronpilot.harness.stories import LOOPBACK, START, staged
 from cronpilot.planner.heuristic import HeuristicAnalyst
 from cronpilot.planner.worker import PlannerWorker
 from cronpilot.scheduler.requests import request_for
 from cronpilot.usecases.access import create_token
-from cronpilot.usecases.declarations import apply_declarations
 from cronpilot.usecases.graph_edges import record_trace, refresh_job_provides
 from cronpilot.usecases.proposals import ProposalDesk, Proposer
 from cronpilot.usecases.schema_learning import learn_schema
 from tests.support.clock import FakeClock
 from tests.support.settings import limits_for_tests, settings_for_tests
 
-START = datetime(2030, 3, 2, 9, 0, tzinfo=UTC)
-LOOPBACK = ["127.0.0.1/32"]
 WORKER = "console-story"
 LEASE_SECONDS = 30.0
 REVIEWED = "etl/fetch"
@@ -83,32 +80,16 @@ async def _propose_for_review(store: Store, now: datetime) -> None:
 async def play(store: Store, seconds: int = 45, seed: int = 7) -> Story:
     """Play the story into `store` (migrated, empty) and issue a token of each scope."""
     clock = FakeClock(START)
-    simulator = Simulator(seed=seed, cycle_seconds=seconds, now=clock.now)
     dispatcher = AiohttpDispatcher(allowed_networks=LOOPBACK)
+    jobs = example_jobs_file().read_text(encoding="utf-8")
+    stage = staged(
+        store, jobs, "demo", clock.now, actor="cli:demo@host", seed=seed, cycle_seconds=seconds
+    )
     try:
-        url = await simulator.start()
-        declarations = load_declarations(example_jobs_file(), LOOPBACK, {"SIMULATOR_URL": url})
-        await apply_declarations(
-            store.unit_of_work, None, declarations, "demo", actor="cli:demo@host", now=clock.now()
-        )
-        config = planner_config(settings_for_tests(worker_id="planner"))
-        # The story changes schedules often in little time; the hourly limit is tested elsewhere.
-        limits = limits_for_tests(max_changes_per_hour=100)
-        planner = PlannerWorker(
-            store, HeuristicAnalyst(), clock, replace(config, limits=limits), waker=None
-        )
-        for _ in range(seconds):
-            now = clock.now()
-            claims = await store.claims.claim_due(now, WORKER, LEASE_SECONDS, 100)
-            await _call(store, dispatcher, claims, now)
-            await planner.run_round()
-            clock.advance(1)
-        for declaration in declarations:
-            await refresh_job_provides(store.unit_of_work, declaration.job.name, clock.now())
-        await _propose_for_review(store, clock.now())
+        async with stage as staging:
+            await _story(store, dispatcher, staging.declarations, clock, seconds)
     finally:
         await dispatcher.close()
-        await simulator.stop()
     secrets = {}
     for scope in Scope:
         _, secret = await create_token(
@@ -116,3 +97,29 @@ async def play(store: Store, seconds: int = 45, seed: int = 7) -> Story:
         )
         secrets[scope] = secret
     return Story(clock, secrets)
+
+
+async def _story(
+    store: Store,
+    dispatcher: AiohttpDispatcher,
+    declarations: list[JobDeclaration],
+    clock: FakeClock,
+    seconds: int,
+) -> None:
+    """The story's seconds: a scheduler pass and a planner round each, then a proposal held
+    for review."""
+    config = planner_config(settings_for_tests(worker_id="planner"))
+    # The story changes schedules often in little time; the hourly limit is tested elsewhere.
+    limits = limits_for_tests(max_changes_per_hour=100)
+    planner = PlannerWorker(
+        store, HeuristicAnalyst(), clock, replace(config, limits=limits), waker=None
+    )
+    for _ in range(seconds):
+        now = clock.now()
+        claims = await store.claims.claim_due(now, WORKER, LEASE_SECONDS, 100)
+        await _call(store, dispatcher, claims, now)
+        await planner.run_round()
+        clock.advance(1)
+    for declaration in declarations:
+        await refresh_job_provides(store.unit_of_work, declaration.job.name, clock.now())
+    await _propose_for_review(store, clock.now())

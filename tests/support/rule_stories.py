@@ -1,33 +1,31 @@
 """The five use cases told with response rules and no LLM: the endpoint simulator on 127.0.0.1
 (on a fake clock), a scheduler worker and a heuristic planner worker each in its own loop, as
 `cronpilot scheduler --with-planner` runs them, and the clock advanced one second at a time
-once both have settled (`tests.support.settling`)."""
+once both have settled (`tests.support.settling`). Staged as the planner exams are
+(`harness.stories`); their jobs documents are the exams' first five with the workers' own
+loops in mind (a DAG for etl, no clamps), which the tests here hold to."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import datetime
 
 from cronpilot.adapters.bootstrap import planner_config, worker_config
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
-from cronpilot.adapters.jobs_file import parse_declarations
-from cronpilot.adapters.simulator import Simulator
 from cronpilot.adapters.sql import SqlStore, open_sql_store
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.guardrails import GuardrailLimits
+from cronpilot.harness.stories import LOOPBACK, START, staged
 from cronpilot.planner.heuristic import HeuristicAnalyst
 from cronpilot.planner.worker import PlannerWorker
 from cronpilot.scheduler.worker import SchedulerWorker
-from cronpilot.usecases.declarations import apply_declarations
 from cronpilot.usecases.proposals import ProposalDesk
 from tests.support.clock import FakeClock
 from tests.support.settings import limits_for_tests, settings_for_tests
 from tests.support.settling import InFlight, TrackedDispatcher, tracked
 
-START = datetime(2030, 3, 2, 9, 0, tzinfo=UTC)
-LOOPBACK = ["127.0.0.1/32"]
 STOP_SECONDS = 30
 # Stories change schedules often on purpose (an hour's story in a minute); the hourly limit is
 # tested elsewhere.
@@ -151,45 +149,42 @@ async def tell(
     caller closes it). `dwell_seconds`: the rules' default dwell; None: the setting's default."""
     clock = FakeClock(START)
     store = await open_sql_store(database_url)
-    simulator = Simulator(seed=7, cycle_seconds=60, now=clock.now)
     flight = InFlight()
     dispatcher = TrackedDispatcher(AiohttpDispatcher(allowed_networks=LOOPBACK), flight)
     try:
-        url = await simulator.start()
-        declarations = parse_declarations(story.jobs, story.name, LOOPBACK, {"SIMULATOR_URL": url})
-        await apply_declarations(
-            store.unit_of_work, None, declarations, story.name, actor="test", now=clock.now()
-        )
-        dwell = {} if dwell_seconds is None else {"rules_dwell_seconds": dwell_seconds}
-        settings = settings_for_tests(
-            worker_id=story.name, max_sleep_seconds=3600, planner_poll_seconds=1, **dwell
-        )
-        watched, waker, stop = tracked(store, flight), InProcessWaker(), asyncio.Event()
-        scheduler = SchedulerWorker(watched, dispatcher, clock, waker, worker_config(settings))
-        planner = PlannerWorker(
-            watched,
-            HeuristicAnalyst(),
-            clock,
-            replace(planner_config(settings), limits=limits),
-            waker=waker,
-        )
-        workers = [asyncio.create_task(scheduler.run(stop)), asyncio.create_task(planner.run(stop))]
-        try:
-            await flight.settled()
-            for _ in range(story.seconds):
-                clock.advance(1)
+        async with staged(store, story.jobs, story.name, clock.now, actor="test"):
+            dwell = {} if dwell_seconds is None else {"rules_dwell_seconds": dwell_seconds}
+            settings = settings_for_tests(
+                worker_id=story.name, max_sleep_seconds=3600, planner_poll_seconds=1, **dwell
+            )
+            watched, waker, stop = tracked(store, flight), InProcessWaker(), asyncio.Event()
+            scheduler = SchedulerWorker(watched, dispatcher, clock, waker, worker_config(settings))
+            planner = PlannerWorker(
+                watched,
+                HeuristicAnalyst(),
+                clock,
+                replace(planner_config(settings), limits=limits),
+                waker=waker,
+            )
+            workers = [
+                asyncio.create_task(scheduler.run(stop)),
+                asyncio.create_task(planner.run(stop)),
+            ]
+            try:
                 await flight.settled()
-                if admin is not None:
-                    await admin(planner.desk, store, clock.now())
+                for _ in range(story.seconds):
+                    clock.advance(1)
                     await flight.settled()
-        finally:
-            stop.set()
-            async with asyncio.timeout(STOP_SECONDS):
-                await asyncio.gather(*workers)
+                    if admin is not None:
+                        await admin(planner.desk, store, clock.now())
+                        await flight.settled()
+            finally:
+                stop.set()
+                async with asyncio.timeout(STOP_SECONDS):
+                    await asyncio.gather(*workers)
         return store
     except BaseException:
         await store.close()
         raise
     finally:
         await dispatcher.close()
-        await simulator.stop()

@@ -1,4 +1,4 @@
-"""A scripted model that sits the planner exams (`adapters/exams`) sensibly: the LLM planner
+"""A scripted model that sits the planner exams (`harness/exams`) sensibly: the LLM planner
 through the real `openai` SDK against `FakeOpenAI`, whose policy reads only what the planner
 shows it — the prompt (with the newest responses summed up, or with `paste_latest` pasted
 whole), and the tool results — and decides as a sensible model would.
@@ -19,11 +19,12 @@ from typing import Any
 
 from cronpilot.adapters.bootstrap import planner_config
 from cronpilot.adapters.clock import SystemClock
-from cronpilot.adapters.exams import catalog
-from cronpilot.adapters.exams.catalog import Exam
-from cronpilot.adapters.exams.runner import START, exam_config, sit
 from cronpilot.adapters.llm.openai_client import OpenAIChat
 from cronpilot.adapters.sql import SqlStore
+from cronpilot.harness.exams import catalog
+from cronpilot.harness.exams.catalog import Exam
+from cronpilot.harness.exams.runner import exam_config, sit
+from cronpilot.harness.stories import START
 from cronpilot.planner.session import LlmAnalyst
 from cronpilot.planner.tools import ToolKind
 from tests.support.fake_openai_server import Call, Calls, FakeOpenAI, Request, submit, tool_results

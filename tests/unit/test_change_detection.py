@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from cronpilot.adapters.jobs_file import example_jobs_file, parse_declarations
-from cronpilot.adapters.simulator.scenario import Scenario
 from cronpilot.domain.change_detection import (
     comparable_hash,
     ignored_fields,
@@ -38,6 +37,7 @@ from cronpilot.domain.schema_inference import (
     to_json_schema,
 )
 from cronpilot.domain.transitions import finished_run, queued_run
+from cronpilot.harness.simulator.scenario import Scenario
 
 T0 = datetime(2030, 1, 7, 12, tzinfo=UTC)
 

@@ -1,4 +1,4 @@
-"""How a planner exam scores proposals (`domain.exam_scores`): direction against what the story
+"""How a planner exam scores proposals (`harness.exams.scores`): direction against what the story
 wanted (with the lag), stretches that need a direction, bounds, and flip-flops the story gave
 no reason for."""
 
@@ -9,8 +9,16 @@ from datetime import timedelta
 
 import pytest
 
-from cronpilot.adapters.exams.runner import proposals_in_order
-from cronpilot.domain.exam_scores import (
+from cronpilot.domain.planning import (
+    AnalysisSession,
+    Proposal,
+    ProposalKind,
+    ProposalStatus,
+    SessionStatus,
+    ToolCallRecord,
+)
+from cronpilot.harness.exams.runner import proposals_in_order
+from cronpilot.harness.exams.scores import (
     CALM,
     EITHER,
     RELAX,
@@ -22,14 +30,6 @@ from cronpilot.domain.exam_scores import (
     directions,
     score,
     standings,
-)
-from cronpilot.domain.planning import (
-    AnalysisSession,
-    Proposal,
-    ProposalKind,
-    ProposalStatus,
-    SessionStatus,
-    ToolCallRecord,
 )
 from tests.planner.builders import T0
 

@@ -36,8 +36,6 @@ from cronpilot.adapters.bootstrap import (
     serve_planner,
     serve_scheduler,
 )
-from cronpilot.adapters.cli.demo_console import demo_console
-from cronpilot.adapters.cli.demo_planner import PlannerLine, RuleLine, planner_lines, rule_lines
 from cronpilot.adapters.cli.identity import actor
 from cronpilot.adapters.cli.output import rich_table, schedule_text, short_id, span
 from cronpilot.adapters.settings import Settings, load_settings
@@ -46,6 +44,8 @@ from cronpilot.domain.errors import ApprovalNotPending
 from cronpilot.domain.model import Endpoint, Run, RunStatus, RunTrigger, ScheduleSource
 from cronpilot.domain.paging import Cursor
 from cronpilot.domain.ports import Clock, JobDeclaration, Store
+from cronpilot.harness.demo.console import demo_console
+from cronpilot.harness.demo.planner_lines import PlannerLine, RuleLine, planner_lines, rule_lines
 from cronpilot.usecases.declarations import apply_declarations
 from cronpilot.usecases.queries.approvals import list_approvals
 from cronpilot.usecases.queries.catalog import EndpointState, list_endpoints
@@ -232,7 +232,7 @@ async def _run(
     console_port: int | None,
 ) -> None:
     # The simulator is an aiohttp server: imported here, every other command's start is spared.
-    from cronpilot.adapters.simulator import Simulator
+    from cronpilot.harness.simulator import Simulator
 
     clock = progress.clock
     started = clock.now()

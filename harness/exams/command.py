@@ -16,12 +16,12 @@ from cronpilot.adapters.cli.output import (
     print_table,
 )
 from cronpilot.adapters.cli.runtime import admin_settings
-from cronpilot.adapters.exams.planners import PlannerChoice
-from cronpilot.domain.exam_scores import Score
+from cronpilot.harness.exams.planners import PlannerChoice
+from cronpilot.harness.exams.scores import Score
 
 if TYPE_CHECKING:
-    from cronpilot.adapters.exams.catalog import Exam
-    from cronpilot.adapters.exams.evaluation import Result
+    from cronpilot.harness.exams.catalog import Exam
+    from cronpilot.harness.exams.evaluation import Result
 
 
 def eval_planners(
@@ -53,8 +53,8 @@ def eval_planners(
     within bounds), flips (reversals the story gave no reason for), tokens, score (right x
     clamps / (1 + flips)); the `all` row's score is the mean of the exams'."""
     # Imported here: the simulator, the HTTP client and the store, for this command only.
-    from cronpilot.adapters.exams.catalog import chosen_exams
-    from cronpilot.adapters.exams.evaluation import default_planner, evaluate
+    from cronpilot.harness.exams.catalog import chosen_exams
+    from cronpilot.harness.exams.evaluation import default_planner, evaluate
 
     settings = admin_settings()
     exams = chosen_exams(exam or [])

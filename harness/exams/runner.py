@@ -15,16 +15,18 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import partial
 
-from cronpilot.adapters.exams.catalog import CYCLE_SECONDS, Exam, World
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
-from cronpilot.adapters.jobs_file import parse_declarations
 from cronpilot.adapters.manual_clock import ManualClock
-from cronpilot.adapters.simulator import Simulator
 from cronpilot.adapters.sql import SqlStore, open_sql_store, upgrade_database
-from cronpilot.domain.exam_scores import (
+from cronpilot.domain.guardrails import bounds_refusal
+from cronpilot.domain.model import Endpoint, Finish, Recorded
+from cronpilot.domain.planning import AnalysisSession, Proposal, SessionStatus
+from cronpilot.domain.schedule import baseline_period
+from cronpilot.harness.exams.catalog import CYCLE_SECONDS, Exam, World
+from cronpilot.harness.exams.scores import (
     Proposed,
     Score,
     directions,
@@ -32,20 +34,14 @@ from cronpilot.domain.exam_scores import (
     second_of,
     standings,
 )
-from cronpilot.domain.guardrails import bounds_refusal
-from cronpilot.domain.model import Endpoint, Finish, Recorded
-from cronpilot.domain.planning import AnalysisSession, Proposal, SessionStatus
-from cronpilot.domain.schedule import baseline_period
+from cronpilot.harness.stories import LOOPBACK, START, staged
 from cronpilot.planner.config import PlannerConfig
 from cronpilot.planner.session import Analyst, Verdict, submitted
 from cronpilot.planner.tools import SUBMIT, ToolBox
 from cronpilot.planner.worker import PlannerWorker
 from cronpilot.scheduler.learning import LEARN_EVERY_SECONDS, RunLearner
 from cronpilot.scheduler.requests import request_for
-from cronpilot.usecases.declarations import apply_declarations
 
-START = datetime(2030, 3, 2, 9, 0, tzinfo=UTC)
-LOOPBACK = ["127.0.0.1/32"]
 WORKER = "exam"
 LEASE_SECONDS = 60.0
 BATCH = 100
@@ -113,39 +109,35 @@ async def sit(
     clock = ManualClock(START)
     await upgrade_database(database_url)
     store = await open_sql_store(database_url)
-    simulator = Simulator(seed=seed, cycle_seconds=CYCLE_SECONDS, now=clock.now)
     dispatcher = AiohttpDispatcher(allowed_networks=LOOPBACK)
     try:
-        url = await simulator.start()
-        declarations = parse_declarations(
-            exam.jobs_for(rules), exam.name, LOOPBACK, {"SIMULATOR_URL": url}
+        jobs = exam.jobs_for(rules)
+        stage = staged(
+            store, jobs, exam.name, clock.now, actor=WORKER, seed=seed, cycle_seconds=CYCLE_SECONDS
         )
-        await apply_declarations(
-            store.unit_of_work, None, declarations, exam.name, actor=WORKER, now=clock.now()
-        )
-        learner = RunLearner(store.unit_of_work, store.reading, clock)
-        learnt: dict[str, int] = {}
-        planner = PlannerWorker(store, analyst, clock, config, waker=None)
-        for second in range(exam.seconds):
-            ran = await _scheduler_pass(store, dispatcher, clock.now())
-            # As a scheduler worker's learner: an endpoint at most every LEARN_EVERY_SECONDS,
-            # its runs of the meantime read together from the watermark.
-            for endpoint in ran:
-                if second - learnt.get(endpoint.id, -_ALL) >= LEARN_EVERY_SECONDS:
-                    learnt[endpoint.id] = second
-                    await learner.learn(endpoint)
-            await learner.refresh_stale()
-            while await planner.run_round():
-                pass
-            between()
-            clock.advance(1)
+        async with stage:
+            learner = RunLearner(store.unit_of_work, store.reading, clock)
+            learnt: dict[str, int] = {}
+            planner = PlannerWorker(store, analyst, clock, config, waker=None)
+            for second in range(exam.seconds):
+                ran = await _scheduler_pass(store, dispatcher, clock.now())
+                # As a scheduler worker's learner: an endpoint at most every
+                # LEARN_EVERY_SECONDS, its runs of the meantime read together from the watermark.
+                for endpoint in ran:
+                    if second - learnt.get(endpoint.id, -_ALL) >= LEARN_EVERY_SECONDS:
+                        learnt[endpoint.id] = second
+                        await learner.learn(endpoint)
+                await learner.refresh_stale()
+                while await planner.run_round():
+                    pass
+                between()
+                clock.advance(1)
         return Sat(exam, store, config, seed)
     except BaseException:
         await store.close()
         raise
     finally:
         await dispatcher.close()
-        await simulator.stop()
 
 
 async def _scheduler_pass(
@@ -183,7 +175,7 @@ class Grade:
 
 
 async def grade(sat: Sat) -> Grade:
-    """Score the graded endpoints' proposals (`domain.exam_scores`), and count the tokens."""
+    """Score the graded endpoints' proposals (`harness.exams.scores`), and count the tokens."""
     exam = sat.exam
     endpoints = {e.name: e for e in await sat.store.catalog.list_endpoints(exam.name)}
     sessions = await sat.store.planner.list_sessions(limit=_ALL)

@@ -10,10 +10,10 @@ from typing import Any
 
 from aiohttp import web
 
-from cronpilot.adapters.simulator.routes import MAX_KEPT_ALERTS, SimulatorRoutes
-from cronpilot.adapters.simulator.scenario import Scenario
-from cronpilot.adapters.simulator.troubles import Troubles
 from cronpilot.domain.log_extra import log_extra
+from cronpilot.harness.simulator.routes import MAX_KEPT_ALERTS, SimulatorRoutes
+from cronpilot.harness.simulator.scenario import Scenario
+from cronpilot.harness.simulator.troubles import Troubles
 
 logger = logging.getLogger(__name__)
 

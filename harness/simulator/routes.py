@@ -17,8 +17,8 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from cronpilot.adapters.http.signing import SIGNATURE_HEADER
-from cronpilot.adapters.simulator.scenario import REGIONS, Scenario
-from cronpilot.adapters.simulator.troubles import Answer, Troubles
+from cronpilot.harness.simulator.scenario import REGIONS, Scenario
+from cronpilot.harness.simulator.troubles import Answer, Troubles
 
 _BATCH_ID = re.compile(r"batch-(\d+)")
 _EXPORT_ROWS = 4000

@@ -1,5 +1,5 @@
 """A loopback server playing the endpoints of the demo (see `scenario` for the story)."""
 
-from cronpilot.adapters.simulator.server import Simulator
+from cronpilot.harness.simulator.server import Simulator
 
 __all__ = ["Simulator"]

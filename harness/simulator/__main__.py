@@ -1,4 +1,4 @@
-"""Run the simulator on its own: `python -m adapters.simulator --port 8099`."""
+"""Run the simulator on its own: `python -m cronpilot.harness.simulator --port 8099`."""
 
 from __future__ import annotations
 
@@ -7,11 +7,13 @@ import asyncio
 import logging
 import signal
 
-from cronpilot.adapters.simulator.server import Simulator
+from cronpilot.harness.simulator.server import Simulator
 
 
 def _arguments() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m adapters.simulator", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m cronpilot.harness.simulator", description=__doc__
+    )
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument(

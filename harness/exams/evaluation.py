@@ -13,11 +13,11 @@ from pathlib import Path
 
 from cronpilot.adapters.bootstrap import build_chat_model, planner_config
 from cronpilot.adapters.clock import SystemClock
-from cronpilot.adapters.exams.catalog import Exam
-from cronpilot.adapters.exams.planners import PlannerChoice
-from cronpilot.adapters.exams.runner import Grade, RulesOnly, exam_config, grade, sit
 from cronpilot.adapters.settings import Settings
 from cronpilot.domain.errors import InvalidConfig, LlmUnavailable
+from cronpilot.harness.exams.catalog import Exam
+from cronpilot.harness.exams.planners import PlannerChoice
+from cronpilot.harness.exams.runner import Grade, RulesOnly, exam_config, grade, sit
 from cronpilot.planner.heuristic import HeuristicAnalyst
 from cronpilot.planner.session import Analyst, LlmAnalyst, Verdict
 from cronpilot.planner.tools import ToolBox

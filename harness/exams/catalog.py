@@ -1,7 +1,7 @@
 """The planner exams shipped with cronpilot: the five use cases and five troubles, each a jobs
 document on the endpoint simulator, how long its story lasts, and what the right call was for
 each endpoint it grades at each second, read from the same functions the simulator answers
-with (`domain.exam_scores` says how proposals are scored against it).
+with (`harness.exams.scores` says how proposals are scored against it).
 
 The `rules` in a jobs document are what a rule writer would declare; they are taken out when
 the heuristic or an LLM sits the exam, so that each planner is scored on its own.
@@ -16,10 +16,10 @@ from datetime import datetime
 
 import yaml
 
-from cronpilot.adapters.simulator.scenario import Scenario
-from cronpilot.adapters.simulator.troubles import SLOW_FROM_MS, Troubles
 from cronpilot.domain.errors import InvalidConfig
-from cronpilot.domain.exam_scores import CALM, EITHER, RELAX, TIGHTEN, Want
+from cronpilot.harness.exams.scores import CALM, EITHER, RELAX, TIGHTEN, Want
+from cronpilot.harness.simulator.scenario import Scenario
+from cronpilot.harness.simulator.troubles import SLOW_FROM_MS, Troubles
 
 CYCLE_SECONDS = 60
 """The simulator's cycle in the exams: a flash sale, a billing period."""

@@ -1,0 +1,1 @@
+"""`cronpilot demo`: the example jobs against the endpoint simulator, on a throwaway database."""
