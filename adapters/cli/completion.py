@@ -88,7 +88,7 @@ def job_names(incomplete: str) -> list[str]:
 
 
 def graph_nodes(incomplete: str) -> list[str]:
-    """A job name or an endpoint ref: what `delete` and `graph path` take."""
+    """A job name or an endpoint ref: what `delete`, `graph path`, `pause` and `resume` take."""
     return _complete(incomplete, _nodes)
 
 

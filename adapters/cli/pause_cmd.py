@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from cronpilot.adapters.bootstrap import build_clock
+from cronpilot.adapters.cli import completion
 from cronpilot.adapters.cli.identity import actor, who_am_i
 from cronpilot.adapters.cli.output import OutputOption, print_data, relative
 from cronpilot.adapters.cli.runtime import admin_settings, with_store, with_waker
@@ -25,7 +26,10 @@ from cronpilot.usecases.schedule import pause_endpoint, pause_job, resume_endpoi
 
 Ref = Annotated[
     str,
-    typer.Argument(help="A job's name (every endpoint of it), `job/endpoint` or an endpoint id."),
+    typer.Argument(
+        help="A job's name (every endpoint of it), `job/endpoint` or an endpoint id.",
+        autocompletion=completion.graph_nodes,
+    ),
 ]
 
 

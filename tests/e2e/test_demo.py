@@ -1,9 +1,11 @@
 """`cronpilot demo` as a real process: it runs, records a run of every demo endpoint, summarises
 what the database holds and leaves nothing behind.
 
-The demo runs 20 s rather than 5: the governor clamps even an endpoint's first run to
+The demo runs 14 s rather than 5: the governor clamps even an endpoint's first run to
 `now + min_interval`, and the example's slowest first run (the investigator, min 10 s) must fall
-inside the demo with a margin for a loaded machine.
+inside the demo with a margin for a loaded machine. Not much longer: the simulator's billing
+period lasts the demo, and billing/usage's second read (10 s after its first) must come after the
+projection crosses the budget, two thirds of the way in (10/14 > 2/3), for cleanup to be asked.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ EXAMPLE_PATHS = [
     "/billing/usage",
     "/billing/cleanup",
 ]
-DURATION = 20
+DURATION = 14
 SHOWCASE_PATHS = [
     "/status/page",
     "/reports/export",

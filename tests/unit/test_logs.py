@@ -14,7 +14,16 @@ from cronpilot.adapters.logs import JsonFormatter, TextFormatter
 from cronpilot.domain.log_extra import LogAction, log_extra
 
 ROOT = Path(__file__).resolve().parents[2]
-LAYERS = ("domain", "usecases", "runtime", "adapters", "scheduler", "planner", "migrations")
+LAYERS = (
+    "domain",
+    "usecases",
+    "runtime",
+    "adapters",
+    "scheduler",
+    "planner",
+    "migrations",
+    "harness",
+)
 
 
 def _record(**extra: object) -> logging.LogRecord:
