@@ -1,4 +1,4 @@
-"""Cancelling a run by hand (issue 25): a queued run never starts; a running one is marked, and
+"""Cancelling a run by hand: a queued run never starts; a running one is marked, and
 the worker that holds it (whichever it is) cuts its call short and records it `cancelled`.
 
 The mark is in the store, so any worker sees it: each polls the marks of the runs it holds

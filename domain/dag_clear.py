@@ -1,4 +1,4 @@
-"""Clearing a DAG run from a node (`dag clear ROOT_RUN --from NODE`, issue 25): the node runs
+"""Clearing a DAG run from a node (`dag clear ROOT_RUN --from NODE`): the node runs
 again in that DAG run, fed the answers its parents gave in it, and what depends on it follows
 as in any DAG run (the node is the root of what is re-run: its other descendants' parents
 outside it are not waited for)."""

@@ -1,4 +1,4 @@
-"""Quiet passes (issue 21): a planner pass that proposes nothing and finds nothing new leaves
+"""Quiet passes: a planner pass that proposes nothing and finds nothing new leaves
 no stored session. It is counted (`Telemetry.passed_quietly`) and moves the endpoint's last
 look (`PlannerState.last_analysed_at`), so a planner looking at a steady endpoint every minute
 does not write ~1,400 sessions a day that all say "already in force".

@@ -1,4 +1,4 @@
-"""The admin's word stands (issue 21): a rejected proposal holds the same change back for a
+"""The admin's word stands: a rejected proposal holds the same change back for a
 cool-down, whoever proposes it again and however sure they are.
 
 Pure: the caller supplies the endpoint's rejected proposals, `now` and the cool-down (the

@@ -1,4 +1,4 @@
-"""Retention (issue 21): how long each growing table keeps its rows, and which rows may go.
+"""Retention: how long each growing table keeps its rows, and which rows may go.
 
 Runs keep the newest `retention_runs` per endpoint (`RunRepository.prune`); the tables here
 keep rows for a time window instead. What may go is decided here, once: the memory store calls

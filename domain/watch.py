@@ -1,4 +1,4 @@
-"""Runs that stop happening or start late (issue 25): `missed`, `late` and `no_workers`, each
+"""Runs that stop happening or start late: `missed`, `late` and `no_workers`, each
 once per episode and ended by a `recovered`.
 
 - `late` is decided where a run is recorded: `late_since` is part of the endpoint's state,

@@ -1,4 +1,4 @@
-"""An admin's hand on runs already made (issue 25): cancel one that is queued or running,
+"""An admin's hand on runs already made: cancel one that is queued or running,
 retry one as a new manual run of its endpoint, and clear a DAG run from a node. Each in one
 unit of work, audited with the actor; the schedulers are woken after the commit."""
 

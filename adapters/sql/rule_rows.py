@@ -53,7 +53,7 @@ def rules_from_value(value: JSON) -> tuple[Rule, ...]:
                 ttl_seconds=item["then"]["ttl_seconds"],
                 for_seconds=item["then"]["for_seconds"],
             ),
-            # Rules stored before issue 21 have no damping keys: the defaults.
+            # Rules stored before damping existed have no damping keys: the defaults.
             for_seconds=item.get("for_seconds", 0.0),
             dwell_seconds=item.get("dwell_seconds"),
             urgent=item.get("urgent", False),

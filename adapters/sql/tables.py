@@ -101,9 +101,9 @@ jobs = Table(
     Column("name", String(200), nullable=False, unique=True),
     Column("description", Text, nullable=False),
     Column("planner_mode", String(16), nullable=False),
-    # The admin's word stands (issue 21): NULL for the `planner_rejection_cooldown_seconds`.
+    # The admin's word stands: NULL for the `planner_rejection_cooldown_seconds`.
     Column("rejection_cooldown_seconds", Float, nullable=True),
-    # The job's pause (issue 25): set while paused (its reason), kept over its endpoints' own.
+    # The job's pause: set while paused (its reason), kept over its endpoints' own.
     Column("pause_reason", Text, nullable=True),
     Column("pause_until", UtcDateTime, nullable=True),
     Column("pause_by", String(200), nullable=True),
@@ -139,7 +139,7 @@ endpoints = Table(
     Column("paused", Boolean, nullable=False),
     Column("pause_until", UtcDateTime, nullable=True),
     Column("pause_reason", Text, nullable=True),
-    # Who paused (issue 11): an actor, `token:NAME` or `cli:USER@HOST`; NULL for cronpilot.
+    # Who paused: an actor, `token:NAME` or `cli:USER@HOST`; NULL for cronpilot.
     Column("pause_by", String(200), nullable=True),
     Column("failure_count", Integer, nullable=False),
     Column("last_slot_at", UtcDateTime, nullable=True),
@@ -147,44 +147,44 @@ endpoints = Table(
     Column("next_run_source", String(32), nullable=False),
     Column("lease_owner", String(200), nullable=True),
     Column("lease_until", UtcDateTime, nullable=True),
-    # DAG declaration (issue 4): upstream names, derived dependant names, skip-if-unchanged.
+    # DAG declaration: upstream names, derived dependant names, skip-if-unchanged.
     Column("depends_on", _json(), nullable=False, server_default=text("'[]'")),
     Column("dependants", _json(), nullable=False, server_default=text("'[]'")),
     Column("only_if_changed", Boolean, nullable=False, server_default=false()),
-    # Conditions (issue 12, CEL): a dependant's gate on its parents, a response's judge.
+    # Conditions (CEL): a dependant's gate on its parents, a response's judge.
     Column("run_if", Text, nullable=True),
     Column("success_when", Text, nullable=True),
-    # Failure alerts (issue 9): webhook URLs, the streak that raises `failing`, auto-pause.
+    # Failure alerts: webhook URLs, the streak that raises `failing`, auto-pause.
     Column("notify", _json(), nullable=False, server_default=text("'[]'")),
     Column("notify_after", Integer, nullable=False, server_default=text("3")),
     Column("pause_after", Integer, nullable=True),
-    # Notification targets (issue 25): Slack, Teams, PagerDuty, e-mail; secrets sealed.
+    # Notification targets: Slack, Teams, PagerDuty, e-mail; secrets sealed.
     Column("notify_targets", _json(), nullable=False, server_default=text("'[]'")),
-    # Retries within a slot, and endpoints steering their schedule (issue 9, items 3 and 4).
+    # Retries within a slot, and endpoints steering their schedule.
     Column("retry", _json(), nullable=True),
     Column("accept_hints", Boolean, nullable=False, server_default=false()),
-    # Graded autonomy (issue 13): timed proposals on it always wait for review.
+    # Graded autonomy: timed proposals on it always wait for review.
     Column("dangerous", Boolean, nullable=False, server_default=false()),
     Column("retry_after_at", UtcDateTime, nullable=True),
     Column("hint_interval_source", String(16), nullable=True),
     Column("hint_oneshot_source", String(16), nullable=True),
-    # Jitter, catch-up and the floor stamped at apply (issue 9); `next_slot_at` is the grid
+    # Jitter, catch-up and the floor stamped at apply; `next_slot_at` is the grid
     # slot of the next run when its call (`next_run_at`) is off it.
     Column("jitter_seconds", Float, nullable=True),
     Column("catch_up", String(8), nullable=False, server_default=text("'one'")),
     Column("catch_up_window_seconds", Float, nullable=False, server_default=text("86400")),
     Column("floor_seconds", Float, nullable=False, server_default=text("1")),
     Column("next_slot_at", UtcDateTime, nullable=True),
-    # Approval gates (issue 12): set on a dependant that waits for an admin, at most this long.
+    # Approval gates: set on a dependant that waits for an admin, at most this long.
     Column("approval_timeout_seconds", Float, nullable=True),
-    # Change detection (issue 12): fields declared not to count as a change, and those the
+    # Change detection: fields declared not to count as a change, and those the
     # schema learner found changing on every call (clocks, ids).
     Column("change_ignores", _json(), nullable=False, server_default=text("'[]'")),
     Column("volatile_fields", _json(), nullable=False, server_default=text("'[]'")),
-    # Response rules (issue 12): NULL when the endpoint has none, so that the planner's claim
+    # Response rules: NULL when the endpoint has none, so that the planner's claim
     # tells endpoints with rules without reading JSON.
     Column("rules", _json(), nullable=True),
-    # Missed and late runs (issue 25, `domain.watch`): how long past a due slot, or a run's
+    # Missed and late runs (`domain.watch`): how long past a due slot, or a run's
     # start past its slot, raises an alert; `late_since` begins the current streak of late runs.
     Column("missed_after_seconds", Float, nullable=True),
     Column("late_after_seconds", Float, nullable=True),
@@ -247,7 +247,7 @@ runs = Table(
     Column("requested_by", String(200), nullable=True),
     # The request the deciding call sent, masked and bounded (`domain.sent_request`).
     Column("request", _json(), nullable=True),
-    # Who asked to cancel the run while it ran (issue 25): the worker holding it cuts it short.
+    # Who asked to cancel the run while it ran: the worker holding it cuts it short.
     Column("cancel_requested_by", String(200), nullable=True),
     # A slot runs once, whatever any worker believes: the database refuses a second run.
     UniqueConstraint("endpoint_id", "slot_at", name=SLOT_KEY),
@@ -280,13 +280,13 @@ planner_state = Table(
     Column("retry_at", UtcDateTime, nullable=True),
     Column("lease_owner", String(200), nullable=True),
     Column("lease_until", UtcDateTime, nullable=True),
-    # The rules planner's (issue 12): the newest job slot its rules saw, the rule that stands.
+    # The rules planner's own: the newest job slot its rules saw, the rule that stands.
     Column("rules_seen_slot_at", UtcDateTime, nullable=True),
     Column("rule_held", Integer, nullable=True),
-    # The rule that held first on the latest passes and since when (issue 21: `for:`).
+    # The rule that held first on the latest passes and since when (`for:`).
     Column("rule_holding", Integer, nullable=True),
     Column("rule_holding_since", UtcDateTime, nullable=True),
-    # When a pass last finished, stored or quiet (issue 21): quiet passes leave no session.
+    # When a pass last finished, stored or quiet: quiet passes leave no session.
     Column("last_analysed_at", UtcDateTime, nullable=True),
 )
 
@@ -339,7 +339,7 @@ proposals = Table(
     Column("decided_at", UtcDateTime, nullable=True),
     Column("outcome", Text, nullable=True),
     Column("confidence", Float, nullable=True),
-    # The newer proposal that superseded a pending one (issue 21); no foreign key, so that
+    # The newer proposal that superseded a pending one; no foreign key, so that
     # retention may drop either first.
     _id("superseded_by", nullable=True),
 )
@@ -347,7 +347,7 @@ proposals = Table(
 Index("ix_proposals_endpoint", proposals.c.endpoint_id, proposals.c.decided_at)
 Index("ix_proposals_status", proposals.c.status, proposals.c.created_at)
 
-# Graded autonomy (issue 13): one row per admin decision on a held proposal of a job, with the
+# Graded autonomy: one row per admin decision on a held proposal of a job, with the
 # threshold after it (`domain.autonomy.AutonomyStep`); the newest row is the job's threshold.
 autonomy_steps = Table(
     "autonomy_steps",
@@ -426,7 +426,7 @@ dag_waits = Table(
     Column("created_at", UtcDateTime, nullable=False),
 )
 
-# Approval gates (issue 12): a dependant's wait (`dag_waits`) held for an admin's decision.
+# Approval gates: a dependant's wait (`dag_waits`) held for an admin's decision.
 # `parent_run_id` has no foreign key: retention may prune that run while the approval waits.
 approvals = Table(
     "approvals",
@@ -473,7 +473,7 @@ notifications = Table(
     Column("delivered_at", UtcDateTime, nullable=True),
     Column("lease_owner", String(200), nullable=True),
     Column("lease_until", UtcDateTime, nullable=True),
-    # The `notify.targets` entry of the row (issue 25), secrets sealed; NULL for a webhook URL.
+    # The `notify.targets` entry of the row, secrets sealed; NULL for a webhook URL.
     Column("target", _json(), nullable=True),
 )
 # The notifier reads only pending rows in next-attempt order; delivered and failed ones stay out.
@@ -487,7 +487,7 @@ Index("ix_notifications_endpoint", notifications.c.endpoint_id, notifications.c.
 # Retention deletes the oldest delivered rows; `notifications list` pages them all newest first.
 Index("ix_notifications_created", notifications.c.created_at, notifications.c.id)
 
-# Alert episodes (issue 25, `domain.watch`): one per subject (an endpoint's id, or `workers`),
+# Alert episodes (`domain.watch`): one per subject (an endpoint's id, or `workers`),
 # kind and start, so that workers noticing one at once record it once, and at most one open
 # per subject and kind.
 alert_episodes = Table(
@@ -528,7 +528,7 @@ workers = Table(
 Index("ix_workers_last_seen", workers.c.last_seen)
 # `workers list` counts each worker's recent runs without a scan of every run.
 Index("ix_runs_worker", runs.c.worker_id, runs.c.started_at)
-# --- access control (issue 11) -------------------------------------------------------------
+# --- access control ----------------------------------------------------------------------
 
 # The secret is never stored: its SHA-256 (`domain.tokens`), looked up by equality.
 api_tokens = Table(

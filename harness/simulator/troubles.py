@@ -47,7 +47,7 @@ class Troubles:
 
     def swinging_queue(self, elapsed: float) -> Answer:
         """A queue's depth that swings between deep and nearly empty: rules that follow it
-        without damping change their endpoint at every swing (issue 21)."""
+        without damping change their endpoint at every swing."""
         deep = int(elapsed // SWING_SECONDS) % 2 == 0
         return 200, {"pending": 600 if deep else 10}
 
