@@ -23,13 +23,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from cronpilot.adapters.bootstrap import (
-    build_dispatcher,
-    build_proposal_desk,
-    serve_planner,
-    serve_scheduler,
-)
+from cronpilot.adapters.bootstrap import build_dispatcher, build_proposal_desk
 from cronpilot.adapters.manual_clock import ManualClock
+from cronpilot.adapters.processes import serve_planner, serve_scheduler
 from cronpilot.adapters.settings import Settings
 from cronpilot.adapters.sql import SqlStore
 from cronpilot.domain.planning import Proposal, ProposalStatus

@@ -29,9 +29,9 @@ from sqlalchemy import func, insert, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from cronpilot.adapters.bootstrap import serve_scheduler, settle_worker_heap
 from cronpilot.adapters.clock import SystemClock
 from cronpilot.adapters.crypto import FernetCipher
+from cronpilot.adapters.processes import serve_scheduler, settle_worker_heap
 from cronpilot.adapters.settings import Settings, load_settings
 from cronpilot.adapters.sql import SqlStore, open_sql_store, upgrade_database
 from cronpilot.adapters.sql.rows import endpoint_values, job_values

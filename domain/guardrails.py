@@ -51,7 +51,7 @@ class Refusal:
 @dataclass(frozen=True, slots=True)
 class GuardrailLimits:
     """The limits as configured: made from the settings (`planner_max_*`,
-    `planner_proposal_ttl_seconds`), which hold their defaults, in `adapters/bootstrap.py`."""
+    `planner_proposal_ttl_seconds`), which hold their defaults, in `adapters/configs.py`."""
 
     max_pause_seconds: float
     max_changes_per_hour: int

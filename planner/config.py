@@ -1,5 +1,5 @@
 """What a planner worker is told, built in one place from the settings
-(`adapters.bootstrap.planner_config`), which hold every default (`adapters.settings`)."""
+(`adapters.configs.planner_config`), which hold every default (`adapters.settings`)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """What one scheduler worker is told: who it is and how much it may take on at once.
 
-Built in one place, from the settings (`adapters.bootstrap.worker_config`), which hold every
+Built in one place, from the settings (`adapters.configs.worker_config`), which hold every
 default (`adapters.settings`): nothing here repeats them.
 """
 

@@ -40,7 +40,7 @@ MAX_ANSWER_BYTES = 10_000
 
 @dataclass(frozen=True, slots=True)
 class NotifierConfig:
-    """Made only in `adapters/bootstrap.py`, from `Settings` (which holds the defaults)."""
+    """Made only in `adapters/configs.py`, from `Settings` (which holds the defaults)."""
 
     worker_id: str
     concurrency: int

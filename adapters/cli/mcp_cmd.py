@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from cronpilot.adapters.bootstrap import serve_mcp_http, serve_mcp_stdio
 from cronpilot.adapters.cli.listening import InsecureHttp, TlsCert, TlsKey, listening_settings
 from cronpilot.adapters.cli.runtime import cli_settings
+from cronpilot.adapters.processes import serve_mcp_http, serve_mcp_stdio
 
 DEFAULT_PORT = 8765
 

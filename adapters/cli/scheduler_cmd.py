@@ -9,15 +9,15 @@ from typing import Annotated, Any
 
 import typer
 
-from cronpilot.adapters.bootstrap import (
-    build_clock,
+from cronpilot.adapters.bootstrap import build_clock
+from cronpilot.adapters.cli.runtime import cli_settings
+from cronpilot.adapters.processes import (
     open_probes,
     open_store_when_reachable,
     serve_planner,
     serve_scheduler,
     settle_worker_heap,
 )
-from cronpilot.adapters.cli.runtime import cli_settings
 from cronpilot.adapters.settings import Settings
 from cronpilot.domain.ports import Telemetry, WorkerLoop
 from cronpilot.domain.telemetry import NO_TELEMETRY

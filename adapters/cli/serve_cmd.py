@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from cronpilot.adapters.bootstrap import serve_api
 from cronpilot.adapters.cli.listening import InsecureHttp, TlsCert, TlsKey, listening_settings
 from cronpilot.adapters.cli.runtime import cli_settings
+from cronpilot.adapters.processes import serve_api
 
 
 def serve(

@@ -33,11 +33,10 @@ from cronpilot.adapters.bootstrap import (
     build_waker,
     migrate,
     open_store,
-    serve_planner,
-    serve_scheduler,
 )
 from cronpilot.adapters.cli.identity import actor
 from cronpilot.adapters.cli.output import rich_table, schedule_text, short_id, span
+from cronpilot.adapters.processes import serve_planner, serve_scheduler
 from cronpilot.adapters.settings import Settings, load_settings
 from cronpilot.domain.approvals import Approval, ApprovalState
 from cronpilot.domain.errors import ApprovalNotPending

@@ -17,11 +17,12 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
-from cronpilot.adapters.bootstrap import open_probes, open_store, serve_scheduler
+from cronpilot.adapters.bootstrap import open_store
 from cronpilot.adapters.clock import SystemClock
 from cronpilot.adapters.health import DATABASE_CHECK_REUSE_SECONDS, ReadinessProbe
 from cronpilot.adapters.metrics import PrometheusTelemetry
 from cronpilot.adapters.probes import Probes, start_probes
+from cronpilot.adapters.processes import open_probes, serve_scheduler
 from cronpilot.adapters.settings import Settings
 from cronpilot.adapters.sql.engine import create_engine
 from cronpilot.domain.model import Schedule

@@ -6,7 +6,8 @@ import asyncio
 import gc
 from pathlib import Path
 
-from cronpilot.adapters.bootstrap import serve_scheduler, settle_worker_heap, sqlite_file
+from cronpilot.adapters.database_url import sqlite_file
+from cronpilot.adapters.processes import serve_scheduler, settle_worker_heap
 from cronpilot.adapters.settings import load_settings
 from cronpilot.adapters.sql import open_sql_store
 from cronpilot.adapters.wake import wake_folder

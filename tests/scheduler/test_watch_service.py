@@ -7,7 +7,7 @@ import asyncio
 from datetime import timedelta
 from pathlib import Path
 
-from cronpilot.adapters.bootstrap import serve_scheduler
+from cronpilot.adapters.processes import serve_scheduler
 from cronpilot.adapters.settings import load_settings
 from cronpilot.adapters.sql import open_sql_store
 from cronpilot.domain.alerts import AlertEvent
