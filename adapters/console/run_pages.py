@@ -77,8 +77,9 @@ async def cancel(run_id: str, ctx: Context, act: Writing) -> Response:
 
 @router.post("/runs/{run_id}/retry")
 async def retry(run_id: str, ctx: Context, act: Writing) -> Response:
-    queued = await retry_run(ctx.store.unit_of_work, ctx.waker, run_id, act.actor, ctx.clock.now())
-    return back(f"{PREFIX}/runs/{queued.id}", "retried")
+    retried = await retry_run(ctx.store.unit_of_work, ctx.waker, run_id, act.actor, ctx.clock.now())
+    shown = run_id if retried.run is None else retried.run.id
+    return back(f"{PREFIX}/runs/{shown}", "retried")
 
 
 @router.post("/runs/{run_id}/clear")
