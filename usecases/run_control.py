@@ -69,13 +69,13 @@ async def retry_run(
     async with uow() as tx:
         run = await tx.runs.get_run(run_id)
         endpoint = await tx.catalog.get_endpoint(run.endpoint_id)
+        retry = None
         if run.dag_run_id is None:
-            retry: Run | None = manual_run(endpoint, actor, now)
-            if not await tx.claims.enqueue([retry]):
+            queued = manual_run(endpoint, actor, now)
+            if not await tx.claims.enqueue([queued]):
                 raise SlotAlreadyRun(endpoint.id, now)
-            detail = f"run {retry.id} retries run {run.id}"
+            retry, detail = queued, f"run {queued.id} retries run {run.id}"
         else:
-            retry = None
             _, wait, _ = await _cleared(tx, run, endpoint.name, now, alone=True)
             detail = f"run {run.id} again alone in DAG run {wait.dag_run_id}"
         await tx.access.record(audit_entry(actor, "retry", endpoint.ref, detail, now))
@@ -85,7 +85,9 @@ async def retry_run(
         "queued a retry of run %s of %s",
         run.id,
         endpoint.ref,
-        extra=log_extra("run_requested", endpoint_id=endpoint.id, run_id=run.id),
+        extra=log_extra(
+            "run_requested", endpoint_id=endpoint.id, run_id=run.id if retry is None else retry.id
+        ),
     )
     return Retried(endpoint, retry)
 
