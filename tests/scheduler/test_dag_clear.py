@@ -40,9 +40,9 @@ async def test_retry_of_a_dependant_re_runs_it_alone_with_the_same_upstream_answ
         await running.until_finished(3)
         [root] = await runs_of(store, "root")
         [first_mid] = await runs_of(store, "mid")
-        # The next DAG sweep starts it.
-        clock.advance(settings_for_tests().dag_sweep_seconds)
         retried = await retry_run(store.unit_of_work, waker, first_mid.id, ADMIN, clock.now())
+        # The next DAG sweep starts it (one before the wait was written would not).
+        clock.advance(settings_for_tests().dag_sweep_seconds)
         await running.until_finished(4)
 
     assert (retried.endpoint.ref, retried.run) == ("tests/mid", None)
@@ -91,12 +91,12 @@ async def test_clear_re_runs_the_node_and_its_dependants_with_the_same_upstream_
                 await clear_dag(
                     store.unit_of_work, waker, root.id, node, actor=ADMIN, now=clock.now()
                 )
-        # The next DAG sweep starts it.
-        clock.advance(settings_for_tests().dag_sweep_seconds)
         # A dependant's run names its DAG run as well as the root's does.
         cleared = await clear_dag(
             store.unit_of_work, waker, first_mid.id[:8], "mid", actor=ADMIN, now=clock.now()
         )
+        # The next DAG sweep starts it (one before the wait was written would not).
+        clock.advance(settings_for_tests().dag_sweep_seconds)
         await running.until_finished(5)
 
     assert cleared.ref == "tests/mid"
