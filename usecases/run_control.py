@@ -1,7 +1,7 @@
 """An admin's hand on runs already made (issue 25): cancel one that is queued or running,
 retry one as a new manual run of its endpoint (a DAG dependant's: its node alone, again in its
-DAG run), and clear a DAG run from a node. Each in one
-unit of work, audited with the actor; the schedulers are woken after the commit."""
+DAG run), and clear a DAG run from a node. Each in one unit of work, audited with the actor;
+the schedulers are woken after the commit."""
 
 from __future__ import annotations
 
