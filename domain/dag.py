@@ -72,6 +72,12 @@ class DagWait:
     """Once ready: the trace of the parent run whose report made it so."""
 
 
+ALONE = ""
+"""The root of a wait, and so of its run's trigger, that re-runs its node alone (a retry of a
+dependant's run, `domain.dag_clear`): no endpoint has this name, and such a run reports to no
+dependant (`advance`)."""
+
+
 @dataclass(slots=True)
 class DagPlan:
     waiting: dict[str, DagWait] = field(default_factory=dict)
@@ -300,9 +306,9 @@ def advance(
     responses: Mapping[str, conditions.Response] | None = None,
     gated: Collection[str] = (),
 ) -> DagPlan:
-    """What follows `finished`'s run (`outcome`) in the DAG run `dag` = (id, root name).
+    """What follows `finished`'s run (`outcome`) in the DAG run `dag` = (id, root name):
+    nothing when the root is `ALONE` (a node retried alone).
 
-    `job` holds every endpoint of the job, `waits` this DAG run's waits by endpoint id,
     `job` holds every endpoint of the job, `waits` this DAG run's waits by endpoint id,
     `responses` the parents' responses that `run_if_reads` named, by name, `gated` the ids of its
     endpoints with an approval pending."""
@@ -311,7 +317,7 @@ def advance(
     dag_run_id, root = dag
     pending = dict(waits)
     plan = DagPlan()
-    reported = [(finished, outcome)]
+    reported = [] if root == ALONE else [(finished, outcome)]
     while reported:
         parent, result = reported.pop(0)
         for name in parent.spec.dependants:

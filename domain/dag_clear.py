@@ -1,25 +1,33 @@
 """Clearing a DAG run from a node (`dag clear ROOT_RUN --from NODE`): the node runs
 again in that DAG run, fed the answers its parents gave in it, and what depends on it follows
 as in any DAG run (the node is the root of what is re-run: its other descendants' parents
-outside it are not waited for)."""
+outside it are not waited for). A retry of a dependant's run (`runs retry`) is the same clear
+limited to the node: its run reports to no dependant (`domain.dag.ALONE`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
 
-from cronpilot.domain.dag import DagWait, outcome_of
+from cronpilot.domain.dag import ALONE, DagWait, outcome_of
 from cronpilot.domain.errors import InvalidRunRequest
 from cronpilot.domain.model import Endpoint, Run
 
 
 def clear_wait(
-    root_run: Run, job: Sequence[Endpoint], node: str, dag_runs: Sequence[Run], now: datetime
+    root_run: Run,
+    job: Sequence[Endpoint],
+    node: str,
+    dag_runs: Sequence[Run],
+    now: datetime,
+    *,
+    alone: bool = False,
 ) -> DagWait:
-    """The ready wait that re-runs `node` (an endpoint name of the job `job`) in the DAG run
-    that `root_run` began, whose runs are `dag_runs` (the root's included): its parents'
-    outcomes are their latest runs there. Raises `InvalidRunRequest` when `root_run` began no
-    DAG run, `node` is not in its job, is the root itself, or a parent has no run there."""
+    """The ready wait that re-runs `node` (an endpoint name of the job `job`), and what
+    depends on it unless `alone`, in the DAG run that `root_run` began, whose runs are
+    `dag_runs` (the root's included): its parents' outcomes are their latest runs there.
+    Raises `InvalidRunRequest` when `root_run` began no DAG run, `node` is not in its job, is
+    the root itself, or a parent has no run there."""
     by_id = {e.id: e for e in job}
     by_name = {e.name: e for e in job}
     root = by_id.get(root_run.endpoint_id)
@@ -50,7 +58,7 @@ def clear_wait(
     return DagWait(
         dag_run_id=root_run.trace_id,
         endpoint_id=target.id,
-        root=target.name,
+        root=ALONE if alone else target.name,
         created_at=now,
         arrived=arrived,
         ready=True,

@@ -1,20 +1,23 @@
 """An admin's hand on runs already made: cancel one that is queued or running,
-retry one as a new manual run of its endpoint, and clear a DAG run from a node. Each in one
-unit of work, audited with the actor; the schedulers are woken after the commit."""
+retry one as a new manual run of its endpoint (a DAG dependant's: its node alone, again in its
+DAG run), and clear a DAG run from a node. Each in one unit of work, audited with the actor;
+the schedulers are woken after the commit."""
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from datetime import datetime
 
 from cronpilot.domain.audit import audit_entry
 from cronpilot.domain.cancelling import cancel_asked
+from cronpilot.domain.dag import DagWait
 from cronpilot.domain.dag_clear import clear_wait
-from cronpilot.domain.errors import ConflictError, InvalidRunRequest, SlotAlreadyRun
+from cronpilot.domain.errors import ConflictError, SlotAlreadyRun
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Run, RunStatus
-from cronpilot.domain.ports import UnitOfWorkFactory, Waker
-from cronpilot.domain.requested_runs import fed_by_upstreams, manual_run
+from cronpilot.domain.ports import UnitOfWork, UnitOfWorkFactory, Waker
+from cronpilot.domain.requested_runs import manual_run
 
 log = logging.getLogger(__name__)
 
@@ -45,37 +48,48 @@ async def cancel_run(uow: UnitOfWorkFactory, run_id: str, actor: str, now: datet
     return asked
 
 
+@dataclass(frozen=True, slots=True)
+class Retried:
+    """What a retry queued: a manual run of `endpoint`, or for a DAG dependant's run (`run`
+    None) its node alone, in that DAG run, which a scheduler's DAG sweep starts."""
+
+    endpoint: Endpoint
+    run: Run | None
+
+
 async def retry_run(
     uow: UnitOfWorkFactory, waker: Waker, run_id: str, actor: str, now: datetime
-) -> Run:
-    """Queue a new manual run, due now, of the endpoint of the run `run_id`, for `actor`
-    (kept as its `requested_by` and in the audit log, which names the run retried). Raises
-    `RunNotFound`, `AmbiguousId`, `InvalidRunRequest` (a DAG dependant whose request is filled
-    from its upstreams' responses: clear its DAG run from it instead), or `SlotAlreadyRun`."""
+) -> Retried:
+    """Retry the run `run_id` for `actor` (in the audit log, which names the run retried): a
+    new manual run, due now, of its endpoint (`actor` is its `requested_by`); a DAG
+    dependant's run re-runs its node alone in its DAG run, with the answers its upstreams gave
+    there (`clear_dag` limited to the node: what depends on it does not run again). Raises
+    `RunNotFound`, `AmbiguousId`, `InvalidRunRequest` (a dependant's upstream has no finished
+    run there any more) or `SlotAlreadyRun`."""
     async with uow() as tx:
         run = await tx.runs.get_run(run_id)
         endpoint = await tx.catalog.get_endpoint(run.endpoint_id)
-        if run.dag_run_id is not None and fed_by_upstreams(endpoint.spec):
-            raise InvalidRunRequest(
-                endpoint.ref,
-                "its request is filled from its upstreams' responses; re-run it with theirs: "
-                f"cronpilot dag clear {run.id} --from {endpoint.name}",
-            )
-        retry = manual_run(endpoint, actor, now)
-        if not await tx.claims.enqueue([retry]):
-            raise SlotAlreadyRun(endpoint.id, now)
-        await tx.access.record(
-            audit_entry(actor, "retry", endpoint.ref, f"run {retry.id} retries run {run.id}", now)
-        )
+        retry = None
+        if run.dag_run_id is None:
+            queued = manual_run(endpoint, actor, now)
+            if not await tx.claims.enqueue([queued]):
+                raise SlotAlreadyRun(endpoint.id, now)
+            retry, detail = queued, f"run {queued.id} retries run {run.id}"
+        else:
+            _, wait, _ = await _cleared(tx, run, endpoint.name, now, alone=True)
+            detail = f"run {run.id} again alone in DAG run {wait.dag_run_id}"
+        await tx.access.record(audit_entry(actor, "retry", endpoint.ref, detail, now))
         await tx.commit()
     await waker.notify()
     log.info(
         "queued a retry of run %s of %s",
         run.id,
         endpoint.ref,
-        extra=log_extra("run_requested", endpoint_id=endpoint.id, run_id=retry.id),
+        extra=log_extra(
+            "run_requested", endpoint_id=endpoint.id, run_id=run.id if retry is None else retry.id
+        ),
     )
-    return retry
+    return Retried(endpoint, retry)
 
 
 async def clear_dag(
@@ -93,15 +107,7 @@ async def clear_dag(
     node's endpoint. Raises `RunNotFound`, `AmbiguousId` or `InvalidRunRequest` (nothing
     changed)."""
     async with uow() as tx:
-        root = await tx.runs.get_run(root_run_id)
-        runs = await tx.runs.dag_run_runs(root.dag_run_id or root.trace_id)
-        # A dependant's run names its DAG run: clear the run that began it.
-        root = next((r for r in runs if r.trace_id == root.dag_run_id), root)
-        root_endpoint = await tx.catalog.get_endpoint(root.endpoint_id)
-        job = await tx.catalog.list_endpoints(root_endpoint.job_name)
-        wait = clear_wait(root, job, node, runs, now)
-        await tx.dag.add_ready(wait)
-        cleared = next(e for e in job if e.id == wait.endpoint_id)
+        root, wait, cleared = await _cleared(tx, await tx.runs.get_run(root_run_id), node, now)
         detail = f"DAG run {wait.dag_run_id} of run {root.id} from {node}"
         await tx.access.record(audit_entry(actor, "dag_clear", cleared.ref, detail, now))
         await tx.commit()
@@ -114,3 +120,19 @@ async def clear_dag(
         extra=log_extra("run_requested", endpoint_id=cleared.id, run_id=root.id),
     )
     return cleared
+
+
+async def _cleared(
+    tx: UnitOfWork, run: Run, node: str, now: datetime, *, alone: bool = False
+) -> tuple[Run, DagWait, Endpoint]:
+    """Add, in `tx`, the ready wait that re-runs `node` (and, unless `alone`, what depends on
+    it) in the DAG run that `run` began or belongs to (`domain.dag_clear`). Returns the run
+    that began that DAG run, the wait and the node's endpoint."""
+    runs = await tx.runs.dag_run_runs(run.dag_run_id or run.trace_id)
+    # A dependant's run names its DAG run: clear the run that began it.
+    root = next((r for r in runs if r.trace_id == run.dag_run_id), run)
+    root_endpoint = await tx.catalog.get_endpoint(root.endpoint_id)
+    job = await tx.catalog.list_endpoints(root_endpoint.job_name)
+    wait = clear_wait(root, job, node, runs, now, alone=alone)
+    await tx.dag.add_ready(wait)
+    return root, wait, next(e for e in job if e.id == wait.endpoint_id)

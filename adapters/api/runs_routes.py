@@ -15,7 +15,7 @@ from cronpilot.adapters.api.responses import TidyJSONResponse
 from cronpilot.adapters.api.strict import StrictBody
 from cronpilot.adapters.api.windows import Within
 from cronpilot.adapters.cli.output import iso
-from cronpilot.adapters.cli.views import run_view
+from cronpilot.adapters.cli.views import retry_view, run_view
 from cronpilot.domain.model import RunStatus, RunTrigger
 from cronpilot.domain.requested_runs import DEFAULT_MAX_SLOTS, MAX_SLOTS
 from cronpilot.usecases.queries.runs import RunQuery, page_runs, show_run
@@ -63,9 +63,11 @@ async def cancel(run_id: str, ctx: Context, who: Writer) -> dict[str, Any]:
 
 @router.post("/runs/{run_id}/retry", status_code=202)
 async def retry(run_id: str, ctx: Context, who: Writer) -> dict[str, Any]:
-    """Queue a new manual run, due now, of the run's endpoint; the run itself stays as it is."""
-    run = await retry_run(ctx.store.unit_of_work, ctx.waker, run_id, who.actor, ctx.clock.now())
-    return run_view(run, with_body=False)
+    """Queue a new manual run, due now, of the run's endpoint; the run itself stays as it is.
+    A DAG dependant's run: its node re-runs alone in its DAG run, with its upstreams' answers
+    there, which a scheduler's DAG sweep starts (`{"rerun": "job/endpoint"}`)."""
+    retried = await retry_run(ctx.store.unit_of_work, ctx.waker, run_id, who.actor, ctx.clock.now())
+    return retry_view(retried)
 
 
 class ClearRequest(StrictBody):

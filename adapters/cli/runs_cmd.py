@@ -27,7 +27,7 @@ from cronpilot.adapters.cli.output import (
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store, with_waker
 from cronpilot.adapters.cli.time_options import SinceOption, UntilOption, window
-from cronpilot.adapters.cli.views import run_view
+from cronpilot.adapters.cli.views import endpoint_view, run_view
 from cronpilot.adapters.jsonvalue import dump_json
 from cronpilot.domain.model import Attempt, Endpoint, ErrorKind, Run, RunStatus
 from cronpilot.domain.ports import Store
@@ -111,12 +111,13 @@ def cancel(run_id: RunId, output: OutputOption = None) -> None:
 
 
 def retry(run_id: RunId, output: OutputOption = None) -> None:
-    """Run a run's endpoint again now, as a new manual run (the run itself stays as it is)."""
-    from cronpilot.usecases.run_control import retry_run
+    """Run a run's endpoint again now, as a new manual run (the run itself stays as it is); a
+    DAG dependant's run: its node alone, in its DAG run, with its upstreams' answers there."""
+    from cronpilot.usecases.run_control import Retried, retry_run
 
     settings = admin_settings()
 
-    async def act(store: Store) -> Run:
+    async def act(store: Store) -> Retried:
         return await with_waker(
             settings,
             lambda waker: retry_run(
@@ -124,7 +125,17 @@ def retry(run_id: RunId, output: OutputOption = None) -> None:
             ),
         )
 
-    run = with_store(settings, act)
+    retried = with_store(settings, act)
+    run = retried.run
+    if run is None:
+        if output:
+            print_data(output, endpoint_view(retried.endpoint, None))
+            return
+        typer.echo(
+            f"re-running {retried.endpoint.ref} alone in its DAG run, retrying run {run_id}; "
+            "a scheduler starts it now"
+        )
+        return
     if output:
         print_data(output, run_view(run, with_body=False))
         return

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from cronpilot.domain.model import Attempt, Endpoint, IntervalHint, Job, OneShotHint, Pause, Run
     from cronpilot.domain.ports import ApplyReport
     from cronpilot.usecases.queries.outputs import LearntOutput
+    from cronpilot.usecases.run_control import Retried
 
 
 def report_view(report: ApplyReport) -> dict[str, Any]:
@@ -107,6 +108,13 @@ def endpoint_view(endpoint: Endpoint, last_run: Run | None) -> dict[str, Any]:
         "lease_until": iso(endpoint.lease_until),
         "last_run": None if last_run is None else run_view(last_run, with_body=False),
     }
+
+
+def retry_view(retried: Retried) -> dict[str, Any]:
+    """What a retry queued (API, MCP): the new manual run, or the DAG dependant re-run alone."""
+    if retried.run is None:
+        return {"rerun": retried.endpoint.ref}
+    return run_view(retried.run, with_body=False)
 
 
 def run_view(run: Run, *, with_body: bool) -> dict[str, Any]:

@@ -56,6 +56,7 @@ NOTES = {
     "cancelled": "Cancelled.",
     "cancel-asked": "Cancel asked: the worker running it cuts it short.",
     "retried": "A new run is queued: a scheduler worker makes it now.",
+    "retried-alone": "Retried: this endpoint alone runs again in this DAG run.",
     "cleared": "Cleared: this endpoint and what depends on it run again in this DAG run.",
     "approved": "Approved: the change is in force.",
     "refused": "Approved, but the guardrails refused it now: see its outcome.",

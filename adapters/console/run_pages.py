@@ -77,8 +77,10 @@ async def cancel(run_id: str, ctx: Context, act: Writing) -> Response:
 
 @router.post("/runs/{run_id}/retry")
 async def retry(run_id: str, ctx: Context, act: Writing) -> Response:
-    queued = await retry_run(ctx.store.unit_of_work, ctx.waker, run_id, act.actor, ctx.clock.now())
-    return back(f"{PREFIX}/runs/{queued.id}", "retried")
+    retried = await retry_run(ctx.store.unit_of_work, ctx.waker, run_id, act.actor, ctx.clock.now())
+    if retried.run is None:
+        return back(f"{PREFIX}/runs/{run_id}", "retried-alone")
+    return back(f"{PREFIX}/runs/{retried.run.id}", "retried")
 
 
 @router.post("/runs/{run_id}/clear")

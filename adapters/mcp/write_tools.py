@@ -11,7 +11,13 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from cronpilot.adapters.cli.declaration_changes import changes_view
-from cronpilot.adapters.cli.views import endpoint_view, job_pause_view, report_view, run_view
+from cronpilot.adapters.cli.views import (
+    endpoint_view,
+    job_pause_view,
+    report_view,
+    retry_view,
+    run_view,
+)
 from cronpilot.adapters.jobs_file import MAX_FILE_BYTES, parse_declarations
 from cronpilot.adapters.mcp.context import McpContext
 from cronpilot.adapters.mcp.read_tools import AnId, Endpoint, JobName
@@ -101,11 +107,13 @@ def add_write_tools(box: Toolbox, ctx: McpContext, actor: str) -> None:
 
     @box.tool(read_only=False)
     async def retry_run(run: AnId) -> dict[str, Any]:
-        """Queue a new manual run, due now, of a run's endpoint. Follow it with show_run."""
-        queued = await run_control.retry_run(
+        """Queue a new manual run, due now, of a run's endpoint. Follow it with show_run. A
+        DAG dependant's run: its node re-runs alone in its DAG run, with its upstreams'
+        answers there (`{"rerun": "job/endpoint"}`)."""
+        retried = await run_control.retry_run(
             ctx.store.unit_of_work, ctx.waker, run, actor, ctx.clock.now()
         )
-        return run_view(queued, with_body=False)
+        return retry_view(retried)
 
     @box.tool(read_only=False)
     async def clear_dag(

@@ -4,6 +4,7 @@ endpoints of one job), cancel and retry a run from its page; each acts as the to
 from __future__ import annotations
 
 from cronpilot.domain.access import Scope
+from cronpilot.domain.dag import ALONE
 from cronpilot.domain.model import RunStatus
 from cronpilot.usecases.access import list_audit
 from cronpilot.usecases.queries.catalog import show_endpoint, show_job
@@ -86,4 +87,23 @@ async def test_clear_a_dag_run_from_a_dependant_s_run_page(console: Console) -> 
         root.trace_id,
         child.endpoint_id,
         True,
+    )
+
+
+async def test_retry_a_dependant_s_run_alone_from_its_page(console: Console) -> None:
+    now = console.clock.now()
+    root = await run_once(console.store, now)
+    await clear_dag(console.store.unit_of_work, None, root.id, "prices", actor="cli:t@h", now=now)
+    [started] = await console.store.dag.claim_ready(now, "w1", 30.0, 1)
+    async with console.signed_in(Scope.WRITE) as (client, csrf):
+        retried = await client.post(f"/console/runs/{started.run_id}/retry", data={"csrf": csrf})
+        shown = await client.get(retried.headers["location"])
+
+    assert retried.headers["location"] == f"/console/runs/{started.run_id}?note=retried-alone"
+    assert "Retried: this endpoint alone runs again in this DAG run." in shown.text
+    [wait] = await console.store.dag.list_waits()
+    assert (wait.dag_run_id, wait.endpoint_id, wait.root) == (
+        root.trace_id,
+        started.endpoint.id,
+        ALONE,
     )

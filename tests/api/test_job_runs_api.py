@@ -6,11 +6,13 @@ from __future__ import annotations
 from datetime import timedelta
 
 from cronpilot.domain.access import Scope
-from cronpilot.domain.model import RunStatus
+from cronpilot.domain.dag import ALONE
+from cronpilot.domain.model import Finish, RunStatus
 from cronpilot.usecases.access import list_audit
 from tests.api.conftest import JOBS, Api
 from tests.api.test_api import _is_problem
-from tests.contract.builders import run_once
+from tests.contract.builders import LEASE_SECONDS, OK, claim_one, run_once
+from tests.support.finishing import finish_one, record_one
 
 
 async def test_a_job_pause_holds_over_its_endpoints_own_and_resume_lifts_only_it(api: Api) -> None:
@@ -114,3 +116,32 @@ async def test_clear_a_dag_run_from_a_dependant_and_refuse_what_cannot_be(api: A
     assert "not an endpoint of job 'shop'" in str(_is_problem(unknown_node, 400)["detail"])
     _is_problem(unknown_run, 404)
     _is_problem(no_node, 422)
+
+
+async def test_retry_of_a_dependants_run_re_runs_it_alone_in_its_dag_run(api: Api) -> None:
+    async with api.client(Scope.WRITE) as client:
+        await client.post("/apply", content=JOBS)
+        now = api.clock.now()
+        claim = await claim_one(api.store, now)
+        recorded = await record_one(api.store.claims, Finish(claim, "w1", OK, now, LEASE_SECONDS))
+        root = recorded.run
+        [started] = recorded.started
+        child = await finish_one(api.store.claims, started, "w1", OK, now)
+        prices = await api.store.catalog.get_endpoint("shop/prices")
+        retried = await client.post(f"/runs/{child.id}/retry")
+
+    assert child.dag_run_id == root.trace_id
+    assert retried.status_code == 202
+    assert retried.json() == {"rerun": "shop/prices"}
+    [wait] = await api.store.dag.list_waits()
+    assert (wait.dag_run_id, wait.endpoint_id, wait.ready, wait.root) == (
+        root.trace_id,
+        prices.id,
+        True,
+        ALONE,
+    )
+    assert wait.arrived["stock"].run_id == root.id
+    entries = await list_audit(api.store.reading, actor="token:write-bot")
+    assert ("retry", f"run {child.id} again alone in DAG run {root.trace_id}") in {
+        (e.action, e.detail) for e in entries
+    }

@@ -4,13 +4,19 @@ nothing, and the audit log names the person."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
+from cronpilot.adapters.crypto import FernetCipher
+from cronpilot.adapters.sql import open_sql_store
+from cronpilot.domain.model import Finish, Response
 from tests.e2e.conftest import Cli
 from tests.e2e.test_admin_cli import one_error_line, write_jobs
+from tests.support.finishing import finish_one, record_one
 
 JOBS = """\
 jobs:
@@ -104,3 +110,36 @@ def test_cancel_a_queued_run_retry_it_and_refuse_what_cannot_be(shop: Cli) -> No
         ("retry", "shop/orders"),
         ("cancel", "shop/orders"),
     ]
+
+
+async def _dag_run(database_url: str, key: str) -> tuple[str, str]:
+    """(orders' run, invoice's run) of one DAG run, as a worker records them."""
+    store = await open_sql_store(database_url, FernetCipher(key))
+    try:
+        later = datetime.now(UTC) + timedelta(days=2)
+        [claim] = await store.claims.claim_due(later, "e2e-worker", 60, 10)
+        ok = Response(status_code=200, body={"total": 3})
+        recorded = await record_one(store.claims, Finish(claim, "e2e-worker", ok, later, 60))
+        [started] = recorded.started
+        child = await finish_one(store.claims, started, "e2e-worker", ok, later)
+        return recorded.run.id, child.id
+    finally:
+        await store.close()
+
+
+def test_retry_a_dependant_s_run_re_runs_it_alone_in_its_dag_run(
+    shop: Cli, sqlite_url: str
+) -> None:
+    key = (shop.home / "secret.key").read_text(encoding="ascii").strip()
+    root_id, child_id = asyncio.run(_dag_run(sqlite_url, key))
+
+    retried = shop("runs", "retry", child_id[:8]).stdout
+
+    assert retried.strip() == (
+        f"re-running shop/invoice alone in its DAG run, retrying run {child_id[:8]}; "
+        "a scheduler starts it now"
+    )
+    [entry] = [e for e in shop.json("audit", "list") if e["action"] == "retry"]
+    assert entry["target"] == "shop/invoice"
+    assert entry["detail"].startswith(f"run {child_id} again alone in DAG run ")
+    assert {r["id"] for r in shop.json("runs", "list", "shop/orders")} == {root_id}

@@ -1,6 +1,7 @@
 """`dag clear ROOT_RUN --from NODE` through the worker, on every store (issue 25): the node and
 what depends on it run again in that DAG run with the answers its parents gave, the root is not
-called again; a node that cannot be cleared is refused and nothing changes."""
+called again; a node that cannot be cleared is refused and nothing changes. `runs retry` of a
+dependant's run is the same clear limited to its node."""
 
 from __future__ import annotations
 
@@ -19,6 +20,49 @@ from tests.support.clock import FakeClock
 from tests.support.settings import settings_for_tests
 
 ADMIN = "cli:ann@web-1"
+
+
+async def test_retry_of_a_dependant_re_runs_it_alone_with_the_same_upstream_answers(
+    store: Store,
+    clock: FakeClock,
+    server: EndpointServer,
+    dispatcher: AiohttpDispatcher,
+    waker: InProcessWaker,
+) -> None:
+    await _declare(
+        store,
+        clock,
+        spec(server, "echo", "root"),
+        _dependant(server, "echo", "mid", "root", query="?root_calls={{ root.calls }}"),
+        _dependant(server, "echo", "leaf", "mid", query="?mid_calls={{ mid.calls }}"),
+    )
+    async with RunningWorker(store, dispatcher, clock, waker) as running:
+        await running.until_finished(3)
+        [root] = await runs_of(store, "root")
+        [first_mid] = await runs_of(store, "mid")
+        retried = await retry_run(store.unit_of_work, waker, first_mid.id, ADMIN, clock.now())
+        # The next DAG sweep starts it (one before the wait was written would not).
+        clock.advance(settings_for_tests().dag_sweep_seconds)
+        await running.until_finished(4)
+
+    assert (retried.endpoint.ref, retried.run) == ("tests/mid", None)
+    assert server.calls_of("root") == 1
+    mids = sorted(await runs_of(store, "mid"), key=lambda run: run.started_at)
+    assert [run.body for run in mids] == [
+        {"name": "mid", "calls": 1, "root_calls": "1"},
+        {"name": "mid", "calls": 2, "root_calls": "1"},
+    ]
+    again = mids[1]
+    assert (again.trigger, again.status, again.dag_run_id) == (
+        RunTrigger.DAG,
+        RunStatus.SUCCESS,
+        root.trace_id,
+    )
+    # What depends on it does not run again: its finish started nothing.
+    assert [run.body for run in await runs_of(store, "leaf")] == [
+        {"name": "leaf", "calls": 1, "mid_calls": "1"}
+    ]
+    assert await store.dag.list_waits() == []
 
 
 async def test_clear_re_runs_the_node_and_its_dependants_with_the_same_upstream_answers(
@@ -47,14 +91,12 @@ async def test_clear_re_runs_the_node_and_its_dependants_with_the_same_upstream_
                 await clear_dag(
                     store.unit_of_work, waker, root.id, node, actor=ADMIN, now=clock.now()
                 )
-        with pytest.raises(InvalidRunRequest, match=f"dag clear {first_mid.id} --from mid"):
-            await retry_run(store.unit_of_work, waker, first_mid.id, ADMIN, clock.now())
-        # The next DAG sweep starts it.
-        clock.advance(settings_for_tests().dag_sweep_seconds)
         # A dependant's run names its DAG run as well as the root's does.
         cleared = await clear_dag(
             store.unit_of_work, waker, first_mid.id[:8], "mid", actor=ADMIN, now=clock.now()
         )
+        # The next DAG sweep starts it (one before the wait was written would not).
+        clock.advance(settings_for_tests().dag_sweep_seconds)
         await running.until_finished(5)
 
     assert cleared.ref == "tests/mid"

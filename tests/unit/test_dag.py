@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from cronpilot.domain.dag import (
+    ALONE,
     DagPlan,
     DagWait,
     ParentOutcome,
@@ -80,6 +81,17 @@ def test_independent_dependants_all_start_at_once() -> None:
     job = _job(_spec("r"), _spec("a", "r"), _spec("b", "r"), _spec("c", "r"))
     plan = advance(list(job.values()), {}, job["r"], OK, dag=("d", "r"), worker_id="w", now=T0)
     assert sorted(node.name for node, _, _ in plan.start) == ["a", "b", "c"]
+
+
+def test_a_node_re_run_alone_reports_to_no_dependant() -> None:
+    job = _job(_spec("r"), _spec("a", "r"), _spec("b", "a"))
+    members = list(job.values())
+    assert advance(members, {}, job["a"], OK, dag=("d", ALONE), worker_id="w", now=T0) == DagPlan()
+    # A failure neither: nothing downstream is skipped.
+    failed = ParentOutcome("x", "t", ok=False)
+    assert advance(members, {}, job["a"], failed, dag=("d", ALONE), worker_id="w", now=T0) == (
+        DagPlan()
+    )
 
 
 @pytest.mark.parametrize(
