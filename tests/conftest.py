@@ -200,9 +200,25 @@ async def store(store_url: str | None, cipher: SecretCipher) -> AsyncIterator[St
         await opened.close()
 
 
+# Files whose tests take a minute or more between them (mypy, wheel builds, clones).
+LONG_FILES = ("tests/test_quality.py", "tests/test_packaging.py")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test that needs PostgreSQL carries the `postgres` marker, so `-m "not postgres"`
-    selects exactly the tests that run without a server."""
+    selects exactly the tests that run without a server.
+
+    The long files and the `slow` tests come first: xdist hands files out in this order, and a
+    long one handed out last leaves the other workers idle at the end (on a clean 2-core run,
+    the last 2 % of the tests took nearly 2 of its 8.7 minutes with them last)."""
     for item in items:
         if "postgres_url" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.postgres)
+    items.sort(key=_lateness)
+
+
+def _lateness(item: pytest.Item) -> int:
+    """0 for the long files, 1 for the other `slow` tests, 2 for the rest."""
+    if item.nodeid.startswith(LONG_FILES):
+        return 0
+    return 2 if item.get_closest_marker("slow") is None else 1
