@@ -22,13 +22,8 @@ from tests.support.settings import settings_for_tests
 ADMIN = "cli:ann@web-1"
 
 
-async def test_retry_of_a_dependant_re_runs_it_alone_with_the_same_upstream_answers(
-    store: Store,
-    clock: FakeClock,
-    server: EndpointServer,
-    dispatcher: AiohttpDispatcher,
-    waker: InProcessWaker,
-) -> None:
+async def _root_mid_leaf(store: Store, clock: FakeClock, server: EndpointServer) -> None:
+    """A chain whose dependants each echo what their parent answered: root → mid → leaf."""
     await _declare(
         store,
         clock,
@@ -36,6 +31,16 @@ async def test_retry_of_a_dependant_re_runs_it_alone_with_the_same_upstream_answ
         _dependant(server, "echo", "mid", "root", query="?root_calls={{ root.calls }}"),
         _dependant(server, "echo", "leaf", "mid", query="?mid_calls={{ mid.calls }}"),
     )
+
+
+async def test_retry_of_a_dependant_re_runs_it_alone_with_the_same_upstream_answers(
+    store: Store,
+    clock: FakeClock,
+    server: EndpointServer,
+    dispatcher: AiohttpDispatcher,
+    waker: InProcessWaker,
+) -> None:
+    await _root_mid_leaf(store, clock, server)
     async with RunningWorker(store, dispatcher, clock, waker) as running:
         await running.until_finished(3)
         [root] = await runs_of(store, "root")
@@ -72,13 +77,7 @@ async def test_clear_re_runs_the_node_and_its_dependants_with_the_same_upstream_
     dispatcher: AiohttpDispatcher,
     waker: InProcessWaker,
 ) -> None:
-    await _declare(
-        store,
-        clock,
-        spec(server, "echo", "root"),
-        _dependant(server, "echo", "mid", "root", query="?root_calls={{ root.calls }}"),
-        _dependant(server, "echo", "leaf", "mid", query="?mid_calls={{ mid.calls }}"),
-    )
+    await _root_mid_leaf(store, clock, server)
     async with RunningWorker(store, dispatcher, clock, waker) as running:
         await running.until_finished(3)
         [root] = await runs_of(store, "root")
