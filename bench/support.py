@@ -114,6 +114,28 @@ async def _pg_admin(sql: str) -> None:
         await engine.dispose()
 
 
+async def committed(url: str) -> int:
+    """`pg_stat_database.xact_commit` of `url`'s database, read from the admin database: call it
+    once the writing backends have exited (dispose the engine), as a backend reports its
+    counts when it exits or after idling a while. Read until two reads 0.2 s apart agree."""
+    admin = _pg_base().set(drivername="postgresql+asyncpg").render_as_string(hide_password=False)
+    engine = create_async_engine(admin, isolation_level="AUTOCOMMIT")
+    query = "SELECT xact_commit FROM pg_stat_database WHERE datname = $1"
+    last = -1
+    try:
+        while True:
+            async with engine.connect() as conn:
+                driver = (await conn.get_raw_connection()).driver_connection
+                assert driver is not None
+                value = int(await driver.fetchval(query, make_url(url).database))
+            if value == last:
+                return value
+            last = value
+            await asyncio.sleep(0.2)
+    finally:
+        await engine.dispose()
+
+
 @contextlib.asynccontextmanager
 async def database(backend: str) -> AsyncIterator[str]:
     """A migrated, empty database of `backend` (`postgres` or `sqlite`), dropped afterwards;

@@ -30,6 +30,7 @@ from bench.support import (
     Fleet,
     add_backends,
     bench_settings,
+    committed,
     database,
     now,
     open_store,
@@ -75,20 +76,26 @@ async def cronpilot(
     *,
     telemetry: Telemetry = NO_TELEMETRY,
     success_when: str | None = None,
-) -> tuple[peers.Measured, int]:
+) -> tuple[peers.Measured, int, float | None]:
     """The real worker over `count` due endpoints, reporting to `telemetry`, each endpoint
-    judged by `success_when`; returns the measure and how many of the recorded runs stored
-    their body (succeeded)."""
+    judged by `success_when`; returns the measure, how many of the recorded runs stored
+    their body (succeeded), and on PostgreSQL the transactions committed per run (None on
+    SQLite), the bench's own polls aside (they roll back)."""
     async with database(backend) as url:
         store = await open_store(url)
+        postgres = backend == "postgres"
         try:
             fleet = Fleet(count, 3600, now(), f"/throughput/{backend}/", success_when=success_when)
             await seed(store, server, fleet)
+            await store.engine.dispose()
+            before = await committed(url) if postgres else 0
             settings = bench_settings(url, concurrency=concurrency, batch_size=batch_size)
             started, cpu = time.monotonic(), time.process_time()
             async with scheduler_worker(settings, store, telemetry):
                 done, ended = await until_recorded(store.engine, count, started + DEADLINE_SECONDS)
             cpu = time.process_time() - cpu
+            await store.engine.dispose()
+            commits = (await committed(url) - before) / max(done, 1) if postgres else None
             stored = select(func.count()).where(
                 runs.c.status == RunStatus.SUCCESS.value, runs.c.body.isnot(None)
             )
@@ -96,7 +103,7 @@ async def cronpilot(
                 with_body = int((await conn.execute(stored)).scalar_one())
         finally:
             await store.close()
-    return peers.Measured(done, ended - started, cpu), with_body
+    return peers.Measured(done, ended - started, cpu), with_body, commits
 
 
 def telemetry_us_per_run(calls: int = 200_000) -> float:
@@ -159,7 +166,7 @@ async def alternating(args: argparse.Namespace, variants: Variants, title: str) 
             for _ in range(args.rounds):
                 for mode in ("off", "on"):
                     options, after = variants[mode]()
-                    measured, _ = await cronpilot(
+                    measured, _, _ = await cronpilot(
                         backend,
                         server,
                         args.endpoints,
@@ -234,22 +241,24 @@ async def main(args: argparse.Namespace) -> None:
         urls = [server.url(f"/peer/{n}") for n in range(count)]
         # Warm the server and the loopback path once, so no contender pays for it alone.
         await peers.bare_aiohttp(urls[: min(count, 500)], concurrency)
-        results: list[tuple[str, peers.Measured, int | str]] = []
+        results: list[tuple[str, peers.Measured, int | str, str]] = []
         bare = await peers.bare_aiohttp(urls, concurrency)
-        results.append(("bare aiohttp client (nothing stored)", bare, "-"))
+        results.append(("bare aiohttp client (nothing stored)", bare, "-", "-"))
         memory = await peers.apscheduler(
             urls, concurrency, peers.memory_store(), PEER_DEADLINE_SECONDS
         )
-        results.append(("APScheduler 3.11, in-memory job store", memory, "-"))
+        results.append(("APScheduler 3.11, in-memory job store", memory, "-", "-"))
         async with database("postgres") as url:
             store = peers.sqlalchemy_store(sync_url(url))
             persistent = await peers.apscheduler(urls, concurrency, store, PEER_DEADLINE_SECONDS)
-        results.append(("APScheduler 3.11, SQLAlchemy job store, PostgreSQL", persistent, "-"))
+        results.append(("APScheduler 3.11, SQLAlchemy job store, PostgreSQL", persistent, "-", "-"))
         for backend in args.backends:
-            measured, with_body = await cronpilot(
+            measured, with_body, commits = await cronpilot(
                 backend, server, count, concurrency, args.batch_size
             )
-            results.append((f"cronpilot, {backend}, runs + bodies stored", measured, with_body))
+            per_run = "-" if commits is None else f"{commits:.3f}"
+            name = f"cronpilot, {backend}, runs + bodies stored"
+            results.append((name, measured, with_body, per_run))
         repeated = (await server.stats())["repeated_slots"]
 
     rows = [
@@ -262,8 +271,9 @@ async def main(args: argparse.Namespace) -> None:
             measured.per_second / memory.per_second,
             measured.cpu_us_per_call,
             with_body,
+            commits,
         )
-        for name, measured, with_body in results
+        for name, measured, with_body, commits in results
     ]
     print_table(
         f"Throughput: {count:,} endpoints due at once, concurrency {concurrency}",
@@ -276,6 +286,7 @@ async def main(args: argparse.Namespace) -> None:
             "× APScheduler in-memory",
             "CPU µs per call",
             "bodies stored",
+            "commits per run",
         ],
         rows,
     )
