@@ -31,12 +31,11 @@ from cronpilot.adapters.sql.rows import (
     save_endpoint_states,
 )
 from cronpilot.adapters.sql.tables import endpoints, runs
-from cronpilot.domain.alerts import Notification, run_notifications
 from cronpilot.domain.errors import CronpilotError, LeaseLost
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Finish, Recorded, Run, RunStatus
 from cronpilot.domain.ports import SecretCipher
-from cronpilot.domain.transitions import after_finish, finished_run, started_run
+from cronpilot.domain.settling import Settled, settle_batch
 
 logger = logging.getLogger(__name__)
 
@@ -80,39 +79,29 @@ async def record_finishes(conn: AsyncConnection, batch: Sequence[Finish]) -> lis
             runs.c.status == RunStatus.RUNNING.value,
         )
     )
-    started = dict(running.all())
-
-    by_id: dict[str, Endpoint] = {}
-    recorded: list[Run | None] = []
-    raised: list[Notification] = []
+    stored: dict[str, Endpoint] = {}
     for item in batch:
-        claim = item.claim
-        row = rows.get(claim.endpoint.id)
-        endpoint = by_id.get(claim.endpoint.id)
-        if endpoint is None and row is not None:
-            endpoint = planned_from_row(row, claim.endpoint)
-        started_at = started.get(claim.run_id)
-        if endpoint is None or endpoint.lease_owner != item.worker_id or started_at is None:
-            recorded.append(None)
-            continue
-        running_run = started_run(claim, item.worker_id, started_at)
-        run = finished_run(running_run, item.response, item.now)
-        recorded.append(run)
-        # Kept for later items of the batch: a second claim on this endpoint now finds the
-        # lease released, as it would in a transaction of its own.
-        by_id[endpoint.id] = after_finish(endpoint, running_run, item.response, item.now)
-        raised.extend(run_notifications(endpoint, by_id[endpoint.id], run, item.now))
-    finished = [run for run in recorded if run is not None]
-    if finished:
-        await conn.execute(
-            update(runs).where(runs.c.id == bindparam("b_id")),
-            [{"b_id": run.id, **_finished_values(run)} for run in finished],
-        )
-        ended = {run.endpoint_id for run in finished}
-        await save_endpoint_states(conn, [by_id[endpoint_id] for endpoint_id in sorted(ended)])
+        row = rows.get(item.claim.endpoint.id)
+        if row is not None and row["id"] not in stored:
+            stored[row["id"]] = planned_from_row(row, item.claim.endpoint)
+    settled = settle_batch(batch, stored, {row[0]: row[1] for row in running})
+    await persist_settled(conn, [one for one in settled if one is not None])
+    return [None if one is None else one.run for one in settled]
+
+
+async def persist_settled(conn: AsyncConnection, settled: Sequence[Settled]) -> None:
+    """Write what `settle_batch` decided: the runs, the endpoints (each once, as the last of its
+    finishes left it) and the notifications."""
+    if not settled:
+        return
+    await conn.execute(
+        update(runs).where(runs.c.id == bindparam("b_id")),
+        [{"b_id": one.run.id, **_finished_values(one.run)} for one in settled],
+    )
+    ended = {one.endpoint.id: one.endpoint for one in settled}
+    await save_endpoint_states(conn, [ended[endpoint_id] for endpoint_id in sorted(ended)])
     # Their targets are the row's, read sealed (`planned_from_row`): nothing to seal again.
-    await add_notifications(conn, raised, None)
-    return recorded
+    await add_notifications(conn, [n for one in settled for n in one.raised], None)
 
 
 def _finished_values(run: Run) -> dict[str, object]:

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any, Self
 
-from cronpilot.domain.alerts import Notification, run_notifications
+from cronpilot.domain.alerts import Notification
 from cronpilot.domain.approvals import Approval
 from cronpilot.domain.audit import AuditEntry
 from cronpilot.domain.cancelling import cancelled_run
@@ -46,7 +46,6 @@ from cronpilot.domain.model import (
     OneShotHint,
     Pause,
     Recorded,
-    Response,
     Run,
     RunStatus,
     new_id,
@@ -67,17 +66,16 @@ from cronpilot.domain.ports import (
     StoredVector,
     UnitOfWork,
 )
+from cronpilot.domain.settling import settle_batch
 from cronpilot.domain.time_range import falls_in
 from cronpilot.domain.tokens import ApiToken, ConsoleSession
 from cronpilot.domain.transitions import (
     abandoned_run,
-    after_finish,
     after_reap,
     after_run,
     after_slot,
     caught_up,
     claim_of,
-    finished_run,
     queued_claim,
     replanned,
     started_queued,
@@ -193,20 +191,6 @@ class MemoryState:
         if run is None or run.status is not RunStatus.RUNNING:
             return None
         return endpoint, run
-
-    def finish(self, claim: Claim, worker_id: str, response: Response, now: datetime) -> Run:
-        """One finish of `ClaimRepository.finish_many` but the DAG's part, the lock held by the
-        caller."""
-        fenced = self.fenced(claim, worker_id)
-        if fenced is None:
-            raise LeaseLost(claim.endpoint.id, worker_id)
-        endpoint, running = fenced
-        finished = finished_run(running, response, now)
-        self.runs[finished.id] = finished
-        ended = after_finish(endpoint, running, response, now)
-        self.endpoints[endpoint.id] = ended
-        self.add_notifications(run_notifications(endpoint, ended, finished, now))
-        return finished
 
     def add_notifications(self, raised: Sequence[Notification]) -> None:
         for notification in raised:
@@ -434,19 +418,32 @@ class MemoryClaims(ClaimRepository):
             self._state.endpoints[endpoint.id] = replace(endpoint, lease_until=until)
 
     async def finish_many(self, finishes: Sequence[Finish]) -> list[Recorded | CronpilotError]:
-        recorded: list[Recorded | CronpilotError] = []
         async with self._state.lock:
-            for item in finishes:
-                claim = item.claim
-                try:
-                    run = self._state.finish(claim, item.worker_id, item.response, item.now)
-                except LeaseLost as lost:
-                    recorded.append(lost)
-                    continue
-                if claim.endpoint.spec.dependants:
-                    recorded.append(advance_dag(self._state, item, run))
+            state = self._state
+            stored = {
+                item.claim.endpoint.id: state.endpoints[item.claim.endpoint.id]
+                for item in finishes
+                if item.claim.endpoint.id in state.endpoints
+            }
+            running = {
+                run.id: run.started_at
+                for run in (state.runs.get(item.claim.run_id) for item in finishes)
+                if run is not None and run.status is RunStatus.RUNNING
+            }
+            settled = settle_batch(finishes, stored, running)
+            for one in settled:
+                if one is not None:
+                    state.runs[one.run.id] = one.run
+                    state.endpoints[one.endpoint.id] = one.endpoint
+                    state.add_notifications(one.raised)
+            recorded: list[Recorded | CronpilotError] = []
+            for item, one in zip(finishes, settled, strict=True):
+                if one is None:
+                    recorded.append(LeaseLost(item.claim.endpoint.id, item.worker_id))
+                elif item.claim.endpoint.spec.dependants:
+                    recorded.append(advance_dag(state, item, one.run))
                 else:
-                    recorded.append(Recorded(run, []))
+                    recorded.append(Recorded(one.run, []))
         return recorded
 
     async def release(self, claim: Claim, worker_id: str) -> None:
