@@ -44,6 +44,7 @@ LogAction = Literal[
     "extend_failed",
     "finish",
     "finish_batch_failed",
+    "finish_statement_failed",
     "internal_error",
     "key_check",
     "lease_lost",

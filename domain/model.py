@@ -389,6 +389,16 @@ class DagTrigger:
 
 
 @dataclass(frozen=True, slots=True)
+class StoredClaim:
+    """A claim's rows as the claim left them: the version of its endpoint's row and when its
+    run started. A finish that finds the row still at `version` settles from the claim alone,
+    without reading the row again (`domain.settling`)."""
+
+    version: str
+    run_started_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
 class Claim:
     """A due endpoint leased to one worker, with the `running` run inserted for its slot."""
 
@@ -407,6 +417,8 @@ class Claim:
     queued: Run | None = None
     """Set when the claim starts a queued run (manual, backfill) rather than a slot of the
     schedule: that run as it was queued."""
+    stored: StoredClaim | None = None
+    """What the store knows of the rows as this claim left them (None: nothing)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,6 +36,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cronpilot.adapters.crypto import SecretUndecryptable
 from cronpilot.adapters.sql.engine import Database
+from cronpilot.adapters.sql.finish_statement import ROW_VERSION
 from cronpilot.adapters.sql.finishes import finish_many
 from cronpilot.adapters.sql.notifications_repo import add_episode, add_notifications
 from cronpilot.adapters.sql.rows import (
@@ -66,6 +67,7 @@ from cronpilot.domain.model import (
     Run,
     RunStatus,
     RunTrigger,
+    StoredClaim,
     new_id,
 )
 from cronpilot.domain.ports import ClaimRepository, SecretCipher
@@ -201,7 +203,7 @@ def _lease_due_postgres_statement() -> Select[Any]:
         update(endpoints)
         .where(endpoints.c.id == due_cte.c.id)
         .values(lease_owner=worker_id, lease_until=bindparam("until", type_=UtcDateTime))
-        .returning(*endpoints.c)
+        .returning(*endpoints.c, ROW_VERSION)
         .cte("leased")
     )
     # Mirrors `domain.transitions.started_run`, which the SQLite path calls directly (proven by
@@ -498,6 +500,7 @@ class SqlClaims(ClaimRepository):
                     endpoint, opened = endpoint_from_row(row, self._cipher), True
                 except SecretUndecryptable:
                     endpoint, opened = endpoint_from_row(row, None), False
+                leased = endpoint
                 caught = await self._catch_up(conn, endpoint, slot_run, slot_trace, lease)
                 if caught is None:
                     continue
@@ -511,7 +514,12 @@ class SqlClaims(ClaimRepository):
                         conn, endpoint, run_from_row(running.mappings().one()), now
                     )
                     continue
-                claims.append(claim_of(endpoint, run_id, trace_id, lease.until))
+                claim = claim_of(endpoint, run_id, trace_id, lease.until)
+                if postgres and endpoint is leased:
+                    # Nothing has written the row since the claim statement did.
+                    stored = StoredClaim(row[ROW_VERSION.name], lease.now)
+                    claim = replace(claim, stored=stored)
+                claims.append(claim)
         return claims
 
     async def _catch_up(

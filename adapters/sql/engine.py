@@ -227,6 +227,22 @@ class Database:
                 async with conn.begin():
                     yield conn
 
+    @asynccontextmanager
+    async def driver(self) -> AsyncIterator[Any]:
+        """asyncpg's own connection, for a statement whose parameters SQLAlchemy would slow
+        down (`finish_statement`): it runs on its own, outside a transaction block, as lone
+        statements do here; behind PgBouncer inside one (module note). Errors of the
+        connection are translated; those of the driver's statements come out as they are."""
+        with translate_driver_errors(self.url):
+            async with self.engine.connect() as conn:
+                driver = (await conn.get_raw_connection()).driver_connection
+                assert driver is not None, "a live pooled connection has its driver's"
+                if self._autocommit:
+                    yield driver
+                else:
+                    async with driver.transaction():
+                        yield driver
+
     async def write_one(
         self, statement: Executable, parameters: Mapping[str, Any] | None = None
     ) -> int:

@@ -18,11 +18,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+import asyncpg
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cronpilot.adapters.sql.dag_repo import advance_dag, lock_jobs
 from cronpilot.adapters.sql.engine import Database
+from cronpilot.adapters.sql.finish_statement import FINISHED_COLUMNS, settled_alone, write_settled
 from cronpilot.adapters.sql.notifications_repo import add_notifications
 from cronpilot.adapters.sql.rows import (
     PLANNING_COLUMNS,
@@ -38,24 +40,6 @@ from cronpilot.domain.ports import SecretCipher
 from cronpilot.domain.settling import Settled, settle_batch
 
 logger = logging.getLogger(__name__)
-
-_FINISHED_COLUMNS = (
-    "status",
-    "started_at",
-    "finished_at",
-    "duration_ms",
-    "status_code",
-    "body",
-    "body_absence",
-    "size_bytes",
-    "body_hash",
-    "error_kind",
-    "error_message",
-    "attempt",
-    "attempts",
-    "request",
-)
-"""The run columns `finished_run` changes."""
 
 
 async def record_finishes(conn: AsyncConnection, batch: Sequence[Finish]) -> list[Run | None]:
@@ -106,10 +90,46 @@ async def persist_settled(conn: AsyncConnection, settled: Sequence[Settled]) -> 
 
 def _finished_values(run: Run) -> dict[str, object]:
     values = run_values(run)
-    return {name: values[name] for name in _FINISHED_COLUMNS}
+    return {name: values[name] for name in FINISHED_COLUMNS}
 
 
 async def finish_many(
+    db: Database, cipher: SecretCipher | None, batch: Sequence[Finish]
+) -> list[Recorded | CronpilotError]:
+    """Record `batch`: on PostgreSQL what one statement can take first (`finish_statement`),
+    then the rest in one transaction that reads what it decides on (`_finish_read`)."""
+    written: dict[int, Recorded | CronpilotError] = {}
+    if db.dialect == "postgresql":
+        settled = settled_alone(batch)
+        if settled:
+            written = {
+                n: Recorded(settled[n].run, []) for n in await _write_alone(db, batch, settled)
+            }
+    rest = [item for n, item in enumerate(batch) if n not in written]
+    outcomes = iter(await _finish_read(db, cipher, rest) if rest else [])
+    return [written[n] if n in written else next(outcomes) for n in range(len(batch))]
+
+
+async def _write_alone(
+    db: Database, batch: Sequence[Finish], settled: dict[int, Settled]
+) -> set[int]:
+    """`write_settled`, or nothing when it fails: the general way then takes every finish, and
+    reports the error to those it belongs to."""
+    try:
+        async with db.driver() as driver:
+            return await write_settled(driver, batch, settled)
+    except (asyncpg.PostgresError, asyncpg.InterfaceError, CronpilotError, OSError) as error:
+        logger.info(
+            "a statement of %d finishes failed (%s: %s); recording them the general way",
+            len(settled),
+            type(error).__name__,
+            error,
+            extra=log_extra("finish_statement_failed", count=len(settled)),
+        )
+        return set()
+
+
+async def _finish_read(
     db: Database, cipher: SecretCipher | None, batch: Sequence[Finish]
 ) -> list[Recorded | CronpilotError]:
     """Record `batch` in one transaction; if that fails as a whole, each finish in one of its

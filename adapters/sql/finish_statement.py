@@ -1,0 +1,149 @@
+"""A batch of finishes in one PostgreSQL statement: the common case of `finishes.finish_many`.
+
+A claim made on PostgreSQL carries the version of its endpoint's row as the claim left it
+(`xmin`, which every UPDATE of the row changes) and when its run started (`Claim.stored`).
+While the row keeps that version nothing has written it since (no pause, hint, apply, lease
+extension or reap), so the claim's endpoint is the stored one and `domain.settling.settle`
+decides the finish without reading it again. One statement then, in one round trip and one
+implicit transaction, locks the batch's rows still at their versions and leased to the
+finishing worker (in id order, as every writer locks), completes those of their runs still
+`running`, and writes those endpoints, the batch passed as arrays (one per column) and the
+statement prepared once on each connection (asyncpg's statement cache). Raw asyncpg, not
+SQLAlchemy: decision 0046.
+
+What the statement cannot take goes the general way, which reads under lock and decides again:
+a finish whose row changed, whose lease or run is gone, a DAG parent (its dependants are
+started in the same transaction), a finish that raises notifications (their targets are
+sealed in the row), or two finishes of one endpoint in a batch.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Column, Label, literal_column
+from sqlalchemy.dialects import postgresql
+
+from cronpilot.adapters.sql.rows import STATE_COLUMNS, run_values, state_values
+from cronpilot.adapters.sql.tables import endpoints, runs
+from cronpilot.domain.model import Finish, RunStatus
+from cronpilot.domain.settling import Settled, settle
+from cronpilot.domain.transitions import started_run
+
+ROW_VERSION: Label[str] = literal_column("endpoints.xmin::text").label("row_version")
+"""The version of an endpoint's row (PostgreSQL's `xmin`: the transaction that wrote it)."""
+
+FINISHED_COLUMNS = (
+    "status",
+    "started_at",
+    "finished_at",
+    "duration_ms",
+    "status_code",
+    "body",
+    "body_absence",
+    "size_bytes",
+    "body_hash",
+    "error_kind",
+    "error_message",
+    "attempt",
+    "attempts",
+    "request",
+)
+"""The run columns `finished_run` changes."""
+
+_KEYS = ("run_id", "endpoint_id", "worker_id", "version")
+
+
+@functools.cache
+def _columns() -> tuple[tuple[tuple[str, bool], ...], tuple[str, ...]]:
+    """The run columns written (name, whether JSON) and the endpoint's state columns."""
+    written = tuple((name, _pg_type(runs.c[name]) == "JSONB") for name in FINISHED_COLUMNS)
+    return written, tuple(STATE_COLUMNS)
+
+
+def _pg_type(column: Column[Any]) -> str:
+    return str(column.type.compile(dialect=postgresql.dialect()))  # type: ignore[no-untyped-call]
+
+
+@functools.cache
+def _statement() -> str:
+    """The statement, written once from the tables' columns and their PostgreSQL types."""
+    run_columns = [runs.c[name] for name in FINISHED_COLUMNS]
+    state_columns = [endpoints.c[name] for name in STATE_COLUMNS]
+    names = [*_KEYS, *(f"r_{c.name}" for c in run_columns), *(f"e_{c.name}" for c in state_columns)]
+    types = ["text"] * len(_KEYS) + [_pg_type(c) for c in (*run_columns, *state_columns)]
+    arrays = ", ".join(f"${n}::{kind}[]" for n, kind in enumerate(types, 1))
+    run_sets = ", ".join(f"{c.name} = b.r_{c.name}" for c in run_columns)
+    state_sets = ", ".join(f"{c.name} = b.e_{c.name}" for c in state_columns)
+    return f"""
+WITH b AS (SELECT * FROM unnest({arrays}) AS b({", ".join(names)})),
+fenced AS (
+    SELECT endpoints.id FROM endpoints JOIN b ON b.endpoint_id = endpoints.id
+    WHERE endpoints.lease_owner = b.worker_id AND endpoints.xmin::text = b.version
+    ORDER BY endpoints.id FOR UPDATE OF endpoints
+),
+done AS (
+    UPDATE runs SET {run_sets} FROM b JOIN fenced ON fenced.id = b.endpoint_id
+    WHERE runs.id = b.run_id AND runs.status = '{RunStatus.RUNNING.value}'
+    RETURNING runs.id
+),
+ended AS (
+    UPDATE endpoints SET {state_sets} FROM b JOIN done ON done.id = b.run_id
+    WHERE endpoints.id = b.endpoint_id
+)
+SELECT id FROM done"""
+
+
+def settled_alone(batch: Sequence[Finish]) -> dict[int, Settled]:
+    """The finishes of `batch` (by position) that the statement can take, settled from their
+    claims' endpoints (module note)."""
+    per_endpoint = Counter(item.claim.endpoint.id for item in batch)
+    taken: dict[int, Settled] = {}
+    for n, item in enumerate(batch):
+        claim = item.claim
+        if (
+            claim.stored is None
+            or claim.endpoint.spec.dependants
+            or per_endpoint[claim.endpoint.id] > 1
+        ):
+            continue
+        running = started_run(claim, item.worker_id, claim.stored.run_started_at)
+        one = settle(claim.endpoint, running, item.response, item.now)
+        if not one.raised:
+            taken[n] = one
+    return taken
+
+
+async def write_settled(
+    driver: Any, batch: Sequence[Finish], settled: dict[int, Settled]
+) -> set[int]:
+    """Write `settled` (positions in `batch`) in one statement on asyncpg's connection
+    `driver` (`Database.driver`); the positions it recorded."""
+    run_columns, state_columns = _columns()
+    positions = sorted(settled)
+    rows: list[list[Any]] = []
+    for n in positions:
+        item, one = batch[n], settled[n]
+        version = item.claim.stored.version if item.claim.stored else None
+        run, state = run_values(one.run), state_values(one.endpoint)
+        rows.append(
+            [
+                one.run.id,
+                one.endpoint.id,
+                item.worker_id,
+                version,
+                # JSON goes as text (the driver's codec for JSONB takes text); None stays NULL.
+                *(
+                    json.dumps(run[name]) if is_json and run[name] is not None else run[name]
+                    for name, is_json in run_columns
+                ),
+                *(state[name] for name in state_columns),
+            ]
+        )
+    done = await driver.fetch(_statement(), *(list(column) for column in zip(*rows, strict=True)))
+    recorded = {record["id"] for record in done}
+    return {n for n in positions if settled[n].run.id in recorded}

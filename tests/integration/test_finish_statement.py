@@ -1,0 +1,121 @@
+"""The one-statement finish on PostgreSQL (`adapters.sql.finish_statement`): a batch whose
+endpoint rows are as their claims left them is written by one driver statement; a finish whose
+row changed since its claim, or whose lease is gone, is decided again from what is stored."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from sqlalchemy import event
+
+from cronpilot.adapters.sql import SqlStore, open_sql_store
+from cronpilot.domain.errors import LeaseLost
+from cronpilot.domain.model import Finish, OneShotHint, Pause, Recorded, RunStatus
+from cronpilot.domain.ports import SecretCipher
+from cronpilot.domain.settling import settle
+from cronpilot.domain.transitions import started_run
+from tests.contract.builders import LEASE_SECONDS, OK, T0, add_endpoint, seconds
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+async def pg_store(postgres_url: str, cipher: SecretCipher) -> AsyncIterator[SqlStore]:
+    store = await open_sql_store(postgres_url, cipher)
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
+@contextmanager
+def sqlalchemy_statements(store: SqlStore) -> Iterator[list[str]]:
+    """The statements SQLAlchemy sends while the block runs (the driver's own are not seen)."""
+    seen: list[str] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        seen.append(statement)
+
+    event.listen(store.engine.sync_engine, "before_cursor_execute", record)
+    try:
+        yield seen
+    finally:
+        event.remove(store.engine.sync_engine, "before_cursor_execute", record)
+
+
+def finish(claim: Any, worker: str = "w1", at: float = 1) -> Finish:
+    return Finish(claim, worker, OK, T0 + seconds(at), LEASE_SECONDS)
+
+
+async def test_a_batch_of_unchanged_rows_is_written_by_one_driver_statement(
+    pg_store: SqlStore,
+) -> None:
+    for n in range(3):
+        await add_endpoint(pg_store, "j", f"e{n}", T0)
+    claims = await pg_store.claims.claim_due(T0, "w1", LEASE_SECONDS, 10)
+    assert len(claims) == 3
+    assert all(claim.stored is not None for claim in claims)
+
+    with sqlalchemy_statements(pg_store) as seen:
+        outcomes = await pg_store.claims.finish_many([finish(claim) for claim in claims])
+
+    assert seen == [], "the general path (SQLAlchemy) was not needed"
+    for claim, outcome in zip(claims, outcomes, strict=True):
+        assert isinstance(outcome, Recorded)
+        running = started_run(claim, "w1", T0)
+        expected = settle(claim.endpoint, running, OK, T0 + seconds(1))
+        assert outcome.run == expected.run
+        assert await pg_store.runs.list_runs(claim.endpoint.id) == [expected.run]
+        assert await pg_store.catalog.get_endpoint(claim.endpoint.id) == expected.endpoint
+
+
+async def test_a_row_changed_since_the_claim_is_decided_again_from_the_store(
+    pg_store: SqlStore,
+) -> None:
+    paused_id = await add_endpoint(pg_store, "j", "paused", T0)
+    hinted_id = await add_endpoint(pg_store, "j", "hinted", T0)
+    calm_id = await add_endpoint(pg_store, "j", "calm", T0)
+    claims = {c.endpoint.id: c for c in await pg_store.claims.claim_due(T0, "w1", 30.0, 10)}
+    pause = Pause(until=T0 + seconds(3600), reason="maintenance")
+    await pg_store.catalog.set_pause(paused_id, pause, T0)
+    hint = OneShotHint(at=T0 + seconds(20), expires_at=T0 + seconds(600), reason="soon")
+    await pg_store.catalog.set_hints(hinted_id, None, hint, T0)
+
+    stored = {id_: await pg_store.catalog.get_endpoint(id_) for id_ in claims}
+
+    with sqlalchemy_statements(pg_store) as seen:
+        outcomes = await pg_store.claims.finish_many([finish(c) for c in claims.values()])
+
+    assert seen, "the changed rows went the general way"
+    assert all(isinstance(outcome, Recorded) for outcome in outcomes)
+    for endpoint_id, claim in claims.items():
+        running = started_run(claim, "w1", T0)
+        expected = settle(stored[endpoint_id], running, OK, T0 + seconds(1))
+        assert await pg_store.catalog.get_endpoint(endpoint_id) == expected.endpoint
+        assert await pg_store.runs.list_runs(endpoint_id) == [expected.run]
+    paused = await pg_store.catalog.get_endpoint(paused_id)
+    assert (paused.pause, paused.lease_owner) == (pause, None)
+    assert (await pg_store.catalog.get_endpoint(hinted_id)).oneshot_hint == hint
+    assert (await pg_store.catalog.get_endpoint(calm_id)).next_run_at == T0 + seconds(60)
+
+
+async def test_a_lease_reaped_and_taken_again_is_lost_to_the_first_worker(
+    pg_store: SqlStore,
+) -> None:
+    endpoint_id = await add_endpoint(pg_store, "j", "e", T0)
+    [first] = await pg_store.claims.claim_due(T0, "w1", LEASE_SECONDS, 10)
+    later = T0 + seconds(LEASE_SECONDS + 1)
+    assert await pg_store.claims.reap(later) == 1
+    [second] = await pg_store.claims.claim_due(later + seconds(60), "w2", LEASE_SECONDS, 10)
+
+    [outcome] = await pg_store.claims.finish_many([finish(first, "w1", LEASE_SECONDS + 70)])
+
+    assert isinstance(outcome, LeaseLost)
+    endpoint = await pg_store.catalog.get_endpoint(endpoint_id)
+    assert endpoint.lease_owner == "w2"
+    statuses = {run.id: run.status for run in await pg_store.runs.list_runs(endpoint_id)}
+    assert statuses[second.run_id] is RunStatus.RUNNING
+    assert statuses[first.run_id] is not RunStatus.SUCCESS
