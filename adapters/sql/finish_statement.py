@@ -70,7 +70,7 @@ def _pg_type(column: Column[Any]) -> str:
 
 
 @functools.cache
-def _statement() -> str:
+def statement() -> str:
     """The statement, written once from the tables' columns and their PostgreSQL types."""
     run_columns = [runs.c[name] for name in FINISHED_COLUMNS]
     state_columns = [endpoints.c[name] for name in STATE_COLUMNS]
@@ -123,10 +123,16 @@ async def write_settled(
 ) -> set[int]:
     """Write `settled` (positions in `batch`) in one statement on asyncpg's connection
     `driver` (`Database.driver`); the positions it recorded."""
+    done = await driver.fetch(statement(), *arguments(batch, settled))
+    recorded = {record["id"] for record in done}
+    return {n for n in settled if settled[n].run.id in recorded}
+
+
+def arguments(batch: Sequence[Finish], settled: dict[int, Settled]) -> list[list[Any]]:
+    """The statement's arrays, one per column, for `settled` (positions in `batch`)."""
     run_columns, state_columns = _columns()
-    positions = sorted(settled)
     rows: list[list[Any]] = []
-    for n in positions:
+    for n in sorted(settled):
         item, one = batch[n], settled[n]
         version = item.claim.stored.version if item.claim.stored else None
         run, state = run_values(one.run), state_values(one.endpoint)
@@ -144,6 +150,4 @@ async def write_settled(
                 *(state[name] for name in state_columns),
             ]
         )
-    done = await driver.fetch(_statement(), *(list(column) for column in zip(*rows, strict=True)))
-    recorded = {record["id"] for record in done}
-    return {n for n in positions if settled[n].run.id in recorded}
+    return [list(column) for column in zip(*rows, strict=True)]

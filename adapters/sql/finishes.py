@@ -97,7 +97,7 @@ async def finish_many(
     db: Database, cipher: SecretCipher | None, batch: Sequence[Finish]
 ) -> list[Recorded | CronpilotError]:
     """Record `batch`: on PostgreSQL what one statement can take first (`finish_statement`),
-    then the rest in one transaction that reads what it decides on (`_finish_read`)."""
+    then the rest in one transaction that reads what it decides on (`finish_general`)."""
     written: dict[int, Recorded | CronpilotError] = {}
     if db.dialect == "postgresql":
         settled = settled_alone(batch)
@@ -106,7 +106,7 @@ async def finish_many(
                 n: Recorded(settled[n].run, []) for n in await _write_alone(db, batch, settled)
             }
     rest = [item for n, item in enumerate(batch) if n not in written]
-    outcomes = iter(await _finish_read(db, cipher, rest) if rest else [])
+    outcomes = iter(await finish_general(db, cipher, rest) if rest else [])
     return [written[n] if n in written else next(outcomes) for n in range(len(batch))]
 
 
@@ -129,7 +129,7 @@ async def _write_alone(
         return set()
 
 
-async def _finish_read(
+async def finish_general(
     db: Database, cipher: SecretCipher | None, batch: Sequence[Finish]
 ) -> list[Recorded | CronpilotError]:
     """Record `batch` in one transaction; if that fails as a whole, each finish in one of its
