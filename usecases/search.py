@@ -219,14 +219,30 @@ async def search_index(
     legs: frozenset[Leg] = ALL_LEGS,
     job: str | None = None,
 ) -> SearchResult:
-    """`query` (checked) against a built index; the query's embedding made by `embedder`."""
+    """`query` (checked) against a built index, with the embeddings `embedder` makes in one
+    call: the query's, and those of its words the index lacks, which the lexical leg matches
+    by meaning. The first such query also embeds the index's words, kept with the index (a
+    few hundred to a few thousand words; a query of indexed words only needs none)."""
     vector = None
-    if embedder is not None and why_not is None and Leg.SEMANTIC in legs:
+    related: dict[str, Sequence[float]] = {}
+    semantic = Leg.SEMANTIC in legs
+    unknown = index.unknown_words(query) if Leg.LEXICAL in legs else []
+    vocabulary = index.vocabulary if unknown and not index.relates_words else []
+    wanted = [query] if semantic else []
+    if embedder is not None and why_not is None and (wanted or unknown):
         try:
-            vector = (await embedder.embed([query]))[0]
+            made = await embedder.embed([*wanted, *unknown, *vocabulary])
         except EmbedderUnavailable as exc:
             why_not = str(exc)
-    result = index.search(query, vector, limit=limit, job=job, context=context, legs=legs)
+        else:
+            vector = made[0] if semantic else None
+            words = made[len(wanted) :]
+            related = dict(zip(unknown, words[: len(unknown)], strict=True))
+            if vocabulary:
+                index.use_word_vectors(dict(zip(vocabulary, words[len(unknown) :], strict=True)))
+    result = index.search(
+        query, vector, limit=limit, job=job, context=context, legs=legs, word_vectors=related
+    )
     if why_not is not None and Leg.SEMANTIC in legs:
         result.notes[:] = [f"{why_not}: ranked by lexical and graph scores only"]
     return result

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query
 
 from cronpilot.adapters.api.access import Reader
 from cronpilot.adapters.api.context import Context
-from cronpilot.adapters.search.views import hits_view, weights_view
+from cronpilot.adapters.search.views import hits_view, related_view, weights_view
 from cronpilot.domain.search import DEFAULT_LIMIT, MAX_LIMIT
 from cronpilot.usecases.search import search_endpoints
 
@@ -23,9 +23,10 @@ async def search(
     job: Annotated[str | None, Query(description="Only this job's endpoints.")] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
 ) -> dict[str, Any]:
-    """Endpoints best first, each score with its semantic, lexical and graph parts; `notes`
-    says when a leg is missing (no embedding model reachable). 400 for an empty query, one
-    over 500 characters or in another script; 404 for an unknown job."""
+    """Endpoints best first, each score with its semantic, lexical and graph parts; `related`
+    the query's words the index lacks and the indexed words the lexical leg matched for them
+    by meaning; `notes` says when a leg is missing (no embedding model reachable). 400 for an
+    empty query, one over 500 characters or in another script; 404 for an unknown job."""
     result = await search_endpoints(
         ctx.store.reading,
         ctx.embedder,
@@ -36,4 +37,9 @@ async def search(
         limit=limit,
         cache=ctx.search_cache,
     )
-    return {"items": hits_view(result), "weights": weights_view(result), "notes": result.notes}
+    return {
+        "items": hits_view(result),
+        "weights": weights_view(result),
+        "related": related_view(result),
+        "notes": result.notes,
+    }

@@ -62,6 +62,9 @@ def search(
         f"{weights['lexical'] / weights['alpha']:.2f} lexical) + (1 - alpha) x graph; alpha "
         f"follows each endpoint's links (graph density {weights['density']})"
     )
+    for word, near in result.related.items():
+        matched = ", ".join(f"{other} {similarity:.2f}" for other, similarity in near)
+        note(f"{word!r} is not indexed: the lexical leg matched {matched} (similarity)")
     table = new_table(
         "#", "Endpoint", "Score", "Semantic", "Lexical", "Graph", "Alpha", "Community"
     )

@@ -15,7 +15,7 @@ from cronpilot.adapters.cli.views import endpoint_view, job_view, output_view, r
 from cronpilot.adapters.graph_views import job_graphs_view
 from cronpilot.adapters.mcp.context import McpContext
 from cronpilot.adapters.mcp.toolbox import Toolbox
-from cronpilot.adapters.search.views import hits_view, weights_view
+from cronpilot.adapters.search.views import hits_view, related_view, weights_view
 from cronpilot.domain.approvals import ApprovalState
 from cronpilot.domain.model import RunStatus, RunTrigger
 from cronpilot.domain.planning import ProposalStatus
@@ -65,7 +65,7 @@ def add_read_tools(box: Toolbox, ctx: McpContext) -> None:
         limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="How many.")] = 10,
     ) -> dict[str, Any]:
         """Endpoints that best answer a question or an intent, best first, each score with its
-        semantic, lexical and graph parts."""
+        semantic, lexical and graph parts, and the query's words matched by meaning."""
         result = await search.search_endpoints(
             reading,
             ctx.embedder,
@@ -76,7 +76,12 @@ def add_read_tools(box: Toolbox, ctx: McpContext) -> None:
             limit=limit,
             cache=ctx.search_cache,
         )
-        return {"items": hits_view(result), "weights": weights_view(result), "notes": result.notes}
+        return {
+            "items": hits_view(result),
+            "weights": weights_view(result),
+            "related": related_view(result),
+            "notes": result.notes,
+        }
 
     @box.tool(read_only=True)
     async def show_job(job: JobName) -> dict[str, Any]:

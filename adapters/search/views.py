@@ -1,6 +1,6 @@
 """A search result as the CLI's `--json`, the API, the MCP tool and the console show it: one
 object per endpoint, best first, with the parts that explain its score and the blend's
-weights."""
+weights, and the query's words the lexical leg matched by meaning."""
 
 from __future__ import annotations
 
@@ -37,3 +37,12 @@ def hits_view(result: SearchResult) -> list[dict[str, Any]]:
         }
         for hit in result.hits
     ]
+
+
+def related_view(result: SearchResult) -> dict[str, list[dict[str, Any]]]:
+    """The query's words the index lacks, each with the indexed words the lexical leg matched
+    for it by meaning and their similarity (its lexical score counts them times that)."""
+    return {
+        word: [{"word": other, "similarity": similarity} for other, similarity in near]
+        for word, near in result.related.items()
+    }

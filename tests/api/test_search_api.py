@@ -22,6 +22,19 @@ async def test_search_ranks_the_endpoints_and_explains_the_blend(api: Api) -> No
     assert body["notes"] == []
 
 
+async def test_a_word_the_catalog_lacks_is_matched_by_meaning_and_shown(api: Api) -> None:
+    async with api.client() as client:
+        await client.post("/apply", content=JOBS)
+    async with api.client(Scope.READ) as reader:
+        answer = await reader.get("/search", params={"q": "what does it cost", "limit": 1})
+
+    body = answer.json()
+    assert [hit["endpoint"] for hit in body["items"]] == ["shop/prices"]
+    assert body["items"][0]["lexical"] > 0
+    [(word, [related])] = body["related"].items()
+    assert (word, related["word"]) == ("cost", "price") and related["similarity"] >= 0.28
+
+
 @pytest.mark.parametrize(
     ("params", "status", "says"),
     [

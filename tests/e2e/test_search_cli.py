@@ -54,6 +54,10 @@ def test_search_ranks_explains_and_stores_the_vectors(examples: Cli) -> None:
     table = examples("search", "poll the fraud score", "--limit", "3")
     assert "flash-sale/fraud_score" in table.stdout.splitlines()[1]
     assert "score = " in table.stderr and "semantic" in table.stderr
+    # A word no endpoint uses is matched by the indexed words closest in meaning, and said so.
+    table = examples("search", "suspicious purchases", "--limit", "1")
+    assert "flash-sale/investigator" in table.stdout.splitlines()[1]
+    assert "'purchase' is not indexed: the lexical leg matched sale 0.56" in table.stderr
 
     found = examples.json("search", "watch the queue depth", "--job", "queue", "--limit", "2")
 

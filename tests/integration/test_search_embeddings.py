@@ -129,3 +129,27 @@ async def test_a_served_index_is_fresh_for_a_while_then_checked_in_the_backgroun
     assert within is first and past is first and reads_within == 1
     assert reads == 2 and not cache.checking
     assert "etl/load" in first.refs and "etl/load" not in after.refs
+
+
+async def test_a_query_word_the_index_lacks_has_the_index_words_embedded_once() -> None:
+    store = await _examples()
+    cache = IndexCache()
+    async with FakeOpenAI([]) as server:
+        embedder = OpenAIEmbedder(server.base_url, "fake-embed", None, 5)
+
+        async def search(query: str) -> None:
+            await search_endpoints(
+                store.reading, embedder, query, uow=store.unit_of_work, now=T0, cache=cache
+            )
+
+        await search("queue depth")
+        await search("queue depthness")
+        await search("queue wobble")
+        [index] = [built for _, built in cache.built.values()]
+
+    # Known words need no more than the query's vector; the first unknown word brings the
+    # index's words with it (one request), kept with the index for the next one.
+    endpoints, known, first, second = server.embedded
+    assert (len(endpoints), known) == (15, ["queue depth"])
+    assert first == ["queue depthness", "depthness", *index.vocabulary]
+    assert second == ["queue wobble", "wobble"]

@@ -160,3 +160,31 @@ def test_context_endpoints_pull_their_neighbours_up() -> None:
     after = {hit.ref: hit.graph for hit in near.hits}
     assert [hit.ref for hit in near.hits][:2] == ["etl/load", "etl/fetch"]
     assert after["shop/investigator"] > before["shop/investigator"]
+
+
+def _word_vectors(index: SearchIndex) -> dict[str, list[float]]:
+    """Toy word vectors: `warehouse` on one axis, every other indexed word on another."""
+    return {w: [1.0, 0.0, 0.0] if w == "warehouse" else [0.0, 1.0, 0.0] for w in index.vocabulary}
+
+
+def test_a_query_word_the_index_lacks_matches_the_index_words_closest_in_meaning() -> None:
+    index = SearchIndex(_texts(), [])
+    assert index.unknown_words("depots of orders, depots") == ["depot"]
+    assert index.search("depots", None, limit=4, legs=frozenset({Leg.LEXICAL})).hits == []
+    index.use_word_vectors(_word_vectors(index))
+    near = {"depot": [0.9, 0.0, 0.3]}
+    result = index.search("depots", None, limit=4, legs=frozenset({Leg.LEXICAL}), word_vectors=near)
+    assert [hit.ref for hit in result.hits] == ["etl/load"]
+    assert result.related == {"depot": [("warehouse", 0.949)]}
+
+
+def test_a_word_too_far_in_meaning_or_one_the_query_has_itself_adds_nothing() -> None:
+    index = SearchIndex(_texts(), [])
+    index.use_word_vectors(_word_vectors(index))
+    lexical = frozenset({Leg.LEXICAL})
+    far = index.search("depots", None, legs=lexical, word_vectors={"depot": [0.2, 0, 1]})
+    assert far.hits == [] and far.related == {}
+    alone = index.search("warehouse", None, legs=lexical)
+    both = index.search("warehouse depots", None, legs=lexical, word_vectors={"depot": [1, 0, 0]})
+    assert both.related == {"depot": [("warehouse", 1.0)]}
+    assert [(h.ref, h.score) for h in both.hits] == [(h.ref, h.score) for h in alone.hits]
