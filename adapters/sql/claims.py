@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import (
     BindParameter,
     ColumnElement,
+    CompoundSelect,
     Integer,
     Select,
     String,
@@ -27,9 +28,11 @@ from sqlalchemy import (
     delete,
     func,
     literal,
+    literal_column,
     null,
     or_,
     select,
+    union_all,
     update,
 )
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -109,7 +112,7 @@ taken). Rows, not entities: turning them into endpoints opens their secrets, whi
 
 def claim_candidates(
     due_by: datetime | BindParameter[Any],
-    limit: int | BindParameter[Any],
+    limit: int | ColumnElement[int],
     now: datetime | BindParameter[Any],
 ) -> Select[Any]:
     """Due, unleased endpoints whose job's pause does not hold at `now`, earliest first: served
@@ -159,44 +162,19 @@ def _hex_id() -> Any:
     return func.replace(cast(func.gen_random_uuid(), String), "-", "")
 
 
-async def _lease_due_postgres(conn: AsyncConnection, lease: LeaseRequest) -> list[Leased]:
-    """One statement: lock due rows (skipping rows other claimers hold), lease them, and insert
-    their `running` runs; a slot that already has a run inserts nothing (ON CONFLICT).
-
-        WITH due AS (SELECT id FROM endpoints WHERE next_run_at <= :due_by AND lease_owner IS NULL
-                     AND NOT EXISTS (SELECT id FROM jobs WHERE <its pause holds at :now>)
-                     ORDER BY next_run_at LIMIT :n FOR UPDATE SKIP LOCKED),
-             leased AS (UPDATE endpoints SET lease_owner = :worker, lease_until = :until
-                        FROM due WHERE endpoints.id = due.id RETURNING endpoints.*),
-             started AS (INSERT INTO runs (...) SELECT ... FROM leased
-                         ON CONFLICT ON CONSTRAINT uq_runs_endpoint_slot DO NOTHING
-                         RETURNING endpoint_id, id, trace_id)
-        SELECT leased.*, jobs.name, started.id, started.trace_id
-        FROM leased JOIN jobs ... LEFT JOIN started ... ORDER BY leased.next_run_at
-    """
-    result = await conn.execute(
-        _lease_due_postgres_statement(),
-        {
-            "now": lease.now,
-            "due_by": lease.due_by,
-            "limit": lease.limit,
-            "worker_id": lease.worker_id,
-            "until": lease.until,
-        },
-    )
-    return [(row, row["run_id"], row["run_trace_id"]) for row in result.mappings().all()]
-
-
-@functools.cache
-def _lease_due_postgres_statement() -> Select[Any]:
-    """The statement of `_lease_due_postgres`, built once with bound parameters `now`,
-    `due_by`, `limit`, `worker_id` and `until`: building its CTEs takes longer than PostgreSQL
-    takes to run it."""
+def _slots_postgres(queued: Any) -> tuple[Any, Any]:
+    """The slot half of `_claim_postgres_statement`: the CTEs that lock due rows (skipping
+    rows other claimers hold, and those `queued` leased already), lease them and insert their
+    `running` runs (a slot that already has a run inserts nothing: ON CONFLICT); returns the
+    leased rows' CTE and the started runs' CTE."""
     now = bindparam("now", type_=UtcDateTime)
     worker_id = bindparam("worker_id", type_=String)
+    # What the queued half leased counts against the limit and is left out here: every CTE of
+    # one statement reads the same snapshot, where those rows still look unleased.
+    taken = select(func.count()).select_from(queued).scalar_subquery()
     due = claim_candidates(
-        bindparam("due_by", type_=UtcDateTime), bindparam("limit", type_=Integer), now
-    )
+        bindparam("due_by", type_=UtcDateTime), bindparam("limit", type_=Integer) - taken, now
+    ).where(endpoints.c.id.not_in(select(queued.c.id)))
     due_cte = due.with_for_update(skip_locked=True).cte("due")
     # Mirrors `domain.claiming.leased`.
     leased = (
@@ -247,17 +225,7 @@ def _lease_due_postgres_statement() -> Select[Any]:
         .returning(runs.c.endpoint_id, runs.c.id, runs.c.trace_id)
         .cte("started")
     )
-    return (
-        select(
-            *leased.c,
-            *job_columns(),
-            started.c.id.label("run_id"),
-            started.c.trace_id.label("run_trace_id"),
-        )
-        .join(jobs, jobs.c.id == leased.c.job_id)
-        .outerjoin(started, started.c.endpoint_id == leased.c.id)
-        .order_by(leased.c.next_run_at)
-    )
+    return leased, started
 
 
 async def _lease_due_sqlite(conn: AsyncConnection, lease: LeaseRequest) -> list[Leased]:
@@ -325,30 +293,13 @@ def _ahead_of_schedule(due_by: datetime | BindParameter[Any]) -> ColumnElement[b
     )
 
 
-async def _start_queued_postgres(conn: AsyncConnection, lease: LeaseRequest) -> list[Started]:
-    """One statement: pick the earliest due queued run of each unleased endpoint, lock those
-    endpoints (skipping rows other claimers hold), lease them and turn their runs `running`.
-
-        WITH waiting AS (SELECT runs.* FROM (SELECT runs.*, row_number() OVER (PARTITION BY
-                         runs.endpoint_id ORDER BY runs.due_at, runs.slot_at) AS rank
-                         FROM runs JOIN endpoints ... WHERE runs.status = 'queued'
-                         AND runs.due_at <= :due_by AND endpoints.lease_owner IS NULL
-                         AND NOT EXISTS (<its job's pause holds at :now>)) WHERE rank = 1),
-             due AS (SELECT endpoints.id, waiting.* (as run_*) FROM endpoints JOIN waiting ...
-                     WHERE endpoints.lease_owner IS NULL ORDER BY waiting.due_at LIMIT :n
-                     FOR UPDATE OF endpoints SKIP LOCKED),
-             leased AS (UPDATE endpoints SET lease_owner = :worker, lease_until = :until
-                        FROM due WHERE endpoints.id = due.id RETURNING endpoints.*, due.run_*),
-             started AS (UPDATE runs SET status = 'running', started_at = :now, worker_id = :worker
-                         FROM leased WHERE runs.id = leased.run_id AND runs.status = 'queued'
-                         RETURNING runs.id)
-        SELECT leased.*, jobs.name, started.id FROM leased JOIN jobs ... LEFT JOIN started ...
-
-    A locked endpoint whose row changed since the statement began is checked again (READ
-    COMMITTED), and so is the run's `queued` status in `started`: two claimers never start one
-    run, even when the first has finished it already."""
+async def _claim_postgres(
+    conn: AsyncConnection, lease: LeaseRequest
+) -> tuple[list[Started], list[Leased]]:
+    """One statement claims both kinds (`_claim_postgres_statement`): the queued runs started,
+    then the slots leased."""
     result = await conn.execute(
-        _start_queued_postgres_statement(),
+        _claim_postgres_statement(),
         {
             "now": lease.now,
             "due_by": lease.due_by,
@@ -358,16 +309,108 @@ async def _start_queued_postgres(conn: AsyncConnection, lease: LeaseRequest) -> 
         },
     )
     started: list[Started] = []
-    for row in result.mappings().all():
-        queued = {column.name: row[_RUN_PREFIX + column.name] for column in runs.c}
-        started.append((row, None if row["started_id"] is None else run_from_row(queued)))
-    return started
+    leased: list[Leased] = []
+    rows: Sequence[Mapping[str, Any]] = result.mappings().all()
+    for row in rows:
+        if row[_KIND] == _QUEUED:
+            queued = {column.name: row[_RUN_PREFIX + column.name] for column in runs.c}
+            started.append((row, None if row["started_id"] is None else run_from_row(queued)))
+        else:
+            leased.append((row, row[_SLOT_RUN], row[_SLOT_TRACE]))
+    return started, leased
+
+
+_KIND, _QUEUED, _SLOT = "claim_kind", 0, 1
+_SLOT_RUN, _SLOT_TRACE = "slot_run_id", "slot_trace_id"
 
 
 @functools.cache
-def _start_queued_postgres_statement() -> Select[Any]:
-    """The statement of `_start_queued_postgres`, built once with bound parameters `now`,
-    `due_by`, `limit`, `worker_id` and `until`."""
+def _claim_postgres_statement() -> CompoundSelect[Any]:
+    """Queued runs and due slots claimed in one statement, built once with bound parameters
+    `now`, `due_by`, `limit`, `worker_id` and `until` (building its CTEs takes longer than
+    PostgreSQL takes to run it):
+
+        WITH <the queued half: waiting, q_due, q_leased, q_started (below)>,
+             due AS (SELECT id FROM endpoints WHERE next_run_at <= :due_by
+                     AND lease_owner IS NULL AND NOT EXISTS (<its job's pause holds at :now>)
+                     AND id NOT IN (SELECT id FROM q_due) ORDER BY next_run_at
+                     LIMIT :limit - (SELECT count(*) FROM q_due) FOR UPDATE SKIP LOCKED),
+             leased AS (UPDATE endpoints SET lease_owner = :worker, lease_until = :until
+                        FROM due WHERE endpoints.id = due.id RETURNING endpoints.*, xmin),
+             started AS (INSERT INTO runs (...) SELECT ... FROM leased
+                         ON CONFLICT ON CONSTRAINT uq_runs_endpoint_slot DO NOTHING
+                         RETURNING endpoint_id, id, trace_id)
+        SELECT 0, q_leased.*, jobs.name, q_started.id ... (the queued runs, earliest due first)
+        UNION ALL
+        SELECT 1, leased.*, jobs.name, started.id, started.trace_id ... (the slots, earliest
+        first)
+
+    Queued runs go first (they were asked for by hand, and are few), of the endpoints whose
+    own schedule they may go before (`_ahead_of_schedule`); the slots take what is left of the
+    limit."""
+    queued_leased, queued_started, queued_due = _queued_postgres()
+    leased, started = _slots_postgres(queued_due)
+    run_columns = [_RUN_PREFIX + column.name for column in runs.c]
+    queued_rows = select(
+        literal(_QUEUED).label(_KIND),
+        *(queued_leased.c[column.name] for column in endpoints.c),
+        *job_columns(),
+        *(queued_leased.c[name] for name in run_columns),
+        queued_started.c.id.label("started_id"),
+        null().label(ROW_VERSION.name),
+        null().label(_SLOT_RUN),
+        null().label(_SLOT_TRACE),
+        queued_leased.c.run_due_at.label("first_at"),
+        queued_leased.c.run_slot_at.label("then_at"),
+    )
+    queued_rows = queued_rows.join(jobs, jobs.c.id == queued_leased.c.job_id).outerjoin(
+        queued_started, queued_started.c.id == queued_leased.c.run_id
+    )
+    slot_rows = (
+        select(
+            literal(_SLOT),
+            *(leased.c[column.name] for column in endpoints.c),
+            *job_columns(),
+            *(cast(null(), column.type) for column in runs.c),
+            null(),
+            leased.c[ROW_VERSION.name],
+            started.c.id,
+            started.c.trace_id,
+            leased.c.next_run_at,
+            null(),
+        )
+        .join(jobs, jobs.c.id == leased.c.job_id)
+        .outerjoin(started, started.c.endpoint_id == leased.c.id)
+    )
+    return union_all(queued_rows, slot_rows).order_by(
+        literal_column(_KIND), literal_column("first_at"), literal_column("then_at")
+    )
+
+
+def _queued_postgres() -> tuple[Any, Any, Any]:
+    """The queued half of `_claim_postgres_statement`: pick the earliest due queued run of each
+    unleased endpoint, lock those endpoints (skipping rows other claimers hold), lease them and
+    turn their runs `running`; returns the leased rows' CTE (with the runs' columns, prefixed
+    `run_`), the started runs' CTE and the locked rows' CTE.
+
+        WITH waiting AS (SELECT runs.* FROM (SELECT runs.*, row_number() OVER (PARTITION BY
+                         runs.endpoint_id ORDER BY runs.due_at, runs.slot_at) AS rank
+                         FROM runs JOIN endpoints ... WHERE runs.status = 'queued'
+                         AND runs.due_at <= :due_by AND endpoints.lease_owner IS NULL
+                         AND NOT EXISTS (<its job's pause holds at :now>)) WHERE rank = 1),
+             q_due AS (SELECT endpoints.id, waiting.* (as run_*) FROM endpoints JOIN waiting
+                       ... WHERE endpoints.lease_owner IS NULL ORDER BY waiting.due_at LIMIT :n
+                       FOR UPDATE OF endpoints SKIP LOCKED),
+             q_leased AS (UPDATE endpoints SET lease_owner = :worker, lease_until = :until
+                          FROM q_due WHERE endpoints.id = q_due.id RETURNING endpoints.*,
+                          q_due.run_*),
+             q_started AS (UPDATE runs SET status = 'running', started_at = :now,
+                           worker_id = :worker FROM q_leased WHERE runs.id = q_leased.run_id
+                           AND runs.status = 'queued' RETURNING runs.id)
+
+    A locked endpoint whose row changed since the statement began is checked again (READ
+    COMMITTED), and so is the run's `queued` status in `q_started`: two claimers never start
+    one run, even when the first has finished it already."""
     worker_id = bindparam("worker_id", type_=String)
     # The earliest of each endpoint (`domain.claiming.first_of_each`, which the SQLite path
     # calls): ranked, as DISTINCT ON is spelt differently across SQLAlchemy versions.
@@ -396,14 +439,14 @@ def _start_queued_postgres_statement() -> Select[Any]:
         .order_by(waiting.c.due_at, waiting.c.slot_at)
         .limit(bindparam("limit", type_=Integer))
         .with_for_update(of=endpoints, skip_locked=True)
-        .cte("due")
+        .cte("q_due")
     )
     leased = (
         update(endpoints)
         .where(endpoints.c.id == due.c.id)
         .values(lease_owner=worker_id, lease_until=bindparam("until", type_=UtcDateTime))
         .returning(*endpoints.c, *(due.c[name] for name in run_columns))
-        .cte("leased")
+        .cte("q_leased")
     )
     # Mirrors `domain.claiming.leased` and `domain.transitions.started_queued`, which the SQLite
     # path calls directly (proven as `started_run` is, above).
@@ -416,14 +459,9 @@ def _start_queued_postgres_statement() -> Select[Any]:
             worker_id=worker_id,
         )
         .returning(runs.c.id)
-        .cte("started")
+        .cte("q_started")
     )
-    return (
-        select(*leased.c, *job_columns(), started.c.id.label("started_id"))
-        .join(jobs, jobs.c.id == leased.c.job_id)
-        .outerjoin(started, started.c.id == leased.c.run_id)
-        .order_by(leased.c.run_due_at, leased.c.run_slot_at)
-    )
+    return leased, started, due
 
 
 async def _start_queued_sqlite(conn: AsyncConnection, lease: LeaseRequest) -> list[Started]:
@@ -482,17 +520,19 @@ class SqlClaims(ClaimRepository):
         # FOR UPDATE SKIP LOCKED in one statement; SQLite serialises writers, so a plain
         # UPDATE … RETURNING inside BEGIN IMMEDIATE is already exclusive.
         postgres = self._db.dialect == "postgresql"
-        lease_due = _lease_due_postgres if postgres else _lease_due_sqlite
-        start_queued = _start_queued_postgres if postgres else _start_queued_sqlite
         claims: list[Claim] = []
         async with self._db.write() as conn:
             # Queued runs first (they were asked for by hand, and are few), of the endpoints
             # whose own schedule they may go before (`_ahead_of_schedule`).
-            claims += await self._queued_claims(conn, await start_queued(conn, lease), lease)
-            lease = replace(lease, limit=limit - len(claims))
-            for row, slot_run, slot_trace in (
-                await lease_due(conn, lease) if lease.limit > 0 else []
-            ):
+            if postgres:
+                started, slots = await _claim_postgres(conn, lease)
+                claims += await self._queued_claims(conn, started, lease)
+            else:
+                started = await _start_queued_sqlite(conn, lease)
+                claims += await self._queued_claims(conn, started, lease)
+                rest = replace(lease, limit=limit - len(claims))
+                slots = await _lease_due_sqlite(conn, rest) if rest.limit > 0 else []
+            for row, slot_run, slot_trace in slots:
                 # Each row is read into an endpoint once, its secrets opened if they can be: the
                 # schedule moves on either way, and the run of an endpoint that cannot be called
                 # fails below.
