@@ -293,31 +293,42 @@ def _ahead_of_schedule(due_by: datetime | BindParameter[Any]) -> ColumnElement[b
     )
 
 
-async def _claim_postgres(
-    conn: AsyncConnection, lease: LeaseRequest
-) -> tuple[list[Started], list[Leased]]:
-    """One statement claims both kinds (`_claim_postgres_statement`): the queued runs started,
-    then the slots leased."""
-    result = await conn.execute(
-        _claim_postgres_statement(),
-        {
-            "now": lease.now,
-            "due_by": lease.due_by,
-            "limit": lease.limit,
-            "worker_id": lease.worker_id,
-            "until": lease.until,
-        },
-    )
+async def _claim_postgres(driver: Any, lease: LeaseRequest) -> tuple[list[Started], list[Leased]]:
+    """One statement claims both kinds (`_claim_postgres_statement`), sent on asyncpg's own
+    connection (`Database.driver`): the queued runs started, then the slots leased. Its rows
+    come back as the driver decodes them (JSON by the codec SQLAlchemy registers, timestamps
+    aware UTC), as `endpoint_from_row` reads them from SQLAlchemy, without its per-column
+    processing of some hundred columns a claim (decision 0046)."""
+    sql, names, fixed = _claim_postgres_sql()
+    given = {
+        "now": lease.now,
+        "due_by": lease.due_by,
+        "limit": lease.limit,
+        "worker_id": lease.worker_id,
+        "until": lease.until,
+    }
+    values = fixed | given
     started: list[Started] = []
     leased: list[Leased] = []
-    rows: Sequence[Mapping[str, Any]] = result.mappings().all()
-    for row in rows:
+    for row in await driver.fetch(sql, *(values[name] for name in names)):
         if row[_KIND] == _QUEUED:
             queued = {column.name: row[_RUN_PREFIX + column.name] for column in runs.c}
             started.append((row, None if row["started_id"] is None else run_from_row(queued)))
         else:
             leased.append((row, row[_SLOT_RUN], row[_SLOT_TRACE]))
     return started, leased
+
+
+@functools.cache
+def _claim_postgres_sql() -> tuple[str, tuple[str, ...], dict[str, Any]]:
+    """`_claim_postgres_statement` compiled for asyncpg once: its text, the names of its
+    parameters in order (`$1`, `$2`…) and the values of those it fixes itself."""
+    from sqlalchemy.dialects.postgresql.asyncpg import dialect
+
+    compiled = _claim_postgres_statement().compile(dialect=dialect())  # type: ignore[no-untyped-call]
+    names = tuple(compiled.positiontup or ())
+    fixed = {name: value for name, value in compiled.params.items() if value is not None}
+    return compiled.string, names, fixed
 
 
 _KIND, _QUEUED, _SLOT = "claim_kind", 0, 1
@@ -519,47 +530,52 @@ class SqlClaims(ClaimRepository):
         # The one dialect difference: PostgreSQL serves many concurrent claimers with
         # FOR UPDATE SKIP LOCKED in one statement; SQLite serialises writers, so a plain
         # UPDATE … RETURNING inside BEGIN IMMEDIATE is already exclusive.
-        postgres = self._db.dialect == "postgresql"
-        claims: list[Claim] = []
+        if self._db.dialect == "postgresql":
+            async with self._db.driver(transaction=True) as (conn, driver):
+                # Queued runs first (they were asked for by hand, and are few), of the
+                # endpoints whose own schedule they may go before (`_ahead_of_schedule`).
+                started, slots = await _claim_postgres(driver, lease)
+                claims = await self._queued_claims(conn, started, lease)
+                return claims + await self._slot_claims(conn, slots, lease, versioned=True)
         async with self._db.write() as conn:
-            # Queued runs first (they were asked for by hand, and are few), of the endpoints
-            # whose own schedule they may go before (`_ahead_of_schedule`).
-            if postgres:
-                started, slots = await _claim_postgres(conn, lease)
-                claims += await self._queued_claims(conn, started, lease)
-            else:
-                started = await _start_queued_sqlite(conn, lease)
-                claims += await self._queued_claims(conn, started, lease)
-                rest = replace(lease, limit=limit - len(claims))
-                slots = await _lease_due_sqlite(conn, rest) if rest.limit > 0 else []
-            for row, slot_run, slot_trace in slots:
-                # Each row is read into an endpoint once, its secrets opened if they can be: the
-                # schedule moves on either way, and the run of an endpoint that cannot be called
-                # fails below.
-                try:
-                    endpoint, opened = endpoint_from_row(row, self._cipher), True
-                except SecretUndecryptable:
-                    endpoint, opened = endpoint_from_row(row, None), False
-                leased = endpoint
-                caught = await self._catch_up(conn, endpoint, slot_run, slot_trace, lease)
-                if caught is None:
-                    continue
-                endpoint, run_id, trace_id = caught
-                if run_id is None or trace_id is None:
-                    await self._skip_taken_slot(conn, endpoint, now)
-                    continue
-                if not opened:
-                    running = await conn.execute(select(runs).where(runs.c.id == run_id))
-                    await self._fail_undecryptable(
-                        conn, endpoint, run_from_row(running.mappings().one()), now
-                    )
-                    continue
-                claim = claim_of(endpoint, run_id, trace_id, lease.until)
-                if postgres and endpoint is leased:
-                    # Nothing has written the row since the claim statement did.
-                    stored = StoredClaim(row[ROW_VERSION.name], lease.now)
-                    claim = replace(claim, stored=stored)
-                claims.append(claim)
+            claims = await self._queued_claims(conn, await _start_queued_sqlite(conn, lease), lease)
+            rest = replace(lease, limit=limit - len(claims))
+            slots = await _lease_due_sqlite(conn, rest) if rest.limit > 0 else []
+            return claims + await self._slot_claims(conn, slots, rest, versioned=False)
+
+    async def _slot_claims(
+        self, conn: AsyncConnection, slots: list[Leased], lease: LeaseRequest, *, versioned: bool
+    ) -> list[Claim]:
+        """The claims of the leased slots; `versioned` when their rows carry their version
+        (`ROW_VERSION`), which a claim keeps if nothing here writes its row again."""
+        claims: list[Claim] = []
+        for row, slot_run, slot_trace in slots:
+            # Each row is read into an endpoint once, its secrets opened if they can be: the
+            # schedule moves on either way, and the run of an endpoint that cannot be called
+            # fails below.
+            try:
+                endpoint, opened = endpoint_from_row(row, self._cipher), True
+            except SecretUndecryptable:
+                endpoint, opened = endpoint_from_row(row, None), False
+            leased = endpoint
+            caught = await self._catch_up(conn, endpoint, slot_run, slot_trace, lease)
+            if caught is None:
+                continue
+            endpoint, run_id, trace_id = caught
+            if run_id is None or trace_id is None:
+                await self._skip_taken_slot(conn, endpoint, lease.now)
+                continue
+            if not opened:
+                running = await conn.execute(select(runs).where(runs.c.id == run_id))
+                await self._fail_undecryptable(
+                    conn, endpoint, run_from_row(running.mappings().one()), lease.now
+                )
+                continue
+            claim = claim_of(endpoint, run_id, trace_id, lease.until)
+            if versioned and endpoint is leased:
+                # Nothing has written the row since the claim statement did.
+                claim = replace(claim, stored=StoredClaim(row[ROW_VERSION.name], lease.now))
+            claims.append(claim)
         return claims
 
     async def _catch_up(

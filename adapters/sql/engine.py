@@ -228,20 +228,25 @@ class Database:
                     yield conn
 
     @asynccontextmanager
-    async def driver(self) -> AsyncIterator[Any]:
-        """asyncpg's own connection, for a statement whose parameters SQLAlchemy would slow
-        down (`finish_statement`): it runs on its own, outside a transaction block, as lone
-        statements do here; behind PgBouncer inside one (module note). Errors of the
-        connection are translated; those of the driver's statements come out as they are."""
+    async def driver(
+        self, *, transaction: bool = False
+    ) -> AsyncIterator[tuple[AsyncConnection, Any]]:
+        """asyncpg's own connection, for statements whose parameters or rows SQLAlchemy would
+        slow down (the claim, `finish_statement`), with SQLAlchemy's on the same connection for
+        the rest. SQLAlchemy's is left in AUTOCOMMIT, so it opens no transaction of its own:
+        with `transaction` (and behind PgBouncer, module note) the driver opens one around the
+        block, committed when it ends and rolled back on any error; without, each statement is
+        its own. The driver's errors are translated as SQLAlchemy's are."""
         with translate_driver_errors(self.url):
             async with self.engine.connect() as conn:
+                await conn.execution_options(isolation_level="AUTOCOMMIT")
                 driver = (await conn.get_raw_connection()).driver_connection
                 assert driver is not None, "a live pooled connection has its driver's"
-                if self._autocommit:
-                    yield driver
-                else:
+                if transaction or not self._autocommit:
                     async with driver.transaction():
-                        yield driver
+                        yield conn, driver
+                else:
+                    yield conn, driver
 
     async def write_one(
         self, statement: Executable, parameters: Mapping[str, Any] | None = None
@@ -308,6 +313,20 @@ class TransactionDatabase(Database):
         with translate_driver_errors(self.url):
             yield self._conn
 
+    @asynccontextmanager
+    async def driver(
+        self, *, transaction: bool = False
+    ) -> AsyncIterator[tuple[AsyncConnection, Any]]:
+        """The unit's own connection, its statements part of the unit's transaction. SQLAlchemy
+        sends BEGIN with a transaction's first statement: one is sent first, so that the
+        driver's statements cannot run ahead of it, outside the transaction."""
+        if self._read_only:
+            raise ReadOnlyUnit
+        with translate_driver_errors(self.url):
+            await self._conn.exec_driver_sql("SELECT 1")
+            driver = (await self._conn.get_raw_connection()).driver_connection
+            yield self._conn, driver
+
     async def write_one(
         self, statement: Executable, parameters: Mapping[str, Any] | None = None
     ) -> int:
@@ -339,6 +358,12 @@ def translate_driver_errors(url: str) -> Iterator[None]:
     try:
         yield
     except (SQLAlchemyError, OSError) as exc:
+        raise _translated(exc, url) from exc
+    except Exception as exc:
+        # asyncpg's own, from statements sent on its connection (`Database.driver`): matched
+        # by module, as importing asyncpg here would slow every CLI command's start.
+        if type(exc).__module__.partition(".")[0] != "asyncpg":
+            raise
         raise _translated(exc, url) from exc
 
 

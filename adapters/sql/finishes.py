@@ -18,7 +18,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-import asyncpg
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -116,9 +115,9 @@ async def _write_alone(
     """`write_settled`, or nothing when it fails: the general way then takes every finish, and
     reports the error to those it belongs to."""
     try:
-        async with db.driver() as driver:
+        async with db.driver() as (_, driver):
             return await write_settled(driver, batch, settled)
-    except (asyncpg.PostgresError, asyncpg.InterfaceError, CronpilotError, OSError) as error:
+    except CronpilotError as error:
         logger.info(
             "a statement of %d finishes failed (%s: %s); recording them the general way",
             len(settled),

@@ -3,7 +3,7 @@ endpoints, queued runs), not the whole tables.
 
 The plan explained is that of the one statement `claim_due` really sends (queued runs and due
 slots together): it is captured from the driver while a claim runs, then explained with the
-same parameters.
+same parameters (asyncpg's query logger: the claim goes on the driver's own connection).
 """
 
 from __future__ import annotations
@@ -61,22 +61,29 @@ async def test_claim_uses_the_claim_indexes(postgres_url: str, cipher: SecretCip
     store = await open_sql_store(postgres_url, cipher)
     sent: list[tuple[str, Any]] = []
 
-    def capture(conn: Any, cursor: Any, statement: str, parameters: Any, *rest: Any) -> None:
-        if "SKIP LOCKED" in statement:
-            sent.append((statement, parameters))
+    def capture(logged: Any) -> None:
+        if "SKIP LOCKED" in logged.query:
+            sent.append((logged.query, logged.args))
+
+    def log_queries(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.driver_connection.add_query_logger(capture)
 
     try:
         async with store.engine.begin() as conn:
             for statement in SEED:
                 await conn.exec_driver_sql(statement)
-        event.listen(store.engine.sync_engine, "before_cursor_execute", capture)
+        # The claim's statement goes on asyncpg's own connection: captured there.
+        await store.engine.dispose()
+        event.listen(store.engine.sync_engine, "connect", log_queries)
         claims = await store.claims.claim_due(NOW, "w1", 30.0, BATCH)
-        [(statement, parameters)] = sent
-        # EXPLAIN without ANALYZE plans the data-modifying statement without running it, and
-        # a connection closed without commit rolls back all the same.
+        [(statement, arguments)] = sent
+        # EXPLAIN without ANALYZE plans the data-modifying statement without running it.
         async with store.engine.connect() as conn:
-            result = await conn.exec_driver_sql(f"EXPLAIN {statement}", parameters)
-            plan = "\n".join(row[0] for row in result.all())
+            driver = (await conn.get_raw_connection()).driver_connection
+            assert driver is not None
+            plan = "\n".join(
+                row[0] for row in await driver.fetch(f"EXPLAIN {statement}", *arguments)
+            )
     finally:
         await store.close()
 

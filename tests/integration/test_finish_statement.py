@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import event
 
 from cronpilot.adapters.sql import SqlStore, open_sql_store
-from cronpilot.domain.errors import LeaseLost
+from cronpilot.domain.errors import LeaseLost, StoreUnavailable
 from cronpilot.domain.model import Finish, OneShotHint, Pause, Recorded, RunStatus
 from cronpilot.domain.ports import SecretCipher
 from cronpilot.domain.settling import settle
@@ -119,3 +119,24 @@ async def test_a_lease_reaped_and_taken_again_is_lost_to_the_first_worker(
     statuses = {run.id: run.status for run in await pg_store.runs.list_runs(endpoint_id)}
     assert statuses[second.run_id] is RunStatus.RUNNING
     assert statuses[first.run_id] is not RunStatus.SUCCESS
+
+
+async def test_a_claim_in_a_unit_of_work_is_part_of_its_transaction(pg_store: SqlStore) -> None:
+    endpoint_id = await add_endpoint(pg_store, "j", "e", T0)
+
+    async with pg_store.unit_of_work() as tx:
+        [claim] = await tx.claims.claim_due(T0, "w1", LEASE_SECONDS, 10)
+        assert claim.endpoint.id == endpoint_id
+        # Not committed: the lease and the running run go with the unit.
+
+    assert (await pg_store.catalog.get_endpoint(endpoint_id)).lease_owner is None
+    assert await pg_store.runs.list_runs(endpoint_id) == []
+
+
+async def test_the_driver_s_errors_are_the_store_s(pg_store: SqlStore) -> None:
+    await add_endpoint(pg_store, "j", "e", T0)
+    async with pg_store.engine.begin() as conn:
+        await conn.exec_driver_sql("ALTER TABLE runs RENAME TO runs_elsewhere")
+
+    with pytest.raises(StoreUnavailable, match="cronpilot db upgrade"):
+        await pg_store.claims.claim_due(T0, "w1", LEASE_SECONDS, 10)
