@@ -131,23 +131,22 @@ async def write_settled(
 def arguments(batch: Sequence[Finish], settled: dict[int, Settled]) -> list[list[Any]]:
     """The statement's arrays, one per column, for `settled` (positions in `batch`)."""
     run_columns, state_columns = _columns()
-    rows: list[list[Any]] = []
-    for n in sorted(settled):
-        item, one = batch[n], settled[n]
-        version = item.claim.stored.version if item.claim.stored else None
-        run, state = run_values(one.run), state_values(one.endpoint)
-        rows.append(
-            [
-                one.run.id,
-                one.endpoint.id,
-                item.worker_id,
-                version,
-                # JSON goes as text (the driver's codec for JSONB takes text); None stays NULL.
-                *(
-                    json.dumps(run[name]) if is_json and run[name] is not None else run[name]
-                    for name, is_json in run_columns
-                ),
-                *(state[name] for name in state_columns),
-            ]
-        )
-    return [list(column) for column in zip(*rows, strict=True)]
+    positions = sorted(settled)
+    ones = [settled[n] for n in positions]
+    stored = [batch[n].claim.stored for n in positions]
+    written = [run_values(one.run) for one in ones]
+    states = [state_values(one.endpoint) for one in ones]
+    return [
+        [one.run.id for one in ones],
+        [one.endpoint.id for one in ones],
+        [batch[n].worker_id for n in positions],
+        [None if claim is None else claim.version for claim in stored],
+        # JSON goes as text (the driver's codec for JSONB takes text); None stays NULL.
+        *(
+            [None if run[name] is None else json.dumps(run[name]) for run in written]
+            if is_json
+            else [run[name] for run in written]
+            for name, is_json in run_columns
+        ),
+        *([state[name] for state in states] for name in state_columns),
+    ]
