@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from textwrap import indent
 
 import yaml
 
@@ -46,14 +47,23 @@ class Exam:
     name: str
     """Also the name of its job: refs are `name/endpoint`."""
     summary: str
-    jobs: str
-    """A jobs document; `${SIMULATOR_URL}` is the simulator's base URL."""
+    endpoints: str
+    """Its job's endpoints, a YAML list; `${SIMULATOR_URL}` is the simulator's base URL."""
     graded: Mapping[str, Grading] = field(default_factory=dict)
     """By endpoint name; the other endpoints feed the story and are not scored."""
     seconds: int = 90
     lag: int = 10
     """How late a proposal may follow the answers that called for it: about the interval
     of the endpoint whose answers tell, and a planner round."""
+
+    @property
+    def jobs(self) -> str:
+        """The jobs document: one job, named as the exam, whose changes the planner makes
+        without review."""
+        endpoints = indent(self.endpoints.strip("\n"), " " * 6)
+        return (
+            f"jobs:\n  - name: {self.name}\n    planner_mode: auto\n    endpoints:\n{endpoints}\n"
+        )
 
     def jobs_for(self, rules: bool) -> str:
         """The jobs document, with its rules or without."""
@@ -120,22 +130,18 @@ USE_CASES = (
         "flash-sale",
         "investigate orders only while the fraud rate is high",
         """
-jobs:
-  - name: flash-sale
-    planner_mode: auto
-    endpoints:
-      - {name: fraud_score, url: "${SIMULATOR_URL}/fraud/score", interval: 10s,
-         min_interval: 5s, max_interval: 2m}
-      - name: investigator
-        url: ${SIMULATOR_URL}/fraud/investigate
-        method: POST
-        body: {max_orders: 5}
-        interval: 30s
-        min_interval: 10s
-        max_interval: 5m
-        rules:
-          - {when: 'fraud_score.body.fraud_rate > 0.05', then: resume}
-          - {when: 'fraud_score.body.fraud_rate < 0.02', then: {pause: {for: 10m}}}
+- {name: fraud_score, url: "${SIMULATOR_URL}/fraud/score", interval: 10s,
+   min_interval: 5s, max_interval: 2m}
+- name: investigator
+  url: ${SIMULATOR_URL}/fraud/investigate
+  method: POST
+  body: {max_orders: 5}
+  interval: 30s
+  min_interval: 10s
+  max_interval: 5m
+  rules:
+    - {when: 'fraud_score.body.fraud_rate > 0.05', then: resume}
+    - {when: 'fraud_score.body.fraud_rate < 0.02', then: {pause: {for: 10m}}}
 """,
         {"investigator": _fraud},
         seconds=70,
@@ -145,19 +151,15 @@ jobs:
         "etl",
         "transform soon after a fetch that found records, not otherwise",
         """
-jobs:
-  - name: etl
-    planner_mode: auto
-    endpoints:
-      - {name: fetch, url: "${SIMULATOR_URL}/etl/fetch", interval: 5s, min_interval: 5s,
-         max_interval: 1m}
-      - name: transform
-        url: ${SIMULATOR_URL}/etl/transform
-        interval: 10m
-        min_interval: 1s
-        max_interval: 1h
-        rules:
-          - {when: 'fetch.body.records > 0', then: run_now}
+- {name: fetch, url: "${SIMULATOR_URL}/etl/fetch", interval: 5s, min_interval: 5s,
+   max_interval: 1m}
+- name: transform
+  url: ${SIMULATOR_URL}/etl/transform
+  interval: 10m
+  min_interval: 1s
+  max_interval: 1h
+  rules:
+    - {when: 'fetch.body.records > 0', then: run_now}
 """,
         {"transform": _transform},
         seconds=62,
@@ -167,22 +169,18 @@ jobs:
         "health",
         "watch a region closely while it is degraded or down, less once it is ok",
         """
-jobs:
-  - name: health
-    planner_mode: auto
-    endpoints:
-      - name: eu
-        url: ${SIMULATOR_URL}/health/eu
-        interval: 5s
-        min_interval: 2s
-        max_interval: 30s
-        rules: &watch
-          - {when: 'body.status != "ok"', then: {interval: 2s, ttl: 1m}}
-          - {when: 'true', then: baseline}
-      - {name: us, url: "${SIMULATOR_URL}/health/us", interval: 5s, min_interval: 2s,
-         max_interval: 30s, rules: *watch}
-      - {name: ap, url: "${SIMULATOR_URL}/health/ap", interval: 5s, min_interval: 2s,
-         max_interval: 30s, rules: *watch}
+- name: eu
+  url: ${SIMULATOR_URL}/health/eu
+  interval: 5s
+  min_interval: 2s
+  max_interval: 30s
+  rules: &watch
+    - {when: 'body.status != "ok"', then: {interval: 2s, ttl: 1m}}
+    - {when: 'true', then: baseline}
+- {name: us, url: "${SIMULATOR_URL}/health/us", interval: 5s, min_interval: 2s,
+   max_interval: 30s, rules: *watch}
+- {name: ap, url: "${SIMULATOR_URL}/health/ap", interval: 5s, min_interval: 2s,
+   max_interval: 30s, rules: *watch}
 """,
         {region: _region(region) for region in ("eu", "us", "ap")},
         seconds=62,
@@ -192,23 +190,19 @@ jobs:
         "queue",
         "process often while the queue is deep, rarely while it is shallow",
         """
-jobs:
-  - name: queue
-    planner_mode: auto
-    endpoints:
-      - {name: depth, url: "${SIMULATOR_URL}/queue/depth", interval: 5s, min_interval: 2s,
-         max_interval: 1m}
-      - name: processor
-        url: ${SIMULATOR_URL}/queue/process
-        method: POST
-        body: {batch_size: 100}
-        interval: 10s
-        min_interval: 3s
-        max_interval: 2m
-        rules:
-          - {when: 'depth.body.pending > 200', then: {interval: 3s, ttl: 10m}}
-          - {when: 'depth.body.pending < 50', then: {interval: 1m, ttl: 10m}}
-          - {when: 'true', then: baseline}
+- {name: depth, url: "${SIMULATOR_URL}/queue/depth", interval: 5s, min_interval: 2s,
+   max_interval: 1m}
+- name: processor
+  url: ${SIMULATOR_URL}/queue/process
+  method: POST
+  body: {batch_size: 100}
+  interval: 10s
+  min_interval: 3s
+  max_interval: 2m
+  rules:
+    - {when: 'depth.body.pending > 200', then: {interval: 3s, ttl: 10m}}
+    - {when: 'depth.body.pending < 50', then: {interval: 1m, ttl: 10m}}
+    - {when: 'true', then: baseline}
 """,
         {"processor": _queue},
         seconds=62,
@@ -218,18 +212,14 @@ jobs:
         "billing",
         "clean up at once when the projected spend passes the budget",
         """
-jobs:
-  - name: billing
-    planner_mode: auto
-    endpoints:
-      - {name: usage, url: "${SIMULATOR_URL}/billing/usage", interval: 15s, max_interval: 5m}
-      - name: cleanup
-        url: ${SIMULATOR_URL}/billing/cleanup
-        method: DELETE
-        interval: 30s
-        max_interval: 10m
-        rules:
-          - {when: 'usage.body.projected_usd > usage.body.budget_usd', then: run_now}
+- {name: usage, url: "${SIMULATOR_URL}/billing/usage", interval: 15s, max_interval: 5m}
+- name: cleanup
+  url: ${SIMULATOR_URL}/billing/cleanup
+  method: DELETE
+  interval: 30s
+  max_interval: 10m
+  rules:
+    - {when: 'usage.body.projected_usd > usage.body.budget_usd', then: run_now}
 """,
         {"cleanup": _budget},
         seconds=62,
@@ -242,12 +232,8 @@ TROUBLES = (
         "flapping",
         "a health check up 6 s, down 6 s: any schedule will do, flip-flopping will not",
         """
-jobs:
-  - name: flapping
-    planner_mode: auto
-    endpoints:
-      - {name: check, url: "${SIMULATOR_URL}/troubles/flapping", interval: 5s,
-         min_interval: 2s, max_interval: 1m}
+- {name: check, url: "${SIMULATOR_URL}/troubles/flapping", interval: 5s,
+   min_interval: 2s, max_interval: 1m}
 """,
         {"check": _anything},
     ),
@@ -255,12 +241,8 @@ jobs:
         "volatile",
         "a report whose only changes are a timestamp and a request id: poll it less",
         """
-jobs:
-  - name: volatile
-    planner_mode: auto
-    endpoints:
-      - {name: report, url: "${SIMULATOR_URL}/troubles/volatile", interval: 5s,
-         min_interval: 5s, max_interval: 5m}
+- {name: report, url: "${SIMULATOR_URL}/troubles/volatile", interval: 5s,
+   min_interval: 5s, max_interval: 5m}
 """,
         {"report": _unchanging},
         seconds=120,
@@ -269,17 +251,13 @@ jobs:
         "degrading",
         "an API slowing down 20 ms a second: watch it closely once it is slow",
         """
-jobs:
-  - name: degrading
-    planner_mode: auto
-    endpoints:
-      - name: api
-        url: ${SIMULATOR_URL}/troubles/degrading
-        interval: 10s
-        min_interval: 2s
-        max_interval: 1m
-        rules:
-          - {when: 'body.latency_ms >= 600.0', then: {interval: 2s, ttl: 10m}}
+- name: api
+  url: ${SIMULATOR_URL}/troubles/degrading
+  interval: 10s
+  min_interval: 2s
+  max_interval: 1m
+  rules:
+    - {when: 'body.latency_ms >= 600.0', then: {interval: 2s, ttl: 10m}}
 """,
         {"api": _slowing},
         seconds=70,
@@ -290,20 +268,16 @@ jobs:
         "the stock service goes down at 40 s: neither it nor the orders that read it is "
         "called more often",
         """
-jobs:
-  - name: sibling-failing
-    planner_mode: auto
-    endpoints:
-      - {name: stock, url: "${SIMULATOR_URL}/troubles/stock", interval: 5s, min_interval: 2s,
-         max_interval: 1m}
-      - name: orders
-        url: ${SIMULATOR_URL}/troubles/orders
-        interval: 5s
-        min_interval: 2s
-        max_interval: 2m
-        rules:
-          - {when: 'stock.status >= 500', then: {interval: 1m, ttl: 10m}}
-          - {when: 'true', then: baseline}
+- {name: stock, url: "${SIMULATOR_URL}/troubles/stock", interval: 5s, min_interval: 2s,
+   max_interval: 1m}
+- name: orders
+  url: ${SIMULATOR_URL}/troubles/orders
+  interval: 5s
+  min_interval: 2s
+  max_interval: 2m
+  rules:
+    - {when: 'stock.status >= 500', then: {interval: 1m, ttl: 10m}}
+    - {when: 'true', then: baseline}
 """,
         {"stock": _while_stock_up, "orders": _while_stock_up},
     ),
@@ -311,17 +285,13 @@ jobs:
         "quiet-night",
         "sign-ups stop at 30 s for the night: poll less until morning",
         """
-jobs:
-  - name: quiet-night
-    planner_mode: auto
-    endpoints:
-      - name: signups
-        url: ${SIMULATOR_URL}/troubles/signups
-        interval: 10s
-        min_interval: 5s
-        max_interval: 10m
-        rules:
-          - {when: 'body.signups_last_minute == 0', then: {interval: 5m, ttl: 1h}}
+- name: signups
+  url: ${SIMULATOR_URL}/troubles/signups
+  interval: 10s
+  min_interval: 5s
+  max_interval: 10m
+  rules:
+    - {when: 'body.signups_last_minute == 0', then: {interval: 5m, ttl: 1h}}
 """,
         {"signups": _night},
         seconds=120,
