@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from cronpilot.domain.excerpt import excerpt
 from cronpilot.domain.secrets import mask_url
@@ -44,22 +45,26 @@ class NotFound(CronpilotError):
     """Base for lookups that found nothing."""
 
 
-class JobNotFound(NotFound):
+class RefNotFound(NotFound):
+    """Nothing of its `kind` answers to `ref`: `no job 'etl'`."""
+
+    kind: ClassVar[str]
+
     def __init__(self, ref: str) -> None:
-        super().__init__(f"no job {excerpt(repr(ref))}")
+        super().__init__(f"no {self.kind} {excerpt(repr(ref))}")
         self.ref = ref
 
 
-class EndpointNotFound(NotFound):
-    def __init__(self, ref: str) -> None:
-        super().__init__(f"no endpoint {excerpt(repr(ref))}")
-        self.ref = ref
+class JobNotFound(RefNotFound):
+    kind = "job"
 
 
-class RunNotFound(NotFound):
-    def __init__(self, ref: str) -> None:
-        super().__init__(f"no run {excerpt(repr(ref))}")
-        self.ref = ref
+class EndpointNotFound(RefNotFound):
+    kind = "endpoint"
+
+
+class RunNotFound(RefNotFound):
+    kind = "run"
 
 
 class PathNotFound(NotFound):
@@ -139,16 +144,12 @@ class ReadOnlyUnit(CronpilotError):
         super().__init__("a read-only unit of work cannot write; use Store.unit_of_work")
 
 
-class ProposalNotFound(NotFound):
-    def __init__(self, ref: str) -> None:
-        super().__init__(f"no proposal {excerpt(repr(ref))}")
-        self.ref = ref
+class ProposalNotFound(RefNotFound):
+    kind = "proposal"
 
 
-class SessionNotFound(NotFound):
-    def __init__(self, ref: str) -> None:
-        super().__init__(f"no analysis session {excerpt(repr(ref))}")
-        self.ref = ref
+class SessionNotFound(RefNotFound):
+    kind = "analysis session"
 
 
 class RunFinished(CronpilotError):
@@ -171,10 +172,8 @@ class ProposalNotPending(CronpilotError):
         self.superseded_by = superseded_by
 
 
-class ApprovalNotFound(NotFound):
-    def __init__(self, ref: str) -> None:
-        super().__init__(f"no approval {excerpt(repr(ref))}")
-        self.ref = ref
+class ApprovalNotFound(RefNotFound):
+    kind = "approval"
 
 
 class ApprovalNotPending(CronpilotError):
@@ -251,12 +250,10 @@ class InvalidRunRequest(CronpilotError):
         self.reason = reason
 
 
-class TokenNotFound(NotFound):
+class TokenNotFound(RefNotFound):
     """No live API token has that name or id."""
 
-    def __init__(self, ref: str) -> None:
-        super().__init__(f"no live token {excerpt(repr(ref))}")
-        self.ref = ref
+    kind = "live token"
 
 
 class InvalidTokenName(CronpilotError):

@@ -52,11 +52,22 @@ EdgeKey = tuple[str, str, EdgeType]
 
 
 @dataclass(frozen=True, slots=True)
-class Edge:
+class EdgeFacts:
+    """What an edge and each sighting of it state: the nodes it joins, its type, and how it is
+    known."""
+
     from_node: str
     to_node: str
     type: EdgeType
     source: EdgeSource
+
+    @property
+    def key(self) -> EdgeKey:
+        return (self.from_node, self.to_node, self.type)
+
+
+@dataclass(frozen=True, slots=True)
+class Edge(EdgeFacts):
     count: int
     """Sightings in traces; declarations (config, schemas) do not count."""
     updated_at: datetime
@@ -65,30 +76,18 @@ class Edge:
     """Provides edges: `strict`, `partial` or `optional`."""
 
     @property
-    def key(self) -> EdgeKey:
-        return (self.from_node, self.to_node, self.type)
-
-    @property
     def weight(self) -> float:
         return TYPE_WEIGHTS[self.type] * SOURCE_WEIGHTS[self.source]
 
 
 @dataclass(frozen=True, slots=True)
-class EdgeSighting:
+class EdgeSighting(EdgeFacts):
     """One piece of evidence for an edge."""
 
-    from_node: str
-    to_node: str
-    type: EdgeType
-    source: EdgeSource
     counted: bool
     """True for a trace sighting (adds one to the count); False for a declaration."""
     confidence: float | None = None
     coverage: str | None = None
-
-    @property
-    def key(self) -> EdgeKey:
-        return (self.from_node, self.to_node, self.type)
 
 
 def retractable(

@@ -68,6 +68,7 @@ def test_the_wheel_installs_only_the_cronpilot_package(wheel: Path) -> None:
         # `cronpilot demo` and `cronpilot planner eval` run from the harness.
         "cronpilot/harness/demo/command.py",
         "cronpilot/harness/exams/command.py",
+        "cronpilot/harness/exams/jobs/flash-sale.yaml",
         "cronpilot/harness/simulator/server.py",
     ):
         assert needed in names

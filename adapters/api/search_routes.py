@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query
 
 from cronpilot.adapters.api.access import Reader
 from cronpilot.adapters.api.context import Context
-from cronpilot.adapters.search.views import hits_view, related_view, weights_view
+from cronpilot.adapters.search.views import result_view
 from cronpilot.domain.search import DEFAULT_LIMIT, MAX_LIMIT
 from cronpilot.usecases.search import search_endpoints
 
@@ -37,9 +37,4 @@ async def search(
         limit=limit,
         cache=ctx.search_cache,
     )
-    return {
-        "items": hits_view(result),
-        "weights": weights_view(result),
-        "related": related_view(result),
-        "notes": result.notes,
-    }
+    return result_view(result)

@@ -42,10 +42,10 @@ class Single:
 
 @dataclass(frozen=True)
 class Group:
-    """A group of commands of one command module: command name → function."""
+    """A group of commands of one command module, `NAME_cmd` for the group `NAME`: command
+    name → function."""
 
     help: str
-    module: str
     commands: dict[str, str]
 
 
@@ -81,16 +81,14 @@ COMMANDS: dict[str, Single | Group | Built] = {
     "mcp": Single("mcp_cmd", "mcp"),
     "search": Single("search_cmd", "search"),
     "doctor": Single("doctor_cmd", "doctor"),
-    "db": Group("Database schema.", "db_cmd", {"upgrade": "upgrade"}),
-    "jobs": Group("Jobs: named groups of endpoints.", "jobs_cmd", {"list": "list_jobs"}),
+    "db": Group("Database schema.", {"upgrade": "upgrade"}),
+    "jobs": Group("Jobs: named groups of endpoints.", {"list": "list_jobs"}),
     "endpoints": Group(
         "Endpoints: one HTTP call on a schedule each.",
-        "endpoints_cmd",
         {"list": "list_endpoints", "show": "show"},
     ),
     "runs": Group(
         "Runs: what the calls answered; cancel or retry one.",
-        "runs_cmd",
         {"list": "list_runs", "show": "show", "cancel": "cancel", "retry": "retry"},
     ),
     "planner": Built(
@@ -100,48 +98,38 @@ COMMANDS: dict[str, Single | Group | Built] = {
     ),
     "proposals": Group(
         "Proposals: schedule changes the planner wants, and their review.",
-        "proposals_cmd",
         {"list": "list_proposals", "show": "show", "approve": "approve", "reject": "reject"},
     ),
     "approvals": Group(
         "Approvals: DAG dependants waiting for an admin, and the decision.",
-        "approvals_cmd",
         {"list": "list_approvals", "approve": "approve", "reject": "reject"},
     ),
     "sessions": Group(
         "Analysis sessions: what the planner read, proposed and concluded.",
-        "sessions_cmd",
         {"list": "list_sessions", "show": "show"},
     ),
     "schema": Group(
         "Output schemas learnt from stored responses.",
-        "schema_cmd",
         {"show": "show", "backfill": "backfill"},
     ),
     "graph": Group(
         "The tool graph: which endpoints feed which.",
-        "graph_cmd",
         {"show": "show", "suggest": "suggest", "path": "path", "export": "export"},
     ),
     "notifications": Group(
         "Alerts for webhooks: failing, recovered, auto-paused, to review, to approve.",
-        "notifications_cmd",
         {"list": "list_notifications"},
     ),
     "workers": Group(
         "Scheduler workers: who is working, where, and how much.",
-        "workers_cmd",
         {"list": "list_workers"},
     ),
     "tokens": Group(
         "API tokens: who may call the HTTP API, and with which scope.",
-        "tokens_cmd",
         {"create": "create", "list": "list_all", "rotate": "rotate", "revoke": "revoke"},
     ),
-    "audit": Group(
-        "The audit log: every write, and who made it.", "audit_cmd", {"list": "list_entries"}
-    ),
-    "dag": Group("DAG runs: re-run one from a node down.", "dag_cmd", {"clear": "clear"}),
+    "audit": Group("The audit log: every write, and who made it.", {"list": "list_entries"}),
+    "dag": Group("DAG runs: re-run one from a node down.", {"clear": "clear"}),
 }
 
 
@@ -184,7 +172,7 @@ def _typer_app(name: str, where: Single | Group | Built) -> typer.Typer:
     if isinstance(where, Group):
         app = _group(where.help)
         for command, function in where.commands.items():
-            app.command(command)(_function(where.module, function))
+            app.command(command)(_function(f"{name}_cmd", function))
         return app
     app = typer.Typer(add_completion=False)
     app.command(name)(_function(where.module, where.function))

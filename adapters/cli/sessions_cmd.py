@@ -8,7 +8,13 @@ from typing import Annotated
 
 import typer
 
-from cronpilot.adapters.cli.listing import LimitOption, Listing, Referenced, with_endpoint_refs
+from cronpilot.adapters.cli.listing import (
+    EndpointFilter,
+    LimitOption,
+    Listing,
+    Referenced,
+    with_endpoint_refs,
+)
 from cronpilot.adapters.cli.output import (
     OutputOption,
     add_row,
@@ -30,9 +36,7 @@ from cronpilot.usecases.queries import catalog, planner
 
 
 def list_sessions(
-    endpoint: Annotated[
-        str | None, typer.Option(help="Only this endpoint (`job/endpoint` or id).")
-    ] = None,
+    endpoint: EndpointFilter = None,
     limit: LimitOption = 20,
     *,
     since: SinceOption = None,

@@ -9,7 +9,7 @@ from http import HTTPStatus
 from typing import Annotated
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import Query, Request, Response
 from fastapi.responses import RedirectResponse
 
 from cronpilot.adapters.api.context import Context
@@ -23,11 +23,11 @@ from cronpilot.adapters.cli.output import schedule_text
 from cronpilot.adapters.cli.views import run_view
 from cronpilot.adapters.console.pages import (
     PREFIX,
-    ConsoleRoute,
     SignedIn,
     Writing,
     back,
     choice,
+    console_router,
     render,
 )
 from cronpilot.adapters.console.timeline_chart import chart
@@ -44,7 +44,7 @@ from cronpilot.usecases.queries.timeline import endpoint_timeline
 from cronpilot.usecases.run_requests import request_run
 from cronpilot.usecases.schedule import pause_endpoint, pause_job, resume_endpoint, resume_job
 
-router = APIRouter(prefix=PREFIX, route_class=ConsoleRoute, include_in_schema=False)
+router = console_router()
 
 RECENT_RUNS = 15
 

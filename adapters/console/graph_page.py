@@ -9,15 +9,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import Query, Request, Response
 
 from cronpilot.adapters.api.context import Context
-from cronpilot.adapters.console.pages import PREFIX, ConsoleRoute, SignedIn, render
+from cronpilot.adapters.console.pages import PREFIX, SignedIn, console_router, render
 from cronpilot.adapters.graph_views import edge_view, merged
 from cronpilot.usecases.queries.catalog import list_jobs
 from cronpilot.usecases.queries.graph import JobGraph, job_graphs
 
-router = APIRouter(prefix=PREFIX, route_class=ConsoleRoute, include_in_schema=False)
+router = console_router()
 
 COLUMN = 140
 ROW = 46

@@ -7,16 +7,16 @@ from __future__ import annotations
 from http import HTTPStatus
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import Depends, Request, Response
 from fastapi.responses import RedirectResponse
 
 from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.console.pages import (
     COOKIE,
     PREFIX,
-    ConsoleRoute,
     Viewer,
     checked_form,
+    console_router,
     form_fields,
     render,
     session_viewer,
@@ -26,7 +26,7 @@ from cronpilot.domain.errors import TokenExpired
 from cronpilot.domain.tokens import SESSION_SPAN
 from cronpilot.usecases.access import sign_in, sign_out
 
-router = APIRouter(prefix=PREFIX, route_class=ConsoleRoute, include_in_schema=False)
+router = console_router()
 
 UNKNOWN = "That token is unknown or revoked: create one with `cronpilot tokens create`."
 

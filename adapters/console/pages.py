@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 from urllib.parse import parse_qsl, quote
 
-from fastapi import Depends, Request, Response
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.routing import APIRoute
@@ -35,6 +35,8 @@ E = TypeVar("E", bound=StrEnum)
 
 PREFIX = "/console"
 COOKIE = "cronpilot_console"
+PAGE = 50
+"""Rows on a page of a console list."""
 FORM_BYTES = 16_384
 """A console form holds a reason and a token at most: a longer body is refused unread."""
 SECURITY_HEADERS = {
@@ -247,6 +249,12 @@ class ConsoleRoute(APIRoute):
             return response
 
         return page
+
+
+def console_router() -> APIRouter:
+    """A router for console pages: under `PREFIX`, served by `ConsoleRoute`, out of the API's
+    OpenAPI document."""
+    return APIRouter(prefix=PREFIX, route_class=ConsoleRoute, include_in_schema=False)
 
 
 def _error(request: Request, status: HTTPStatus, detail: str) -> HTMLResponse:

@@ -6,18 +6,19 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import Query, Request, Response
 
 from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.api.paging import after
 from cronpilot.adapters.cli.planner_views import change_text
 from cronpilot.adapters.console.pages import (
+    PAGE,
     PREFIX,
     Administering,
-    ConsoleRoute,
     SignedIn,
     back,
     choice,
+    console_router,
     render,
 )
 from cronpilot.domain.approvals import ApprovalState
@@ -34,9 +35,7 @@ from cronpilot.usecases.queries.planner import (
     show_session,
 )
 
-router = APIRouter(prefix=PREFIX, route_class=ConsoleRoute, include_in_schema=False)
-
-PAGE = 50
+router = console_router()
 
 
 @router.get("/proposals")

@@ -5,18 +5,19 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import Query, Request, Response
 
 from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.api.paging import after
 from cronpilot.adapters.cli.views import run_view
 from cronpilot.adapters.console.pages import (
+    PAGE,
     PREFIX,
-    ConsoleRoute,
     SignedIn,
     Writing,
     back,
     choice,
+    console_router,
     render,
 )
 from cronpilot.domain.model import RunStatus, RunTrigger
@@ -25,9 +26,7 @@ from cronpilot.usecases.queries.catalog import endpoint_refs, list_jobs
 from cronpilot.usecases.queries.runs import RunQuery, page_runs, show_run
 from cronpilot.usecases.run_control import cancel_run, clear_dag, retry_run
 
-router = APIRouter(prefix=PREFIX, route_class=ConsoleRoute, include_in_schema=False)
-
-PAGE = 50
+router = console_router()
 
 
 @router.get("/runs")

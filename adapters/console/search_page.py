@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import Query, Request, Response
 
 from cronpilot.adapters.api.context import Context
-from cronpilot.adapters.console.pages import PREFIX, ConsoleRoute, SignedIn, render
+from cronpilot.adapters.console.pages import SignedIn, console_router, render
 from cronpilot.adapters.search.views import weights_view
 from cronpilot.usecases.queries.catalog import list_jobs
 from cronpilot.usecases.search import search_endpoints
 
-router = APIRouter(prefix=PREFIX, route_class=ConsoleRoute, include_in_schema=False)
+router = console_router()
 
 
 @router.get("/search")

@@ -52,82 +52,22 @@ SMTP host passes the guard too; a refused secret URL (Slack's, Teams') is never 
 The parts: `loader` (the file, YAML, `${NAME}`), `schema` (the document's pydantic models, with
 `fields` for their field types and `targets` for `notify.targets`), `checks` (across fields and
 endpoints: schedules, the floor, DAGs, alerts, retries, rules), `guards` (addresses, headers,
-storable values) and `locations` (where a problem lies, and how a message names it).
+storable values) and `locations` (where a problem lies, and how a message names it). The
+package exports what its callers use: a file or a document read into declarations, and the
+duration and size parsers; the models and field types stay with the parts.
 """
 
 from cronpilot.adapters.durations import parse_duration
-from cronpilot.adapters.jobs_file.fields import (
-    MAX_RESPONSE_SIZE,
-    ApprovalTimeout,
-    CoolDown,
-    Count,
-    Duration,
-    Jitter,
-    Method,
-    Name,
-    PositiveDuration,
-    RetryWait,
-    Size,
-    Watch,
-    Window,
-    parse_size,
-)
+from cronpilot.adapters.jobs_file.fields import parse_size
 from cronpilot.adapters.jobs_file.loader import (
     MAX_FILE_BYTES,
     example_jobs_file,
     load_declarations,
     parse_declarations,
 )
-from cronpilot.adapters.jobs_file.locations import Loc
-from cronpilot.adapters.jobs_file.schema import (
-    ConfigDocument,
-    EndpointConfig,
-    JobConfig,
-    Notify,
-    NotifyConfig,
-    RetryConfig,
-)
-from cronpilot.adapters.jobs_file.targets import (
-    EmailTargetConfig,
-    EventName,
-    MailAddress,
-    PagerDutyTargetConfig,
-    SlackTargetConfig,
-    TargetConfig,
-    TeamsTargetConfig,
-    WebhookTargetConfig,
-)
 
 __all__ = [
     "MAX_FILE_BYTES",
-    "MAX_RESPONSE_SIZE",
-    "ApprovalTimeout",
-    "ConfigDocument",
-    "CoolDown",
-    "Count",
-    "Duration",
-    "EmailTargetConfig",
-    "EndpointConfig",
-    "EventName",
-    "Jitter",
-    "JobConfig",
-    "Loc",
-    "MailAddress",
-    "Method",
-    "Name",
-    "Notify",
-    "NotifyConfig",
-    "PagerDutyTargetConfig",
-    "PositiveDuration",
-    "RetryConfig",
-    "RetryWait",
-    "Size",
-    "SlackTargetConfig",
-    "TargetConfig",
-    "TeamsTargetConfig",
-    "Watch",
-    "WebhookTargetConfig",
-    "Window",
     "example_jobs_file",
     "load_declarations",
     "parse_declarations",

@@ -15,7 +15,7 @@ from cronpilot.adapters.cli.views import endpoint_view, job_view, output_view, r
 from cronpilot.adapters.graph_views import job_graphs_view
 from cronpilot.adapters.mcp.context import McpContext
 from cronpilot.adapters.mcp.toolbox import Toolbox
-from cronpilot.adapters.search.views import hits_view, related_view, weights_view
+from cronpilot.adapters.search.views import result_view
 from cronpilot.domain.approvals import ApprovalState
 from cronpilot.domain.model import RunStatus, RunTrigger
 from cronpilot.domain.planning import ProposalStatus
@@ -76,12 +76,7 @@ def add_read_tools(box: Toolbox, ctx: McpContext) -> None:
             limit=limit,
             cache=ctx.search_cache,
         )
-        return {
-            "items": hits_view(result),
-            "weights": weights_view(result),
-            "related": related_view(result),
-            "notes": result.notes,
-        }
+        return result_view(result)
 
     @box.tool(read_only=True)
     async def show_job(job: JobName) -> dict[str, Any]:

@@ -46,3 +46,14 @@ def related_view(result: SearchResult) -> dict[str, list[dict[str, Any]]]:
         word: [{"word": other, "similarity": similarity} for other, similarity in near]
         for word, near in result.related.items()
     }
+
+
+def result_view(result: SearchResult) -> dict[str, Any]:
+    """The whole result, as the API and the MCP tool answer: the hits, the weights, the words
+    matched by meaning, and `notes` on a leg that is missing."""
+    return {
+        "items": hits_view(result),
+        "weights": weights_view(result),
+        "related": related_view(result),
+        "notes": result.notes,
+    }

@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 
 import yaml
 
@@ -23,6 +24,7 @@ from cronpilot.harness.simulator.troubles import SLOW_FROM_MS, Troubles
 
 CYCLE_SECONDS = 60
 """The simulator's cycle in the exams: a flash sale, a billing period."""
+JOBS = Path(__file__).with_name("jobs")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,16 +46,20 @@ Grading = Callable[[World, int], Want]
 @dataclass(frozen=True)
 class Exam:
     name: str
-    """Also the name of its job: refs are `name/endpoint`."""
+    """Also the name of its job (refs are `name/endpoint`) and of its jobs document,
+    `jobs/NAME.yaml` beside this module, where `${SIMULATOR_URL}` is the simulator's base
+    URL."""
     summary: str
-    jobs: str
-    """A jobs document; `${SIMULATOR_URL}` is the simulator's base URL."""
     graded: Mapping[str, Grading] = field(default_factory=dict)
     """By endpoint name; the other endpoints feed the story and are not scored."""
     seconds: int = 90
     lag: int = 10
     """How late a proposal may follow the answers that called for it: about the interval
     of the endpoint whose answers tell, and a planner round."""
+
+    @property
+    def jobs(self) -> str:
+        return (JOBS / f"{self.name}.yaml").read_text(encoding="utf-8")
 
     def jobs_for(self, rules: bool) -> str:
         """The jobs document, with its rules or without."""
@@ -119,24 +125,6 @@ USE_CASES = (
     Exam(
         "flash-sale",
         "investigate orders only while the fraud rate is high",
-        """
-jobs:
-  - name: flash-sale
-    planner_mode: auto
-    endpoints:
-      - {name: fraud_score, url: "${SIMULATOR_URL}/fraud/score", interval: 10s,
-         min_interval: 5s, max_interval: 2m}
-      - name: investigator
-        url: ${SIMULATOR_URL}/fraud/investigate
-        method: POST
-        body: {max_orders: 5}
-        interval: 30s
-        min_interval: 10s
-        max_interval: 5m
-        rules:
-          - {when: 'fraud_score.body.fraud_rate > 0.05', then: resume}
-          - {when: 'fraud_score.body.fraud_rate < 0.02', then: {pause: {for: 10m}}}
-""",
         {"investigator": _fraud},
         seconds=70,
         lag=12,
@@ -144,21 +132,6 @@ jobs:
     Exam(
         "etl",
         "transform soon after a fetch that found records, not otherwise",
-        """
-jobs:
-  - name: etl
-    planner_mode: auto
-    endpoints:
-      - {name: fetch, url: "${SIMULATOR_URL}/etl/fetch", interval: 5s, min_interval: 5s,
-         max_interval: 1m}
-      - name: transform
-        url: ${SIMULATOR_URL}/etl/transform
-        interval: 10m
-        min_interval: 1s
-        max_interval: 1h
-        rules:
-          - {when: 'fetch.body.records > 0', then: run_now}
-""",
         {"transform": _transform},
         seconds=62,
         lag=7,
@@ -166,24 +139,6 @@ jobs:
     Exam(
         "health",
         "watch a region closely while it is degraded or down, less once it is ok",
-        """
-jobs:
-  - name: health
-    planner_mode: auto
-    endpoints:
-      - name: eu
-        url: ${SIMULATOR_URL}/health/eu
-        interval: 5s
-        min_interval: 2s
-        max_interval: 30s
-        rules: &watch
-          - {when: 'body.status != "ok"', then: {interval: 2s, ttl: 1m}}
-          - {when: 'true', then: baseline}
-      - {name: us, url: "${SIMULATOR_URL}/health/us", interval: 5s, min_interval: 2s,
-         max_interval: 30s, rules: *watch}
-      - {name: ap, url: "${SIMULATOR_URL}/health/ap", interval: 5s, min_interval: 2s,
-         max_interval: 30s, rules: *watch}
-""",
         {region: _region(region) for region in ("eu", "us", "ap")},
         seconds=62,
         lag=7,
@@ -191,25 +146,6 @@ jobs:
     Exam(
         "queue",
         "process often while the queue is deep, rarely while it is shallow",
-        """
-jobs:
-  - name: queue
-    planner_mode: auto
-    endpoints:
-      - {name: depth, url: "${SIMULATOR_URL}/queue/depth", interval: 5s, min_interval: 2s,
-         max_interval: 1m}
-      - name: processor
-        url: ${SIMULATOR_URL}/queue/process
-        method: POST
-        body: {batch_size: 100}
-        interval: 10s
-        min_interval: 3s
-        max_interval: 2m
-        rules:
-          - {when: 'depth.body.pending > 200', then: {interval: 3s, ttl: 10m}}
-          - {when: 'depth.body.pending < 50', then: {interval: 1m, ttl: 10m}}
-          - {when: 'true', then: baseline}
-""",
         {"processor": _queue},
         seconds=62,
         lag=7,
@@ -217,20 +153,6 @@ jobs:
     Exam(
         "billing",
         "clean up at once when the projected spend passes the budget",
-        """
-jobs:
-  - name: billing
-    planner_mode: auto
-    endpoints:
-      - {name: usage, url: "${SIMULATOR_URL}/billing/usage", interval: 15s, max_interval: 5m}
-      - name: cleanup
-        url: ${SIMULATOR_URL}/billing/cleanup
-        method: DELETE
-        interval: 30s
-        max_interval: 10m
-        rules:
-          - {when: 'usage.body.projected_usd > usage.body.budget_usd', then: run_now}
-""",
         {"cleanup": _budget},
         seconds=62,
         lag=17,
@@ -241,46 +163,17 @@ TROUBLES = (
     Exam(
         "flapping",
         "a health check up 6 s, down 6 s: any schedule will do, flip-flopping will not",
-        """
-jobs:
-  - name: flapping
-    planner_mode: auto
-    endpoints:
-      - {name: check, url: "${SIMULATOR_URL}/troubles/flapping", interval: 5s,
-         min_interval: 2s, max_interval: 1m}
-""",
         {"check": _anything},
     ),
     Exam(
         "volatile",
         "a report whose only changes are a timestamp and a request id: poll it less",
-        """
-jobs:
-  - name: volatile
-    planner_mode: auto
-    endpoints:
-      - {name: report, url: "${SIMULATOR_URL}/troubles/volatile", interval: 5s,
-         min_interval: 5s, max_interval: 5m}
-""",
         {"report": _unchanging},
         seconds=120,
     ),
     Exam(
         "degrading",
         "an API slowing down 20 ms a second: watch it closely once it is slow",
-        """
-jobs:
-  - name: degrading
-    planner_mode: auto
-    endpoints:
-      - name: api
-        url: ${SIMULATOR_URL}/troubles/degrading
-        interval: 10s
-        min_interval: 2s
-        max_interval: 1m
-        rules:
-          - {when: 'body.latency_ms >= 600.0', then: {interval: 2s, ttl: 10m}}
-""",
         {"api": _slowing},
         seconds=70,
         lag=12,
@@ -289,40 +182,11 @@ jobs:
         "sibling-failing",
         "the stock service goes down at 40 s: neither it nor the orders that read it is "
         "called more often",
-        """
-jobs:
-  - name: sibling-failing
-    planner_mode: auto
-    endpoints:
-      - {name: stock, url: "${SIMULATOR_URL}/troubles/stock", interval: 5s, min_interval: 2s,
-         max_interval: 1m}
-      - name: orders
-        url: ${SIMULATOR_URL}/troubles/orders
-        interval: 5s
-        min_interval: 2s
-        max_interval: 2m
-        rules:
-          - {when: 'stock.status >= 500', then: {interval: 1m, ttl: 10m}}
-          - {when: 'true', then: baseline}
-""",
         {"stock": _while_stock_up, "orders": _while_stock_up},
     ),
     Exam(
         "quiet-night",
         "sign-ups stop at 30 s for the night: poll less until morning",
-        """
-jobs:
-  - name: quiet-night
-    planner_mode: auto
-    endpoints:
-      - name: signups
-        url: ${SIMULATOR_URL}/troubles/signups
-        interval: 10s
-        min_interval: 5s
-        max_interval: 10m
-        rules:
-          - {when: 'body.signups_last_minute == 0', then: {interval: 5m, ttl: 1h}}
-""",
         {"signups": _night},
         seconds=120,
         lag=12,
