@@ -3,11 +3,11 @@ work."""
 
 from __future__ import annotations
 
-import importlib
 import logging
 from contextlib import AsyncExitStack
+from functools import cached_property
 from types import TracebackType
-from typing import TYPE_CHECKING, Generic, Self, TypeVar, overload
+from typing import TYPE_CHECKING, Self
 
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -42,64 +42,89 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-R = TypeVar("R")
-
-
-class _Lazy(Generic[R]):
-    """A repository of `SqlRepositories`, made when first asked for and kept (as
-    `cached_property` keeps a value): the class `name` of `cronpilot.adapters.sql.MODULE`,
-    given the database, and the cipher too when `sealed` (it seals or opens secrets). Its
-    module is imported only then: a CLI read command that lists endpoints does not load the
-    claims, the planner's or the graph's SQL, nor the domain behind them."""
-
-    def __init__(self, module: str, name: str, *, sealed: bool = False) -> None:
-        self._module = f"cronpilot.adapters.sql.{module}"
-        self._name = name
-        self._sealed = sealed
-
-    def __set_name__(self, owner: type, attribute: str) -> None:
-        self._attribute = attribute
-
-    @overload
-    def __get__(self, repositories: None, owner: type) -> Self: ...
-
-    @overload
-    def __get__(self, repositories: SqlRepositories, owner: type | None = None) -> R: ...
-
-    def __get__(self, repositories: SqlRepositories | None, owner: type | None = None) -> R | Self:
-        if repositories is None:
-            return self
-        kind = getattr(importlib.import_module(self._module), self._name)
-        db, cipher = repositories._repositories_db, repositories._repositories_cipher
-        made: R = kind(db, cipher) if self._sealed else kind(db)
-        # Kept in the instance's dict, which is read before this (non-data) descriptor.
-        vars(repositories)[self._attribute] = made
-        return made
-
-
 class SqlRepositories(Repositories):
     """The SQL repositories over one `Database`: per-call transactions on the store's, one
-    transaction for them all on a unit of work's. Each is made when first asked for
-    (`_Lazy`)."""
+    transaction for them all on a unit of work's.
+
+    Each is made, and its module imported, when first asked for: a CLI read command that lists
+    endpoints does not load the claims, the planner's or the graph's SQL, nor the domain
+    behind them."""
 
     def __init__(self, db: Database, cipher: SecretCipher | None) -> None:
         self._repositories_db = db
         self._repositories_cipher = cipher
 
-    catalog: _Lazy[SqlCatalog] = _Lazy("catalog", "SqlCatalog", sealed=True)
-    claims: _Lazy[SqlClaims] = _Lazy("claims", "SqlClaims", sealed=True)
-    runs: _Lazy[SqlRuns] = _Lazy("runs", "SqlRuns")
-    planner: _Lazy[SqlPlanner] = _Lazy("planner_repo", "SqlPlanner", sealed=True)
-    schemas: _Lazy[SqlSchemas] = _Lazy("schemas_repo", "SqlSchemas")
-    graph: _Lazy[SqlGraph] = _Lazy("graph_repo", "SqlGraph")
-    dag: _Lazy[SqlDag] = _Lazy("dag_repo", "SqlDag", sealed=True)
-    notifications: _Lazy[SqlNotifications] = _Lazy(
-        "notifications_repo", "SqlNotifications", sealed=True
-    )
-    workers: _Lazy[SqlWorkers] = _Lazy("workers_repo", "SqlWorkers")
-    access: _Lazy[SqlAccess] = _Lazy("access_repo", "SqlAccess")
-    approvals: _Lazy[SqlApprovals] = _Lazy("approvals_repo", "SqlApprovals")
-    vectors: _Lazy[SqlVectors] = _Lazy("vectors_repo", "SqlVectors")
+    @cached_property
+    def catalog(self) -> SqlCatalog:
+        from cronpilot.adapters.sql.catalog import SqlCatalog
+
+        return SqlCatalog(self._repositories_db, self._repositories_cipher)
+
+    @cached_property
+    def claims(self) -> SqlClaims:
+        from cronpilot.adapters.sql.claims import SqlClaims
+
+        return SqlClaims(self._repositories_db, self._repositories_cipher)
+
+    @cached_property
+    def runs(self) -> SqlRuns:
+        from cronpilot.adapters.sql.runs import SqlRuns
+
+        return SqlRuns(self._repositories_db)
+
+    @cached_property
+    def planner(self) -> SqlPlanner:
+        from cronpilot.adapters.sql.planner_repo import SqlPlanner
+
+        return SqlPlanner(self._repositories_db, self._repositories_cipher)
+
+    @cached_property
+    def schemas(self) -> SqlSchemas:
+        from cronpilot.adapters.sql.schemas_repo import SqlSchemas
+
+        return SqlSchemas(self._repositories_db)
+
+    @cached_property
+    def graph(self) -> SqlGraph:
+        from cronpilot.adapters.sql.graph_repo import SqlGraph
+
+        return SqlGraph(self._repositories_db)
+
+    @cached_property
+    def dag(self) -> SqlDag:
+        from cronpilot.adapters.sql.dag_repo import SqlDag
+
+        return SqlDag(self._repositories_db, self._repositories_cipher)
+
+    @cached_property
+    def notifications(self) -> SqlNotifications:
+        from cronpilot.adapters.sql.notifications_repo import SqlNotifications
+
+        return SqlNotifications(self._repositories_db, self._repositories_cipher)
+
+    @cached_property
+    def workers(self) -> SqlWorkers:
+        from cronpilot.adapters.sql.workers_repo import SqlWorkers
+
+        return SqlWorkers(self._repositories_db)
+
+    @cached_property
+    def access(self) -> SqlAccess:
+        from cronpilot.adapters.sql.access_repo import SqlAccess
+
+        return SqlAccess(self._repositories_db)
+
+    @cached_property
+    def approvals(self) -> SqlApprovals:
+        from cronpilot.adapters.sql.approvals_repo import SqlApprovals
+
+        return SqlApprovals(self._repositories_db)
+
+    @cached_property
+    def vectors(self) -> SqlVectors:
+        from cronpilot.adapters.sql.vectors_repo import SqlVectors
+
+        return SqlVectors(self._repositories_db)
 
 
 class SqlReadingUnit(SqlRepositories, ReadingUnit):
