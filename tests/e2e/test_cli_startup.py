@@ -192,6 +192,15 @@ def test_the_top_level_help_lists_every_command_with_its_help(cli: Cli) -> None:
     assert "The tool graph: which endpoints feed which." in shown
 
 
+def test_the_top_level_help_loads_no_command_module(cli: Cli) -> None:
+    # It lists each command by the help it will have (`LazyGroup.helps`): no command module is
+    # imported, nor the settings (pydantic) or the store that they import.
+    modules = imported(cli, ["--help"])
+    assert sorted(m for m in modules if m.startswith(f"{CLI}.") and m.endswith("_cmd")) == []
+    unused = (f"{HARNESS}.demo.command", f"{HARNESS}.exams", "cronpilot.adapters.settings")
+    assert loaded(modules, (*unused, "cronpilot.adapters.sql", "pydantic")) == []
+
+
 def test_the_probe_sees_what_a_command_imports(cli: Cli) -> None:
     # `graph show` computes PageRank with networkx and loads the graph's SQL: the probe must
     # notice both, or the tests above could not fail.
