@@ -234,8 +234,8 @@ def _help(where: Single | Group | Built) -> Callable[[], str | None]:
 @functools.cache
 def _docstrings(module: str) -> dict[str, str]:
     """The docstrings of the top-level functions of the command module `module`, read from its
-    source without importing it (~1 ms a module; importing them all took `--help` ~0.1 s);
-    none when its source cannot be read."""
+    source without importing it (~1 ms a module; importing them all made `--help` take 0.46 s
+    of CPU, not 0.12); none when its source cannot be read."""
     spec = importlib.util.find_spec(_module_path(module))
     if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
         return {}
