@@ -119,6 +119,8 @@ def test_the_installed_wheel_runs_from_its_own_files(wheel: Path, tmp_path: Path
     )
     assert script.returncode == 0, script.stderr
     assert "endpoints" in script.stdout
+    # A command's help is read from its installed module's source (`main._docstrings`).
+    assert "Serve the HTTP API" in script.stdout
 
 
 def test_no_module_imports_a_layer_by_its_folder_name() -> None:

@@ -7,6 +7,7 @@ import asyncio
 import typer
 
 from cronpilot.adapters.bootstrap import build_clock
+from cronpilot.adapters.cli.exit_codes import EXIT_FAILED
 from cronpilot.adapters.cli.output import (
     OutputOption,
     add_row,
@@ -14,7 +15,7 @@ from cronpilot.adapters.cli.output import (
     print_data,
     print_table,
 )
-from cronpilot.adapters.cli.runtime import EXIT_FAILED, admin_settings
+from cronpilot.adapters.cli.runtime import admin_settings
 
 
 def doctor(output: OutputOption = None) -> None:

@@ -3,7 +3,9 @@
 Every command module imports what its commands use (the store, rich, YAML, networkx…), and
 typer turns every function signature into click parameters: loading all of them costs each
 command the start-up of all the others. `cronpilot endpoints list` loads `endpoints` alone;
-`cronpilot --help` and completion of a command name load the commands they show.
+The help of the group lists every command with its help's first paragraph: a command not yet
+built is shown by a stand-in holding the help it will have (`LazyGroup.helps`), so `cronpilot
+--help` loads none. Completing a command name loads the commands it shows.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from typing import Any, ClassVar
 
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 # Click's `Command`, which typer vendors under a private name (see `OutputCommand`).
 Command = Any
@@ -40,6 +42,11 @@ class LazyCommands(MutableMapping[str, Command]):
         del self._loaders[name]
         self._built.pop(name, None)
 
+    @property
+    def built(self) -> Mapping[str, Command]:
+        """The commands built so far."""
+        return self._built
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._loaders)
 
@@ -52,6 +59,9 @@ class LazyGroup(TyperGroup):
     to a subclass that names them."""
 
     loaders: ClassVar[Mapping[str, Loader]] = {}
+    helps: ClassVar[Mapping[str, Callable[[], str | None]]] = {}
+    """Command name → the help its command will have once built, or None when unknown (then
+    the help loads it)."""
 
     def __init__(self, **attrs: Any) -> None:
         super().__init__(**attrs)
@@ -60,3 +70,21 @@ class LazyGroup(TyperGroup):
     def list_commands(self, ctx: Any) -> list[str]:
         # The names alone: typer's own version builds every command to list their names.
         return list(self.commands)
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        # Listing a command needs its name and help only (it is neither hidden, deprecated nor
+        # in a panel of its own): a stand-in spares importing its module.
+        commands = self.commands
+        self.commands = {name: self._listed(commands, name) for name in commands}
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self.commands = commands
+
+    def _listed(self, commands: MutableMapping[str, Command], name: str) -> Command:
+        # A command built already is shown as it is (a test may have changed it).
+        built = commands.built if isinstance(commands, LazyCommands) else commands
+        if name in built or name not in self.helps:
+            return commands[name]
+        help_text = self.helps[name]()
+        return commands[name] if help_text is None else TyperCommand(name=name, help=help_text)

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.cells import cell_len
-from typer.core import TyperCommand
 
 from cronpilot.adapters.cli import completion
 from cronpilot.adapters.jsonvalue import dump_json, json_depth, key_text
@@ -102,21 +101,6 @@ def _plain_scalar(item: object) -> Any:
     if isinstance(item, int):
         return int(item)
     return str.__str__(item) if isinstance(item, str) else str(item)
-
-
-class OutputCommand(TyperCommand):
-    """A command that reads `--json` as `--output json` when it has `--output` (`--json` came
-    first and scripts use it). Tokens after `--` are arguments, never options."""
-
-    # `ctx` is click's Context, which typer has vendored under a private name since 0.20.
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        if any(param.name == "output" for param in self.params):
-            end = args.index("--") if "--" in args else len(args)
-            args = [
-                "--output=json" if arg == "--json" and i < end else arg
-                for i, arg in enumerate(args)
-            ]
-        return super().parse_args(ctx, args)
 
 
 def to_terminal() -> bool:

@@ -9,9 +9,10 @@ from typing import Annotated
 import typer
 
 from cronpilot.adapters.bootstrap import build_clock, open_planner, open_store
+from cronpilot.adapters.cli.exit_codes import EXIT_CODES_HELP
 from cronpilot.adapters.cli.output import EndpointRef, OutputOption, print_data
 from cronpilot.adapters.cli.planner_views import autonomy_view, session_view
-from cronpilot.adapters.cli.runtime import EXIT_CODES_HELP, admin_settings, cli_settings
+from cronpilot.adapters.cli.runtime import admin_settings, cli_settings
 from cronpilot.adapters.cli.scheduler_cmd import MetricsPortOption, serve
 from cronpilot.adapters.settings import Settings
 from cronpilot.domain.errors import InvalidConfig
@@ -112,8 +113,8 @@ async def _autonomy(settings: Settings, job: str | None) -> list[JobAutonomy]:
 
 
 def planner_app() -> typer.Typer:
+    # Its help is in `main.COMMANDS`, for `cronpilot --help` to list it without this module.
     app = typer.Typer(
-        help="The planner: adapts schedules from what endpoints answered.",
         epilog=EXIT_CODES_HELP,
         callback=_worker,
         invoke_without_command=True,

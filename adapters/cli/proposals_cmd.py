@@ -9,6 +9,7 @@ import typer
 
 from cronpilot.adapters.bootstrap import build_clock, build_proposal_desk, build_waker
 from cronpilot.adapters.cli import completion
+from cronpilot.adapters.cli.exit_codes import EXIT_FAILED
 from cronpilot.adapters.cli.identity import actor
 from cronpilot.adapters.cli.listing import (
     JobFilter,
@@ -27,7 +28,7 @@ from cronpilot.adapters.cli.output import (
     short_id,
 )
 from cronpilot.adapters.cli.planner_views import change_text, proposal_view
-from cronpilot.adapters.cli.runtime import EXIT_FAILED, admin_settings, with_store
+from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.cli.time_options import SinceOption, UntilOption, window
 from cronpilot.adapters.settings import Settings
 from cronpilot.domain.planning import Proposal, ProposalStatus

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cronpilot.adapters.cli.runtime import exit_code
+from cronpilot.adapters.cli.exit_codes import exit_code
 from cronpilot.adapters.crypto import FernetCipher
 from cronpilot.adapters.sql import open_sql_store
 from cronpilot.domain.errors import (

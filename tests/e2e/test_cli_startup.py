@@ -167,6 +167,15 @@ def test_a_listing_loads_no_worker_and_only_the_store_it_reads(cli: Cli, args: l
     assert loaded(imported(cli, args), UNUSED_BY_LISTINGS) == []
 
 
+def test_listing_proposals_loads_no_notification_store(cli: Cli) -> None:
+    # The planner's store imports the notifications' SQL (and through it the alerts, the
+    # retention rules, the watch episodes) only to add a proposal with its notifications.
+    modules = imported(cli, ["proposals", "list"])
+    assert "cronpilot.adapters.sql.planner_repo" in modules
+    notifying = ("cronpilot.adapters.sql.notifications_repo", "cronpilot.domain.alerts")
+    assert loaded(modules, notifying) == []
+
+
 @pytest.mark.parametrize("args", PLAIN_LISTINGS, ids=" ".join)
 def test_a_plain_listing_imports_none_of_rich_s_rendering(cli: Cli, args: list[str]) -> None:
     assert loaded(imported(cli, args), RICH_RENDERING) == []
@@ -190,6 +199,15 @@ def test_the_top_level_help_lists_every_command_with_its_help(cli: Cli) -> None:
         assert f" {command} " in shown
     assert "Serve the HTTP API" in shown
     assert "The tool graph: which endpoints feed which." in shown
+
+
+def test_the_top_level_help_loads_no_command_module(cli: Cli) -> None:
+    # It lists each command by the help it will have (`LazyGroup.helps`): no command module is
+    # imported, nor the settings (pydantic) or the store that they import.
+    modules = imported(cli, ["--help"])
+    assert sorted(m for m in modules if m.startswith(f"{CLI}.") and m.endswith("_cmd")) == []
+    unused = (f"{HARNESS}.demo.command", f"{HARNESS}.exams", "cronpilot.adapters.settings")
+    assert loaded(modules, (*unused, "cronpilot.adapters.sql", "pydantic")) == []
 
 
 def test_the_probe_sees_what_a_command_imports(cli: Cli) -> None:
