@@ -200,25 +200,41 @@ async def store(store_url: str | None, cipher: SecretCipher) -> AsyncIterator[St
         await opened.close()
 
 
-# Files whose tests take a minute or more between them (mypy, wheel builds, clones).
-LONG_FILES = ("tests/test_quality.py", "tests/test_packaging.py")
+# Files whose tests take 15 s or more between them (mypy, wheel builds, simulated minutes,
+# exams), longest first: measured alone (`pytest -n0 --durations=20 FILE`) on the 2-core machine.
+LONG_FILES = (
+    "tests/test_quality.py",
+    "tests/test_packaging.py",
+    "tests/e2e/test_planner_eval.py",
+    "tests/e2e/test_left_alone.py",
+    "tests/e2e/test_example_ten_minutes.py",
+    "tests/e2e/test_planner_eval_llm.py",
+    "tests/e2e/test_damped_rules.py",
+    "tests/e2e/test_example_ten_minutes_heuristic.py",
+    "tests/e2e/test_demo.py",
+    "tests/api/test_out_of_range.py",
+    "tests/e2e/test_soak_bench.py",
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test that needs PostgreSQL carries the `postgres` marker, so `-m "not postgres"`
     selects exactly the tests that run without a server.
 
-    The long files and the `slow` tests come first: xdist hands files out in this order, and a
-    long one handed out last leaves the other workers idle at the end (on a clean 2-core run,
-    the last 2 % of the tests took nearly 2 of its 8.7 minutes with them last)."""
+    The long files, longest first, then the `slow` tests come first: xdist hands files out in
+    this order (`--no-loadscope-reorder` in pyproject.toml; by default it would hand out the
+    files with the most tests first, and these few-test files last), and a long one handed out
+    last leaves the other worker idle at the end (on a clean 2-core run, the last 2 % of the
+    tests took nearly 2 of its 8.7 minutes with them last)."""
     for item in items:
         if "postgres_url" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.postgres)
     items.sort(key=_lateness)
 
 
-def _lateness(item: pytest.Item) -> int:
-    """0 for the long files, 1 for the other `slow` tests, 2 for the rest."""
-    if item.nodeid.startswith(LONG_FILES):
-        return 0
-    return 2 if item.get_closest_marker("slow") is None else 1
+def _lateness(item: pytest.Item) -> tuple[int, int]:
+    """(0, rank) for the long files, (1, 0) for the other `slow` tests, (2, 0) for the rest."""
+    path = item.nodeid.split("::", 1)[0]
+    if path in LONG_FILES:
+        return 0, LONG_FILES.index(path)
+    return (2, 0) if item.get_closest_marker("slow") is None else (1, 0)

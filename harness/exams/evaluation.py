@@ -1,9 +1,11 @@
 """Which planners sit which exams: each exam on a SQLite database of its own in a temporary
 folder (never the configured database), with the default settings but for the LLM's, so that
-scores compare across machines and configurations."""
+scores compare across machines and configurations. The exams' databases are copies of one
+migrated once: migrating each anew took a fifth of a second of every exam."""
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -14,6 +16,7 @@ from pathlib import Path
 from cronpilot.adapters.bootstrap import build_chat_model, planner_config
 from cronpilot.adapters.clock import SystemClock
 from cronpilot.adapters.settings import Settings
+from cronpilot.adapters.sql import upgrade_database
 from cronpilot.domain.errors import InvalidConfig, LlmUnavailable
 from cronpilot.harness.exams.catalog import Exam
 from cronpilot.harness.exams.planners import PlannerChoice
@@ -71,13 +74,17 @@ async def evaluate(
     results: list[Result] = []
     async with AsyncExitStack() as resources:
         folder = Path(resources.enter_context(tempfile.TemporaryDirectory(prefix="cronpilot-")))
+        migrated = folder / "migrated.db"
+        await upgrade_database(f"sqlite+aiosqlite:///{migrated}")
         for planner in planners:
             analyst = Watched(_analyst(planner, settings, resources))
             name = "rules" if planner is PlannerChoice.RULES else analyst.name
             for exam in exams:
                 starting(exam, planner)
                 started = time.perf_counter()
-                url = f"sqlite+aiosqlite:///{folder / f'{exam.name}-{planner}.db'}"
+                database = folder / f"{exam.name}-{planner}.db"
+                shutil.copyfile(migrated, database)
+                url = f"sqlite+aiosqlite:///{database}"
                 rules = planner is PlannerChoice.RULES
                 sat = await sit(
                     exam, url, analyst, config, rules=rules, seed=seed, between=analyst.check

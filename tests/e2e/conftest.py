@@ -15,6 +15,9 @@ from typing import Any
 
 import pytest
 
+# Helpers whose asserts are a test's, and say as much when they fail.
+pytest.register_assert_rewrite("tests.e2e.ten_minutes")
+
 ROOT = Path(__file__).resolve().parents[2]
 CLI_TIMEOUT = 60
 
