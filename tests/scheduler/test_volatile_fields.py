@@ -115,9 +115,13 @@ def world(
 
 
 async def _next_fetch(store: Store, clock: FakeClock) -> None:
-    """Move the clock to fetch's next slot."""
+    """Move the clock to fetch's next slot, once the worker sleeps until it: moved before the
+    worker has reckoned its sleep from the time it read, the clock would leave it asleep past
+    the slot."""
     fetch = await store.catalog.get_endpoint(f"{JOB}/fetch")
     assert fetch.next_run_at is not None
+    async with asyncio.timeout(DEADLINE):
+        await clock.until_sleeping_until(fetch.next_run_at)
     clock.advance((fetch.next_run_at - clock.now()).total_seconds())
 
 
