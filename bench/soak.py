@@ -9,10 +9,11 @@ are played by the shipped workers with the planner on (heuristic and rules) and 
 settings (`bench.player`), while an admin rejects every pending proposal after each step. Once
 per simulated day it counts the rows of every table that grew, the tool calls and rule
 evaluations stored in the sessions, and the database's size (the SQLite file with its
-write-ahead log; `pg_database_size` on PostgreSQL). At the end it judges each column from a
-day past its retention window: flat if it ends no more than `FLAT_TOLERANCE` (and
-`FLAT_SLACK` rows) above its value then. Retention settings are read from the environment as a
-worker reads them (`CRONPILOT_RETENTION_SESSIONS_DAYS=...`), or shortened with the options.
+write-ahead log; `pg_database_size` on PostgreSQL). At the end it judges each column against
+its peak in the day after its retention window filled: flat if it ends no more than
+`FLAT_TOLERANCE` (and `FLAT_SLACK` rows) above that peak. Retention settings are read from
+the environment as a worker reads them (`CRONPILOT_RETENTION_SESSIONS_DAYS=...`), or
+shortened with the options.
 """
 
 from __future__ import annotations
@@ -244,7 +245,8 @@ class Judged:
     window_days: float | None
     """None: no retention setting bounds it (judged past the longest window)."""
     from_days: float | None
-    """The sample flatness is judged from; None if the run ends too soon after the window."""
+    """When the window filled: its peak in the next day is what the end is judged against;
+    None if the run ends too soon after the window."""
     start: int = 0
     end: int = 0
 
@@ -256,21 +258,23 @@ class Judged:
 
 
 def judge(samples: Sequence[Sample], windows: dict[str, float]) -> list[Judged]:
-    """Each grown column (and the database size) judged from its first sample a day past its
-    window (the size, and columns no setting bounds, past the longest) to the last: flat when
-    it ends no more than `FLAT_TOLERANCE` (and `FLAT_SLACK`) above its value then."""
+    """Each grown column (and the database size) judged from the day after its window filled
+    (the size, and columns no setting bounds, after the longest): flat when its last value is
+    no more than `FLAT_TOLERANCE` (and `FLAT_SLACK`) above its peak in that day. A count read
+    at any moment sits somewhere in the prunes' sawtooth and in the planner's busier and
+    quieter hours; a leak grows past that first day's peak and keeps growing."""
     longest = max(windows.values())
     columns = [*grown(samples), SIZE]
     verdicts = []
     for column in columns:
         window = None if column == SIZE else window_of(column, windows)
-        after = [s for s in samples if s.days >= (longest if window is None else window) + 1]
-        if len(after) < 2:
+        filled = longest if window is None else window
+        first_day = [s for s in samples if filled <= s.days < filled + 1]
+        if not first_day or samples[-1].days < filled + 1:
             verdicts.append(Judged(column, window, None))
             continue
-        first, last = after[0], after[-1]
-        values = [_value(first, column), _value(last, column)]
-        verdicts.append(Judged(column, window, first.days, *values))
+        peak = max(_value(s, column) for s in first_day)
+        verdicts.append(Judged(column, window, filled, peak, _value(samples[-1], column)))
     return verdicts
 
 
@@ -304,7 +308,7 @@ def report(samples: Sequence[Sample], windows: dict[str, float]) -> list[Judged]
     ]
     print_table(
         "Flat after the retention windows?",
-        ["column", "window (days)", "from day", "then", "at the end", "verdict"],
+        ["column", "window (days)", "filled on day", "peak that day", "at the end", "verdict"],
         verdict_rows,
     )
     judged = [v.flat for v in verdicts if v.flat is not None]

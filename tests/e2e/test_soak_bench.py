@@ -33,5 +33,5 @@ async def test_two_days_left_alone_stay_flat_past_short_retention_windows(
     verdicts = judge(samples, windows)
     assert [v.column for v in verdicts if v.flat is None] == [], table
     growing = {v.column: (v.start, v.end) for v in verdicts if v.flat is False}
-    assert growing == {}, f"still growing past the windows (then, at the end): {growing}\n{table}"
+    assert growing == {}, f"still growing (peak after the window, at the end): {growing}\n{table}"
     assert {"runs", "analysis_sessions"} <= {v.column for v in verdicts}, table
