@@ -11,10 +11,11 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+import asyncpg
 import pytest
+from sqlalchemy.engine import make_url
 
 from cronpilot.adapters.sql import open_sql_store
-from cronpilot.adapters.sql.store import SqlStore
 from cronpilot.adapters.wake import PostgresWaker
 from cronpilot.domain.errors import StoreUnavailable
 from cronpilot.domain.model import Response, RunStatus, Schedule
@@ -109,18 +110,28 @@ async def test_without_its_parameter_pgbouncer_loses_the_prepared_statements(
     pooled_url: str,
 ) -> None:
     # The parameter is what makes the flows above work: the driver's cached, named statements
-    # outlive the transaction that prepared them.
-    store = await open_sql_store(pooled_url.replace("?pgbouncer=true", ""))
+    # outlive the transaction that prepared them. A read prepares its statement on the one
+    # server connection PgBouncer has; another client then holds that one in a transaction, so
+    # the same read again goes to a new server connection, which never saw the statement.
+    await _read_twice_around_a_held_server(pooled_url)
+    with pytest.raises(StoreUnavailable, match="prepared statement"):
+        await _read_twice_around_a_held_server(pooled_url.replace("?pgbouncer=true", ""))
+
+
+async def _read_twice_around_a_held_server(url: str) -> None:
+    store = await open_sql_store(url)
+    through = make_url(url)
+    holder = await asyncpg.connect(
+        host=through.host, port=through.port, user=through.username, database=through.database
+    )
     try:
-        with pytest.raises(StoreUnavailable, match="prepared statement"):
-            await asyncio.gather(*(_read_often(store) for _ in range(CONCURRENT)))
-    finally:
-        await store.close()
-
-
-async def _read_often(store: SqlStore) -> None:
-    for _ in range(10):
         await store.catalog.list_endpoints()
+        async with holder.transaction():
+            await holder.execute("SELECT 1")
+            await store.catalog.list_endpoints()
+    finally:
+        await holder.close()
+        await store.close()
 
 
 async def test_wake_ups_listen_straight_and_notify_through_pgbouncer(
