@@ -242,11 +242,21 @@ class Database:
                 await conn.execution_options(isolation_level="AUTOCOMMIT")
                 driver = (await conn.get_raw_connection()).driver_connection
                 assert driver is not None, "a live pooled connection has its driver's"
-                if transaction or not self._autocommit:
-                    async with driver.transaction():
+                try:
+                    if transaction or not self._autocommit:
+                        async with driver.transaction():
+                            yield conn, driver
+                    else:
                         yield conn, driver
-                else:
-                    yield conn, driver
+                except BaseException:
+                    # SQLAlchemy did not see the driver fail: a connection the server closed
+                    # (a restart, a terminated backend) would go back to the pool, and every
+                    # later call would fail on it. As SQLAlchemy does on a disconnect, the
+                    # pool's other connections, likely closed by the same restart, go too.
+                    if driver.is_closed():
+                        await conn.invalidate()
+                        await self.engine.dispose()
+                    raise
 
     async def write_one(
         self, statement: Executable, parameters: Mapping[str, Any] | None = None

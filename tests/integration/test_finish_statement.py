@@ -4,10 +4,12 @@ row changed since its claim, or whose lease is gone, is decided again from what 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import asyncpg
 import pytest
 from sqlalchemy import event
 
@@ -44,6 +46,22 @@ def sqlalchemy_statements(store: SqlStore) -> Iterator[list[str]]:
         yield seen
     finally:
         event.remove(store.engine.sync_engine, "before_cursor_execute", record)
+
+
+async def cut_connections(store: SqlStore) -> None:
+    """End every server process of the store's database, as a restart would, from outside its
+    pool: the pooled connections are dead when next used."""
+    url = store.engine.url
+    outside = await asyncpg.connect(
+        host=url.host, port=url.port, user=url.username, database=url.database
+    )
+    try:
+        await outside.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+    finally:
+        await outside.close()
 
 
 def finish(claim: Any, worker: str = "w1", at: float = 1) -> Finish:
@@ -140,3 +158,48 @@ async def test_the_driver_s_errors_are_the_store_s(pg_store: SqlStore) -> None:
 
     with pytest.raises(StoreUnavailable, match="cronpilot db upgrade"):
         await pg_store.claims.claim_due(T0, "w1", LEASE_SECONDS, 10)
+
+
+async def test_claims_and_finishes_come_back_after_their_connections_are_cut(
+    pg_store: SqlStore,
+) -> None:
+    await add_endpoint(pg_store, "j", "e", T0)
+    [claim] = await pg_store.claims.claim_due(T0, "w1", LEASE_SECONDS, 10)
+    await cut_connections(pg_store)
+
+    # The pooled connections died with their backends: a call may fail once, not for ever.
+    for _ in range(3):
+        [outcome] = await pg_store.claims.finish_many([finish(claim)])
+        if not isinstance(outcome, StoreUnavailable):
+            break
+    assert isinstance(outcome, Recorded)
+    later = T0 + seconds(3600)
+    for _ in range(3):
+        try:
+            assert len(await pg_store.claims.claim_due(later, "w1", LEASE_SECONDS, 10)) == 1
+            break
+        except StoreUnavailable:
+            continue
+    else:
+        raise AssertionError("the claim never came back")
+
+
+async def test_a_claim_comes_back_after_its_connections_are_cut(pg_store: SqlStore) -> None:
+    await add_endpoint(pg_store, "j", "e", T0)
+    # Several connections in the pool, each to fail when next used.
+    early = T0 - seconds(60)
+    await asyncio.gather(
+        *(pg_store.claims.claim_due(early, "w1", LEASE_SECONDS, 10) for _ in range(4))
+    )
+    await cut_connections(pg_store)
+    failures = 0
+    for _ in range(5):
+        try:
+            claims = await pg_store.claims.claim_due(T0, "w1", LEASE_SECONDS, 10)
+            break
+        except StoreUnavailable:
+            failures += 1
+    else:
+        raise AssertionError("the claim never came back")
+    assert len(claims) == 1
+    assert failures <= 1
