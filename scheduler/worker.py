@@ -198,7 +198,7 @@ class SchedulerWorker:
         claimed ahead."""
         quiet = (self._quiet_until - self._clock.now()).total_seconds()
         if quiet > 0 and not self._backlog:
-            await first_of(stop.wait(), self._clock.sleep(quiet), self._waker.wait(quiet))
+            await first_of(stop.wait(), self._clock.sleep(quiet), self._notified(quiet))
             if stop.is_set():
                 return
         sleepers: list[Coroutine[Any, Any, object]] = []
@@ -206,11 +206,18 @@ class SchedulerWorker:
             delay = await self._seconds_until_due()
             if delay <= 0:
                 return
-            sleepers += [self._clock.sleep(delay), self._waker.wait(self._config.max_sleep_seconds)]
+            sleepers += [self._clock.sleep(delay), self._notified(self._config.max_sleep_seconds)]
         elif self._slots.room() > 0:
             # Held back by the low-water mark, which lapses with the quiet time.
             sleepers.append(self._clock.sleep(quiet))
         await first_of(stop.wait(), self._slots.freed(), *sleepers)
+
+    async def _notified(self, seconds: float) -> None:
+        """Wait up to `seconds` for the waker. A notification (a run asked for, a schedule or
+        declaration changed, an approval given) may have made DAG waits ready: the next turn
+        looks for them whenever the last look was."""
+        if await self._waker.wait(seconds):
+            self._next_dag_sweep = self._clock.now()
 
     async def _seconds_until_due(self) -> float:
         due = await self._store.claims.next_due_at()
