@@ -113,6 +113,17 @@ def _sqlite_json(value: Any) -> bytes:
     return json.dumps(value).encode()
 
 
+def _json_loads(text: str | bytes) -> Any:
+    """`json.loads`, but an empty list or object (most of an endpoint's JSON columns: no
+    dependants, no notify targets, no headers …) is made without the decoder, which costs some
+    twenty times more; a claim reads a dozen such columns per endpoint."""
+    if text == "[]":
+        return []
+    if text == "{}":
+        return {}
+    return json.loads(text)
+
+
 def create_engine(url: str, pool_size: int = DEFAULT_POOL_SIZE) -> AsyncEngine:
     """An async engine for `url`, with the SQLite connection settings above when needed.
 
@@ -121,7 +132,9 @@ def create_engine(url: str, pool_size: int = DEFAULT_POOL_SIZE) -> AsyncEngine:
     for a SQLite file that cannot be one (see `_require_sqlite_file`)."""
     if make_url(url).get_backend_name() == "sqlite":
         _require_sqlite_file(url)
-        engine = create_async_engine(url, json_serializer=_sqlite_json)
+        engine = create_async_engine(
+            url, json_serializer=_sqlite_json, json_deserializer=_json_loads
+        )
     else:
         connect_args: dict[str, Any] = {"timeout": CONNECT_TIMEOUT_SECONDS}
         if behind_pgbouncer(url):
@@ -131,6 +144,7 @@ def create_engine(url: str, pool_size: int = DEFAULT_POOL_SIZE) -> AsyncEngine:
             pool_size=pool_size,
             max_overflow=pool_size // 2,
             connect_args=connect_args,
+            json_deserializer=_json_loads,
         )
     if engine.dialect.name == "sqlite":
         event.listen(engine.sync_engine, "connect", _sqlite_connect)

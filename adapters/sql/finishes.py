@@ -3,7 +3,8 @@ finishes (`scheduler.recorder`), and each batch is written here in one transacti
 
 A worker finishing hundreds of runs a second would otherwise pay a transaction of five round
 trips per run. Here one transaction locks every endpoint of the batch, reads their running
-runs, and writes all the runs and all the endpoints with one executemany each; a run whose
+runs, moves all the runs from the queue to the history (`run_places.move_to_history`: one
+DELETE … RETURNING, one insert) and writes all the endpoints with one executemany; a run whose
 endpoint has dependants then reports to them in the same transaction (`dag_repo.advance_dag`).
 Each finish is still decided on its own: an item whose lease is no longer ours (or whose run is
 no longer `running`) is left out and its caller gets `LeaseLost`, while the rest of the batch is
