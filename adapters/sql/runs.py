@@ -14,7 +14,6 @@ from sqlalchemy import (
     String,
     Table,
     bindparam,
-    case,
     delete,
     func,
     select,
@@ -158,29 +157,31 @@ class SqlRuns(RunRepository):
     async def latest_runs(self, endpoint_ids: Sequence[str]) -> dict[str, Run]:
         if not endpoint_ids:
             return {}
-        # The newest slot of each endpoint, in the queue and in the history, found by each
-        # table's key, then its run: no ranking of every run of the endpoints.
-        newest = (
-            select(
-                endpoints.c.id,
-                _newest_slot(run_queue).label("queued"),
-                _newest_slot(runs).label("finished"),
-            )
-            .where(endpoints.c.id.in_(list(endpoint_ids)))
-            .subquery()
-        )
-        slot = case(
-            (newest.c.finished.is_(None), newest.c.queued),
-            (newest.c.queued > newest.c.finished, newest.c.queued),
-            else_=newest.c.finished,
-        )
-        query = select(every_run).join(
-            newest,
-            (every_run.c.endpoint_id == newest.c.id) & (every_run.c.slot_at == slot),
+        # Two reads: the newest slot of each endpoint, in the queue and in the history, each
+        # off its table's (endpoint, slot) key; then those slots' runs, the slots given as
+        # values so that PostgreSQL reads only their days. (One statement joining the two
+        # let the planner re-run the slot lookups for every day of history.)
+        newest = select(endpoints.c.id, _newest_slot(run_queue), _newest_slot(runs)).where(
+            endpoints.c.id.in_(list(endpoint_ids))
         )
         async with self._db.read() as conn:
+            slots = {
+                endpoint_id: max(slot for slot in found if slot is not None)
+                for endpoint_id, *found in await conn.execute(newest)
+                if any(slot is not None for slot in found)
+            }
+            if not slots:
+                return {}
+            query = select(every_run).where(
+                every_run.c.endpoint_id.in_(list(slots)),
+                every_run.c.slot_at.in_(sorted(set(slots.values()))),
+            )
             rows = (await conn.execute(query)).mappings().all()
-        return {row["endpoint_id"]: run_from_row(row) for row in rows}
+        return {
+            row["endpoint_id"]: run_from_row(row)
+            for row in rows
+            if slots[row["endpoint_id"]] == row["slot_at"]
+        }
 
     async def prune(self, keep_per_endpoint: int) -> int:
         """Retention in many short transactions instead of one DELETE over the whole table,
