@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
+import itertools
 import json
 import os
 import sys
@@ -91,8 +92,10 @@ class History:
     days: int
     written: int = 0
     """Runs written so far: the next run's ordinal."""
-    sampled: list[str] = field(default_factory=list)
-    """Ids of some of the runs written, for `get_run`."""
+    kept: int = 0
+    """Runs written and not dropped."""
+    sampled: list[tuple[str, datetime]] = field(default_factory=list)
+    """The id and slot of some of the runs kept, for `get_run`."""
 
     def slot(self, nth: int) -> datetime:
         """The slot of every endpoint's `nth` run (before its phase): that number's van der
@@ -163,27 +166,25 @@ def run_records(history: History, start: int, stop: int) -> Iterator[tuple[Any, 
         row[at["size_bytes"]] = len(body)
         row[at["body_hash"]] = hashlib.sha256(body.encode()).hexdigest()
         if ordinal % SAMPLED_EVERY == 0:
-            history.sampled.append(row[at["id"]])
+            history.sampled.append((row[at["id"]], at_slot))
         yield tuple(row)
 
 
 async def seed_runs(history: History, url: str, total: int) -> float:
     """COPY runs until `total` are kept (a dropped day's are gone); returns rows per second."""
-    async with history.store.engine.connect() as conn:
-        kept = int((await conn.exec_driver_sql("SELECT count(*) FROM runs")).scalar_one())
-    wanted = max(total - kept, 0)
+    wanted = max(total - history.kept, 0)
     connection = await asyncpg.connect(asyncpg_dsn(url))
     started = time.perf_counter()
     try:
         records = run_records(history, history.written, history.written + wanted)
-        for _ in range(0, wanted, COPY_CHUNK):
-            chunk = [row for row, _ in zip(records, range(COPY_CHUNK), strict=False)]
+        while chunk := list(itertools.islice(records, COPY_CHUNK)):
             await connection.copy_records_to_table("runs", records=chunk, columns=COLUMNS)
         elapsed = time.perf_counter() - started
         await connection.execute("ANALYZE runs")
     finally:
         await connection.close()
     history.written += wanted
+    history.kept += wanted
     return wanted / elapsed if wanted else float("nan")
 
 
@@ -243,7 +244,7 @@ async def measure(history: History, repeat: int) -> dict[str, list[float]]:
         ),
         "list_runs": lambda n: runs_of.list_runs(endpoint(n), PAGE),
         f"latest of {CLAIM_BATCH}": lambda n: runs_of.latest_runs(batch(n)),
-        "get_run": lambda n: runs_of.get_run(sampled[n * 31 % len(sampled)]),
+        "get_run": lambda n: runs_of.get_run(sampled[n * 31 % len(sampled)][0]),
     }
     measured = {f"claim {CLAIM_BATCH}": await claim_times(history, repeat)}
     for name, read in reads.items():
@@ -286,6 +287,8 @@ async def drop_oldest_day(history: History) -> tuple[int, float]:
     dropped = await drop_before(history.db, day + DAY)
     seconds = time.perf_counter() - started
     assert dropped == 1, f"dropped {dropped} partitions, expected the oldest day's alone"
+    history.kept -= rows
+    history.sampled = [(id_, slot) for id_, slot in history.sampled if slot >= start + DAY]
     await create_ahead(history.db, day, history.days)
     return rows, seconds
 
