@@ -197,22 +197,27 @@ async def set_due(store: SqlStore, endpoint_ids: Sequence[str], at: datetime) ->
         )
 
 
+def batch(ids: Sequence[str], n: int) -> list[str]:
+    """The `n`th batch of `CLAIM_BATCH` endpoints, wrapping around."""
+    offset = n * CLAIM_BATCH % max(len(ids) - CLAIM_BATCH, 1)
+    return list(ids[offset : offset + CLAIM_BATCH])
+
+
 async def claim_times(history: History, repeat: int) -> list[float]:
     """Claims of `CLAIM_BATCH` endpoints made due, a different batch each time; every claim is
     released (its running run deleted) and its endpoint put back to idle, untimed."""
     store, ids = history.store, history.endpoint_ids
     times = []
     for n in range(repeat + 1):
-        offset = n * CLAIM_BATCH % max(len(ids) - CLAIM_BATCH, 1)
-        batch = ids[offset : offset + CLAIM_BATCH]
-        await set_due(store, batch, now())
+        due = batch(ids, n)
+        await set_due(store, due, now())
         started = time.perf_counter()
         claims = await store.claims.claim_due(now(), WORKER, 60.0, CLAIM_BATCH)
         times.append((time.perf_counter() - started) * 1000)
-        assert len(claims) == len(batch), f"claimed {len(claims)} of {len(batch)}"
+        assert len(claims) == len(due), f"claimed {len(claims)} of {len(due)}"
         for claim in claims:
             await store.claims.release(claim, WORKER)
-        await set_due(store, batch, now() + IDLE)
+        await set_due(store, due, now() + IDLE)
     return times[1:]
 
 
@@ -235,17 +240,13 @@ async def measure(history: History, repeat: int) -> dict[str, list[float]]:
     def endpoint(n: int) -> str:
         return ids[n * 7919 % len(ids)]
 
-    def batch(n: int) -> list[str]:
-        offset = n * CLAIM_BATCH % max(len(ids) - CLAIM_BATCH, 1)
-        return ids[offset : offset + CLAIM_BATCH]
-
     reads: dict[str, Callable[[int], Awaitable[object]]] = {
         "runs list": lambda n: runs_of.page_runs(RunFilter(), PAGE),
         "runs list, one endpoint": lambda n: runs_of.page_runs(
             RunFilter(endpoint_id=endpoint(n)), PAGE
         ),
         "list_runs": lambda n: runs_of.list_runs(endpoint(n), PAGE),
-        f"latest of {CLAIM_BATCH}": lambda n: runs_of.latest_runs(batch(n)),
+        f"latest of {CLAIM_BATCH}": lambda n: runs_of.latest_runs(batch(ids, n)),
         "get_run": lambda n: runs_of.get_run(sampled[n * 31 % len(sampled)][0]),
     }
     measured = {f"claim {CLAIM_BATCH}": await claim_times(history, repeat)}
