@@ -94,6 +94,8 @@ class Settings(BaseSettings):
     """Days an audit entry is kept: the longest window, it is the record of who did what."""
     retention_approvals_days: float = Field(default=30, gt=0)
     """Days a decided approval gate is kept; a pending one stays until decided or expired."""
+    retention_runs_days: float = Field(default=90, gt=0)
+    """Days a finished run is kept (by slot); on PostgreSQL a day of history goes at once."""
     planner_keep_quiet_sessions: bool = False
     """Store every planner pass as a session, the quiet ones too (those that propose nothing
     and find nothing new are otherwise only counted): to watch a planner at work."""

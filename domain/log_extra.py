@@ -73,6 +73,7 @@ LogAction = Literal[
     "probes_start",
     "prune",
     "prune_records",
+    "roll_history_failed",
     "prune_workers",
     "reap",
     "recording_stalled",

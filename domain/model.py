@@ -483,6 +483,9 @@ class Response:
     headers: Mapping[str, str] = field(default_factory=dict)
     """The answer's headers (case-insensitive where the dispatcher keeps them so), for
     `success_when`; never stored."""
+    body_text: str | None = field(default=None, repr=False, compare=False)
+    """`body` as it came, as text: a store that keeps JSON as text writes it as is, rather
+    than encode `body` again (None: encode `body`)."""
 
     @property
     def ok(self) -> bool:

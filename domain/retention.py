@@ -1,7 +1,7 @@
 """Retention: how long each growing table keeps its rows, and which rows may go.
 
-Runs keep the newest `retention_runs` per endpoint (`RunRepository.prune`); the tables here
-keep rows for a time window instead. What may go is decided here, once: the memory store calls
+Runs keep the newest `retention_runs` per endpoint (`RunRepository.prune`) and, like the other
+tables here, rows for a time window. What may go is decided here, once: the memory store calls
 these functions, the SQL stores say the same in their DELETE (proven by the contract tests in
 `tests/contract/test_retention_contract.py`). A row that still has work ahead is never pruned:
 a proposal waiting for review, a notification not yet delivered, an approval not yet
@@ -40,6 +40,9 @@ class Retention:
     """Audit entries: kept longest, they are the record of who did what."""
     approvals: timedelta
     """Decided (approved, rejected, expired) approval gates, by request."""
+    runs: timedelta
+    """Finished runs, by slot (and at most `retention_runs` per endpoint, whatever their
+    age): on PostgreSQL whole days of history are dropped (`RunRepository.roll_history`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +55,7 @@ class Cutoffs:
     notifications: datetime
     audit: datetime
     approvals: datetime
+    runs: datetime
 
 
 def cutoffs(retention: Retention, now: datetime) -> Cutoffs:
@@ -62,6 +66,7 @@ def cutoffs(retention: Retention, now: datetime) -> Cutoffs:
         notifications=now - retention.notifications,
         audit=now - retention.audit,
         approvals=now - retention.approvals,
+        runs=now - retention.runs,
     )
 
 

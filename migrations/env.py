@@ -14,6 +14,7 @@ from alembic import context
 from sqlalchemy import Connection
 
 from cronpilot.adapters.sql.engine import create_engine
+from cronpilot.adapters.sql.partitions import outside_partitions
 from cronpilot.adapters.sql.tables import metadata
 
 config = context.config
@@ -35,6 +36,8 @@ def _configure(connection: Connection) -> None:
         # SQLite cannot ALTER most things; batch mode rebuilds the table instead.
         render_as_batch=connection.dialect.name == "sqlite",
         compare_type=True,
+        # The history's partitions are made by housekeeping, not described in the metadata.
+        include_name=outside_partitions,
     )
 
 

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Literal
 
+from cronpilot.domain.errors import StoreUnavailable
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.ports.clock import Clock
 from cronpilot.domain.ports.telemetry import Telemetry
@@ -26,7 +27,9 @@ from cronpilot.usecases.approvals import EXPIRY_BATCH, ApprovalDesk
 
 log = logging.getLogger(__name__)
 
-RetainedTable = Literal["sessions", "proposals", "notifications", "audit", "approvals", "episodes"]
+RetainedTable = Literal[
+    "runs", "sessions", "proposals", "notifications", "audit", "approvals", "episodes"
+]
 
 FIRST_PRUNE_AFTER = timedelta(minutes=1)
 """A starting worker prunes only after this (or its interval, if shorter): it is likely to face
@@ -86,6 +89,7 @@ class Housekeeping:
         than `STALE_WAIT`; forget workers silent for `worker_stale_seconds` (the registry).
         Returns how many runs were deleted."""
         pruned = await self._store.runs.prune(self._retention_runs)
+        pruned += await self._roll_history()
         if pruned:
             log.info("pruned %d old runs", pruned, extra=log_extra("prune", count=pruned))
         await self.prune_records()
@@ -108,6 +112,21 @@ class Housekeeping:
             )
         return pruned
 
+    async def _roll_history(self) -> int:
+        """Days of history made ahead and dropped past retention (PostgreSQL's partitions);
+        a lock not had in time is left for the next pass."""
+        now = self._clock.now()
+        keep_from = cutoffs(self._retention, now).runs.date()
+        try:
+            return await self._store.runs.roll_history(now.date(), keep_from)
+        except StoreUnavailable as error:
+            log.warning(
+                "history partitions not changed this pass: %s",
+                error,
+                extra=log_extra("roll_history_failed"),
+            )
+            return 0
+
     async def prune_records(self) -> dict[RetainedTable, int]:
         """Delete the sessions, decided proposals, delivered notifications (and ended alert
         episodes), audit entries and decided approvals past their retention window at this
@@ -117,6 +136,7 @@ class Housekeeping:
         cut = cutoffs(self._retention, self._clock.now())
         store = self._store
         batches: dict[RetainedTable, Callable[[int], Awaitable[int]]] = {
+            "runs": lambda n: store.runs.prune_before(cut.runs, n),
             "sessions": lambda n: store.planner.prune_sessions(
                 cut.sessions, cut.rule_evaluations, n
             ),

@@ -7,6 +7,7 @@ cannot make a worker buffer more than `max_response_bytes`.
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 
 from aiohttp import ClientResponse, hdrs
@@ -25,6 +26,8 @@ class StoredBody:
     absence: BodyAbsence | None = None
     size_bytes: int | None = None
     body_hash: str | None = None
+    text: str | None = None
+    """The body as text, as it was decoded (`Response.body_text`)."""
 
 
 def is_json_type(content_type: str) -> bool:
@@ -69,7 +72,8 @@ def _decoded(raw: bytes) -> StoredBody:
         return StoredBody(absence=BodyAbsence.EMPTY, size_bytes=0, body_hash=digest)
     try:
         # Strict: a body PostgreSQL would refuse is unparsable on every backend alike.
-        body = parse_storable(raw)
+        text = raw.decode(json.detect_encoding(raw), "surrogatepass")
+        body = parse_storable(text)
     except (ValueError, RecursionError):
         return StoredBody(absence=BodyAbsence.UNPARSABLE, size_bytes=size, body_hash=digest)
-    return StoredBody(body=body, size_bytes=size, body_hash=digest)
+    return StoredBody(body=body, size_bytes=size, body_hash=digest, text=text)

@@ -198,6 +198,7 @@ def _answer(
     return Response(
         status_code=response.status,
         body=stored.body,
+        body_text=stored.text,
         body_absence=stored.absence,
         size_bytes=stored.size_bytes,
         body_hash=stored.body_hash,

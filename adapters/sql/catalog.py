@@ -25,7 +25,7 @@ from cronpilot.adapters.sql.rows import (
     save_endpoint,
     select_endpoints,
 )
-from cronpilot.adapters.sql.tables import IS_QUEUED, endpoints, jobs, runs
+from cronpilot.adapters.sql.tables import IS_QUEUED, endpoints, jobs, run_queue
 from cronpilot.domain.errors import EndpointNotFound, JobNotFound
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import (
@@ -130,7 +130,7 @@ class SqlCatalog(CatalogRepository):
         # stores to the same counts).
         count = func.count()
         due = select(count).where(endpoints.c.next_run_at <= now, endpoints.c.lease_owner.is_(None))
-        queued = select(count).select_from(runs).where(IS_QUEUED, runs.c.due_at <= now)
+        queued = select(count).select_from(run_queue).where(IS_QUEUED, run_queue.c.due_at <= now)
         hinted = select(count).where(
             or_(
                 endpoints.c.hint_interval_expires_at > now,

@@ -52,8 +52,15 @@ from cronpilot.adapters.sql.rows import (
     save_endpoint_state,
     select_endpoints,
 )
-from cronpilot.adapters.sql.tables import IS_QUEUED, SLOT_KEY, UtcDateTime, endpoints, jobs, runs
-from cronpilot.adapters.sql.upsert import conflict_insert
+from cronpilot.adapters.sql.run_places import history_has_slot, queue_runs, save_run
+from cronpilot.adapters.sql.tables import (
+    IS_QUEUED,
+    QUEUE_SLOT_KEY,
+    UtcDateTime,
+    endpoints,
+    jobs,
+    run_queue,
+)
 from cronpilot.domain.alerts import run_notifications
 from cronpilot.domain.cancelling import cancelled_run
 from cronpilot.domain.claiming import first_of_each
@@ -187,6 +194,7 @@ def _slots_postgres(queued: Any) -> tuple[Any, Any]:
     # Mirrors `domain.transitions.started_run`, which the SQLite path calls directly (proven by
     # `tests/contract/test_rules_contract.py::test_a_claim_takes_what_the_domain_picks`); the
     # slot is the grid slot (`Endpoint.next_slot`), off which jitter may have moved the call.
+    slot = func.coalesce(leased.c.next_slot_at, leased.c.next_run_at)
     new_runs = select(
         _hex_id(),
         leased.c.id,
@@ -195,34 +203,34 @@ def _slots_postgres(queued: Any) -> tuple[Any, Any]:
         literal(RunTrigger.SCHEDULE.value),
         leased.c.next_run_source,
         literal(RunStatus.RUNNING.value),
-        func.coalesce(leased.c.next_slot_at, leased.c.next_run_at),
+        slot,
         now,
         worker_id,
         literal(1),
-    )
+    ).where(~history_has_slot(leased.c.id, slot))
     # Only PostgreSQL takes this statement, so its insert construct is named (and typed) here.
     from sqlalchemy.dialects.postgresql import insert as pg_insert
 
     started = (
-        pg_insert(runs)
+        pg_insert(run_queue)
         .from_select(
             [
-                runs.c.id,
-                runs.c.endpoint_id,
-                runs.c.job_id,
-                runs.c.trace_id,
-                runs.c.trigger,
-                runs.c.schedule_source,
-                runs.c.status,
-                runs.c.slot_at,
-                runs.c.started_at,
-                runs.c.worker_id,
-                runs.c.attempt,
+                run_queue.c.id,
+                run_queue.c.endpoint_id,
+                run_queue.c.job_id,
+                run_queue.c.trace_id,
+                run_queue.c.trigger,
+                run_queue.c.schedule_source,
+                run_queue.c.status,
+                run_queue.c.slot_at,
+                run_queue.c.started_at,
+                run_queue.c.worker_id,
+                run_queue.c.attempt,
             ],
             new_runs,
         )
-        .on_conflict_do_nothing(constraint=SLOT_KEY)
-        .returning(runs.c.endpoint_id, runs.c.id, runs.c.trace_id)
+        .on_conflict_do_nothing(constraint=QUEUE_SLOT_KEY)
+        .returning(run_queue.c.endpoint_id, run_queue.c.id, run_queue.c.trace_id)
         .cte("started")
     )
     return leased, started
@@ -245,7 +253,7 @@ async def _lease_due_sqlite(conn: AsyncConnection, lease: LeaseRequest) -> list[
     )
     leased: list[Leased] = []
     for row in rows.mappings().all():
-        run_id, trace_id = await _start_run(conn, endpoint_from_row(row, None), lease, "sqlite")
+        run_id, trace_id = await _start_run(conn, endpoint_from_row(row, None), lease)
         leased.append((row, run_id, trace_id))
     return leased
 
@@ -267,16 +275,16 @@ def _waiting_runs(
     Mirrors `domain.claiming.may_start` in `queue_order` (proven by
     `tests/contract/test_rules_contract.py::test_a_claim_takes_what_the_domain_picks`)."""
     return (
-        select(runs)
-        .join(endpoints, endpoints.c.id == runs.c.endpoint_id)
+        select(run_queue)
+        .join(endpoints, endpoints.c.id == run_queue.c.endpoint_id)
         .where(
             IS_QUEUED,
-            runs.c.due_at <= due_by,
+            run_queue.c.due_at <= due_by,
             endpoints.c.lease_owner.is_(None),
             _ahead_of_schedule(due_by),
             ~_job_holds(endpoints.c.job_id, now),
         )
-        .order_by(runs.c.due_at, runs.c.slot_at)
+        .order_by(run_queue.c.due_at, run_queue.c.slot_at)
     )
 
 
@@ -287,8 +295,8 @@ def _ahead_of_schedule(due_by: datetime | BindParameter[Any]) -> ColumnElement[b
         endpoints.c.next_run_at.is_(None),
         endpoints.c.next_run_at > due_by,
         and_(
-            runs.c.trigger == RunTrigger.MANUAL.value,
-            runs.c.due_at < endpoints.c.next_run_at,
+            run_queue.c.trigger == RunTrigger.MANUAL.value,
+            run_queue.c.due_at < endpoints.c.next_run_at,
         ),
     )
 
@@ -312,7 +320,7 @@ async def _claim_postgres(driver: Any, lease: LeaseRequest) -> tuple[list[Starte
     leased: list[Leased] = []
     for row in await driver.fetch(sql, *(values[name] for name in names)):
         if row[_KIND] == _QUEUED:
-            queued = {column.name: row[_RUN_PREFIX + column.name] for column in runs.c}
+            queued = {column.name: row[_RUN_PREFIX + column.name] for column in run_queue.c}
             started.append((row, None if row["started_id"] is None else run_from_row(queued)))
         else:
             leased.append((row, row[_SLOT_RUN], row[_SLOT_TRACE]))
@@ -348,8 +356,9 @@ def _claim_postgres_statement() -> CompoundSelect[Any]:
                      LIMIT :limit - (SELECT count(*) FROM q_due) FOR UPDATE SKIP LOCKED),
              leased AS (UPDATE endpoints SET lease_owner = :worker, lease_until = :until
                         FROM due WHERE endpoints.id = due.id RETURNING endpoints.*, xmin),
-             started AS (INSERT INTO runs (...) SELECT ... FROM leased
-                         ON CONFLICT ON CONSTRAINT uq_runs_endpoint_slot DO NOTHING
+             started AS (INSERT INTO run_queue (...) SELECT ... FROM leased
+                         WHERE NOT EXISTS (<the history's run of the slot>)
+                         ON CONFLICT ON CONSTRAINT uq_run_queue_endpoint_slot DO NOTHING
                          RETURNING endpoint_id, id, trace_id)
         SELECT 0, q_leased.*, jobs.name, q_started.id ... (the queued runs, earliest due first)
         UNION ALL
@@ -361,7 +370,7 @@ def _claim_postgres_statement() -> CompoundSelect[Any]:
     limit."""
     queued_leased, queued_started, queued_due = _queued_postgres()
     leased, started = _slots_postgres(queued_due)
-    run_columns = [_RUN_PREFIX + column.name for column in runs.c]
+    run_columns = [_RUN_PREFIX + column.name for column in run_queue.c]
     queued_rows = select(
         literal(_QUEUED).label(_KIND),
         *(queued_leased.c[column.name] for column in endpoints.c),
@@ -382,7 +391,7 @@ def _claim_postgres_statement() -> CompoundSelect[Any]:
             literal(_SLOT),
             *(leased.c[column.name] for column in endpoints.c),
             *job_columns(),
-            *(cast(null(), column.type) for column in runs.c),
+            *(cast(null(), column.type) for column in run_queue.c),
             null(),
             leased.c[ROW_VERSION.name],
             started.c.id,
@@ -404,10 +413,10 @@ def _queued_postgres() -> tuple[Any, Any, Any]:
     turn their runs `running`; returns the leased rows' CTE (with the runs' columns, prefixed
     `run_`), the started runs' CTE and the locked rows' CTE.
 
-        WITH waiting AS (SELECT runs.* FROM (SELECT runs.*, row_number() OVER (PARTITION BY
-                         runs.endpoint_id ORDER BY runs.due_at, runs.slot_at) AS rank
-                         FROM runs JOIN endpoints ... WHERE runs.status = 'queued'
-                         AND runs.due_at <= :due_by AND endpoints.lease_owner IS NULL
+        WITH waiting AS (SELECT q.* FROM (SELECT q.*, row_number() OVER (PARTITION BY
+                         q.endpoint_id ORDER BY q.due_at, q.slot_at) AS rank
+                         FROM run_queue q JOIN endpoints ... WHERE q.status = 'queued'
+                         AND q.due_at <= :due_by AND endpoints.lease_owner IS NULL
                          AND NOT EXISTS (<its job's pause holds at :now>)) WHERE rank = 1),
              q_due AS (SELECT endpoints.id, waiting.* (as run_*) FROM endpoints JOIN waiting
                        ... WHERE endpoints.lease_owner IS NULL ORDER BY waiting.due_at LIMIT :n
@@ -415,9 +424,9 @@ def _queued_postgres() -> tuple[Any, Any, Any]:
              q_leased AS (UPDATE endpoints SET lease_owner = :worker, lease_until = :until
                           FROM q_due WHERE endpoints.id = q_due.id RETURNING endpoints.*,
                           q_due.run_*),
-             q_started AS (UPDATE runs SET status = 'running', started_at = :now,
-                           worker_id = :worker FROM q_leased WHERE runs.id = q_leased.run_id
-                           AND runs.status = 'queued' RETURNING runs.id)
+             q_started AS (UPDATE run_queue SET status = 'running', started_at = :now,
+                           worker_id = :worker FROM q_leased WHERE run_queue.id = q_leased.run_id
+                           AND run_queue.status = 'queued' RETURNING run_queue.id)
 
     A locked endpoint whose row changed since the statement began is checked again (READ
     COMMITTED), and so is the run's `queued` status in `q_started`: two claimers never start
@@ -426,7 +435,7 @@ def _queued_postgres() -> tuple[Any, Any, Any]:
     # The earliest of each endpoint (`domain.claiming.first_of_each`, which the SQLite path
     # calls): ranked, as DISTINCT ON is spelt differently across SQLAlchemy versions.
     earliest_first = func.row_number().over(
-        partition_by=runs.c.endpoint_id, order_by=(runs.c.due_at, runs.c.slot_at)
+        partition_by=run_queue.c.endpoint_id, order_by=(run_queue.c.due_at, run_queue.c.slot_at)
     )
     ranked = (
         _waiting_runs(bindparam("due_by", type_=UtcDateTime), bindparam("now", type_=UtcDateTime))
@@ -435,15 +444,15 @@ def _queued_postgres() -> tuple[Any, Any, Any]:
         .subquery("ranked")
     )
     waiting = (
-        select(*(ranked.c[column.name] for column in runs.c))
+        select(*(ranked.c[column.name] for column in run_queue.c))
         .where(ranked.c.rank == 1)
         .cte("waiting")
     )
-    run_columns = [_RUN_PREFIX + column.name for column in runs.c]
+    run_columns = [_RUN_PREFIX + column.name for column in run_queue.c]
     due = (
         select(
             endpoints.c.id,
-            *(waiting.c[column.name].label(_RUN_PREFIX + column.name) for column in runs.c),
+            *(waiting.c[column.name].label(_RUN_PREFIX + column.name) for column in run_queue.c),
         )
         .join(waiting, waiting.c.endpoint_id == endpoints.c.id)
         .where(endpoints.c.lease_owner.is_(None))
@@ -462,14 +471,14 @@ def _queued_postgres() -> tuple[Any, Any, Any]:
     # Mirrors `domain.claiming.leased` and `domain.transitions.started_queued`, which the SQLite
     # path calls directly (proven as `started_run` is, above).
     started = (
-        update(runs)
-        .where(runs.c.id == leased.c.run_id, runs.c.status == RunStatus.QUEUED.value)
+        update(run_queue)
+        .where(run_queue.c.id == leased.c.run_id, run_queue.c.status == RunStatus.QUEUED.value)
         .values(
             status=RunStatus.RUNNING.value,
             started_at=bindparam("now", type_=UtcDateTime),
             worker_id=worker_id,
         )
-        .returning(runs.c.id)
+        .returning(run_queue.c.id)
         .cte("q_started")
     )
     return leased, started, due
@@ -487,25 +496,22 @@ async def _start_queued_sqlite(conn: AsyncConnection, lease: LeaseRequest) -> li
             .values(lease_owner=lease.worker_id, lease_until=lease.until)
         )
         running = started_queued(queued, lease.worker_id, lease.now)
-        await conn.execute(update(runs).where(runs.c.id == queued.id).values(run_values(running)))
+        await conn.execute(
+            update(run_queue).where(run_queue.c.id == queued.id).values(run_values(running))
+        )
         leased = select_endpoints().where(endpoints.c.id == queued.endpoint_id)
         started.append(((await conn.execute(leased)).mappings().one(), queued))
     return started
 
 
 async def _start_run(
-    conn: AsyncConnection, endpoint: Endpoint, lease: LeaseRequest, dialect: str
+    conn: AsyncConnection, endpoint: Endpoint, lease: LeaseRequest
 ) -> tuple[str | None, str | None]:
     """Insert the `running` run of a leased endpoint's next slot; its run id and trace id, or
     Nones when the slot already has a run."""
     claim = claim_of(endpoint, new_id(), new_id(), lease.until)
     run = started_run(claim, lease.worker_id, lease.now)
-    inserted = await conn.execute(
-        conflict_insert(dialect, runs)
-        .values(run_values(run))
-        .on_conflict_do_nothing(index_elements=[runs.c.endpoint_id, runs.c.slot_at])
-    )
-    if inserted.rowcount == 0:
+    if not await queue_runs(conn, [run]):
         return None, None
     return run.id, run.trace_id
 
@@ -566,7 +572,7 @@ class SqlClaims(ClaimRepository):
                 await self._skip_taken_slot(conn, endpoint, lease.now)
                 continue
             if not opened:
-                running = await conn.execute(select(runs).where(runs.c.id == run_id))
+                running = await conn.execute(select(run_queue).where(run_queue.c.id == run_id))
                 await self._fail_undecryptable(
                     conn, endpoint, run_from_row(running.mappings().one()), lease.now
                 )
@@ -614,12 +620,12 @@ class SqlClaims(ClaimRepository):
             ),
         )
         if run_id is not None:
-            await conn.execute(delete(runs).where(runs.c.id == run_id))
+            await conn.execute(delete(run_queue).where(run_queue.c.id == run_id))
         if not due:
             await save_endpoint_state(conn, replace(moved, lease_owner=None, lease_until=None))
             return None
         await save_endpoint_state(conn, moved)
-        new_run_id, new_trace_id = await _start_run(conn, moved, lease, self._db.dialect)
+        new_run_id, new_trace_id = await _start_run(conn, moved, lease)
         return moved, new_run_id, new_trace_id
 
     async def _queued_claims(
@@ -706,7 +712,7 @@ class SqlClaims(ClaimRepository):
         if endpoint is None or endpoint.lease_owner != worker_id:
             return None
         row = (
-            (await conn.execute(select(runs).where(runs.c.id == claim.run_id)))
+            (await conn.execute(select(run_queue).where(run_queue.c.id == claim.run_id)))
             .mappings()
             .one_or_none()
         )
@@ -715,7 +721,7 @@ class SqlClaims(ClaimRepository):
         return endpoint, run_from_row(row)
 
     async def _save_run(self, conn: AsyncConnection, run: Run) -> None:
-        await conn.execute(update(runs).where(runs.c.id == run.id).values(run_values(run)))
+        await save_run(conn, run)
 
     async def finish_many(self, finishes: Sequence[Finish]) -> list[Recorded | CronpilotError]:
         # One transaction for the batch (`adapters.sql.finishes`); each is still fenced on its
@@ -729,7 +735,7 @@ class SqlClaims(ClaimRepository):
                 return
             endpoint, running = fenced
             if claim.queued is None:
-                await conn.execute(delete(runs).where(runs.c.id == running.id))
+                await conn.execute(delete(run_queue).where(run_queue.c.id == running.id))
             else:
                 await self._save_run(conn, claim.queued)
             await save_endpoint(
@@ -757,8 +763,8 @@ class SqlClaims(ClaimRepository):
     async def cancels_asked(self, run_ids: Collection[str]) -> set[str]:
         if not run_ids:
             return set()
-        query = select(runs.c.id).where(
-            runs.c.id.in_(list(run_ids)), runs.c.cancel_requested_by.isnot(None)
+        query = select(run_queue.c.id).where(
+            run_queue.c.id.in_(list(run_ids)), run_queue.c.cancel_requested_by.isnot(None)
         )
         async with self._db.read() as conn:
             return set((await conn.execute(query)).scalars())
@@ -781,8 +787,9 @@ class SqlClaims(ClaimRepository):
 
     async def _reap_endpoint(self, conn: AsyncConnection, endpoint: Endpoint, now: datetime) -> int:
         running = await conn.execute(
-            select(runs).where(
-                runs.c.endpoint_id == endpoint.id, runs.c.status == RunStatus.RUNNING.value
+            select(run_queue).where(
+                run_queue.c.endpoint_id == endpoint.id,
+                run_queue.c.status == RunStatus.RUNNING.value,
             )
         )
         abandoned = []
@@ -803,8 +810,8 @@ class SqlClaims(ClaimRepository):
             .where(endpoints.c.lease_owner.is_(None))
         )
         queued = (
-            select(func.min(_held_until(runs.c.due_at)))
-            .join(endpoints, endpoints.c.id == runs.c.endpoint_id)
+            select(func.min(_held_until(run_queue.c.due_at)))
+            .join(endpoints, endpoints.c.id == run_queue.c.endpoint_id)
             .join(jobs, jobs.c.id == endpoints.c.job_id)
             .where(IS_QUEUED, endpoints.c.lease_owner.is_(None))
         )
@@ -814,14 +821,5 @@ class SqlClaims(ClaimRepository):
         return min((time for time in times if time is not None), default=None)
 
     async def enqueue(self, queued: Sequence[Run]) -> list[Run]:
-        inserted = []
         async with self._db.write() as conn:
-            for run in queued:
-                result = await conn.execute(
-                    conflict_insert(self._db.dialect, runs)
-                    .values(run_values(run))
-                    .on_conflict_do_nothing(index_elements=[runs.c.endpoint_id, runs.c.slot_at])
-                )
-                if result.rowcount:
-                    inserted.append(run)
-        return inserted
+            return await queue_runs(conn, queued)

@@ -27,11 +27,13 @@ from cronpilot.adapters.sql.rows import (
     save_endpoint_state,
     select_endpoints,
 )
+from cronpilot.adapters.sql.run_places import every_run
 from cronpilot.adapters.sql.tables import (
     IS_PENDING_APPROVAL,
     approvals,
     dag_waits,
     endpoints,
+    run_queue,
     runs,
 )
 from cronpilot.domain.conditions import Response
@@ -162,12 +164,14 @@ async def _start(
 ) -> Claim:
     """Lease `endpoint` and insert its `running` run, a child of the trigger's parent."""
     parent_ids = list(trigger.parents.values())
-    bodies = await conn.execute(select(runs.c.id, runs.c.body).where(runs.c.id.in_(parent_ids)))
+    bodies = await conn.execute(
+        select(every_run.c.id, every_run.c.body).where(every_run.c.id.in_(parent_ids))
+    )
     by_id = {row.id: row.body for row in bodies}
     upstream = {name: by_id[run_id] for name, run_id in trigger.parents.items() if run_id in by_id}
     claim = dag_claim(endpoint, trigger, upstream, lease, now)
     await save_endpoint_state(conn, claim.endpoint)
-    await conn.execute(insert(runs).values(run_values(started_run(claim, lease[0], now))))
+    await conn.execute(insert(run_queue).values(run_values(started_run(claim, lease[0], now))))
     return claim
 
 
@@ -237,20 +241,26 @@ class SqlDag(DagRepository):
             return None, None
         async with self._db.read() as conn:
             parent = (
-                (await conn.execute(select(runs).where(runs.c.trace_id == run.parent_trace_id)))
+                (
+                    await conn.execute(
+                        select(every_run).where(every_run.c.trace_id == run.parent_trace_id)
+                    )
+                )
                 .mappings()
                 .first()
             )
             earlier = (
                 (
                     await conn.execute(
-                        select(runs)
+                        select(every_run)
                         .where(
-                            runs.c.parent_trace_id == run.parent_trace_id,
-                            (runs.c.started_at < run.started_at)
-                            | and_(runs.c.started_at == run.started_at, runs.c.id < run.id),
+                            every_run.c.parent_trace_id == run.parent_trace_id,
+                            (every_run.c.started_at < run.started_at)
+                            | and_(
+                                every_run.c.started_at == run.started_at, every_run.c.id < run.id
+                            ),
                         )
-                        .order_by(runs.c.started_at.desc(), runs.c.id.desc())
+                        .order_by(every_run.c.started_at.desc(), every_run.c.id.desc())
                         .limit(1)
                     )
                 )
@@ -265,13 +275,13 @@ class SqlDag(DagRepository):
 
 async def _previous_success(conn: AsyncConnection, run: Run) -> Run | None:
     query = (
-        select(runs)
+        select(every_run)
         .where(
-            runs.c.endpoint_id == run.endpoint_id,
-            runs.c.slot_at < run.slot_at,
-            runs.c.status == RunStatus.SUCCESS.value,
+            every_run.c.endpoint_id == run.endpoint_id,
+            every_run.c.slot_at < run.slot_at,
+            every_run.c.status == RunStatus.SUCCESS.value,
         )
-        .order_by(runs.c.slot_at.desc())
+        .order_by(every_run.c.slot_at.desc())
         .limit(1)
     )
     row = (await conn.execute(query)).mappings().one_or_none()
@@ -288,18 +298,20 @@ async def _responses(
     if ids:
         stored = {
             row["id"]: run_from_row(row)
-            for row in (await conn.execute(select(runs).where(runs.c.id.in_(ids)))).mappings()
+            for row in (
+                await conn.execute(select(every_run).where(every_run.c.id.in_(ids)))
+            ).mappings()
         }
         found |= {n: reading(stored[i]) for n, i in reads.items() if i in stored}
     by_name = {e.name: e for e in job}
     for name in [name for name, run_id in reads.items() if run_id is None and name in by_name]:
         latest = await conn.execute(
-            select(runs)
+            select(every_run)
             .where(
-                runs.c.endpoint_id == by_name[name].id,
-                runs.c.status == RunStatus.SUCCESS.value,
+                every_run.c.endpoint_id == by_name[name].id,
+                every_run.c.status == RunStatus.SUCCESS.value,
             )
-            .order_by(runs.c.slot_at.desc())
+            .order_by(every_run.c.slot_at.desc())
             .limit(1)
         )
         row = latest.mappings().one_or_none()

@@ -28,7 +28,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
-from cronpilot.adapters.sql.tables import SLOT_KEY
+from cronpilot.adapters.sql.tables import QUEUE_SLOT_KEY, SLOT_KEY
 from cronpilot.domain.errors import (
     ConflictError,
     CronpilotError,
@@ -49,7 +49,12 @@ DEFAULT_POOL_SIZE = 5
 _UNDEFINED_TABLE = "42P01"
 _READ_ONLY_TRANSACTION = "25006"
 _SQLITE_MISSING_TABLE = "no such table"
-_SQLITE_SLOT_KEY = "runs.endpoint_id, runs.slot_at"
+_SLOT_KEYS = re.compile(
+    # The history's key (on PostgreSQL reported by the partition's index: `runs_p…_endpoint_id_
+    # slot_at_key`), the queue's, and SQLite's wording of either.
+    rf"{SLOT_KEY}|{QUEUE_SLOT_KEY}|runs_\w*endpoint_id_slot_at_key|runs\.endpoint_id, "
+    r"runs\.slot_at|run_queue\.endpoint_id, run_queue\.slot_at"
+)
 _SLOT_DETAIL = re.compile(
     r"\(endpoint_id, slot_at\)=\((?P<endpoint_id>[^,]+), (?P<slot_at>[^)]+)\)"
 )
@@ -383,7 +388,7 @@ def _translated(exc: Exception, url: str) -> CronpilotError:
     # exceptions among them) to the generic DBAPIError, so the class alone is not enough.
     sqlstate = str(getattr(reason, "sqlstate", "") or "")
     if isinstance(exc, IntegrityError) or sqlstate.startswith("23"):
-        if SLOT_KEY in str(reason) or _SQLITE_SLOT_KEY in str(reason):
+        if _SLOT_KEYS.search(str(reason)):
             return _slot_already_run(reason)
         return ConflictError(str(reason))
     if sqlstate == _READ_ONLY_TRANSACTION:

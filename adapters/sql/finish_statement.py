@@ -6,10 +6,10 @@ While the row keeps that version nothing has written it since (no pause, hint, a
 extension or reap), so the claim's endpoint is the stored one and `domain.settling.settle`
 decides the finish without reading it again. One statement then, in one round trip and one
 implicit transaction, locks the batch's rows still at their versions and leased to the
-finishing worker (in id order, as every writer locks), completes those of their runs still
-`running`, and writes those endpoints, the batch passed as arrays (one per column) and the
-statement prepared once on each connection (asyncpg's statement cache). Raw asyncpg, not
-SQLAlchemy: decision 0046.
+finishing worker (in id order, as every writer locks), moves those of their runs still `running`
+from the queue to the history as finished (decision 0047), and writes those endpoints, the batch
+passed as arrays (one per column) and the statement prepared once on each connection (asyncpg's
+statement cache). Raw asyncpg, not SQLAlchemy: decision 0046.
 
 What the statement cannot take goes the general way, which reads under lock and decides again:
 a finish whose row changed, whose lease or run is gone, a DAG parent (its dependants are
@@ -77,7 +77,10 @@ def statement() -> str:
     names = [*_KEYS, *(f"r_{c.name}" for c in run_columns), *(f"e_{c.name}" for c in state_columns)]
     types = ["text"] * len(_KEYS) + [_pg_type(c) for c in (*run_columns, *state_columns)]
     arrays = ", ".join(f"${n}::{kind}[]" for n, kind in enumerate(types, 1))
-    run_sets = ", ".join(f"{c.name} = b.r_{c.name}" for c in run_columns)
+    history = ", ".join(c.name for c in runs.c)
+    moved = ", ".join(
+        f"b.r_{c.name}" if c.name in FINISHED_COLUMNS else f"moved.{c.name}" for c in runs.c
+    )
     state_sets = ", ".join(f"{c.name} = b.e_{c.name}" for c in state_columns)
     return f"""
 WITH b AS (SELECT * FROM unnest({arrays}) AS b({", ".join(names)})),
@@ -86,16 +89,20 @@ fenced AS (
     WHERE endpoints.lease_owner = b.worker_id AND endpoints.xmin::text = b.version
     ORDER BY endpoints.id FOR UPDATE OF endpoints
 ),
-done AS (
-    UPDATE runs SET {run_sets} FROM b JOIN fenced ON fenced.id = b.endpoint_id
-    WHERE runs.id = b.run_id AND runs.status = '{RunStatus.RUNNING.value}'
-    RETURNING runs.id
+moved AS (
+    DELETE FROM run_queue USING b JOIN fenced ON fenced.id = b.endpoint_id
+    WHERE run_queue.id = b.run_id AND run_queue.status = '{RunStatus.RUNNING.value}'
+    RETURNING run_queue.*
+),
+kept AS (
+    INSERT INTO runs ({history}) SELECT {moved} FROM moved JOIN b ON b.run_id = moved.id
+    ON CONFLICT (endpoint_id, slot_at) DO NOTHING
 ),
 ended AS (
-    UPDATE endpoints SET {state_sets} FROM b JOIN done ON done.id = b.run_id
+    UPDATE endpoints SET {state_sets} FROM b JOIN moved ON moved.id = b.run_id
     WHERE endpoints.id = b.endpoint_id
 )
-SELECT id FROM done"""
+SELECT id FROM moved"""
 
 
 def settled_alone(batch: Sequence[Finish]) -> dict[int, Settled]:
@@ -128,6 +135,16 @@ async def write_settled(
     return {n for n in settled if settled[n].run.id in recorded}
 
 
+class _AsText(str):
+    """JSON that is text already."""
+
+
+def _json_text(value: object) -> str | None:
+    if value is None or isinstance(value, _AsText):
+        return value
+    return json.dumps(value)
+
+
 def arguments(batch: Sequence[Finish], settled: dict[int, Settled]) -> list[list[Any]]:
     """The statement's arrays, one per column, for `settled` (positions in `batch`)."""
     run_columns, state_columns = _columns()
@@ -135,6 +152,12 @@ def arguments(batch: Sequence[Finish], settled: dict[int, Settled]) -> list[list
     ones = [settled[n] for n in positions]
     stored = [batch[n].claim.stored for n in positions]
     written = [run_values(one.run) for one in ones]
+    for values, n in zip(written, positions, strict=True):
+        response = batch[n].response
+        body = values["body"]
+        if body is not None and body is response.body and response.body_text is not None:
+            # The body as it came, written as is: decoded once, never encoded again.
+            values["body"] = _AsText(response.body_text)
     states = [state_values(one.endpoint) for one in ones]
     return [
         [one.run.id for one in ones],
@@ -143,7 +166,7 @@ def arguments(batch: Sequence[Finish], settled: dict[int, Settled]) -> list[list
         [None if claim is None else claim.version for claim in stored],
         # JSON goes as text (the driver's codec for JSONB takes text); None stays NULL.
         *(
-            [None if run[name] is None else json.dumps(run[name]) for run in written]
+            [_json_text(run[name]) for run in written]
             if is_json
             else [run[name] for run in written]
             for name, is_json in run_columns

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cronpilot.adapters.sql.dag_repo import advance_dag, lock_jobs
@@ -28,10 +28,10 @@ from cronpilot.adapters.sql.notifications_repo import add_notifications
 from cronpilot.adapters.sql.rows import (
     PLANNING_COLUMNS,
     planned_from_row,
-    run_values,
     save_endpoint_states,
 )
-from cronpilot.adapters.sql.tables import endpoints, runs
+from cronpilot.adapters.sql.run_places import move_to_history
+from cronpilot.adapters.sql.tables import endpoints, run_queue
 from cronpilot.domain.errors import CronpilotError, LeaseLost
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Finish, Recorded, Run, RunStatus
@@ -57,9 +57,9 @@ async def record_finishes(conn: AsyncConnection, batch: Sequence[Finish]) -> lis
     )
     rows = {row["id"]: row for row in locked.mappings()}
     running = await conn.execute(
-        select(runs.c.id, runs.c.started_at).where(
-            runs.c.id.in_([item.claim.run_id for item in batch]),
-            runs.c.status == RunStatus.RUNNING.value,
+        select(run_queue.c.id, run_queue.c.started_at).where(
+            run_queue.c.id.in_([item.claim.run_id for item in batch]),
+            run_queue.c.status == RunStatus.RUNNING.value,
         )
     )
     stored: dict[str, Endpoint] = {}
@@ -77,19 +77,11 @@ async def persist_settled(conn: AsyncConnection, settled: Sequence[Settled]) -> 
     finishes left it) and the notifications."""
     if not settled:
         return
-    await conn.execute(
-        update(runs).where(runs.c.id == bindparam("b_id")),
-        [{"b_id": one.run.id, **_finished_values(one.run)} for one in settled],
-    )
+    await move_to_history(conn, [one.run for one in settled], FINISHED_COLUMNS)
     ended = {one.endpoint.id: one.endpoint for one in settled}
     await save_endpoint_states(conn, [ended[endpoint_id] for endpoint_id in sorted(ended)])
     # Their targets are the row's, read sealed (`planned_from_row`): nothing to seal again.
     await add_notifications(conn, [n for one in settled for n in one.raised], None)
-
-
-def _finished_values(run: Run) -> dict[str, object]:
-    values = run_values(run)
-    return {name: values[name] for name in FINISHED_COLUMNS}
 
 
 async def finish_many(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sqlalchemy import Column, RowMapping, Table, select
+from sqlalchemy import ColumnElement, FromClause, RowMapping, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cronpilot.adapters.sql.engine import Database
@@ -17,7 +17,7 @@ start with `prefix`, a range the primary key's index answers in every collation.
 
 
 async def resolve_prefix(
-    conn: AsyncConnection, column: Column[str], kind: str, text: str
+    conn: AsyncConnection, column: ColumnElement[str], kind: str, text: str
 ) -> str | None:
     """The one id in `column` starting with `text` when `text` can be a prefix (None when none
     does, or it cannot be one); raises `AmbiguousId` when several do."""
@@ -34,7 +34,11 @@ async def resolve_prefix(
 
 
 async def row_by_id(
-    conn: AsyncConnection, table: Table, kind: str, text: str, missing: Callable[[str], Exception]
+    conn: AsyncConnection,
+    table: FromClause,
+    kind: str,
+    text: str,
+    missing: Callable[[str], Exception],
 ) -> RowMapping:
     """`table`'s row whose id is `text`, else the one whose id starts with it; raises
     `missing(text)` when there is neither."""
@@ -49,7 +53,7 @@ async def row_by_id(
 
 
 async def read_by_id(
-    db: Database, table: Table, kind: str, text: str, missing: Callable[[str], Exception]
+    db: Database, table: FromClause, kind: str, text: str, missing: Callable[[str], Exception]
 ) -> RowMapping:
     """`row_by_id` in a read of its own."""
     async with db.read() as conn:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -12,18 +12,23 @@ from sqlalchemy import (
     Integer,
     Select,
     String,
+    Table,
     bindparam,
+    case,
     delete,
     func,
     select,
+    tuple_,
     update,
 )
 
 from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.keyset import after_cursor, in_window
+from cronpilot.adapters.sql.partitions import create_ahead, drop_before
 from cronpilot.adapters.sql.prefixes import read_by_id
 from cronpilot.adapters.sql.rows import run_from_row
-from cronpilot.adapters.sql.tables import endpoints, runs
+from cronpilot.adapters.sql.run_places import every_run, move_to_history
+from cronpilot.adapters.sql.tables import endpoints, run_queue, runs
 from cronpilot.domain.errors import RunNotFound
 from cronpilot.domain.model import Run, RunStatus
 from cronpilot.domain.paging import Cursor
@@ -32,25 +37,23 @@ from cronpilot.domain.ports import RunFilter, RunRepository
 PRUNE_BATCH = 1_000
 """The most runs one retention transaction deletes."""
 _ENDPOINTS_PER_PAGE = 100
-_UNFINISHED = [status.value for status in RunStatus if not status.finished]
 _SIBLINGS = endpoints.alias("siblings")
 """One alias for every `newest_finished_slot`: an alias makes a proxy of each of the table's
 columns the first time its columns are read, which a fresh alias per call did on every
 planner pass (a twentieth of the CPU of ten simulated minutes of the examples)."""
-"""Runs that retention never deletes: queued or under way."""
 
 
 def _newest_first_rank() -> Any:
-    """1 for the newest slot of each endpoint, 2 for the next, …"""
+    """1 for the newest slot of each endpoint's finished runs, 2 for the next, …"""
     return func.row_number().over(partition_by=runs.c.endpoint_id, order_by=runs.c.slot_at.desc())
 
 
 @functools.cache
 def _history_statement() -> Select[Any]:
     return (
-        select(runs)
-        .where(runs.c.endpoint_id == bindparam("endpoint_id"))
-        .order_by(runs.c.slot_at.desc())
+        select(every_run)
+        .where(every_run.c.endpoint_id == bindparam("endpoint_id"))
+        .order_by(every_run.c.slot_at.desc())
         .limit(bindparam("limit", type_=Integer))
         .offset(bindparam("offset", type_=Integer))
     )
@@ -63,10 +66,19 @@ def newest_finished_slot(job_id: ColumnElement[str]) -> Any:
     job_endpoints = select(_SIBLINGS.c.id).where(_SIBLINGS.c.job_id == job_id).correlate(endpoints)
     return (
         select(func.max(runs.c.slot_at))
-        .where(
-            runs.c.endpoint_id.in_(job_endpoints),
-            runs.c.status.notin_(_UNFINISHED),
-        )
+        .where(runs.c.endpoint_id.in_(job_endpoints))
+        .scalar_subquery()
+    )
+
+
+def _newest_slot(table: Table) -> Any:
+    """The newest slot of the enclosing statement's endpoint among `table`'s runs, read off the
+    table's (endpoint, slot) key."""
+    return (
+        select(table.c.slot_at)
+        .where(table.c.endpoint_id == endpoints.c.id)
+        .order_by(table.c.slot_at.desc())
+        .limit(1)
         .scalar_subquery()
     )
 
@@ -90,31 +102,33 @@ class SqlRuns(RunRepository):
     async def page_runs(
         self, where: RunFilter, limit: int, after: Cursor | None = None
     ) -> list[Run]:
-        query = select(runs).order_by(runs.c.slot_at.desc(), runs.c.id.desc()).limit(limit)
+        query = select(every_run)
+        query = query.order_by(every_run.c.slot_at.desc(), every_run.c.id.desc()).limit(limit)
         for column, value in (
-            (runs.c.job_id, where.job_id),
-            (runs.c.endpoint_id, where.endpoint_id),
-            (runs.c.status, where.status and where.status.value),
-            (runs.c.trigger, where.trigger and where.trigger.value),
+            (every_run.c.job_id, where.job_id),
+            (every_run.c.endpoint_id, where.endpoint_id),
+            (every_run.c.status, where.status and where.status.value),
+            (every_run.c.trigger, where.trigger and where.trigger.value),
         ):
             if value is not None:
                 query = query.where(column == value)
-        query = query.where(*in_window(runs.c.slot_at, where.within))
+        query = query.where(*in_window(every_run.c.slot_at, where.within))
         if after is not None:
-            query = query.where(after_cursor(runs.c.slot_at, runs.c.id, after))
+            query = query.where(after_cursor(every_run.c.slot_at, every_run.c.id, after))
         async with self._db.read() as conn:
             result = await conn.execute(query)
             return [run_from_row(row) for row in result.mappings()]
 
     async def get_run(self, run_id: str) -> Run:
-        row = await read_by_id(self._db, runs, "run", run_id, RunNotFound)
+        row = await read_by_id(self._db, every_run, "run", run_id, RunNotFound)
         return run_from_row(row)
 
     async def dag_run_runs(self, dag_run_id: str) -> list[Run]:
+        found = every_run.c
         query = (
-            select(runs)
-            .where((runs.c.trace_id == dag_run_id) | (runs.c.dag_run_id == dag_run_id))
-            .order_by(runs.c.started_at, runs.c.id)
+            select(every_run)
+            .where((found.trace_id == dag_run_id) | (found.dag_run_id == dag_run_id))
+            .order_by(found.started_at, found.id)
         )
         async with self._db.read() as conn:
             return [run_from_row(row) for row in (await conn.execute(query)).mappings()]
@@ -122,28 +136,48 @@ class SqlRuns(RunRepository):
     async def ask_cancel(self, asked: Run, status: RunStatus) -> bool:
         # Compare and set: a claim starting the queued run, or a finish recording the running
         # one, at the same time leaves the status moved and this writes nothing.
+        asked_values = {
+            "status": asked.status.value,
+            "finished_at": asked.finished_at,
+            "error_message": asked.error_message,
+            "cancel_requested_by": asked.cancel_requested_by,
+        }
         async with self._db.write() as conn:
+            if asked.status.finished:
+                # A queued run cancelled: it leaves the queue for the history.
+                unchanged = run_queue.c.status == status.value
+                moved = await move_to_history(conn, [asked], asked_values.keys(), unchanged)
+                return bool(moved)
             result = await conn.execute(
-                update(runs)
-                .where(runs.c.id == asked.id, runs.c.status == status.value)
-                .values(
-                    status=asked.status.value,
-                    finished_at=asked.finished_at,
-                    error_message=asked.error_message,
-                    cancel_requested_by=asked.cancel_requested_by,
-                )
+                update(run_queue)
+                .where(run_queue.c.id == asked.id, run_queue.c.status == status.value)
+                .values(asked_values)
             )
         return bool(result.rowcount)
 
     async def latest_runs(self, endpoint_ids: Sequence[str]) -> dict[str, Run]:
         if not endpoint_ids:
             return {}
-        ranked = (
-            select(runs, _newest_first_rank().label("rank"))
-            .where(runs.c.endpoint_id.in_(list(endpoint_ids)))
+        # The newest slot of each endpoint, in the queue and in the history, found by each
+        # table's key, then its run: no ranking of every run of the endpoints.
+        newest = (
+            select(
+                endpoints.c.id,
+                _newest_slot(run_queue).label("queued"),
+                _newest_slot(runs).label("finished"),
+            )
+            .where(endpoints.c.id.in_(list(endpoint_ids)))
             .subquery()
         )
-        query = select(*(ranked.c[c.name] for c in runs.c)).where(ranked.c.rank == 1)
+        slot = case(
+            (newest.c.finished.is_(None), newest.c.queued),
+            (newest.c.queued > newest.c.finished, newest.c.queued),
+            else_=newest.c.finished,
+        )
+        query = select(every_run).join(
+            newest,
+            (every_run.c.endpoint_id == newest.c.id) & (every_run.c.slot_at == slot),
+        )
         async with self._db.read() as conn:
             rows = (await conn.execute(query)).mappings().all()
         return {row["endpoint_id"]: run_from_row(row) for row in rows}
@@ -178,22 +212,36 @@ class SqlRuns(RunRepository):
         """Delete up to `prune_batch` of the runs that `prune` must delete among these
         endpoints' runs; ranks are counted afresh each time, so the newest stay."""
         finished = (
-            select(runs.c.id, _newest_first_rank().label("rank"))
-            .where(runs.c.endpoint_id.in_(endpoint_ids), runs.c.status.notin_(_UNFINISHED))
+            select(runs.c.endpoint_id, runs.c.slot_at, _newest_first_rank().label("rank"))
+            .where(runs.c.endpoint_id.in_(endpoint_ids))
             .subquery()
         )
         doomed = (
-            select(finished.c.id)
+            select(finished.c.endpoint_id, finished.c.slot_at)
             .where(finished.c.rank > keep_per_endpoint)
             .limit(self._prune_batch)
         )
+        key = tuple_(runs.c.endpoint_id, runs.c.slot_at)
         async with self._db.write() as conn:
-            result = await conn.execute(delete(runs).where(runs.c.id.in_(doomed)))
+            result = await conn.execute(delete(runs).where(key.in_(doomed)))
         return int(result.rowcount)
 
+    async def prune_before(self, before: datetime, limit: int) -> int:
+        # The outer condition too, so PostgreSQL reads only the days before `before`.
+        old = runs.c.slot_at < before
+        doomed = select(runs.c.id).where(old).order_by(runs.c.slot_at).limit(max(limit, 0))
+        return await self._db.write_one(delete(runs).where(old, runs.c.id.in_(doomed)))
+
+    async def roll_history(self, today: date, keep_from: date) -> int:
+        if self._db.dialect != "postgresql":
+            return 0
+        await create_ahead(self._db, today)
+        _, dropped = await drop_before(self._db, keep_from)
+        return dropped
+
     async def slots_taken(self, endpoint_id: str, start: datetime, end: datetime) -> set[datetime]:
-        query = select(runs.c.slot_at).where(
-            runs.c.endpoint_id == endpoint_id, runs.c.slot_at.between(start, end)
+        query = select(every_run.c.slot_at).where(
+            every_run.c.endpoint_id == endpoint_id, every_run.c.slot_at.between(start, end)
         )
         async with self._db.read() as conn:
             return set((await conn.execute(query)).scalars())

@@ -22,6 +22,7 @@ from sqlalchemy import (
     Integer,
     LargeBinary,
     MetaData,
+    PrimaryKeyConstraint,
     String,
     Table,
     Text,
@@ -35,6 +36,7 @@ from sqlalchemy.types import TypeDecorator, TypeEngine
 
 ID_LENGTH = 32
 SLOT_KEY = "uq_runs_endpoint_slot"
+QUEUE_SLOT_KEY = "uq_run_queue_endpoint_slot"
 CLAIM_INDEX = "ix_endpoints_claim"
 
 # Named constraints so Alembic's batch mode can recreate SQLite tables without guessing names.
@@ -215,57 +217,81 @@ Index(
     sqlite_where=endpoints.c.lease_owner.isnot(None),
 )
 
+
+def _run_columns() -> list[Column[Any]]:
+    """A run's columns: the history's and the queue's alike, so a run moves from one to the
+    other as it is."""
+    return [
+        _id("id", nullable=False),
+        _id("endpoint_id", ForeignKey("endpoints.id", ondelete="CASCADE"), nullable=False),
+        _id("job_id", ForeignKey("jobs.id", ondelete="CASCADE"), nullable=False),
+        _id("trace_id", nullable=False),
+        _id("parent_trace_id", nullable=True),
+        # A DAG dependant's: the trace id of the run that began its DAG run, the W3C trace it
+        # sent.
+        _id("dag_run_id", nullable=True),
+        Column("trigger", String(16), nullable=False),
+        Column("schedule_source", String(32), nullable=False),
+        Column("status", String(16), nullable=False),
+        Column("slot_at", UtcDateTime, nullable=False),
+        Column("started_at", UtcDateTime, nullable=False),
+        Column("worker_id", String(200), nullable=False),
+        Column("attempt", Integer, nullable=False),
+        Column("finished_at", UtcDateTime, nullable=True),
+        Column("duration_ms", Float, nullable=True),
+        Column("status_code", Integer, nullable=True),
+        Column("body", _json(), nullable=True),
+        Column("body_absence", String(16), nullable=True),
+        Column("size_bytes", Integer, nullable=True),
+        Column("body_hash", String(128), nullable=True),
+        Column("error_kind", String(32), nullable=True),
+        Column("error_message", Text, nullable=True),
+        Column("attempts", _json(), nullable=True),
+        # Runs asked for by hand (manual, backfill): queued until `due_at`, then claimed.
+        Column("due_at", UtcDateTime, nullable=True),
+        Column("requested_by", String(200), nullable=True),
+        # The request the deciding call sent, masked and bounded (`domain.sent_request`).
+        Column("request", _json(), nullable=True),
+        # Who asked to cancel the run while it ran: the worker holding it cuts it short.
+        Column("cancel_requested_by", String(200), nullable=True),
+    ]
+
+
+# Runs not finished yet, queued or running: a small table that claims, finishes and cancels
+# write, apart from the history that only grows (decision 0047).
+run_queue = Table(
+    "run_queue",
+    metadata,
+    *_run_columns(),
+    PrimaryKeyConstraint("id", name="pk_run_queue"),
+    # A slot runs once, whatever any worker believes: the database refuses a second run (the
+    # history's key below, checked before a run is queued: `run_moves.queue_runs`).
+    UniqueConstraint("endpoint_id", "slot_at", name=QUEUE_SLOT_KEY),
+)
+# Claims look for due queued runs among the (few) queued rows.
+QUEUED_INDEX = "ix_run_queue_due_at"
+IS_QUEUED = run_queue.c.status == literal_column("'queued'")
+"""`status = 'queued'` with the value written out, not bound: only then can SQLite (and a
+generic PostgreSQL plan) tell that a query's condition implies `QUEUED_INDEX`'s."""
+Index(QUEUED_INDEX, run_queue.c.due_at, postgresql_where=IS_QUEUED, sqlite_where=IS_QUEUED)
+
+# Finished runs, written once (moved from `run_queue`) and only ever deleted by retention. On
+# PostgreSQL one partition per UTC day of `slot_at` (`adapters.sql.partitions`), so retention
+# drops whole days; its keys hold the partition key, as PostgreSQL requires.
 runs = Table(
     "runs",
     metadata,
-    _id("id", primary_key=True),
-    _id("endpoint_id", ForeignKey("endpoints.id", ondelete="CASCADE"), nullable=False),
-    _id("job_id", ForeignKey("jobs.id", ondelete="CASCADE"), nullable=False),
-    _id("trace_id", nullable=False),
-    _id("parent_trace_id", nullable=True),
-    # A DAG dependant's: the trace id of the run that began its DAG run, the W3C trace it sent.
-    _id("dag_run_id", nullable=True),
-    Column("trigger", String(16), nullable=False),
-    Column("schedule_source", String(32), nullable=False),
-    Column("status", String(16), nullable=False),
-    Column("slot_at", UtcDateTime, nullable=False),
-    Column("started_at", UtcDateTime, nullable=False),
-    Column("worker_id", String(200), nullable=False),
-    Column("attempt", Integer, nullable=False),
-    Column("finished_at", UtcDateTime, nullable=True),
-    Column("duration_ms", Float, nullable=True),
-    Column("status_code", Integer, nullable=True),
-    Column("body", _json(), nullable=True),
-    Column("body_absence", String(16), nullable=True),
-    Column("size_bytes", Integer, nullable=True),
-    Column("body_hash", String(128), nullable=True),
-    Column("error_kind", String(32), nullable=True),
-    Column("error_message", Text, nullable=True),
-    Column("attempts", _json(), nullable=True),
-    # Runs asked for by hand (manual, backfill): queued until `due_at`, then claimed.
-    Column("due_at", UtcDateTime, nullable=True),
-    Column("requested_by", String(200), nullable=True),
-    # The request the deciding call sent, masked and bounded (`domain.sent_request`).
-    Column("request", _json(), nullable=True),
-    # Who asked to cancel the run while it ran: the worker holding it cuts it short.
-    Column("cancel_requested_by", String(200), nullable=True),
-    # A slot runs once, whatever any worker believes: the database refuses a second run.
+    *_run_columns(),
+    PrimaryKeyConstraint("id", "slot_at", name="pk_runs"),
+    # Read backwards, also an endpoint's history newest slot first.
     UniqueConstraint("endpoint_id", "slot_at", name=SLOT_KEY),
+    postgresql_partition_by="RANGE (slot_at)",
 )
-
-# History is read newest slot first per endpoint.
-Index("ix_runs_history", runs.c.endpoint_id, runs.c.slot_at.desc())
 Index("ix_runs_trace_id", runs.c.trace_id)
 # `GET /runs` without a filter pages every run newest (slot, id) first (keyset paging): read
 # backwards, this index yields a page without sorting the whole table.
 NEWEST_RUNS_INDEX = "ix_runs_newest"
 Index(NEWEST_RUNS_INDEX, runs.c.slot_at, runs.c.id)
-# Claims look for due queued runs among the (few) queued rows.
-QUEUED_INDEX = "ix_runs_queued"
-IS_QUEUED = runs.c.status == literal_column("'queued'")
-"""`status = 'queued'` with the value written out, not bound: only then can SQLite (and a
-generic PostgreSQL plan) tell that a query's condition implies `QUEUED_INDEX`'s."""
-Index(QUEUED_INDEX, runs.c.due_at, postgresql_where=IS_QUEUED, sqlite_where=IS_QUEUED)
 
 # The planner's bookkeeping per endpoint: what it has seen, when to look again, its backoff and
 # its lease (claimed like endpoints, with SKIP LOCKED on PostgreSQL).

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import delete, func, select
 
 from cronpilot.adapters.sql.engine import Database
-from cronpilot.adapters.sql.tables import runs, workers
+from cronpilot.adapters.sql.tables import run_queue, runs, workers
 from cronpilot.adapters.sql.upsert import conflict_insert
 from cronpilot.domain.ports import WorkerRepository
 from cronpilot.domain.workers import WorkerActivity, WorkerInfo
@@ -43,16 +43,17 @@ class SqlWorkers(WorkerRepository):
         await self._db.write_one(statement)
 
     async def list_active(self, seen_since: datetime, runs_since: datetime) -> list[WorkerActivity]:
-        # Correlated per worker, over `ix_runs_worker`: a few index entries each, never a scan
-        # of the runs table.
-        recent = (
+        # Correlated per worker, in the history over `ix_runs_worker`: a few index entries
+        # each, never a scan of the runs; and in the (small) queue.
+        recent = [
             select(func.count())
-            .where(runs.c.worker_id == workers.c.id, runs.c.started_at >= runs_since)
+            .where(table.c.worker_id == workers.c.id, table.c.started_at >= runs_since)
             .correlate(workers)
             .scalar_subquery()
-        )
+            for table in (runs, run_queue)
+        ]
         query = (
-            select(workers, recent.label("recent_runs"))
+            select(workers, (recent[0] + recent[1]).label("recent_runs"))
             .where(workers.c.last_seen >= seen_since)
             .order_by(workers.c.last_seen.desc(), workers.c.id)
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -60,6 +60,17 @@ class RunRepository(Protocol):
     async def prune(self, keep_per_endpoint: int) -> int:
         """Delete all but the newest `keep_per_endpoint` finished runs of each endpoint; never
         deletes a `running` or `queued` run. Returns how many were deleted."""
+        ...
+
+    async def prune_before(self, before: datetime, limit: int) -> int:
+        """Delete up to `limit` finished runs whose slot is before `before`, oldest first;
+        how many were deleted."""
+        ...
+
+    async def roll_history(self, today: date, keep_from: date) -> int:
+        """Where the history is kept a day at a time (PostgreSQL's partitions): make sure the
+        days from `today` on are ready, and drop the days before `keep_from` whole. Returns the
+        runs dropped, as estimated (0 where the history is not kept by day)."""
         ...
 
     async def slots_taken(self, endpoint_id: str, start: datetime, end: datetime) -> set[datetime]:

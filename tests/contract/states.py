@@ -14,7 +14,7 @@ from cronpilot.adapters.sql import SqlStore
 from cronpilot.adapters.sql.notifications_repo import add_notifications
 from cronpilot.adapters.sql.planner_rows import proposal_values
 from cronpilot.adapters.sql.rows import run_values, save_endpoint_states
-from cronpilot.adapters.sql.tables import metadata, planner_state, proposals, runs
+from cronpilot.adapters.sql.tables import metadata, planner_state, proposals, run_queue, runs
 from cronpilot.domain.alerts import Notification
 from cronpilot.domain.model import Endpoint, Run
 from cronpilot.domain.planning import PlannerState, Proposal
@@ -60,7 +60,12 @@ async def load(
         if endpoints:
             await save_endpoint_states(conn, endpoints)
         if history:
-            await conn.execute(insert(runs), [run_values(run) for run in history])
+            for table in (runs, run_queue):
+                rows = [
+                    run_values(run) for run in history if run.status.finished == (table is runs)
+                ]
+                if rows:
+                    await conn.execute(insert(table), rows)
         if planner_states:
             await conn.execute(
                 insert(planner_state),

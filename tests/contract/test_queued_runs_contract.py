@@ -8,13 +8,13 @@ import asyncio
 from datetime import datetime
 
 import pytest
-from sqlalchemy import text, update
+from sqlalchemy import delete, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from cronpilot.adapters.sql import open_sql_store
-from cronpilot.adapters.sql.tables import runs
+from cronpilot.adapters.sql.tables import run_queue
 from cronpilot.domain.dependencies import with_dependants
-from cronpilot.domain.errors import LeaseLost
+from cronpilot.domain.errors import LeaseLost, RunNotFound
 from cronpilot.domain.model import (
     Claim,
     Endpoint,
@@ -448,16 +448,15 @@ async def test_postgres_never_starts_a_queued_run_that_another_transaction_ended
     postgres_url: str, cipher: SecretCipher
 ) -> None:
     """The race the claim statement rechecks: a run still queued when the statement began, but
-    ended by another transaction before the claim could start it. The claim leaves it alone and
-    gives the endpoint back."""
+    taken off the queue by another transaction before the claim could start it (here only its
+    queued row deleted, which locks no endpoint). The claim leaves it alone and gives the
+    endpoint back."""
     store = await open_sql_store(postgres_url, cipher)
     try:
         endpoint_id = await add_endpoint(store, "j", "e", T0 + seconds(3600))
         queued = await _enqueue_manual(store, "j/e", T0)
         async with store.engine.connect() as other:
-            await other.execute(
-                update(runs).where(runs.c.id == queued.id).values(status=RunStatus.SUCCESS.value)
-            )
+            await other.execute(delete(run_queue).where(run_queue.c.id == queued.id))
             claiming = asyncio.create_task(store.claims.claim_due(T0, "w1", LEASE_SECONDS, 10))
             async with asyncio.timeout(10):
                 await _until_waiting_for_a_lock(store.engine)
@@ -465,7 +464,8 @@ async def test_postgres_never_starts_a_queued_run_that_another_transaction_ended
         async with asyncio.timeout(10):
             assert await claiming == []
 
-        assert (await store.runs.get_run(queued.id)).status is RunStatus.SUCCESS
+        with pytest.raises(RunNotFound):
+            await store.runs.get_run(queued.id)
         assert (await store.catalog.get_endpoint(endpoint_id)).lease_owner is None
     finally:
         await store.close()

@@ -5,13 +5,14 @@ batch, oldest first."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from cronpilot.domain.alerts import AlertEvent, Notification, NotificationStatus
 from cronpilot.domain.approvals import Approval, ApprovalState
 from cronpilot.domain.audit import AuditEntry, audit_entry
 from cronpilot.domain.dependencies import with_dependants
-from cronpilot.domain.model import Finish, Response, Schedule, new_id
+from cronpilot.domain.model import Finish, Response, RunTrigger, Schedule, new_id
 from cronpilot.domain.planning import (
     AnalysisOutcome,
     AnalysisSession,
@@ -21,12 +22,22 @@ from cronpilot.domain.planning import (
     SessionStatus,
 )
 from cronpilot.domain.ports import Store
+from cronpilot.domain.retention import Retention
 from cronpilot.domain.rule_firing import RULES_PLANNER
+from cronpilot.domain.transitions import queued_run
 from cronpilot.scheduler.housekeeping import Housekeeping
 from cronpilot.usecases.approvals import ApprovalDesk
-from tests.contract.builders import LEASE_SECONDS, T0, add_endpoint, claim_one, declaration, spec
+from tests.contract.builders import (
+    LEASE_SECONDS,
+    OK,
+    T0,
+    add_endpoint,
+    claim_one,
+    declaration,
+    spec,
+)
 from tests.support.clock import FakeClock
-from tests.support.finishing import record_one
+from tests.support.finishing import finish_one, record_one
 from tests.support.settings import retention_for_tests
 
 DAY = timedelta(days=1)
@@ -39,7 +50,7 @@ RETENTION = retention_for_tests(
 )
 
 
-def _housekeeping(store: Store, clock: FakeClock) -> Housekeeping:
+def _housekeeping(store: Store, clock: FakeClock, retention: Retention = RETENTION) -> Housekeeping:
     return Housekeeping(
         store,
         clock,
@@ -47,7 +58,7 @@ def _housekeeping(store: Store, clock: FakeClock) -> Housekeeping:
         retention_runs=5,
         prune_interval_seconds=600,
         worker_stale_seconds=60,
-        retention=RETENTION,
+        retention=retention,
         approvals=ApprovalDesk(store.unit_of_work, store.reading, None),
     )
 
@@ -215,3 +226,28 @@ async def test_decided_approvals_go_pending_ones_stay(store: Store) -> None:
     assert gone["approvals"] == 1
     kept = {a.id: a.state for a in await store.approvals.list_approvals()}
     assert kept == {asked[1].id: ApprovalState.REJECTED, asked[2].id: ApprovalState.PENDING}
+
+
+async def test_finished_runs_past_their_window_go_queued_ones_stay(store: Store) -> None:
+    """By slot: the runs of days past `retention_runs_days` go (on PostgreSQL from the DEFAULT
+    partition here, T0's days having none), the recent ones and a queued one stay."""
+    endpoint_id = await add_endpoint(store, "j", "e", T0 - 12 * DAY, every=86_400)
+    ran = []
+    for day in range(12, 0, -1):
+        claim = await claim_one(store, T0 - day * DAY)
+        ran.append(await finish_one(store.claims, claim, "w1", OK, T0 - day * DAY))
+    retention = replace(RETENTION, runs=10 * DAY)
+    clock = FakeClock(T0)
+    old_slot = T0 - 30 * DAY
+    endpoint = await store.catalog.get_endpoint("j/e")
+    asked = queued_run(
+        endpoint, RunTrigger.BACKFILL, slot_at=old_slot, due_at=T0, requested_by="a", now=T0
+    )
+    (queued,) = await store.claims.enqueue([asked])
+
+    gone = await _housekeeping(store, clock, retention).prune_records()
+
+    assert gone["runs"] == 2
+    kept = {run.id for run in await store.runs.list_runs(endpoint_id, limit=100)}
+    assert kept == {run.id for run in ran[2:]} | {queued.id}
+    assert (await _housekeeping(store, clock, retention).prune_records())["runs"] == 0

@@ -5,32 +5,23 @@ row changed since its claim, or whose lease is gone, is decided again from what 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 import asyncpg
 import pytest
-from sqlalchemy import event
+from sqlalchemy import event, text
 
-from cronpilot.adapters.sql import SqlStore, open_sql_store
+from cronpilot.adapters.sql import SqlStore
 from cronpilot.domain.errors import LeaseLost, StoreUnavailable
 from cronpilot.domain.model import Finish, OneShotHint, Pause, Recorded, RunStatus
-from cronpilot.domain.ports import SecretCipher
 from cronpilot.domain.settling import settle
 from cronpilot.domain.transitions import started_run
 from tests.contract.builders import LEASE_SECONDS, OK, T0, add_endpoint, seconds
 
 pytestmark = pytest.mark.postgres
-
-
-@pytest.fixture
-async def pg_store(postgres_url: str, cipher: SecretCipher) -> AsyncIterator[SqlStore]:
-    store = await open_sql_store(postgres_url, cipher)
-    try:
-        yield store
-    finally:
-        await store.close()
 
 
 @contextmanager
@@ -203,3 +194,24 @@ async def test_a_claim_comes_back_after_its_connections_are_cut(pg_store: SqlSto
         raise AssertionError("the claim never came back")
     assert len(claims) == 1
     assert failures <= 1
+
+
+async def test_a_body_is_written_as_it_came_not_encoded_again(pg_store: SqlStore) -> None:
+    """JSONB keeps a number's digits as written: `1.10` stays `1.10` only when the text that
+    came is what is written (encoding the decoded 1.1 again would write `1.1`)."""
+    for name in ("e0", "e1"):
+        await add_endpoint(pg_store, "j", name, T0)
+    as_text, decoded = await pg_store.claims.claim_due(T0, "w1", LEASE_SECONDS, 10)
+    came = replace(OK, body={"n": 1.1}, body_text='{"n": 1.10}')
+    batch = [Finish(as_text, "w1", came, T0 + seconds(1), LEASE_SECONDS)]
+    batch.append(Finish(decoded, "w1", replace(came, body_text=None), T0, LEASE_SECONDS))
+
+    outcomes = await pg_store.claims.finish_many(batch)
+
+    assert all(isinstance(outcome, Recorded) for outcome in outcomes)
+    async with pg_store.engine.connect() as conn:
+        stored = await conn.execute(text("SELECT id, body::text FROM runs"))
+        bodies = dict(stored.all())
+    assert bodies == {as_text.run_id: '{"n": 1.10}', decoded.run_id: '{"n": 1.1}'}
+    run = await pg_store.runs.get_run(as_text.run_id)
+    assert run.body == {"n": 1.1}

@@ -14,8 +14,8 @@ import pytest
 from sqlalchemy import select
 
 from cronpilot.adapters.sql import open_sql_store
+from cronpilot.adapters.sql.run_places import every_run
 from cronpilot.adapters.sql.store import SqlStore
-from cronpilot.adapters.sql.tables import runs
 from cronpilot.domain.model import RunStatus, Schedule
 from tests.scheduler.builders import declare, running_runs, spec
 from tests.scheduler.endpoint_server import EndpointServer
@@ -63,7 +63,7 @@ async def store(postgres_url: str, processes: SchedulerProcesses) -> AsyncIterat
 
 
 async def _has_runs_of(store: SqlStore, worker_id: str) -> bool:
-    query = select(runs.c.id).where(runs.c.worker_id == worker_id).limit(1)
+    query = select(every_run.c.id).where(every_run.c.worker_id == worker_id).limit(1)
     async with store.engine.connect() as conn:
         return await conn.scalar(query) is not None
 

@@ -9,11 +9,13 @@ from alembic.migration import MigrationContext
 from sqlalchemy import Connection, inspect
 
 from cronpilot.adapters.sql.engine import create_engine
+from cronpilot.adapters.sql.partitions import outside_partitions
 from cronpilot.adapters.sql.tables import CLAIM_INDEX, metadata
 
 
 def _drift(connection: Connection) -> list[Any]:
-    context = MigrationContext.configure(connection, opts={"compare_type": True})
+    opts = {"compare_type": True, "include_name": outside_partitions}
+    context = MigrationContext.configure(connection, opts=opts)
     return list(compare_metadata(context, metadata))
 
 

@@ -58,6 +58,7 @@ SETTINGS = settings_for_tests(
     retention_notifications_days=4,
     retention_audit_days=5,
     retention_approvals_days=6,
+    retention_runs_days=7,
 )
 
 LIMITS = GuardrailLimits(
@@ -120,6 +121,7 @@ def test_retention_takes_the_days_of_each_table() -> None:
         notifications=timedelta(days=4),
         audit=timedelta(days=5),
         approvals=timedelta(days=6),
+        runs=timedelta(days=7),
     )
 
 

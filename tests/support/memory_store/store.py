@@ -8,7 +8,7 @@ import asyncio
 import copy
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, fields, replace
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from types import TracebackType
 from typing import Any, Self
 
@@ -576,6 +576,17 @@ class MemoryRuns(RunRepository):
                 del self._state.runs[run_id]
         return len(doomed)
 
+    async def prune_before(self, before: datetime, limit: int) -> int:
+        async with self._state.lock:
+            finished = (run for run in self._state.runs.values() if run.status.finished)
+            old = sorted((run for run in finished if run.slot_at < before), key=_by_slot)
+            for run in old[: max(limit, 0)]:
+                del self._state.runs[run.id]
+        return min(len(old), max(limit, 0))
+
+    async def roll_history(self, today: date, keep_from: date) -> int:
+        return 0
+
     async def slots_taken(self, endpoint_id: str, start: datetime, end: datetime) -> set[datetime]:
         return {r.slot_at for r in self._state.runs_of(endpoint_id) if start <= r.slot_at <= end}
 
@@ -727,3 +738,7 @@ class MemoryStore(MemoryRepositories, Store):
 
     async def close(self) -> None:
         return None
+
+
+def _by_slot(run: Run) -> datetime:
+    return run.slot_at
