@@ -51,22 +51,12 @@ from bench.support import (
 )
 from cronpilot.adapters.sql import SqlStore
 from cronpilot.adapters.sql.engine import Database
+from cronpilot.adapters.sql.partitions import create_ahead, drop_before
 from cronpilot.adapters.sql.rows import run_values
 from cronpilot.adapters.sql.tables import endpoints, runs
 from cronpilot.adapters.wake import asyncpg_dsn
 from cronpilot.domain.model import Run, RunStatus, RunTrigger, ScheduleSource
 from cronpilot.domain.ports import RunFilter
-
-try:
-    from cronpilot.adapters.sql.partitions import create_ahead, drop_before
-except ImportError:  # Before the partitioned `runs` lands: one table, nothing to drop.
-
-    async def create_ahead(db: Database, today: date, days: int) -> list[str]:
-        return []
-
-    async def drop_before(db: Database, cutoff: date) -> int:
-        raise NotImplementedError("cronpilot.adapters.sql.partitions is not there yet")
-
 
 COPY_CHUNK = 100_000
 CLAIM_BATCH = 100
@@ -267,11 +257,9 @@ class Step:
 
 
 async def footprint(history: History) -> tuple[int, float]:
-    """Leaf partitions of `runs` (0 while it is one table) and its size with indexes, MB."""
-    # pg_partition_tree has no rows for a table that is not partitioned.
+    """The partitions of `runs` (DEFAULT among them) and its size with indexes, MB."""
     query = (
-        "SELECT count(*) FILTER (WHERE parentrelid IS NOT NULL AND isleaf),"
-        " coalesce(sum(pg_total_relation_size(relid)), pg_total_relation_size('runs'))"
+        "SELECT count(*) FILTER (WHERE isleaf), sum(pg_total_relation_size(relid))"
         " FROM pg_partition_tree('runs')"
     )
     async with history.store.engine.connect() as conn:
@@ -287,7 +275,7 @@ async def drop_oldest_day(history: History) -> tuple[int, float]:
     async with history.store.engine.connect() as conn:
         rows = int((await conn.execute(held)).scalar_one())
     started = time.perf_counter()
-    dropped = await drop_before(history.db, day + DAY)
+    dropped, _ = await drop_before(history.db, day + DAY)
     seconds = time.perf_counter() - started
     assert dropped == 1, f"dropped {dropped} partitions, expected the oldest day's alone"
     history.kept -= rows
@@ -300,11 +288,7 @@ async def step(history: History, url: str, size: int, repeat: int) -> Step:
     per_second = await seed_runs(history, url, size)
     times = await measure(history, repeat)
     partitions, megabytes = await footprint(history)
-    try:
-        dropped_rows, drop_seconds = await drop_oldest_day(history)
-    except NotImplementedError as missing:
-        print(f"drop skipped: {missing}", file=sys.stderr)
-        dropped_rows, drop_seconds = 0, float("nan")
+    dropped_rows, drop_seconds = await drop_oldest_day(history)
     return Step(size, per_second, times, partitions, megabytes, dropped_rows, drop_seconds)
 
 

@@ -28,6 +28,9 @@ async def test_the_history_bench_grows_the_history_and_prints_its_tables(
     finally:
         await connection.close()
     assert kept == 3000 - steps[-1].dropped_rows
+    # The oldest day of three held about a third of the runs, in a partition of its own beside
+    # the other days', today's, tomorrow's (at least) and DEFAULT.
+    assert all(s.dropped_rows > s.size / 6 and s.partitions >= 6 for s in steps), steps
     report(steps, args)
     out = capsys.readouterr().out
     assert "| 3k / 1k |" in out, out
