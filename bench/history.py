@@ -88,17 +88,19 @@ class History:
     sampled: list[tuple[str, datetime]] = field(default_factory=list)
     """The id and slot of some of the runs kept, for `get_run`."""
 
-    def slot(self, nth: int) -> datetime:
-        """The slot of every endpoint's `nth` run (before its phase): that number's van der
-        Corput fraction of the span, so that any prefix of the numbers is spread evenly over
-        the days and one endpoint never has two runs in one slot."""
-        fraction, weight = 0.0, 0.5
+    def slot(self, ordinal: int) -> datetime:
+        """Run `ordinal` is endpoint `e = ordinal % endpoints`'s `n = ordinal // endpoints`th
+        run, at the van der Corput fraction of `n` shifted by `e / endpoints` (mod 1) of the
+        span: any prefix of the ordinals is spread evenly over the days and the endpoints,
+        and one endpoint never has two runs in one slot."""
+        nth, endpoint = divmod(ordinal, len(self.endpoint_ids))
+        fraction, weight = endpoint / len(self.endpoint_ids), 0.5
         while nth:
             nth, bit = divmod(nth, 2)
             fraction += bit * weight
             weight /= 2
         start = datetime.combine(self.first_day, clock_time(), UTC)
-        return start + timedelta(seconds=int(fraction * self.days * DAY.total_seconds()))
+        return start + timedelta(seconds=int(fraction % 1.0 * self.days * DAY.total_seconds()))
 
 
 def template_run(job_id: str) -> tuple[Any, ...]:
@@ -128,28 +130,20 @@ def template_run(job_id: str) -> tuple[Any, ...]:
 
 
 def run_records(history: History, start: int, stop: int) -> Iterator[tuple[Any, ...]]:
-    """Runs `start` to `stop`: run `ordinal` is endpoint `ordinal % endpoints`'s
-    `ordinal // endpoints`-th run, a few seconds of phase per endpoint keeping endpoints off
-    one another's slots."""
+    """Runs `start` to `stop` (`History.slot`) in `runs`' column order."""
     template = list(template_run(history.job_id))
     at = {name: COLUMNS.index(name) for name in COLUMNS}
     ids = history.endpoint_ids
-    phases = [timedelta(seconds=n) for n in range(60)]
     durations = [timedelta(milliseconds=20 + n) for n in range(180)]
-    nth, slot = -1, now()
     for ordinal in range(start, stop):
-        endpoint = ordinal % len(ids)
-        if ordinal // len(ids) != nth:
-            nth = ordinal // len(ids)
-            slot = history.slot(nth)
-        at_slot = slot + phases[endpoint % 60]
+        at_slot = history.slot(ordinal)
         duration = durations[ordinal % 180]
         body = f'{{"ok": true, "n": {ordinal}}}'
         row = template.copy()
         # Random 32-digit hex, as `new_id` makes them, at a third of its cost.
         ids_hex = os.urandom(32).hex()
         row[at["id"]], row[at["trace_id"]] = ids_hex[:32], ids_hex[32:]
-        row[at["endpoint_id"]] = ids[endpoint]
+        row[at["endpoint_id"]] = ids[ordinal % len(ids)]
         row[at["slot_at"]] = row[at["started_at"]] = at_slot
         row[at["finished_at"]] = at_slot + duration
         row[at["duration_ms"]] = duration.total_seconds() * 1000
