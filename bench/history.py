@@ -13,7 +13,9 @@ each (median and p95, ms):
 
 then drops the oldest day (`partitions.drop_before`: one partition) and creates it again, as
 housekeeping would create a day ahead, before seeding on. The last row of each table is the
-ratio of the largest size to the smallest: reads that scale stay near 1.
+ratio of the largest size to the smallest: reads that scale stay near 1. Pages of one endpoint
+compare like with like only once every endpoint has a page of runs (sizes of at least
+`PAGE` times `--endpoints`, 500,000 by default).
 
     python -m bench.history [--sizes 1000000 20000000] [--endpoints 10000] [--days 30]
                             [--repeat 30]
