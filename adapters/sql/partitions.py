@@ -26,6 +26,8 @@ DAYS_AHEAD = 7
 """Days created ahead of today: a week of slack should housekeeping stop for a while."""
 LOCK_TIMEOUT = "2s"
 _DAY = re.compile(r"runs_p(\d{8})")
+_HELD = text("SELECT EXISTS (SELECT 1 FROM pg_class WHERE relname = :name)")
+_SERIALISED = text("SELECT pg_advisory_xact_lock(hashtext('cronpilot.partitions'))")
 _LISTED = text(
     "SELECT c.relname, c.reltuples FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
     "WHERE i.inhparent = 'runs'::regclass"
@@ -75,11 +77,21 @@ async def _days(conn: AsyncConnection) -> dict[date, float]:
     return days
 
 
-async def _change(db: Database, statements: list[str]) -> None:
+async def _change(db: Database, day: date, statements: list[str], *, present: bool) -> bool:
+    """Run `statements` if the day's partition is (`present`) or is not there, checked under
+    a lock all workers' housekeeping takes (so two workers never make or drop one day both);
+    whether they ran."""
     async with db.write() as conn:
         await conn.execute(text(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'"))
+        await conn.execute(_SERIALISED)
+        # The catalog itself, read afresh: `to_regclass` may answer from a cache the lock
+        # above does not refresh.
+        found = await conn.execute(_HELD, {"name": partition_name(day)})
+        if found.scalar_one() != present:
+            return False
         for statement in statements:
             await conn.execute(text(statement))
+        return True
 
 
 async def create_ahead(db: Database, today: date, days: int = DAYS_AHEAD) -> list[str]:
@@ -89,8 +101,7 @@ async def create_ahead(db: Database, today: date, days: int = DAYS_AHEAD) -> lis
         held = await _days(conn)
     created = []
     for day in (today + timedelta(days=n) for n in range(days)):
-        if day not in held:
-            await _change(db, attach_statements(day))
+        if day not in held and await _change(db, day, attach_statements(day), present=False):
             created.append(partition_name(day))
     return created
 
@@ -100,7 +111,9 @@ async def drop_before(db: Database, cutoff: date) -> tuple[int, int]:
     PostgreSQL last estimated them: counting would read every row dropped)."""
     async with db.read() as conn:
         held = await _days(conn)
-    doomed = sorted(day for day in held if day < cutoff)
-    for day in doomed:
-        await _change(db, [f"DROP TABLE {partition_name(day)}"])
+    doomed = [
+        day
+        for day in sorted(day for day in held if day < cutoff)
+        if await _change(db, day, [f"DROP TABLE {partition_name(day)}"], present=True)
+    ]
     return len(doomed), round(sum(held[day] for day in doomed))

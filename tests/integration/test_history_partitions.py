@@ -4,6 +4,7 @@ retention drops whole days and nothing else."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 
 import pytest
@@ -81,3 +82,16 @@ async def test_housekeeping_rolls_the_history_on(pg_store: SqlStore) -> None:
         held = [str(name) for name in names.scalars()]
     assert partition_name(T0.date()) not in held
     assert {partition_name(later + timedelta(days=n)) for n in range(7)} <= set(held)
+
+
+async def test_workers_making_and_dropping_days_at_once_do_each_once(
+    pg_database: Database,
+) -> None:
+    """Every worker's housekeeping rolls the history: at once, they neither fail nor repeat."""
+    days = [T0.date() + timedelta(days=n) for n in range(3)]
+
+    made = await asyncio.gather(*(create_ahead(pg_database, days[0], 3) for _ in range(3)))
+    dropped = await asyncio.gather(*(drop_before(pg_database, days[-1]) for _ in range(3)))
+
+    assert sorted(name for names in made for name in names) == [partition_name(d) for d in days]
+    assert sum(count for count, _ in dropped) == 2 + 7  # and the migration's week, years before
