@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from datetime import date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import (
@@ -12,7 +12,6 @@ from sqlalchemy import (
     Integer,
     Select,
     String,
-    Table,
     bindparam,
     delete,
     func,
@@ -20,6 +19,7 @@ from sqlalchemy import (
     tuple_,
     update,
 )
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.keyset import after_cursor, in_window
@@ -70,16 +70,30 @@ def newest_finished_slot(job_id: ColumnElement[str]) -> Any:
     )
 
 
-def _newest_slot(table: Table) -> Any:
-    """The newest slot of the enclosing statement's endpoint among `table`'s runs, read off the
-    table's (endpoint, slot) key."""
-    return (
-        select(table.c.slot_at)
-        .where(table.c.endpoint_id == endpoints.c.id)
-        .order_by(table.c.slot_at.desc())
-        .limit(1)
-        .scalar_subquery()
-    )
+_RECENT_FIRST = (timedelta(days=1), timedelta(days=8), None)
+"""How far back `latest_runs` looks for the newest finished slots, wider only for the endpoints
+not found yet: on PostgreSQL a bound on the slot reads only the days of history within it (most
+endpoints ran within the day), where an unbounded look probes every day's index. The bound is
+counted from the wall clock: it only narrows where to look first, never what is found."""
+
+
+async def _newest_finished(conn: AsyncConnection, endpoint_ids: list[str]) -> dict[str, datetime]:
+    """The newest slot in the history of each of these endpoints that has one."""
+    found: dict[str, datetime] = {}
+    missing = endpoint_ids
+    for back in _RECENT_FIRST:
+        query = (
+            select(runs.c.endpoint_id, func.max(runs.c.slot_at))
+            .where(runs.c.endpoint_id.in_(missing))
+            .group_by(runs.c.endpoint_id)
+        )
+        if back is not None:
+            query = query.where(runs.c.slot_at >= datetime.now(UTC) - back)
+        found |= dict((await conn.execute(query)).all())
+        missing = [endpoint_id for endpoint_id in missing if endpoint_id not in found]
+        if not missing:
+            break
+    return found
 
 
 @functools.cache
@@ -101,8 +115,12 @@ class SqlRuns(RunRepository):
     async def page_runs(
         self, where: RunFilter, limit: int, after: Cursor | None = None
     ) -> list[Run]:
-        query = select(every_run)
-        query = query.order_by(every_run.c.slot_at.desc(), every_run.c.id.desc()).limit(limit)
+        newest_first = [every_run.c.slot_at.desc(), every_run.c.id.desc()]
+        if where.endpoint_id is not None:
+            # One endpoint's slots are unique: its (endpoint, slot) key, read backwards, gives
+            # the order without a sort of all the endpoint's runs.
+            newest_first.pop()
+        query = select(every_run).order_by(*newest_first).limit(limit)
         for column, value in (
             (every_run.c.job_id, where.job_id),
             (every_run.c.endpoint_id, where.endpoint_id),
@@ -157,31 +175,25 @@ class SqlRuns(RunRepository):
     async def latest_runs(self, endpoint_ids: Sequence[str]) -> dict[str, Run]:
         if not endpoint_ids:
             return {}
-        # Two reads: the newest slot of each endpoint, in the queue and in the history, each
-        # off its table's (endpoint, slot) key; then those slots' runs, the slots given as
-        # values so that PostgreSQL reads only their days. (One statement joining the two
-        # let the planner re-run the slot lookups for every day of history.)
-        newest = select(endpoints.c.id, _newest_slot(run_queue), _newest_slot(runs)).where(
-            endpoints.c.id.in_(list(endpoint_ids))
-        )
+        wanted = list(endpoint_ids)
         async with self._db.read() as conn:
-            slots = {
-                endpoint_id: max(slot for slot in found if slot is not None)
-                for endpoint_id, *found in await conn.execute(newest)
-                if any(slot is not None for slot in found)
-            }
+            queued = (
+                select(run_queue.c.endpoint_id, func.max(run_queue.c.slot_at))
+                .where(run_queue.c.endpoint_id.in_(wanted))
+                .group_by(run_queue.c.endpoint_id)
+            )
+            slots: dict[str, datetime] = dict((await conn.execute(queued)).all())
+            for endpoint_id, slot in (await _newest_finished(conn, wanted)).items():
+                slots[endpoint_id] = max(slots.get(endpoint_id, slot), slot)
             if not slots:
                 return {}
+            # The slots given as values too, so that PostgreSQL reads only their days.
             query = select(every_run).where(
-                every_run.c.endpoint_id.in_(list(slots)),
+                tuple_(every_run.c.endpoint_id, every_run.c.slot_at).in_(list(slots.items())),
                 every_run.c.slot_at.in_(sorted(set(slots.values()))),
             )
             rows = (await conn.execute(query)).mappings().all()
-        return {
-            row["endpoint_id"]: run_from_row(row)
-            for row in rows
-            if slots[row["endpoint_id"]] == row["slot_at"]
-        }
+        return {row["endpoint_id"]: run_from_row(row) for row in rows}
 
     async def prune(self, keep_per_endpoint: int) -> int:
         """Retention in many short transactions instead of one DELETE over the whole table,
