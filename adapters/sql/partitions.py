@@ -4,9 +4,13 @@ has none (a backfill of last year, a test's fake clock), so that no run is ever 
 of a partition. Housekeeping creates the days ahead (`create_ahead`) and drops the days past
 retention (`drop_before`): dropping a day is a change to the catalog, not a DELETE of its rows.
 
-Each change waits at most `LOCK_TIMEOUT` for its lock (a partition's DDL locks the history
-briefly): behind a long read it gives up, and the next housekeeping pass tries again, rather
-than queue every claim and finish behind it.
+Each change waits at most `LOCK_TIMEOUT` for each lock it takes (a partition's DDL locks the
+history briefly), and gives way when it waits longer: it rolls back and tries again a little
+later, `ATTEMPTS` times, then leaves the day to the next housekeeping pass. The wait is shorter
+than PostgreSQL's `deadlock_timeout` (1 s by default), so where a lock the change waits for
+closes a cycle with a worker's transaction, the change gives way before the deadlock detector
+picks a victim: a claim or a finish is never the one aborted, and none queues behind the change
+for longer than the wait.
 """
 
 from __future__ import annotations
@@ -18,13 +22,21 @@ from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_incrementing
 
 from cronpilot.adapters.sql.engine import Database
+from cronpilot.domain.errors import CronpilotError
 
 DEFAULT_PARTITION = "runs_default"
 DAYS_AHEAD = 7
 """Days created ahead of today: a week of slack should housekeeping stop for a while."""
-LOCK_TIMEOUT = "2s"
+LOCK_TIMEOUT = "200ms"
+ATTEMPTS = 10
+RETRY_SECONDS = 0.1
+"""The pause after a first attempt gave way, longer by as much after each next one (4.5 s in
+all, beside the attempts' own waits)."""
+_GAVE_WAY = frozenset({"55P03", "40P01"})
+"""SQLSTATEs of a lock not had in time (`lock_timeout`) and of a deadlock."""
 _DAY = re.compile(r"runs_p(\d{8})")
 _HELD = text("SELECT EXISTS (SELECT 1 FROM pg_class WHERE relname = :name)")
 _SERIALISED = text("SELECT pg_advisory_xact_lock(hashtext('cronpilot.partitions'))")
@@ -60,6 +72,10 @@ def attach_statements(day: date) -> list[str]:
     name = partition_name(day)
     start, end = day_bounds(day)
     return [
+        # Writers of the history wait until the day is attached: one that chose a partition for
+        # its run before (the DEFAULT) would then be refused by the DEFAULT's new bounds (the CI
+        # failure of stop 29). Reads go on.
+        "LOCK TABLE runs IN SHARE ROW EXCLUSIVE MODE",
         f"CREATE TABLE {name} (LIKE runs INCLUDING DEFAULTS INCLUDING CONSTRAINTS)",
         f"WITH moved AS (DELETE FROM {DEFAULT_PARTITION} WHERE slot_at >= '{start}' "
         f"AND slot_at < '{end}' RETURNING *) INSERT INTO {name} SELECT * FROM moved",
@@ -77,10 +93,29 @@ async def _days(conn: AsyncConnection) -> dict[date, float]:
     return days
 
 
+def _gave_way(error: BaseException) -> bool:
+    """Whether a change failed for a lock it did not get in time (module note)."""
+    if not isinstance(error, CronpilotError):
+        return False
+    cause = error.__cause__
+    reason = getattr(cause, "orig", None) or cause
+    return getattr(reason, "sqlstate", None) in _GAVE_WAY
+
+
 async def _change(db: Database, day: date, statements: list[str], *, present: bool) -> bool:
     """Run `statements` if the day's partition is (`present`) or is not there, checked under
     a lock all workers' housekeeping takes (so two workers never make or drop one day both);
-    whether they ran."""
+    whether they ran. A change that gives way to the workers tries again (module note)."""
+    retrying = AsyncRetrying(
+        retry=retry_if_exception(_gave_way),
+        stop=stop_after_attempt(ATTEMPTS),
+        wait=wait_incrementing(RETRY_SECONDS, RETRY_SECONDS),
+        reraise=True,
+    )
+    return await retrying(_change_once, db, day, statements, present=present)
+
+
+async def _change_once(db: Database, day: date, statements: list[str], *, present: bool) -> bool:
     async with db.write() as conn:
         await conn.execute(text(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'"))
         await conn.execute(_SERIALISED)

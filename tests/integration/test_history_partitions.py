@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import text
 
-from cronpilot.adapters.sql import SqlStore
+from cronpilot.adapters.sql import SqlStore, partitions
 from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.partitions import create_ahead, drop_before, partition_name
 from tests.contract.builders import T0, add_endpoint, run_once
@@ -95,3 +95,77 @@ async def test_workers_making_and_dropping_days_at_once_do_each_once(
 
     assert sorted(name for names in made for name in names) == [partition_name(d) for d in days]
     assert sum(count for count, _ in dropped) == 2 + 7  # and the migration's week, years before
+
+
+async def _waiting_on_a_lock(store: SqlStore, waiters: int) -> None:
+    """Until `waiters` sessions wait for a lock (each step below must be queued, not racing)."""
+    query = text("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")
+    async with asyncio.timeout(10):
+        while True:
+            async with store.engine.connect() as conn:
+                if (await conn.execute(query)).scalar_one() >= waiters:
+                    return
+            await asyncio.sleep(0.01)
+
+
+async def _run_row(store: SqlStore) -> str:
+    """The history's one run, as JSON, with a new id and the slot an hour later."""
+    async with store.engine.connect() as conn:
+        found = await conn.execute(
+            text(
+                "SELECT (to_jsonb(r) || jsonb_build_object('id', md5(r.id), "
+                "'slot_at', r.slot_at + interval '1 hour'))::text FROM runs r"
+            )
+        )
+        return str(found.scalar_one())
+
+
+_WRITE_RUN = text("INSERT INTO runs SELECT * FROM json_populate_record(NULL::runs, :row)")
+
+
+async def test_a_run_written_while_its_day_is_made_lands_in_that_day(
+    pg_store: SqlStore, pg_database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CI failure of stop 29: a finish routed to the DEFAULT partition while its day was
+    being attached failed with "new row for relation runs_default violates partition
+    constraint". Each step waits for the one before, so the interleaving is certain."""
+    monkeypatch.setattr(partitions, "LOCK_TIMEOUT", "10s")
+    await add_endpoint(pg_store, "j", "e", T0, every=3600)
+    first = await run_once(pg_store, T0)
+    row = await _run_row(pg_store)
+    async with pg_store.engine.connect() as reader, pg_store.engine.connect() as writer:
+        # A reader of the DEFAULT partition holds the day's attach back at its last step.
+        await reader.execute(text("SELECT count(*) FROM runs_default"))
+        making = asyncio.create_task(create_ahead(pg_database, T0.date(), 1))
+        await _waiting_on_a_lock(pg_store, 1)
+        writing = asyncio.create_task(writer.execute(_WRITE_RUN, {"row": row}))
+        await _waiting_on_a_lock(pg_store, 2)
+        await reader.rollback()
+        assert await making == [partition_name(T0.date())]
+        await writing
+        await writer.commit()
+
+    placed = await _placed(pg_store)
+    assert set(placed.values()) == {partition_name(T0.date())}
+    assert first.id in placed and len(placed) == 2
+
+
+async def test_a_day_made_gives_way_to_a_worker_it_would_deadlock(
+    pg_store: SqlStore, pg_database: Database
+) -> None:
+    """A worker's transaction that wrote its endpoint, then writes the history: the attach
+    holds the history and waits for the endpoints, the worker waits for the history. The
+    attach gives way before PostgreSQL's deadlock detector would abort either, and makes the
+    day once the worker is done."""
+    await add_endpoint(pg_store, "j", "e", T0, every=3600)
+    await run_once(pg_store, T0)
+    row = await _run_row(pg_store)
+    async with pg_store.engine.connect() as worker:
+        await worker.execute(text("UPDATE endpoints SET name = name"))
+        making = asyncio.create_task(create_ahead(pg_database, T0.date(), 1))
+        await _waiting_on_a_lock(pg_store, 1)
+        await worker.execute(_WRITE_RUN, {"row": row})
+        await worker.commit()
+
+    assert await making == [partition_name(T0.date())]
+    assert set((await _placed(pg_store)).values()) == {partition_name(T0.date())}
