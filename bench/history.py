@@ -17,8 +17,11 @@ ratio of the largest size to the smallest: reads that scale stay near 1. Pages o
 compare like with like only once every endpoint has a page of runs (sizes of at least
 `PAGE` times `--endpoints`, 500,000 by default).
 
+With `--unbounded` each read is timed a second time as it was before it looked at recent days
+first (`adapters.sql.recent_days`), on other endpoints and runs, in the same run.
+
     python -m bench.history [--sizes 1000000 20000000] [--endpoints 10000] [--days 30]
-                            [--repeat 30]
+                            [--repeat 30] [--unbounded]
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ from bench.support import (
     print_table,
     seed,
 )
-from cronpilot.adapters.sql import SqlStore
+from cronpilot.adapters.sql import SqlStore, recent_days
 from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.partitions import create_ahead, drop_before
 from cronpilot.adapters.sql.rows import run_values
@@ -207,18 +210,35 @@ async def claim_times(history: History, repeat: int) -> list[float]:
     return times[1:]
 
 
-async def read_times(repeat: int, read: Callable[[int], Awaitable[object]]) -> list[float]:
-    """`read(n)` timed `repeat` times, after one untimed call."""
-    await read(repeat)
+async def read_times(
+    repeat: int, read: Callable[[int], Awaitable[object]], first: int = 0
+) -> list[float]:
+    """`read(n)` timed `repeat` times from `n = first`, after one untimed call."""
+    await read(first + repeat)
     times = []
-    for n in range(repeat):
+    for n in range(first, first + repeat):
         started = time.perf_counter()
         await read(n)
         times.append((time.perf_counter() - started) * 1000)
     return times
 
 
-async def measure(history: History, repeat: int) -> dict[str, list[float]]:
+def unbounded(read: Callable[[int], Awaitable[object]]) -> Callable[[int], Awaitable[object]]:
+    """`read` as it was before it looked at recent days first (`recent_days`): every day's
+    partition at once."""
+
+    async def every_day(n: int) -> object:
+        looks_back = recent_days.LOOKS_BACK
+        recent_days.LOOKS_BACK = ()
+        try:
+            return await read(n)
+        finally:
+            recent_days.LOOKS_BACK = looks_back
+
+    return every_day
+
+
+async def measure(history: History, repeat: int, compare: bool) -> dict[str, list[float]]:
     runs_of = history.store.runs
     ids = history.endpoint_ids
     sampled = history.sampled
@@ -238,6 +258,10 @@ async def measure(history: History, repeat: int) -> dict[str, list[float]]:
     measured = {f"claim {CLAIM_BATCH}": await claim_times(history, repeat)}
     for name, read in reads.items():
         measured[name] = await read_times(repeat, read)
+        if compare:
+            # Other endpoints and runs than those just read: neither finds the other's rows
+            # in the cache.
+            measured[f"{name}, unbounded"] = await read_times(repeat, unbounded(read), repeat + 1)
     return measured
 
 
@@ -280,9 +304,9 @@ async def drop_oldest_day(history: History) -> tuple[int, float]:
     return rows, seconds
 
 
-async def step(history: History, url: str, size: int, repeat: int) -> Step:
+async def step(history: History, url: str, size: int, args: argparse.Namespace) -> Step:
     per_second = await seed_runs(history, url, size)
-    times = await measure(history, repeat)
+    times = await measure(history, args.repeat, args.unbounded)
     partitions, megabytes = await footprint(history)
     dropped_rows, drop_seconds = await drop_oldest_day(history)
     return Step(size, per_second, times, partitions, megabytes, dropped_rows, drop_seconds)
@@ -302,7 +326,7 @@ async def grow(url: str, args: argparse.Namespace) -> list[Step]:
         # The seeded days, today and tomorrow, as housekeeping would have them.
         await create_ahead(db, first_day, args.days + 2)
         history = History(store, db, [r.id for r in rows], rows[0].job_id, first_day, args.days)
-        return [await step(history, url, size, args.repeat) for size in sorted(args.sizes)]
+        return [await step(history, url, size, args) for size in sorted(args.sizes)]
     finally:
         await store.close()
 
@@ -385,6 +409,11 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--endpoints", type=int, default=10_000)
     parser.add_argument("--days", type=int, default=30)
     parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument(
+        "--unbounded",
+        action="store_true",
+        help="time the reads also as they were before they looked at recent days first",
+    )
     return parser.parse_args(argv)
 
 

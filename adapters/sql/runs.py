@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -25,6 +25,7 @@ from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.keyset import after_cursor, in_window
 from cronpilot.adapters.sql.partitions import create_ahead, drop_before
 from cronpilot.adapters.sql.prefixes import read_by_id
+from cronpilot.adapters.sql.recent_days import bounded, lower_bounds, newest_rows
 from cronpilot.adapters.sql.rows import run_from_row
 from cronpilot.adapters.sql.run_places import every_run, move_to_history
 from cronpilot.adapters.sql.tables import endpoints, run_queue, runs
@@ -32,6 +33,7 @@ from cronpilot.domain.errors import RunNotFound
 from cronpilot.domain.model import Run, RunStatus
 from cronpilot.domain.paging import Cursor
 from cronpilot.domain.ports import RunFilter, RunRepository
+from cronpilot.domain.time_range import TimeRange
 
 PRUNE_BATCH = 1_000
 """The most runs one retention transaction deletes."""
@@ -70,26 +72,18 @@ def newest_finished_slot(job_id: ColumnElement[str]) -> Any:
     )
 
 
-_RECENT_FIRST = (timedelta(days=1), timedelta(days=8), None)
-"""How far back `latest_runs` looks for the newest finished slots, wider only for the endpoints
-not found yet: on PostgreSQL a bound on the slot reads only the days of history within it (most
-endpoints ran within the day), where an unbounded look probes every day's index. The bound is
-counted from the wall clock: it only narrows where to look first, never what is found."""
-
-
 async def _newest_finished(conn: AsyncConnection, endpoint_ids: list[str]) -> dict[str, datetime]:
-    """The newest slot in the history of each of these endpoints that has one."""
+    """The newest slot in the history of each of these endpoints that has one, recent days
+    first (`recent_days`), wider only for the endpoints not found yet."""
     found: dict[str, datetime] = {}
     missing = endpoint_ids
-    for back in _RECENT_FIRST:
+    for since in lower_bounds():
         query = (
             select(runs.c.endpoint_id, func.max(runs.c.slot_at))
             .where(runs.c.endpoint_id.in_(missing))
             .group_by(runs.c.endpoint_id)
         )
-        if back is not None:
-            query = query.where(runs.c.slot_at >= datetime.now(UTC) - back)
-        found |= dict((await conn.execute(query)).all())
+        found |= dict((await conn.execute(bounded(query, runs.c.slot_at, since))).all())
         missing = [endpoint_id for endpoint_id in missing if endpoint_id not in found]
         if not missing:
             break
@@ -120,7 +114,7 @@ class SqlRuns(RunRepository):
             # One endpoint's slots are unique: its (endpoint, slot) key, read backwards, gives
             # the order without a sort of all the endpoint's runs.
             newest_first.pop()
-        query = select(every_run).order_by(*newest_first).limit(limit)
+        query = select(every_run).order_by(*newest_first)
         for column, value in (
             (every_run.c.job_id, where.job_id),
             (every_run.c.endpoint_id, where.endpoint_id),
@@ -129,12 +123,19 @@ class SqlRuns(RunRepository):
         ):
             if value is not None:
                 query = query.where(column == value)
-        query = query.where(*in_window(every_run.c.slot_at, where.within))
+        window = where.within or TimeRange()
+        query = query.where(*in_window(every_run.c.slot_at, window))
+        newest = [datetime.now(UTC)]
         if after is not None:
             query = query.where(after_cursor(every_run.c.slot_at, every_run.c.id, after))
+            newest.append(after.at)
+        if window.until is not None:
+            newest.append(window.until)
         async with self._db.read() as conn:
-            result = await conn.execute(query)
-            return [run_from_row(row) for row in result.mappings()]
+            rows = await newest_rows(
+                conn, query, every_run.c.slot_at, limit, newest=min(newest), oldest=window.since
+            )
+        return [run_from_row(row) for row in rows]
 
     async def get_run(self, run_id: str) -> Run:
         row = await read_by_id(self._db, every_run, "run", run_id, RunNotFound)

@@ -16,7 +16,20 @@ async def test_the_history_bench_grows_the_history_and_prints_its_tables(
     postgres_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(bench.history, "COPY_CHUNK", 700)
-    args = parse(["--sizes", "3000", "1000", "--endpoints", "200", "--days", "3", "--repeat", "2"])
+    args = parse(
+        [
+            "--sizes",
+            "3000",
+            "1000",
+            "--endpoints",
+            "200",
+            "--days",
+            "3",
+            "--repeat",
+            "2",
+            "--unbounded",
+        ]
+    )
 
     steps = await grow(postgres_url, args)
 
@@ -35,3 +48,4 @@ async def test_the_history_bench_grows_the_history_and_prints_its_tables(
     out = capsys.readouterr().out
     assert "| 3k / 1k |" in out, out
     assert "claim 100" in out and "latest of 100" in out, out
+    assert "get_run, unbounded" in out, out

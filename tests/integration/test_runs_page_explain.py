@@ -8,6 +8,7 @@ driver, then explained with the same parameters.
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -88,5 +89,6 @@ async def test_every_run_pages_from_the_newest_runs_index(
         assert "Merge Append" in plan, plan
         assert "Seq Scan on runs" not in plan, plan
         assert plan.count("Sort Key") == 2, plan  # the Merge Append's and the queue's
-    # Deep in the history the scan starts at the cursor rather than filtering every newer run.
-    assert "Index Cond: (slot_at <=" in plans[1], plans[1]
+    # Deep in the history the scan starts at the cursor rather than filtering every newer run
+    # (beside the lower bound of the days looked at first, `adapters.sql.recent_days`).
+    assert re.search(r"Index Cond: \(+slot_at <=", plans[1]), plans[1]
