@@ -85,11 +85,12 @@ async def _unlearnt(
 ) -> list[Run]:
     """The runs after `through`, oldest first, at most `LEARN_BATCH`. Read newest first in
     pages of 1, 2, 4, … runs (bodies are up to 100 KB each): the usual case, one new run,
-    costs two short reads instead of a whole batch."""
+    costs two short reads instead of a whole batch. Only slots from `through` on are read: on
+    PostgreSQL only the days since, however long the history."""
     fresh: list[Run] = []
     offset, size = 0, 1
     while offset < LEARN_BATCH:
-        page = await repositories.runs.list_runs(endpoint_id, limit=size, offset=offset)
+        page = await repositories.runs.list_runs(endpoint_id, size, offset, since=through)
         newer = [run for run in page if through is None or run.slot_at > through]
         fresh += newer
         if len(newer) < size:

@@ -50,14 +50,17 @@ def _newest_first_rank() -> Any:
 
 
 @functools.cache
-def _history_statement() -> Select[Any]:
-    return (
+def _history_statement(bounded: bool) -> Select[Any]:
+    """One endpoint's runs, newest first, from slot `since` when `bounded` (built once each:
+    the schema learner reads with it after every run)."""
+    query = (
         select(every_run)
         .where(every_run.c.endpoint_id == bindparam("endpoint_id"))
         .order_by(every_run.c.slot_at.desc())
         .limit(bindparam("limit", type_=Integer))
         .offset(bindparam("offset", type_=Integer))
     )
+    return query.where(every_run.c.slot_at >= bindparam("since")) if bounded else query
 
 
 def newest_finished_slot(job_id: ColumnElement[str]) -> Any:
@@ -100,10 +103,12 @@ class SqlRuns(RunRepository):
         self._db = db
         self._prune_batch = prune_batch
 
-    async def list_runs(self, endpoint_id: str, limit: int = 50, offset: int = 0) -> list[Run]:
-        parameters = {"endpoint_id": endpoint_id, "limit": limit, "offset": offset}
+    async def list_runs(
+        self, endpoint_id: str, limit: int = 50, offset: int = 0, since: datetime | None = None
+    ) -> list[Run]:
+        parameters = {"endpoint_id": endpoint_id, "limit": limit, "offset": offset, "since": since}
         async with self._db.read() as conn:
-            result = await conn.execute(_history_statement(), parameters)
+            result = await conn.execute(_history_statement(since is not None), parameters)
             return [run_from_row(row) for row in result.mappings()]
 
     async def page_runs(

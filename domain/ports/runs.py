@@ -26,8 +26,11 @@ class RunFilter:
 
 
 class RunRepository(Protocol):
-    async def list_runs(self, endpoint_id: str, limit: int = 50, offset: int = 0) -> list[Run]:
-        """Runs of one endpoint, newest slot first."""
+    async def list_runs(
+        self, endpoint_id: str, limit: int = 50, offset: int = 0, since: datetime | None = None
+    ) -> list[Run]:
+        """Runs of one endpoint, newest slot first; only those of slots from `since` when
+        given (on PostgreSQL only the days since are read)."""
         ...
 
     async def page_runs(

@@ -82,6 +82,13 @@ async def test_pages_of_runs_weeks_apart_walk_them_all_newest_first(store: Store
         assert [r.slot_at for r in walked] == sorted((r.slot_at for r in walked), reverse=True)
     listed = [await store.runs.list_runs(endpoint_id, 2, offset) for offset in range(0, 10, 2)]
     assert [r.id for page in listed for r in page] == [r.id for r in every]
+    since = every[4].slot_at  # the learner's watermark: only the days since are read
+    assert [r.id for r in await store.runs.list_runs(endpoint_id, 50, 0, since)] == [
+        r.id for r in every[:5]
+    ]
+    assert [r.id for r in await store.runs.list_runs(endpoint_id, 2, 3, since)] == [
+        r.id for r in every[3:5]
+    ]
 
 
 async def test_a_window_and_an_old_run_by_id_are_found_as_without_the_bound(

@@ -513,8 +513,11 @@ class MemoryRuns(RunRepository):
     def __init__(self, state: MemoryState) -> None:
         self._state = state
 
-    async def list_runs(self, endpoint_id: str, limit: int = 50, offset: int = 0) -> list[Run]:
-        return self._state.runs_of(endpoint_id)[offset : offset + limit]
+    async def list_runs(
+        self, endpoint_id: str, limit: int = 50, offset: int = 0, since: datetime | None = None
+    ) -> list[Run]:
+        kept = [r for r in self._state.runs_of(endpoint_id) if since is None or r.slot_at >= since]
+        return kept[offset : offset + limit]
 
     async def page_runs(
         self, where: RunFilter, limit: int, after: Cursor | None = None
