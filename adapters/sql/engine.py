@@ -197,7 +197,7 @@ def unreachable(exc: Exception, url: str) -> StoreUnavailable:
     """The error of a failed first connection to `url`: `DatabaseUnusable` when the file is
     not a SQLite database (corrupt, or something else altogether), which no retry mends;
     `StoreUnavailable` otherwise (a server down, a locked file)."""
-    reason = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
+    reason = driver_error(exc)
     message = f"cannot reach the database {safe_url(url)}: {type(reason).__name__}: {reason}"
     # sqlite3's OperationalError (locked, cannot open) may pass; its other DatabaseErrors
     # ("file is not a database", "database disk image is malformed") stay.
@@ -396,11 +396,21 @@ def translate_driver_errors(url: str) -> Iterator[None]:
         raise _translated(exc, url) from exc
 
 
+def driver_error(exc: BaseException) -> BaseException:
+    """The driver's own error under SQLAlchemy's wrapper (the error itself when unwrapped)."""
+    return exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
+
+
+def sqlstate_of(exc: BaseException) -> str:
+    """PostgreSQL's SQLSTATE of a driver error, wrapped or not ("" when it has none).
+    asyncpg reports it; SQLAlchemy maps many of its classes (22 data exceptions among them)
+    to the generic DBAPIError, so the class alone is not enough."""
+    return str(getattr(driver_error(exc), "sqlstate", "") or "")
+
+
 def _translated(exc: Exception, url: str) -> CronpilotError:
-    reason = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
-    # asyncpg reports PostgreSQL's SQLSTATE; SQLAlchemy maps many of its classes (22 data
-    # exceptions among them) to the generic DBAPIError, so the class alone is not enough.
-    sqlstate = str(getattr(reason, "sqlstate", "") or "")
+    reason = driver_error(exc)
+    sqlstate = sqlstate_of(exc)
     if isinstance(exc, IntegrityError) or sqlstate.startswith("23"):
         if _SLOT_KEYS.search(str(reason)):
             return _slot_already_run(reason)

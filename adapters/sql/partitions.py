@@ -24,7 +24,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_incrementing
 
-from cronpilot.adapters.sql.engine import Database
+from cronpilot.adapters.sql.engine import Database, sqlstate_of
 from cronpilot.domain.errors import CronpilotError
 
 DEFAULT_PARTITION = "runs_default"
@@ -94,12 +94,12 @@ async def _days(conn: AsyncConnection) -> dict[date, float]:
 
 
 def _gave_way(error: BaseException) -> bool:
-    """Whether a change failed for a lock it did not get in time (module note)."""
-    if not isinstance(error, CronpilotError):
-        return False
+    """Whether a change failed for a lock it did not get in time (module note): the store's
+    error, translated from the driver's (`engine.translate_driver_errors`)."""
     cause = error.__cause__
-    reason = getattr(cause, "orig", None) or cause
-    return getattr(reason, "sqlstate", None) in _GAVE_WAY
+    if not isinstance(error, CronpilotError) or cause is None:
+        return False
+    return sqlstate_of(cause) in _GAVE_WAY
 
 
 async def _change(db: Database, day: date, statements: list[str], *, present: bool) -> bool:

@@ -23,7 +23,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 LOOKS_BACK: tuple[timedelta, ...] = (timedelta(days=1), timedelta(days=8))
 
 
-def lower_bounds(newest: datetime | None = None, oldest: datetime | None = None) -> Iterator[Any]:
+def lower_bounds(
+    newest: datetime | None = None, oldest: datetime | None = None
+) -> Iterator[datetime | None]:
     """The lower bounds on the slot of each look in turn: a day and a week before `newest`
     (the wall clock when None), while they are after `oldest` (a bound the read has already);
     None last, for no bound."""

@@ -50,9 +50,9 @@ def _newest_first_rank() -> Any:
 
 
 @functools.cache
-def _history_statement(bounded: bool) -> Select[Any]:
-    """One endpoint's runs, newest first, from slot `since` when `bounded` (built once each:
-    the schema learner reads with it after every run)."""
+def _history_statement(from_since: bool) -> Select[Any]:
+    """One endpoint's runs, newest first, from slot `since` when `from_since` (built once
+    each: the schema learner reads with it after every run)."""
     query = (
         select(every_run)
         .where(every_run.c.endpoint_id == bindparam("endpoint_id"))
@@ -60,7 +60,7 @@ def _history_statement(bounded: bool) -> Select[Any]:
         .limit(bindparam("limit", type_=Integer))
         .offset(bindparam("offset", type_=Integer))
     )
-    return query.where(every_run.c.slot_at >= bindparam("since")) if bounded else query
+    return query.where(every_run.c.slot_at >= bindparam("since")) if from_since else query
 
 
 def newest_finished_slot(job_id: ColumnElement[str]) -> Any:
