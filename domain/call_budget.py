@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-_BISECTIONS = 100
+_BISECTIONS = 64
 
 
 class Objective(StrEnum):

@@ -35,10 +35,10 @@ move on every look."""
 REGULAR_SPREAD = 0.1
 """Calls whose gaps differ from their mean by at most this share are regular."""
 MIN_WINDOW = 8
-"""The fewest recent calls a restarted estimate is made from."""
-SURE_RELATIVE_WIDTH = 1.0
-"""An estimate is sure once its interval's width is at most this share of the rate (and it
-has seen a change, or enough calls to bound the rate well below the call rate)."""
+"""The fewest older calls a change point is judged against."""
+MIN_RECENT = 3
+"""The fewest recent calls a restarted estimate is made from: three changes in a row of a
+source silent for a hundred calls say enough (the likelihood ratio judges)."""
 _BISECTIONS = 200
 
 
@@ -64,17 +64,6 @@ class RateEstimate:
     """The mean gap between those calls."""
     restarted: bool = False
     """The rate moved: the estimate is the recent window's alone."""
-
-    @property
-    def sure(self) -> bool:
-        """Whether the interval is narrow enough to go straight to a target."""
-        if self.calls < MIN_WINDOW:
-            return False
-        if self.changes == 0:
-            # Silent so far: the bound on the rate is what is known, and it is tight once many
-            # calls saw nothing (a dozen quiet calls bound it to a few per call period).
-            return self.high * self.mean_seconds <= 0.5
-        return (self.high - self.low) <= SURE_RELATIVE_WIDTH * self.rate * 2
 
     def covers(self, rate: float) -> bool:
         return self.low <= rate <= self.high
@@ -187,8 +176,8 @@ def _estimated(looks: Sequence[Look], *, restarted: bool = False) -> RateEstimat
 
 def estimate(looks: Sequence[Look], window: int = MIN_WINDOW) -> RateEstimate | None:
     """The change rate of an endpoint from its `looks`, oldest first; None without any. When
-    the calls split in two (each side at least `window` calls) whose rates clearly differ,
-    the rate moved: the estimate is the recent side's."""
+    the calls split in two (at least `window` older calls, `MIN_RECENT` recent ones) whose
+    rates clearly differ, the rate moved: the estimate is the recent side's."""
     looks = [look for look in looks if look.seconds > 0]
     if not looks:
         return None
@@ -208,7 +197,7 @@ def _change_point(looks: Sequence[Look], window: int) -> int | None:
     total, seen = len(looks), changes[-1]
     pooled = _log_likelihood(total, seen)
     best, strongest = None, SHIFT_STATISTIC
-    for start in range(window, total - window + 1):
+    for start in range(window, total - MIN_RECENT + 1):
         before = changes[start]
         statistic = 2 * (
             _log_likelihood(start, before) + _log_likelihood(total - start, seen - before) - pooled
