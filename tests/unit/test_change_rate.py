@@ -151,3 +151,15 @@ def test_looks_skip_failed_calls_and_span_the_gap() -> None:
         _run(60, RunStatus.SUCCESS, "b"),
     ]
     assert looks_of(endpoint, runs) == [Look(40.0, False), Look(20.0, True)]
+
+
+def test_the_brief_carries_the_estimate_and_the_freshness_of_the_interval() -> None:
+    from cronpilot.planner.brief import change_rate_text
+
+    endpoint = Endpoint("e", "j", "job", EndpointSpec("a", "http://x", Schedule(None, 20.0)))
+    runs = [_run(20 * i, RunStatus.SUCCESS, str(i // 4)) for i in range(49)]
+    text = change_rate_text(endpoint, list(reversed(runs)), T0 + timedelta(seconds=980))
+    assert text == (
+        "changes about every 1.2 min (12 changes seen in 48 calls); "
+        "every 20 s keeps the copy fresh 87% of the time"
+    )
