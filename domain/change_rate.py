@@ -22,8 +22,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from cronpilot.domain.change_detection import comparable_hash, ignored_fields
+from cronpilot.domain.heuristic import current_interval
 from cronpilot.domain.model import Endpoint, Run, RunStatus
 
 Z = 1.96
@@ -93,6 +95,19 @@ def looks_of(endpoint: Endpoint, oldest_first: Sequence[Run]) -> list[Look]:
             looks.append(Look(seconds, digest != before[1]))
         before = (run, digest)
     return looks
+
+
+def change_text(endpoint: Endpoint, newest_first: Sequence[Run], now: datetime) -> str:
+    """`changes about every 4 min (12 changes seen in 50 calls); every 90 s keeps the copy
+    fresh 72 % of the time` from the endpoint's newest runs (newest first), or why not."""
+    found = estimate(looks_of(endpoint, list(reversed(newest_first))))
+    if found is None:
+        return "not estimated (fewer than two answers that can be compared)"
+    every = current_interval(endpoint, now)
+    share = freshness(found.rate, every)
+    return (
+        f"{found.text()}; every {duration_text(every)} keeps the copy fresh {share:.0%} of the time"
+    )
 
 
 def duration_text(seconds: float) -> str:

@@ -12,9 +12,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from statistics import mean
 
-from cronpilot.domain.change_rate import duration_text, estimate, freshness, looks_of
+from cronpilot.domain.change_rate import change_text
 from cronpilot.domain.context import DagContext, Neighbour
-from cronpilot.domain.heuristic import current_interval
 from cronpilot.domain.model import JSON, Endpoint, HintSource, Run, RunStatus
 from cronpilot.domain.planning import AnalysisClaim
 from cronpilot.domain.rules import Rule, RuleEvaluation, RuleOutcome
@@ -76,19 +75,6 @@ def windowed_health(runs: Sequence[Run], now: datetime) -> str:
         more = "+" if cut and runs[-1].slot_at >= start else ""
         parts.append(f"{hours} {len(inside)}{more} runs {ok / len(inside):.0%} ok")
     return "; ".join(parts)
-
-
-def change_rate_text(endpoint: Endpoint, window: Sequence[Run], now: datetime) -> str:
-    """`changes about every 4 min (12 changes seen in 50 calls); every 90 s keeps the copy
-    fresh 72 % of the time` from the endpoint's newest runs (newest first), or why not."""
-    found = estimate(looks_of(endpoint, list(reversed(window))))
-    if found is None:
-        return "not estimated (fewer than two answers that can be compared)"
-    every = current_interval(endpoint, now)
-    share = freshness(found.rate, every)
-    return (
-        f"{found.text()}; every {duration_text(every)} keeps the copy fresh {share:.0%} of the time"
-    )
 
 
 def schema_view(schema: JSON | None) -> str:
@@ -196,7 +182,7 @@ def build_brief(
         f"({endpoint.next_run_source.value})",
         f"Health: {health(recent, endpoint.failure_count)}",
         f"Health by window: {windowed_health(window, now)}",
-        f"Change rate: {change_rate_text(endpoint, window, now)}",
+        f"Change rate: {change_text(endpoint, window, now)}",
         f"Output fields: {schema_view(schema)}",
         f"Now: {now.isoformat()}",
     ]

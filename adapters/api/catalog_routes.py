@@ -74,9 +74,9 @@ async def get_endpoint(
     job: str, name: str, response: Response, ctx: Context, _: Reader
 ) -> dict[str, Any]:
     """The endpoint with its `ETag`: send it back as `If-Match` on a write."""
-    state = await show_endpoint(ctx.store.reading, f"{job}/{name}")
+    state = await show_endpoint(ctx.store.reading, f"{job}/{name}", ctx.clock.now())
     tag_response(response, state.endpoint)
-    looked = {"last_analysed_at": iso(state.last_analysed_at)}
+    looked = {"last_analysed_at": iso(state.last_analysed_at), "changes": state.changes}
     return endpoint_view(state.endpoint, state.last_run) | looked
 
 

@@ -95,9 +95,11 @@ def show(
     output: OutputOption = None,
 ) -> None:
     """Everything about one endpoint: request (secrets masked), schedule, hints, pause."""
-    state = with_store(admin_settings(), lambda store: catalog.show_endpoint(store.reading, ref))
-    endpoint, last_run = state.endpoint, state.last_run
     now = build_clock().now()
+    state = with_store(
+        admin_settings(), lambda store: catalog.show_endpoint(store.reading, ref, now)
+    )
+    endpoint, last_run = state.endpoint, state.last_run
     schedule = endpoint.spec.schedule
     fires = cron_fires(schedule, now)
     if output:
@@ -106,10 +108,14 @@ def show(
             output,
             view
             | {"next_fires": fires_view(fires, schedule.timezone)}
-            | {"last_analysed_at": iso(state.last_analysed_at)},
+            | {"last_analysed_at": iso(state.last_analysed_at), "changes": state.changes},
         )
         return
-    print_table(_details(endpoint, last_run, now, fires, looked=state.last_analysed_at))
+    print_table(
+        _details(
+            endpoint, last_run, now, fires, looked=state.last_analysed_at, changes=state.changes
+        )
+    )
 
 
 def in_force_text(endpoint: Endpoint, now: datetime) -> str:
@@ -161,6 +167,7 @@ def _details(
     fires: list[datetime],
     *,
     looked: datetime | None,
+    changes: str | None,
 ) -> Table:
     spec = endpoint.spec
     # The cron's own times, whatever hints, backoff or a pause make of the next run.
@@ -179,6 +186,7 @@ def _details(
             ("dag", _dag(endpoint)),
             ("success when", spec.success_when or "-"),
             ("clamps", _clamps(endpoint)),
+            ("changes", changes or "-"),
             ("spacing", _spacing(endpoint)),
             ("timeout", span(spec.timeout_seconds)),
             ("max response", f"{spec.max_response_bytes} bytes"),

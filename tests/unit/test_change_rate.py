@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from cronpilot.domain.change_rate import (
     Look,
     age,
+    change_text,
     estimate,
     freshness,
     likeliest_rate,
@@ -153,12 +154,11 @@ def test_looks_skip_failed_calls_and_span_the_gap() -> None:
     assert looks_of(endpoint, runs) == [Look(40.0, False), Look(20.0, True)]
 
 
-def test_the_brief_carries_the_estimate_and_the_freshness_of_the_interval() -> None:
-    from cronpilot.planner.brief import change_rate_text
-
+def test_the_estimate_says_how_fresh_the_interval_keeps_the_copy() -> None:
+    """As `endpoints show`, the API and the planner's brief say it."""
     endpoint = Endpoint("e", "j", "job", EndpointSpec("a", "http://x", Schedule(None, 20.0)))
     runs = [_run(20 * i, RunStatus.SUCCESS, str(i // 4)) for i in range(49)]
-    text = change_rate_text(endpoint, list(reversed(runs)), T0 + timedelta(seconds=980))
+    text = change_text(endpoint, list(reversed(runs)), T0 + timedelta(seconds=980))
     assert text == (
         "changes about every 1.2 min (12 changes seen in 48 calls); "
         "every 20 s keeps the copy fresh 87% of the time"

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, TypeVar
 
+from cronpilot.domain.change_rate import change_text
 from cronpilot.domain.errors import JobNotFound
 from cronpilot.domain.model import Endpoint, Job, Run
 from cronpilot.domain.paging import Name, NamedPage, named_page
@@ -26,6 +27,9 @@ class EndpointState:
     """Its newest finished-or-running run."""
     last_analysed_at: datetime | None = None
     """When a planner pass last looked at it (`show_endpoint` only): "last looked at"."""
+    changes: str | None = None
+    """How often it changes and how fresh its interval keeps the copy (`show_endpoint`
+    only, `domain.change_rate.change_text`)."""
 
 
 async def list_jobs(reading: ReadingFactory) -> list[JobSummary]:
@@ -90,13 +94,22 @@ async def page_endpoints(
     return NamedPage([EndpointState(e, latest.get(e.id)) for e in page.items], page.next_after)
 
 
-async def show_endpoint(reading: ReadingFactory, ref: str) -> EndpointState:
-    """By id or `job/endpoint`; raises `EndpointNotFound`."""
+CHANGE_RUNS = 100
+"""The newest runs `show_endpoint` estimates the change rate from."""
+
+
+async def show_endpoint(
+    reading: ReadingFactory, ref: str, now: datetime | None = None
+) -> EndpointState:
+    """By id or `job/endpoint`; raises `EndpointNotFound`. Given `now`, with how often it
+    changes (`changes`)."""
     async with reading() as read:
         endpoint = await read.catalog.get_endpoint(ref)
         latest = await read.runs.latest_runs([endpoint.id])
         looked = await read.planner.last_analysed(endpoint.id)
-    return EndpointState(endpoint, latest.get(endpoint.id), looked)
+        newest = [] if now is None else await read.runs.list_runs(endpoint.id, CHANGE_RUNS)
+    changes = None if now is None else change_text(endpoint, newest, now)
+    return EndpointState(endpoint, latest.get(endpoint.id), looked, changes)
 
 
 async def endpoint_refs(reading: ReadingFactory) -> dict[str, str]:
