@@ -111,7 +111,8 @@ def planned(copies: list[Copy], index: int, _now: float) -> tuple[float | None, 
     copy.estimate = estimate(list(copy.looks))
     budget = declared_budget([DECLARED] * len(copies))
     step = tuned([_seat(c) for c in copies], index, budget).interval_seconds
-    return step, DWELL
+    # As `judge_freshness`: once a period, at least a dwell apart.
+    return step, max(step or copy.interval, DWELL)
 
 
 PLANNERS: dict[str, Planner] = {"fixed": fixed, "heuristic": heuristic, "freshness": planned}
@@ -245,7 +246,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ]
     print_table(f"ten steady sources, {args.days:g} simulated days", headers, rows)
     print()
-    window = 8 * DECLARED * 10
+    window = 7200.0
     rows = []
     after = [_rate(m[1]) for m in SWITCHING]
     for name, planner in PLANNERS.items():
