@@ -32,7 +32,7 @@ from datetime import UTC, datetime, timedelta
 from bench.support import print_header, print_table
 from cronpilot.domain.call_budget import Source, best_intervals, even_intervals
 from cronpilot.domain.change_rate import Look, RateEstimate, estimate, freshness
-from cronpilot.domain.freshness_planner import Seat, declared_budget, tuned
+from cronpilot.domain.freshness_planner import Seat, declared_budget, look_again, tuned
 from cronpilot.domain.heuristic import Observation, judge
 from cronpilot.domain.model import Endpoint, EndpointSpec, IntervalHint, Schedule
 
@@ -111,8 +111,7 @@ def planned(copies: list[Copy], index: int, _now: float) -> tuple[float | None, 
     copy.estimate = estimate(list(copy.looks))
     budget = declared_budget([DECLARED] * len(copies))
     step = tuned([_seat(c) for c in copies], index, budget).interval_seconds
-    # As `judge_freshness`: once a period, at least a dwell apart.
-    return step, max(step or copy.interval, DWELL)
+    return step, look_again(step or copy.interval)
 
 
 PLANNERS: dict[str, Planner] = {"fixed": fixed, "heuristic": heuristic, "freshness": planned}
