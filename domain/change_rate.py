@@ -103,6 +103,9 @@ def change_text(endpoint: Endpoint, newest_first: Sequence[Run], now: datetime) 
     found = estimate(looks_of(endpoint, list(reversed(newest_first))))
     if found is None:
         return "not estimated (fewer than two answers that can be compared)"
+    if endpoint.spec.schedule.after_upstreams:
+        # A DAG dependant runs when its upstreams do: no interval of its own to judge.
+        return found.text()
     every = current_interval(endpoint, now)
     share = freshness(found.rate, every)
     return (

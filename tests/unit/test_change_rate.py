@@ -163,3 +163,11 @@ def test_the_estimate_says_how_fresh_the_interval_keeps_the_copy() -> None:
         "changes about every 1.2 min (12 changes seen in 48 calls); "
         "every 20 s keeps the copy fresh 87% of the time"
     )
+
+
+def test_a_dag_dependant_is_told_its_rate_alone() -> None:
+    spec = EndpointSpec("b", "http://x", Schedule(), depends_on=("a",))
+    endpoint = Endpoint("e", "j", "job", spec)
+    runs = [_run(20 * i, RunStatus.SUCCESS, str(i // 4)) for i in range(49)]
+    text = change_text(endpoint, list(reversed(runs)), T0)
+    assert text == "changes about every 1.2 min (12 changes seen in 48 calls)"
