@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Builds cronpilot's container image offline: no base image is pulled. The system is a Debian
+# bookworm root filesystem (rootfs.sh, debootstrap from a Debian mirror), cronpilot is a wheel
+# built from this checkout, its dependencies are wheels from PyPI.
+#
+#   sudo deploy/image/build.sh [TAG]        # default TAG: localhost/cronpilot:<version>
+#
+# Needs root (debootstrap), debootstrap, buildah or podman, and a Python 3.11 with pip (the
+# image's Python is Debian's 3.11: the wheels must be for it). Slow parts are cached under
+# CRONPILOT_IMAGE_CACHE (default ~/.cache/cronpilot-image): the root filesystem by a hash of
+# rootfs.sh and its settings, the dependencies' wheels by a hash of pyproject.toml.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+checkout=$(cd "$here/../.." && pwd)
+cache=${CRONPILOT_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cronpilot-image}
+python=${CRONPILOT_IMAGE_PYTHON:-python3}
+
+fail() {
+  echo "build.sh: $*" >&2
+  exit 1
+}
+
+[ "$(id -u)" = 0 ] || fail "run as root: debootstrap makes the root filesystem"
+command -v debootstrap >/dev/null || fail "debootstrap is missing (apt-get install debootstrap)"
+if command -v buildah >/dev/null; then
+  builder=(buildah build)
+elif command -v podman >/dev/null; then
+  builder=(podman build)
+else
+  fail "neither buildah nor podman is installed (apt-get install buildah podman)"
+fi
+"$python" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' ||
+  fail "$python is not Python 3.11, the image's Python; set CRONPILOT_IMAGE_PYTHON"
+
+version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$checkout/pyproject.toml")
+tag=${1:-localhost/cronpilot:$version}
+mkdir -p "$cache"
+
+rootfs_key=$(
+  {
+    cat "$here/rootfs.sh"
+    env | grep '^CRONPILOT_DEBIAN_' | sort || true
+  } | sha256sum | cut -c1-16
+)
+rootfs=$cache/rootfs-$rootfs_key.tar
+if [ ! -f "$rootfs" ]; then
+  echo "build.sh: making the root filesystem (debootstrap; minutes)"
+  "$here/rootfs.sh" "$rootfs"
+fi
+
+# The dependencies' wheels (cronpilot's own wheel is dropped from them).
+deps_key=$(sha256sum <"$checkout/pyproject.toml" | cut -c1-16)
+deps=$cache/deps-$deps_key
+if [ ! -d "$deps" ]; then
+  echo "build.sh: fetching the dependencies' wheels"
+  rm -rf "$deps.partial"
+  "$python" -m pip wheel --quiet --wheel-dir "$deps.partial" "$checkout"
+  rm -f "$deps.partial"/cronpilot-*.whl
+  mv "$deps.partial" "$deps"
+fi
+
+# The build context: hard links into the cache where it can (one file system), copies else.
+context=$(mktemp -d "${TMPDIR:-/tmp}/cronpilot-image.XXXXXX")
+trap 'rm -rf "$context"' EXIT
+mkdir -p "$context/wheels"
+ln "$rootfs" "$context/rootfs.tar" 2>/dev/null || cp "$rootfs" "$context/rootfs.tar"
+cp -rl "$deps" "$context/wheels/deps" 2>/dev/null || cp -r "$deps" "$context/wheels/deps"
+"$python" -m pip wheel --quiet --no-deps --wheel-dir "$context/wheels/app" "$checkout"
+
+# chroot isolation: RUN needs no OCI runtime, so the build works where a container cannot
+# start (cgroups v1 hybrid hosts, tight rlimits).
+"${builder[@]}" --isolation chroot --format docker --layers \
+  --build-arg "VERSION=$version" --tag "$tag" --file "$here/Containerfile" "$context"
+echo "build.sh: built $tag"
