@@ -24,9 +24,9 @@ fail() {
 [ "$(id -u)" = 0 ] || fail "run as root: debootstrap makes the root filesystem"
 command -v debootstrap >/dev/null || fail "debootstrap is missing (apt-get install debootstrap)"
 if command -v buildah >/dev/null; then
-  builder=(buildah build)
+  tool=buildah
 elif command -v podman >/dev/null; then
-  builder=(podman build)
+  tool=podman
 else
   fail "neither buildah nor podman is installed (apt-get install buildah podman)"
 fi
@@ -49,8 +49,12 @@ if [ ! -f "$rootfs" ]; then
   "$here/rootfs.sh" "$rootfs"
 fi
 
-# The dependencies' wheels (cronpilot's own wheel is dropped from them).
-deps_key=$(sha256sum <"$checkout/pyproject.toml" | cut -c1-16)
+# The dependencies' wheels, by a hash of the dependencies that pyproject.toml declares
+# (cronpilot's own wheel, built with them, is dropped).
+deps_key=$(
+  "$python" -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb"))["project"]["dependencies"])' \
+    "$checkout/pyproject.toml" | sha256sum | cut -c1-16
+)
 deps=$cache/deps-$deps_key
 if [ ! -d "$deps" ]; then
   echo "build.sh: fetching the dependencies' wheels"
@@ -59,6 +63,9 @@ if [ ! -d "$deps" ]; then
   rm -f "$deps.partial"/cronpilot-*.whl
   mv "$deps.partial" "$deps"
 fi
+# What older inputs left behind.
+find "$cache" -mindepth 1 -maxdepth 1 -not -name "rootfs-$rootfs_key.tar" \
+  -not -name "deps-$deps_key" -exec rm -rf {} +
 
 # The build context: hard links into the cache where it can (one file system), copies else.
 context=$(mktemp -d "${TMPDIR:-/tmp}/cronpilot-image.XXXXXX")
@@ -70,6 +77,12 @@ cp -rl "$deps" "$context/wheels/deps" 2>/dev/null || cp -r "$deps" "$context/whe
 
 # chroot isolation: RUN needs no OCI runtime, so the build works where a container cannot
 # start (cgroups v1 hybrid hosts, tight rlimits).
-"${builder[@]}" --isolation chroot --format docker --layers \
+previous=$("$tool" images --noheading --no-trunc --format '{{.ID}}' "$tag" 2>/dev/null || true)
+"$tool" build --isolation chroot --format docker --layers \
   --build-arg "VERSION=$version" --tag "$tag" --file "$here/Containerfile" "$context"
+# The image this tag named before, unless it is the same or still in use.
+built=$("$tool" images --noheading --no-trunc --format '{{.ID}}' "$tag")
+if [ -n "$previous" ] && [ "$previous" != "$built" ]; then
+  "$tool" rmi "$previous" >/dev/null 2>&1 || true
+fi
 echo "build.sh: built $tag"

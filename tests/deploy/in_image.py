@@ -29,6 +29,9 @@ _CHROOT = (
 class Image:
     tag: str
     config: dict[str, Any]
+    """The image's run configuration: user, entry point, environment, working folder."""
+    health_check: list[str]
+    """Its HEALTHCHECK's test, e.g. ["CMD", "python3", …]; empty when it has none."""
     home: Path
     """The host folder mounted as the user's home, owned by the image's user."""
     mounted: Path | None
@@ -53,7 +56,9 @@ class Image:
             *argv,
         ]
 
-    def run(self, argv: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, argv: list[str], env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             self.command(argv, env),
             capture_output=True,
@@ -62,17 +67,20 @@ class Image:
             check=False,
         )
 
-    def cronpilot(self, args: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    def cronpilot(
+        self, args: list[str], env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
         """The image's entry point with `args`."""
         return self.run([*self.config["Entrypoint"], *args], env)
 
 
-def inspected(tag: str) -> dict[str, Any]:
+def inspected(tag: str) -> tuple[dict[str, Any], list[str]]:
+    """`tag`'s run configuration and its health check's test."""
     done = subprocess.run(
         ["podman", "image", "inspect", tag], capture_output=True, text=True, timeout=60, check=True
     )
-    config: dict[str, Any] = json.loads(done.stdout)[0]["Config"]
-    return config
+    details = json.loads(done.stdout)[0]
+    return details["Config"], (details.get("Healthcheck") or {}).get("Test", [])
 
 
 def refused_run(tag: str) -> str | None:
@@ -97,4 +105,6 @@ def mounted_image(tag: str) -> Iterator[Path]:
     try:
         yield Path(done.stdout.strip())
     finally:
-        subprocess.run(["podman", "image", "unmount", tag], capture_output=True, timeout=60, check=False)
+        subprocess.run(
+            ["podman", "image", "unmount", tag], capture_output=True, timeout=60, check=False
+        )

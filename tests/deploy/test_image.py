@@ -10,6 +10,7 @@ make cronpilot's wheel and the layers after it.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -56,18 +57,18 @@ def image(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Image]:
         [str(BUILD), TAG], capture_output=True, text=True, timeout=BUILD_SECONDS, check=False
     )
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
-    config = inspected(TAG)
+    config, health_check = inspected(TAG)
     home = tmp_path_factory.mktemp("home")
     uid, gid = (int(number) for number in config["User"].split(":"))
     os.chown(home, uid, gid)
     refused = refused_run(TAG)
     if refused is None:
-        yield Image(TAG, config, home, None)
+        yield Image(TAG, config, health_check, home, None)
         return
     # Where the runtime cannot start a container (cgroups v1 hybrid, rlimits), say so once.
     print(f"podman run is refused here ({refused}); running in the image by chroot")
     with mounted_image(TAG) as root:
-        yield Image(TAG, config, home, root)
+        yield Image(TAG, config, health_check, home, root)
 
 
 def _settings(database: str, **more: str) -> dict[str, str]:
@@ -120,7 +121,9 @@ def test_a_sqlite_install_is_migrated_applied_and_listed(image: Image) -> None:
     assert upgraded.returncode == 0, upgraded.stderr
     assert applied.returncode == 0, applied.stderr
     assert listed.returncode == 0, listed.stderr
-    assert '"shop/stock"' in listed.stdout or '"stock"' in listed.stdout
+    assert [(row["job"], row["name"], row["url"]) for row in json.loads(listed.stdout)] == [
+        ("shop", "stock", "https://shop.example/stock")
+    ]
 
 
 def test_the_demo_runs_in_the_image(image: Image) -> None:
@@ -149,7 +152,7 @@ def _status(url: str) -> int | None:
 
 
 def test_the_health_check_passes_while_a_scheduler_serves_its_probes(image: Image) -> None:
-    kind, *check = image.config["Healthcheck"]["Test"]
+    kind, *check = image.health_check
     port = _free_port()
     settings = _settings(
         "health.db",

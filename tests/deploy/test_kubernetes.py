@@ -117,7 +117,10 @@ def test_probes_ask_healthz_and_readyz_where_the_process_serves_them(
         }
         served = _served_port(container, settings)
 
-        assert probes == {"livenessProbe": ("/healthz", served), "readinessProbe": ("/readyz", served)}
+        assert probes == {
+            "livenessProbe": ("/healthz", served),
+            "readinessProbe": ("/readyz", served),
+        }
         # Kubernetes probes from outside the pod: the workers' probe server listens on every
         # address of the pod, not on its default loopback.
         assert settings["CRONPILOT_METRICS_HOST"] == "0.0.0.0"
@@ -125,9 +128,7 @@ def test_probes_ask_healthz_and_readyz_where_the_process_serves_them(
 
 def test_every_container_runs_a_real_command_as_non_root(manifests: list[dict[str, Any]]) -> None:
     templates = [
-        doc["spec"]["template"]["spec"]
-        for doc in manifests
-        if doc["kind"] in ("Deployment", "Job")
+        doc["spec"]["template"]["spec"] for doc in manifests if doc["kind"] in ("Deployment", "Job")
     ]
     assert len(templates) == 4
     for template in templates:
@@ -135,7 +136,9 @@ def test_every_container_runs_a_real_command_as_non_root(manifests: list[dict[st
         for container in template["containers"]:
             assert accepts(container["args"]), container["args"]
             assert container["securityContext"]["allowPrivilegeEscalation"] is False
-            assert {ref["secretRef"]["name"] for ref in container["envFrom"] if "secretRef" in ref} == {"cronpilot"}
+            assert {
+                ref["secretRef"]["name"] for ref in container["envFrom"] if "secretRef" in ref
+            } == {"cronpilot"}
 
 
 def test_the_overlay_names_this_release_s_image() -> None:
