@@ -5,10 +5,11 @@
 #
 #   sudo deploy/image/build.sh [TAG]        # default TAG: localhost/cronpilot:<version>
 #
-# Needs root (debootstrap), debootstrap, buildah or podman, and a Python 3.11 with pip (the
-# image's Python is Debian's 3.11: the wheels must be for it). Slow parts are cached under
-# CRONPILOT_IMAGE_CACHE (default ~/.cache/cronpilot-image): the root filesystem by a hash of
-# rootfs.sh and its settings, the dependencies' wheels by a hash of pyproject.toml.
+# Needs root (debootstrap), debootstrap, buildah or podman, and a Python 3.11 with pip on a
+# glibc no newer than bookworm's (the wheels pip picks must suit the image's Python). Slow parts
+# are cached under CRONPILOT_IMAGE_CACHE (default ~/.cache/cronpilot-image): the root file
+# system by a hash of rootfs.sh and its settings, the dependencies' wheels by a hash of the
+# dependencies pyproject.toml declares.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -23,6 +24,7 @@ fail() {
 
 [ "$(id -u)" = 0 ] || fail "run as root: debootstrap makes the root filesystem"
 command -v debootstrap >/dev/null || fail "debootstrap is missing (apt-get install debootstrap)"
+command -v git >/dev/null || fail "git is missing: it lists the checkout's files"
 if command -v buildah >/dev/null; then
   tool=buildah
 elif command -v podman >/dev/null; then
@@ -36,6 +38,15 @@ fi
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$checkout/pyproject.toml")
 tag=${1:-localhost/cronpilot:$version}
 mkdir -p "$cache"
+
+# The checkout's files as they are now (tracked and new, not ignored): a wheel built in place
+# could take along what an earlier build left in build/.
+work=$(mktemp -d "${TMPDIR:-/tmp}/cronpilot-image.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+tree=$work/tree
+mkdir -p "$tree"
+git -C "$checkout" ls-files -z --cached --others --exclude-standard |
+  (cd "$checkout" && tar --null --files-from=- --ignore-failed-read -cf -) | tar -C "$tree" -xf -
 
 rootfs_key=$(
   {
@@ -52,14 +63,16 @@ fi
 # The dependencies' wheels, by a hash of the dependencies that pyproject.toml declares
 # (cronpilot's own wheel, built with them, is dropped).
 deps_key=$(
-  "$python" -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb"))["project"]["dependencies"])' \
-    "$checkout/pyproject.toml" | sha256sum | cut -c1-16
+  "$python" - "$tree/pyproject.toml" <<'PY' | sha256sum | cut -c1-16
+import sys, tomllib
+print(tomllib.load(open(sys.argv[1], "rb"))["project"]["dependencies"])
+PY
 )
 deps=$cache/deps-$deps_key
 if [ ! -d "$deps" ]; then
   echo "build.sh: fetching the dependencies' wheels"
   rm -rf "$deps.partial"
-  "$python" -m pip wheel --quiet --wheel-dir "$deps.partial" "$checkout"
+  "$python" -m pip wheel --quiet --wheel-dir "$deps.partial" "$tree"
   rm -f "$deps.partial"/cronpilot-*.whl
   mv "$deps.partial" "$deps"
 fi
@@ -68,12 +81,11 @@ find "$cache" -mindepth 1 -maxdepth 1 -not -name "rootfs-$rootfs_key.tar" \
   -not -name "deps-$deps_key" -exec rm -rf {} +
 
 # The build context: hard links into the cache where it can (one file system), copies else.
-context=$(mktemp -d "${TMPDIR:-/tmp}/cronpilot-image.XXXXXX")
-trap 'rm -rf "$context"' EXIT
+context=$work/context
 mkdir -p "$context/wheels"
 ln "$rootfs" "$context/rootfs.tar" 2>/dev/null || cp "$rootfs" "$context/rootfs.tar"
 cp -rl "$deps" "$context/wheels/deps" 2>/dev/null || cp -r "$deps" "$context/wheels/deps"
-"$python" -m pip wheel --quiet --no-deps --wheel-dir "$context/wheels/app" "$checkout"
+"$python" -m pip wheel --quiet --no-deps --wheel-dir "$context/wheels/app" "$tree"
 
 # chroot isolation: RUN needs no OCI runtime, so the build works where a container cannot
 # start (cgroups v1 hybrid hosts, tight rlimits).
