@@ -103,12 +103,13 @@ def test_help_runs_on_debian_s_python(image: Image) -> None:
     assert "VERSION_CODENAME=bookworm" in system.stdout
 
 
-def test_a_sqlite_install_is_migrated_applied_and_listed(image: Image) -> None:
+def test_a_sqlite_install_is_migrated_applied_listed_and_searched(image: Image) -> None:
     (image.home / "jobs.yaml").write_text(
         "jobs:\n"
         "  - name: shop\n"
         "    endpoints:\n"
         "      - name: stock\n"
+        "        description: How many of each item the shop has in store.\n"
         "        url: https://shop.example/stock\n"
         "        interval: 1h\n"
     )
@@ -117,6 +118,8 @@ def test_a_sqlite_install_is_migrated_applied_and_listed(image: Image) -> None:
     upgraded = image.cronpilot(["db", "upgrade"], settings)
     applied = image.cronpilot(["apply", "-f", f"{HOME}/jobs.yaml"], settings)
     listed = image.cronpilot(["endpoints", "list", "--output", "json"], settings)
+    # The search's model (wordllama, on numpy) loads from its wheel, offline.
+    searched = image.cronpilot(["search", "items in store", "--output", "json"], settings)
 
     assert upgraded.returncode == 0, upgraded.stderr
     assert applied.returncode == 0, applied.stderr
@@ -124,6 +127,8 @@ def test_a_sqlite_install_is_migrated_applied_and_listed(image: Image) -> None:
     assert [(row["job"], row["name"], row["url"]) for row in json.loads(listed.stdout)] == [
         ("shop", "stock", "https://shop.example/stock")
     ]
+    assert searched.returncode == 0, searched.stderr
+    assert "shop/stock" in searched.stdout
 
 
 def test_the_demo_runs_in_the_image(image: Image) -> None:
