@@ -6,6 +6,7 @@ import ipaddress
 import json
 import os
 import socket
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -15,6 +16,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
+from cronpilot.adapters.http.signing import secret_bytes
 from cronpilot.adapters.logs import LogFormat
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import DEFAULT_FLOOR_SECONDS
@@ -131,7 +133,16 @@ class Settings(BaseSettings):
     """Fernet key for header secrets at rest; when unset, `secret_key_file` is used (or made)."""
     secret_key_file: Path = Field(default_factory=_default_key_file)
     signing_secret: SecretStr | None = None
-    """When set, outgoing requests carry an HMAC signature made with it."""
+    """When set, outgoing calls and alerts are signed by the Standard Webhooks spec with it
+    (`whsec_<base64>`; `adapters.http.signing`)."""
+    signing_secret_previous: SecretStr | None = None
+    """The secret being rotated out: it signs too (a second signature) until
+    `signing_previous_until`."""
+    signing_previous_until: datetime | None = None
+    """When the previous secret's grace ends; unset: it signs for as long as it is set."""
+    signing_legacy_headers: bool = False
+    """Also send the `X-Cronpilot-Timestamp` / `X-Cronpilot-Signature` pair of earlier
+    releases (with `signing_secret`): for this release only, while receivers move over."""
     log_level: LogLevel = "INFO"
     log_format: LogFormat = "text"
     """`json` writes one object per line with the structured fields (`action`, ids…)."""
@@ -207,6 +218,21 @@ class Settings(BaseSettings):
     @classmethod
     def _normalise_networks(cls, value: list[str]) -> list[str]:
         return [str(ipaddress.ip_network(cidr, strict=False)) for cidr in value]
+
+    @field_validator("signing_secret", "signing_secret_previous")
+    @classmethod
+    def _signing_key(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None:
+            secret_bytes(value.get_secret_value())
+        return value
+
+    @field_validator("signing_previous_until")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        """A time without a zone is UTC, as every time cronpilot writes."""
+        if value is not None and value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value
 
     @field_validator("secret_key_file")
     @classmethod

@@ -548,6 +548,9 @@ class HttpRequest:
     body: JSON
     timeout_seconds: float
     max_response_bytes: int
+    message_id: str | None = None
+    """What identifies the call where it is signed (`webhook-id`): the same on every attempt
+    and redelivery (a run's id, an alert's event id); None: a fresh one each time."""
 
 
 @dataclass(frozen=True, slots=True)

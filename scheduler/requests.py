@@ -34,6 +34,7 @@ def request_for(claim: Claim) -> HttpRequest:
         body=body,
         timeout_seconds=spec.timeout_seconds,
         max_response_bytes=spec.max_response_bytes,
+        message_id=claim.run_id,
     )
 
 

@@ -19,7 +19,7 @@ from yarl import URL
 from cronpilot.adapters.http.body import StoredBody, read_json_body
 from cronpilot.adapters.http.guard import AddressPolicy, parse_url
 from cronpilot.adapters.http.resolver import GuardedResolver
-from cronpilot.adapters.http.signing import signing_headers
+from cronpilot.adapters.http.signing import Signer
 from cronpilot.adapters.http.steering import read_steering
 from cronpilot.domain.errors import UnsafeURL
 from cronpilot.domain.excerpt import excerpt
@@ -46,7 +46,7 @@ class AiohttpDispatcher(Dispatcher):
         self,
         allowed_networks: Sequence[str] = (),
         max_redirects: int = 5,
-        signing_secret: str | None = None,
+        signer: Signer | None = None,
         user_agent: str = "cronpilot/0.1",
         max_connections: int = 100,
         *,
@@ -54,7 +54,7 @@ class AiohttpDispatcher(Dispatcher):
     ) -> None:
         self._policy = AddressPolicy.from_networks(allowed_networks)
         self._max_redirects = max_redirects
-        self._signing_key = signing_secret.encode() if signing_secret else None
+        self._signer = signer
         self._user_agent = user_agent
         self._max_connections = max_connections
         self._connections = asyncio.Semaphore(max_connections)
@@ -124,7 +124,7 @@ class AiohttpDispatcher(Dispatcher):
             async with session.request(
                 method,
                 url,
-                headers=self._outgoing_headers(headers, method, url, body),
+                headers=self._outgoing_headers(headers, request.message_id, method, url, body),
                 data=body,
                 allow_redirects=False,
             ) as response:
@@ -147,15 +147,21 @@ class AiohttpDispatcher(Dispatcher):
         return _failure(started, ErrorKind.TOO_MANY_REDIRECTS, message)
 
     def _outgoing_headers(
-        self, headers: Mapping[str, str], method: str, url: URL, body: bytes | None
+        self,
+        headers: Mapping[str, str],
+        message_id: str | None,
+        method: str,
+        url: URL,
+        body: bytes | None,
     ) -> Mapping[str, str]:
-        if body is None and self._signing_key is None:
+        if body is None and self._signer is None:
             return headers
         outgoing = CIMultiDict(headers)
         if body is not None:
             outgoing.setdefault(hdrs.CONTENT_TYPE, "application/json")
-        if self._signing_key is not None:
-            outgoing.update(signing_headers(self._signing_key, method, str(url), body or b""))
+        if self._signer is not None:
+            now = datetime.now(UTC)
+            outgoing.update(self._signer.headers(message_id, method, str(url), body or b"", now))
         return outgoing
 
 
