@@ -11,13 +11,20 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
 from cronpilot.adapters.http.signing import secret_bytes
 from cronpilot.adapters.logs import LogFormat
+from cronpilot.adapters.secret_files import SecretFileError, read_secret_file
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import DEFAULT_FLOOR_SECONDS
 from cronpilot.domain.schedule import MAX_SECONDS
@@ -40,6 +47,44 @@ _PGBOUNCER_VALUES = frozenset({"true", "false"})
 "Behind PgBouncer"); the store takes the parameter, the driver never sees it."""
 _SSL_MODES = frozenset({"disable", "allow", "prefer", "require", "verify-ca", "verify-full"})
 _MAX_PORT = 65535
+
+
+FILE_SETTINGS = (
+    "database_url",
+    "database_listen_url",
+    "signing_secret",
+    "signing_secret_previous",
+    "llm_api_key",
+    "mcp_token",
+)
+"""The secret settings that may be read from a file: `CRONPILOT_LLM_API_KEY_FILE=/run/secrets/llm`
+(Docker and Kubernetes secrets). The secret key has its own, `CRONPILOT_SECRET_KEY_FILE`."""
+
+
+class _SecretFiles(PydanticBaseSettingsSource):
+    """`CRONPILOT_<NAME>_FILE` for each of `FILE_SETTINGS`, from the environment: the file's
+    text (`adapters.secret_files`). A problem raises `InvalidConfig` naming the variable and the
+    file, never what it holds."""
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        values: dict[str, Any] = {}
+        for name in FILE_SETTINGS:
+            variable = f"{ENV_PREFIX}{name.upper()}"
+            path = os.environ.get(f"{variable}_FILE")
+            if path is None:
+                continue
+            if variable in os.environ:
+                raise InvalidConfig(
+                    f"{variable}_FILE", f"set {variable} or {variable}_FILE, not both"
+                )
+            try:
+                values[name] = read_secret_file(path)
+            except SecretFileError as exc:
+                raise InvalidConfig(f"{variable}_FILE", str(exc)) from None
+        return values
 
 
 def _default_worker_id() -> str:
@@ -194,6 +239,23 @@ class Settings(BaseSettings):
     # The MCP server (`cronpilot mcp`).
     mcp_token: SecretStr | None = None
     """An API token's secret: its scope decides which tools `mcp` offers; never logged."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (
+            init_settings,
+            _SecretFiles(settings_cls),
+            env_settings,
+            dotenv_settings,
+            file_secret_settings,
+        )
 
     @property
     def llm_configured(self) -> bool:

@@ -244,6 +244,17 @@ class RetryPolicy:
 
 
 @dataclass(frozen=True, slots=True)
+class Reference:
+    """Where a declared value came from: `${env:NAME}` or `${file:PATH}` in a string of the jobs
+    file, kept so that `export` writes the reference back, never the value it gave."""
+
+    at: tuple[str | int, ...]
+    """The string's place in the endpoint's declaration: `("headers", "Authorization")`."""
+    written: str
+    """The string as written: `Bearer ${file:/run/secrets/token}`."""
+
+
+@dataclass(frozen=True, slots=True)
 class EndpointSpec:
     """What a user declares for an endpoint (config); the rest of `Endpoint` is runtime state."""
 
@@ -254,6 +265,8 @@ class EndpointSpec:
     method: str = "GET"
     headers: dict[str, str] = field(default_factory=dict)
     body: JSON = None
+    references: tuple[Reference, ...] = ()
+    """The values that came from `${env:…}` or `${file:…}` (what export writes back)."""
     min_interval_seconds: float | None = None
     max_interval_seconds: float | None = None
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS

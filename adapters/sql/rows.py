@@ -32,6 +32,7 @@ from cronpilot.domain.model import (
     OneShotHint,
     Pause,
     PlannerMode,
+    Reference,
     RetryOn,
     RetryPolicy,
     Run,
@@ -110,6 +111,10 @@ def endpoint_values(endpoint: Endpoint, cipher: SecretCipher | None) -> dict[str
         "method": spec.method,
         "headers": seal_headers(spec.headers, cipher),
         "body": spec.body,
+        "value_references": [
+            {"at": list(reference.at), "written": reference.written}
+            for reference in spec.references
+        ],
         "timeout_seconds": spec.timeout_seconds,
         "max_response_bytes": spec.max_response_bytes,
         "planner_mode": spec.planner_mode.value if spec.planner_mode else None,
@@ -219,6 +224,9 @@ def endpoint_from_row(row: Mapping[Any, Any], cipher: SecretCipher | None) -> En
         method=row["method"],
         headers=open_headers(row["headers"], cipher),
         body=row["body"],
+        references=tuple(
+            Reference(tuple(kept["at"]), kept["written"]) for kept in row["value_references"]
+        ),
         timeout_seconds=row["timeout_seconds"],
         max_response_bytes=row["max_response_bytes"],
         planner_mode=PlannerMode(row["planner_mode"]) if row["planner_mode"] else None,

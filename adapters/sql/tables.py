@@ -191,6 +191,9 @@ endpoints = Table(
     Column("missed_after_seconds", Float, nullable=True),
     Column("late_after_seconds", Float, nullable=True),
     Column("late_since", UtcDateTime, nullable=True),
+    # Values from `${env:…}` / `${file:…}`: where each stood and how it was written, so that
+    # export writes the reference back (the value is stored where it belongs, sealed if secret).
+    Column("value_references", _json(), nullable=False, server_default=text("'[]'")),
     UniqueConstraint("job_id", "name"),
 )
 
