@@ -142,6 +142,7 @@ def build_dispatcher(settings: Settings, max_connections: int | None = None) -> 
         max_connections=max_connections or settings.concurrency,
         max_retry_after_seconds=settings.max_retry_after_seconds,
         signer=signer,
+        conditional_budget_bytes=int(settings.conditional_memory_mb * 1024**2),
     )
 
 

@@ -162,6 +162,8 @@ def _endpoint(ref: str, spec: EndpointSpec, secrets: _Secrets) -> dict[str, Any]
         shown["depends_on"] = list(spec.depends_on)
     if spec.only_if_changed:
         shown["only_if_changed"] = True
+    if not spec.conditional:
+        shown["conditional"] = False
     if spec.run_if is not None:
         shown["run_if"] = spec.run_if
     if spec.success_when is not None:

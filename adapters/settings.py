@@ -188,6 +188,9 @@ class Settings(BaseSettings):
     signing_legacy_headers: bool = False
     """Also send the `X-Cronpilot-Timestamp` / `X-Cronpilot-Signature` pair of earlier
     releases (with `signing_secret`): for this release only, while receivers move over."""
+    conditional_memory_mb: float = Field(default=64, ge=0)
+    """What a worker keeps of the answers its conditional calls may have confirmed (the last
+    one per GET endpoint that sent a validator), in MB of body; 0: no conditional calls."""
     log_level: LogLevel = "INFO"
     log_format: LogFormat = "text"
     """`json` writes one object per line with the structured fields (`action`, ids…)."""

@@ -1,7 +1,9 @@
 """The `Dispatcher` port over aiohttp: one guarded, pooled session for every endpoint call.
 
 Redirects are followed here rather than by aiohttp so that every hop passes the guard again,
-and every failure an endpoint can cause comes back as a `Response`, never as an exception.
+and every failure an endpoint can cause comes back as a `Response`, never as an exception. A
+conditional call (`HttpRequest.conditional_key`) carries its endpoint's last validators, and a
+`304` comes back as the answer it confirmed (`adapters.http.conditional`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,11 @@ from multidict import CIMultiDict
 from yarl import URL
 
 from cronpilot.adapters.http.body import StoredBody, read_json_body
+from cronpilot.adapters.http.conditional import (
+    DEFAULT_BUDGET_BYTES,
+    Confirmable,
+    ConfirmableAnswers,
+)
 from cronpilot.adapters.http.guard import AddressPolicy, parse_url
 from cronpilot.adapters.http.resolver import GuardedResolver
 from cronpilot.adapters.http.signing import Signer
@@ -51,6 +58,7 @@ class AiohttpDispatcher(Dispatcher):
         max_connections: int = 100,
         *,
         max_retry_after_seconds: float = 3600.0,
+        conditional_budget_bytes: int = DEFAULT_BUDGET_BYTES,
     ) -> None:
         self._policy = AddressPolicy.from_networks(allowed_networks)
         self._max_redirects = max_redirects
@@ -59,6 +67,7 @@ class AiohttpDispatcher(Dispatcher):
         self._max_connections = max_connections
         self._connections = asyncio.Semaphore(max_connections)
         self._max_retry_after = max_retry_after_seconds
+        self._answers = ConfirmableAnswers(conditional_budget_bytes)
         self._session: aiohttp.ClientSession | None = None
         self._resolver: GuardedResolver | None = None
 
@@ -119,6 +128,10 @@ class AiohttpDispatcher(Dispatcher):
         url = parse_url(request.url)
         body = None if request.body is None else _encode_json(request.body)
         headers: Mapping[str, str] = request.headers
+        key = request.conditional_key if method == "GET" else None
+        confirmable = None if key is None else self._answers.get(key, request.url)
+        if confirmable is not None:
+            headers = {**headers, **confirmable.validators()}
         for _ in range(self._max_redirects + 1):
             self._policy.check_target(url)
             async with session.request(
@@ -133,7 +146,17 @@ class AiohttpDispatcher(Dispatcher):
                     response.headers.get(hdrs.LOCATION) if status in _REDIRECT_STATUSES else None
                 )
                 if location is None:
+                    if confirmable is not None and status == 304:
+                        return _answer(
+                            response,
+                            confirmable.stored,
+                            started,
+                            self._max_retry_after,
+                            confirmable,
+                        )
                     stored = await read_json_body(response, request.max_response_bytes)
+                    if key is not None and 200 <= status < 300:
+                        self._answers.keep(key, request.url, status, response.headers, stored)
                     return _answer(response, stored, started, self._max_retry_after)
             next_url = _redirect_target(url, location)
             if _switches_to_get(status, method):
@@ -198,11 +221,14 @@ def _answer(
     stored: StoredBody,
     started: datetime,
     max_retry_after_seconds: float,
+    confirmed: Confirmable | None = None,
 ) -> Response:
-    failed = response.status >= 400
+    """The answer as observed; a 304 to a conditional call as the answer it `confirmed`."""
+    status = response.status if confirmed is None else confirmed.status
+    failed = status >= 400
     finished = datetime.now(UTC)
     return Response(
-        status_code=response.status,
+        status_code=status,
         body=stored.body,
         body_text=stored.text,
         body_absence=stored.absence,
@@ -217,6 +243,7 @@ def _answer(
             response.status, response.headers, finished, max_retry_after_seconds
         ),
         headers=response.headers,
+        not_modified=confirmed is not None,
     )
 
 

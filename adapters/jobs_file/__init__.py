@@ -26,6 +26,7 @@ Shape::
             dangerous: true           # run_now/next_time proposals always wait for review
             success_when: 'body.status == "ok"'   # a condition (CEL) on the response
             change_ignores: [checked_at, meta.request_id]   # not a change of the answer
+            conditional: false        # GET: no If-None-Match / If-Modified-Since (default on)
             rules:                    # the first that holds proposes (adapters.rules_config)
               - {when: 'body.records > 1000', then: {interval: 10s, ttl: 1h}}
           - name: load                # a DAG dependant: runs after fetch

@@ -121,6 +121,7 @@ def endpoint_values(endpoint: Endpoint, cipher: SecretCipher | None) -> dict[str
         "depends_on": list(spec.depends_on),
         "dependants": list(spec.dependants),
         "only_if_changed": spec.only_if_changed,
+        "conditional": spec.conditional,
         "rules": rules_value(spec.rules),
         "run_if": spec.run_if,
         "success_when": spec.success_when,
@@ -233,6 +234,7 @@ def endpoint_from_row(row: Mapping[Any, Any], cipher: SecretCipher | None) -> En
         depends_on=tuple(row["depends_on"]),
         dependants=tuple(row["dependants"]),
         only_if_changed=row["only_if_changed"],
+        conditional=row["conditional"],
         rules=rules_from_value(row["rules"]),
         run_if=row["run_if"],
         success_when=row["success_when"],
@@ -436,6 +438,7 @@ def run_values(run: Run) -> dict[str, Any]:
         "attempts": [attempt_value(attempt) for attempt in run.attempts] or None,
         "request": None if run.request is None else request_value(run.request),
         "cancel_requested_by": run.cancel_requested_by,
+        "not_modified": run.not_modified,
     }
 
 
@@ -468,6 +471,7 @@ def run_from_row(row: Mapping[Any, Any]) -> Run:
         attempts=tuple(_attempt_from_value(value) for value in row["attempts"] or ()),
         request=_request_from_value(row["request"]) if row["request"] else None,
         cancel_requested_by=row["cancel_requested_by"],
+        not_modified=row["not_modified"],
     )
 
 

@@ -28,8 +28,20 @@ def upgrade() -> None:
         batch_op.add_column(
             sa.Column("value_references", _json(), server_default=sa.text("'[]'"), nullable=False)
         )
+        batch_op.add_column(
+            sa.Column("conditional", sa.Boolean(), server_default=sa.true(), nullable=False)
+        )
+    for table in ("runs", "run_queue"):
+        with op.batch_alter_table(table, schema=None) as batch_op:
+            batch_op.add_column(
+                sa.Column("not_modified", sa.Boolean(), server_default=sa.false(), nullable=False)
+            )
 
 
 def downgrade() -> None:
+    for table in ("run_queue", "runs"):
+        with op.batch_alter_table(table, schema=None) as batch_op:
+            batch_op.drop_column("not_modified")
     with op.batch_alter_table("endpoints", schema=None) as batch_op:
+        batch_op.drop_column("conditional")
         batch_op.drop_column("value_references")
