@@ -16,8 +16,9 @@ from cronpilot.domain.excerpt import excerpt
 from cronpilot.domain.model import Reference
 from cronpilot.domain.ports import JobDeclaration
 
-_REFERENCE = re.compile(r"\$\{(?:(?P<kind>[a-z]+):(?P<argument>[^}]*)|(?P<name>[A-Za-z_]\w*))\}")
-_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_REFERENCE = re.compile(rf"\$\{{(?:(?P<kind>[a-z]+):(?P<argument>[^}}]*)|(?P<name>{_NAME}))\}}")
+_VARIABLE = re.compile(_NAME)
 _KINDS = ("env", "file")
 
 
