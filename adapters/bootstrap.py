@@ -122,13 +122,27 @@ def build_dispatcher(settings: Settings, max_connections: int | None = None) -> 
     """Guarded (and signed, with a signing secret) calls; `max_connections` defaults to the
     worker's concurrency."""
     from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
+    from cronpilot.adapters.http.signing import Signer, SigningKeys
 
-    signing = settings.signing_secret
+    signing, previous = settings.signing_secret, settings.signing_secret_previous
+    signer = (
+        None
+        if signing is None
+        else Signer(
+            SigningKeys(
+                current=signing.get_secret_value(),
+                previous=None if previous is None else previous.get_secret_value(),
+                previous_until=settings.signing_previous_until,
+                legacy_headers=settings.signing_legacy_headers,
+            )
+        )
+    )
     return AiohttpDispatcher(
         allowed_networks=settings.allowed_networks,
         max_connections=max_connections or settings.concurrency,
         max_retry_after_seconds=settings.max_retry_after_seconds,
-        signing_secret=signing.get_secret_value() if signing is not None else None,
+        signer=signer,
+        conditional_budget_bytes=int(settings.conditional_memory_mb * 1024**2),
     )
 
 

@@ -244,6 +244,17 @@ class RetryPolicy:
 
 
 @dataclass(frozen=True, slots=True)
+class Reference:
+    """Where a declared value came from: `${env:NAME}` or `${file:PATH}` in a string of the jobs
+    file, kept so that `export` writes the reference back, never the value it gave."""
+
+    at: tuple[str | int, ...]
+    """The string's place in the endpoint's declaration: `("headers", "Authorization")`."""
+    written: str
+    """The string as written: `Bearer ${file:/run/secrets/token}`."""
+
+
+@dataclass(frozen=True, slots=True)
 class EndpointSpec:
     """What a user declares for an endpoint (config); the rest of `Endpoint` is runtime state."""
 
@@ -254,6 +265,8 @@ class EndpointSpec:
     method: str = "GET"
     headers: dict[str, str] = field(default_factory=dict)
     body: JSON = None
+    references: tuple[Reference, ...] = ()
+    """The values that came from `${env:…}` or `${file:…}` (what export writes back)."""
     min_interval_seconds: float | None = None
     max_interval_seconds: float | None = None
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
@@ -267,6 +280,9 @@ class EndpointSpec:
     without asking the store whether it triggers anything."""
     only_if_changed: bool = False
     """Skip (and record the skip) when no upstream response changed since the previous one."""
+    conditional: bool = True
+    """Ask with the last answer's validators (`If-None-Match`, `If-Modified-Since`): GET only
+    (`domain.conditional_calls`)."""
     run_if: str | None = None
     """A condition (CEL, `domain.conditions`) on the parents' latest responses: the dependant
     is skipped, and the skip recorded with its value, when it does not hold."""
@@ -486,6 +502,9 @@ class Response:
     body_text: str | None = field(default=None, repr=False, compare=False)
     """`body` as it came, as text: a store that keeps JSON as text writes it as is, rather
     than encode `body` again (None: encode `body`)."""
+    not_modified: bool = False
+    """A `304 Not Modified` answered a conditional call: the status and body are those of the
+    answer it confirmed (`domain.conditional_calls`), and no body was sent."""
 
     @property
     def ok(self) -> bool:
@@ -536,6 +555,9 @@ class Run:
     cancel_requested_by: str | None = None
     """Who asked to cancel the run while it was running (`domain.cancelling`): the worker
     holding it cuts the call short and records it `cancelled`."""
+    not_modified: bool = False
+    """A `304 Not Modified` answered a conditional call: the status and body are those of the
+    answer it confirmed (`domain.conditional_calls`), and no body was sent."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -548,6 +570,12 @@ class HttpRequest:
     body: JSON
     timeout_seconds: float
     max_response_bytes: int
+    message_id: str | None = None
+    """What identifies the call where it is signed (`webhook-id`): the same on every attempt
+    and redelivery (a run's id, an alert's event id); None: a fresh one each time."""
+    conditional_key: str | None = None
+    """Set when the call may be conditional (`domain.conditional_calls`): the endpoint's id,
+    under which the dispatcher keeps the last answer a `304` can confirm."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -261,6 +261,7 @@ def finished_run(running: Run, response: Response, now: datetime) -> Run:
         attempt=len(response.attempts) or running.attempt,
         attempts=response.attempts,
         request=response.request,
+        not_modified=response.not_modified,
     )
 
 

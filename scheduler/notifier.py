@@ -3,13 +3,14 @@ beside (never inside) its scheduling loop.
 
 The notifier claims due notifications from the store (so that many workers share the work and
 none delivers a row another holds), POSTs each event's JSON to its webhook through a
-`Dispatcher` (the address guard checks every hop, and calls are signed when a signing secret is
-set), or the message of its target's kind (`domain.notify_targets`: Slack, Teams, PagerDuty
-over the same dispatcher, e-mail through a `Mailer`), and records the outcome: delivered on a
-2xx answer (or a mail server's acceptance), else tried again later as `DeliveryPolicy` says,
-until it gives up. Delivery is at least once: a worker that stops or dies mid-delivery leaves a
-lease that expires, and the row is delivered again; each event carries an `id` so that a
-receiver can drop repeats.
+`Dispatcher` (the address guard checks every hop, and calls are signed by the Standard Webhooks
+spec when a signing secret is set), or the message of its target's kind
+(`domain.notify_targets`: Slack, Teams, PagerDuty over the same dispatcher, e-mail through a
+`Mailer`), and records the outcome: delivered on a 2xx answer (or a mail server's acceptance),
+else tried again later as `DeliveryPolicy` says, until it gives up. Delivery is at least once:
+a worker that stops or dies mid-delivery leaves a lease that expires, and the row is delivered
+again; each event carries an `id` (and its signed `webhook-id` is that id) so that a receiver
+can drop repeats.
 """
 
 from __future__ import annotations
@@ -119,6 +120,7 @@ class Notifier:
             else http_body(target, notification.payload),
             timeout_seconds=timeout,
             max_response_bytes=MAX_ANSWER_BYTES,
+            message_id=_event_id(notification),
         )
         error = delivery_error(await self._dispatcher.dispatch(request))
         if error is None or target is None:
@@ -178,3 +180,11 @@ class Notifier:
                 "lease on a notification lost during its delivery",
                 extra=log_extra("notify_lease_lost", **about),
             )
+
+
+def _event_id(notification: Notification) -> str:
+    """The event's id, which its every delivery (to any webhook, at any attempt) carries as its
+    signed `webhook-id`, so that a receiver drops one it has seen."""
+    payload = notification.payload
+    event_id = payload.get("id") if isinstance(payload, dict) else None
+    return event_id if isinstance(event_id, str) else notification.id

@@ -163,6 +163,8 @@ def _run_note(run: Run) -> str:
     if run.error_kind is not None:
         # Driver messages may quote the URL called, query string and all.
         return mask_urls(f"{run.error_kind.value}: {run.error_message or ''}".rstrip(": "))
+    if run.not_modified:
+        return "not modified (304): the answer before it stands, no body sent"
     if run.body_absence is not None:
         return f"no body: {run.body_absence.value}"
     if run.error_message:

@@ -138,6 +138,8 @@ def run_view(run: Run, *, with_body: bool) -> dict[str, Any]:
         "finished_at": iso(run.finished_at),
         "duration_ms": run.duration_ms,
         "status_code": run.status_code,
+        # A 304 answered: `status_code` and the body are those of the answer it confirmed.
+        "not_modified": run.not_modified,
         "size_bytes": run.size_bytes,
         "body_hash": run.body_hash,
         "body_absence": run.body_absence.value if run.body_absence is not None else None,

@@ -1,7 +1,9 @@
 """The `Dispatcher` port over aiohttp: one guarded, pooled session for every endpoint call.
 
 Redirects are followed here rather than by aiohttp so that every hop passes the guard again,
-and every failure an endpoint can cause comes back as a `Response`, never as an exception.
+and every failure an endpoint can cause comes back as a `Response`, never as an exception. A
+conditional call (`HttpRequest.conditional_key`) carries its endpoint's last validators, and a
+`304` comes back as the answer it confirmed (`adapters.http.conditional`).
 """
 
 from __future__ import annotations
@@ -17,9 +19,14 @@ from multidict import CIMultiDict
 from yarl import URL
 
 from cronpilot.adapters.http.body import StoredBody, read_json_body
+from cronpilot.adapters.http.conditional import (
+    DEFAULT_BUDGET_BYTES,
+    Confirmable,
+    ConfirmableAnswers,
+)
 from cronpilot.adapters.http.guard import AddressPolicy, parse_url
 from cronpilot.adapters.http.resolver import GuardedResolver
-from cronpilot.adapters.http.signing import signing_headers
+from cronpilot.adapters.http.signing import Signer
 from cronpilot.adapters.http.steering import read_steering
 from cronpilot.domain.errors import UnsafeURL
 from cronpilot.domain.excerpt import excerpt
@@ -46,19 +53,21 @@ class AiohttpDispatcher(Dispatcher):
         self,
         allowed_networks: Sequence[str] = (),
         max_redirects: int = 5,
-        signing_secret: str | None = None,
+        signer: Signer | None = None,
         user_agent: str = "cronpilot/0.1",
         max_connections: int = 100,
         *,
         max_retry_after_seconds: float = 3600.0,
+        conditional_budget_bytes: int = DEFAULT_BUDGET_BYTES,
     ) -> None:
         self._policy = AddressPolicy.from_networks(allowed_networks)
         self._max_redirects = max_redirects
-        self._signing_key = signing_secret.encode() if signing_secret else None
+        self._signer = signer
         self._user_agent = user_agent
         self._max_connections = max_connections
         self._connections = asyncio.Semaphore(max_connections)
         self._max_retry_after = max_retry_after_seconds
+        self._answers = ConfirmableAnswers(conditional_budget_bytes)
         self._session: aiohttp.ClientSession | None = None
         self._resolver: GuardedResolver | None = None
 
@@ -119,12 +128,16 @@ class AiohttpDispatcher(Dispatcher):
         url = parse_url(request.url)
         body = None if request.body is None else _encode_json(request.body)
         headers: Mapping[str, str] = request.headers
+        key = request.conditional_key if method == "GET" else None
+        confirmable = None if key is None else self._answers.get(key, request.url)
+        if confirmable is not None:
+            headers = {**headers, **confirmable.validators()}
         for _ in range(self._max_redirects + 1):
             self._policy.check_target(url)
             async with session.request(
                 method,
                 url,
-                headers=self._outgoing_headers(headers, method, url, body),
+                headers=self._outgoing_headers(headers, request.message_id, method, url, body),
                 data=body,
                 allow_redirects=False,
             ) as response:
@@ -133,7 +146,17 @@ class AiohttpDispatcher(Dispatcher):
                     response.headers.get(hdrs.LOCATION) if status in _REDIRECT_STATUSES else None
                 )
                 if location is None:
+                    if confirmable is not None and status == 304:
+                        return _answer(
+                            response,
+                            confirmable.stored,
+                            started,
+                            self._max_retry_after,
+                            confirmable,
+                        )
                     stored = await read_json_body(response, request.max_response_bytes)
+                    if key is not None and 200 <= status < 300:
+                        self._answers.keep(key, request.url, status, response.headers, stored)
                     return _answer(response, stored, started, self._max_retry_after)
             next_url = _redirect_target(url, location)
             if _switches_to_get(status, method):
@@ -147,15 +170,21 @@ class AiohttpDispatcher(Dispatcher):
         return _failure(started, ErrorKind.TOO_MANY_REDIRECTS, message)
 
     def _outgoing_headers(
-        self, headers: Mapping[str, str], method: str, url: URL, body: bytes | None
+        self,
+        headers: Mapping[str, str],
+        message_id: str | None,
+        method: str,
+        url: URL,
+        body: bytes | None,
     ) -> Mapping[str, str]:
-        if body is None and self._signing_key is None:
+        if body is None and self._signer is None:
             return headers
         outgoing = CIMultiDict(headers)
         if body is not None:
             outgoing.setdefault(hdrs.CONTENT_TYPE, "application/json")
-        if self._signing_key is not None:
-            outgoing.update(signing_headers(self._signing_key, method, str(url), body or b""))
+        if self._signer is not None:
+            now = datetime.now(UTC)
+            outgoing.update(self._signer.headers(message_id, method, str(url), body or b"", now))
         return outgoing
 
 
@@ -192,11 +221,14 @@ def _answer(
     stored: StoredBody,
     started: datetime,
     max_retry_after_seconds: float,
+    confirmed: Confirmable | None = None,
 ) -> Response:
-    failed = response.status >= 400
+    """The answer as observed; a 304 to a conditional call as the answer it `confirmed`."""
+    status = response.status if confirmed is None else confirmed.status
+    failed = status >= 400
     finished = datetime.now(UTC)
     return Response(
-        status_code=response.status,
+        status_code=status,
         body=stored.body,
         body_text=stored.text,
         body_absence=stored.absence,
@@ -211,6 +243,7 @@ def _answer(
             response.status, response.headers, finished, max_retry_after_seconds
         ),
         headers=response.headers,
+        not_modified=confirmed is not None,
     )
 
 

@@ -26,6 +26,7 @@ Shape::
             dangerous: true           # run_now/next_time proposals always wait for review
             success_when: 'body.status == "ok"'   # a condition (CEL) on the response
             change_ignores: [checked_at, meta.request_id]   # not a change of the answer
+            conditional: false        # GET: no If-None-Match / If-Modified-Since (default on)
             rules:                    # the first that holds proposes (adapters.rules_config)
               - {when: 'body.records > 1000', then: {interval: 10s, ttl: 1h}}
           - name: load                # a DAG dependant: runs after fetch
@@ -35,7 +36,9 @@ Shape::
             approval_timeout: 2h      # expired (skipped) after that; default 1h
 
 `${NAME}` in any string value is replaced by the environment variable NAME; an unset variable
-is an error, never an empty string. Durations are seconds or strings such as `250ms`, `30s`,
+is an error, never an empty string. `${env:NAME}` does the same and `${file:PATH}` reads a file
+(a Docker or Kubernetes secret); both are remembered, so that `export` writes them back rather
+than the value (`references`). Durations are seconds or strings such as `250ms`, `30s`,
 `5m`, `1h30m`, `1d`; sizes are bytes or strings such as `100KB`, `2MiB`. Unknown fields are
 errors, so a misspelt (or not yet supported) option never goes unnoticed. Everything that
 would fail later (a header that could split a request, a body PostgreSQL cannot store) is
@@ -49,12 +52,13 @@ URLs. `notify.targets` (`domain.notify_targets`) lists targets of a kind, each w
 it receives (all by default); an endpoint's own list replaces the job's. Every target URL and
 SMTP host passes the guard too; a refused secret URL (Slack's, Teams') is never quoted back.
 
-The parts: `loader` (the file, YAML, `${NAME}`), `schema` (the document's pydantic models, with
-`fields` for their field types and `targets` for `notify.targets`), `checks` (across fields and
-endpoints: schedules, the floor, DAGs, alerts, retries, rules), `guards` (addresses, headers,
-storable values) and `locations` (where a problem lies, and how a message names it). The
-package exports what its callers use: a file or a document read into declarations, and the
-duration and size parsers; the models and field types stay with the parts.
+The parts: `loader` (the file, YAML), `references` (`${…}`), `schema` (the document's pydantic
+models, with `fields` for their field types and `targets` for `notify.targets`), `checks`
+(across fields and endpoints: schedules, the floor, DAGs, alerts, retries, rules), `guards`
+(addresses, headers, storable values) and `locations` (where a problem lies, and how a message
+names it). The package exports what its callers use: a file or a document read into
+declarations, and the duration and size parsers; the models and field types stay with the
+parts.
 """
 
 from cronpilot.adapters.durations import parse_duration

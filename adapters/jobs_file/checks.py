@@ -123,6 +123,7 @@ def _spec(
         planner_mode=endpoint.planner_mode,
         depends_on=tuple(endpoint.depends_on),
         only_if_changed=endpoint.only_if_changed,
+        conditional=_conditional(endpoint, loc),
         run_if=endpoint.run_if,
         success_when=endpoint.success_when,
         approval_timeout_seconds=_approval(endpoint, loc),
@@ -147,6 +148,13 @@ def _spec(
         if problem is not None:
             raise Issue((*loc, "rules", i, "then"), problem)
     return spec
+
+
+def _conditional(endpoint: EndpointConfig, loc: Loc) -> bool:
+    """On unless turned off; asked for a method other than GET, a mistake."""
+    if endpoint.conditional and endpoint.method != "GET":
+        raise Issue((*loc, "conditional"), "conditional requests are for GET endpoints")
+    return endpoint.conditional is not False
 
 
 def _approval(endpoint: EndpointConfig, loc: Loc) -> float | None:

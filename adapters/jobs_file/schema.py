@@ -105,6 +105,7 @@ class EndpointConfig(Strict):
     planner_mode: PlannerMode | None = None
     depends_on: list[Name] = Field(default_factory=list)
     only_if_changed: bool = False
+    conditional: bool | None = None
     run_if: str | None = None
     success_when: str | None = None
     approval: Literal["required"] | None = None

@@ -52,6 +52,7 @@ FINISHED_COLUMNS = (
     "attempt",
     "attempts",
     "request",
+    "not_modified",
 )
 """The run columns `finished_run` changes."""
 

@@ -32,6 +32,7 @@ from cronpilot.domain.model import (
     OneShotHint,
     Pause,
     PlannerMode,
+    Reference,
     RetryOn,
     RetryPolicy,
     Run,
@@ -110,12 +111,17 @@ def endpoint_values(endpoint: Endpoint, cipher: SecretCipher | None) -> dict[str
         "method": spec.method,
         "headers": seal_headers(spec.headers, cipher),
         "body": spec.body,
+        "value_references": [
+            {"at": list(reference.at), "written": reference.written}
+            for reference in spec.references
+        ],
         "timeout_seconds": spec.timeout_seconds,
         "max_response_bytes": spec.max_response_bytes,
         "planner_mode": spec.planner_mode.value if spec.planner_mode else None,
         "depends_on": list(spec.depends_on),
         "dependants": list(spec.dependants),
         "only_if_changed": spec.only_if_changed,
+        "conditional": spec.conditional,
         "rules": rules_value(spec.rules),
         "run_if": spec.run_if,
         "success_when": spec.success_when,
@@ -219,12 +225,16 @@ def endpoint_from_row(row: Mapping[Any, Any], cipher: SecretCipher | None) -> En
         method=row["method"],
         headers=open_headers(row["headers"], cipher),
         body=row["body"],
+        references=tuple(
+            Reference(tuple(kept["at"]), kept["written"]) for kept in row["value_references"]
+        ),
         timeout_seconds=row["timeout_seconds"],
         max_response_bytes=row["max_response_bytes"],
         planner_mode=PlannerMode(row["planner_mode"]) if row["planner_mode"] else None,
         depends_on=tuple(row["depends_on"]),
         dependants=tuple(row["dependants"]),
         only_if_changed=row["only_if_changed"],
+        conditional=row["conditional"],
         rules=rules_from_value(row["rules"]),
         run_if=row["run_if"],
         success_when=row["success_when"],
@@ -428,6 +438,7 @@ def run_values(run: Run) -> dict[str, Any]:
         "attempts": [attempt_value(attempt) for attempt in run.attempts] or None,
         "request": None if run.request is None else request_value(run.request),
         "cancel_requested_by": run.cancel_requested_by,
+        "not_modified": run.not_modified,
     }
 
 
@@ -460,6 +471,7 @@ def run_from_row(row: Mapping[Any, Any]) -> Run:
         attempts=tuple(_attempt_from_value(value) for value in row["attempts"] or ()),
         request=_request_from_value(row["request"]) if row["request"] else None,
         cancel_requested_by=row["cancel_requested_by"],
+        not_modified=row["not_modified"],
     )
 
 

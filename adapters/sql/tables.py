@@ -30,6 +30,7 @@ from sqlalchemy import (
     false,
     literal_column,
     text,
+    true,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.types import TypeDecorator, TypeEngine
@@ -153,6 +154,8 @@ endpoints = Table(
     Column("depends_on", _json(), nullable=False, server_default=text("'[]'")),
     Column("dependants", _json(), nullable=False, server_default=text("'[]'")),
     Column("only_if_changed", Boolean, nullable=False, server_default=false()),
+    # Conditional calls (If-None-Match / If-Modified-Since) for a GET endpoint unless off.
+    Column("conditional", Boolean, nullable=False, server_default=true()),
     # Conditions (CEL): a dependant's gate on its parents, a response's judge.
     Column("run_if", Text, nullable=True),
     Column("success_when", Text, nullable=True),
@@ -191,6 +194,9 @@ endpoints = Table(
     Column("missed_after_seconds", Float, nullable=True),
     Column("late_after_seconds", Float, nullable=True),
     Column("late_since", UtcDateTime, nullable=True),
+    # Values from `${env:…}` / `${file:…}`: where each stood and how it was written, so that
+    # export writes the reference back (the value is stored where it belongs, sealed if secret).
+    Column("value_references", _json(), nullable=False, server_default=text("'[]'")),
     UniqueConstraint("job_id", "name"),
 )
 
@@ -254,6 +260,8 @@ def _run_columns() -> list[Column[Any]]:
         Column("request", _json(), nullable=True),
         # Who asked to cancel the run while it ran: the worker holding it cuts it short.
         Column("cancel_requested_by", String(200), nullable=True),
+        # A 304 answered a conditional call: status and body are the confirmed answer's.
+        Column("not_modified", Boolean, nullable=False, server_default=false()),
     ]
 
 

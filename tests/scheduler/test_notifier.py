@@ -1,5 +1,5 @@
-"""The notifier against real webhooks on 127.0.0.1: delivery, backoff on a fake clock, signing,
-the address guard on every hop, and the background loop."""
+"""The notifier against real webhooks on 127.0.0.1: delivery, backoff on a fake clock, the
+address guard on every hop, and the background loop (signing: test_signed_alerts.py)."""
 
 from __future__ import annotations
 
@@ -15,13 +15,11 @@ from aiohttp import web
 
 from cronpilot.adapters.bootstrap import notifier_config
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
-from cronpilot.adapters.http.signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, signature
 from cronpilot.domain.alerts import AlertEvent, DeliveryPolicy, Notification, NotificationStatus
 from cronpilot.domain.model import Response
 from cronpilot.domain.ports import Store
 from cronpilot.scheduler.notifier import EVENT_HEADER, Notifier
 from tests.contract.builders import LEASE_SECONDS, declaration, spec
-from tests.scheduler.conftest import LOOPBACK
 from tests.support.clock import FakeClock
 from tests.support.finishing import finish_one
 from tests.support.loopback import LoopbackServer
@@ -161,22 +159,6 @@ async def test_delivery_gives_up_after_the_policy_attempts(
         "HTTP 503 Service Unavailable",
     )
     assert len(hooks.received) == 2
-
-
-async def test_alerts_are_signed_like_calls_when_a_signing_secret_is_set(
-    store: Store, clock: FakeClock, hooks: WebhookServer
-) -> None:
-    await _raise_failing(store, clock, hooks.url())
-    signing = AiohttpDispatcher(allowed_networks=LOOPBACK, signing_secret="s3cret")
-    try:
-        await _notifier(store, signing, clock).deliver_due()
-    finally:
-        await signing.close()
-
-    [call] = hooks.received
-    expected = signature(b"s3cret", call.headers[TIMESTAMP_HEADER], "POST", hooks.url(), call.body)
-    assert call.headers[SIGNATURE_HEADER] == expected
-    assert (await _only(store)).status is NotificationStatus.DELIVERED
 
 
 async def test_the_address_guard_checks_every_hop_of_a_delivery(
