@@ -191,6 +191,8 @@ endpoints = Table(
     Column("missed_after_seconds", Float, nullable=True),
     Column("late_after_seconds", Float, nullable=True),
     Column("late_since", UtcDateTime, nullable=True),
+    # Quiet windows (`domain.quiet`): NULL for an endpoint with none.
+    Column("quiet", _json(), nullable=True),
     UniqueConstraint("job_id", "name"),
 )
 
