@@ -269,7 +269,8 @@ PLANNING_COLUMNS = (
 )
 """What a finish reads of an endpoint (`domain.transitions.after_finish`, `domain.alerts`): the
 spec fields of `_finishing_from_row` (the schedule, the clamps, the alerts, retries, steering,
-quiet windows, jitter, catch-up and the floor), the notification targets (sealed) and the runtime state."""
+quiet windows, jitter, catch-up and the floor), the notification targets (sealed) and the
+runtime state."""
 
 
 def _finishing_values(spec: EndpointSpec) -> dict[str, Any]:
