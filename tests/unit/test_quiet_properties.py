@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, date, datetime, time, timedelta
+from itertools import pairwise
 from zoneinfo import ZoneInfo
 
 from cronsim import CronSim
@@ -189,7 +190,7 @@ def test_a_slowing_window_keeps_oracle_fires_at_least_every_apart(
     assert set(kept) <= set(fires)
     # Every fire outside the windows is kept; inside them, calls are `every` apart at least.
     assert [f for f in fires if not inside(slow, f)] == [s for s in kept if not inside(slow, s)]
-    for previous, slot in zip(kept, kept[1:], strict=False):
+    for previous, slot in pairwise(kept):
         if inside(slow, slot):
             assert slot - previous >= timedelta(seconds=every)
 
