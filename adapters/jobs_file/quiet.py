@@ -11,15 +11,15 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime
 from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field
 
-from cronpilot.adapters.jobs_file.fields import PositiveDuration, Strict
-from cronpilot.adapters.jobs_file.guards import guard_call
+from cronpilot.adapters.jobs_file.fields import Strict, Watch
 from cronpilot.adapters.jobs_file.locations import Issue, Loc
+from cronpilot.domain.errors import InvalidSchedule
 from cronpilot.domain.model import Schedule
 from cronpilot.domain.quiet import (
     MINUTES_A_DAY,
@@ -28,7 +28,7 @@ from cronpilot.domain.quiet import (
     check_coverage,
     check_windows,
 )
-from cronpilot.domain.schedule import MAX_SECONDS, parse_cron, zone
+from cronpilot.domain.schedule import parse_cron, zone
 
 MAX_WINDOWS = 20
 _MAX_DATES = 400
@@ -85,7 +85,8 @@ def _hours(value: object) -> tuple[int, int]:
 
 Days = Annotated[list[int], BeforeValidator(_days)]
 Hours = Annotated[tuple[int, int], BeforeValidator(_hours)]
-Every = Annotated[PositiveDuration, Field(le=MAX_SECONDS)]
+Every = Watch
+"""A duration above 0 (`-1h` and `0s` refused as such), at most ten years."""
 
 
 class QuietConfig(Strict):
@@ -102,13 +103,22 @@ class QuietConfig(Strict):
 Quiet = Annotated[list[QuietConfig], Field(max_length=MAX_WINDOWS)]
 
 
+def _checked(loc: Loc, check: Callable[[], object]) -> None:
+    """`check()`, its `InvalidSchedule` an `Issue` at `loc` (`guards.guard_call`, which the
+    schema importing this module cannot import)."""
+    try:
+        check()
+    except InvalidSchedule as exc:
+        raise Issue(loc, str(exc)) from exc
+
+
 def _window(config: QuietConfig, timezone: str, loc: Loc) -> QuietWindow:
     if config.cron is not None:
         if config.days is not None or config.hours is not None or config.dates is not None:
             raise Issue((*loc, "cron"), "a cron window takes 'for', not days, hours or dates")
         if config.for_ is None:
             raise Issue((*loc, "for"), "a cron window needs 'for', how long it lasts (e.g. 14h)")
-        guard_call((*loc, "cron"), lambda: parse_cron(str(config.cron)))
+        _checked((*loc, "cron"), lambda: parse_cron(str(config.cron)))
     elif config.for_ is not None:
         raise Issue((*loc, "for"), "applies to a cron window only")
     if config.days is not None and config.dates is not None:
@@ -118,7 +128,7 @@ def _window(config: QuietConfig, timezone: str, loc: Loc) -> QuietWindow:
     if config.action is not None and config.every is not None:
         raise Issue((*loc, "every"), "set action: skip or every, not both")
     if config.timezone is not None:
-        guard_call((*loc, "timezone"), lambda: zone(str(config.timezone)))
+        _checked((*loc, "timezone"), lambda: zone(str(config.timezone)))
     return QuietWindow(
         timezone=config.timezone or timezone,
         cron=config.cron,
@@ -140,6 +150,6 @@ def quiet_windows(
     windows = tuple(
         _window(config, schedule.timezone, (*loc, i)) for i, config in enumerate(configs)
     )
-    guard_call(loc, lambda: check_windows(windows, _SINCE))
-    guard_call(loc, lambda: check_coverage(windows, schedule, _SINCE))
+    _checked(loc, lambda: check_windows(windows, _SINCE))
+    _checked(loc, lambda: check_coverage(windows, schedule, _SINCE))
     return windows
