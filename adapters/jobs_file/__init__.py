@@ -65,6 +65,7 @@ from cronpilot.adapters.jobs_file.loader import (
     load_declarations,
     parse_declarations,
 )
+from cronpilot.adapters.jobs_file.quiet import parse_quiet
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -72,5 +73,6 @@ __all__ = [
     "load_declarations",
     "parse_declarations",
     "parse_duration",
+    "parse_quiet",
     "parse_size",
 ]

@@ -15,11 +15,12 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime
 from typing import Annotated, Literal
 
-from pydantic import BeforeValidator, Field
+import yaml
+from pydantic import BeforeValidator, Field, ValidationError
 
 from cronpilot.adapters.jobs_file.fields import Strict, Watch
 from cronpilot.adapters.jobs_file.locations import Issue, Loc
-from cronpilot.domain.errors import InvalidSchedule
+from cronpilot.domain.errors import InvalidConfig, InvalidSchedule
 from cronpilot.domain.model import Schedule
 from cronpilot.domain.quiet import (
     MINUTES_A_DAY,
@@ -153,3 +154,36 @@ def quiet_windows(
     _checked(loc, lambda: check_windows(windows, _SINCE))
     _checked(loc, lambda: check_coverage(windows, schedule, _SINCE))
     return windows
+
+
+def parse_quiet(texts: Sequence[str], schedule: Schedule, where: str) -> tuple[QuietWindow, ...]:
+    """Windows each written as a YAML mapping (`{days: [sat, sun]}`), checked as in a jobs
+    file; raises `InvalidConfig(where, …)` in one line."""
+    configs = []
+    try:
+        for i, text in enumerate(texts):
+            try:
+                value = yaml.safe_load(text)
+                if not isinstance(value, dict):
+                    raise Issue((i,), _NOT_A_WINDOW)
+                configs.append(QuietConfig.model_validate(value))
+            except (yaml.YAMLError, ValidationError) as exc:
+                raise Issue((i,), _reason(exc)) from exc
+        return quiet_windows(configs, schedule, ())
+    except Issue as problem:
+        place = "".join(
+            f"[{part}]" if isinstance(part, int) else f".{part}" for part in problem.loc
+        )
+        raise InvalidConfig(f"{where}{place}", problem.reason) from problem
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        error = exc.errors(include_url=False)[0]
+        field = ".".join(str(part) for part in error["loc"])
+        message = str(error["ctx"]["error"]) if error["type"] == "value_error" else error["msg"]
+        return f"{field}: {message}" if field else message
+    return _NOT_A_WINDOW
+
+
+_NOT_A_WINDOW = "expected a YAML mapping such as '{days: [sat, sun]}'"
