@@ -213,7 +213,10 @@ def _plan(endpoint: Endpoint, now: datetime) -> NextRun:
         # Slots missed while paused are skipped, not caught up: plan afresh from the pause's
         # end, so a daily 03:00 cron paused until noon waits for the next 03:00.
         resumed = replace(endpoint, pause=None, last_slot_at=None)
-        return replace(_plan(resumed, pause.until), source=ScheduleSource.PAUSED)
+        planned = _plan(resumed, pause.until)
+        # A quiet window's skipped run stays one: its source tells the worker not to call.
+        quiet = planned.source is ScheduleSource.QUIET
+        return planned if quiet else replace(planned, source=ScheduleSource.PAUSED)
 
     if endpoint.spec.schedule.after_upstreams:
         return NextRun(None, ScheduleSource.DAG)
@@ -345,7 +348,8 @@ def catch_up(endpoint: Endpoint, now: datetime) -> NextRun | None:
     slot still runs, now.
 
     The grid is continued from the planned slot rather than re-planned from the last run: a
-    new interval endpoint's grid starts at its first planned slot, before any run."""
+    new interval endpoint's grid starts at its first planned slot, before any run. A slot in a
+    quiet window is not caught up: the endpoint is planned as the governor plans it now."""
     slot = endpoint.next_slot
     planned = (endpoint.next_run_at, endpoint.next_run_source, endpoint.next_slot_at)
     if slot is None or not missed(*planned, now):
@@ -353,4 +357,7 @@ def catch_up(endpoint: Endpoint, now: datetime) -> NextRun | None:
     chosen, at = _slot_from(endpoint, slot, now)
     if chosen == slot:
         return None
+    if endpoint.spec.quiet and window_at(endpoint.spec.quiet, chosen) is not None:
+        # Never caught up into a quiet window: the window's skipped run, or the slot after it.
+        return _quieted(endpoint, now)
     return NextRun(at, ScheduleSource.BASELINE, chosen if chosen != at else None)

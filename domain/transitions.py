@@ -63,7 +63,12 @@ def caught_up(endpoint: Endpoint, now: datetime) -> Endpoint | None:
     planned = catch_up(endpoint, now)
     if planned is None:
         return None
-    return replace(endpoint, next_run_at=planned.at, next_slot_at=planned.slot)
+    return replace(
+        endpoint,
+        next_run_at=planned.at,
+        next_slot_at=planned.slot,
+        next_run_source=planned.source,
+    )
 
 
 def after_slot(

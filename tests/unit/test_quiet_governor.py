@@ -9,12 +9,13 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from cronpilot.domain.dag import outcome_of
-from cronpilot.domain.governor import plan_next_run
+from cronpilot.domain.governor import catch_up, plan_next_run
 from cronpilot.domain.model import (
     Endpoint,
     EndpointSpec,
     IntervalHint,
     NextRun,
+    Pause,
     Run,
     RunStatus,
     RunTrigger,
@@ -55,6 +56,25 @@ def test_a_fire_at_the_windows_end_is_kept() -> None:
     fresh = endpoint(Schedule(cron="*/30 * * * *"))
     assert plan_next_run(fresh, at(-1)) == NextRun(at(0), QUIET)
     assert plan_next_run(replace(fresh, last_slot_at=at(0)), at(0)) == NextRun(at(30), BASELINE)
+
+
+def test_after_downtime_no_slot_is_caught_up_into_a_window() -> None:
+    planned = endpoint(last_slot_at=at(-13), next_run_at=at(-3))
+
+    assert catch_up(planned, at(-2)) is None, "within its grace, the planned slot runs"
+    # Down until 12:08: the latest missed slot (12:07) is in the window, its skipped run now.
+    assert catch_up(planned, at(8)) == NextRun(at(8), QUIET, at(7))
+    marked = replace(planned, last_slot_at=at(7), next_run_at=at(37))
+    assert catch_up(marked, at(37.5)) is None, "12:37, after the window, runs late"
+
+
+def test_a_pause_ending_in_a_window_plans_its_skipped_run() -> None:
+    paused = endpoint(last_slot_at=at(-13), pause=Pause("deploy", until=at(5)))
+
+    assert plan_next_run(paused, at(-12)) == NextRun(at(5), QUIET)
+    assert plan_next_run(replace(paused, pause=Pause("deploy", until=at(-5))), at(-12)) == (
+        NextRun(at(-5), ScheduleSource.PAUSED)
+    )
 
 
 def test_a_planner_hint_never_calls_inside_a_window() -> None:
