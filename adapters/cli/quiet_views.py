@@ -7,7 +7,6 @@ from datetime import datetime
 from typing import Any
 
 from cronpilot.adapters.cli.output import fire_time, span
-from cronpilot.adapters.sql.quiet_rows import quiet_value
 from cronpilot.domain.errors import InvalidSchedule
 from cronpilot.domain.model import Endpoint
 from cronpilot.domain.quiet import QuietSpan, describe, next_window
@@ -22,10 +21,9 @@ def _next(endpoint: Endpoint, now: datetime) -> QuietSpan | None:
 
 
 def quiet_view(endpoint: Endpoint, now: datetime) -> dict[str, Any]:
-    """`quiet` (the windows as stored) and `next_quiet` (the window in force at `now` or the
-    next one: its start, end and what it does to slots; None when there is none)."""
-    windows = endpoint.spec.quiet
-    upcoming = _next(endpoint, now) if windows else None
+    """`next_quiet`: the quiet window in force at `now` or the next one, its start, end and
+    what it does to slots (None when there is none); `endpoint_view` has the windows."""
+    upcoming = _next(endpoint, now) if endpoint.spec.quiet else None
     following = None
     if upcoming is not None:
         following = {
@@ -34,7 +32,7 @@ def quiet_view(endpoint: Endpoint, now: datetime) -> dict[str, Any]:
             "in_force": upcoming.holds(now),
             "every_seconds": upcoming.every_seconds,
         }
-    return {"quiet": quiet_value(windows) or [], "next_quiet": following}
+    return {"next_quiet": following}
 
 
 def quiet_text(endpoint: Endpoint, now: datetime) -> str:

@@ -3,12 +3,14 @@ read back unchanged."""
 
 from __future__ import annotations
 
+import json
 from datetime import date
 
 import pytest
 
 from cronpilot.adapters.jobs_export import export_document
 from cronpilot.adapters.jobs_file import parse_declarations
+from cronpilot.domain.declaration_diff import FieldChange, FieldOutcome, planned_changes
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import EndpointSpec
 from cronpilot.domain.quiet import QuietWindow
@@ -90,6 +92,21 @@ def test_an_export_reads_back_to_the_same_windows() -> None:
     again = parse_declarations(exported, "jobs.yaml", [], {}, 1.0)
     assert [d.endpoints for d in again] == [d.endpoints for d in declared]
     assert export_document(again, with_secrets=True) == exported
+
+
+def test_a_dry_run_names_the_window_field_that_changes() -> None:
+    [declared] = parse_declarations(JOBS, "jobs.yaml", [], {}, 1.0)
+    [moved] = parse_declarations(JOBS.replace("2026-12-25", "2026-12-26"), "jobs.yaml", [], {}, 1.0)
+    stored = {f"shop/{spec.name}": spec for spec in declared.endpoints}
+
+    changes = planned_changes([moved], {"shop": declared.job}, stored)
+
+    [report] = [change for change in changes if change.ref == "shop/report"]
+    assert report.fields == (
+        FieldChange("quiet[1].dates", FieldOutcome.CHANGED, ["2026-12-25", "2027-01-01"],
+                    ["2026-12-26", "2027-01-01"]),
+    )  # fmt: skip
+    json.dumps([change.old for change in report.fields])
 
 
 @pytest.mark.parametrize(
