@@ -29,7 +29,7 @@ from cronpilot.domain.model import (
     ScheduleSource,
 )
 from cronpilot.domain.quiet import window_at
-from cronpilot.domain.schedule import baseline_period, next_cron_fire
+from cronpilot.domain.schedule import baseline_period, latest_cron_fire, next_cron_fire
 
 BACKOFF_CAP = timedelta(hours=1)
 """Failure backoff never waits longer than this (the max clamp may cut it shorter)."""
@@ -43,8 +43,6 @@ in flight, the endpoint's previous call still running, a database lock) does not
 under `catch_up: none`. Later, the slot was missed (no scheduler was there to run it) and the
 endpoint's catch-up rule decides what runs."""
 _MAX_BACKOFF_EXPONENT = 64
-_CRON_STEP = timedelta(seconds=1)
-"""Cron fires on whole seconds."""
 _MICROSECOND = timedelta(microseconds=1)
 _MAX_QUIET_JUMPS = 1000
 
@@ -78,21 +76,6 @@ def _call_time(endpoint: Endpoint, slot: datetime) -> datetime:
     )
 
 
-def _latest_fire(cron: str, timezone: str, first: datetime, now: datetime) -> datetime:
-    """The latest fire at or before `now`, given `first`, a fire at or before it. Bisection
-    (the cron library only answers "next"), which ends because fires fall on whole seconds."""
-    latest, beyond = first, now + _MICROSECOND
-    # Invariant: `latest` is a fire, no fire lies in [beyond, now].
-    while beyond - latest > _CRON_STEP:
-        middle = latest + (beyond - latest) / 2
-        fire = next_cron_fire(cron, timezone, middle - _MICROSECOND)
-        if fire <= now:
-            latest = fire
-        else:
-            beyond = middle
-    return latest
-
-
 def _around(endpoint: Endpoint, first: datetime, now: datetime) -> tuple[datetime | None, datetime]:
     """Of the grid slots from `first` (one of them) on: the latest at or before `now` (None
     when `first` is later) and the one after it."""
@@ -100,7 +83,7 @@ def _around(endpoint: Endpoint, first: datetime, now: datetime) -> tuple[datetim
         return None, first
     schedule = endpoint.spec.schedule
     if schedule.cron is not None:
-        latest = _latest_fire(schedule.cron, schedule.timezone, first, now)
+        latest = latest_cron_fire(schedule.cron, schedule.timezone, first, now)
         return latest, _following(endpoint, latest)
     assert schedule.interval_seconds is not None
     # An interval under a microsecond (refused at apply) would make the grid stand still.

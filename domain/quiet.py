@@ -21,7 +21,7 @@ from datetime import UTC, date, datetime, time, timedelta
 
 from cronpilot.domain.errors import InvalidSchedule
 from cronpilot.domain.model import Response, Schedule
-from cronpilot.domain.schedule import MAX_SECONDS, next_cron_fire, zone
+from cronpilot.domain.schedule import MAX_SECONDS, latest_cron_fire, next_cron_fire, zone
 
 MINUTES_A_DAY = 24 * 60
 _DAY = timedelta(days=1)
@@ -141,16 +141,19 @@ def _cron_parts(window: QuietWindow, after: datetime) -> Iterator[Interval]:
 
 
 def _containing(window: QuietWindow, moment: datetime) -> list[Interval]:
-    """The window's parts that hold `moment`."""
+    """The window's parts that hold `moment`: for a cron window the first and the last (those
+    between add nothing to the window they make together)."""
     if window.cron is not None:
         assert window.duration_seconds is not None
-        since = moment - timedelta(seconds=window.duration_seconds)
-        parts = []
-        for part in _cron_parts(window, since):
-            if part.start > moment:
-                break
-            parts.append(part)
-        return [part for part in parts if part.holds(moment)]
+        length = timedelta(seconds=window.duration_seconds)
+        parts = _cron_parts(window, moment - length)
+        first, second = next(parts, None), next(parts, None)
+        if first is None or first.start > moment:
+            return []
+        if second is None or second.start > moment:
+            return [first]
+        last = latest_cron_fire(window.cron, window.timezone, second.start, moment)
+        return [first, Interval(last, last + length)]
     today = moment.astimezone(zone(window.timezone)).date()
     days = (today - _DAY, today)
     return [
