@@ -30,8 +30,8 @@ LONGEST = timedelta(days=366)
 """A quiet window (its touching parts together) lasting longer never ends, for our purpose:
 a pause says that better, and the governor must always find a time after it."""
 _MAX_PARTS = 2000
-"""How many parts one window may be made of (a window of cron fires every 5 minutes for 10
-minutes over a weekend has 576): more, and it is taken as never ending."""
+"""How many times a window may grow by the parts touching its ends (a window of fires every
+5 minutes for 10 minutes over a weekend grows 576 times): more, and it never ends."""
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 """Day names in `date.weekday()` order."""
 
@@ -69,20 +69,15 @@ class Interval:
 
 
 @dataclass(frozen=True, slots=True)
-class QuietSpan:
+class QuietSpan(Interval):
     """A quiet window as it happens: its touching parts together, and whether its slots are
     skipped (`every_seconds` None) or slowed (the longest `every` of its parts at that time)."""
 
-    start: datetime
-    end: datetime
     every_seconds: float | None = None
 
     @property
     def skips(self) -> bool:
         return self.every_seconds is None
-
-    def holds(self, moment: datetime) -> bool:
-        return self.start <= moment < self.end
 
 
 SKIPPED = "skipped: quiet period"
@@ -101,10 +96,6 @@ def skipped_quietly(windows: tuple[QuietWindow, ...], slot: datetime, now: datet
         started_at=now,
         finished_at=now,
     )
-
-
-class EndlessQuiet(InvalidSchedule):
-    """A quiet window that does not end within `LONGEST`."""
 
 
 def _wall(day: date, minute: int, timezone: str) -> datetime:
@@ -189,7 +180,7 @@ def _every(windows: Iterable[QuietWindow]) -> float | None:
 
 def window_at(windows: tuple[QuietWindow, ...], moment: datetime) -> QuietSpan | None:
     """The quiet window holding `moment`, its touching parts together; None when `moment` is
-    not quiet. Raises `EndlessQuiet` for a window that does not end within `LONGEST`."""
+    not quiet. Raises `InvalidSchedule` for a window that does not end within `LONGEST`."""
     holding = [(window, part) for window in windows for part in _containing(window, moment)]
     if not holding:
         return None
@@ -206,7 +197,7 @@ def window_at(windows: tuple[QuietWindow, ...], moment: datetime) -> QuietSpan |
         parts |= {window for window, _ in earlier + later}
         if end - start > LONGEST:
             break
-    raise EndlessQuiet(_describe(windows), "never ends: quiet without a break for over a year")
+    raise InvalidSchedule(_describe(windows), "never ends: quiet without a break for over a year")
 
 
 def next_window(windows: tuple[QuietWindow, ...], now: datetime) -> QuietSpan | None:
@@ -244,7 +235,7 @@ def clock_text(minute: int) -> str:
 
 
 def check_windows(windows: tuple[QuietWindow, ...], since: datetime) -> None:
-    """Raise `InvalidSchedule` (`EndlessQuiet`) for a window that never ends: each window's
+    """Raise `InvalidSchedule` for a window that never ends: each window's
     first part from `since` (from its first date for dated ones) must end within `LONGEST`."""
     for window in windows:
         start = since
