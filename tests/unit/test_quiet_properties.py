@@ -16,7 +16,7 @@ from itertools import pairwise
 from zoneinfo import ZoneInfo
 
 from cronsim import CronSim
-from hypothesis import assume, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from cronpilot.domain.errors import InvalidSchedule
@@ -44,7 +44,12 @@ STARTS = [
     datetime(2026, 12, 22, tzinfo=UTC),
 ]
 SPAN = timedelta(days=5)
-PROPERTY = settings(max_examples=25, deadline=None)
+PROPERTY = settings(
+    max_examples=25,
+    deadline=None,
+    # Drawing a case checks it as apply would, which a loaded machine makes slow.
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 
 
 @st.composite
