@@ -1,6 +1,6 @@
-"""Quiet windows in the governor and the transitions around it: one skipped run per window,
-the grid kept after it, hints and backoff held out of it, the window's slot never `missed` nor
-`late`, a quiet root's dependants skipped; and `domain.quiet`'s windows themselves."""
+"""Quiet windows in the governor, the transitions around it and the cron preview: one skipped
+run per window, the grid kept after it, hints and backoff held out of it, the window's slot
+never `missed` nor `late`, a quiet root's dependants skipped; and `domain.quiet`'s windows."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from cronpilot.domain.model import (
     ScheduleSource,
 )
 from cronpilot.domain.quiet import QuietSpan, QuietWindow, next_window, skipped_quietly, window_at
+from cronpilot.domain.quiet_preview import previewed_fires
 from cronpilot.domain.transitions import after_finish
 from cronpilot.domain.watch import missed_slot
 
@@ -151,3 +152,18 @@ def _run(slot: datetime, source: ScheduleSource, status: RunStatus = RunStatus.R
         started_at=slot,
         worker_id="w",
     )
+
+
+def test_a_preview_marks_each_fire_kept_or_removed_by_its_window() -> None:
+    weekend = (QuietWindow(days=(5, 6)),)
+    friday = datetime(2030, 1, 11, 10, tzinfo=UTC)
+
+    fires = previewed_fires(Schedule(cron="0 12 * * *"), weekend, friday, 2, 100)
+
+    saturday = QuietSpan(datetime(2030, 1, 12, tzinfo=UTC), datetime(2030, 1, 14, tzinfo=UTC))
+    assert [(fire.at.day, fire.window) for fire in fires] == [
+        (11, None),
+        (12, saturday),
+        (13, saturday),
+        (14, None),
+    ]
