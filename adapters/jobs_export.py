@@ -35,6 +35,7 @@ from cronpilot.domain.model import (
 )
 from cronpilot.domain.notify_targets import PAGERDUTY_EVENTS_URL, NotifyTarget, TargetKind
 from cronpilot.domain.ports import JobDeclaration
+from cronpilot.domain.quiet import WEEKDAYS, QuietWindow, clock_text
 from cronpilot.domain.rules import ActionKind, Rule, RuleAction
 from cronpilot.domain.secrets import is_secret_header, replace_secret_params
 
@@ -290,6 +291,26 @@ def _schedule(spec: EndpointSpec) -> dict[str, JSON]:
         shown["catch_up"] = spec.catch_up.value
     if spec.catch_up_window_seconds != DEFAULT_CATCH_UP_WINDOW_SECONDS:
         shown["catch_up_window"] = _seconds(spec.catch_up_window_seconds)
+    if spec.quiet:
+        shown["quiet"] = [_quiet(window) for window in spec.quiet]
+    return shown
+
+
+def _quiet(window: QuietWindow) -> dict[str, JSON]:
+    """A quiet window as `adapters.jobs_file.quiet` reads it, its zone always named."""
+    shown: dict[str, JSON] = {}
+    if window.cron is not None:
+        assert window.duration_seconds is not None
+        shown |= {"cron": window.cron, "for": _seconds(window.duration_seconds)}
+    if window.days:
+        shown["days"] = [WEEKDAYS[day] for day in window.days]
+    if window.dates:
+        shown["dates"] = list(window.dates)
+    if window.hours is not None:
+        shown["hours"] = "-".join(clock_text(minute) for minute in window.hours)
+    shown["timezone"] = window.timezone
+    if window.every_seconds is not None:
+        shown["every"] = _seconds(window.every_seconds)
     return shown
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from cronpilot.domain.approvals import Approval
     from cronpilot.domain.notify_targets import NotifyTarget
+    from cronpilot.domain.quiet import QuietWindow
     from cronpilot.domain.rules import Rule
 
 JSON = Any
@@ -62,6 +63,9 @@ class ScheduleSource(StrEnum):
     """No baseline: the endpoint runs when its upstreams succeed (`depends_on`)."""
     RETRY_AFTER = "retry-after"
     """The endpoint answered 429 or 503 with a `Retry-After` later than any other plan."""
+    QUIET = "quiet"
+    """The first slot in a quiet window that skips (`domain.quiet`): recorded as a skipped
+    run, not called; the slots after it in the window are not planned."""
 
 
 class CatchUp(StrEnum):
@@ -328,6 +332,8 @@ class EndpointSpec:
     approval, at most this long (`domain.approvals`); None: it runs without one."""
     rules: tuple[Rule, ...] = ()
     """Response rules, in order (`domain.rules`): the first that holds proposes its action."""
+    quiet: tuple[QuietWindow, ...] = ()
+    """Quiet windows (`domain.quiet`): the slots in them are skipped or slowed."""
 
 
 @dataclass(frozen=True, slots=True)

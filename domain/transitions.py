@@ -63,7 +63,12 @@ def caught_up(endpoint: Endpoint, now: datetime) -> Endpoint | None:
     planned = catch_up(endpoint, now)
     if planned is None:
         return None
-    return replace(endpoint, next_run_at=planned.at, next_slot_at=planned.slot)
+    return replace(
+        endpoint,
+        next_run_at=planned.at,
+        next_slot_at=planned.slot,
+        next_run_source=planned.source,
+    )
 
 
 def after_slot(
@@ -156,13 +161,17 @@ def after_call(
 
 
 def after_finish(endpoint: Endpoint, run: Run, response: Response, now: datetime) -> Endpoint:
-    """The endpoint once `run`'s call ended with `response`. A queued run (manual, backfill)
+    """The endpoint once `run`'s call ended with `response`. A quiet period's skipped run
+    (`domain.quiet`) moves the schedule on and changes nothing else. A queued run (manual, backfill)
     leaves the schedule alone (`after_run`) but for a `Retry-After` in its answer, which holds
     the schedule back as well (`domain.steering.held_back`): then it is re-planned."""
     if run.trigger.requested:
         held = held_back(endpoint, response, now)
         ended = after_run(held, run, response.ok, now)
         return ended if held is endpoint else replanned(ended, now)
+    if run.schedule_source is ScheduleSource.QUIET:
+        # Not called: neither a success nor a failure, never late.
+        return after_slot(endpoint, run.slot_at, None, now)
     return after_call(with_lateness(endpoint, run), run.slot_at, response, now)
 
 
@@ -247,7 +256,7 @@ def finished_run(running: Run, response: Response, now: datetime) -> Run:
     finished = response.finished_at or now
     return replace(
         running,
-        status=RunStatus.SUCCESS if response.ok else RunStatus.FAILED,
+        status=_status(running, response),
         started_at=started,
         finished_at=finished,
         duration_ms=(finished - started).total_seconds() * 1000,
@@ -263,6 +272,12 @@ def finished_run(running: Run, response: Response, now: datetime) -> Run:
         request=response.request,
         not_modified=response.not_modified,
     )
+
+
+def _status(running: Run, response: Response) -> RunStatus:
+    if running.schedule_source is ScheduleSource.QUIET:
+        return RunStatus.SKIPPED
+    return RunStatus.SUCCESS if response.ok else RunStatus.FAILED
 
 
 def abandoned_run(running: Run, kind: ErrorKind, reason: str, now: datetime) -> Run:

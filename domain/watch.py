@@ -29,7 +29,7 @@ from cronpilot.domain.alerts import (
     Notification,
     episode_notifications,
 )
-from cronpilot.domain.model import Endpoint, Run, new_id
+from cronpilot.domain.model import Endpoint, Run, ScheduleSource, new_id
 
 WORKERS = "workers"
 """The subject of `no_workers` episodes, which are no endpoint's."""
@@ -83,6 +83,9 @@ def missed_slot(endpoint: Endpoint, now: datetime) -> datetime | None:
     limit = endpoint.spec.missed_after_seconds
     due = endpoint.next_run_at
     if limit is None or due is None or due > now:
+        return None
+    if endpoint.next_run_source is ScheduleSource.QUIET:
+        # A quiet window's skipped slot: nothing was to be called.
         return None
     if endpoint.lease_until is not None and endpoint.lease_until >= now:
         return None

@@ -30,6 +30,7 @@ from cronpilot.adapters.cli.output import (
     schedule_text,
     span,
 )
+from cronpilot.adapters.cli.quiet_views import quiet_text, quiet_view
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.cli.views import endpoint_view
 from cronpilot.adapters.sql.rule_rows import rules_value
@@ -102,6 +103,7 @@ def show(
     fires = cron_fires(schedule, now)
     if output:
         view = endpoint_view(endpoint, last_run) | in_force_view(endpoint, now)
+        view |= quiet_view(endpoint, now)
         print_data(
             output,
             view
@@ -180,6 +182,7 @@ def _details(
             ("success when", spec.success_when or "-"),
             ("clamps", _clamps(endpoint)),
             ("spacing", _spacing(endpoint)),
+            ("quiet", quiet_text(endpoint, now)),
             ("timeout", span(spec.timeout_seconds)),
             ("max response", f"{spec.max_response_bytes} bytes"),
             ("planner", spec.planner_mode.value if spec.planner_mode else "as job"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from cronpilot.adapters.cli.output import iso
+from cronpilot.adapters.sql.quiet_rows import quiet_value
 from cronpilot.adapters.sql.rows import attempt_value, request_value, retry_value
 from cronpilot.adapters.sql.rule_rows import rules_value
 from cronpilot.adapters.sql.target_rows import target_value
@@ -98,6 +99,7 @@ def endpoint_view(endpoint: Endpoint, last_run: Run | None) -> dict[str, Any]:
         "catch_up": spec.catch_up.value,
         "catch_up_window_seconds": spec.catch_up_window_seconds,
         "floor_seconds": spec.floor_seconds,
+        "quiet": quiet_value(spec.quiet) or [],
         "paused": _pause_view(endpoint.pause),
         "job_paused": _pause_view(endpoint.job_pause),
         "interval_hint": _interval_hint_view(endpoint.interval_hint),

@@ -16,6 +16,7 @@ Shape::
             max_interval: 1h
             jitter: 5s                # spread calls over [slot, slot + 5s)
             catch_up: one             # or none; after downtime (window: catch_up_window)
+            quiet: [{days: [sat, sun]}, {cron: "0 18 * * 1-5", for: 14h}]   # or every: 10m
             headers: {Authorization: "Bearer ${ETL_TOKEN}"}
             notify: {urls: ["${ALERTS_URL}"], after: 5}   # or a plain list of URLs
             # also: missed_after: 10m (no run that long past a due slot), late_after: 30s
@@ -69,6 +70,7 @@ from cronpilot.adapters.jobs_file.loader import (
     load_declarations,
     parse_declarations,
 )
+from cronpilot.adapters.jobs_file.quiet import parse_quiet
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -76,5 +78,6 @@ __all__ = [
     "load_declarations",
     "parse_declarations",
     "parse_duration",
+    "parse_quiet",
     "parse_size",
 ]

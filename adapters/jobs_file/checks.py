@@ -14,6 +14,7 @@ from cronpilot.adapters.jobs_file.guards import (
     guard_url,
 )
 from cronpilot.adapters.jobs_file.locations import Issue, Loc
+from cronpilot.adapters.jobs_file.quiet import quiet_windows
 from cronpilot.adapters.jobs_file.schema import (
     ConfigDocument,
     EndpointConfig,
@@ -38,6 +39,7 @@ from cronpilot.domain.model import (
     Schedule,
 )
 from cronpilot.domain.ports import JobDeclaration
+from cronpilot.domain.quiet import QuietWindow
 from cronpilot.domain.retries import may_repeat
 from cronpilot.domain.schedule import validate_schedule, zone
 from cronpilot.domain.spacing import shortest_gap
@@ -141,6 +143,7 @@ def _spec(
         ),
         floor_seconds=floor_seconds,
         rules=tuple(rule.rule() for rule in endpoint.rules),
+        quiet=_quiet(job, endpoint, schedule, loc),
     )
     for i, rule in enumerate(spec.rules):
         guard_storable((*loc, "rules", i, "when"), rule.when)
@@ -155,6 +158,20 @@ def _conditional(endpoint: EndpointConfig, loc: Loc) -> bool:
     if endpoint.conditional and endpoint.method != "GET":
         raise Issue((*loc, "conditional"), "conditional requests are for GET endpoints")
     return endpoint.conditional is not False
+
+
+def _quiet(
+    job: JobConfig, endpoint: EndpointConfig, schedule: Schedule, loc: Loc
+) -> tuple[QuietWindow, ...]:
+    """The endpoint's quiet windows: its own, else its job's; a dependant follows its
+    upstreams' (the job's are not its own)."""
+    if schedule.after_upstreams:
+        if endpoint.quiet:
+            raise Issue((*loc, "quiet"), "a dependant runs after its upstreams: quiet them")
+        return ()
+    if endpoint.quiet is not None:
+        return quiet_windows(endpoint.quiet, schedule, (*loc, "quiet"))
+    return quiet_windows(job.quiet, schedule, (*loc[:2], "quiet"))
 
 
 def _approval(endpoint: EndpointConfig, loc: Loc) -> float | None:

@@ -28,6 +28,7 @@ from cronpilot.adapters.jobs_file.fields import (
     Window,
 )
 from cronpilot.adapters.jobs_file.locations import Issue, Loc
+from cronpilot.adapters.jobs_file.quiet import Quiet
 from cronpilot.adapters.jobs_file.targets import TargetConfig
 from cronpilot.adapters.rules_config import MAX_RULES, RuleConfig
 from cronpilot.domain.model import (
@@ -120,6 +121,7 @@ class EndpointConfig(Strict):
     catch_up: CatchUp | None = None
     catch_up_window: Window | None = None
     rules: list[RuleConfig] = Field(default_factory=list, max_length=MAX_RULES)
+    quiet: Quiet | None = None
 
 
 class JobConfig(Strict):
@@ -129,6 +131,7 @@ class JobConfig(Strict):
     rejection_cooldown: CoolDown | None = None
     notify: Notify | None = None
     pause_after: Count | None = None
+    quiet: Quiet | None = None
     endpoints: list[EndpointConfig] = Field(min_length=1)
 
 

@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cronpilot.adapters.crypto import open_headers, open_target, seal_headers, seal_target
 from cronpilot.adapters.sql.field_rows import field_values, from_fields
+from cronpilot.adapters.sql.quiet_rows import quiet_from_value, quiet_value
 from cronpilot.adapters.sql.rule_rows import rules_from_value, rules_value
 from cronpilot.adapters.sql.tables import endpoints, jobs
 from cronpilot.adapters.sql.target_rows import targets_from_value, targets_value
@@ -272,12 +273,14 @@ PLANNING_COLUMNS = (
     endpoints.c.accept_hints,
     endpoints.c.missed_after_seconds,
     endpoints.c.late_after_seconds,
+    endpoints.c.quiet,
     *(endpoints.c[name] for name in SPACING_COLUMNS),
     *(endpoints.c[name] for name in STATE_COLUMNS),
 )
 """What a finish reads of an endpoint (`domain.transitions.after_finish`, `domain.alerts`): the
 spec fields of `_finishing_from_row` (the schedule, the clamps, the alerts, retries, steering,
-jitter, catch-up and the floor), the notification targets (sealed) and the runtime state."""
+quiet windows, jitter, catch-up and the floor), the notification targets (sealed) and the
+runtime state."""
 
 
 def _finishing_values(spec: EndpointSpec) -> dict[str, Any]:
@@ -296,6 +299,7 @@ def _finishing_values(spec: EndpointSpec) -> dict[str, Any]:
         "accept_hints": spec.accept_hints,
         "missed_after_seconds": spec.missed_after_seconds,
         "late_after_seconds": spec.late_after_seconds,
+        "quiet": quiet_value(spec.quiet),
         **_spacing_values(spec),
     }
 
@@ -315,6 +319,7 @@ def _finishing_from_row(row: Mapping[Any, Any]) -> dict[str, Any]:
         "accept_hints": row["accept_hints"],
         "missed_after_seconds": row["missed_after_seconds"],
         "late_after_seconds": row["late_after_seconds"],
+        "quiet": quiet_from_value(row["quiet"]),
         **_spacing_from_row(row),
     }
 

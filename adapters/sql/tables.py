@@ -197,6 +197,8 @@ endpoints = Table(
     # Values from `${env:…}` / `${file:…}`: where each stood and how it was written, so that
     # export writes the reference back (the value is stored where it belongs, sealed if secret).
     Column("value_references", _json(), nullable=False, server_default=text("'[]'")),
+    # Quiet windows (`domain.quiet`): NULL for an endpoint with none.
+    Column("quiet", _json(), nullable=True),
     UniqueConstraint("job_id", "name"),
 )
 

@@ -1,6 +1,6 @@
 """signed calls, file references, conditional requests: where an endpoint's values came from
 
-Revision ID: 0027_webhooks
+Revision ID: 0027
 Revises: 0026
 Create Date: 2026-11-29 05:00:00
 """
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
-revision: str = "0027_webhooks"
+revision: str = "0027"
 down_revision: str | None = "0026"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
