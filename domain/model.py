@@ -312,6 +312,9 @@ class EndpointSpec:
     approval, at most this long (`domain.approvals`); None: it runs without one."""
     rules: tuple[Rule, ...] = ()
     """Response rules, in order (`domain.rules`): the first that holds proposes its action."""
+    limit: str | None = None
+    """The key of the limit its calls count against (`domain.limits`), shared with every
+    endpoint naming it; None: only the worker's concurrency bounds it."""
 
 
 @dataclass(frozen=True, slots=True)
