@@ -132,7 +132,8 @@ async def allowed_sqlite(
         .group_by(endpoints.c.limit_key)
     )
     candidates = [Candidate(row.id, row.key, row.due_at) for row in rows]
-    decision = decide_limits(candidates, states, dict(flight.tuples().all()), limit, now)
+    counts = {key: count for key, count in flight.all()}
+    decision = decide_limits(candidates, states, counts, limit, now)
     for state in decision.changed:
         await conn.execute(
             update(limits).where(limits.c.key == state.key).values(_state_values(state))
