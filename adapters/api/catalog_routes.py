@@ -15,7 +15,13 @@ from cronpilot.adapters.api.strict import StrictBody
 from cronpilot.adapters.api.versions import IfMatch, etag, expected_version, tag_response
 from cronpilot.adapters.cli.declaration_changes import changes_view
 from cronpilot.adapters.cli.output import iso
-from cronpilot.adapters.cli.views import endpoint_view, job_pause_view, job_view, report_view
+from cronpilot.adapters.cli.views import (
+    endpoint_view,
+    job_pause_view,
+    job_view,
+    limit_view,
+    report_view,
+)
 from cronpilot.adapters.jobs_file import MAX_FILE_BYTES, parse_declarations
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import Pause
@@ -77,7 +83,7 @@ async def get_endpoint(
     state = await show_endpoint(ctx.store.reading, f"{job}/{name}")
     tag_response(response, state.endpoint)
     looked = {"last_analysed_at": iso(state.last_analysed_at)}
-    return endpoint_view(state.endpoint, state.last_run) | looked
+    return endpoint_view(state.endpoint, state.last_run) | looked | limit_view(state.limit)
 
 
 @router.delete("/endpoints/{job}/{name}")

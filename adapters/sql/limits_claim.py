@@ -132,7 +132,7 @@ async def allowed_sqlite(
         .group_by(endpoints.c.limit_key)
     )
     candidates = [Candidate(row.id, row.key, row.due_at) for row in rows]
-    counts = {key: count for key, count in flight.all()}
+    counts: dict[str, int] = {row[0]: row[1] for row in flight}
     decision = decide_limits(candidates, states, counts, limit, now)
     for state in decision.changed:
         await conn.execute(
