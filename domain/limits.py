@@ -162,6 +162,13 @@ def after_hold(endpoint: Endpoint, at: datetime, states: Mapping[str, LimitState
     return max(at, state.open_at)
 
 
+def held_by_limit(endpoint: Endpoint, states: Mapping[str, LimitState]) -> bool:
+    """Whether the endpoint's key is holding slots back (the last claim that looked at it held
+    some): a due slot of it waits for room, which the watch does not call missed."""
+    state = None if endpoint.spec.limit is None else states.get(endpoint.spec.limit)
+    return state is not None and state.held > 0
+
+
 def calls_in_flight(endpoints: Iterable[Endpoint]) -> dict[str, int]:
     """Leased endpoints by the key they name: each holds one call of it."""
     counts: dict[str, int] = {}

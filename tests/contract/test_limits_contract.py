@@ -3,10 +3,13 @@ stays due and unclaimed, the hold is recorded on its key, and calls of other key
 
 from __future__ import annotations
 
+from cronpilot.adapters.manual_clock import ManualClock
+from cronpilot.domain.alerts import AlertEvent
 from cronpilot.domain.limits import HoldReason, Limit, Rate
 from cronpilot.domain.model import RunTrigger
 from cronpilot.domain.ports import JobDeclaration, Store
 from cronpilot.domain.transitions import queued_run
+from cronpilot.scheduler.watch import Watch
 from tests.contract.builders import LEASE_SECONDS, OK, T0, declaration, seconds, spec
 from tests.support.finishing import finish_one
 
@@ -124,3 +127,15 @@ async def test_apply_replaces_bounds_and_keeps_the_bucket(store: Store) -> None:
     [status] = await store.catalog.limits()
     assert status.state.limit == Limit("k", concurrency=4, rate=Rate(1, 60.0))
     assert status.state.tokens == 0.0 and status.state.held == 1
+
+
+async def test_a_slot_its_limit_holds_is_not_called_missed(store: Store) -> None:
+    limited = [spec(f"l{n}", limit=PARTNER.key, missed_after_seconds=60) for n in range(3)]
+    job = declaration("j", *limited)
+    await store.catalog.apply([JobDeclaration(job.job, job.endpoints, (PARTNER,))], T0)
+    await store.claims.claim_due(T0, "w1", LEASE_SECONDS, 10)
+    watch = Watch(store, ManualClock(T0 + seconds(120)), 10, worker_stale_seconds=60)
+
+    # Two calls in flight hold the third slot back two minutes: it waits, it is not missed.
+    assert await watch.check_once() == (0, 0)
+    assert await store.notifications.open_episodes(AlertEvent.MISSED) == []
