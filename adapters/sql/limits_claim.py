@@ -78,7 +78,7 @@ def _bounds(limit: Limit) -> dict[str, Any]:
     }
 
 
-def _state_values(state: LimitState) -> dict[str, Any]:
+def limit_state_values(state: LimitState) -> dict[str, Any]:
     return {
         "tokens": state.tokens,
         "refilled_at": state.refilled_at,
@@ -98,7 +98,7 @@ async def store_limits(conn: AsyncConnection, declared: Sequence[Limit]) -> None
             update(limits).where(limits.c.key == limit.key).values(_bounds(limit))
         )
         if found.rowcount == 0:
-            fresh = _state_values(LimitState(limit))
+            fresh = limit_state_values(LimitState(limit))
             await conn.execute(limits.insert().values(key=limit.key, **_bounds(limit), **fresh))
 
 
@@ -136,7 +136,7 @@ async def allowed_sqlite(
     decision = decide_limits(candidates, states, counts, limit, now)
     for state in decision.changed:
         await conn.execute(
-            update(limits).where(limits.c.key == state.key).values(_state_values(state))
+            update(limits).where(limits.c.key == state.key).values(limit_state_values(state))
         )
     return or_(endpoints.c.limit_key.is_(None), endpoints.c.id.in_(sorted(decision.allowed)))
 
