@@ -497,8 +497,8 @@ async def _start_queued_sqlite(
     """SQLite's one writer (the transaction began IMMEDIATE) lets the earliest due queued run
     of each unleased endpoint (that `within` lets go) be picked, its endpoint leased and the
     run started in turn."""
-    waiting = await conn.execute(_waiting_runs(lease.due_by, lease.now).where(within))
-    waiting = waiting.mappings()
+    query = _waiting_runs(lease.due_by, lease.now).where(within)
+    waiting = (await conn.execute(query)).mappings()
     started: list[Started] = []
     for queued in first_of_each((run_from_row(row) for row in waiting), lease.limit):
         await conn.execute(
