@@ -110,9 +110,11 @@ async def test_rate_holds_over_every_window_across_worker_processes(
     await _run(store, server, processes, limit=limit, kind="ok", calls=25)
 
     arrivals = server.arrivals
-    # Calls go at most one per token (200 ms apart), give or take the claim-ahead (50 ms) by
-    # which a slot is claimed before its call: no window of a second holds more than 5 + 1.
-    busiest = max(sum(start <= t < start + 1.0 for t in arrivals) for start in arrivals)
-    assert busiest <= 6, busiest
+    # Tokens come one per 200 ms (burst 1) and a call goes when its claim took one: over the
+    # whole run at most 5 a second, plus the first token. A call reaches the server some
+    # milliseconds after its claim (the event loop of a loaded machine), so two calls may
+    # bunch up inside a one-second window: at most 5 + 2 there (6 observed on an idle one).
     span = arrivals[-1] - arrivals[0]
     assert len(arrivals) <= 5 * span + 2, (len(arrivals), span)
+    busiest = max(sum(start <= t < start + 1.0 for t in arrivals) for start in arrivals)
+    assert busiest <= 7, busiest
