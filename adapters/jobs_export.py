@@ -22,6 +22,7 @@ import yaml
 
 from cronpilot.domain.approvals import DEFAULT_APPROVAL_TIMEOUT_SECONDS
 from cronpilot.domain.errors import InvalidConfig
+from cronpilot.domain.limits import Limit
 from cronpilot.domain.model import (
     DEFAULT_CATCH_UP_WINDOW_SECONDS,
     DEFAULT_MAX_RESPONSE_BYTES,
@@ -76,8 +77,14 @@ def export_document(declarations: Sequence[JobDeclaration], *, with_secrets: boo
             _refuse_references(values, f"{declaration.job.name}/{spec.name}")
     secrets = _Secrets(with_secrets)
     jobs = [_job(declaration, secrets) for declaration in declarations]
+    limits = {limit.key: _limit(limit) for d in declarations for limit in d.limits}
+    document = {"limits": dict(sorted(limits.items()))} if limits else {}
     text = yaml.safe_dump(
-        {"jobs": jobs}, sort_keys=False, allow_unicode=True, default_flow_style=False, width=100
+        document | {"jobs": jobs},
+        sort_keys=False,
+        allow_unicode=True,
+        default_flow_style=False,
+        width=100,
     )
     header = ["# Exported by `cronpilot export`; `cronpilot apply -f` reads it back unchanged."]
     # A variable made for a secret that a reference then replaced is not read.
@@ -190,6 +197,19 @@ def _endpoint(ref: str, spec: EndpointSpec, secrets: _Secrets) -> dict[str, Any]
         shown["rules"] = [_rule(rule) for rule in spec.rules]
     for reference in spec.references:
         _put(shown, reference.at, reference.written)
+    if spec.limit is not None:
+        shown["limit"] = spec.limit
+    return shown
+
+
+def _limit(limit: Limit) -> dict[str, JSON]:
+    shown: dict[str, JSON] = {}
+    if limit.concurrency is not None:
+        shown["concurrency"] = limit.concurrency
+    if limit.rate is not None:
+        shown["rate"] = str(limit.rate)
+    if limit.burst != 1:
+        shown["burst"] = limit.burst
     return shown
 
 

@@ -334,6 +334,9 @@ class EndpointSpec:
     """Response rules, in order (`domain.rules`): the first that holds proposes its action."""
     quiet: tuple[QuietWindow, ...] = ()
     """Quiet windows (`domain.quiet`): the slots in them are skipped or slowed."""
+    limit: str | None = None
+    """The key of the limit its calls count against (`domain.limits`), shared with every
+    endpoint naming it; None: only the worker's concurrency bounds it."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,9 +32,10 @@ from cronpilot.adapters.cli.output import (
 )
 from cronpilot.adapters.cli.quiet_views import quiet_text, quiet_view
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
-from cronpilot.adapters.cli.views import endpoint_view
+from cronpilot.adapters.cli.views import endpoint_view, limit_text, limit_view
 from cronpilot.adapters.sql.rule_rows import rules_value
 from cronpilot.domain.governor import fresh_interval_hint
+from cronpilot.domain.limits import LimitStatus
 from cronpilot.domain.model import (
     Endpoint,
     EndpointSpec,
@@ -108,10 +109,13 @@ def show(
             output,
             view
             | {"next_fires": fires_view(fires, schedule.timezone)}
-            | {"last_analysed_at": iso(state.last_analysed_at)},
+            | {"last_analysed_at": iso(state.last_analysed_at)}
+            | limit_view(state.limit),
         )
         return
-    print_table(_details(endpoint, last_run, now, fires, looked=state.last_analysed_at))
+    print_table(
+        _details(endpoint, last_run, now, fires, looked=state.last_analysed_at, limit=state.limit)
+    )
 
 
 def in_force_text(endpoint: Endpoint, now: datetime) -> str:
@@ -163,6 +167,7 @@ def _details(
     fires: list[datetime],
     *,
     looked: datetime | None,
+    limit: LimitStatus | None,
 ) -> Table:
     spec = endpoint.spec
     # The cron's own times, whatever hints, backoff or a pause make of the next run.
@@ -188,6 +193,7 @@ def _details(
             ("planner", spec.planner_mode.value if spec.planner_mode else "as job"),
             ("alerts", _alerts(endpoint)),
             ("retry", _retry(spec.retry)),
+            ("limit", limit_text(limit)),
             ("endpoint hints", "accepted" if spec.accept_hints else "ignored (accept_hints off)"),
             ("dangerous", dangerous_text(spec)),
             ("rules", "; ".join(f"{n}. {t}" for n, t in enumerate(rule_texts(spec), 1)) or "-"),

@@ -16,6 +16,7 @@ from cronpilot.domain.tracing import trace_id_of
 
 if TYPE_CHECKING:
     from cronpilot.domain.alerts import Notification
+    from cronpilot.domain.limits import LimitStatus
     from cronpilot.domain.model import Attempt, Endpoint, IntervalHint, Job, OneShotHint, Pause, Run
     from cronpilot.domain.ports import ApplyReport
     from cronpilot.usecases.queries.outputs import LearntOutput
@@ -47,6 +48,40 @@ def job_view(job: Job, endpoint_count: int) -> dict[str, Any]:
 def job_pause_view(job: Job) -> dict[str, Any]:
     """A job as a pause or resume leaves it: its name and pause."""
     return {"id": job.id, "name": job.name, "paused": _pause_view(job.pause)}
+
+
+def limit_view(status: LimitStatus | None) -> dict[str, Any]:
+    """`limit` of `endpoints show --json` and the API's endpoint: its key's bounds, calls in
+    flight and the hold the last claim recorded (`held` 0: none now)."""
+    if status is None:
+        return {"limit": None}
+    state, limit = status.state, status.state.limit
+    return {
+        "limit": {
+            "key": limit.key,
+            "concurrency": limit.concurrency,
+            "rate": None if limit.rate is None else str(limit.rate),
+            "burst": limit.burst,
+            "in_flight": status.in_flight,
+            "held": state.held,
+            "hold_reason": None if state.hold_reason is None else state.hold_reason.value,
+            "held_at": iso(state.held_at),
+            "open_at": iso(state.open_at),
+        }
+    }
+
+
+def limit_text(status: LimitStatus | None) -> str:
+    """`partner-api: 2/2 in flight, 5/s; holding 3 (concurrency) since 12:00:01`."""
+    if status is None:
+        return "-"
+    state, limit = status.state, status.state.limit
+    bounds = [f"{status.in_flight}/{limit.concurrency} in flight" if limit.concurrency else ""]
+    bounds.append("" if limit.rate is None else f"{limit.rate} (burst {limit.burst})")
+    text = f"{limit.key}: " + ", ".join(bound for bound in bounds if bound)
+    if state.held and state.hold_reason is not None:
+        text += f"; holding {state.held} ({state.hold_reason.value}) since {iso(state.held_at)}"
+    return text
 
 
 def endpoint_view(endpoint: Endpoint, last_run: Run | None) -> dict[str, Any]:

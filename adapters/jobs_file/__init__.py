@@ -3,11 +3,14 @@ written, so `apply` is all-or-nothing.
 
 Shape::
 
+    limits:                         # at most 2 calls at once, 5 a second (docs/limits.md)
+      partner-api: {concurrency: 2, rate: 5/s}
     jobs:
       - name: etl
         description: nightly pipeline
         planner_mode: review          # off | review | auto | graded (the default)
         rejection_cooldown: 2h        # a rejected change is not proposed again for 2h
+        limit: partner-api            # its endpoints' calls count against that key
         endpoints:
           - name: fetch
             url: ${SIMULATOR_URL}/etl/fetch

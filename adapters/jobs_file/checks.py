@@ -3,7 +3,8 @@ alerts, retries, approvals, rules), and the declarations they make."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from cronpilot.adapters.jobs_file.guards import (
@@ -13,6 +14,7 @@ from cronpilot.adapters.jobs_file.guards import (
     guard_storable,
     guard_url,
 )
+from cronpilot.adapters.jobs_file.limits import declared_limits, endpoint_limit
 from cronpilot.adapters.jobs_file.locations import Issue, Loc
 from cronpilot.adapters.jobs_file.quiet import quiet_windows
 from cronpilot.adapters.jobs_file.schema import (
@@ -29,6 +31,7 @@ from cronpilot.domain.approvals import (
 from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.errors import InvalidDependency
 from cronpilot.domain.field_paths import FieldPathError, canonical, parse_field_path
+from cronpilot.domain.limits import Limit
 from cronpilot.domain.model import (
     DEFAULT_CATCH_UP_WINDOW_SECONDS,
     DEFAULT_NOTIFY_AFTER,
@@ -50,20 +53,40 @@ def declarations(
 ) -> list[JobDeclaration]:
     """The declarations of a validated document, once every check has passed."""
     _refuse_duplicates([job.name for job in document.jobs], ("jobs",), "job")
+    limits = declared_limits(document.limits)
     return [
-        _declaration(job, i, allowed_networks, floor_seconds) for i, job in enumerate(document.jobs)
+        _declaration(job, i, allowed_networks, floor_seconds, limits)
+        for i, job in enumerate(document.jobs)
     ]
 
 
 def _declaration(
-    job: JobConfig, index: int, allowed_networks: Sequence[str], floor_seconds: float
+    job: JobConfig,
+    index: int,
+    allowed_networks: Sequence[str],
+    floor_seconds: float,
+    limits: Mapping[str, Limit],
 ) -> JobDeclaration:
     _refuse_duplicates([e.name for e in job.endpoints], ("jobs", index, "endpoints"), "endpoint")
     guard_storable(("jobs", index, "description"), job.description)
     guard_notify(job.notify, ("jobs", index, "notify"), allowed_networks)
+    if job.limit is not None:
+        endpoint_limit(job.limit, "", limits, ("jobs", index, "limit"))
     specs = [
         _spec(endpoint, ("jobs", index, "endpoints", i), allowed_networks, job, floor_seconds)
         for i, endpoint in enumerate(job.endpoints)
+    ]
+    specs = [
+        replace(
+            spec,
+            limit=endpoint_limit(
+                endpoint.limit or job.limit,
+                spec.url,
+                limits,
+                ("jobs", index, "endpoints", i, "limit"),
+            ),
+        )
+        for i, (spec, endpoint) in enumerate(zip(specs, job.endpoints, strict=True))
     ]
     try:
         specs = with_dependants(specs)
@@ -79,6 +102,7 @@ def _declaration(
             rejection_cooldown_seconds=job.rejection_cooldown,
         ),
         endpoints=specs,
+        limits=tuple(limits[key] for key in sorted({s.limit for s in specs if s.limit})),
     )
 
 

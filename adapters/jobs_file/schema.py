@@ -27,6 +27,7 @@ from cronpilot.adapters.jobs_file.fields import (
     Watch,
     Window,
 )
+from cronpilot.adapters.jobs_file.limits import LimitConfig, LimitKey
 from cronpilot.adapters.jobs_file.locations import Issue, Loc
 from cronpilot.adapters.jobs_file.quiet import Quiet
 from cronpilot.adapters.jobs_file.targets import TargetConfig
@@ -49,6 +50,7 @@ from cronpilot.domain.retries import MAX_ATTEMPTS
 _MAX_NOTIFY_URLS = 10
 _MAX_NOTIFY_TARGETS = 10
 _MAX_CHANGE_IGNORES = 100
+_MAX_LIMITS = 1000
 
 
 def _notify_shape(value: object) -> object:
@@ -122,6 +124,7 @@ class EndpointConfig(Strict):
     catch_up_window: Window | None = None
     rules: list[RuleConfig] = Field(default_factory=list, max_length=MAX_RULES)
     quiet: Quiet | None = None
+    limit: LimitKey | None = None
 
 
 class JobConfig(Strict):
@@ -132,10 +135,12 @@ class JobConfig(Strict):
     notify: Notify | None = None
     pause_after: Count | None = None
     quiet: Quiet | None = None
+    limit: LimitKey | None = None
     endpoints: list[EndpointConfig] = Field(min_length=1)
 
 
 class ConfigDocument(Strict):
+    limits: dict[LimitKey, LimitConfig] = Field(default_factory=dict, max_length=_MAX_LIMITS)
     jobs: list[JobConfig] = Field(min_length=1)
 
 

@@ -14,6 +14,7 @@ from sqlalchemy import delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cronpilot.adapters.sql.engine import Database
+from cronpilot.adapters.sql.limits_claim import limit_statuses, store_limits
 from cronpilot.adapters.sql.prefixes import resolve_prefix
 from cronpilot.adapters.sql.rows import (
     endpoint_from_row,
@@ -27,6 +28,7 @@ from cronpilot.adapters.sql.rows import (
 )
 from cronpilot.adapters.sql.tables import IS_QUEUED, endpoints, jobs, run_queue
 from cronpilot.domain.errors import EndpointNotFound, JobNotFound
+from cronpilot.domain.limits import LimitStatus
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import (
     Endpoint,
@@ -61,6 +63,7 @@ class SqlCatalog(CatalogRepository):
                 for spec in declaration.endpoints:
                     await self._apply_endpoint(conn, job, spec, now, report)
                 report.absent.extend(await _undeclared(conn, job, declaration.endpoints))
+            await store_limits(conn, [limit for d in declarations for limit in d.limits])
         logger.info(
             "applied declarations",
             extra=log_extra(
@@ -71,6 +74,10 @@ class SqlCatalog(CatalogRepository):
             ),
         )
         return report
+
+    async def limits(self) -> list[LimitStatus]:
+        async with self._db.read() as conn:
+            return await limit_statuses(conn)
 
     async def _apply_job(self, conn: AsyncConnection, declared: Job, report: ApplyReport) -> Job:
         row = (

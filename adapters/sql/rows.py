@@ -129,6 +129,7 @@ def endpoint_values(endpoint: Endpoint, cipher: SecretCipher | None) -> dict[str
         "approval_timeout_seconds": spec.approval_timeout_seconds,
         "change_ignores": list(spec.change_ignores),
         "dangerous": spec.dangerous,
+        "limit_key": spec.limit,
         "volatile_fields": list(endpoint.volatile_fields),
         "notify_targets": targets_value([seal_target(t, cipher) for t in spec.notify_targets]),
         **_finishing_values(spec),
@@ -242,6 +243,7 @@ def endpoint_from_row(row: Mapping[Any, Any], cipher: SecretCipher | None) -> En
         approval_timeout_seconds=row["approval_timeout_seconds"],
         change_ignores=tuple(row["change_ignores"]),
         dangerous=row["dangerous"],
+        limit=row["limit_key"],
         notify_targets=tuple(
             open_target(target, cipher) for target in targets_from_value(row["notify_targets"])
         ),

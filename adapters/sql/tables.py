@@ -199,6 +199,8 @@ endpoints = Table(
     Column("value_references", _json(), nullable=False, server_default=text("'[]'")),
     # Quiet windows (`domain.quiet`): NULL for an endpoint with none.
     Column("quiet", _json(), nullable=True),
+    # The key of the limit its calls count against (`limits`); NULL: none.
+    Column("limit_key", String(200), nullable=True),
     UniqueConstraint("job_id", "name"),
 )
 
@@ -217,6 +219,36 @@ Index(
     postgresql_where=endpoints.c.missed_after_seconds.isnot(None),
     sqlite_where=endpoints.c.missed_after_seconds.isnot(None),
 )
+# A claim counts each limited key's leased rows and looks for its due ones; an unlimited
+# fleet leaves this index empty.
+LIMITED_INDEX = "ix_endpoints_limited"
+Index(
+    LIMITED_INDEX,
+    endpoints.c.limit_key,
+    endpoints.c.next_run_at,
+    postgresql_where=endpoints.c.limit_key.isnot(None),
+    sqlite_where=endpoints.c.limit_key.isnot(None),
+)
+
+# Limits per target (`domain.limits`): a key's bounds as declared, and what claims record on
+# it: the token bucket, the version every claim letting a call go bumps, the hold.
+limits = Table(
+    "limits",
+    metadata,
+    Column("key", String(200), primary_key=True),
+    Column("concurrency", Integer, nullable=True),
+    Column("rate_calls", Integer, nullable=True),
+    Column("rate_seconds", Float, nullable=True),
+    Column("burst", Integer, nullable=False),
+    Column("tokens", Float, nullable=True),
+    Column("refilled_at", UtcDateTime, nullable=True),
+    Column("version", Integer, nullable=False),
+    Column("held", Integer, nullable=False),
+    Column("hold_reason", String(16), nullable=True),
+    Column("held_at", UtcDateTime, nullable=True),
+    Column("open_at", UtcDateTime, nullable=True),
+)
+
 # The reaper looks for expired leases among the (few) leased rows.
 Index(
     "ix_endpoints_lease_until",

@@ -35,6 +35,13 @@ from cronpilot.domain.errors import (
 )
 from cronpilot.domain.graph import Edge, EdgeType
 from cronpilot.domain.ids import by_id_or_prefix
+from cronpilot.domain.limits import (
+    LimitState,
+    LimitStatus,
+    calls_in_flight,
+    decide_limits,
+    limited_candidates,
+)
 from cronpilot.domain.model import (
     Claim,
     Endpoint,
@@ -164,6 +171,8 @@ class MemoryState:
     """The search index's embeddings, by (endpoint id, model)."""
     episodes: dict[str, WatchEpisode] = field(default_factory=dict)
     """Alert episodes (`domain.watch`), by episode id."""
+    limits: dict[str, LimitState] = field(default_factory=dict)
+    """Limits per target (`domain.limits`), by key."""
 
     def runs_of(self, endpoint_id: str) -> list[Run]:
         """Runs of one endpoint, newest slot first."""
@@ -243,8 +252,19 @@ class MemoryCatalog(CatalogRepository):
                         if e.job_id == job.id and e.name not in declared
                     )
                 )
+            for bounds in (limit for d in declarations for limit in d.limits):
+                stored = self._state.limits.get(bounds.key)
+                fresh = LimitState(bounds) if stored is None else replace(stored, limit=bounds)
+                self._state.limits[bounds.key] = fresh
             self._state.jobs, self._state.endpoints = jobs, endpoints
         return report
+
+    async def limits(self) -> list[LimitStatus]:
+        flight = calls_in_flight(self._state.endpoints.values())
+        return [
+            LimitStatus(state, flight.get(key, 0))
+            for key, state in sorted(self._state.limits.items())
+        ]
 
     async def list_jobs(self) -> list[Job]:
         return sorted(self._state.jobs.values(), key=lambda job: job.name)
@@ -357,6 +377,23 @@ class MemoryClaims(ClaimRepository):
     def __init__(self, state: MemoryState) -> None:
         self._state = state
 
+    def _within_limits(
+        self, waiting: Sequence[Run], due_by: datetime, limit: int, now: datetime
+    ) -> dict[str, Endpoint]:
+        """The endpoints a claim may take as far as their limits say (`decide_limits`), the
+        keys' states stored."""
+        endpoints = self._state.endpoints
+        candidates = limited_candidates(endpoints.values(), waiting, due_by, now)
+        flight = calls_in_flight(endpoints.values())
+        decision = decide_limits(candidates, self._state.limits, flight, limit, now)
+        for state in decision.changed:
+            self._state.limits[state.key] = state
+        return {
+            id_: e
+            for id_, e in endpoints.items()
+            if e.spec.limit is None or id_ in decision.allowed
+        }
+
     async def claim_due(
         self,
         now: datetime,
@@ -369,8 +406,10 @@ class MemoryClaims(ClaimRepository):
         horizon = now if due_by is None else max(now, due_by)
         claims: list[Claim] = []
         async with self._state.lock:
-            waiting = (run for run in self._state.runs.values() if run.status is RunStatus.QUEUED)
-            pick = pick_claims(self._state.endpoints, waiting, horizon, limit, now)
+            waiting = [run for run in self._state.runs.values() if run.status is RunStatus.QUEUED]
+            pick = pick_claims(
+                self._within_limits(waiting, horizon, limit, now), waiting, horizon, limit, now
+            )
             for queued in pick.queued:
                 endpoint = leased(self._state.endpoints[queued.endpoint_id], worker_id, lease_until)
                 self._state.endpoints[endpoint.id] = endpoint
@@ -506,7 +545,9 @@ class MemoryClaims(ClaimRepository):
         return reaped
 
     async def next_due_at(self) -> datetime | None:
-        return next_due(self._state.endpoints.values(), self._state.runs.values())
+        return next_due(
+            self._state.endpoints.values(), self._state.runs.values(), self._state.limits
+        )
 
 
 class MemoryRuns(RunRepository):
