@@ -9,7 +9,7 @@ from pathlib import Path
 
 from cryptography.fernet import Fernet, InvalidToken
 
-from cronpilot.domain.errors import CronpilotError
+from cronpilot.domain.errors import CronpilotError, InvalidConfig
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.notify_targets import NotifyTarget, with_secrets
 from cronpilot.domain.ports import SecretCipher
@@ -39,6 +39,62 @@ class FernetCipher(SecretCipher):
             return self._fernet.decrypt(token.encode("ascii")).decode()
         except (InvalidToken, ValueError) as exc:
             raise SecretUndecryptable() from exc
+
+
+def fernet_cipher(key: str, where: str) -> FernetCipher:
+    """The cipher of `key`; raises `InvalidConfig` naming `where` the key came from."""
+    try:
+        return FernetCipher(key)
+    except (ValueError, UnicodeError) as exc:
+        # Never echo the key: the reason names only what is wrong with it.
+        raise InvalidConfig(where, "not a Fernet key (32 url-safe base64-encoded bytes)") from exc
+
+
+class SecretKeyMissing(InvalidConfig):
+    """A stored secret must be opened, and there is no key: no `CRONPILOT_SECRET_KEY`, no key
+    file. Nothing is made up in its place: a new key could open nothing stored."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            "CRONPILOT_SECRET_KEY",
+            f"not set, and no key file {path}: this database's secrets were sealed with a key; "
+            "set CRONPILOT_SECRET_KEY to the key the other workers use (or restore the file)",
+        )
+
+
+class KeyFileCipher(SecretCipher):
+    """The cipher of the key file at `path`, read when first needed. Sealing makes the file
+    when it is missing; opening without it raises `SecretKeyMissing`. So a command that only
+    reads never makes a key (which could not open what another key sealed)."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._cipher: FernetCipher | None = None
+
+    def has_key(self) -> bool:
+        return self._cipher is not None or self._path.exists()
+
+    def encrypt(self, plaintext: str) -> str:
+        return self._loaded(create=True).encrypt(plaintext)
+
+    def decrypt(self, token: str) -> str:
+        return self._loaded(create=False).decrypt(token)
+
+    def _loaded(self, *, create: bool) -> FernetCipher:
+        if self._cipher is None:
+            where = f"secret key file {self._path}"
+            try:
+                key = load_or_create_key(self._path) if create else self._read()
+            except (OSError, UnicodeError) as exc:
+                raise InvalidConfig(where, f"cannot read or create it: {exc}") from exc
+            self._cipher = fernet_cipher(key, where)
+        return self._cipher
+
+    def _read(self) -> str:
+        try:
+            return self._path.read_text(encoding="ascii").strip()
+        except FileNotFoundError:
+            raise SecretKeyMissing(self._path) from None
 
 
 def load_or_create_key(path: Path) -> str:
