@@ -55,3 +55,12 @@ def configure_logging(level: str, log_format: LogFormat = "text") -> None:
     # Alembic announces each of its autogenerate plugins on first use, at INFO: noise in a
     # worker, which only reads the schema's revision.
     logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
+    for name in QUOTING_LOGGERS:
+        logging.getLogger(name).setLevel(max(root.level, logging.INFO))
+
+
+QUOTING_LOGGERS = ("aiosqlite",)
+"""Libraries whose DEBUG lines quote what they are handed: aiosqlite logs each call it runs
+with its arguments (statements' parameters: sealed headers, URLs, bodies). SQLAlchemy's own
+lines leave parameters out (`hide_parameters`, `adapters.sql.engine`); asyncpg and aiohttp
+log no request. Secrets are never logged, whatever the level asked for."""

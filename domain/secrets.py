@@ -6,6 +6,7 @@ printing a credential cannot be undone.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable
 from functools import lru_cache
@@ -27,6 +28,34 @@ _URL = re.compile(
     r"(?<![a-z0-9+.-])(?P<prefix>[0-9+.-]*)(?P<url>[a-z][a-z0-9+.-]*://[^\s'\"<>]+)",
     re.IGNORECASE,
 )
+
+
+_ORIGIN = re.compile(r"^([a-z][a-z0-9+.-]*://)(?:[^/?#@]*@)?([^/?#]*)", re.IGNORECASE)
+
+
+def fingerprint(value: str) -> str:
+    """A short digest of `value`: the same value reads the same in every log line, and the
+    line tells nothing of it."""
+    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+
+
+def loggable_url(url: str) -> str:
+    """`url` fit for a log line or an error kept in the store: its scheme and host, then a
+    fingerprint of the whole URL (`https://hooks.slack.com/… #3f2a9c1e07aa`). The path and query
+    of a target or an endpoint may be its credential (a Slack webhook's path is), so neither
+    is ever written out; the fingerprint tells two URLs of one host apart."""
+    found = _ORIGIN.match(url)
+    origin = f"{found[1]}{found[2]}" if found else "?"
+    return f"{origin}/… #{fingerprint(url)}"
+
+
+def without_url(text: str, url: str) -> str:
+    """`text` (a driver's error message, say) with `url`, and its path and query, replaced by
+    `loggable_url(url)`: some errors quote the URL they failed on."""
+    found = _ORIGIN.match(url)
+    rest = url[found.end() :] if found else ""
+    text = text.replace(url, loggable_url(url))
+    return text.replace(rest, "/…") if len(rest) > 1 else text
 
 
 def is_secret_header(name: str) -> bool:
