@@ -103,10 +103,11 @@ async def open_store(settings: Settings) -> Store:
 
 
 def migrate(settings: Settings) -> Upgrade:
-    """Bring the database to the newest schema (Alembic head). Call outside an event loop."""
+    """Bring the database to the newest schema (Alembic head), its stored secrets sealed with
+    the configured key. Call outside an event loop."""
     from cronpilot.adapters.sql.migrate import upgrade_database
 
-    return asyncio.run(upgrade_database(settings.database_url))
+    return asyncio.run(upgrade_database(settings.database_url, build_cipher(settings)))
 
 
 def build_dispatcher(settings: Settings, max_connections: int | None = None) -> Dispatcher:

@@ -1,19 +1,25 @@
-"""Encryption at rest for secret header values and the secrets of notification targets
-(Fernet: AES-128-CBC + HMAC, from `cryptography`)."""
+"""Encryption at rest for secret header values, the secret parameters of URLs and the secrets
+of notification targets (Fernet: AES-128-CBC + HMAC, from `cryptography`)."""
 
 from __future__ import annotations
 
 import logging
 import os
+from dataclasses import replace
 from pathlib import Path
 
 from cryptography.fernet import Fernet, InvalidToken
 
 from cronpilot.domain.errors import CronpilotError, InvalidConfig
 from cronpilot.domain.log_extra import log_extra
-from cronpilot.domain.notify_targets import NotifyTarget, with_secrets
+from cronpilot.domain.notify_targets import SECRET_FIELDS, NotifyTarget, with_secrets
 from cronpilot.domain.ports import SecretCipher
-from cronpilot.domain.secrets import is_secret_header
+from cronpilot.domain.secrets import (
+    MASK,
+    is_secret_header,
+    replace_params,
+    replace_secret_params,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -119,50 +125,65 @@ SEALED_PREFIX = "sealed:v1:"
 secret: a header stored in clear before `is_secret_header` learned its name still reads."""
 
 
+def _sealed(value: str, cipher: SecretCipher) -> str:
+    """`value` encrypted and marked; a value already sealed stays as it is."""
+    return value if value.startswith(SEALED_PREFIX) else SEALED_PREFIX + cipher.encrypt(value)
+
+
+def _opened(value: str, cipher: SecretCipher) -> str:
+    """The inverse of `_sealed`; a value stored in clear stays as it is."""
+    if not value.startswith(SEALED_PREFIX):
+        return value
+    return cipher.decrypt(value.removeprefix(SEALED_PREFIX))
+
+
 def seal_headers(headers: dict[str, str], cipher: SecretCipher | None) -> dict[str, str]:
     """Headers as stored: secret values encrypted when a cipher is configured."""
     if cipher is None:
         return dict(headers)
-    return {
-        k: SEALED_PREFIX + cipher.encrypt(v) if is_secret_header(k) else v
-        for k, v in headers.items()
-    }
+    return {k: _sealed(v, cipher) if is_secret_header(k) else v for k, v in headers.items()}
 
 
 def open_headers(headers: dict[str, str], cipher: SecretCipher | None) -> dict[str, str]:
     """The inverse of `seal_headers`; without a cipher, values stay as stored (sealed)."""
     if cipher is None:
         return dict(headers)
-    return {
-        name: cipher.decrypt(value.removeprefix(SEALED_PREFIX))
-        if value.startswith(SEALED_PREFIX)
-        else value
-        for name, value in headers.items()
-    }
+    return {name: _opened(value, cipher) for name, value in headers.items()}
+
+
+def seal_url(url: str, cipher: SecretCipher | None) -> str:
+    """A URL as stored: the values of its secret query (and fragment) parameters (`token`,
+    `api_key`, `sig`…: `domain.secrets.replace_secret_params`) encrypted when a cipher is
+    configured; the rest kept character for character. A sealed value is URL-safe; a masked
+    one (an outbox row's address of a target) holds nothing to seal."""
+    if cipher is None:
+        return url
+    return replace_secret_params(
+        url, lambda _name, value: value if value == MASK else _sealed(value, cipher)
+    )
+
+
+def open_url(url: str, cipher: SecretCipher | None) -> str:
+    """The inverse of `seal_url`: every sealed parameter value opened, whatever its name."""
+    if cipher is None or SEALED_PREFIX not in url:
+        return url
+    return replace_params(url, lambda _name, value: _opened(value, cipher))
 
 
 def seal_target(target: NotifyTarget, cipher: SecretCipher | None) -> NotifyTarget:
     """A notification target as stored: its secrets (`domain.notify_targets.SECRET_FIELDS`)
-    encrypted when a cipher is configured; a value already sealed stays as it is."""
+    encrypted when a cipher is configured, and the secret parameters of a URL that is not a
+    secret as a whole (a webhook's `?token=`); a value already sealed stays as it is."""
     if cipher is None:
         return target
-    return with_secrets(
-        target,
-        lambda value: (
-            value if value.startswith(SEALED_PREFIX) else SEALED_PREFIX + cipher.encrypt(value)
-        ),
-    )
+    if "url" not in SECRET_FIELDS[target.kind]:
+        target = replace(target, url=seal_url(target.url, cipher))
+    return with_secrets(target, lambda value: _sealed(value, cipher))
 
 
 def open_target(target: NotifyTarget, cipher: SecretCipher | None) -> NotifyTarget:
     """The inverse of `seal_target`; without a cipher, secrets stay as stored (sealed)."""
     if cipher is None:
         return target
-    return with_secrets(
-        target,
-        lambda value: (
-            cipher.decrypt(value.removeprefix(SEALED_PREFIX))
-            if value.startswith(SEALED_PREFIX)
-            else value
-        ),
-    )
+    opened = with_secrets(target, lambda value: _opened(value, cipher))
+    return replace(opened, url=open_url(opened.url, cipher))

@@ -85,6 +85,15 @@ def replace_secret_params(url: str, value_for: Callable[[str, str], str]) -> str
     """`url` with the value of each query (and fragment) parameter whose name looks secret
     replaced by `value_for(name, value)` (the name decoded, the value as written); everything
     else kept character for character."""
+    return replace_params(
+        url, lambda name, value: value_for(name, value) if _looks_secret(name) else value
+    )
+
+
+def replace_params(url: str, value_for: Callable[[str, str], str]) -> str:
+    """`url` with the value of every query (and fragment) parameter replaced by
+    `value_for(name, value)` (the name decoded, the value as written); everything else kept
+    character for character."""
     rest, hash_mark, fragment = url.partition("#")
     base, question_mark, query = rest.partition("?")
     return (
@@ -100,9 +109,7 @@ def _replace_params(query: str, value_for: Callable[[str, str], str]) -> str:
     pairs = []
     for pair in query.split("&"):
         name, equals, value = pair.partition("=")
-        decoded = unquote_plus(name)
-        secret = equals and _looks_secret(decoded)
-        pairs.append(f"{name}={value_for(decoded, value)}" if secret else pair)
+        pairs.append(f"{name}={value_for(unquote_plus(name), value)}" if equals else pair)
     return "&".join(pairs)
 
 

@@ -155,9 +155,9 @@ def check_session_secret(session: ConsoleSession, token: ApiToken, now: datetime
         return
     until = token.previous_until
     previous = token.previous_hash
-    if previous is not None and hmac.compare_digest(session.secret_hash, previous):
-        if until is not None and now < until:
-            return
+    in_grace = until is not None and now < until
+    if in_grace and previous is not None and hmac.compare_digest(session.secret_hash, previous):
+        return
     raise TokenExpired(token.name, stamp(until or now), rotated=True)
 
 

@@ -143,7 +143,8 @@ class AiohttpDispatcher(Dispatcher):
             if _origin(next_url) != _origin(url):
                 headers = _without_secrets(headers)
             url = next_url
-        message = f"more than {self._max_redirects} redirects, the last pointing to {loggable_url(str(url))}"
+        last = loggable_url(str(url))
+        message = f"more than {self._max_redirects} redirects, the last pointing to {last}"
         return _failure(started, ErrorKind.TOO_MANY_REDIRECTS, message)
 
     def _outgoing_headers(
