@@ -29,8 +29,10 @@ KEY_FILE_MODE = 0o600
 class SecretUndecryptable(CronpilotError):
     """A stored secret cannot be decrypted: the key is not the one it was written with."""
 
-    def __init__(self) -> None:
-        super().__init__("a stored secret cannot be decrypted with the configured key")
+    def __init__(
+        self, message: str = "a stored secret cannot be decrypted with the configured key"
+    ) -> None:
+        super().__init__(message)
 
 
 class FernetCipher(SecretCipher):
@@ -56,9 +58,10 @@ def fernet_cipher(key: str, where: str) -> FernetCipher:
         raise InvalidConfig(where, "not a Fernet key (32 url-safe base64-encoded bytes)") from exc
 
 
-class SecretKeyMissing(InvalidConfig):
+class SecretKeyMissing(InvalidConfig, SecretUndecryptable):
     """A stored secret must be opened, and there is no key: no `CRONPILOT_SECRET_KEY`, no key
-    file. Nothing is made up in its place: a new key could open nothing stored."""
+    file. Nothing is made up in its place: a new key could open nothing stored. A bad setting
+    to a command (exit 2); to a worker's claim, a secret it cannot open (the run fails)."""
 
     def __init__(self, path: Path) -> None:
         super().__init__(

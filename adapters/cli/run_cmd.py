@@ -50,7 +50,7 @@ class RunNotFinished(CronpilotError):
         self.run = run
 
 
-def job_pause_note(endpoint: Endpoint, now: datetime) -> str | None:
+def _held_by_job(endpoint: Endpoint, now: datetime) -> str | None:
     """Why a queued run of `endpoint` waits: its job's pause holds every run back (an
     endpoint's own pause does not hold a run asked for by hand), or None."""
     if endpoint.job_pause is None or not job_holds(endpoint, now):
@@ -81,7 +81,7 @@ def run(
             lambda waker: request_run(store.unit_of_work, waker, ref, actor(), clock.now()),
         )
         current, endpoint = await show_run(store.reading, queued.id)
-        held = job_pause_note(endpoint, clock.now())
+        held = _held_by_job(endpoint, clock.now())
         if held:
             note(
                 f"queued, but it waits: {held}; `cronpilot resume {endpoint.job_name}` lets it run"
@@ -91,7 +91,7 @@ def run(
         deadline = clock.now() + timedelta(seconds=waited)
         while not current.status.finished:
             if clock.now() >= deadline:
-                raise RunNotFinished(current, waited, job_pause_note(endpoint, clock.now()))
+                raise RunNotFinished(current, waited, _held_by_job(endpoint, clock.now()))
             await clock.sleep(POLL_SECONDS)
             current, endpoint = await show_run(store.reading, queued.id)
         return current, endpoint

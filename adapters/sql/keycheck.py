@@ -11,7 +11,7 @@ import logging
 
 from sqlalchemy import select
 
-from cronpilot.adapters.crypto import KeyFileCipher, SecretUndecryptable
+from cronpilot.adapters.crypto import KeyFileCipher, SecretKeyMissing, SecretUndecryptable
 from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.tables import meta
 from cronpilot.adapters.sql.upsert import conflict_insert
@@ -50,6 +50,8 @@ async def verify_secret_key(db: Database, cipher: SecretCipher) -> None:
             token = (await conn.execute(recorded)).scalar_one()
     try:
         same_key = cipher.decrypt(token) == _KEY_CHECK_TEXT
+    except SecretKeyMissing:
+        raise
     except SecretUndecryptable:
         same_key = False
     if not same_key:
