@@ -50,7 +50,8 @@ def manual_run(endpoint: Endpoint, requested_by: str, now: datetime) -> Run:
 
 def check_retryable(run: Run, ref: str) -> None:
     """Raise `InvalidRunRequest` for a run that has not ended: a retry would queue a second
-    call of the same request while the first is still queued or under way."""
+    call of the same request while the first is still queued or under way. (A DAG
+    dependant's retry runs its node again in its DAG run instead: `dag_clear` decides.)"""
     if not run.status.finished:
         raise InvalidRunRequest(
             ref,
