@@ -86,6 +86,7 @@ LogAction = Literal[
     "run_requested",
     "run_store_unavailable",
     "schema_drift",
+    "seal_urls",
     "simulator_start",
     "simulator_stop",
     "slot_already_run",

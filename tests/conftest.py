@@ -215,6 +215,8 @@ LONG_FILES = (
     "tests/e2e/test_demo.py",
     "tests/api/test_out_of_range.py",
     "tests/e2e/test_soak_bench.py",
+    "tests/e2e/test_small_truths_cli.py",
+    "tests/integration/test_secrets_never_logged.py",
 )
 
 

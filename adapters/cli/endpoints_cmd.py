@@ -46,7 +46,7 @@ from cronpilot.domain.model import (
     ScheduleSource,
 )
 from cronpilot.domain.notify_targets import address
-from cronpilot.domain.pauses import job_holds
+from cronpilot.domain.pauses import held_until, job_holds
 from cronpilot.domain.secrets import mask_headers, mask_url
 from cronpilot.usecases.queries import catalog
 
@@ -85,7 +85,7 @@ def list_endpoints(
             table,
             endpoint.ref,
             in_force_text(endpoint, now),
-            relative(endpoint.next_run_at, now) if endpoint.next_run_at else _never(endpoint),
+            _next_run(endpoint, now),
             "job paused" if job_holds(endpoint, now) else _source(endpoint),
             last_run_text(state.last_run, now),
         )
@@ -247,8 +247,14 @@ def _spacing(endpoint: Endpoint) -> str:
 
 
 def _next_run(endpoint: Endpoint, now: datetime) -> str:
-    """When the next call goes out, and the slot it stands for when jitter moved it."""
+    """When the next call goes out (a pause of its job holds it back), and the slot it stands
+    for when jitter moved it."""
+    if endpoint.next_run_at is None:
+        return _never(endpoint)
     when = relative(endpoint.next_run_at, now)
+    if job_holds(endpoint, now):
+        resumes = held_until(endpoint, endpoint.next_run_at)
+        when = "when the job resumes" if resumes is None else relative(resumes, now)
     if endpoint.next_slot_at is None:
         return when
     return f"{when} (slot {relative(endpoint.next_slot_at, now)})"

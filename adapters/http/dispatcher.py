@@ -33,7 +33,7 @@ from cronpilot.domain.excerpt import excerpt
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import BodyAbsence, ErrorKind, HttpRequest, Response
 from cronpilot.domain.ports import Dispatcher
-from cronpilot.domain.secrets import is_secret_header
+from cronpilot.domain.secrets import is_secret_header, loggable_url, without_url
 from cronpilot.domain.sent_request import json_text
 
 logger = logging.getLogger(__name__)
@@ -83,25 +83,27 @@ class AiohttpDispatcher(Dispatcher):
                 message = f"no complete answer within {request.timeout_seconds:g} s"
                 return _failure(started, ErrorKind.TIMEOUT, message)
             except UnsafeURL as exc:
+                refused = loggable_url(exc.url)
                 logger.warning(
                     "refused to call %s",
-                    _loggable(exc.url),
-                    extra=log_extra("dispatch_refused", url=_loggable(request.url)),
+                    refused,
+                    extra=log_extra("dispatch_refused", url=loggable_url(request.url)),
                 )
-                return _failure(
-                    started,
-                    ErrorKind.BLOCKED_ADDRESS,
-                    f"refused {_loggable(exc.url)}: {exc.reason}",
-                )
+                reason = without_url(exc.reason, exc.url)
+                return _failure(started, ErrorKind.BLOCKED_ADDRESS, f"refused {refused}: {reason}")
             except aiohttp.ClientError as exc:
-                return _failure(started, ErrorKind.CONNECTION, f"{type(exc).__name__}: {exc}")
+                said = without_url(f"{type(exc).__name__}: {exc}", request.url)
+                return _failure(started, ErrorKind.CONNECTION, said)
             except Exception as exc:
-                logger.exception(
-                    "unexpected error calling %s",
-                    _loggable(request.url),
+                # Not `logger.exception`: a traceback's frames may quote the URL or headers.
+                said = without_url(f"{type(exc).__name__}: {exc}", request.url)
+                logger.error(
+                    "unexpected error calling %s: %s",
+                    loggable_url(request.url),
+                    said,
                     extra=log_extra("dispatch_internal_error", method=request.method),
                 )
-                return _failure(started, ErrorKind.INTERNAL, f"{type(exc).__name__}: {exc}")
+                return _failure(started, ErrorKind.INTERNAL, said)
 
     async def close(self) -> None:
         session, self._session = self._session, None
@@ -164,9 +166,8 @@ class AiohttpDispatcher(Dispatcher):
             if _origin(next_url) != _origin(url):
                 headers = _without_secrets(headers)
             url = next_url
-        message = (
-            f"more than {self._max_redirects} redirects, the last pointing to {_loggable(str(url))}"
-        )
+        last = loggable_url(str(url))
+        message = f"more than {self._max_redirects} redirects, the last pointing to {last}"
         return _failure(started, ErrorKind.TOO_MANY_REDIRECTS, message)
 
     def _outgoing_headers(
@@ -209,11 +210,6 @@ def _redirect_target(url: URL, location: str) -> URL:
 
 def _origin(url: URL) -> tuple[str, str | None, int | None]:
     return url.scheme, url.raw_host, url.port
-
-
-def _loggable(url: str) -> str:
-    """The URL without query or fragment, where API keys are sometimes passed."""
-    return url.partition("?")[0].partition("#")[0]
 
 
 def _answer(

@@ -17,7 +17,7 @@ from sqlalchemy import and_, insert, or_, select, update
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from cronpilot.adapters.crypto import open_target, seal_target
+from cronpilot.adapters.crypto import open_target, open_url, seal_target, seal_url
 from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.field_rows import field_values, from_fields
 from cronpilot.adapters.sql.keyset import newest_first
@@ -38,10 +38,11 @@ _PENDING = NotificationStatus.PENDING.value
 
 
 def notification_values(notification: Notification, cipher: SecretCipher | None) -> dict[str, Any]:
-    """The row of `notification`, its target's secrets sealed."""
+    """The row of `notification`, its target's secrets and its URL's secret parameters
+    sealed."""
     target = notification.target
     sealed = None if target is None else target_value(seal_target(target, cipher))
-    return field_values(notification, target=sealed)
+    return field_values(notification, target=sealed, url=seal_url(notification.url, cipher))
 
 
 def notification_from_row(row: RowMapping, cipher: SecretCipher | None) -> Notification:
@@ -52,6 +53,7 @@ def notification_from_row(row: RowMapping, cipher: SecretCipher | None) -> Notif
         row,
         event=AlertEvent(row["event"]),
         status=NotificationStatus(row["status"]),
+        url=open_url(row["url"], cipher),
         target=None if target is None else open_target(target_from_value(target), cipher),
     )
 

@@ -12,7 +12,14 @@ from sqlalchemy import Select, bindparam, select, update
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from cronpilot.adapters.crypto import open_headers, open_target, seal_headers, seal_target
+from cronpilot.adapters.crypto import (
+    open_headers,
+    open_target,
+    open_url,
+    seal_headers,
+    seal_target,
+    seal_url,
+)
 from cronpilot.adapters.sql.field_rows import field_values, from_fields
 from cronpilot.adapters.sql.quiet_rows import quiet_from_value, quiet_value
 from cronpilot.adapters.sql.rule_rows import rules_from_value, rules_value
@@ -101,14 +108,15 @@ def select_endpoints() -> Select[Any]:
 
 
 def endpoint_values(endpoint: Endpoint, cipher: SecretCipher | None) -> dict[str, Any]:
-    """Every column of `endpoints` for this entity (secret header values sealed)."""
+    """Every column of `endpoints` for this entity (secret header values and URL parameters
+    sealed)."""
     spec = endpoint.spec
     return {
         "id": endpoint.id,
         "job_id": endpoint.job_id,
         "name": spec.name,
         "description": spec.description,
-        "url": spec.url,
+        "url": seal_url(spec.url, cipher),
         "method": spec.method,
         "headers": seal_headers(spec.headers, cipher),
         "body": spec.body,
@@ -133,6 +141,7 @@ def endpoint_values(endpoint: Endpoint, cipher: SecretCipher | None) -> dict[str
         "volatile_fields": list(endpoint.volatile_fields),
         "notify_targets": targets_value([seal_target(t, cipher) for t in spec.notify_targets]),
         **_finishing_values(spec),
+        "notify": [seal_url(url, cipher) for url in spec.notify],
         **state_values(endpoint),
     }
 
@@ -220,9 +229,11 @@ def endpoint_from_row(row: Mapping[Any, Any], cipher: SecretCipher | None) -> En
     Without a cipher the headers stay as stored (sealed): enough for anything that touches only
     the schedule state (`save_endpoint_state`), and it cannot fail on a foreign key.
     Raises `SecretUndecryptable` when `cipher` cannot open a secret."""
+    finishing = _finishing_from_row(row)
+    finishing["notify"] = tuple(open_url(url, cipher) for url in finishing["notify"])
     spec = EndpointSpec(
         name=row["name"],
-        url=row["url"],
+        url=open_url(row["url"], cipher),
         description=row["description"],
         method=row["method"],
         headers=open_headers(row["headers"], cipher),
@@ -247,7 +258,7 @@ def endpoint_from_row(row: Mapping[Any, Any], cipher: SecretCipher | None) -> En
         notify_targets=tuple(
             open_target(target, cipher) for target in targets_from_value(row["notify_targets"])
         ),
-        **_finishing_from_row(row),
+        **finishing,
     )
     return Endpoint(
         id=row["id"],

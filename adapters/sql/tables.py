@@ -637,6 +637,8 @@ console_sessions = Table(
     _id("token_id", ForeignKey("api_tokens.id", ondelete="CASCADE"), nullable=False, index=True),
     Column("created_at", UtcDateTime, nullable=False),
     Column("expires_at", UtcDateTime, nullable=False),
+    # SHA-256 of the token's secret that opened it: rotation ends it with that secret's grace.
+    Column("secret_hash", String(64), nullable=False),
 )
 
 # No foreign keys: the log outlives what it names (a deleted endpoint, a pruned proposal).

@@ -15,7 +15,7 @@ jobs:
         - {kind: slack, url: "https://hooks.slack.com/services/T0/B0/sl4ck", events: [failing]}
         - {kind: pagerduty, routing_key: R0UTE}
         - {kind: email, host: smtp.example.com, from: cron@example.com, to: [ops@example.com],
-           username: cron, password: p4ss}
+           starttls: true, username: cron, password: p4ss}
     endpoints:
       - name: orders
         url: https://example.com/orders

@@ -97,7 +97,7 @@ def test_notifications_list_shows_what_a_failing_endpoint_raised(
     cli: Cli, tmp_path: Path, sqlite_url: str
 ) -> None:
     cli("apply", "-f", _write(tmp_path, JOBS))
-    key = (cli.home / "secret.key").read_text(encoding="ascii").strip()
+    key = cli.secret_key()
     asyncio.run(_fail_orders(sqlite_url, key, 3))
 
     listed = cli.json("notifications", "list", "--endpoint", "shop/orders")

@@ -18,6 +18,7 @@ from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.domain.alerts import AlertEvent, DeliveryPolicy, Notification, NotificationStatus
 from cronpilot.domain.model import Response
 from cronpilot.domain.ports import Store
+from cronpilot.domain.secrets import loggable_url
 from cronpilot.scheduler.notifier import EVENT_HEADER, Notifier
 from tests.contract.builders import LEASE_SECONDS, declaration, spec
 from tests.support.clock import FakeClock
@@ -171,13 +172,16 @@ async def test_the_address_guard_checks_every_hop_of_a_delivery(
     await _notifier(store, dispatcher, clock).deliver_due()
 
     errors = {n.url: n.last_error for n in await store.notifications.list_notifications()}
+    # The URLs' paths are not quoted back: a webhook's may be its credential.
+    metadata = loggable_url("http://169.254.169.254/latest/meta-data")
     assert errors == {
-        hooks.url("/moved"): "blocked_address: refused http://169.254.169.254/latest/meta-data: "
+        hooks.url("/moved"): f"blocked_address: refused {metadata}: "
         "169.254.169.254 is link-local"
         "; to call it, add 169.254.169.254/32 to CRONPILOT_ALLOWED_NETWORKS",
-        "http://10.1.2.3/hook": "blocked_address: refused http://10.1.2.3/hook: "
+        "http://10.1.2.3/hook": f"blocked_address: refused {loggable_url('http://10.1.2.3/hook')}: "
         "10.1.2.3 is private; to call it, add 10.1.2.3/32 to CRONPILOT_ALLOWED_NETWORKS",
     }
+    assert metadata.startswith("http://169.254.169.254/… #")
     assert len(hooks.received) == 1
 
 

@@ -55,6 +55,7 @@ jobs:
               to: [oncall@example.com]
               username: cronpilot
               password: ${{file:{folder}/smtp}}
+              starttls: true
 """
 
 
