@@ -76,6 +76,7 @@ from cronpilot.domain.transitions import (
     after_slot,
     caught_up,
     claim_of,
+    job_resumed,
     queued_claim,
     replanned,
     started_queued,
@@ -278,13 +279,14 @@ class MemoryCatalog(CatalogRepository):
     async def set_pause(self, endpoint_id: str, pause: Pause | None, now: datetime) -> Endpoint:
         return await self._change(endpoint_id, lambda e: with_pause(e, pause, now))
 
-    async def set_job_pause(self, name: str, pause: Pause | None) -> Job:
+    async def set_job_pause(self, name: str, pause: Pause | None, now: datetime) -> Job:
         async with self._state.lock:
             job = replace(await self.get_job(name), pause=pause)
             self._state.jobs[name] = job
             for endpoint in list(self._state.endpoints.values()):
                 if endpoint.job_id == job.id:
-                    self._state.endpoints[endpoint.id] = replace(endpoint, job_pause=pause)
+                    kept = endpoint if pause is not None else job_resumed(endpoint, now)
+                    self._state.endpoints[endpoint.id] = replace(kept, job_pause=pause)
         return job
 
     async def set_hints(
