@@ -9,6 +9,7 @@ in the transaction that records the run: none is lost, none is sent for a run no
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -25,7 +26,13 @@ from cronpilot.domain.model import (
     RunStatus,
     new_id,
 )
-from cronpilot.domain.notify_targets import NotifyTarget, address, receives
+from cronpilot.domain.notify_targets import (
+    RESOLVING_EVENTS,
+    NotifyTarget,
+    address,
+    dedup_key,
+    receives,
+)
 from cronpilot.domain.planning import Proposal, ProposalStatus
 from cronpilot.domain.secrets import mask_urls
 
@@ -81,6 +88,9 @@ class Notification:
     target: NotifyTarget | None = None
     """The `notify.targets` entry it goes to (`url` then says where, without secrets); None
     for a `notify.urls` webhook."""
+    episode_key: str | None = None
+    """The episode it belongs to and where it goes (`episode_key`): the rows of one key are
+    delivered in order (`precedes`)."""
 
 
 def deliverable(notification: Notification, now: datetime) -> bool:
@@ -93,6 +103,30 @@ def deliverable(notification: Notification, now: datetime) -> bool:
         and notification.next_attempt_at <= now
         and (lease is None or lease < now)
     )
+
+
+def episode_key(document: Mapping[str, JSON], url: str) -> str:
+    """The key of an event's episode (`notify_targets.dedup_key`, which PagerDuty dedups on)
+    at one destination (`url`, without secrets)."""
+    return f"{dedup_key(document)} {url}"
+
+
+def precedes(earlier: Notification, later: Notification) -> bool:
+    """Whether `later` waits for `earlier`: both of one episode at one destination, `earlier`
+    still pending (leased or waiting for a retry), and raised before it (or with it, when it
+    opens what `later` resolves). So a `recovered` never overtakes its trigger, across retries
+    and workers; a trigger given up (`failed`) no longer holds its `recovered` back. The SQL
+    outbox says it as a `NOT EXISTS` in its claim (`notifications_repo.claim_due`)."""
+    key = later.episode_key
+    if key is None or earlier.episode_key != key or earlier.id == later.id:
+        return False
+    if earlier.status is not NotificationStatus.PENDING:
+        return False
+    return (earlier.created_at, _resolves(earlier)) < (later.created_at, _resolves(later))
+
+
+def _resolves(notification: Notification) -> bool:
+    return notification.event.value in RESOLVING_EVENTS
 
 
 def delivery_order(notification: Notification) -> tuple[datetime, str]:
@@ -232,6 +266,7 @@ def _fan_out(endpoint: Endpoint, document: dict[str, JSON], now: datetime) -> li
             created_at=now,
             next_attempt_at=now,
             target=target,
+            episode_key=episode_key(document, url),
         )
         for url, target in destinations
     ]

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, insert, or_, select, update
+from sqlalchemy import Exists, and_, exists, insert, or_, select, update
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -28,6 +28,7 @@ from cronpilot.adapters.sql.target_rows import target_from_value, target_value
 from cronpilot.adapters.sql.upsert import conflict_insert
 from cronpilot.domain.alerts import AlertEvent, Notification, NotificationStatus, delivery_order
 from cronpilot.domain.model import Endpoint
+from cronpilot.domain.notify_targets import RESOLVING_EVENTS
 from cronpilot.domain.paging import Cursor
 from cronpilot.domain.ports import NotificationRepository, SecretCipher
 from cronpilot.domain.retention import DELIVERY_ENDED
@@ -101,11 +102,13 @@ class SqlNotifications(NotificationRepository):
             return []
         table = notifications.c
         # Mirrors `domain.alerts.deliverable` in `delivery_order` (proven by `tests/contract/
-        # test_rules_contract.py::test_the_outbox_hands_out_what_is_deliverable`).
+        # test_rules_contract.py::test_the_outbox_hands_out_what_is_deliverable`), and
+        # `precedes`: nothing overtakes a pending row raised before it in its episode.
         is_due = (
             table.status == _PENDING,
             table.next_attempt_at <= now,
             or_(table.lease_until.is_(None), table.lease_until < now),
+            ~_earlier_pending(),
         )
         # Every worker looks every few seconds and mostly finds nothing: a read says so without
         # taking SQLite's one write lock from the finishes.
@@ -254,6 +257,26 @@ class SqlNotifications(NotificationRepository):
         where = and_(table.recovered_at.isnot(None), table.opened_at < before)
         oldest = (table.opened_at, table.id)
         return await delete_oldest(self._db, alert_episodes, where, oldest, limit)
+
+
+def _earlier_pending() -> Exists:
+    """`domain.alerts.precedes` in SQL: a pending row of the same episode and destination,
+    raised before the outer row (or with it, opening what the outer row resolves)."""
+    outer, earlier = notifications.c, notifications.alias("earlier").c
+    resolving = sorted(RESOLVING_EVENTS)
+    return exists().where(
+        earlier.episode_key == outer.episode_key,
+        earlier.status == _PENDING,
+        earlier.id != outer.id,
+        or_(
+            earlier.created_at < outer.created_at,
+            and_(
+                earlier.created_at == outer.created_at,
+                earlier.event.not_in(resolving),
+                outer.event.in_(resolving),
+            ),
+        ),
+    )
 
 
 def _episode_values(episode: WatchEpisode) -> dict[str, Any]:

@@ -501,6 +501,15 @@ notifications = Table(
     Column("lease_until", UtcDateTime, nullable=True),
     # The `notify.targets` entry of the row, secrets sealed; NULL for a webhook URL.
     Column("target", _json(), nullable=True),
+    # The episode and destination of the row (`domain.alerts.episode_key`): delivered in order.
+    Column("episode_key", Text, nullable=True),
+)
+# A row waits while an earlier one of its episode is pending (`domain.alerts.precedes`).
+Index(
+    "ix_notifications_episode",
+    notifications.c.episode_key,
+    postgresql_where=notifications.c.status == "pending",
+    sqlite_where=notifications.c.status == "pending",
 )
 # The notifier reads only pending rows in next-attempt order; delivered and failed ones stay out.
 Index(

@@ -46,12 +46,23 @@ class Receivers:
 
     received: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     port: int = 0
+    slow_triggers: float = 0.0
+    """How long a PagerDuty trigger takes to be taken: a resolve sent beside it overtakes it."""
+    refusals: int = 0
+    """How many requests to refuse (HTTP 500) before taking any."""
 
     def url(self, path: str) -> str:
         return f"http://127.0.0.1:{self.port}/{path}"
 
     async def _take(self, request: web.Request) -> web.Response:
-        self.received.setdefault(request.match_info["path"], []).append(await request.json())
+        document = await request.json()
+        if self.refusals > 0:
+            self.refusals -= 1
+            return web.json_response({"status": "error"}, status=500)
+        if document.get("event_action") == "trigger":
+            await asyncio.sleep(self.slow_triggers)
+        # Recorded once taken, in the order the receiver took them.
+        self.received.setdefault(request.match_info["path"], []).append(document)
         # PagerDuty answers 202 Accepted; a chat webhook 200.
         return web.json_response({"status": "success"}, status=202)
 
@@ -288,3 +299,54 @@ async def test_a_notification_keeps_the_secrets_of_its_target_out_of_json_and_lo
     assert listed.url == f"http://127.0.0.1:{receivers.port}/****"
     assert "sl4ck-s3cr3t" not in caplog.text
     assert json.dumps(listed.payload).find("sl4ck") == -1
+
+
+async def _missed_and_recovered_at_once(
+    store: Store, clock: FakeClock, receivers: Receivers
+) -> None:
+    """A worker back after an hour: its claim tells the slot missed and recovered at once."""
+    pagerduty = NotifyTarget(
+        TargetKind.PAGERDUTY, url=receivers.url("pagerduty"), routing_key=ROUTING_KEY
+    )
+    orders = spec("orders", notify_targets=(pagerduty,), missed_after_seconds=600)
+    await store.catalog.apply([declaration("shop", orders)], clock.now())
+    clock.advance(3600)
+    await _run(store, clock, OK)
+
+
+def _actions(receivers: Receivers) -> list[tuple[str, str]]:
+    return [(d["event_action"], d["dedup_key"]) for d in receivers.received["pagerduty"]]
+
+
+async def test_a_resolve_never_overtakes_its_trigger_sent_in_one_batch(
+    store: Store, dispatcher: AiohttpDispatcher, clock: FakeClock, receivers: Receivers
+) -> None:
+    await _missed_and_recovered_at_once(store, clock, receivers)
+    receivers.slow_triggers = 0.3
+    notifier = _notifier(store, dispatcher, clock)
+
+    delivered = [await notifier.deliver_due() for _ in range(3)]
+
+    assert delivered == [1, 1, 0]
+    (trigger, key), (resolve, same) = _actions(receivers)
+    assert (trigger, resolve, same) == ("trigger", "resolve", key)
+
+
+async def test_a_resolve_waits_for_its_trigger_retried_by_another_worker(
+    store: Store, dispatcher: AiohttpDispatcher, clock: FakeClock, receivers: Receivers
+) -> None:
+    await _missed_and_recovered_at_once(store, clock, receivers)
+    receivers.refusals = 1
+    first = _notifier(store, dispatcher, clock)
+    other = notifier_config(settings_for_tests(worker_id="n2"))
+    second = Notifier(store, dispatcher, clock, other)
+
+    assert await first.deliver_due() == 1  # the trigger, refused: tried again in 2 s
+    assert await second.deliver_due() == 0  # the resolve waits for it
+    clock.advance(DeliveryPolicy().first_delay_seconds)
+    assert await second.deliver_due() == 1
+    assert await first.deliver_due() == 1
+
+    assert [action for action, _ in _actions(receivers)] == ["trigger", "resolve"]
+    listed = await store.notifications.list_notifications()
+    assert {n.status for n in listed} == {NotificationStatus.DELIVERED}

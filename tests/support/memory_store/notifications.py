@@ -14,6 +14,7 @@ from cronpilot.domain.alerts import (
     NotificationStatus,
     deliverable,
     delivery_order,
+    precedes,
 )
 from cronpilot.domain.model import Endpoint
 from cronpilot.domain.paging import Cursor, follows
@@ -35,8 +36,9 @@ class MemoryNotifications(NotificationRepository):
     ) -> list[Notification]:
         until = now + timedelta(seconds=lease_seconds)
         async with self._state.lock:
+            held = self._state.notifications.values()
             due = sorted(
-                (n for n in self._state.notifications.values() if deliverable(n, now)),
+                (n for n in held if deliverable(n, now) and not any(precedes(m, n) for m in held)),
                 key=delivery_order,
             )
             claimed = [

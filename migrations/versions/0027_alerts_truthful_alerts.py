@@ -1,0 +1,40 @@
+"""alerts that tell the truth: notifications delivered in order within an episode
+
+Revision ID: 0027_alerts
+Revises: 0026
+Create Date: 2026-11-29 05:00:00
+
+Issue 32, item 3. `notifications.episode_key` names the episode and destination of a row
+(`domain.alerts.episode_key`); a row waits while an earlier one of its key is pending. Rows
+written before it have none, and wait for nothing, as before.
+"""
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0027_alerts"
+down_revision: str | None = "0026"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+_PENDING = sa.text("status = 'pending'")
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("notifications", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("episode_key", sa.Text(), nullable=True))
+    op.create_index(
+        "ix_notifications_episode",
+        "notifications",
+        ["episode_key"],
+        postgresql_where=_PENDING,
+        sqlite_where=_PENDING,
+    )
+
+
+def downgrade() -> None:
+    op.drop_index("ix_notifications_episode", table_name="notifications")
+    with op.batch_alter_table("notifications", schema=None) as batch_op:
+        batch_op.drop_column("episode_key")
