@@ -57,6 +57,9 @@ class AlertEvent(StrEnum):
     """A run started more than `late_after` after its slot: once per streak of late runs."""
     NO_WORKERS = "no_workers"
     """No scheduler worker was alive for a while (`domain.watch`): once per gap."""
+    OVERRUNNING = "overrunning"
+    """A call outlasted its interval and slots were skipped (`domain.overlap`): once per
+    streak of such calls."""
 
 
 class NotificationStatus(StrEnum):
@@ -183,13 +186,19 @@ def run_notifications(
         for event in run_events(before, after, run)
         for notification in _fan_out(after, _document(event, after, now, last_run=run), now)
     ]
-    started = after.late_since or before.late_since
-    if started is not None and before.late_since != after.late_since:
-        # `late` when the run begins a streak of late runs, `recovered` when one in time ends it.
-        ended = None if after.late_since else now
-        event = AlertEvent.LATE if ended is None else AlertEvent.RECOVERED
+    # `late` when the run begins a streak of late runs, `recovered` when one in time ends it;
+    # `overrunning` and its `recovered` alike for calls that outlast their interval.
+    for kind, since_before, since_after in (
+        (AlertEvent.LATE, before.late_since, after.late_since),
+        (AlertEvent.OVERRUNNING, before.overrun_since, after.overrun_since),
+    ):
+        started = since_after or since_before
+        if started is None or since_before == since_after:
+            continue
+        ended = None if since_after else now
+        event = kind if ended is None else AlertEvent.RECOVERED
         raised += episode_notifications(
-            event, after, Episode(AlertEvent.LATE, started, ended), now, last_run=run
+            event, after, Episode(kind, started, ended), now, last_run=run
         )
     return raised
 

@@ -260,6 +260,23 @@ def _plan(endpoint: Endpoint, now: datetime) -> NextRun:
     return NextRun(at, source, slot if kept else None)
 
 
+def slots_since(
+    endpoint: Endpoint, slot: datetime, now: datetime, limit: int
+) -> tuple[list[datetime], datetime | None]:
+    """The baseline grid slots after `slot` that came more than their late grace before `now`
+    (a slot still within it runs as any busy worker's does), earliest first, at most `limit`;
+    and the latest of them (None: none came)."""
+    grace = late_grace(baseline_period(endpoint.spec.schedule, now))
+    first = _following(endpoint, slot)
+    latest, _ = _around(endpoint, first, now - grace)
+    came: list[datetime] = []
+    at = first
+    while latest is not None and at <= latest and len(came) < limit:
+        came.append(at)
+        at = _following(endpoint, at)
+    return came, latest
+
+
 def on_grid(source: ScheduleSource, slot: datetime | None) -> bool:
     """Whether a planned call (its source and `NextRun.slot`) stands for a baseline grid slot:
     planned by the baseline, or by it and then pushed later by the floor or the min clamp

@@ -129,6 +129,7 @@ _HEADLINES: Mapping[str, str] = {
     "auto_paused": "paused itself",
     "proposal_pending": "has a planner proposal waiting for review",
     "approval_pending": "has a DAG run waiting for approval",
+    "overrunning": "outlasted its interval: slots skipped",
 }
 
 

@@ -98,6 +98,8 @@ def endpoint_view(endpoint: Endpoint, last_run: Run | None) -> dict[str, Any]:
         "catch_up": spec.catch_up.value,
         "catch_up_window_seconds": spec.catch_up_window_seconds,
         "floor_seconds": spec.floor_seconds,
+        "overlap": spec.overlap.value,
+        "overrun_since": iso(endpoint.overrun_since),
         "paused": _pause_view(endpoint.pause),
         "job_paused": _pause_view(endpoint.job_pause),
         "interval_hint": _interval_hint_view(endpoint.interval_hint),

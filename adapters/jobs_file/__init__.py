@@ -16,6 +16,7 @@ Shape::
             max_interval: 1h
             jitter: 5s                # spread calls over [slot, slot + 5s)
             catch_up: one             # or none; after downtime (window: catch_up_window)
+            overlap: skip             # or queue_one: slots that come while a call runs
             headers: {Authorization: "Bearer ${ETL_TOKEN}"}
             notify: {urls: ["${ALERTS_URL}"], after: 5}   # or a plain list of URLs
             # also: missed_after: 10m (no run that long past a due slot), late_after: 30s

@@ -34,6 +34,7 @@ from cronpilot.domain.model import (
     CatchUp,
     EndpointSpec,
     Job,
+    Overlap,
     RetryPolicy,
     Schedule,
 )
@@ -139,6 +140,7 @@ def _spec(
             else endpoint.catch_up_window
         ),
         floor_seconds=floor_seconds,
+        overlap=_overlap(job, endpoint, loc),
         rules=tuple(rule.rule() for rule in endpoint.rules),
     )
     for i, rule in enumerate(spec.rules):
@@ -191,6 +193,20 @@ def _alert_settings(job: JobConfig, endpoint: EndpointConfig) -> dict[str, Any]:
         "missed_after_seconds": _watched(mine.missed_after, jobs.missed_after, endpoint),
         "late_after_seconds": _watched(mine.late_after, jobs.late_after, endpoint),
     }
+
+
+def _overlap(job: JobConfig, endpoint: EndpointConfig, loc: Loc) -> Overlap:
+    """The endpoint's overlap policy, else the job's, else `skip`; a DAG dependant has no
+    slots, and keeps `skip` (its own is refused with the other schedule fields)."""
+    declared = endpoint.overlap or (None if endpoint.depends_on else job.overlap)
+    if declared == "allow":
+        where = (*loc, "overlap") if endpoint.overlap else (*loc[:-2], "overlap")
+        raise Issue(
+            where,
+            "'allow' is not supported: an endpoint has one call in flight at a time; use "
+            "'queue_one' to run the latest slot as soon as the call ends",
+        )
+    return Overlap(declared or Overlap.SKIP)
 
 
 def _watched(mine: float | None, jobs: float | None, endpoint: EndpointConfig) -> float | None:
@@ -253,6 +269,7 @@ _SCHEDULE_FIELDS = (
     "jitter",
     "catch_up",
     "catch_up_window",
+    "overlap",
 )
 
 

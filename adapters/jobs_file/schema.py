@@ -88,6 +88,10 @@ class RetryConfig(Strict):
     unsafe: bool = False
 
 
+OverlapPolicy = Literal["skip", "queue_one", "allow"]
+"""`domain.model.Overlap`; `allow` is named to be refused with a reason (`checks`)."""
+
+
 class EndpointConfig(Strict):
     name: Name
     description: str = ""
@@ -118,6 +122,7 @@ class EndpointConfig(Strict):
     jitter: Jitter | None = None
     catch_up: CatchUp | None = None
     catch_up_window: Window | None = None
+    overlap: OverlapPolicy | None = None
     rules: list[RuleConfig] = Field(default_factory=list, max_length=MAX_RULES)
 
 
@@ -128,6 +133,7 @@ class JobConfig(Strict):
     rejection_cooldown: CoolDown | None = None
     notify: Notify | None = None
     pause_after: Count | None = None
+    overlap: OverlapPolicy | None = None
     endpoints: list[EndpointConfig] = Field(min_length=1)
 
 

@@ -191,6 +191,10 @@ endpoints = Table(
     Column("missed_after_seconds", Float, nullable=True),
     Column("late_after_seconds", Float, nullable=True),
     Column("late_since", UtcDateTime, nullable=True),
+    # `overlap` (skip, queue_one): slots that come while a call runs; `overrun_since` begins
+    # the current streak of calls that outlasted their interval (`domain.overlap`).
+    Column("overlap", String(16), nullable=False, server_default=text("'skip'")),
+    Column("overrun_since", UtcDateTime, nullable=True),
     UniqueConstraint("job_id", "name"),
 )
 

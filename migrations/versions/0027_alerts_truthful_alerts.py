@@ -1,4 +1,4 @@
-"""alerts that tell the truth: notifications delivered in order within an episode
+"""alerts that tell the truth: notifications in order per episode; overlap policy
 
 Revision ID: 0027_alerts
 Revises: 0026
@@ -6,7 +6,9 @@ Create Date: 2026-11-29 05:00:00
 
 Issue 32, item 3. `notifications.episode_key` names the episode and destination of a row
 (`domain.alerts.episode_key`); a row waits while an earlier one of its key is pending. Rows
-written before it have none, and wait for nothing, as before.
+written before it have none, and wait for nothing, as before. `endpoints.overlap` (skip,
+queue_one; `skip` for every endpoint declared before) and `endpoints.overrun_since`
+(`domain.overlap`).
 """
 
 from collections.abc import Sequence
@@ -23,6 +25,11 @@ _PENDING = sa.text("status = 'pending'")
 
 
 def upgrade() -> None:
+    with op.batch_alter_table('endpoints', schema=None) as batch_op:
+        batch_op.add_column(
+            sa.Column('overlap', sa.String(16), server_default=sa.text("'skip'"), nullable=False)
+        )
+        batch_op.add_column(sa.Column('overrun_since', sa.DateTime(timezone=True), nullable=True))
     with op.batch_alter_table("notifications", schema=None) as batch_op:
         batch_op.add_column(sa.Column("episode_key", sa.Text(), nullable=True))
     op.create_index(

@@ -436,6 +436,7 @@ class MemoryClaims(ClaimRepository):
             for one in settled:
                 if one is not None:
                     state.runs[one.run.id] = one.run
+                    state.runs.update((run.id, run) for run in one.skipped)
                     state.endpoints[one.endpoint.id] = one.endpoint
                     state.add_notifications(one.raised)
             recorded: list[Recorded | CronpilotError] = []
@@ -443,9 +444,10 @@ class MemoryClaims(ClaimRepository):
                 if one is None:
                     recorded.append(LeaseLost(item.claim.endpoint.id, item.worker_id))
                 elif item.claim.endpoint.spec.dependants:
-                    recorded.append(advance_dag(state, item, one.run))
+                    advanced = advance_dag(state, item, one.run)
+                    recorded.append(replace(advanced, overlapped=len(one.skipped)))
                 else:
-                    recorded.append(Recorded(one.run, []))
+                    recorded.append(Recorded(one.run, [], overlapped=len(one.skipped)))
         return recorded
 
     async def release(self, claim: Claim, worker_id: str) -> None:
