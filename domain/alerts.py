@@ -322,6 +322,7 @@ def _run_document(run: Run) -> dict[str, JSON]:
         "error_kind": None if run.error_kind is None else run.error_kind.value,
         "error": None if run.error_message is None else cut(mask_urls(run.error_message)),
         "slot_at": run.slot_at.isoformat(),
+        "started_at": run.started_at.isoformat(),
         "finished_at": _iso(run.finished_at),
     }
 

@@ -261,13 +261,13 @@ def _plan(endpoint: Endpoint, now: datetime) -> NextRun:
 
 
 def slots_since(
-    endpoint: Endpoint, slot: datetime, now: datetime, limit: int
+    endpoint: Endpoint, slot: datetime, since: datetime, now: datetime, limit: int
 ) -> tuple[list[datetime], datetime | None]:
-    """The baseline grid slots after `slot` that came more than their late grace before `now`
-    (a slot still within it runs as any busy worker's does), earliest first, at most `limit`;
-    and the latest of them (None: none came)."""
+    """The slots of the baseline grid through `slot` that came after `since` and more than
+    their late grace before `now` (a slot still within it runs as any busy worker's does),
+    earliest first, at most `limit`; and the latest of them (None: none came)."""
     grace = late_grace(baseline_period(endpoint.spec.schedule, now))
-    first = _following(endpoint, slot)
+    _, first = _around(endpoint, _following(endpoint, slot), since)
     latest, _ = _around(endpoint, first, now - grace)
     came: list[datetime] = []
     at = first

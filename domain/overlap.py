@@ -54,7 +54,8 @@ def overrun(ended: Endpoint, run: Run, now: datetime) -> Overrun:
         or holds(ended.pause, now)
     ):
         return Overrun(ended)
-    came, latest = slots_since(ended, run.slot_at, now, MAX_SKIPPED_RUNS)
+    # Slots due before the call began are the catch-up rule's (`governor.catch_up`), not ours.
+    came, latest = slots_since(ended, run.slot_at, run.started_at, now, MAX_SKIPPED_RUNS)
     if latest is None:
         return Overrun(_in_time(ended))
     if spec.overlap is Overlap.SKIP:

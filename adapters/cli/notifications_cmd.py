@@ -20,7 +20,7 @@ from cronpilot.adapters.cli.output import (
     clock_time,
 )
 from cronpilot.adapters.cli.time_options import SinceOption, UntilOption, window
-from cronpilot.adapters.cli.views import event_label, notification_view
+from cronpilot.adapters.cli.views import event_label, notification_view, target_kind
 from cronpilot.domain.alerts import Notification, NotificationStatus
 from cronpilot.domain.secrets import mask_url, mask_urls
 from cronpilot.usecases.queries import notifications
@@ -54,6 +54,7 @@ def _row(entry: Referenced[Notification], now: datetime) -> list[str]:
         clock_time(n.created_at, now),
         event_label(n),
         ref,
+        target_kind(n),
         mask_url(n.url),
         n.status.value,
         str(n.attempts),
@@ -63,7 +64,7 @@ def _row(entry: Referenced[Notification], now: datetime) -> list[str]:
 
 _LISTING = Listing[Referenced[Notification]](
     empty="no notifications",
-    columns=("Created", "Event", "Endpoint", "URL", "Status", "Attempts", "Last error"),
+    columns=("Created", "Event", "Endpoint", "Kind", "URL", "Status", "Attempts", "Last error"),
     row=_row,
     view=lambda entry: notification_view(*entry),
     wrap=("Last error",),

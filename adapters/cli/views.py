@@ -203,6 +203,12 @@ def event_label(notification: Notification) -> str:
     return notification.event.value
 
 
+def target_kind(notification: Notification) -> str:
+    """Where the notification goes, by kind: a `notify.urls` webhook is a `webhook` too."""
+    target = notification.target
+    return "webhook" if target is None else target.kind.value
+
+
 def notification_view(notification: Notification, ref: str) -> dict[str, Any]:
     """The `--json` shape: keys are a stable interface for scripts."""
     n = notification
@@ -214,6 +220,7 @@ def notification_view(notification: Notification, ref: str) -> dict[str, Any]:
         "job_id": n.job_id,
         "url": mask_url(n.url),
         "target": None if n.target is None else n.target.kind.value,
+        "kind": target_kind(n),
         "status": n.status.value,
         "attempts": n.attempts,
         "created_at": iso(n.created_at),

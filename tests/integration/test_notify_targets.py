@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field, replace
 from email import message_from_bytes
 from email.message import Message
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import pytest
@@ -170,7 +171,7 @@ async def test_slack_teams_and_pagerduty_receive_their_payloads_and_pagerduty_re
     slack_failing, slack_recovered = receivers.received["slack"]
     assert slack_failing["text"] == "[cronpilot] shop/orders is failing (1 consecutive failures)"
     assert [block["type"] for block in slack_failing["blocks"]] == ["header", "section"]
-    assert slack_recovered["text"] == "[cronpilot] shop/orders recovered"
+    assert slack_recovered["text"] == "[cronpilot] shop/orders recovered from failing"
     [teams] = receivers.received["teams"]
     assert teams["attachments"][0]["content"]["type"] == "AdaptiveCard"
     trigger, resolve = receivers.received["pagerduty"]
@@ -217,6 +218,9 @@ async def test_an_email_reaches_the_smtp_server_with_a_login(
     assert b"Endpoint: shop/orders" in body
     assert box.logins == [("cron", PASSWORD)]
     [delivered] = await store.notifications.list_notifications()
+    # RFC 5322: the event's time, and an id that stays the same on a retry.
+    assert parsedate_to_datetime(message["Date"]) == clock.now()
+    assert message["Message-ID"] == f"<cronpilot.{delivered.id}@example.com>"
     assert delivered.status is NotificationStatus.DELIVERED
     assert delivered.url == f"smtp://127.0.0.1:{port} to ops@example.com, oncall@example.com"
 
