@@ -68,6 +68,9 @@ class NotificationStatus(StrEnum):
     DELIVERED = "delivered"
     FAILED = "failed"
     """Given up after the policy's last attempt."""
+    HELD = "held"
+    """Never sent: a DAG upstream of its endpoint was failing or paused (`held_by`;
+    `domain.alert_holding`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +97,9 @@ class Notification:
     episode_key: str | None = None
     """The episode it belongs to and where it goes (`episode_key`): the rows of one key are
     delivered in order (`precedes`)."""
+    held_by: str | None = None
+    """The upstream (`job/endpoint`) that blocked its endpoint when it was raised: it is
+    `held`, never sent (`domain.alert_holding`)."""
 
 
 def deliverable(notification: Notification, now: datetime) -> bool:

@@ -20,7 +20,12 @@ from cronpilot.adapters.cli.output import (
     clock_time,
 )
 from cronpilot.adapters.cli.time_options import SinceOption, UntilOption, window
-from cronpilot.adapters.cli.views import event_label, notification_view, target_kind
+from cronpilot.adapters.cli.views import (
+    event_label,
+    hold_reason,
+    notification_view,
+    target_kind,
+)
 from cronpilot.domain.alerts import Notification, NotificationStatus
 from cronpilot.domain.secrets import mask_url, mask_urls
 from cronpilot.usecases.queries import notifications
@@ -58,14 +63,23 @@ def _row(entry: Referenced[Notification], now: datetime) -> list[str]:
         mask_url(n.url),
         n.status.value,
         str(n.attempts),
-        mask_urls(n.last_error) if n.last_error else "",
+        hold_reason(n) or (mask_urls(n.last_error) if n.last_error else ""),
     ]
 
 
 _LISTING = Listing[Referenced[Notification]](
     empty="no notifications",
-    columns=("Created", "Event", "Endpoint", "Kind", "URL", "Status", "Attempts", "Last error"),
+    columns=(
+        "Created",
+        "Event",
+        "Endpoint",
+        "Kind",
+        "URL",
+        "Status",
+        "Attempts",
+        "Last error / reason",
+    ),
     row=_row,
     view=lambda entry: notification_view(*entry),
-    wrap=("Last error",),
+    wrap=("Last error / reason",),
 )

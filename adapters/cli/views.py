@@ -203,6 +203,11 @@ def event_label(notification: Notification) -> str:
     return notification.event.value
 
 
+def hold_reason(notification: Notification) -> str | None:
+    """Why a held notification was not sent: `blocked by etl/fetch`."""
+    return None if notification.held_by is None else f"blocked by {notification.held_by}"
+
+
 def target_kind(notification: Notification) -> str:
     """Where the notification goes, by kind: a `notify.urls` webhook is a `webhook` too."""
     target = notification.target
@@ -227,6 +232,8 @@ def notification_view(notification: Notification, ref: str) -> dict[str, Any]:
         "next_attempt_at": iso(n.next_attempt_at),
         "delivered_at": iso(n.delivered_at),
         "last_error": mask_urls(n.last_error) if n.last_error else None,
+        "held_by": n.held_by,
+        "reason": hold_reason(n),
         "payload": n.payload,
     }
 

@@ -26,6 +26,7 @@ from cronpilot.adapters.sql.rows import endpoint_from_row, select_endpoints
 from cronpilot.adapters.sql.tables import alert_episodes, endpoints, notifications
 from cronpilot.adapters.sql.target_rows import target_from_value, target_value
 from cronpilot.adapters.sql.upsert import conflict_insert
+from cronpilot.domain.alert_holding import held, may_hold
 from cronpilot.domain.alerts import AlertEvent, Notification, NotificationStatus, delivery_order
 from cronpilot.domain.model import Endpoint
 from cronpilot.domain.notify_targets import RESOLVING_EVENTS
@@ -63,8 +64,22 @@ async def add_notifications(
     """Insert `raised` in the caller's transaction; nothing at all (no statement) when empty.
     Targets' secrets are sealed, whether the endpoint they came from was read opened or not."""
     if raised:
+        if may_hold(raised):
+            raised = held(raised, await _with_upstreams(conn, raised))
         values = [notification_values(n, cipher) for n in raised]
         await conn.execute(insert(notifications), values)
+
+
+async def _with_upstreams(
+    conn: AsyncConnection, raised: Sequence[Notification]
+) -> dict[str, Endpoint]:
+    """The endpoints of the jobs that raised `raised`, by id, as stored (their upstreams are
+    in their jobs): what `alert_holding.held` decides on. Read only when an alert may be held."""
+    jobs = {n.job_id for n in raised}
+    query = select_endpoints().where(endpoints.c.job_id.in_(jobs))
+    rows = (await conn.execute(query)).mappings().all()
+    found = (endpoint_from_row(row, None) for row in rows)
+    return {endpoint.id: endpoint for endpoint in found}
 
 
 async def add_episode(

@@ -507,6 +507,8 @@ notifications = Table(
     Column("target", _json(), nullable=True),
     # The episode and destination of the row (`domain.alerts.episode_key`): delivered in order.
     Column("episode_key", Text, nullable=True),
+    # The DAG upstream that blocked the endpoint: the row is `held` (`domain.alert_holding`).
+    Column("held_by", Text, nullable=True),
 )
 # A row waits while an earlier one of its episode is pending (`domain.alerts.precedes`).
 Index(

@@ -12,6 +12,7 @@ from datetime import date, datetime, timedelta
 from types import TracebackType
 from typing import Any, Self
 
+from cronpilot.domain import alert_holding
 from cronpilot.domain.alerts import Notification
 from cronpilot.domain.approvals import Approval
 from cronpilot.domain.audit import AuditEntry
@@ -194,6 +195,8 @@ class MemoryState:
         return endpoint, run
 
     def add_notifications(self, raised: Sequence[Notification]) -> None:
+        if alert_holding.may_hold(raised):
+            raised = alert_holding.held(raised, self.endpoints)
         for notification in raised:
             self.notifications[notification.id] = notification
 
