@@ -10,7 +10,7 @@ in the transaction that records the run: none is lost, none is sent for a run no
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
 
@@ -57,6 +57,8 @@ class AlertEvent(StrEnum):
     """A run started more than `late_after` after its slot: once per streak of late runs."""
     NO_WORKERS = "no_workers"
     """No scheduler worker was alive for a while (`domain.watch`): once per gap."""
+    TEST = "test"
+    """Sent by hand to check that a webhook or target takes alerts (`notify test`)."""
     OVERRUNNING = "overrunning"
     """A call outlasted its interval and slots were skipped (`domain.overlap`): once per
     streak of such calls."""
@@ -258,6 +260,34 @@ def approval_notifications(
         return []
     document = _document(AlertEvent.APPROVAL_PENDING, endpoint, now, approval=approval)
     return _fan_out(endpoint, document, now)
+
+
+def test_notifications(endpoint: Endpoint, now: datetime) -> list[Notification]:
+    """A `test` event for each webhook and target of `endpoint`, whatever events each
+    receives: what `notify test` writes to the outbox."""
+    spec = endpoint.spec
+    everywhere = replace(
+        spec, notify_targets=tuple(replace(t, events=()) for t in spec.notify_targets)
+    )
+    sent = replace(endpoint, spec=everywhere)
+    return _fan_out(sent, _document(AlertEvent.TEST, endpoint, now), now)
+
+
+def redelivered(notification: Notification, now: datetime) -> Notification:
+    """`notification` sent again from `now` (`notifications redeliver`): pending, with a fresh
+    set of attempts, its lease and its hold dropped; one still pending is left as it is."""
+    if notification.status is NotificationStatus.PENDING:
+        return notification
+    return replace(
+        notification,
+        status=NotificationStatus.PENDING,
+        attempts=0,
+        next_attempt_at=now,
+        delivered_at=None,
+        lease_owner=None,
+        lease_until=None,
+        held_by=None,
+    )
 
 
 def _notifies(endpoint: Endpoint) -> bool:

@@ -135,6 +135,7 @@ _HEADLINES: Mapping[str, str] = {
     "late": "started late",
     "no_workers": "had no scheduler worker alive",
     "overrunning": "outlasted its interval: slots skipped",
+    "test": "sends a test alert: this destination takes cronpilot's alerts",
 }
 
 

@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from cronpilot.adapters.bootstrap import build_clock
+from cronpilot.adapters.cli.identity import actor
 from cronpilot.adapters.cli.listing import (
     EndpointFilter,
     JobFilter,
@@ -18,7 +20,9 @@ from cronpilot.adapters.cli.listing import (
 from cronpilot.adapters.cli.output import (
     OutputOption,
     clock_time,
+    print_data,
 )
+from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.cli.time_options import SinceOption, UntilOption, window
 from cronpilot.adapters.cli.views import (
     event_label,
@@ -27,8 +31,11 @@ from cronpilot.adapters.cli.views import (
     target_kind,
 )
 from cronpilot.domain.alerts import Notification, NotificationStatus
+from cronpilot.domain.ports import Store
 from cronpilot.domain.secrets import mask_url, mask_urls
+from cronpilot.usecases.alert_delivery import redeliver as redeliver_notification
 from cronpilot.usecases.queries import notifications
+from cronpilot.usecases.queries.catalog import ref_of
 
 
 def list_notifications(
@@ -83,3 +90,25 @@ _LISTING = Listing[Referenced[Notification]](
     view=lambda entry: notification_view(*entry),
     wrap=("Last error / reason",),
 )
+
+
+def redeliver(
+    notification_id: Annotated[str, typer.Argument(help="The notification's id.")],
+    output: OutputOption = None,
+) -> None:
+    """Send a notification again (a failed, held or delivered one), with a fresh set of
+    attempts; the workers' notifiers deliver it."""
+
+    async def act(store: Store) -> tuple[Notification, str]:
+        again = await redeliver_notification(
+            store.unit_of_work, notification_id, actor(), build_clock().now()
+        )
+        return again, await ref_of(store.reading, again)
+
+    again, ref = with_store(admin_settings(), act)
+    if output:
+        print_data(output, notification_view(again, ref))
+        return
+    typer.echo(
+        f"notification {again.id} ({again.event.value}) queued again for {mask_url(again.url)}"
+    )

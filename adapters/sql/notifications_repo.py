@@ -27,7 +27,14 @@ from cronpilot.adapters.sql.tables import alert_episodes, endpoints, notificatio
 from cronpilot.adapters.sql.target_rows import target_from_value, target_value
 from cronpilot.adapters.sql.upsert import conflict_insert
 from cronpilot.domain.alert_holding import held, may_hold
-from cronpilot.domain.alerts import AlertEvent, Notification, NotificationStatus, delivery_order
+from cronpilot.domain.alerts import (
+    AlertEvent,
+    Notification,
+    NotificationStatus,
+    delivery_order,
+    redelivered,
+)
+from cronpilot.domain.errors import NotificationNotFound
 from cronpilot.domain.model import Endpoint
 from cronpilot.domain.notify_targets import RESOLVING_EVENTS
 from cronpilot.domain.paging import Cursor
@@ -221,6 +228,24 @@ class SqlNotifications(NotificationRepository):
         where = and_(table.status.in_(ended), table.created_at < before)
         oldest = (table.created_at, table.id)
         return await delete_oldest(self._db, notifications, where, oldest, limit)
+
+    async def add(self, raised: Sequence[Notification]) -> None:
+        async with self._db.write() as conn:
+            await add_notifications(conn, raised, self._cipher)
+
+    async def redeliver(self, notification_id: str, now: datetime) -> Notification:
+        table = notifications.c
+        async with self._db.write() as conn:
+            query = select(notifications).where(table.id == notification_id).with_for_update()
+            row = (await conn.execute(query)).mappings().one_or_none()
+            if row is None:
+                raise NotificationNotFound(notification_id)
+            again = redelivered(notification_from_row(row, None), now)
+            # The target stays as stored (sealed): only the delivery state changes.
+            values = field_values(again, target=row["target"])
+            del values["id"]
+            await conn.execute(update(notifications).where(table.id == again.id).values(values))
+        return again
 
     async def watched_due(self, now: datetime, limit: int) -> list[Endpoint]:
         # The condition of `ix_endpoints_watched`, written as it is: the index holds the

@@ -21,6 +21,7 @@ from aiosmtpd.smtp import SMTP as SmtpSession
 from aiosmtpd.smtp import AuthResult, Envelope, LoginPassword, Session
 
 from cronpilot.adapters.bootstrap import notifier_config
+from cronpilot.adapters.cli.views import target_kind
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.mail import SmtpMailer
 from cronpilot.domain.alerts import DeliveryPolicy, NotificationStatus
@@ -28,6 +29,7 @@ from cronpilot.domain.model import Response
 from cronpilot.domain.notify_targets import MailMessage, NotifyTarget, SmtpServer, TargetKind
 from cronpilot.domain.ports import Store
 from cronpilot.scheduler.notifier import Notifier
+from cronpilot.usecases.alert_delivery import redeliver, send_test
 from tests.contract.builders import LEASE_SECONDS, declaration, spec
 from tests.support.clock import FakeClock
 from tests.support.finishing import finish_one
@@ -354,3 +356,39 @@ async def test_a_resolve_waits_for_its_trigger_retried_by_another_worker(
     assert [action for action, _ in _actions(receivers)] == ["trigger", "resolve"]
     listed = await store.notifications.list_notifications()
     assert {n.status for n in listed} == {NotificationStatus.DELIVERED}
+
+
+async def test_a_test_alert_reaches_every_target_and_a_failed_one_is_redelivered(
+    store: Store, dispatcher: AiohttpDispatcher, clock: FakeClock, receivers: Receivers
+) -> None:
+    await _declare(
+        store,
+        clock,
+        NotifyTarget(TargetKind.SLACK, url=receivers.url("slack"), events=("failing",)),
+        NotifyTarget(TargetKind.WEBHOOK, url=receivers.url("hook")),
+    )
+    notifier = _notifier(store, dispatcher, clock, policy=DeliveryPolicy(attempts=1))
+    receivers.refusals = 1  # the first delivery is refused, and given up at once
+
+    sent = await send_test(store.unit_of_work, "shop/orders", "cli:ann@host", clock.now())
+    assert await notifier.deliver_due() == 2
+    [failed] = await store.notifications.list_notifications(status=NotificationStatus.FAILED)
+    again = await redeliver(store.unit_of_work, failed.id, "cli:ann@host", clock.now())
+    assert await notifier.deliver_due() == 1
+
+    assert sorted(target_kind(n) for n in sent) == ["slack", "webhook"]
+    assert (again.status, again.attempts) == (NotificationStatus.PENDING, 0)
+    received = {
+        path: [d.get("text") or d.get("event") for d in got]
+        for path, got in receivers.received.items()
+    }
+    assert received == {
+        "slack": [
+            "[cronpilot] shop/orders sends a test alert: this destination takes cronpilot's alerts"
+        ],
+        "hook": ["test"],
+    }
+    listed = await store.notifications.list_notifications()
+    assert {n.status for n in listed} == {NotificationStatus.DELIVERED}
+    actions = [(e.action, e.target) for e in await store.access.list_audit()]
+    assert sorted(actions) == [("notify_test", "shop/orders"), ("redeliver", failed.id)]
