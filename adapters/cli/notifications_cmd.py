@@ -66,8 +66,8 @@ def _row(entry: Referenced[Notification], now: datetime) -> list[str]:
         clock_time(n.created_at, now),
         event_label(n),
         ref,
-        target_kind(n),
-        mask_url(n.url),
+        # The kind first: a Slack and a Teams URL, masked, can look alike.
+        f"{target_kind(n)}: {mask_url(n.url)}",
         n.status.value,
         str(n.attempts),
         hold_reason(n) or (mask_urls(n.last_error) if n.last_error else ""),
@@ -80,15 +80,14 @@ _LISTING = Listing[Referenced[Notification]](
         "Created",
         "Event",
         "Endpoint",
-        "Kind",
         "URL",
         "Status",
         "Attempts",
-        "Last error / reason",
+        "Last error",
     ),
     row=_row,
     view=lambda entry: notification_view(*entry),
-    wrap=("Last error / reason",),
+    wrap=("Last error",),
 )
 
 
