@@ -266,8 +266,13 @@ def slots_since(
     """The slots of the baseline grid through `slot` that came after `since` and more than
     their late grace before `now` (a slot still within it runs as any busy worker's does),
     earliest first, at most `limit`; and the latest of them (None: none came)."""
+    if now - since <= LATE_GRACE:
+        # The common case, on every finish (a call shorter than a second): no slot can have
+        # come after `since` and be past its grace, which is never shorter.
+        return [], None
+    following = _following(endpoint, slot)
     grace = late_grace(baseline_period(endpoint.spec.schedule, now))
-    _, first = _around(endpoint, _following(endpoint, slot), since)
+    _, first = _around(endpoint, following, since)
     latest, _ = _around(endpoint, first, now - grace)
     came: list[datetime] = []
     at = first
