@@ -32,6 +32,7 @@ from cronpilot.domain.model import (
     JSON,
     CatchUp,
     EndpointSpec,
+    Overlap,
     RetryPolicy,
 )
 from cronpilot.domain.notify_targets import PAGERDUTY_EVENTS_URL, NotifyTarget, TargetKind
@@ -311,6 +312,8 @@ def _schedule(spec: EndpointSpec) -> dict[str, JSON]:
         shown["catch_up"] = spec.catch_up.value
     if spec.catch_up_window_seconds != DEFAULT_CATCH_UP_WINDOW_SECONDS:
         shown["catch_up_window"] = _seconds(spec.catch_up_window_seconds)
+    if spec.overlap is not Overlap.SKIP:
+        shown["overlap"] = spec.overlap.value
     if spec.quiet:
         shown["quiet"] = [_quiet(window) for window in spec.quiet]
     return shown

@@ -104,6 +104,12 @@ class PrometheusTelemetry(Telemetry):
             ["job", "reason"],
             **metric,
         )
+        self._overlap_skips = Counter(
+            f"{PREFIX}overlap_skips_total",
+            "Slots skipped because the endpoint's previous call was still running.",
+            ["job", "endpoint"],
+            **metric,
+        )
         self._sessions = Counter(
             f"{PREFIX}planner_sessions_total",
             "Analysis sessions recorded, by status.",
@@ -254,6 +260,8 @@ class PrometheusTelemetry(Telemetry):
             self._retries.labels(endpoint.job_name, endpoint.name).inc(run.attempt - 1)
         for kind in recorded.skips:
             self._dag_skips.labels(endpoint.job_name, kind.value).inc()
+        if recorded.overlapped:
+            self._overlap_skips.labels(endpoint.job_name, endpoint.name).inc(recorded.overlapped)
         if recorded.approvals:
             self._approvals.labels(REQUESTED).inc(len(recorded.approvals))
 

@@ -161,6 +161,9 @@ class Settings(BaseSettings):
     """How often a worker looks for due notifications when its last look found few."""
     notify_timeout_seconds: float = Field(default=10, gt=0)
     """How long a webhook may take to answer."""
+    public_url: str | None = Field(default=None, pattern=r"^https?://[^\s/?#]+(/[^\s?#]*)?$")
+    """Where people reach the API and the console (`https://cronpilot.example.com`): alerts
+    link back to the endpoint's console page there. Unset: alerts carry no link."""
     metrics_port: int | None = Field(default=None, ge=0, le=_MAX_PORT)
     """Where a worker serves `/metrics`, `/healthz` and `/readyz`; unset: no probe server."""
     metrics_host: str = Field(default="127.0.0.1", min_length=1)

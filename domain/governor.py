@@ -296,6 +296,28 @@ def _planned(endpoint: Endpoint, now: datetime) -> NextRun:
     return NextRun(at, source, slot if kept else None)
 
 
+def slots_since(
+    endpoint: Endpoint, slot: datetime, since: datetime, now: datetime, limit: int
+) -> tuple[list[datetime], datetime | None]:
+    """The slots of the baseline grid through `slot` that came after `since` and more than
+    their late grace before `now` (a slot still within it runs as any busy worker's does),
+    earliest first, at most `limit`; and the latest of them (None: none came)."""
+    if now - since <= LATE_GRACE:
+        # The common case, on every finish (a call shorter than a second): no slot can have
+        # come after `since` and be past its grace, which is never shorter.
+        return [], None
+    following = _following(endpoint, slot)
+    grace = late_grace(baseline_period(endpoint.spec.schedule, now))
+    _, first = _around(endpoint, following, since)
+    latest, _ = _around(endpoint, first, now - grace)
+    came: list[datetime] = []
+    at = first
+    while latest is not None and at <= latest and len(came) < limit:
+        came.append(at)
+        at = _following(endpoint, at)
+    return came, latest
+
+
 def on_grid(source: ScheduleSource, slot: datetime | None) -> bool:
     """Whether a planned call (its source and `NextRun.slot`) stands for a baseline grid slot:
     planned by the baseline, or by it and then pushed later by the floor or the min clamp

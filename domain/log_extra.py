@@ -67,6 +67,8 @@ LogAction = Literal[
     "notify_unrecorded",
     "open_store",
     "pause",
+    "notify_test",
+    "redeliver",
     "periodic_failed",
     "planner_start",
     "propose",

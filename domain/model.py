@@ -77,6 +77,16 @@ class CatchUp(StrEnum):
     """Missed slots are not run: the endpoint waits for its next slot on the grid."""
 
 
+class Overlap(StrEnum):
+    """What becomes of a baseline slot that comes while the endpoint's previous call is still
+    running (Kubernetes' `concurrencyPolicy`): an endpoint has one call in flight at a time."""
+
+    SKIP = "skip"
+    """The slot is not run: it is recorded as a skipped run, and the next slot waits."""
+    QUEUE_ONE = "queue_one"
+    """The latest such slot runs once the call ends; those before it are recorded skipped."""
+
+
 class RunStatus(StrEnum):
     RUNNING = "running"
     SUCCESS = "success"
@@ -321,6 +331,8 @@ class EndpointSpec:
     jitter_seconds: float | None = None
     """Each baseline call goes out a stable pseudo-random offset in [0, jitter) after its slot."""
     catch_up: CatchUp = CatchUp.ONE
+    overlap: Overlap = Overlap.SKIP
+    """What becomes of the slots that come while a call is still running (`domain.overlap`)."""
     catch_up_window_seconds: float = DEFAULT_CATCH_UP_WINDOW_SECONDS
     """Missed slots whose call is older than this are never run."""
     floor_seconds: float = DEFAULT_FLOOR_SECONDS
@@ -363,6 +375,9 @@ class Endpoint:
     late_since: datetime | None = None
     """The slot of the first run of a streak of late runs (`domain.watch.late_since`); None
     when the last run started in time."""
+    overrun_since: datetime | None = None
+    """The first slot skipped in a streak of calls that outlasted their interval
+    (`domain.overlap`); None when the last call ended in time."""
     volatile_fields: tuple[str, ...] = ()
     """Fields of the response learnt to change on every call whatever happens (clocks, ids:
     `schema_inference.volatile`), canonical paths: they do not count as a change either."""
@@ -612,3 +627,5 @@ class Recorded:
     runs are recorded with it."""
     approvals: tuple[Approval, ...] = ()
     """The approvals the run asked for: its dependants that now wait for an admin."""
+    overlapped: int = 0
+    """The slots that came while its call ran and were recorded skipped (`domain.overlap`)."""

@@ -24,7 +24,13 @@ from cronpilot.domain.alerts import DeliveryPolicy, Notification, delivery_error
 from cronpilot.domain.errors import CronpilotError
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import HttpRequest
-from cronpilot.domain.notify_targets import TargetKind, address, email_message, http_body
+from cronpilot.domain.notify_targets import (
+    TargetKind,
+    address,
+    email_message,
+    http_body,
+    with_links,
+)
 from cronpilot.domain.ports.bundles import NotifierRepositories
 from cronpilot.domain.ports.clock import Clock
 from cronpilot.domain.ports.dispatch import Dispatcher, Mailer
@@ -54,6 +60,8 @@ class NotifierConfig:
     """How long a webhook may take to answer."""
     policy: DeliveryPolicy = field(default_factory=DeliveryPolicy)
     """When to try again and when to give up: a rule of the domain (`domain.alerts`)."""
+    public_url: str | None = None
+    """Where the console is reached (`CRONPILOT_PUBLIC_URL`): messages link back to it."""
 
 
 class Notifier:
@@ -106,18 +114,17 @@ class Notifier:
     async def _send(self, notification: Notification) -> str | None:
         """Send `notification` to its webhook or target: None once taken, else why not."""
         target, timeout = notification.target, self._config.timeout_seconds
+        document = with_links(notification.payload, self._config.public_url)
         if target is not None and target.kind is TargetKind.EMAIL:
             if self._mailer is None or target.smtp is None:
                 return "no mailer: this notifier sends no e-mail"
-            message = email_message(notification.payload)
+            message = email_message(document, notification.id)
             return await self._mailer.send(target.smtp, message, timeout)
         request = HttpRequest(
             method="POST",
             url=notification.url if target is None else target.url,
             headers={EVENT_HEADER: notification.event.value},
-            body=notification.payload
-            if target is None
-            else http_body(target, notification.payload),
+            body=document if target is None else http_body(target, document),
             timeout_seconds=timeout,
             max_response_bytes=MAX_ANSWER_BYTES,
             message_id=_event_id(notification),

@@ -242,7 +242,7 @@ def _spacing(endpoint: Endpoint) -> str:
     jitter = f"jitter {span(spec.jitter_seconds)}, " if spec.jitter_seconds else ""
     return (
         f"{jitter}catch up {spec.catch_up.value} within {span(spec.catch_up_window_seconds)}, "
-        f"floor {span(spec.floor_seconds)}"
+        f"floor {span(spec.floor_seconds)}, overlap {spec.overlap.value}"
     )
 
 

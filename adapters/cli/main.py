@@ -124,8 +124,9 @@ COMMANDS: dict[str, Single | Group | Built] = {
     ),
     "notifications": Group(
         "Alerts for webhooks: failing, recovered, auto-paused, to review, to approve.",
-        {"list": "list_notifications"},
+        {"list": "list_notifications", "redeliver": "redeliver"},
     ),
+    "notify": Group("Alert destinations: send a test alert.", {"test": "test"}),
     "workers": Group(
         "Scheduler workers: who is working, where, and how much.",
         {"list": "list_workers"},

@@ -135,6 +135,8 @@ def endpoint_view(endpoint: Endpoint, last_run: Run | None) -> dict[str, Any]:
         "catch_up_window_seconds": spec.catch_up_window_seconds,
         "floor_seconds": spec.floor_seconds,
         "quiet": quiet_value(spec.quiet) or [],
+        "overlap": spec.overlap.value,
+        "overrun_since": iso(endpoint.overrun_since),
         "paused": _pause_view(endpoint.pause),
         "job_paused": _pause_view(endpoint.job_pause),
         "interval_hint": _interval_hint_view(endpoint.interval_hint),
@@ -240,6 +242,17 @@ def event_label(notification: Notification) -> str:
     return notification.event.value
 
 
+def hold_reason(notification: Notification) -> str | None:
+    """Why a held notification was not sent: `blocked by etl/fetch`."""
+    return None if notification.held_by is None else f"blocked by {notification.held_by}"
+
+
+def target_kind(notification: Notification) -> str:
+    """Where the notification goes, by kind: a `notify.urls` webhook is a `webhook` too."""
+    target = notification.target
+    return "webhook" if target is None else target.kind.value
+
+
 def notification_view(notification: Notification, ref: str) -> dict[str, Any]:
     """The `--json` shape: keys are a stable interface for scripts."""
     n = notification
@@ -251,12 +264,15 @@ def notification_view(notification: Notification, ref: str) -> dict[str, Any]:
         "job_id": n.job_id,
         "url": mask_url(n.url),
         "target": None if n.target is None else n.target.kind.value,
+        "kind": target_kind(n),
         "status": n.status.value,
         "attempts": n.attempts,
         "created_at": iso(n.created_at),
         "next_attempt_at": iso(n.next_attempt_at),
         "delivered_at": iso(n.delivered_at),
         "last_error": mask_urls(n.last_error) if n.last_error else None,
+        "held_by": n.held_by,
+        "reason": hold_reason(n),
         "payload": n.payload,
     }
 

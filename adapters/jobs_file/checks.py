@@ -38,6 +38,7 @@ from cronpilot.domain.model import (
     CatchUp,
     EndpointSpec,
     Job,
+    Overlap,
     RetryPolicy,
     Schedule,
 )
@@ -166,6 +167,7 @@ def _spec(
             else endpoint.catch_up_window
         ),
         floor_seconds=floor_seconds,
+        overlap=_overlap(job, endpoint, loc),
         rules=tuple(rule.rule() for rule in endpoint.rules),
         quiet=_quiet(job, endpoint, schedule, loc),
     )
@@ -242,6 +244,20 @@ def _alert_settings(job: JobConfig, endpoint: EndpointConfig) -> dict[str, Any]:
     }
 
 
+def _overlap(job: JobConfig, endpoint: EndpointConfig, loc: Loc) -> Overlap:
+    """The endpoint's overlap policy, else the job's, else `skip`; a DAG dependant has no
+    slots, and keeps `skip` (its own is refused with the other schedule fields)."""
+    declared = endpoint.overlap or (None if endpoint.depends_on else job.overlap)
+    if declared == "allow":
+        where = (*loc, "overlap") if endpoint.overlap else (*loc[:-2], "overlap")
+        raise Issue(
+            where,
+            "'allow' is not supported: an endpoint has one call in flight at a time; use "
+            "'queue_one' to run the latest slot as soon as the call ends",
+        )
+    return Overlap(declared or Overlap.SKIP)
+
+
 def _watched(mine: float | None, jobs: float | None, endpoint: EndpointConfig) -> float | None:
     if endpoint.depends_on:
         return None
@@ -302,6 +318,7 @@ _SCHEDULE_FIELDS = (
     "jitter",
     "catch_up",
     "catch_up_window",
+    "overlap",
 )
 
 

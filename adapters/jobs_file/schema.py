@@ -91,6 +91,10 @@ class RetryConfig(Strict):
     unsafe: bool = False
 
 
+OverlapPolicy = Literal["skip", "queue_one", "allow"]
+"""`domain.model.Overlap`; `allow` is named to be refused with a reason (`checks`)."""
+
+
 class EndpointConfig(Strict):
     name: Name
     description: str = ""
@@ -122,6 +126,7 @@ class EndpointConfig(Strict):
     jitter: Jitter | None = None
     catch_up: CatchUp | None = None
     catch_up_window: Window | None = None
+    overlap: OverlapPolicy | None = None
     rules: list[RuleConfig] = Field(default_factory=list, max_length=MAX_RULES)
     quiet: Quiet | None = None
     limit: LimitKey | None = None
@@ -136,6 +141,7 @@ class JobConfig(Strict):
     pause_after: Count | None = None
     quiet: Quiet | None = None
     limit: LimitKey | None = None
+    overlap: OverlapPolicy | None = None
     endpoints: list[EndpointConfig] = Field(min_length=1)
 
 

@@ -24,6 +24,7 @@ from cronpilot.adapters.sql.rows import (
     job_values,
     lock_endpoint,
     save_endpoint,
+    save_endpoint_states,
     select_endpoints,
 )
 from cronpilot.adapters.sql.tables import IS_QUEUED, endpoints, jobs, run_queue
@@ -157,8 +158,19 @@ class SqlCatalog(CatalogRepository):
             raise JobNotFound(name)
         return job_from_row(row)
 
-    async def set_job_pause(self, name: str, pause: Pause | None) -> Job:
+    async def set_job_pause(self, name: str, pause: Pause | None, now: datetime) -> Job:
+        from cronpilot.domain import transitions
+
         async with self._db.write() as conn:
+            if pause is None:
+                held = select_endpoints().where(jobs.c.name == name).with_for_update(of=endpoints)
+                # Only the schedule state is saved: the secrets may stay sealed.
+                rows = (await conn.execute(held)).mappings().all()
+                stored = [endpoint_from_row(row, None) for row in rows]
+                resumed = [transitions.job_resumed(e, now) for e in stored]
+                changed = [new for new, old in zip(resumed, stored, strict=True) if new is not old]
+                if changed:
+                    await save_endpoint_states(conn, changed)
             result = await conn.execute(
                 update(jobs)
                 .where(jobs.c.name == name)

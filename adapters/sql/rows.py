@@ -38,6 +38,7 @@ from cronpilot.domain.model import (
     IntervalHint,
     Job,
     OneShotHint,
+    Overlap,
     Pause,
     PlannerMode,
     Reference,
@@ -146,7 +147,13 @@ def endpoint_values(endpoint: Endpoint, cipher: SecretCipher | None) -> dict[str
     }
 
 
-SPACING_COLUMNS = ("jitter_seconds", "catch_up", "catch_up_window_seconds", "floor_seconds")
+SPACING_COLUMNS = (
+    "jitter_seconds",
+    "catch_up",
+    "catch_up_window_seconds",
+    "floor_seconds",
+    "overlap",
+)
 """Declared columns of jitter, catch-up and the floor, named as their `EndpointSpec` fields:
 planning reads them too."""
 
@@ -157,6 +164,7 @@ def _spacing_values(spec: EndpointSpec) -> dict[str, Any]:
         "catch_up": spec.catch_up.value,
         "catch_up_window_seconds": spec.catch_up_window_seconds,
         "floor_seconds": spec.floor_seconds,
+        "overlap": spec.overlap.value,
     }
 
 
@@ -166,6 +174,7 @@ def _spacing_from_row(row: Mapping[Any, Any]) -> dict[str, Any]:
         "catch_up": CatchUp(row["catch_up"]),
         "catch_up_window_seconds": row["catch_up_window_seconds"],
         "floor_seconds": row["floor_seconds"],
+        "overlap": Overlap(row["overlap"]),
     }
 
 
@@ -191,6 +200,7 @@ STATE_COLUMNS = (
     "hint_oneshot_source",
     "next_slot_at",
     "late_since",
+    "overrun_since",
 )
 """The runtime columns, in `state_values`' order."""
 
@@ -220,6 +230,7 @@ def state_values(endpoint: Endpoint) -> dict[str, Any]:
         "hint_oneshot_source": oneshot.source.value if oneshot else None,
         "next_slot_at": endpoint.next_slot_at,
         "late_since": endpoint.late_since,
+        "overrun_since": endpoint.overrun_since,
     }
 
 
@@ -399,6 +410,7 @@ def _state_from_row(row: Mapping[Any, Any]) -> dict[str, Any]:
         "retry_after_at": row["retry_after_at"],
         "next_slot_at": row["next_slot_at"],
         "late_since": row["late_since"],
+        "overrun_since": row["overrun_since"],
     }
 
 

@@ -201,6 +201,10 @@ endpoints = Table(
     Column("quiet", _json(), nullable=True),
     # The key of the limit its calls count against (`limits`); NULL: none.
     Column("limit_key", String(200), nullable=True),
+    # `overlap` (skip, queue_one): slots that come while a call runs; `overrun_since` begins
+    # the current streak of calls that outlasted their interval (`domain.overlap`).
+    Column("overlap", String(16), nullable=False, server_default=text("'skip'")),
+    Column("overrun_since", UtcDateTime, nullable=True),
     UniqueConstraint("job_id", "name"),
 )
 
@@ -543,6 +547,17 @@ notifications = Table(
     Column("lease_until", UtcDateTime, nullable=True),
     # The `notify.targets` entry of the row, secrets sealed; NULL for a webhook URL.
     Column("target", _json(), nullable=True),
+    # The episode and destination of the row (`domain.alerts.episode_key`): delivered in order.
+    Column("episode_key", Text, nullable=True),
+    # The DAG upstream that blocked the endpoint: the row is `held` (`domain.alert_holding`).
+    Column("held_by", Text, nullable=True),
+)
+# A row waits while an earlier one of its episode is pending (`domain.alerts.precedes`).
+Index(
+    "ix_notifications_episode",
+    notifications.c.episode_key,
+    postgresql_where=notifications.c.status == "pending",
+    sqlite_where=notifications.c.status == "pending",
 )
 # The notifier reads only pending rows in next-attempt order; delivered and failed ones stay out.
 Index(

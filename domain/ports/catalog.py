@@ -95,10 +95,12 @@ class CatalogRepository(Protocol):
         Raises `EndpointNotFound`."""
         ...
 
-    async def set_job_pause(self, name: str, pause: Pause | None) -> Job:
-        """Pause the job `name` (or resume it with None); its endpoints keep their own pauses
-        and plans, and the claim skips them while the job's pause holds
-        (`domain.pauses.job_holds`). Returns the updated job; raises `JobNotFound`."""
+    async def set_job_pause(self, name: str, pause: Pause | None, now: datetime) -> Job:
+        """Pause the job `name` (or resume it with None at `now`); its endpoints keep their own
+        pauses and plans, and the claim skips them while the job's pause holds
+        (`domain.pauses.job_holds`). A resume re-plans the endpoints the pause held
+        (`transitions.job_resumed`: slots passed meanwhile are skipped), in the same write.
+        Returns the updated job; raises `JobNotFound`."""
         ...
 
     async def set_hints(

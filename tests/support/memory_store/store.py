@@ -12,6 +12,7 @@ from datetime import date, datetime, timedelta
 from types import TracebackType
 from typing import Any, Self
 
+from cronpilot.domain import alert_holding
 from cronpilot.domain.alerts import Notification
 from cronpilot.domain.approvals import Approval
 from cronpilot.domain.audit import AuditEntry
@@ -83,6 +84,7 @@ from cronpilot.domain.transitions import (
     after_slot,
     caught_up,
     claim_of,
+    job_resumed,
     queued_claim,
     replanned,
     started_queued,
@@ -202,6 +204,8 @@ class MemoryState:
         return endpoint, run
 
     def add_notifications(self, raised: Sequence[Notification]) -> None:
+        if alert_holding.may_hold(raised):
+            raised = alert_holding.held(raised, self.endpoints)
         for notification in raised:
             self.notifications[notification.id] = notification
 
@@ -298,13 +302,14 @@ class MemoryCatalog(CatalogRepository):
     async def set_pause(self, endpoint_id: str, pause: Pause | None, now: datetime) -> Endpoint:
         return await self._change(endpoint_id, lambda e: with_pause(e, pause, now))
 
-    async def set_job_pause(self, name: str, pause: Pause | None) -> Job:
+    async def set_job_pause(self, name: str, pause: Pause | None, now: datetime) -> Job:
         async with self._state.lock:
             job = replace(await self.get_job(name), pause=pause)
             self._state.jobs[name] = job
             for endpoint in list(self._state.endpoints.values()):
                 if endpoint.job_id == job.id:
-                    self._state.endpoints[endpoint.id] = replace(endpoint, job_pause=pause)
+                    kept = endpoint if pause is not None else job_resumed(endpoint, now)
+                    self._state.endpoints[endpoint.id] = replace(kept, job_pause=pause)
         return job
 
     async def set_hints(
@@ -473,6 +478,7 @@ class MemoryClaims(ClaimRepository):
             for one in settled:
                 if one is not None:
                     state.runs[one.run.id] = one.run
+                    state.runs.update((run.id, run) for run in one.skipped)
                     state.endpoints[one.endpoint.id] = one.endpoint
                     state.add_notifications(one.raised)
             recorded: list[Recorded | CronpilotError] = []
@@ -480,9 +486,10 @@ class MemoryClaims(ClaimRepository):
                 if one is None:
                     recorded.append(LeaseLost(item.claim.endpoint.id, item.worker_id))
                 elif item.claim.endpoint.spec.dependants:
-                    recorded.append(advance_dag(state, item, one.run))
+                    advanced = advance_dag(state, item, one.run)
+                    recorded.append(replace(advanced, overlapped=len(one.skipped)))
                 else:
-                    recorded.append(Recorded(one.run, []))
+                    recorded.append(Recorded(one.run, [], overlapped=len(one.skipped)))
         return recorded
 
     async def release(self, claim: Claim, worker_id: str) -> None:
