@@ -121,21 +121,15 @@ def serve_processes(settings: Settings, overrides: dict[str, Any], count: int) -
         for name, value in overrides.items()
         if value is not None and name in ("concurrency", "batch_size")
     }
+    # The children's metrics files live as long as the group: made here, deleted on exit.
     with tempfile.TemporaryDirectory(prefix="cronpilot-metrics-") as folder:
         metrics_dir = None if settings.metrics_port is None else Path(folder)
         probes = None
-        if settings.metrics_port is not None and metrics_dir is not None:
-            probes = (settings.metrics_host, settings.metrics_port, metrics_dir)
+        if settings.metrics_port is not None:
+            probes = (settings.metrics_host, settings.metrics_port, Path(folder))
+        env = child_env(given, metrics_dir)
         try:
-            asyncio.run(
-                serve_group(
-                    child_argv(),
-                    child_env(given, metrics_dir),
-                    settings.worker_id,
-                    count,
-                    probes,
-                )
-            )
+            asyncio.run(serve_group(child_argv(), env, settings.worker_id, count, probes))
         except GroupFailed as failed:
             typer.echo(f"error: {failed}", err=True)
             raise typer.Exit(failed.code) from failed

@@ -86,7 +86,7 @@ def _sync_url(postgres_url: str) -> str:
 def _runs_by_worker(engine: Any) -> dict[str, int]:
     with engine.connect() as conn:
         query = text("SELECT worker_id, count(*) FROM runs GROUP BY worker_id")
-        return dict(conn.execute(query).tuples().all())
+        return {str(worker): int(count) for worker, count in conn.execute(query)}
 
 
 def _pending(engine: Any) -> int:
