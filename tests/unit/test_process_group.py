@@ -8,7 +8,9 @@ import os
 import sys
 
 import pytest
+import typer
 
+from cronpilot.adapters.cli.scheduler_cmd import process_count
 from cronpilot.adapters.process_group import CRASHES_AT_START, GroupFailed, ProcessGroup
 
 
@@ -54,3 +56,11 @@ async def test_a_stop_ends_every_child_and_the_group_cleanly() -> None:
 
     assert not any(child.running for child in group.children)
     assert group.readiness()[0] is False
+
+
+def test_processes_is_a_count_or_auto_for_one_per_core() -> None:
+    assert process_count("3") == 3
+    assert process_count("auto") == (os.cpu_count() or 1)
+    for wrong in ("0", "-1", "two", ""):
+        with pytest.raises(typer.BadParameter):
+            process_count(wrong)
