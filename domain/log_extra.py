@@ -104,6 +104,7 @@ LogAction = Literal[
     "volatile_fields",
     "wake_failed",
     "wake_stale",
+    "worker_process_died",
 ]
 """What a log record reports, one name per event, snake_case; the `action` field of its line."""
 
