@@ -100,6 +100,16 @@ def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+async def sqlite_foreign_keys(conn: AsyncConnection, *, on: bool) -> None:
+    """Turn SQLite's foreign keys on or off for `conn`, outside any transaction (inside one
+    SQLite ignores the pragma). A migration runs with them off: batch mode rebuilds a table by
+    dropping it, and with them on that drop would delete, by ON DELETE CASCADE, every row that
+    refers to it (an endpoint's runs). `PRAGMA foreign_key_check` proves the result instead."""
+    driver = (await conn.get_raw_connection()).driver_connection
+    assert driver is not None, "a live pooled connection has its driver's"
+    await driver.execute(f"PRAGMA foreign_keys={'ON' if on else 'OFF'}")
+
+
 def _sqlite_begin(conn: Any) -> None:
     immediate = conn.get_execution_options().get(_IMMEDIATE, False)
     conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
@@ -243,14 +253,22 @@ class Database:
                 yield conn
 
     @asynccontextmanager
-    async def write(self) -> AsyncIterator[AsyncConnection]:
-        """One transaction, committed when the block ends and rolled back on any error."""
+    async def write(self, *, migrating: bool = False) -> AsyncIterator[AsyncConnection]:
+        """One transaction, committed when the block ends and rolled back on any error.
+        `migrating` (SQLite): the schema changes in it, with foreign keys off
+        (`sqlite_foreign_keys`)."""
         with translate_driver_errors(self.url):
             async with self.engine.connect() as conn:
                 if self.dialect == "sqlite":
                     await conn.execution_options(**{_IMMEDIATE: True})
-                async with conn.begin():
-                    yield conn
+                    if migrating:
+                        await sqlite_foreign_keys(conn, on=False)
+                try:
+                    async with conn.begin():
+                        yield conn
+                finally:
+                    if migrating and self.dialect == "sqlite":
+                        await sqlite_foreign_keys(conn, on=True)
 
     @asynccontextmanager
     async def driver(
