@@ -10,6 +10,7 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from cronpilot.adapters.console import (
+    alert_pages,
     endpoint_pages,
     graph_page,
     login,
@@ -27,5 +28,13 @@ def install_console(app: FastAPI) -> None:
     # A new key per process: a restart makes open forms stale, never a session.
     app.state.console_key = secrets.token_bytes(32)
     app.mount(STATIC_URL, StaticFiles(directory=STATIC), name="console-static")
-    for pages in (login, endpoint_pages, run_pages, planner_pages, graph_page, search_page):
+    for pages in (
+        login,
+        endpoint_pages,
+        run_pages,
+        planner_pages,
+        alert_pages,
+        graph_page,
+        search_page,
+    ):
         app.include_router(pages.router)

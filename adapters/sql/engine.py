@@ -100,6 +100,16 @@ def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+async def sqlite_foreign_keys(conn: AsyncConnection, *, on: bool) -> None:
+    """Turn SQLite's foreign keys on or off for `conn`, outside any transaction (inside one
+    SQLite ignores the pragma). A migration runs with them off: batch mode rebuilds a table by
+    dropping it, and with them on that drop would delete, by ON DELETE CASCADE, every row that
+    refers to it (an endpoint's runs). `PRAGMA foreign_key_check` proves the result instead."""
+    driver = (await conn.get_raw_connection()).driver_connection
+    assert driver is not None, "a live pooled connection has its driver's"
+    await driver.execute(f"PRAGMA foreign_keys={'ON' if on else 'OFF'}")
+
+
 def _sqlite_begin(conn: Any) -> None:
     immediate = conn.get_execution_options().get(_IMMEDIATE, False)
     conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
@@ -129,11 +139,16 @@ def create_engine(url: str, pool_size: int = DEFAULT_POOL_SIZE) -> AsyncEngine:
 
     `pool_size` matters on PostgreSQL, where a worker finishes many runs at once; SQLite has one
     writer whatever the pool, so it keeps SQLAlchemy's default pool. Raises `StoreUnavailable`
-    for a SQLite file that cannot be one (see `_require_sqlite_file`)."""
+    for a SQLite file that cannot be one (see `_require_sqlite_file`). Statements' parameters
+    (header secrets, URLs, bodies) stay out of SQLAlchemy's logs and error messages, at any
+    level."""
     if make_url(url).get_backend_name() == "sqlite":
         _require_sqlite_file(url)
         engine = create_async_engine(
-            url, json_serializer=_sqlite_json, json_deserializer=_json_loads
+            url,
+            json_serializer=_sqlite_json,
+            json_deserializer=_json_loads,
+            hide_parameters=True,
         )
     else:
         connect_args: dict[str, Any] = {"timeout": CONNECT_TIMEOUT_SECONDS}
@@ -145,6 +160,7 @@ def create_engine(url: str, pool_size: int = DEFAULT_POOL_SIZE) -> AsyncEngine:
             max_overflow=pool_size // 2,
             connect_args=connect_args,
             json_deserializer=_json_loads,
+            hide_parameters=True,
         )
     if engine.dialect.name == "sqlite":
         event.listen(engine.sync_engine, "connect", _sqlite_connect)
@@ -237,14 +253,22 @@ class Database:
                 yield conn
 
     @asynccontextmanager
-    async def write(self) -> AsyncIterator[AsyncConnection]:
-        """One transaction, committed when the block ends and rolled back on any error."""
+    async def write(self, *, migrating: bool = False) -> AsyncIterator[AsyncConnection]:
+        """One transaction, committed when the block ends and rolled back on any error.
+        `migrating` (SQLite): the schema changes in it, with foreign keys off
+        (`sqlite_foreign_keys`)."""
         with translate_driver_errors(self.url):
             async with self.engine.connect() as conn:
                 if self.dialect == "sqlite":
                     await conn.execution_options(**{_IMMEDIATE: True})
-                async with conn.begin():
-                    yield conn
+                    if migrating:
+                        await sqlite_foreign_keys(conn, on=False)
+                try:
+                    async with conn.begin():
+                        yield conn
+                finally:
+                    if migrating and self.dialect == "sqlite":
+                        await sqlite_foreign_keys(conn, on=True)
 
     @asynccontextmanager
     async def driver(

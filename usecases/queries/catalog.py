@@ -9,6 +9,7 @@ from typing import Protocol, TypeVar
 
 from cronpilot.domain.change_rate import change_text
 from cronpilot.domain.errors import JobNotFound
+from cronpilot.domain.limits import LimitStatus
 from cronpilot.domain.model import Endpoint, Job, Run
 from cronpilot.domain.paging import Name, NamedPage, named_page
 from cronpilot.domain.ports import ReadingFactory
@@ -30,6 +31,9 @@ class EndpointState:
     changes: str | None = None
     """How often it changes and how fresh its interval keeps the copy (`show_endpoint`
     only, `domain.change_rate.change_text`)."""
+    limit: LimitStatus | None = None
+    """The limit it counts against, with its calls in flight and its hold (`show_endpoint`
+    only)."""
 
 
 async def list_jobs(reading: ReadingFactory) -> list[JobSummary]:
@@ -108,8 +112,11 @@ async def show_endpoint(
         latest = await read.runs.latest_runs([endpoint.id])
         looked = await read.planner.last_analysed(endpoint.id)
         newest = [] if now is None else await read.runs.list_runs(endpoint.id, CHANGE_RUNS)
+        key = endpoint.spec.limit
+        limits = [] if key is None else await read.catalog.limits()
     changes = None if now is None else change_text(endpoint, newest, now)
-    return EndpointState(endpoint, latest.get(endpoint.id), looked, changes)
+    limit = next((status for status in limits if status.state.key == key), None)
+    return EndpointState(endpoint, latest.get(endpoint.id), looked, changes, limit)
 
 
 async def endpoint_refs(reading: ReadingFactory) -> dict[str, str]:
