@@ -253,22 +253,32 @@ class Database:
                 yield conn
 
     @asynccontextmanager
-    async def write(self, *, migrating: bool = False) -> AsyncIterator[AsyncConnection]:
-        """One transaction, committed when the block ends and rolled back on any error.
-        `migrating` (SQLite): the schema changes in it, with foreign keys off
-        (`sqlite_foreign_keys`)."""
+    async def write(self) -> AsyncIterator[AsyncConnection]:
+        """One transaction, committed when the block ends and rolled back on any error."""
         with translate_driver_errors(self.url):
             async with self.engine.connect() as conn:
                 if self.dialect == "sqlite":
                     await conn.execution_options(**{_IMMEDIATE: True})
-                    if migrating:
-                        await sqlite_foreign_keys(conn, on=False)
+                async with conn.begin():
+                    yield conn
+
+    @asynccontextmanager
+    async def migrating(self) -> AsyncIterator[AsyncConnection]:
+        """`write` for a change of schema: on SQLite with foreign keys off
+        (`sqlite_foreign_keys`), turned on again after it."""
+        if self.dialect != "sqlite":
+            async with self.write() as conn:
+                yield conn
+            return
+        with translate_driver_errors(self.url):
+            async with self.engine.connect() as conn:
+                await conn.execution_options(**{_IMMEDIATE: True})
+                await sqlite_foreign_keys(conn, on=False)
                 try:
                     async with conn.begin():
                         yield conn
                 finally:
-                    if migrating and self.dialect == "sqlite":
-                        await sqlite_foreign_keys(conn, on=True)
+                    await sqlite_foreign_keys(conn, on=True)
 
     @asynccontextmanager
     async def driver(

@@ -117,7 +117,7 @@ async def upgrade_database(url: str, cipher: SecretCipher | None = None) -> Upgr
 
     db = Database(create_engine(url), url)
     try:
-        async with db.write(migrating=True) as conn:
+        async with db.migrating() as conn:
             upgrade = await conn.run_sync(_upgrade_head, alembic_config())
         if cipher is not None:
             await seal_stored_urls(db, cipher)

@@ -7,7 +7,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from alembic import command
-from sqlalchemy import Connection, inspect, insert, text
+from sqlalchemy import Connection, insert, inspect, text
 
 from cronpilot.adapters.sql import open_sql_store, upgrade_database
 from cronpilot.adapters.sql.engine import create_engine
