@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli.listing import JobFilter, Listing
 from cronpilot.adapters.cli.output import OutputOption, clock_time
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
-from cronpilot.adapters.cli.views import limit_view
+from cronpilot.adapters.cli.views import limit_status_view
 from cronpilot.domain.limits import LimitStatus
 from cronpilot.domain.ports import Store
 from cronpilot.usecases.queries.catalog import list_limits
@@ -23,12 +22,6 @@ def list_all(job: JobFilter = None, output: OutputOption = None) -> None:
         return await list_limits(store.reading, job)
 
     _LISTING.show(with_store(admin_settings(), act), output, build_clock().now())
-
-
-def limits_view(status: LimitStatus) -> dict[str, Any]:
-    """The `--json` shape: the `limit` of `endpoints show --json`."""
-    shown: dict[str, Any] = limit_view(status)["limit"]
-    return shown
 
 
 def _row(status: LimitStatus, now: datetime) -> list[str]:
@@ -50,5 +43,5 @@ _LISTING = Listing[LimitStatus](
     empty="no limits declared; see docs/limits.md",
     columns=("Key", "Concurrency", "Rate", "In flight", "Held", "Reason", "Since", "Opens"),
     row=_row,
-    view=limits_view,
+    view=limit_status_view,
 )
