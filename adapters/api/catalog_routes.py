@@ -20,6 +20,7 @@ from cronpilot.adapters.cli.views import (
     endpoint_view,
     job_pause_view,
     job_view,
+    limit_status_view,
     limit_view,
     report_view,
 )
@@ -30,6 +31,7 @@ from cronpilot.usecases import schedule
 from cronpilot.usecases.declarations import apply_declarations, preview_declarations
 from cronpilot.usecases.deletion import delete
 from cronpilot.usecases.queries.catalog import (
+    list_limits,
     page_endpoints,
     page_jobs,
     show_endpoint,
@@ -87,6 +89,13 @@ async def get_endpoint(
     quiet = quiet_view(state.endpoint, ctx.clock.now())
     shown = endpoint_view(state.endpoint, state.last_run) | looked | quiet
     return shown | limit_view(state.limit)
+
+
+@router.get("/limits")
+async def get_limits(ctx: Context, _: Reader, job: str | None = None) -> list[dict[str, Any]]:
+    """Limits per target by key, with their calls in flight and the slots the last claim held
+    back; with `job`, only the keys its endpoints name (a token limited to jobs names one)."""
+    return [limit_status_view(status) for status in await list_limits(ctx.store.reading, job)]
 
 
 @router.delete("/endpoints/{job}/{name}")

@@ -85,7 +85,7 @@ def list_endpoints(
             table,
             endpoint.ref,
             in_force_text(endpoint, now),
-            _next_run(endpoint, now),
+            next_run_text(endpoint, now),
             "job paused" if job_holds(endpoint, now) else _source(endpoint),
             last_run_text(state.last_run, now),
         )
@@ -209,7 +209,7 @@ def _details(
             ("endpoint hints", "accepted" if spec.accept_hints else "ignored (accept_hints off)"),
             ("dangerous", dangerous_text(spec)),
             ("rules", "; ".join(f"{n}. {t}" for n, t in enumerate(rule_texts(spec), 1)) or "-"),
-            ("next run", _next_run(endpoint, now)),
+            ("next run", next_run_text(endpoint, now)),
             ("source", _source(endpoint)),
             ("retry after", relative(endpoint.retry_after_at, now)),
             ("paused", pause_text(endpoint.pause, now)),
@@ -258,7 +258,7 @@ def _spacing(endpoint: Endpoint) -> str:
     )
 
 
-def _next_run(endpoint: Endpoint, now: datetime) -> str:
+def next_run_text(endpoint: Endpoint, now: datetime) -> str:
     """When the next call goes out (a pause of its job holds it back), and the slot it stands
     for when jitter moved it."""
     if endpoint.next_run_at is None:

@@ -13,6 +13,7 @@ from cronpilot.adapters.console import (
     alert_pages,
     endpoint_pages,
     graph_page,
+    limits_page,
     login,
     planner_pages,
     run_pages,
@@ -36,5 +37,6 @@ def install_console(app: FastAPI) -> None:
         alert_pages,
         graph_page,
         search_page,
+        limits_page,
     ):
         app.include_router(pages.router)

@@ -119,6 +119,18 @@ async def show_endpoint(
     return EndpointState(endpoint, latest.get(endpoint.id), looked, changes, limit)
 
 
+async def list_limits(reading: ReadingFactory, job: str | None = None) -> list[LimitStatus]:
+    """Every stored limit by key with its calls in flight and hold; of one job (raises
+    `JobNotFound`), only the keys its endpoints name: all a token limited to it may see."""
+    async with reading() as read:
+        statuses = await read.catalog.limits()
+        if job is None:
+            return statuses
+        await read.catalog.get_job(job)
+        named = {e.spec.limit for e in await read.catalog.list_endpoints(job)}
+    return [status for status in statuses if status.state.key in named]
+
+
 async def endpoint_refs(reading: ReadingFactory) -> dict[str, str]:
     """Endpoint id → `job/endpoint`, for listings that hold ids."""
     async with reading() as read:
