@@ -4,8 +4,9 @@ look (`PlannerState.last_analysed_at`), so a planner looking at a steady endpoin
 does not write ~1,400 sessions a day that all say "already in force".
 
 A session whose outcome matters is stored: a proposal made (applied, held, dropped or refused
-by a guardrail), a failed or exhausted analysis, a tool or condition error, a rule that began
-or stopped holding. `planner run-once` stores every session: someone asked to see it.
+by a guardrail), an action a higher controller held back (`domain.controllers`), a failed or
+exhausted analysis, a tool or condition error, a rule that began or stopped holding.
+`planner run-once` stores every session: someone asked to see it.
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ what the first said."""
 def analysis_is_quiet(session: AnalysisSession, proposals_made: int) -> bool:
     """Whether an analyst's (heuristic, LLM) session is left unstored: it ended with
     `submit_analysis`, without an error, and proposed nothing (`proposals_made`: the
-    proposals its action tools recorded; an action found already in force or pending makes
-    none)."""
+    proposals its action tools recorded and the actions a higher controller held back; an
+    action found already in force or pending makes none)."""
     return (
         session.status is SessionStatus.SUBMITTED
         and session.error is None

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ValidationError
 
 from cronpilot.domain.change_detection import comparable_hash, ignored_fields
 from cronpilot.domain.context import related_siblings
+from cronpilot.domain.controllers import Held
 from cronpilot.domain.errors import CronpilotError
 from cronpilot.domain.graph import Edge
 from cronpilot.domain.model import JSON, Endpoint, PlannerMode, Run
@@ -163,6 +164,8 @@ class ToolBox:
     made: int = 0
     """Proposals recorded by the session's actions (a session that made none may be quiet:
     `domain.quiet_passes`)."""
+    held: int = 0
+    """Actions a higher controller or a dwell held back: news, so the session is stored."""
     noted: str | None = None
     """What the call under way did, in words, as its handler notes it for the call's record."""
 
@@ -341,6 +344,9 @@ async def _propose(box: ToolBox, draft: ProposalDraft) -> JSON:
     endpoint = box.endpoint
     context = box.context
     why_not = await context.desk.unneeded(draft, endpoint.id, context.now())
+    if isinstance(why_not, Held):
+        box.held += 1
+        why_not = why_not.text
     if why_not is None and draft in box.deferred:
         why_not = "already proposed in this analysis"
     if why_not is not None:

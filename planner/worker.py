@@ -342,7 +342,7 @@ class PlannerWorker:
             next_analysis_at=next_at,
             failed=failed,
         )
-        return _Looked(session, outcome, analysis_is_quiet(session, toolbox.made))
+        return _Looked(session, outcome, analysis_is_quiet(session, toolbox.made + toolbox.held))
 
     def _log(self, endpoint: Endpoint, session: AnalysisSession, outcome: AnalysisOutcome) -> None:
         fields = {"endpoint_id": endpoint.id, "session_id": session.id}

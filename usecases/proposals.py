@@ -14,7 +14,7 @@ from cronpilot.domain.alerts import proposal_notifications
 from cronpilot.domain.audit import AuditAction, audit_entry
 from cronpilot.domain.autonomy import Gate, Gated, gate, learnt, threshold_of
 from cronpilot.domain.churn import unneeded
-from cronpilot.domain.controllers import Controller, held
+from cronpilot.domain.controllers import Controller, Held, held
 from cronpilot.domain.errors import ProposalNotPending
 from cronpilot.domain.guardrails import (
     RATE_WINDOW,
@@ -136,11 +136,13 @@ class ProposalDesk:
             endpoint = await tx.catalog.get_endpoint(endpoint_id)
             return await self._standing(tx, draft, endpoint, now)
 
-    async def unneeded(self, draft: ProposalDraft, endpoint_id: str, now: datetime) -> str | None:
+    async def unneeded(
+        self, draft: ProposalDraft, endpoint_id: str, now: datetime
+    ) -> str | Held | None:
         """Why the planner's `draft` is not worth making on the endpoint (`domain.churn.unneeded`:
         in force, or the same proposal pending; an admin rejected it within the cool-down; or
         a higher controller holds the endpoint, or its last change dwells: then it is counted
-        as held), or None."""
+        and answered as `Held`), or None."""
         async with self._reading() as tx:
             endpoint = await tx.catalog.get_endpoint(endpoint_id)
             pending = await tx.planner.list_proposals(
@@ -157,7 +159,7 @@ class ProposalDesk:
         if waits is None:
             return None
         self._telemetry.held_back(endpoint, waits.by)
-        return waits.text
+        return waits
 
     async def propose(
         self, draft: ProposalDraft, endpoint_id: str, proposer: Proposer, now: datetime

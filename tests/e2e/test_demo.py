@@ -145,7 +145,7 @@ def test_demo_runs_every_endpoint_and_summarises_from_the_database(tmp_path: Pat
     # Damped (decision 0032): within the demo's seconds, a rule that holds again is held back
     # by the dwell of the change a rule made at the start.
     held = re.findall(
-        r"^rule (\S+) (\d) at \+\S+: .* = true -> held back by dwell: the last rule-made change "
+        r"^rule (\S+) (\d) at \+\S+: .* = true -> held back by dwell: the last change "
         r"\(proposal [0-9a-f]+, applied\) dwells 120s, until \S+$",
         done.stdout,
         re.MULTILINE,

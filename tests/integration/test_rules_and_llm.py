@@ -9,7 +9,7 @@ from datetime import timedelta
 
 from cronpilot.adapters.llm.openai_client import OpenAIChat
 from cronpilot.domain.model import PlannerMode
-from cronpilot.domain.planning import ProposalKind, ProposalStatus
+from cronpilot.domain.planning import ProposalStatus
 from cronpilot.domain.rules import ActionKind, Rule, RuleAction
 from cronpilot.planner.session import LlmAnalyst
 from tests.planner.builders import T0, answer, declare, make_planner, spec
@@ -68,7 +68,7 @@ def _interval(seconds: float) -> Calls:
     return Calls([Call("propose_interval", arguments)])
 
 
-async def test_a_proposal_contradicting_a_rule_that_holds_is_refused() -> None:
+async def test_a_proposal_contradicting_a_rule_that_holds_is_held_back() -> None:
     store = await _watch(0.08)
 
     brief = await _round(store, [_interval(120), _interval(10), submit("every 10 s it is")])
@@ -82,17 +82,15 @@ async def test_a_proposal_contradicting_a_rule_that_holds_is_refused() -> None:
         (p.proposed_by, p.interval_seconds): p for p in await store.planner.list_proposals()
     }
     by_rule = proposals["rules", 10]
-    refused = proposals["llm:test-model", 120]
     assert by_rule.status is ProposalStatus.APPLIED
-    assert (refused.kind, refused.status) == (ProposalKind.INTERVAL, ProposalStatus.REFUSED)
-    assert refused.outcome == (
-        "rule 1 of j/investigator: score.body.fraud_rate > 0.05 = true holds, and it proposes "
-        "interval 120s where the rule says interval 10s"
-    )
-    # Agreeing with the rule, it changes nothing: not made again (issue 13).
-    assert ("llm:test-model", 10) not in proposals
+    # One controller at a time (decision 0048): while the rule's hint is in force the
+    # planner's change is held back, recorded in its session, and no proposal is made.
+    assert set(proposals) == {("rules", 10)}
     [session] = [s for s in await store.planner.list_sessions() if s.planner != "rules"]
-    assert [c.outcome for c in session.tool_calls][1] == "not made: already in force"
+    outcomes = [c.outcome for c in session.tool_calls]
+    assert outcomes[0] is not None
+    assert outcomes[0].startswith("not made: held by rule 1 of j/investigator until ")
+    assert outcomes[1] == "not made: already in force"
 
 
 async def test_without_a_rule_that_holds_the_model_decides() -> None:
