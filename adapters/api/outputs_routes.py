@@ -23,18 +23,19 @@ async def get_schema(
     job: str,
     name: str,
     ctx: Context,
-    _: Reader,
+    who: Reader,
     drift: Annotated[int, Query(ge=0, le=1000, description="Drift events, newest first.")] = 10,
 ) -> dict[str, Any]:
     """The endpoint's learnt output schema (JSON Schema with counts) and its drift events."""
-    return output_view(await show_output(ctx.store.reading, f"{job}/{name}", drift))
+    learnt = await show_output(ctx.store.reading, f"{job}/{name}", drift, reach=who.reach)
+    return output_view(learnt)
 
 
 @router.get("/notifications")
 async def get_notifications(
     *,
     ctx: Context,
-    _: Reader,
+    who: Reader,
     job: str | None = None,
     endpoint: str | None = None,
     status: NotificationStatus | None = None,
@@ -50,5 +51,6 @@ async def get_notifications(
         limit=limit,
         after=after(cursor),
         within=within,
+        reach=who.reach,
     )
     return await endpoint_page_view(ctx.store.reading, page, notification_view)

@@ -9,7 +9,7 @@ statement inside `BEGIN IMMEDIATE`, which already excludes every other writer.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -181,6 +181,7 @@ class SqlNotifications(NotificationRepository):
         after: Cursor | None = None,
         *,
         within: TimeRange | None = None,
+        job_ids: Collection[str] | None = None,
     ) -> list[Notification]:
         query = newest_first(
             notifications,
@@ -191,6 +192,8 @@ class SqlNotifications(NotificationRepository):
             endpoint_id=endpoint_id,
             status=status,
         )
+        if job_ids is not None:
+            query = query.where(notifications.c.job_id.in_(sorted(job_ids)))
         async with self._db.read() as conn:
             rows = (await conn.execute(query.limit(limit))).mappings().all()
         # Listed, not delivered: the targets' secrets stay sealed.

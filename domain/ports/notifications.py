@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
@@ -57,9 +57,11 @@ class NotificationRepository(Protocol):
         after: Cursor | None = None,
         *,
         within: TimeRange | None = None,
+        job_ids: Collection[str] | None = None,
     ) -> list[Notification]:
         """Newest first (by creation, then id), optionally filtered (`within`: raised in that
-        window); with `after`, those that follow it (`domain.paging.follows`)."""
+        window; `job_ids`: of those jobs only); with `after`, those that follow it
+        (`domain.paging.follows`)."""
         ...
 
     async def prune(self, before: datetime, limit: int) -> int:

@@ -3,7 +3,7 @@ leases its rows (the state's lock stands in for SKIP LOCKED)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -88,11 +88,13 @@ class MemoryNotifications(NotificationRepository):
         after: Cursor | None = None,
         *,
         within: TimeRange | None = None,
+        job_ids: Collection[str] | None = None,
     ) -> list[Notification]:
         chosen = [
             n
             for n in self._state.notifications.values()
             if (job_id is None or n.job_id == job_id)
+            and (job_ids is None or n.job_id in job_ids)
             and (endpoint_id is None or n.endpoint_id == endpoint_id)
             and (status is None or n.status is status)
             and falls_in(within, n.created_at)
