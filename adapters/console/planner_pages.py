@@ -38,6 +38,9 @@ from cronpilot.usecases.queries.reach import check_target
 
 router = console_router()
 
+EVERY_STATUS = "all"
+"""The proposals filter's choice of every status (an empty one is refused, as on every page)."""
+
 
 @router.get("/proposals")
 async def proposals(
@@ -48,10 +51,10 @@ async def proposals(
     status: Annotated[str | None, Query()] = ProposalStatus.PENDING.value,
     endpoint: Annotated[str | None, Query()] = None,
 ) -> Response:
-    """The queue: pending proposals by default (`?status=` for every one), then the approvals
-    that DAG gates wait for, and the planner mode of each job."""
+    """The queue: pending proposals by default (`?status=all` for every one), then the
+    approvals that DAG gates wait for, and the planner mode of each job."""
     reading, reach = ctx.store.reading, who.reach
-    wanted = choice(ProposalStatus, "status", status)
+    wanted = None if status == EVERY_STATUS else choice(ProposalStatus, "status", status)
     page = await list_proposals(reading, status=wanted, endpoint=endpoint, limit=PAGE, reach=reach)
     gates = await list_approvals(reading, limit=PAGE, reach=reach)
     return render(
@@ -66,6 +69,7 @@ async def proposals(
         status=wanted,
         endpoint=endpoint or "",
         statuses=[s.value for s in ProposalStatus],
+        every=EVERY_STATUS,
         autonomies=await job_autonomy(reading, reach=reach),
         graded=PlannerMode.GRADED,
         pending_gate=ApprovalState.PENDING,

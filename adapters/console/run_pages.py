@@ -4,6 +4,7 @@ or why none was stored, every attempt)."""
 from __future__ import annotations
 
 from typing import Annotated
+from urllib.parse import urlencode
 
 from fastapi import Query, Request, Response
 
@@ -62,8 +63,20 @@ async def runs(
         jobs=[j.job.name for j in await list_jobs(reading, reach=reach)],
         statuses=[s.value for s in RunStatus],
         triggers=[t.value for t in RunTrigger],
-        older=None if page.next_cursor is None else encode_cursor(page.next_cursor),
+        older=None if page.next_cursor is None else _older(query, encode_cursor(page.next_cursor)),
     )
+
+
+def _older(query: RunQuery, cursor: str) -> str:
+    """The query of the next page: the filters in force and the cursor (no empty one, which a
+    page refuses)."""
+    filters = {
+        "job": query.job,
+        "endpoint": query.endpoint,
+        "status": query.status and query.status.value,
+        "trigger": query.trigger and query.trigger.value,
+    }
+    return urlencode({**{k: v for k, v in filters.items() if v}, "cursor": cursor})
 
 
 @router.post("/runs/{run_id}/cancel")
