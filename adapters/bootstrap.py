@@ -26,7 +26,7 @@ from cronpilot.adapters.configs import (
     retention,
     worker_config,
 )
-from cronpilot.adapters.crypto import FernetCipher, load_or_create_key
+from cronpilot.adapters.crypto import KeyFileCipher, fernet_cipher
 from cronpilot.adapters.database_url import is_postgres, sqlite_file
 from cronpilot.adapters.sql.store import open_sql_store
 from cronpilot.domain.errors import InvalidConfig
@@ -87,20 +87,11 @@ __all__ = [
 
 
 def build_cipher(settings: Settings) -> SecretCipher:
-    """The header-secret cipher: `secret_key` when given, else the key file (made if missing)."""
+    """The secrets' cipher: `secret_key` when given, else the key file, made only when a
+    secret is first sealed (`KeyFileCipher`)."""
     if settings.secret_key is not None:
-        key, where = settings.secret_key.get_secret_value(), "CRONPILOT_SECRET_KEY"
-    else:
-        where = f"secret key file {settings.secret_key_file}"
-        try:
-            key = load_or_create_key(settings.secret_key_file)
-        except (OSError, UnicodeError) as exc:
-            raise InvalidConfig(where, f"cannot read or create it: {exc}") from exc
-    try:
-        return FernetCipher(key)
-    except (ValueError, UnicodeError) as exc:
-        # Never echo the key: the reason names only what is wrong with it.
-        raise InvalidConfig(where, "not a Fernet key (32 url-safe base64-encoded bytes)") from exc
+        return fernet_cipher(settings.secret_key.get_secret_value(), "CRONPILOT_SECRET_KEY")
+    return KeyFileCipher(settings.secret_key_file)
 
 
 async def open_store(settings: Settings) -> Store:
@@ -112,23 +103,38 @@ async def open_store(settings: Settings) -> Store:
 
 
 def migrate(settings: Settings) -> Upgrade:
-    """Bring the database to the newest schema (Alembic head). Call outside an event loop."""
+    """Bring the database to the newest schema (Alembic head), its stored secrets sealed with
+    the configured key. Call outside an event loop."""
     from cronpilot.adapters.sql.migrate import upgrade_database
 
-    return asyncio.run(upgrade_database(settings.database_url))
+    return asyncio.run(upgrade_database(settings.database_url, build_cipher(settings)))
 
 
 def build_dispatcher(settings: Settings, max_connections: int | None = None) -> Dispatcher:
     """Guarded (and signed, with a signing secret) calls; `max_connections` defaults to the
     worker's concurrency."""
     from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
+    from cronpilot.adapters.http.signing import Signer, SigningKeys
 
-    signing = settings.signing_secret
+    signing, previous = settings.signing_secret, settings.signing_secret_previous
+    signer = (
+        None
+        if signing is None
+        else Signer(
+            SigningKeys(
+                current=signing.get_secret_value(),
+                previous=None if previous is None else previous.get_secret_value(),
+                previous_until=settings.signing_previous_until,
+                legacy_headers=settings.signing_legacy_headers,
+            )
+        )
+    )
     return AiohttpDispatcher(
         allowed_networks=settings.allowed_networks,
         max_connections=max_connections or settings.concurrency,
         max_retry_after_seconds=settings.max_retry_after_seconds,
-        signing_secret=signing.get_secret_value() if signing is not None else None,
+        signer=signer,
+        conditional_budget_bytes=int(settings.conditional_memory_mb * 1024**2),
     )
 
 

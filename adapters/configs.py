@@ -56,7 +56,7 @@ def notifier_config(settings: Settings) -> NotifierConfig:
     """The alerts notifier's config (`notify_*`)."""
     from cronpilot.scheduler.notifier import NotifierConfig
 
-    return from_settings(NotifierConfig, settings, "notify_", shared=("worker_id",))
+    return from_settings(NotifierConfig, settings, "notify_", shared=("worker_id", "public_url"))
 
 
 def guardrail_limits(settings: Settings) -> GuardrailLimits:

@@ -5,11 +5,14 @@ Secrets stay out of the file unless asked for (decision 0021): the value of a he
 looks secret, and of a URL query parameter whose name does, is written as a `${VARIABLE}`
 reference that `apply` fills from the environment; so are the secrets of notification targets
 (a Slack or Teams URL, a PagerDuty routing key, an SMTP password). The variables are listed at
-the top of the file. With `with_secrets`, the values are written in clear instead.
+the top of the file. With `with_secrets`, the values are written in clear instead. A value
+that came from `${env:NAME}` or `${file:PATH}` (`EndpointSpec.references`) is written as it was
+written, with or without `with_secrets`: the reference, never the value.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -19,6 +22,7 @@ import yaml
 
 from cronpilot.domain.approvals import DEFAULT_APPROVAL_TIMEOUT_SECONDS
 from cronpilot.domain.errors import InvalidConfig
+from cronpilot.domain.limits import Limit
 from cronpilot.domain.model import (
     DEFAULT_CATCH_UP_WINDOW_SECONDS,
     DEFAULT_MAX_RESPONSE_BYTES,
@@ -28,10 +32,12 @@ from cronpilot.domain.model import (
     JSON,
     CatchUp,
     EndpointSpec,
+    Overlap,
     RetryPolicy,
 )
 from cronpilot.domain.notify_targets import PAGERDUTY_EVENTS_URL, NotifyTarget, TargetKind
 from cronpilot.domain.ports import JobDeclaration
+from cronpilot.domain.quiet import WEEKDAYS, QuietWindow, clock_text
 from cronpilot.domain.rules import ActionKind, Rule, RuleAction
 from cronpilot.domain.secrets import is_secret_header, replace_secret_params
 
@@ -67,16 +73,26 @@ def export_document(declarations: Sequence[JobDeclaration], *, with_secrets: boo
     for declaration in declarations:
         _refuse_references(asdict(declaration.job), declaration.job.name)
         for spec in declaration.endpoints:
-            _refuse_references(asdict(spec), f"{declaration.job.name}/{spec.name}")
+            # The references themselves are written back as they are.
+            values = {**asdict(spec), "references": None}
+            _refuse_references(values, f"{declaration.job.name}/{spec.name}")
     secrets = _Secrets(with_secrets)
     jobs = [_job(declaration, secrets) for declaration in declarations]
+    limits = {limit.key: _limit(limit) for d in declarations for limit in d.limits}
+    document = {"limits": dict(sorted(limits.items()))} if limits else {}
     text = yaml.safe_dump(
-        {"jobs": jobs}, sort_keys=False, allow_unicode=True, default_flow_style=False, width=100
+        document | {"jobs": jobs},
+        sort_keys=False,
+        allow_unicode=True,
+        default_flow_style=False,
+        width=100,
     )
     header = ["# Exported by `cronpilot export`; `cronpilot apply -f` reads it back unchanged."]
-    if secrets.variables:
+    # A variable made for a secret that a reference then replaced is not read.
+    variables = {name: where for name, where in secrets.variables.items() if f"${{{name}}}" in text}
+    if variables:
         header.append("# Secrets are read from these environment variables when applied:")
-        header += [f"#   {name}: {where}" for name, where in sorted(secrets.variables.items())]
+        header += [f"#   {name}: {where}" for name, where in sorted(variables.items())]
     return "\n".join(header) + "\n" + text
 
 
@@ -155,6 +171,8 @@ def _endpoint(ref: str, spec: EndpointSpec, secrets: _Secrets) -> dict[str, Any]
         shown["depends_on"] = list(spec.depends_on)
     if spec.only_if_changed:
         shown["only_if_changed"] = True
+    if not spec.conditional:
+        shown["conditional"] = False
     if spec.run_if is not None:
         shown["run_if"] = spec.run_if
     if spec.success_when is not None:
@@ -178,7 +196,39 @@ def _endpoint(ref: str, spec: EndpointSpec, secrets: _Secrets) -> dict[str, Any]
         shown["dangerous"] = True
     if spec.rules:
         shown["rules"] = [_rule(rule) for rule in spec.rules]
+    for reference in spec.references:
+        _put(shown, reference.at, reference.written)
+    if spec.limit is not None:
+        shown["limit"] = spec.limit
     return shown
+
+
+def _limit(limit: Limit) -> dict[str, JSON]:
+    shown: dict[str, JSON] = {}
+    if limit.concurrency is not None:
+        shown["concurrency"] = limit.concurrency
+    if limit.rate is not None:
+        shown["rate"] = str(limit.rate)
+    if limit.burst != 1:
+        shown["burst"] = limit.burst
+    return shown
+
+
+def _put(document: dict[str, Any], at: tuple[str | int, ...], value: object) -> None:
+    """`value` at the place `at` of `document`, made where the export left out a default (a
+    mapping for a name, nothing for a position no longer there)."""
+    node: Any = document
+    for step, following in itertools.pairwise(at):
+        if isinstance(node, dict) and isinstance(step, str):
+            node = node.setdefault(step, [] if isinstance(following, int) else {})
+        elif isinstance(node, list) and isinstance(step, int) and step < len(node):
+            node = node[step]
+        else:
+            return
+    last = at[-1]
+    in_mapping = isinstance(node, dict) and isinstance(last, str)
+    if in_mapping or (isinstance(node, list) and isinstance(last, int) and last < len(node)):
+        node[last] = value
 
 
 def _rule(rule: Rule) -> dict[str, JSON]:
@@ -262,6 +312,28 @@ def _schedule(spec: EndpointSpec) -> dict[str, JSON]:
         shown["catch_up"] = spec.catch_up.value
     if spec.catch_up_window_seconds != DEFAULT_CATCH_UP_WINDOW_SECONDS:
         shown["catch_up_window"] = _seconds(spec.catch_up_window_seconds)
+    if spec.overlap is not Overlap.SKIP:
+        shown["overlap"] = spec.overlap.value
+    if spec.quiet:
+        shown["quiet"] = [_quiet(window) for window in spec.quiet]
+    return shown
+
+
+def _quiet(window: QuietWindow) -> dict[str, JSON]:
+    """A quiet window as `adapters.jobs_file.quiet` reads it, its zone always named."""
+    shown: dict[str, JSON] = {}
+    if window.cron is not None:
+        assert window.duration_seconds is not None
+        shown |= {"cron": window.cron, "for": _seconds(window.duration_seconds)}
+    if window.days:
+        shown["days"] = [WEEKDAYS[day] for day in window.days]
+    if window.dates:
+        shown["dates"] = list(window.dates)
+    if window.hours is not None:
+        shown["hours"] = "-".join(clock_text(minute) for minute in window.hours)
+    shown["timezone"] = window.timezone
+    if window.every_seconds is not None:
+        shown["every"] = _seconds(window.every_seconds)
     return shown
 
 

@@ -49,9 +49,28 @@ def configure_logging(level: str, log_format: LogFormat = "text") -> None:
     """Send logs to stderr in `log_format`; replaces handlers set by an earlier call."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter() if log_format == "json" else TextFormatter())
+    handler.addFilter(drop_quoted_values)
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
     # Alembic announces each of its autogenerate plugins on first use, at INFO: noise in a
     # worker, which only reads the schema's revision.
     logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
+
+
+QUOTING_LOGGERS = ("aiosqlite", "sqlalchemy.engine")
+"""Libraries whose DEBUG lines quote the data they handle: aiosqlite each call it runs with
+its arguments (statements' parameters), SQLAlchemy's engine each row a statement returns
+(URLs, headers, bodies). Their INFO lines and above stay: SQLAlchemy's statements leave their
+parameters out (`hide_parameters`, `adapters.sql.engine`). asyncpg and aiohttp's client log
+no request."""
+
+
+def drop_quoted_values(record: logging.LogRecord) -> bool:
+    """A handler's filter: whatever level a logger is set to, the DEBUG lines of
+    `QUOTING_LOGGERS` are never written (secrets are never logged)."""
+    if record.levelno >= logging.INFO:
+        return True
+    return not any(
+        record.name == name or record.name.startswith(f"{name}.") for name in QUOTING_LOGGERS
+    )

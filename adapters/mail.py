@@ -16,7 +16,10 @@ import smtplib
 import socket
 import ssl
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from email.message import EmailMessage
+from email.utils import format_datetime
+from uuid import uuid4
 
 from cronpilot.adapters.http.guard import AddressPolicy
 from cronpilot.domain.notify_targets import MailMessage, SmtpServer
@@ -67,6 +70,10 @@ class SmtpMailer(Mailer):
         mail["Subject"] = message.subject
         mail["From"] = server.sender
         mail["To"] = ", ".join(server.to)
+        # RFC 5322 asks for both; the id stays the same on a retry, so a copy is recognised.
+        mail["Date"] = format_datetime(message.at or datetime.now(UTC))
+        domain = server.sender.rpartition("@")[2] or server.host
+        mail["Message-ID"] = f"<cronpilot.{message.ident or uuid4().hex}@{domain}>"
         mail.set_content(message.text)
         where = f"SMTP server {server.host}:{server.port}"
         try:

@@ -15,7 +15,7 @@ increments; everything else is counted off it.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -25,6 +25,7 @@ from cronpilot.domain.alerts import Notification
 from cronpilot.domain.approvals import ApprovalState
 from cronpilot.domain.governor import due_at
 from cronpilot.domain.guardrails import GuardrailRule
+from cronpilot.domain.limits import HoldReason, LimitStatus
 from cronpilot.domain.model import Claim, Endpoint, Recorded, RunTrigger
 from cronpilot.domain.planning import AnalysisSession, ProposalStatus
 from cronpilot.domain.ports import CatalogFigures, Delivery, Telemetry, WorkerLoop
@@ -101,6 +102,12 @@ class PrometheusTelemetry(Telemetry):
             f"{PREFIX}dag_skips_total",
             "DAG dependants skipped, by reason.",
             ["job", "reason"],
+            **metric,
+        )
+        self._overlap_skips = Counter(
+            f"{PREFIX}overlap_skips_total",
+            "Slots skipped because the endpoint's previous call was still running.",
+            ["job", "endpoint"],
             **metric,
         )
         self._sessions = Counter(
@@ -185,6 +192,20 @@ class PrometheusTelemetry(Telemetry):
             "Endpoints with an unexpired planner hint; read from the store at scrape time.",
             **metric,
         )
+        self._limit_in_flight = Gauge(
+            f"{PREFIX}limit_in_flight",
+            "Calls of each limit's key in flight (its endpoints leased); read from the store "
+            "at scrape time.",
+            ["limit"],
+            **metric,
+        )
+        self._limit_held = Gauge(
+            f"{PREFIX}limit_held",
+            "Due slots and queued runs the last claim held back for each limit, by reason "
+            "(concurrency, rate); read from the store at scrape time.",
+            ["limit", "reason"],
+            **metric,
+        )
         self._store_up = Gauge(
             f"{PREFIX}store_up",
             "1 when the store answered this scrape's reads, else 0 (the gauges read from it "
@@ -239,6 +260,8 @@ class PrometheusTelemetry(Telemetry):
             self._retries.labels(endpoint.job_name, endpoint.name).inc(run.attempt - 1)
         for kind in recorded.skips:
             self._dag_skips.labels(endpoint.job_name, kind.value).inc()
+        if recorded.overlapped:
+            self._overlap_skips.labels(endpoint.job_name, endpoint.name).inc(recorded.overlapped)
         if recorded.approvals:
             self._approvals.labels(REQUESTED).inc(len(recorded.approvals))
 
@@ -308,6 +331,15 @@ class PrometheusTelemetry(Telemetry):
             self._backlog.labels("slot").set(figures.due)
             self._backlog.labels("queued").set(figures.queued_due)
             self._hints.set(figures.hints_active)
+
+    def limit_figures(self, statuses: Sequence[LimitStatus]) -> None:
+        """Set each limit's gauges from what the store recorded on it."""
+        for status in statuses:
+            state = status.state
+            self._limit_in_flight.labels(state.key).set(status.in_flight)
+            for reason in HoldReason:
+                held = state.held if state.hold_reason is reason else 0
+                self._limit_held.labels(state.key, reason.value).set(held)
 
     def exposition(self) -> tuple[bytes, str]:
         """The registry in Prometheus' text format, and its content type."""

@@ -38,10 +38,11 @@ class Probes:
     """The port served on, once started (the one the system chose for port 0)."""
 
     async def metrics(self) -> Page:
-        figures = None
+        figures, limits = None, None
         if self.catalog is not None:
             try:
                 figures = await self.catalog.figures(self.clock.now())
+                limits = await self.catalog.limits()
             except CronpilotError as error:
                 log.debug(
                     "scrape without the store's figures (%s)",
@@ -49,6 +50,8 @@ class Probes:
                     extra=log_extra("metrics_store_unavailable"),
                 )
         self.telemetry.store_figures(figures)
+        if limits is not None:
+            self.telemetry.limit_figures(limits)
         body, content_type = self.telemetry.exposition()
         return 200, body, content_type
 

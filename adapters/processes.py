@@ -37,6 +37,7 @@ from cronpilot.domain.telemetry import NO_TELEMETRY
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
+    from cronpilot.adapters.api.context import Authenticate
     from cronpilot.adapters.probes import Probes
     from cronpilot.adapters.settings import Settings
     from cronpilot.domain.ports import Clock, Dispatcher, Store, Telemetry, WorkerLoop
@@ -255,12 +256,17 @@ async def serve_api(settings: Settings, host: str, port: int) -> None:
 
 
 @asynccontextmanager
-async def _mcp_server(settings: Settings, secret: str | None) -> AsyncIterator[MCPServer[Any]]:
-    """`build_mcp` on a store and waker of its own, closed on leaving."""
+async def _mcp_server(
+    settings: Settings, secret: str | None
+) -> AsyncIterator[tuple[MCPServer[Any], Authenticate]]:
+    """`build_mcp` on a store and waker of its own, closed on leaving, with the check of a
+    token's secret on that store."""
     store = await open_store(settings)
     waker = build_waker(settings)
+    clock = build_clock()
     try:
-        yield await build_mcp(settings, store, waker, build_clock(), secret)
+        server = await build_mcp(settings, store, waker, clock, secret)
+        yield server, token_authenticator(store, clock)
     finally:
         await waker.close()
         await store.close()
@@ -268,7 +274,7 @@ async def _mcp_server(settings: Settings, secret: str | None) -> AsyncIterator[M
 
 async def serve_mcp_stdio(settings: Settings, secret: str | None) -> None:
     """Serve MCP on stdin and stdout until the client closes them."""
-    async with _mcp_server(settings, secret) as server:
+    async with _mcp_server(settings, secret) as (server, _):
         await server.run_stdio_async()
 
 
@@ -280,9 +286,9 @@ async def serve_mcp_http(settings: Settings, secret: str, host: str, port: int) 
     from cronpilot.adapters.mcp.server import http_app
 
     with listening_socket(host, port, "--port") as listening:
-        async with _mcp_server(settings, secret) as server:
+        async with _mcp_server(settings, secret) as (server, authenticate):
             config = uvicorn.Config(
-                http_app(server, secret, host),
+                http_app(server, secret, host, authenticate),
                 host=host,
                 port=port,
                 ssl_certfile=settings.api_tls_cert,

@@ -6,16 +6,25 @@ import ipaddress
 import json
 import os
 import socket
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
+from cronpilot.adapters.http.signing import secret_bytes
 from cronpilot.adapters.logs import LogFormat
+from cronpilot.adapters.secret_files import SecretFileError, read_secret_file
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import DEFAULT_FLOOR_SECONDS
 from cronpilot.domain.schedule import MAX_SECONDS
@@ -38,6 +47,44 @@ _PGBOUNCER_VALUES = frozenset({"true", "false"})
 "Behind PgBouncer"); the store takes the parameter, the driver never sees it."""
 _SSL_MODES = frozenset({"disable", "allow", "prefer", "require", "verify-ca", "verify-full"})
 _MAX_PORT = 65535
+
+
+FILE_SETTINGS = (
+    "database_url",
+    "database_listen_url",
+    "signing_secret",
+    "signing_secret_previous",
+    "llm_api_key",
+    "mcp_token",
+)
+"""The secret settings that may be read from a file: `CRONPILOT_LLM_API_KEY_FILE=/run/secrets/llm`
+(Docker and Kubernetes secrets). The secret key has its own, `CRONPILOT_SECRET_KEY_FILE`."""
+
+
+class _SecretFiles(PydanticBaseSettingsSource):
+    """`CRONPILOT_<NAME>_FILE` for each of `FILE_SETTINGS`, from the environment: the file's
+    text (`adapters.secret_files`). A problem raises `InvalidConfig` naming the variable and the
+    file, never what it holds."""
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        values: dict[str, Any] = {}
+        for name in FILE_SETTINGS:
+            variable = f"{ENV_PREFIX}{name.upper()}"
+            path = os.environ.get(f"{variable}_FILE")
+            if path is None:
+                continue
+            if variable in os.environ:
+                raise InvalidConfig(
+                    f"{variable}_FILE", f"set {variable} or {variable}_FILE, not both"
+                )
+            try:
+                values[name] = read_secret_file(path)
+            except SecretFileError as exc:
+                raise InvalidConfig(f"{variable}_FILE", str(exc)) from None
+        return values
 
 
 def _default_worker_id() -> str:
@@ -114,6 +161,9 @@ class Settings(BaseSettings):
     """How often a worker looks for due notifications when its last look found few."""
     notify_timeout_seconds: float = Field(default=10, gt=0)
     """How long a webhook may take to answer."""
+    public_url: str | None = Field(default=None, pattern=r"^https?://[^\s/?#]+(/[^\s?#]*)?$")
+    """Where people reach the API and the console (`https://cronpilot.example.com`): alerts
+    link back to the endpoint's console page there. Unset: alerts carry no link."""
     metrics_port: int | None = Field(default=None, ge=0, le=_MAX_PORT)
     """Where a worker serves `/metrics`, `/healthz` and `/readyz`; unset: no probe server."""
     metrics_host: str = Field(default="127.0.0.1", min_length=1)
@@ -131,7 +181,19 @@ class Settings(BaseSettings):
     """Fernet key for header secrets at rest; when unset, `secret_key_file` is used (or made)."""
     secret_key_file: Path = Field(default_factory=_default_key_file)
     signing_secret: SecretStr | None = None
-    """When set, outgoing requests carry an HMAC signature made with it."""
+    """When set, outgoing calls and alerts are signed by the Standard Webhooks spec with it
+    (`whsec_<base64>`; `adapters.http.signing`)."""
+    signing_secret_previous: SecretStr | None = None
+    """The secret being rotated out: it signs too (a second signature) until
+    `signing_previous_until`."""
+    signing_previous_until: datetime | None = None
+    """When the previous secret's grace ends; unset: it signs for as long as it is set."""
+    signing_legacy_headers: bool = False
+    """Also send the `X-Cronpilot-Timestamp` / `X-Cronpilot-Signature` pair of earlier
+    releases (with `signing_secret`): for this release only, while receivers move over."""
+    conditional_memory_mb: float = Field(default=64, ge=0)
+    """What a worker keeps of the answers its conditional calls may have confirmed (the last
+    one per GET endpoint that sent a validator), in MB of body; 0: no conditional calls."""
     log_level: LogLevel = "INFO"
     log_format: LogFormat = "text"
     """`json` writes one object per line with the structured fields (`action`, ids…)."""
@@ -184,6 +246,23 @@ class Settings(BaseSettings):
     mcp_token: SecretStr | None = None
     """An API token's secret: its scope decides which tools `mcp` offers; never logged."""
 
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (
+            init_settings,
+            _SecretFiles(settings_cls),
+            env_settings,
+            dotenv_settings,
+            file_secret_settings,
+        )
+
     @property
     def llm_configured(self) -> bool:
         return self.llm_base_url is not None or self.llm_api_key is not None
@@ -207,6 +286,21 @@ class Settings(BaseSettings):
     @classmethod
     def _normalise_networks(cls, value: list[str]) -> list[str]:
         return [str(ipaddress.ip_network(cidr, strict=False)) for cidr in value]
+
+    @field_validator("signing_secret", "signing_secret_previous")
+    @classmethod
+    def _signing_key(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None:
+            secret_bytes(value.get_secret_value())
+        return value
+
+    @field_validator("signing_previous_until")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        """A time without a zone is UTC, as every time cronpilot writes."""
+        if value is not None and value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value
 
     @field_validator("secret_key_file")
     @classmethod

@@ -5,11 +5,13 @@
    waiting for the worker's own busy event loop, so the statement alone is timed too: claims
    of `QUIET_BATCH` from an otherwise idle process.
 2. Worker processes: a burst of endpoints due at one moment, drained by 1, 2 and then 4
-   `cronpilot scheduler` processes on the same database: total runs/s, each process's peak
-   memory, and proof that no slot ran twice (the server counts calls per slot, the database
-   counts runs per slot).
+   `cronpilot scheduler` processes on the same database (with --group, one
+   `cronpilot scheduler --processes N` each round; `--workers 1,2,1,2` alternates): total
+   runs/s, each process's peak memory, and proof that no slot ran twice (the server counts
+   calls per slot, the database counts runs per slot).
 
     python -m bench.scale [--endpoints 100000] [--active 1000] [--duration 20] [--burst 6000]
+        [--workers 1,2,4] [--group]
 """
 
 from __future__ import annotations
@@ -119,7 +121,10 @@ async def set_next_run(store: SqlStore, job: str, at: datetime) -> None:
         )
 
 
-async def start_workers(url: str, count: int, folder: Path) -> list[asyncio.subprocess.Process]:
+async def start_workers(
+    url: str, count: int, folder: Path, *, group: bool = False
+) -> list[asyncio.subprocess.Process]:
+    """`count` `cronpilot scheduler` processes, or one `--processes count` group of them."""
     env = {
         **os.environ,
         "CRONPILOT_DATABASE_URL": url,
@@ -128,7 +133,7 @@ async def start_workers(url: str, count: int, folder: Path) -> list[asyncio.subp
         "CRONPILOT_LOG_LEVEL": "WARNING",
     }
     started = []
-    for n in range(count):
+    for n in range(1 if group else count):
         with (folder / f"worker-{count}-{n}.log").open("wb") as log:
             started.append(
                 await asyncio.create_subprocess_exec(
@@ -138,6 +143,8 @@ async def start_workers(url: str, count: int, folder: Path) -> list[asyncio.subp
                     "scheduler",
                     "--worker-id",
                     f"bench-{count}-{n}",
+                    "--processes",
+                    str(count if group else 1),
                     cwd=folder,
                     env=env,
                     stdin=asyncio.subprocess.DEVNULL,
@@ -177,11 +184,12 @@ async def burst(
     size: int,
     folder: Path,
     repeated: Callable[[], Coroutine[Any, Any, int]],
+    group: bool = False,
 ) -> Burst:
     """`size` endpoints of job `burst` due at one moment, drained by `workers` processes."""
     due = now() + timedelta(seconds=LEAD_SECONDS)
     await set_next_run(store, "burst", due)
-    started = await start_workers(url, workers, folder)
+    started = await start_workers(url, workers, folder, group=group)
     try:
         slot_runs = select(func.count()).where(
             runs.c.slot_at == due, runs.c.status != RunStatus.RUNNING.value
@@ -249,6 +257,7 @@ async def main(args: argparse.Namespace) -> None:
                         size=args.burst,
                         folder=Path(folder),
                         repeated=repeated,
+                        group=args.group,
                     )
                     for workers in args.workers
                 ]
@@ -304,6 +313,11 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--burst", type=int, default=6_000, help="due at once, per round")
     parser.add_argument(
         "--workers", type=lambda text: [int(n) for n in text.split(",")], default=[1, 2, 4]
+    )
+    parser.add_argument(
+        "--group",
+        action="store_true",
+        help="each round one `cronpilot scheduler --processes N` instead of N processes",
     )
     return parser.parse_args(argv)
 

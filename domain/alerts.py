@@ -9,7 +9,8 @@ in the transaction that records the run: none is lost, none is sent for a run no
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
 
@@ -25,7 +26,13 @@ from cronpilot.domain.model import (
     RunStatus,
     new_id,
 )
-from cronpilot.domain.notify_targets import NotifyTarget, address, receives
+from cronpilot.domain.notify_targets import (
+    RESOLVING_EVENTS,
+    NotifyTarget,
+    address,
+    dedup_key,
+    receives,
+)
 from cronpilot.domain.planning import Proposal, ProposalStatus
 from cronpilot.domain.secrets import mask_urls
 
@@ -50,6 +57,11 @@ class AlertEvent(StrEnum):
     """A run started more than `late_after` after its slot: once per streak of late runs."""
     NO_WORKERS = "no_workers"
     """No scheduler worker was alive for a while (`domain.watch`): once per gap."""
+    TEST = "test"
+    """Sent by hand to check that a webhook or target takes alerts (`notify test`)."""
+    OVERRUNNING = "overrunning"
+    """A call outlasted its interval and slots were skipped (`domain.overlap`): once per
+    streak of such calls."""
 
 
 class NotificationStatus(StrEnum):
@@ -58,6 +70,9 @@ class NotificationStatus(StrEnum):
     DELIVERED = "delivered"
     FAILED = "failed"
     """Given up after the policy's last attempt."""
+    HELD = "held"
+    """Never sent: a DAG upstream of its endpoint was failing or paused (`held_by`;
+    `domain.alert_holding`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +96,12 @@ class Notification:
     target: NotifyTarget | None = None
     """The `notify.targets` entry it goes to (`url` then says where, without secrets); None
     for a `notify.urls` webhook."""
+    episode_key: str | None = None
+    """The episode it belongs to and where it goes (`episode_key`): the rows of one key are
+    delivered in order (`precedes`)."""
+    held_by: str | None = None
+    """The upstream (`job/endpoint`) that blocked its endpoint when it was raised: it is
+    `held`, never sent (`domain.alert_holding`)."""
 
 
 def deliverable(notification: Notification, now: datetime) -> bool:
@@ -93,6 +114,30 @@ def deliverable(notification: Notification, now: datetime) -> bool:
         and notification.next_attempt_at <= now
         and (lease is None or lease < now)
     )
+
+
+def episode_key(document: Mapping[str, JSON], url: str) -> str:
+    """The key of an event's episode (`notify_targets.dedup_key`, which PagerDuty dedups on)
+    at one destination (`url`, without secrets)."""
+    return f"{dedup_key(document)} {url}"
+
+
+def precedes(earlier: Notification, later: Notification) -> bool:
+    """Whether `later` waits for `earlier`: both of one episode at one destination, `earlier`
+    still pending (leased or waiting for a retry), and raised before it (or with it, when it
+    opens what `later` resolves). So a `recovered` never overtakes its trigger, across retries
+    and workers; a trigger given up (`failed`) no longer holds its `recovered` back. The SQL
+    outbox says it as a `NOT EXISTS` in its claim (`notifications_repo.claim_due`)."""
+    key = later.episode_key
+    if key is None or earlier.episode_key != key or earlier.id == later.id:
+        return False
+    if earlier.status is not NotificationStatus.PENDING:
+        return False
+    return (earlier.created_at, _resolves(earlier)) < (later.created_at, _resolves(later))
+
+
+def _resolves(notification: Notification) -> bool:
+    return notification.event.value in RESOLVING_EVENTS
 
 
 def delivery_order(notification: Notification) -> tuple[datetime, str]:
@@ -149,13 +194,19 @@ def run_notifications(
         for event in run_events(before, after, run)
         for notification in _fan_out(after, _document(event, after, now, last_run=run), now)
     ]
-    started = after.late_since or before.late_since
-    if started is not None and before.late_since != after.late_since:
-        # `late` when the run begins a streak of late runs, `recovered` when one in time ends it.
-        ended = None if after.late_since else now
-        event = AlertEvent.LATE if ended is None else AlertEvent.RECOVERED
+    # `late` when the run begins a streak of late runs, `recovered` when one in time ends it;
+    # `overrunning` and its `recovered` alike for calls that outlast their interval.
+    for kind, since_before, since_after in (
+        (AlertEvent.LATE, before.late_since, after.late_since),
+        (AlertEvent.OVERRUNNING, before.overrun_since, after.overrun_since),
+    ):
+        started = since_after or since_before
+        if started is None or since_before == since_after:
+            continue
+        ended = None if since_after else now
+        event = kind if ended is None else AlertEvent.RECOVERED
         raised += episode_notifications(
-            event, after, Episode(AlertEvent.LATE, started, ended), now, last_run=run
+            event, after, Episode(kind, started, ended), now, last_run=run
         )
     return raised
 
@@ -211,6 +262,34 @@ def approval_notifications(
     return _fan_out(endpoint, document, now)
 
 
+def test_notifications(endpoint: Endpoint, now: datetime) -> list[Notification]:
+    """A `test` event for each webhook and target of `endpoint`, whatever events each
+    receives: what `notify test` writes to the outbox."""
+    spec = endpoint.spec
+    everywhere = replace(
+        spec, notify_targets=tuple(replace(t, events=()) for t in spec.notify_targets)
+    )
+    sent = replace(endpoint, spec=everywhere)
+    return _fan_out(sent, _document(AlertEvent.TEST, endpoint, now), now)
+
+
+def redelivered(notification: Notification, now: datetime) -> Notification:
+    """`notification` sent again from `now` (`notifications redeliver`): pending, with a fresh
+    set of attempts, its lease and its hold dropped; one still pending is left as it is."""
+    if notification.status is NotificationStatus.PENDING:
+        return notification
+    return replace(
+        notification,
+        status=NotificationStatus.PENDING,
+        attempts=0,
+        next_attempt_at=now,
+        delivered_at=None,
+        lease_owner=None,
+        lease_until=None,
+        held_by=None,
+    )
+
+
 def _notifies(endpoint: Endpoint) -> bool:
     return bool(endpoint.spec.notify or endpoint.spec.notify_targets)
 
@@ -232,6 +311,7 @@ def _fan_out(endpoint: Endpoint, document: dict[str, JSON], now: datetime) -> li
             created_at=now,
             next_attempt_at=now,
             target=target,
+            episode_key=episode_key(document, url),
         )
         for url, target in destinations
     ]
@@ -278,6 +358,7 @@ def _run_document(run: Run) -> dict[str, JSON]:
         "error_kind": None if run.error_kind is None else run.error_kind.value,
         "error": None if run.error_message is None else cut(mask_urls(run.error_message)),
         "slot_at": run.slot_at.isoformat(),
+        "started_at": run.started_at.isoformat(),
         "finished_at": _iso(run.finished_at),
     }
 

@@ -26,6 +26,8 @@ AuditAction = Literal[
     "token_create",
     "token_revoke",
     "token_rotate",
+    "notify_test",
+    "redeliver",
 ]
 AUDIT_ACTIONS: tuple[AuditAction, ...] = get_args(AuditAction)
 DETAIL_CHARS = 300

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from cronpilot.domain.limits import LimitState, after_hold
 from cronpilot.domain.model import Endpoint, Run, RunStatus
 from cronpilot.domain.pauses import held_until, job_holds
 from cronpilot.domain.requested_runs import ahead_of_schedule
@@ -125,15 +126,25 @@ def lease_expired(endpoint: Endpoint, now: datetime) -> bool:
     )
 
 
-def next_due(endpoints: Iterable[Endpoint], waiting: Iterable[Run]) -> datetime | None:
+def next_due(
+    endpoints: Iterable[Endpoint],
+    waiting: Iterable[Run],
+    limits: Mapping[str, LimitState] | None = None,
+) -> datetime | None:
     """When a sleeping scheduler should look again: the earliest `next_run_at` of a free
     endpoint, or `due_at` of a queued run of one, each no earlier than its job's pause ends
-    (`pauses.held_until`; None: nothing planned). It ignores `ahead_of_schedule`: waking early
-    for a run that then waits costs one empty claim."""
+    (`pauses.held_until`; None: nothing planned) nor its key's hold may open
+    (`limits.after_hold`). It ignores `ahead_of_schedule`: waking early for a run that then
+    waits costs one empty claim."""
+    states = limits or {}
     free = {e.id: e for e in endpoints if e.lease_owner is None}
-    times = [held_until(e, e.next_run_at) for e in free.values() if e.next_run_at is not None]
+    times = [
+        held_until(e, after_hold(e, e.next_run_at, states))
+        for e in free.values()
+        if e.next_run_at is not None
+    ]
     times += [
-        held_until(free[run.endpoint_id], run.due_at)
+        held_until(free[run.endpoint_id], after_hold(free[run.endpoint_id], run.due_at, states))
         for run in waiting
         if run.status is RunStatus.QUEUED and run.due_at is not None and run.endpoint_id in free
     ]

@@ -245,7 +245,9 @@ def outcome_of(run: Run, previous: Run | None, endpoint: Endpoint) -> ParentOutc
     """How `run` of `endpoint` ended, compared with the endpoint's `previous` success (None:
     none, or not read as `changes_matter` says: a change is assumed)."""
     changed = response_changed(run, previous, ignored_fields(endpoint))
-    return ParentOutcome(run.id, run.trace_id, run.status is RunStatus.SUCCESS, changed)
+    # A quiet period's skipped run skips its dependants as any skipped upstream does.
+    skipped = run.status is RunStatus.SKIPPED
+    return ParentOutcome(run.id, run.trace_id, run.status is RunStatus.SUCCESS, changed, skipped)
 
 
 def dag_of(claim_dag: DagTrigger | None, run: Run, endpoint: Endpoint) -> tuple[str, str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields, is_dataclass
+from datetime import date
 from enum import Enum, StrEnum
 
 from cronpilot.domain.model import JOB_DECLARED, JSON, EndpointSpec, Job
@@ -117,6 +118,9 @@ def _leaves(value: object, path: str) -> Iterator[tuple[str, JSON]]:
 def _plain(value: object) -> JSON:
     if isinstance(value, Enum):
         return value.value
+    if isinstance(value, date):
+        # Quiet windows' dates, as a jobs file writes them.
+        return value.isoformat()
     if isinstance(value, tuple | list):
         return [_plain(item) for item in value]
     return value

@@ -148,6 +148,10 @@ class ProposalNotFound(RefNotFound):
     kind = "proposal"
 
 
+class NotificationNotFound(RefNotFound):
+    kind = "notification"
+
+
 class SessionNotFound(RefNotFound):
     kind = "analysis session"
 

@@ -4,7 +4,8 @@ Precedence (design, "Governor"): baseline (cron or anchored interval, with its j
 catch-up rule) → failure backoff → fresh hints (interval replaces the baseline, one-shot wins
 if earlier) → the endpoint's `Retry-After` (wins when later, never pulls a run earlier) → the
 floor and the clamps (a call less than min after the previous slot waits until now + min; none
-after now + max) → a pause wins over everything.
+after now + max) → quiet windows (`_quieted`: skipped or slowed, whatever planned the call) →
+a pause wins over everything.
 
 A baseline slot stays on its grid: jitter moves its call, not the slot, a missed slot that is
 caught up late is called now but recorded under its grid time (`NextRun.slot`), and so is a
@@ -27,7 +28,8 @@ from cronpilot.domain.model import (
     NextRun,
     ScheduleSource,
 )
-from cronpilot.domain.schedule import baseline_period, next_cron_fire
+from cronpilot.domain.quiet import window_at
+from cronpilot.domain.schedule import baseline_period, latest_cron_fire, next_cron_fire
 
 BACKOFF_CAP = timedelta(hours=1)
 """Failure backoff never waits longer than this (the max clamp may cut it shorter)."""
@@ -41,9 +43,8 @@ in flight, the endpoint's previous call still running, a database lock) does not
 under `catch_up: none`. Later, the slot was missed (no scheduler was there to run it) and the
 endpoint's catch-up rule decides what runs."""
 _MAX_BACKOFF_EXPONENT = 64
-_CRON_STEP = timedelta(seconds=1)
-"""Cron fires on whole seconds."""
 _MICROSECOND = timedelta(microseconds=1)
+_MAX_QUIET_JUMPS = 1000
 
 
 def _anchored(last_slot: datetime | None, period: timedelta, now: datetime) -> datetime:
@@ -75,21 +76,6 @@ def _call_time(endpoint: Endpoint, slot: datetime) -> datetime:
     )
 
 
-def _latest_fire(cron: str, timezone: str, first: datetime, now: datetime) -> datetime:
-    """The latest fire at or before `now`, given `first`, a fire at or before it. Bisection
-    (the cron library only answers "next"), which ends because fires fall on whole seconds."""
-    latest, beyond = first, now + _MICROSECOND
-    # Invariant: `latest` is a fire, no fire lies in [beyond, now].
-    while beyond - latest > _CRON_STEP:
-        middle = latest + (beyond - latest) / 2
-        fire = next_cron_fire(cron, timezone, middle - _MICROSECOND)
-        if fire <= now:
-            latest = fire
-        else:
-            beyond = middle
-    return latest
-
-
 def _around(endpoint: Endpoint, first: datetime, now: datetime) -> tuple[datetime | None, datetime]:
     """Of the grid slots from `first` (one of them) on: the latest at or before `now` (None
     when `first` is later) and the one after it."""
@@ -97,7 +83,7 @@ def _around(endpoint: Endpoint, first: datetime, now: datetime) -> tuple[datetim
         return None, first
     schedule = endpoint.spec.schedule
     if schedule.cron is not None:
-        latest = _latest_fire(schedule.cron, schedule.timezone, first, now)
+        latest = latest_cron_fire(schedule.cron, schedule.timezone, first, now)
         return latest, _following(endpoint, latest)
     assert schedule.interval_seconds is not None
     # An interval under a microsecond (refused at apply) would make the grid stand still.
@@ -210,12 +196,62 @@ def _plan(endpoint: Endpoint, now: datetime) -> NextRun:
         # Slots missed while paused are skipped, not caught up: plan afresh from the pause's
         # end, so a daily 03:00 cron paused until noon waits for the next 03:00.
         resumed = replace(endpoint, pause=None, last_slot_at=None)
-        return replace(_plan(resumed, pause.until), source=ScheduleSource.PAUSED)
+        planned = _plan(resumed, pause.until)
+        # A quiet window's skipped run stays one: its source tells the worker not to call.
+        quiet = planned.source is ScheduleSource.QUIET
+        return planned if quiet else replace(planned, source=ScheduleSource.PAUSED)
 
-    schedule = endpoint.spec.schedule
-    if schedule.after_upstreams:
+    if endpoint.spec.schedule.after_upstreams:
         return NextRun(None, ScheduleSource.DAG)
+    if endpoint.spec.quiet:
+        return _quieted(endpoint, now)
+    return _planned(endpoint, now)
 
+
+def _quieted(endpoint: Endpoint, now: datetime) -> NextRun:
+    """The plan of an endpoint with quiet windows (`domain.quiet`), whatever chose it (the
+    baseline, a hint, backoff): a call whose slot falls in a window that skips is the window's
+    one skipped run (`ScheduleSource.QUIET`) if none was recorded in it yet, else the plan made
+    from the window's end; in a window that slows, a call sooner than `every` after the previous
+    slot is planned again from then (or from the window's end, if sooner)."""
+    windows = endpoint.spec.quiet
+    # The slot that ran last: `_resumed_at` counts skipped slots as passed, not as run.
+    last = endpoint.last_slot_at
+    for _ in range(_MAX_QUIET_JUMPS):
+        planned = _planned(endpoint, now)
+        assert planned.at is not None, "only a pause or a DAG leaves no time"
+        moment = planned.at if planned.slot is None else planned.slot
+        span = window_at(windows, moment)
+        if span is None:
+            return planned
+        if span.every_seconds is None:
+            if last is None or not span.holds(last):
+                return NextRun(planned.at, ScheduleSource.QUIET, planned.slot)
+            until = span.end
+        else:
+            least = last + timedelta(seconds=span.every_seconds) if last is not None else moment
+            if moment >= least:
+                return planned
+            until = min(least, span.end)
+        endpoint, now = _resumed_at(endpoint, until)
+    # Windows one after the other for so long: `check_coverage` refuses them at apply.
+    return NextRun(None, ScheduleSource.QUIET)
+
+
+def _resumed_at(endpoint: Endpoint, until: datetime) -> tuple[Endpoint, datetime]:
+    """The endpoint and the time to plan it from for a first call at or after `until`, with
+    the grid slots before `until` counted as passed (none of them is caught up late)."""
+    last = endpoint.last_slot_at
+    cron = endpoint.spec.schedule.cron is not None
+    if last is None:
+        # A cron's first slot is its first fire strictly after the time planned from.
+        return endpoint, until - _MICROSECOND if cron else until
+    passed, _ = _around(endpoint, _following(endpoint, last), until - _MICROSECOND)
+    return (endpoint if passed is None else replace(endpoint, last_slot_at=passed)), until
+
+
+def _planned(endpoint: Endpoint, now: datetime) -> NextRun:
+    """The plan from the baseline, backoff, hints, `Retry-After`, the floor and the clamps."""
     slot, at = _baseline(endpoint, now)
     source = ScheduleSource.BASELINE
     backoff = _backoff(endpoint, now)
@@ -260,6 +296,28 @@ def _plan(endpoint: Endpoint, now: datetime) -> NextRun:
     return NextRun(at, source, slot if kept else None)
 
 
+def slots_since(
+    endpoint: Endpoint, slot: datetime, since: datetime, now: datetime, limit: int
+) -> tuple[list[datetime], datetime | None]:
+    """The slots of the baseline grid through `slot` that came after `since` and more than
+    their late grace before `now` (a slot still within it runs as any busy worker's does),
+    earliest first, at most `limit`; and the latest of them (None: none came)."""
+    if now - since <= LATE_GRACE:
+        # The common case, on every finish (a call shorter than a second): no slot can have
+        # come after `since` and be past its grace, which is never shorter.
+        return [], None
+    following = _following(endpoint, slot)
+    grace = late_grace(baseline_period(endpoint.spec.schedule, now))
+    _, first = _around(endpoint, following, since)
+    latest, _ = _around(endpoint, first, now - grace)
+    came: list[datetime] = []
+    at = first
+    while latest is not None and at <= latest and len(came) < limit:
+        came.append(at)
+        at = _following(endpoint, at)
+    return came, latest
+
+
 def on_grid(source: ScheduleSource, slot: datetime | None) -> bool:
     """Whether a planned call (its source and `NextRun.slot`) stands for a baseline grid slot:
     planned by the baseline, or by it and then pushed later by the floor or the min clamp
@@ -295,7 +353,8 @@ def catch_up(endpoint: Endpoint, now: datetime) -> NextRun | None:
     slot still runs, now.
 
     The grid is continued from the planned slot rather than re-planned from the last run: a
-    new interval endpoint's grid starts at its first planned slot, before any run."""
+    new interval endpoint's grid starts at its first planned slot, before any run. A slot in a
+    quiet window is not caught up: the endpoint is planned as the governor plans it now."""
     slot = endpoint.next_slot
     planned = (endpoint.next_run_at, endpoint.next_run_source, endpoint.next_slot_at)
     if slot is None or not missed(*planned, now):
@@ -303,4 +362,7 @@ def catch_up(endpoint: Endpoint, now: datetime) -> NextRun | None:
     chosen, at = _slot_from(endpoint, slot, now)
     if chosen == slot:
         return None
+    if endpoint.spec.quiet and window_at(endpoint.spec.quiet, chosen) is not None:
+        # Never caught up into a quiet window: the window's skipped run, or the slot after it.
+        return _quieted(endpoint, now)
     return NextRun(at, ScheduleSource.BASELINE, chosen if chosen != at else None)

@@ -67,6 +67,8 @@ LogAction = Literal[
     "notify_unrecorded",
     "open_store",
     "pause",
+    "notify_test",
+    "redeliver",
     "periodic_failed",
     "planner_start",
     "propose",
@@ -86,6 +88,7 @@ LogAction = Literal[
     "run_requested",
     "run_store_unavailable",
     "schema_drift",
+    "seal_urls",
     "simulator_start",
     "simulator_stop",
     "slot_already_run",
@@ -101,6 +104,7 @@ LogAction = Literal[
     "volatile_fields",
     "wake_failed",
     "wake_stale",
+    "worker_process_died",
 ]
 """What a log record reports, one name per event, snake_case; the `action` field of its line."""
 

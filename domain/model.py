@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from cronpilot.domain.approvals import Approval
     from cronpilot.domain.notify_targets import NotifyTarget
+    from cronpilot.domain.quiet import QuietWindow
     from cronpilot.domain.rules import Rule
 
 JSON = Any
@@ -62,6 +63,9 @@ class ScheduleSource(StrEnum):
     """No baseline: the endpoint runs when its upstreams succeed (`depends_on`)."""
     RETRY_AFTER = "retry-after"
     """The endpoint answered 429 or 503 with a `Retry-After` later than any other plan."""
+    QUIET = "quiet"
+    """The first slot in a quiet window that skips (`domain.quiet`): recorded as a skipped
+    run, not called; the slots after it in the window are not planned."""
 
 
 class CatchUp(StrEnum):
@@ -71,6 +75,16 @@ class CatchUp(StrEnum):
     """The latest missed slot within the catch-up window runs once, now."""
     NONE = "none"
     """Missed slots are not run: the endpoint waits for its next slot on the grid."""
+
+
+class Overlap(StrEnum):
+    """What becomes of a baseline slot that comes while the endpoint's previous call is still
+    running (Kubernetes' `concurrencyPolicy`): an endpoint has one call in flight at a time."""
+
+    SKIP = "skip"
+    """The slot is not run: it is recorded as a skipped run, and the next slot waits."""
+    QUEUE_ONE = "queue_one"
+    """The latest such slot runs once the call ends; those before it are recorded skipped."""
 
 
 class RunStatus(StrEnum):
@@ -244,6 +258,17 @@ class RetryPolicy:
 
 
 @dataclass(frozen=True, slots=True)
+class Reference:
+    """Where a declared value came from: `${env:NAME}` or `${file:PATH}` in a string of the jobs
+    file, kept so that `export` writes the reference back, never the value it gave."""
+
+    at: tuple[str | int, ...]
+    """The string's place in the endpoint's declaration: `("headers", "Authorization")`."""
+    written: str
+    """The string as written: `Bearer ${file:/run/secrets/token}`."""
+
+
+@dataclass(frozen=True, slots=True)
 class EndpointSpec:
     """What a user declares for an endpoint (config); the rest of `Endpoint` is runtime state."""
 
@@ -254,6 +279,8 @@ class EndpointSpec:
     method: str = "GET"
     headers: dict[str, str] = field(default_factory=dict)
     body: JSON = None
+    references: tuple[Reference, ...] = ()
+    """The values that came from `${env:…}` or `${file:…}` (what export writes back)."""
     min_interval_seconds: float | None = None
     max_interval_seconds: float | None = None
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
@@ -267,6 +294,9 @@ class EndpointSpec:
     without asking the store whether it triggers anything."""
     only_if_changed: bool = False
     """Skip (and record the skip) when no upstream response changed since the previous one."""
+    conditional: bool = True
+    """Ask with the last answer's validators (`If-None-Match`, `If-Modified-Since`): GET only
+    (`domain.conditional_calls`)."""
     run_if: str | None = None
     """A condition (CEL, `domain.conditions`) on the parents' latest responses: the dependant
     is skipped, and the skip recorded with its value, when it does not hold."""
@@ -301,6 +331,8 @@ class EndpointSpec:
     jitter_seconds: float | None = None
     """Each baseline call goes out a stable pseudo-random offset in [0, jitter) after its slot."""
     catch_up: CatchUp = CatchUp.ONE
+    overlap: Overlap = Overlap.SKIP
+    """What becomes of the slots that come while a call is still running (`domain.overlap`)."""
     catch_up_window_seconds: float = DEFAULT_CATCH_UP_WINDOW_SECONDS
     """Missed slots whose call is older than this are never run."""
     floor_seconds: float = DEFAULT_FLOOR_SECONDS
@@ -312,6 +344,11 @@ class EndpointSpec:
     approval, at most this long (`domain.approvals`); None: it runs without one."""
     rules: tuple[Rule, ...] = ()
     """Response rules, in order (`domain.rules`): the first that holds proposes its action."""
+    quiet: tuple[QuietWindow, ...] = ()
+    """Quiet windows (`domain.quiet`): the slots in them are skipped or slowed."""
+    limit: str | None = None
+    """The key of the limit its calls count against (`domain.limits`), shared with every
+    endpoint naming it; None: only the worker's concurrency bounds it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,6 +375,9 @@ class Endpoint:
     late_since: datetime | None = None
     """The slot of the first run of a streak of late runs (`domain.watch.late_since`); None
     when the last run started in time."""
+    overrun_since: datetime | None = None
+    """The first slot skipped in a streak of calls that outlasted their interval
+    (`domain.overlap`); None when the last call ended in time."""
     volatile_fields: tuple[str, ...] = ()
     """Fields of the response learnt to change on every call whatever happens (clocks, ids:
     `schema_inference.volatile`), canonical paths: they do not count as a change either."""
@@ -486,6 +526,9 @@ class Response:
     body_text: str | None = field(default=None, repr=False, compare=False)
     """`body` as it came, as text: a store that keeps JSON as text writes it as is, rather
     than encode `body` again (None: encode `body`)."""
+    not_modified: bool = False
+    """A `304 Not Modified` answered a conditional call: the status and body are those of the
+    answer it confirmed (`domain.conditional_calls`), and no body was sent."""
 
     @property
     def ok(self) -> bool:
@@ -536,6 +579,9 @@ class Run:
     cancel_requested_by: str | None = None
     """Who asked to cancel the run while it was running (`domain.cancelling`): the worker
     holding it cuts the call short and records it `cancelled`."""
+    not_modified: bool = False
+    """A `304 Not Modified` answered a conditional call: the status and body are those of the
+    answer it confirmed (`domain.conditional_calls`), and no body was sent."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -548,6 +594,12 @@ class HttpRequest:
     body: JSON
     timeout_seconds: float
     max_response_bytes: int
+    message_id: str | None = None
+    """What identifies the call where it is signed (`webhook-id`): the same on every attempt
+    and redelivery (a run's id, an alert's event id); None: a fresh one each time."""
+    conditional_key: str | None = None
+    """Set when the call may be conditional (`domain.conditional_calls`): the endpoint's id,
+    under which the dispatcher keeps the last answer a `304` can confirm."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -575,3 +627,5 @@ class Recorded:
     runs are recorded with it."""
     approvals: tuple[Approval, ...] = ()
     """The approvals the run asked for: its dependants that now wait for an admin."""
+    overlapped: int = 0
+    """The slots that came while its call ran and were recorded skipped (`domain.overlap`)."""

@@ -12,7 +12,9 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from datetime import datetime
 from enum import StrEnum
+from urllib.parse import quote
 
 from cronpilot.domain.model import JSON
 from cronpilot.domain.secrets import MASK, mask_url
@@ -129,19 +131,49 @@ _HEADLINES: Mapping[str, str] = {
     "auto_paused": "paused itself",
     "proposal_pending": "has a planner proposal waiting for review",
     "approval_pending": "has a DAG run waiting for approval",
+    "missed": "missed a slot",
+    "late": "started late",
+    "no_workers": "had no scheduler worker alive",
+    "overrunning": "outlasted its interval: slots skipped",
+    "test": "sends a test alert: this destination takes cronpilot's alerts",
 }
 
 
 def summary(document: Mapping[str, JSON]) -> str:
-    """One line: `[cronpilot] shop/orders is failing (3 consecutive failures)`."""
+    """One line saying what happened, to which slot, how late and since when:
+    `[cronpilot] shop/orders is failing (3 consecutive failures)`, `[cronpilot] etl/fetch
+    started late: slot 2030-01-07T12:05:00+00:00 started 45s late`."""
     event = str(document.get("event", ""))
     subject = document.get("endpoint") or document.get("job") or "cronpilot"
     headline = _HEADLINES.get(event, event.replace("_", " "))
     line = f"[cronpilot] {subject} {headline}"
     failures = document.get("failure_count")
+    episode = document.get("episode")
+    kind = episode.get("kind") if isinstance(episode, Mapping) else None
+    since = episode.get("started_at") if isinstance(episode, Mapping) else None
     if event == "failing" and isinstance(failures, int):
         line += f" ({failures} consecutive failures)"
+    elif event == "missed" and since:
+        line += f": slot {since} has no run"
+    elif event == "late" and (late := _lateness(document)) is not None:
+        line += f": slot {late[0]} started {late[1]} late"
+    elif event in ("overrunning", "no_workers") and since:
+        line += f" since {since}"
+    elif event == "recovered":
+        line += f" from {kind or 'failing'}" + (f" (since {since})" if since else "")
     return _cut(line)
+
+
+def _lateness(document: Mapping[str, JSON]) -> tuple[str, str] | None:
+    """The last run's slot and how late it started (`45s`), from the document's ISO times."""
+    run = document.get("last_run")
+    if not isinstance(run, Mapping):
+        return None
+    slot, started = run.get("slot_at"), run.get("started_at")
+    if not isinstance(slot, str) or not isinstance(started, str):
+        return None
+    late = datetime.fromisoformat(started) - datetime.fromisoformat(slot)
+    return slot, f"{late.total_seconds():g}s"
 
 
 def facts(document: Mapping[str, JSON]) -> list[tuple[str, str]]:
@@ -150,6 +182,10 @@ def facts(document: Mapping[str, JSON]) -> list[tuple[str, str]]:
     for title, key in (("Job", "job"), ("Endpoint", "endpoint"), ("At", "at")):
         if (value := document.get(key)) is not None:
             found.append((title, str(value)))
+    if isinstance(episode := document.get("episode"), Mapping):
+        found.append(("Episode", f"{episode.get('kind')} since {episode.get('started_at')}"))
+        if episode.get("recovered_at"):
+            found.append(("Recovered at", str(episode.get("recovered_at"))))
     if isinstance(failures := document.get("failure_count"), int) and failures:
         found.append(("Consecutive failures", str(failures)))
     if isinstance(run := document.get("last_run"), dict):
@@ -159,6 +195,9 @@ def facts(document: Mapping[str, JSON]) -> list[tuple[str, str]]:
             if part is not None
         )
         found.append(("Last run", f"{run.get('id')}: {outcome}"))
+        found.append(("Slot", str(run.get("slot_at"))))
+        if (late := _lateness(document)) is not None:
+            found.append(("Started", f"{run.get('started_at')} ({late[1]} after its slot)"))
     if isinstance(paused := document.get("paused"), dict):
         until = paused.get("until")
         found.append(("Paused", f"{paused.get('reason')}" + (f" until {until}" if until else "")))
@@ -167,7 +206,27 @@ def facts(document: Mapping[str, JSON]) -> list[tuple[str, str]]:
         found.append(("Reason", str(proposal.get("reason"))))
     if isinstance(approval := document.get("approval"), dict):
         found.append(("Approve with", str(approval.get("approve"))))
+    found += [(str(link.get("text")), str(link.get("href"))) for link in _links(document)]
     return found
+
+
+def with_links(document: Mapping[str, JSON], public_url: str | None) -> dict[str, JSON]:
+    """`document` with `links` back to the endpoint's console page under `public_url`
+    (`CRONPILOT_PUBLIC_URL`); as it is without one, or for an event of no endpoint."""
+    endpoint = document.get("endpoint")
+    shown = dict(document)
+    if public_url is None or not isinstance(endpoint, str):
+        return shown
+    href = f"{public_url.rstrip('/')}/console/endpoints/{quote(endpoint)}"
+    shown["links"] = [{"href": href, "text": "Console"}]
+    return shown
+
+
+def _links(document: Mapping[str, JSON]) -> list[Mapping[str, JSON]]:
+    links = document.get("links")
+    if not isinstance(links, list):
+        return []
+    return [link for link in links if isinstance(link, Mapping)]
 
 
 def slack_payload(document: Mapping[str, JSON]) -> dict[str, JSON]:
@@ -238,6 +297,7 @@ def pagerduty_payload(document: Mapping[str, JSON], routing_key: str) -> dict[st
     return {
         **base,
         "event_action": "trigger",
+        "links": [dict(link) for link in _links(document)],
         "payload": {
             "summary": summary(document),
             "source": str(document.get("endpoint") or document.get("job") or "cronpilot"),
@@ -255,13 +315,24 @@ def pagerduty_payload(document: Mapping[str, JSON], routing_key: str) -> dict[st
 class MailMessage:
     subject: str
     text: str
+    ident: str = ""
+    """Unique to the message, the same on each attempt: the left part of its `Message-ID`."""
+    at: datetime | None = None
+    """When the event happened: its `Date`."""
 
 
-def email_message(document: Mapping[str, JSON]) -> MailMessage:
-    """An e-mail: the summary as subject; the facts, then the document as JSON."""
+def email_message(document: Mapping[str, JSON], ident: str = "") -> MailMessage:
+    """An e-mail: the summary as subject; the facts, then the document as JSON. `ident` (the
+    notification's id) makes its `Message-ID`, so that a retried delivery is the same message."""
     lines = [f"{title}: {value}" for title, value in facts(document)]
     lines += ["", json.dumps(dict(document), indent=2, ensure_ascii=False)]
-    return MailMessage(subject=summary(document), text="\n".join(lines) + "\n")
+    at = document.get("at")
+    return MailMessage(
+        subject=summary(document),
+        text="\n".join(lines) + "\n",
+        ident=ident,
+        at=datetime.fromisoformat(at) if isinstance(at, str) else None,
+    )
 
 
 def http_body(target: NotifyTarget, document: Mapping[str, JSON]) -> dict[str, JSON]:

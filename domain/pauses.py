@@ -69,3 +69,20 @@ def held_until(endpoint: Endpoint, at: datetime) -> datetime | None:
     if pause.until is None:
         return None
     return max(at, pause.until)
+
+
+def job_pause_ended(endpoint: Endpoint, now: datetime) -> datetime | None:
+    """When the pause of the endpoint's job ended, if it was a pause until a time that has come
+    by `now` (it stays on the job until the next pause or resume); else None."""
+    pause = endpoint.job_pause
+    if pause is None or pause.until is None or pause.until > now:
+        return None
+    return pause.until
+
+
+def counted_from(endpoint: Endpoint, slot: datetime, now: datetime) -> datetime:
+    """The moment a slot's lateness and its being missed are counted from: the slot itself, or
+    the end of its job's pause when the slot fell while the pause held (a paused job is neither
+    late nor missing its slots; its next slot counts from the resume)."""
+    ended = job_pause_ended(endpoint, now)
+    return slot if ended is None else max(slot, ended)

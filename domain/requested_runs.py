@@ -48,6 +48,18 @@ def manual_run(endpoint: Endpoint, requested_by: str, now: datetime) -> Run:
     )
 
 
+def check_retryable(run: Run, ref: str) -> None:
+    """Raise `InvalidRunRequest` for a run that has not ended: a retry would queue a second
+    call of the same request while the first is still queued or under way. (A DAG
+    dependant's retry runs its node again in its DAG run instead: `dag_clear` decides.)"""
+    if not run.status.finished:
+        raise InvalidRunRequest(
+            ref,
+            f"run {run.id} is still {run.status.value}; wait for it to end, or cancel it "
+            f"(`cronpilot runs cancel {run.id}`) before retrying",
+        )
+
+
 def backfill_slots(
     endpoint: Endpoint, start: datetime, end: datetime, now: datetime
 ) -> list[datetime]:

@@ -84,7 +84,7 @@ def proposal_expired(proposal: Proposal, before: datetime) -> bool:
     return proposal.status is not ProposalStatus.PENDING and proposal.created_at < before
 
 
-DELIVERY_ENDED = (NotificationStatus.DELIVERED, NotificationStatus.FAILED)
+DELIVERY_ENDED = (NotificationStatus.DELIVERED, NotificationStatus.FAILED, NotificationStatus.HELD)
 
 
 def notification_expired(notification: Notification, before: datetime) -> bool:

@@ -25,6 +25,7 @@ _CRON_FIELDS = 5
 _CRON_FIELDS_WITH_SECONDS = 6
 CRON_RESOLUTION = timedelta(seconds=1)
 """Cron fires on whole seconds."""
+_INSTANT = timedelta(microseconds=1)
 _CRON_REFERENCE = datetime(2000, 1, 1, tzinfo=UTC)
 """Crontabs have no year field, so one that fires after any date fires after every date."""
 _FIELDS = (
@@ -248,6 +249,21 @@ def next_cron_fire(expr: str, timezone: str, after: datetime) -> datetime:
     except (StopIteration, OverflowError):
         # cronsim gives up after 50 years without a fire; the end of the calendar overflows.
         raise InvalidSchedule(expr, "never fires again") from None
+
+
+def latest_cron_fire(expr: str, timezone: str, first: datetime, now: datetime) -> datetime:
+    """The latest fire at or before `now`, given `first`, a fire at or before it. Bisection
+    (cronsim only answers "next"), which ends because fires fall on whole seconds."""
+    latest, beyond = first, now + _INSTANT
+    # Invariant: `latest` is a fire, no fire lies in [beyond, now].
+    while beyond - latest > CRON_RESOLUTION:
+        middle = latest + (beyond - latest) / 2
+        fire = next_cron_fire(expr, timezone, middle - _INSTANT)
+        if fire <= now:
+            latest = fire
+        else:
+            beyond = middle
+    return latest
 
 
 def next_cron_fires(expr: str, timezone: str, after: datetime, count: int) -> list[datetime]:

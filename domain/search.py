@@ -68,6 +68,11 @@ RELATED_THRESHOLD = MEANING_THRESHOLD
 the threshold `graph suggest` matches field names by meaning with (not tuned on the labelled
 set). With the bundled model `cert`/`certificate` 0.54, `membership`/`subscription` 0.44,
 `abnormal`/`anomaly` 0.33 pass; `depot`/`warehouse` -0.01, `spike`/`anomaly` 0.04 do not."""
+MATCH_FLOOR = 0.3
+"""The least cosine between a query and an endpoint for the query to match anything when none of
+its words (nor the words closest to them in meaning) is indexed: every leg is scaled to its best
+endpoint, so without a floor a query of nonsense names one at 0.99. With the bundled model the
+example questions reach 0.33 and more; `zzzz qqqq` 0.23, `weather in paris` 0.10."""
 RELATED_WORDS = 5
 """The most index words one query word stands for: a bound on the work, not a weight (3 to 10
 ranked the labelled and held-out sets alike; the threshold does the choosing)."""
@@ -457,6 +462,7 @@ class SearchIndex:
         lexical = (
             self._lexical.scores(words(query), related) if Leg.LEXICAL in use else semantic * 0
         )
+        matched = float(lexical.max(initial=0)) > 0 or float(semantic.max(initial=0)) >= MATCH_FLOOR
         # Cosines of one query bunch up (the best few within 0.05 of each other): raised to a
         # power they keep their order but part as far as BM25's scores do.
         semantic, lexical = _scaled(semantic) ** SHARPEN, _scaled(lexical)
@@ -503,7 +509,7 @@ class SearchIndex:
                 self.community.get(self.refs[i]),
             )
             for i in best
-            if final[i] > 0
+            if matched and final[i] > 0
         ]
         return SearchResult(hits, weights, frozenset(use), notes, related)
 

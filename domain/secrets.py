@@ -6,6 +6,7 @@ printing a credential cannot be undone.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable
 from functools import lru_cache
@@ -27,6 +28,34 @@ _URL = re.compile(
     r"(?<![a-z0-9+.-])(?P<prefix>[0-9+.-]*)(?P<url>[a-z][a-z0-9+.-]*://[^\s'\"<>]+)",
     re.IGNORECASE,
 )
+
+
+_ORIGIN = re.compile(r"^([a-z][a-z0-9+.-]*://)(?:[^/?#@]*@)?([^/?#]*)", re.IGNORECASE)
+
+
+def fingerprint(value: str) -> str:
+    """A short digest of `value`: the same value reads the same in every log line, and the
+    line tells nothing of it."""
+    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+
+
+def loggable_url(url: str) -> str:
+    """`url` fit for a log line or an error kept in the store: its scheme and host, then a
+    fingerprint of the whole URL (`https://hooks.slack.com/… #3f2a9c1e07aa`). The path and query
+    of a target or an endpoint may be its credential (a Slack webhook's path is), so neither
+    is ever written out; the fingerprint tells two URLs of one host apart."""
+    found = _ORIGIN.match(url)
+    origin = f"{found[1]}{found[2]}" if found else "?"
+    return f"{origin}/… #{fingerprint(url)}"
+
+
+def without_url(text: str, url: str) -> str:
+    """`text` (a driver's error message, say) with `url`, and its path and query, replaced by
+    `loggable_url(url)`: some errors quote the URL they failed on."""
+    found = _ORIGIN.match(url)
+    rest = url[found.end() :] if found else ""
+    text = text.replace(url, loggable_url(url))
+    return text.replace(rest, "/…") if len(rest) > 1 else text
 
 
 def is_secret_header(name: str) -> bool:
@@ -56,6 +85,15 @@ def replace_secret_params(url: str, value_for: Callable[[str, str], str]) -> str
     """`url` with the value of each query (and fragment) parameter whose name looks secret
     replaced by `value_for(name, value)` (the name decoded, the value as written); everything
     else kept character for character."""
+    return replace_params(
+        url, lambda name, value: value_for(name, value) if _looks_secret(name) else value
+    )
+
+
+def replace_params(url: str, value_for: Callable[[str, str], str]) -> str:
+    """`url` with the value of every query (and fragment) parameter replaced by
+    `value_for(name, value)` (the name decoded, the value as written); everything else kept
+    character for character."""
     rest, hash_mark, fragment = url.partition("#")
     base, question_mark, query = rest.partition("?")
     return (
@@ -71,9 +109,7 @@ def _replace_params(query: str, value_for: Callable[[str, str], str]) -> str:
     pairs = []
     for pair in query.split("&"):
         name, equals, value = pair.partition("=")
-        decoded = unquote_plus(name)
-        secret = equals and _looks_secret(decoded)
-        pairs.append(f"{name}={value_for(decoded, value)}" if secret else pair)
+        pairs.append(f"{name}={value_for(unquote_plus(name), value)}" if equals else pair)
     return "&".join(pairs)
 
 

@@ -15,6 +15,7 @@ from datetime import datetime
 
 from cronpilot.domain.alerts import Notification, run_notifications
 from cronpilot.domain.model import Endpoint, Finish, Response, Run, RunStatus
+from cronpilot.domain.overlap import overrun
 from cronpilot.domain.transitions import after_finish, finished_run, started_run
 
 
@@ -25,14 +26,18 @@ class Settled:
     run: Run
     endpoint: Endpoint
     raised: tuple[Notification, ...]
+    skipped: tuple[Run, ...] = ()
+    """The slots that came while the call ran and were not run (`domain.overlap`)."""
 
 
 def settle(endpoint: Endpoint, running: Run, response: Response, now: datetime) -> Settled:
     """The finish of `running` with `response`, its endpoint being `endpoint` as stored."""
     assert running.status is RunStatus.RUNNING, "only a running run finishes"
     run = finished_run(running, response, now)
-    ended = after_finish(endpoint, running, response, now)
-    return Settled(run, ended, tuple(run_notifications(endpoint, ended, run, now)))
+    settled = overrun(after_finish(endpoint, running, response, now), running, now)
+    ended = settled.endpoint
+    raised = tuple(run_notifications(endpoint, ended, run, now))
+    return Settled(run, ended, raised, settled.skipped)
 
 
 def settle_batch(

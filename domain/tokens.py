@@ -73,6 +73,10 @@ class ConsoleSession:
     token_id: str
     created_at: datetime
     expires_at: datetime
+    secret_hash: str
+    """SHA-256 of the token's secret that opened it: the session lasts as long as that secret
+    opens the token (`check_session_secret`), so rotating a token ends the sessions of its old
+    secret when the grace ends."""
 
 
 def new_secret() -> str:
@@ -142,6 +146,19 @@ def rotated(token: ApiToken, secret: str, now: datetime, grace: timedelta) -> Ap
 
 def session_open(session: ConsoleSession, now: datetime) -> bool:
     return now < session.expires_at
+
+
+def check_session_secret(session: ConsoleSession, token: ApiToken, now: datetime) -> None:
+    """Raise `TokenExpired` when the secret that opened `session` no longer opens `token`: a
+    rotation replaced it and its grace is over (or a second rotation retired it)."""
+    if hmac.compare_digest(session.secret_hash, token.secret_hash):
+        return
+    until = token.previous_until
+    previous = token.previous_hash
+    in_grace = until is not None and now < until
+    if in_grace and previous is not None and hmac.compare_digest(session.secret_hash, previous):
+        return
+    raise TokenExpired(token.name, stamp(until or now), rotated=True)
 
 
 def use_to_record(token: ApiToken, now: datetime) -> bool:

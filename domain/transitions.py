@@ -8,7 +8,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from cronpilot.domain.alerts import pause_after_failure
-from cronpilot.domain.governor import catch_up, plan_next_run
+from cronpilot.domain.governor import LATE_GRACE, catch_up, plan_next_run
 from cronpilot.domain.model import (
     Claim,
     Endpoint,
@@ -24,6 +24,7 @@ from cronpilot.domain.model import (
     ScheduleSource,
     new_id,
 )
+from cronpilot.domain.pauses import holds, job_holds, job_pause_ended
 from cronpilot.domain.steering import held_back, steered
 from cronpilot.domain.watch import with_lateness
 
@@ -57,13 +58,48 @@ def replanned(endpoint: Endpoint, now: datetime) -> Endpoint:
     )
 
 
+def resumed(endpoint: Endpoint, now: datetime) -> Endpoint:
+    """The endpoint re-planned as a pause ending at `now` leaves it: slots that passed while the
+    pause held are skipped, neither caught up nor run late; when its plan would run one of them,
+    it is planned afresh from `now`, as the end of a pause until a time is (`governor`): an
+    interval's grid starts again at `now`, a cron waits for its next fire."""
+    planned = replanned(endpoint, now)
+    slot = planned.next_slot
+    if slot is None or slot >= now - LATE_GRACE:
+        return planned
+    afresh = plan_next_run(replace(planned, last_slot_at=None), now)
+    return replace(
+        planned, next_run_at=afresh.at, next_slot_at=afresh.slot, next_run_source=afresh.source
+    )
+
+
+def job_resumed(endpoint: Endpoint, now: datetime) -> Endpoint:
+    """An endpoint of a job resumed at `now`: `resumed` when the job's pause held it, else as
+    it is (the same object)."""
+    if not job_holds(endpoint, now):
+        return endpoint
+    return resumed(replace(endpoint, job_pause=None), now)
+
+
 def caught_up(endpoint: Endpoint, now: datetime) -> Endpoint | None:
     """The endpoint moved off a missed baseline slot, at the claim, onto the slot its catch-up
-    rule runs instead or waits for (`governor.catch_up`); None when the planned slot runs."""
+    rule runs instead or waits for (`governor.catch_up`); None when the planned slot runs. A
+    slot that fell while its job was paused until a time now past is not caught up: the
+    endpoint is planned from the pause's end (`resumed`)."""
+    ended = job_pause_ended(endpoint, now)
+    slot = endpoint.next_slot
+    if ended is not None and slot is not None and slot < ended - LATE_GRACE:
+        moved = resumed(endpoint, ended)
+        return None if moved.next_slot == slot else moved
     planned = catch_up(endpoint, now)
     if planned is None:
         return None
-    return replace(endpoint, next_run_at=planned.at, next_slot_at=planned.slot)
+    return replace(
+        endpoint,
+        next_run_at=planned.at,
+        next_slot_at=planned.slot,
+        next_run_source=planned.source,
+    )
 
 
 def after_slot(
@@ -156,13 +192,17 @@ def after_call(
 
 
 def after_finish(endpoint: Endpoint, run: Run, response: Response, now: datetime) -> Endpoint:
-    """The endpoint once `run`'s call ended with `response`. A queued run (manual, backfill)
+    """The endpoint once `run`'s call ended with `response`. A quiet period's skipped run
+    (`domain.quiet`) moves the schedule on and changes nothing else. A queued run (manual, backfill)
     leaves the schedule alone (`after_run`) but for a `Retry-After` in its answer, which holds
     the schedule back as well (`domain.steering.held_back`): then it is re-planned."""
     if run.trigger.requested:
         held = held_back(endpoint, response, now)
         ended = after_run(held, run, response.ok, now)
         return ended if held is endpoint else replanned(ended, now)
+    if run.schedule_source is ScheduleSource.QUIET:
+        # Not called: neither a success nor a failure, never late.
+        return after_slot(endpoint, run.slot_at, None, now)
     return after_call(with_lateness(endpoint, run), run.slot_at, response, now)
 
 
@@ -172,7 +212,12 @@ def with_spec(endpoint: Endpoint, spec: EndpointSpec, now: datetime) -> Endpoint
 
 
 def with_pause(endpoint: Endpoint, pause: Pause | None, now: datetime) -> Endpoint:
-    return replanned(replace(endpoint, pause=pause), now)
+    """The endpoint paused (or resumed, with None) and re-planned: a pause lifted while it held
+    leaves the endpoint `resumed`."""
+    changed = replace(endpoint, pause=pause)
+    if pause is None and holds(endpoint.pause, now):
+        return resumed(changed, now)
+    return replanned(changed, now)
 
 
 def with_hints(
@@ -247,7 +292,7 @@ def finished_run(running: Run, response: Response, now: datetime) -> Run:
     finished = response.finished_at or now
     return replace(
         running,
-        status=RunStatus.SUCCESS if response.ok else RunStatus.FAILED,
+        status=_status(running, response),
         started_at=started,
         finished_at=finished,
         duration_ms=(finished - started).total_seconds() * 1000,
@@ -261,7 +306,14 @@ def finished_run(running: Run, response: Response, now: datetime) -> Run:
         attempt=len(response.attempts) or running.attempt,
         attempts=response.attempts,
         request=response.request,
+        not_modified=response.not_modified,
     )
+
+
+def _status(running: Run, response: Response) -> RunStatus:
+    if running.schedule_source is ScheduleSource.QUIET:
+        return RunStatus.SKIPPED
+    return RunStatus.SUCCESS if response.ok else RunStatus.FAILED
 
 
 def abandoned_run(running: Run, kind: ErrorKind, reason: str, now: datetime) -> Run:

@@ -29,7 +29,8 @@ from cronpilot.domain.alerts import (
     Notification,
     episode_notifications,
 )
-from cronpilot.domain.model import Endpoint, Run, new_id
+from cronpilot.domain.model import Endpoint, Run, ScheduleSource, new_id
+from cronpilot.domain.pauses import counted_from, job_holds
 
 WORKERS = "workers"
 """The subject of `no_workers` episodes, which are no endpoint's."""
@@ -65,7 +66,8 @@ def late_since(endpoint: Endpoint, run: Run) -> datetime | None:
     first run of the streak of late runs it continues or begins, None when it started in
     time (or the endpoint watches no lateness)."""
     limit = endpoint.spec.late_after_seconds
-    if limit is None or run.started_at - run.slot_at <= timedelta(seconds=limit):
+    due = counted_from(endpoint, run.slot_at, run.started_at)
+    if limit is None or run.started_at - due <= timedelta(seconds=limit):
         return None
     return endpoint.late_since or run.slot_at
 
@@ -79,14 +81,19 @@ def with_lateness(endpoint: Endpoint, run: Run) -> Endpoint:
 def missed_slot(endpoint: Endpoint, now: datetime) -> datetime | None:
     """The slot the endpoint has missed at `now`: its due slot, when no run of it is in flight
     (no live lease) `missed_after` after it; None when it is watched for none, not due (a
-    pause in force, a future slot), or not that late yet."""
+    pause in force, its own or its job's, a future slot), or not that late yet. A slot that
+    fell while its job was paused counts from the pause's end (`pauses.counted_from`), and is
+    told as missed since then."""
     limit = endpoint.spec.missed_after_seconds
     due = endpoint.next_run_at
-    if limit is None or due is None or due > now:
+    if limit is None or due is None or due > now or job_holds(endpoint, now):
+        return None
+    if endpoint.next_run_source is ScheduleSource.QUIET:
+        # A quiet window's skipped slot: nothing was to be called.
         return None
     if endpoint.lease_until is not None and endpoint.lease_until >= now:
         return None
-    slot = endpoint.next_slot or due
+    slot = counted_from(endpoint, endpoint.next_slot or due, now)
     return slot if slot + timedelta(seconds=limit) <= now else None
 
 
@@ -105,8 +112,11 @@ def caught_up_missed(endpoint: Endpoint, now: datetime) -> WatchEpisode | None:
     the miss is told even when no watch looked before the claim (a store outage, a worker
     claiming first). Keyed as the watch's, so a miss the watch opened is not told twice."""
     limit = endpoint.spec.missed_after_seconds
-    slot = endpoint.next_slot
-    if limit is None or slot is None or slot + timedelta(seconds=limit) > now:
+    planned = endpoint.next_slot
+    if limit is None or planned is None:
+        return None
+    slot = counted_from(endpoint, planned, now)
+    if slot + timedelta(seconds=limit) > now:
         return None
     return WatchEpisode(new_id(), endpoint.id, AlertEvent.MISSED, slot, now, now)
 

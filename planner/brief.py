@@ -13,8 +13,10 @@ from datetime import datetime, timedelta
 from statistics import mean
 
 from cronpilot.domain.context import DagContext, Neighbour
+from cronpilot.domain.errors import InvalidSchedule
 from cronpilot.domain.model import JSON, Endpoint, HintSource, Run, RunStatus
 from cronpilot.domain.planning import AnalysisClaim
+from cronpilot.domain.quiet import QuietWindow, describe, next_window
 from cronpilot.domain.rules import Rule, RuleEvaluation, RuleOutcome
 from cronpilot.planner.summary import run_summary
 
@@ -123,6 +125,24 @@ def neighbours_text(graph: DagContext) -> str:
     return f"{side('upstream', graph.upstream)}; {side('downstream', graph.downstream)}"
 
 
+def _window_text(window: QuietWindow) -> str:
+    held = "skip" if window.skips else f"every {_seconds(window.every_seconds)}"
+    return f"{describe(window)} {window.timezone} ({held})"
+
+
+def _quiet(endpoint: Endpoint, now: datetime) -> str:
+    """`sat,sun Europe/Paris (skip); next 2030-01-12T00:00:00+00:00 to …`."""
+    windows = endpoint.spec.quiet
+    declared = "; ".join(_window_text(window) for window in windows)
+    try:
+        upcoming = next_window(windows, now)
+    except InvalidSchedule:
+        upcoming = None
+    if upcoming is None:
+        return declared
+    return f"{declared}; next {upcoming.start.isoformat()} to {upcoming.end.isoformat()}"
+
+
 def rules_text(rules: Sequence[Rule], evaluated: Sequence[RuleEvaluation]) -> str:
     """The endpoint's rules in order, each with what it gave in this pass: `holds`, `false
     (…)`, an error, or `not reached` (an earlier rule held)."""
@@ -184,6 +204,10 @@ def build_brief(
         f"Output fields: {schema_view(schema)}",
         f"Now: {now.isoformat()}",
     ]
+    if spec.quiet:
+        lines.append(
+            f"Quiet windows (no call in them, whatever is proposed): {_quiet(endpoint, now)}"
+        )
     if graph is not None and (graph.upstream or graph.downstream):
         lines.append(f"Graph: {neighbours_text(graph)}")
     if spec.rules:

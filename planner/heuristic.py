@@ -26,10 +26,11 @@ class HeuristicAnalyst:
             "get_response_history", {"limit": STEADY_RUNS + 1, "fields": []}
         )
         runs = history.data["runs"] if isinstance(history.data, dict) else []
+        # A skipped run (a quiet period's, a DAG's) made no call: nothing observed.
         observations = [
             Observation(run["status"] == RunStatus.SUCCESS.value, run["body_hash"])
             for run in runs
-            if RunStatus(run["status"]).finished
+            if RunStatus(run["status"]).finished and run["status"] != RunStatus.SKIPPED.value
         ]
         now = toolbox.context.now()
         verdict = judge(toolbox.endpoint, observations, now)

@@ -3,13 +3,14 @@ beside (never inside) its scheduling loop.
 
 The notifier claims due notifications from the store (so that many workers share the work and
 none delivers a row another holds), POSTs each event's JSON to its webhook through a
-`Dispatcher` (the address guard checks every hop, and calls are signed when a signing secret is
-set), or the message of its target's kind (`domain.notify_targets`: Slack, Teams, PagerDuty
-over the same dispatcher, e-mail through a `Mailer`), and records the outcome: delivered on a
-2xx answer (or a mail server's acceptance), else tried again later as `DeliveryPolicy` says,
-until it gives up. Delivery is at least once: a worker that stops or dies mid-delivery leaves a
-lease that expires, and the row is delivered again; each event carries an `id` so that a
-receiver can drop repeats.
+`Dispatcher` (the address guard checks every hop, and calls are signed by the Standard Webhooks
+spec when a signing secret is set), or the message of its target's kind
+(`domain.notify_targets`: Slack, Teams, PagerDuty over the same dispatcher, e-mail through a
+`Mailer`), and records the outcome: delivered on a 2xx answer (or a mail server's acceptance),
+else tried again later as `DeliveryPolicy` says, until it gives up. Delivery is at least once:
+a worker that stops or dies mid-delivery leaves a lease that expires, and the row is delivered
+again; each event carries an `id` (and its signed `webhook-id` is that id) so that a receiver
+can drop repeats.
 """
 
 from __future__ import annotations
@@ -23,7 +24,13 @@ from cronpilot.domain.alerts import DeliveryPolicy, Notification, delivery_error
 from cronpilot.domain.errors import CronpilotError
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import HttpRequest
-from cronpilot.domain.notify_targets import TargetKind, address, email_message, http_body
+from cronpilot.domain.notify_targets import (
+    TargetKind,
+    address,
+    email_message,
+    http_body,
+    with_links,
+)
 from cronpilot.domain.ports.bundles import NotifierRepositories
 from cronpilot.domain.ports.clock import Clock
 from cronpilot.domain.ports.dispatch import Dispatcher, Mailer
@@ -53,6 +60,8 @@ class NotifierConfig:
     """How long a webhook may take to answer."""
     policy: DeliveryPolicy = field(default_factory=DeliveryPolicy)
     """When to try again and when to give up: a rule of the domain (`domain.alerts`)."""
+    public_url: str | None = None
+    """Where the console is reached (`CRONPILOT_PUBLIC_URL`): messages link back to it."""
 
 
 class Notifier:
@@ -105,20 +114,20 @@ class Notifier:
     async def _send(self, notification: Notification) -> str | None:
         """Send `notification` to its webhook or target: None once taken, else why not."""
         target, timeout = notification.target, self._config.timeout_seconds
+        document = with_links(notification.payload, self._config.public_url)
         if target is not None and target.kind is TargetKind.EMAIL:
             if self._mailer is None or target.smtp is None:
                 return "no mailer: this notifier sends no e-mail"
-            message = email_message(notification.payload)
+            message = email_message(document, notification.id)
             return await self._mailer.send(target.smtp, message, timeout)
         request = HttpRequest(
             method="POST",
             url=notification.url if target is None else target.url,
             headers={EVENT_HEADER: notification.event.value},
-            body=notification.payload
-            if target is None
-            else http_body(target, notification.payload),
+            body=document if target is None else http_body(target, document),
             timeout_seconds=timeout,
             max_response_bytes=MAX_ANSWER_BYTES,
+            message_id=_event_id(notification),
         )
         error = delivery_error(await self._dispatcher.dispatch(request))
         if error is None or target is None:
@@ -178,3 +187,11 @@ class Notifier:
                 "lease on a notification lost during its delivery",
                 extra=log_extra("notify_lease_lost", **about),
             )
+
+
+def _event_id(notification: Notification) -> str:
+    """The event's id, which its every delivery (to any webhook, at any attempt) carries as its
+    signed `webhook-id`, so that a receiver drops one it has seen."""
+    payload = notification.payload
+    event_id = payload.get("id") if isinstance(payload, dict) else None
+    return event_id if isinstance(event_id, str) else notification.id

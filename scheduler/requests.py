@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from cronpilot.domain.conditional_calls import calls_conditionally
 from cronpilot.domain.model import Claim, HttpRequest
 from cronpilot.domain.templates import fill
 from cronpilot.domain.tracing import TRACEPARENT, TraceContext
@@ -34,6 +35,8 @@ def request_for(claim: Claim) -> HttpRequest:
         body=body,
         timeout_seconds=spec.timeout_seconds,
         max_response_bytes=spec.max_response_bytes,
+        message_id=claim.run_id,
+        conditional_key=claim.endpoint.id if calls_conditionally(spec) else None,
     )
 
 

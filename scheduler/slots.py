@@ -13,12 +13,13 @@ from typing import Protocol
 
 from cronpilot.domain.errors import LeaseLost, SlotAlreadyRun, StoreUnavailable
 from cronpilot.domain.log_extra import LogAction, log_extra
-from cronpilot.domain.model import Claim, Endpoint, Finish, Response, Run
+from cronpilot.domain.model import Claim, Endpoint, Finish, Response, Run, ScheduleSource
 from cronpilot.domain.ports.claims import ClaimRepository
 from cronpilot.domain.ports.clock import Clock
 from cronpilot.domain.ports.dispatch import Dispatcher
 from cronpilot.domain.ports.telemetry import Telemetry
 from cronpilot.domain.ports.tracing import Tracer
+from cronpilot.domain.quiet import skipped_quietly
 from cronpilot.domain.tracing import run_trace
 from cronpilot.runtime.tracing import NoTracer
 from cronpilot.scheduler.admission import Admission
@@ -266,7 +267,11 @@ class SlotRunner:
                 if early > 0:
                     await self._clock.sleep(early)
                 held.started = True
-                response = await self._caller.call(claim)
+                if claim.schedule_source is ScheduleSource.QUIET:
+                    quiet = claim.endpoint.spec.quiet
+                    response = skipped_quietly(quiet, claim.slot_at, self._clock.now())
+                else:
+                    response = await self._caller.call(claim)
             except asyncio.CancelledError:
                 # A cut is taken back, so that the run can still be settled; a cancellation
                 # from anyone else goes on.

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Iterable
 from datetime import UTC, datetime
 
 from cronpilot.domain.alerts import AlertEvent
 from cronpilot.domain.errors import CronpilotError, EndpointNotFound
+from cronpilot.domain.limits import LimitState, held_by_limit
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint
 from cronpilot.domain.outage import described
@@ -91,9 +93,12 @@ class Watch:
         repository = self._store.notifications
         open_ = {e.subject: e for e in await repository.open_episodes(AlertEvent.MISSED)}
         due = {e.id: e for e in await repository.watched_due(now, WATCH_BATCH)}
+        holding = await self._holding_limits(due.values())
         opened = ended = 0
         for endpoint in due.values():
-            episode = None if endpoint.id in open_ else missed_episode(endpoint, now)
+            if endpoint.id in open_ or held_by_limit(endpoint, holding):
+                continue
+            episode = missed_episode(endpoint, now)
             if episode is None:
                 continue
             if await repository.open_episode(episode, opened_notifications(episode, endpoint, now)):
@@ -118,6 +123,13 @@ class Watch:
                     extra=log_extra("missed_recovered", endpoint=episode.subject),
                 )
         return opened, ended
+
+    async def _holding_limits(self, due: Iterable[Endpoint]) -> dict[str, LimitState]:
+        """The limits of the due endpoints that name one, by key (none read otherwise): a slot
+        its limit holds back waits for room, it is not missed."""
+        if all(endpoint.spec.limit is None for endpoint in due):
+            return {}
+        return {status.state.key: status.state for status in await self._store.catalog.limits()}
 
     async def _endpoint(self, endpoint_id: str) -> Endpoint | None:
         try:

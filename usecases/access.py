@@ -29,6 +29,7 @@ from cronpilot.domain.tokens import (
     SESSION_SPAN,
     ApiToken,
     ConsoleSession,
+    check_session_secret,
     hash_secret,
     new_secret,
     opens,
@@ -204,7 +205,9 @@ async def sign_in(store: Repositories, secret: str, now: datetime) -> tuple[str,
     if token is None:
         return None
     session_id = SESSION_PREFIX + secrets.token_urlsafe(32)
-    session = ConsoleSession(hash_secret(session_id), token.id, now, now + SESSION_SPAN)
+    session = ConsoleSession(
+        hash_secret(session_id), token.id, now, now + SESSION_SPAN, hash_secret(secret)
+    )
     await store.access.add_session(session)
     return session_id, _principal(token)
 
@@ -214,7 +217,8 @@ async def session_principal(
 ) -> Principal | None:
     """Whom a console session acts for: None for an unknown, ended or expired session, or
     one whose token was revoked (an expired or orphaned session is deleted on the way).
-    Raises `TokenExpired` when its token has expired."""
+    Raises `TokenExpired` when its token has expired, or when the secret that opened it was
+    rotated out and its grace is over (that session is deleted)."""
     session = await store.access.find_session(hash_secret(session_id))
     if session is None:
         return None
@@ -228,6 +232,11 @@ async def session_principal(
         return None
     if token.expires_at is not None and now >= token.expires_at:
         raise TokenExpired(token.name, stamp(token.expires_at))
+    try:
+        check_session_secret(session, token, now)
+    except TokenExpired:
+        await store.access.end_session(session.id_hash)
+        raise
     return _principal(token)
 
 

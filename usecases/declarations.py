@@ -141,10 +141,13 @@ async def export_declarations(
     declarations that `apply_declarations` would leave unchanged; one snapshot."""
     async with reading() as tx:
         jobs = [await tx.catalog.get_job(job)] if job is not None else await tx.catalog.list_jobs()
-        return [
-            JobDeclaration(each, [e.spec for e in await tx.catalog.list_endpoints(each.name)])
-            for each in jobs
-        ]
+        limits = {status.state.key: status.state.limit for status in await tx.catalog.limits()}
+        declarations = []
+        for each in jobs:
+            specs = [e.spec for e in await tx.catalog.list_endpoints(each.name)]
+            named = sorted({spec.limit for spec in specs if spec.limit is not None})
+            declarations.append(JobDeclaration(each, specs, [limits[key] for key in named]))
+        return declarations
 
 
 async def check_templates(

@@ -37,6 +37,7 @@ async def delete(
     if_version: str | None = None,
     *,
     job_only: bool = False,
+    dry_run: bool = False,
 ) -> Deleted:
     """Delete a job (`ref` its name) with its endpoints, or one endpoint (`job/endpoint` or
     its id), in one unit of work. With the endpoint go its runs (queued and running ones
@@ -47,7 +48,9 @@ async def delete(
     Raises `JobNotFound`/`EndpointNotFound`; `StillDependedOn` (nothing deleted) for an endpoint
     that others of its job list in `depends_on`; `PreconditionFailed` when `if_version` is
     given and is not the endpoint's version (`domain.versions`). With `job_only`, `ref` names a
-    job and nothing else (`JobNotFound` otherwise): an id prefix never stands for a job."""
+    job and nothing else (`JobNotFound` otherwise): an id prefix never stands for a job. With
+    `dry_run`, every check is made and what would go is returned, but nothing is deleted (the
+    unit is left uncommitted)."""
     async with uow() as tx:
         job = None if "/" in ref else await _job_named(tx, ref)
         if job is None and job_only:
@@ -58,8 +61,9 @@ async def delete(
             await tx.graph.forget([job.name, *(e.ref for e in endpoints)])
             detail = f"job with {len(endpoints)} endpoint(s)"
             await tx.access.record(audit_entry(actor, "delete", job.name, detail, now))
-            await tx.commit()
-            log.info("deleted job %s", job.name, extra=log_extra("delete", job=job.name))
+            if not dry_run:
+                await tx.commit()
+                log.info("deleted job %s", job.name, extra=log_extra("delete", job=job.name))
             return Deleted(job.name, [e.ref for e in endpoints])
         try:
             endpoint = await tx.catalog.get_endpoint(ref, for_update=True)
@@ -74,6 +78,8 @@ async def delete(
         await tx.catalog.delete_endpoints([endpoint.id])
         await tx.graph.forget([endpoint.ref])
         await tx.access.record(audit_entry(actor, "delete", endpoint.ref, "endpoint", now))
+        if dry_run:
+            return Deleted(None, [endpoint.ref])
         await tx.commit()
     log.info(
         "deleted endpoint %s", endpoint.ref, extra=log_extra("delete", endpoint_id=endpoint.id)

@@ -17,7 +17,7 @@ from cronpilot.domain.errors import ConflictError, SlotAlreadyRun
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Run, RunStatus
 from cronpilot.domain.ports import UnitOfWork, UnitOfWorkFactory, Waker
-from cronpilot.domain.requested_runs import manual_run
+from cronpilot.domain.requested_runs import check_retryable, manual_run
 
 log = logging.getLogger(__name__)
 
@@ -64,13 +64,15 @@ async def retry_run(
     new manual run, due now, of its endpoint (`actor` is its `requested_by`); a DAG
     dependant's run re-runs its node alone in its DAG run, with the answers its upstreams gave
     there (`clear_dag` limited to the node: what depends on it does not run again). Raises
-    `RunNotFound`, `AmbiguousId`, `InvalidRunRequest` (a dependant's upstream has no finished
-    run there any more) or `SlotAlreadyRun`."""
+    `RunNotFound`, `AmbiguousId`, `InvalidRunRequest` (a run outside a DAG run that has not
+    ended: a second call would go out beside it; or a dependant's upstream has no finished run
+    there any more) or `SlotAlreadyRun`."""
     async with uow() as tx:
         run = await tx.runs.get_run(run_id)
         endpoint = await tx.catalog.get_endpoint(run.endpoint_id)
         retry = None
         if run.dag_run_id is None:
+            check_retryable(run, endpoint.ref)
             queued = manual_run(endpoint, actor, now)
             if not await tx.claims.enqueue([queued]):
                 raise SlotAlreadyRun(endpoint.id, now)

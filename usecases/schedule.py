@@ -87,7 +87,7 @@ async def pause_job(
         pause_end(pause.until, now)
     until = "until resumed" if pause.until is None else f"until {pause.until.isoformat()}"
     async with uow() as tx:
-        job = await tx.catalog.set_job_pause(name, replace(pause, by=actor))
+        job = await tx.catalog.set_job_pause(name, replace(pause, by=actor), now)
         await tx.access.record(
             audit_entry(actor, "pause", job.name, f"{until}: {pause.reason}", now)
         )
@@ -100,10 +100,10 @@ async def resume_job(
     uow: UnitOfWorkFactory, waker: Waker | None, name: str, actor: str, now: datetime
 ) -> Job:
     """Lift the job's pause for `actor` and wake the schedulers: its endpoints run again as
-    their own pauses and plans say (slots missed meanwhile are caught up by each endpoint's
-    `catch_up`, as after downtime). Raises `JobNotFound`."""
+    their own pauses and plans say, their next slots counted from now (slots passed meanwhile
+    are skipped, neither caught up nor told late or missed). Raises `JobNotFound`."""
     async with uow() as tx:
-        job = await tx.catalog.set_job_pause(name, None)
+        job = await tx.catalog.set_job_pause(name, None, now)
         await tx.access.record(audit_entry(actor, "resume", job.name, "", now))
         await tx.commit()
     if waker is not None:

@@ -15,7 +15,14 @@ from cronpilot.adapters.api.strict import StrictBody
 from cronpilot.adapters.api.versions import IfMatch, etag, expected_version, tag_response
 from cronpilot.adapters.cli.declaration_changes import changes_view
 from cronpilot.adapters.cli.output import iso
-from cronpilot.adapters.cli.views import endpoint_view, job_pause_view, job_view, report_view
+from cronpilot.adapters.cli.quiet_views import quiet_view
+from cronpilot.adapters.cli.views import (
+    endpoint_view,
+    job_pause_view,
+    job_view,
+    limit_view,
+    report_view,
+)
 from cronpilot.adapters.jobs_file import MAX_FILE_BYTES, parse_declarations
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import Pause
@@ -85,7 +92,9 @@ async def get_endpoint(
     state = await show_endpoint(ctx.store.reading, f"{job}/{name}", reach=who.reach)
     tag_response(response, state.endpoint)
     looked = {"last_analysed_at": iso(state.last_analysed_at)}
-    return endpoint_view(state.endpoint, state.last_run) | looked
+    quiet = quiet_view(state.endpoint, ctx.clock.now())
+    shown = endpoint_view(state.endpoint, state.last_run) | looked | quiet
+    return shown | limit_view(state.limit)
 
 
 @router.delete("/endpoints/{job}/{name}")

@@ -6,12 +6,14 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from cronpilot.adapters.api.access import Reader
+from cronpilot.adapters.api.access import Reader, Writer
 from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.api.paging import CursorToken, Limit, after, endpoint_page_view
 from cronpilot.adapters.api.windows import Within
 from cronpilot.adapters.cli.views import notification_view, output_view
 from cronpilot.domain.alerts import NotificationStatus
+from cronpilot.usecases.alert_delivery import redeliver, send_test
+from cronpilot.usecases.queries.catalog import ref_of
 from cronpilot.usecases.queries.notifications import list_notifications
 from cronpilot.usecases.queries.outputs import show_output
 
@@ -54,3 +56,18 @@ async def get_notifications(
         reach=who.reach,
     )
     return await endpoint_page_view(ctx.store.reading, page, notification_view)
+
+
+@router.post("/notifications/{notification_id}/redeliver")
+async def redeliver_notification(notification_id: str, ctx: Context, who: Writer) -> dict[str, Any]:
+    """Send a notification again (failed, held or delivered) with a fresh set of attempts."""
+    again = await redeliver(ctx.store.unit_of_work, notification_id, who.actor, ctx.clock.now())
+    return notification_view(again, await ref_of(ctx.store.reading, again))
+
+
+@router.post("/endpoints/{job}/{name}/notify-test")
+async def notify_test(job: str, name: str, ctx: Context, who: Writer) -> dict[str, Any]:
+    """Send a `test` alert to each webhook and target of the endpoint; the workers deliver it."""
+    ref = f"{job}/{name}"
+    sent = await send_test(ctx.store.unit_of_work, ref, who.actor, ctx.clock.now())
+    return {"items": [notification_view(n, ref) for n in sent]}

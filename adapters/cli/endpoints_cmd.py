@@ -30,10 +30,12 @@ from cronpilot.adapters.cli.output import (
     schedule_text,
     span,
 )
+from cronpilot.adapters.cli.quiet_views import quiet_text, quiet_view
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
-from cronpilot.adapters.cli.views import endpoint_view
+from cronpilot.adapters.cli.views import endpoint_view, limit_text, limit_view
 from cronpilot.adapters.sql.rule_rows import rules_value
 from cronpilot.domain.governor import fresh_interval_hint
+from cronpilot.domain.limits import LimitStatus
 from cronpilot.domain.model import (
     Endpoint,
     EndpointSpec,
@@ -44,7 +46,7 @@ from cronpilot.domain.model import (
     ScheduleSource,
 )
 from cronpilot.domain.notify_targets import address
-from cronpilot.domain.pauses import job_holds
+from cronpilot.domain.pauses import held_until, job_holds
 from cronpilot.domain.secrets import mask_headers, mask_url
 from cronpilot.usecases.queries import catalog
 
@@ -83,7 +85,7 @@ def list_endpoints(
             table,
             endpoint.ref,
             in_force_text(endpoint, now),
-            relative(endpoint.next_run_at, now) if endpoint.next_run_at else _never(endpoint),
+            _next_run(endpoint, now),
             "job paused" if job_holds(endpoint, now) else _source(endpoint),
             last_run_text(state.last_run, now),
         )
@@ -102,14 +104,18 @@ def show(
     fires = cron_fires(schedule, now)
     if output:
         view = endpoint_view(endpoint, last_run) | in_force_view(endpoint, now)
+        view |= quiet_view(endpoint, now)
         print_data(
             output,
             view
             | {"next_fires": fires_view(fires, schedule.timezone)}
-            | {"last_analysed_at": iso(state.last_analysed_at)},
+            | {"last_analysed_at": iso(state.last_analysed_at)}
+            | limit_view(state.limit),
         )
         return
-    print_table(_details(endpoint, last_run, now, fires, looked=state.last_analysed_at))
+    print_table(
+        _details(endpoint, last_run, now, fires, looked=state.last_analysed_at, limit=state.limit)
+    )
 
 
 def in_force_text(endpoint: Endpoint, now: datetime) -> str:
@@ -161,6 +167,7 @@ def _details(
     fires: list[datetime],
     *,
     looked: datetime | None,
+    limit: LimitStatus | None,
 ) -> Table:
     spec = endpoint.spec
     # The cron's own times, whatever hints, backoff or a pause make of the next run.
@@ -180,11 +187,13 @@ def _details(
             ("success when", spec.success_when or "-"),
             ("clamps", _clamps(endpoint)),
             ("spacing", _spacing(endpoint)),
+            ("quiet", quiet_text(endpoint, now)),
             ("timeout", span(spec.timeout_seconds)),
             ("max response", f"{spec.max_response_bytes} bytes"),
             ("planner", spec.planner_mode.value if spec.planner_mode else "as job"),
             ("alerts", _alerts(endpoint)),
             ("retry", _retry(spec.retry)),
+            ("limit", limit_text(limit)),
             ("endpoint hints", "accepted" if spec.accept_hints else "ignored (accept_hints off)"),
             ("dangerous", dangerous_text(spec)),
             ("rules", "; ".join(f"{n}. {t}" for n, t in enumerate(rule_texts(spec), 1)) or "-"),
@@ -233,13 +242,19 @@ def _spacing(endpoint: Endpoint) -> str:
     jitter = f"jitter {span(spec.jitter_seconds)}, " if spec.jitter_seconds else ""
     return (
         f"{jitter}catch up {spec.catch_up.value} within {span(spec.catch_up_window_seconds)}, "
-        f"floor {span(spec.floor_seconds)}"
+        f"floor {span(spec.floor_seconds)}, overlap {spec.overlap.value}"
     )
 
 
 def _next_run(endpoint: Endpoint, now: datetime) -> str:
-    """When the next call goes out, and the slot it stands for when jitter moved it."""
+    """When the next call goes out (a pause of its job holds it back), and the slot it stands
+    for when jitter moved it."""
+    if endpoint.next_run_at is None:
+        return _never(endpoint)
     when = relative(endpoint.next_run_at, now)
+    if job_holds(endpoint, now):
+        resumes = held_until(endpoint, endpoint.next_run_at)
+        when = "when the job resumes" if resumes is None else relative(resumes, now)
     if endpoint.next_slot_at is None:
         return when
     return f"{when} (slot {relative(endpoint.next_slot_at, now)})"

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
+import typer
+
 from cronpilot.adapters.bootstrap import build_clock
+from cronpilot.adapters.cli import completion
 from cronpilot.adapters.cli.output import (
     OutputOption,
     add_row,
+    details_table,
     new_table,
     note,
     pause_text,
     print_data,
     print_table,
+    span,
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.cli.views import job_view
@@ -45,3 +52,32 @@ def list_jobs(
             job.description,
         )
     print_table(table)
+
+
+def show(
+    name: Annotated[str, typer.Argument(help="A job's name.", autocompletion=completion.job_names)],
+    output: OutputOption = None,
+) -> None:
+    """One job: its description, planner mode, pause, and its endpoints with their next run."""
+    job, endpoints = with_store(
+        admin_settings(), lambda store: catalog.show_job(store.reading, name)
+    )
+    if output:
+        view = job_view(job, len(endpoints)) | {"endpoint_refs": [e.ref for e in endpoints]}
+        print_data(output, view)
+        return
+    now = build_clock().now()
+    cooldown = job.rejection_cooldown_seconds
+    print_table(
+        details_table(
+            [
+                ("job", job.name),
+                ("id", job.id),
+                ("description", job.description or "-"),
+                ("planner", job.planner_mode.value),
+                ("rejection cool-down", "the default" if cooldown is None else span(cooldown)),
+                ("paused", pause_text(job.pause, now) if holds(job.pause, now) else "no"),
+                ("endpoints", ", ".join(e.spec.name for e in endpoints) or "-"),
+            ]
+        )
+    )

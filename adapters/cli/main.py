@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, NoReturn
+from typing import Annotated, Any, ClassVar, NoReturn
 
 import typer
 
@@ -87,7 +87,7 @@ COMMANDS: dict[str, Single | Group | Built] = {
     "search": Single("search_cmd", "search"),
     "doctor": Single("doctor_cmd", "doctor"),
     "db": Group("Database schema.", {"upgrade": "upgrade"}),
-    "jobs": Group("Jobs: named groups of endpoints.", {"list": "list_jobs"}),
+    "jobs": Group("Jobs: named groups of endpoints.", {"list": "list_jobs", "show": "show"}),
     "endpoints": Group(
         "Endpoints: one HTTP call on a schedule each.",
         {"list": "list_endpoints", "show": "show"},
@@ -124,8 +124,9 @@ COMMANDS: dict[str, Single | Group | Built] = {
     ),
     "notifications": Group(
         "Alerts for webhooks: failing, recovered, auto-paused, to review, to approve.",
-        {"list": "list_notifications"},
+        {"list": "list_notifications", "redeliver": "redeliver"},
     ),
+    "notify": Group("Alert destinations: send a test alert.", {"test": "test"}),
     "workers": Group(
         "Scheduler workers: who is working, where, and how much.",
         {"list": "list_workers"},
@@ -146,13 +147,37 @@ def _help_when_bare(ctx: typer.Context) -> None:
         raise typer.Exit(EXIT_OK)
 
 
+def _print_version(asked: bool) -> None:
+    if asked:
+        from importlib.metadata import version
+
+        typer.echo(f"cronpilot {version('cronpilot')}")
+        raise typer.Exit(EXIT_OK)
+
+
+def _top_level(
+    ctx: typer.Context,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Print the version and exit.", callback=_print_version, is_eager=True
+        ),
+    ] = False,
+) -> None:
+    _help_when_bare(ctx)
+
+
 def _group(
-    help_text: str, *, completion: bool = False, cls: type[LazyGroup] | None = None
+    help_text: str,
+    *,
+    completion: bool = False,
+    cls: type[LazyGroup] | None = None,
+    callback: Callable[..., None] = _help_when_bare,
 ) -> typer.Typer:
     return typer.Typer(
         help=help_text,
         epilog=EXIT_CODES_HELP,
-        callback=_help_when_bare,
+        callback=callback,
         invoke_without_command=True,
         add_completion=completion,
         cls=cls,
@@ -284,6 +309,7 @@ def build_app() -> typer.Typer:
         "Calls HTTP endpoints on schedules and adapts the schedules safely.",
         completion=True,
         cls=CronpilotGroup,
+        callback=_top_level,
     )
 
 

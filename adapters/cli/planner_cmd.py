@@ -9,15 +9,15 @@ from typing import Annotated
 import typer
 
 from cronpilot.adapters.bootstrap import build_clock, open_planner, open_store
-from cronpilot.adapters.cli.exit_codes import EXIT_CODES_HELP
+from cronpilot.adapters.cli.exit_codes import EXIT_CODES_HELP, EXIT_FAILED
 from cronpilot.adapters.cli.output import EndpointRef, OutputOption, print_data
-from cronpilot.adapters.cli.planner_views import autonomy_view, session_view
+from cronpilot.adapters.cli.planner_views import autonomy_view, held_back, session_view
 from cronpilot.adapters.cli.runtime import admin_settings, cli_settings
 from cronpilot.adapters.cli.scheduler_cmd import MetricsPortOption, serve
 from cronpilot.adapters.settings import Settings
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import PlannerMode
-from cronpilot.domain.planning import AnalysisSession, Proposal
+from cronpilot.domain.planning import AnalysisSession, Proposal, SessionStatus
 from cronpilot.usecases.queries.planner import (
     JobAutonomy,
     job_autonomy,
@@ -47,9 +47,14 @@ def _worker(
     asyncio.run(serve(settings, scheduler=False, planner=True))
 
 
+UNFINISHED = frozenset({SessionStatus.FAILED, SessionStatus.EXHAUSTED})
+"""Sessions whose analysis did not end: `run-once` exits non-zero after showing them."""
+
+
 def run_once(ref: EndpointRef, output: OutputOption = None) -> None:
     """Analyse one endpoint now, whatever its next analysis time, and show the session (its
-    rules' session first, when it has rules)."""
+    rules' session first, when it has rules), with each change held back and why. Exits 4 when
+    the analysis failed or ran out of budget."""
     settings = admin_settings()
     sessions, proposals = asyncio.run(_run_once(settings, ref))
     if output:
@@ -58,13 +63,17 @@ def run_once(ref: EndpointRef, output: OutputOption = None) -> None:
         view["proposals"] = [p.id for p in proposals]
         view["earlier_sessions"] = [session_view(s, ref) for s in earlier]
         print_data(output, view)
-        return
-    for session in sessions:
-        typer.echo(
-            f"session {session.id}: {session.status.value}: {session.error or session.reasoning}"
-        )
-    for p in proposals:
-        typer.echo(f"proposal {p.id}: {p.kind.value} {p.status.value}: {p.outcome or p.reason}")
+    else:
+        for session in sessions:
+            said = session.error or session.reasoning
+            typer.echo(f"session {session.id}: {session.status.value}: {said}")
+            for call, why in held_back(session):
+                typer.echo(f"held back: {call}: {why}")
+        for p in proposals:
+            said = p.outcome or p.reason
+            typer.echo(f"proposal {p.id}: {p.kind.value} {p.status.value}: {said}")
+    if any(session.status in UNFINISHED for session in sessions):
+        raise typer.Exit(EXIT_FAILED)
 
 
 async def _run_once(settings: Settings, ref: str) -> tuple[list[AnalysisSession], list[Proposal]]:

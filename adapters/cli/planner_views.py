@@ -7,7 +7,7 @@ from typing import Any
 
 from cronpilot.adapters.cli.output import iso, span
 from cronpilot.domain.planning import AnalysisSession, Proposal, ProposalKind, ToolCallRecord
-from cronpilot.domain.rules import RuleEvaluation
+from cronpilot.domain.rules import RuleEvaluation, RuleOutcome
 from cronpilot.usecases.queries.planner import JobAutonomy
 
 
@@ -74,6 +74,27 @@ def autonomy_view(autonomy: JobAutonomy) -> dict[str, Any]:
             for step in autonomy.history
         ],
     }
+
+
+NOT_MADE = "not made: "
+"""How an action tool's outcome starts when the change was held back (`planner.tools`)."""
+
+
+def held_back(session: AnalysisSession) -> list[tuple[str, str]]:
+    """The session's changes that were not proposed, as (what, why): a planner's held back
+    by an admin's standing rejection or already in force or pending, a rule's held back by a
+    rejection."""
+    calls = [
+        (call.name, call.outcome.removeprefix(NOT_MADE))
+        for call in session.tool_calls
+        if call.outcome is not None and call.outcome.startswith(NOT_MADE)
+    ]
+    rules = [
+        (f"rule {evaluation.number}", evaluation.detail or evaluation.outcome.value)
+        for evaluation in session.rule_evaluations
+        if evaluation.outcome is RuleOutcome.REJECTED
+    ]
+    return calls + rules
 
 
 def _call_view(call: ToolCallRecord) -> dict[str, Any]:

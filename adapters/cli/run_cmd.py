@@ -11,12 +11,22 @@ import typer
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli.exit_codes import EXIT_RUN_FAILED
 from cronpilot.adapters.cli.identity import actor
-from cronpilot.adapters.cli.output import EndpointRef, OutputOption, iso, print_data, relative, span
+from cronpilot.adapters.cli.output import (
+    EndpointRef,
+    OutputOption,
+    iso,
+    note,
+    pause_text,
+    print_data,
+    relative,
+    span,
+)
 from cronpilot.adapters.cli.runs_cmd import print_run
 from cronpilot.adapters.cli.runtime import admin_settings, with_store, with_waker
 from cronpilot.adapters.durations import parse_duration
 from cronpilot.domain.errors import CronpilotError
 from cronpilot.domain.model import Endpoint, Run, RunStatus
+from cronpilot.domain.pauses import job_holds
 from cronpilot.domain.ports import Store
 from cronpilot.domain.requested_runs import DEFAULT_MAX_SLOTS, MAX_SLOTS
 from cronpilot.usecases.queries.runs import show_run
@@ -31,12 +41,21 @@ MAX_WAIT_SECONDS = 24 * 3600.0
 class RunNotFinished(CronpilotError):
     """`run --wait` gave up waiting; the run goes on (or stays queued) without it."""
 
-    def __init__(self, run: Run, waited: float) -> None:
+    def __init__(self, run: Run, waited: float, held: str | None) -> None:
+        because = f" because {held}" if held else ""
         super().__init__(
-            f"run {run.id} is still {run.status.value} after {span(waited)}; it was not "
-            f"cancelled (see `cronpilot runs show {run.id}`)"
+            f"run {run.id} is still {run.status.value} after {span(waited)}{because}; it was "
+            f"not cancelled (see `cronpilot runs show {run.id}`)"
         )
         self.run = run
+
+
+def _held_by_job(endpoint: Endpoint, now: datetime) -> str | None:
+    """Why a queued run of `endpoint` waits: its job's pause holds every run back (an
+    endpoint's own pause does not hold a run asked for by hand), or None."""
+    if endpoint.job_pause is None or not job_holds(endpoint, now):
+        return None
+    return f"its job {endpoint.job_name} is paused ({pause_text(endpoint.job_pause, now)})"
 
 
 def run(
@@ -62,12 +81,17 @@ def run(
             lambda waker: request_run(store.unit_of_work, waker, ref, actor(), clock.now()),
         )
         current, endpoint = await show_run(store.reading, queued.id)
+        held = _held_by_job(endpoint, clock.now())
+        if held:
+            note(
+                f"queued, but it waits: {held}; `cronpilot resume {endpoint.job_name}` lets it run"
+            )
         if not wait:
             return current, endpoint
         deadline = clock.now() + timedelta(seconds=waited)
         while not current.status.finished:
             if clock.now() >= deadline:
-                raise RunNotFinished(current, waited)
+                raise RunNotFinished(current, waited, _held_by_job(endpoint, clock.now()))
             await clock.sleep(POLL_SECONDS)
             current, endpoint = await show_run(store.reading, queued.id)
         return current, endpoint

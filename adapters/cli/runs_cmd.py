@@ -10,9 +10,14 @@ import typer
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli import completion
 from cronpilot.adapters.cli.identity import actor
-from cronpilot.adapters.cli.listing import LimitOption, Listing
+from cronpilot.adapters.cli.listing import (
+    JobFilter,
+    LimitOption,
+    Listing,
+    Referenced,
+    with_endpoint_refs,
+)
 from cronpilot.adapters.cli.output import (
-    EndpointRef,
     OutputFormat,
     OutputOption,
     clock_time,
@@ -39,31 +44,56 @@ if TYPE_CHECKING:
     from rich.table import Table
 
 
+RunsOf = Annotated[
+    str | None,
+    typer.Argument(
+        help="`job/endpoint` or an endpoint id; left out, the runs of every endpoint (of --job).",
+        autocompletion=completion.endpoint_refs,
+        show_default=False,
+    ),
+]
+StatusFilter = Annotated[RunStatus | None, typer.Option(help="Only the runs of this status.")]
+
+
 def list_runs(
-    ref: EndpointRef,
+    ref: RunsOf = None,
     limit: LimitOption = 20,
     *,
+    job: JobFilter = None,
+    status: StatusFilter = None,
     since: SinceOption = None,
     until: UntilOption = None,
     output: OutputOption = None,
 ) -> None:
-    """An endpoint's recent runs, newest first."""
-    # The first page of `GET /runs?endpoint=REF&limit=N&since=&until=`.
-    query = RunQuery(endpoint=ref, within=window(since, until))
-    page = with_store(admin_settings(), lambda store: page_runs(store.reading, query, limit))
-    listing = Listing[Run](
-        empty=f"no runs yet for {ref}",
-        columns=("Run", "Slot", "Status", "Took", "Source", "Note"),
-        row=_run_row,
-        view=lambda run: run_view(run, with_body=False),
+    """Recent runs, newest first: an endpoint's, a job's (--job), or every one; --status
+    keeps those of one status."""
+    # The first page of `GET /runs?endpoint=REF&job=&status=&limit=N&since=&until=`.
+    query = RunQuery(job=job, endpoint=ref, status=status, within=window(since, until))
+    if ref is not None:
+        page = with_store(admin_settings(), lambda store: page_runs(store.reading, query, limit))
+        Listing[Run](
+            empty=f"no runs yet for {ref}",
+            columns=("Run", "Slot", "Status", "Took", "Source", "Note"),
+            row=_run_row,
+            view=lambda run: run_view(run, with_body=False),
+            wrap=("Note",),
+        ).show(page.items, output)
+        return
+    found = with_endpoint_refs(lambda reading: page_runs(reading, query, limit))
+    Listing[Referenced[Run]](
+        empty=f"no runs{f' of job {job}' if job else ''}{f' {status.value}' if status else ''}",
+        columns=("Run", "Endpoint", "Slot", "Status", "Took", "Source", "Note"),
+        row=lambda found, now: _run_row(found.item, now, found.ref),
+        view=lambda found: run_view(found.item, with_body=False) | {"endpoint": found.ref},
         wrap=("Note",),
-    )
-    listing.show(page.items, output)
+    ).show(found, output)
 
 
-def _run_row(run: Run, now: datetime) -> list[str]:
+def _run_row(run: Run, now: datetime, ref: str | None = None) -> list[str]:
+    """A run's cells, its endpoint's `ref` second when runs of several endpoints are listed."""
     return [
         short_id(run.id),
+        *([] if ref is None else [ref]),
         clock_time(run.slot_at, now),
         run_status(run),
         f"{run.duration_ms:.0f}ms" if run.duration_ms is not None else "-",
@@ -163,6 +193,8 @@ def _run_note(run: Run) -> str:
     if run.error_kind is not None:
         # Driver messages may quote the URL called, query string and all.
         return mask_urls(f"{run.error_kind.value}: {run.error_message or ''}".rstrip(": "))
+    if run.not_modified:
+        return "not modified (304): the answer before it stands, no body sent"
     if run.body_absence is not None:
         return f"no body: {run.body_absence.value}"
     if run.error_message:
@@ -232,6 +264,10 @@ def _why_no_request(run: Run) -> str:
         return "none sent"
     if run.status is RunStatus.ABANDONED:
         return "not recorded: the run was abandoned before its call ended"
+    if run.status is RunStatus.CANCELLED:
+        if run.attempts:
+            return "not recorded: the run was cancelled before its call ended"
+        return "none sent: the run was cancelled before a request was sent"
     return "not recorded (runs recorded before cronpilot kept requests do not have it)"
 
 

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
+import tempfile
 from contextlib import AsyncExitStack
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli.runtime import cli_settings
+from cronpilot.adapters.database_url import is_postgres
 from cronpilot.adapters.processes import (
     open_probes,
     open_store_when_reachable,
@@ -34,8 +38,26 @@ MetricsPortOption = Annotated[
     ),
 ]
 
+ProcessesOption = Annotated[
+    str,
+    typer.Option(
+        help="Worker processes, supervised, each its worker id suffixed -1..-N; 'auto' is one "
+        "per core. PostgreSQL only above 1.",
+    ),
+]
+
+
+def process_count(processes: str) -> int:
+    """`--processes`: a number of at least 1, or `auto` for one per core."""
+    if processes == "auto":
+        return os.cpu_count() or 1
+    if not processes.isdigit() or int(processes) < 1:
+        raise typer.BadParameter("a number of at least 1, or auto", param_hint="--processes")
+    return int(processes)
+
 
 def scheduler(
+    *,
     concurrency: Annotated[
         int | None, typer.Option(min=1, help="Calls in flight at once (CRONPILOT_CONCURRENCY).")
     ] = None,
@@ -51,6 +73,7 @@ def scheduler(
         bool, typer.Option("--with-planner", help="Run the planner in this process too.")
     ] = False,
     metrics_port: MetricsPortOption = None,
+    processes: ProcessesOption = "1",
 ) -> None:
     """Claim due endpoints, call them and record their runs until SIGINT/SIGTERM.
 
@@ -59,7 +82,10 @@ def scheduler(
     a file that is not a database, another schema) exits 3. On a signal, calls in flight get
     CRONPILOT_GRACE_SECONDS to finish; the rest are recorded abandoned, and the exit is clean.
     With --with-planner a planner worker shares the process (for small installs).
+    With --processes N, N worker processes run under one supervisor that restarts one that
+    dies and serves the group's one --metrics-port.
     """
+    count = process_count(processes)
     overrides: dict[str, Any] = {
         "concurrency": concurrency,
         "batch_size": batch_size,
@@ -69,7 +95,44 @@ def scheduler(
     settings = cli_settings().model_copy(
         update={name: value for name, value in overrides.items() if value is not None}
     )
-    asyncio.run(serve(settings, scheduler=True, planner=with_planner))
+    if count == 1:
+        asyncio.run(serve(settings, scheduler=True, planner=with_planner))
+        return
+    if not is_postgres(settings.database_url):
+        # SQLite has one writer: a second process only waits on the first one's lock.
+        raise typer.BadParameter(
+            "more than 1 needs PostgreSQL (SQLite has one writer)", param_hint="--processes"
+        )
+    if with_planner:
+        raise typer.BadParameter(
+            "run the planner apart (cronpilot planner) with more than 1 process",
+            param_hint="--with-planner",
+        )
+    serve_processes(settings, overrides, count)
+
+
+def serve_processes(settings: Settings, overrides: dict[str, Any], count: int) -> None:
+    """The supervised group of `count` worker processes; exits with the group's status when
+    it gives up."""
+    from cronpilot.adapters.process_group import GroupFailed, child_argv, child_env, serve_group
+
+    given = {
+        f"CRONPILOT_{name.upper()}": str(value)
+        for name, value in overrides.items()
+        if value is not None and name in ("concurrency", "batch_size")
+    }
+    # The children's metrics files live as long as the group: made here, deleted on exit.
+    with tempfile.TemporaryDirectory(prefix="cronpilot-metrics-") as folder:
+        metrics_dir = None if settings.metrics_port is None else Path(folder)
+        probes = None
+        if settings.metrics_port is not None:
+            probes = (settings.metrics_host, settings.metrics_port, Path(folder))
+        env = child_env(given, metrics_dir)
+        try:
+            asyncio.run(serve_group(child_argv(), env, settings.worker_id, count, probes))
+        except GroupFailed as failed:
+            typer.echo(f"error: {failed}", err=True)
+            raise typer.Exit(failed.code) from failed
 
 
 async def serve(settings: Settings, *, scheduler: bool, planner: bool) -> None:

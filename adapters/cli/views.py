@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from cronpilot.adapters.cli.output import iso
+from cronpilot.adapters.sql.quiet_rows import quiet_value
 from cronpilot.adapters.sql.rows import attempt_value, request_value, retry_value
 from cronpilot.adapters.sql.rule_rows import rules_value
 from cronpilot.adapters.sql.target_rows import target_value
@@ -15,6 +16,7 @@ from cronpilot.domain.tracing import trace_id_of
 
 if TYPE_CHECKING:
     from cronpilot.domain.alerts import Notification
+    from cronpilot.domain.limits import LimitStatus
     from cronpilot.domain.model import Attempt, Endpoint, IntervalHint, Job, OneShotHint, Pause, Run
     from cronpilot.domain.ports import ApplyReport
     from cronpilot.usecases.queries.outputs import LearntOutput
@@ -46,6 +48,40 @@ def job_view(job: Job, endpoint_count: int) -> dict[str, Any]:
 def job_pause_view(job: Job) -> dict[str, Any]:
     """A job as a pause or resume leaves it: its name and pause."""
     return {"id": job.id, "name": job.name, "paused": _pause_view(job.pause)}
+
+
+def limit_view(status: LimitStatus | None) -> dict[str, Any]:
+    """`limit` of `endpoints show --json` and the API's endpoint: its key's bounds, calls in
+    flight and the hold the last claim recorded (`held` 0: none now)."""
+    if status is None:
+        return {"limit": None}
+    state, limit = status.state, status.state.limit
+    return {
+        "limit": {
+            "key": limit.key,
+            "concurrency": limit.concurrency,
+            "rate": None if limit.rate is None else str(limit.rate),
+            "burst": limit.burst,
+            "in_flight": status.in_flight,
+            "held": state.held,
+            "hold_reason": None if state.hold_reason is None else state.hold_reason.value,
+            "held_at": iso(state.held_at),
+            "open_at": iso(state.open_at),
+        }
+    }
+
+
+def limit_text(status: LimitStatus | None) -> str:
+    """`partner-api: 2/2 in flight, 5/s; holding 3 (concurrency) since 12:00:01`."""
+    if status is None:
+        return "-"
+    state, limit = status.state, status.state.limit
+    bounds = [f"{status.in_flight}/{limit.concurrency} in flight" if limit.concurrency else ""]
+    bounds.append("" if limit.rate is None else f"{limit.rate} (burst {limit.burst})")
+    text = f"{limit.key}: " + ", ".join(bound for bound in bounds if bound)
+    if state.held and state.hold_reason is not None:
+        text += f"; holding {state.held} ({state.hold_reason.value}) since {iso(state.held_at)}"
+    return text
 
 
 def endpoint_view(endpoint: Endpoint, last_run: Run | None) -> dict[str, Any]:
@@ -98,6 +134,9 @@ def endpoint_view(endpoint: Endpoint, last_run: Run | None) -> dict[str, Any]:
         "catch_up": spec.catch_up.value,
         "catch_up_window_seconds": spec.catch_up_window_seconds,
         "floor_seconds": spec.floor_seconds,
+        "quiet": quiet_value(spec.quiet) or [],
+        "overlap": spec.overlap.value,
+        "overrun_since": iso(endpoint.overrun_since),
         "paused": _pause_view(endpoint.pause),
         "job_paused": _pause_view(endpoint.job_pause),
         "interval_hint": _interval_hint_view(endpoint.interval_hint),
@@ -138,6 +177,8 @@ def run_view(run: Run, *, with_body: bool) -> dict[str, Any]:
         "finished_at": iso(run.finished_at),
         "duration_ms": run.duration_ms,
         "status_code": run.status_code,
+        # A 304 answered: `status_code` and the body are those of the answer it confirmed.
+        "not_modified": run.not_modified,
         "size_bytes": run.size_bytes,
         "body_hash": run.body_hash,
         "body_absence": run.body_absence.value if run.body_absence is not None else None,
@@ -201,6 +242,17 @@ def event_label(notification: Notification) -> str:
     return notification.event.value
 
 
+def hold_reason(notification: Notification) -> str | None:
+    """Why a held notification was not sent: `blocked by etl/fetch`."""
+    return None if notification.held_by is None else f"blocked by {notification.held_by}"
+
+
+def target_kind(notification: Notification) -> str:
+    """Where the notification goes, by kind: a `notify.urls` webhook is a `webhook` too."""
+    target = notification.target
+    return "webhook" if target is None else target.kind.value
+
+
 def notification_view(notification: Notification, ref: str) -> dict[str, Any]:
     """The `--json` shape: keys are a stable interface for scripts."""
     n = notification
@@ -212,12 +264,15 @@ def notification_view(notification: Notification, ref: str) -> dict[str, Any]:
         "job_id": n.job_id,
         "url": mask_url(n.url),
         "target": None if n.target is None else n.target.kind.value,
+        "kind": target_kind(n),
         "status": n.status.value,
         "attempts": n.attempts,
         "created_at": iso(n.created_at),
         "next_attempt_at": iso(n.next_attempt_at),
         "delivered_at": iso(n.delivered_at),
         "last_error": mask_urls(n.last_error) if n.last_error else None,
+        "held_by": n.held_by,
+        "reason": hold_reason(n),
         "payload": n.payload,
     }
 

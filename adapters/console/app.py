@@ -10,6 +10,7 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from cronpilot.adapters.console import (
+    alert_pages,
     endpoint_pages,
     graph_page,
     login,
@@ -19,7 +20,7 @@ from cronpilot.adapters.console import (
 )
 from cronpilot.adapters.console.pages import PREFIX
 
-PAGES = (login, endpoint_pages, run_pages, planner_pages, graph_page, search_page)
+PAGES = (login, endpoint_pages, run_pages, planner_pages, alert_pages, graph_page, search_page)
 """The modules whose `router` the console serves."""
 STATIC = Path(__file__).parent / "static"
 STATIC_URL = f"{PREFIX}/static"

@@ -20,6 +20,7 @@ from cronpilot.adapters.cli.endpoints_cmd import (
     rule_texts,
 )
 from cronpilot.adapters.cli.output import schedule_text
+from cronpilot.adapters.cli.quiet_views import quiet_text
 from cronpilot.adapters.cli.views import run_view
 from cronpilot.adapters.console.pages import (
     PREFIX,
@@ -162,6 +163,7 @@ async def endpoint(
         headers=mask_headers(found.spec.headers),
         schedule=schedule_text(found.spec.schedule),
         in_force=in_force_text(found, now),
+        quiet=quiet_text(found, now),
         dangerous=dangerous_text(found.spec),
         rules=rule_texts(found.spec),
         hint=hint,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from http import HTTPStatus
 from typing import Annotated
+from urllib.parse import urlsplit
 
 from fastapi import Depends, Request, Response
 from fastapi.responses import RedirectResponse
@@ -28,6 +29,7 @@ from cronpilot.usecases.access import sign_in, sign_out
 
 router = console_router()
 
+CROSS_SITE = "Refused: this sign-in form was posted from another site."
 UNKNOWN = "That token is unknown or revoked: create one with `cronpilot tokens create`."
 
 
@@ -52,8 +54,31 @@ async def login_form(request: Request, ctx: Context, next: str | None = None) ->
     return render(request, "login.html", None, ctx.clock.now(), wanted=_landing(next))
 
 
+def cross_site(request: Request) -> bool:
+    """Whether the browser says the form was posted from another site: an `Origin` whose host
+    is not the one asked for (or `null`), or `Sec-Fetch-Site: cross-site`. Without either
+    header (curl, a script) the request is no browser's and the token itself is the proof."""
+    if request.headers.get("sec-fetch-site") == "cross-site":
+        return True
+    origin = request.headers.get("origin")
+    if origin is None:
+        return False
+    return urlsplit(origin).netloc.lower() != request.headers.get("host", "").lower()
+
+
 @router.post("/login")
 async def login(request: Request, ctx: Context) -> Response:
+    if cross_site(request):
+        # Login CSRF: another site must not sign a visitor in with the attacker's token.
+        return render(
+            request,
+            "login.html",
+            None,
+            ctx.clock.now(),
+            code=HTTPStatus.FORBIDDEN,
+            wanted=_landing(None),
+            failed=CROSS_SITE,
+        )
     fields = await form_fields(request)
     secret = fields.get("token", "").strip()
     wanted = fields.get("next")

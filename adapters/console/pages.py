@@ -65,6 +65,8 @@ NOTES = {
     "rejected": "Rejected.",
     "gate-approved": "Approved: the waiting dependant runs next.",
     "gate-rejected": "Rejected: the waiting dependant is skipped.",
+    "redelivered": "Queued again: a scheduler worker's notifier sends it now.",
+    "test-sent": "Test alert queued for each webhook and target: see how delivery went below.",
 }
 """The one-line notes a redirect after a form may show (`?note=`): fixed words, never text
 from the query."""

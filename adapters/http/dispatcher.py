@@ -1,7 +1,9 @@
 """The `Dispatcher` port over aiohttp: one guarded, pooled session for every endpoint call.
 
 Redirects are followed here rather than by aiohttp so that every hop passes the guard again,
-and every failure an endpoint can cause comes back as a `Response`, never as an exception.
+and every failure an endpoint can cause comes back as a `Response`, never as an exception. A
+conditional call (`HttpRequest.conditional_key`) carries its endpoint's last validators, and a
+`304` comes back as the answer it confirmed (`adapters.http.conditional`).
 """
 
 from __future__ import annotations
@@ -17,16 +19,21 @@ from multidict import CIMultiDict
 from yarl import URL
 
 from cronpilot.adapters.http.body import StoredBody, read_json_body
+from cronpilot.adapters.http.conditional import (
+    DEFAULT_BUDGET_BYTES,
+    Confirmable,
+    ConfirmableAnswers,
+)
 from cronpilot.adapters.http.guard import AddressPolicy, parse_url
 from cronpilot.adapters.http.resolver import GuardedResolver
-from cronpilot.adapters.http.signing import signing_headers
+from cronpilot.adapters.http.signing import Signer
 from cronpilot.adapters.http.steering import read_steering
 from cronpilot.domain.errors import UnsafeURL
 from cronpilot.domain.excerpt import excerpt
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import BodyAbsence, ErrorKind, HttpRequest, Response
 from cronpilot.domain.ports import Dispatcher
-from cronpilot.domain.secrets import is_secret_header
+from cronpilot.domain.secrets import is_secret_header, loggable_url, without_url
 from cronpilot.domain.sent_request import json_text
 
 logger = logging.getLogger(__name__)
@@ -46,19 +53,21 @@ class AiohttpDispatcher(Dispatcher):
         self,
         allowed_networks: Sequence[str] = (),
         max_redirects: int = 5,
-        signing_secret: str | None = None,
+        signer: Signer | None = None,
         user_agent: str = "cronpilot/0.1",
         max_connections: int = 100,
         *,
         max_retry_after_seconds: float = 3600.0,
+        conditional_budget_bytes: int = DEFAULT_BUDGET_BYTES,
     ) -> None:
         self._policy = AddressPolicy.from_networks(allowed_networks)
         self._max_redirects = max_redirects
-        self._signing_key = signing_secret.encode() if signing_secret else None
+        self._signer = signer
         self._user_agent = user_agent
         self._max_connections = max_connections
         self._connections = asyncio.Semaphore(max_connections)
         self._max_retry_after = max_retry_after_seconds
+        self._answers = ConfirmableAnswers(conditional_budget_bytes)
         self._session: aiohttp.ClientSession | None = None
         self._resolver: GuardedResolver | None = None
 
@@ -74,25 +83,27 @@ class AiohttpDispatcher(Dispatcher):
                 message = f"no complete answer within {request.timeout_seconds:g} s"
                 return _failure(started, ErrorKind.TIMEOUT, message)
             except UnsafeURL as exc:
+                refused = loggable_url(exc.url)
                 logger.warning(
                     "refused to call %s",
-                    _loggable(exc.url),
-                    extra=log_extra("dispatch_refused", url=_loggable(request.url)),
+                    refused,
+                    extra=log_extra("dispatch_refused", url=loggable_url(request.url)),
                 )
-                return _failure(
-                    started,
-                    ErrorKind.BLOCKED_ADDRESS,
-                    f"refused {_loggable(exc.url)}: {exc.reason}",
-                )
+                reason = without_url(exc.reason, exc.url)
+                return _failure(started, ErrorKind.BLOCKED_ADDRESS, f"refused {refused}: {reason}")
             except aiohttp.ClientError as exc:
-                return _failure(started, ErrorKind.CONNECTION, f"{type(exc).__name__}: {exc}")
+                said = without_url(f"{type(exc).__name__}: {exc}", request.url)
+                return _failure(started, ErrorKind.CONNECTION, said)
             except Exception as exc:
-                logger.exception(
-                    "unexpected error calling %s",
-                    _loggable(request.url),
+                # Not `logger.exception`: a traceback's frames may quote the URL or headers.
+                said = without_url(f"{type(exc).__name__}: {exc}", request.url)
+                logger.error(
+                    "unexpected error calling %s: %s",
+                    loggable_url(request.url),
+                    said,
                     extra=log_extra("dispatch_internal_error", method=request.method),
                 )
-                return _failure(started, ErrorKind.INTERNAL, f"{type(exc).__name__}: {exc}")
+                return _failure(started, ErrorKind.INTERNAL, said)
 
     async def close(self) -> None:
         session, self._session = self._session, None
@@ -119,12 +130,16 @@ class AiohttpDispatcher(Dispatcher):
         url = parse_url(request.url)
         body = None if request.body is None else _encode_json(request.body)
         headers: Mapping[str, str] = request.headers
+        key = request.conditional_key if method == "GET" else None
+        confirmable = None if key is None else self._answers.get(key, request.url)
+        if confirmable is not None:
+            headers = {**headers, **confirmable.validators()}
         for _ in range(self._max_redirects + 1):
             self._policy.check_target(url)
             async with session.request(
                 method,
                 url,
-                headers=self._outgoing_headers(headers, method, url, body),
+                headers=self._outgoing_headers(headers, request.message_id, method, url, body),
                 data=body,
                 allow_redirects=False,
             ) as response:
@@ -133,7 +148,17 @@ class AiohttpDispatcher(Dispatcher):
                     response.headers.get(hdrs.LOCATION) if status in _REDIRECT_STATUSES else None
                 )
                 if location is None:
+                    if confirmable is not None and status == 304:
+                        return _answer(
+                            response,
+                            confirmable.stored,
+                            started,
+                            self._max_retry_after,
+                            confirmable,
+                        )
                     stored = await read_json_body(response, request.max_response_bytes)
+                    if key is not None and 200 <= status < 300:
+                        self._answers.keep(key, request.url, status, response.headers, stored)
                     return _answer(response, stored, started, self._max_retry_after)
             next_url = _redirect_target(url, location)
             if _switches_to_get(status, method):
@@ -141,21 +166,26 @@ class AiohttpDispatcher(Dispatcher):
             if _origin(next_url) != _origin(url):
                 headers = _without_secrets(headers)
             url = next_url
-        message = (
-            f"more than {self._max_redirects} redirects, the last pointing to {_loggable(str(url))}"
-        )
+        last = loggable_url(str(url))
+        message = f"more than {self._max_redirects} redirects, the last pointing to {last}"
         return _failure(started, ErrorKind.TOO_MANY_REDIRECTS, message)
 
     def _outgoing_headers(
-        self, headers: Mapping[str, str], method: str, url: URL, body: bytes | None
+        self,
+        headers: Mapping[str, str],
+        message_id: str | None,
+        method: str,
+        url: URL,
+        body: bytes | None,
     ) -> Mapping[str, str]:
-        if body is None and self._signing_key is None:
+        if body is None and self._signer is None:
             return headers
         outgoing = CIMultiDict(headers)
         if body is not None:
             outgoing.setdefault(hdrs.CONTENT_TYPE, "application/json")
-        if self._signing_key is not None:
-            outgoing.update(signing_headers(self._signing_key, method, str(url), body or b""))
+        if self._signer is not None:
+            now = datetime.now(UTC)
+            outgoing.update(self._signer.headers(message_id, method, str(url), body or b"", now))
         return outgoing
 
 
@@ -182,21 +212,19 @@ def _origin(url: URL) -> tuple[str, str | None, int | None]:
     return url.scheme, url.raw_host, url.port
 
 
-def _loggable(url: str) -> str:
-    """The URL without query or fragment, where API keys are sometimes passed."""
-    return url.partition("?")[0].partition("#")[0]
-
-
 def _answer(
     response: aiohttp.ClientResponse,
     stored: StoredBody,
     started: datetime,
     max_retry_after_seconds: float,
+    confirmed: Confirmable | None = None,
 ) -> Response:
-    failed = response.status >= 400
+    """The answer as observed; a 304 to a conditional call as the answer it `confirmed`."""
+    status = response.status if confirmed is None else confirmed.status
+    failed = status >= 400
     finished = datetime.now(UTC)
     return Response(
-        status_code=response.status,
+        status_code=status,
         body=stored.body,
         body_text=stored.text,
         body_absence=stored.absence,
@@ -211,6 +239,7 @@ def _answer(
             response.status, response.headers, finished, max_retry_after_seconds
         ),
         headers=response.headers,
+        not_modified=confirmed is not None,
     )
 
 

@@ -3,11 +3,14 @@ written, so `apply` is all-or-nothing.
 
 Shape::
 
+    limits:                         # at most 2 calls at once, 5 a second (docs/limits.md)
+      partner-api: {concurrency: 2, rate: 5/s}
     jobs:
       - name: etl
         description: nightly pipeline
         planner_mode: review          # off | review | auto | graded (the default)
         rejection_cooldown: 2h        # a rejected change is not proposed again for 2h
+        limit: partner-api            # its endpoints' calls count against that key
         endpoints:
           - name: fetch
             url: ${SIMULATOR_URL}/etl/fetch
@@ -16,6 +19,8 @@ Shape::
             max_interval: 1h
             jitter: 5s                # spread calls over [slot, slot + 5s)
             catch_up: one             # or none; after downtime (window: catch_up_window)
+            quiet: [{days: [sat, sun]}, {cron: "0 18 * * 1-5", for: 14h}]   # or every: 10m
+            overlap: skip             # or queue_one: slots that come while a call runs
             headers: {Authorization: "Bearer ${ETL_TOKEN}"}
             notify: {urls: ["${ALERTS_URL}"], after: 5}   # or a plain list of URLs
             # also: missed_after: 10m (no run that long past a due slot), late_after: 30s
@@ -26,6 +31,7 @@ Shape::
             dangerous: true           # run_now/next_time proposals always wait for review
             success_when: 'body.status == "ok"'   # a condition (CEL) on the response
             change_ignores: [checked_at, meta.request_id]   # not a change of the answer
+            conditional: false        # GET: no If-None-Match / If-Modified-Since (default on)
             rules:                    # the first that holds proposes (adapters.rules_config)
               - {when: 'body.records > 1000', then: {interval: 10s, ttl: 1h}}
           - name: load                # a DAG dependant: runs after fetch
@@ -35,7 +41,9 @@ Shape::
             approval_timeout: 2h      # expired (skipped) after that; default 1h
 
 `${NAME}` in any string value is replaced by the environment variable NAME; an unset variable
-is an error, never an empty string. Durations are seconds or strings such as `250ms`, `30s`,
+is an error, never an empty string. `${env:NAME}` does the same and `${file:PATH}` reads a file
+(a Docker or Kubernetes secret); both are remembered, so that `export` writes them back rather
+than the value (`references`). Durations are seconds or strings such as `250ms`, `30s`,
 `5m`, `1h30m`, `1d`; sizes are bytes or strings such as `100KB`, `2MiB`. Unknown fields are
 errors, so a misspelt (or not yet supported) option never goes unnoticed. Everything that
 would fail later (a header that could split a request, a body PostgreSQL cannot store) is
@@ -49,12 +57,13 @@ URLs. `notify.targets` (`domain.notify_targets`) lists targets of a kind, each w
 it receives (all by default); an endpoint's own list replaces the job's. Every target URL and
 SMTP host passes the guard too; a refused secret URL (Slack's, Teams') is never quoted back.
 
-The parts: `loader` (the file, YAML, `${NAME}`), `schema` (the document's pydantic models, with
-`fields` for their field types and `targets` for `notify.targets`), `checks` (across fields and
-endpoints: schedules, the floor, DAGs, alerts, retries, rules), `guards` (addresses, headers,
-storable values) and `locations` (where a problem lies, and how a message names it). The
-package exports what its callers use: a file or a document read into declarations, and the
-duration and size parsers; the models and field types stay with the parts.
+The parts: `loader` (the file, YAML), `references` (`${…}`), `schema` (the document's pydantic
+models, with `fields` for their field types and `targets` for `notify.targets`), `checks`
+(across fields and endpoints: schedules, the floor, DAGs, alerts, retries, rules), `guards`
+(addresses, headers, storable values) and `locations` (where a problem lies, and how a message
+names it). The package exports what its callers use: a file or a document read into
+declarations, and the duration and size parsers; the models and field types stay with the
+parts.
 """
 
 from cronpilot.adapters.durations import parse_duration
@@ -65,6 +74,7 @@ from cronpilot.adapters.jobs_file.loader import (
     load_declarations,
     parse_declarations,
 )
+from cronpilot.adapters.jobs_file.quiet import parse_quiet
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -72,5 +82,6 @@ __all__ = [
     "load_declarations",
     "parse_declarations",
     "parse_duration",
+    "parse_quiet",
     "parse_size",
 ]

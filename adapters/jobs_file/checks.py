@@ -3,7 +3,8 @@ alerts, retries, approvals, rules), and the declarations they make."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from cronpilot.adapters.jobs_file.guards import (
@@ -13,7 +14,9 @@ from cronpilot.adapters.jobs_file.guards import (
     guard_storable,
     guard_url,
 )
+from cronpilot.adapters.jobs_file.limits import declared_limits, endpoint_limit
 from cronpilot.adapters.jobs_file.locations import Issue, Loc
+from cronpilot.adapters.jobs_file.quiet import quiet_windows
 from cronpilot.adapters.jobs_file.schema import (
     ConfigDocument,
     EndpointConfig,
@@ -28,16 +31,19 @@ from cronpilot.domain.approvals import (
 from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.errors import InvalidDependency
 from cronpilot.domain.field_paths import FieldPathError, canonical, parse_field_path
+from cronpilot.domain.limits import Limit
 from cronpilot.domain.model import (
     DEFAULT_CATCH_UP_WINDOW_SECONDS,
     DEFAULT_NOTIFY_AFTER,
     CatchUp,
     EndpointSpec,
     Job,
+    Overlap,
     RetryPolicy,
     Schedule,
 )
 from cronpilot.domain.ports import JobDeclaration
+from cronpilot.domain.quiet import QuietWindow
 from cronpilot.domain.retries import may_repeat
 from cronpilot.domain.schedule import validate_schedule, zone
 from cronpilot.domain.spacing import shortest_gap
@@ -48,20 +54,40 @@ def declarations(
 ) -> list[JobDeclaration]:
     """The declarations of a validated document, once every check has passed."""
     _refuse_duplicates([job.name for job in document.jobs], ("jobs",), "job")
+    limits = declared_limits(document.limits)
     return [
-        _declaration(job, i, allowed_networks, floor_seconds) for i, job in enumerate(document.jobs)
+        _declaration(job, i, allowed_networks, floor_seconds, limits)
+        for i, job in enumerate(document.jobs)
     ]
 
 
 def _declaration(
-    job: JobConfig, index: int, allowed_networks: Sequence[str], floor_seconds: float
+    job: JobConfig,
+    index: int,
+    allowed_networks: Sequence[str],
+    floor_seconds: float,
+    limits: Mapping[str, Limit],
 ) -> JobDeclaration:
     _refuse_duplicates([e.name for e in job.endpoints], ("jobs", index, "endpoints"), "endpoint")
     guard_storable(("jobs", index, "description"), job.description)
     guard_notify(job.notify, ("jobs", index, "notify"), allowed_networks)
+    if job.limit is not None:
+        endpoint_limit(job.limit, "", limits, ("jobs", index, "limit"))
     specs = [
         _spec(endpoint, ("jobs", index, "endpoints", i), allowed_networks, job, floor_seconds)
         for i, endpoint in enumerate(job.endpoints)
+    ]
+    specs = [
+        replace(
+            spec,
+            limit=endpoint_limit(
+                endpoint.limit or job.limit,
+                spec.url,
+                limits,
+                ("jobs", index, "endpoints", i, "limit"),
+            ),
+        )
+        for i, (spec, endpoint) in enumerate(zip(specs, job.endpoints, strict=True))
     ]
     try:
         specs = with_dependants(specs)
@@ -77,6 +103,7 @@ def _declaration(
             rejection_cooldown_seconds=job.rejection_cooldown,
         ),
         endpoints=specs,
+        limits=tuple(limits[key] for key in sorted({s.limit for s in specs if s.limit})),
     )
 
 
@@ -123,6 +150,7 @@ def _spec(
         planner_mode=endpoint.planner_mode,
         depends_on=tuple(endpoint.depends_on),
         only_if_changed=endpoint.only_if_changed,
+        conditional=_conditional(endpoint, loc),
         run_if=endpoint.run_if,
         success_when=endpoint.success_when,
         approval_timeout_seconds=_approval(endpoint, loc),
@@ -139,7 +167,9 @@ def _spec(
             else endpoint.catch_up_window
         ),
         floor_seconds=floor_seconds,
+        overlap=_overlap(job, endpoint, loc),
         rules=tuple(rule.rule() for rule in endpoint.rules),
+        quiet=_quiet(job, endpoint, schedule, loc),
     )
     for i, rule in enumerate(spec.rules):
         guard_storable((*loc, "rules", i, "when"), rule.when)
@@ -147,6 +177,27 @@ def _spec(
         if problem is not None:
             raise Issue((*loc, "rules", i, "then"), problem)
     return spec
+
+
+def _conditional(endpoint: EndpointConfig, loc: Loc) -> bool:
+    """On unless turned off; asked for a method other than GET, a mistake."""
+    if endpoint.conditional and endpoint.method != "GET":
+        raise Issue((*loc, "conditional"), "conditional requests are for GET endpoints")
+    return endpoint.conditional is not False
+
+
+def _quiet(
+    job: JobConfig, endpoint: EndpointConfig, schedule: Schedule, loc: Loc
+) -> tuple[QuietWindow, ...]:
+    """The endpoint's quiet windows: its own, else its job's; a dependant follows its
+    upstreams' (the job's are not its own)."""
+    if schedule.after_upstreams:
+        if endpoint.quiet:
+            raise Issue((*loc, "quiet"), "a dependant runs after its upstreams: quiet them")
+        return ()
+    if endpoint.quiet is not None:
+        return quiet_windows(endpoint.quiet, schedule, (*loc, "quiet"))
+    return quiet_windows(job.quiet, schedule, (*loc[:2], "quiet"))
 
 
 def _approval(endpoint: EndpointConfig, loc: Loc) -> float | None:
@@ -191,6 +242,20 @@ def _alert_settings(job: JobConfig, endpoint: EndpointConfig) -> dict[str, Any]:
         "missed_after_seconds": _watched(mine.missed_after, jobs.missed_after, endpoint),
         "late_after_seconds": _watched(mine.late_after, jobs.late_after, endpoint),
     }
+
+
+def _overlap(job: JobConfig, endpoint: EndpointConfig, loc: Loc) -> Overlap:
+    """The endpoint's overlap policy, else the job's, else `skip`; a DAG dependant has no
+    slots, and keeps `skip` (its own is refused with the other schedule fields)."""
+    declared = endpoint.overlap or (None if endpoint.depends_on else job.overlap)
+    if declared == "allow":
+        where = (*loc, "overlap") if endpoint.overlap else (*loc[:-2], "overlap")
+        raise Issue(
+            where,
+            "'allow' is not supported: an endpoint has one call in flight at a time; use "
+            "'queue_one' to run the latest slot as soon as the call ends",
+        )
+    return Overlap(declared or Overlap.SKIP)
 
 
 def _watched(mine: float | None, jobs: float | None, endpoint: EndpointConfig) -> float | None:
@@ -253,6 +318,7 @@ _SCHEDULE_FIELDS = (
     "jitter",
     "catch_up",
     "catch_up_window",
+    "overlap",
 )
 
 

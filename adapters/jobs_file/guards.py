@@ -61,6 +61,12 @@ def _check_target(config: TargetConfig, loc: Loc, allowed_networks: Sequence[str
         _check_secret_url((*loc, "host"), f"http://{host}:{config.port}/", allowed_networks)
         if (config.username is None) != (config.password is None):
             raise Issue((*loc, "username"), "set both username and password, or neither")
+        if config.password is not None and not config.starttls:
+            # Without STARTTLS, SMTP AUTH sends the password readable by anyone on the path.
+            raise Issue(
+                (*loc, "starttls"),
+                "a username and password are sent in clear without it: set starttls: true",
+            )
         for i, value in enumerate(config.to):
             guard_storable((*loc, "to", i), value)
     elif isinstance(config, WebhookTargetConfig):

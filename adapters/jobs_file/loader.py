@@ -1,5 +1,6 @@
 """Reading a jobs file: its size and encoding, YAML (1.2 booleans, no timestamps, no duplicate
-keys), `${NAME}` expansion within bounds, then the schema and the checks."""
+keys), references (`${NAME}`, `${env:NAME}`, `${file:PATH}`) expanded within bounds, then the
+schema and the checks."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import yaml
 
 from cronpilot.adapters.jobs_file.checks import declarations
 from cronpilot.adapters.jobs_file.locations import Issue, Loc, where
+from cronpilot.adapters.jobs_file.references import expand, remembered, with_references
 from cronpilot.adapters.jobs_file.schema import validated
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.excerpt import excerpt
@@ -23,7 +25,6 @@ from cronpilot.domain.model import (
 )
 from cronpilot.domain.ports import JobDeclaration
 
-_ENV_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _MAX_DEPTH = 64
 _MAX_VALUES = 100_000
 """Bounds on a document, so that nested YAML aliases cannot expand into billions of values."""
@@ -96,7 +97,9 @@ def load_declarations(
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InvalidConfig(str(path), f"cannot read: {exc}") from exc
-    return parse_declarations(text, str(path), allowed_networks, env, floor_seconds)
+    return parse_declarations(
+        text, str(path), allowed_networks, env, floor_seconds, read_files=True
+    )
 
 
 def parse_declarations(
@@ -105,14 +108,20 @@ def parse_declarations(
     allowed_networks: Sequence[str],
     env: Mapping[str, str] | None = None,
     floor_seconds: float = DEFAULT_FLOOR_SECONDS,
+    *,
+    read_files: bool = False,
 ) -> list[JobDeclaration]:
     """Validate a jobs document named `source` (for messages); `env` defaults to os.environ.
-    Every endpoint is checked against, and stamped with, the floor (`FLOOR_VARIABLE`)."""
+    Every endpoint is checked against, and stamped with, the floor (`FLOOR_VARIABLE`).
+    `${file:…}` is read only with `read_files` (a file of this machine's, `load_declarations`),
+    never for a document sent to the server."""
     raw = _read_yaml(text, source)
     try:
-        expanded = _expand(raw, os.environ if env is None else env)
+        written: dict[Loc, str] = {}
+        expanded = _expand(raw, os.environ if env is None else env, written, read_files)
         document = validated(expanded)
-        return declarations(document, allowed_networks, floor_seconds)
+        made = declarations(document, allowed_networks, floor_seconds)
+        return with_references(made, document, written)
     except Issue as issue:
         raise InvalidConfig(where(source, issue.loc, raw), issue.reason) from issue.__cause__
 
@@ -130,9 +139,13 @@ def _read_yaml(text: str, source: str) -> object:
         raise InvalidConfig(source, "nested too deeply") from exc
 
 
-def _expand(raw: object, env: Mapping[str, str]) -> object:
-    """`raw` with `${NAME}` replaced in every string. The result is a fresh tree: values that
-    YAML aliases share (or that an alias makes cyclic) are copied and counted, within bounds."""
+def _expand(
+    raw: object, env: Mapping[str, str], written: dict[Loc, str], read_files: bool
+) -> object:
+    """`raw` with references replaced in every string (`references.expand`), each string that
+    export writes back kept in `written` by its location. The result is a fresh tree: values
+    that YAML aliases share (or that an alias makes cyclic) are copied and counted, within
+    bounds."""
     counter = itertools.count(1)
 
     def walk(value: object, loc: Loc) -> object:
@@ -141,7 +154,9 @@ def _expand(raw: object, env: Mapping[str, str]) -> object:
         if len(loc) > _MAX_DEPTH:
             raise Issue(loc[:6], f"nested more than {_MAX_DEPTH} levels deep")
         if isinstance(value, str):
-            return _ENV_VAR.sub(lambda match: _variable(match.group(1), env, loc), value)
+            if remembered(value):
+                written[loc] = value
+            return expand(value, env, loc, read_files=read_files)
         if isinstance(value, dict):
             return {key: walk(item, (*loc, key)) for key, item in value.items()}
         if isinstance(value, list):
@@ -149,9 +164,3 @@ def _expand(raw: object, env: Mapping[str, str]) -> object:
         return value
 
     return walk(raw, ())
-
-
-def _variable(name: str, env: Mapping[str, str], loc: Loc) -> str:
-    if name not in env:
-        raise Issue(loc, f"environment variable {excerpt(name)} is not set")
-    return env[name]

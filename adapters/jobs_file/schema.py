@@ -27,7 +27,9 @@ from cronpilot.adapters.jobs_file.fields import (
     Watch,
     Window,
 )
+from cronpilot.adapters.jobs_file.limits import LimitConfig, LimitKey
 from cronpilot.adapters.jobs_file.locations import Issue, Loc
+from cronpilot.adapters.jobs_file.quiet import Quiet
 from cronpilot.adapters.jobs_file.targets import TargetConfig
 from cronpilot.adapters.rules_config import MAX_RULES, RuleConfig
 from cronpilot.domain.model import (
@@ -48,6 +50,7 @@ from cronpilot.domain.retries import MAX_ATTEMPTS
 _MAX_NOTIFY_URLS = 10
 _MAX_NOTIFY_TARGETS = 10
 _MAX_CHANGE_IGNORES = 100
+_MAX_LIMITS = 1000
 
 
 def _notify_shape(value: object) -> object:
@@ -88,6 +91,10 @@ class RetryConfig(Strict):
     unsafe: bool = False
 
 
+OverlapPolicy = Literal["skip", "queue_one", "allow"]
+"""`domain.model.Overlap`; `allow` is named to be refused with a reason (`checks`)."""
+
+
 class EndpointConfig(Strict):
     name: Name
     description: str = ""
@@ -105,6 +112,7 @@ class EndpointConfig(Strict):
     planner_mode: PlannerMode | None = None
     depends_on: list[Name] = Field(default_factory=list)
     only_if_changed: bool = False
+    conditional: bool | None = None
     run_if: str | None = None
     success_when: str | None = None
     approval: Literal["required"] | None = None
@@ -118,7 +126,10 @@ class EndpointConfig(Strict):
     jitter: Jitter | None = None
     catch_up: CatchUp | None = None
     catch_up_window: Window | None = None
+    overlap: OverlapPolicy | None = None
     rules: list[RuleConfig] = Field(default_factory=list, max_length=MAX_RULES)
+    quiet: Quiet | None = None
+    limit: LimitKey | None = None
 
 
 class JobConfig(Strict):
@@ -128,10 +139,14 @@ class JobConfig(Strict):
     rejection_cooldown: CoolDown | None = None
     notify: Notify | None = None
     pause_after: Count | None = None
+    quiet: Quiet | None = None
+    limit: LimitKey | None = None
+    overlap: OverlapPolicy | None = None
     endpoints: list[EndpointConfig] = Field(min_length=1)
 
 
 class ConfigDocument(Strict):
+    limits: dict[LimitKey, LimitConfig] = Field(default_factory=dict, max_length=_MAX_LIMITS)
     jobs: list[JobConfig] = Field(min_length=1)
 
 

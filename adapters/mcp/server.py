@@ -14,7 +14,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from cronpilot.adapters.mcp.caller import Caller
+from cronpilot.adapters.mcp.caller import Authenticate, Caller
 from cronpilot.adapters.mcp.context import McpContext
 from cronpilot.adapters.mcp.decision_tools import add_decision_tools
 from cronpilot.adapters.mcp.read_tools import add_read_tools
@@ -22,6 +22,7 @@ from cronpilot.adapters.mcp.resources import add_resources
 from cronpilot.adapters.mcp.toolbox import Toolbox
 from cronpilot.adapters.mcp.write_tools import add_write_tools
 from cronpilot.domain.access import Scope as TokenScope
+from cronpilot.domain.errors import TokenExpired
 from cronpilot.domain.log_extra import log_extra
 
 log = logging.getLogger(__name__)
@@ -56,32 +57,48 @@ def build_server(ctx: McpContext, caller: Caller) -> MCPServer[Any]:
     return server
 
 
-def http_app(server: MCPServer[Any], secret: str, host: str) -> ASGIApp:
+def http_app(server: MCPServer[Any], secret: str, host: str, authenticate: Authenticate) -> ASGIApp:
     """Streamable HTTP at `/mcp`, answering only requests that carry `secret` as a bearer
-    token (401 otherwise): the server acts for that token, so whoever reaches the port must
-    hold it. On a loopback `host` the SDK also refuses foreign Host and Origin headers (DNS
-    rebinding)."""
-    return BearerGate(server.streamable_http_app(host=host), secret)
+    token while that token is live (401 otherwise: a wrong bearer, or the token revoked or
+    expired since the server started): the server acts for that token, so whoever reaches the
+    port must hold it. On a loopback `host` the SDK also refuses foreign Host and Origin
+    headers (DNS rebinding)."""
+    return BearerGate(server.streamable_http_app(host=host), secret, authenticate)
+
+
+WRONG_BEARER = "send this server's token as Authorization: Bearer <token>"
 
 
 class BearerGate:
-    def __init__(self, app: ASGIApp, secret: str) -> None:
+    def __init__(self, app: ASGIApp, secret: str, authenticate: Authenticate) -> None:
         self._app = app
-        self._secret = secret.encode()
+        self._secret = secret
+        self._authenticate = authenticate
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and not self._opens(Headers(scope=scope)):
-            refused = JSONResponse(
-                {"error": "send this server's token as Authorization: Bearer <token>"},
-                status_code=401,
-                headers={"WWW-Authenticate": "Bearer"},
-            )
-            await refused(scope, receive, send)
-            return
+        if scope["type"] == "http":
+            refusal = await self._refusal(Headers(scope=scope))
+            if refusal is not None:
+                refused = JSONResponse(
+                    {"error": refusal}, status_code=401, headers={"WWW-Authenticate": "Bearer"}
+                )
+                await refused(scope, receive, send)
+                return
         await self._app(scope, receive, send)
+
+    async def _refusal(self, headers: Headers) -> str | None:
+        """Why the request is refused, or None: the bearer first (no lookup for a wrong one),
+        then the token as it is now, one indexed read."""
+        if not self._opens(headers):
+            return WRONG_BEARER
+        try:
+            live = await self._authenticate(self._secret) is not None
+        except TokenExpired as expired:
+            return str(expired)
+        return None if live else "this server's token was revoked: restart it with a live token"
 
     def _opens(self, headers: Headers) -> bool:
         scheme, _, given = headers.get("authorization", "").partition(" ")
         return scheme.lower() == "bearer" and hmac.compare_digest(
-            given.strip().encode(), self._secret
+            given.strip().encode(), self._secret.encode()
         )

@@ -130,6 +130,7 @@ class SqlAccess(AccessRepository):
             "token_id": session.token_id,
             "created_at": session.created_at,
             "expires_at": session.expires_at,
+            "secret_hash": session.secret_hash,
         }
         await self._db.write_one(insert(console_sessions).values(values))
 
@@ -139,7 +140,13 @@ class SqlAccess(AccessRepository):
             row = (await conn.execute(query)).mappings().one_or_none()
         if row is None:
             return None
-        return ConsoleSession(row["id_hash"], row["token_id"], row["created_at"], row["expires_at"])
+        return ConsoleSession(
+            row["id_hash"],
+            row["token_id"],
+            row["created_at"],
+            row["expires_at"],
+            row["secret_hash"],
+        )
 
     async def end_session(self, id_hash: str) -> None:
         statement = delete(console_sessions).where(console_sessions.c.id_hash == id_hash)

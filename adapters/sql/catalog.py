@@ -14,6 +14,7 @@ from sqlalchemy import delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cronpilot.adapters.sql.engine import Database
+from cronpilot.adapters.sql.limits_claim import limit_statuses, store_limits
 from cronpilot.adapters.sql.prefixes import resolve_prefix
 from cronpilot.adapters.sql.rows import (
     endpoint_from_row,
@@ -23,10 +24,12 @@ from cronpilot.adapters.sql.rows import (
     job_values,
     lock_endpoint,
     save_endpoint,
+    save_endpoint_states,
     select_endpoints,
 )
 from cronpilot.adapters.sql.tables import IS_QUEUED, endpoints, jobs, run_queue
 from cronpilot.domain.errors import EndpointNotFound, JobNotFound
+from cronpilot.domain.limits import LimitStatus
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import (
     Endpoint,
@@ -61,6 +64,7 @@ class SqlCatalog(CatalogRepository):
                 for spec in declaration.endpoints:
                     await self._apply_endpoint(conn, job, spec, now, report)
                 report.absent.extend(await _undeclared(conn, job, declaration.endpoints))
+            await store_limits(conn, [limit for d in declarations for limit in d.limits])
         logger.info(
             "applied declarations",
             extra=log_extra(
@@ -71,6 +75,10 @@ class SqlCatalog(CatalogRepository):
             ),
         )
         return report
+
+    async def limits(self) -> list[LimitStatus]:
+        async with self._db.read() as conn:
+            return await limit_statuses(conn)
 
     async def _apply_job(self, conn: AsyncConnection, declared: Job, report: ApplyReport) -> Job:
         row = (
@@ -150,8 +158,19 @@ class SqlCatalog(CatalogRepository):
             raise JobNotFound(name)
         return job_from_row(row)
 
-    async def set_job_pause(self, name: str, pause: Pause | None) -> Job:
+    async def set_job_pause(self, name: str, pause: Pause | None, now: datetime) -> Job:
+        from cronpilot.domain import transitions
+
         async with self._db.write() as conn:
+            if pause is None:
+                held = select_endpoints().where(jobs.c.name == name).with_for_update(of=endpoints)
+                # Only the schedule state is saved: the secrets may stay sealed.
+                rows = (await conn.execute(held)).mappings().all()
+                stored = [endpoint_from_row(row, None) for row in rows]
+                resumed = [transitions.job_resumed(e, now) for e in stored]
+                changed = [new for new, old in zip(resumed, stored, strict=True) if new is not old]
+                if changed:
+                    await save_endpoint_states(conn, changed)
             result = await conn.execute(
                 update(jobs)
                 .where(jobs.c.name == name)

@@ -41,6 +41,7 @@ from cronpilot.adapters.crypto import SecretUndecryptable
 from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.finish_statement import ROW_VERSION
 from cronpilot.adapters.sql.finishes import finish_many
+from cronpilot.adapters.sql.limits_claim import after_hold, allowed_sqlite, granted_postgres
 from cronpilot.adapters.sql.notifications_repo import add_episode, add_notifications
 from cronpilot.adapters.sql.rows import (
     endpoint_from_row,
@@ -59,6 +60,7 @@ from cronpilot.adapters.sql.tables import (
     UtcDateTime,
     endpoints,
     jobs,
+    limits,
     run_queue,
 )
 from cronpilot.domain.alerts import run_notifications
@@ -169,11 +171,11 @@ def _hex_id() -> Any:
     return func.replace(cast(func.gen_random_uuid(), String), "-", "")
 
 
-def _slots_postgres(queued: Any) -> tuple[Any, Any]:
+def _slots_postgres(queued: Any, within: Any) -> tuple[Any, Any]:
     """The slot half of `_claim_postgres_statement`: the CTEs that lock due rows (skipping
-    rows other claimers hold, and those `queued` leased already), lease them and insert their
-    `running` runs (a slot that already has a run inserts nothing: ON CONFLICT); returns the
-    leased rows' CTE and the started runs' CTE."""
+    rows other claimers hold, those `queued` leased already, and those `within` leaves out),
+    lease them and insert their `running` runs (a slot that already has a run inserts nothing:
+    ON CONFLICT); returns the leased rows' CTE and the started runs' CTE."""
     now = bindparam("now", type_=UtcDateTime)
     worker_id = bindparam("worker_id", type_=String)
     # What the queued half leased counts against the limit and is left out here: every CTE of
@@ -181,7 +183,7 @@ def _slots_postgres(queued: Any) -> tuple[Any, Any]:
     taken = select(func.count()).select_from(queued).scalar_subquery()
     due = claim_candidates(
         bindparam("due_by", type_=UtcDateTime), bindparam("limit", type_=Integer) - taken, now
-    ).where(endpoints.c.id.not_in(select(queued.c.id)))
+    ).where(endpoints.c.id.not_in(select(queued.c.id)), within)
     due_cte = due.with_for_update(skip_locked=True).cte("due")
     # Mirrors `domain.claiming.leased`.
     leased = (
@@ -236,10 +238,12 @@ def _slots_postgres(queued: Any) -> tuple[Any, Any]:
     return leased, started
 
 
-async def _lease_due_sqlite(conn: AsyncConnection, lease: LeaseRequest) -> list[Leased]:
+async def _lease_due_sqlite(
+    conn: AsyncConnection, lease: LeaseRequest, within: Any
+) -> list[Leased]:
     """SQLite has one writer at a time and the transaction began IMMEDIATE, so no other claimer
     can interleave: lease with UPDATE … RETURNING, then insert each slot's run."""
-    due = claim_candidates(lease.due_by, lease.limit, lease.now)
+    due = claim_candidates(lease.due_by, lease.limit, lease.now).where(within)
     # `domain.claiming.leased` as one UPDATE for the batch.
     result = await conn.execute(
         update(endpoints)
@@ -368,8 +372,11 @@ def _claim_postgres_statement() -> CompoundSelect[Any]:
     Queued runs go first (they were asked for by hand, and are few), of the endpoints whose
     own schedule they may go before (`_ahead_of_schedule`); the slots take what is left of the
     limit."""
-    queued_leased, queued_started, queued_due = _queued_postgres()
-    leased, started = _slots_postgres(queued_due)
+    # Limits per target (`adapters.sql.limits_claim`): what both halves may take of them.
+    granted = granted_postgres(_job_holds(endpoints.c.job_id, bindparam("now", type_=UtcDateTime)))
+    within = or_(endpoints.c.limit_key.is_(None), endpoints.c.id.in_(select(granted.c.id)))
+    queued_leased, queued_started, queued_due = _queued_postgres(within)
+    leased, started = _slots_postgres(queued_due, within)
     run_columns = [_RUN_PREFIX + column.name for column in run_queue.c]
     queued_rows = select(
         literal(_QUEUED).label(_KIND),
@@ -407,11 +414,11 @@ def _claim_postgres_statement() -> CompoundSelect[Any]:
     )
 
 
-def _queued_postgres() -> tuple[Any, Any, Any]:
+def _queued_postgres(within: Any) -> tuple[Any, Any, Any]:
     """The queued half of `_claim_postgres_statement`: pick the earliest due queued run of each
-    unleased endpoint, lock those endpoints (skipping rows other claimers hold), lease them and
-    turn their runs `running`; returns the leased rows' CTE (with the runs' columns, prefixed
-    `run_`), the started runs' CTE and the locked rows' CTE.
+    unleased endpoint (that `within` lets go), lock those endpoints (skipping rows other
+    claimers hold), lease them and turn their runs `running`; returns the leased rows' CTE
+    (with the runs' columns, prefixed `run_`), the started runs' CTE and the locked rows' CTE.
 
         WITH waiting AS (SELECT q.* FROM (SELECT q.*, row_number() OVER (PARTITION BY
                          q.endpoint_id ORDER BY q.due_at, q.slot_at) AS rank
@@ -455,7 +462,7 @@ def _queued_postgres() -> tuple[Any, Any, Any]:
             *(waiting.c[column.name].label(_RUN_PREFIX + column.name) for column in run_queue.c),
         )
         .join(waiting, waiting.c.endpoint_id == endpoints.c.id)
-        .where(endpoints.c.lease_owner.is_(None))
+        .where(endpoints.c.lease_owner.is_(None), within)
         .order_by(waiting.c.due_at, waiting.c.slot_at)
         .limit(bindparam("limit", type_=Integer))
         .with_for_update(of=endpoints, skip_locked=True)
@@ -484,10 +491,14 @@ def _queued_postgres() -> tuple[Any, Any, Any]:
     return leased, started, due
 
 
-async def _start_queued_sqlite(conn: AsyncConnection, lease: LeaseRequest) -> list[Started]:
+async def _start_queued_sqlite(
+    conn: AsyncConnection, lease: LeaseRequest, within: Any
+) -> list[Started]:
     """SQLite's one writer (the transaction began IMMEDIATE) lets the earliest due queued run
-    of each unleased endpoint be picked, its endpoint leased and the run started in turn."""
-    waiting = (await conn.execute(_waiting_runs(lease.due_by, lease.now))).mappings()
+    of each unleased endpoint (that `within` lets go) be picked, its endpoint leased and the
+    run started in turn."""
+    query = _waiting_runs(lease.due_by, lease.now).where(within)
+    waiting = (await conn.execute(query)).mappings()
     started: list[Started] = []
     for queued in first_of_each((run_from_row(row) for row in waiting), lease.limit):
         await conn.execute(
@@ -544,9 +555,12 @@ class SqlClaims(ClaimRepository):
                 claims = await self._queued_claims(conn, started, lease)
                 return claims + await self._slot_claims(conn, slots, lease, versioned=True)
         async with self._db.write() as conn:
-            claims = await self._queued_claims(conn, await _start_queued_sqlite(conn, lease), lease)
+            holds = _job_holds(endpoints.c.job_id, now)
+            within = await allowed_sqlite(conn, horizon, now, limit, holds)
+            started = await _start_queued_sqlite(conn, lease, within)
+            claims = await self._queued_claims(conn, started, lease)
             rest = replace(lease, limit=limit - len(claims))
-            slots = await _lease_due_sqlite(conn, rest) if rest.limit > 0 else []
+            slots = await _lease_due_sqlite(conn, rest, within) if rest.limit > 0 else []
             return claims + await self._slot_claims(conn, slots, rest, versioned=False)
 
     async def _slot_claims(
@@ -805,14 +819,16 @@ class SqlClaims(ClaimRepository):
         # Mirrors `domain.claiming.next_due` (proven by `tests/contract/test_rules_contract.py::
         # test_a_claim_takes_what_the_domain_picks`).
         slot = (
-            select(func.min(_held_until(endpoints.c.next_run_at)))
+            select(func.min(_held_until(after_hold(endpoints.c.next_run_at))))
             .join(jobs, jobs.c.id == endpoints.c.job_id)
+            .outerjoin(limits, limits.c.key == endpoints.c.limit_key)
             .where(endpoints.c.lease_owner.is_(None))
         )
         queued = (
-            select(func.min(_held_until(run_queue.c.due_at)))
+            select(func.min(_held_until(after_hold(run_queue.c.due_at))))
             .join(endpoints, endpoints.c.id == run_queue.c.endpoint_id)
             .join(jobs, jobs.c.id == endpoints.c.job_id)
+            .outerjoin(limits, limits.c.key == endpoints.c.limit_key)
             .where(IS_QUEUED, endpoints.c.lease_owner.is_(None))
         )
         query = select(slot.scalar_subquery(), queued.scalar_subquery())

@@ -129,11 +129,16 @@ def create_engine(url: str, pool_size: int = DEFAULT_POOL_SIZE) -> AsyncEngine:
 
     `pool_size` matters on PostgreSQL, where a worker finishes many runs at once; SQLite has one
     writer whatever the pool, so it keeps SQLAlchemy's default pool. Raises `StoreUnavailable`
-    for a SQLite file that cannot be one (see `_require_sqlite_file`)."""
+    for a SQLite file that cannot be one (see `_require_sqlite_file`). Statements' parameters
+    (header secrets, URLs, bodies) stay out of SQLAlchemy's logs and error messages, at any
+    level."""
     if make_url(url).get_backend_name() == "sqlite":
         _require_sqlite_file(url)
         engine = create_async_engine(
-            url, json_serializer=_sqlite_json, json_deserializer=_json_loads
+            url,
+            json_serializer=_sqlite_json,
+            json_deserializer=_json_loads,
+            hide_parameters=True,
         )
     else:
         connect_args: dict[str, Any] = {"timeout": CONNECT_TIMEOUT_SECONDS}
@@ -145,6 +150,7 @@ def create_engine(url: str, pool_size: int = DEFAULT_POOL_SIZE) -> AsyncEngine:
             max_overflow=pool_size // 2,
             connect_args=connect_args,
             json_deserializer=_json_loads,
+            hide_parameters=True,
         )
     if engine.dialect.name == "sqlite":
         event.listen(engine.sync_engine, "connect", _sqlite_connect)

@@ -14,7 +14,8 @@ statement cache). Raw asyncpg, not SQLAlchemy: decision 0046.
 What the statement cannot take goes the general way, which reads under lock and decides again:
 a finish whose row changed, whose lease or run is gone, a DAG parent (its dependants are
 started in the same transaction), a finish that raises notifications (their targets are
-sealed in the row), or two finishes of one endpoint in a batch.
+sealed in the row) or records skipped slots (`domain.overlap`), or two finishes of one endpoint
+in a batch.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ FINISHED_COLUMNS = (
     "attempt",
     "attempts",
     "request",
+    "not_modified",
 )
 """The run columns `finished_run` changes."""
 
@@ -120,7 +122,7 @@ def settled_alone(batch: Sequence[Finish]) -> dict[int, Settled]:
             continue
         running = started_run(claim, item.worker_id, claim.stored.run_started_at)
         one = settle(claim.endpoint, running, item.response, item.now)
-        if not one.raised:
+        if not one.raised and not one.skipped:
             taken[n] = one
     return taken
 

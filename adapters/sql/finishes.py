@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -31,18 +32,18 @@ from cronpilot.adapters.sql.rows import (
     planned_from_row,
     save_endpoint_states,
 )
-from cronpilot.adapters.sql.run_places import move_to_history
+from cronpilot.adapters.sql.run_places import move_to_history, record_skipped
 from cronpilot.adapters.sql.tables import endpoints, run_queue
 from cronpilot.domain.errors import CronpilotError, LeaseLost
 from cronpilot.domain.log_extra import log_extra
-from cronpilot.domain.model import Endpoint, Finish, Recorded, Run, RunStatus
+from cronpilot.domain.model import Endpoint, Finish, Recorded, RunStatus
 from cronpilot.domain.ports import SecretCipher
 from cronpilot.domain.settling import Settled, settle_batch
 
 logger = logging.getLogger(__name__)
 
 
-async def record_finishes(conn: AsyncConnection, batch: Sequence[Finish]) -> list[Run | None]:
+async def record_finishes(conn: AsyncConnection, batch: Sequence[Finish]) -> list[Settled | None]:
     """Record each finish whose claim still holds its lease (its endpoint's lease owner is the
     claim's worker and the claim's run is still `running`); None for the others, which write
     nothing. The endpoints are locked in id order, so two batches cannot deadlock each other.
@@ -70,7 +71,7 @@ async def record_finishes(conn: AsyncConnection, batch: Sequence[Finish]) -> lis
             stored[row["id"]] = planned_from_row(row, item.claim.endpoint)
     settled = settle_batch(batch, stored, {row[0]: row[1] for row in running})
     await persist_settled(conn, [one for one in settled if one is not None])
-    return [None if one is None else one.run for one in settled]
+    return settled
 
 
 async def persist_settled(conn: AsyncConnection, settled: Sequence[Settled]) -> None:
@@ -79,6 +80,9 @@ async def persist_settled(conn: AsyncConnection, settled: Sequence[Settled]) -> 
     if not settled:
         return
     await move_to_history(conn, [one.run for one in settled], FINISHED_COLUMNS)
+    skipped = [run for one in settled for run in one.skipped]
+    if skipped:
+        await record_skipped(conn, skipped)
     ended = {one.endpoint.id: one.endpoint for one in settled}
     await save_endpoint_states(conn, [ended[endpoint_id] for endpoint_id in sorted(ended)])
     # Their targets are the row's, read sealed (`planned_from_row`): nothing to seal again.
@@ -159,11 +163,12 @@ async def _record(
         # of the batch, in one statement in id order as every writer does (no deadlock).
         await conn.execute(lock_jobs(upstream, [item.claim.endpoint.id for item in batch]))
     recorded: list[Recorded | CronpilotError] = []
-    for item, run in zip(batch, await record_finishes(conn, batch), strict=True):
-        if run is None:
+    for item, one in zip(batch, await record_finishes(conn, batch), strict=True):
+        if one is None:
             recorded.append(LeaseLost(item.claim.endpoint.id, item.worker_id))
         elif item.claim.endpoint.spec.dependants:
-            recorded.append(await advance_dag(conn, cipher, item, run))
+            advanced = await advance_dag(conn, cipher, item, one.run)
+            recorded.append(replace(advanced, overlapped=len(one.skipped)))
         else:
-            recorded.append(Recorded(run, []))
+            recorded.append(Recorded(one.run, [], overlapped=len(one.skipped)))
     return recorded

@@ -11,7 +11,7 @@ import logging
 
 from sqlalchemy import select
 
-from cronpilot.adapters.crypto import SecretUndecryptable
+from cronpilot.adapters.crypto import KeyFileCipher, SecretKeyMissing, SecretUndecryptable
 from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.tables import meta
 from cronpilot.adapters.sql.upsert import conflict_insert
@@ -26,14 +26,19 @@ _META_ROW = 1
 
 
 async def verify_secret_key(db: Database, cipher: SecretCipher) -> None:
-    """Record a token sealed by `cipher` on the database's first use; later, raise
-    `InvalidConfig` unless `cipher` opens the recorded token."""
+    """Record a token sealed by `cipher` on the database's first use with a key; later, raise
+    `InvalidConfig` unless `cipher` opens the recorded token (`SecretKeyMissing` when there is
+    no key to open it with)."""
     # Read first: every command checks the key, and on SQLite a write transaction would take
     # the database's write lock (and wait behind a busy worker) for a row written only once.
     recorded = select(meta.c.key_check).where(meta.c.id == _META_ROW)
     async with db.read() as conn:
         token = (await conn.execute(recorded)).scalar_one_or_none()
     if token is None:
+        if isinstance(cipher, KeyFileCipher) and not cipher.has_key():
+            # Nothing can have been sealed yet: the first secret sealed makes the key, and the
+            # next store opened records it. A store that only reads makes none.
+            return
         async with db.write() as conn:
             # Workers starting together on a fresh database: the first insert wins, the others
             # check against it.
@@ -45,6 +50,8 @@ async def verify_secret_key(db: Database, cipher: SecretCipher) -> None:
             token = (await conn.execute(recorded)).scalar_one()
     try:
         same_key = cipher.decrypt(token) == _KEY_CHECK_TEXT
+    except SecretKeyMissing:
+        raise
     except SecretUndecryptable:
         same_key = False
     if not same_key:

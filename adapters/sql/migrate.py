@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from alembic.config import Config
     from sqlalchemy import Connection
 
+    from cronpilot.domain.ports import SecretCipher
+
 logger = logging.getLogger(__name__)
 
 _VERSION_TABLE = "alembic_version"
@@ -102,12 +104,18 @@ async def require_head(url: str) -> None:
     )
 
 
-async def upgrade_database(url: str) -> Upgrade:
-    """Bring the database at `url` to the newest schema; raises `StoreUnavailable`."""
+async def upgrade_database(url: str, cipher: SecretCipher | None = None) -> Upgrade:
+    """Bring the database at `url` to the newest schema, then seal with `cipher` what older
+    versions stored in clear (`adapters.sql.sealing`); raises `StoreUnavailable`, or
+    `InvalidConfig` for a cipher that is not the database's."""
+    from cronpilot.adapters.sql.sealing import seal_stored_urls
+
     db = Database(create_engine(url), url)
     try:
         async with db.write() as conn:
             upgrade = await conn.run_sync(_upgrade_head, alembic_config())
+        if cipher is not None:
+            await seal_stored_urls(db, cipher)
     finally:
         await db.dispose()
     logger.info(

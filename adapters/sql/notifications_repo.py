@@ -13,11 +13,11 @@ from collections.abc import Collection, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, insert, or_, select, update
+from sqlalchemy import Exists, and_, exists, insert, or_, select, update
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from cronpilot.adapters.crypto import open_target, seal_target
+from cronpilot.adapters.crypto import open_target, open_url, seal_target, seal_url
 from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.field_rows import field_values, from_fields
 from cronpilot.adapters.sql.keyset import newest_first
@@ -26,8 +26,17 @@ from cronpilot.adapters.sql.rows import endpoint_from_row, select_endpoints
 from cronpilot.adapters.sql.tables import alert_episodes, endpoints, notifications
 from cronpilot.adapters.sql.target_rows import target_from_value, target_value
 from cronpilot.adapters.sql.upsert import conflict_insert
-from cronpilot.domain.alerts import AlertEvent, Notification, NotificationStatus, delivery_order
+from cronpilot.domain.alert_holding import held, may_hold
+from cronpilot.domain.alerts import (
+    AlertEvent,
+    Notification,
+    NotificationStatus,
+    delivery_order,
+    redelivered,
+)
+from cronpilot.domain.errors import NotificationNotFound
 from cronpilot.domain.model import Endpoint
+from cronpilot.domain.notify_targets import RESOLVING_EVENTS
 from cronpilot.domain.paging import Cursor
 from cronpilot.domain.ports import NotificationRepository, SecretCipher
 from cronpilot.domain.retention import DELIVERY_ENDED
@@ -38,10 +47,11 @@ _PENDING = NotificationStatus.PENDING.value
 
 
 def notification_values(notification: Notification, cipher: SecretCipher | None) -> dict[str, Any]:
-    """The row of `notification`, its target's secrets sealed."""
+    """The row of `notification`, its target's secrets and its URL's secret parameters
+    sealed."""
     target = notification.target
     sealed = None if target is None else target_value(seal_target(target, cipher))
-    return field_values(notification, target=sealed)
+    return field_values(notification, target=sealed, url=seal_url(notification.url, cipher))
 
 
 def notification_from_row(row: RowMapping, cipher: SecretCipher | None) -> Notification:
@@ -52,6 +62,7 @@ def notification_from_row(row: RowMapping, cipher: SecretCipher | None) -> Notif
         row,
         event=AlertEvent(row["event"]),
         status=NotificationStatus(row["status"]),
+        url=open_url(row["url"], cipher),
         target=None if target is None else open_target(target_from_value(target), cipher),
     )
 
@@ -62,8 +73,22 @@ async def add_notifications(
     """Insert `raised` in the caller's transaction; nothing at all (no statement) when empty.
     Targets' secrets are sealed, whether the endpoint they came from was read opened or not."""
     if raised:
+        if may_hold(raised):
+            raised = held(raised, await _with_upstreams(conn, raised))
         values = [notification_values(n, cipher) for n in raised]
         await conn.execute(insert(notifications), values)
+
+
+async def _with_upstreams(
+    conn: AsyncConnection, raised: Sequence[Notification]
+) -> dict[str, Endpoint]:
+    """The endpoints of the jobs that raised `raised`, by id, as stored (their upstreams are
+    in their jobs): what `alert_holding.held` decides on. Read only when an alert may be held."""
+    jobs = {n.job_id for n in raised}
+    query = select_endpoints().where(endpoints.c.job_id.in_(jobs))
+    rows = (await conn.execute(query)).mappings().all()
+    found = (endpoint_from_row(row, None) for row in rows)
+    return {endpoint.id: endpoint for endpoint in found}
 
 
 async def add_episode(
@@ -101,11 +126,13 @@ class SqlNotifications(NotificationRepository):
             return []
         table = notifications.c
         # Mirrors `domain.alerts.deliverable` in `delivery_order` (proven by `tests/contract/
-        # test_rules_contract.py::test_the_outbox_hands_out_what_is_deliverable`).
+        # test_rules_contract.py::test_the_outbox_hands_out_what_is_deliverable`), and
+        # `precedes`: nothing overtakes a pending row raised before it in its episode.
         is_due = (
             table.status == _PENDING,
             table.next_attempt_at <= now,
             or_(table.lease_until.is_(None), table.lease_until < now),
+            ~_earlier_pending(),
         )
         # Every worker looks every few seconds and mostly finds nothing: a read says so without
         # taking SQLite's one write lock from the finishes.
@@ -207,6 +234,24 @@ class SqlNotifications(NotificationRepository):
         oldest = (table.created_at, table.id)
         return await delete_oldest(self._db, notifications, where, oldest, limit)
 
+    async def add(self, raised: Sequence[Notification]) -> None:
+        async with self._db.write() as conn:
+            await add_notifications(conn, raised, self._cipher)
+
+    async def redeliver(self, notification_id: str, now: datetime) -> Notification:
+        table = notifications.c
+        async with self._db.write() as conn:
+            query = select(notifications).where(table.id == notification_id).with_for_update()
+            row = (await conn.execute(query)).mappings().one_or_none()
+            if row is None:
+                raise NotificationNotFound(notification_id)
+            again = redelivered(notification_from_row(row, None), now)
+            # The target stays as stored (sealed): only the delivery state changes.
+            values = field_values(again, target=row["target"])
+            del values["id"]
+            await conn.execute(update(notifications).where(table.id == again.id).values(values))
+        return again
+
     async def watched_due(self, now: datetime, limit: int) -> list[Endpoint]:
         # The condition of `ix_endpoints_watched`, written as it is: the index holds the
         # watched endpoints only, in next_run_at order.
@@ -257,6 +302,26 @@ class SqlNotifications(NotificationRepository):
         where = and_(table.recovered_at.isnot(None), table.opened_at < before)
         oldest = (table.opened_at, table.id)
         return await delete_oldest(self._db, alert_episodes, where, oldest, limit)
+
+
+def _earlier_pending() -> Exists:
+    """`domain.alerts.precedes` in SQL: a pending row of the same episode and destination,
+    raised before the outer row (or with it, opening what the outer row resolves)."""
+    outer, earlier = notifications.c, notifications.alias("earlier").c
+    resolving = sorted(RESOLVING_EVENTS)
+    return exists().where(
+        earlier.episode_key == outer.episode_key,
+        earlier.status == _PENDING,
+        earlier.id != outer.id,
+        or_(
+            earlier.created_at < outer.created_at,
+            and_(
+                earlier.created_at == outer.created_at,
+                earlier.event.not_in(resolving),
+                outer.event.in_(resolving),
+            ),
+        ),
+    )
 
 
 def _episode_values(episode: WatchEpisode) -> dict[str, Any]:

@@ -12,8 +12,16 @@ from sqlalchemy import Select, bindparam, select, update
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from cronpilot.adapters.crypto import open_headers, open_target, seal_headers, seal_target
+from cronpilot.adapters.crypto import (
+    open_headers,
+    open_target,
+    open_url,
+    seal_headers,
+    seal_target,
+    seal_url,
+)
 from cronpilot.adapters.sql.field_rows import field_values, from_fields
+from cronpilot.adapters.sql.quiet_rows import quiet_from_value, quiet_value
 from cronpilot.adapters.sql.rule_rows import rules_from_value, rules_value
 from cronpilot.adapters.sql.tables import endpoints, jobs
 from cronpilot.adapters.sql.target_rows import targets_from_value, targets_value
@@ -30,8 +38,10 @@ from cronpilot.domain.model import (
     IntervalHint,
     Job,
     OneShotHint,
+    Overlap,
     Pause,
     PlannerMode,
+    Reference,
     RetryOn,
     RetryPolicy,
     Run,
@@ -99,37 +109,51 @@ def select_endpoints() -> Select[Any]:
 
 
 def endpoint_values(endpoint: Endpoint, cipher: SecretCipher | None) -> dict[str, Any]:
-    """Every column of `endpoints` for this entity (secret header values sealed)."""
+    """Every column of `endpoints` for this entity (secret header values and URL parameters
+    sealed)."""
     spec = endpoint.spec
     return {
         "id": endpoint.id,
         "job_id": endpoint.job_id,
         "name": spec.name,
         "description": spec.description,
-        "url": spec.url,
+        "url": seal_url(spec.url, cipher),
         "method": spec.method,
         "headers": seal_headers(spec.headers, cipher),
         "body": spec.body,
+        "value_references": [
+            {"at": list(reference.at), "written": reference.written}
+            for reference in spec.references
+        ],
         "timeout_seconds": spec.timeout_seconds,
         "max_response_bytes": spec.max_response_bytes,
         "planner_mode": spec.planner_mode.value if spec.planner_mode else None,
         "depends_on": list(spec.depends_on),
         "dependants": list(spec.dependants),
         "only_if_changed": spec.only_if_changed,
+        "conditional": spec.conditional,
         "rules": rules_value(spec.rules),
         "run_if": spec.run_if,
         "success_when": spec.success_when,
         "approval_timeout_seconds": spec.approval_timeout_seconds,
         "change_ignores": list(spec.change_ignores),
         "dangerous": spec.dangerous,
+        "limit_key": spec.limit,
         "volatile_fields": list(endpoint.volatile_fields),
         "notify_targets": targets_value([seal_target(t, cipher) for t in spec.notify_targets]),
         **_finishing_values(spec),
+        "notify": [seal_url(url, cipher) for url in spec.notify],
         **state_values(endpoint),
     }
 
 
-SPACING_COLUMNS = ("jitter_seconds", "catch_up", "catch_up_window_seconds", "floor_seconds")
+SPACING_COLUMNS = (
+    "jitter_seconds",
+    "catch_up",
+    "catch_up_window_seconds",
+    "floor_seconds",
+    "overlap",
+)
 """Declared columns of jitter, catch-up and the floor, named as their `EndpointSpec` fields:
 planning reads them too."""
 
@@ -140,6 +164,7 @@ def _spacing_values(spec: EndpointSpec) -> dict[str, Any]:
         "catch_up": spec.catch_up.value,
         "catch_up_window_seconds": spec.catch_up_window_seconds,
         "floor_seconds": spec.floor_seconds,
+        "overlap": spec.overlap.value,
     }
 
 
@@ -149,6 +174,7 @@ def _spacing_from_row(row: Mapping[Any, Any]) -> dict[str, Any]:
         "catch_up": CatchUp(row["catch_up"]),
         "catch_up_window_seconds": row["catch_up_window_seconds"],
         "floor_seconds": row["floor_seconds"],
+        "overlap": Overlap(row["overlap"]),
     }
 
 
@@ -174,6 +200,7 @@ STATE_COLUMNS = (
     "hint_oneshot_source",
     "next_slot_at",
     "late_since",
+    "overrun_since",
 )
 """The runtime columns, in `state_values`' order."""
 
@@ -203,6 +230,7 @@ def state_values(endpoint: Endpoint) -> dict[str, Any]:
         "hint_oneshot_source": oneshot.source.value if oneshot else None,
         "next_slot_at": endpoint.next_slot_at,
         "late_since": endpoint.late_since,
+        "overrun_since": endpoint.overrun_since,
     }
 
 
@@ -212,29 +240,36 @@ def endpoint_from_row(row: Mapping[Any, Any], cipher: SecretCipher | None) -> En
     Without a cipher the headers stay as stored (sealed): enough for anything that touches only
     the schedule state (`save_endpoint_state`), and it cannot fail on a foreign key.
     Raises `SecretUndecryptable` when `cipher` cannot open a secret."""
+    finishing = _finishing_from_row(row)
+    finishing["notify"] = tuple(open_url(url, cipher) for url in finishing["notify"])
     spec = EndpointSpec(
         name=row["name"],
-        url=row["url"],
+        url=open_url(row["url"], cipher),
         description=row["description"],
         method=row["method"],
         headers=open_headers(row["headers"], cipher),
         body=row["body"],
+        references=tuple(
+            Reference(tuple(kept["at"]), kept["written"]) for kept in row["value_references"]
+        ),
         timeout_seconds=row["timeout_seconds"],
         max_response_bytes=row["max_response_bytes"],
         planner_mode=PlannerMode(row["planner_mode"]) if row["planner_mode"] else None,
         depends_on=tuple(row["depends_on"]),
         dependants=tuple(row["dependants"]),
         only_if_changed=row["only_if_changed"],
+        conditional=row["conditional"],
         rules=rules_from_value(row["rules"]),
         run_if=row["run_if"],
         success_when=row["success_when"],
         approval_timeout_seconds=row["approval_timeout_seconds"],
         change_ignores=tuple(row["change_ignores"]),
         dangerous=row["dangerous"],
+        limit=row["limit_key"],
         notify_targets=tuple(
             open_target(target, cipher) for target in targets_from_value(row["notify_targets"])
         ),
-        **_finishing_from_row(row),
+        **finishing,
     )
     return Endpoint(
         id=row["id"],
@@ -262,12 +297,14 @@ PLANNING_COLUMNS = (
     endpoints.c.accept_hints,
     endpoints.c.missed_after_seconds,
     endpoints.c.late_after_seconds,
+    endpoints.c.quiet,
     *(endpoints.c[name] for name in SPACING_COLUMNS),
     *(endpoints.c[name] for name in STATE_COLUMNS),
 )
 """What a finish reads of an endpoint (`domain.transitions.after_finish`, `domain.alerts`): the
 spec fields of `_finishing_from_row` (the schedule, the clamps, the alerts, retries, steering,
-jitter, catch-up and the floor), the notification targets (sealed) and the runtime state."""
+quiet windows, jitter, catch-up and the floor), the notification targets (sealed) and the
+runtime state."""
 
 
 def _finishing_values(spec: EndpointSpec) -> dict[str, Any]:
@@ -286,6 +323,7 @@ def _finishing_values(spec: EndpointSpec) -> dict[str, Any]:
         "accept_hints": spec.accept_hints,
         "missed_after_seconds": spec.missed_after_seconds,
         "late_after_seconds": spec.late_after_seconds,
+        "quiet": quiet_value(spec.quiet),
         **_spacing_values(spec),
     }
 
@@ -305,6 +343,7 @@ def _finishing_from_row(row: Mapping[Any, Any]) -> dict[str, Any]:
         "accept_hints": row["accept_hints"],
         "missed_after_seconds": row["missed_after_seconds"],
         "late_after_seconds": row["late_after_seconds"],
+        "quiet": quiet_from_value(row["quiet"]),
         **_spacing_from_row(row),
     }
 
@@ -371,6 +410,7 @@ def _state_from_row(row: Mapping[Any, Any]) -> dict[str, Any]:
         "retry_after_at": row["retry_after_at"],
         "next_slot_at": row["next_slot_at"],
         "late_since": row["late_since"],
+        "overrun_since": row["overrun_since"],
     }
 
 
@@ -428,6 +468,7 @@ def run_values(run: Run) -> dict[str, Any]:
         "attempts": [attempt_value(attempt) for attempt in run.attempts] or None,
         "request": None if run.request is None else request_value(run.request),
         "cancel_requested_by": run.cancel_requested_by,
+        "not_modified": run.not_modified,
     }
 
 
@@ -460,6 +501,7 @@ def run_from_row(row: Mapping[Any, Any]) -> Run:
         attempts=tuple(_attempt_from_value(value) for value in row["attempts"] or ()),
         request=_request_from_value(row["request"]) if row["request"] else None,
         cancel_requested_by=row["cancel_requested_by"],
+        not_modified=row["not_modified"],
     )
 
 

@@ -49,6 +49,16 @@ async def queue_runs(conn: AsyncConnection, unfinished: Sequence[Run]) -> list[R
     return queued
 
 
+async def record_skipped(conn: AsyncConnection, skipped: Sequence[Run]) -> None:
+    """Write runs that never ran (`domain.overlap`) straight into the history, each unless its
+    slot has a run already."""
+    await conn.execute(
+        conflict_insert(conn.dialect.name, runs)
+        .values([run_values(run) for run in skipped])
+        .on_conflict_do_nothing(index_elements=[runs.c.endpoint_id, runs.c.slot_at])
+    )
+
+
 async def save_run(conn: AsyncConnection, run: Run) -> None:
     """Write a queued or running run as it now is: kept in the queue while unfinished, moved
     to the history once finished."""

@@ -30,6 +30,7 @@ from sqlalchemy import (
     false,
     literal_column,
     text,
+    true,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.types import TypeDecorator, TypeEngine
@@ -153,6 +154,8 @@ endpoints = Table(
     Column("depends_on", _json(), nullable=False, server_default=text("'[]'")),
     Column("dependants", _json(), nullable=False, server_default=text("'[]'")),
     Column("only_if_changed", Boolean, nullable=False, server_default=false()),
+    # Conditional calls (If-None-Match / If-Modified-Since) for a GET endpoint unless off.
+    Column("conditional", Boolean, nullable=False, server_default=true()),
     # Conditions (CEL): a dependant's gate on its parents, a response's judge.
     Column("run_if", Text, nullable=True),
     Column("success_when", Text, nullable=True),
@@ -191,6 +194,17 @@ endpoints = Table(
     Column("missed_after_seconds", Float, nullable=True),
     Column("late_after_seconds", Float, nullable=True),
     Column("late_since", UtcDateTime, nullable=True),
+    # Values from `${env:…}` / `${file:…}`: where each stood and how it was written, so that
+    # export writes the reference back (the value is stored where it belongs, sealed if secret).
+    Column("value_references", _json(), nullable=False, server_default=text("'[]'")),
+    # Quiet windows (`domain.quiet`): NULL for an endpoint with none.
+    Column("quiet", _json(), nullable=True),
+    # The key of the limit its calls count against (`limits`); NULL: none.
+    Column("limit_key", String(200), nullable=True),
+    # `overlap` (skip, queue_one): slots that come while a call runs; `overrun_since` begins
+    # the current streak of calls that outlasted their interval (`domain.overlap`).
+    Column("overlap", String(16), nullable=False, server_default=text("'skip'")),
+    Column("overrun_since", UtcDateTime, nullable=True),
     UniqueConstraint("job_id", "name"),
 )
 
@@ -209,6 +223,36 @@ Index(
     postgresql_where=endpoints.c.missed_after_seconds.isnot(None),
     sqlite_where=endpoints.c.missed_after_seconds.isnot(None),
 )
+# A claim counts each limited key's leased rows and looks for its due ones; an unlimited
+# fleet leaves this index empty.
+LIMITED_INDEX = "ix_endpoints_limited"
+Index(
+    LIMITED_INDEX,
+    endpoints.c.limit_key,
+    endpoints.c.next_run_at,
+    postgresql_where=endpoints.c.limit_key.isnot(None),
+    sqlite_where=endpoints.c.limit_key.isnot(None),
+)
+
+# Limits per target (`domain.limits`): a key's bounds as declared, and what claims record on
+# it: the token bucket, the version every claim letting a call go bumps, the hold.
+limits = Table(
+    "limits",
+    metadata,
+    Column("key", String(200), primary_key=True),
+    Column("concurrency", Integer, nullable=True),
+    Column("rate_calls", Integer, nullable=True),
+    Column("rate_seconds", Float, nullable=True),
+    Column("burst", Integer, nullable=False),
+    Column("tokens", Float, nullable=True),
+    Column("refilled_at", UtcDateTime, nullable=True),
+    Column("version", Integer, nullable=False),
+    Column("held", Integer, nullable=False),
+    Column("hold_reason", String(16), nullable=True),
+    Column("held_at", UtcDateTime, nullable=True),
+    Column("open_at", UtcDateTime, nullable=True),
+)
+
 # The reaper looks for expired leases among the (few) leased rows.
 Index(
     "ix_endpoints_lease_until",
@@ -254,6 +298,8 @@ def _run_columns() -> list[Column[Any]]:
         Column("request", _json(), nullable=True),
         # Who asked to cancel the run while it ran: the worker holding it cuts it short.
         Column("cancel_requested_by", String(200), nullable=True),
+        # A 304 answered a conditional call: status and body are the confirmed answer's.
+        Column("not_modified", Boolean, nullable=False, server_default=false()),
     ]
 
 
@@ -501,6 +547,17 @@ notifications = Table(
     Column("lease_until", UtcDateTime, nullable=True),
     # The `notify.targets` entry of the row, secrets sealed; NULL for a webhook URL.
     Column("target", _json(), nullable=True),
+    # The episode and destination of the row (`domain.alerts.episode_key`): delivered in order.
+    Column("episode_key", Text, nullable=True),
+    # The DAG upstream that blocked the endpoint: the row is `held` (`domain.alert_holding`).
+    Column("held_by", Text, nullable=True),
+)
+# A row waits while an earlier one of its episode is pending (`domain.alerts.precedes`).
+Index(
+    "ix_notifications_episode",
+    notifications.c.episode_key,
+    postgresql_where=notifications.c.status == "pending",
+    sqlite_where=notifications.c.status == "pending",
 )
 # The notifier reads only pending rows in next-attempt order; delivered and failed ones stay out.
 Index(
@@ -595,6 +652,8 @@ console_sessions = Table(
     _id("token_id", ForeignKey("api_tokens.id", ondelete="CASCADE"), nullable=False, index=True),
     Column("created_at", UtcDateTime, nullable=False),
     Column("expires_at", UtcDateTime, nullable=False),
+    # SHA-256 of the token's secret that opened it: rotation ends it with that secret's grace.
+    Column("secret_hash", String(64), nullable=False),
 )
 
 # No foreign keys: the log outlives what it names (a deleted endpoint, a pruned proposal).

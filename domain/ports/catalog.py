@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from cronpilot.domain.limits import Limit, LimitStatus
     from cronpilot.domain.model import Endpoint, EndpointSpec, IntervalHint, Job, OneShotHint, Pause
 
 
@@ -15,6 +16,8 @@ if TYPE_CHECKING:
 class JobDeclaration:
     job: Job
     endpoints: Sequence[EndpointSpec]
+    limits: Sequence[Limit] = ()
+    """The limits its endpoints name (`EndpointSpec.limit`), stored by `apply` with them."""
 
 
 @dataclass(slots=True)
@@ -52,7 +55,14 @@ class CatalogRepository(Protocol):
         endpoints absent from `declarations` are left alone; endpoints of a declared job that
         are not declared are reported `absent` (by name order within each job). Applying the
         same declarations twice reports everything `unchanged` the second time.
+
+        The limits the declarations carry (`JobDeclaration.limits`) are stored by key, their
+        bounds replaced and what claims recorded (tokens, holds) kept.
         """
+        ...
+
+    async def limits(self) -> list[LimitStatus]:
+        """Every stored limit by key, with its endpoints leased now (its calls in flight)."""
         ...
 
     async def list_jobs(self) -> list[Job]:
@@ -85,10 +95,12 @@ class CatalogRepository(Protocol):
         Raises `EndpointNotFound`."""
         ...
 
-    async def set_job_pause(self, name: str, pause: Pause | None) -> Job:
-        """Pause the job `name` (or resume it with None); its endpoints keep their own pauses
-        and plans, and the claim skips them while the job's pause holds
-        (`domain.pauses.job_holds`). Returns the updated job; raises `JobNotFound`."""
+    async def set_job_pause(self, name: str, pause: Pause | None, now: datetime) -> Job:
+        """Pause the job `name` (or resume it with None at `now`); its endpoints keep their own
+        pauses and plans, and the claim skips them while the job's pause holds
+        (`domain.pauses.job_holds`). A resume re-plans the endpoints the pause held
+        (`transitions.job_resumed`: slots passed meanwhile are skipped), in the same write.
+        Returns the updated job; raises `JobNotFound`."""
         ...
 
     async def set_hints(

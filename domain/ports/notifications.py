@@ -70,6 +70,16 @@ class NotificationRepository(Protocol):
         in one transaction; returns how many."""
         ...
 
+    async def add(self, raised: Sequence[Notification]) -> None:
+        """Add `raised` to the outbox (`notify test`), held as every write holds them
+        (`domain.alert_holding`)."""
+        ...
+
+    async def redeliver(self, notification_id: str, now: datetime) -> Notification:
+        """The notification made pending again from `now` (`domain.alerts.redelivered`),
+        written and returned; raises `NotificationNotFound`."""
+        ...
+
     async def watched_due(self, now: datetime, limit: int) -> list[Endpoint]:
         """Up to `limit` endpoints watched for missed runs (`missed_after` set) that are due by
         `now`, earliest `next_run_at` first (`domain.watch.missed_slot` then tells which have

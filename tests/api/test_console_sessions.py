@@ -8,7 +8,7 @@ from datetime import timedelta
 
 from cronpilot.domain.access import Scope
 from cronpilot.domain.tokens import SESSION_SPAN, hash_secret
-from cronpilot.usecases.access import create_token
+from cronpilot.usecases.access import create_token, rotate_token
 from tests.api.test_console import CSRF, Console, console
 
 __all__ = ["console"]
@@ -110,3 +110,55 @@ async def test_a_job_limited_token_lands_on_its_job_and_sees_no_other(console: C
     assert other.status_code == 404
     assert "no endpoint &#39;other/thing&#39;" in other.text
     assert out.status_code == 303 and out.headers["location"] == "/console/login"
+
+
+async def test_a_sign_in_posted_from_another_site_is_refused(console: Console) -> None:
+    secret = console.secrets[Scope.READ]
+    async with console.client() as client:
+        host = client.base_url.netloc.decode()
+        forged = await client.post(
+            "/console/login", data={"token": secret}, headers={"Origin": "https://evil.example"}
+        )
+        opaque = await client.post(
+            "/console/login", data={"token": secret}, headers={"Origin": "null"}
+        )
+        fetched = await client.post(
+            "/console/login", data={"token": secret}, headers={"Sec-Fetch-Site": "cross-site"}
+        )
+        assert console.store.state.console_sessions == {}
+        same = await client.post(
+            "/console/login", data={"token": secret}, headers={"Origin": f"http://{host}"}
+        )
+
+    assert [r.status_code for r in (forged, opaque, fetched)] == [403, 403, 403]
+    assert "posted from another site" in forged.text
+    assert "cronpilot_console" not in forged.headers.get("set-cookie", "")
+    assert same.status_code == 303
+
+
+async def test_rotation_ends_the_sessions_of_the_old_secret_when_its_grace_ends(
+    console: Console,
+) -> None:
+    token, secret = await create_token(
+        console.store.unit_of_work, "ci", Scope.READ, "cli:t@h", console.clock.now()
+    )
+    async with console.client() as old, console.client() as new:
+        await old.post("/console/login", data={"token": secret})
+        _, fresh = await rotate_token(
+            console.store.unit_of_work,
+            "ci",
+            "cli:t@h",
+            console.clock.now(),
+            grace=timedelta(minutes=10),
+        )
+        await new.post("/console/login", data={"token": fresh})
+        console.clock.advance(599)
+        within = await old.get("/console/endpoints")
+        console.clock.advance(1)
+        after = await old.get("/console/endpoints")
+        kept = await new.get("/console/endpoints")
+
+    assert within.status_code == 200
+    assert after.status_code == 303 and after.headers["location"].startswith("/console/login")
+    assert kept.status_code == 200
+    assert [s.token_id for s in console.store.state.console_sessions.values()] == [token.id]

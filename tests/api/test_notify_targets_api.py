@@ -15,7 +15,7 @@ jobs:
         - {kind: slack, url: "https://hooks.slack.com/services/T0/B0/sl4ck", events: [failing]}
         - {kind: pagerduty, routing_key: R0UTE}
         - {kind: email, host: smtp.example.com, from: cron@example.com, to: [ops@example.com],
-           username: cron, password: p4ss}
+           starttls: true, username: cron, password: p4ss}
     endpoints:
       - name: orders
         url: https://example.com/orders
@@ -46,3 +46,23 @@ async def test_targets_are_refused_by_the_guard_and_shown_masked(api: Api) -> No
     assert email["smtp"]["password"] == "****"
     for secret in ("sl4ck", "R0UTE", "p4ss"):
         assert secret not in str(shown)
+
+
+async def test_a_test_alert_and_a_redelivery_through_the_api(api: Api) -> None:
+    async with api.client() as client:
+        assert (await client.post("/apply", content=JOBS)).status_code == 200
+        tested = await client.post("/endpoints/shop/orders/notify-test")
+        first = tested.json()["items"][0]
+        again = await client.post(f"/notifications/{first['id']}/redeliver")
+        unknown = _is_problem(await client.post("/notifications/nope/redeliver"), 404)
+        listed = (await client.get("/notifications", params={"endpoint": "shop/orders"})).json()
+
+    assert tested.status_code == 200, tested.text
+    assert sorted(n["kind"] for n in tested.json()["items"]) == ["email", "pagerduty", "slack"]
+    assert {n["event"] for n in tested.json()["items"]} == {"test"}
+    assert again.status_code == 200, again.text
+    assert (again.json()["id"], again.json()["status"]) == (first["id"], "pending")
+    assert "notification" in str(unknown["detail"])
+    assert len(listed["items"]) == 3
+    for secret in ("sl4ck", "R0UTE", "p4ss"):
+        assert secret not in tested.text + again.text

@@ -8,14 +8,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import delete, insert
+from sqlalchemy import delete, insert, update
 
 from cronpilot.adapters.sql import SqlStore
+from cronpilot.adapters.sql.limits_claim import limit_state_values
 from cronpilot.adapters.sql.notifications_repo import add_notifications
 from cronpilot.adapters.sql.planner_rows import proposal_values
 from cronpilot.adapters.sql.rows import run_values, save_endpoint_states
-from cronpilot.adapters.sql.tables import metadata, planner_state, proposals, run_queue, runs
+from cronpilot.adapters.sql.tables import (
+    limits,
+    metadata,
+    planner_state,
+    proposals,
+    run_queue,
+    runs,
+)
 from cronpilot.domain.alerts import Notification
+from cronpilot.domain.limits import LimitState
 from cronpilot.domain.model import Endpoint, Run
 from cronpilot.domain.planning import PlannerState, Proposal
 from cronpilot.domain.ports import Store
@@ -27,7 +36,7 @@ async def empty(store: Store) -> None:
     """Forget every row: the store as a fresh one."""
     if isinstance(store, MemoryStore):
         state = store.state
-        for table in (state.jobs, state.endpoints, state.runs, state.notifications):
+        for table in (state.jobs, state.endpoints, state.runs, state.notifications, state.limits):
             table.clear()
         store.planner.planning = MemoryPlannerState()
         return
@@ -45,15 +54,17 @@ async def load(
     planner_states: Sequence[PlannerState] = (),
     pending: Sequence[Proposal] = (),
     outbox: Sequence[Notification] = (),
+    limit_states: Sequence[LimitState] = (),
 ) -> None:
-    """Write the runtime state of declared `endpoints`, runs, planner states, proposals and
-    notifications."""
+    """Write the runtime state of declared `endpoints`, runs, planner states, proposals,
+    notifications and what claims recorded on declared limits."""
     if isinstance(store, MemoryStore):
         store.state.endpoints.update((e.id, e) for e in endpoints)
         store.state.runs.update((run.id, run) for run in history)
         store.planner.planning.states.update((s.endpoint_id, s) for s in planner_states)
         store.planner.planning.proposals.update((p.id, p) for p in pending)
         store.state.add_notifications(outbox)
+        store.state.limits.update((state.key, state) for state in limit_states)
         return
     assert isinstance(store, SqlStore)
     async with store.engine.begin() as conn:
@@ -88,3 +99,7 @@ async def load(
         if pending:
             await conn.execute(insert(proposals), [proposal_values(p) for p in pending])
         await add_notifications(conn, outbox, None)
+        for state in limit_states:
+            await conn.execute(
+                update(limits).where(limits.c.key == state.key).values(limit_state_values(state))
+            )

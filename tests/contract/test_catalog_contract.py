@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from sqlalchemy import select, update
 
@@ -13,6 +15,7 @@ from cronpilot.domain.model import (
     IntervalHint,
     OneShotHint,
     Pause,
+    Reference,
     RunTrigger,
     Schedule,
     ScheduleSource,
@@ -255,3 +258,18 @@ async def test_figures_count_the_backlog_queued_runs_and_live_hints(store: Store
     assert await store.catalog.figures(T0 + seconds(45)) == CatalogFigures(
         due=1, queued_due=1, hints_active=1
     )
+
+
+async def test_where_values_came_from_round_trips_and_a_change_of_it_updates(store: Store) -> None:
+    headers = {"Authorization": "Bearer t0k"}
+    from_file = (Reference(("headers", "Authorization"), "Bearer ${file:/run/secrets/t}"),)
+    declared = spec("orders", headers=headers, references=from_file)
+    await store.catalog.apply([declaration("shop", declared)], T0)
+
+    again = await store.catalog.apply([declaration("shop", declared)], T0)
+    moved = replace(declared, references=(replace(from_file[0], written="${env:TOKEN}"),))
+    updated = await store.catalog.apply([declaration("shop", moved)], T0)
+
+    assert again.unchanged == ["shop", "shop/orders"]
+    assert updated.updated == ["shop/orders"]
+    assert (await store.catalog.get_endpoint("shop/orders")).spec.references == moved.references

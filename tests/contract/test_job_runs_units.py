@@ -7,10 +7,12 @@ from datetime import timedelta
 
 import pytest
 
+from cronpilot.domain.alerts import NotificationStatus
 from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.model import Pause, RunStatus
 from cronpilot.domain.ports import Store
 from cronpilot.usecases.access import list_audit
+from cronpilot.usecases.alert_delivery import redeliver, send_test
 from cronpilot.usecases.run_control import cancel_run, clear_dag, retry_run
 from cronpilot.usecases.run_requests import request_run
 from cronpilot.usecases.schedule import pause_job, resume_job
@@ -76,3 +78,24 @@ async def test_cancel_retry_and_clear_write_nothing_when_they_fail(store: Store)
     assert await store.dag.list_waits() == []
     assert waker.notified == 1
     assert [e.action for e in await list_audit(store.reading)] == ["run_now"]
+
+
+async def test_a_test_alert_and_a_redelivery_write_nothing_when_they_fail(store: Store) -> None:
+    """Issue 32: `notify test` and `notifications redeliver` break after their first write."""
+    hook = "https://hooks.example.com/ops"
+    await store.catalog.apply([declaration("j", spec("a", notify=(hook,)))], T0)
+
+    with pytest.raises(InjectedFailure):
+        await send_test(WrappedUnits(store, failing_after("notifications", "add")), "j/a", ANN, T0)
+    assert await store.notifications.list_notifications() == []
+    [sent] = await send_test(store.unit_of_work, "j/a", ANN, T0)
+    [claimed] = await store.notifications.claim_due(T0, "n1", 60, 1)
+    assert await store.notifications.mark_failed(claimed.id, "n1", "HTTP 500", None, T0)
+    with pytest.raises(InjectedFailure):
+        await redeliver(
+            WrappedUnits(store, failing_after("notifications", "redeliver")), sent.id, ANN, T0
+        )
+
+    [failed] = await store.notifications.list_notifications()
+    assert (failed.status, failed.attempts) == (NotificationStatus.FAILED, 1)
+    assert [e.action for e in await list_audit(store.reading)] == ["notify_test"]

@@ -123,7 +123,7 @@ async def _endpoints(
         ],
         T0,
     )
-    await store.catalog.set_job_pause("held", job_pause)
+    await store.catalog.set_job_pause("held", job_pause, T0)
     shaped = []
     for n, shape in enumerate(shapes):
         declared = await store.catalog.get_endpoint(f"{_job(shape)}/e{n}")

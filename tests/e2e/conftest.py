@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from cronpilot.adapters.crypto import load_or_create_key
+
 # Helpers whose asserts are a test's, and say as much when they fail.
 pytest.register_assert_rewrite("tests.e2e.ten_minutes")
 
@@ -46,6 +48,11 @@ class Cli:
             f"stdout:\n{done.stdout}\nstderr:\n{done.stderr}"
         )
         return done
+
+    def secret_key(self) -> str:
+        """The key of the CLI's key file, made now when no command has sealed a secret yet
+        (one that only reads makes none)."""
+        return load_or_create_key(self.home / "secret.key")
 
     def json(self, *args: str) -> Any:
         return json.loads(self(*args, "--json").stdout)

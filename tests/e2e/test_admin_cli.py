@@ -442,7 +442,7 @@ async def _record_failed_run(database_url: str, key: str, message: str) -> str:
 
 def test_runs_show_masks_urls_in_error_messages(shop: Cli, sqlite_url: str) -> None:
     message = "ClientResponseError: url=URL('http://127.0.0.1:9/orders?token=hunter2&page=2')"
-    key = (shop.home / "secret.key").read_text(encoding="ascii").strip()
+    key = shop.secret_key()
     run_id = asyncio.run(_record_failed_run(sqlite_url, key, message))
 
     for_people = shop("runs", "show", run_id).stdout

@@ -97,7 +97,7 @@ def test_notifications_list_shows_what_a_failing_endpoint_raised(
     cli: Cli, tmp_path: Path, sqlite_url: str
 ) -> None:
     cli("apply", "-f", _write(tmp_path, JOBS))
-    key = (cli.home / "secret.key").read_text(encoding="ascii").strip()
+    key = cli.secret_key()
     asyncio.run(_fail_orders(sqlite_url, key, 3))
 
     listed = cli.json("notifications", "list", "--endpoint", "shop/orders")
@@ -111,6 +111,8 @@ def test_notifications_list_shows_what_a_failing_endpoint_raised(
     assert listed[0]["payload"]["endpoint"] == "shop/orders"
     assert "auto_paused" in table
     assert "failing" in table
+    assert {n["kind"] for n in listed} == {"webhook"}
+    assert "webhook: http://127.0.0.1:9/hooks?token=****" in table
     assert "hunter2" not in table + str(listed)
     shown = cli.json("endpoints", "show", "shop/orders")
     assert shown["paused"] == {
@@ -138,3 +140,22 @@ def test_notifications_list_bad_options(cli: Cli) -> None:
     assert len(bad_status.stderr.splitlines()) == 1
     assert "'lost' is not one of" in bad_status.stderr
     assert no_job.stderr.splitlines() == ["error: no job 'nope'"]
+
+
+def test_notify_test_queues_a_test_alert_and_redeliver_sends_one_again(
+    cli: Cli, tmp_path: Path
+) -> None:
+    cli("apply", "-f", _write(tmp_path, JOBS))
+
+    said = cli("notify", "test", "shop/orders").stdout
+    [queued] = cli.json("notifications", "list", "--endpoint", "shop/orders")
+    again = cli.json("notifications", "redeliver", queued["id"])
+    missing = cli("notifications", "redeliver", "nope", expect=1)
+    nowhere = cli("notify", "test", "shop/nowhere", expect=1)
+
+    assert said.startswith(f"test alert {queued['id']} queued for webhook http://127.0.0.1:9/hooks")
+    assert "hunter2" not in said
+    assert (queued["event"], queued["kind"], again["id"]) == ("test", "webhook", queued["id"])
+    assert len(missing.stderr.splitlines()) == 1
+    assert "nope" in missing.stderr
+    assert len(nowhere.stderr.splitlines()) == 1

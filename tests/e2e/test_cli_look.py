@@ -240,4 +240,7 @@ def test_help_is_wrapped_at_the_terminal_s_width_not_mid_sentence(cli: Cli) -> N
         "(still scheduled) and listed; pause them to stop them."
     ) in shown
     # A command's line in its group's list is its first paragraph whole, not its first line.
-    assert "and show the session (its rules' session first, when it has rules)." in planner
+    assert (
+        "(its rules' session first, when it has rules), with each change held back and why."
+        in planner
+    )

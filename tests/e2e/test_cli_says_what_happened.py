@@ -68,7 +68,7 @@ def _with_store(cli: Cli, url: str, action: Callable[[Store], Awaitable[T]]) -> 
     """`action` on the CLI's database, with its key, as a worker would."""
 
     async def main() -> T:
-        key = (cli.home / "secret.key").read_text(encoding="ascii").strip()
+        key = cli.secret_key()
         store = await open_sql_store(url, FernetCipher(key))
         try:
             return await action(store)

@@ -37,7 +37,7 @@ def etl(cli_for: Callable[..., Cli], sqlite_url: str, tmp_path: Path) -> Cli:
     batch_id, note, records."""
     cli = cli_for(sqlite_url, CRONPILOT_ALLOWED_NETWORKS="127.0.0.1/32")
     cli("apply", "-f", write_jobs(tmp_path, PIPELINE))
-    key = (cli.home / "secret.key").read_text(encoding="ascii").strip()
+    key = cli.secret_key()
     asyncio.run(_record_fetches(sqlite_url, key))
     cli("schema", "backfill", "etl/fetch")
     return cli

@@ -45,7 +45,7 @@ def deep(cli_for: Callable[..., Cli], sqlite_url: str, tmp_path: Path) -> tuple[
     cli = cli_for(sqlite_url)
     (tmp_path / "jobs.yaml").write_text(JOBS, encoding="utf-8")
     cli("apply", "-f", str(tmp_path / "jobs.yaml"))
-    key = (cli.home / "secret.key").read_text(encoding="ascii").strip()
+    key = cli.secret_key()
     return cli, asyncio.run(_deep_run(sqlite_url, key))
 
 

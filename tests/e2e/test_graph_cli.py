@@ -76,7 +76,7 @@ async def _record_fetches(database_url: str, key: str) -> None:
 def etl(cli_for: Callable[..., Cli], sqlite_url: str, tmp_path: Path) -> Cli:
     cli = cli_for(sqlite_url, CRONPILOT_ALLOWED_NETWORKS="127.0.0.1/32")
     cli("apply", "-f", write_jobs(tmp_path, PIPELINE))
-    key = (cli.home / "secret.key").read_text(encoding="ascii").strip()
+    key = cli.secret_key()
     asyncio.run(_record_fetches(sqlite_url, key))
     return cli
 
@@ -181,7 +181,7 @@ def test_graph_suggest_never_proposes_a_dependency_cycle(
 ) -> None:
     cli = cli_for(sqlite_url, CRONPILOT_ALLOWED_NETWORKS="127.0.0.1/32")
     cli("apply", "-f", write_jobs(tmp_path, PIPELINE))
-    key = (cli.home / "secret.key").read_text(encoding="ascii").strip()
+    key = cli.secret_key()
     asyncio.run(_record_a_dag_run(sqlite_url, key))
     cli("schema", "backfill")
 
@@ -198,7 +198,7 @@ def test_runs_list_and_show_say_why_a_run_was_skipped(
 ) -> None:
     cli = cli_for(sqlite_url, CRONPILOT_ALLOWED_NETWORKS="127.0.0.1/32", COLUMNS="200")
     cli("apply", "-f", write_jobs(tmp_path, PIPELINE))
-    key = (cli.home / "secret.key").read_text(encoding="ascii").strip()
+    key = cli.secret_key()
     asyncio.run(_record_a_dag_run(sqlite_url, key, days=1))
     asyncio.run(_record_a_dag_run(sqlite_url, key, days=2))
     [skipped, ran] = cli.json("runs", "list", "etl/transform")

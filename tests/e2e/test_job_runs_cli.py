@@ -130,7 +130,7 @@ async def _dag_run(database_url: str, key: str) -> tuple[str, str]:
 def test_retry_a_dependant_s_run_re_runs_it_alone_in_its_dag_run(
     shop: Cli, sqlite_url: str
 ) -> None:
-    key = (shop.home / "secret.key").read_text(encoding="ascii").strip()
+    key = shop.secret_key()
     root_id, child_id = asyncio.run(_dag_run(sqlite_url, key))
 
     retried = shop("runs", "retry", child_id[:8]).stdout

@@ -21,7 +21,7 @@ jobs:
         - {{kind: slack, url: "{SLACK}", events: [failing, recovered]}}
         - {{kind: pagerduty, routing_key: R0UTE, url: "http://127.0.0.1:9/enqueue"}}
         - {{kind: email, host: 127.0.0.1, port: 2525, from: cron@example.com,
-            to: [ops@example.com], username: cron, password: p4ss}}
+            to: [ops@example.com], starttls: true, username: cron, password: p4ss}}
     endpoints:
       - name: orders
         url: http://127.0.0.1:9/orders

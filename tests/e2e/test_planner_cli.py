@@ -244,3 +244,32 @@ async def test_a_job_without_a_mode_is_graded_and_learns_from_approvals(
     assert [(s["approvals"], s["proposal_id"]) for s in shop["history"]] == [(1, held["id"])]
     assert "shop (graded): threshold 0.92, 1 decisions" in table
     assert "approved: 1 approved, 0 rejected since the last move" in table
+
+
+async def test_run_once_says_a_change_held_back_by_a_rejection(shop: Cli, sqlite_url: str) -> None:
+    await _answers(sqlite_url, {"orders": []}, {"orders": []}, {"orders": []})
+    shop("planner", "run-once", "shop/orders")
+    [pending] = shop.json("proposals", "list")
+    shop("proposals", "reject", pending["id"], "--reason", "sale tonight")
+    await _answers(sqlite_url, {"orders": []})
+
+    again = shop("planner", "run-once", "shop/orders").stdout
+
+    assert "held back: propose_interval: the same change was rejected by cli:ann@" in again
+    assert "(sale tonight)" in again
+    assert shop.json("proposals", "list", "--status", "pending") == []
+
+
+def test_run_once_exits_non_zero_when_the_analysis_failed(
+    shop: Cli, sqlite_url: str, cli_for: Callable[..., Cli]
+) -> None:
+    unreachable = cli_for(
+        sqlite_url,
+        CRONPILOT_LLM_BASE_URL="http://127.0.0.1:9/v1",
+        CRONPILOT_LLM_ATTEMPTS="1",
+        CRONPILOT_LLM_TIMEOUT_SECONDS="2",
+    )
+
+    failed = unreachable("planner", "run-once", "shop/orders", expect=4)
+
+    assert ": failed: " in failed.stdout

@@ -36,8 +36,7 @@ async def _seed(database_url: str, key: str, now: datetime) -> dict[str, Aged]:
 @pytest.fixture
 def seeded(cli_for: Callable[..., Cli], sqlite_url: str) -> tuple[Cli, dict[str, Aged], datetime]:
     cli = cli_for(sqlite_url)
-    cli("sessions", "list")  # makes the secret key the store is sealed with
-    key = (cli.home / "secret.key").read_text(encoding="ascii").strip()
+    key = cli.secret_key()
     now = datetime.now(UTC)
     return cli, asyncio.run(_seed(sqlite_url, key, now)), now
 

@@ -54,10 +54,17 @@ def test_delete_an_endpoint_a_job_and_what_is_refused(cli: Cli, tmp_path: Path) 
     jobs.write_text(JOBS, encoding="utf-8")
     cli("apply", "-f", str(jobs))
 
-    refused = _error(cli("delete", "shop/stock", expect=2).stderr)
+    refused = _error(cli("delete", "shop/stock", "--yes", expect=2).stderr)
     assert "shop/prices depend on it" in refused
-    assert cli("delete", "shop/prices").stdout == "deleted shop/prices\n"
-    assert cli.json("delete", "shop") == {"job": "shop", "endpoints": ["shop/stock"]}
+    assert _error(cli("delete", "shop/prices", expect=2).stderr) == (
+        "error: delete shop/prices: no terminal to confirm on: pass --yes (or --dry-run to see "
+        "what would go)"
+    )
+    assert cli("delete", "shop", "--dry-run").stdout == (
+        "would delete job shop\nwould delete shop/prices\nwould delete shop/stock\n"
+    )
+    assert cli("delete", "shop/prices", "--yes").stdout == "deleted shop/prices\n"
+    assert cli.json("delete", "shop", "-y") == {"job": "shop", "endpoints": ["shop/stock"]}
     assert [e["ref"] for e in cli.json("endpoints", "list")] == ["other/keep"]
-    assert _error(cli("delete", "shop", expect=1).stderr) == "error: no job 'shop'"
+    assert _error(cli("delete", "shop", "--yes", expect=1).stderr) == "error: no job 'shop'"
     assert _error(cli("delete", "other/nope", expect=1).stderr) == "error: no endpoint 'other/nope'"

@@ -65,7 +65,7 @@ async def _record_steered_run(database_url: str, key: str) -> str:
 def test_runs_and_endpoints_show_attempts_retry_after_and_hint_provenance(
     shop: Cli, sqlite_url: str
 ) -> None:
-    key = (shop.home / "secret.key").read_text(encoding="ascii").strip()
+    key = shop.secret_key()
     run_id = asyncio.run(_record_steered_run(sqlite_url, key))
 
     run_text = shop("runs", "show", run_id).stdout

@@ -96,7 +96,7 @@ def test_a_worker_gone_for_days_raises_each_episode_once_with_its_recovery(
     jobs_file = tmp_path / "jobs.yaml"
     jobs_file.write_text(JOBS, encoding="utf-8")
     cli("apply", "-f", str(jobs_file))
-    key = (cli.home / "secret.key").read_text(encoding="ascii").strip()
+    key = cli.secret_key()
     applied = cli.json("endpoints", "show", "etl/fetch")
     start = datetime.fromisoformat(applied["next_run_at"]).astimezone(UTC)
 

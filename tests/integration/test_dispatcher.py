@@ -7,17 +7,20 @@ All traffic stays on loopback: the dispatcher under test allowlists 127.0.0.1 on
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import json
 import logging
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 from urllib.parse import quote
 
 import pytest
+from standardwebhooks import Webhook
 
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
-from cronpilot.adapters.http.signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, signature
+from cronpilot.adapters.http.signing import ID_HEADER, Signer, SigningKeys
 from cronpilot.domain.model import BodyAbsence, ErrorKind, HttpRequest, Response
 from cronpilot.scheduler.requests import SLOT_HEADER
 from tests.scheduler.endpoint_server import EndpointServer
@@ -31,7 +34,7 @@ from tests.support.hostile_server import (
 
 LOOPBACK_ONLY = ["127.0.0.1/32"]
 MAX_REDIRECTS = 3
-SECRET = "s3cret-signing-key"
+SECRET = "whsec_" + base64.b64encode(b"s3cret-signing-key").decode()
 JSON_RAW = json.dumps({"ok": True, "items": [1, 2, 3]}).encode()
 JSON_SIZE = len(JSON_RAW)
 
@@ -45,7 +48,9 @@ async def server() -> AsyncIterator[HostileServer]:
 @pytest.fixture
 async def dispatcher() -> AsyncIterator[AiohttpDispatcher]:
     dispatcher = AiohttpDispatcher(
-        allowed_networks=LOOPBACK_ONLY, max_redirects=MAX_REDIRECTS, signing_secret=SECRET
+        allowed_networks=LOOPBACK_ONLY,
+        max_redirects=MAX_REDIRECTS,
+        signer=Signer(SigningKeys(SECRET)),
     )
     yield dispatcher
     await dispatcher.close()
@@ -306,7 +311,10 @@ async def test_headers_body_and_signature_reach_the_endpoint(
     server: HostileServer, dispatcher: AiohttpDispatcher
 ) -> None:
     url = server.url("/echo?x=1")
-    request = call(url, method="post", body={"name": "café", "n": [1, 2]}, headers={"X-Team": "a"})
+    request = replace(
+        call(url, method="post", body={"name": "café", "n": [1, 2]}, headers={"X-Team": "a"}),
+        message_id="run-1",
+    )
 
     response = await dispatcher.dispatch(request)
 
@@ -317,9 +325,9 @@ async def test_headers_body_and_signature_reach_the_endpoint(
     assert headers["X-Team"] == "a"
     assert headers["Content-Type"] == "application/json"
     assert headers["User-Agent"] == "cronpilot/0.1"
-    timestamp = headers[TIMESTAMP_HEADER]
-    expected = signature(SECRET.encode(), timestamp, "POST", url, echoed["body"].encode())
-    assert headers[SIGNATURE_HEADER] == expected
+    # Standard Webhooks: a receiver verifies the call with the reference library.
+    Webhook(SECRET).verify(echoed["body"].encode(), headers)
+    assert {name.lower(): value for name, value in headers.items()}[ID_HEADER] == "run-1"
 
 
 async def test_secret_headers_do_not_follow_a_redirect_to_another_origin(

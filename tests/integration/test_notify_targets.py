@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field, replace
 from email import message_from_bytes
 from email.message import Message
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from aiosmtpd.smtp import SMTP as SmtpSession
 from aiosmtpd.smtp import AuthResult, Envelope, LoginPassword, Session
 
 from cronpilot.adapters.bootstrap import notifier_config
+from cronpilot.adapters.cli.views import target_kind
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.mail import SmtpMailer
 from cronpilot.domain.alerts import DeliveryPolicy, NotificationStatus
@@ -27,6 +29,7 @@ from cronpilot.domain.model import Response
 from cronpilot.domain.notify_targets import MailMessage, NotifyTarget, SmtpServer, TargetKind
 from cronpilot.domain.ports import Store
 from cronpilot.scheduler.notifier import Notifier
+from cronpilot.usecases.alert_delivery import redeliver, send_test
 from tests.contract.builders import LEASE_SECONDS, declaration, spec
 from tests.support.clock import FakeClock
 from tests.support.finishing import finish_one
@@ -46,12 +49,23 @@ class Receivers:
 
     received: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     port: int = 0
+    slow_triggers: float = 0.0
+    """How long a PagerDuty trigger takes to be taken: a resolve sent beside it overtakes it."""
+    refusals: int = 0
+    """How many requests to refuse (HTTP 500) before taking any."""
 
     def url(self, path: str) -> str:
         return f"http://127.0.0.1:{self.port}/{path}"
 
     async def _take(self, request: web.Request) -> web.Response:
-        self.received.setdefault(request.match_info["path"], []).append(await request.json())
+        document = await request.json()
+        if self.refusals > 0:
+            self.refusals -= 1
+            return web.json_response({"status": "error"}, status=500)
+        if document.get("event_action") == "trigger":
+            await asyncio.sleep(self.slow_triggers)
+        # Recorded once taken, in the order the receiver took them.
+        self.received.setdefault(request.match_info["path"], []).append(document)
         # PagerDuty answers 202 Accepted; a chat webhook 200.
         return web.json_response({"status": "success"}, status=202)
 
@@ -159,7 +173,7 @@ async def test_slack_teams_and_pagerduty_receive_their_payloads_and_pagerduty_re
     slack_failing, slack_recovered = receivers.received["slack"]
     assert slack_failing["text"] == "[cronpilot] shop/orders is failing (1 consecutive failures)"
     assert [block["type"] for block in slack_failing["blocks"]] == ["header", "section"]
-    assert slack_recovered["text"] == "[cronpilot] shop/orders recovered"
+    assert slack_recovered["text"] == "[cronpilot] shop/orders recovered from failing"
     [teams] = receivers.received["teams"]
     assert teams["attachments"][0]["content"]["type"] == "AdaptiveCard"
     trigger, resolve = receivers.received["pagerduty"]
@@ -206,6 +220,9 @@ async def test_an_email_reaches_the_smtp_server_with_a_login(
     assert b"Endpoint: shop/orders" in body
     assert box.logins == [("cron", PASSWORD)]
     [delivered] = await store.notifications.list_notifications()
+    # RFC 5322: the event's time, and an id that stays the same on a retry.
+    assert parsedate_to_datetime(message["Date"]) == clock.now()
+    assert message["Message-ID"] == f"<cronpilot.{delivered.id}@example.com>"
     assert delivered.status is NotificationStatus.DELIVERED
     assert delivered.url == f"smtp://127.0.0.1:{port} to ops@example.com, oncall@example.com"
 
@@ -288,3 +305,90 @@ async def test_a_notification_keeps_the_secrets_of_its_target_out_of_json_and_lo
     assert listed.url == f"http://127.0.0.1:{receivers.port}/****"
     assert "sl4ck-s3cr3t" not in caplog.text
     assert json.dumps(listed.payload).find("sl4ck") == -1
+
+
+async def _missed_and_recovered_at_once(
+    store: Store, clock: FakeClock, receivers: Receivers
+) -> None:
+    """A worker back after an hour: its claim tells the slot missed and recovered at once."""
+    pagerduty = NotifyTarget(
+        TargetKind.PAGERDUTY, url=receivers.url("pagerduty"), routing_key=ROUTING_KEY
+    )
+    orders = spec("orders", notify_targets=(pagerduty,), missed_after_seconds=600)
+    await store.catalog.apply([declaration("shop", orders)], clock.now())
+    clock.advance(3600)
+    await _run(store, clock, OK)
+
+
+def _actions(receivers: Receivers) -> list[tuple[str, str]]:
+    return [(d["event_action"], d["dedup_key"]) for d in receivers.received["pagerduty"]]
+
+
+async def test_a_resolve_never_overtakes_its_trigger_sent_in_one_batch(
+    store: Store, dispatcher: AiohttpDispatcher, clock: FakeClock, receivers: Receivers
+) -> None:
+    await _missed_and_recovered_at_once(store, clock, receivers)
+    receivers.slow_triggers = 0.3
+    notifier = _notifier(store, dispatcher, clock)
+
+    delivered = [await notifier.deliver_due() for _ in range(3)]
+
+    assert delivered == [1, 1, 0]
+    (trigger, key), (resolve, same) = _actions(receivers)
+    assert (trigger, resolve, same) == ("trigger", "resolve", key)
+
+
+async def test_a_resolve_waits_for_its_trigger_retried_by_another_worker(
+    store: Store, dispatcher: AiohttpDispatcher, clock: FakeClock, receivers: Receivers
+) -> None:
+    await _missed_and_recovered_at_once(store, clock, receivers)
+    receivers.refusals = 1
+    first = _notifier(store, dispatcher, clock)
+    other = notifier_config(settings_for_tests(worker_id="n2"))
+    second = Notifier(store, dispatcher, clock, other)
+
+    assert await first.deliver_due() == 1  # the trigger, refused: tried again in 2 s
+    assert await second.deliver_due() == 0  # the resolve waits for it
+    clock.advance(DeliveryPolicy().first_delay_seconds)
+    assert await second.deliver_due() == 1
+    assert await first.deliver_due() == 1
+
+    assert [action for action, _ in _actions(receivers)] == ["trigger", "resolve"]
+    listed = await store.notifications.list_notifications()
+    assert {n.status for n in listed} == {NotificationStatus.DELIVERED}
+
+
+async def test_a_test_alert_reaches_every_target_and_a_failed_one_is_redelivered(
+    store: Store, dispatcher: AiohttpDispatcher, clock: FakeClock, receivers: Receivers
+) -> None:
+    await _declare(
+        store,
+        clock,
+        NotifyTarget(TargetKind.SLACK, url=receivers.url("slack"), events=("failing",)),
+        NotifyTarget(TargetKind.WEBHOOK, url=receivers.url("hook")),
+    )
+    notifier = _notifier(store, dispatcher, clock, policy=DeliveryPolicy(attempts=1))
+    receivers.refusals = 1  # the first delivery is refused, and given up at once
+
+    sent = await send_test(store.unit_of_work, "shop/orders", "cli:ann@host", clock.now())
+    assert await notifier.deliver_due() == 2
+    [failed] = await store.notifications.list_notifications(status=NotificationStatus.FAILED)
+    again = await redeliver(store.unit_of_work, failed.id, "cli:ann@host", clock.now())
+    assert await notifier.deliver_due() == 1
+
+    assert sorted(target_kind(n) for n in sent) == ["slack", "webhook"]
+    assert (again.status, again.attempts) == (NotificationStatus.PENDING, 0)
+    received = {
+        path: [d.get("text") or d.get("event") for d in got]
+        for path, got in receivers.received.items()
+    }
+    assert received == {
+        "slack": [
+            "[cronpilot] shop/orders sends a test alert: this destination takes cronpilot's alerts"
+        ],
+        "hook": ["test"],
+    }
+    listed = await store.notifications.list_notifications()
+    assert {n.status for n in listed} == {NotificationStatus.DELIVERED}
+    actions = [(e.action, e.target) for e in await store.access.list_audit()]
+    assert sorted(actions) == [("notify_test", "shop/orders"), ("redeliver", failed.id)]

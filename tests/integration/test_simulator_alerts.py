@@ -11,6 +11,7 @@ import pytest
 
 from cronpilot.adapters.bootstrap import notifier_config
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
+from cronpilot.adapters.http.signing import Signer, SigningKeys
 from cronpilot.domain.model import EndpointSpec, Job, Schedule
 from cronpilot.domain.ports import JobDeclaration
 from cronpilot.harness.simulator import Simulator
@@ -85,7 +86,9 @@ async def test_a_failing_endpoint_alerts_the_sink_once_then_when_it_recovers(
         notify_after=2,
     )
     await store.catalog.apply([JobDeclaration(Job("shop"), [spec])], clock.now())
-    dispatcher = AiohttpDispatcher(allowed_networks=["127.0.0.1/32"], signing_secret="s3cret")
+    dispatcher = AiohttpDispatcher(
+        allowed_networks=["127.0.0.1/32"], signer=Signer(SigningKeys("s3cret"))
+    )
     notifier = Notifier(
         store, dispatcher, clock, notifier_config(settings_for_tests(worker_id="n1"))
     )

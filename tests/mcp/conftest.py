@@ -20,7 +20,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
 
-from cronpilot.adapters.bootstrap import build_clock, build_mcp
+from cronpilot.adapters.bootstrap import build_clock, build_mcp, token_authenticator
 from cronpilot.adapters.crypto import FernetCipher
 from cronpilot.adapters.jobs_file import parse_declarations
 from cronpilot.adapters.mcp.server import http_app
@@ -169,9 +169,11 @@ async def http_server_for(world: World, secret: str) -> AsyncIterator[str]:
     async with world.store() as store:
         waker = InProcessWaker()
         settings = settings_for_tests(database_url=world.database_url)
-        server = await build_mcp(settings, store, waker, build_clock(), secret)
+        clock = build_clock()
+        server = await build_mcp(settings, store, waker, clock, secret)
+        gated = http_app(server, secret, "127.0.0.1", token_authenticator(store, clock))
         try:
-            async with served_asgi(http_app(server, secret, "127.0.0.1"), "auto") as url:
+            async with served_asgi(gated, "auto") as url:
                 yield f"{url}/mcp"
         finally:
             await waker.close()

@@ -4,10 +4,15 @@ tools, and the decisions are recorded for it."""
 
 from __future__ import annotations
 
-import httpx
+from datetime import UTC, datetime
 
-from cronpilot.domain.access import Scope
-from cronpilot.usecases.access import list_audit
+import httpx
+from starlette.responses import PlainTextResponse
+
+from cronpilot.adapters.mcp.server import BearerGate
+from cronpilot.domain.access import Principal, Scope
+from cronpilot.domain.errors import TokenExpired
+from cronpilot.usecases.access import list_audit, revoke_token
 from tests.api.conftest import bearer
 from tests.mcp.conftest import (
     BODY,
@@ -104,3 +109,35 @@ async def test_a_superseded_proposal_is_shown_with_the_newer_and_cannot_be_decid
     assert (shown["status"], shown["superseded_by"]) == ("superseded", newer.id)
     for refused in (approving, rejecting):
         assert refused == f"proposal {older.id} is superseded by proposal {newer.id}, not pending"
+
+
+async def test_a_token_revoked_while_the_server_runs_gets_401(world: World) -> None:
+    secret = world.secrets[Scope.WRITE]
+    async with (
+        http_server(world, Scope.WRITE) as url,
+        httpx.AsyncClient(headers={"Accept": "application/json, text/event-stream"}) as client,
+    ):
+        before = await client.post(url, json=INITIALIZE, headers=bearer(secret))
+        async with world.store() as store:
+            await revoke_token(store.unit_of_work, "write-bot", "cli:ann@web-1", datetime.now(UTC))
+        after = await client.post(url, json=INITIALIZE, headers=bearer(secret))
+
+    assert before.status_code == 200
+    assert after.status_code == 401
+    assert after.json() == {
+        "error": "this server's token was revoked: restart it with a live token"
+    }
+
+
+async def test_an_expired_token_gets_401_saying_when_it_expired() -> None:
+    async def expired(_secret: str) -> Principal | None:
+        raise TokenExpired("ci", "2030-01-01 00:00:00 UTC")
+
+    gate = BearerGate(PlainTextResponse("open"), "s3cret", expired)
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=gate), base_url="http://127.0.0.1"
+    ) as client:
+        refused = await client.post("/mcp", headers=bearer("s3cret"))
+
+    assert refused.status_code == 401
+    assert refused.json() == {"error": "token 'ci' expired at 2030-01-01 00:00:00 UTC"}

@@ -11,6 +11,7 @@ from cronpilot.domain.context import dag_context
 from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.model import PlannerMode, RunStatus, Schedule
 from cronpilot.domain.planning import AnalysisClaim
+from cronpilot.domain.quiet import QuietWindow
 from cronpilot.planner.analysis_context import read_analysis_context
 from cronpilot.planner.brief import HEALTH_RUNS, SYSTEM_PROMPT, build_brief, windowed_health
 from cronpilot.planner.summary import run_summary, summed_up
@@ -101,6 +102,21 @@ async def test_the_brief_gives_health_by_window_and_names_the_siblings_it_can_re
 
     assert "Health by window: 1h 2 runs 50% ok; 4h 4 runs 75% ok; 24h 5 runs 60% ok" in brief
     assert "siblings: beta, zeta" in brief
+
+
+async def test_the_brief_names_the_quiet_windows_and_the_next_one() -> None:
+    weekend = (QuietWindow(days=(5, 6)), QuietWindow(hours=(12 * 60, 13 * 60), every_seconds=600))
+    endpoints = await declare(MemoryStore(), T0, spec("a", quiet=weekend))
+    claim = AnalysisClaim(endpoints["a"], PlannerMode.AUTO, T0)
+
+    brief = build_brief(
+        claim, job_description="", siblings=endpoints, recent=[], schema=None, now=T0
+    )
+
+    assert (
+        "Quiet windows (no call in them, whatever is proposed): sat,sun UTC (skip); "
+        "every day 12:00-13:00 UTC (every 600s); next 2030-01-07T12:00:00+00:00 to "
+    ) in brief
 
 
 async def test_health_by_window_says_where_the_bounded_read_stopped_short() -> None:

@@ -7,6 +7,7 @@ from datetime import timedelta
 from cronpilot.domain.model import PlannerMode, ScheduleSource
 from cronpilot.domain.planning import ProposalKind, ProposalStatus, SessionStatus
 from cronpilot.domain.ports import Store
+from cronpilot.domain.quiet import QuietWindow
 from cronpilot.planner.heuristic import HeuristicAnalyst
 from tests.planner.builders import answer, declare, make_planner, spec
 from tests.support.clock import FakeClock
@@ -52,6 +53,24 @@ async def test_steady_responses_relax_the_schedule_towards_max(
     # Nothing new since: the endpoint is not analysed again.
     assert await planner.run_round() is False
     assert len(await store.planner.list_sessions()) == 1
+
+
+async def test_a_quiet_periods_skipped_run_is_no_failure_to_the_heuristic(
+    store: Store, clock: FakeClock
+) -> None:
+    # Quiet from 12:00:30 for 5 s: the fourth slot is the window's skipped run.
+    quiet = (QuietWindow(cron="30 0 12 * * *", duration_seconds=5.0),)
+    await declare(store, clock.now(), spec("a", every=10, quiet=quiet, **CLAMPED))
+    for _ in range(4):
+        await answer(store, "j/a", {"pending": 0})
+    assert (await store.catalog.get_endpoint("j/a")).last_slot_at == clock.now() + timedelta(
+        seconds=30
+    )
+
+    await make_planner(store, HeuristicAnalyst(), clock).run_round()
+
+    [proposal] = await store.planner.list_proposals()
+    assert proposal.reason.startswith("the last 3 responses were identical; relaxing")
 
 
 async def test_changing_responses_tighten_towards_min(store: Store, clock: FakeClock) -> None:

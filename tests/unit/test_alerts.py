@@ -234,6 +234,7 @@ def test_the_event_document_explains_without_secrets() -> None:
             "error_kind": "http_status",
             "error": document["last_run"]["error"],
             "slot_at": NOW.isoformat(),
+            "started_at": NOW.isoformat(),
             "finished_at": t(1).isoformat(),
         },
         "proposal": None,

@@ -21,6 +21,9 @@ from cronpilot.domain.ports import JobDeclaration
 
 NETWORKS = ["127.0.0.1/32"]
 EVERYTHING = """\
+limits:
+  api.example.com: {concurrency: 3, rate: 100/m, burst: 5}
+  partner: {rate: 2/s}
 jobs:
   - name: shop
     description: "the shop: yes, no, off, 2024-01-01"
@@ -68,6 +71,7 @@ jobs:
         approval_timeout: 2h
         notify: []
         rules: [{when: 'orders.body.pending > 0', then: resume}]
+        limit: partner
 """
 
 
@@ -77,7 +81,7 @@ def _declarations(text: str, **env: str) -> list[JobDeclaration]:
 
 def _content(declarations: list[JobDeclaration]) -> list[object]:
     """What apply compares: everything but the ids a parse makes afresh."""
-    return [(replace(d.job, id=""), list(d.endpoints)) for d in declarations]
+    return [(replace(d.job, id=""), list(d.endpoints), list(d.limits)) for d in declarations]
 
 
 def _example() -> str:

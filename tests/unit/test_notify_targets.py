@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from cronpilot.domain.alerts import AlertEvent, Episode, run_notifications
+from cronpilot.adapters.cli.views import target_kind
+from cronpilot.domain.alerts import AlertEvent, Episode, Notification, run_notifications
 from cronpilot.domain.model import (
     Endpoint,
     EndpointSpec,
@@ -21,12 +22,15 @@ from cronpilot.domain.notify_targets import (
     address,
     dedup_key,
     email_message,
+    facts,
     http_body,
     masked,
     pagerduty_payload,
     receives,
     slack_payload,
+    summary,
     teams_payload,
+    with_links,
 )
 from cronpilot.domain.secrets import MASK
 
@@ -135,11 +139,11 @@ def test_a_webhook_target_gets_the_document_itself() -> None:
 
 def test_an_unknown_event_still_reads() -> None:
     """Routing and messages take any event name: kinds added later need no change here."""
-    document = {"event": "no_workers", "at": NOW.isoformat()}
+    document = {"event": "a_new_kind", "at": NOW.isoformat()}
 
-    assert slack_payload(document)["text"] == "[cronpilot] cronpilot no workers"
-    assert receives(NotifyTarget(TargetKind.SLACK, url="u"), "no_workers")
-    assert not receives(NotifyTarget(TargetKind.SLACK, url="u", events=("failing",)), "no_workers")
+    assert slack_payload(document)["text"] == "[cronpilot] cronpilot a new kind"
+    assert receives(NotifyTarget(TargetKind.SLACK, url="u"), "a_new_kind")
+    assert not receives(NotifyTarget(TargetKind.SLACK, url="u", events=("failing",)), "a_new_kind")
 
 
 def test_secrets_are_masked_and_addresses_keep_only_the_host() -> None:
@@ -194,3 +198,63 @@ def test_each_target_is_sent_the_events_it_receives() -> None:
 
     assert (failing.event, failing.target) == (AlertEvent.FAILING, everything)
     assert failing.url == address(everything)
+
+
+def test_every_alert_says_what_which_slot_how_late_and_since_when() -> None:
+    slot, started = NOW, NOW + timedelta(seconds=45)
+    run = {
+        "id": "r1",
+        "status": "success",
+        "slot_at": slot.isoformat(),
+        "started_at": started.isoformat(),
+    }
+    base = {"endpoint": "etl/fetch", "at": started.isoformat(), "last_run": run}
+    late = {**base, "event": "late", "episode": {"kind": "late", "started_at": slot.isoformat()}}
+    missed = {
+        "event": "missed",
+        "endpoint": "etl/fetch",
+        "episode": {"kind": "missed", "started_at": slot.isoformat()},
+    }
+    ended = {**missed, "event": "recovered"}
+
+    assert summary(late) == (
+        f"[cronpilot] etl/fetch started late: slot {slot.isoformat()} started 45s late"
+    )
+    assert (
+        summary(missed)
+        == f"[cronpilot] etl/fetch missed a slot: slot {slot.isoformat()} has no run"
+    )
+    assert summary(ended) == (
+        f"[cronpilot] etl/fetch recovered from missed (since {slot.isoformat()})"
+    )
+    assert ("Slot", slot.isoformat()) in facts(late)
+    assert ("Episode", f"late since {slot.isoformat()}") in facts(late)
+
+
+def test_alerts_link_back_to_the_console_when_a_public_url_is_set() -> None:
+    document = {"event": "failing", "endpoint": "etl/fetch", "job": "etl"}
+
+    linked = with_links(document, "https://cron.example.com/")
+    trigger = pagerduty_payload(linked, "key")
+
+    href = "https://cron.example.com/console/endpoints/etl/fetch"
+    assert trigger["links"] == [{"href": href, "text": "Console"}]
+    assert ("Console", href) in facts(linked)
+    assert href in email_message(linked).text
+    assert with_links(document, None) == document
+
+
+def test_a_notification_says_which_kind_of_target_it_goes_to() -> None:
+    def notification(target: NotifyTarget | None) -> Notification:
+        return Notification("n", "e", "j", AlertEvent.FAILING, "u", {}, NOW, NOW, target=target)
+
+    kinds = [
+        target_kind(notification(target))
+        for target in (
+            None,
+            NotifyTarget(TargetKind.SLACK, url="https://hooks.slack.com/x"),
+            NotifyTarget(TargetKind.TEAMS, url="https://example.webhook.office.com/x"),
+        )
+    ]
+
+    assert kinds == ["webhook", "slack", "teams"]

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from cronpilot.domain.secrets import MASK, is_secret_header, mask_headers, mask_url, mask_urls
+from cronpilot.domain.secrets import (
+    MASK,
+    fingerprint,
+    is_secret_header,
+    loggable_url,
+    mask_headers,
+    mask_url,
+    mask_urls,
+    without_url,
+)
 
 
 @pytest.mark.parametrize(
@@ -105,3 +114,26 @@ def test_masking_reads_a_megabyte_once() -> None:
     assert mask_urls(word) == word
     assert mask_urls(f"{word} http://u:p@h/?token=t") == f"{word} http://{MASK}@h/?token={MASK}"
     assert mask_urls(f"1{word}://u:p@h") == f"1{word}://{MASK}@h"
+
+
+def test_a_loggable_url_keeps_the_host_and_a_fingerprint_never_the_path_or_query() -> None:
+    slack = "https://hooks.slack.com/services/T0/B0/s3cr3t?x=1"
+    other = "https://hooks.slack.com/services/T0/B0/other"
+
+    shown = loggable_url(slack)
+
+    assert shown == f"https://hooks.slack.com/… #{fingerprint(slack)}"
+    assert "s3cr3t" not in shown and "services" not in shown
+    assert loggable_url(other) != shown
+    assert loggable_url("http://user:pw@10.0.0.5:8080/a").startswith("http://10.0.0.5:8080/… #")
+    assert loggable_url("not a url").startswith("?/… #")
+
+
+def test_an_error_quoting_its_url_is_told_without_it() -> None:
+    url = "https://api.example.com/v1/k3y/items?token=t0k"
+    said = f"InvalidUrlClientError: {url}; path /v1/k3y/items?token=t0k"
+
+    cleaned = without_url(said, url)
+
+    assert "k3y" not in cleaned and "t0k" not in cleaned
+    assert loggable_url(url) in cleaned

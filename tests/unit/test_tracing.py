@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
 
+from cronpilot.domain import tracing
 from cronpilot.domain.model import new_id
 from cronpilot.domain.tracing import TraceContext, new_span, w3c_id
 
@@ -36,3 +38,39 @@ def test_span_ids_are_new_hex_and_the_traceparent_is_version_00_sampled() -> Non
     assert trace_id == run.trace_id
     for span in spans:
         assert re.fullmatch(r"00-[0-9a-f]{32}-[0-9a-f]{16}-01", span.traceparent)
+
+
+class _ZeroFirst:
+    """A generator whose first draw is all zeros, as W3C forbids."""
+
+    def __init__(self) -> None:
+        self.draws = [0, 0xABC]
+
+    def getrandbits(self, k: int) -> int:
+        return self.draws.pop(0)
+
+
+def test_a_random_id_of_all_zeros_is_drawn_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tracing, "_ids", _ZeroFirst())
+    assert tracing.random_w3c_id(16) == "0000000000000abc"
+
+
+@pytest.mark.parametrize("length", [16, 32])
+def test_random_ids_are_lowercase_hex_of_their_length(length: int) -> None:
+    made = {tracing.random_w3c_id(length) for _ in range(1000)}
+    assert len(made) == 1000
+    assert all(re.fullmatch(f"[0-9a-f]{{{length}}}", one) for one in made)
+
+
+def test_a_forked_child_draws_other_ids_than_its_parent() -> None:
+    # Without a reseed the child's generator is a copy of the parent's: the same next id.
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.write(write, tracing.random_w3c_id(32).encode())
+        os._exit(0)
+    os.close(write)
+    parent_next = tracing.random_w3c_id(32)
+    os.waitpid(child, 0)
+    with os.fdopen(read) as pipe:
+        assert pipe.read() != parent_next

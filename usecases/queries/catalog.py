@@ -9,6 +9,7 @@ from typing import Protocol, TypeVar
 
 from cronpilot.domain.access import EVERY_JOB, Reach
 from cronpilot.domain.errors import JobNotFound
+from cronpilot.domain.limits import LimitStatus
 from cronpilot.domain.model import Endpoint, Job, Run
 from cronpilot.domain.paging import Name, NamedPage, named_page
 from cronpilot.domain.ports import ReadingFactory, Repositories
@@ -28,6 +29,9 @@ class EndpointState:
     """Its newest finished-or-running run."""
     last_analysed_at: datetime | None = None
     """When a planner pass last looked at it (`show_endpoint` only): "last looked at"."""
+    limit: LimitStatus | None = None
+    """The limit it counts against, with its calls in flight and its hold (`show_endpoint`
+    only)."""
 
 
 async def list_jobs(reading: ReadingFactory, *, reach: Reach = EVERY_JOB) -> list[JobSummary]:
@@ -112,7 +116,10 @@ async def show_endpoint(
         endpoint = await reached_endpoint(read, ref, reach)
         latest = await read.runs.latest_runs([endpoint.id])
         looked = await read.planner.last_analysed(endpoint.id)
-    return EndpointState(endpoint, latest.get(endpoint.id), looked)
+        key = endpoint.spec.limit
+        limits = [] if key is None else await read.catalog.limits()
+    limit = next((status for status in limits if status.state.key == key), None)
+    return EndpointState(endpoint, latest.get(endpoint.id), looked, limit)
 
 
 async def endpoint_refs(reading: ReadingFactory, *, reach: Reach = EVERY_JOB) -> dict[str, str]:

@@ -14,7 +14,10 @@ from cronpilot.domain.alerts import (
     NotificationStatus,
     deliverable,
     delivery_order,
+    precedes,
+    redelivered,
 )
+from cronpilot.domain.errors import NotificationNotFound
 from cronpilot.domain.model import Endpoint
 from cronpilot.domain.paging import Cursor, follows
 from cronpilot.domain.ports import NotificationRepository
@@ -35,8 +38,9 @@ class MemoryNotifications(NotificationRepository):
     ) -> list[Notification]:
         until = now + timedelta(seconds=lease_seconds)
         async with self._state.lock:
+            held = self._state.notifications.values()
             due = sorted(
-                (n for n in self._state.notifications.values() if deliverable(n, now)),
+                (n for n in held if deliverable(n, now) and not any(precedes(m, n) for m in held)),
                 key=delivery_order,
             )
             claimed = [
@@ -45,6 +49,18 @@ class MemoryNotifications(NotificationRepository):
             for notification in claimed:
                 self._state.notifications[notification.id] = notification
         return claimed
+
+    async def add(self, raised: Sequence[Notification]) -> None:
+        async with self._state.lock:
+            self._state.add_notifications(raised)
+
+    async def redeliver(self, notification_id: str, now: datetime) -> Notification:
+        async with self._state.lock:
+            held = self._state.notifications.get(notification_id)
+            if held is None:
+                raise NotificationNotFound(notification_id)
+            again = self._state.notifications[notification_id] = redelivered(held, now)
+        return again
 
     async def mark_delivered(self, notification_id: str, worker_id: str, now: datetime) -> bool:
         return await self._settle(

@@ -12,6 +12,7 @@ from datetime import date, datetime, timedelta
 from types import TracebackType
 from typing import Any, Self
 
+from cronpilot.domain import alert_holding
 from cronpilot.domain.alerts import Notification
 from cronpilot.domain.approvals import Approval
 from cronpilot.domain.audit import AuditEntry
@@ -35,6 +36,13 @@ from cronpilot.domain.errors import (
 )
 from cronpilot.domain.graph import Edge, EdgeType
 from cronpilot.domain.ids import by_id_or_prefix
+from cronpilot.domain.limits import (
+    LimitState,
+    LimitStatus,
+    calls_in_flight,
+    decide_limits,
+    limited_candidates,
+)
 from cronpilot.domain.model import (
     Claim,
     Endpoint,
@@ -76,6 +84,7 @@ from cronpilot.domain.transitions import (
     after_slot,
     caught_up,
     claim_of,
+    job_resumed,
     queued_claim,
     replanned,
     started_queued,
@@ -164,6 +173,8 @@ class MemoryState:
     """The search index's embeddings, by (endpoint id, model)."""
     episodes: dict[str, WatchEpisode] = field(default_factory=dict)
     """Alert episodes (`domain.watch`), by episode id."""
+    limits: dict[str, LimitState] = field(default_factory=dict)
+    """Limits per target (`domain.limits`), by key."""
 
     def runs_of(self, endpoint_id: str) -> list[Run]:
         """Runs of one endpoint, newest slot first."""
@@ -193,6 +204,8 @@ class MemoryState:
         return endpoint, run
 
     def add_notifications(self, raised: Sequence[Notification]) -> None:
+        if alert_holding.may_hold(raised):
+            raised = alert_holding.held(raised, self.endpoints)
         for notification in raised:
             self.notifications[notification.id] = notification
 
@@ -243,8 +256,19 @@ class MemoryCatalog(CatalogRepository):
                         if e.job_id == job.id and e.name not in declared
                     )
                 )
+            for bounds in (limit for d in declarations for limit in d.limits):
+                stored = self._state.limits.get(bounds.key)
+                fresh = LimitState(bounds) if stored is None else replace(stored, limit=bounds)
+                self._state.limits[bounds.key] = fresh
             self._state.jobs, self._state.endpoints = jobs, endpoints
         return report
+
+    async def limits(self) -> list[LimitStatus]:
+        flight = calls_in_flight(self._state.endpoints.values())
+        return [
+            LimitStatus(state, flight.get(key, 0))
+            for key, state in sorted(self._state.limits.items())
+        ]
 
     async def list_jobs(self) -> list[Job]:
         return sorted(self._state.jobs.values(), key=lambda job: job.name)
@@ -278,13 +302,14 @@ class MemoryCatalog(CatalogRepository):
     async def set_pause(self, endpoint_id: str, pause: Pause | None, now: datetime) -> Endpoint:
         return await self._change(endpoint_id, lambda e: with_pause(e, pause, now))
 
-    async def set_job_pause(self, name: str, pause: Pause | None) -> Job:
+    async def set_job_pause(self, name: str, pause: Pause | None, now: datetime) -> Job:
         async with self._state.lock:
             job = replace(await self.get_job(name), pause=pause)
             self._state.jobs[name] = job
             for endpoint in list(self._state.endpoints.values()):
                 if endpoint.job_id == job.id:
-                    self._state.endpoints[endpoint.id] = replace(endpoint, job_pause=pause)
+                    kept = endpoint if pause is not None else job_resumed(endpoint, now)
+                    self._state.endpoints[endpoint.id] = replace(kept, job_pause=pause)
         return job
 
     async def set_hints(
@@ -357,6 +382,23 @@ class MemoryClaims(ClaimRepository):
     def __init__(self, state: MemoryState) -> None:
         self._state = state
 
+    def _within_limits(
+        self, waiting: Sequence[Run], due_by: datetime, limit: int, now: datetime
+    ) -> dict[str, Endpoint]:
+        """The endpoints a claim may take as far as their limits say (`decide_limits`), the
+        keys' states stored."""
+        endpoints = self._state.endpoints
+        candidates = limited_candidates(endpoints.values(), waiting, due_by, now)
+        flight = calls_in_flight(endpoints.values())
+        decision = decide_limits(candidates, self._state.limits, flight, limit, now)
+        for state in decision.changed:
+            self._state.limits[state.key] = state
+        return {
+            id_: e
+            for id_, e in endpoints.items()
+            if e.spec.limit is None or id_ in decision.allowed
+        }
+
     async def claim_due(
         self,
         now: datetime,
@@ -369,8 +411,10 @@ class MemoryClaims(ClaimRepository):
         horizon = now if due_by is None else max(now, due_by)
         claims: list[Claim] = []
         async with self._state.lock:
-            waiting = (run for run in self._state.runs.values() if run.status is RunStatus.QUEUED)
-            pick = pick_claims(self._state.endpoints, waiting, horizon, limit, now)
+            waiting = [run for run in self._state.runs.values() if run.status is RunStatus.QUEUED]
+            pick = pick_claims(
+                self._within_limits(waiting, horizon, limit, now), waiting, horizon, limit, now
+            )
             for queued in pick.queued:
                 endpoint = leased(self._state.endpoints[queued.endpoint_id], worker_id, lease_until)
                 self._state.endpoints[endpoint.id] = endpoint
@@ -434,6 +478,7 @@ class MemoryClaims(ClaimRepository):
             for one in settled:
                 if one is not None:
                     state.runs[one.run.id] = one.run
+                    state.runs.update((run.id, run) for run in one.skipped)
                     state.endpoints[one.endpoint.id] = one.endpoint
                     state.add_notifications(one.raised)
             recorded: list[Recorded | CronpilotError] = []
@@ -441,9 +486,10 @@ class MemoryClaims(ClaimRepository):
                 if one is None:
                     recorded.append(LeaseLost(item.claim.endpoint.id, item.worker_id))
                 elif item.claim.endpoint.spec.dependants:
-                    recorded.append(advance_dag(state, item, one.run))
+                    advanced = advance_dag(state, item, one.run)
+                    recorded.append(replace(advanced, overlapped=len(one.skipped)))
                 else:
-                    recorded.append(Recorded(one.run, []))
+                    recorded.append(Recorded(one.run, [], overlapped=len(one.skipped)))
         return recorded
 
     async def release(self, claim: Claim, worker_id: str) -> None:
@@ -506,7 +552,9 @@ class MemoryClaims(ClaimRepository):
         return reaped
 
     async def next_due_at(self) -> datetime | None:
-        return next_due(self._state.endpoints.values(), self._state.runs.values())
+        return next_due(
+            self._state.endpoints.values(), self._state.runs.values(), self._state.limits
+        )
 
 
 class MemoryRuns(RunRepository):

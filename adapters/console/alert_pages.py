@@ -1,0 +1,79 @@
+"""The console's alerts: the outbox (what was sent where, what is held and why), a notification
+sent again, and a test alert for an endpoint's webhooks and targets."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Query, Request, Response
+
+from cronpilot.adapters.api.context import Context
+from cronpilot.adapters.api.paging import after
+from cronpilot.adapters.cli.views import hold_reason, target_kind
+from cronpilot.adapters.console.pages import (
+    PAGE,
+    PREFIX,
+    SignedIn,
+    Writing,
+    back,
+    choice,
+    console_router,
+    render,
+)
+from cronpilot.domain.alerts import NotificationStatus
+from cronpilot.domain.paging import encode_cursor
+from cronpilot.domain.secrets import mask_url, mask_urls
+from cronpilot.usecases.alert_delivery import redeliver, send_test
+from cronpilot.usecases.queries.catalog import endpoint_refs
+from cronpilot.usecases.queries.notifications import list_notifications
+
+router = console_router()
+
+
+@router.get("/notifications")
+async def notifications(
+    *,
+    request: Request,
+    ctx: Context,
+    who: SignedIn,
+    status: Annotated[str | None, Query()] = None,
+    endpoint: Annotated[str | None, Query()] = None,
+    cursor: Annotated[str | None, Query()] = None,
+) -> Response:
+    """Newest first, each with its kind of target and, when held, the upstream that held it."""
+    wanted = choice(NotificationStatus, "status", status)
+    page = await list_notifications(
+        ctx.store.reading,
+        endpoint=endpoint or None,
+        status=wanted,
+        limit=PAGE,
+        after=after(cursor or None),
+    )
+    return render(
+        request,
+        "notifications.html",
+        who,
+        ctx.clock.now(),
+        notifications=page.items,
+        refs=await endpoint_refs(ctx.store.reading),
+        kind=target_kind,
+        where=mask_url,
+        where_error=lambda n: mask_urls(n.last_error) if n.last_error else "",
+        reason=hold_reason,
+        statuses=list(NotificationStatus),
+        status=status or "",
+        endpoint=endpoint or "",
+        older=None if page.next_cursor is None else encode_cursor(page.next_cursor),
+    )
+
+
+@router.post("/notifications/{notification_id}/redeliver")
+async def redeliver_one(notification_id: str, ctx: Context, act: Writing) -> Response:
+    await redeliver(ctx.store.unit_of_work, notification_id, act.actor, ctx.clock.now())
+    return back(f"{PREFIX}/notifications", "redelivered")
+
+
+@router.post("/endpoints/{job}/{name}/notify-test")
+async def notify_test(job: str, name: str, ctx: Context, act: Writing) -> Response:
+    await send_test(ctx.store.unit_of_work, f"{job}/{name}", act.actor, ctx.clock.now())
+    return back(f"{PREFIX}/notifications", "test-sent")
