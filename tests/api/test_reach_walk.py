@@ -155,6 +155,7 @@ def own_values(world: ReachWorld) -> dict[str, str]:
         "proposal_id": own.proposal,
         "session_id": own.session,
         "approval_id": own.approval,
+        "notification_id": own.failed,
         "token": "walker",
         "q": "figures",
         "query": "figures",

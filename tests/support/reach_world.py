@@ -1,7 +1,8 @@
 """Two jobs with one of everything each, for the walks of a token limited to one of them
 (`tests/api/test_reach_walk.py`): runs (finished with a body, queued), an approval a gated
-dependant waits on, a proposal with its notification, an analysis session, a learnt schema,
-graph edges inside each job and one across them. The other job's names are words found
+dependant waits on, a proposal with its notification, a failed alert and one the DAG held, an
+analysis session, a learnt schema, graph edges inside each job and one across them, webhooks,
+quiet periods and a limit shared by both jobs. The other job's names are words found
 nowhere else, so that any appearance of them, or of its ids, in an answer is a leak."""
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from datetime import datetime, timedelta
 from cronpilot.adapters.jobs_file import parse_declarations
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.access import Scope
-from cronpilot.domain.alerts import AlertEvent, Notification
+from cronpilot.domain.alerts import AlertEvent, Notification, NotificationStatus
 from cronpilot.domain.graph import EdgeSighting, EdgeSource, EdgeType
-from cronpilot.domain.model import Finish, PlannerMode, Response, new_id
+from cronpilot.domain.model import Endpoint, Finish, PlannerMode, Response, new_id
 from cronpilot.domain.planning import (
     AnalysisOutcome,
     AnalysisSession,
@@ -38,9 +39,15 @@ FOREIGN = ("vaultx", "ledgerq", "sealedz")
 """A job and its two endpoints (the second a gated dependant of the first)."""
 
 _DOCUMENT = """
+limits:
+  walk-api: {{concurrency: 5}}
 jobs:
   - name: {0}
     description: the {0} job
+    notify: ["https://hooks.example.com/{0}"]
+    limit: walk-api
+    quiet:
+      - {{dates: [2030-12-25]}}
     endpoints:
       - name: {1}
         description: fetch the {1} figures
@@ -73,6 +80,10 @@ class JobRecords:
     notification: str
     applied: str
     """A proposal applied, with `notification`."""
+    failed: str
+    """An alert of the root given up after its attempts."""
+    held: str
+    """An alert of the dependant that the root held (`held_by`)."""
 
     @property
     def names(self) -> list[str]:
@@ -89,6 +100,8 @@ class JobRecords:
             self.session,
             self.notification,
             self.applied,
+            self.failed,
+            self.held,
         ]
 
 
@@ -139,6 +152,8 @@ async def _fill(store: Store, names: tuple[str, str, str], now: datetime) -> Job
         interval_seconds=60,
     )
     await store.planner.add_proposal(applied, [notification])
+    failed, held = _alerts(root, dependant, now)
+    await store.notifications.add([failed, held])
     return JobRecords(
         job,
         (root.ref, dependant.ref),
@@ -150,6 +165,41 @@ async def _fill(store: Store, names: tuple[str, str, str], now: datetime) -> Job
         session.id,
         notification.id,
         applied.id,
+        failed.id,
+        held.id,
+    )
+
+
+def _alerts(root: Endpoint, dependant: Endpoint, now: datetime) -> tuple[Notification, ...]:
+    """A `failing` alert of `root` that failed for good, and one of `dependant` held by it."""
+    url = root.spec.notify[0]
+    failing = AlertEvent.FAILING
+    return (
+        Notification(
+            new_id(),
+            root.id,
+            root.job_id,
+            failing,
+            url,
+            {},
+            now,
+            now,
+            status=NotificationStatus.FAILED,
+            attempts=5,
+            last_error="HTTP 500",
+        ),
+        Notification(
+            new_id(),
+            dependant.id,
+            dependant.job_id,
+            failing,
+            url,
+            {},
+            now,
+            now,
+            status=NotificationStatus.HELD,
+            held_by=root.ref,
+        ),
     )
 
 
