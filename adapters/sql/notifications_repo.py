@@ -238,6 +238,14 @@ class SqlNotifications(NotificationRepository):
         async with self._db.write() as conn:
             await add_notifications(conn, raised, self._cipher)
 
+    async def get_notification(self, notification_id: str) -> Notification:
+        query = select(notifications).where(notifications.c.id == notification_id)
+        async with self._db.read() as conn:
+            row = (await conn.execute(query)).mappings().one_or_none()
+        if row is None:
+            raise NotificationNotFound(notification_id)
+        return notification_from_row(row, None)
+
     async def redeliver(self, notification_id: str, now: datetime) -> Notification:
         table = notifications.c
         async with self._db.write() as conn:

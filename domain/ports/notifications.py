@@ -64,6 +64,11 @@ class NotificationRepository(Protocol):
         (`domain.paging.follows`)."""
         ...
 
+    async def get_notification(self, notification_id: str) -> Notification:
+        """The notification of that id (whole: no prefix stands for one), its target's secrets
+        left sealed; raises `NotificationNotFound`."""
+        ...
+
     async def prune(self, before: datetime, limit: int) -> int:
         """Delete up to `limit` delivered or given-up notifications raised before `before`
         (`domain.retention.notification_expired`: never one still to deliver), oldest first,

@@ -13,6 +13,7 @@ from cronpilot.domain.access import EVERY_JOB, Reach
 from cronpilot.domain.errors import NotFound
 from cronpilot.domain.ports import Store
 from cronpilot.usecases.queries import approvals, catalog, graph, notifications, planner, runs
+from cronpilot.usecases.queries.reach import check_target
 from tests.support.clock import FakeClock
 from tests.support.reach_world import ReachWorld, reach_world
 
@@ -51,20 +52,29 @@ async def test_lists_hold_the_jobs_in_reach_only(store: Store, world: ReachWorld
             "graph": {node.split("/")[0] for node in edges},
         }
 
-    assert await listed(shop) == {
+    seen = await listed(shop)
+    everything = await listed(EVERY_JOB)
+    # With the job's webhooks its proposal and approval raised alerts of their own too.
+    alerts = seen.pop("notifications")
+    assert {own.notification, own.failed, own.held} <= alerts
+    assert alerts == everything["notifications"] - await _alerts_of(store, world.foreign.job)
+    assert seen == {
         "jobs": {own.job},
         "endpoints": set(own.endpoints),
         "runs": {own.run, own.queued},
         "proposals": {own.proposal, own.applied},
         "sessions": {own.session},
         "approvals": {own.approval},
-        "notifications": {own.notification},
         "graph": {own.job},
     }
-    everything = await listed(EVERY_JOB)
     assert everything["jobs"] == {own.job, world.foreign.job}
     assert world.foreign.run in everything["runs"]
     assert {own.job, world.foreign.job} <= everything["graph"]
+
+
+async def _alerts_of(store: Store, job: str) -> set[str]:
+    found = await notifications.list_notifications(store.reading, job=job)
+    return {n.id for n in found.items}
 
 
 async def _error(ask: Awaitable[Any]) -> str:
@@ -85,6 +95,8 @@ async def test_another_job_s_names_and_ids_are_answered_as_unknown_ones(
         (foreign.run, lambda v: runs.show_run(reading, v, reach=shop)),
         (foreign.proposal, lambda v: planner.show_proposal(reading, v, reach=shop)),
         (foreign.session, lambda v: planner.show_session(reading, v, reach=shop)),
+        (foreign.failed, lambda v: check_target(reading, shop, notification=v)),
+        (foreign.held, lambda v: check_target(reading, shop, notification=v)),
         (foreign.job, lambda v: runs.page_runs(reading, runs.RunQuery(job=v), 5, reach=shop)),
     ]
     for value, lookup in lookups:

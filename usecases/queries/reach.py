@@ -8,12 +8,14 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from cronpilot.domain.access import Reach
+from cronpilot.domain.alerts import Notification
 from cronpilot.domain.approvals import Approval
 from cronpilot.domain.errors import (
     AmbiguousId,
     ApprovalNotFound,
     EndpointNotFound,
     JobNotFound,
+    NotificationNotFound,
     ProposalNotFound,
     RefNotFound,
     RunNotFound,
@@ -92,10 +94,12 @@ async def reached_endpoint(read: Repositories, ref: str, reach: Reach) -> Endpoi
     return await _reached(read.catalog.get_endpoint, job_of, ref, reach, EndpointNotFound)
 
 
-def _endpoint_job(
-    read: Repositories,
-) -> Callable[[Run | Proposal | AnalysisSession | Approval], Awaitable[str]]:
-    async def job_of(item: Run | Proposal | AnalysisSession | Approval) -> str:
+Owned = Run | Proposal | AnalysisSession | Approval | Notification
+"""What belongs to an endpoint, by its `endpoint_id`."""
+
+
+def _endpoint_job(read: Repositories) -> Callable[[Owned], Awaitable[str]]:
+    async def job_of(item: Owned) -> str:
         return (await read.catalog.get_endpoint(item.endpoint_id)).job_name
 
     return job_of
@@ -124,6 +128,14 @@ async def reached_approval(read: Repositories, approval_id: str, reach: Reach) -
     return await _reached(find, _endpoint_job(read), approval_id, reach, ApprovalNotFound)
 
 
+async def reached_notification(
+    read: Repositories, notification_id: str, reach: Reach
+) -> Notification:
+    """Raises `NotificationNotFound`."""
+    find = read.notifications.get_notification
+    return await _reached(find, _endpoint_job(read), notification_id, reach, NotificationNotFound)
+
+
 async def check_target(
     reading: ReadingFactory,
     reach: Reach,
@@ -133,10 +145,11 @@ async def check_target(
     run: str | None = None,
     proposal: str | None = None,
     approval: str | None = None,
+    notification: str | None = None,
 ) -> None:
     """Before a write: raises the not-found error of what it names (`job`, `endpoint` by ref
-    or id, or the id of a `run`, `proposal` or `approval`) when that is out of reach, as the
-    write itself raises it for what does not exist."""
+    or id, or the id of a `run`, `proposal`, `approval` or `notification`) when that is out
+    of reach, as the write itself raises it for what does not exist."""
     if reach.whole:
         return
     async with reading() as read:
@@ -150,3 +163,5 @@ async def check_target(
             await reached_proposal(read, proposal, reach)
         if approval is not None:
             await reached_approval(read, approval, reach)
+        if notification is not None:
+            await reached_notification(read, notification, reach)

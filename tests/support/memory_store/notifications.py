@@ -54,6 +54,12 @@ class MemoryNotifications(NotificationRepository):
         async with self._state.lock:
             self._state.add_notifications(raised)
 
+    async def get_notification(self, notification_id: str) -> Notification:
+        found = self._state.notifications.get(notification_id)
+        if found is None:
+            raise NotificationNotFound(notification_id)
+        return found
+
     async def redeliver(self, notification_id: str, now: datetime) -> Notification:
         async with self._state.lock:
             held = self._state.notifications.get(notification_id)
