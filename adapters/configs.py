@@ -68,6 +68,7 @@ def guardrail_limits(settings: Settings) -> GuardrailLimits:
         settings,
         "planner_",
         pending_ttl_seconds=settings.planner_proposal_ttl_seconds,
+        dwell_seconds=settings.rules_dwell_seconds,
     )
 
 

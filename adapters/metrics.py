@@ -23,6 +23,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from cronpilot.domain.alerts import Notification
 from cronpilot.domain.approvals import ApprovalState
+from cronpilot.domain.controllers import Controller
 from cronpilot.domain.governor import due_at
 from cronpilot.domain.guardrails import GuardrailRule
 from cronpilot.domain.limits import HoldReason, LimitStatus
@@ -121,6 +122,13 @@ class PrometheusTelemetry(Telemetry):
             "Planner passes that proposed nothing and found nothing new, by planner "
             "(heuristic, llm, rules): counted here, not stored as sessions.",
             ["job", "endpoint", "planner"],
+            **metric,
+        )
+        self._held = Counter(
+            f"{PREFIX}planner_held_total",
+            "Planner changes held back because a higher controller holds the endpoint or its "
+            "last change dwells (decision 0048), by who holds it (admin, rule, planner).",
+            ["job", "endpoint", "by"],
             **metric,
         )
         self._tool_calls = Counter(
@@ -285,6 +293,9 @@ class PrometheusTelemetry(Telemetry):
         planner = session.planner.partition(":")[0]
         self._quiet_passes.labels(endpoint.job_name, endpoint.name, planner).inc()
         self._spent(session)
+
+    def held_back(self, endpoint: Endpoint, by: Controller) -> None:
+        self._held.labels(endpoint.job_name, endpoint.name, by.name.lower()).inc()
 
     def _spent(self, session: AnalysisSession) -> None:
         for call in session.tool_calls:

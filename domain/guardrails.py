@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 
 from cronpilot.domain.churn import cooling
+from cronpilot.domain.controllers import Controller, held
 from cronpilot.domain.model import Endpoint, IntervalHint, OneShotHint, Pause
 from cronpilot.domain.planning import Proposal, ProposalDraft, ProposalKind
 from cronpilot.domain.rule_firing import FiringRule, contradiction
@@ -36,6 +37,9 @@ class GuardrailRule(StrEnum):
     """The endpoint's interval proposals alternated direction (`domain.churn`)."""
     REJECTED = "rejected"
     """An admin rejected the same change within its cool-down (`domain.rejections`)."""
+    HELD = "held"
+    """A higher controller's change stands, or the last change dwells
+    (`domain.controllers`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +66,9 @@ class GuardrailLimits:
     rejection_cooldown_seconds: float
     """How long an admin's rejection holds the same change back (`domain.rejections`),
     unless the job says otherwise."""
+    dwell_seconds: float = 120.0
+    """How long any change stands before the planner may change the endpoint again
+    (`rules_dwell_seconds`, decision 0048)."""
 
 
 def refusal(
@@ -75,6 +82,7 @@ def refusal(
     recent: Sequence[Proposal] = (),
     ruled: bool = False,
     urgent: bool = False,
+    by: Controller = Controller.PLANNER,
 ) -> Refusal | None:
     """Why `draft` may not be applied to `endpoint` now, or None when it may. `firing` is the
     endpoint's rule that holds, when the proposer is not that rule: its proposal may not
@@ -82,9 +90,14 @@ def refusal(
     interval that continues their alternation waits for the cool-down (`domain.churn`).
     `ruled`: a response rule proposes; its dwell (`domain.rule_damping`) damps it instead of
     the cool-down, and it counts in the hourly rate as any planner does unless it is `urgent`
-    (decision 0032)."""
+    (decision 0032). `by`: who changes the endpoint; a lower controller waits while a higher
+    one's change stands, and the planner for the dwell of the last change (decision 0048: a
+    rule's own dwell is `domain.rule_damping`'s)."""
     if not draft.reason.strip():
         return Refusal(GuardrailRule.REASON, "a reason is required")
+    waits = None if urgent else holding(by, endpoint, recent, now, limits)
+    if waits is not None:
+        return waits
     if firing is not None:
         against = contradiction(firing.rule.then, draft)
         if against is not None:
@@ -117,6 +130,19 @@ def refusal(
     if bounds is None and draft.kind is ProposalKind.RESUME and endpoint.pause is None:
         return Refusal(GuardrailRule.NOT_PAUSED, "the endpoint is not paused")
     return bounds
+
+
+def holding(
+    by: Controller,
+    endpoint: Endpoint,
+    recent: Sequence[Proposal],
+    now: datetime,
+    limits: GuardrailLimits,
+) -> Refusal | None:
+    """Why a change by `by` waits on the endpoint now (`domain.controllers.held`), or None."""
+    dwell = limits.dwell_seconds if by is Controller.PLANNER else 0.0
+    waits = held(by, endpoint, recent, now, dwell)
+    return None if waits is None else Refusal(GuardrailRule.HELD, waits.text)
 
 
 def bounds_refusal(

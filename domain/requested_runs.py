@@ -48,11 +48,16 @@ def manual_run(endpoint: Endpoint, requested_by: str, now: datetime) -> Run:
     )
 
 
+def retryable(run: Run) -> bool:
+    """Whether `run` has ended, so that a retry queues no second call of the same request
+    beside it (the console offers Retry only then)."""
+    return run.status.finished
+
+
 def check_retryable(run: Run, ref: str) -> None:
-    """Raise `InvalidRunRequest` for a run that has not ended: a retry would queue a second
-    call of the same request while the first is still queued or under way. (A DAG
-    dependant's retry runs its node again in its DAG run instead: `dag_clear` decides.)"""
-    if not run.status.finished:
+    """Raise `InvalidRunRequest` for a run that is not `retryable`. (A DAG dependant's retry
+    runs its node again in its DAG run instead: `dag_clear` decides.)"""
+    if not retryable(run):
         raise InvalidRunRequest(
             ref,
             f"run {run.id} is still {run.status.value}; wait for it to end, or cancel it "

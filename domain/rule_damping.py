@@ -39,9 +39,14 @@ def _moved_at(proposal: Proposal) -> datetime:
 
 
 def last_rule_move(recent: Sequence[Proposal]) -> Proposal | None:
-    """The endpoint's latest rule-made proposal that starts a dwell, by when it was applied
-    (made, for one not applied), among `recent`."""
-    moves = [p for p in recent if rule_made(p.proposed_by) and p.status in _MOVES]
+    """The endpoint's latest proposal that starts a rule's dwell, by when it was applied (made,
+    for one not applied), among `recent`: a rule-made one, or any change applied (decision
+    0048: every change starts the dwell, whoever made it)."""
+    moves = [
+        p
+        for p in recent
+        if p.status is ProposalStatus.APPLIED or (rule_made(p.proposed_by) and p.status in _MOVES)
+    ]
     return max(moves, key=_moved_at, default=None)
 
 
@@ -90,6 +95,6 @@ def held_back(
     return HeldBack(
         RuleOutcome.DWELLING,
         until,
-        f"the last rule-made change (proposal {last_move.id}, {last_move.status.value}) "
+        f"the last change (proposal {last_move.id}, {last_move.status.value}) "
         f"dwells {dwell:g}s, until {until.isoformat()}",
     )

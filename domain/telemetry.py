@@ -10,6 +10,7 @@ from cronpilot.domain.ports.telemetry import Telemetry
 if TYPE_CHECKING:
     from cronpilot.domain.alerts import Notification
     from cronpilot.domain.approvals import ApprovalState
+    from cronpilot.domain.controllers import Controller
     from cronpilot.domain.guardrails import GuardrailRule
     from cronpilot.domain.model import Claim, Endpoint, Recorded
     from cronpilot.domain.planning import AnalysisSession, ProposalStatus
@@ -37,6 +38,9 @@ class NoTelemetry(Telemetry):
         pass
 
     def passed_quietly(self, endpoint: Endpoint, session: AnalysisSession) -> None:
+        pass
+
+    def held_back(self, endpoint: Endpoint, by: Controller) -> None:
         pass
 
     def proposed(

@@ -13,7 +13,7 @@ import logging.config
 from alembic import context
 from sqlalchemy import Connection
 
-from cronpilot.adapters.sql.engine import create_engine
+from cronpilot.adapters.sql.engine import create_engine, sqlite_foreign_keys
 from cronpilot.adapters.sql.partitions import outside_partitions
 from cronpilot.adapters.sql.tables import metadata
 
@@ -51,6 +51,8 @@ async def _run_with_own_engine() -> None:
     engine = create_engine(_url())
     try:
         async with engine.connect() as connection:
+            if connection.dialect.name == "sqlite":
+                await sqlite_foreign_keys(connection, on=False)
             await connection.run_sync(_run)
             await connection.commit()
     finally:

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from statistics import mean
 
+from cronpilot.domain.change_rate import change_text
 from cronpilot.domain.context import DagContext, Neighbour
 from cronpilot.domain.errors import InvalidSchedule
 from cronpilot.domain.model import JSON, Endpoint, HintSource, Run, RunStatus
@@ -201,6 +202,7 @@ def build_brief(
         f"({endpoint.next_run_source.value})",
         f"Health: {health(recent, endpoint.failure_count)}",
         f"Health by window: {windowed_health(window, now)}",
+        f"Change rate: {change_text(endpoint, window, now)}",
         f"Output fields: {schema_view(schema)}",
         f"Now: {now.isoformat()}",
     ]

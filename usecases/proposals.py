@@ -14,6 +14,7 @@ from cronpilot.domain.alerts import proposal_notifications
 from cronpilot.domain.audit import AuditAction, audit_entry
 from cronpilot.domain.autonomy import Gate, Gated, gate, learnt, threshold_of
 from cronpilot.domain.churn import unneeded
+from cronpilot.domain.controllers import Controller, held
 from cronpilot.domain.errors import ProposalNotPending
 from cronpilot.domain.guardrails import (
     RATE_WINDOW,
@@ -87,11 +88,13 @@ class ProposalDesk:
         firing: FiringRule | None = None,
         *,
         proposed_by: str,
+        approving: bool = False,
     ) -> tuple[Endpoint, Refusal | None]:
         """The endpoint as it is now, and why the guardrails refuse `draft` on it (None: they
         do not). The endpoint is locked first: two decisions on one endpoint at once (two
         approvals, an approval and an auto proposal) count the changes one after the other, so
-        they cannot both pass `max_changes_per_hour`."""
+        they cannot both pass `max_changes_per_hour`. An admin `approving` is never held
+        (decision 0048)."""
         endpoint = await tx.catalog.get_endpoint(endpoint_id, for_update=True)
         changes = await tx.planner.count_applied(endpoint_id, now - RATE_WINDOW)
         recent = await tx.planner.list_proposals(endpoint_id=endpoint_id, limit=RECENT)
@@ -105,6 +108,7 @@ class ProposalDesk:
             recent=recent,
             ruled=rule_made(proposed_by),
             urgent=proposed_by == URGENT_RULES,
+            by=_controller(proposed_by, approving=approving),
         )
         return endpoint, why_not
 
@@ -133,18 +137,27 @@ class ProposalDesk:
             return await self._standing(tx, draft, endpoint, now)
 
     async def unneeded(self, draft: ProposalDraft, endpoint_id: str, now: datetime) -> str | None:
-        """Why `draft` is not worth making on the endpoint (`domain.churn.unneeded`: in force,
-        or the same proposal pending; or an admin rejected it within the cool-down), or
-        None."""
+        """Why the planner's `draft` is not worth making on the endpoint (`domain.churn.unneeded`:
+        in force, or the same proposal pending; an admin rejected it within the cool-down; or
+        a higher controller holds the endpoint, or its last change dwells: then it is counted
+        as held), or None."""
         async with self._reading() as tx:
             endpoint = await tx.catalog.get_endpoint(endpoint_id)
             pending = await tx.planner.list_proposals(
                 ProposalStatus.PENDING, endpoint_id=endpoint_id
             )
+            recent = await tx.planner.list_proposals(endpoint_id=endpoint_id, limit=RECENT)
             standing = await self._standing(tx, draft, endpoint, now)
         if standing is not None:
             return standing.text()
-        return unneeded(draft, endpoint, pending, now)
+        in_force = unneeded(draft, endpoint, pending, now)
+        if in_force is not None:
+            return in_force
+        waits = held(Controller.PLANNER, endpoint, recent, now, self._limits.dwell_seconds)
+        if waits is None:
+            return None
+        self._telemetry.held_back(endpoint, waits.by)
+        return waits.text
 
     async def propose(
         self, draft: ProposalDraft, endpoint_id: str, proposer: Proposer, now: datetime
@@ -228,7 +241,12 @@ class ProposalDesk:
                 await tx.commit()
                 raise ProposalNotPending(proposal.id, ProposalStatus.EXPIRED)
             endpoint, why_not = await self._guarded(
-                tx, proposal.draft, proposal.endpoint_id, now, proposed_by=proposal.proposed_by
+                tx,
+                proposal.draft,
+                proposal.endpoint_id,
+                now,
+                proposed_by=proposal.proposed_by,
+                approving=True,
             )
             if why_not is not None:
                 refused = await tx.planner.decide(
@@ -288,6 +306,12 @@ class ProposalDesk:
     async def _wake(self) -> None:
         if self._waker is not None:
             await self._waker.notify()
+
+
+def _controller(proposed_by: str, *, approving: bool) -> Controller:
+    if approving:
+        return Controller.ADMIN
+    return Controller.RULE if rule_made(proposed_by) else Controller.PLANNER
 
 
 async def _pending(tx: Repositories, proposal_id: str) -> Proposal:

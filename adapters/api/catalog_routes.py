@@ -20,6 +20,7 @@ from cronpilot.adapters.cli.views import (
     endpoint_view,
     job_pause_view,
     job_view,
+    limit_status_view,
     limit_view,
     report_view,
 )
@@ -30,6 +31,7 @@ from cronpilot.usecases import schedule
 from cronpilot.usecases.declarations import apply_declarations, preview_declarations
 from cronpilot.usecases.deletion import delete
 from cronpilot.usecases.queries.catalog import (
+    list_limits,
     page_endpoints,
     page_jobs,
     show_endpoint,
@@ -89,12 +91,22 @@ async def get_endpoint(
     job: str, name: str, response: Response, ctx: Context, who: Reader
 ) -> dict[str, Any]:
     """The endpoint with its `ETag`: send it back as `If-Match` on a write."""
-    state = await show_endpoint(ctx.store.reading, f"{job}/{name}", reach=who.reach)
+    state = await show_endpoint(
+        ctx.store.reading, f"{job}/{name}", ctx.clock.now(), reach=who.reach
+    )
     tag_response(response, state.endpoint)
-    looked = {"last_analysed_at": iso(state.last_analysed_at)}
+    looked = {"last_analysed_at": iso(state.last_analysed_at), "changes": state.changes}
     quiet = quiet_view(state.endpoint, ctx.clock.now())
     shown = endpoint_view(state.endpoint, state.last_run) | looked | quiet
     return shown | limit_view(state.limit)
+
+
+@router.get("/limits")
+async def get_limits(ctx: Context, who: Reader, job: str | None = None) -> list[dict[str, Any]]:
+    """Limits per target by key, with their calls in flight and the slots the last claim held
+    back; with `job`, or for a token limited to jobs, only the keys their endpoints name."""
+    statuses = await list_limits(ctx.store.reading, job, reach=who.reach)
+    return [limit_status_view(status) for status in statuses]
 
 
 @router.delete("/endpoints/{job}/{name}")

@@ -85,7 +85,7 @@ def list_endpoints(
             table,
             endpoint.ref,
             in_force_text(endpoint, now),
-            _next_run(endpoint, now),
+            next_run_text(endpoint, now),
             "job paused" if job_holds(endpoint, now) else _source(endpoint),
             last_run_text(state.last_run, now),
         )
@@ -97,9 +97,11 @@ def show(
     output: OutputOption = None,
 ) -> None:
     """Everything about one endpoint: request (secrets masked), schedule, hints, pause."""
-    state = with_store(admin_settings(), lambda store: catalog.show_endpoint(store.reading, ref))
-    endpoint, last_run = state.endpoint, state.last_run
     now = build_clock().now()
+    state = with_store(
+        admin_settings(), lambda store: catalog.show_endpoint(store.reading, ref, now)
+    )
+    endpoint, last_run = state.endpoint, state.last_run
     schedule = endpoint.spec.schedule
     fires = cron_fires(schedule, now)
     if output:
@@ -109,12 +111,20 @@ def show(
             output,
             view
             | {"next_fires": fires_view(fires, schedule.timezone)}
-            | {"last_analysed_at": iso(state.last_analysed_at)}
+            | {"last_analysed_at": iso(state.last_analysed_at), "changes": state.changes}
             | limit_view(state.limit),
         )
         return
     print_table(
-        _details(endpoint, last_run, now, fires, looked=state.last_analysed_at, limit=state.limit)
+        _details(
+            endpoint,
+            last_run,
+            now,
+            fires,
+            looked=state.last_analysed_at,
+            changes=state.changes,
+            limit=state.limit,
+        )
     )
 
 
@@ -167,6 +177,7 @@ def _details(
     fires: list[datetime],
     *,
     looked: datetime | None,
+    changes: str | None,
     limit: LimitStatus | None,
 ) -> Table:
     spec = endpoint.spec
@@ -186,6 +197,7 @@ def _details(
             ("dag", _dag(endpoint)),
             ("success when", spec.success_when or "-"),
             ("clamps", _clamps(endpoint)),
+            ("changes", changes or "-"),
             ("spacing", _spacing(endpoint)),
             ("quiet", quiet_text(endpoint, now)),
             ("timeout", span(spec.timeout_seconds)),
@@ -197,7 +209,7 @@ def _details(
             ("endpoint hints", "accepted" if spec.accept_hints else "ignored (accept_hints off)"),
             ("dangerous", dangerous_text(spec)),
             ("rules", "; ".join(f"{n}. {t}" for n, t in enumerate(rule_texts(spec), 1)) or "-"),
-            ("next run", _next_run(endpoint, now)),
+            ("next run", next_run_text(endpoint, now)),
             ("source", _source(endpoint)),
             ("retry after", relative(endpoint.retry_after_at, now)),
             ("paused", pause_text(endpoint.pause, now)),
@@ -246,7 +258,7 @@ def _spacing(endpoint: Endpoint) -> str:
     )
 
 
-def _next_run(endpoint: Endpoint, now: datetime) -> str:
+def next_run_text(endpoint: Endpoint, now: datetime) -> str:
     """When the next call goes out (a pause of its job holds it back), and the slot it stands
     for when jitter moved it."""
     if endpoint.next_run_at is None:

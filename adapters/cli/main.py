@@ -127,6 +127,9 @@ COMMANDS: dict[str, Single | Group | Built] = {
         {"list": "list_notifications", "redeliver": "redeliver"},
     ),
     "notify": Group("Alert destinations: send a test alert.", {"test": "test"}),
+    "limits": Group(
+        "Limits per target: calls in flight and slots held back.", {"list": "list_all"}
+    ),
     "workers": Group(
         "Scheduler workers: who is working, where, and how much.",
         {"list": "list_workers"},

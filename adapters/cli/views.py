@@ -51,23 +51,24 @@ def job_pause_view(job: Job) -> dict[str, Any]:
 
 
 def limit_view(status: LimitStatus | None) -> dict[str, Any]:
-    """`limit` of `endpoints show --json` and the API's endpoint: its key's bounds, calls in
-    flight and the hold the last claim recorded (`held` 0: none now)."""
-    if status is None:
-        return {"limit": None}
+    """`limit` of `endpoints show --json` and the API's endpoint (`limit_status_view`)."""
+    return {"limit": None if status is None else limit_status_view(status)}
+
+
+def limit_status_view(status: LimitStatus) -> dict[str, Any]:
+    """A key as `limits list --json` and `GET /limits` show it: its bounds, calls in flight
+    and the hold the last claim recorded (`held` 0: none now)."""
     state, limit = status.state, status.state.limit
     return {
-        "limit": {
-            "key": limit.key,
-            "concurrency": limit.concurrency,
-            "rate": None if limit.rate is None else str(limit.rate),
-            "burst": limit.burst,
-            "in_flight": status.in_flight,
-            "held": state.held,
-            "hold_reason": None if state.hold_reason is None else state.hold_reason.value,
-            "held_at": iso(state.held_at),
-            "open_at": iso(state.open_at),
-        }
+        "key": limit.key,
+        "concurrency": limit.concurrency,
+        "rate": None if limit.rate is None else str(limit.rate),
+        "burst": limit.burst,
+        "in_flight": status.in_flight,
+        "held": state.held,
+        "hold_reason": None if state.hold_reason is None else state.hold_reason.value,
+        "held_at": iso(state.held_at),
+        "open_at": iso(state.open_at),
     }
 
 

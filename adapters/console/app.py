@@ -13,6 +13,7 @@ from cronpilot.adapters.console import (
     alert_pages,
     endpoint_pages,
     graph_page,
+    limits_page,
     login,
     planner_pages,
     run_pages,
@@ -20,7 +21,16 @@ from cronpilot.adapters.console import (
 )
 from cronpilot.adapters.console.pages import PREFIX
 
-PAGES = (login, endpoint_pages, run_pages, planner_pages, alert_pages, graph_page, search_page)
+PAGES = (
+    login,
+    endpoint_pages,
+    run_pages,
+    planner_pages,
+    alert_pages,
+    graph_page,
+    search_page,
+    limits_page,
+)
 """The modules whose `router` the console serves."""
 STATIC = Path(__file__).parent / "static"
 STATIC_URL = f"{PREFIX}/static"

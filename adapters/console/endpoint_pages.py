@@ -17,6 +17,7 @@ from cronpilot.adapters.cli.endpoints_cmd import (
     dangerous_text,
     in_force_text,
     last_run_text,
+    next_run_text,
     rule_texts,
 )
 from cronpilot.adapters.cli.output import schedule_text
@@ -108,7 +109,7 @@ async def endpoints(
             "ref": s.endpoint.ref,
             "condition": condition(s, now).value,
             "in_force": in_force_text(s.endpoint, now),
-            "next_run": s.endpoint.next_run_at,
+            "next_run": next_run_text(s.endpoint, now),
             "source": s.endpoint.next_run_source.value,
             "last_run": last_run_text(s.last_run, now),
         }
@@ -163,6 +164,7 @@ async def endpoint(
         headers=mask_headers(found.spec.headers),
         schedule=schedule_text(found.spec.schedule),
         in_force=in_force_text(found, now),
+        next_run=next_run_text(found, now),
         quiet=quiet_text(found, now),
         dangerous=dangerous_text(found.spec),
         rules=rule_texts(found.spec),

@@ -23,6 +23,7 @@ from cronpilot.adapters.console.pages import (
 )
 from cronpilot.domain.model import RunStatus, RunTrigger
 from cronpilot.domain.paging import encode_cursor
+from cronpilot.domain.requested_runs import retryable
 from cronpilot.usecases.queries.catalog import endpoint_refs, list_jobs
 from cronpilot.usecases.queries.reach import check_target
 from cronpilot.usecases.queries.runs import RunQuery, page_runs, show_run
@@ -121,4 +122,5 @@ async def run(request: Request, run_id: str, ctx: Context, who: SignedIn) -> Res
         ctx.clock.now(),
         run=run_view(found, with_body=True),
         ref=endpoint.ref,
+        retryable=retryable(found),
     )

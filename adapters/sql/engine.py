@@ -100,6 +100,16 @@ def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+async def sqlite_foreign_keys(conn: AsyncConnection, *, on: bool) -> None:
+    """Turn SQLite's foreign keys on or off for `conn`, outside any transaction (inside one
+    SQLite ignores the pragma). A migration runs with them off: batch mode rebuilds a table by
+    dropping it, and with them on that drop would delete, by ON DELETE CASCADE, every row that
+    refers to it (an endpoint's runs). `PRAGMA foreign_key_check` proves the result instead."""
+    driver = (await conn.get_raw_connection()).driver_connection
+    assert driver is not None, "a live pooled connection has its driver's"
+    await driver.execute(f"PRAGMA foreign_keys={'ON' if on else 'OFF'}")
+
+
 def _sqlite_begin(conn: Any) -> None:
     immediate = conn.get_execution_options().get(_IMMEDIATE, False)
     conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
@@ -251,6 +261,24 @@ class Database:
                     await conn.execution_options(**{_IMMEDIATE: True})
                 async with conn.begin():
                     yield conn
+
+    @asynccontextmanager
+    async def migrating(self) -> AsyncIterator[AsyncConnection]:
+        """`write` for a change of schema: on SQLite with foreign keys off
+        (`sqlite_foreign_keys`), turned on again after it."""
+        if self.dialect != "sqlite":
+            async with self.write() as conn:
+                yield conn
+            return
+        with translate_driver_errors(self.url):
+            async with self.engine.connect() as conn:
+                await conn.execution_options(**{_IMMEDIATE: True})
+                await sqlite_foreign_keys(conn, on=False)
+                try:
+                    async with conn.begin():
+                        yield conn
+                finally:
+                    await sqlite_foreign_keys(conn, on=True)
 
     @asynccontextmanager
     async def driver(

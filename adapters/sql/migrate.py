@@ -75,6 +75,11 @@ def _upgrade_head(connection: Connection, config: Config) -> Upgrade:
     # env.py runs on this connection instead of opening its own.
     config.attributes["connection"] = connection
     command.upgrade(config, "head")
+    if connection.dialect.name == "sqlite":
+        # The migrations ran with foreign keys off (`engine.sqlite_foreign_keys`).
+        broken = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+        if broken:
+            raise RuntimeError(f"the upgrade left rows whose references are broken: {broken[:5]}")
     return Upgrade(before, _revision(connection))
 
 
@@ -112,7 +117,7 @@ async def upgrade_database(url: str, cipher: SecretCipher | None = None) -> Upgr
 
     db = Database(create_engine(url), url)
     try:
-        async with db.write() as conn:
+        async with db.migrating() as conn:
             upgrade = await conn.run_sync(_upgrade_head, alembic_config())
         if cipher is not None:
             await seal_stored_urls(db, cipher)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 if TYPE_CHECKING:
     from cronpilot.domain.alerts import Notification
     from cronpilot.domain.approvals import ApprovalState
+    from cronpilot.domain.controllers import Controller
     from cronpilot.domain.guardrails import GuardrailRule
     from cronpilot.domain.model import Claim, Endpoint, Recorded
     from cronpilot.domain.planning import AnalysisSession, ProposalStatus
@@ -52,6 +53,11 @@ class Telemetry(Protocol):
     def passed_quietly(self, endpoint: Endpoint, session: AnalysisSession) -> None:
         """A planner pass proposed nothing and found nothing new: its session was not stored
         (`domain.quiet_passes`), but its tool calls and tokens were spent."""
+        ...
+
+    def held_back(self, endpoint: Endpoint, by: Controller) -> None:
+        """What the planner would have changed on the endpoint waits: `by` holds it, or its
+        last change (by `by`) dwells (`domain.controllers`)."""
         ...
 
     def proposed(

@@ -45,6 +45,19 @@ async def test_pause_and_resume_a_job_from_its_view(console: Console) -> None:
     assert sorted(e.action for e in audit) == ["pause", "resume"]
 
 
+async def test_a_paused_jobs_endpoints_show_when_it_resumes(console: Console) -> None:
+    async with console.signed_in(Scope.WRITE) as (client, csrf):
+        await client.post(
+            "/console/jobs/shop/pause", data={"csrf": csrf, "reason": "upkeep", "minutes": "30"}
+        )
+        listed = await client.get("/console/endpoints", params={"job": "shop"})
+        endpoint_page = await client.get("/console/endpoints/shop/stock")
+
+    # As `cronpilot endpoints list` says it: the slot due in a minute waits for the job.
+    assert '<td class="next" data-label="Next run">in 30m (12:30:00Z)</td>' in listed.text
+    assert "<dt>Next run</dt><dd>in 30m (12:30:00Z) <small>" in endpoint_page.text
+
+
 async def test_cancel_and_retry_a_run_from_its_page(console: Console) -> None:
     async with console.signed_in(Scope.WRITE) as (client, csrf):
         await client.post("/console/endpoints/shop/stock/run", data={"csrf": csrf})
@@ -56,10 +69,12 @@ async def test_cancel_and_retry_a_run_from_its_page(console: Console) -> None:
         console.clock.advance(1)
         retried = await client.post(f"/console/runs/{queued.id}/retry", data={"csrf": csrf})
 
-    assert ">Cancel</button>" in page.text and ">Retry</button>" in page.text
+    # A queued run may be cancelled, not retried (a retry would be refused): Retry once ended.
+    assert ">Cancel</button>" in page.text and ">Retry</button>" not in page.text
     assert cancelled.headers["location"] == f"/console/runs/{queued.id}?note=cancelled"
     assert again.status_code == 409
     assert ">Cancel</button>" not in after.text and "Cancelled." in after.text
+    assert ">Retry</button>" in after.text
     assert retried.headers["location"].endswith("?note=retried")
     retry_id = retried.headers["location"].split("/")[-1].split("?")[0]
     assert (await show_endpoint(console.store.reading, "shop/stock")).endpoint.pause is None

@@ -59,3 +59,39 @@ def test_endpoints_show_tells_the_limit(
         0,
     )
     assert "partner-api: 0/2 in flight, 5/s (burst 1)" in text
+
+
+def test_limits_list_shows_each_key_as_a_table_and_as_json(
+    cli_for: Callable[..., Cli], sqlite_url: str, tmp_path: Path
+) -> None:
+    cli = cli_for(sqlite_url)
+    apply(cli, tmp_path, JOBS)
+
+    listed = cli.json("limits", "list")
+    text = cli("limits", "list").stdout
+
+    assert listed == [
+        {
+            "key": "partner-api",
+            "concurrency": 2,
+            "rate": "5/s",
+            "burst": 1,
+            "in_flight": 0,
+            "held": 0,
+            "hold_reason": None,
+            "held_at": None,
+            "open_at": None,
+        }
+    ]
+    assert "partner-api" in text and "5/s (burst 1)" in text
+    assert cli.json("limits", "list", "--job", "shop") == listed
+
+
+def test_limits_list_without_limits_is_an_empty_list_and_a_note(
+    cli_for: Callable[..., Cli], sqlite_url: str
+) -> None:
+    cli = cli_for(sqlite_url)
+
+    assert cli.json("limits", "list") == []
+    done = cli("limits", "list")
+    assert (done.stdout, done.stderr) == ("", "no limits declared; see docs/limits.md\n")

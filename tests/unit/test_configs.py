@@ -67,6 +67,7 @@ LIMITS = GuardrailLimits(
     max_hint_ttl_seconds=68,
     pending_ttl_seconds=69,
     rejection_cooldown_seconds=70,
+    dwell_seconds=71,
 )
 
 

@@ -64,7 +64,8 @@ def test_a_streak_goes_on_while_the_same_rule_holds_first() -> None:
     assert streak_after(begun, 1, NOW) == Streak(1, NOW)
 
 
-def test_the_last_rule_move_is_the_latest_made_waiting_or_refused_rule_proposal() -> None:
+def test_the_last_move_is_the_latest_change_or_waiting_or_refused_rule_proposal() -> None:
+    """Every applied change starts the dwell, the planner's too (decision 0048)."""
     recent = [
         _proposal(5, by="heuristic"),
         _proposal(10, status=ProposalStatus.REJECTED),
@@ -75,9 +76,10 @@ def test_the_last_rule_move_is_the_latest_made_waiting_or_refused_rule_proposal(
         _proposal(60, status=ProposalStatus.REFUSED),
     ]
 
-    assert last_rule_move(recent) == recent[4]
-    assert last_rule_move(recent[:4]) == recent[3]
-    assert last_rule_move(recent[:3]) is None
+    assert last_rule_move(recent) == recent[0]
+    assert last_rule_move(recent[1:]) == recent[4]
+    assert last_rule_move(recent[1:4]) == recent[3]
+    assert last_rule_move(recent[1:3]) is None
     pending = _proposal(1, status=ProposalStatus.PENDING)
     assert last_rule_move([pending, *recent]) == pending
 

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Protocol, TypeVar
 
 from cronpilot.domain.access import EVERY_JOB, Reach
+from cronpilot.domain.change_rate import change_text
 from cronpilot.domain.errors import JobNotFound
 from cronpilot.domain.limits import LimitStatus
 from cronpilot.domain.model import Endpoint, Job, Run
@@ -29,6 +30,9 @@ class EndpointState:
     """Its newest finished-or-running run."""
     last_analysed_at: datetime | None = None
     """When a planner pass last looked at it (`show_endpoint` only): "last looked at"."""
+    changes: str | None = None
+    """How often it changes and how fresh its interval keeps the copy (`show_endpoint`
+    only, `domain.change_rate.change_text`)."""
     limit: LimitStatus | None = None
     """The limit it counts against, with its calls in flight and its hold (`show_endpoint`
     only)."""
@@ -108,18 +112,38 @@ async def page_endpoints(
     return NamedPage([EndpointState(e, latest.get(e.id)) for e in page.items], page.next_after)
 
 
+CHANGE_RUNS = 100
+"""The newest runs `show_endpoint` estimates the change rate from."""
+
+
 async def show_endpoint(
-    reading: ReadingFactory, ref: str, *, reach: Reach = EVERY_JOB
+    reading: ReadingFactory, ref: str, now: datetime | None = None, *, reach: Reach = EVERY_JOB
 ) -> EndpointState:
-    """By id or `job/endpoint`; raises `EndpointNotFound`."""
+    """By id or `job/endpoint`; raises `EndpointNotFound`. Given `now`, with how often it
+    changes (`changes`)."""
     async with reading() as read:
         endpoint = await reached_endpoint(read, ref, reach)
         latest = await read.runs.latest_runs([endpoint.id])
         looked = await read.planner.last_analysed(endpoint.id)
+        newest = [] if now is None else await read.runs.list_runs(endpoint.id, CHANGE_RUNS)
         key = endpoint.spec.limit
         limits = [] if key is None else await read.catalog.limits()
+    changes = None if now is None else change_text(endpoint, newest, now)
     limit = next((status for status in limits if status.state.key == key), None)
-    return EndpointState(endpoint, latest.get(endpoint.id), looked, limit)
+    return EndpointState(endpoint, latest.get(endpoint.id), looked, changes, limit)
+
+
+async def list_limits(
+    reading: ReadingFactory, job: str | None = None, *, reach: Reach = EVERY_JOB
+) -> list[LimitStatus]:
+    """Every stored limit by key with its calls in flight and hold; of one job (raises
+    `JobNotFound`) or of a reach short of every job, only the keys their endpoints name."""
+    async with reading() as read:
+        statuses = await read.catalog.limits()
+        if job is None and reach.whole:
+            return statuses
+        named = {e.spec.limit for e in await _endpoints(read, job, reach)}
+    return [status for status in statuses if status.state.key in named]
 
 
 async def endpoint_refs(reading: ReadingFactory, *, reach: Reach = EVERY_JOB) -> dict[str, str]:
