@@ -8,9 +8,10 @@ cronpilot does itself `rules` (a response rule), `planner:NAME` (an analyst: `pl
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
+
+from cronpilot.domain.errors import OutOfReach
 
 
 class Scope(StrEnum):
@@ -28,6 +29,31 @@ _RANK = {Scope.READ: 0, Scope.WRITE: 1, Scope.ADMIN: 2}
 
 
 @dataclass(frozen=True, slots=True)
+class Reach:
+    """The jobs a caller may see, handed to every query it asks: a query shows nothing of
+    another job, and answers a name or id of one as it answers one that does not exist."""
+
+    jobs: frozenset[str] | None = None
+    """None: every job."""
+
+    def holds(self, job: str) -> bool:
+        return self.jobs is None or job in self.jobs
+
+    def holds_node(self, node: str) -> bool:
+        """Whether a tool graph node (`job` or `job/endpoint`) is of a job it holds."""
+        return self.holds(node.partition("/")[0])
+
+    @property
+    def whole(self) -> bool:
+        """Whether it holds every job, those made later included."""
+        return self.jobs is None
+
+
+EVERY_JOB = Reach()
+"""The reach of the CLI's user, the workers, and a token limited to no job."""
+
+
+@dataclass(frozen=True, slots=True)
 class Principal:
     """The caller a request was authenticated as."""
 
@@ -39,25 +65,19 @@ class Principal:
     def may(self, required: Scope) -> bool:
         return self.scope.includes(required)
 
-    def out_of_reach(self, jobs: Iterable[str]) -> list[str]:
-        """Those of `jobs` this principal may not reach, sorted (none for an unlimited one)."""
-        if self.jobs is None:
-            return []
-        return sorted(set(jobs) - self.jobs)
+    @property
+    def reach(self) -> Reach:
+        return Reach(self.jobs)
 
-
-@dataclass(frozen=True, slots=True)
-class Reach:
-    """What one request or tool call names, by kind: the jobs it touches are found from
-    these (`usecases.access.confine`)."""
-
-    jobs: tuple[str, ...] = ()
-    endpoints: tuple[str, ...] = ()
-    """Refs (`job/endpoint`) or ids."""
-    runs: tuple[str, ...] = ()
-    proposals: tuple[str, ...] = ()
-    sessions: tuple[str, ...] = ()
-    approvals: tuple[str, ...] = ()
+    def check_every_job(self) -> None:
+        """Raises `OutOfReach` for a job-limited principal: what it asks for (apply a
+        document, read the audit log, manage tokens) spans every job, and cannot be narrowed
+        to some."""
+        if self.jobs is not None:
+            held = ", ".join(sorted(self.jobs))
+            raise OutOfReach(
+                self.actor, f"is limited to jobs {held}: this needs a token of every job"
+            )
 
 
 _TOKEN, _CLI = "token:", "cli:"

@@ -330,7 +330,7 @@ class InvalidTokenTerms(CronpilotError):
 
 
 class OutOfReach(CronpilotError):
-    """A job-limited token asked for a job it does not hold, or for every job at once."""
+    """A job-limited token asked for what spans every job (`Principal.check_every_job`)."""
 
     def __init__(self, actor: str, reason: str) -> None:
         super().__init__(f"{actor} {reason}")

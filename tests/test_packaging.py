@@ -56,6 +56,7 @@ def test_the_wheel_installs_only_the_cronpilot_package(wheel: Path) -> None:
         "cronpilot/adapters/console/templates/endpoint.html",
         "cronpilot/adapters/console/static/console.css",
         "cronpilot/adapters/console/static/graph.js",
+        "cronpilot/adapters/console/static/filters.js",
         "cronpilot/adapters/console/static/vendor/cytoscape.min.js",
         "cronpilot/adapters/console/static/vendor/cytoscape.LICENSE",
         # The API's /docs: Swagger UI from the wheel, not from a CDN.

@@ -8,13 +8,12 @@ import secrets
 from collections.abc import Collection
 from datetime import datetime, timedelta
 
-from cronpilot.domain.access import Principal, Reach, Scope, token_actor
+from cronpilot.domain.access import Principal, Scope, token_actor
 from cronpilot.domain.audit import AuditAction, AuditCursor, AuditEntry, audit_entry
 from cronpilot.domain.errors import (
     InvalidTokenName,
     InvalidTokenTerms,
     JobNotFound,
-    OutOfReach,
     StoreUnavailable,
     TokenExpired,
     TokenNotFound,
@@ -244,34 +243,6 @@ async def session_principal(
 async def sign_out(store: Repositories, session_id: str) -> None:
     """End the session: its cookie, even copied elsewhere, opens nothing from now on."""
     await store.access.end_session(hash_secret(session_id))
-
-
-async def confine(reading: ReadingFactory, principal: Principal, reach: Reach) -> None:
-    """Refuse (`OutOfReach`) a job-limited principal a request touching a job it does not
-    hold, or one naming no job at all (a list over every job). The one check of a token's
-    jobs: the API, the console and the MCP server call it with what each request names."""
-    if principal.jobs is None:
-        return
-    async with reading() as read:
-        jobs = set(reach.jobs)
-        endpoint_ids = list(reach.endpoints)
-        for run_id in reach.runs:
-            endpoint_ids.append((await read.runs.get_run(run_id)).endpoint_id)
-        for proposal_id in reach.proposals:
-            endpoint_ids.append((await read.planner.get_proposal(proposal_id)).endpoint_id)
-        for session_id in reach.sessions:
-            endpoint_ids.append((await read.planner.get_session(session_id)).endpoint_id)
-        for approval_id in reach.approvals:
-            endpoint_ids.append((await read.approvals.get_approval(approval_id)).endpoint_id)
-        for ref in endpoint_ids:
-            jobs.add((await read.catalog.get_endpoint(ref)).job_name)
-    held = ", ".join(sorted(principal.jobs))
-    if not jobs:
-        raise OutOfReach(principal.actor, f"is limited to jobs {held}: name one (job=…)")
-    if outside := principal.out_of_reach(jobs):
-        raise OutOfReach(
-            principal.actor, f"may not reach job {', '.join(outside)}: it is limited to {held}"
-        )
 
 
 async def list_audit(

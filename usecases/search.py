@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from cronpilot.domain.access import EVERY_JOB, Reach
 from cronpilot.domain.errors import EmbedderUnavailable
 from cronpilot.domain.graph import Edge
 from cronpilot.domain.ports import Embedder, ReadingFactory, StoredVector, UnitOfWorkFactory
@@ -26,13 +27,14 @@ from cronpilot.domain.search import (
     SearchResult,
     checked_query,
 )
+from cronpilot.usecases.queries.reach import reached_edges
 from cronpilot.usecases.search_index import Indexed, indexed_endpoints
 
 SERVED_FRESH_SECONDS = 5.0
 """How long the API, the console and the MCP server serve an index without reading the
 catalog (`IndexCache.fresh_seconds`)."""
-Key = tuple[str | None, str]
-"""An index's job filter and model."""
+Key = tuple[str | None, frozenset[str] | None, str]
+"""An index's job filter, the reach it was built for (`Reach.jobs`) and model."""
 
 
 @dataclass
@@ -97,21 +99,25 @@ async def build_index(
     uow: UnitOfWorkFactory | None = None,
     now: datetime | None = None,
     cache: IndexCache | None = None,
+    reach: Reach = EVERY_JOB,
 ) -> tuple[SearchIndex, str | None]:
-    """The index of every endpoint (of `job`), and why it has no semantic leg (None when it
+    """The index of every endpoint in reach (of `job`), and why it has no semantic leg (None when it
     has one); the vectors it had to make saved through `uow` at `now` when given; taken from
     `cache` when nothing changed since it was built, or when it was checked less than its
     `fresh_seconds` ago (past them, checked in the background). Raises `JobNotFound`."""
     if embedder is not None and cache is not None:
-        key = (job, embedder.model)
+        key = (job, reach.jobs, embedder.model)
         served = cache.served(key, now)
         if served is not None and now is not None:
             if cache.due(key, now):
                 cache.check_later(
-                    key, _read_and_build(reading, embedder, job, uow=uow, now=now, cache=cache)
+                    key,
+                    _read_and_build(
+                        reading, embedder, job, uow=uow, now=now, cache=cache, reach=reach
+                    ),
                 )
             return served, None
-    return await _read_and_build(reading, embedder, job, uow=uow, now=now, cache=cache)
+    return await _read_and_build(reading, embedder, job, uow=uow, now=now, cache=cache, reach=reach)
 
 
 async def _read_and_build(
@@ -122,10 +128,11 @@ async def _read_and_build(
     uow: UnitOfWorkFactory | None,
     now: datetime | None,
     cache: IndexCache | None,
+    reach: Reach,
 ) -> tuple[SearchIndex, str | None]:
     async with reading() as read:
-        found = await indexed_endpoints(read, job)
-        edges = await read.graph.list_edges(job)
+        found = await indexed_endpoints(read, job, reach)
+        edges = await reached_edges(read, job, reach)
         stored = await read.vectors.get_vectors(embedder.model) if embedder else {}
     texts = [item.text for item in found]
     if embedder is None:
@@ -135,7 +142,7 @@ async def _read_and_build(
         for item in found
         if (known := stored.get(item.endpoint.id)) is not None and known.digest == item.text.digest
     }
-    key = (job, embedder.model)
+    key = (job, reach.jobs, embedder.model)
     fingerprint = _fingerprint(found, edges, fresh)
     if cache is not None and len(fresh) == len(found):
         kept = cache.built.get(key)
@@ -198,11 +205,14 @@ async def search_endpoints(
     context: Sequence[str] = (),
     legs: frozenset[Leg] = ALL_LEGS,
     cache: IndexCache | None = None,
+    reach: Reach = EVERY_JOB,
 ) -> SearchResult:
-    """The best `limit` endpoints for `query`. Raises `InvalidQuery` (empty, too long, another
-    script) before reading anything, `JobNotFound` for an unknown `job`."""
+    """The best `limit` endpoints in reach for `query`. Raises `InvalidQuery` (empty, too
+    long, another script) before reading anything, `JobNotFound` for an unknown `job`."""
     query = checked_query(query)
-    index, why_not = await build_index(reading, embedder, job, uow=uow, now=now, cache=cache)
+    index, why_not = await build_index(
+        reading, embedder, job, uow=uow, now=now, cache=cache, reach=reach
+    )
     return await search_index(
         index, embedder, query, why_not, limit=limit, context=context, legs=legs
     )

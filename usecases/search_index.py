@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cronpilot.domain.access import EVERY_JOB, Reach
 from cronpilot.domain.model import Endpoint
 from cronpilot.domain.ports import Repositories
 from cronpilot.domain.provides import output_fields
 from cronpilot.domain.search import EndpointText, indexed_text
+from cronpilot.usecases.queries.reach import reached_job, reached_jobs
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,9 +20,12 @@ class Indexed:
     text: EndpointText
 
 
-async def indexed_endpoints(read: Repositories, job: str | None = None) -> list[Indexed]:
-    """Every endpoint (of `job` when given; raises `JobNotFound`) with its indexed text."""
-    jobs = [await read.catalog.get_job(job)] if job else await read.catalog.list_jobs()
+async def indexed_endpoints(
+    read: Repositories, job: str | None = None, reach: Reach = EVERY_JOB
+) -> list[Indexed]:
+    """Every endpoint in reach (of `job` when given; raises `JobNotFound`) with its indexed
+    text."""
+    jobs = [await reached_job(read, job, reach)] if job else await reached_jobs(read, reach)
     described = {j.name: j.description for j in jobs}
     endpoints = [e for e in await read.catalog.list_endpoints(job) if e.job_name in described]
     schemas = await read.schemas.get_output_schemas([e.id for e in endpoints])

@@ -1,30 +1,29 @@
 """Bearer tokens: each route names the scope it needs; the injected `authenticate` says who a
-secret belongs to, and a job-limited token is confined to its jobs by what the request names."""
+secret belongs to. What a job-limited token may see is its principal's `reach`, which each
+route hands to its queries (decision 0049); a route over every job at once asks for a token
+of every job."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from cronpilot.adapters.api.context import ApiContext, context
 from cronpilot.adapters.api.problems import Forbidden, Unauthorized
-from cronpilot.adapters.reach import reach_of
 from cronpilot.domain.access import Principal, Scope
 from cronpilot.domain.errors import TokenExpired
-from cronpilot.usecases.access import confine
 
 _bearer = HTTPBearer(auto_error=False, description="An API token: `cronpilot tokens create`.")
 
 
-def require(scope: Scope) -> Callable[..., Awaitable[Principal]]:
-    """A dependency giving the caller's principal, refusing (401/403) one without `scope` or,
-    for a job-limited token, one asking for a job it does not hold."""
+def require(scope: Scope, *, every_job: bool = False) -> Callable[..., Awaitable[Principal]]:
+    """A dependency giving the caller's principal, refusing (401/403) one without `scope`
+    and, with `every_job`, a job-limited one."""
 
     async def principal(
-        request: Request,
         credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
         ctx: Annotated[ApiContext, Depends(context)],
     ) -> Principal:
@@ -38,8 +37,8 @@ def require(scope: Scope) -> Callable[..., Awaitable[Principal]]:
             raise Unauthorized
         if not found.may(scope):
             raise Forbidden(f"{found.actor} has scope {found.scope}; this needs {scope}")
-        params = [*request.path_params.items(), *request.query_params.multi_items()]
-        await confine(ctx.store.reading, found, reach_of(params))
+        if every_job:
+            found.check_every_job()
         return found
 
     return principal
@@ -48,3 +47,7 @@ def require(scope: Scope) -> Callable[..., Awaitable[Principal]]:
 Reader = Annotated[Principal, Depends(require(Scope.READ))]
 Writer = Annotated[Principal, Depends(require(Scope.WRITE))]
 Admin = Annotated[Principal, Depends(require(Scope.ADMIN))]
+EveryJobWriter = Annotated[Principal, Depends(require(Scope.WRITE, every_job=True))]
+"""Applying a document, which may declare any job."""
+EveryJobAdmin = Annotated[Principal, Depends(require(Scope.ADMIN, every_job=True))]
+"""The audit log and the tokens, which span every job."""

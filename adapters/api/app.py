@@ -44,6 +44,21 @@ _PROBLEM = {
 }
 
 
+ROUTES = (
+    catalog_routes,
+    runs_routes,
+    planner_routes,
+    approvals_routes,
+    outputs_routes,
+    graph_routes,
+    search_routes,
+    operations_routes,
+    probe_routes,
+    tokens_routes,
+)
+"""The modules whose `router` the API serves."""
+
+
 def build_api(context: ApiContext) -> FastAPI:
     """OpenAPI 3.1 at /openapi.json, docs at /docs; every route needs a bearer token but the
     probes (/healthz, /readyz, /metrics). The web console is at /console/ (not in the OpenAPI
@@ -58,18 +73,7 @@ def build_api(context: ApiContext) -> FastAPI:
     )
     app.state.context = context
     install_problem_handlers(app)
-    for routes in (
-        catalog_routes,
-        runs_routes,
-        planner_routes,
-        approvals_routes,
-        outputs_routes,
-        graph_routes,
-        search_routes,
-        operations_routes,
-        probe_routes,
-        tokens_routes,
-    ):
+    for routes in ROUTES:
         # The console's pages are left out: a browser's links carry notes of their own.
         # The response class is given, not left to FastAPI's default: a route left to the
         # default is serialised by pydantic straight to bytes, past any response class.

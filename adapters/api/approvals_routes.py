@@ -15,6 +15,7 @@ from cronpilot.adapters.cli.approval_views import approval_view
 from cronpilot.domain.approvals import Approval, ApprovalState
 from cronpilot.usecases.queries.approvals import list_approvals
 from cronpilot.usecases.queries.catalog import ref_of
+from cronpilot.usecases.queries.reach import check_target
 
 router = APIRouter(tags=["approvals"])
 
@@ -23,7 +24,7 @@ router = APIRouter(tags=["approvals"])
 async def get_approvals(
     *,
     ctx: Context,
-    _: Reader,
+    who: Reader,
     state: ApprovalState | None = None,
     job: str | None = None,
     endpoint: str | None = None,
@@ -31,7 +32,13 @@ async def get_approvals(
     cursor: CursorToken = None,
 ) -> dict[str, Any]:
     page = await list_approvals(
-        ctx.store.reading, state=state, job=job, endpoint=endpoint, limit=limit, after=after(cursor)
+        ctx.store.reading,
+        state=state,
+        job=job,
+        endpoint=endpoint,
+        limit=limit,
+        after=after(cursor),
+        reach=who.reach,
     )
     return await endpoint_page_view(ctx.store.reading, page, approval_view)
 
@@ -45,6 +52,7 @@ async def approve(
     approval_id: str, ctx: Context, who: Admin, request: DecisionRequest | None = None
 ) -> dict[str, Any]:
     """Let the waiting dependant run; an approval decided already (or expired) is a 409."""
+    await check_target(ctx.store.reading, who.reach, approval=approval_id)
     decided = await ctx.approvals.approve(approval_id, who.actor, _reason(request), ctx.clock.now())
     return await _view(ctx, decided)
 
@@ -54,6 +62,7 @@ async def reject(
     approval_id: str, ctx: Context, who: Admin, request: DecisionRequest | None = None
 ) -> dict[str, Any]:
     """Skip the waiting dependant and what follows it; decided already is a 409."""
+    await check_target(ctx.store.reading, who.reach, approval=approval_id)
     decided = await ctx.approvals.reject(approval_id, who.actor, _reason(request), ctx.clock.now())
     return await _view(ctx, decided)
 

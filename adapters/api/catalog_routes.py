@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Query, Request, Response
 from pydantic import Field
 
-from cronpilot.adapters.api.access import Reader, Writer
+from cronpilot.adapters.api.access import EveryJobWriter, Reader, Writer
 from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.api.paging import CursorToken, Limit, after_name, named_page_view
 from cronpilot.adapters.api.strict import StrictBody
@@ -37,6 +37,7 @@ from cronpilot.usecases.queries.catalog import (
     show_endpoint,
     show_job,
 )
+from cronpilot.usecases.queries.reach import check_target
 from cronpilot.usecases.schedule import pause_endpoint, resume_endpoint
 
 router = APIRouter(tags=["jobs and endpoints"])
@@ -47,17 +48,17 @@ DOCUMENT_SOURCE = "request body"
 
 @router.get("/jobs")
 async def get_jobs(
-    ctx: Context, _: Reader, limit: Limit = 50, cursor: CursorToken = None
+    ctx: Context, who: Reader, limit: Limit = 50, cursor: CursorToken = None
 ) -> dict[str, Any]:
     """Jobs by name, with how many endpoints each holds, a page at a time: pass
     `next_cursor` back as `cursor` until it is null."""
-    page = await page_jobs(ctx.store.reading, limit, after_name(cursor, 1))
+    page = await page_jobs(ctx.store.reading, limit, after_name(cursor, 1), reach=who.reach)
     return named_page_view(page, lambda s: job_view(s.job, s.endpoint_count))
 
 
 @router.get("/jobs/{job}")
-async def get_job(job: str, ctx: Context, _: Reader) -> dict[str, Any]:
-    found, endpoints = await show_job(ctx.store.reading, job)
+async def get_job(job: str, ctx: Context, who: Reader) -> dict[str, Any]:
+    found, endpoints = await show_job(ctx.store.reading, job, reach=who.reach)
     return {**job_view(found, len(endpoints)), "endpoint_refs": [e.ref for e in endpoints]}
 
 
@@ -65,25 +66,34 @@ async def get_job(job: str, ctx: Context, _: Reader) -> dict[str, Any]:
 async def delete_job(job: str, ctx: Context, who: Writer) -> dict[str, Any]:
     """Delete the job, its endpoints and everything recorded of them (runs, proposals,
     sessions, schemas, notifications, graph edges)."""
+    await check_target(ctx.store.reading, who.reach, job=job)
     deleted = await delete(ctx.store.unit_of_work, job, who.actor, ctx.clock.now(), job_only=True)
     return {"job": deleted.job, "endpoints": deleted.endpoints}
 
 
 @router.get("/endpoints")
 async def get_endpoints(
-    ctx: Context, _: Reader, job: str | None = None, limit: Limit = 50, cursor: CursorToken = None
+    ctx: Context,
+    who: Reader,
+    job: str | None = None,
+    limit: Limit = 50,
+    cursor: CursorToken = None,
 ) -> dict[str, Any]:
     """Endpoints by job and name, with their last run, a page at a time (as `/jobs`)."""
-    page = await page_endpoints(ctx.store.reading, job, limit, after_name(cursor, 2))
+    page = await page_endpoints(
+        ctx.store.reading, job, limit, after_name(cursor, 2), reach=who.reach
+    )
     return named_page_view(page, lambda s: endpoint_view(s.endpoint, s.last_run))
 
 
 @router.get("/endpoints/{job}/{name}")
 async def get_endpoint(
-    job: str, name: str, response: Response, ctx: Context, _: Reader
+    job: str, name: str, response: Response, ctx: Context, who: Reader
 ) -> dict[str, Any]:
     """The endpoint with its `ETag`: send it back as `If-Match` on a write."""
-    state = await show_endpoint(ctx.store.reading, f"{job}/{name}", ctx.clock.now())
+    state = await show_endpoint(
+        ctx.store.reading, f"{job}/{name}", ctx.clock.now(), reach=who.reach
+    )
     tag_response(response, state.endpoint)
     looked = {"last_analysed_at": iso(state.last_analysed_at), "changes": state.changes}
     quiet = quiet_view(state.endpoint, ctx.clock.now())
@@ -92,10 +102,11 @@ async def get_endpoint(
 
 
 @router.get("/limits")
-async def get_limits(ctx: Context, _: Reader, job: str | None = None) -> list[dict[str, Any]]:
+async def get_limits(ctx: Context, who: Reader, job: str | None = None) -> list[dict[str, Any]]:
     """Limits per target by key, with their calls in flight and the slots the last claim held
-    back; with `job`, only the keys its endpoints name (a token limited to jobs names one)."""
-    return [limit_status_view(status) for status in await list_limits(ctx.store.reading, job)]
+    back; with `job`, or for a token limited to jobs, only the keys their endpoints name."""
+    statuses = await list_limits(ctx.store.reading, job, reach=who.reach)
+    return [limit_status_view(status) for status in statuses]
 
 
 @router.delete("/endpoints/{job}/{name}")
@@ -104,6 +115,7 @@ async def delete_endpoint(
 ) -> dict[str, Any]:
     """Delete the endpoint and everything recorded of it; refused (409) while others of its
     job depend on it."""
+    await check_target(ctx.store.reading, who.reach, endpoint=f"{job}/{name}")
     deleted = await delete(
         ctx.store.unit_of_work,
         f"{job}/{name}",
@@ -132,6 +144,7 @@ async def pause(
     who: Writer,
     if_match: IfMatch = None,
 ) -> dict[str, Any]:
+    await check_target(ctx.store.reading, who.reach, endpoint=f"{job}/{name}")
     paused = await pause_endpoint(
         ctx.store.unit_of_work,
         f"{job}/{name}",
@@ -148,6 +161,7 @@ async def pause(
 async def resume(
     *, job: str, name: str, response: Response, ctx: Context, who: Writer, if_match: IfMatch = None
 ) -> dict[str, Any]:
+    await check_target(ctx.store.reading, who.reach, endpoint=f"{job}/{name}")
     resumed = await resume_endpoint(
         ctx.store.unit_of_work,
         ctx.waker,
@@ -164,6 +178,7 @@ async def resume(
 async def pause_job(job: str, request: PauseRequest, ctx: Context, who: Writer) -> dict[str, Any]:
     """Stop every endpoint of the job (and the DAG runs inside it) until `until`, or until
     resumed; their own pauses stay underneath (each endpoint's `paused`, beside `job_paused`)."""
+    await check_target(ctx.store.reading, who.reach, job=job)
     paused = await schedule.pause_job(
         ctx.store.unit_of_work,
         job,
@@ -177,6 +192,7 @@ async def pause_job(job: str, request: PauseRequest, ctx: Context, who: Writer) 
 @router.post("/jobs/{job}/resume")
 async def resume_job(job: str, ctx: Context, who: Writer) -> dict[str, Any]:
     """Lift the job's pause: its endpoints run again as their own pauses and plans say."""
+    await check_target(ctx.store.reading, who.reach, job=job)
     resumed = await schedule.resume_job(
         ctx.store.unit_of_work, ctx.waker, job, who.actor, ctx.clock.now()
     )
@@ -200,7 +216,7 @@ async def apply(
     request: Request,
     response: Response,
     ctx: Context,
-    who: Writer,
+    who: EveryJobWriter,
     dry_run: Annotated[
         bool,
         Query(description="Say what would change, field by field, and write nothing."),

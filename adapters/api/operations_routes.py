@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from fastapi.exceptions import RequestValidationError
 
-from cronpilot.adapters.api.access import Admin, Reader
+from cronpilot.adapters.api.access import EveryJobAdmin, Reader
 from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.api.paging import CursorToken, Limit, after, page_view
 from cronpilot.adapters.api.windows import Within
@@ -30,7 +30,7 @@ router = APIRouter(tags=["operations"])
 async def get_audit(
     *,
     ctx: Context,
-    _: Admin,
+    _: EveryJobAdmin,
     actor: Annotated[
         str | None, Query(description="Only this actor's: `token:ci`, `cli:ann@web-1`.")
     ] = None,

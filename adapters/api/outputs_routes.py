@@ -16,6 +16,7 @@ from cronpilot.usecases.alert_delivery import redeliver, send_test
 from cronpilot.usecases.queries.catalog import ref_of
 from cronpilot.usecases.queries.notifications import list_notifications
 from cronpilot.usecases.queries.outputs import show_output
+from cronpilot.usecases.queries.reach import check_target
 
 router = APIRouter(tags=["outputs and alerts"])
 
@@ -25,18 +26,19 @@ async def get_schema(
     job: str,
     name: str,
     ctx: Context,
-    _: Reader,
+    who: Reader,
     drift: Annotated[int, Query(ge=0, le=1000, description="Drift events, newest first.")] = 10,
 ) -> dict[str, Any]:
     """The endpoint's learnt output schema (JSON Schema with counts) and its drift events."""
-    return output_view(await show_output(ctx.store.reading, f"{job}/{name}", drift))
+    learnt = await show_output(ctx.store.reading, f"{job}/{name}", drift, reach=who.reach)
+    return output_view(learnt)
 
 
 @router.get("/notifications")
 async def get_notifications(
     *,
     ctx: Context,
-    _: Reader,
+    who: Reader,
     job: str | None = None,
     endpoint: str | None = None,
     status: NotificationStatus | None = None,
@@ -52,6 +54,7 @@ async def get_notifications(
         limit=limit,
         after=after(cursor),
         within=within,
+        reach=who.reach,
     )
     return await endpoint_page_view(ctx.store.reading, page, notification_view)
 
@@ -59,6 +62,7 @@ async def get_notifications(
 @router.post("/notifications/{notification_id}/redeliver")
 async def redeliver_notification(notification_id: str, ctx: Context, who: Writer) -> dict[str, Any]:
     """Send a notification again (failed, held or delivered) with a fresh set of attempts."""
+    await check_target(ctx.store.reading, who.reach, notification=notification_id)
     again = await redeliver(ctx.store.unit_of_work, notification_id, who.actor, ctx.clock.now())
     return notification_view(again, await ref_of(ctx.store.reading, again))
 
@@ -67,5 +71,6 @@ async def redeliver_notification(notification_id: str, ctx: Context, who: Writer
 async def notify_test(job: str, name: str, ctx: Context, who: Writer) -> dict[str, Any]:
     """Send a `test` alert to each webhook and target of the endpoint; the workers deliver it."""
     ref = f"{job}/{name}"
+    await check_target(ctx.store.reading, who.reach, endpoint=ref)
     sent = await send_test(ctx.store.unit_of_work, ref, who.actor, ctx.clock.now())
     return {"items": [notification_view(n, ref) for n in sent]}

@@ -24,6 +24,7 @@ from cronpilot.usecases.queries.planner import (
     show_proposal,
     show_session,
 )
+from cronpilot.usecases.queries.reach import check_target
 
 router = APIRouter(tags=["planner"])
 
@@ -32,7 +33,7 @@ router = APIRouter(tags=["planner"])
 async def get_proposals(
     *,
     ctx: Context,
-    _: Reader,
+    who: Reader,
     status: ProposalStatus | None = None,
     job: str | None = None,
     endpoint: str | None = None,
@@ -48,20 +49,22 @@ async def get_proposals(
         limit=limit,
         after=after(cursor),
         within=within,
+        reach=who.reach,
     )
     return await endpoint_page_view(ctx.store.reading, page, proposal_view)
 
 
 @router.get("/planner/autonomy")
-async def get_autonomy(ctx: Context, _: Reader, job: str | None = None) -> list[dict[str, Any]]:
+async def get_autonomy(ctx: Context, who: Reader, job: str | None = None) -> list[dict[str, Any]]:
     """Each job's graded-autonomy threshold and the admins' decisions that taught it, as
     `cronpilot planner autonomy --json`."""
-    return [autonomy_view(found) for found in await job_autonomy(ctx.store.reading, job)]
+    found = await job_autonomy(ctx.store.reading, job, reach=who.reach)
+    return [autonomy_view(each) for each in found]
 
 
 @router.get("/proposals/{proposal_id}")
-async def get_proposal(proposal_id: str, ctx: Context, _: Reader) -> dict[str, Any]:
-    found = await show_proposal(ctx.store.reading, proposal_id)
+async def get_proposal(proposal_id: str, ctx: Context, who: Reader) -> dict[str, Any]:
+    found = await show_proposal(ctx.store.reading, proposal_id, reach=who.reach)
     return proposal_view(found, await ref_of(ctx.store.reading, found))
 
 
@@ -69,6 +72,7 @@ async def get_proposal(proposal_id: str, ctx: Context, _: Reader) -> dict[str, A
 async def approve(proposal_id: str, ctx: Context, who: Admin) -> Any:
     """Apply a pending proposal now; the guardrails are checked again first, and a refusal
     (recorded on the proposal) is a 409."""
+    await check_target(ctx.store.reading, who.reach, proposal=proposal_id)
     decided = await ctx.desk.approve(proposal_id, who.actor, ctx.clock.now())
     view = proposal_view(decided, await ref_of(ctx.store.reading, decided))
     if decided.status is not ProposalStatus.APPLIED:
@@ -86,6 +90,7 @@ class RejectRequest(StrictBody):
 async def reject(
     proposal_id: str, request: RejectRequest, ctx: Context, who: Admin
 ) -> dict[str, Any]:
+    await check_target(ctx.store.reading, who.reach, proposal=proposal_id)
     why = " ".join(request.reason.split())
     decided = await ctx.desk.reject(proposal_id, who.actor, why, ctx.clock.now())
     return proposal_view(decided, await ref_of(ctx.store.reading, decided))
@@ -95,17 +100,19 @@ async def reject(
 async def get_sessions(
     *,
     ctx: Context,
-    _: Reader,
+    who: Reader,
     endpoint: str | None = None,
     limit: Limit = 20,
     cursor: CursorToken = None,
     within: Within,
 ) -> dict[str, Any]:
-    page = await list_sessions(ctx.store.reading, endpoint, limit, after(cursor), within)
+    page = await list_sessions(
+        ctx.store.reading, endpoint, limit, after(cursor), within, reach=who.reach
+    )
     return await endpoint_page_view(ctx.store.reading, page, session_view)
 
 
 @router.get("/sessions/{session_id}")
-async def get_session(session_id: str, ctx: Context, _: Reader) -> dict[str, Any]:
-    found = await show_session(ctx.store.reading, session_id)
+async def get_session(session_id: str, ctx: Context, who: Reader) -> dict[str, Any]:
+    found = await show_session(ctx.store.reading, session_id, reach=who.reach)
     return session_view(found, await ref_of(ctx.store.reading, found))

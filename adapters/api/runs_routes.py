@@ -18,6 +18,7 @@ from cronpilot.adapters.cli.output import iso
 from cronpilot.adapters.cli.views import retry_view, run_view
 from cronpilot.domain.model import RunStatus, RunTrigger
 from cronpilot.domain.requested_runs import DEFAULT_MAX_SLOTS, MAX_SLOTS
+from cronpilot.usecases.queries.reach import check_target
 from cronpilot.usecases.queries.runs import RunQuery, page_runs, show_run
 from cronpilot.usecases.run_control import cancel_run, clear_dag, retry_run
 from cronpilot.usecases.run_requests import request_backfill, request_run
@@ -29,7 +30,7 @@ router = APIRouter(tags=["runs"])
 async def get_runs(
     *,
     ctx: Context,
-    _: Reader,
+    who: Reader,
     job: str | None = None,
     endpoint: Annotated[str | None, Query(description="`job/endpoint` or an endpoint id")] = None,
     status: RunStatus | None = None,
@@ -41,14 +42,14 @@ async def get_runs(
     """Runs newest slot first, a page at a time: pass `next_cursor` back as `cursor` until
     it is null. Runs recorded meanwhile do not shift the pages."""
     query = RunQuery(job, endpoint, status, trigger, within)
-    page = await page_runs(ctx.store.reading, query, limit, after(cursor))
+    page = await page_runs(ctx.store.reading, query, limit, after(cursor), reach=who.reach)
     return page_view(page, lambda run: run_view(run, with_body=False))
 
 
 @router.get("/runs/{run_id}", response_model=dict[str, Any])
-async def get_run(run_id: str, ctx: Context, _: Reader) -> TidyJSONResponse:
+async def get_run(run_id: str, ctx: Context, who: Reader) -> TidyJSONResponse:
     """One run in full, with its stored response body."""
-    run, endpoint = await show_run(ctx.store.reading, run_id)
+    run, endpoint = await show_run(ctx.store.reading, run_id, reach=who.reach)
     return TidyJSONResponse({**run_view(run, with_body=True), "endpoint": endpoint.ref})
 
 
@@ -57,6 +58,7 @@ async def cancel(run_id: str, ctx: Context, who: Writer) -> dict[str, Any]:
     """Cancel a run: a queued one is `cancelled` at once and never starts; a running one is
     marked (`cancel_requested_by`), and the worker holding it cuts it short and records it
     `cancelled`. A finished run is refused (409), an unknown one 404."""
+    await check_target(ctx.store.reading, who.reach, run=run_id)
     run = await cancel_run(ctx.store.unit_of_work, run_id, who.actor, ctx.clock.now())
     return run_view(run, with_body=False)
 
@@ -66,6 +68,7 @@ async def retry(run_id: str, ctx: Context, who: Writer) -> dict[str, Any]:
     """Queue a new manual run, due now, of the run's endpoint; the run itself stays as it is.
     A DAG dependant's run: its node re-runs alone in its DAG run, with its upstreams' answers
     there, which a scheduler's DAG sweep starts (`{"rerun": "job/endpoint"}`)."""
+    await check_target(ctx.store.reading, who.reach, run=run_id)
     retried = await retry_run(ctx.store.unit_of_work, ctx.waker, run_id, who.actor, ctx.clock.now())
     return retry_view(retried)
 
@@ -78,6 +81,7 @@ class ClearRequest(StrictBody):
 async def clear(run_id: str, request: ClearRequest, ctx: Context, who: Writer) -> dict[str, Any]:
     """Re-run `node` and what depends on it in the DAG run this run began (or belongs to),
     with the answers its upstreams gave in it; a scheduler's DAG sweep starts it."""
+    await check_target(ctx.store.reading, who.reach, run=run_id)
     cleared = await clear_dag(
         ctx.store.unit_of_work,
         ctx.waker,
@@ -92,6 +96,7 @@ async def clear(run_id: str, request: ClearRequest, ctx: Context, who: Writer) -
 @router.post("/endpoints/{job}/{name}/run", status_code=202)
 async def run_now(job: str, name: str, ctx: Context, who: Writer) -> dict[str, Any]:
     """Queue one run due now (trigger `manual`); a scheduler worker makes it."""
+    await check_target(ctx.store.reading, who.reach, endpoint=f"{job}/{name}")
     run = await request_run(
         ctx.store.unit_of_work, ctx.waker, f"{job}/{name}", who.actor, ctx.clock.now()
     )
@@ -109,6 +114,7 @@ async def backfill(
     job: str, name: str, request: BackfillRequest, ctx: Context, who: Writer
 ) -> dict[str, Any]:
     """Queue a run for each past baseline slot in [start, end] that has none."""
+    await check_target(ctx.store.reading, who.reach, endpoint=f"{job}/{name}")
     report = await request_backfill(
         ctx.store.unit_of_work,
         ctx.waker,

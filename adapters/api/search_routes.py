@@ -18,7 +18,7 @@ router = APIRouter(tags=["search"])
 @router.get("/search")
 async def search(
     ctx: Context,
-    _: Reader,
+    who: Reader,
     q: Annotated[str, Query(description="What the endpoint should do or tell, in words.")],
     job: Annotated[str | None, Query(description="Only this job's endpoints.")] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
@@ -36,5 +36,6 @@ async def search(
         job=job,
         limit=limit,
         cache=ctx.search_cache,
+        reach=who.reach,
     )
     return result_view(result)

@@ -2,11 +2,13 @@
 would otherwise become a different action (`{"untill": …}` pausing for ever,
 `POST /apply?dry_run=true` writing). Bodies are `StrictBody` models; query parameters, and
 whether a body may come at all, are checked against what the matched route declares, for
-every route at once."""
+every route at once. A query parameter is given once, with a value (`one_value_each`), on
+every API route and console page alike."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from fastapi import Request
 from fastapi.dependencies.models import Dependant
@@ -47,9 +49,37 @@ def takes_body(route: APIRoute) -> bool:
     return route.body_field is not None or "requestBody" in (route.openapi_extra or {})
 
 
+def one_value_each(request: Request) -> list[dict[str, Any]]:
+    """The errors (as `RequestValidationError` takes them) of query parameters given more than
+    once or blank. Readers disagree on those (`?job=etl&job=`: the first value, the last, the
+    non-empty one, or none at all), so a filter could mean one job to one reader and every
+    job to the next: they are refused, not read."""
+    errors = []
+    for name in sorted(set(request.query_params)):
+        values = request.query_params.getlist(name)
+        if len(values) > 1:
+            errors.append(
+                {
+                    "loc": ("query", name),
+                    "msg": f"given {len(values)} times: give it once",
+                    "type": "value_error",
+                }
+            )
+        elif not values[0].strip():
+            errors.append(
+                {
+                    "loc": ("query", name),
+                    "msg": "empty: leave it out, or give it a value",
+                    "type": "value_error",
+                }
+            )
+    return errors
+
+
 async def known_input_only(request: Request) -> None:
     """A dependency of every API route: refuses (422, naming each) the query parameters the
-    matched route does not declare, and a body sent to a route that reads none. A parameter
+    matched route does not declare or that are repeated or blank, and a body sent to a route
+    that reads none. A parameter
     a route declares later is taken at once."""
     route = request.scope.get("route")
     if not isinstance(route, APIRoute):
@@ -64,6 +94,7 @@ async def known_input_only(request: Request) -> None:
         }
         for name in sorted(set(request.query_params) - declared)
     ]
+    errors += one_value_each(request)
     if not takes_body(route) and not await _empty(request):
         errors.append(
             {"loc": ("body",), "msg": "this route takes no body", "type": "extra_forbidden"}

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from pydantic import AwareDatetime, Field
 
-from cronpilot.adapters.api.access import Admin
+from cronpilot.adapters.api.access import EveryJobAdmin
 from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.api.strict import StrictBody
 from cronpilot.adapters.cli.token_views import token_view
@@ -23,7 +23,7 @@ router = APIRouter(tags=["tokens"])
 @router.get("/tokens")
 async def get_tokens(
     ctx: Context,
-    _: Admin,
+    _: EveryJobAdmin,
     include_revoked: Annotated[bool, Query(alias="all", description="Revoked tokens too.")] = False,
 ) -> list[dict[str, Any]]:
     """Tokens by name: scope, jobs, expiry, last use. Never a secret."""
@@ -43,7 +43,7 @@ class TokenRequest(StrictBody):
 
 
 @router.post("/tokens", status_code=201)
-async def post_token(request: TokenRequest, ctx: Context, who: Admin) -> dict[str, Any]:
+async def post_token(request: TokenRequest, ctx: Context, who: EveryJobAdmin) -> dict[str, Any]:
     """Create a token; `secret` is in this answer only."""
     token, secret = await create_token(
         ctx.store.unit_of_work,
@@ -68,7 +68,7 @@ class RotateRequest(StrictBody):
 
 @router.post("/tokens/{token}/rotate")
 async def rotate(
-    token: str, ctx: Context, who: Admin, request: RotateRequest | None = None
+    token: str, ctx: Context, who: EveryJobAdmin, request: RotateRequest | None = None
 ) -> dict[str, Any]:
     """A new secret for the token (by name or id), in this answer only; the old one works for
     `grace_seconds` more."""
@@ -80,6 +80,6 @@ async def rotate(
 
 
 @router.delete("/tokens/{token}")
-async def delete_token(token: str, ctx: Context, who: Admin) -> dict[str, Any]:
+async def delete_token(token: str, ctx: Context, who: EveryJobAdmin) -> dict[str, Any]:
     """Revoke the token (by name or id): its secrets are refused from now on."""
     return token_view(await revoke_token(ctx.store.unit_of_work, token, who.actor, ctx.clock.now()))

@@ -26,6 +26,7 @@ from cronpilot.domain.secrets import mask_url, mask_urls
 from cronpilot.usecases.alert_delivery import redeliver, send_test
 from cronpilot.usecases.queries.catalog import endpoint_refs
 from cronpilot.usecases.queries.notifications import list_notifications
+from cronpilot.usecases.queries.reach import check_target
 
 router = console_router()
 
@@ -42,12 +43,14 @@ async def notifications(
 ) -> Response:
     """Newest first, each with its kind of target and, when held, the upstream that held it."""
     wanted = choice(NotificationStatus, "status", status)
+    reading, reach = ctx.store.reading, who.reach
     page = await list_notifications(
-        ctx.store.reading,
+        reading,
         endpoint=endpoint or None,
         status=wanted,
         limit=PAGE,
         after=after(cursor or None),
+        reach=reach,
     )
     return render(
         request,
@@ -55,7 +58,7 @@ async def notifications(
         who,
         ctx.clock.now(),
         notifications=page.items,
-        refs=await endpoint_refs(ctx.store.reading),
+        refs=await endpoint_refs(reading, reach=reach),
         kind=target_kind,
         where=mask_url,
         where_error=lambda n: mask_urls(n.last_error) if n.last_error else "",
@@ -69,11 +72,14 @@ async def notifications(
 
 @router.post("/notifications/{notification_id}/redeliver")
 async def redeliver_one(notification_id: str, ctx: Context, act: Writing) -> Response:
+    await check_target(ctx.store.reading, act.reach, notification=notification_id)
     await redeliver(ctx.store.unit_of_work, notification_id, act.actor, ctx.clock.now())
     return back(f"{PREFIX}/notifications", "redelivered")
 
 
 @router.post("/endpoints/{job}/{name}/notify-test")
 async def notify_test(job: str, name: str, ctx: Context, act: Writing) -> Response:
-    await send_test(ctx.store.unit_of_work, f"{job}/{name}", act.actor, ctx.clock.now())
+    ref = f"{job}/{name}"
+    await check_target(ctx.store.reading, act.reach, endpoint=ref)
+    await send_test(ctx.store.unit_of_work, ref, act.actor, ctx.clock.now())
     return back(f"{PREFIX}/notifications", "test-sent")

@@ -21,6 +21,17 @@ from cronpilot.adapters.console import (
 )
 from cronpilot.adapters.console.pages import PREFIX
 
+PAGES = (
+    login,
+    endpoint_pages,
+    run_pages,
+    planner_pages,
+    alert_pages,
+    graph_page,
+    search_page,
+    limits_page,
+)
+"""The modules whose `router` the console serves."""
 STATIC = Path(__file__).parent / "static"
 STATIC_URL = f"{PREFIX}/static"
 
@@ -29,14 +40,5 @@ def install_console(app: FastAPI) -> None:
     # A new key per process: a restart makes open forms stale, never a session.
     app.state.console_key = secrets.token_bytes(32)
     app.mount(STATIC_URL, StaticFiles(directory=STATIC), name="console-static")
-    for pages in (
-        login,
-        endpoint_pages,
-        run_pages,
-        planner_pages,
-        alert_pages,
-        graph_page,
-        search_page,
-        limits_page,
-    ):
+    for pages in PAGES:
         app.include_router(pages.router)

@@ -41,6 +41,7 @@ from cronpilot.domain.secrets import mask_headers, mask_url
 from cronpilot.usecases.queries.catalog import EndpointState, list_endpoints, list_jobs
 from cronpilot.usecases.queries.outputs import show_output
 from cronpilot.usecases.queries.planner import planner_mode
+from cronpilot.usecases.queries.reach import check_target
 from cronpilot.usecases.queries.runs import RunQuery, page_runs
 from cronpilot.usecases.queries.timeline import endpoint_timeline
 from cronpilot.usecases.run_requests import request_run
@@ -102,7 +103,7 @@ async def endpoints(
     now = ctx.clock.now()
     wanted = choice(Condition, "state", state)
     job = job or None
-    states = await list_endpoints(ctx.store.reading, job)
+    states = await list_endpoints(ctx.store.reading, job, reach=who.reach)
     rows = [
         {
             "ref": s.endpoint.ref,
@@ -116,7 +117,7 @@ async def endpoints(
     ]
     if wanted is not None:
         rows = [row for row in rows if row["condition"] == wanted.value]
-    jobs = {j.job.name: j.job for j in await list_jobs(ctx.store.reading)}
+    jobs = {j.job.name: j.job for j in await list_jobs(ctx.store.reading, reach=who.reach)}
     shown = jobs.get(job) if job is not None else None
     return render(
         request,
@@ -147,10 +148,11 @@ async def endpoint(
     window: Window = Window.HOUR,
 ) -> Response:
     now, ref = ctx.clock.now(), f"{job}/{name}"
-    found, mode = await planner_mode(ctx.store.reading, ref)
-    recent = await page_runs(ctx.store.reading, RunQuery(endpoint=ref), RECENT_RUNS)
+    reading, reach = ctx.store.reading, who.reach
+    found, mode = await planner_mode(reading, ref, reach=reach)
+    recent = await page_runs(reading, RunQuery(endpoint=ref), RECENT_RUNS, reach=reach)
     latest = next((r for r in recent.items if r.body is not None), None)
-    timeline = await endpoint_timeline(ctx.store.reading, ref, now - LENGTHS[window], now)
+    timeline = await endpoint_timeline(reading, ref, now - LENGTHS[window], now, reach=reach)
     hint = fresh_interval_hint(found, now)
     return render(
         request,
@@ -171,7 +173,7 @@ async def endpoint(
         recent=[run_view(r, with_body=False) for r in recent.items],
         latest=None if latest is None else run_view(latest, with_body=True),
         newest=None if not recent.items else run_view(recent.items[0], with_body=False),
-        learnt=await show_output(ctx.store.reading, ref, drift_limit=20),
+        learnt=await show_output(reading, ref, drift_limit=20, reach=reach),
         chart=chart(timeline, run_href),
         window=window.value,
         windows=[w.value for w in Window],
@@ -200,6 +202,7 @@ def _pause_asked(act: Writing, now: datetime, what: str) -> Pause:
 @router.post("/endpoints/{job}/{name}/pause")
 async def pause(job: str, name: str, ctx: Context, act: Writing) -> Response:
     now = ctx.clock.now()
+    await check_target(ctx.store.reading, act.reach, endpoint=f"{job}/{name}")
     asked = _pause_asked(act, now, "endpoint")
     await pause_endpoint(ctx.store.unit_of_work, f"{job}/{name}", asked, act.actor, now)
     return back(_page(job, name), "paused")
@@ -214,18 +217,21 @@ def _job_view(job: str, note: str) -> RedirectResponse:
 @router.post("/jobs/{job}/pause")
 async def pause_whole_job(job: str, ctx: Context, act: Writing) -> Response:
     now = ctx.clock.now()
+    await check_target(ctx.store.reading, act.reach, job=job)
     await pause_job(ctx.store.unit_of_work, job, _pause_asked(act, now, "job"), act.actor, now)
     return _job_view(job, "job-paused")
 
 
 @router.post("/jobs/{job}/resume")
 async def resume_whole_job(job: str, ctx: Context, act: Writing) -> Response:
+    await check_target(ctx.store.reading, act.reach, job=job)
     await resume_job(ctx.store.unit_of_work, ctx.waker, job, act.actor, ctx.clock.now())
     return _job_view(job, "job-resumed")
 
 
 @router.post("/endpoints/{job}/{name}/resume")
 async def resume(job: str, name: str, ctx: Context, act: Writing) -> Response:
+    await check_target(ctx.store.reading, act.reach, endpoint=f"{job}/{name}")
     await resume_endpoint(
         ctx.store.unit_of_work, ctx.waker, f"{job}/{name}", act.actor, ctx.clock.now()
     )
@@ -234,6 +240,7 @@ async def resume(job: str, name: str, ctx: Context, act: Writing) -> Response:
 
 @router.post("/endpoints/{job}/{name}/run")
 async def run_now(job: str, name: str, ctx: Context, act: Writing) -> Response:
+    await check_target(ctx.store.reading, act.reach, endpoint=f"{job}/{name}")
     await request_run(
         ctx.store.unit_of_work, ctx.waker, f"{job}/{name}", act.actor, ctx.clock.now()
     )

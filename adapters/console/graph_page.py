@@ -180,7 +180,7 @@ def elements(graphs: Mapping[str, JobGraph]) -> list[dict[str, Any]]:
 async def graph(
     request: Request, ctx: Context, who: SignedIn, job: Annotated[str | None, Query()] = None
 ) -> Response:
-    graphs = await job_graphs(ctx.store.reading, job or None)
+    graphs = await job_graphs(ctx.store.reading, job, reach=who.reach)
     _, edges = merged(graphs)
     return render(
         request,
@@ -190,6 +190,6 @@ async def graph(
         elements=elements(graphs),
         edges=[edge_view(e) for e in edges],
         graphs=graphs,
-        jobs=[j.job.name for j in await list_jobs(ctx.store.reading)],
+        jobs=[j.job.name for j in await list_jobs(ctx.store.reading, reach=who.reach)],
         job=job or "",
     )

@@ -24,6 +24,6 @@ async def limits(
         "limits.html",
         who,
         ctx.clock.now(),
-        limits=await list_limits(ctx.store.reading, job or None),
+        limits=await list_limits(ctx.store.reading, job, reach=who.reach),
         job=job or "",
     )

@@ -23,13 +23,13 @@ from fastapi.templating import Jinja2Templates
 
 from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.api.problems import status_of
+from cronpilot.adapters.api.strict import one_value_each
 from cronpilot.adapters.cli.output import clock_time, relative, span
 from cronpilot.adapters.error_line import error_line
 from cronpilot.adapters.jsonvalue import dump_json
-from cronpilot.adapters.reach import reach_of
-from cronpilot.domain.access import Principal, Scope
+from cronpilot.domain.access import Principal, Reach, Scope
 from cronpilot.domain.errors import CronpilotError, InvalidConfig, TokenExpired
-from cronpilot.usecases.access import confine, session_principal
+from cronpilot.usecases.access import session_principal
 
 E = TypeVar("E", bound=StrEnum)
 
@@ -92,6 +92,10 @@ class Viewer:
     """This session's form token: an HMAC of its cookie under the server's key."""
 
     @property
+    def reach(self) -> Reach:
+        return self.principal.reach
+
+    @property
     def may_write(self) -> bool:
         return self.principal.may(Scope.WRITE)
 
@@ -119,15 +123,9 @@ async def session_viewer(request: Request, ctx: Context) -> Viewer:
     return Viewer(principal, csrf_token(request, session_id))
 
 
-async def viewer(request: Request, ctx: Context) -> Viewer:
-    """The viewer, refused (`OutOfReach`) a page of a job its token does not reach."""
-    who = await session_viewer(request, ctx)
-    params = [*request.path_params.items(), *request.query_params.multi_items()]
-    await confine(ctx.store.reading, who.principal, reach_of(params))
-    return who
-
-
-SignedIn = Annotated[Viewer, Depends(viewer)]
+SignedIn = Annotated[Viewer, Depends(session_viewer)]
+"""The viewer of a page: what its token may see is `viewer.principal.reach`, which the page
+hands to every query it asks."""
 
 
 async def form_fields(request: Request) -> dict[str, str]:
@@ -150,6 +148,10 @@ class Action:
     @property
     def actor(self) -> str:
         return self.viewer.principal.actor
+
+    @property
+    def reach(self) -> Reach:
+        return self.viewer.reach
 
     def text(self, name: str) -> str:
         """A field with its runs of white space made one space."""
@@ -227,7 +229,8 @@ def login_path(request: Request) -> str:
 
 
 class ConsoleRoute(APIRoute):
-    """A console route: a visitor not signed in is sent to the login form, and a refusal or a
+    """A console route: its query parameters are given once each, with a value, as the API's
+    (`one_value_each`); a visitor not signed in is sent to the login form, and a refusal or a
     failure is a page in words with its status, not the API's problem document."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
@@ -235,6 +238,8 @@ class ConsoleRoute(APIRoute):
 
         async def page(request: Request) -> Response:
             try:
+                if invalid := one_value_each(request):
+                    raise RequestValidationError(invalid)
                 response = await handler(request)
             except LoginNeeded:
                 response = RedirectResponse(login_path(request), HTTPStatus.SEE_OTHER)

@@ -34,8 +34,12 @@ from cronpilot.usecases.queries.planner import (
     list_sessions,
     show_session,
 )
+from cronpilot.usecases.queries.reach import check_target
 
 router = console_router()
+
+EVERY_STATUS = "all"
+"""The proposals filter's choice of every status (an empty one is refused, as on every page)."""
 
 
 @router.get("/proposals")
@@ -47,12 +51,12 @@ async def proposals(
     status: Annotated[str | None, Query()] = ProposalStatus.PENDING.value,
     endpoint: Annotated[str | None, Query()] = None,
 ) -> Response:
-    """The queue: pending proposals by default (`?status=` for every one), then the approvals
-    that DAG gates wait for, and the planner mode of each job."""
-    reading = ctx.store.reading
-    wanted = choice(ProposalStatus, "status", status)
-    page = await list_proposals(reading, status=wanted, endpoint=endpoint or None, limit=PAGE)
-    gates = await list_approvals(reading, limit=PAGE)
+    """The queue: pending proposals by default (`?status=all` for every one), then the
+    approvals that DAG gates wait for, and the planner mode of each job."""
+    reading, reach = ctx.store.reading, who.reach
+    wanted = None if status == EVERY_STATUS else choice(ProposalStatus, "status", status)
+    page = await list_proposals(reading, status=wanted, endpoint=endpoint, limit=PAGE, reach=reach)
+    gates = await list_approvals(reading, limit=PAGE, reach=reach)
     return render(
         request,
         "proposals.html",
@@ -61,11 +65,12 @@ async def proposals(
         proposals=page.items,
         changes={p.id: change_text(p) for p in page.items},
         gates=gates.items,
-        refs=await endpoint_refs(reading),
+        refs=await endpoint_refs(reading, reach=reach),
         status=wanted,
         endpoint=endpoint or "",
         statuses=[s.value for s in ProposalStatus],
-        autonomies=await job_autonomy(reading),
+        every=EVERY_STATUS,
+        autonomies=await job_autonomy(reading, reach=reach),
         graded=PlannerMode.GRADED,
         pending_gate=ApprovalState.PENDING,
     )
@@ -76,6 +81,7 @@ QUEUE = f"{PREFIX}/proposals"
 
 @router.post("/proposals/{proposal_id}/approve")
 async def approve(proposal_id: str, ctx: Context, act: Administering) -> Response:
+    await check_target(ctx.store.reading, act.reach, proposal=proposal_id)
     decided = await ctx.desk.approve(proposal_id, act.actor, ctx.clock.now())
     return back(QUEUE, "approved" if decided.status is ProposalStatus.APPLIED else "refused")
 
@@ -89,12 +95,14 @@ def _reason(act: Administering) -> str:
 
 @router.post("/proposals/{proposal_id}/reject")
 async def reject(proposal_id: str, ctx: Context, act: Administering) -> Response:
+    await check_target(ctx.store.reading, act.reach, proposal=proposal_id)
     await ctx.desk.reject(proposal_id, act.actor, _reason(act), ctx.clock.now())
     return back(QUEUE, "rejected")
 
 
 @router.post("/approvals/{approval_id}/approve")
 async def approve_gate(approval_id: str, ctx: Context, act: Administering) -> Response:
+    await check_target(ctx.store.reading, act.reach, approval=approval_id)
     reason = act.text("reason") or None
     await ctx.approvals.approve(approval_id, act.actor, reason, ctx.clock.now())
     return back(QUEUE, "gate-approved")
@@ -102,6 +110,7 @@ async def approve_gate(approval_id: str, ctx: Context, act: Administering) -> Re
 
 @router.post("/approvals/{approval_id}/reject")
 async def reject_gate(approval_id: str, ctx: Context, act: Administering) -> Response:
+    await check_target(ctx.store.reading, act.reach, approval=approval_id)
     await ctx.approvals.reject(approval_id, act.actor, _reason(act), ctx.clock.now())
     return back(QUEUE, "gate-rejected")
 
@@ -115,14 +124,15 @@ async def sessions(
     endpoint: Annotated[str | None, Query()] = None,
     cursor: Annotated[str | None, Query()] = None,
 ) -> Response:
-    page = await list_sessions(ctx.store.reading, endpoint or None, PAGE, after(cursor or None))
+    reading, reach = ctx.store.reading, who.reach
+    page = await list_sessions(reading, endpoint, PAGE, after(cursor), reach=reach)
     return render(
         request,
         "sessions.html",
         who,
         ctx.clock.now(),
         sessions=page.items,
-        refs=await endpoint_refs(ctx.store.reading),
+        refs=await endpoint_refs(reading, reach=reach),
         endpoint=endpoint or "",
         older=None if page.next_cursor is None else encode_cursor(page.next_cursor),
     )
@@ -130,8 +140,8 @@ async def sessions(
 
 @router.get("/sessions/{session_id}")
 async def session(request: Request, session_id: str, ctx: Context, who: SignedIn) -> Response:
-    found = await show_session(ctx.store.reading, session_id)
-    refs = await endpoint_refs(ctx.store.reading)
+    found = await show_session(ctx.store.reading, session_id, reach=who.reach)
+    refs = await endpoint_refs(ctx.store.reading, reach=who.reach)
     longest = max((c.duration_ms for c in found.tool_calls), default=0) or 1
     return render(
         request,

@@ -32,8 +32,9 @@ async def search(
             q,
             uow=ctx.store.unit_of_work,
             now=ctx.clock.now(),
-            job=job or None,
+            job=job,
             cache=ctx.search_cache,
+            reach=who.reach,
         )
     return render(
         request,
@@ -42,7 +43,7 @@ async def search(
         ctx.clock.now(),
         q=q or "",
         job=job or "",
-        jobs=[j.job.name for j in await list_jobs(ctx.store.reading)],
+        jobs=[j.job.name for j in await list_jobs(ctx.store.reading, reach=who.reach)],
         result=result,
         weights=weights_view(result) if result is not None else None,
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from cronpilot.domain.access import Principal, Scope
+from cronpilot.domain.access import EVERY_JOB, Principal, Reach, Scope
 from cronpilot.domain.errors import CronpilotError, InvalidConfig
 
 Authenticate = Callable[[str], Awaitable[Principal | None]]
@@ -31,6 +31,11 @@ class Caller:
     @property
     def scope(self) -> Scope:
         return Scope.READ if self.principal is None else self.principal.scope
+
+    @property
+    def reach(self) -> Reach:
+        """What the tools' queries may show: the token's jobs (every job for nobody's)."""
+        return EVERY_JOB if self.principal is None else self.principal.reach
 
     async def check(self) -> None:
         """Before each call: a token revoked meanwhile stops the server's tools at once, as it

@@ -12,8 +12,10 @@ from cronpilot.adapters.cli.planner_views import proposal_view
 from cronpilot.adapters.mcp.context import McpContext
 from cronpilot.adapters.mcp.read_tools import AnId, shown
 from cronpilot.adapters.mcp.toolbox import Toolbox
+from cronpilot.domain.access import Principal
 from cronpilot.domain.errors import CronpilotError
 from cronpilot.domain.planning import Proposal, ProposalStatus
+from cronpilot.usecases.queries.reach import check_target
 
 
 class NotApplied(CronpilotError):
@@ -30,13 +32,15 @@ def _one_line(reason: str | None) -> str | None:
     return None if reason is None else " ".join(reason.split())
 
 
-def add_decision_tools(box: Toolbox, ctx: McpContext, actor: str) -> None:
+def add_decision_tools(box: Toolbox, ctx: McpContext, who: Principal) -> None:
     desk, gates, reading = ctx.desk, ctx.approvals, ctx.store.reading
+    actor, reach = who.actor, who.reach
 
     @box.tool(read_only=False)
     async def approve_proposal(proposal_id: AnId) -> dict[str, Any]:
         """Apply a pending proposal now; the guardrails are checked again first, and a
         refusal (recorded on the proposal) is an error."""
+        await check_target(reading, reach, proposal=proposal_id)
         decided = await desk.approve(proposal_id, actor, ctx.clock.now())
         if decided.status is not ProposalStatus.APPLIED:
             raise NotApplied(decided)
@@ -45,6 +49,7 @@ def add_decision_tools(box: Toolbox, ctx: McpContext, actor: str) -> None:
     @box.tool(read_only=False)
     async def reject_proposal(proposal_id: AnId, reason: Reason) -> dict[str, Any]:
         """Turn a pending proposal down, with a reason for the audit trail."""
+        await check_target(reading, reach, proposal=proposal_id)
         decided = await desk.reject(proposal_id, actor, " ".join(reason.split()), ctx.clock.now())
         return await shown(reading, decided, proposal_view)
 
@@ -52,11 +57,13 @@ def add_decision_tools(box: Toolbox, ctx: McpContext, actor: str) -> None:
     async def approve_gate(approval_id: AnId, reason: Reason | None = None) -> dict[str, Any]:
         """Let a DAG dependant waiting at an approval gate run; a scheduler worker starts it
         within CRONPILOT_DAG_SWEEP_SECONDS."""
+        await check_target(reading, reach, approval=approval_id)
         decided = await gates.approve(approval_id, actor, _one_line(reason), ctx.clock.now())
         return await shown(reading, decided, approval_view)
 
     @box.tool(read_only=False)
     async def reject_gate(approval_id: AnId, reason: Reason | None = None) -> dict[str, Any]:
         """Skip a DAG dependant waiting at an approval gate, and what follows it."""
+        await check_target(reading, reach, approval=approval_id)
         decided = await gates.reject(approval_id, actor, _one_line(reason), ctx.clock.now())
         return await shown(reading, decided, approval_view)

@@ -38,13 +38,13 @@ INSTRUCTIONS = (
 def build_server(ctx: McpContext, caller: Caller) -> MCPServer[Any]:
     """The tools `caller`'s scope allows and no more: a client never sees a tool it may not
     call."""
-    box = Toolbox(caller, ctx.store.reading)
-    add_read_tools(box, ctx)
-    add_resources(box, ctx)
+    box = Toolbox(caller)
+    add_read_tools(box, ctx, caller.reach)
+    add_resources(box, ctx, caller.reach)
     if caller.principal is not None and caller.principal.may(TokenScope.WRITE):
-        add_write_tools(box, ctx, caller.principal.actor)
+        add_write_tools(box, ctx, caller.principal)
     if caller.principal is not None and caller.principal.may(TokenScope.ADMIN):
-        add_decision_tools(box, ctx, caller.principal.actor)
+        add_decision_tools(box, ctx, caller.principal)
     server: MCPServer[Any] = box.server(
         "cronpilot", instructions=INSTRUCTIONS, version=version("cronpilot")
     )

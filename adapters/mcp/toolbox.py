@@ -25,10 +25,7 @@ from cronpilot.adapters.cli.output import tidy
 from cronpilot.adapters.error_line import error_line
 from cronpilot.adapters.jsonvalue import dump_json, json_depth
 from cronpilot.adapters.mcp.caller import Caller
-from cronpilot.adapters.reach import reach_of
 from cronpilot.domain.errors import CronpilotError, NotFound
-from cronpilot.domain.ports import ReadingFactory
-from cronpilot.usecases.access import confine
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver.context import Context
@@ -132,9 +129,8 @@ class StrictTool(Tool):
 class Toolbox:
     """Collects the tools and resources of one caller's server, then makes it (`server`)."""
 
-    def __init__(self, caller: Caller, reading: ReadingFactory) -> None:
+    def __init__(self, caller: Caller) -> None:
         self.caller = caller
-        self._reading = reading
         self.tools: list[Tool] = []
         self._resources: list[Callable[[MCPServer[Any]], object]] = []
 
@@ -184,9 +180,6 @@ class Toolbox:
         async def guarded(*args: Any, **kwargs: Any) -> Any:
             try:
                 await self.caller.check()
-                if self.caller.principal is not None:
-                    # A job-limited token reaches its jobs only, as through the API.
-                    await confine(self._reading, self.caller.principal, reach_of(kwargs.items()))
                 answer = await function(*args, **kwargs)
             except CronpilotError as error:
                 return refused(error)

@@ -22,15 +22,21 @@ from cronpilot.adapters.jobs_file import MAX_FILE_BYTES, parse_declarations
 from cronpilot.adapters.mcp.context import McpContext
 from cronpilot.adapters.mcp.read_tools import AnId, Endpoint, JobName
 from cronpilot.adapters.mcp.toolbox import Toolbox
+from cronpilot.domain.access import Principal
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import Pause
 from cronpilot.usecases import declarations, run_control, run_requests, schedule
+from cronpilot.usecases.queries.reach import check_target
 
 DOCUMENT_SOURCE = "document"
 """How messages name an applied document (`cronpilot apply` names its file)."""
 
 
-def add_write_tools(box: Toolbox, ctx: McpContext, actor: str) -> None:
+def add_write_tools(box: Toolbox, ctx: McpContext, who: Principal) -> None:
+    """The write tools for `who`, each refusing what lies out of its reach as what does not
+    exist."""
+    actor, reach, reading = who.actor, who.reach, ctx.store.reading
+
     @box.tool(read_only=False)
     async def pause_endpoint(
         endpoint: Endpoint,
@@ -42,6 +48,7 @@ def add_write_tools(box: Toolbox, ctx: McpContext, actor: str) -> None:
     ) -> dict[str, Any]:
         """Stop an endpoint's runs until a time, or until resume_endpoint; a pause wins over
         every schedule and hint."""
+        await check_target(reading, reach, endpoint=endpoint)
         paused = await schedule.pause_endpoint(
             ctx.store.unit_of_work,
             endpoint,
@@ -54,6 +61,7 @@ def add_write_tools(box: Toolbox, ctx: McpContext, actor: str) -> None:
     @box.tool(read_only=False)
     async def resume_endpoint(endpoint: Endpoint) -> dict[str, Any]:
         """Lift a pause: the endpoint is re-planned from its baseline and hints."""
+        await check_target(reading, reach, endpoint=endpoint)
         resumed = await schedule.resume_endpoint(
             ctx.store.unit_of_work, ctx.waker, endpoint, actor, ctx.clock.now()
         )
@@ -70,6 +78,7 @@ def add_write_tools(box: Toolbox, ctx: McpContext, actor: str) -> None:
     ) -> dict[str, Any]:
         """Stop every endpoint of a job, and the DAG runs inside it, until a time or until
         resume_job; the endpoints' own pauses stay underneath."""
+        await check_target(reading, reach, job=job)
         paused = await schedule.pause_job(
             ctx.store.unit_of_work,
             job,
@@ -82,6 +91,7 @@ def add_write_tools(box: Toolbox, ctx: McpContext, actor: str) -> None:
     @box.tool(read_only=False)
     async def resume_job(job: JobName) -> dict[str, Any]:
         """Lift a job's pause: its endpoints run again as their own pauses and plans say."""
+        await check_target(reading, reach, job=job)
         resumed = await schedule.resume_job(
             ctx.store.unit_of_work, ctx.waker, job, actor, ctx.clock.now()
         )
@@ -91,6 +101,7 @@ def add_write_tools(box: Toolbox, ctx: McpContext, actor: str) -> None:
     async def run_now(endpoint: Endpoint) -> dict[str, Any]:
         """Queue one run due now (trigger `manual`), made by a scheduler worker; its schedule
         is left as it is. Follow it with show_run."""
+        await check_target(reading, reach, endpoint=endpoint)
         run = await run_requests.request_run(
             ctx.store.unit_of_work, ctx.waker, endpoint, actor, ctx.clock.now()
         )
@@ -100,6 +111,7 @@ def add_write_tools(box: Toolbox, ctx: McpContext, actor: str) -> None:
     async def cancel_run(run: AnId) -> dict[str, Any]:
         """Cancel a run: a queued one never starts; a running one is cut short by the worker
         holding it and recorded `cancelled`. A finished run is refused."""
+        await check_target(reading, reach, run=run)
         cancelled = await run_control.cancel_run(
             ctx.store.unit_of_work, run, actor, ctx.clock.now()
         )
@@ -110,6 +122,7 @@ def add_write_tools(box: Toolbox, ctx: McpContext, actor: str) -> None:
         """Queue a new manual run, due now, of a run's endpoint. Follow it with show_run. A
         DAG dependant's run: its node re-runs alone in its DAG run, with its upstreams'
         answers there (`{"rerun": "job/endpoint"}`)."""
+        await check_target(reading, reach, run=run)
         retried = await run_control.retry_run(
             ctx.store.unit_of_work, ctx.waker, run, actor, ctx.clock.now()
         )
@@ -122,6 +135,7 @@ def add_write_tools(box: Toolbox, ctx: McpContext, actor: str) -> None:
     ) -> dict[str, Any]:
         """Re-run `node` and what depends on it in the DAG run this run began (or belongs
         to), with the answers its upstreams gave in it; the upstreams are not called again."""
+        await check_target(reading, reach, run=run)
         cleared = await run_control.clear_dag(
             ctx.store.unit_of_work, ctx.waker, run, node, actor=actor, now=ctx.clock.now()
         )
@@ -138,16 +152,16 @@ def add_write_tools(box: Toolbox, ctx: McpContext, actor: str) -> None:
     ) -> dict[str, Any]:
         """Create or update the jobs and endpoints a declaration document declares: validated
         whole first, then applied all or nothing. `${VARIABLES}` are not expanded. Endpoints
-        of a declared job missing from the document are left alone (listed as `absent`)."""
+        of a declared job missing from the document are left alone (listed as `absent`). A
+        token limited to jobs is refused: a document may declare any job."""
+        who.check_every_job()
         if len(document.encode()) > MAX_FILE_BYTES:
             raise InvalidConfig(DOCUMENT_SOURCE, f"larger than {MAX_FILE_BYTES:,} bytes")
         declared = parse_declarations(
             document, DOCUMENT_SOURCE, ctx.allowed_networks, env={}, floor_seconds=ctx.floor_seconds
         )
         if dry_run:
-            preview = await declarations.preview_declarations(
-                ctx.store.reading, declared, DOCUMENT_SOURCE
-            )
+            preview = await declarations.preview_declarations(reading, declared, DOCUMENT_SOURCE)
             return changes_view(preview.changes)
         report = await declarations.apply_declarations(
             ctx.store.unit_of_work,

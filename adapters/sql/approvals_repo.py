@@ -9,6 +9,7 @@ it ends the dependant's wait in a skip, so it never crosses a finish advancing t
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime
 
 from sqlalchemy import and_, select, update
@@ -42,6 +43,8 @@ class SqlApprovals(ApprovalRepository):
         endpoint_id: str | None = None,
         limit: int = 100,
         after: Cursor | None = None,
+        *,
+        job_ids: Collection[str] | None = None,
     ) -> list[Approval]:
         query = newest_first(
             approvals,
@@ -51,6 +54,8 @@ class SqlApprovals(ApprovalRepository):
             job_id=job_id,
             endpoint_id=endpoint_id,
         )
+        if job_ids is not None:
+            query = query.where(approvals.c.job_id.in_(sorted(job_ids)))
         async with self._db.read() as conn:
             rows = (await conn.execute(query.limit(limit))).mappings().all()
         return [approval_from_row(row) for row in rows]

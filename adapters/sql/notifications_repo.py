@@ -9,7 +9,7 @@ statement inside `BEGIN IMMEDIATE`, which already excludes every other writer.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -208,6 +208,7 @@ class SqlNotifications(NotificationRepository):
         after: Cursor | None = None,
         *,
         within: TimeRange | None = None,
+        job_ids: Collection[str] | None = None,
     ) -> list[Notification]:
         query = newest_first(
             notifications,
@@ -218,6 +219,8 @@ class SqlNotifications(NotificationRepository):
             endpoint_id=endpoint_id,
             status=status,
         )
+        if job_ids is not None:
+            query = query.where(notifications.c.job_id.in_(sorted(job_ids)))
         async with self._db.read() as conn:
             rows = (await conn.execute(query.limit(limit))).mappings().all()
         # Listed, not delivered: the targets' secrets stay sealed.
@@ -234,6 +237,14 @@ class SqlNotifications(NotificationRepository):
     async def add(self, raised: Sequence[Notification]) -> None:
         async with self._db.write() as conn:
             await add_notifications(conn, raised, self._cipher)
+
+    async def get_notification(self, notification_id: str) -> Notification:
+        query = select(notifications).where(notifications.c.id == notification_id)
+        async with self._db.read() as conn:
+            row = (await conn.execute(query)).mappings().one_or_none()
+        if row is None:
+            raise NotificationNotFound(notification_id)
+        return notification_from_row(row, None)
 
     async def redeliver(self, notification_id: str, now: datetime) -> Notification:
         table = notifications.c

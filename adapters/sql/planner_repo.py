@@ -4,7 +4,7 @@ PostgreSQL), analysis sessions and proposals. `now` always comes from the caller
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from enum import Enum
@@ -430,6 +430,7 @@ class SqlPlanner(PlannerRepository):
         after: Cursor | None = None,
         *,
         within: TimeRange | None = None,
+        job_ids: Collection[str] | None = None,
     ) -> list[Proposal]:
         query = (
             select(proposals)
@@ -444,6 +445,8 @@ class SqlPlanner(PlannerRepository):
             query = query.where(jobs.c.name == job_name)
         if endpoint_id is not None:
             query = query.where(proposals.c.endpoint_id == endpoint_id)
+        if job_ids is not None:
+            query = query.where(proposals.c.job_id.in_(sorted(job_ids)))
         if after is not None:
             query = query.where(
                 after_cursor(proposals.c.created_at, proposals.c.id, after, ids_ascending=True)
@@ -538,6 +541,7 @@ class SqlPlanner(PlannerRepository):
         after: Cursor | None = None,
         *,
         within: TimeRange | None = None,
+        job_ids: Collection[str] | None = None,
     ) -> list[AnalysisSession]:
         query = (
             select(analysis_sessions)
@@ -547,6 +551,9 @@ class SqlPlanner(PlannerRepository):
         )
         if endpoint_id is not None:
             query = query.where(analysis_sessions.c.endpoint_id == endpoint_id)
+        if job_ids is not None:
+            of_jobs = select(endpoints.c.id).where(endpoints.c.job_id.in_(sorted(job_ids)))
+            query = query.where(analysis_sessions.c.endpoint_id.in_(of_jobs))
         if after is not None:
             table = analysis_sessions.c
             query = query.where(after_cursor(table.started_at, table.id, after, ids_ascending=True))

@@ -128,6 +128,8 @@ class SqlRuns(RunRepository):
         ):
             if value is not None:
                 query = query.where(column == value)
+        if where.job_ids is not None:
+            query = query.where(every_run.c.job_id.in_(sorted(where.job_ids)))
         window = where.within or TimeRange()
         query = query.where(*in_window(every_run.c.slot_at, window))
         newest = [datetime.now(UTC)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
@@ -58,8 +59,11 @@ class ApprovalRepository(Protocol):
         endpoint_id: str | None = None,
         limit: int = 100,
         after: Cursor | None = None,
+        *,
+        job_ids: Collection[str] | None = None,
     ) -> list[Approval]:
-        """Newest request first (ids descending within one time), optionally filtered; with
+        """Newest request first (ids descending within one time), optionally filtered
+        (`job_ids`: of those jobs only); with
         `after`, those that follow it (`domain.paging.follows`)."""
         ...
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
@@ -57,9 +57,16 @@ class NotificationRepository(Protocol):
         after: Cursor | None = None,
         *,
         within: TimeRange | None = None,
+        job_ids: Collection[str] | None = None,
     ) -> list[Notification]:
         """Newest first (by creation, then id), optionally filtered (`within`: raised in that
-        window); with `after`, those that follow it (`domain.paging.follows`)."""
+        window; `job_ids`: of those jobs only); with `after`, those that follow it
+        (`domain.paging.follows`)."""
+        ...
+
+    async def get_notification(self, notification_id: str) -> Notification:
+        """The notification of that id (whole: no prefix stands for one), its target's secrets
+        left sealed; raises `NotificationNotFound`."""
         ...
 
     async def prune(self, before: datetime, limit: int) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
@@ -88,10 +88,11 @@ class PlannerRepository(Protocol):
         after: Cursor | None = None,
         *,
         within: TimeRange | None = None,
+        job_ids: Collection[str] | None = None,
     ) -> list[Proposal]:
         """Newest first (ids ascending within one time), optionally filtered (`within`: made
-        in that window); with `after`, those that follow it (`domain.paging.follows`, ids
-        ascending)."""
+        in that window; `job_ids`: of those jobs only); with `after`, those that follow it
+        (`domain.paging.follows`, ids ascending)."""
         ...
 
     async def decide(
@@ -141,10 +142,11 @@ class PlannerRepository(Protocol):
         after: Cursor | None = None,
         *,
         within: TimeRange | None = None,
+        job_ids: Collection[str] | None = None,
     ) -> list[AnalysisSession]:
         """Newest first (ids ascending within one time), with their tool calls, optionally
-        those started `within` a window; with `after`, those that follow it
-        (`domain.paging.follows`, ids ascending)."""
+        those started `within` a window, of endpoints of `job_ids` only; with `after`, those
+        that follow it (`domain.paging.follows`, ids ascending)."""
         ...
 
     async def prune_sessions(

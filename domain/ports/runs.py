@@ -23,6 +23,8 @@ class RunFilter:
     trigger: RunTrigger | None = None
     within: TimeRange | None = None
     """Runs whose slot falls in it."""
+    job_ids: frozenset[str] | None = None
+    """Runs of these jobs only (a caller's reach)."""
 
 
 class RunRepository(Protocol):

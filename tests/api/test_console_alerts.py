@@ -3,8 +3,10 @@ upstream that held it; a test alert sent from an endpoint's page; a failed alert
 
 from __future__ import annotations
 
+import html
 from dataclasses import replace
 
+from cronpilot.adapters.console.pages import PAGE
 from cronpilot.adapters.jobs_file import parse_declarations
 from cronpilot.domain.access import Scope
 from cronpilot.domain.alerts import NotificationStatus
@@ -60,3 +62,21 @@ async def test_a_test_alert_a_redelivery_and_a_held_alert_on_the_alerts_page(
     assert "<td>test</td>" in pending.text and "blocked by" not in pending.text
     audit = await list_audit(store.reading, actor="token:write-bot")
     assert sorted(e.action for e in audit) == ["notify_test", "redeliver"]
+
+
+async def test_the_older_alerts_link_sends_no_empty_filter(console: Console) -> None:
+    store = console.store
+    declared = parse_declarations(JOBS, "jobs.yaml", [], {})
+    await apply_declarations(
+        store.unit_of_work, None, declared, "jobs.yaml", actor="cli:t@h", now=console.clock.now()
+    )
+    async with console.signed_in(Scope.WRITE) as (client, csrf):
+        for _ in range(PAGE + 1):
+            await client.post("/console/endpoints/alerts/probe/notify-test", data={"csrf": csrf})
+        first = await client.get("/console/notifications")
+        link = first.text.split('<a href="?', 1)[1].split('">Older alerts', 1)[0]
+        older = await client.get(f"/console/notifications?{html.unescape(link)}")
+
+    assert link.startswith("cursor=")
+    assert older.status_code == 200, older.text
+    assert older.text.count("<td>test</td>") == 1

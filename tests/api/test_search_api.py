@@ -38,7 +38,8 @@ async def test_a_word_the_catalog_lacks_is_matched_by_meaning_and_shown(api: Api
 @pytest.mark.parametrize(
     ("params", "status", "says"),
     [
-        ({"q": ""}, 400, "the query is empty"),
+        ({"q": ""}, 422, "query.q: empty"),
+        ({"q": " "}, 422, "query.q: empty"),
         ({"q": "x" * 10_000}, 400, "at most 500"),
         ({"q": "価格はいくら"}, 400, "script"),
         ({"q": "prices", "job": "nope"}, 404, "no job 'nope'"),

@@ -1,6 +1,6 @@
 """Token hygiene over HTTP: the admin routes `/tokens` (secrets shown once, audited with the
 actor), an expired token's 401 that says so, a rotated secret's grace, and a job-limited
-token refused (403) what lies outside its jobs."""
+token that sees its jobs and nothing of another (404, as for what does not exist)."""
 
 from __future__ import annotations
 
@@ -156,7 +156,7 @@ async def test_a_rotated_secret_works_for_the_grace_then_gets_a_401_saying_so(ap
     assert refused["detail"].startswith("secret of token 'ci' stopped working at ")
 
 
-async def test_a_job_limited_token_reaches_its_jobs_only(api: Api) -> None:
+async def test_a_job_limited_token_sees_its_jobs_and_nothing_of_another(api: Api) -> None:
     async with api.client() as admin:
         await _two_jobs(admin)
         made = await admin.post(
@@ -171,25 +171,40 @@ async def test_a_job_limited_token_reaches_its_jobs_only(api: Api) -> None:
             await bot.get("/runs", params={"job": "shop"}),
             await bot.get("/runs", params={"endpoint": "shop/stock"}),
             await bot.post("/endpoints/shop/stock/run"),
+            await bot.get("/workers"),
+            await bot.get("/cron/preview", params={"expr": "@daily"}),
         ]
-        other = [
-            await bot.get("/jobs/ledger"),
-            await bot.get("/endpoints/ledger/close"),
-            await bot.get("/runs", params={"endpoint": "ledger/close"}),
-            await bot.get(f"/runs/{ledger_run}"),
-            await bot.post("/endpoints/ledger/close/run"),
-        ]
-        every_job = [await bot.get("/jobs"), await bot.get("/runs")]
-        shop_run = own[-1].json()["id"]
+        other = {
+            "no job 'ledger'": [
+                await bot.get("/jobs/ledger"),
+                await bot.get("/runs", params={"job": "ledger"}),
+            ],
+            "no endpoint 'ledger/close'": [
+                await bot.get("/endpoints/ledger/close"),
+                await bot.get("/runs", params={"endpoint": "ledger/close"}),
+                await bot.post("/endpoints/ledger/close/run"),
+            ],
+            f"no run '{ledger_run}'": [
+                await bot.get(f"/runs/{ledger_run}"),
+                await bot.post(f"/runs/{ledger_run}/cancel"),
+            ],
+        }
+        jobs = await bot.get("/jobs")
+        runs = await bot.get("/runs")
+        every_job = [await bot.get("/audit"), await bot.get("/tokens")]
+        applied = await bot.post("/apply", content=LEDGER)
+        shop_run = own[4].json()["id"]
         own_run = await bot.get(f"/runs/{shop_run}")
 
-    assert [r.status_code for r in own] == [200, 200, 200, 200, 202]
+    assert [r.status_code for r in own] == [200, 200, 200, 200, 202, 200, 200]
     assert own_run.status_code == 200
-    for response in other:
-        assert _problem(response, 403)["detail"] == (
-            "token:shop-bot may not reach job ledger: it is limited to shop"
-        )
+    for detail, responses in other.items():
+        for response in responses:
+            assert _problem(response, 404)["detail"] == detail
+    assert [job["name"] for job in jobs.json()["items"]] == ["shop"]
+    assert [run["id"] for run in runs.json()["items"]] == [shop_run]
     for response in every_job:
-        assert _problem(response, 403)["detail"] == (
-            "token:shop-bot is limited to jobs shop: name one (job=…)"
-        )
+        assert _problem(response, 403)["status"] == 403
+    assert _problem(applied, 403)["detail"] == (
+        "token:shop-bot is limited to jobs shop: this needs a token of every job"
+    )

@@ -126,7 +126,7 @@ PAGES = [
     "/console/endpoints/health/eu",
     "/console/endpoints/billing/cleanup",
     "/console/runs",
-    "/console/proposals?status=",
+    "/console/proposals?status=all",
     "/console/sessions",
     "/console/graph",
 ]

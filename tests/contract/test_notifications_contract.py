@@ -12,7 +12,7 @@ import pytest
 
 from cronpilot.domain.alerts import AlertEvent, Notification, NotificationStatus
 from cronpilot.domain.dependencies import with_dependants
-from cronpilot.domain.errors import LeaseLost
+from cronpilot.domain.errors import LeaseLost, NotificationNotFound
 from cronpilot.domain.model import Finish, Pause, Response, Schedule, ScheduleSource
 from cronpilot.domain.ports import Store
 from tests.contract.builders import (
@@ -300,3 +300,16 @@ async def test_listing_filters_and_goes_newest_first(store: Store) -> None:
     assert [n.id for n in await listed(status=NotificationStatus.PENDING)] == [second.id]
     assert [n.id for n in await listed(status=NotificationStatus.DELIVERED)] == [first.id]
     assert await listed(status=NotificationStatus.FAILED) == []
+
+
+async def test_a_notification_is_found_by_its_whole_id_only(store: Store) -> None:
+    [raised] = await _alerts(store, HOOK)
+    delivered = await store.notifications.claim_due(T0 + seconds(5), "n1", 60.0, 1)
+    await store.notifications.mark_delivered(raised.id, "n1", T0 + seconds(6))
+
+    found = await store.notifications.get_notification(raised.id)
+    assert (found.id, found.status, found.url) == (raised.id, NotificationStatus.DELIVERED, HOOK)
+    assert found.attempts == delivered[0].attempts + 1
+    for unknown in (raised.id[:8], "0" * len(raised.id)):
+        with pytest.raises(NotificationNotFound):
+            await store.notifications.get_notification(unknown)

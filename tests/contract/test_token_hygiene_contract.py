@@ -1,5 +1,5 @@
 """Token hygiene on every store (memory, SQLite, PostgreSQL), through the use cases and the fake
-clock: expiry, rotation with a grace, job-limited tokens confined to their jobs, and console
+clock: expiry, rotation with a grace, job-limited tokens, and console
 sessions that signing out ends."""
 
 from __future__ import annotations
@@ -8,11 +8,9 @@ from datetime import timedelta
 
 import pytest
 
-from cronpilot.domain.access import Principal, Reach, Scope
+from cronpilot.domain.access import Principal, Scope
 from cronpilot.domain.errors import (
     InvalidTokenTerms,
-    OutOfReach,
-    RunNotFound,
     TokenExpired,
     TokenNotFound,
 )
@@ -20,7 +18,6 @@ from cronpilot.domain.ports import Store
 from cronpilot.domain.tokens import SESSION_SPAN, hash_secret
 from cronpilot.usecases.access import (
     authenticate,
-    confine,
     create_token,
     list_audit,
     revoke_token,
@@ -29,7 +26,7 @@ from cronpilot.usecases.access import (
     sign_in,
     sign_out,
 )
-from tests.contract.builders import declaration, run_once, spec
+from tests.contract.builders import declaration, spec
 from tests.support.clock import FakeClock
 
 ANN = "cli:ann@web-1"
@@ -171,34 +168,6 @@ async def test_a_token_limited_to_jobs_keeps_them_and_an_unknown_job_is_refused(
     assert await authenticate(store, secret, clock.now()) == Principal(
         "token:etl-bot", Scope.WRITE, frozenset({"etl"})
     )
-
-
-async def test_confine_keeps_a_limited_token_to_its_jobs_whatever_the_request_names(
-    two_jobs: Store, clock: FakeClock
-) -> None:
-    store = two_jobs
-    run = await run_once(store, clock.now())
-    run_job = (await store.catalog.get_endpoint(run.endpoint_id)).job_name
-    other = "billing" if run_job == "etl" else "etl"
-    limited = Principal("token:bot", Scope.READ, frozenset({run_job}))
-    everyone = Principal("token:all", Scope.READ)
-    own_ref = "etl/load" if run_job == "etl" else "billing/invoice"
-
-    for allowed in (Reach(jobs=(run_job,)), Reach(endpoints=(own_ref,)), Reach(runs=(run.id,))):
-        await confine(store.reading, limited, allowed)
-    for refused in (
-        Reach(jobs=(other,)),
-        Reach(jobs=(run_job, other)),
-        Reach(endpoints=("etl/load", "billing/invoice")),
-    ):
-        with pytest.raises(OutOfReach, match=f"token:bot may not reach job {other}"):
-            await confine(store.reading, limited, refused)
-    with pytest.raises(OutOfReach, match=f"is limited to jobs {run_job}: name one"):
-        await confine(store.reading, limited, Reach())
-    with pytest.raises(RunNotFound):
-        await confine(store.reading, limited, Reach(runs=("r-none",)))
-    # A token of every job is never refused, and looks nothing up.
-    await confine(store.reading, everyone, Reach(runs=("r-none",)))
 
 
 async def test_a_console_session_lasts_its_span_and_signing_out_ends_it(

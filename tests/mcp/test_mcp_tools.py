@@ -33,7 +33,7 @@ class Recording(Toolbox):
     """A toolbox that keeps each tool's own function (the one the server's wraps)."""
 
     def __init__(self, caller: Caller, ctx: McpContext) -> None:
-        super().__init__(caller, ctx.store.reading)
+        super().__init__(caller)
         self.functions: dict[str, Tool] = {}
 
     def tool(self, *, read_only: bool) -> Callable[[Tool], Tool]:
@@ -73,9 +73,9 @@ def _is_use_case(value: object) -> bool:
 async def test_every_tool_calls_a_use_case() -> None:
     ctx = _context()
     box = Recording(Caller(ADMIN, "secret", _nobody), ctx)
-    add_read_tools(box, ctx)
-    add_write_tools(box, ctx, ADMIN.actor)
-    add_decision_tools(box, ctx, ADMIN.actor)
+    add_read_tools(box, ctx, ADMIN.reach)
+    add_write_tools(box, ctx, ADMIN)
+    add_decision_tools(box, ctx, ADMIN)
     server = box.server("test")
 
     listed = {tool.name for tool in await server.list_tools()}

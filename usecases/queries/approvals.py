@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from cronpilot.domain.access import EVERY_JOB, Reach
 from cronpilot.domain.approvals import Approval, ApprovalState
 from cronpilot.domain.paging import Cursor, Page, page_of
 from cronpilot.domain.ports import ReadingFactory
+from cronpilot.usecases.queries.reach import job_ids, reached_endpoint
 
 
 async def list_approvals(
@@ -15,12 +17,16 @@ async def list_approvals(
     endpoint: str | None = None,
     limit: int = 100,
     after: Cursor | None = None,
+    reach: Reach = EVERY_JOB,
 ) -> Page[Approval]:
-    """A page of them, newest request first. Raises `JobNotFound` or `EndpointNotFound`."""
+    """A page of those in reach, newest request first. Raises `JobNotFound` or
+    `EndpointNotFound`."""
     async with reading() as read:
-        job_id = None if job is None else (await read.catalog.get_job(job)).id
-        endpoint_id = None if endpoint is None else (await read.catalog.get_endpoint(endpoint)).id
+        jobs = await job_ids(read, reach, job)
+        endpoint_id = (
+            None if endpoint is None else (await reached_endpoint(read, endpoint, reach)).id
+        )
         rows = await read.approvals.list_approvals(
-            state=state, job_id=job_id, endpoint_id=endpoint_id, limit=limit + 1, after=after
+            state=state, endpoint_id=endpoint_id, limit=limit + 1, after=after, job_ids=jobs
         )
     return page_of(rows, limit, lambda a: Cursor(a.requested_at, a.id))

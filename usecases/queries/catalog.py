@@ -7,12 +7,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, TypeVar
 
+from cronpilot.domain.access import EVERY_JOB, Reach
 from cronpilot.domain.change_rate import change_text
 from cronpilot.domain.errors import JobNotFound
 from cronpilot.domain.limits import LimitStatus
 from cronpilot.domain.model import Endpoint, Job, Run
 from cronpilot.domain.paging import Name, NamedPage, named_page
-from cronpilot.domain.ports import ReadingFactory
+from cronpilot.domain.ports import ReadingFactory, Repositories
+from cronpilot.usecases.queries.reach import reached_endpoint, reached_job, reached_jobs
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,10 +38,10 @@ class EndpointState:
     only)."""
 
 
-async def list_jobs(reading: ReadingFactory) -> list[JobSummary]:
-    """Every job by name, with how many endpoints it holds."""
+async def list_jobs(reading: ReadingFactory, *, reach: Reach = EVERY_JOB) -> list[JobSummary]:
+    """Every job in reach by name, with how many endpoints it holds."""
     async with reading() as read:
-        jobs = await read.catalog.list_jobs()
+        jobs = await reached_jobs(read, reach)
         endpoints = await read.catalog.list_endpoints()
     counts: dict[str, int] = {}
     for endpoint in endpoints:
@@ -48,17 +50,19 @@ async def list_jobs(reading: ReadingFactory) -> list[JobSummary]:
 
 
 async def page_jobs(
-    reading: ReadingFactory, limit: int, after: Name | None
+    reading: ReadingFactory, limit: int, after: Name | None, *, reach: Reach = EVERY_JOB
 ) -> NamedPage[JobSummary]:
     """A page of `list_jobs`, by name, after the job named `after`."""
-    jobs = await list_jobs(reading)
+    jobs = await list_jobs(reading, reach=reach)
     return named_page(jobs, limit, after, lambda summary: (summary.job.name,))
 
 
-async def show_job(reading: ReadingFactory, name: str) -> tuple[Job, list[Endpoint]]:
+async def show_job(
+    reading: ReadingFactory, name: str, *, reach: Reach = EVERY_JOB
+) -> tuple[Job, list[Endpoint]]:
     """Raises `JobNotFound`."""
     async with reading() as read:
-        job = await read.catalog.get_job(name)
+        job = await reached_job(read, name, reach)
         return job, await read.catalog.list_endpoints(name)
 
 
@@ -74,25 +78,35 @@ async def job_named(reading: ReadingFactory, ref: str) -> Job | None:
             return None
 
 
-async def list_endpoints(reading: ReadingFactory, job: str | None = None) -> list[EndpointState]:
+async def _endpoints(read: Repositories, job: str | None, reach: Reach) -> list[Endpoint]:
+    """By (job, name), of `job` (raises `JobNotFound`) or of every job in reach."""
+    if job is not None:
+        await reached_job(read, job, reach)
+    return [e for e in await read.catalog.list_endpoints(job) if reach.holds(e.job_name)]
+
+
+async def list_endpoints(
+    reading: ReadingFactory, job: str | None = None, *, reach: Reach = EVERY_JOB
+) -> list[EndpointState]:
     """By (job, name), optionally of one job (raises `JobNotFound`)."""
     async with reading() as read:
-        if job is not None:
-            await read.catalog.get_job(job)
-        endpoints = await read.catalog.list_endpoints(job)
+        endpoints = await _endpoints(read, job, reach)
         latest = await read.runs.latest_runs([e.id for e in endpoints])
     return [EndpointState(e, latest.get(e.id)) for e in endpoints]
 
 
 async def page_endpoints(
-    reading: ReadingFactory, job: str | None, limit: int, after: Name | None
+    reading: ReadingFactory,
+    job: str | None,
+    limit: int,
+    after: Name | None,
+    *,
+    reach: Reach = EVERY_JOB,
 ) -> NamedPage[EndpointState]:
     """A page of `list_endpoints`, by (job, name), after the endpoint named `after`; the last
     runs are read for the page's endpoints only."""
     async with reading() as read:
-        if job is not None:
-            await read.catalog.get_job(job)
-        endpoints = await read.catalog.list_endpoints(job)
+        endpoints = await _endpoints(read, job, reach)
         page = named_page(endpoints, limit, after, lambda e: (e.job_name, e.spec.name))
         latest = await read.runs.latest_runs([e.id for e in page.items])
     return NamedPage([EndpointState(e, latest.get(e.id)) for e in page.items], page.next_after)
@@ -103,12 +117,12 @@ CHANGE_RUNS = 100
 
 
 async def show_endpoint(
-    reading: ReadingFactory, ref: str, now: datetime | None = None
+    reading: ReadingFactory, ref: str, now: datetime | None = None, *, reach: Reach = EVERY_JOB
 ) -> EndpointState:
     """By id or `job/endpoint`; raises `EndpointNotFound`. Given `now`, with how often it
     changes (`changes`)."""
     async with reading() as read:
-        endpoint = await read.catalog.get_endpoint(ref)
+        endpoint = await reached_endpoint(read, ref, reach)
         latest = await read.runs.latest_runs([endpoint.id])
         looked = await read.planner.last_analysed(endpoint.id)
         newest = [] if now is None else await read.runs.list_runs(endpoint.id, CHANGE_RUNS)
@@ -119,22 +133,23 @@ async def show_endpoint(
     return EndpointState(endpoint, latest.get(endpoint.id), looked, changes, limit)
 
 
-async def list_limits(reading: ReadingFactory, job: str | None = None) -> list[LimitStatus]:
+async def list_limits(
+    reading: ReadingFactory, job: str | None = None, *, reach: Reach = EVERY_JOB
+) -> list[LimitStatus]:
     """Every stored limit by key with its calls in flight and hold; of one job (raises
-    `JobNotFound`), only the keys its endpoints name: all a token limited to it may see."""
+    `JobNotFound`) or of a reach short of every job, only the keys their endpoints name."""
     async with reading() as read:
         statuses = await read.catalog.limits()
-        if job is None:
+        if job is None and reach.whole:
             return statuses
-        await read.catalog.get_job(job)
-        named = {e.spec.limit for e in await read.catalog.list_endpoints(job)}
+        named = {e.spec.limit for e in await _endpoints(read, job, reach)}
     return [status for status in statuses if status.state.key in named]
 
 
-async def endpoint_refs(reading: ReadingFactory) -> dict[str, str]:
-    """Endpoint id → `job/endpoint`, for listings that hold ids."""
+async def endpoint_refs(reading: ReadingFactory, *, reach: Reach = EVERY_JOB) -> dict[str, str]:
+    """Endpoint id → `job/endpoint` of the endpoints in reach, for listings that hold ids."""
     async with reading() as read:
-        return {e.id: e.ref for e in await read.catalog.list_endpoints()}
+        return {e.id: e.ref for e in await _endpoints(read, None, reach)}
 
 
 class OnEndpoint(Protocol):

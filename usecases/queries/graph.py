@@ -7,6 +7,7 @@ import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from cronpilot.domain.access import EVERY_JOB, Reach
 from cronpilot.domain.errors import EmbedderUnavailable
 from cronpilot.domain.graph import Edge, find_cycle, generations, shortest_path
 from cronpilot.domain.model import Job
@@ -22,6 +23,12 @@ from cronpilot.domain.schema_inference import ShapeNode
 from cronpilot.domain.search import communities
 from cronpilot.domain.templates import InputField, input_fields
 from cronpilot.usecases.graph_edges import learnt_shapes
+from cronpilot.usecases.queries.reach import (
+    reached_edges,
+    reached_endpoint,
+    reached_job,
+    reached_jobs,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,21 +49,25 @@ class Suggestion:
     edge: ProvidesEdge
 
 
-async def _jobs(read: Repositories, job: str | None) -> list[Job]:
-    """The one job asked for (raises `JobNotFound`), or all of them."""
-    return [await read.catalog.get_job(job)] if job else await read.catalog.list_jobs()
+async def _jobs(read: Repositories, job: str | None, reach: Reach) -> list[Job]:
+    """The one job asked for (raises `JobNotFound`), or all of them in reach."""
+    if job is not None:
+        return [await reached_job(read, job, reach)]
+    return await reached_jobs(read, reach)
 
 
-async def job_graphs(reading: ReadingFactory, job: str | None = None) -> dict[str, JobGraph]:
-    """By job name: one job's (raises `JobNotFound`) or every job's."""
+async def job_graphs(
+    reading: ReadingFactory, job: str | None = None, *, reach: Reach = EVERY_JOB
+) -> dict[str, JobGraph]:
+    """By job name: one job's (raises `JobNotFound`) or every job's in reach."""
     found = {}
     async with reading() as read:
-        for each in await _jobs(read, job):
+        for each in await _jobs(read, job, reach):
             endpoints = await read.catalog.list_endpoints(each.name)
             dependencies = {
                 e.ref: [f"{each.name}/{up}" for up in e.spec.depends_on] for e in endpoints
             }
-            edges = await read.graph.list_edges(each.name)
+            edges = await reached_edges(read, each.name, reach)
             refs = [e.ref for e in endpoints]
             inside = [e for e in edges if e.from_node in refs and e.to_node in refs]
             found[each.name] = JobGraph(
@@ -69,7 +80,11 @@ async def job_graphs(reading: ReadingFactory, job: str | None = None) -> dict[st
 
 
 async def suggestions(
-    reading: ReadingFactory, job: str | None = None, embedder: Embedder | None = None
+    reading: ReadingFactory,
+    job: str | None = None,
+    embedder: Embedder | None = None,
+    *,
+    reach: Reach = EVERY_JOB,
 ) -> list[Suggestion]:
     """Provides edges, from the schemas learnt now, that no `depends_on` declares yet and
     that would close no cycle if declared: by field name, and with an `embedder`, by meaning
@@ -77,7 +92,7 @@ async def suggestions(
     that cannot be reached leaves the matches by meaning out."""
     found = []
     async with reading() as read:
-        jobs = await _jobs(read, job)
+        jobs = await _jobs(read, job, reach)
         endpoints_of = {each.name: await read.catalog.list_endpoints(each.name) for each in jobs}
         shapes_of = {
             name: await learnt_shapes(read, endpoints) for name, endpoints in endpoints_of.items()
@@ -129,14 +144,17 @@ def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return sum(x * y for x, y in zip(a, b, strict=True)) / norms if norms else 0.0
 
 
-async def graph_path(reading: ReadingFactory, source: str, target: str) -> list[str] | None:
+async def graph_path(
+    reading: ReadingFactory, source: str, target: str, *, reach: Reach = EVERY_JOB
+) -> list[str] | None:
     """The strongest chain of edges from `source` to `target` (`job` or `job/endpoint`; each
-    edge costs 1/weight), None when there is none. Raises `JobNotFound`/`EndpointNotFound`."""
+    edge costs 1/weight) through nodes in reach, None when there is none. Raises
+    `JobNotFound`/`EndpointNotFound`."""
     async with reading() as read:
         for node in (source, target):
             if "/" in node:
-                await read.catalog.get_endpoint(node)
+                await reached_endpoint(read, node, reach)
             else:
-                await read.catalog.get_job(node)
-        edges = await read.graph.list_edges()
+                await reached_job(read, node, reach)
+        edges = await reached_edges(read, None, reach)
     return shortest_path(edges, source, target)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from cronpilot.domain.access import EVERY_JOB, Reach
 from cronpilot.domain.alerts import Notification, NotificationStatus
 from cronpilot.domain.paging import Cursor, Page, page_of
 from cronpilot.domain.ports import ReadingFactory
 from cronpilot.domain.time_range import TimeRange
+from cronpilot.usecases.queries.reach import job_ids, reached_endpoint
 
 
 async def list_notifications(
@@ -17,14 +19,17 @@ async def list_notifications(
     limit: int = 100,
     after: Cursor | None = None,
     within: TimeRange | None = None,
+    reach: Reach = EVERY_JOB,
 ) -> Page[Notification]:
-    """A page of the alerts outbox, newest first, optionally those raised `within` a window.
-    Raises `JobNotFound` or `EndpointNotFound`."""
+    """A page of the alerts outbox in reach, newest first, optionally those raised `within` a
+    window. Raises `JobNotFound` or `EndpointNotFound`."""
     async with reading() as read:
-        job_id = None if job is None else (await read.catalog.get_job(job)).id
-        endpoint_id = None if endpoint is None else (await read.catalog.get_endpoint(endpoint)).id
+        jobs = await job_ids(read, reach, job)
+        endpoint_id = (
+            None if endpoint is None else (await reached_endpoint(read, endpoint, reach)).id
+        )
         rows = await read.notifications.list_notifications(
-            job_id=job_id,
+            job_ids=jobs,
             endpoint_id=endpoint_id,
             status=status,
             limit=limit + 1,

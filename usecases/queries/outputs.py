@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cronpilot.domain.access import EVERY_JOB, Reach
 from cronpilot.domain.change_detection import marked_schema
 from cronpilot.domain.model import JSON, Endpoint
 from cronpilot.domain.outputs import DriftEvent, OutputSchema
 from cronpilot.domain.ports import ReadingFactory
+from cronpilot.usecases.queries.reach import reached_endpoint
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,10 +28,12 @@ class LearntOutput:
         return marked_schema(self.schema.json_schema(), self.endpoint)
 
 
-async def show_output(reading: ReadingFactory, ref: str, drift_limit: int = 50) -> LearntOutput:
+async def show_output(
+    reading: ReadingFactory, ref: str, drift_limit: int = 50, *, reach: Reach = EVERY_JOB
+) -> LearntOutput:
     """Raises `EndpointNotFound`."""
     async with reading() as read:
-        endpoint = await read.catalog.get_endpoint(ref)
+        endpoint = await reached_endpoint(read, ref, reach)
         schema = await read.schemas.get_output_schema(endpoint.id)
         drift = await read.schemas.list_drift(endpoint.id, limit=drift_limit)
     return LearntOutput(endpoint, schema, drift)

@@ -4,19 +4,30 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cronpilot.domain.access import EVERY_JOB, Reach
 from cronpilot.domain.autonomy import AutonomyStep, threshold_of
 from cronpilot.domain.model import Endpoint, Job, PlannerMode
 from cronpilot.domain.paging import Cursor, Page, page_of
 from cronpilot.domain.planning import AnalysisSession, Proposal, ProposalStatus, effective_mode
 from cronpilot.domain.ports import ReadingFactory
 from cronpilot.domain.time_range import TimeRange
+from cronpilot.usecases.queries.reach import (
+    job_ids,
+    reached_endpoint,
+    reached_job,
+    reached_jobs,
+    reached_proposal,
+    reached_session,
+)
 
 
-async def planner_mode(reading: ReadingFactory, ref: str) -> tuple[Endpoint, PlannerMode]:
+async def planner_mode(
+    reading: ReadingFactory, ref: str, *, reach: Reach = EVERY_JOB
+) -> tuple[Endpoint, PlannerMode]:
     """The endpoint and the planner mode in force for it: its own, else its job's. Raises
     `EndpointNotFound`."""
     async with reading() as read:
-        endpoint = await read.catalog.get_endpoint(ref)
+        endpoint = await reached_endpoint(read, ref, reach)
         job = await read.catalog.get_job(endpoint.job_name)
     return endpoint, effective_mode(endpoint.spec.planner_mode, job.planner_mode)
 
@@ -30,29 +41,33 @@ async def list_proposals(
     limit: int = 100,
     after: Cursor | None = None,
     within: TimeRange | None = None,
+    reach: Reach = EVERY_JOB,
 ) -> Page[Proposal]:
-    """A page of them, newest first, after `after` (the page before's `next_cursor`),
-    optionally those made `within` a window. Raises `JobNotFound` or `EndpointNotFound` for
-    an unknown name."""
+    """A page of those in reach, newest first, after `after` (the page before's
+    `next_cursor`), optionally those made `within` a window. Raises `JobNotFound` or
+    `EndpointNotFound` for an unknown name."""
     async with reading() as read:
-        if job is not None:
-            await read.catalog.get_job(job)
-        endpoint_id = None if endpoint is None else (await read.catalog.get_endpoint(endpoint)).id
+        jobs = await job_ids(read, reach, job)
+        endpoint_id = (
+            None if endpoint is None else (await reached_endpoint(read, endpoint, reach)).id
+        )
         rows = await read.planner.list_proposals(
             status=status,
-            job_name=job,
             endpoint_id=endpoint_id,
             limit=limit + 1,
             after=after,
             within=within,
+            job_ids=jobs,
         )
     return page_of(rows, limit, lambda p: Cursor(p.created_at, p.id))
 
 
-async def show_proposal(reading: ReadingFactory, proposal_id: str) -> Proposal:
+async def show_proposal(
+    reading: ReadingFactory, proposal_id: str, *, reach: Reach = EVERY_JOB
+) -> Proposal:
     """Raises `ProposalNotFound`."""
     async with reading() as read:
-        return await read.planner.get_proposal(proposal_id)
+        return await reached_proposal(read, proposal_id, reach)
 
 
 async def list_sessions(
@@ -61,21 +76,28 @@ async def list_sessions(
     limit: int = 50,
     after: Cursor | None = None,
     within: TimeRange | None = None,
+    *,
+    reach: Reach = EVERY_JOB,
 ) -> Page[AnalysisSession]:
-    """A page of them, newest first, with their tool calls, optionally those started
-    `within` a window. Raises `EndpointNotFound`."""
+    """A page of those in reach, newest first, with their tool calls, optionally those
+    started `within` a window. Raises `EndpointNotFound`."""
     async with reading() as read:
-        endpoint_id = None if endpoint is None else (await read.catalog.get_endpoint(endpoint)).id
+        jobs = await job_ids(read, reach)
+        endpoint_id = (
+            None if endpoint is None else (await reached_endpoint(read, endpoint, reach)).id
+        )
         rows = await read.planner.list_sessions(
-            endpoint_id=endpoint_id, limit=limit + 1, after=after, within=within
+            endpoint_id=endpoint_id, limit=limit + 1, after=after, within=within, job_ids=jobs
         )
     return page_of(rows, limit, lambda s: Cursor(s.started_at, s.id))
 
 
-async def show_session(reading: ReadingFactory, session_id: str) -> AnalysisSession:
+async def show_session(
+    reading: ReadingFactory, session_id: str, *, reach: Reach = EVERY_JOB
+) -> AnalysisSession:
     """Raises `SessionNotFound`."""
     async with reading() as read:
-        return await read.planner.get_session(session_id)
+        return await reached_session(read, session_id, reach)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,10 +110,16 @@ class JobAutonomy:
     """Oldest first."""
 
 
-async def job_autonomy(reading: ReadingFactory, job: str | None = None) -> list[JobAutonomy]:
-    """Every job's (by name), or the named one's. Raises `JobNotFound`."""
+async def job_autonomy(
+    reading: ReadingFactory, job: str | None = None, *, reach: Reach = EVERY_JOB
+) -> list[JobAutonomy]:
+    """Every job's in reach (by name), or the named one's. Raises `JobNotFound`."""
     async with reading() as read:
-        jobs = [await read.catalog.get_job(job)] if job else await read.catalog.list_jobs()
+        jobs = (
+            [await reached_job(read, job, reach)]
+            if job is not None
+            else await reached_jobs(read, reach)
+        )
         shown = []
         for found in jobs:
             history = await read.planner.autonomy_history(found.id)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cronpilot.domain.access import EVERY_JOB, Reach
 from cronpilot.domain.model import Endpoint, Run, RunStatus, RunTrigger
 from cronpilot.domain.paging import Cursor, Page, page_of
 from cronpilot.domain.ports import ReadingFactory, RunFilter
 from cronpilot.domain.time_range import TimeRange
+from cronpilot.usecases.queries.reach import job_ids, reached_endpoint, reached_run
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,22 +26,33 @@ class RunQuery:
 
 
 async def page_runs(
-    reading: ReadingFactory, query: RunQuery, limit: int, after: Cursor | None = None
+    reading: ReadingFactory,
+    query: RunQuery,
+    limit: int,
+    after: Cursor | None = None,
+    *,
+    reach: Reach = EVERY_JOB,
 ) -> Page[Run]:
-    """A page of the runs `query` names, newest slot first, after `after` (the page before's
-    `next_cursor`). Raises `JobNotFound` or `EndpointNotFound` for an unknown name."""
+    """A page of the runs `query` names in reach, newest slot first, after `after` (the page
+    before's `next_cursor`). Raises `JobNotFound` or `EndpointNotFound` for an unknown name."""
     async with reading() as read:
-        job_id = None if query.job is None else (await read.catalog.get_job(query.job)).id
+        jobs = await job_ids(read, reach, query.job)
         endpoint_id = (
-            None if query.endpoint is None else (await read.catalog.get_endpoint(query.endpoint)).id
+            None
+            if query.endpoint is None
+            else (await reached_endpoint(read, query.endpoint, reach)).id
         )
-        where = RunFilter(job_id, endpoint_id, query.status, query.trigger, query.within)
+        where = RunFilter(
+            None, endpoint_id, query.status, query.trigger, query.within, job_ids=jobs
+        )
         rows = await read.runs.page_runs(where, limit + 1, after)
     return page_of(rows, limit, lambda run: Cursor(run.slot_at, run.id))
 
 
-async def show_run(reading: ReadingFactory, run_id: str) -> tuple[Run, Endpoint]:
+async def show_run(
+    reading: ReadingFactory, run_id: str, *, reach: Reach = EVERY_JOB
+) -> tuple[Run, Endpoint]:
     """The run with its endpoint. Raises `RunNotFound`."""
     async with reading() as read:
-        run = await read.runs.get_run(run_id)
+        run = await reached_run(read, run_id, reach)
         return run, await read.catalog.get_endpoint(run.endpoint_id)

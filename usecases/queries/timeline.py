@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from cronpilot.domain.access import EVERY_JOB, Reach
 from cronpilot.domain.audit import AuditAction
 from cronpilot.domain.model import Run
 from cronpilot.domain.paging import Cursor
 from cronpilot.domain.planning import ProposalStatus
 from cronpilot.domain.ports import ReadingFactory, RunFilter
 from cronpilot.domain.timeline import Timeline, build_timeline
+from cronpilot.usecases.queries.reach import reached_endpoint
 
 MAX_RUNS = 2000
 """The newest runs drawn at most: a dot each, in a window a person looks at."""
@@ -20,11 +22,11 @@ _PAUSING: tuple[AuditAction, ...] = ("pause", "resume")
 
 
 async def endpoint_timeline(
-    reading: ReadingFactory, ref: str, since: datetime, now: datetime
+    reading: ReadingFactory, ref: str, since: datetime, now: datetime, *, reach: Reach = EVERY_JOB
 ) -> Timeline:
     """Raises `EndpointNotFound`."""
     async with reading() as read:
-        endpoint = await read.catalog.get_endpoint(ref)
+        endpoint = await reached_endpoint(read, ref, reach)
         runs: list[Run] = []
         after: Cursor | None = None
         while len(runs) < MAX_RUNS:

@@ -3,6 +3,7 @@ functions as the SQL store (`domain.approvals.decided`, `domain.dag.declined`)."
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -37,12 +38,15 @@ class MemoryApprovals(ApprovalRepository):
         endpoint_id: str | None = None,
         limit: int = 100,
         after: Cursor | None = None,
+        *,
+        job_ids: Collection[str] | None = None,
     ) -> list[Approval]:
         chosen = [
             a
             for a in self._state.approvals.values()
             if (state is None or a.state is state)
             and (job_id is None or a.job_id == job_id)
+            and (job_ids is None or a.job_id in job_ids)
             and (endpoint_id is None or a.endpoint_id == endpoint_id)
             and follows(a.requested_at, a.id, after)
         ]

@@ -3,7 +3,7 @@ leases its rows (the state's lock stands in for SKIP LOCKED)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -53,6 +53,12 @@ class MemoryNotifications(NotificationRepository):
     async def add(self, raised: Sequence[Notification]) -> None:
         async with self._state.lock:
             self._state.add_notifications(raised)
+
+    async def get_notification(self, notification_id: str) -> Notification:
+        found = self._state.notifications.get(notification_id)
+        if found is None:
+            raise NotificationNotFound(notification_id)
+        return found
 
     async def redeliver(self, notification_id: str, now: datetime) -> Notification:
         async with self._state.lock:
@@ -104,11 +110,13 @@ class MemoryNotifications(NotificationRepository):
         after: Cursor | None = None,
         *,
         within: TimeRange | None = None,
+        job_ids: Collection[str] | None = None,
     ) -> list[Notification]:
         chosen = [
             n
             for n in self._state.notifications.values()
             if (job_id is None or n.job_id == job_id)
+            and (job_ids is None or n.job_id in job_ids)
             and (endpoint_id is None or n.endpoint_id == endpoint_id)
             and (status is None or n.status is status)
             and falls_in(within, n.created_at)

@@ -3,7 +3,7 @@ what needs analysis with `domain.planning.needs_analysis`, as the SQL store does
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
@@ -183,6 +183,7 @@ class MemoryPlanner(PlannerRepository):
         after: Cursor | None = None,
         *,
         within: TimeRange | None = None,
+        job_ids: Collection[str] | None = None,
     ) -> list[Proposal]:
         job_id = None if job_name is None else self._state.jobs.get(job_name)
         chosen = [
@@ -191,6 +192,7 @@ class MemoryPlanner(PlannerRepository):
             if (status is None or p.status is status)
             and (job_name is None or (job_id is not None and p.job_id == job_id.id))
             and (endpoint_id is None or p.endpoint_id == endpoint_id)
+            and (job_ids is None or p.job_id in job_ids)
             and falls_in(within, p.created_at)
             and follows(p.created_at, p.id, after, ids_ascending=True)
         ]
@@ -261,11 +263,18 @@ class MemoryPlanner(PlannerRepository):
         after: Cursor | None = None,
         *,
         within: TimeRange | None = None,
+        job_ids: Collection[str] | None = None,
     ) -> list[AnalysisSession]:
+        of_jobs = (
+            None
+            if job_ids is None
+            else {e.id for e in self._state.endpoints.values() if e.job_id in job_ids}
+        )
         chosen = [
             s
             for s in self.planning.sessions.values()
             if (endpoint_id is None or s.endpoint_id == endpoint_id)
+            and (of_jobs is None or s.endpoint_id in of_jobs)
             and falls_in(within, s.started_at)
             and follows(s.started_at, s.id, after, ids_ascending=True)
         ]

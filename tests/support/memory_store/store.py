@@ -574,6 +574,7 @@ class MemoryRuns(RunRepository):
             run
             for run in self._state.runs.values()
             if (where.job_id is None or run.job_id == where.job_id)
+            and (where.job_ids is None or run.job_id in where.job_ids)
             and (where.endpoint_id is None or run.endpoint_id == where.endpoint_id)
             and (where.status is None or run.status is where.status)
             and (where.trigger is None or run.trigger is where.trigger)
