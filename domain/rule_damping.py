@@ -1,7 +1,8 @@
 """Damped response rules (decision 0032): a rule that holds fires only once its condition has
-held on every pass for its `for:`, and only once the last rule-made change on the endpoint has
-stood its dwell (the rule's `dwell:`, else the planner's setting), unless it is `urgent`. Pure:
-the rules planner supplies what held before, the endpoint's latest proposals and `now`.
+held on every pass for its `for:`, and only once the last change on the endpoint (a rule's, or
+any applied one: decision 0048) has stood its dwell (the rule's `dwell:`, else the planner's
+setting), unless it is `urgent`. Pure: the rules planner supplies what held before, the
+endpoint's latest proposals and `now`.
 
 Without it a rule follows its data as fast as the data moves: the example `queue/processor` went
 60 s, 3 s, 60 s, 3 s… — 102 changes in 16 minutes.

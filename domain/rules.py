@@ -50,8 +50,8 @@ class Rule:
     """How long the condition must have held, on every pass, before the rule fires (`for:`,
     as a Prometheus alert's)."""
     dwell_seconds: float | None = None
-    """How long the last rule-made change must have stood before this rule may replace it
-    (`dwell:`); None: the planner's setting (`rules_dwell_seconds`)."""
+    """How long the last change (a rule's, or any applied one) must have stood before this rule
+    may replace it (`dwell:`); None: the planner's setting (`rules_dwell_seconds`)."""
     urgent: bool = False
     """Exempt from dwell and from the hourly change limit (`urgent: true`), for emergencies."""
 
@@ -67,7 +67,7 @@ class RuleOutcome(StrEnum):
     PENDING = "pending"
     """Held, but not yet for as long as its `for:` asks: nothing proposed yet."""
     DWELLING = "dwelling"
-    """Held, but the last rule-made change has not stood its dwell: nothing proposed yet."""
+    """Held, but the last change has not stood its dwell: nothing proposed yet."""
     REJECTED = "rejected"
     """Held, but an admin rejected the same change within its cool-down: nothing proposed."""
     REFUSED = "refused"
