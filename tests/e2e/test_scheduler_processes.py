@@ -4,6 +4,7 @@ and SIGTERM stops them all with exit 0. On SQLite more than one process is refus
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -18,8 +19,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import pytest
-from sqlalchemy import create_engine, text
 
 from tests.e2e.conftest import Cli
 from tests.e2e.test_scheduler_exits import SCHEDULER
@@ -79,19 +80,31 @@ def _wait_for(what: str, check: Callable[[], bool], group: subprocess.Popen[byte
         time.sleep(0.2)
 
 
-def _sync_url(postgres_url: str) -> str:
-    return postgres_url.replace("+asyncpg", "+psycopg")
+class _Database:
+    """Reads of the group's database from the test's thread, each on a connection of its own
+    (asyncpg, which the product already needs)."""
+
+    def __init__(self, postgres_url: str) -> None:
+        self._dsn = postgres_url.replace("+asyncpg", "")
+
+    def rows(self, query: str) -> list[tuple[Any, ...]]:
+        async def read() -> list[tuple[Any, ...]]:
+            connection = await asyncpg.connect(self._dsn)
+            try:
+                return [tuple(row) for row in await connection.fetch(query)]
+            finally:
+                await connection.close()
+
+        return asyncio.run(read())
 
 
-def _runs_by_worker(engine: Any) -> dict[str, int]:
-    with engine.connect() as conn:
-        query = text("SELECT worker_id, count(*) FROM runs GROUP BY worker_id")
-        return {str(worker): int(count) for worker, count in conn.execute(query)}
+def _runs_by_worker(db: _Database) -> dict[str, int]:
+    query = "SELECT worker_id, count(*) FROM runs GROUP BY worker_id"
+    return {str(worker): int(count) for worker, count in db.rows(query)}
 
 
-def _pending(engine: Any) -> int:
-    with engine.connect() as conn:
-        return int(conn.execute(text("SELECT count(*) FROM run_queue")).scalar_one())
+def _pending(db: _Database) -> int:
+    return int(db.rows("SELECT count(*) FROM run_queue")[0][0])
 
 
 def _runs_counted(scraped: tuple[int, str]) -> float:
@@ -128,7 +141,7 @@ def test_two_processes_share_the_slots_and_report_on_one_endpoint(
     cli("apply", "-f", str(jobs))
     metrics = _free_port()
     log_path = tmp_path / "group.log"
-    engine = create_engine(_sync_url(postgres_url))
+    db = _Database(postgres_url)
     with log_path.open("w") as log:
         group = subprocess.Popen(
             [*SCHEDULER, "--processes", "2", "--metrics-port", str(metrics), "--batch-size", "1"],
@@ -140,22 +153,19 @@ def test_two_processes_share_the_slots_and_report_on_one_endpoint(
     try:
         _wait_for(
             "runs by both processes",
-            lambda: {"grp-1", "grp-2"} <= set(_runs_by_worker(engine)),
+            lambda: {"grp-1", "grp-2"} <= set(_runs_by_worker(db)),
             group,
         )
         cli("pause", "feed", "--reason", "count")
-        _wait_for("the queue drained", lambda: _pending(engine) == 0, group)
-        by_worker = _runs_by_worker(engine)
+        _wait_for("the queue drained", lambda: _pending(db) == 0, group)
+        by_worker = _runs_by_worker(db)
         _wait_for(
             "every run counted on /metrics",
             lambda: _runs_counted(_get(metrics, "/metrics") or (0, "")) == sum(by_worker.values()),
             group,
         )
         called = _Counting.hits
-        with engine.connect() as conn:
-            twice = conn.execute(
-                text("SELECT endpoint_id, slot_at FROM runs GROUP BY 1, 2 HAVING count(*) > 1")
-            ).all()
+        twice = db.rows("SELECT endpoint_id, slot_at FROM runs GROUP BY 1, 2 HAVING count(*) > 1")
         health = _get(metrics, "/healthz")
         ready = _get(metrics, "/readyz")
 
@@ -166,7 +176,7 @@ def test_two_processes_share_the_slots_and_report_on_one_endpoint(
             "grp-1 started again, calling",
             lambda: (
                 _workers(metrics)["grp-1"]["pid"] != killed
-                and _runs_by_worker(engine)["grp-1"] > by_worker["grp-1"]
+                and _runs_by_worker(db)["grp-1"] > by_worker["grp-1"]
             ),
             group,
         )
@@ -174,7 +184,6 @@ def test_two_processes_share_the_slots_and_report_on_one_endpoint(
     finally:
         group.send_signal(signal.SIGTERM)
         group.wait(WAIT_SECONDS)
-        engine.dispose()
     logged = log_path.read_text()
 
     assert by_worker["grp-1"] > 0 and by_worker["grp-2"] > 0

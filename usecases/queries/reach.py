@@ -5,10 +5,9 @@ answers to, by the same error with the same words, so that ids and names reveal 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 from cronpilot.domain.access import Reach
-from cronpilot.domain.alerts import Notification
 from cronpilot.domain.approvals import Approval
 from cronpilot.domain.errors import (
     AmbiguousId,
@@ -25,6 +24,10 @@ from cronpilot.domain.graph import Edge
 from cronpilot.domain.model import Endpoint, Job, Run
 from cronpilot.domain.planning import AnalysisSession, Proposal
 from cronpilot.domain.ports import ReadingFactory, Repositories
+
+if TYPE_CHECKING:
+    # Only its type: listing proposals loads none of the alerts (tests/e2e/test_cli_startup.py).
+    from cronpilot.domain.alerts import Notification
 
 T = TypeVar("T")
 
@@ -94,7 +97,7 @@ async def reached_endpoint(read: Repositories, ref: str, reach: Reach) -> Endpoi
     return await _reached(read.catalog.get_endpoint, job_of, ref, reach, EndpointNotFound)
 
 
-Owned = Run | Proposal | AnalysisSession | Approval | Notification
+Owned: TypeAlias = "Run | Proposal | AnalysisSession | Approval | Notification"
 """What belongs to an endpoint, by its `endpoint_id`."""
 
 
