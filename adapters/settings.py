@@ -27,7 +27,7 @@ from cronpilot.adapters.logs import LogFormat
 from cronpilot.adapters.secret_files import SecretFileError, read_secret_file
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import DEFAULT_FLOOR_SECONDS
-from cronpilot.domain.schedule import MAX_SECONDS
+from cronpilot.domain.schedule.schedule import MAX_SECONDS
 
 ENV_PREFIX = "CRONPILOT_"
 FLOOR_VARIABLE = f"{ENV_PREFIX}MIN_INTERVAL_SECONDS"

@@ -16,7 +16,7 @@ from datetime import datetime
 
 from cronpilot.domain.alerts import AlertEvent, Notification, NotificationStatus
 from cronpilot.domain.model import Endpoint
-from cronpilot.domain.pauses import holds, job_holds
+from cronpilot.domain.schedule.pauses import holds, job_holds
 
 HELD_EVENTS = frozenset({AlertEvent.MISSED, AlertEvent.LATE, AlertEvent.FAILING})
 """What a blocked upstream explains; a dependant's other events page as ever."""

@@ -60,7 +60,7 @@ class AlertEvent(StrEnum):
     TEST = "test"
     """Sent by hand to check that a webhook or target takes alerts (`notify test`)."""
     OVERRUNNING = "overrunning"
-    """A call outlasted its interval and slots were skipped (`domain.overlap`): once per
+    """A call outlasted its interval and slots were skipped (`domain.schedule.overlap`): once per
     streak of such calls."""
 
 

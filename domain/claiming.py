@@ -13,10 +13,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from cronpilot.domain.limits import LimitState, after_hold
 from cronpilot.domain.model import Endpoint, Run, RunStatus
-from cronpilot.domain.pauses import held_until, job_holds
 from cronpilot.domain.requested_runs import ahead_of_schedule
+from cronpilot.domain.schedule.limits import LimitState, after_hold
+from cronpilot.domain.schedule.pauses import held_until, job_holds
 
 
 def is_due(endpoint: Endpoint, due_by: datetime) -> bool:

@@ -42,7 +42,7 @@ from cronpilot.domain.model import (
     SkipKind,
     new_id,
 )
-from cronpilot.domain.pauses import holds, job_holds
+from cronpilot.domain.schedule.pauses import holds, job_holds
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,7 +36,7 @@ from cronpilot.domain.heuristic import (
     current_interval,
 )
 from cronpilot.domain.model import Endpoint
-from cronpilot.domain.schedule import baseline_period
+from cronpilot.domain.schedule.schedule import baseline_period
 
 SLOWER, FASTER = 1.4, 0.6
 """The most an uncertain step moves an interval."""

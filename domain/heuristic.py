@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from cronpilot.domain.model import Endpoint
-from cronpilot.domain.schedule import baseline_period
+from cronpilot.domain.schedule.schedule import baseline_period
 
 STEADY_RUNS = 3
 """Identical responses in a row before the schedule relaxes."""

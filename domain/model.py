@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from cronpilot.domain.approvals import Approval
     from cronpilot.domain.notify_targets import NotifyTarget
-    from cronpilot.domain.quiet import QuietWindow
     from cronpilot.domain.rules import Rule
+    from cronpilot.domain.schedule.quiet import QuietWindow
 
 JSON = Any
 """A decoded JSON value (dict, list, str, int, float, bool or None)."""
@@ -64,7 +64,7 @@ class ScheduleSource(StrEnum):
     RETRY_AFTER = "retry-after"
     """The endpoint answered 429 or 503 with a `Retry-After` later than any other plan."""
     QUIET = "quiet"
-    """The first slot in a quiet window that skips (`domain.quiet`): recorded as a skipped
+    """The first slot in a quiet window that skips (`domain.schedule.quiet`): recorded as a skipped
     run, not called; the slots after it in the window are not planned."""
 
 
@@ -219,7 +219,7 @@ class Job:
     """How long an admin's rejection holds the same change back on the job's endpoints
     (`domain.rejections`); None: the `planner_rejection_cooldown_seconds` setting."""
     pause: Pause | None = None
-    """The job's own pause (`domain.pauses.job_holds`): none of its endpoints runs while it
+    """The job's own pause (`domain.schedule.pauses.job_holds`): none of its endpoints runs while it
     holds, whatever their own pauses say (those are kept underneath)."""
 
     @property
@@ -324,7 +324,8 @@ class EndpointSpec:
     retry: RetryPolicy | None = None
     """None: a failed call waits for the next slot."""
     accept_hints: bool = False
-    """Take the endpoint's `Cronpilot-Next-Run` answer header as a hint (`domain.steering`)."""
+    """Take the endpoint's `Cronpilot-Next-Run` answer header as a hint
+    (`domain.schedule.steering`)."""
     dangerous: bool = False
     """A call at a moment a planner chose could do harm: `run_now` and `next_time` proposals
     wait for review in graded mode, as for a method other than GET or HEAD."""
@@ -332,7 +333,8 @@ class EndpointSpec:
     """Each baseline call goes out a stable pseudo-random offset in [0, jitter) after its slot."""
     catch_up: CatchUp = CatchUp.ONE
     overlap: Overlap = Overlap.SKIP
-    """What becomes of the slots that come while a call is still running (`domain.overlap`)."""
+    """What becomes of the slots that come while a call is still running
+    (`domain.schedule.overlap`)."""
     catch_up_window_seconds: float = DEFAULT_CATCH_UP_WINDOW_SECONDS
     """Missed slots whose call is older than this are never run."""
     floor_seconds: float = DEFAULT_FLOOR_SECONDS
@@ -345,9 +347,9 @@ class EndpointSpec:
     rules: tuple[Rule, ...] = ()
     """Response rules, in order (`domain.rules`): the first that holds proposes its action."""
     quiet: tuple[QuietWindow, ...] = ()
-    """Quiet windows (`domain.quiet`): the slots in them are skipped or slowed."""
+    """Quiet windows (`domain.schedule.quiet`): the slots in them are skipped or slowed."""
     limit: str | None = None
-    """The key of the limit its calls count against (`domain.limits`), shared with every
+    """The key of the limit its calls count against (`domain.schedule.limits`), shared with every
     endpoint naming it; None: only the worker's concurrency bounds it."""
 
 
@@ -377,13 +379,13 @@ class Endpoint:
     when the last run started in time."""
     overrun_since: datetime | None = None
     """The first slot skipped in a streak of calls that outlasted their interval
-    (`domain.overlap`); None when the last call ended in time."""
+    (`domain.schedule.overlap`); None when the last call ended in time."""
     volatile_fields: tuple[str, ...] = ()
     """Fields of the response learnt to change on every call whatever happens (clocks, ids:
     `schema_inference.volatile`), canonical paths: they do not count as a change either."""
     job_pause: Pause | None = None
     """Its job's pause (`Job.pause`), read with the endpoint as its job's name is: the claim
-    skips the endpoint while it holds (`domain.pauses.job_holds`)."""
+    skips the endpoint while it holds (`domain.schedule.pauses.job_holds`)."""
 
     @property
     def name(self) -> str:
@@ -628,4 +630,5 @@ class Recorded:
     approvals: tuple[Approval, ...] = ()
     """The approvals the run asked for: its dependants that now wait for an admin."""
     overlapped: int = 0
-    """The slots that came while its call ran and were recorded skipped (`domain.overlap`)."""
+    """The slots that came while its call ran and were recorded skipped
+    (`domain.schedule.overlap`)."""

@@ -210,7 +210,7 @@ class RulesPass:
     run slot of the job it saw and the rule whose action stands."""
 
     session: AnalysisSession | None
-    """None when the pass was quiet (`domain.quiet_passes`): nothing is stored of it."""
+    """None when the pass was quiet (`domain.schedule.quiet_passes`): nothing is stored of it."""
     seen_slot_at: datetime | None
     held: int | None
     """The number of the rule that held and whose action was proposed or already stood; None

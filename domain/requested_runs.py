@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 
 from cronpilot.domain.errors import InvalidRunRequest
 from cronpilot.domain.model import Endpoint, EndpointSpec, Run, RunTrigger
-from cronpilot.domain.schedule import MAX_SECONDS, next_cron_fire, zone
+from cronpilot.domain.schedule.schedule import MAX_SECONDS, next_cron_fire, zone
 from cronpilot.domain.templates import input_fields
 from cronpilot.domain.transitions import queued_run
 

@@ -15,7 +15,7 @@ from datetime import datetime
 
 from cronpilot.domain.alerts import Notification, run_notifications
 from cronpilot.domain.model import Endpoint, Finish, Response, Run, RunStatus
-from cronpilot.domain.overlap import overrun
+from cronpilot.domain.schedule.overlap import overrun
 from cronpilot.domain.transitions import after_finish, finished_run, started_run
 
 
@@ -27,7 +27,7 @@ class Settled:
     endpoint: Endpoint
     raised: tuple[Notification, ...]
     skipped: tuple[Run, ...] = ()
-    """The slots that came while the call ran and were not run (`domain.overlap`)."""
+    """The slots that came while the call ran and were not run (`domain.schedule.overlap`)."""
 
 
 def settle(endpoint: Endpoint, running: Run, response: Response, now: datetime) -> Settled:

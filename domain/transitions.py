@@ -8,7 +8,6 @@ from dataclasses import replace
 from datetime import datetime
 
 from cronpilot.domain.alerts import pause_after_failure
-from cronpilot.domain.governor import LATE_GRACE, catch_up, plan_next_run
 from cronpilot.domain.model import (
     Claim,
     Endpoint,
@@ -24,8 +23,9 @@ from cronpilot.domain.model import (
     ScheduleSource,
     new_id,
 )
-from cronpilot.domain.pauses import holds, job_holds, job_pause_ended
-from cronpilot.domain.steering import held_back, steered
+from cronpilot.domain.schedule.governor import LATE_GRACE, catch_up, plan_next_run
+from cronpilot.domain.schedule.pauses import holds, job_holds, job_pause_ended
+from cronpilot.domain.schedule.steering import held_back, steered
 from cronpilot.domain.watch import with_lateness
 
 
@@ -187,15 +187,16 @@ def after_call(
     endpoint: Endpoint, slot_at: datetime, response: Response, now: datetime
 ) -> Endpoint:
     """`after_slot` for a slot whose call ended with `response`: what the answer asked of the
-    schedule (`domain.steering`) is taken first, so the re-planning heeds it."""
+    schedule (`domain.schedule.steering`) is taken first, so the re-planning heeds it."""
     return after_slot(steered(endpoint, response, now), slot_at, response.ok, now)
 
 
 def after_finish(endpoint: Endpoint, run: Run, response: Response, now: datetime) -> Endpoint:
     """The endpoint once `run`'s call ended with `response`. A quiet period's skipped run
-    (`domain.quiet`) moves the schedule on and changes nothing else. A queued run (manual, backfill)
-    leaves the schedule alone (`after_run`) but for a `Retry-After` in its answer, which holds
-    the schedule back as well (`domain.steering.held_back`): then it is re-planned."""
+    (`domain.schedule.quiet`) moves the schedule on and changes nothing else. A queued run (manual,
+    backfill) leaves the schedule alone (`after_run`) but for a `Retry-After` in its answer, which
+    holds the schedule back as well (`domain.schedule.steering.held_back`): then it is
+    re-planned."""
     if run.trigger.requested:
         held = held_back(endpoint, response, now)
         ended = after_run(held, run, response.ok, now)

@@ -30,7 +30,7 @@ from cronpilot.domain.alerts import (
     episode_notifications,
 )
 from cronpilot.domain.model import Endpoint, Run, ScheduleSource, new_id
-from cronpilot.domain.pauses import counted_from, job_holds
+from cronpilot.domain.schedule.pauses import counted_from, job_holds
 
 WORKERS = "workers"
 """The subject of `no_workers` episodes, which are no endpoint's."""

@@ -17,8 +17,8 @@ from cronpilot.domain.context import DagContext, Neighbour
 from cronpilot.domain.errors import InvalidSchedule
 from cronpilot.domain.model import JSON, Endpoint, HintSource, Run, RunStatus
 from cronpilot.domain.planning import AnalysisClaim
-from cronpilot.domain.quiet import QuietWindow, describe, next_window
 from cronpilot.domain.rules import Rule, RuleEvaluation, RuleOutcome
+from cronpilot.domain.schedule.quiet import QuietWindow, describe, next_window
 from cronpilot.planner.summary import run_summary
 
 SYSTEM_PROMPT = (

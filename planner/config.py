@@ -34,7 +34,7 @@ class PlannerConfig:
     brief_tokens: int
     """Tokens the brief spends on its siblings' summary lines, the most relevant first."""
     keep_quiet: bool = False
-    """Store quiet passes' sessions too (`domain.quiet_passes`)."""
+    """Store quiet passes' sessions too (`domain.schedule.quiet_passes`)."""
     paste_latest: bool = False
     """Paste the latest responses into the prompt instead of offering query tools (only for
     the token-economy benchmark; no setting)."""

@@ -163,7 +163,7 @@ class ToolBox:
     history_reads: int = 0
     made: int = 0
     """Proposals recorded by the session's actions (a session that made none may be quiet:
-    `domain.quiet_passes`)."""
+    `domain.schedule.quiet_passes`)."""
     held: int = 0
     """Actions a higher controller or a dwell held back: news, so the session is stored."""
     noted: str | None = None

@@ -34,8 +34,8 @@ from cronpilot.domain.ports.clock import Clock
 from cronpilot.domain.ports.dispatch import Dispatcher
 from cronpilot.domain.ports.tracing import Tracer
 from cronpilot.domain.retries import attempt_of, may_repeat, retries, retry_deadline
+from cronpilot.domain.schedule.steering import heeded
 from cronpilot.domain.sent_request import sent_request
-from cronpilot.domain.steering import heeded
 from cronpilot.domain.tracing import run_trace
 from cronpilot.runtime.timing import pause
 from cronpilot.scheduler.requests import request_for, traced

@@ -19,7 +19,7 @@ from cronpilot.domain.ports.clock import Clock
 from cronpilot.domain.ports.dispatch import Dispatcher
 from cronpilot.domain.ports.telemetry import Telemetry
 from cronpilot.domain.ports.tracing import Tracer
-from cronpilot.domain.quiet import skipped_quietly
+from cronpilot.domain.schedule.quiet import skipped_quietly
 from cronpilot.domain.tracing import run_trace
 from cronpilot.runtime.tracing import NoTracer
 from cronpilot.scheduler.admission import Admission

@@ -15,12 +15,12 @@ from datetime import UTC, datetime
 
 from cronpilot.domain.alerts import AlertEvent
 from cronpilot.domain.errors import CronpilotError, EndpointNotFound
-from cronpilot.domain.limits import LimitState, held_by_limit
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint
 from cronpilot.domain.outage import described
 from cronpilot.domain.ports.bundles import WatchRepositories
 from cronpilot.domain.ports.clock import Clock
+from cronpilot.domain.schedule.limits import LimitState, held_by_limit
 from cronpilot.domain.watch import (
     WATCH_BATCH,
     gap_episode,

@@ -21,7 +21,7 @@ from cronpilot.domain.errors import (
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import new_id
 from cronpilot.domain.ports import ReadingFactory, Repositories, UnitOfWorkFactory
-from cronpilot.domain.time_range import TimeRange
+from cronpilot.domain.schedule.time_range import TimeRange
 from cronpilot.domain.tokens import (
     DEFAULT_GRACE,
     NAME_RULE,

@@ -19,7 +19,7 @@ from cronpilot.adapters.cli.output import fires_view
 from cronpilot.adapters.cli.workers_cmd import worker_view
 from cronpilot.domain.audit import AuditAction
 from cronpilot.domain.errors import InvalidSchedule
-from cronpilot.domain.schedule import next_cron_fires, zone
+from cronpilot.domain.schedule.schedule import next_cron_fires, zone
 from cronpilot.usecases.queries.audit import page_audit
 from cronpilot.usecases.workers import active_workers
 

@@ -19,8 +19,8 @@ from cronpilot.adapters.durations import parse_duration
 from cronpilot.domain.errors import EndpointNotFound, InvalidConfig, JobNotFound
 from cronpilot.domain.excerpt import excerpt
 from cronpilot.domain.model import Endpoint, Job, Pause
-from cronpilot.domain.pauses import NOT_FUTURE, TOO_FAR, pause_end, pause_end_after
 from cronpilot.domain.ports import Store
+from cronpilot.domain.schedule.pauses import NOT_FUTURE, TOO_FAR, pause_end, pause_end_after
 from cronpilot.usecases.queries.catalog import job_named
 from cronpilot.usecases.schedule import pause_endpoint, pause_job, resume_endpoint, resume_job
 

@@ -16,9 +16,9 @@ from cronpilot.domain.tracing import trace_id_of
 
 if TYPE_CHECKING:
     from cronpilot.domain.alerts import Notification
-    from cronpilot.domain.limits import LimitStatus
     from cronpilot.domain.model import Attempt, Endpoint, IntervalHint, Job, OneShotHint, Pause, Run
     from cronpilot.domain.ports import ApplyReport
+    from cronpilot.domain.schedule.limits import LimitStatus
     from cronpilot.usecases.queries.outputs import LearntOutput
     from cronpilot.usecases.run_control import Retried
 

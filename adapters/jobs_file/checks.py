@@ -31,7 +31,6 @@ from cronpilot.domain.approvals import (
 from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.errors import InvalidDependency
 from cronpilot.domain.field_paths import FieldPathError, canonical, parse_field_path
-from cronpilot.domain.limits import Limit
 from cronpilot.domain.model import (
     DEFAULT_CATCH_UP_WINDOW_SECONDS,
     DEFAULT_NOTIFY_AFTER,
@@ -43,10 +42,11 @@ from cronpilot.domain.model import (
     Schedule,
 )
 from cronpilot.domain.ports import JobDeclaration
-from cronpilot.domain.quiet import QuietWindow
 from cronpilot.domain.retries import may_repeat
-from cronpilot.domain.schedule import validate_schedule, zone
-from cronpilot.domain.spacing import shortest_gap
+from cronpilot.domain.schedule.limits import Limit
+from cronpilot.domain.schedule.quiet import QuietWindow
+from cronpilot.domain.schedule.schedule import validate_schedule, zone
+from cronpilot.domain.schedule.spacing import shortest_gap
 
 
 def declarations(

@@ -19,7 +19,7 @@ from cronpilot.domain.approvals import (
     MAX_APPROVAL_TIMEOUT_SECONDS,
 )
 from cronpilot.domain.excerpt import excerpt
-from cronpilot.domain.schedule import MAX_SECONDS
+from cronpilot.domain.schedule.schedule import MAX_SECONDS
 
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*(b|kb|mb|kib|mib)?", re.IGNORECASE)
 _SIZE_UNITS = {"b": 1, "kb": 1000, "mb": 1000**2, "kib": 1024, "mib": 1024**2}

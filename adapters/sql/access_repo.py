@@ -18,7 +18,7 @@ from cronpilot.domain.audit import AuditAction, AuditCursor, AuditEntry
 from cronpilot.domain.errors import TokenNotFound
 from cronpilot.domain.paging import Cursor
 from cronpilot.domain.ports import AccessRepository
-from cronpilot.domain.time_range import TimeRange
+from cronpilot.domain.schedule.time_range import TimeRange
 from cronpilot.domain.tokens import ApiToken, ConsoleSession
 
 

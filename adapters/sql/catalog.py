@@ -29,7 +29,6 @@ from cronpilot.adapters.sql.rows import (
 )
 from cronpilot.adapters.sql.tables import IS_QUEUED, endpoints, jobs, run_queue
 from cronpilot.domain.errors import EndpointNotFound, JobNotFound
-from cronpilot.domain.limits import LimitStatus
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import (
     Endpoint,
@@ -47,6 +46,7 @@ from cronpilot.domain.ports import (
     JobDeclaration,
     SecretCipher,
 )
+from cronpilot.domain.schedule.limits import LimitStatus
 
 logger = logging.getLogger(__name__)
 

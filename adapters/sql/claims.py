@@ -142,7 +142,7 @@ def claim_candidates(
 
 
 def _job_holds(job_id: ColumnElement[str], now: datetime | BindParameter[Any]) -> Any:
-    """`domain.pauses.job_holds` in SQL: the job `job_id` is paused at `now` (proven with
+    """`domain.schedule.pauses.job_holds` in SQL: the job `job_id` is paused at `now` (proven with
     `claim_candidates`)."""
     return (
         select(jobs.c.id)
@@ -156,8 +156,9 @@ def _job_holds(job_id: ColumnElement[str], now: datetime | BindParameter[Any]) -
 
 
 def _held_until(at: ColumnElement[datetime]) -> ColumnElement[datetime | None]:
-    """`domain.pauses.held_until` in SQL, on a row of `endpoints` joined with its job: `at`, or
-    the end of the job's pause when later, or NULL while the job is paused until resumed."""
+    """`domain.schedule.pauses.held_until` in SQL, on a row of `endpoints` joined with its job:
+    `at`, or the end of the job's pause when later, or NULL while the job is paused until
+    resumed."""
     return case(
         (jobs.c.pause_reason.is_(None), at),
         (jobs.c.pause_until.is_(None), null()),

@@ -14,8 +14,8 @@ statement cache). Raw asyncpg, not SQLAlchemy: decision 0046.
 What the statement cannot take goes the general way, which reads under lock and decides again:
 a finish whose row changed, whose lease or run is gone, a DAG parent (its dependants are
 started in the same transaction), a finish that raises notifications (their targets are
-sealed in the row) or records skipped slots (`domain.overlap`), or two finishes of one endpoint
-in a batch.
+sealed in the row) or records skipped slots (`domain.schedule.overlap`), or two finishes of one
+endpoint in a batch.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ from cronpilot.domain.notify_targets import RESOLVING_EVENTS
 from cronpilot.domain.paging import Cursor
 from cronpilot.domain.ports import NotificationRepository, SecretCipher
 from cronpilot.domain.retention import DELIVERY_ENDED
-from cronpilot.domain.time_range import TimeRange
+from cronpilot.domain.schedule.time_range import TimeRange
 from cronpilot.domain.watch import WatchEpisode
 
 _PENDING = NotificationStatus.PENDING.value

@@ -81,7 +81,7 @@ from cronpilot.domain.planning import (
 )
 from cronpilot.domain.ports import PlannerRepository, SecretCipher
 from cronpilot.domain.rule_firing import RULES_PLANNER
-from cronpilot.domain.time_range import TimeRange
+from cronpilot.domain.schedule.time_range import TimeRange
 
 if TYPE_CHECKING:
     from cronpilot.domain.alerts import Notification

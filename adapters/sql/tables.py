@@ -197,12 +197,12 @@ endpoints = Table(
     # Values from `${env:…}` / `${file:…}`: where each stood and how it was written, so that
     # export writes the reference back (the value is stored where it belongs, sealed if secret).
     Column("value_references", _json(), nullable=False, server_default=text("'[]'")),
-    # Quiet windows (`domain.quiet`): NULL for an endpoint with none.
+    # Quiet windows (`domain.schedule.quiet`): NULL for an endpoint with none.
     Column("quiet", _json(), nullable=True),
     # The key of the limit its calls count against (`limits`); NULL: none.
     Column("limit_key", String(200), nullable=True),
     # `overlap` (skip, queue_one): slots that come while a call runs; `overrun_since` begins
-    # the current streak of calls that outlasted their interval (`domain.overlap`).
+    # the current streak of calls that outlasted their interval (`domain.schedule.overlap`).
     Column("overlap", String(16), nullable=False, server_default=text("'skip'")),
     Column("overrun_since", UtcDateTime, nullable=True),
     UniqueConstraint("job_id", "name"),
@@ -234,8 +234,8 @@ Index(
     sqlite_where=endpoints.c.limit_key.isnot(None),
 )
 
-# Limits per target (`domain.limits`): a key's bounds as declared, and what claims record on
-# it: the token bucket, the version every claim letting a call go bumps, the hold.
+# Limits per target (`domain.schedule.limits`): a key's bounds as declared, and what claims record
+# on it: the token bucket, the version every claim letting a call go bumps, the hold.
 limits = Table(
     "limits",
     metadata,

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from cronpilot.domain.audit import AuditAction, AuditCursor, AuditEntry
-    from cronpilot.domain.time_range import TimeRange
+    from cronpilot.domain.schedule.time_range import TimeRange
     from cronpilot.domain.tokens import ApiToken, ConsoleSession
 
 

@@ -8,8 +8,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from cronpilot.domain.limits import Limit, LimitStatus
     from cronpilot.domain.model import Endpoint, EndpointSpec, IntervalHint, Job, OneShotHint, Pause
+    from cronpilot.domain.schedule.limits import Limit, LimitStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +98,7 @@ class CatalogRepository(Protocol):
     async def set_job_pause(self, name: str, pause: Pause | None, now: datetime) -> Job:
         """Pause the job `name` (or resume it with None at `now`); its endpoints keep their own
         pauses and plans, and the claim skips them while the job's pause holds
-        (`domain.pauses.job_holds`). A resume re-plans the endpoints the pause held
+        (`domain.schedule.pauses.job_holds`). A resume re-plans the endpoints the pause held
         (`transitions.job_resumed`: slots passed meanwhile are skipped), in the same write.
         Returns the updated job; raises `JobNotFound`."""
         ...

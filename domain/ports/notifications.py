@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from cronpilot.domain.alerts import AlertEvent, Notification, NotificationStatus
     from cronpilot.domain.model import Endpoint
     from cronpilot.domain.paging import Cursor
-    from cronpilot.domain.time_range import TimeRange
+    from cronpilot.domain.schedule.time_range import TimeRange
     from cronpilot.domain.watch import WatchEpisode
 
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
         ProposalStatus,
         RulesPass,
     )
-    from cronpilot.domain.time_range import TimeRange
+    from cronpilot.domain.schedule.time_range import TimeRange
 
 
 class PlannerRepository(Protocol):

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from cronpilot.domain.model import Run, RunStatus, RunTrigger
     from cronpilot.domain.paging import Cursor
-    from cronpilot.domain.time_range import TimeRange
+    from cronpilot.domain.schedule.time_range import TimeRange
 
 
 @dataclass(frozen=True, slots=True)

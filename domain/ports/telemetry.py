@@ -52,7 +52,7 @@ class Telemetry(Protocol):
 
     def passed_quietly(self, endpoint: Endpoint, session: AnalysisSession) -> None:
         """A planner pass proposed nothing and found nothing new: its session was not stored
-        (`domain.quiet_passes`), but its tool calls and tokens were spent."""
+        (`domain.schedule.quiet_passes`), but its tool calls and tokens were spent."""
         ...
 
     def held_back(self, endpoint: Endpoint, by: Controller) -> None:

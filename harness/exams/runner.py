@@ -24,7 +24,7 @@ from cronpilot.adapters.sql import SqlStore, open_sql_store, upgrade_database
 from cronpilot.domain.guardrails import bounds_refusal
 from cronpilot.domain.model import Endpoint, Finish, Recorded
 from cronpilot.domain.planning import AnalysisSession, Proposal, SessionStatus
-from cronpilot.domain.schedule import baseline_period
+from cronpilot.domain.schedule.schedule import baseline_period
 from cronpilot.harness.exams.catalog import CYCLE_SECONDS, Exam, World
 from cronpilot.harness.exams.scores import (
     Proposed,

@@ -8,7 +8,7 @@ Issue 32, item 3. `notifications.episode_key` names the episode and destination 
 (`domain.alerts.episode_key`); a row waits while an earlier one of its key is pending. Rows
 written before it have none, and wait for nothing, as before. `endpoints.overlap` (skip,
 queue_one; `skip` for every endpoint declared before) and `endpoints.overrun_since`
-(`domain.overlap`). `notifications.held_by`: the DAG upstream that held a row
+(`domain.schedule.overlap`). `notifications.held_by`: the DAG upstream that held a row
 (`domain.alert_holding`, issue 34).
 """
 

@@ -55,7 +55,7 @@ async def _last_pass(store: Store) -> AnalysisSession:
 
 def _planner(store: Store, clock: FakeClock, changes_per_hour: int = 100) -> PlannerWorker:
     limits = limits_for_tests(max_changes_per_hour=changes_per_hour)
-    # Every pass stored: these tests read what each pass decided (`domain.quiet_passes`).
+    # Every pass stored: these tests read what each pass decided (`domain.schedule.quiet_passes`).
     return make_planner(
         store,
         HeuristicAnalyst(),

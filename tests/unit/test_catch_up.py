@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from cronpilot.domain.governor import MAX_LATE_GRACE, catch_up, plan_next_run
 from cronpilot.domain.model import CatchUp, Endpoint, NextRun, OneShotHint, ScheduleSource
+from cronpilot.domain.schedule.governor import MAX_LATE_GRACE, catch_up, plan_next_run
 from cronpilot.domain.transitions import after_slot, caught_up
 
 MakeEndpoint = Callable[..., Endpoint]

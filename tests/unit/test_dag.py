@@ -18,7 +18,6 @@ from cronpilot.domain.dag import (
 )
 from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.errors import InvalidDependency
-from cronpilot.domain.governor import plan_next_run
 from cronpilot.domain.model import (
     Endpoint,
     EndpointSpec,
@@ -27,6 +26,7 @@ from cronpilot.domain.model import (
     Schedule,
     ScheduleSource,
 )
+from cronpilot.domain.schedule.governor import plan_next_run
 
 T0 = datetime(2030, 1, 1, tzinfo=UTC)
 

@@ -9,9 +9,9 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cronpilot.domain.governor import plan_next_run
-from cronpilot.domain.jitter import jittered
 from cronpilot.domain.model import Endpoint, IntervalHint, NextRun, OneShotHint, ScheduleSource
+from cronpilot.domain.schedule.governor import plan_next_run
+from cronpilot.domain.schedule.jitter import jittered
 from cronpilot.domain.transitions import after_slot
 
 MakeEndpoint = Callable[..., Endpoint]

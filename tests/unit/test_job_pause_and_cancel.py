@@ -22,7 +22,7 @@ from cronpilot.domain.model import (
     ScheduleSource,
     SkipKind,
 )
-from cronpilot.domain.pauses import held_until, job_holds
+from cronpilot.domain.schedule.pauses import held_until, job_holds
 
 NOW = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
 HOUR = timedelta(hours=1)

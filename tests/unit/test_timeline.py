@@ -1,4 +1,4 @@
-"""An endpoint's timeline (domain/timeline.py) and the chart the console draws of it."""
+"""An endpoint's timeline (domain/schedule/timeline.py) and the chart the console draws of it."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from cronpilot.domain.model import (
     ScheduleSource,
 )
 from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
-from cronpilot.domain.timeline import BandKind, build_timeline
+from cronpilot.domain.schedule.timeline import BandKind, build_timeline
 
 T0 = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
 MakeEndpoint = Callable[..., Endpoint]

@@ -9,7 +9,6 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from cronpilot.domain.claiming import is_due
-from cronpilot.domain.governor import plan_next_run
 from cronpilot.domain.model import (
     Endpoint,
     IntervalHint,
@@ -18,6 +17,7 @@ from cronpilot.domain.model import (
     Pause,
     ScheduleSource,
 )
+from cronpilot.domain.schedule.governor import plan_next_run
 from cronpilot.domain.transitions import after_slot, replanned, with_hints, with_pause
 
 MakeEndpoint = Callable[..., Endpoint]

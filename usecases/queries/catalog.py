@@ -10,10 +10,10 @@ from typing import Protocol, TypeVar
 from cronpilot.domain.access import EVERY_JOB, Reach
 from cronpilot.domain.change_rate import change_text
 from cronpilot.domain.errors import JobNotFound
-from cronpilot.domain.limits import LimitStatus
 from cronpilot.domain.model import Endpoint, Job, Run
 from cronpilot.domain.paging import Name, NamedPage, named_page
 from cronpilot.domain.ports import ReadingFactory, Repositories
+from cronpilot.domain.schedule.limits import LimitStatus
 from cronpilot.usecases.queries.reach import reached_endpoint, reached_job, reached_jobs
 
 

@@ -10,7 +10,7 @@ from cronpilot.domain.model import Endpoint, Job, PlannerMode
 from cronpilot.domain.paging import Cursor, Page, page_of
 from cronpilot.domain.planning import AnalysisSession, Proposal, ProposalStatus, effective_mode
 from cronpilot.domain.ports import ReadingFactory
-from cronpilot.domain.time_range import TimeRange
+from cronpilot.domain.schedule.time_range import TimeRange
 from cronpilot.usecases.queries.reach import (
     job_ids,
     reached_endpoint,

@@ -11,7 +11,7 @@ from cronpilot.domain.model import Run
 from cronpilot.domain.paging import Cursor
 from cronpilot.domain.planning import ProposalStatus
 from cronpilot.domain.ports import ReadingFactory, RunFilter
-from cronpilot.domain.timeline import Timeline, build_timeline
+from cronpilot.domain.schedule.timeline import Timeline, build_timeline
 from cronpilot.usecases.queries.reach import reached_endpoint
 
 MAX_RUNS = 2000

@@ -11,7 +11,7 @@ from cronpilot.domain.audit import AuditAction, AuditCursor, AuditEntry, log_ord
 from cronpilot.domain.errors import ConflictError, TokenNotFound
 from cronpilot.domain.ports import AccessRepository
 from cronpilot.domain.retention import audit_expired
-from cronpilot.domain.time_range import TimeRange, falls_in
+from cronpilot.domain.schedule.time_range import TimeRange, falls_in
 from cronpilot.domain.tokens import ApiToken, ConsoleSession
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ from cronpilot.domain.model import Endpoint
 from cronpilot.domain.paging import Cursor, follows
 from cronpilot.domain.ports import NotificationRepository
 from cronpilot.domain.retention import notification_expired
-from cronpilot.domain.time_range import TimeRange, falls_in
+from cronpilot.domain.schedule.time_range import TimeRange, falls_in
 from cronpilot.domain.watch import WatchEpisode
 
 if TYPE_CHECKING:

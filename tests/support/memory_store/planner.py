@@ -39,7 +39,7 @@ from cronpilot.domain.planning import (
 )
 from cronpilot.domain.ports import PlannerRepository
 from cronpilot.domain.retention import proposal_expired, session_expired
-from cronpilot.domain.time_range import TimeRange, falls_in
+from cronpilot.domain.schedule.time_range import TimeRange, falls_in
 
 if TYPE_CHECKING:
     # The store imports this module to build its planner; the state is only a type here.

@@ -36,13 +36,6 @@ from cronpilot.domain.errors import (
 )
 from cronpilot.domain.graph import Edge, EdgeType
 from cronpilot.domain.ids import by_id_or_prefix
-from cronpilot.domain.limits import (
-    LimitState,
-    LimitStatus,
-    calls_in_flight,
-    decide_limits,
-    limited_candidates,
-)
 from cronpilot.domain.model import (
     Claim,
     Endpoint,
@@ -74,8 +67,15 @@ from cronpilot.domain.ports import (
     StoredVector,
     UnitOfWork,
 )
+from cronpilot.domain.schedule.limits import (
+    LimitState,
+    LimitStatus,
+    calls_in_flight,
+    decide_limits,
+    limited_candidates,
+)
+from cronpilot.domain.schedule.time_range import falls_in
 from cronpilot.domain.settling import settle_batch
-from cronpilot.domain.time_range import falls_in
 from cronpilot.domain.tokens import ApiToken, ConsoleSession
 from cronpilot.domain.transitions import (
     abandoned_run,
@@ -174,7 +174,7 @@ class MemoryState:
     episodes: dict[str, WatchEpisode] = field(default_factory=dict)
     """Alert episodes (`domain.watch`), by episode id."""
     limits: dict[str, LimitState] = field(default_factory=dict)
-    """Limits per target (`domain.limits`), by key."""
+    """Limits per target (`domain.schedule.limits`), by key."""
 
     def runs_of(self, endpoint_id: str) -> list[Run]:
         """Runs of one endpoint, newest slot first."""

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import Endpoint, Pause
-from cronpilot.domain.schedule import MAX_SECONDS
+from cronpilot.domain.schedule.schedule import MAX_SECONDS
 
 MAX_PAUSE = timedelta(seconds=MAX_SECONDS)
 """Ten years, as every other schedule bound: further ahead is a typo or `until resumed`, and

@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from cronpilot.domain.governor import fresh_interval_hint, slots_since
 from cronpilot.domain.model import (
     Endpoint,
     Overlap,
@@ -23,7 +22,8 @@ from cronpilot.domain.model import (
     ScheduleSource,
     new_id,
 )
-from cronpilot.domain.pauses import holds
+from cronpilot.domain.schedule.governor import fresh_interval_hint, slots_since
+from cronpilot.domain.schedule.pauses import holds
 from cronpilot.domain.transitions import replanned
 
 OVERLAP_REASON = "the previous call was still running"

@@ -20,7 +20,7 @@ from enum import StrEnum
 
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import Endpoint, Run, RunStatus
-from cronpilot.domain.pauses import job_holds
+from cronpilot.domain.schedule.pauses import job_holds
 
 RECHECK_SECONDS = 0.5
 """How long a key held by its concurrency keeps its slots out of `next_due`: a call of the key

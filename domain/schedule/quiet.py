@@ -21,7 +21,7 @@ from datetime import UTC, date, datetime, time, timedelta
 
 from cronpilot.domain.errors import InvalidSchedule
 from cronpilot.domain.model import Response, Schedule
-from cronpilot.domain.schedule import MAX_SECONDS, latest_cron_fire, next_cron_fire, zone
+from cronpilot.domain.schedule.schedule import MAX_SECONDS, latest_cron_fire, next_cron_fire, zone
 
 MINUTES_A_DAY = 24 * 60
 _DAY = timedelta(days=1)

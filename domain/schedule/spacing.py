@@ -8,7 +8,7 @@ from functools import lru_cache
 
 from cronpilot.domain.errors import InvalidSchedule
 from cronpilot.domain.model import Schedule
-from cronpilot.domain.schedule import next_cron_fire
+from cronpilot.domain.schedule.schedule import next_cron_fire
 
 GAP_SAMPLE = 500
 """Fires compared: every gap of the crontabs people write repeats well within them (a

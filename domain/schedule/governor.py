@@ -18,7 +18,6 @@ import math
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from cronpilot.domain.jitter import jittered
 from cronpilot.domain.model import (
     CatchUp,
     Claim,
@@ -28,8 +27,9 @@ from cronpilot.domain.model import (
     NextRun,
     ScheduleSource,
 )
-from cronpilot.domain.quiet import window_at
-from cronpilot.domain.schedule import baseline_period, latest_cron_fire, next_cron_fire
+from cronpilot.domain.schedule.jitter import jittered
+from cronpilot.domain.schedule.quiet import window_at
+from cronpilot.domain.schedule.schedule import baseline_period, latest_cron_fire, next_cron_fire
 
 BACKOFF_CAP = timedelta(hours=1)
 """Failure backoff never waits longer than this (the max clamp may cut it shorter)."""
@@ -209,7 +209,7 @@ def _plan(endpoint: Endpoint, now: datetime) -> NextRun:
 
 
 def _quieted(endpoint: Endpoint, now: datetime) -> NextRun:
-    """The plan of an endpoint with quiet windows (`domain.quiet`), whatever chose it (the
+    """The plan of an endpoint with quiet windows (`domain.schedule.quiet`), whatever chose it (the
     baseline, a hint, backoff): a call whose slot falls in a window that skips is the window's
     one skipped run (`ScheduleSource.QUIET`) if none was recorded in it yet, else the plan made
     from the window's end; in a window that slows, a call sooner than `every` after the previous

@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from cronpilot.domain.governor import plan_next_run
 from cronpilot.domain.model import Endpoint, EndpointSpec, Schedule, ScheduleSource
-from cronpilot.domain.quiet import QuietSpan, QuietWindow, window_at
-from cronpilot.domain.schedule import next_cron_fire
+from cronpilot.domain.schedule.governor import plan_next_run
+from cronpilot.domain.schedule.quiet import QuietSpan, QuietWindow, window_at
+from cronpilot.domain.schedule.schedule import next_cron_fire
 
 
 @dataclass(frozen=True, slots=True)
