@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from cronpilot.adapters.settings import Settings
     from cronpilot.domain.guardrails import GuardrailLimits
-    from cronpilot.domain.retention import Retention
+    from cronpilot.domain.runs.retention import Retention
     from cronpilot.planner.config import PlannerConfig
     from cronpilot.scheduler.config import WorkerConfig
     from cronpilot.scheduler.notifier import NotifierConfig
@@ -90,7 +90,7 @@ def planner_config(settings: Settings) -> PlannerConfig:
 def retention(settings: Settings) -> Retention:
     """How long each growing table keeps its rows (`retention_*_days`; runs: `retention_runs`,
     per endpoint)."""
-    from cronpilot.domain.retention import Retention
+    from cronpilot.domain.runs.retention import Retention
 
     return Retention(
         **{

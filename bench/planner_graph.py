@@ -74,8 +74,8 @@ from cronpilot.domain.outputs import OutputSchema, learn
 from cronpilot.domain.planning import ChatReply, ToolCallRequest
 from cronpilot.domain.ports import JobDeclaration
 from cronpilot.domain.provides import provides_edges
+from cronpilot.domain.runs.templates import input_fields
 from cronpilot.domain.schema_inference import ShapeNode, merge_document
-from cronpilot.domain.templates import input_fields
 from cronpilot.planner.heuristic import HeuristicAnalyst
 from cronpilot.planner.session import Analyst, LlmAnalyst
 from cronpilot.planner.worker import PlannerWorker

@@ -52,11 +52,11 @@ class AlertEvent(StrEnum):
     APPROVAL_PENDING = "approval_pending"
     """A DAG dependant with `approval: required` waits for an admin (`domain.approvals`)."""
     MISSED = "missed"
-    """A due slot had no run for `missed_after` (`domain.watch`): once per episode."""
+    """A due slot had no run for `missed_after` (`domain.runs.watch`): once per episode."""
     LATE = "late"
     """A run started more than `late_after` after its slot: once per streak of late runs."""
     NO_WORKERS = "no_workers"
-    """No scheduler worker was alive for a while (`domain.watch`): once per gap."""
+    """No scheduler worker was alive for a while (`domain.runs.watch`): once per gap."""
     TEST = "test"
     """Sent by hand to check that a webhook or target takes alerts (`notify test`)."""
     OVERRUNNING = "overrunning"
@@ -164,7 +164,7 @@ def _paused(endpoint: Endpoint, now: datetime) -> bool:
 
 
 def run_events(before: Endpoint, after: Endpoint, run: Run) -> list[AlertEvent]:
-    """The events of a run that moved `before` to `after` (`domain.transitions.after_slot`).
+    """The events of a run that moved `before` to `after` (`domain.runs.transitions.after_slot`).
 
     `failing` when the streak reaches `notify_after` (a failure that keeps failing raises
     nothing more), `recovered` when a success ends a streak that had raised `failing`, and
@@ -213,7 +213,7 @@ def run_notifications(
 
 @dataclass(frozen=True, slots=True)
 class Episode:
-    """What an episode's events say of it (`domain.watch`): its kind (`missed`, `late`,
+    """What an episode's events say of it (`domain.runs.watch`): its kind (`missed`, `late`,
     `no_workers`), since when (the missed slot, the first late slot, the last heartbeat) and,
     once over, until when."""
 
@@ -345,7 +345,7 @@ def _document(
         "approval": None if approval is None else _approval_document(approval),
     }
     if episode is not None:
-        # Only on the events of an episode (`domain.watch`): `recovered` ends one or a streak.
+        # Only on the events of an episode (`domain.runs.watch`): `recovered` ends one or a streak.
         document["episode"] = episode.document()
     return document
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, get_args
 
-from cronpilot.domain.excerpt import excerpt
 from cronpilot.domain.model import new_id
+from cronpilot.domain.runs.excerpt import excerpt
 
 AuditAction = Literal[
     "apply",

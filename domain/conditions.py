@@ -56,7 +56,6 @@ from cronpilot.domain.condition_text import (
     name_in,
     references,
 )
-from cronpilot.domain.excerpt import excerpt
 from cronpilot.domain.field_paths import (
     MISSING,
     FieldPath,
@@ -66,6 +65,7 @@ from cronpilot.domain.field_paths import (
     unseen_field,
 )
 from cronpilot.domain.model import JSON
+from cronpilot.domain.runs.excerpt import excerpt
 from cronpilot.domain.schema_inference import MAX_DEPTH, ShapeNode
 
 __all__ = [

@@ -27,7 +27,6 @@ from cronpilot.domain import conditions
 from cronpilot.domain.alerts import Notification, approval_notifications
 from cronpilot.domain.approvals import Approval, approval_request, skip_of
 from cronpilot.domain.change_detection import comparable_hash, ignored_fields
-from cronpilot.domain.excerpt import excerpt
 from cronpilot.domain.field_paths import FieldPath
 from cronpilot.domain.graph import dependency_graph
 from cronpilot.domain.model import (
@@ -42,6 +41,7 @@ from cronpilot.domain.model import (
     SkipKind,
     new_id,
 )
+from cronpilot.domain.runs.excerpt import excerpt
 from cronpilot.domain.schedule.pauses import holds, job_holds
 
 

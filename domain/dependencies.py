@@ -10,7 +10,7 @@ from cronpilot.domain.errors import InvalidDependency
 from cronpilot.domain.field_paths import addressable, canonical
 from cronpilot.domain.graph import find_cycle
 from cronpilot.domain.model import EndpointSpec
-from cronpilot.domain.templates import Placeholder, first_mistake, input_fields
+from cronpilot.domain.runs.templates import Placeholder, first_mistake, input_fields
 
 
 def with_dependants(specs: Sequence[EndpointSpec]) -> list[EndpointSpec]:

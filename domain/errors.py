@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from cronpilot.domain.excerpt import excerpt
+from cronpilot.domain.runs.excerpt import excerpt
 from cronpilot.domain.secrets import mask_url
 
 

@@ -96,7 +96,7 @@ class RunStatus(StrEnum):
     QUEUED = "queued"
     """Asked for by hand (manual, backfill) and waiting for a worker: see `Run.due_at`."""
     CANCELLED = "cancelled"
-    """Cancelled by hand (`domain.cancelling`): before it started, or cut short by the worker
+    """Cancelled by hand (`domain.runs.cancelling`): before it started, or cut short by the worker
     that held it."""
 
     @property
@@ -244,7 +244,7 @@ class RetryOn(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
-    """Retries of a failed call within its slot (`domain.retries`): exponential backoff with
+    """Retries of a failed call within its slot (`domain.runs.retries`): exponential backoff with
     jitter from `backoff_seconds` up to `max_backoff_seconds`, at most `attempts` calls."""
 
     attempts: int = 3
@@ -296,7 +296,7 @@ class EndpointSpec:
     """Skip (and record the skip) when no upstream response changed since the previous one."""
     conditional: bool = True
     """Ask with the last answer's validators (`If-None-Match`, `If-Modified-Since`): GET only
-    (`domain.conditional_calls`)."""
+    (`domain.runs.conditional_calls`)."""
     run_if: str | None = None
     """A condition (CEL, `domain.conditions`) on the parents' latest responses: the dependant
     is skipped, and the skip recorded with its value, when it does not hold."""
@@ -317,10 +317,10 @@ class EndpointSpec:
     pause_after: int | None = None
     """Consecutive failures after which the endpoint pauses itself; None: never."""
     missed_after_seconds: float | None = None
-    """A due slot with no run recorded this long after it raises `missed` (`domain.watch`);
+    """A due slot with no run recorded this long after it raises `missed` (`domain.runs.watch`);
     None: not watched."""
     late_after_seconds: float | None = None
-    """A run that starts more than this after its slot raises `late` (`domain.watch`)."""
+    """A run that starts more than this after its slot raises `late` (`domain.runs.watch`)."""
     retry: RetryPolicy | None = None
     """None: a failed call waits for the next slot."""
     accept_hints: bool = False
@@ -375,7 +375,7 @@ class Endpoint:
     """The grid slot of the next run when its call (`next_run_at`) is off it (jitter, or a
     missed slot caught up late); None when the call is at the slot."""
     late_since: datetime | None = None
-    """The slot of the first run of a streak of late runs (`domain.watch.late_since`); None
+    """The slot of the first run of a streak of late runs (`domain.runs.watch.late_since`); None
     when the last run started in time."""
     overrun_since: datetime | None = None
     """The first slot skipped in a streak of calls that outlasted their interval
@@ -434,7 +434,7 @@ class DagTrigger:
 class StoredClaim:
     """A claim's rows as the claim left them: the version of its endpoint's row and when its
     run started. A finish that finds the row still at `version` settles from the claim alone,
-    without reading the row again (`domain.settling`)."""
+    without reading the row again (`domain.runs.settling`)."""
 
     version: str
     run_started_at: datetime
@@ -493,7 +493,7 @@ class Attempt:
 
 @dataclass(frozen=True, slots=True)
 class SentRequest:
-    """A call as it went out, fit to keep and show (`domain.sent_request`): templates filled,
+    """A call as it went out, fit to keep and show (`domain.runs.sent_request`): templates filled,
     secrets masked, each part cut to a bound."""
 
     method: str
@@ -530,7 +530,7 @@ class Response:
     than encode `body` again (None: encode `body`)."""
     not_modified: bool = False
     """A `304 Not Modified` answered a conditional call: the status and body are those of the
-    answer it confirmed (`domain.conditional_calls`), and no body was sent."""
+    answer it confirmed (`domain.runs.conditional_calls`), and no body was sent."""
 
     @property
     def ok(self) -> bool:
@@ -577,13 +577,13 @@ class Run:
     made (a template could not be filled), and for runs recorded before requests were."""
     dag_run_id: str | None = None
     """For a DAG dependant's run: the trace id of the scheduled run that began its DAG run,
-    whose W3C trace its calls carry (`domain.tracing.trace_id_of`); None for any other run."""
+    whose W3C trace its calls carry (`domain.runs.tracing.trace_id_of`); None for any other run."""
     cancel_requested_by: str | None = None
-    """Who asked to cancel the run while it was running (`domain.cancelling`): the worker
+    """Who asked to cancel the run while it was running (`domain.runs.cancelling`): the worker
     holding it cuts the call short and records it `cancelled`."""
     not_modified: bool = False
     """A `304 Not Modified` answered a conditional call: the status and body are those of the
-    answer it confirmed (`domain.conditional_calls`), and no body was sent."""
+    answer it confirmed (`domain.runs.conditional_calls`), and no body was sent."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -600,7 +600,7 @@ class HttpRequest:
     """What identifies the call where it is signed (`webhook-id`): the same on every attempt
     and redelivery (a run's id, an alert's event id); None: a fresh one each time."""
     conditional_key: str | None = None
-    """Set when the call may be conditional (`domain.conditional_calls`): the endpoint's id,
+    """Set when the call may be conditional (`domain.runs.conditional_calls`): the endpoint's id,
     under which the dispatcher keeps the last answer a `304` can confirm."""
 
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from cronpilot.domain.field_paths import FieldPath
+from cronpilot.domain.runs.templates import InputField
 from cronpilot.domain.schema_inference import ShapeNode, schema_types
-from cronpilot.domain.templates import InputField
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 ALIASES: tuple[frozenset[str], ...] = (

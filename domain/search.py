@@ -35,9 +35,9 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from cronpilot.domain.errors import InvalidQuery
-from cronpilot.domain.excerpt import excerpt
 from cronpilot.domain.graph import Edge, EdgeType, pagerank
 from cronpilot.domain.provides import MEANING_THRESHOLD
+from cronpilot.domain.runs.excerpt import excerpt
 
 if TYPE_CHECKING:
     import numpy as np
@@ -238,7 +238,7 @@ def indexed_text(
     request inputs, with its job's description and learnt output fields when known."""
     from urllib.parse import urlsplit
 
-    from cronpilot.domain.templates import input_fields
+    from cronpilot.domain.runs.templates import input_fields
 
     spec = endpoint.spec
     return endpoint_text(

@@ -17,7 +17,6 @@ from cronpilot.domain.context import dag_context, related_siblings
 from cronpilot.domain.errors import LeaseLost, LlmUnavailable, StoreUnavailable
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import JSON, Endpoint, new_id
-from cronpilot.domain.outage import described
 from cronpilot.domain.planning import (
     AnalysisClaim,
     AnalysisContext,
@@ -32,12 +31,13 @@ from cronpilot.domain.ports.clock import Clock, Waker
 from cronpilot.domain.ports.search import Embedder
 from cronpilot.domain.ports.telemetry import Telemetry
 from cronpilot.domain.rules import RuleEvaluation
+from cronpilot.domain.runs.outage import described
+from cronpilot.domain.runs.telemetry import NO_TELEMETRY
 from cronpilot.domain.schedule.quiet_passes import (
     analysis_is_quiet,
     rules_news_is_due,
     rules_pass_is_quiet,
 )
-from cronpilot.domain.telemetry import NO_TELEMETRY
 from cronpilot.planner.analysis_context import read_analysis_context
 from cronpilot.planner.brief import build_brief
 from cronpilot.planner.config import PlannerConfig

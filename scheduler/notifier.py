@@ -35,7 +35,7 @@ from cronpilot.domain.ports.bundles import NotifierRepositories
 from cronpilot.domain.ports.clock import Clock
 from cronpilot.domain.ports.dispatch import Dispatcher, Mailer
 from cronpilot.domain.ports.telemetry import Telemetry
-from cronpilot.domain.telemetry import NO_TELEMETRY
+from cronpilot.domain.runs.telemetry import NO_TELEMETRY
 from cronpilot.runtime.timing import Periodic
 
 log = logging.getLogger(__name__)

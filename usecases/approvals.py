@@ -13,7 +13,7 @@ from cronpilot.domain.audit import audit_entry
 from cronpilot.domain.errors import ApprovalNotPending
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.ports import ReadingFactory, Telemetry, UnitOfWorkFactory, Waker
-from cronpilot.domain.telemetry import NO_TELEMETRY
+from cronpilot.domain.runs.telemetry import NO_TELEMETRY
 
 log = logging.getLogger(__name__)
 

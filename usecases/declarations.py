@@ -30,8 +30,8 @@ from cronpilot.domain.ports import (
     UnitOfWorkFactory,
     Waker,
 )
+from cronpilot.domain.runs.templates import input_fields
 from cronpilot.domain.schema_inference import ShapeNode
-from cronpilot.domain.templates import input_fields
 from cronpilot.domain.versions import declarations_version
 from cronpilot.usecases.graph_edges import refresh_provides
 from cronpilot.usecases.rule_checks import check_rules

@@ -10,8 +10,8 @@ from cronpilot.domain.graph import EdgeSighting, EdgeSource, EdgeType, endpoint_
 from cronpilot.domain.model import Endpoint, Run
 from cronpilot.domain.ports import ReadingFactory, Repositories, UnitOfWorkFactory
 from cronpilot.domain.provides import provides_edges
+from cronpilot.domain.runs.templates import input_fields
 from cronpilot.domain.schema_inference import ShapeNode
-from cronpilot.domain.templates import input_fields
 
 
 async def refresh_job_provides(uow: UnitOfWorkFactory, job: str, now: datetime) -> None:

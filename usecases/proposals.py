@@ -36,7 +36,7 @@ from cronpilot.domain.ports import (
 )
 from cronpilot.domain.rejections import StandingRejection, standing_rejection
 from cronpilot.domain.rule_firing import URGENT_RULES, FiringRule, rule_made
-from cronpilot.domain.telemetry import NO_TELEMETRY
+from cronpilot.domain.runs.telemetry import NO_TELEMETRY
 
 log = logging.getLogger(__name__)
 

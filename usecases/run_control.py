@@ -10,14 +10,14 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from cronpilot.domain.audit import audit_entry
-from cronpilot.domain.cancelling import cancel_asked
 from cronpilot.domain.dag import DagWait
 from cronpilot.domain.dag_clear import clear_wait
 from cronpilot.domain.errors import ConflictError, SlotAlreadyRun
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Run, RunStatus
 from cronpilot.domain.ports import UnitOfWork, UnitOfWorkFactory, Waker
-from cronpilot.domain.requested_runs import check_retryable, manual_run
+from cronpilot.domain.runs.cancelling import cancel_asked
+from cronpilot.domain.runs.requested_runs import check_retryable, manual_run
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 async def cancel_run(uow: UnitOfWorkFactory, run_id: str, actor: str, now: datetime) -> Run:
     """Cancel the run `run_id` (an id or a unique prefix) for `actor`: a queued run is
     `cancelled` at once and never starts; a running one is marked, and the worker holding it
-    cuts its call short and records it `cancelled` (`domain.cancelling`). Returns the run as
+    cuts its call short and records it `cancelled` (`domain.runs.cancelling`). Returns the run as
     the cancel left it. Raises `RunNotFound`, `AmbiguousId`, `RunFinished` (nothing changed),
     or `ConflictError` when a worker started or finished it at that very moment."""
     async with uow() as tx:

@@ -42,7 +42,7 @@ from cronpilot.domain.model import (
     Schedule,
 )
 from cronpilot.domain.ports import JobDeclaration
-from cronpilot.domain.retries import may_repeat
+from cronpilot.domain.runs.retries import may_repeat
 from cronpilot.domain.schedule.limits import Limit
 from cronpilot.domain.schedule.quiet import QuietWindow
 from cronpilot.domain.schedule.schedule import validate_schedule, zone

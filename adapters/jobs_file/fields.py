@@ -18,7 +18,7 @@ from cronpilot.adapters.durations import parse_duration
 from cronpilot.domain.approvals import (
     MAX_APPROVAL_TIMEOUT_SECONDS,
 )
-from cronpilot.domain.excerpt import excerpt
+from cronpilot.domain.runs.excerpt import excerpt
 from cronpilot.domain.schedule.schedule import MAX_SECONDS
 
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*(b|kb|mb|kib|mib)?", re.IGNORECASE)

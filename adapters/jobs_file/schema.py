@@ -45,7 +45,7 @@ from cronpilot.domain.model import (
 from cronpilot.domain.notify_targets import (
     TargetKind,
 )
-from cronpilot.domain.retries import MAX_ATTEMPTS
+from cronpilot.domain.runs.retries import MAX_ATTEMPTS
 
 _MAX_NOTIFY_URLS = 10
 _MAX_NOTIFY_TARGETS = 10

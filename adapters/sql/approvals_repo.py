@@ -103,7 +103,7 @@ class SqlApprovals(ApprovalRepository):
         return decision
 
     async def prune(self, before: datetime, limit: int) -> int:
-        # Mirrors `domain.retention.approval_expired`; the index on (requested_at, id) serves.
+        # Mirrors `domain.runs.retention.approval_expired`; the index on (requested_at, id) serves.
         table = approvals.c
         where = and_(~IS_PENDING_APPROVAL, table.requested_at < before)
         oldest = (table.requested_at, table.id)

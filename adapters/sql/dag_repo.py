@@ -52,7 +52,7 @@ from cronpilot.domain.dag import (
 )
 from cronpilot.domain.model import Claim, DagTrigger, Endpoint, Finish, Recorded, Run, RunStatus
 from cronpilot.domain.ports import DagRepository, SecretCipher
-from cronpilot.domain.transitions import started_run
+from cronpilot.domain.runs.transitions import started_run
 
 
 async def advance_dag(

@@ -38,7 +38,7 @@ from cronpilot.domain.errors import CronpilotError, LeaseLost
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Finish, Recorded, RunStatus
 from cronpilot.domain.ports import SecretCipher
-from cronpilot.domain.settling import Settled, settle_batch
+from cronpilot.domain.runs.settling import Settled, settle_batch
 
 logger = logging.getLogger(__name__)
 

@@ -39,9 +39,9 @@ from cronpilot.domain.model import Endpoint
 from cronpilot.domain.notify_targets import RESOLVING_EVENTS
 from cronpilot.domain.paging import Cursor
 from cronpilot.domain.ports import NotificationRepository, SecretCipher
-from cronpilot.domain.retention import DELIVERY_ENDED
+from cronpilot.domain.runs.retention import DELIVERY_ENDED
+from cronpilot.domain.runs.watch import WatchEpisode
 from cronpilot.domain.schedule.time_range import TimeRange
-from cronpilot.domain.watch import WatchEpisode
 
 _PENDING = NotificationStatus.PENDING.value
 
@@ -227,7 +227,7 @@ class SqlNotifications(NotificationRepository):
         return [notification_from_row(row, None) for row in rows]
 
     async def prune(self, before: datetime, limit: int) -> int:
-        # Mirrors `domain.retention.notification_expired`.
+        # Mirrors `domain.runs.retention.notification_expired`.
         table = notifications.c
         ended = [status.value for status in DELIVERY_ENDED]
         where = and_(table.status.in_(ended), table.created_at < before)

@@ -563,7 +563,7 @@ class SqlPlanner(PlannerRepository):
     async def prune_sessions(
         self, sessions_before: datetime, rules_before: datetime, limit: int
     ) -> int:
-        # Mirrors `domain.retention.session_expired`; the outer bound lets the index on
+        # Mirrors `domain.runs.retention.session_expired`; the outer bound lets the index on
         # `started_at` narrow the scan to rows older than the longer window.
         table = analysis_sessions.c
         rules = table.planner == RULES_PLANNER
@@ -578,7 +578,7 @@ class SqlPlanner(PlannerRepository):
         return await delete_oldest(self._db, analysis_sessions, where, oldest, limit)
 
     async def prune_proposals(self, before: datetime, limit: int) -> int:
-        # Mirrors `domain.retention.proposal_expired`: statuses named, so that the index on
+        # Mirrors `domain.runs.retention.proposal_expired`: statuses named, so that the index on
         # (status, created_at) serves each.
         decided = [s.value for s in ProposalStatus if s is not ProposalStatus.PENDING]
         table = proposals.c

@@ -189,7 +189,7 @@ endpoints = Table(
     # Response rules: NULL when the endpoint has none, so that the planner's claim
     # tells endpoints with rules without reading JSON.
     Column("rules", _json(), nullable=True),
-    # Missed and late runs (`domain.watch`): how long past a due slot, or a run's
+    # Missed and late runs (`domain.runs.watch`): how long past a due slot, or a run's
     # start past its slot, raises an alert; `late_since` begins the current streak of late runs.
     Column("missed_after_seconds", Float, nullable=True),
     Column("late_after_seconds", Float, nullable=True),
@@ -294,7 +294,7 @@ def _run_columns() -> list[Column[Any]]:
         # Runs asked for by hand (manual, backfill): queued until `due_at`, then claimed.
         Column("due_at", UtcDateTime, nullable=True),
         Column("requested_by", String(200), nullable=True),
-        # The request the deciding call sent, masked and bounded (`domain.sent_request`).
+        # The request the deciding call sent, masked and bounded (`domain.runs.sent_request`).
         Column("request", _json(), nullable=True),
         # Who asked to cancel the run while it ran: the worker holding it cuts it short.
         Column("cancel_requested_by", String(200), nullable=True),
@@ -570,7 +570,7 @@ Index("ix_notifications_endpoint", notifications.c.endpoint_id, notifications.c.
 # Retention deletes the oldest delivered rows; `notifications list` pages them all newest first.
 Index("ix_notifications_created", notifications.c.created_at, notifications.c.id)
 
-# Alert episodes (`domain.watch`): one per subject (an endpoint's id, or `workers`),
+# Alert episodes (`domain.runs.watch`): one per subject (an endpoint's id, or `workers`),
 # kind and start, so that workers noticing one at once record it once, and at most one open
 # per subject and kind.
 alert_episodes = Table(

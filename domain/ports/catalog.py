@@ -37,7 +37,7 @@ class CatalogFigures:
     """Counts over the whole catalog at one instant, for gauges read at scrape time."""
 
     due: int
-    """Endpoints due now that no worker holds (`domain.claiming.is_due`): the backlog."""
+    """Endpoints due now that no worker holds (`domain.runs.claiming.is_due`): the backlog."""
     queued_due: int
     """Queued runs (manual, backfill) whose `due_at` has come."""
     hints_active: int

@@ -33,7 +33,7 @@ class ClaimRepository(Protocol):
         ...
 
     async def enqueue(self, queued: Sequence[Run]) -> list[Run]:
-        """Insert `queued` runs (status `queued`, see `domain.transitions.queued_run`) in one
+        """Insert `queued` runs (status `queued`, see `domain.runs.transitions.queued_run`) in one
         transaction, leaving out each whose slot already has a run of its endpoint, whatever
         that run's status (the slot key). Returns the runs inserted, in order."""
         ...
@@ -70,7 +70,7 @@ class ClaimRepository(Protocol):
         ...
 
     async def cancel(self, claim: Claim, worker_id: str, now: datetime) -> None:
-        """Record a run cut short on a cancel `cancelled` (`domain.cancelling.cancelled_run`),
+        """Record a run cut short on a cancel `cancelled` (`domain.runs.cancelling.cancelled_run`),
         free the lease and re-plan. No-op if not ours."""
         ...
 
@@ -81,8 +81,8 @@ class ClaimRepository(Protocol):
 
     async def reap(self, now: datetime) -> int:
         """Mark `running` runs whose lease has expired `abandoned`, free their endpoints and
-        re-plan them (`domain.transitions.after_reap`). Queued runs are not touched. Returns how
-        many runs were reaped."""
+        re-plan them (`domain.runs.transitions.after_reap`). Queued runs are not touched. Returns
+        how many runs were reaped."""
         ...
 
     async def next_due_at(self) -> datetime | None:

@@ -84,6 +84,6 @@ class ApprovalRepository(Protocol):
 
     async def prune(self, before: datetime, limit: int) -> int:
         """Delete up to `limit` decided approvals asked for before `before`
-        (`domain.retention.approval_expired`: never a pending one), oldest first, in one
+        (`domain.runs.retention.approval_expired`: never a pending one), oldest first, in one
         transaction; returns how many."""
         ...

@@ -153,13 +153,13 @@ class PlannerRepository(Protocol):
         self, sessions_before: datetime, rules_before: datetime, limit: int
     ) -> int:
         """Delete up to `limit` sessions (with their tool calls and rule evaluations) that
-        `domain.retention.session_expired` says have had their time, oldest first, in one
+        `domain.runs.retention.session_expired` says have had their time, oldest first, in one
         transaction; returns how many."""
         ...
 
     async def prune_proposals(self, before: datetime, limit: int) -> int:
         """Delete up to `limit` decided proposals made before `before`
-        (`domain.retention.proposal_expired`: never a pending one), oldest first, in one
+        (`domain.runs.retention.proposal_expired`: never a pending one), oldest first, in one
         transaction; returns how many."""
         ...
 

@@ -53,7 +53,7 @@ class RunRepository(Protocol):
         ...
 
     async def ask_cancel(self, asked: Run, status: RunStatus) -> bool:
-        """Write what a cancel changes of `asked` (`domain.cancelling.cancel_asked`: status,
+        """Write what a cancel changes of `asked` (`domain.runs.cancelling.cancel_asked`: status,
         end, message, who asked) if the stored run's status is still `status`; False when it
         moved meanwhile (a worker started or finished it), and nothing is written."""
         ...

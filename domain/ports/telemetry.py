@@ -20,7 +20,7 @@ Delivery = Literal["delivered", "retry", "failed"]
 
 class Telemetry(Protocol):
     """What the workers report as they work, for metrics (`adapters.metrics`); `NoTelemetry`
-    (`domain.telemetry`) where metrics are off.
+    (`domain.runs.telemetry`) where metrics are off.
 
     Each method is called on the hot path or beside it: it must return at once, never raise
     and never wait. What it is told may carry ids, URLs and error text, but what it counts by

@@ -22,9 +22,9 @@ from cronpilot.domain.model import (
     ScheduleSource,
     new_id,
 )
+from cronpilot.domain.runs.transitions import replanned
 from cronpilot.domain.schedule.governor import fresh_interval_hint, slots_since
 from cronpilot.domain.schedule.pauses import holds
-from cronpilot.domain.transitions import replanned
 
 OVERLAP_REASON = "the previous call was still running"
 MAX_SKIPPED_RUNS = 100

@@ -54,7 +54,7 @@ def holds(pause: Pause | None, now: datetime) -> bool:
 
 def job_holds(endpoint: Endpoint, now: datetime) -> bool:
     """Whether the pause of the endpoint's job keeps it from running at `now`: neither its
-    slots nor its queued runs are claimed (`domain.claiming.pick_claims`), and a DAG run
+    slots nor its queued runs are claimed (`domain.runs.claiming.pick_claims`), and a DAG run
     reaching it skips it as paused. Its own pause, kept underneath, is not looked at."""
     return holds(endpoint.job_pause, now)
 

@@ -30,8 +30,8 @@ from cronpilot.domain.model import (
     Steering,
 )
 from cronpilot.domain.ports import SecretCipher, Store
-from cronpilot.domain.requested_runs import ahead_of_schedule, backfill_runs
-from cronpilot.domain.transitions import queued_run, started_run
+from cronpilot.domain.runs.requested_runs import ahead_of_schedule, backfill_runs
+from cronpilot.domain.runs.transitions import queued_run, started_run
 from tests.contract.builders import (
     LEASE_SECONDS,
     OK,

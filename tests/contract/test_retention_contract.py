@@ -22,9 +22,9 @@ from cronpilot.domain.planning import (
     SessionStatus,
 )
 from cronpilot.domain.ports import Store
-from cronpilot.domain.retention import Retention
 from cronpilot.domain.rule_firing import RULES_PLANNER
-from cronpilot.domain.transitions import queued_run
+from cronpilot.domain.runs.retention import Retention
+from cronpilot.domain.runs.transitions import queued_run
 from cronpilot.scheduler.housekeeping import Housekeeping
 from cronpilot.usecases.approvals import ApprovalDesk
 from tests.contract.builders import (

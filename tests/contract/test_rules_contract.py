@@ -20,7 +20,6 @@ from cronpilot.domain.alerts import (
     deliverable,
     delivery_order,
 )
-from cronpilot.domain.claiming import lease_expired, leased, next_due, pick_claims
 from cronpilot.domain.model import (
     Endpoint,
     Job,
@@ -46,7 +45,8 @@ from cronpilot.domain.planning import (
 )
 from cronpilot.domain.ports import JobDeclaration, Store
 from cronpilot.domain.rules import ActionKind, Rule, RuleAction
-from cronpilot.domain.transitions import after_reap, queued_run, started_run
+from cronpilot.domain.runs.claiming import lease_expired, leased, next_due, pick_claims
+from cronpilot.domain.runs.transitions import after_reap, queued_run, started_run
 from tests.contract.builders import LEASE_SECONDS, T0, declaration, seconds, spec
 from tests.contract.states import empty, load
 

@@ -92,7 +92,7 @@ UNUSED_BY_LISTINGS = (
     "cronpilot.adapters.sql.graph_repo",
     "cronpilot.adapters.sql.migrate",
     "cronpilot.usecases.proposals",
-    "cronpilot.domain.transitions",
+    "cronpilot.domain.runs.transitions",
     # The web console is for `serve` (and `demo --serve`) only.
     "cronpilot.adapters.console",
 )

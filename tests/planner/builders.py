@@ -21,7 +21,7 @@ from cronpilot.domain.model import (
     Schedule,
 )
 from cronpilot.domain.ports import JobDeclaration, Store, Telemetry, Waker
-from cronpilot.domain.telemetry import NO_TELEMETRY
+from cronpilot.domain.runs.telemetry import NO_TELEMETRY
 from cronpilot.planner.session import Analyst
 from cronpilot.planner.worker import PlannerWorker
 from tests.support.clock import FakeClock

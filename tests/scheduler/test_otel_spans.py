@@ -19,7 +19,7 @@ from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.model import Run, Schedule
 from cronpilot.domain.ports import Store
-from cronpilot.domain.tracing import run_span_id
+from cronpilot.domain.runs.tracing import run_span_id
 from tests.scheduler.builders import RunningWorker, declare, runs_of, spec
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock

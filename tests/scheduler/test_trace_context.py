@@ -15,7 +15,7 @@ from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.model import EndpointSpec, RetryPolicy, Schedule
 from cronpilot.domain.ports import Store
-from cronpilot.domain.tracing import trace_id_of
+from cronpilot.domain.runs.tracing import trace_id_of
 from tests.scheduler.builders import DEADLINE, RunningWorker, declare, runs_of, spec
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock

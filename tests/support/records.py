@@ -18,7 +18,7 @@ from cronpilot.domain.planning import (
     SessionStatus,
 )
 from cronpilot.domain.ports import JobDeclaration, Store
-from cronpilot.domain.transitions import queued_run
+from cronpilot.domain.runs.transitions import queued_run
 
 REF = "shop/stock"
 OLD = timedelta(hours=3)

@@ -32,7 +32,7 @@ from cronpilot.domain.model import (
     ScheduleSource,
 )
 from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
-from cronpilot.domain.transitions import after_slot, with_pause
+from cronpilot.domain.runs.transitions import after_slot, with_pause
 
 NOW = datetime(2030, 3, 1, 12, 0, tzinfo=UTC)
 HOOK = "https://hooks.example.com/alerts"

@@ -30,13 +30,13 @@ from cronpilot.domain.model import (
     RunTrigger,
     Schedule,
 )
+from cronpilot.domain.runs.transitions import finished_run, queued_run
 from cronpilot.domain.schema_inference import (
     VOLATILE_AFTER,
     ShapeNode,
     merge_document,
     to_json_schema,
 )
-from cronpilot.domain.transitions import finished_run, queued_run
 from cronpilot.harness.simulator.scenario import Scenario
 
 T0 = datetime(2030, 1, 7, 12, tzinfo=UTC)

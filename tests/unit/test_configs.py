@@ -16,7 +16,7 @@ from cronpilot.adapters.configs import (
     worker_config,
 )
 from cronpilot.domain.guardrails import GuardrailLimits
-from cronpilot.domain.retention import Retention
+from cronpilot.domain.runs.retention import Retention
 from cronpilot.planner.config import PlannerConfig
 from cronpilot.scheduler.config import WorkerConfig
 from cronpilot.scheduler.notifier import NotifierConfig

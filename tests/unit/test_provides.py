@@ -13,8 +13,8 @@ from cronpilot.domain.provides import (
     provides,
     provides_edges,
 )
+from cronpilot.domain.runs.templates import input_fields
 from cronpilot.domain.schema_inference import ShapeNode, merge_document
-from cronpilot.domain.templates import input_fields
 
 
 def _shape(*documents: Any) -> ShapeNode:

@@ -22,6 +22,8 @@ from cronpilot.domain.model import (
     Schedule,
     ScheduleSource,
 )
+from cronpilot.domain.runs.transitions import after_finish
+from cronpilot.domain.runs.watch import missed_slot
 from cronpilot.domain.schedule.governor import catch_up, plan_next_run
 from cronpilot.domain.schedule.quiet import (
     QuietSpan,
@@ -31,8 +33,6 @@ from cronpilot.domain.schedule.quiet import (
     window_at,
 )
 from cronpilot.domain.schedule.quiet_preview import previewed_fires
-from cronpilot.domain.transitions import after_finish
-from cronpilot.domain.watch import missed_slot
 
 NOON = datetime(2030, 1, 7, 12, 0, tzinfo=UTC)  # a Monday
 LUNCH = (QuietWindow(hours=(12 * 60, 12 * 60 + 30)),)

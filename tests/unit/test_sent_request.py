@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from cronpilot.domain.model import HttpRequest
-from cronpilot.domain.secrets import MASK
-from cronpilot.domain.sent_request import (
+from cronpilot.domain.runs.sent_request import (
     MAX_BODY_CHARS,
     MAX_HEADER_CHARS,
     MAX_URL_CHARS,
     sent_request,
 )
+from cronpilot.domain.secrets import MASK
 
 
 def _request(**fields: object) -> HttpRequest:

@@ -19,9 +19,9 @@ from cronpilot.domain.provides import (
     output_fields,
     provides_edges,
 )
+from cronpilot.domain.runs.templates import InputField, input_fields
 from cronpilot.domain.schema_inference import ShapeNode
 from cronpilot.domain.search import communities
-from cronpilot.domain.templates import InputField, input_fields
 from cronpilot.usecases.graph_edges import learnt_shapes
 from cronpilot.usecases.queries.reach import (
     reached_edges,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from cronpilot.domain.audit import AuditAction, AuditCursor, AuditEntry, log_order
 from cronpilot.domain.errors import ConflictError, TokenNotFound
 from cronpilot.domain.ports import AccessRepository
-from cronpilot.domain.retention import audit_expired
+from cronpilot.domain.runs.retention import audit_expired
 from cronpilot.domain.schedule.time_range import TimeRange, falls_in
 from cronpilot.domain.tokens import ApiToken, ConsoleSession
 

@@ -14,7 +14,7 @@ from cronpilot.domain.errors import ApprovalNotFound
 from cronpilot.domain.ids import by_id_or_prefix
 from cronpilot.domain.paging import Cursor, follows
 from cronpilot.domain.ports import ApprovalRepository
-from cronpilot.domain.retention import approval_expired
+from cronpilot.domain.runs.retention import approval_expired
 from tests.support.memory_store.graph import dag_run_waits, save_plan
 
 if TYPE_CHECKING:

@@ -42,7 +42,7 @@ from cronpilot.domain.model import (
 )
 from cronpilot.domain.outputs import DriftEvent, OutputSchema
 from cronpilot.domain.ports import DagRepository, GraphRepository, SchemaRepository
-from cronpilot.domain.transitions import started_run
+from cronpilot.domain.runs.transitions import started_run
 
 if TYPE_CHECKING:
     # The state is defined beside the store, which assembles these repositories.

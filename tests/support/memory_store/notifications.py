@@ -21,9 +21,9 @@ from cronpilot.domain.errors import NotificationNotFound
 from cronpilot.domain.model import Endpoint
 from cronpilot.domain.paging import Cursor, follows
 from cronpilot.domain.ports import NotificationRepository
-from cronpilot.domain.retention import notification_expired
+from cronpilot.domain.runs.retention import notification_expired
+from cronpilot.domain.runs.watch import WatchEpisode
 from cronpilot.domain.schedule.time_range import TimeRange, falls_in
-from cronpilot.domain.watch import WatchEpisode
 
 if TYPE_CHECKING:
     from tests.support.memory_store.store import MemoryState

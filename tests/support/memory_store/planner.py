@@ -38,7 +38,7 @@ from cronpilot.domain.planning import (
     superseded,
 )
 from cronpilot.domain.ports import PlannerRepository
-from cronpilot.domain.retention import proposal_expired, session_expired
+from cronpilot.domain.runs.retention import proposal_expired, session_expired
 from cronpilot.domain.schedule.time_range import TimeRange, falls_in
 
 if TYPE_CHECKING:

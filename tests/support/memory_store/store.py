@@ -1,4 +1,4 @@
-"""`MemoryStore`: the repositories over plain dicts, applying `domain.transitions` exactly as
+"""`MemoryStore`: the repositories over plain dicts, applying `domain.runs.transitions` exactly as
 the SQL store does. One lock stands in for the database's transactions (`TaskLock`: a unit of
 work holds it while its repositories take it again); tests may inspect `store.state` directly."""
 
@@ -16,15 +16,6 @@ from cronpilot.domain import alert_holding
 from cronpilot.domain.alerts import Notification
 from cronpilot.domain.approvals import Approval
 from cronpilot.domain.audit import AuditEntry
-from cronpilot.domain.cancelling import cancelled_run
-from cronpilot.domain.claiming import (
-    hint_active,
-    is_due,
-    lease_expired,
-    leased,
-    next_due,
-    pick_claims,
-)
 from cronpilot.domain.dag import DagWait
 from cronpilot.domain.errors import (
     CronpilotError,
@@ -67,17 +58,17 @@ from cronpilot.domain.ports import (
     StoredVector,
     UnitOfWork,
 )
-from cronpilot.domain.schedule.limits import (
-    LimitState,
-    LimitStatus,
-    calls_in_flight,
-    decide_limits,
-    limited_candidates,
+from cronpilot.domain.runs.cancelling import cancelled_run
+from cronpilot.domain.runs.claiming import (
+    hint_active,
+    is_due,
+    lease_expired,
+    leased,
+    next_due,
+    pick_claims,
 )
-from cronpilot.domain.schedule.time_range import falls_in
-from cronpilot.domain.settling import settle_batch
-from cronpilot.domain.tokens import ApiToken, ConsoleSession
-from cronpilot.domain.transitions import (
+from cronpilot.domain.runs.settling import settle_batch
+from cronpilot.domain.runs.transitions import (
     abandoned_run,
     after_reap,
     after_run,
@@ -93,8 +84,17 @@ from cronpilot.domain.transitions import (
     with_pause,
     with_spec,
 )
-from cronpilot.domain.watch import WatchEpisode, caught_up_missed, caught_up_notifications
-from cronpilot.domain.workers import WorkerInfo
+from cronpilot.domain.runs.watch import WatchEpisode, caught_up_missed, caught_up_notifications
+from cronpilot.domain.runs.workers import WorkerInfo
+from cronpilot.domain.schedule.limits import (
+    LimitState,
+    LimitStatus,
+    calls_in_flight,
+    decide_limits,
+    limited_candidates,
+)
+from cronpilot.domain.schedule.time_range import falls_in
+from cronpilot.domain.tokens import ApiToken, ConsoleSession
 from tests.support.memory_store.access import MemoryAccess
 from tests.support.memory_store.approvals import MemoryApprovals
 from tests.support.memory_store.deletion import delete_endpoints
@@ -172,7 +172,7 @@ class MemoryState:
     vectors: dict[tuple[str, str], StoredVector] = field(default_factory=dict)
     """The search index's embeddings, by (endpoint id, model)."""
     episodes: dict[str, WatchEpisode] = field(default_factory=dict)
-    """Alert episodes (`domain.watch`), by episode id."""
+    """Alert episodes (`domain.runs.watch`), by episode id."""
     limits: dict[str, LimitState] = field(default_factory=dict)
     """Limits per target (`domain.schedule.limits`), by key."""
 

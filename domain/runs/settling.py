@@ -15,8 +15,8 @@ from datetime import datetime
 
 from cronpilot.domain.alerts import Notification, run_notifications
 from cronpilot.domain.model import Endpoint, Finish, Response, Run, RunStatus
+from cronpilot.domain.runs.transitions import after_finish, finished_run, started_run
 from cronpilot.domain.schedule.overlap import overrun
-from cronpilot.domain.transitions import after_finish, finished_run, started_run
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,6 @@ from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
 
 from cronpilot.domain.errors import TemplateUnfilled
-from cronpilot.domain.excerpt import excerpt
 from cronpilot.domain.field_paths import (
     MISSING,
     FieldPath,
@@ -35,6 +34,7 @@ from cronpilot.domain.field_paths import (
     parse_field_path,
 )
 from cronpilot.domain.model import JSON, EndpointSpec
+from cronpilot.domain.runs.excerpt import excerpt
 
 _UNSENDABLE = re.compile("[\x00-\x08\x0a-\x1f\x7f]")
 """Control characters but tab: an upstream value carrying CR/LF must not end a header line

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from cronpilot.domain.model import Endpoint, Run, RunStatus
-from cronpilot.domain.requested_runs import ahead_of_schedule
+from cronpilot.domain.runs.requested_runs import ahead_of_schedule
 from cronpilot.domain.schedule.limits import LimitState, after_hold
 from cronpilot.domain.schedule.pauses import held_until, job_holds
 
@@ -73,7 +73,7 @@ def pick_claims(
     at `now` is picked (`pauses.job_holds`).
 
     The SQL claim (`adapters.sql.claims`) selects the same rows; what it does with a picked slot
-    (catch-up, a slot already run) follows `domain.transitions` in both stores."""
+    (catch-up, a slot already run) follows `domain.runs.transitions` in both stores."""
     free = {id_: e for id_, e in endpoints.items() if not job_holds(e, now)}
     startable = sorted(
         (

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
-from cronpilot.domain.excerpt import excerpt
 from cronpilot.domain.model import JSON, HttpRequest, SentRequest
+from cronpilot.domain.runs.excerpt import excerpt
 from cronpilot.domain.secrets import mask_headers, mask_url
 
 MAX_URL_CHARS = 2_000

@@ -23,10 +23,10 @@ from cronpilot.domain.model import (
     ScheduleSource,
     new_id,
 )
+from cronpilot.domain.runs.watch import with_lateness
 from cronpilot.domain.schedule.governor import LATE_GRACE, catch_up, plan_next_run
 from cronpilot.domain.schedule.pauses import holds, job_holds, job_pause_ended
 from cronpilot.domain.schedule.steering import held_back, steered
-from cronpilot.domain.watch import with_lateness
 
 
 def replanned(endpoint: Endpoint, now: datetime) -> Endpoint:

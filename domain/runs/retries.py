@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from cronpilot.domain.model import Attempt, Claim, ErrorKind, Response, RetryOn, RetryPolicy
-from cronpilot.domain.transitions import after_slot
+from cronpilot.domain.runs.transitions import after_slot
 
 MAX_ATTEMPTS = 10
 """The most calls a retry policy may make per slot."""

@@ -2,7 +2,7 @@
 
 Only a response that would succeed is judged: a failed call keeps its own kind (and its
 retries). One that does not satisfy the condition, or on which it cannot be evaluated, fails
-with `ErrorKind.ASSERTION`; that failure is not retried within the slot (`domain.retries`
+with `ErrorKind.ASSERTION`; that failure is not retried within the slot (`domain.runs.retries`
 retries timeouts, connections, 429 and 5xx only): the same answer would be judged the same.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from cronpilot.domain import conditions
-from cronpilot.domain.excerpt import excerpt
 from cronpilot.domain.model import EndpointSpec, ErrorKind, Response
+from cronpilot.domain.runs.excerpt import excerpt
 
 
 def judged(spec: EndpointSpec, response: Response) -> Response:

@@ -1,6 +1,6 @@
 """Runs asked for by hand: one now (`run`), or the past slots of a range that have none
 (`backfill`). Both are queued runs that a worker starts once due (`ClaimRepository.claim_due`);
-they leave the schedule as it is (`domain.transitions.after_run`).
+they leave the schedule as it is (`domain.runs.transitions.after_run`).
 
 A backfill finds the baseline's slots in [start, end]: for cron the fire times in the
 endpoint's zone, for an interval the grid through the endpoint's last slot (through `start`
@@ -16,9 +16,9 @@ from datetime import UTC, datetime, timedelta
 
 from cronpilot.domain.errors import InvalidRunRequest
 from cronpilot.domain.model import Endpoint, EndpointSpec, Run, RunTrigger
+from cronpilot.domain.runs.templates import input_fields
+from cronpilot.domain.runs.transitions import queued_run
 from cronpilot.domain.schedule.schedule import MAX_SECONDS, next_cron_fire, zone
-from cronpilot.domain.templates import input_fields
-from cronpilot.domain.transitions import queued_run
 
 DEFAULT_MAX_SLOTS = 100
 """The most runs one backfill queues unless it is given a higher limit."""
