@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
     from cronpilot.adapters.settings import Settings
-    from cronpilot.domain.guardrails import GuardrailLimits
+    from cronpilot.domain.planning.guardrails import GuardrailLimits
     from cronpilot.domain.runs.retention import Retention
     from cronpilot.planner.config import PlannerConfig
     from cronpilot.scheduler.config import WorkerConfig
@@ -61,7 +61,7 @@ def notifier_config(settings: Settings) -> NotifierConfig:
 
 def guardrail_limits(settings: Settings) -> GuardrailLimits:
     """The planner's guardrails (`planner_max_*`, …)."""
-    from cronpilot.domain.guardrails import GuardrailLimits
+    from cronpilot.domain.planning.guardrails import GuardrailLimits
 
     return from_settings(
         GuardrailLimits,

@@ -20,7 +20,6 @@ from typing import Any
 
 import yaml
 
-from cronpilot.domain.approvals import DEFAULT_APPROVAL_TIMEOUT_SECONDS
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import (
     DEFAULT_CATCH_UP_WINDOW_SECONDS,
@@ -35,6 +34,7 @@ from cronpilot.domain.model import (
     RetryPolicy,
 )
 from cronpilot.domain.notify_targets import PAGERDUTY_EVENTS_URL, NotifyTarget, TargetKind
+from cronpilot.domain.planning.approvals import DEFAULT_APPROVAL_TIMEOUT_SECONDS
 from cronpilot.domain.ports import JobDeclaration
 from cronpilot.domain.rules import ActionKind, Rule, RuleAction
 from cronpilot.domain.schedule.limits import Limit

@@ -22,11 +22,11 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from cronpilot.domain.alerts import Notification
-from cronpilot.domain.approvals import ApprovalState
-from cronpilot.domain.controllers import Controller
-from cronpilot.domain.guardrails import GuardrailRule
 from cronpilot.domain.model import Claim, Endpoint, Recorded, RunTrigger
-from cronpilot.domain.planning import AnalysisSession, ProposalStatus
+from cronpilot.domain.planning.approvals import ApprovalState
+from cronpilot.domain.planning.controllers import Controller
+from cronpilot.domain.planning.guardrails import GuardrailRule
+from cronpilot.domain.planning.planning import AnalysisSession, ProposalStatus
 from cronpilot.domain.ports import CatalogFigures, Delivery, Telemetry, WorkerLoop
 from cronpilot.domain.rules import RuleOutcome
 from cronpilot.domain.schedule.governor import due_at

@@ -36,7 +36,12 @@ import yaml
 from bench.support import print_header
 from cronpilot.adapters.jobs_file import example_jobs_file
 from cronpilot.adapters.sql import open_sql_store
-from cronpilot.domain.planning import AnalysisSession, Proposal, ProposalKind, ProposalStatus
+from cronpilot.domain.planning.planning import (
+    AnalysisSession,
+    Proposal,
+    ProposalKind,
+    ProposalStatus,
+)
 from cronpilot.domain.rule_firing import RULES_PLANNER
 from cronpilot.harness.simulator import Simulator
 

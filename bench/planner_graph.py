@@ -71,7 +71,7 @@ from cronpilot.domain.model import (
     new_id,
 )
 from cronpilot.domain.outputs import OutputSchema, learn
-from cronpilot.domain.planning import ChatReply, ToolCallRequest
+from cronpilot.domain.planning.planning import ChatReply, ToolCallRequest
 from cronpilot.domain.ports import JobDeclaration
 from cronpilot.domain.provides import provides_edges
 from cronpilot.domain.runs.templates import input_fields

@@ -15,7 +15,6 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 
 from cronpilot.domain.access import SCHEDULER_ACTOR
-from cronpilot.domain.approvals import Approval
 from cronpilot.domain.model import (
     JSON,
     Endpoint,
@@ -33,7 +32,8 @@ from cronpilot.domain.notify_targets import (
     dedup_key,
     receives,
 )
-from cronpilot.domain.planning import Proposal, ProposalStatus
+from cronpilot.domain.planning.approvals import Approval
+from cronpilot.domain.planning.planning import Proposal, ProposalStatus
 from cronpilot.domain.secrets import mask_urls
 
 MAX_TEXT = 500
@@ -50,7 +50,8 @@ class AlertEvent(StrEnum):
     PROPOSAL_PENDING = "proposal_pending"
     """A planner proposal is held for an admin's review."""
     APPROVAL_PENDING = "approval_pending"
-    """A DAG dependant with `approval: required` waits for an admin (`domain.approvals`)."""
+    """A DAG dependant with `approval: required` waits for an admin
+    (`domain.planning.approvals`)."""
     MISSED = "missed"
     """A due slot had no run for `missed_after` (`domain.runs.watch`): once per episode."""
     LATE = "late"

@@ -12,8 +12,8 @@ read). A skip propagates to its own dependants the same way. `advance` decides a
 stores load (`run_if_reads` says which parents' runs), save and lease.
 
 A dependant with `approval: required` that would start asks for an approval instead
-(`domain.approvals`), and its wait stays, knowing the run it would follow: approved, the wait
-becomes ready and starts as a ready wait does (`DagRepository.claim_ready`); rejected or
+(`domain.planning.approvals`), and its wait stays, knowing the run it would follow: approved, the
+wait becomes ready and starts as a ready wait does (`DagRepository.claim_ready`); rejected or
 expired, `declined` ends it in a skip, reported to its own dependants by `advance` itself.
 """
 
@@ -25,7 +25,6 @@ from datetime import datetime, timedelta
 
 from cronpilot.domain import conditions
 from cronpilot.domain.alerts import Notification, approval_notifications
-from cronpilot.domain.approvals import Approval, approval_request, skip_of
 from cronpilot.domain.change_detection import comparable_hash, ignored_fields
 from cronpilot.domain.field_paths import FieldPath
 from cronpilot.domain.graph import dependency_graph
@@ -41,6 +40,7 @@ from cronpilot.domain.model import (
     SkipKind,
     new_id,
 )
+from cronpilot.domain.planning.approvals import Approval, approval_request, skip_of
 from cronpilot.domain.runs.excerpt import excerpt
 from cronpilot.domain.schedule.pauses import holds, job_holds
 

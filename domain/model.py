@@ -13,11 +13,11 @@ from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-# For annotations only: `domain.rules`, `domain.approvals` and `domain.notify_targets` build
-# on the entities defined here.
+# For annotations only: `domain.rules`, `domain.planning.approvals` and `domain.notify_targets`
+# build on the entities defined here.
 if TYPE_CHECKING:
-    from cronpilot.domain.approvals import Approval
     from cronpilot.domain.notify_targets import NotifyTarget
+    from cronpilot.domain.planning.approvals import Approval
     from cronpilot.domain.rules import Rule
     from cronpilot.domain.schedule.quiet import QuietWindow
 
@@ -42,7 +42,7 @@ class PlannerMode(StrEnum):
     AUTO = "auto"
     GRADED = "graded"
     """By the confidence of the analysis: applied, held for review or dropped
-    (`domain.autonomy`)."""
+    (`domain.planning.autonomy`)."""
 
 
 DEFAULT_PLANNER_MODE = PlannerMode.GRADED
@@ -217,7 +217,7 @@ class Job:
     id: str = field(default_factory=new_id)
     rejection_cooldown_seconds: float | None = None
     """How long an admin's rejection holds the same change back on the job's endpoints
-    (`domain.rejections`); None: the `planner_rejection_cooldown_seconds` setting."""
+    (`domain.planning.rejections`); None: the `planner_rejection_cooldown_seconds` setting."""
     pause: Pause | None = None
     """The job's own pause (`domain.schedule.pauses.job_holds`): none of its endpoints runs while it
     holds, whatever their own pauses say (those are kept underneath)."""
@@ -343,7 +343,7 @@ class EndpointSpec:
     the governor stays pure)."""
     approval_timeout_seconds: float | None = None
     """Set on a DAG dependant with `approval: required`: in each DAG run it waits for an admin's
-    approval, at most this long (`domain.approvals`); None: it runs without one."""
+    approval, at most this long (`domain.planning.approvals`); None: it runs without one."""
     rules: tuple[Rule, ...] = ()
     """Response rules, in order (`domain.rules`): the first that holds proposes its action."""
     quiet: tuple[QuietWindow, ...] = ()

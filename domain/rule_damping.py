@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from cronpilot.domain.planning import Proposal, ProposalStatus
+from cronpilot.domain.planning.planning import Proposal, ProposalStatus
 from cronpilot.domain.rule_firing import contradiction, rule_made
 from cronpilot.domain.rules import Rule, RuleOutcome, Streak
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cronpilot.domain.guardrails import GuardrailLimits
+from cronpilot.domain.planning.guardrails import GuardrailLimits
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from datetime import datetime
 
 from cronpilot.domain.conditions import Condition, ConditionError, Response, Verdict, condition
 from cronpilot.domain.model import Endpoint, Run, RunStatus, new_id
-from cronpilot.domain.planning import (
+from cronpilot.domain.planning.planning import (
     AnalysisClaim,
     AnalysisSession,
     Proposal,

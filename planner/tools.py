@@ -27,12 +27,12 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from cronpilot.domain.change_detection import comparable_hash, ignored_fields
-from cronpilot.domain.context import related_siblings
-from cronpilot.domain.controllers import Held
 from cronpilot.domain.errors import CronpilotError
 from cronpilot.domain.graph import Edge
 from cronpilot.domain.model import JSON, Endpoint, PlannerMode, Run
-from cronpilot.domain.planning import (
+from cronpilot.domain.planning.context import related_siblings
+from cronpilot.domain.planning.controllers import Held
+from cronpilot.domain.planning.planning import (
     AnalysisClaim,
     Proposal,
     ProposalDraft,

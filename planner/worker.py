@@ -13,11 +13,11 @@ import logging
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from cronpilot.domain.context import dag_context, related_siblings
 from cronpilot.domain.errors import LeaseLost, LlmUnavailable, StoreUnavailable
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import JSON, Endpoint, new_id
-from cronpilot.domain.planning import (
+from cronpilot.domain.planning.context import dag_context, related_siblings
+from cronpilot.domain.planning.planning import (
     AnalysisClaim,
     AnalysisContext,
     AnalysisOutcome,

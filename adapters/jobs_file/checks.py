@@ -25,9 +25,6 @@ from cronpilot.adapters.jobs_file.schema import (
 )
 from cronpilot.adapters.rules_config import schedule_problem
 from cronpilot.adapters.settings import FLOOR_VARIABLE
-from cronpilot.domain.approvals import (
-    DEFAULT_APPROVAL_TIMEOUT_SECONDS,
-)
 from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.errors import InvalidDependency
 from cronpilot.domain.field_paths import FieldPathError, canonical, parse_field_path
@@ -40,6 +37,9 @@ from cronpilot.domain.model import (
     Overlap,
     RetryPolicy,
     Schedule,
+)
+from cronpilot.domain.planning.approvals import (
+    DEFAULT_APPROVAL_TIMEOUT_SECONDS,
 )
 from cronpilot.domain.ports import JobDeclaration
 from cronpilot.domain.runs.retries import may_repeat

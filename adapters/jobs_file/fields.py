@@ -15,7 +15,7 @@ from pydantic import (
 )
 
 from cronpilot.adapters.durations import parse_duration
-from cronpilot.domain.approvals import (
+from cronpilot.domain.planning.approvals import (
     MAX_APPROVAL_TIMEOUT_SECONDS,
 )
 from cronpilot.domain.runs.excerpt import excerpt

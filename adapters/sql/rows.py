@@ -25,7 +25,6 @@ from cronpilot.adapters.sql.quiet_rows import quiet_from_value, quiet_value
 from cronpilot.adapters.sql.rule_rows import rules_from_value, rules_value
 from cronpilot.adapters.sql.tables import endpoints, jobs
 from cronpilot.adapters.sql.target_rows import targets_from_value, targets_value
-from cronpilot.domain.approvals import Approval, ApprovalState
 from cronpilot.domain.model import (
     JSON,
     Attempt,
@@ -52,6 +51,7 @@ from cronpilot.domain.model import (
     SentRequest,
     Steering,
 )
+from cronpilot.domain.planning.approvals import Approval, ApprovalState
 from cronpilot.domain.ports import SecretCipher
 
 

@@ -420,7 +420,8 @@ Index("ix_proposals_endpoint", proposals.c.endpoint_id, proposals.c.decided_at)
 Index("ix_proposals_status", proposals.c.status, proposals.c.created_at)
 
 # Graded autonomy: one row per admin decision on a held proposal of a job, with the
-# threshold after it (`domain.autonomy.AutonomyStep`); the newest row is the job's threshold.
+# threshold after it (`domain.planning.autonomy.AutonomyStep`); the newest row is the job's
+# threshold.
 autonomy_steps = Table(
     "autonomy_steps",
     metadata,

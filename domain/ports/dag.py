@@ -7,10 +7,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from cronpilot.domain.approvals import Approval, ApprovalState
     from cronpilot.domain.dag import DagWait
     from cronpilot.domain.model import Claim, Run
     from cronpilot.domain.paging import Cursor
+    from cronpilot.domain.planning.approvals import Approval, ApprovalState
 
 
 class DagRepository(Protocol):
@@ -45,8 +45,8 @@ class DagRepository(Protocol):
 
 
 class ApprovalRepository(Protocol):
-    """Approval gates (`domain.approvals`). An approval is written with the run whose report
-    made its dependant ready (`ClaimRepository.finish_many`); here it is read and decided."""
+    """Approval gates (`domain.planning.approvals`). An approval is written with the run whose
+    report made its dependant ready (`ClaimRepository.finish_many`); here it is read and decided."""
 
     async def get_approval(self, approval_id: str) -> Approval:
         """By id or a unique prefix of one. Raises `ApprovalNotFound` (or `AmbiguousId`)."""

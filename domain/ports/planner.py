@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from cronpilot.domain.alerts import Notification
-    from cronpilot.domain.autonomy import AutonomyStep
     from cronpilot.domain.model import JSON
     from cronpilot.domain.paging import Cursor
-    from cronpilot.domain.planning import (
+    from cronpilot.domain.planning.autonomy import AutonomyStep
+    from cronpilot.domain.planning.planning import (
         AnalysisClaim,
         AnalysisOutcome,
         AnalysisSession,
@@ -119,7 +119,7 @@ class PlannerRepository(Protocol):
 
     async def supersede(self, newer: Proposal) -> int:
         """Mark the pending proposals of `newer`'s endpoint, other than `newer`, superseded by
-        it (`domain.planning.superseded`); returns how many."""
+        it (`domain.planning.planning.superseded`); returns how many."""
         ...
 
     async def get_session(self, session_id: str) -> AnalysisSession:
@@ -128,7 +128,7 @@ class PlannerRepository(Protocol):
 
     async def autonomy_history(self, job_id: str) -> list[AutonomyStep]:
         """The job's graded-autonomy steps, oldest first; the last one holds its threshold
-        (`domain.autonomy`). Empty for a job without decisions, or an unknown one."""
+        (`domain.planning.autonomy`). Empty for a job without decisions, or an unknown one."""
         ...
 
     async def add_autonomy_step(self, step: AutonomyStep) -> None:

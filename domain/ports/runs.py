@@ -84,5 +84,5 @@ class RunRepository(Protocol):
 
     async def newest_finished_slot(self, job_id: str) -> datetime | None:
         """The newest slot of the finished runs of the job's endpoints (all of them), or None
-        when none has finished (the slot `domain.planning.needs_analysis` compares)."""
+        when none has finished (the slot `domain.planning.planning.needs_analysis` compares)."""
         ...

@@ -6,11 +6,11 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
     from cronpilot.domain.alerts import Notification
-    from cronpilot.domain.approvals import ApprovalState
-    from cronpilot.domain.controllers import Controller
-    from cronpilot.domain.guardrails import GuardrailRule
     from cronpilot.domain.model import Claim, Endpoint, Recorded
-    from cronpilot.domain.planning import AnalysisSession, ProposalStatus
+    from cronpilot.domain.planning.approvals import ApprovalState
+    from cronpilot.domain.planning.controllers import Controller
+    from cronpilot.domain.planning.guardrails import GuardrailRule
+    from cronpilot.domain.planning.planning import AnalysisSession, ProposalStatus
     from cronpilot.domain.rules import RuleOutcome
 
 
@@ -57,7 +57,7 @@ class Telemetry(Protocol):
 
     def held_back(self, endpoint: Endpoint, by: Controller) -> None:
         """What the planner would have changed on the endpoint waits: `by` holds it, or its
-        last change (by `by`) dwells (`domain.controllers`)."""
+        last change (by `by`) dwells (`domain.planning.controllers`)."""
         ...
 
     def proposed(

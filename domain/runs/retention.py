@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from cronpilot.domain.alerts import Notification, NotificationStatus
-from cronpilot.domain.approvals import Approval, ApprovalState
 from cronpilot.domain.audit import AuditEntry
-from cronpilot.domain.planning import AnalysisSession, Proposal, ProposalStatus
+from cronpilot.domain.planning.approvals import Approval, ApprovalState
+from cronpilot.domain.planning.planning import AnalysisSession, Proposal, ProposalStatus
 from cronpilot.domain.rule_firing import RULES_PLANNER
 
 PRUNE_BATCH = 500

@@ -9,11 +9,11 @@ from cronpilot.domain.ports.telemetry import Telemetry
 # For annotations only: `NO_TELEMETRY` is every worker's default, the CLI's included.
 if TYPE_CHECKING:
     from cronpilot.domain.alerts import Notification
-    from cronpilot.domain.approvals import ApprovalState
-    from cronpilot.domain.controllers import Controller
-    from cronpilot.domain.guardrails import GuardrailRule
     from cronpilot.domain.model import Claim, Endpoint, Recorded
-    from cronpilot.domain.planning import AnalysisSession, ProposalStatus
+    from cronpilot.domain.planning.approvals import ApprovalState
+    from cronpilot.domain.planning.controllers import Controller
+    from cronpilot.domain.planning.guardrails import GuardrailRule
+    from cronpilot.domain.planning.planning import AnalysisSession, ProposalStatus
     from cronpilot.domain.ports.telemetry import Delivery, WorkerLoop
     from cronpilot.domain.rules import RuleOutcome
 

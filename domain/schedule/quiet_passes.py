@@ -4,8 +4,8 @@ look (`PlannerState.last_analysed_at`), so a planner looking at a steady endpoin
 does not write ~1,400 sessions a day that all say "already in force".
 
 A session whose outcome matters is stored: a proposal made (applied, held, dropped or refused
-by a guardrail), an action a higher controller held back (`domain.controllers`), a failed or
-exhausted analysis, a tool or condition error, a rule that began or stopped holding.
+by a guardrail), an action a higher controller held back (`domain.planning.controllers`), a failed
+or exhausted analysis, a tool or condition error, a rule that began or stopped holding.
 `planner run-once` stores every session: someone asked to see it.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from cronpilot.domain.planning import AnalysisSession, SessionStatus
+from cronpilot.domain.planning.planning import AnalysisSession, SessionStatus
 from cronpilot.domain.rules import RuleEvaluation, RuleOutcome, Streak
 
 NOTHING_NEW = frozenset({RuleOutcome.NOT_HELD, RuleOutcome.IN_FORCE})

@@ -11,7 +11,7 @@ from itertools import pairwise
 
 from cronpilot.domain.audit import AuditEntry
 from cronpilot.domain.model import Endpoint, Run, RunStatus, RunTrigger, ScheduleSource
-from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
+from cronpilot.domain.planning.planning import Proposal, ProposalKind, ProposalStatus
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from datetime import datetime
 
 from cronpilot.adapters.cli.output import span
 from cronpilot.adapters.cli.planner_views import change_text
-from cronpilot.domain.planning import Proposal, ProposalStatus
+from cronpilot.domain.planning.planning import Proposal, ProposalStatus
 from cronpilot.domain.ports import Store
 from cronpilot.domain.rule_firing import RULES_PLANNER, value_text
 from cronpilot.domain.rules import RuleEvaluation, RuleOutcome

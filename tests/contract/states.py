@@ -25,7 +25,7 @@ from cronpilot.adapters.sql.tables import (
 )
 from cronpilot.domain.alerts import Notification
 from cronpilot.domain.model import Endpoint, Run
-from cronpilot.domain.planning import PlannerState, Proposal
+from cronpilot.domain.planning.planning import PlannerState, Proposal
 from cronpilot.domain.ports import Store
 from cronpilot.domain.schedule.limits import LimitState
 from tests.support.memory_store import MemoryStore

@@ -14,7 +14,7 @@ from cronpilot.domain.errors import (
 )
 from cronpilot.domain.graph import EdgeSighting, EdgeSource, EdgeType
 from cronpilot.domain.model import new_id
-from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
+from cronpilot.domain.planning.planning import Proposal, ProposalKind, ProposalStatus
 from cronpilot.domain.ports import Store
 from cronpilot.domain.versions import endpoint_version
 from cronpilot.usecases.deletion import delete

@@ -19,7 +19,7 @@ from cronpilot.domain.errors import (
 from cronpilot.domain.graph import EdgeSighting, EdgeSource, EdgeType
 from cronpilot.domain.model import Job, Pause, PlannerMode, Response, new_id
 from cronpilot.domain.outputs import OutputSchema
-from cronpilot.domain.planning import (
+from cronpilot.domain.planning.planning import (
     AnalysisClaim,
     AnalysisOutcome,
     AnalysisSession,

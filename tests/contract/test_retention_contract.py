@@ -9,11 +9,11 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from cronpilot.domain.alerts import AlertEvent, Notification, NotificationStatus
-from cronpilot.domain.approvals import Approval, ApprovalState
 from cronpilot.domain.audit import AuditEntry, audit_entry
 from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.model import Finish, Response, RunTrigger, Schedule, new_id
-from cronpilot.domain.planning import (
+from cronpilot.domain.planning.approvals import Approval, ApprovalState
+from cronpilot.domain.planning.planning import (
     AnalysisOutcome,
     AnalysisSession,
     Proposal,

@@ -31,7 +31,7 @@ from cronpilot.domain.model import (
     ScheduleSource,
     new_id,
 )
-from cronpilot.domain.planning import (
+from cronpilot.domain.planning.planning import (
     PlannerState,
     Proposal,
     ProposalKind,

@@ -17,7 +17,7 @@ from cronpilot.domain.access import Scope
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.graph import EdgeSighting, EdgeSource, EdgeType
 from cronpilot.domain.model import IntervalHint, Pause, PlannerMode, RunStatus, new_id
-from cronpilot.domain.planning import ProposalDraft, ProposalKind, ProposalStatus
+from cronpilot.domain.planning.planning import ProposalDraft, ProposalKind, ProposalStatus
 from cronpilot.domain.ports import Store
 from cronpilot.domain.schedule.pauses import MAX_PAUSE
 from cronpilot.domain.tokens import ApiToken, hash_secret

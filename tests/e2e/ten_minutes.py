@@ -18,7 +18,7 @@ from itertools import pairwise
 from pathlib import Path
 
 from cronpilot.adapters.sql import SqlStore
-from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
+from cronpilot.domain.planning.planning import Proposal, ProposalKind, ProposalStatus
 from cronpilot.domain.rule_firing import rule_made
 from cronpilot.harness.exams.catalog import without_rules
 from tests.support.rule_stories import RuleStory, tell

@@ -8,7 +8,7 @@ from itertools import pairwise
 
 import pytest
 
-from cronpilot.domain.planning import ProposalStatus
+from cronpilot.domain.planning.planning import ProposalStatus
 from cronpilot.domain.rules import RuleOutcome
 from cronpilot.harness.simulator.troubles import SWING_SECONDS
 from tests.support.rule_stories import QUEUE, START, RuleStory, tell

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from cronpilot.domain.model import PlannerMode, new_id
-from cronpilot.domain.planning import (
+from cronpilot.domain.planning.planning import (
     AnalysisSession,
     ProposalDraft,
     ProposalKind,

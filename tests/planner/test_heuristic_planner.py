@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from cronpilot.domain.model import PlannerMode, ScheduleSource
-from cronpilot.domain.planning import ProposalKind, ProposalStatus, SessionStatus
+from cronpilot.domain.planning.planning import ProposalKind, ProposalStatus, SessionStatus
 from cronpilot.domain.ports import Store
 from cronpilot.domain.schedule.quiet import QuietWindow
 from cronpilot.planner.heuristic import HeuristicAnalyst

@@ -10,7 +10,7 @@ import pytest
 
 from cronpilot.domain.errors import ProposalNotPending
 from cronpilot.domain.model import Endpoint, Job, PlannerMode
-from cronpilot.domain.planning import (
+from cronpilot.domain.planning.planning import (
     AnalysisClaim,
     Proposal,
     ProposalDraft,

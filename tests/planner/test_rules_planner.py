@@ -9,7 +9,7 @@ from datetime import timedelta
 
 from cronpilot.adapters.metrics import PrometheusTelemetry
 from cronpilot.domain.model import IntervalHint, Pause, PlannerMode, ScheduleSource
-from cronpilot.domain.planning import (
+from cronpilot.domain.planning.planning import (
     AnalysisSession,
     ProposalKind,
     ProposalStatus,

@@ -16,7 +16,7 @@ from cronpilot.domain.access import Scope
 from cronpilot.domain.alerts import AlertEvent, Notification, NotificationStatus
 from cronpilot.domain.graph import EdgeSighting, EdgeSource, EdgeType
 from cronpilot.domain.model import Endpoint, Finish, PlannerMode, Response, new_id
-from cronpilot.domain.planning import (
+from cronpilot.domain.planning.planning import (
     AnalysisOutcome,
     AnalysisSession,
     Proposal,

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from cronpilot.domain.alerts import AlertEvent, Notification
 from cronpilot.domain.audit import audit_entry
 from cronpilot.domain.model import EndpointSpec, Job, RunTrigger, Schedule, new_id
-from cronpilot.domain.planning import (
+from cronpilot.domain.planning.planning import (
     AnalysisOutcome,
     AnalysisSession,
     Proposal,

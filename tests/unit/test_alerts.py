@@ -31,7 +31,7 @@ from cronpilot.domain.model import (
     Schedule,
     ScheduleSource,
 )
-from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
+from cronpilot.domain.planning.planning import Proposal, ProposalKind, ProposalStatus
 from cronpilot.domain.runs.transitions import after_slot, with_pause
 
 NOW = datetime(2030, 3, 1, 12, 0, tzinfo=UTC)

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from cronpilot.domain.guardrails import GuardrailRule, Refusal, refusal
 from cronpilot.domain.model import Endpoint, IntervalHint, NextRun, OneShotHint, ScheduleSource
-from cronpilot.domain.planning import ProposalDraft, ProposalKind
+from cronpilot.domain.planning.guardrails import GuardrailRule, Refusal, refusal
+from cronpilot.domain.planning.planning import ProposalDraft, ProposalKind
 from cronpilot.domain.runs.transitions import after_slot
 from cronpilot.domain.schedule.governor import plan_next_run
 from tests.support.settings import limits_for_tests

@@ -15,7 +15,7 @@ from cronpilot.domain.model import (
     RunTrigger,
     ScheduleSource,
 )
-from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
+from cronpilot.domain.planning.planning import Proposal, ProposalKind, ProposalStatus
 from cronpilot.domain.schedule.timeline import BandKind, build_timeline
 
 T0 = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)

@@ -8,7 +8,6 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 from cronpilot.domain.access import Reach
-from cronpilot.domain.approvals import Approval
 from cronpilot.domain.errors import (
     AmbiguousId,
     ApprovalNotFound,
@@ -22,7 +21,8 @@ from cronpilot.domain.errors import (
 )
 from cronpilot.domain.graph import Edge
 from cronpilot.domain.model import Endpoint, Job, Run
-from cronpilot.domain.planning import AnalysisSession, Proposal
+from cronpilot.domain.planning.approvals import Approval
+from cronpilot.domain.planning.planning import AnalysisSession, Proposal
 from cronpilot.domain.ports import ReadingFactory, Repositories
 
 if TYPE_CHECKING:

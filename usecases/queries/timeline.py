@@ -9,7 +9,7 @@ from cronpilot.domain.access import EVERY_JOB, Reach
 from cronpilot.domain.audit import AuditAction
 from cronpilot.domain.model import Run
 from cronpilot.domain.paging import Cursor
-from cronpilot.domain.planning import ProposalStatus
+from cronpilot.domain.planning.planning import ProposalStatus
 from cronpilot.domain.ports import ReadingFactory, RunFilter
 from cronpilot.domain.schedule.timeline import Timeline, build_timeline
 from cronpilot.usecases.queries.reach import reached_endpoint

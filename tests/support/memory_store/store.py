@@ -14,7 +14,6 @@ from typing import Any, Self
 
 from cronpilot.domain import alert_holding
 from cronpilot.domain.alerts import Notification
-from cronpilot.domain.approvals import Approval
 from cronpilot.domain.audit import AuditEntry
 from cronpilot.domain.dag import DagWait
 from cronpilot.domain.errors import (
@@ -44,6 +43,7 @@ from cronpilot.domain.model import (
 )
 from cronpilot.domain.outputs import DriftEvent, OutputSchema
 from cronpilot.domain.paging import Cursor, follows
+from cronpilot.domain.planning.approvals import Approval
 from cronpilot.domain.ports import (
     ApplyReport,
     CatalogFigures,

@@ -90,7 +90,8 @@ class Proposal:
     """What happened, in words: the hint written, the guardrail that refused it, the admin's
     reason for rejecting it."""
     confidence: float | None = None
-    """The confidence of the analysis that made it, in `graded` mode (`domain.autonomy`)."""
+    """The confidence of the analysis that made it, in `graded` mode
+    (`domain.planning.autonomy`)."""
     superseded_by: str | None = None
     """The newer proposal that superseded this one, when `superseded`."""
 

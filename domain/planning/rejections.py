@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from cronpilot.domain.planning import Proposal, ProposalDraft, ProposalKind, ProposalStatus
+from cronpilot.domain.planning.planning import Proposal, ProposalDraft, ProposalKind, ProposalStatus
 
 SAME_WITHIN = 0.1
 """How far a value may stray from the rejected one and still be the same change: a planner

@@ -1,7 +1,7 @@
 """The built-in planner's step (decision 0048): spend a job's calls where they keep its copies
-fresh. Each endpoint's change rate is estimated from its calls (`domain.change_rate`), the
-job's budget of calls is split across its endpoints (`domain.call_budget`), and the analysed
-endpoint moves towards its share:
+fresh. Each endpoint's change rate is estimated from its calls (`domain.planning.change_rate`), the
+job's budget of calls is split across its endpoints (`domain.planning.call_budget`), and the
+analysed endpoint moves towards its share:
 
 - only when the estimate's interval excludes the current interval (the best intervals for
   the low and the high end of the rate both lie on one side of it), or it never changed;
@@ -19,15 +19,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from cronpilot.domain.call_budget import (
+from cronpilot.domain.model import Endpoint
+from cronpilot.domain.planning.call_budget import (
     BudgetError,
     Objective,
     Source,
     best_intervals,
     per_hour,
 )
-from cronpilot.domain.change_rate import RateEstimate, duration_text, freshness
-from cronpilot.domain.heuristic import (
+from cronpilot.domain.planning.change_rate import RateEstimate, duration_text, freshness
+from cronpilot.domain.planning.heuristic import (
     AFTER_UPSTREAMS_LOOK_AGAIN_SECONDS,
     HINT_TTL_PERIODS,
     MAX_LOOK_AGAIN_SECONDS,
@@ -35,7 +36,6 @@ from cronpilot.domain.heuristic import (
     HeuristicVerdict,
     current_interval,
 )
-from cronpilot.domain.model import Endpoint
 from cronpilot.domain.schedule.schedule import baseline_period
 
 SLOWER, FASTER = 1.4, 0.6
@@ -46,7 +46,8 @@ SURE_SPREAD = 0.05
 """The estimate is sure of a target when the freshness there at either end of its interval
 differs by at most this much: more calls would not change the step."""
 SURE_CONFIDENCE, STEP_CONFIDENCE = 0.95, 0.8
-"""The confidence of a step straight to its target, and of a damped one (`domain.autonomy`)."""
+"""The confidence of a step straight to its target, and of a damped one
+(`domain.planning.autonomy`)."""
 
 
 @dataclass(frozen=True, slots=True)

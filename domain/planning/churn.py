@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from itertools import pairwise
 
 from cronpilot.domain.model import Endpoint
-from cronpilot.domain.planning import Proposal, ProposalDraft, ProposalKind, ProposalStatus
+from cronpilot.domain.planning.planning import Proposal, ProposalDraft, ProposalKind, ProposalStatus
 
 COOL_DOWN = timedelta(hours=1)
 """How long an endpoint whose interval proposals alternated (tighten/relax/tighten) is held

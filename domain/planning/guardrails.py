@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from cronpilot.domain.churn import cooling
-from cronpilot.domain.controllers import Controller, held
 from cronpilot.domain.model import Endpoint, IntervalHint, OneShotHint, Pause
-from cronpilot.domain.planning import Proposal, ProposalDraft, ProposalKind
+from cronpilot.domain.planning.churn import cooling
+from cronpilot.domain.planning.controllers import Controller, held
+from cronpilot.domain.planning.planning import Proposal, ProposalDraft, ProposalKind
 from cronpilot.domain.rule_firing import FiringRule, contradiction
 
 RATE_WINDOW = timedelta(hours=1)
@@ -34,12 +34,12 @@ class GuardrailRule(StrEnum):
     RULE = "rule"
     """The proposal contradicts a response rule that holds for the endpoint."""
     COOL_DOWN = "cool_down"
-    """The endpoint's interval proposals alternated direction (`domain.churn`)."""
+    """The endpoint's interval proposals alternated direction (`domain.planning.churn`)."""
     REJECTED = "rejected"
-    """An admin rejected the same change within its cool-down (`domain.rejections`)."""
+    """An admin rejected the same change within its cool-down (`domain.planning.rejections`)."""
     HELD = "held"
     """A higher controller's change stands, or the last change dwells
-    (`domain.controllers`)."""
+    (`domain.planning.controllers`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +64,7 @@ class GuardrailLimits:
     pending_ttl_seconds: float
     """A proposal held for review lapses after this long."""
     rejection_cooldown_seconds: float
-    """How long an admin's rejection holds the same change back (`domain.rejections`),
+    """How long an admin's rejection holds the same change back (`domain.planning.rejections`),
     unless the job says otherwise."""
     dwell_seconds: float = 120.0
     """How long any change stands before the planner may change the endpoint again
@@ -87,7 +87,7 @@ def refusal(
     """Why `draft` may not be applied to `endpoint` now, or None when it may. `firing` is the
     endpoint's rule that holds, when the proposer is not that rule: its proposal may not
     contradict the rule. `recent` are the endpoint's latest proposals, newest first: an
-    interval that continues their alternation waits for the cool-down (`domain.churn`).
+    interval that continues their alternation waits for the cool-down (`domain.planning.churn`).
     `ruled`: a response rule proposes; its dwell (`domain.rule_damping`) damps it instead of
     the cool-down, and it counts in the hourly rate as any planner does unless it is `urgent`
     (decision 0032). `by`: who changes the endpoint; a lower controller waits while a higher
@@ -139,7 +139,8 @@ def holding(
     now: datetime,
     limits: GuardrailLimits,
 ) -> Refusal | None:
-    """Why a change by `by` waits on the endpoint now (`domain.controllers.held`), or None."""
+    """Why a change by `by` waits on the endpoint now (`domain.planning.controllers.held`), or
+    None."""
     dwell = limits.dwell_seconds if by is Controller.PLANNER else 0.0
     waits = held(by, endpoint, recent, now, dwell)
     return None if waits is None else Refusal(GuardrailRule.HELD, waits.text)

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from cronpilot.domain.change_detection import comparable_hash, ignored_fields
-from cronpilot.domain.heuristic import current_interval
 from cronpilot.domain.model import Endpoint, Run, RunStatus
+from cronpilot.domain.planning.heuristic import current_interval
 
 Z = 1.96
 """The normal quantile of a 95 % confidence interval."""

@@ -12,7 +12,7 @@ from datetime import datetime
 from enum import StrEnum
 
 from cronpilot.domain.model import Endpoint
-from cronpilot.domain.planning import ProposalDraft, ProposalKind
+from cronpilot.domain.planning.planning import ProposalDraft, ProposalKind
 
 CONFIDENCE_FLOOR = 0.70
 """Below it a proposal is recorded and dropped."""
