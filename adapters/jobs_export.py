@@ -36,7 +36,7 @@ from cronpilot.domain.model import (
 from cronpilot.domain.notify_targets import PAGERDUTY_EVENTS_URL, NotifyTarget, TargetKind
 from cronpilot.domain.planning.approvals import DEFAULT_APPROVAL_TIMEOUT_SECONDS
 from cronpilot.domain.ports import JobDeclaration
-from cronpilot.domain.rules import ActionKind, Rule, RuleAction
+from cronpilot.domain.rules.rules import ActionKind, Rule, RuleAction
 from cronpilot.domain.schedule.limits import Limit
 from cronpilot.domain.schedule.quiet import WEEKDAYS, QuietWindow, clock_text
 from cronpilot.domain.secrets import is_secret_header, replace_secret_params

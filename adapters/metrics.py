@@ -28,7 +28,7 @@ from cronpilot.domain.planning.controllers import Controller
 from cronpilot.domain.planning.guardrails import GuardrailRule
 from cronpilot.domain.planning.planning import AnalysisSession, ProposalStatus
 from cronpilot.domain.ports import CatalogFigures, Delivery, Telemetry, WorkerLoop
-from cronpilot.domain.rules import RuleOutcome
+from cronpilot.domain.rules.rules import RuleOutcome
 from cronpilot.domain.schedule.governor import due_at
 from cronpilot.domain.schedule.limits import HoldReason, LimitStatus
 from cronpilot.planner.tools import TOOLS

@@ -24,7 +24,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainValidat
 from cronpilot.adapters.durations import parse_duration
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import EndpointSpec
-from cronpilot.domain.rules import ActionKind, Rule, RuleAction
+from cronpilot.domain.rules.rules import ActionKind, Rule, RuleAction
 from cronpilot.domain.runs.excerpt import excerpt
 from cronpilot.domain.schedule.pauses import pause_length
 

@@ -42,7 +42,7 @@ from cronpilot.domain.planning.planning import (
     ProposalKind,
     ProposalStatus,
 )
-from cronpilot.domain.rule_firing import RULES_PLANNER
+from cronpilot.domain.rules.rule_firing import RULES_PLANNER
 from cronpilot.harness.simulator import Simulator
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -23,7 +23,6 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from cronpilot.domain import conditions
 from cronpilot.domain.alerts import Notification, approval_notifications
 from cronpilot.domain.change_detection import comparable_hash, ignored_fields
 from cronpilot.domain.field_paths import FieldPath
@@ -41,6 +40,7 @@ from cronpilot.domain.model import (
     new_id,
 )
 from cronpilot.domain.planning.approvals import Approval, approval_request, skip_of
+from cronpilot.domain.rules import conditions
 from cronpilot.domain.runs.excerpt import excerpt
 from cronpilot.domain.schedule.pauses import holds, job_holds
 

@@ -13,12 +13,12 @@ from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-# For annotations only: `domain.rules`, `domain.planning.approvals` and `domain.notify_targets`
-# build on the entities defined here.
+# For annotations only: `domain.rules.rules`, `domain.planning.approvals` and
+# `domain.notify_targets` build on the entities defined here.
 if TYPE_CHECKING:
     from cronpilot.domain.notify_targets import NotifyTarget
     from cronpilot.domain.planning.approvals import Approval
-    from cronpilot.domain.rules import Rule
+    from cronpilot.domain.rules.rules import Rule
     from cronpilot.domain.schedule.quiet import QuietWindow
 
 JSON = Any
@@ -298,7 +298,7 @@ class EndpointSpec:
     """Ask with the last answer's validators (`If-None-Match`, `If-Modified-Since`): GET only
     (`domain.runs.conditional_calls`)."""
     run_if: str | None = None
-    """A condition (CEL, `domain.conditions`) on the parents' latest responses: the dependant
+    """A condition (CEL, `domain.rules.conditions`) on the parents' latest responses: the dependant
     is skipped, and the skip recorded with its value, when it does not hold."""
     success_when: str | None = None
     """A condition on the endpoint's own response: a response that does not satisfy it fails
@@ -345,7 +345,7 @@ class EndpointSpec:
     """Set on a DAG dependant with `approval: required`: in each DAG run it waits for an admin's
     approval, at most this long (`domain.planning.approvals`); None: it runs without one."""
     rules: tuple[Rule, ...] = ()
-    """Response rules, in order (`domain.rules`): the first that holds proposes its action."""
+    """Response rules, in order (`domain.rules.rules`): the first that holds proposes its action."""
     quiet: tuple[QuietWindow, ...] = ()
     """Quiet windows (`domain.schedule.quiet`): the slots in them are skipped or slowed."""
     limit: str | None = None

@@ -17,7 +17,7 @@ from cronpilot.domain.model import JSON, Endpoint, HintSource, Run, RunStatus
 from cronpilot.domain.planning.change_rate import change_text
 from cronpilot.domain.planning.context import DagContext, Neighbour
 from cronpilot.domain.planning.planning import AnalysisClaim
-from cronpilot.domain.rules import Rule, RuleEvaluation, RuleOutcome
+from cronpilot.domain.rules.rules import Rule, RuleEvaluation, RuleOutcome
 from cronpilot.domain.schedule.quiet import QuietWindow, describe, next_window
 from cronpilot.planner.summary import run_summary
 

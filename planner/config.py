@@ -30,7 +30,7 @@ class PlannerConfig:
     limits: GuardrailLimits
     rule_dwell_seconds: float
     """How long a rule-made change stands before a rule may replace it, unless the rule says
-    (`dwell:`; `domain.rule_damping`)."""
+    (`dwell:`; `domain.rules.rule_damping`)."""
     brief_tokens: int
     """Tokens the brief spends on its siblings' summary lines, the most relevant first."""
     keep_quiet: bool = False

@@ -30,7 +30,7 @@ from cronpilot.domain.ports.bundles import PlannerStore
 from cronpilot.domain.ports.clock import Clock, Waker
 from cronpilot.domain.ports.search import Embedder
 from cronpilot.domain.ports.telemetry import Telemetry
-from cronpilot.domain.rules import RuleEvaluation
+from cronpilot.domain.rules.rules import RuleEvaluation
 from cronpilot.domain.runs.outage import described
 from cronpilot.domain.runs.telemetry import NO_TELEMETRY
 from cronpilot.domain.schedule.quiet_passes import (

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from cronpilot.domain.audit import audit_entry
-from cronpilot.domain.conditions import ConditionError, Scope, check_condition
 from cronpilot.domain.declaration_diff import DeclarationChange, planned_changes
 from cronpilot.domain.errors import (
     EndpointNotFound,
@@ -30,6 +29,7 @@ from cronpilot.domain.ports import (
     UnitOfWorkFactory,
     Waker,
 )
+from cronpilot.domain.rules.conditions import ConditionError, Scope, check_condition
 from cronpilot.domain.runs.templates import input_fields
 from cronpilot.domain.schema_inference import ShapeNode
 from cronpilot.domain.versions import declarations_version

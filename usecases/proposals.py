@@ -35,7 +35,7 @@ from cronpilot.domain.ports import (
     UnitOfWorkFactory,
     Waker,
 )
-from cronpilot.domain.rule_firing import URGENT_RULES, FiringRule, rule_made
+from cronpilot.domain.rules.rule_firing import URGENT_RULES, FiringRule, rule_made
 from cronpilot.domain.runs.telemetry import NO_TELEMETRY
 
 log = logging.getLogger(__name__)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cronpilot.domain.conditions import ConditionError, Scope, check_condition
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.ports import JobDeclaration, Repositories
+from cronpilot.domain.rules.conditions import ConditionError, Scope, check_condition
 from cronpilot.domain.schema_inference import ShapeNode
 
 UNKEPT_HEADERS = (

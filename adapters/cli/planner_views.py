@@ -12,7 +12,7 @@ from cronpilot.domain.planning.planning import (
     ProposalKind,
     ToolCallRecord,
 )
-from cronpilot.domain.rules import RuleEvaluation, RuleOutcome
+from cronpilot.domain.rules.rules import RuleEvaluation, RuleOutcome
 from cronpilot.usecases.queries.planner import JobAutonomy
 
 

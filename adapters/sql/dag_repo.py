@@ -36,7 +36,6 @@ from cronpilot.adapters.sql.tables import (
     run_queue,
     runs,
 )
-from cronpilot.domain.conditions import Response
 from cronpilot.domain.dag import (
     DagPlan,
     DagWait,
@@ -52,6 +51,7 @@ from cronpilot.domain.dag import (
 )
 from cronpilot.domain.model import Claim, DagTrigger, Endpoint, Finish, Recorded, Run, RunStatus
 from cronpilot.domain.ports import DagRepository, SecretCipher
+from cronpilot.domain.rules.conditions import Response
 from cronpilot.domain.runs.transitions import started_run
 
 

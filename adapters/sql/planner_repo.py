@@ -80,7 +80,7 @@ from cronpilot.domain.planning.planning import (
     superseding_outcome,
 )
 from cronpilot.domain.ports import PlannerRepository, SecretCipher
-from cronpilot.domain.rule_firing import RULES_PLANNER
+from cronpilot.domain.rules.rule_firing import RULES_PLANNER
 from cronpilot.domain.schedule.time_range import TimeRange
 
 if TYPE_CHECKING:

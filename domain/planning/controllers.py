@@ -21,7 +21,7 @@ from enum import IntEnum
 from cronpilot.domain.access import by_person
 from cronpilot.domain.model import Endpoint
 from cronpilot.domain.planning.planning import Proposal, ProposalKind, ProposalStatus
-from cronpilot.domain.rule_firing import rule_made
+from cronpilot.domain.rules.rule_firing import rule_made
 
 _RULE_REASON = "proposed by "
 

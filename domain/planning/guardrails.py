@@ -15,7 +15,7 @@ from cronpilot.domain.model import Endpoint, IntervalHint, OneShotHint, Pause
 from cronpilot.domain.planning.churn import cooling
 from cronpilot.domain.planning.controllers import Controller, held
 from cronpilot.domain.planning.planning import Proposal, ProposalDraft, ProposalKind
-from cronpilot.domain.rule_firing import FiringRule, contradiction
+from cronpilot.domain.rules.rule_firing import FiringRule, contradiction
 
 RATE_WINDOW = timedelta(hours=1)
 
@@ -88,11 +88,11 @@ def refusal(
     endpoint's rule that holds, when the proposer is not that rule: its proposal may not
     contradict the rule. `recent` are the endpoint's latest proposals, newest first: an
     interval that continues their alternation waits for the cool-down (`domain.planning.churn`).
-    `ruled`: a response rule proposes; its dwell (`domain.rule_damping`) damps it instead of
+    `ruled`: a response rule proposes; its dwell (`domain.rules.rule_damping`) damps it instead of
     the cool-down, and it counts in the hourly rate as any planner does unless it is `urgent`
     (decision 0032). `by`: who changes the endpoint; a lower controller waits while a higher
     one's change stands, and the planner for the dwell of the last change (decision 0048: a
-    rule's own dwell is `domain.rule_damping`'s)."""
+    rule's own dwell is `domain.rules.rule_damping`'s)."""
     if not draft.reason.strip():
         return Refusal(GuardrailRule.REASON, "a reason is required")
     waits = None if urgent else holding(by, endpoint, recent, now, limits)

@@ -13,7 +13,7 @@ from enum import StrEnum
 from cronpilot.domain.graph import Edge
 from cronpilot.domain.model import JSON, Endpoint, Job, PlannerMode, Run
 from cronpilot.domain.outputs import OutputSchema
-from cronpilot.domain.rules import RuleEvaluation, Streak
+from cronpilot.domain.rules.rules import RuleEvaluation, Streak
 
 
 class ProposalKind(StrEnum):
@@ -52,7 +52,7 @@ class SessionStatus(StrEnum):
     """The LLM could not be reached (after retries), gave no usable answer (no chat completion,
     or no tool call twice in a row), or a stop cut the session short; the planner backs off."""
     EVALUATED = "evaluated"
-    """A rules session: the endpoint's rules were evaluated (`domain.rules`)."""
+    """A rules session: the endpoint's rules were evaluated (`domain.rules.rules`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,7 +218,7 @@ class RulesPass:
     when no rule held, a guardrail refused its proposal, or it was held back (it is tried
     again)."""
     streak: Streak | None = None
-    """The rule that held first, and since when (`domain.rule_damping.streak_after`)."""
+    """The rule that held first, and since when (`domain.rules.rule_damping.streak_after`)."""
 
 
 def effective_mode(endpoint_mode: PlannerMode | None, job_mode: PlannerMode) -> PlannerMode:

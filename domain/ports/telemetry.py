@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from cronpilot.domain.planning.controllers import Controller
     from cronpilot.domain.planning.guardrails import GuardrailRule
     from cronpilot.domain.planning.planning import AnalysisSession, ProposalStatus
-    from cronpilot.domain.rules import RuleOutcome
+    from cronpilot.domain.rules.rules import RuleOutcome
 
 
 WorkerLoop = Literal["scheduler", "planner"]

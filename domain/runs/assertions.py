@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from cronpilot.domain import conditions
 from cronpilot.domain.model import EndpointSpec, ErrorKind, Response
+from cronpilot.domain.rules import conditions
 from cronpilot.domain.runs.excerpt import excerpt
 
 

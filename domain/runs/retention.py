@@ -17,7 +17,7 @@ from cronpilot.domain.alerts import Notification, NotificationStatus
 from cronpilot.domain.audit import AuditEntry
 from cronpilot.domain.planning.approvals import Approval, ApprovalState
 from cronpilot.domain.planning.planning import AnalysisSession, Proposal, ProposalStatus
-from cronpilot.domain.rule_firing import RULES_PLANNER
+from cronpilot.domain.rules.rule_firing import RULES_PLANNER
 
 PRUNE_BATCH = 500
 """Rows deleted per transaction: a DELETE holds its locks (SQLite's one write lock) no longer

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from cronpilot.domain.planning.guardrails import GuardrailRule
     from cronpilot.domain.planning.planning import AnalysisSession, ProposalStatus
     from cronpilot.domain.ports.telemetry import Delivery, WorkerLoop
-    from cronpilot.domain.rules import RuleOutcome
+    from cronpilot.domain.rules.rules import RuleOutcome
 
 
 class NoTelemetry(Telemetry):

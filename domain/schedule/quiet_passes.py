@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from cronpilot.domain.planning.planning import AnalysisSession, SessionStatus
-from cronpilot.domain.rules import RuleEvaluation, RuleOutcome, Streak
+from cronpilot.domain.rules.rules import RuleEvaluation, RuleOutcome, Streak
 
 NOTHING_NEW = frozenset({RuleOutcome.NOT_HELD, RuleOutcome.IN_FORCE})
 """Rule outcomes that change nothing. Any other (one added later included) is kept."""

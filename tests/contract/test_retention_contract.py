@@ -22,7 +22,7 @@ from cronpilot.domain.planning.planning import (
     SessionStatus,
 )
 from cronpilot.domain.ports import Store
-from cronpilot.domain.rule_firing import RULES_PLANNER
+from cronpilot.domain.rules.rule_firing import RULES_PLANNER
 from cronpilot.domain.runs.retention import Retention
 from cronpilot.domain.runs.transitions import queued_run
 from cronpilot.scheduler.housekeeping import Housekeeping

@@ -44,7 +44,7 @@ from cronpilot.domain.planning.planning import (
     needs_rules,
 )
 from cronpilot.domain.ports import JobDeclaration, Store
-from cronpilot.domain.rules import ActionKind, Rule, RuleAction
+from cronpilot.domain.rules.rules import ActionKind, Rule, RuleAction
 from cronpilot.domain.runs.claiming import lease_expired, leased, next_due, pick_claims
 from cronpilot.domain.runs.transitions import after_reap, queued_run, started_run
 from tests.contract.builders import LEASE_SECONDS, T0, declaration, seconds, spec

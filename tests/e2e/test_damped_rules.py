@@ -9,7 +9,7 @@ from itertools import pairwise
 import pytest
 
 from cronpilot.domain.planning.planning import ProposalStatus
-from cronpilot.domain.rules import RuleOutcome
+from cronpilot.domain.rules.rules import RuleOutcome
 from cronpilot.harness.simulator.troubles import SWING_SECONDS
 from tests.support.rule_stories import QUEUE, START, RuleStory, tell
 from tests.support.settings import limits_for_tests, settings_for_tests

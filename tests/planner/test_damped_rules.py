@@ -15,8 +15,8 @@ from cronpilot.domain.planning.planning import (
     ProposalStatus,
 )
 from cronpilot.domain.ports import Store
-from cronpilot.domain.rule_firing import URGENT_RULES
-from cronpilot.domain.rules import ActionKind, Rule, RuleAction, RuleOutcome
+from cronpilot.domain.rules.rule_firing import URGENT_RULES
+from cronpilot.domain.rules.rules import ActionKind, Rule, RuleAction, RuleOutcome
 from cronpilot.planner.heuristic import HeuristicAnalyst
 from cronpilot.planner.worker import PlannerWorker
 from cronpilot.usecases.proposals import ProposalDesk, Proposer

@@ -9,7 +9,7 @@ from cronpilot.domain.errors import LlmUnavailable
 from cronpilot.domain.model import PlannerMode
 from cronpilot.domain.planning.planning import AnalysisSession, SessionStatus
 from cronpilot.domain.ports import Store
-from cronpilot.domain.rules import ActionKind, Rule, RuleAction, RuleOutcome
+from cronpilot.domain.rules.rules import ActionKind, Rule, RuleAction, RuleOutcome
 from cronpilot.domain.schedule.quiet_passes import NEWS_SPACING
 from cronpilot.planner.heuristic import HeuristicAnalyst
 from cronpilot.planner.session import Verdict

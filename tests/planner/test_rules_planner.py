@@ -16,8 +16,8 @@ from cronpilot.domain.planning.planning import (
     SessionStatus,
 )
 from cronpilot.domain.ports import Store
-from cronpilot.domain.rule_firing import DEFAULT_RULE_TTL_SECONDS
-from cronpilot.domain.rules import ActionKind, Rule, RuleAction, RuleOutcome
+from cronpilot.domain.rules.rule_firing import DEFAULT_RULE_TTL_SECONDS
+from cronpilot.domain.rules.rules import ActionKind, Rule, RuleAction, RuleOutcome
 from cronpilot.planner.heuristic import HeuristicAnalyst
 from cronpilot.planner.worker import PlannerWorker
 from tests.planner.builders import answer, declare, spec

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cronpilot.domain.conditions import (
+from cronpilot.domain.rules.conditions import (
     MAX_COST,
     MAX_LENGTH,
     ConditionError,

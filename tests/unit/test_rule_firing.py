@@ -18,8 +18,13 @@ from cronpilot.domain.model import (
 )
 from cronpilot.domain.planning.guardrails import GuardrailRule, change_for, refusal
 from cronpilot.domain.planning.planning import ProposalDraft, ProposalKind
-from cronpilot.domain.rule_firing import FiringRule, already_standing, contradiction, rule_draft
-from cronpilot.domain.rules import ActionKind, Rule, RuleAction
+from cronpilot.domain.rules.rule_firing import (
+    FiringRule,
+    already_standing,
+    contradiction,
+    rule_draft,
+)
+from cronpilot.domain.rules.rules import ActionKind, Rule, RuleAction
 from tests.support.settings import limits_for_tests
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)

@@ -8,7 +8,6 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from cronpilot.domain.conditions import Response
 from cronpilot.domain.dag import (
     DagPlan,
     DagWait,
@@ -42,6 +41,7 @@ from cronpilot.domain.model import (
 from cronpilot.domain.outputs import DriftEvent, OutputSchema
 from cronpilot.domain.planning.approvals import ApprovalState
 from cronpilot.domain.ports import DagRepository, GraphRepository, SchemaRepository
+from cronpilot.domain.rules.conditions import Response
 from cronpilot.domain.runs.transitions import started_run
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """Response rules (decision 0026): per endpoint, ordered `when: <condition>` → `then: <action>`,
 as declared, and the record of their evaluation. What a firing rule proposes is
-`domain.rule_firing`.
+`domain.rules.rule_firing`.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ class RuleEvaluation:
 class Streak:
     """The rule that was the first to hold on an endpoint's latest rules passes, and the pass
     from which it has been so on every pass (`PlannerState.rule_streak`): how long a rule's
-    `for:` has been met (`domain.rule_damping`)."""
+    `for:` has been met (`domain.rules.rule_damping`)."""
 
     number: int
     since: datetime

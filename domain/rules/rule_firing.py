@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from cronpilot.domain.access import RULES_ACTOR, by_person
 from cronpilot.domain.model import JSON, Endpoint
 from cronpilot.domain.planning.planning import Proposal, ProposalDraft, ProposalKind, ProposalStatus
-from cronpilot.domain.rules import ActionKind, Rule, RuleAction
+from cronpilot.domain.rules.rules import ActionKind, Rule, RuleAction
 
 RULES_PLANNER = RULES_ACTOR
 """The proposer and the planner of a rules session."""

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from cronpilot.domain.planning.planning import Proposal, ProposalStatus
-from cronpilot.domain.rule_firing import contradiction, rule_made
-from cronpilot.domain.rules import Rule, RuleOutcome, Streak
+from cronpilot.domain.rules.rule_firing import contradiction, rule_made
+from cronpilot.domain.rules.rules import Rule, RuleOutcome, Streak
 
 
 def streak_after(previous: Streak | None, holding: int, now: datetime) -> Streak:

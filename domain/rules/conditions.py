@@ -42,7 +42,16 @@ from typing import Any
 
 from cel_expr_python import cel
 
-from cronpilot.domain.condition_text import (
+from cronpilot.domain.field_paths import (
+    MISSING,
+    FieldPath,
+    canonical,
+    follow,
+    parse_field_path,
+    unseen_field,
+)
+from cronpilot.domain.model import JSON
+from cronpilot.domain.rules.condition_text import (
     MAX_COST,
     MAX_LENGTH,
     RESERVED,
@@ -56,15 +65,6 @@ from cronpilot.domain.condition_text import (
     name_in,
     references,
 )
-from cronpilot.domain.field_paths import (
-    MISSING,
-    FieldPath,
-    canonical,
-    follow,
-    parse_field_path,
-    unseen_field,
-)
-from cronpilot.domain.model import JSON
 from cronpilot.domain.runs.excerpt import excerpt
 from cronpilot.domain.schema_inference import MAX_DEPTH, ShapeNode
 

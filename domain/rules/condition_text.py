@@ -1,5 +1,5 @@
 """Reading a condition's text before CEL does: the field paths it names (with where they are),
-what it costs, and what it may not use. `domain.conditions` checks and runs conditions with
+what it costs, and what it may not use. `domain.rules.conditions` checks and runs conditions with
 what this module finds; it needs no CEL parser of its own, only the lexical facts below.
 
 A path is a variable followed by keys and literal list positions (`fetch.body.rows[0].id`),
