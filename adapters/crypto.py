@@ -10,9 +10,9 @@ from pathlib import Path
 
 from cryptography.fernet import Fernet, InvalidToken
 
+from cronpilot.domain.alerts.notify_targets import SECRET_FIELDS, NotifyTarget, with_secrets
 from cronpilot.domain.errors import CronpilotError, InvalidConfig
 from cronpilot.domain.log_extra import log_extra
-from cronpilot.domain.notify_targets import SECRET_FIELDS, NotifyTarget, with_secrets
 from cronpilot.domain.ports import SecretCipher
 from cronpilot.domain.secrets import (
     MASK,
@@ -174,7 +174,7 @@ def open_url(url: str, cipher: SecretCipher | None) -> str:
 
 
 def seal_target(target: NotifyTarget, cipher: SecretCipher | None) -> NotifyTarget:
-    """A notification target as stored: its secrets (`domain.notify_targets.SECRET_FIELDS`)
+    """A notification target as stored: its secrets (`domain.alerts.notify_targets.SECRET_FIELDS`)
     encrypted when a cipher is configured, and the secret parameters of a URL that is not a
     secret as a whole (a webhook's `?token=`); a value already sealed stays as it is."""
     if cipher is None:

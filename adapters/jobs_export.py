@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from cronpilot.domain.alerts.notify_targets import PAGERDUTY_EVENTS_URL, NotifyTarget, TargetKind
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import (
     DEFAULT_CATCH_UP_WINDOW_SECONDS,
@@ -33,7 +34,6 @@ from cronpilot.domain.model import (
     Overlap,
     RetryPolicy,
 )
-from cronpilot.domain.notify_targets import PAGERDUTY_EVENTS_URL, NotifyTarget, TargetKind
 from cronpilot.domain.planning.approvals import DEFAULT_APPROVAL_TIMEOUT_SECONDS
 from cronpilot.domain.ports import JobDeclaration
 from cronpilot.domain.rules.rules import ActionKind, Rule, RuleAction

@@ -21,7 +21,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
-from cronpilot.domain.alerts import Notification
+from cronpilot.domain.alerts.alerts import Notification
 from cronpilot.domain.model import Claim, Endpoint, Recorded, RunTrigger
 from cronpilot.domain.planning.approvals import ApprovalState
 from cronpilot.domain.planning.controllers import Controller

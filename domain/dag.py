@@ -23,7 +23,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from cronpilot.domain.alerts import Notification, approval_notifications
+from cronpilot.domain.alerts.alerts import Notification, approval_notifications
 from cronpilot.domain.change_detection import comparable_hash, ignored_fields
 from cronpilot.domain.field_paths import FieldPath
 from cronpilot.domain.graph import dependency_graph

@@ -14,9 +14,9 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 # For annotations only: `domain.rules.rules`, `domain.planning.approvals` and
-# `domain.notify_targets` build on the entities defined here.
+# `domain.alerts.notify_targets` build on the entities defined here.
 if TYPE_CHECKING:
-    from cronpilot.domain.notify_targets import NotifyTarget
+    from cronpilot.domain.alerts.notify_targets import NotifyTarget
     from cronpilot.domain.planning.approvals import Approval
     from cronpilot.domain.rules.rules import Rule
     from cronpilot.domain.schedule.quiet import QuietWindow
@@ -308,9 +308,9 @@ class EndpointSpec:
     are compared for a change (`domain.change_detection`), beside those learnt volatile."""
     notify: tuple[str, ...] = ()
     """Webhook URLs told when the endpoint starts failing, recovers, pauses itself or has a
-    planner proposal waiting for review (`domain.alerts`)."""
+    planner proposal waiting for review (`domain.alerts.alerts`)."""
     notify_targets: tuple[NotifyTarget, ...] = ()
-    """Targets of `notify.targets` (`domain.notify_targets`): Slack, Teams, PagerDuty, e-mail
+    """Targets of `notify.targets` (`domain.alerts.notify_targets`): Slack, Teams, PagerDuty, e-mail
     or webhooks, each with the events it receives."""
     notify_after: int = DEFAULT_NOTIFY_AFTER
     """Consecutive failures that make the endpoint `failing`: one event per streak."""

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
-from cronpilot.domain.alerts import AlertEvent
+from cronpilot.domain.alerts.alerts import AlertEvent
 from cronpilot.domain.errors import CronpilotError, EndpointNotFound
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint

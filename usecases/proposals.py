@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from cronpilot.domain.access import planner_actor
-from cronpilot.domain.alerts import proposal_notifications
+from cronpilot.domain.alerts.alerts import proposal_notifications
 from cronpilot.domain.audit import AuditAction, audit_entry
 from cronpilot.domain.errors import ProposalNotPending
 from cronpilot.domain.log_extra import log_extra

@@ -10,12 +10,12 @@ from cronpilot.adapters.sql.quiet_rows import quiet_value
 from cronpilot.adapters.sql.rows import attempt_value, request_value, retry_value
 from cronpilot.adapters.sql.rule_rows import rules_value
 from cronpilot.adapters.sql.target_rows import target_value
-from cronpilot.domain.notify_targets import masked
+from cronpilot.domain.alerts.notify_targets import masked
 from cronpilot.domain.runs.tracing import trace_id_of
 from cronpilot.domain.secrets import mask_headers, mask_url, mask_urls
 
 if TYPE_CHECKING:
-    from cronpilot.domain.alerts import Notification
+    from cronpilot.domain.alerts.alerts import Notification
     from cronpilot.domain.model import Attempt, Endpoint, IntervalHint, Job, OneShotHint, Pause, Run
     from cronpilot.domain.ports import ApplyReport
     from cronpilot.domain.schedule.limits import LimitStatus

@@ -20,7 +20,7 @@ from cronpilot.adapters.console.pages import (
     console_router,
     render,
 )
-from cronpilot.domain.alerts import NotificationStatus
+from cronpilot.domain.alerts.alerts import NotificationStatus
 from cronpilot.domain.paging import encode_cursor
 from cronpilot.domain.secrets import mask_url, mask_urls
 from cronpilot.usecases.alert_delivery import redeliver, send_test

@@ -15,10 +15,10 @@ from cronpilot.adapters.jobs_file.targets import (
     WebhookTargetConfig,
 )
 from cronpilot.adapters.jsonvalue import check_storable
-from cronpilot.domain.errors import CronpilotError, UnsafeURL
-from cronpilot.domain.notify_targets import (
+from cronpilot.domain.alerts.notify_targets import (
     NotifyTarget,
 )
+from cronpilot.domain.errors import CronpilotError, UnsafeURL
 from cronpilot.domain.secrets import mask_urls
 
 _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")

@@ -32,6 +32,9 @@ from cronpilot.adapters.jobs_file.locations import Issue, Loc
 from cronpilot.adapters.jobs_file.quiet import Quiet
 from cronpilot.adapters.jobs_file.targets import TargetConfig
 from cronpilot.adapters.rules_config import MAX_RULES, RuleConfig
+from cronpilot.domain.alerts.notify_targets import (
+    TargetKind,
+)
 from cronpilot.domain.model import (
     DEFAULT_MAX_RESPONSE_BYTES,
     DEFAULT_PLANNER_MODE,
@@ -41,9 +44,6 @@ from cronpilot.domain.model import (
     PlannerMode,
     RetryOn,
     RetryPolicy,
-)
-from cronpilot.domain.notify_targets import (
-    TargetKind,
 )
 from cronpilot.domain.runs.retries import MAX_ATTEMPTS
 

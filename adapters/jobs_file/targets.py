@@ -12,8 +12,8 @@ from pydantic import (
 )
 
 from cronpilot.adapters.jobs_file.fields import Strict
-from cronpilot.domain.alerts import AlertEvent
-from cronpilot.domain.notify_targets import (
+from cronpilot.domain.alerts.alerts import AlertEvent
+from cronpilot.domain.alerts.notify_targets import (
     DEFAULT_SMTP_PORT,
     PAGERDUTY_EVENTS_URL,
     NotifyTarget,

@@ -63,7 +63,7 @@ from cronpilot.adapters.sql.tables import (
     limits,
     run_queue,
 )
-from cronpilot.domain.alerts import run_notifications
+from cronpilot.domain.alerts.alerts import run_notifications
 from cronpilot.domain.errors import CronpilotError, LeaseLost
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import (

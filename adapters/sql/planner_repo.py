@@ -84,7 +84,7 @@ from cronpilot.domain.rules.rule_firing import RULES_PLANNER
 from cronpilot.domain.schedule.time_range import TimeRange
 
 if TYPE_CHECKING:
-    from cronpilot.domain.alerts import Notification
+    from cronpilot.domain.alerts.alerts import Notification
 
 
 def _analysis_due(now: datetime) -> ColumnElement[bool]:

@@ -301,10 +301,10 @@ PLANNING_COLUMNS = (
     *(endpoints.c[name] for name in SPACING_COLUMNS),
     *(endpoints.c[name] for name in STATE_COLUMNS),
 )
-"""What a finish reads of an endpoint (`domain.runs.transitions.after_finish`, `domain.alerts`): the
-spec fields of `_finishing_from_row` (the schedule, the clamps, the alerts, retries, steering,
-quiet windows, jitter, catch-up and the floor), the notification targets (sealed) and the
-runtime state."""
+"""What a finish reads of an endpoint (`domain.runs.transitions.after_finish`,
+`domain.alerts.alerts`): the spec fields of `_finishing_from_row` (the schedule, the clamps, the
+alerts, retries, steering, quiet windows, jitter, catch-up and the floor), the notification targets
+(sealed) and the runtime state."""
 
 
 def _finishing_values(spec: EndpointSpec) -> dict[str, Any]:

@@ -548,12 +548,13 @@ notifications = Table(
     Column("lease_until", UtcDateTime, nullable=True),
     # The `notify.targets` entry of the row, secrets sealed; NULL for a webhook URL.
     Column("target", _json(), nullable=True),
-    # The episode and destination of the row (`domain.alerts.episode_key`): delivered in order.
+    # The episode and destination of the row (`domain.alerts.alerts.episode_key`): delivered in
+    # order.
     Column("episode_key", Text, nullable=True),
-    # The DAG upstream that blocked the endpoint: the row is `held` (`domain.alert_holding`).
+    # The DAG upstream that blocked the endpoint: the row is `held` (`domain.alerts.alert_holding`).
     Column("held_by", Text, nullable=True),
 )
-# A row waits while an earlier one of its episode is pending (`domain.alerts.precedes`).
+# A row waits while an earlier one of its episode is pending (`domain.alerts.alerts.precedes`).
 Index(
     "ix_notifications_episode",
     notifications.c.episode_key,

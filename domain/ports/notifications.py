@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from cronpilot.domain.alerts import AlertEvent, Notification, NotificationStatus
+    from cronpilot.domain.alerts.alerts import AlertEvent, Notification, NotificationStatus
     from cronpilot.domain.model import Endpoint
     from cronpilot.domain.paging import Cursor
     from cronpilot.domain.runs.watch import WatchEpisode
@@ -77,11 +77,11 @@ class NotificationRepository(Protocol):
 
     async def add(self, raised: Sequence[Notification]) -> None:
         """Add `raised` to the outbox (`notify test`), held as every write holds them
-        (`domain.alert_holding`)."""
+        (`domain.alerts.alert_holding`)."""
         ...
 
     async def redeliver(self, notification_id: str, now: datetime) -> Notification:
-        """The notification made pending again from `now` (`domain.alerts.redelivered`),
+        """The notification made pending again from `now` (`domain.alerts.alerts.redelivered`),
         written and returned; raises `NotificationNotFound`."""
         ...
 

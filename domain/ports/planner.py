@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from cronpilot.domain.alerts import Notification
+    from cronpilot.domain.alerts.alerts import Notification
     from cronpilot.domain.model import JSON
     from cronpilot.domain.paging import Cursor
     from cronpilot.domain.planning.autonomy import AutonomyStep
@@ -72,7 +72,7 @@ class PlannerRepository(Protocol):
         self, proposal: Proposal, notifications: Sequence[Notification] = ()
     ) -> None:
         """Store `proposal` and, in the same transaction, the `notifications` it raises
-        (`domain.alerts.proposal_notifications`): both or neither."""
+        (`domain.alerts.alerts.proposal_notifications`): both or neither."""
         ...
 
     async def get_proposal(self, proposal_id: str) -> Proposal:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
-    from cronpilot.domain.alerts import Notification
+    from cronpilot.domain.alerts.alerts import Notification
     from cronpilot.domain.model import Claim, Endpoint, Recorded
     from cronpilot.domain.planning.approvals import ApprovalState
     from cronpilot.domain.planning.controllers import Controller

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from cronpilot.domain.alerts import Notification, run_notifications
+from cronpilot.domain.alerts.alerts import Notification, run_notifications
 from cronpilot.domain.model import Endpoint, Finish, Response, Run, RunStatus
 from cronpilot.domain.runs.transitions import after_finish, finished_run, started_run
 from cronpilot.domain.schedule.overlap import overrun

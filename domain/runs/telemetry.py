@@ -8,7 +8,7 @@ from cronpilot.domain.ports.telemetry import Telemetry
 
 # For annotations only: `NO_TELEMETRY` is every worker's default, the CLI's included.
 if TYPE_CHECKING:
-    from cronpilot.domain.alerts import Notification
+    from cronpilot.domain.alerts.alerts import Notification
     from cronpilot.domain.model import Claim, Endpoint, Recorded
     from cronpilot.domain.planning.approvals import ApprovalState
     from cronpilot.domain.planning.controllers import Controller

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from cronpilot.domain.alerts import pause_after_failure
+from cronpilot.domain.alerts.alerts import pause_after_failure
 from cronpilot.domain.model import (
     Claim,
     Endpoint,
@@ -109,7 +109,7 @@ def after_slot(
 
     `succeeded=None` (abandoned) leaves the failure streak as it was. A one-shot hint whose time
     has come is consumed by the slot that fired it. A failure that brings the streak to the
-    spec's `pause_after` pauses the endpoint (`domain.alerts.pause_after_failure`).
+    spec's `pause_after` pauses the endpoint (`domain.alerts.alerts.pause_after_failure`).
     """
     failures = endpoint.failure_count
     if succeeded is not None:

@@ -2,7 +2,7 @@
 once per episode and ended by a `recovered`.
 
 - `late` is decided where a run is recorded: `late_since` is part of the endpoint's state,
-  written by the finish that records the run (no statement more), and `domain.alerts`
+  written by the finish that records the run (no statement more), and `domain.alerts.alerts`
   raises `late` when it begins and `recovered` when a run in time ends it. A finish is fenced
   on its lease, so one worker alone records each change.
 - `missed` is noticed by any live worker's watch (`scheduler.watch`), on a timer: a watched
@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from cronpilot.domain.alerts import (
+from cronpilot.domain.alerts.alerts import (
     AlertEvent,
     Episode,
     Notification,

@@ -5,7 +5,7 @@ An endpoint has one call in flight: a baseline slot that comes while it runs can
 finish of that call decides what became of such slots: under `skip` none runs, under
 `queue_one` the latest runs at once; every slot not run is recorded as a skipped run (the
 reason `OVERLAP_REASON`), counted in the metrics, and the first of a streak raises
-`overrunning` (ended by `recovered` when a call ends in time) through `domain.alerts`.
+`overrunning` (ended by `recovered` when a call ends in time) through `domain.alerts.alerts`.
 """
 
 from __future__ import annotations

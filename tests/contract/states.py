@@ -23,7 +23,7 @@ from cronpilot.adapters.sql.tables import (
     run_queue,
     runs,
 )
-from cronpilot.domain.alerts import Notification
+from cronpilot.domain.alerts.alerts import Notification
 from cronpilot.domain.model import Endpoint, Run
 from cronpilot.domain.planning.planning import PlannerState, Proposal
 from cronpilot.domain.ports import Store

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from cronpilot.domain.alerts import AlertEvent, NotificationStatus
+from cronpilot.domain.alerts.alerts import AlertEvent, NotificationStatus
 from cronpilot.domain.model import Pause, Response, Schedule
 from cronpilot.domain.ports import Store
 from cronpilot.domain.runs.watch import WatchEpisode, opened_notifications

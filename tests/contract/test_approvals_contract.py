@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from cronpilot.domain.alerts import AlertEvent
+from cronpilot.domain.alerts.alerts import AlertEvent
 from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.errors import ApprovalNotFound, ApprovalNotPending
 from cronpilot.domain.model import Finish, Recorded, Response, RunStatus, RunTrigger, Schedule

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from cronpilot.domain.alerts import NotificationStatus
+from cronpilot.domain.alerts.alerts import NotificationStatus
 from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.model import Pause, RunStatus
 from cronpilot.domain.ports import Store

@@ -4,7 +4,7 @@ stays due and unclaimed, the hold is recorded on its key, and calls of other key
 from __future__ import annotations
 
 from cronpilot.adapters.manual_clock import ManualClock
-from cronpilot.domain.alerts import AlertEvent
+from cronpilot.domain.alerts.alerts import AlertEvent
 from cronpilot.domain.model import RunTrigger
 from cronpilot.domain.ports import JobDeclaration, Store
 from cronpilot.domain.runs.transitions import queued_run

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from cronpilot.domain.alerts import AlertEvent, Notification, NotificationStatus
+from cronpilot.domain.alerts.alerts import AlertEvent, Notification, NotificationStatus
 from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.errors import LeaseLost, NotificationNotFound
 from cronpilot.domain.model import Finish, Pause, Response, Schedule, ScheduleSource

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cronpilot.domain.alerts import (
+from cronpilot.domain.alerts.alerts import (
     AlertEvent,
     Notification,
     NotificationStatus,

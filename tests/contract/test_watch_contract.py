@@ -8,7 +8,7 @@ import asyncio
 from typing import Any
 
 from cronpilot.adapters.manual_clock import ManualClock
-from cronpilot.domain.alerts import AlertEvent, Notification
+from cronpilot.domain.alerts.alerts import AlertEvent, Notification
 from cronpilot.domain.ports import Store
 from cronpilot.domain.runs.watch import (
     WatchEpisode,

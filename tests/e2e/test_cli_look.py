@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from cronpilot.adapters.sql import open_sql_store
-from cronpilot.domain.alerts import AlertEvent, Notification
+from cronpilot.domain.alerts.alerts import AlertEvent, Notification
 from cronpilot.domain.model import new_id
 from cronpilot.domain.planning.planning import ProposalStatus
 from tests.e2e.conftest import Cli, make_cli

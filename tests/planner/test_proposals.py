@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from cronpilot.adapters.wake import InProcessWaker
-from cronpilot.domain.alerts import AlertEvent
+from cronpilot.domain.alerts.alerts import AlertEvent
 from cronpilot.domain.errors import ProposalNotPending
 from cronpilot.domain.model import PlannerMode, Schedule
 from cronpilot.domain.planning.planning import ProposalDraft, ProposalKind, ProposalStatus

@@ -15,7 +15,12 @@ from aiohttp import web
 
 from cronpilot.adapters.bootstrap import notifier_config
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
-from cronpilot.domain.alerts import AlertEvent, DeliveryPolicy, Notification, NotificationStatus
+from cronpilot.domain.alerts.alerts import (
+    AlertEvent,
+    DeliveryPolicy,
+    Notification,
+    NotificationStatus,
+)
 from cronpilot.domain.model import Response
 from cronpilot.domain.ports import Store
 from cronpilot.domain.secrets import loggable_url

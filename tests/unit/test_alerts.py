@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from cronpilot.domain.alerts import (
+from cronpilot.domain.alerts.alerts import (
     MAX_TEXT,
     AlertEvent,
     DeliveryPolicy,

@@ -11,7 +11,7 @@ import pytest
 
 from cronpilot.adapters.jobs_export import export_document
 from cronpilot.adapters.jobs_file import parse_declarations
-from cronpilot.domain.alerts import approval_notifications
+from cronpilot.domain.alerts.alerts import approval_notifications
 from cronpilot.domain.dag import ParentOutcome, advance, declined
 from cronpilot.domain.declaration_diff import FieldChange, FieldOutcome, planned_changes
 from cronpilot.domain.dependencies import with_dependants

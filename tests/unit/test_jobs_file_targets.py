@@ -11,15 +11,15 @@ import pytest
 from cronpilot.adapters.cli.declaration_changes import _masked
 from cronpilot.adapters.jobs_export import export_document
 from cronpilot.adapters.jobs_file import parse_declarations
-from cronpilot.domain.declaration_diff import planned_changes
-from cronpilot.domain.errors import InvalidConfig
-from cronpilot.domain.model import EndpointSpec
-from cronpilot.domain.notify_targets import (
+from cronpilot.domain.alerts.notify_targets import (
     PAGERDUTY_EVENTS_URL,
     NotifyTarget,
     SmtpServer,
     TargetKind,
 )
+from cronpilot.domain.declaration_diff import planned_changes
+from cronpilot.domain.errors import InvalidConfig
+from cronpilot.domain.model import EndpointSpec
 from cronpilot.domain.ports import JobDeclaration
 from cronpilot.domain.secrets import MASK
 

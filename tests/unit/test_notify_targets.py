@@ -5,17 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from cronpilot.adapters.cli.views import target_kind
-from cronpilot.domain.alerts import AlertEvent, Episode, Notification, run_notifications
-from cronpilot.domain.model import (
-    Endpoint,
-    EndpointSpec,
-    Run,
-    RunStatus,
-    RunTrigger,
-    Schedule,
-    ScheduleSource,
-)
-from cronpilot.domain.notify_targets import (
+from cronpilot.domain.alerts.alerts import AlertEvent, Episode, Notification, run_notifications
+from cronpilot.domain.alerts.notify_targets import (
     NotifyTarget,
     SmtpServer,
     TargetKind,
@@ -31,6 +22,15 @@ from cronpilot.domain.notify_targets import (
     summary,
     teams_payload,
     with_links,
+)
+from cronpilot.domain.model import (
+    Endpoint,
+    EndpointSpec,
+    Run,
+    RunStatus,
+    RunTrigger,
+    Schedule,
+    ScheduleSource,
 )
 from cronpilot.domain.secrets import MASK
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from cronpilot.domain.alerts import AlertEvent, run_notifications
+from cronpilot.domain.alerts.alerts import AlertEvent, run_notifications
 from cronpilot.domain.model import (
     Endpoint,
     EndpointSpec,

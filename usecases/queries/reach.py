@@ -27,7 +27,7 @@ from cronpilot.domain.ports import ReadingFactory, Repositories
 
 if TYPE_CHECKING:
     # Only its type: listing proposals loads none of the alerts (tests/e2e/test_cli_startup.py).
-    from cronpilot.domain.alerts import Notification
+    from cronpilot.domain.alerts.alerts import Notification
 
 T = TypeVar("T")
 

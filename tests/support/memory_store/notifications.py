@@ -8,7 +8,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from cronpilot.domain.alerts import (
+from cronpilot.domain.alerts.alerts import (
     AlertEvent,
     Notification,
     NotificationStatus,

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from cronpilot.domain.alerts import Notification
+from cronpilot.domain.alerts.alerts import Notification
 from cronpilot.domain.errors import (
     AnalysisBusy,
     LeaseLost,

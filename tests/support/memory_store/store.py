@@ -12,8 +12,8 @@ from datetime import date, datetime, timedelta
 from types import TracebackType
 from typing import Any, Self
 
-from cronpilot.domain import alert_holding
-from cronpilot.domain.alerts import Notification
+from cronpilot.domain.alerts import alert_holding
+from cronpilot.domain.alerts.alerts import Notification
 from cronpilot.domain.audit import AuditEntry
 from cronpilot.domain.dag import DagWait
 from cronpilot.domain.errors import (

@@ -15,6 +15,13 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 
 from cronpilot.domain.access import SCHEDULER_ACTOR
+from cronpilot.domain.alerts.notify_targets import (
+    RESOLVING_EVENTS,
+    NotifyTarget,
+    address,
+    dedup_key,
+    receives,
+)
 from cronpilot.domain.model import (
     JSON,
     Endpoint,
@@ -24,13 +31,6 @@ from cronpilot.domain.model import (
     Run,
     RunStatus,
     new_id,
-)
-from cronpilot.domain.notify_targets import (
-    RESOLVING_EVENTS,
-    NotifyTarget,
-    address,
-    dedup_key,
-    receives,
 )
 from cronpilot.domain.planning.approvals import Approval
 from cronpilot.domain.planning.planning import Proposal, ProposalStatus
@@ -73,7 +73,7 @@ class NotificationStatus(StrEnum):
     """Given up after the policy's last attempt."""
     HELD = "held"
     """Never sent: a DAG upstream of its endpoint was failing or paused (`held_by`;
-    `domain.alert_holding`)."""
+    `domain.alerts.alert_holding`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +102,7 @@ class Notification:
     delivered in order (`precedes`)."""
     held_by: str | None = None
     """The upstream (`job/endpoint`) that blocked its endpoint when it was raised: it is
-    `held`, never sent (`domain.alert_holding`)."""
+    `held`, never sent (`domain.alerts.alert_holding`)."""
 
 
 def deliverable(notification: Notification, now: datetime) -> bool:

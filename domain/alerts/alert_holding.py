@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from cronpilot.domain.alerts import AlertEvent, Notification, NotificationStatus
+from cronpilot.domain.alerts.alerts import AlertEvent, Notification, NotificationStatus
 from cronpilot.domain.model import Endpoint
 from cronpilot.domain.schedule.pauses import holds, job_holds
 

@@ -1,7 +1,7 @@
 """Notification targets (`notify.targets`): where an alert goes besides plain webhooks, which
 events each receives, which of its values are secrets, and the message each kind is sent.
 
-Pure: the payloads are functions of the event document (`domain.alerts`) and the target, one
+Pure: the payloads are functions of the event document (`domain.alerts.alerts`) and the target, one
 per kind, so that every worker sends the same message and tests read them without a server.
 A webhook target receives the document itself, exactly as a `notify.urls` webhook does.
 """
@@ -30,7 +30,7 @@ MAX_SUMMARY = 1024
 
 class TargetKind(StrEnum):
     WEBHOOK = "webhook"
-    """The event document as JSON, signed like every outgoing call (`domain.alerts`)."""
+    """The event document as JSON, signed like every outgoing call (`domain.alerts.alerts`)."""
     SLACK = "slack"
     """A Slack incoming webhook: `text` and blocks."""
     TEAMS = "teams"
@@ -279,8 +279,8 @@ def dedup_key(document: Mapping[str, JSON]) -> str:
     episode = document.get("episode")
     subject = document.get("endpoint_id") or document.get("job") or "cronpilot"
     if isinstance(episode, Mapping):
-        # A watch episode (`domain.alerts.Episode`): its start and its recovery carry the same
-        # kind and start, whatever the event.
+        # A watch episode (`domain.alerts.alerts.Episode`): its start and its recovery carry the
+        # same kind and start, whatever the event.
         return f"cronpilot/{subject}/{episode.get('kind')}/{episode.get('started_at')}"
     event = str(document.get("event", ""))
     condition = "failing" if event in RESOLVING_EVENTS else event
