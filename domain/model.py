@@ -304,8 +304,9 @@ class EndpointSpec:
     """A condition on the endpoint's own response: a response that does not satisfy it fails
     the run (`ErrorKind.ASSERTION`)."""
     change_ignores: tuple[str, ...] = ()
-    """Fields of the response (canonical `domain.field_paths`) that do not count when responses
-    are compared for a change (`domain.change_detection`), beside those learnt volatile."""
+    """Fields of the response (canonical `domain.graph.field_paths`) that do not count when
+    responses are compared for a change (`domain.graph.change_detection`), beside those learnt
+    volatile."""
     notify: tuple[str, ...] = ()
     """Webhook URLs told when the endpoint starts failing, recovers, pauses itself or has a
     planner proposal waiting for review (`domain.alerts.alerts`)."""
@@ -625,7 +626,7 @@ class Recorded:
     run: Run
     started: list[Claim]
     skips: tuple[SkipKind, ...] = ()
-    """Why each dependant the run skipped (`domain.dag.advance`) was skipped: its skipped
+    """Why each dependant the run skipped (`domain.graph.dag.advance`) was skipped: its skipped
     runs are recorded with it."""
     approvals: tuple[Approval, ...] = ()
     """The approvals the run asked for: its dependants that now wait for an admin."""

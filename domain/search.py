@@ -35,8 +35,8 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from cronpilot.domain.errors import InvalidQuery
-from cronpilot.domain.graph import Edge, EdgeType, pagerank
-from cronpilot.domain.provides import MEANING_THRESHOLD
+from cronpilot.domain.graph.graph import Edge, EdgeType, pagerank
+from cronpilot.domain.graph.provides import MEANING_THRESHOLD
 from cronpilot.domain.runs.excerpt import excerpt
 
 if TYPE_CHECKING:

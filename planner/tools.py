@@ -26,9 +26,9 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from cronpilot.domain.change_detection import comparable_hash, ignored_fields
 from cronpilot.domain.errors import CronpilotError
-from cronpilot.domain.graph import Edge
+from cronpilot.domain.graph.change_detection import comparable_hash, ignored_fields
+from cronpilot.domain.graph.graph import Edge
 from cronpilot.domain.model import JSON, Endpoint, PlannerMode, Run
 from cronpilot.domain.planning.context import related_siblings
 from cronpilot.domain.planning.controllers import Held

@@ -23,9 +23,9 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 from cronpilot.domain.errors import CronpilotError
+from cronpilot.domain.graph.outputs import OutputSchema, learnable
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Run
-from cronpilot.domain.outputs import OutputSchema, learnable
 from cronpilot.domain.ports.clock import Clock
 from cronpilot.domain.ports.search import Embedder
 from cronpilot.domain.ports.telemetry import Telemetry

@@ -17,7 +17,7 @@ from typing import Any
 
 from cronpilot.domain.access import EVERY_JOB, Reach
 from cronpilot.domain.errors import EmbedderUnavailable
-from cronpilot.domain.graph import Edge
+from cronpilot.domain.graph.graph import Edge
 from cronpilot.domain.ports import Embedder, ReadingFactory, StoredVector, UnitOfWorkFactory
 from cronpilot.domain.search import (
     ALL_LEGS,

@@ -28,7 +28,7 @@ from cronpilot.adapters.graph_views import (
 )
 from cronpilot.adapters.settings import Settings
 from cronpilot.domain.errors import PathNotFound
-from cronpilot.domain.graph import pagerank
+from cronpilot.domain.graph.graph import pagerank
 from cronpilot.domain.ports import Embedder
 from cronpilot.usecases.queries.graph import graph_path, job_graphs, suggestions
 

@@ -25,9 +25,9 @@ from cronpilot.adapters.jobs_file.schema import (
 )
 from cronpilot.adapters.rules_config import schedule_problem
 from cronpilot.adapters.settings import FLOOR_VARIABLE
-from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.errors import InvalidDependency
-from cronpilot.domain.field_paths import FieldPathError, canonical, parse_field_path
+from cronpilot.domain.graph.dependencies import with_dependants
+from cronpilot.domain.graph.field_paths import FieldPathError, canonical, parse_field_path
 from cronpilot.domain.model import (
     DEFAULT_CATCH_UP_WINDOW_SECONDS,
     DEFAULT_NOTIFY_AFTER,

@@ -21,8 +21,8 @@ from cronpilot.adapters.sql.prefixes import read_by_id, row_by_id
 from cronpilot.adapters.sql.retention import delete_oldest
 from cronpilot.adapters.sql.rows import approval_from_row
 from cronpilot.adapters.sql.tables import IS_PENDING_APPROVAL, approvals, dag_waits
-from cronpilot.domain.dag import declined
 from cronpilot.domain.errors import ApprovalNotFound, ApprovalNotPending
+from cronpilot.domain.graph.dag import declined
 from cronpilot.domain.paging import Cursor
 from cronpilot.domain.planning.approvals import Approval, ApprovalState, decided
 from cronpilot.domain.ports import ApprovalRepository

@@ -4,8 +4,8 @@ let it expire (both recorded as its skip). Only one approval of an endpoint wait
 DAG run reaching it meanwhile skips it (`SkipKind.APPROVAL_PENDING`), so a frequent upstream
 never piles up approvals and notifications.
 
-This module holds the approval itself and its decisions; `domain.dag` decides when one is asked
-for and what a decision does to the DAG run.
+This module holds the approval itself and its decisions; `domain.graph.dag` decides when one is
+asked for and what a decision does to the DAG run.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A source is modelled as changing at random, a Poisson process of rate λ. A call `t` seconds
 after the previous one sees "changed" with probability 1 - e^(-λt); the body itself is never
-needed, only whether it differs from the previous answer (`domain.change_detection`).
+needed, only whether it differs from the previous answer (`domain.graph.change_detection`).
 
 - Calls at regular intervals I: Cho & Garcia-Molina's estimator (Estimating frequency of
   change, ACM TOIT 2003) λ̂ = -ln((n - X + 0.5)/(n + 0.5)) / I, X changes seen in n calls:
@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from cronpilot.domain.change_detection import comparable_hash, ignored_fields
+from cronpilot.domain.graph.change_detection import comparable_hash, ignored_fields
 from cronpilot.domain.model import Endpoint, Run, RunStatus
 from cronpilot.domain.planning.heuristic import current_interval
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from cronpilot.domain.graph import Edge, EdgeSource, EdgeType, related
+from cronpilot.domain.graph.graph import Edge, EdgeSource, EdgeType, related
 from cronpilot.domain.model import Endpoint, Run
 
 
@@ -68,7 +68,7 @@ def related_siblings(
     endpoint: Endpoint, job: Sequence[Endpoint], edges: Sequence[Edge], now: datetime
 ) -> list[Endpoint]:
     """The other endpoints of the job, most related to `endpoint` first (edge weights and
-    Adamic-Adar, see `domain.graph.related`). Declared dependencies count as `template` edges
+    Adamic-Adar, see `domain.graph.graph.related`). Declared dependencies count as `template` edges
     even where the store holds none (a job applied without the graph)."""
     by_ref = {e.ref: e for e in job if e.id != endpoint.id}
     known = {edge.key for edge in edges}

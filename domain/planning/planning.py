@@ -10,9 +10,9 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 
-from cronpilot.domain.graph import Edge
+from cronpilot.domain.graph.graph import Edge
+from cronpilot.domain.graph.outputs import OutputSchema
 from cronpilot.domain.model import JSON, Endpoint, Job, PlannerMode, Run
-from cronpilot.domain.outputs import OutputSchema
 from cronpilot.domain.rules.rules import RuleEvaluation, Streak
 
 

@@ -117,7 +117,7 @@ class CatalogRepository(Protocol):
 
     async def set_volatile_fields(self, endpoint_id: str, fields: Sequence[str]) -> None:
         """Record the fields of the endpoint's responses learnt volatile (canonical paths,
-        `domain.change_detection.volatile_fields`) in place of those recorded before; nothing
+        `domain.graph.change_detection.volatile_fields`) in place of those recorded before; nothing
         else of the endpoint changes. Raises `EndpointNotFound`."""
         ...
 

@@ -46,9 +46,9 @@ class ClaimRepository(Protocol):
         """Record each finish, fenced on its own: complete the run, re-plan the endpoint
         (`after_slot`, which may auto-pause it), add the notifications the run raises to the
         outbox (`domain.alerts.alerts.run_notifications`) and, for an endpoint with dependants,
-        report the run to them as `domain.dag.advance` says (save waits, record skipped runs, lease
-        and start every dependant now ready whose endpoint is free; a ready one that is leased stays
-        a ready wait for `DagRepository.claim_ready`; store the approvals gated dependants ask
+        report the run to them as `domain.graph.dag.advance` says (save waits, record skipped runs,
+        lease and start every dependant now ready whose endpoint is free; a ready one that is leased
+        stays a ready wait for `DagRepository.claim_ready`; store the approvals gated dependants ask
         for, with their notifications), all in the transaction of its run, so a
         worker dying in between cannot record the run and lose its DAG run. In as few
         transactions as the store allows (callers batch: group commit).

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from cronpilot.domain.dag import DagWait
+    from cronpilot.domain.graph.dag import DagWait
     from cronpilot.domain.model import Claim, Run
     from cronpilot.domain.paging import Cursor
     from cronpilot.domain.planning.approvals import Approval, ApprovalState
@@ -78,7 +78,7 @@ class ApprovalRepository(Protocol):
         """Decide a pending approval (by id or prefix) in one transaction, recording who, when
         and why. Approved: its dependant's wait becomes ready, for `DagRepository.claim_ready`
         to start. Rejected or expired: the wait ends in a recorded skip that its own dependants
-        hear of (`domain.dag.declined`). Raises `ApprovalNotFound`, or `ApprovalNotPending`
+        hear of (`domain.graph.dag.declined`). Raises `ApprovalNotFound`, or `ApprovalNotPending`
         when it was decided already (by someone faster, too)."""
         ...
 

@@ -3,7 +3,7 @@ what it costs, and what it may not use. `domain.rules.conditions` checks and run
 what this module finds; it needs no CEL parser of its own, only the lexical facts below.
 
 A path is a variable followed by keys and literal list positions (`fetch.body.rows[0].id`),
-written the one way of `domain.field_paths`; a method call ends it (`body.name.size()` names
+written the one way of `domain.graph.field_paths`; a method call ends it (`body.name.size()` names
 `body.name`). String literals are blanked first, so `"body.x"` names nothing.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from cronpilot.domain.field_paths import FieldPath, Step
+from cronpilot.domain.graph.field_paths import FieldPath, Step
 
 MAX_LENGTH = 1000
 """Characters of a condition."""

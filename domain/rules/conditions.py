@@ -42,7 +42,7 @@ from typing import Any
 
 from cel_expr_python import cel
 
-from cronpilot.domain.field_paths import (
+from cronpilot.domain.graph.field_paths import (
     MISSING,
     FieldPath,
     canonical,
@@ -50,6 +50,7 @@ from cronpilot.domain.field_paths import (
     parse_field_path,
     unseen_field,
 )
+from cronpilot.domain.graph.schema_inference import MAX_DEPTH, ShapeNode
 from cronpilot.domain.model import JSON
 from cronpilot.domain.rules.condition_text import (
     MAX_COST,
@@ -66,7 +67,6 @@ from cronpilot.domain.rules.condition_text import (
     references,
 )
 from cronpilot.domain.runs.excerpt import excerpt
-from cronpilot.domain.schema_inference import MAX_DEPTH, ShapeNode
 
 __all__ = [
     "MAX_COST",

@@ -4,7 +4,7 @@ A `GET` endpoint does, unless it says `conditional: false` or declares a validat
 its own (then the condition is the user's, and so is the answer to it). The dispatcher keeps
 the answers and turns a `304` into the answer it confirmed (`adapters.http.conditional`), so
 that the run reads as an unchanged answer to everything that compares answers
-(`domain.change_detection`)."""
+(`domain.graph.change_detection`)."""
 
 from __future__ import annotations
 

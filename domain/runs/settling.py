@@ -4,7 +4,7 @@ A finish holds when the claim's worker still owns its endpoint's lease and the c
 still `running` (the fence); it then settles: the run completed with its response, the endpoint
 re-planned after it, and the notifications they raise. A store reads what the fence needs,
 hands it to `settle_batch`, and persists what comes back; the DAG's part (a run with
-dependants) is the store's to add in the same transaction (`domain.dag`).
+dependants) is the store's to add in the same transaction (`domain.graph.dag`).
 """
 
 from __future__ import annotations

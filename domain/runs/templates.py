@@ -2,7 +2,7 @@
 field of an upstream endpoint's response, filled in when a DAG run calls the dependant.
 
 The first key is the upstream endpoint (a sibling in the same job, declared in `depends_on`),
-the rest a field path into its response (`domain.field_paths`: `{{ fetch.rows[0].id }}`, the
+the rest a field path into its response (`domain.graph.field_paths`: `{{ fetch.rows[0].id }}`, the
 dotted `{{ fetch.rows.0.id }}` read as the same). A body string that is exactly one
 placeholder takes the upstream value as it is (a number stays a number); anywhere else the
 value is written as text (URL-encoded in the URL), and only scalars fit there.
@@ -25,7 +25,7 @@ from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
 
 from cronpilot.domain.errors import TemplateUnfilled
-from cronpilot.domain.field_paths import (
+from cronpilot.domain.graph.field_paths import (
     MISSING,
     FieldPath,
     FieldPathError,

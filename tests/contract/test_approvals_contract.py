@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from cronpilot.domain.alerts.alerts import AlertEvent
-from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.errors import ApprovalNotFound, ApprovalNotPending
+from cronpilot.domain.graph.dependencies import with_dependants
 from cronpilot.domain.model import Finish, Recorded, Response, RunStatus, RunTrigger, Schedule
 from cronpilot.domain.paging import Cursor
 from cronpilot.domain.planning.approvals import EXPIRED_BY, Approval, ApprovalState

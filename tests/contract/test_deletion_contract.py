@@ -12,7 +12,7 @@ from cronpilot.domain.errors import (
     RunNotFound,
     StillDependedOn,
 )
-from cronpilot.domain.graph import EdgeSighting, EdgeSource, EdgeType
+from cronpilot.domain.graph.graph import EdgeSighting, EdgeSource, EdgeType
 from cronpilot.domain.model import new_id
 from cronpilot.domain.planning.planning import Proposal, ProposalKind, ProposalStatus
 from cronpilot.domain.ports import Store

@@ -13,8 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from cronpilot.adapters.sql import open_sql_store
 from cronpilot.adapters.sql.tables import run_queue
-from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.errors import LeaseLost, RunNotFound
+from cronpilot.domain.graph.dependencies import with_dependants
 from cronpilot.domain.model import (
     Claim,
     Endpoint,

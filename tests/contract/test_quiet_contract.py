@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from cronpilot.domain.dependencies import with_dependants
+from cronpilot.domain.graph.dependencies import with_dependants
 from cronpilot.domain.model import Finish, RunStatus, Schedule, ScheduleSource, SkipKind
 from cronpilot.domain.ports import Store
 from cronpilot.domain.schedule.quiet import QuietWindow, skipped_quietly

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
-from cronpilot.domain.dependencies import with_dependants
+from cronpilot.domain.graph.dependencies import with_dependants
 from cronpilot.domain.model import PlannerMode, RunStatus, Schedule
 from cronpilot.domain.planning.context import dag_context
 from cronpilot.domain.planning.planning import AnalysisClaim

@@ -11,7 +11,7 @@ import pytest
 
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.wake import InProcessWaker
-from cronpilot.domain.dependencies import with_dependants
+from cronpilot.domain.graph.dependencies import with_dependants
 from cronpilot.domain.model import ErrorKind, Finish, Recorded, Response, RunStatus, Schedule
 from cronpilot.domain.ports import Store
 from cronpilot.domain.runs.workers import WorkerInfo

@@ -16,7 +16,7 @@ from opentelemetry.trace import SpanKind, format_span_id, format_trace_id
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.otel_tracer import OtelTracer
 from cronpilot.adapters.wake import InProcessWaker
-from cronpilot.domain.dependencies import with_dependants
+from cronpilot.domain.graph.dependencies import with_dependants
 from cronpilot.domain.model import Run, Schedule
 from cronpilot.domain.ports import Store
 from cronpilot.domain.runs.tracing import run_span_id

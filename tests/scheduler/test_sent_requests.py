@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.wake import InProcessWaker
-from cronpilot.domain.dependencies import with_dependants
+from cronpilot.domain.graph.dependencies import with_dependants
 from cronpilot.domain.model import Job, Schedule
 from cronpilot.domain.ports import JobDeclaration, Store
 from cronpilot.domain.secrets import MASK

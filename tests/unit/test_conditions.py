@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from cronpilot.domain.graph.schema_inference import ShapeNode, merge_document
 from cronpilot.domain.rules.conditions import (
     MAX_COST,
     MAX_LENGTH,
@@ -13,7 +14,6 @@ from cronpilot.domain.rules.conditions import (
     check_condition,
     condition,
 )
-from cronpilot.domain.schema_inference import ShapeNode, merge_document
 
 
 def shape(*documents: object) -> ShapeNode:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from cronpilot.domain.dependencies import with_dependants
-from cronpilot.domain.graph import Edge, EdgeSource, EdgeType
+from cronpilot.domain.graph.dependencies import with_dependants
+from cronpilot.domain.graph.graph import Edge, EdgeSource, EdgeType
 from cronpilot.domain.model import (
     Endpoint,
     EndpointSpec,

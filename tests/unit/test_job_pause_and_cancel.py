@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from cronpilot.domain.dag import DagWait, skip_reason
 from cronpilot.domain.errors import RunFinished
+from cronpilot.domain.graph.dag import DagWait, skip_reason
 from cronpilot.domain.model import (
     Endpoint,
     EndpointSpec,

@@ -9,7 +9,7 @@ from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from cronpilot.domain.dag import outcome_of
+from cronpilot.domain.graph.dag import outcome_of
 from cronpilot.domain.model import (
     Endpoint,
     EndpointSpec,

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from cronpilot.domain.errors import InvalidQuery
-from cronpilot.domain.graph import Edge, EdgeSource, EdgeType
+from cronpilot.domain.graph.graph import Edge, EdgeSource, EdgeType
 from cronpilot.domain.search import (
     MAX_QUERY_CHARS,
     MIN_ALPHA,

@@ -19,7 +19,7 @@ from cronpilot.domain.errors import (
     RunNotFound,
     SessionNotFound,
 )
-from cronpilot.domain.graph import Edge
+from cronpilot.domain.graph.graph import Edge
 from cronpilot.domain.model import Endpoint, Job, Run
 from cronpilot.domain.planning.approvals import Approval
 from cronpilot.domain.planning.planning import AnalysisSession, Proposal

@@ -15,7 +15,6 @@ from typing import Any, Self
 from cronpilot.domain.alerts import alert_holding
 from cronpilot.domain.alerts.alerts import Notification
 from cronpilot.domain.audit import AuditEntry
-from cronpilot.domain.dag import DagWait
 from cronpilot.domain.errors import (
     CronpilotError,
     EndpointNotFound,
@@ -24,7 +23,9 @@ from cronpilot.domain.errors import (
     ReadOnlyUnit,
     RunNotFound,
 )
-from cronpilot.domain.graph import Edge, EdgeType
+from cronpilot.domain.graph.dag import DagWait
+from cronpilot.domain.graph.graph import Edge, EdgeType
+from cronpilot.domain.graph.outputs import DriftEvent, OutputSchema
 from cronpilot.domain.ids import by_id_or_prefix
 from cronpilot.domain.model import (
     Claim,
@@ -41,7 +42,6 @@ from cronpilot.domain.model import (
     RunStatus,
     new_id,
 )
-from cronpilot.domain.outputs import DriftEvent, OutputSchema
 from cronpilot.domain.paging import Cursor, follows
 from cronpilot.domain.planning.approvals import Approval
 from cronpilot.domain.ports import (

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from cronpilot.domain.alerts.alerts import Notification, approval_notifications
-from cronpilot.domain.change_detection import comparable_hash, ignored_fields
-from cronpilot.domain.field_paths import FieldPath
-from cronpilot.domain.graph import dependency_graph
+from cronpilot.domain.graph.change_detection import comparable_hash, ignored_fields
+from cronpilot.domain.graph.field_paths import FieldPath
+from cronpilot.domain.graph.graph import dependency_graph
 from cronpilot.domain.model import (
     JSON,
     Claim,
@@ -74,7 +74,7 @@ class DagWait:
 
 ALONE = ""
 """The root of a wait, and so of its run's trigger, that re-runs its node alone (a retry of a
-dependant's run, `domain.dag_clear`): no endpoint has this name, and such a run reports to no
+dependant's run, `domain.graph.dag_clear`): no endpoint has this name, and such a run reports to no
 dependant (`advance`)."""
 
 
@@ -101,7 +101,7 @@ def dependencies_of(endpoints: Sequence[Endpoint]) -> dict[str, tuple[str, ...]]
 
 def awaited_parents(dependencies: Mapping[str, Sequence[str]], root: str, node: str) -> set[str]:
     """The parents of `node` that the DAG run begun at `root` reaches (root included)."""
-    import networkx as nx  # where it is used: see `domain.graph`
+    import networkx as nx  # where it is used: see `domain.graph.graph`
 
     graph = dependency_graph(dependencies)
     reach = {root} | {str(n) for n in nx.descendants(graph, root)} if root in graph else {root}

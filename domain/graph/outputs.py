@@ -6,8 +6,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from cronpilot.domain.graph.schema_inference import (
+    ShapeChange,
+    ShapeNode,
+    merge_document,
+    to_json_schema,
+)
 from cronpilot.domain.model import JSON, Run, RunStatus
-from cronpilot.domain.schema_inference import ShapeChange, ShapeNode, merge_document, to_json_schema
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from cronpilot.domain.errors import InvalidDependency
-from cronpilot.domain.field_paths import addressable, canonical
-from cronpilot.domain.graph import find_cycle
+from cronpilot.domain.graph.field_paths import addressable, canonical
+from cronpilot.domain.graph.graph import find_cycle
 from cronpilot.domain.model import EndpointSpec
 from cronpilot.domain.runs.templates import Placeholder, first_mistake, input_fields
 

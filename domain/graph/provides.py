@@ -16,9 +16,9 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from cronpilot.domain.field_paths import FieldPath
+from cronpilot.domain.graph.field_paths import FieldPath
+from cronpilot.domain.graph.schema_inference import ShapeNode, schema_types
 from cronpilot.domain.runs.templates import InputField
-from cronpilot.domain.schema_inference import ShapeNode, schema_types
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 ALIASES: tuple[frozenset[str], ...] = (

@@ -11,9 +11,9 @@ import hashlib
 import json
 from collections.abc import Iterator, Sequence
 
-from cronpilot.domain.field_paths import FieldPath, addressable, canonical, parse_field_path
+from cronpilot.domain.graph.field_paths import FieldPath, addressable, canonical, parse_field_path
+from cronpilot.domain.graph.schema_inference import ShapeNode, volatile
 from cronpilot.domain.model import JSON, Endpoint, Run
-from cronpilot.domain.schema_inference import ShapeNode, volatile
 
 
 def volatile_fields(root: ShapeNode) -> tuple[str, ...]:

@@ -2,15 +2,15 @@
 again in that DAG run, fed the answers its parents gave in it, and what depends on it follows
 as in any DAG run (the node is the root of what is re-run: its other descendants' parents
 outside it are not waited for). A retry of a dependant's run (`runs retry`) is the same clear
-limited to the node: its run reports to no dependant (`domain.dag.ALONE`)."""
+limited to the node: its run reports to no dependant (`domain.graph.dag.ALONE`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
 
-from cronpilot.domain.dag import ALONE, DagWait, outcome_of
 from cronpilot.domain.errors import InvalidRunRequest
+from cronpilot.domain.graph.dag import ALONE, DagWait, outcome_of
 from cronpilot.domain.model import Endpoint, Run
 
 

@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from cronpilot.domain.graph.schema_inference import MAX_DEPTH, ShapeNode
 from cronpilot.domain.model import JSON
-from cronpilot.domain.schema_inference import MAX_DEPTH, ShapeNode
 
 Step = str | int | None
 """A key, a list position, or None for every element (`[*]`)."""
