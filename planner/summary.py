@@ -12,7 +12,12 @@ from typing import Any
 from cronpilot.domain.model import Endpoint, Run
 from cronpilot.domain.planning.context import related_siblings
 from cronpilot.domain.planning.planning import AnalysisContext
-from cronpilot.domain.search import SearchIndex, estimated_tokens, indexed_text, sibling_texts
+from cronpilot.domain.search.search import (
+    SearchIndex,
+    estimated_tokens,
+    indexed_text,
+    sibling_texts,
+)
 
 MAX_VALUE_CHARS = 24
 MAX_LINE_CHARS = 240

@@ -137,7 +137,7 @@ def _suggest_dag(
     output: OutputFormat | None,
 ) -> None:
     from cronpilot.adapters.jobs_export import export_document
-    from cronpilot.domain.search import checked_query
+    from cronpilot.domain.search.search import checked_query
     from cronpilot.usecases.dag_suggestion import suggest_dag
 
     checked_query(intent)

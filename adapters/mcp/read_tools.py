@@ -21,7 +21,7 @@ from cronpilot.domain.model import RunStatus, RunTrigger
 from cronpilot.domain.planning.approvals import ApprovalState
 from cronpilot.domain.planning.planning import ProposalStatus
 from cronpilot.domain.ports import ReadingFactory
-from cronpilot.domain.search import MAX_LIMIT
+from cronpilot.domain.search.search import MAX_LIMIT
 from cronpilot.usecases import search
 from cronpilot.usecases.queries import approvals, catalog, graph, outputs, planner, runs
 from cronpilot.usecases.queries.catalog import E

@@ -21,7 +21,7 @@ from cronpilot.domain.graph.schema_inference import ShapeNode
 from cronpilot.domain.model import Job
 from cronpilot.domain.ports import Embedder, ReadingFactory, Repositories
 from cronpilot.domain.runs.templates import InputField, input_fields
-from cronpilot.domain.search import communities
+from cronpilot.domain.search.search import communities
 from cronpilot.usecases.graph_edges import learnt_shapes
 from cronpilot.usecases.queries.reach import (
     reached_edges,
