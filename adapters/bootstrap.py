@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from cronpilot.adapters.settings import Settings
     from cronpilot.adapters.sql.migrate import Upgrade
     from cronpilot.adapters.wake import ListeningWaker
-    from cronpilot.domain.access import Principal
+    from cronpilot.domain.access.access import Principal
     from cronpilot.domain.ports import (
         ChatModel,
         Clock,

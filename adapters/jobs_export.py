@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from cronpilot.domain.access.secrets import is_secret_header, replace_secret_params
 from cronpilot.domain.alerts.notify_targets import PAGERDUTY_EVENTS_URL, NotifyTarget, TargetKind
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import (
@@ -39,7 +40,6 @@ from cronpilot.domain.ports import JobDeclaration
 from cronpilot.domain.rules.rules import ActionKind, Rule, RuleAction
 from cronpilot.domain.schedule.limits import Limit
 from cronpilot.domain.schedule.quiet import WEEKDAYS, QuietWindow, clock_text
-from cronpilot.domain.secrets import is_secret_header, replace_secret_params
 
 _NOT_A_NAME_CHAR = re.compile(r"[^A-Z0-9]+")
 _REFERENCE = "${"

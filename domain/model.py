@@ -201,7 +201,7 @@ class OneShotHint:
 @dataclass(frozen=True, slots=True)
 class Pause:
     """A pause; `until=None` means until resumed by hand. `by` is the actor who paused
-    (`domain.access`): a person, the rules, a planner or the scheduler; None only on a pause
+    (`domain.access.access`): a person, the rules, a planner or the scheduler; None only on a pause
     recorded before every pause kept its actor."""
 
     reason: str

@@ -6,8 +6,8 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
+from cronpilot.domain.access.audit import audit_entry
 from cronpilot.domain.alerts.alerts import Notification, test_notifications
-from cronpilot.domain.audit import audit_entry
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.ports import UnitOfWorkFactory

@@ -8,7 +8,7 @@ import logging
 from datetime import datetime
 from typing import Literal
 
-from cronpilot.domain.audit import audit_entry
+from cronpilot.domain.access.audit import audit_entry
 from cronpilot.domain.errors import ApprovalNotPending
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.planning.approvals import EXPIRED_BY, Approval, ApprovalState, lapsed

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from cronpilot.domain.audit import audit_entry
+from cronpilot.domain.access.audit import audit_entry
 from cronpilot.domain.declaration_diff import DeclarationChange, planned_changes
 from cronpilot.domain.errors import (
     EndpointNotFound,

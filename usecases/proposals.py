@@ -9,9 +9,9 @@ import logging
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from cronpilot.domain.access import planner_actor
+from cronpilot.domain.access.access import planner_actor
+from cronpilot.domain.access.audit import AuditAction, audit_entry
 from cronpilot.domain.alerts.alerts import proposal_notifications
-from cronpilot.domain.audit import AuditAction, audit_entry
 from cronpilot.domain.errors import ProposalNotPending
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, PlannerMode, ScheduleSource, new_id
@@ -328,8 +328,8 @@ async def _pending(tx: Repositories, proposal_id: str) -> Proposal:
 async def _apply(
     tx: Repositories, draft: ProposalDraft, endpoint: Endpoint, proposed_by: str, now: datetime
 ) -> tuple[str, bool]:
-    """Write the change, a pause as by its proposer (`domain.access.planner_actor`: the change
-    is the planner's, whoever approved it). Returns what happened, in words (`already in
+    """Write the change, a pause as by its proposer (`domain.access.access.planner_actor`: the
+    change is the planner's, whoever approved it). Returns what happened, in words (`already in
     force` when the endpoint had that pause and those hints already), and whether the endpoint
     is now due earlier than before (sleeping schedulers are to be woken once the unit is
     committed)."""

@@ -9,7 +9,7 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 
-from cronpilot.domain.audit import audit_entry
+from cronpilot.domain.access.audit import audit_entry
 from cronpilot.domain.errors import ConflictError, SlotAlreadyRun
 from cronpilot.domain.graph.dag import DagWait
 from cronpilot.domain.graph.dag_clear import clear_wait

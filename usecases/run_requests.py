@@ -8,7 +8,7 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 
-from cronpilot.domain.audit import audit_entry
+from cronpilot.domain.access.audit import audit_entry
 from cronpilot.domain.errors import SlotAlreadyRun
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Run

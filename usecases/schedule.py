@@ -7,7 +7,7 @@ import logging
 from dataclasses import replace
 from datetime import datetime
 
-from cronpilot.domain.audit import AuditAction, audit_entry
+from cronpilot.domain.access.audit import AuditAction, audit_entry
 from cronpilot.domain.errors import PreconditionFailed
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Job, Pause

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from cronpilot.domain.access import EVERY_JOB, Reach
+from cronpilot.domain.access.access import EVERY_JOB, Reach
 from cronpilot.domain.errors import EmbedderUnavailable
 from cronpilot.domain.graph.graph import Edge
 from cronpilot.domain.ports import Embedder, ReadingFactory, StoredVector, UnitOfWorkFactory

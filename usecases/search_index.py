@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cronpilot.domain.access import EVERY_JOB, Reach
+from cronpilot.domain.access.access import EVERY_JOB, Reach
 from cronpilot.domain.graph.provides import output_fields
 from cronpilot.domain.model import Endpoint
 from cronpilot.domain.ports import Repositories

@@ -16,7 +16,7 @@ from cronpilot.adapters.graph_views import job_graphs_view
 from cronpilot.adapters.mcp.context import McpContext
 from cronpilot.adapters.mcp.toolbox import Toolbox
 from cronpilot.adapters.search.views import result_view
-from cronpilot.domain.access import Reach
+from cronpilot.domain.access.access import Reach
 from cronpilot.domain.model import RunStatus, RunTrigger
 from cronpilot.domain.planning.approvals import ApprovalState
 from cronpilot.domain.planning.planning import ProposalStatus

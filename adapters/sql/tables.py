@@ -615,7 +615,7 @@ Index("ix_workers_last_seen", workers.c.last_seen)
 Index("ix_runs_worker", runs.c.worker_id, runs.c.started_at)
 # --- access control ----------------------------------------------------------------------
 
-# The secret is never stored: its SHA-256 (`domain.tokens`), looked up by equality.
+# The secret is never stored: its SHA-256 (`domain.access.tokens`), looked up by equality.
 api_tokens = Table(
     "api_tokens",
     metadata,

@@ -14,7 +14,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from cronpilot.domain.access import SCHEDULER_ACTOR
+from cronpilot.domain.access.access import SCHEDULER_ACTOR
+from cronpilot.domain.access.secrets import mask_urls
 from cronpilot.domain.alerts.notify_targets import (
     RESOLVING_EVENTS,
     NotifyTarget,
@@ -34,7 +35,6 @@ from cronpilot.domain.model import (
 )
 from cronpilot.domain.planning.approvals import Approval
 from cronpilot.domain.planning.planning import Proposal, ProposalStatus
-from cronpilot.domain.secrets import mask_urls
 
 MAX_TEXT = 500
 """Longest error message or reason an event carries (a server's reason phrase can be huge)."""

@@ -16,8 +16,8 @@ from datetime import datetime
 from enum import StrEnum
 from urllib.parse import quote
 
+from cronpilot.domain.access.secrets import MASK, mask_url
 from cronpilot.domain.model import JSON
-from cronpilot.domain.secrets import MASK, mask_url
 
 PAGERDUTY_EVENTS_URL = "https://events.pagerduty.com/v2/enqueue"
 """PagerDuty's Events API v2: where a `pagerduty` target sends unless it names another URL."""

@@ -4,7 +4,7 @@ and whether a change by another must wait.
 Three controllers may change a schedule, ranked: an admin (a pause of theirs, a rejection:
 `domain.planning.rejections`), a response rule (while its hint is in force: its `ttl`), the planner
 (LLM or built-in). A proposal an admin approved stays its proposer's change, as
-`domain.access.planner_actor` says. A change made by a
+`domain.access.access.planner_actor` says. A change made by a
 higher one is never undone by a lower one while it holds; and every change, whoever made it,
 starts a dwell within which no other controller but an admin or an `urgent` rule changes the
 endpoint again.
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import IntEnum
 
-from cronpilot.domain.access import by_person
+from cronpilot.domain.access.access import by_person
 from cronpilot.domain.model import Endpoint
 from cronpilot.domain.planning.planning import Proposal, ProposalKind, ProposalStatus
 from cronpilot.domain.rules.rule_firing import rule_made

@@ -234,7 +234,7 @@ def change_for(
 ) -> ScheduleChange:
     """The endpoint's hints and pause once `draft` (already past the guardrails) is applied;
     a hint's TTL counts from `now`, the moment it is applied, and a pause is `by` the actor
-    who proposed it (`domain.access.planner_actor`)."""
+    who proposed it (`domain.access.access.planner_actor`)."""
     interval, oneshot, pause = endpoint.interval_hint, endpoint.oneshot_hint, endpoint.pause
     expires = now + timedelta(seconds=draft.ttl_seconds or 0)
     if draft.kind is ProposalKind.INTERVAL:

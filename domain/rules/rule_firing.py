@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from cronpilot.domain.access import RULES_ACTOR, by_person
+from cronpilot.domain.access.access import RULES_ACTOR, by_person
 from cronpilot.domain.model import JSON, Endpoint
 from cronpilot.domain.planning.planning import Proposal, ProposalDraft, ProposalKind, ProposalStatus
 from cronpilot.domain.rules.rules import ActionKind, Rule, RuleAction

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from cronpilot.domain.access.audit import AuditEntry
 from cronpilot.domain.alerts.alerts import Notification, NotificationStatus
-from cronpilot.domain.audit import AuditEntry
 from cronpilot.domain.planning.approvals import Approval, ApprovalState
 from cronpilot.domain.planning.planning import AnalysisSession, Proposal, ProposalStatus
 from cronpilot.domain.rules.rule_firing import RULES_PLANNER

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 
+from cronpilot.domain.access.secrets import mask_headers, mask_url
 from cronpilot.domain.model import JSON, HttpRequest, SentRequest
 from cronpilot.domain.runs.excerpt import excerpt
-from cronpilot.domain.secrets import mask_headers, mask_url
 
 MAX_URL_CHARS = 2_000
 MAX_HEADER_CHARS = 500
@@ -23,7 +23,7 @@ def json_text(body: JSON) -> str:
 
 def sent_request(request: HttpRequest) -> SentRequest:
     """`request` fit to keep: the URL's credentials and secret-looking header values masked
-    (`domain.secrets`), then the URL, each header value and the body cut to their bounds."""
+    (`domain.access.secrets`), then the URL, each header value and the body cut to their bounds."""
     headers = {
         name: excerpt(value, MAX_HEADER_CHARS)
         for name, value in mask_headers(request.headers).items()

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from itertools import pairwise
 
-from cronpilot.domain.audit import AuditEntry
+from cronpilot.domain.access.audit import AuditEntry
 from cronpilot.domain.model import Endpoint, Run, RunStatus, RunTrigger, ScheduleSource
 from cronpilot.domain.planning.planning import Proposal, ProposalKind, ProposalStatus
 

@@ -16,7 +16,7 @@ import pytest
 from cronpilot.adapters.bootstrap import build_api, token_authenticator
 from cronpilot.adapters.jobs_file import parse_declarations
 from cronpilot.adapters.wake import InProcessWaker
-from cronpilot.domain.access import Scope
+from cronpilot.domain.access.access import Scope
 from cronpilot.domain.model import PlannerMode, RunStatus
 from cronpilot.domain.planning.planning import ProposalDraft, ProposalKind, ProposalStatus
 from cronpilot.usecases.access import list_audit, revoke_token

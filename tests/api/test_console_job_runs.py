@@ -3,7 +3,7 @@ endpoints of one job), cancel and retry a run from its page; each acts as the to
 
 from __future__ import annotations
 
-from cronpilot.domain.access import Scope
+from cronpilot.domain.access.access import Scope
 from cronpilot.domain.graph.dag import ALONE
 from cronpilot.domain.model import RunStatus
 from cronpilot.usecases.access import list_audit

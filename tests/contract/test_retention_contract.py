@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime, timedelta
 
+from cronpilot.domain.access.audit import AuditEntry, audit_entry
 from cronpilot.domain.alerts.alerts import AlertEvent, Notification, NotificationStatus
-from cronpilot.domain.audit import AuditEntry, audit_entry
 from cronpilot.domain.graph.dependencies import with_dependants
 from cronpilot.domain.model import Finish, Response, RunTrigger, Schedule, new_id
 from cronpilot.domain.planning.approvals import Approval, ApprovalState

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from cronpilot.domain.access.audit import audit_entry
 from cronpilot.domain.alerts.alerts import AlertEvent, Notification
-from cronpilot.domain.audit import audit_entry
 from cronpilot.domain.model import EndpointSpec, Job, RunTrigger, Schedule, new_id
 from cronpilot.domain.planning.planning import (
     AnalysisOutcome,

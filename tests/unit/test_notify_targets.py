@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from cronpilot.adapters.cli.views import target_kind
+from cronpilot.domain.access.secrets import MASK
 from cronpilot.domain.alerts.alerts import AlertEvent, Episode, Notification, run_notifications
 from cronpilot.domain.alerts.notify_targets import (
     NotifyTarget,
@@ -32,7 +33,6 @@ from cronpilot.domain.model import (
     Schedule,
     ScheduleSource,
 )
-from cronpilot.domain.secrets import MASK
 
 NOW = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
 FAILING = {

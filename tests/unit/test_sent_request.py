@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from cronpilot.domain.access.secrets import MASK
 from cronpilot.domain.model import HttpRequest
 from cronpilot.domain.runs.sent_request import (
     MAX_BODY_CHARS,
@@ -9,7 +10,6 @@ from cronpilot.domain.runs.sent_request import (
     MAX_URL_CHARS,
     sent_request,
 )
-from cronpilot.domain.secrets import MASK
 
 
 def _request(**fields: object) -> HttpRequest:

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from cronpilot.adapters.console.timeline_chart import LANE, chart
-from cronpilot.domain.audit import audit_entry
+from cronpilot.domain.access.audit import audit_entry
 from cronpilot.domain.model import (
     Endpoint,
     Pause,

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, TypeVar
 
-from cronpilot.domain.access import EVERY_JOB, Reach
+from cronpilot.domain.access.access import EVERY_JOB, Reach
 from cronpilot.domain.errors import JobNotFound
 from cronpilot.domain.model import Endpoint, Job, Run
 from cronpilot.domain.paging import Name, NamedPage, named_page

@@ -7,7 +7,7 @@ import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from cronpilot.domain.access import EVERY_JOB, Reach
+from cronpilot.domain.access.access import EVERY_JOB, Reach
 from cronpilot.domain.errors import EmbedderUnavailable
 from cronpilot.domain.graph.graph import Edge, find_cycle, generations, shortest_path
 from cronpilot.domain.graph.provides import (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cronpilot.domain.access import EVERY_JOB, Reach
+from cronpilot.domain.access.access import EVERY_JOB, Reach
 from cronpilot.domain.alerts.alerts import Notification, NotificationStatus
 from cronpilot.domain.paging import Cursor, Page, page_of
 from cronpilot.domain.ports import ReadingFactory

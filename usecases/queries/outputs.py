@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cronpilot.domain.access import EVERY_JOB, Reach
+from cronpilot.domain.access.access import EVERY_JOB, Reach
 from cronpilot.domain.graph.change_detection import marked_schema
 from cronpilot.domain.graph.outputs import DriftEvent, OutputSchema
 from cronpilot.domain.model import JSON, Endpoint

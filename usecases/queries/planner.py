@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cronpilot.domain.access import EVERY_JOB, Reach
+from cronpilot.domain.access.access import EVERY_JOB, Reach
 from cronpilot.domain.model import Endpoint, Job, PlannerMode
 from cronpilot.domain.paging import Cursor, Page, page_of
 from cronpilot.domain.planning.autonomy import AutonomyStep, threshold_of

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
-from cronpilot.domain.access import Reach
+from cronpilot.domain.access.access import Reach
 from cronpilot.domain.errors import (
     AmbiguousId,
     ApprovalNotFound,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cronpilot.domain.access import EVERY_JOB, Reach
+from cronpilot.domain.access.access import EVERY_JOB, Reach
 from cronpilot.domain.model import Endpoint, Run, RunStatus, RunTrigger
 from cronpilot.domain.paging import Cursor, Page, page_of
 from cronpilot.domain.ports import ReadingFactory, RunFilter

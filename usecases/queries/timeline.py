@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from cronpilot.domain.access import EVERY_JOB, Reach
-from cronpilot.domain.audit import AuditAction
+from cronpilot.domain.access.access import EVERY_JOB, Reach
+from cronpilot.domain.access.audit import AuditAction
 from cronpilot.domain.model import Run
 from cronpilot.domain.paging import Cursor
 from cronpilot.domain.planning.planning import ProposalStatus

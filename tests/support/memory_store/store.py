@@ -12,9 +12,10 @@ from datetime import date, datetime, timedelta
 from types import TracebackType
 from typing import Any, Self
 
+from cronpilot.domain.access.audit import AuditEntry
+from cronpilot.domain.access.tokens import ApiToken, ConsoleSession
 from cronpilot.domain.alerts import alert_holding
 from cronpilot.domain.alerts.alerts import Notification
-from cronpilot.domain.audit import AuditEntry
 from cronpilot.domain.errors import (
     CronpilotError,
     EndpointNotFound,
@@ -94,7 +95,6 @@ from cronpilot.domain.schedule.limits import (
     limited_candidates,
 )
 from cronpilot.domain.schedule.time_range import falls_in
-from cronpilot.domain.tokens import ApiToken, ConsoleSession
 from tests.support.memory_store.access import MemoryAccess
 from tests.support.memory_store.approvals import MemoryApprovals
 from tests.support.memory_store.deletion import delete_endpoints

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from cronpilot.domain.access import Scope
+from cronpilot.domain.access.access import Scope
 from cronpilot.domain.errors import InvalidTokenTerms, TokenExpired
 
 SECRET_PREFIX = "cp_"
@@ -47,7 +47,7 @@ class ApiToken:
     """SHA-256 of the secret, hex."""
     created_at: datetime
     created_by: str
-    """The actor who created it (`domain.access`)."""
+    """The actor who created it (`domain.access.access`)."""
     revoked_at: datetime | None = None
     revoked_by: str | None = None
     last_used_at: datetime | None = None

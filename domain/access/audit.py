@@ -47,7 +47,7 @@ class AuditEntry:
     id: str
     at: datetime
     actor: str
-    """`token:NAME` or `cli:USER@HOST` (`domain.access`)."""
+    """`token:NAME` or `cli:USER@HOST` (`domain.access.access`)."""
     action: AuditAction
     target: str
     """What was changed: an endpoint ref, a proposal id, a token name, a jobs file."""
