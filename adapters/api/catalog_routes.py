@@ -14,7 +14,6 @@ from cronpilot.adapters.api.paging import CursorToken, Limit, after_name, named_
 from cronpilot.adapters.api.strict import StrictBody
 from cronpilot.adapters.api.versions import IfMatch, etag, expected_version, tag_response
 from cronpilot.adapters.cli.declaration_changes import changes_view
-from cronpilot.adapters.cli.output import iso
 from cronpilot.adapters.cli.quiet_views import quiet_view
 from cronpilot.adapters.cli.views import (
     endpoint_view,
@@ -25,6 +24,7 @@ from cronpilot.adapters.cli.views import (
     report_view,
 )
 from cronpilot.adapters.jobs_file import MAX_FILE_BYTES, parse_declarations
+from cronpilot.adapters.views.formats import iso
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import Pause
 from cronpilot.usecases import schedule

@@ -19,13 +19,9 @@ from cronpilot.adapters.cli.listing import (
     Referenced,
     with_endpoint_refs,
 )
-from cronpilot.adapters.cli.output import (
-    OutputOption,
-    clock_time,
-    print_data,
-    short_id,
-)
+from cronpilot.adapters.cli.output import OutputOption, print_data
 from cronpilot.adapters.cli.runtime import admin_settings, with_store, with_waker
+from cronpilot.adapters.views.formats import clock_time, short_id
 from cronpilot.domain.planning.approvals import Approval, ApprovalState
 from cronpilot.domain.ports import Store, Waker
 from cronpilot.usecases.queries import catalog

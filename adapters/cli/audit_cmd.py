@@ -7,13 +7,10 @@ from typing import Annotated, Any
 import typer
 
 from cronpilot.adapters.cli.listing import LimitOption, Listing
-from cronpilot.adapters.cli.output import (
-    OutputOption,
-    clock_time,
-    iso,
-)
+from cronpilot.adapters.cli.output import OutputOption
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.cli.time_options import SinceOption, UntilOption, window
+from cronpilot.adapters.views.formats import clock_time, iso
 from cronpilot.domain.access.audit import AUDIT_ACTIONS, AuditEntry
 from cronpilot.usecases.queries.audit import page_audit
 

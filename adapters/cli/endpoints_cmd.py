@@ -14,26 +14,25 @@ from cronpilot.adapters.cli.output import (
     EndpointRef,
     OutputOption,
     add_row,
-    clock_time,
-    cron_fires,
     details_table,
-    fire_time,
-    fires_view,
-    iso,
     new_table,
     note,
-    pause_text,
     print_data,
     print_table,
-    relative,
-    run_status,
-    schedule_text,
-    span,
 )
 from cronpilot.adapters.cli.quiet_views import quiet_text, quiet_view
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.cli.views import endpoint_view, limit_text, limit_view
 from cronpilot.adapters.sql.rule_rows import rules_value
+from cronpilot.adapters.views.formats import clock_time, iso, relative, span
+from cronpilot.adapters.views.runs import run_status
+from cronpilot.adapters.views.schedules import (
+    cron_fires,
+    fire_time,
+    fires_view,
+    pause_text,
+    schedule_text,
+)
 from cronpilot.domain.access.secrets import mask_headers, mask_url
 from cronpilot.domain.alerts.notify_targets import address
 from cronpilot.domain.model import (

@@ -14,13 +14,13 @@ from cronpilot.adapters.cli.output import (
     details_table,
     new_table,
     note,
-    pause_text,
     print_data,
     print_table,
-    span,
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.cli.views import job_view
+from cronpilot.adapters.views.formats import span
+from cronpilot.adapters.views.schedules import pause_text
 from cronpilot.domain.schedule.pauses import holds
 from cronpilot.usecases.queries import catalog
 

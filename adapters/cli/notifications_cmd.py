@@ -17,11 +17,7 @@ from cronpilot.adapters.cli.listing import (
     Referenced,
     with_endpoint_refs,
 )
-from cronpilot.adapters.cli.output import (
-    OutputOption,
-    clock_time,
-    print_data,
-)
+from cronpilot.adapters.cli.output import OutputOption, print_data
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.cli.time_options import SinceOption, UntilOption, window
 from cronpilot.adapters.cli.views import (
@@ -30,6 +26,7 @@ from cronpilot.adapters.cli.views import (
     notification_view,
     target_kind,
 )
+from cronpilot.adapters.views.formats import clock_time
 from cronpilot.domain.access.secrets import mask_url, mask_urls
 from cronpilot.domain.alerts.alerts import Notification, NotificationStatus
 from cronpilot.domain.ports import Store

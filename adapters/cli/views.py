@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from cronpilot.adapters.cli.output import iso
 from cronpilot.adapters.sql.quiet_rows import quiet_value
 from cronpilot.adapters.sql.rows import attempt_value, request_value, retry_value
 from cronpilot.adapters.sql.rule_rows import rules_value
 from cronpilot.adapters.sql.target_rows import target_value
+from cronpilot.adapters.views.formats import iso
 from cronpilot.domain.access.secrets import mask_headers, mask_url, mask_urls
 from cronpilot.domain.alerts.notify_targets import masked
 from cronpilot.domain.runs.tracing import trace_id_of

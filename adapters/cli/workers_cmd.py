@@ -7,12 +7,9 @@ from typing import Any
 
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli.listing import Listing
-from cronpilot.adapters.cli.output import (
-    OutputOption,
-    iso,
-    relative,
-)
+from cronpilot.adapters.cli.output import OutputOption
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
+from cronpilot.adapters.views.formats import iso, relative
 from cronpilot.domain.ports import Store
 from cronpilot.domain.runs.workers import WorkerActivity
 from cronpilot.usecases.workers import active_workers

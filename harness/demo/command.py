@@ -35,9 +35,11 @@ from cronpilot.adapters.bootstrap import (
     open_store,
 )
 from cronpilot.adapters.cli.identity import actor
-from cronpilot.adapters.cli.output import rich_table, schedule_text, short_id, span
+from cronpilot.adapters.cli.output import rich_table
 from cronpilot.adapters.processes import serve_planner, serve_scheduler
 from cronpilot.adapters.settings import Settings, load_settings
+from cronpilot.adapters.views.formats import short_id, span
+from cronpilot.adapters.views.schedules import schedule_text
 from cronpilot.domain.errors import ApprovalNotPending
 from cronpilot.domain.model import Endpoint, Run, RunStatus, RunTrigger, ScheduleSource
 from cronpilot.domain.paging import Cursor

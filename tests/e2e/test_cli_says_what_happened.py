@@ -16,11 +16,11 @@ from alembic import command
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection
 
-from cronpilot.adapters.cli.output import clock_time
 from cronpilot.adapters.crypto import FernetCipher
 from cronpilot.adapters.sql import open_sql_store
 from cronpilot.adapters.sql.engine import create_engine
 from cronpilot.adapters.sql.migrate import alembic_config
+from cronpilot.adapters.views.formats import clock_time
 from cronpilot.domain.model import HintSource, IntervalHint, Response
 from cronpilot.domain.ports import Store
 from cronpilot.domain.runs.sent_request import sent_request
