@@ -14,8 +14,8 @@ from cronpilot.adapters.api.paging import CursorToken, Limit, after, page_view
 from cronpilot.adapters.api.responses import TidyJSONResponse
 from cronpilot.adapters.api.strict import StrictBody
 from cronpilot.adapters.api.windows import Within
-from cronpilot.adapters.cli.views import retry_view, run_view
 from cronpilot.adapters.views.formats import iso
+from cronpilot.adapters.views.runs import retry_view, run_view
 from cronpilot.domain.model import RunStatus, RunTrigger
 from cronpilot.domain.runs.requested_runs import DEFAULT_MAX_SLOTS, MAX_SLOTS
 from cronpilot.usecases.queries.reach import check_target

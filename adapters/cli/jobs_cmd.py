@@ -18,7 +18,7 @@ from cronpilot.adapters.cli.output import (
     print_table,
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
-from cronpilot.adapters.cli.views import job_view
+from cronpilot.adapters.views.catalog import job_view
 from cronpilot.adapters.views.formats import span
 from cronpilot.adapters.views.schedules import pause_text
 from cronpilot.domain.schedule.pauses import holds

@@ -20,13 +20,13 @@ from cronpilot.adapters.cli.listing import (
 from cronpilot.adapters.cli.output import OutputOption, print_data
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.cli.time_options import SinceOption, UntilOption, window
-from cronpilot.adapters.cli.views import (
+from cronpilot.adapters.views.formats import clock_time
+from cronpilot.adapters.views.notifications import (
     event_label,
     hold_reason,
     notification_view,
     target_kind,
 )
-from cronpilot.adapters.views.formats import clock_time
 from cronpilot.domain.access.secrets import mask_url, mask_urls
 from cronpilot.domain.alerts.alerts import Notification, NotificationStatus
 from cronpilot.domain.ports import Store

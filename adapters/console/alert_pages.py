@@ -9,7 +9,6 @@ from fastapi import Query, Request, Response
 
 from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.api.paging import after
-from cronpilot.adapters.cli.views import hold_reason, target_kind
 from cronpilot.adapters.console.pages import (
     PAGE,
     PREFIX,
@@ -20,6 +19,7 @@ from cronpilot.adapters.console.pages import (
     console_router,
     render,
 )
+from cronpilot.adapters.views.notifications import hold_reason, target_kind
 from cronpilot.domain.access.secrets import mask_url, mask_urls
 from cronpilot.domain.alerts.alerts import NotificationStatus
 from cronpilot.domain.paging import encode_cursor

@@ -21,7 +21,6 @@ from cronpilot.adapters.cli.endpoints_cmd import (
     rule_texts,
 )
 from cronpilot.adapters.cli.quiet_views import quiet_text
-from cronpilot.adapters.cli.views import run_view
 from cronpilot.adapters.console.pages import (
     PREFIX,
     SignedIn,
@@ -32,6 +31,7 @@ from cronpilot.adapters.console.pages import (
     render,
 )
 from cronpilot.adapters.console.timeline_chart import chart
+from cronpilot.adapters.views.runs import run_view
 from cronpilot.adapters.views.schedules import schedule_text
 from cronpilot.domain.access.secrets import mask_headers, mask_url
 from cronpilot.domain.errors import InvalidConfig

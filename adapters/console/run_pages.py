@@ -10,7 +10,6 @@ from fastapi import Query, Request, Response
 
 from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.api.paging import after
-from cronpilot.adapters.cli.views import run_view
 from cronpilot.adapters.console.pages import (
     PAGE,
     PREFIX,
@@ -21,6 +20,7 @@ from cronpilot.adapters.console.pages import (
     console_router,
     render,
 )
+from cronpilot.adapters.views.runs import run_view
 from cronpilot.domain.model import RunStatus, RunTrigger
 from cronpilot.domain.paging import encode_cursor
 from cronpilot.domain.runs.requested_runs import retryable

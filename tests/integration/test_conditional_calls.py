@@ -12,10 +12,10 @@ import pytest
 from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from cronpilot.adapters.cli.views import run_view
 from cronpilot.adapters.http.body import StoredBody
 from cronpilot.adapters.http.conditional import ConfirmableAnswers
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
+from cronpilot.adapters.views.runs import run_view
 from cronpilot.domain.graph.change_detection import comparable_hash, ignored_fields
 from cronpilot.domain.graph.dag import response_changed
 from cronpilot.domain.model import HttpRequest, Run

@@ -21,9 +21,9 @@ from aiosmtpd.smtp import SMTP as SmtpSession
 from aiosmtpd.smtp import AuthResult, Envelope, LoginPassword, Session
 
 from cronpilot.adapters.bootstrap import notifier_config
-from cronpilot.adapters.cli.views import target_kind
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.mail import SmtpMailer
+from cronpilot.adapters.views.notifications import target_kind
 from cronpilot.domain.alerts.alerts import DeliveryPolicy, NotificationStatus
 from cronpilot.domain.alerts.notify_targets import MailMessage, NotifyTarget, SmtpServer, TargetKind
 from cronpilot.domain.model import Response
