@@ -14,7 +14,7 @@ from cronpilot.adapters.api.paging import CursorToken, Limit, after, endpoint_pa
 from cronpilot.adapters.api.problems import problem
 from cronpilot.adapters.api.strict import StrictBody
 from cronpilot.adapters.api.windows import Within
-from cronpilot.adapters.cli.planner_views import autonomy_view, proposal_view, session_view
+from cronpilot.adapters.views.planner import autonomy_view, proposal_view, session_view
 from cronpilot.domain.planning.planning import ProposalStatus
 from cronpilot.usecases.queries.catalog import ref_of
 from cronpilot.usecases.queries.planner import (

@@ -20,12 +20,12 @@ from cronpilot.adapters.cli.output import (
     print_data,
     print_table,
 )
-from cronpilot.adapters.cli.quiet_views import quiet_text, quiet_view
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.sql.rule_rows import rules_value
 from cronpilot.adapters.views.catalog import endpoint_view
 from cronpilot.adapters.views.formats import clock_time, iso, relative, span
 from cronpilot.adapters.views.limits import limit_text, limit_view
+from cronpilot.adapters.views.quiet import quiet_text, quiet_view
 from cronpilot.adapters.views.runs import run_status
 from cronpilot.adapters.views.schedules import (
     cron_fires,

@@ -25,11 +25,11 @@ from cronpilot.adapters.cli.output import (
     print_data,
     print_table,
 )
-from cronpilot.adapters.cli.planner_views import change_text, proposal_view
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.cli.time_options import SinceOption, UntilOption, window
 from cronpilot.adapters.settings import Settings
 from cronpilot.adapters.views.formats import clock_time, short_id
+from cronpilot.adapters.views.planner import change_text, proposal_view
 from cronpilot.domain.planning.planning import Proposal, ProposalStatus
 from cronpilot.domain.ports import Store
 from cronpilot.usecases.queries import catalog, planner

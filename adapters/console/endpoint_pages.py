@@ -20,7 +20,6 @@ from cronpilot.adapters.cli.endpoints_cmd import (
     next_run_text,
     rule_texts,
 )
-from cronpilot.adapters.cli.quiet_views import quiet_text
 from cronpilot.adapters.console.pages import (
     PREFIX,
     SignedIn,
@@ -31,6 +30,7 @@ from cronpilot.adapters.console.pages import (
     render,
 )
 from cronpilot.adapters.console.timeline_chart import chart
+from cronpilot.adapters.views.quiet import quiet_text
 from cronpilot.adapters.views.runs import run_view
 from cronpilot.adapters.views.schedules import schedule_text
 from cronpilot.domain.access.secrets import mask_headers, mask_url

@@ -10,7 +10,6 @@ from fastapi import Query, Request, Response
 
 from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.api.paging import after
-from cronpilot.adapters.cli.planner_views import change_text
 from cronpilot.adapters.console.pages import (
     PAGE,
     PREFIX,
@@ -21,6 +20,7 @@ from cronpilot.adapters.console.pages import (
     console_router,
     render,
 )
+from cronpilot.adapters.views.planner import change_text
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import PlannerMode
 from cronpilot.domain.paging import encode_cursor

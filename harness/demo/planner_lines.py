@@ -9,8 +9,8 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 
-from cronpilot.adapters.cli.planner_views import change_text
 from cronpilot.adapters.views.formats import span
+from cronpilot.adapters.views.planner import change_text
 from cronpilot.domain.planning.planning import Proposal, ProposalStatus
 from cronpilot.domain.ports import Store
 from cronpilot.domain.rules.rule_firing import RULES_PLANNER, value_text
