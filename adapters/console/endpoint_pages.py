@@ -13,13 +13,6 @@ from fastapi import Query, Request, Response
 from fastapi.responses import RedirectResponse
 
 from cronpilot.adapters.api.context import Context
-from cronpilot.adapters.cli.endpoints_cmd import (
-    dangerous_text,
-    in_force_text,
-    last_run_text,
-    next_run_text,
-    rule_texts,
-)
 from cronpilot.adapters.console.pages import (
     PREFIX,
     SignedIn,
@@ -30,6 +23,13 @@ from cronpilot.adapters.console.pages import (
     render,
 )
 from cronpilot.adapters.console.timeline_chart import chart
+from cronpilot.adapters.views.endpoints import (
+    dangerous_text,
+    in_force_text,
+    last_run_text,
+    next_run_text,
+    rule_texts,
+)
 from cronpilot.adapters.views.quiet import quiet_text
 from cronpilot.adapters.views.runs import run_view
 from cronpilot.adapters.views.schedules import schedule_text
