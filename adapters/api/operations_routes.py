@@ -13,9 +13,8 @@ from cronpilot.adapters.api.access import EveryJobAdmin, Reader
 from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.api.paging import CursorToken, Limit, after, page_view
 from cronpilot.adapters.api.windows import Within
-from cronpilot.adapters.cli.cron_cmd import MAX_COUNT
 from cronpilot.adapters.views.audit import entry_view
-from cronpilot.adapters.views.schedules import fires_view
+from cronpilot.adapters.views.schedules import MAX_COUNT, fires_view
 from cronpilot.adapters.views.workers import worker_view
 from cronpilot.domain.access.audit import AuditAction
 from cronpilot.domain.errors import InvalidSchedule

@@ -57,3 +57,7 @@ def pause_text(pause: Pause | None, now: datetime) -> str:
     until = "until resumed" if pause.until is None else f"resumes {relative(pause.until, now)}"
     by = "" if pause.by is None else f" (by {pause.by})"
     return f"{until}: {pause.reason}{by}"
+
+
+MAX_COUNT = 1000
+"""The most fire times a cron preview lists (`cronpilot cron --count`, the API's `count`)."""
