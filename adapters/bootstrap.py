@@ -36,10 +36,10 @@ if TYPE_CHECKING:
     from fastapi import FastAPI
     from mcp.server.mcpserver import MCPServer
 
-    from cronpilot.adapters.api.context import Authenticate
     from cronpilot.adapters.settings import Settings
     from cronpilot.adapters.sql.migrate import Upgrade
     from cronpilot.adapters.wake import ListeningWaker
+    from cronpilot.adapters.web.context import Authenticate
     from cronpilot.domain.access.access import Principal
     from cronpilot.domain.ports import (
         ChatModel,
@@ -297,11 +297,11 @@ def build_api(
 ) -> FastAPI:
     """The API app on `store`; `authenticate` says whom a bearer token's secret belongs to."""
     # Imported here: FastAPI costs every other command its import time.
-    from cronpilot.adapters.api.app import build_api as api_app
-    from cronpilot.adapters.api.context import ApiContext
     from cronpilot.adapters.health import ReadinessProbe
     from cronpilot.adapters.metrics import PrometheusTelemetry
     from cronpilot.adapters.probes import Probes
+    from cronpilot.adapters.web.app import build_api as api_app
+    from cronpilot.adapters.web.context import ApiContext
 
     telemetry = PrometheusTelemetry()
     # No worker loop runs in the API process: ready means the database answers, at head.

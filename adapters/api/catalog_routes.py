@@ -9,9 +9,6 @@ from fastapi import APIRouter, Header, Query, Request, Response
 from pydantic import Field
 
 from cronpilot.adapters.api.access import EveryJobWriter, Reader, Writer
-from cronpilot.adapters.api.context import Context
-from cronpilot.adapters.api.paging import CursorToken, Limit, after_name, named_page_view
-from cronpilot.adapters.api.strict import StrictBody
 from cronpilot.adapters.api.versions import IfMatch, etag, expected_version, tag_response
 from cronpilot.adapters.jobs_file import MAX_FILE_BYTES, parse_declarations
 from cronpilot.adapters.views.catalog import endpoint_view, job_pause_view, job_view, report_view
@@ -19,6 +16,9 @@ from cronpilot.adapters.views.declarations import changes_view
 from cronpilot.adapters.views.formats import iso
 from cronpilot.adapters.views.limits import limit_status_view, limit_view
 from cronpilot.adapters.views.quiet import quiet_view
+from cronpilot.adapters.web.context import Context
+from cronpilot.adapters.web.paging import CursorToken, Limit, after_name, named_page_view
+from cronpilot.adapters.web.strict import StrictBody
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import Pause
 from cronpilot.usecases import schedule

@@ -12,7 +12,6 @@ from urllib.parse import urlencode
 from fastapi import Query, Request, Response
 from fastapi.responses import RedirectResponse
 
-from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.console.pages import (
     PREFIX,
     SignedIn,
@@ -33,6 +32,7 @@ from cronpilot.adapters.views.endpoints import (
 from cronpilot.adapters.views.quiet import quiet_text
 from cronpilot.adapters.views.runs import run_view
 from cronpilot.adapters.views.schedules import schedule_text
+from cronpilot.adapters.web.context import Context
 from cronpilot.domain.access.secrets import mask_headers, mask_url
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import Pause, Run, RunStatus

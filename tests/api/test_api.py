@@ -7,7 +7,7 @@ from http import HTTPStatus
 
 import yaml
 
-from cronpilot.adapters.api.problems import status_of
+from cronpilot.adapters.web.problems import status_of
 from cronpilot.domain.access.access import Scope
 from cronpilot.domain.errors import AmbiguousId
 from cronpilot.domain.model import Pause, Response, new_id
