@@ -80,6 +80,7 @@ from cronpilot.planner.heuristic import HeuristicAnalyst
 from cronpilot.planner.session import Analyst, LlmAnalyst
 from cronpilot.planner.worker import PlannerWorker
 from cronpilot.scheduler.learning import RunLearner
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.support.fake_openai_server import Call, Calls, submit
 
 TARGET_ANALYSIS_MS = 20.0
@@ -237,7 +238,7 @@ async def seed_job(store: SqlStore, at: datetime) -> list[str]:
         for i in range(ENDPOINTS)
     ]
     job = Job(JOB, "order feeds", PlannerMode.REVIEW)
-    await store.catalog.apply([JobDeclaration(job, specs)], at)
+    await apply_to_catalog(store.catalog, [JobDeclaration(job, specs)], at)
     endpoints = await store.catalog.list_endpoints(JOB)
     rows = []
     for endpoint in endpoints:

@@ -24,6 +24,7 @@ from cronpilot.domain.planning.guardrails import (
     GuardrailRule,
     Refusal,
     change_for,
+    changed_by,
     refusal,
 )
 from cronpilot.domain.planning.planning import SUPERSEDING, Proposal, ProposalDraft, ProposalStatus
@@ -328,22 +329,16 @@ async def _pending(tx: Repositories, proposal_id: str) -> Proposal:
 async def _apply(
     tx: Repositories, draft: ProposalDraft, endpoint: Endpoint, proposed_by: str, now: datetime
 ) -> tuple[str, bool]:
-    """Write the change, a pause as by its proposer (`domain.access.access.planner_actor`: the
-    change is the planner's, whoever approved it). Returns what happened, in words (`already in
-    force` when the endpoint had that pause and those hints already), and whether the endpoint
-    is now due earlier than before (sleeping schedulers are to be woken once the unit is
-    committed)."""
+    """Write the change to `endpoint` (read for update), as the domain decides it
+    (`guardrails.changed_by`), in one write; a pause as by its proposer
+    (`domain.access.access.planner_actor`: the change is the planner's, whoever approved it).
+    Returns what happened, in words (`already in force` when the endpoint had that pause and
+    those hints already), and whether the endpoint is now due earlier than before (sleeping
+    schedulers are to be woken once the unit is committed)."""
     change = change_for(draft, endpoint, now, by=planner_actor(proposed_by))
-    updated = endpoint
-    if change.pause != endpoint.pause:
-        updated = await tx.catalog.set_pause(endpoint.id, change.pause, now)
-    if (change.interval_hint, change.oneshot_hint) != (
-        endpoint.interval_hint,
-        endpoint.oneshot_hint,
-    ):
-        updated = await tx.catalog.set_hints(
-            endpoint.id, change.interval_hint, change.oneshot_hint, now
-        )
+    updated = changed_by(endpoint, change, now)
+    if updated is not endpoint:
+        await tx.catalog.save_schedule(updated)
     before, after = endpoint.next_run_at, updated.next_run_at
     earlier = after is not None and (before is None or after < before)
     source = updated.next_run_source

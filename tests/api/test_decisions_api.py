@@ -10,6 +10,7 @@ from http import HTTPStatus
 
 from cronpilot.domain.model import IntervalHint
 from tests.api.conftest import JOBS, Api
+from tests.support.scheduling import set_hints
 
 RULED = """
 jobs:
@@ -136,8 +137,8 @@ async def test_floats_are_rounded_as_the_cli_rounds_them(api: Api) -> None:
         noisy = 1.3439999999999999  # the neighbour of 1.344, as arithmetic leaves it
         assert repr(noisy) != repr(1.344)
         until = api.clock.now() + timedelta(hours=1)
-        await api.store.catalog.set_hints(
-            stock.id, IntervalHint(noisy, until, "noise"), None, api.clock.now()
+        await set_hints(
+            api.store.catalog, stock.id, IntervalHint(noisy, until, "noise"), None, api.clock.now()
         )
         shown = await client.get("/endpoints/shop/stock")
 

@@ -28,6 +28,7 @@ from cronpilot.scheduler.requests import request_for
 from tests.e2e.conftest import Cli
 from tests.e2e.test_admin_cli import one_error_line, write_jobs
 from tests.support.finishing import finish_one
+from tests.support.scheduling import set_hints
 
 T = TypeVar("T")
 SECRET = "tok-e2e-9d2b"
@@ -206,7 +207,7 @@ def test_endpoints_list_shows_the_interval_in_force_hint_included(
     async def hint(store: Store) -> None:
         endpoint = await store.catalog.get_endpoint("shop/orders")
         busy = IntervalHint(10, until, "orders are pouring in", HintSource.PLANNER)
-        await store.catalog.set_hints(endpoint.id, busy, None, datetime.now(UTC))
+        await set_hints(store.catalog, endpoint.id, busy, None, datetime.now(UTC))
 
     [before] = shop.json("endpoints", "list")
     _with_store(shop, sqlite_url, hint)

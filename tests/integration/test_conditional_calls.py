@@ -21,6 +21,7 @@ from cronpilot.domain.graph.dag import response_changed
 from cronpilot.domain.model import HttpRequest, Run
 from cronpilot.domain.ports import Store
 from cronpilot.scheduler.requests import request_for
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.contract.builders import LEASE_SECONDS, declaration, spec
 from tests.support.clock import FakeClock
 from tests.support.finishing import finish_one
@@ -183,7 +184,7 @@ async def test_a_confirmed_run_is_recorded_as_unchanged_in_every_store(
     clock = FakeClock()
     # `served` changes with every whole answer: ignored, the comparison is of `version`.
     declared = spec("orders", url=server.url("/etag"), change_ignores=("served",))
-    await store.catalog.apply([declaration("shop", declared)], clock.now())
+    await apply_to_catalog(store.catalog, [declaration("shop", declared)], clock.now())
 
     first = await _run_slot(store, clock, dispatcher)
     second = await _run_slot(store, clock, dispatcher)
@@ -208,7 +209,8 @@ async def test_conditional_false_calls_whole(
     store: Store, server: ValidatingServer, dispatcher: AiohttpDispatcher
 ) -> None:
     clock = FakeClock()
-    await store.catalog.apply(
+    await apply_to_catalog(
+        store.catalog,
         [declaration("shop", spec("orders", url=server.url("/etag"), conditional=False))],
         clock.now(),
     )

@@ -20,6 +20,7 @@ from cronpilot.domain.model import Finish, OneShotHint, Pause, Recorded, RunStat
 from cronpilot.domain.runs.settling import settle
 from cronpilot.domain.runs.transitions import started_run
 from tests.contract.builders import LEASE_SECONDS, OK, T0, add_endpoint, seconds
+from tests.support.scheduling import set_hints, set_pause
 
 pytestmark = pytest.mark.postgres
 
@@ -89,9 +90,9 @@ async def test_a_row_changed_since_the_claim_is_decided_again_from_the_store(
     calm_id = await add_endpoint(pg_store, "j", "calm", T0)
     claims = {c.endpoint.id: c for c in await pg_store.claims.claim_due(T0, "w1", 30.0, 10)}
     pause = Pause(until=T0 + seconds(3600), reason="maintenance")
-    await pg_store.catalog.set_pause(paused_id, pause, T0)
+    await set_pause(pg_store.catalog, paused_id, pause, T0)
     hint = OneShotHint(at=T0 + seconds(20), expires_at=T0 + seconds(600), reason="soon")
-    await pg_store.catalog.set_hints(hinted_id, None, hint, T0)
+    await set_hints(pg_store.catalog, hinted_id, None, hint, T0)
 
     stored = {id_: await pg_store.catalog.get_endpoint(id_) for id_ in claims}
 

@@ -18,6 +18,7 @@ from cronpilot.adapters.sql.store import SqlStore
 from cronpilot.domain.model import Job, Schedule
 from cronpilot.domain.ports import JobDeclaration
 from cronpilot.domain.schedule.limits import Limit, Rate
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.scheduler.builders import JOB, spec
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.scheduler.processes import SchedulerProcesses
@@ -81,7 +82,9 @@ async def _run(
     specs = [
         spec(server, kind, f"e{n:02}", schedule=every_second, limit=limit.key) for n in range(12)
     ]
-    await store.catalog.apply([JobDeclaration(Job(name=JOB), specs, (limit,))], datetime.now(UTC))
+    await apply_to_catalog(
+        store.catalog, [JobDeclaration(Job(name=JOB), specs, (limit,))], datetime.now(UTC)
+    )
     for worker_id in WORKERS:
         await processes.start(worker_id)
     async with asyncio.timeout(DEADLINE):

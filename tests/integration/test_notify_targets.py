@@ -30,6 +30,7 @@ from cronpilot.domain.model import Response
 from cronpilot.domain.ports import Store
 from cronpilot.scheduler.notifier import Notifier
 from cronpilot.usecases.alert_delivery import redeliver, send_test
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.contract.builders import LEASE_SECONDS, declaration, spec
 from tests.support.clock import FakeClock
 from tests.support.finishing import finish_one
@@ -149,7 +150,7 @@ async def _run(store: Store, clock: FakeClock, response: Response) -> None:
 
 async def _declare(store: Store, clock: FakeClock, *targets: NotifyTarget) -> None:
     orders = spec("orders", notify_targets=targets, notify_after=1)
-    await store.catalog.apply([declaration("shop", orders)], clock.now())
+    await apply_to_catalog(store.catalog, [declaration("shop", orders)], clock.now())
 
 
 async def test_slack_teams_and_pagerduty_receive_their_payloads_and_pagerduty_resolves(
@@ -315,7 +316,7 @@ async def _missed_and_recovered_at_once(
         TargetKind.PAGERDUTY, url=receivers.url("pagerduty"), routing_key=ROUTING_KEY
     )
     orders = spec("orders", notify_targets=(pagerduty,), missed_after_seconds=600)
-    await store.catalog.apply([declaration("shop", orders)], clock.now())
+    await apply_to_catalog(store.catalog, [declaration("shop", orders)], clock.now())
     clock.advance(3600)
     await _run(store, clock, OK)
 

@@ -19,6 +19,7 @@ from cronpilot.domain.planning.planning import ProposalStatus, SessionStatus
 from cronpilot.domain.ports import Store
 from cronpilot.harness.simulator import Simulator
 from cronpilot.planner.worker import CUT_SHORT
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.support.fake_openai_server import FakeOpenAI, Hang
 
 JOBS = """
@@ -34,7 +35,8 @@ GRACE_SECONDS = 1.0
 
 
 async def _apply_jobs(store: Store, simulator_url: str) -> None:
-    await store.catalog.apply(
+    await apply_to_catalog(
+        store.catalog,
         parse_declarations(JOBS, "test", ["127.0.0.1/32"], {"SIMULATOR_URL": simulator_url}),
         datetime.now(UTC),
     )

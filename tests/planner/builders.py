@@ -24,6 +24,7 @@ from cronpilot.domain.ports import JobDeclaration, Store, Telemetry, Waker
 from cronpilot.domain.runs.telemetry import NO_TELEMETRY
 from cronpilot.planner.session import Analyst
 from cronpilot.planner.worker import PlannerWorker
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.support.clock import FakeClock
 from tests.support.finishing import finish_one
 from tests.support.settings import limits_for_tests, settings_for_tests
@@ -45,7 +46,7 @@ async def declare(
     description: str = "",
 ) -> dict[str, Endpoint]:
     declared = JobDeclaration(Job(job, description=description, planner_mode=mode), specs)
-    await store.catalog.apply([declared], now)
+    await apply_to_catalog(store.catalog, [declared], now)
     return {e.name: e for e in await store.catalog.list_endpoints(job)}
 
 

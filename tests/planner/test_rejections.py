@@ -21,6 +21,7 @@ from cronpilot.domain.ports import JobDeclaration, Store
 from cronpilot.planner.heuristic import HeuristicAnalyst
 from cronpilot.planner.tools import ToolBox, ToolContext
 from cronpilot.planner.worker import PlannerWorker
+from cronpilot.usecases.declarations import apply_to_catalog
 from cronpilot.usecases.proposals import ProposalDesk, Proposer
 from tests.planner.builders import answer, declare, make_planner, spec
 from tests.support.clock import FakeClock
@@ -156,7 +157,7 @@ async def test_the_llms_tool_says_why_it_held_back(store: Store, clock: FakeCloc
 
 async def test_a_jobs_own_cool_down_overrides_the_setting(store: Store, clock: FakeClock) -> None:
     job = Job("j", planner_mode=PlannerMode.REVIEW, rejection_cooldown_seconds=600)
-    await store.catalog.apply([JobDeclaration(job, [spec("a", every=2)])], clock.now())
+    await apply_to_catalog(store.catalog, [JobDeclaration(job, [spec("a", every=2)])], clock.now())
     a = await store.catalog.get_endpoint("j/a")
     desk = ProposalDesk(store.unit_of_work, store.reading, None, LIMITS)
     review = Proposer("x", PlannerMode.REVIEW)

@@ -23,6 +23,7 @@ from cronpilot.planner.worker import PlannerWorker
 from tests.planner.builders import answer, declare, spec
 from tests.planner.builders import make_planner as _make_planner
 from tests.support.clock import FakeClock
+from tests.support.scheduling import set_hints, set_pause
 
 # These tests read what every pass saw: quiet passes are stored too
 # (`domain.schedule.quiet_passes`).
@@ -248,7 +249,7 @@ async def test_resume_does_not_lift_an_admins_pause_and_baseline_drops_hints(
     baseline = Rule("true", RuleAction(ActionKind.BASELINE))
     await _queue(store, clock, resume, baseline)
     processor = await store.catalog.get_endpoint("queue/processor")
-    await store.catalog.set_pause(processor.id, Pause("maintenance", by="cli:ann@h"), clock.now())
+    await set_pause(store.catalog, processor.id, Pause("maintenance", by="cli:ann@h"), clock.now())
     planner = make_planner(store, HeuristicAnalyst(), clock)
 
     await _depth(store, clock, planner, 480)
@@ -258,9 +259,9 @@ async def test_resume_does_not_lift_an_admins_pause_and_baseline_drops_hints(
     assert kept.detail == "paused by cli:ann@h: an admin's pause is lifted by an admin"
     assert await store.planner.list_proposals() == []
 
-    await store.catalog.set_pause(processor.id, None, clock.now())
+    await set_pause(store.catalog, processor.id, None, clock.now())
     hint = IntervalHint(30, clock.now() + timedelta(hours=1), "by hand")
-    await store.catalog.set_hints(processor.id, hint, None, clock.now())
+    await set_hints(store.catalog, processor.id, hint, None, clock.now())
     await _depth(store, clock, planner, 10)
 
     [proposal] = await store.planner.list_proposals()

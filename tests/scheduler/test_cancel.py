@@ -19,6 +19,7 @@ from cronpilot.usecases.run_requests import request_run
 from tests.scheduler.builders import DEADLINE, RunningWorker, declare, running_runs, runs_of, spec
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock
+from tests.support.scheduling import set_pause
 
 ADMIN = "cli:ann@web-1"
 POLL = 1.0
@@ -80,7 +81,7 @@ async def test_a_queued_run_cancelled_never_starts(
     # Paused: only the runs asked for by hand go out.
     await declare(store, clock.now(), spec(server, "ok", "quiet"))
     endpoint = await store.catalog.get_endpoint("tests/quiet")
-    await store.catalog.set_pause(endpoint.id, Pause("by hand only"), clock.now())
+    await set_pause(store.catalog, endpoint.id, Pause("by hand only"), clock.now())
     first = await request_run(store.unit_of_work, waker, "tests/quiet", ADMIN, clock.now())
     clock.advance(1)
     second = await request_run(store.unit_of_work, waker, "tests/quiet", ADMIN, clock.now())

@@ -28,6 +28,7 @@ from cronpilot.domain.model import (
 from cronpilot.domain.ports import JobDeclaration, Store
 from cronpilot.planner.heuristic import HeuristicAnalyst
 from cronpilot.scheduler.learning import RunLearner
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.planner.builders import make_planner
 from tests.scheduler.builders import DEADLINE, JOB, RunningWorker, runs_of, spec
 from tests.scheduler.endpoint_server import EndpointServer
@@ -41,7 +42,9 @@ CLAMPS = {"min_interval_seconds": 5.0, "max_interval_seconds": 60.0}
 
 async def _declare(store: Store, clock: FakeClock, *specs: EndpointSpec) -> None:
     job = Job(name=JOB, planner_mode=PlannerMode.AUTO)
-    await store.catalog.apply([JobDeclaration(job, with_dependants(specs))], clock.now())
+    await apply_to_catalog(
+        store.catalog, [JobDeclaration(job, with_dependants(specs))], clock.now()
+    )
 
 
 def _fetch(server: EndpointServer, ignores: tuple[str, ...] = ()) -> EndpointSpec:

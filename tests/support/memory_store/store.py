@@ -31,12 +31,9 @@ from cronpilot.domain.ids import by_id_or_prefix
 from cronpilot.domain.model import (
     Claim,
     Endpoint,
-    EndpointSpec,
     ErrorKind,
     Finish,
-    IntervalHint,
     Job,
-    OneShotHint,
     Pause,
     Recorded,
     Run,
@@ -46,16 +43,16 @@ from cronpilot.domain.model import (
 from cronpilot.domain.paging import Cursor, follows
 from cronpilot.domain.planning.approvals import Approval
 from cronpilot.domain.ports import (
-    ApplyReport,
+    Applied,
     CatalogFigures,
     CatalogRepository,
     ClaimRepository,
-    JobDeclaration,
     ReadingUnit,
     Repositories,
     RunFilter,
     RunRepository,
     Store,
+    StoredJob,
     StoredVector,
     UnitOfWork,
 )
@@ -78,12 +75,8 @@ from cronpilot.domain.runs.transitions import (
     claim_of,
     job_resumed,
     queued_claim,
-    replanned,
     started_queued,
     started_run,
-    with_hints,
-    with_pause,
-    with_spec,
 )
 from cronpilot.domain.runs.watch import WatchEpisode, caught_up_missed, caught_up_notifications
 from cronpilot.domain.runs.workers import WorkerInfo
@@ -238,30 +231,22 @@ class MemoryCatalog(CatalogRepository):
         self._state = state
         self._planning = planning
 
-    async def apply(self, declarations: Sequence[JobDeclaration], now: datetime) -> ApplyReport:
-        report = ApplyReport()
+    async def declared_jobs(self, names: Collection[str]) -> list[StoredJob]:
+        # A unit of work holds the store's lock for its whole block: nothing left to hold.
+        found = [self._state.jobs[name] for name in names if name in self._state.jobs]
+        endpoints = sorted(self._state.endpoints.values(), key=lambda e: e.name)
+        return [StoredJob(job, [e for e in endpoints if e.job_id == job.id]) for job in found]
+
+    async def save_applied(self, applied: Applied) -> None:
         async with self._state.lock:
-            # Work on copies and swap them in at the end: an error leaves nothing applied.
-            jobs = dict(self._state.jobs)
-            endpoints = dict(self._state.endpoints)
-            for declaration in declarations:
-                job = _apply_job(jobs, declaration.job, report)
-                for spec in declaration.endpoints:
-                    _apply_endpoint(endpoints, job, spec, now, report)
-                declared = {spec.name for spec in declaration.endpoints}
-                report.absent.extend(
-                    sorted(
-                        e.ref
-                        for e in endpoints.values()
-                        if e.job_id == job.id and e.name not in declared
-                    )
-                )
-            for bounds in (limit for d in declarations for limit in d.limits):
+            for job in applied.new_jobs + applied.changed_jobs:
+                self._state.jobs[job.name] = job
+            for endpoint in applied.new_endpoints + applied.changed_endpoints:
+                self._state.endpoints[endpoint.id] = endpoint
+            for bounds in applied.limits:
                 stored = self._state.limits.get(bounds.key)
                 fresh = LimitState(bounds) if stored is None else replace(stored, limit=bounds)
                 self._state.limits[bounds.key] = fresh
-            self._state.jobs, self._state.endpoints = jobs, endpoints
-        return report
 
     async def limits(self) -> list[LimitStatus]:
         flight = calls_in_flight(self._state.endpoints.values())
@@ -299,8 +284,11 @@ class MemoryCatalog(CatalogRepository):
         # left to hold.
         return self._state.endpoint_by_ref(ref)
 
-    async def set_pause(self, endpoint_id: str, pause: Pause | None, now: datetime) -> Endpoint:
-        return await self._change(endpoint_id, lambda e: with_pause(e, pause, now))
+    async def save_schedule(self, endpoint: Endpoint) -> None:
+        async with self._state.lock:
+            stored = self._state.endpoint(endpoint.id)
+            # The declared spec stays as stored, as the SQL stores' state columns leave it.
+            self._state.endpoints[endpoint.id] = replace(endpoint, spec=stored.spec)
 
     async def set_job_pause(self, name: str, pause: Pause | None, now: datetime) -> Job:
         async with self._state.lock:
@@ -311,17 +299,6 @@ class MemoryCatalog(CatalogRepository):
                     kept = endpoint if pause is not None else job_resumed(endpoint, now)
                     self._state.endpoints[endpoint.id] = replace(kept, job_pause=pause)
         return job
-
-    async def set_hints(
-        self,
-        endpoint_id: str,
-        interval_hint: IntervalHint | None,
-        oneshot_hint: OneShotHint | None,
-        now: datetime,
-    ) -> Endpoint:
-        return await self._change(
-            endpoint_id, lambda e: with_hints(e, interval_hint, oneshot_hint, now)
-        )
 
     async def set_volatile_fields(self, endpoint_id: str, fields: Sequence[str]) -> None:
         await self._change(endpoint_id, lambda e: replace(e, volatile_fields=tuple(fields)))
@@ -342,40 +319,6 @@ class MemoryCatalog(CatalogRepository):
             changed = change(self._state.endpoint(endpoint_id))
             self._state.endpoints[endpoint_id] = changed
         return changed
-
-
-def _apply_job(jobs: dict[str, Job], declared: Job, report: ApplyReport) -> Job:
-    stored = jobs.get(declared.name)
-    if stored is None:
-        jobs[declared.name] = declared
-        report.created.append(declared.name)
-        return declared
-    if stored.declared == declared.declared:
-        report.unchanged.append(declared.name)
-        return stored
-    jobs[declared.name] = replace(declared, id=stored.id, pause=stored.pause)
-    report.updated.append(declared.name)
-    return jobs[declared.name]
-
-
-def _apply_endpoint(
-    endpoints: dict[str, Endpoint],
-    job: Job,
-    spec: EndpointSpec,
-    now: datetime,
-    report: ApplyReport,
-) -> None:
-    ref = f"{job.name}/{spec.name}"
-    stored = next((e for e in endpoints.values() if e.ref == ref), None)
-    if stored is None:
-        created = replanned(Endpoint(new_id(), job.id, job.name, spec, job_pause=job.pause), now)
-        endpoints[created.id] = created
-        report.created.append(ref)
-    elif stored.spec == spec:
-        report.unchanged.append(ref)
-    else:
-        endpoints[stored.id] = with_spec(stored, spec, now)
-        report.updated.append(ref)
 
 
 class MemoryClaims(ClaimRepository):
