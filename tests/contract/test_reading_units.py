@@ -15,6 +15,7 @@ from cronpilot.domain.errors import ReadOnlyUnit
 from cronpilot.domain.graph.graph import EdgeSighting, EdgeSource, EdgeType
 from cronpilot.domain.model import Pause
 from cronpilot.domain.ports import Store
+from cronpilot.domain.runs.transitions import with_pause
 from tests.contract.builders import T0, add_endpoint
 from tests.support.memory_store import MemoryStore
 from tests.support.scheduling import set_pause
@@ -42,8 +43,9 @@ async def test_a_reading_unit_refuses_every_write(store: Store) -> None:
     endpoint_id = await add_endpoint(store, "j", "a", T0)
     sighting = EdgeSighting("j/a", "j/a", EdgeType.SEQUENCE, EdgeSource.INFERRED, True)
     async with store.reading() as tx:
+        paused = with_pause(await tx.catalog.get_endpoint(endpoint_id), Pause("by hand"), T0)
         with pytest.raises(ReadOnlyUnit, match="read-only unit of work cannot write"):
-            await set_pause(tx.catalog, endpoint_id, Pause("by hand"), T0)
+            await tx.catalog.save_schedule(paused)
         with pytest.raises(ReadOnlyUnit):
             await tx.graph.record([sighting], T0)
         with pytest.raises(ReadOnlyUnit):
