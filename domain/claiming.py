@@ -126,6 +126,12 @@ def lease_expired(endpoint: Endpoint, now: datetime) -> bool:
     )
 
 
+def run_lease_expired(run: Run, now: datetime) -> bool:
+    """Whether the reaper abandons at `now` a run that holds its own lease
+    (`transitions.runs_alone`): still running, and held until before now."""
+    return run.status is RunStatus.RUNNING and run.lease_until is not None and run.lease_until < now
+
+
 def next_due(
     endpoints: Iterable[Endpoint],
     waiting: Iterable[Run],

@@ -16,6 +16,7 @@ from cronpilot.domain.model import (
     ErrorKind,
     IntervalHint,
     OneShotHint,
+    Overlap,
     Pause,
     Response,
     Run,
@@ -245,9 +246,18 @@ def claim_of(endpoint: Endpoint, run_id: str, trace_id: str, lease_until: dateti
     )
 
 
+def runs_alone(claim: Claim) -> bool:
+    """Whether `claim`'s run holds a lease of its own and leaves its endpoint free
+    (`domain.overlap`): a slot of the schedule of an endpoint under `overlap: allow`. A run
+    asked for by hand leases its endpoint as under any policy."""
+    return (
+        claim.queued is None and claim.dag is None and claim.endpoint.spec.overlap is Overlap.ALLOW
+    )
+
+
 def started_run(claim: Claim, worker_id: str, now: datetime) -> Run:
     """The `running` run inserted when a slot is claimed, or a claimed queued run turned
-    `running`."""
+    `running`; it holds the claim's lease itself when it `runs_alone`."""
     if claim.queued is not None:
         return started_queued(claim.queued, worker_id, now)
     return Run(
@@ -264,6 +274,7 @@ def started_run(claim: Claim, worker_id: str, now: datetime) -> Run:
         started_at=now,
         worker_id=worker_id,
         attempt=claim.attempt,
+        lease_until=claim.lease_until if runs_alone(claim) else None,
     )
 
 

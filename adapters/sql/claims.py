@@ -53,9 +53,16 @@ from cronpilot.adapters.sql.rows import (
     save_endpoint_state,
     select_endpoints,
 )
-from cronpilot.adapters.sql.run_places import history_has_slot, queue_runs, save_run
+from cronpilot.adapters.sql.run_places import (
+    history_has_slot,
+    move_to_history,
+    queue_runs,
+    save_run,
+)
 from cronpilot.adapters.sql.tables import (
+    HOLDS_LEASE,
     IS_QUEUED,
+    IS_RUNNING,
     QUEUE_SLOT_KEY,
     UtcDateTime,
     endpoints,
@@ -74,6 +81,7 @@ from cronpilot.domain.model import (
     Endpoint,
     ErrorKind,
     Finish,
+    Overlap,
     Recorded,
     Response,
     Run,
@@ -82,6 +90,7 @@ from cronpilot.domain.model import (
     StoredClaim,
     new_id,
 )
+from cronpilot.domain.overlap import claimed_alone, given_back
 from cronpilot.domain.ports import ClaimRepository, SecretCipher
 from cronpilot.domain.transitions import (
     abandoned_run,
@@ -92,6 +101,7 @@ from cronpilot.domain.transitions import (
     claim_of,
     finished_run,
     queued_claim,
+    runs_alone,
     started_queued,
     started_run,
 )
@@ -197,6 +207,11 @@ def _slots_postgres(queued: Any, within: Any) -> tuple[Any, Any]:
     # `tests/contract/test_rules_contract.py::test_a_claim_takes_what_the_domain_picks`); the
     # slot is the grid slot (`Endpoint.next_slot`), off which jitter may have moved the call.
     slot = func.coalesce(leased.c.next_slot_at, leased.c.next_run_at)
+    # `transitions.runs_alone`: a slot of an endpoint under `allow` holds the lease itself.
+    own_lease = case(
+        (leased.c.overlap == Overlap.ALLOW.value, bindparam("until", type_=UtcDateTime)),
+        else_=null(),
+    )
     new_runs = select(
         _hex_id(),
         leased.c.id,
@@ -209,6 +224,7 @@ def _slots_postgres(queued: Any, within: Any) -> tuple[Any, Any]:
         now,
         worker_id,
         literal(1),
+        own_lease,
     ).where(~history_has_slot(leased.c.id, slot))
     # Only PostgreSQL takes this statement, so its insert construct is named (and typed) here.
     from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -228,6 +244,7 @@ def _slots_postgres(queued: Any, within: Any) -> tuple[Any, Any]:
                 run_queue.c.started_at,
                 run_queue.c.worker_id,
                 run_queue.c.attempt,
+                run_queue.c.lease_until,
             ],
             new_runs,
         )
@@ -527,6 +544,25 @@ async def _start_run(
     return run.id, run.trace_id
 
 
+def _expired(running: Run, now: datetime) -> Run:
+    reason = f"lease of worker {running.worker_id} expired"
+    return abandoned_run(running, ErrorKind.LEASE_EXPIRED, reason, now)
+
+
+async def _reap_runs_alone(conn: AsyncConnection, now: datetime) -> int:
+    """Abandon the running runs whose own lease expired (`claiming.run_lease_expired`, served
+    by the partial index on `run_queue.lease_until`). Their endpoints moved past their slots
+    when they were claimed, and are left as they are."""
+    expired = await conn.execute(
+        select(run_queue)
+        .where(HOLDS_LEASE, run_queue.c.lease_until < now, IS_RUNNING)
+        .with_for_update(skip_locked=True)
+    )
+    abandoned = [_expired(run_from_row(row), now) for row in expired.mappings().all()]
+    await move_to_history(conn, abandoned)
+    return len(abandoned)
+
+
 class SqlClaims(ClaimRepository):
     def __init__(self, db: Database, cipher: SecretCipher | None) -> None:
         self._db = db
@@ -592,7 +628,11 @@ class SqlClaims(ClaimRepository):
                 )
                 continue
             claim = claim_of(endpoint, run_id, trace_id, lease.until)
-            if versioned and endpoint is leased:
+            if runs_alone(claim):
+                # Its run holds the lease (claimed above): the endpoint is let go, planned
+                # past the slot, for the next slot's claim.
+                await save_endpoint_state(conn, claimed_alone(endpoint, claim.slot_at, lease.now))
+            elif versioned and endpoint is leased:
                 # Nothing has written the row since the claim statement did.
                 claim = replace(claim, stored=StoredClaim(row[ROW_VERSION.name], lease.now))
             claims.append(claim)
@@ -706,12 +746,20 @@ class SqlClaims(ClaimRepository):
         await add_notifications(conn, run_notifications(sealed, ended, run, now), self._cipher)
 
     async def extend_lease(self, claim: Claim, worker_id: str, until: datetime) -> None:
-        async with self._db.write() as conn:
-            result = await conn.execute(
+        if runs_alone(claim):
+            extended = (
+                update(run_queue)
+                .where(run_queue.c.id == claim.run_id, IS_RUNNING)
+                .values(lease_until=until)
+            )
+        else:
+            extended = (
                 update(endpoints)
                 .where(endpoints.c.id == claim.endpoint.id, endpoints.c.lease_owner == worker_id)
                 .values(lease_until=until)
             )
+        async with self._db.write() as conn:
+            result = await conn.execute(extended)
             if result.rowcount == 0:
                 raise LeaseLost(claim.endpoint.id, worker_id)
 
@@ -721,9 +769,10 @@ class SqlClaims(ClaimRepository):
         """The endpoint (locked) and its running run, if this claim still holds the lease.
 
         The lease owner alone is not enough: after a reap the same worker may hold a newer
-        lease on the endpoint, so the claim's own run must still be `running` too."""
+        lease on the endpoint, so the claim's own run must still be `running` too. A run that
+        holds its own lease (`runs_alone`) needs only that."""
         endpoint = await lock_endpoint(conn, claim.endpoint.id, self._cipher)
-        if endpoint is None or endpoint.lease_owner != worker_id:
+        if endpoint is None or (endpoint.lease_owner != worker_id and not runs_alone(claim)):
             return None
         row = (
             (await conn.execute(select(run_queue).where(run_queue.c.id == claim.run_id)))
@@ -748,6 +797,10 @@ class SqlClaims(ClaimRepository):
             if fenced is None:
                 return
             endpoint, running = fenced
+            if runs_alone(claim):
+                await conn.execute(delete(run_queue).where(run_queue.c.id == running.id))
+                await save_endpoint_state(conn, given_back(endpoint, claim))
+                return
             if claim.queued is None:
                 await conn.execute(delete(run_queue).where(run_queue.c.id == running.id))
             else:
@@ -763,7 +816,8 @@ class SqlClaims(ClaimRepository):
                 return
             endpoint, running = fenced
             await self._save_run(conn, abandoned_run(running, ErrorKind.SHUTDOWN, reason, now))
-            await save_endpoint(conn, after_run(endpoint, running, None, now), self._cipher)
+            if not runs_alone(claim):
+                await save_endpoint(conn, after_run(endpoint, running, None, now), self._cipher)
 
     async def cancel(self, claim: Claim, worker_id: str, now: datetime) -> None:
         async with self._db.write() as conn:
@@ -772,7 +826,8 @@ class SqlClaims(ClaimRepository):
                 return
             endpoint, running = fenced
             await self._save_run(conn, cancelled_run(running, now))
-            await save_endpoint(conn, after_run(endpoint, running, None, now), self._cipher)
+            if not runs_alone(claim):
+                await save_endpoint(conn, after_run(endpoint, running, None, now), self._cipher)
 
     async def cancels_asked(self, run_ids: Collection[str]) -> set[str]:
         if not run_ids:
@@ -797,21 +852,21 @@ class SqlClaims(ClaimRepository):
                 # Reaping changes the schedule state only: the secrets need not (and, stored with
                 # another key, could not) be opened.
                 reaped += await self._reap_endpoint(conn, endpoint_from_row(row, None), now)
+            reaped += await _reap_runs_alone(conn, now)
         return reaped
 
     async def _reap_endpoint(self, conn: AsyncConnection, endpoint: Endpoint, now: datetime) -> int:
         running = await conn.execute(
             select(run_queue).where(
                 run_queue.c.endpoint_id == endpoint.id,
-                run_queue.c.status == RunStatus.RUNNING.value,
+                IS_RUNNING,
+                # Those holding their own lease are reaped by it (`_reap_runs_alone`).
+                ~HOLDS_LEASE,
             )
         )
-        abandoned = []
-        for row in running.mappings().all():
-            run = run_from_row(row)
-            reason = f"lease of worker {run.worker_id} expired"
-            abandoned.append(abandoned_run(run, ErrorKind.LEASE_EXPIRED, reason, now))
-            await self._save_run(conn, abandoned[-1])
+        abandoned = [_expired(run_from_row(row), now) for row in running.mappings().all()]
+        for run in abandoned:
+            await self._save_run(conn, run)
         await save_endpoint_state(conn, after_reap(endpoint, abandoned, now))
         return len(abandoned)
 
