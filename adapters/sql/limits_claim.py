@@ -212,7 +212,7 @@ def granted_postgres(job_holds: Any) -> Any:
              ranked AS (SELECT id, key, row_number() OVER (PARTITION BY key ORDER BY due_at, id)),
              wanted AS (SELECT key, count(*) FROM cand GROUP BY key),
              decided AS (SELECT limits.*, wanted, <granted, the bucket and the hold after>
-                         FROM limits JOIN wanted ... LEFT JOIN <calls in flight per key: `in_flight`>),
+                         FROM limits JOIN wanted ... LEFT JOIN <in_flight per key>),
              written AS (UPDATE limits SET <the decided state> FROM decided
                          WHERE limits.key = decided.key AND <it changed>
                          AND (limits.version = decided.version OR decided.granted = 0)
