@@ -12,10 +12,11 @@ passed as arrays (one per column) and the statement prepared once on each connec
 statement cache). Raw asyncpg, not SQLAlchemy: decision 0046.
 
 What the statement cannot take goes the general way, which reads under lock and decides again:
-a finish whose row changed, whose lease or run is gone, a DAG parent (its dependants are
-started in the same transaction), a finish that raises notifications (their targets are
-sealed in the row) or records skipped slots (`domain.overlap`), or two finishes of one endpoint
-in a batch.
+a finish whose row changed, whose lease or run is gone, a run that holds its own lease
+(`overlap: allow`: its claim wrote the row again, so it carries no version), a DAG parent
+(its dependants are started in the same transaction), a finish that raises notifications
+(their targets are sealed in the row) or records skipped slots (`domain.overlap`), or two
+finishes of one endpoint in a batch.
 """
 
 from __future__ import annotations
