@@ -9,10 +9,10 @@ from __future__ import annotations
 import pytest
 
 from cronpilot.domain.errors import LeaseLost
-from cronpilot.domain.limits import Limit
 from cronpilot.domain.model import Claim, ErrorKind, Overlap, Response, RunStatus, RunTrigger
 from cronpilot.domain.ports import JobDeclaration, Store
-from cronpilot.domain.transitions import queued_run
+from cronpilot.domain.runs.transitions import queued_run
+from cronpilot.domain.schedule.limits import Limit
 from tests.contract.builders import LEASE_SECONDS, OK, T0, declaration, seconds, spec
 from tests.support.finishing import finish_one
 

@@ -14,9 +14,9 @@ import pytest
 
 from cronpilot.adapters.sql.store import SqlStore
 from cronpilot.domain.model import EndpointSpec, Overlap, RunStatus, Schedule
-from tests.scheduler.builders import declare
-from tests.scheduler.endpoint_server import EndpointServer
-from tests.scheduler.processes import SchedulerProcesses, scheduler_processes, store_of
+from tests.integration.scheduler.builders import declare
+from tests.integration.scheduler.endpoint_server import EndpointServer
+from tests.integration.scheduler.processes import SchedulerProcesses, scheduler_processes, store_of
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 

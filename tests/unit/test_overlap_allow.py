@@ -10,8 +10,6 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from cronpilot.domain.claiming import run_lease_expired
-from cronpilot.domain.limits import calls_in_flight
 from cronpilot.domain.model import (
     Claim,
     Endpoint,
@@ -22,15 +20,17 @@ from cronpilot.domain.model import (
     RunStatus,
     RunTrigger,
 )
-from cronpilot.domain.overlap import claimed_alone, given_back, overrun
-from cronpilot.domain.settling import settle_batch
-from cronpilot.domain.transitions import (
+from cronpilot.domain.runs.claiming import run_lease_expired
+from cronpilot.domain.runs.settling import settle_batch
+from cronpilot.domain.runs.transitions import (
     claim_of,
     queued_claim,
     queued_run,
     runs_alone,
     started_run,
 )
+from cronpilot.domain.schedule.limits import calls_in_flight
+from cronpilot.domain.schedule.overlap import claimed_alone, given_back, overrun
 
 T0 = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
 LEASE = T0 + timedelta(seconds=60)
