@@ -51,6 +51,7 @@ from cronpilot.adapters.sql.rows import (
     run_values,
     save_endpoint,
     save_endpoint_state,
+    save_endpoint_states,
     select_endpoints,
 )
 from cronpilot.adapters.sql.run_places import (
@@ -606,6 +607,7 @@ class SqlClaims(ClaimRepository):
         """The claims of the leased slots; `versioned` when their rows carry their version
         (`ROW_VERSION`), which a claim keeps if nothing here writes its row again."""
         claims: list[Claim] = []
+        let_go: list[Endpoint] = []
         for row, slot_run, slot_trace in slots:
             # Each row is read into an endpoint once, its secrets opened if they can be: the
             # schedule moves on either way, and the run of an endpoint that cannot be called
@@ -632,11 +634,14 @@ class SqlClaims(ClaimRepository):
             if runs_alone(claim):
                 # Its run holds the lease (claimed above): the endpoint is let go, planned
                 # past the slot, for the next slot's claim.
-                await save_endpoint_state(conn, claimed_alone(endpoint, claim.slot_at, lease.now))
+                let_go.append(claimed_alone(endpoint, claim.slot_at, lease.now))
             elif versioned and endpoint is leased:
                 # Nothing has written the row since the claim statement did.
                 claim = replace(claim, stored=StoredClaim(row[ROW_VERSION.name], lease.now))
             claims.append(claim)
+        if let_go:
+            # One executemany for the batch, after what the loop wrote of the same rows.
+            await save_endpoint_states(conn, let_go)
         return claims
 
     async def _catch_up(

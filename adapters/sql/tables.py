@@ -201,7 +201,7 @@ endpoints = Table(
     Column("quiet", _json(), nullable=True),
     # The key of the limit its calls count against (`limits`); NULL: none.
     Column("limit_key", String(200), nullable=True),
-    # `overlap` (skip, queue_one): slots that come while a call runs; `overrun_since` begins
+    # `overlap` (skip, queue_one, allow): slots that come while a call runs; `overrun_since` begins
     # the current streak of calls that outlasted their interval (`domain.schedule.overlap`).
     Column("overlap", String(16), nullable=False, server_default=text("'skip'")),
     Column("overrun_since", UtcDateTime, nullable=True),
