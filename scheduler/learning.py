@@ -167,8 +167,8 @@ class RunLearner:
         return True
 
     async def _learn_in_turn(self, endpoint: Endpoint) -> None:
-        """Learn now, unless the endpoint was learnt less than `learn_every_seconds` ago: then hold it
-        until its turn (its runs stay stored; the watermark finds them)."""
+        """Learn now, unless the endpoint was learnt less than `learn_every_seconds` ago: then
+        hold it until its turn (its runs stay stored; the watermark finds them)."""
         now = self._clock.now()
         last = self._learnt_at.get(endpoint.id)
         if last is not None and now - last < self._learn_every:
