@@ -13,12 +13,11 @@ import logging
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from cronpilot.domain.context import dag_context, related_siblings
 from cronpilot.domain.errors import LeaseLost, LlmUnavailable, StoreUnavailable
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import JSON, Endpoint, new_id
-from cronpilot.domain.outage import described
-from cronpilot.domain.planning import (
+from cronpilot.domain.planning.context import dag_context, related_siblings
+from cronpilot.domain.planning.planning import (
     AnalysisClaim,
     AnalysisContext,
     AnalysisOutcome,
@@ -28,16 +27,17 @@ from cronpilot.domain.planning import (
     SessionStatus,
 )
 from cronpilot.domain.ports.bundles import PlannerStore
-from cronpilot.domain.ports.clock import Clock, Waker
+from cronpilot.domain.ports.clock import Clock
 from cronpilot.domain.ports.search import Embedder
 from cronpilot.domain.ports.telemetry import Telemetry
-from cronpilot.domain.quiet_passes import (
+from cronpilot.domain.rules.rules import RuleEvaluation
+from cronpilot.domain.runs.outage import described
+from cronpilot.domain.runs.telemetry import NO_TELEMETRY
+from cronpilot.domain.schedule.quiet_passes import (
     analysis_is_quiet,
     rules_news_is_due,
     rules_pass_is_quiet,
 )
-from cronpilot.domain.rules import RuleEvaluation
-from cronpilot.domain.telemetry import NO_TELEMETRY
 from cronpilot.planner.analysis_context import read_analysis_context
 from cronpilot.planner.brief import build_brief
 from cronpilot.planner.config import PlannerConfig
@@ -85,19 +85,19 @@ class PlannerWorker:
         clock: Clock,
         config: PlannerConfig,
         *,
-        waker: Waker | None,
+        desk: ProposalDesk,
         telemetry: Telemetry = NO_TELEMETRY,
         embedder: Embedder | None = None,
     ) -> None:
+        """`desk` is built by the composition root (`adapters.bootstrap.build_proposal_desk`),
+        the one that the API and the MCP server are given too."""
         self._store = store
         self._embedder = embedder
         self._analyst = analyst
         self._clock = clock
         self._config = config
         self._telemetry = telemetry
-        self.desk = ProposalDesk(
-            store.unit_of_work, store.reading, waker, config.limits, telemetry=telemetry
-        )
+        self.desk = desk
         self._rules = RulesPlanner(
             store.reading, self.desk, clock.now, telemetry, config.rule_dwell_seconds
         )
@@ -190,7 +190,7 @@ class PlannerWorker:
     ) -> list[AnalysisSession]:
         """One pass over the claimed endpoint: its rules when it has some, then the analyst
         when due (`_consult`). Returns the sessions stored, the rules' first: a quiet one
-        (`domain.quiet_passes`) is only counted, unless `keep_quiet`."""
+        (`domain.schedule.quiet_passes`) is only counted, unless `keep_quiet`."""
         started = self._clock.now()
         endpoint = claim.endpoint
         context = await read_analysis_context(
@@ -231,7 +231,7 @@ class PlannerWorker:
     async def _rules_pass_kept(
         self, claim: AnalysisClaim, recorded: RulesPass, started: datetime
     ) -> bool:
-        """Whether the rules pass is stored (`domain.quiet_passes`): news, and not too soon
+        """Whether the rules pass is stored (`domain.schedule.quiet_passes`): news, and not too soon
         after the endpoint's newest stored session unless it made a proposal."""
         assert recorded.session is not None
         evaluations = recorded.session.rule_evaluations

@@ -23,15 +23,15 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 from cronpilot.domain.errors import CronpilotError
+from cronpilot.domain.graph.outputs import OutputSchema, learnable
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Run
-from cronpilot.domain.outage import described
-from cronpilot.domain.outputs import OutputSchema, learnable
 from cronpilot.domain.ports.clock import Clock
 from cronpilot.domain.ports.search import Embedder
 from cronpilot.domain.ports.telemetry import Telemetry
 from cronpilot.domain.ports.units import ReadingFactory, UnitOfWorkFactory
-from cronpilot.domain.telemetry import NO_TELEMETRY
+from cronpilot.domain.runs.outage import described
+from cronpilot.domain.runs.telemetry import NO_TELEMETRY
 from cronpilot.runtime.timing import Periodic
 from cronpilot.usecases.graph_edges import record_trace, refresh_job_provides
 from cronpilot.usecases.schema_learning import learn_schema
@@ -79,7 +79,7 @@ class RunLearner:
         self._clock = clock
         self._learn_every = timedelta(seconds=learn_every_seconds)
         self._learnt_at: dict[str, datetime] = {}
-        """When each endpoint learnt within the last `learn_every` was last learnt."""
+        """When each endpoint learnt within the last `learn_every_seconds` was last learnt."""
         self._held: dict[str, Endpoint] = {}
         """Endpoints with runs observed since then, learnt once their turn comes."""
         self._learning_held = asyncio.Lock()
@@ -167,8 +167,8 @@ class RunLearner:
         return True
 
     async def _learn_in_turn(self, endpoint: Endpoint) -> None:
-        """Learn now, unless the endpoint was learnt less than `learn_every` ago: then hold it
-        until its turn (its runs stay stored; the watermark finds them)."""
+        """Learn now, unless the endpoint was learnt less than `learn_every_seconds` ago: then
+        hold it until its turn (its runs stay stored; the watermark finds them)."""
         now = self._clock.now()
         last = self._learnt_at.get(endpoint.id)
         if last is not None and now - last < self._learn_every:

@@ -18,7 +18,7 @@ from cronpilot.runtime.timing import first_of, pause
 from cronpilot.scheduler.health import StoreHealth
 
 # The worker's parts log as the worker: one logger to follow (or silence) a scheduler by.
-log = logging.getLogger("cronpilot.scheduler.worker")
+log = logging.getLogger(__name__)
 
 
 @dataclass(slots=True, eq=False)
@@ -83,7 +83,7 @@ class LeaseKeeper:
 
     async def watch_cancels(self) -> bool:
         """Cut short the calls of the runs in hand that someone asked to cancel, wherever they
-        asked (`domain.cancelling`): one read of their marks, only while any run is in hand.
+        asked (`domain.runs.cancelling`): one read of their marks, only while any run is in hand.
         For `runtime.timing.Periodic`: never asks to run again at once."""
         if not self._in_hand:
             return False

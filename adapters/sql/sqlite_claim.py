@@ -40,7 +40,7 @@ def _updated(name: str) -> ColumnElement[Any]:
 
 def lease_returning(which: ColumnElement[bool], worker_id: str, until: Any) -> Update:
     """Lease the rows of `endpoints` that `which` picks to `worker_id` until `until`
-    (`domain.claiming.leased`), returning each whole with its job's columns (as
+    (`domain.runs.claiming.leased`), returning each whole with its job's columns (as
     `rows.select_endpoints` reads them) and `SLOT_TAKEN`."""
     of_job = [
         select(column.element)

@@ -21,10 +21,10 @@ from functools import partial
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.manual_clock import ManualClock
 from cronpilot.adapters.sql import SqlStore, open_sql_store, upgrade_database
-from cronpilot.domain.guardrails import bounds_refusal
 from cronpilot.domain.model import Endpoint, Finish, Recorded
-from cronpilot.domain.planning import AnalysisSession, Proposal, SessionStatus
-from cronpilot.domain.schedule import baseline_period
+from cronpilot.domain.planning.guardrails import bounds_refusal
+from cronpilot.domain.planning.planning import AnalysisSession, Proposal, SessionStatus
+from cronpilot.domain.schedule.schedule import baseline_period
 from cronpilot.harness.exams.catalog import CYCLE_SECONDS, Exam, World
 from cronpilot.harness.exams.scores import (
     Proposed,
@@ -41,6 +41,7 @@ from cronpilot.planner.tools import SUBMIT, ToolBox
 from cronpilot.planner.worker import PlannerWorker
 from cronpilot.scheduler.learning import LEARN_EVERY_SECONDS, RunLearner
 from cronpilot.scheduler.requests import request_for
+from cronpilot.usecases.proposals import ProposalDesk
 
 WORKER = "exam"
 LEASE_SECONDS = 60.0
@@ -118,7 +119,8 @@ async def sit(
         async with stage:
             learner = RunLearner(store.unit_of_work, store.reading, clock)
             learnt: dict[str, int] = {}
-            planner = PlannerWorker(store, analyst, clock, config, waker=None)
+            desk = ProposalDesk(store.unit_of_work, store.reading, None, config.limits)
+            planner = PlannerWorker(store, analyst, clock, config, desk=desk)
             for second in range(exam.seconds):
                 ran = await _scheduler_pass(store, dispatcher, clock.now())
                 # As a scheduler worker's learner: an endpoint at most every
@@ -208,7 +210,7 @@ def proposals_in_order(
 ) -> list[Proposal]:
     """Oldest first. The exam's clock stands still while the planner works, so the proposals
     of one round share their time: within it, the order of the tool calls that made them,
-    whose outcome names the proposal (`domain.planning.proposal_outcome`)."""
+    whose outcome names the proposal (`domain.planning.planning.proposal_outcome`)."""
     calls = [call for session in sessions for call in session.tool_calls if call.outcome]
     made_by = {
         p.id: next((call.seq for call in calls if p.id in (call.outcome or "")), 0)

@@ -13,7 +13,7 @@ from sqlalchemy import event
 from cronpilot.adapters.sql import SqlStore, open_sql_store
 from cronpilot.domain.model import RunStatus, RunTrigger
 from cronpilot.domain.ports import SecretCipher
-from cronpilot.domain.transitions import queued_run
+from cronpilot.domain.runs.transitions import queued_run
 from tests.contract.builders import LEASE_SECONDS, T0, add_endpoint, seconds
 
 

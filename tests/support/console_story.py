@@ -15,9 +15,9 @@ from datetime import datetime
 from cronpilot.adapters.bootstrap import planner_config
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.jobs_file import example_jobs_file
-from cronpilot.domain.access import Scope
+from cronpilot.domain.access.access import Scope
 from cronpilot.domain.model import Claim, Finish, PlannerMode, Recorded
-from cronpilot.domain.planning import ProposalDraft, ProposalKind
+from cronpilot.domain.planning.planning import ProposalDraft, ProposalKind
 from cronpilot.domain.ports import JobDeclaration, Store
 from cronpilot.harness.stories import LOOPBACK, START, staged
 from cronpilot.planner.heuristic import HeuristicAnalyst
@@ -111,8 +111,9 @@ async def _story(
     config = planner_config(settings_for_tests(worker_id="planner"))
     # The story changes schedules often in little time; the hourly limit is tested elsewhere.
     limits = limits_for_tests(max_changes_per_hour=100)
+    desk = ProposalDesk(store.unit_of_work, store.reading, None, limits)
     planner = PlannerWorker(
-        store, HeuristicAnalyst(), clock, replace(config, limits=limits), waker=None
+        store, HeuristicAnalyst(), clock, replace(config, limits=limits), desk=desk
     )
     for _ in range(seconds):
         now = clock.now()

@@ -1,6 +1,6 @@
 """Two jobs with one of everything each, for the walks of a token limited to one of them
-(`tests/api/test_reach_walk.py`): runs (finished with a body, queued), an approval a gated
-dependant waits on, a proposal with its notification, a failed alert and one the DAG held, an
+(`tests/integration/api/test_reach_walk.py`): runs (finished with a body, queued), an approval a
+gated dependant waits on, a proposal with its notification, a failed alert and one the DAG held, an
 analysis session, a learnt schema, graph edges inside each job and one across them, webhooks,
 quiet periods and a limit shared by both jobs. The other job's names are words found
 nowhere else, so that any appearance of them, or of its ids, in an answer is a leak."""
@@ -12,11 +12,11 @@ from datetime import datetime, timedelta
 
 from cronpilot.adapters.jobs_file import parse_declarations
 from cronpilot.adapters.wake import InProcessWaker
-from cronpilot.domain.access import Scope
-from cronpilot.domain.alerts import AlertEvent, Notification, NotificationStatus
-from cronpilot.domain.graph import EdgeSighting, EdgeSource, EdgeType
+from cronpilot.domain.access.access import Scope
+from cronpilot.domain.alerts.alerts import AlertEvent, Notification, NotificationStatus
+from cronpilot.domain.graph.graph import EdgeSighting, EdgeSource, EdgeType
 from cronpilot.domain.model import Endpoint, Finish, PlannerMode, Response, new_id
-from cronpilot.domain.planning import (
+from cronpilot.domain.planning.planning import (
     AnalysisOutcome,
     AnalysisSession,
     Proposal,

@@ -4,13 +4,10 @@ domain functions as the SQL store."""
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from cronpilot.domain.approvals import ApprovalState
-from cronpilot.domain.conditions import Response
-from cronpilot.domain.dag import (
+from cronpilot.domain.graph.dag import (
     DagPlan,
     DagWait,
     advance,
@@ -21,8 +18,9 @@ from cronpilot.domain.dag import (
     reading,
     ready_trigger,
     run_if_reads,
+    starting,
 )
-from cronpilot.domain.graph import (
+from cronpilot.domain.graph.graph import (
     Edge,
     EdgeKey,
     EdgeSighting,
@@ -31,6 +29,7 @@ from cronpilot.domain.graph import (
     sighted,
     touches_job,
 )
+from cronpilot.domain.graph.outputs import DriftEvent, OutputSchema
 from cronpilot.domain.model import (
     Claim,
     DagTrigger,
@@ -40,9 +39,10 @@ from cronpilot.domain.model import (
     Run,
     RunStatus,
 )
-from cronpilot.domain.outputs import DriftEvent, OutputSchema
+from cronpilot.domain.planning.approvals import ApprovalState
 from cronpilot.domain.ports import DagRepository, GraphRepository, SchemaRepository
-from cronpilot.domain.transitions import started_run
+from cronpilot.domain.rules.conditions import Response
+from cronpilot.domain.runs.transitions import started_run
 
 if TYPE_CHECKING:
     # The state is defined beside the store, which assembles these repositories.
@@ -120,7 +120,7 @@ class MemoryGraph(GraphRepository):
 
 def advance_dag(state: MemoryState, finish: Finish, run: Run) -> Recorded:
     """Report `run`, just recorded for `finish`, to its endpoint's dependants
-    (`domain.dag.advance`) and start those now ready; the lock held by the caller
+    (`domain.graph.dag.advance`) and start those now ready; the lock held by the caller
     (`MemoryClaims.finish_many`)."""
     claim, worker_id, now = finish.claim, finish.worker_id, finish.now
     endpoint = state.endpoint(claim.endpoint.id)
@@ -191,15 +191,10 @@ def _carry_out(
     state: MemoryState, plan: DagPlan, lease: tuple[str, float], now: datetime
 ) -> list[Claim]:
     save_plan(state, plan)
-    claims = []
-    for node, wait, trigger in plan.start:
-        current = state.endpoints[node.id]
-        if current.lease_owner is None:
-            claims.append(_start(state, current, trigger, lease, now))
-        else:
-            ready = replace(wait, ready=True, parent_trace_id=trigger.parent_trace_id)
-            state.waits[(wait.dag_run_id, wait.endpoint_id)] = ready
-    return claims
+    starts, ready = starting(plan)
+    for wait in ready:
+        state.waits[(wait.dag_run_id, wait.endpoint_id)] = wait
+    return [_start(state, node, trigger, lease, now) for node, trigger in starts]
 
 
 def _start(

@@ -1,0 +1,1 @@
+"""Finding endpoints by what they do: the text of an endpoint and its ranking."""
