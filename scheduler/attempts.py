@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from dataclasses import replace
 from datetime import timedelta
 
 from tenacity import (
@@ -28,6 +27,7 @@ from tenacity import (
 
 from cronpilot.domain.assertions import judged
 from cronpilot.domain.errors import TemplateUnfilled
+from cronpilot.domain.evolve import evolved
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Attempt, BodyAbsence, Claim, ErrorKind, Response, RetryPolicy
 from cronpilot.domain.ports.clock import Clock
@@ -66,7 +66,7 @@ class Caller:
             response = await slot.attempt()
         else:
             response = await slot.retried(policy)
-        return replace(response, attempts=tuple(slot.made))
+        return evolved(response, attempts=tuple(slot.made))
 
     async def dispatch(self, claim: Claim) -> Response:
         """One attempt: the request sent, traced and judged; never raises for the endpoint."""
@@ -107,7 +107,7 @@ class Caller:
                 error_message=f"dispatcher error: {type(exc).__name__}",
                 request=sent,
             )
-        return judged(claim.endpoint.spec, replace(response, request=sent))
+        return judged(claim.endpoint.spec, evolved(response, request=sent))
 
     async def rest(self, seconds: float) -> bool:
         """Wait before a retry; cut short, and False, once the worker is stopping."""
@@ -142,7 +142,7 @@ class _SlotCall:
         # `heeded` hands back what it was given when the endpoint may ask all of it (always
         # without steering headers): the answer then needs no copy.
         self._last = (
-            response if steering is response.steering else replace(response, steering=steering)
+            response if steering is response.steering else evolved(response, steering=steering)
         )
         self.made.append(attempt_of(len(self.made) + 1, self._last, now))
         return self._last

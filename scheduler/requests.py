@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from cronpilot.domain.conditional_calls import calls_conditionally
+from cronpilot.domain.evolve import evolved
 from cronpilot.domain.model import Claim, HttpRequest
 from cronpilot.domain.templates import fill
 from cronpilot.domain.tracing import TRACEPARENT, TraceContext
@@ -47,4 +46,4 @@ def traced(request: HttpRequest, trace: TraceContext) -> HttpRequest:
         name: value for name, value in request.headers.items() if name.lower() != TRACEPARENT
     }
     headers[TRACEPARENT] = trace.traceparent
-    return replace(request, headers=headers)
+    return evolved(request, headers=headers)
