@@ -34,11 +34,10 @@ from cronpilot.domain.ports.clock import Clock
 from cronpilot.domain.ports.dispatch import Dispatcher
 from cronpilot.domain.ports.tracing import Tracer
 from cronpilot.domain.retries import attempt_of, may_repeat, retries, retry_deadline
-from cronpilot.domain.sent_request import sent_request
 from cronpilot.domain.steering import heeded
 from cronpilot.domain.tracing import run_trace
 from cronpilot.runtime.timing import pause
-from cronpilot.scheduler.requests import request_for, traced
+from cronpilot.scheduler.requests import SentRequests, request_for, traced
 
 # The worker's parts log as the worker: one logger to follow (or silence) a scheduler by.
 log = logging.getLogger("cronpilot.scheduler.worker")
@@ -55,6 +54,7 @@ class Caller:
         self._clock = clock
         self._tracer = tracer
         self._stopping = stopping
+        self._sent = SentRequests()
 
     async def call(self, claim: Claim) -> Response:
         """The response that decides `claim`'s run, with every attempt made for it
@@ -82,7 +82,7 @@ class Caller:
                 started_at=now,
                 finished_at=now,
             )
-        sent = sent_request(request)
+        sent = self._sent.of(claim, request)
         try:
             with self._tracer.span(
                 "call", run_trace(claim), run_id=claim.run_id, endpoint=claim.endpoint.ref
