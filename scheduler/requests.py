@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from cronpilot.domain.conditional_calls import calls_conditionally
 from cronpilot.domain.evolve import evolved
 from cronpilot.domain.model import Claim, HttpRequest, SentRequest
-from cronpilot.domain.sent_request import sent_request
-from cronpilot.domain.templates import fill
-from cronpilot.domain.tracing import TRACEPARENT, TraceContext
+from cronpilot.domain.runs.conditional_calls import calls_conditionally
+from cronpilot.domain.runs.sent_request import sent_request
+from cronpilot.domain.runs.templates import fill
+from cronpilot.domain.runs.tracing import TRACEPARENT, TraceContext
 
 RUN_ID_HEADER = "X-Cronpilot-Run-Id"
 SLOT_HEADER = "X-Cronpilot-Slot"
@@ -51,7 +51,7 @@ def traced(request: HttpRequest, trace: TraceContext) -> HttpRequest:
 
 
 class SentRequests:
-    """The requests calls sent, fit to keep (`domain.sent_request`), the masking of each
+    """The requests calls sent, fit to keep (`domain.runs.sent_request`), the masking of each
     endpoint's declared URL and headers done once per declaration rather than on every call:
     a worker calls the same few thousand endpoints over and over, and masking costs more than
     comparing a declaration with the one masked. A call with a body, or with templates filled

@@ -19,8 +19,8 @@ from cronpilot.adapters.sql import SqlStore
 from cronpilot.adapters.sql.finish_statement import _json_text
 from cronpilot.domain.errors import LeaseLost, StoreUnavailable
 from cronpilot.domain.model import Finish, OneShotHint, Pause, Recorded, RunStatus
-from cronpilot.domain.settling import settle
-from cronpilot.domain.transitions import started_run
+from cronpilot.domain.runs.settling import settle
+from cronpilot.domain.runs.transitions import started_run
 from tests.contract.builders import LEASE_SECONDS, OK, T0, add_endpoint, seconds
 
 pytestmark = pytest.mark.postgres

@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from cronpilot.domain.access.secrets import MASK
 from cronpilot.domain.model import Claim, DagTrigger, Endpoint, EndpointSpec, Schedule
-from cronpilot.domain.secrets import MASK
-from cronpilot.domain.sent_request import sent_request
-from cronpilot.domain.transitions import claim_of
+from cronpilot.domain.runs.sent_request import sent_request
+from cronpilot.domain.runs.transitions import claim_of
 from cronpilot.scheduler.requests import RUN_ID_HEADER, SentRequests, request_for
 
 NOW = datetime(2026, 11, 29, 8, 0, tzinfo=UTC)
