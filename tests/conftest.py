@@ -26,6 +26,7 @@ from cryptography.fernet import Fernet
 from sqlalchemy.engine import URL, make_url
 
 from cronpilot.adapters.crypto import FernetCipher
+from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.sql import open_sql_store, upgrade_database
 from cronpilot.domain.ports import SecretCipher, Store
 from tests.support.memory_store import MemoryStore
@@ -241,3 +242,13 @@ def _lateness(item: pytest.Item) -> tuple[int, int]:
     if path in LONG_FILES:
         return 0, LONG_FILES.index(path)
     return (2, 0) if item.get_closest_marker("slow") is None else (1, 0)
+
+
+@pytest.fixture
+async def dispatcher() -> AsyncIterator[AiohttpDispatcher]:
+    """A real dispatcher that calls loopback only: the tests' endpoint servers."""
+    opened = AiohttpDispatcher(allowed_networks=["127.0.0.1/32"])
+    try:
+        yield opened
+    finally:
+        await opened.close()
