@@ -40,7 +40,7 @@ from cronpilot.runtime.timing import pause
 from cronpilot.scheduler.requests import SentRequests, request_for, traced
 
 # The worker's parts log as the worker: one logger to follow (or silence) a scheduler by.
-log = logging.getLogger("cronpilot.scheduler.worker")
+log = logging.getLogger(__name__)
 
 
 class Caller:
