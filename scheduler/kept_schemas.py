@@ -1,8 +1,9 @@
 """The learnt schemas a worker keeps in memory, so that learning from a recorded run reads
 nothing: its body, still in memory at the finish, is merged into its endpoint's schema as the
 run is handed over (`merge`). Only a change of shape (the first body, a new field, a new type,
-a field now optional, a format dropped) asks for a save at once; a merge that only adds to the
-schema's counts waits for the next save of counts, minutes later.
+a field now optional, a format dropped) or of the fields found volatile (left out when answers
+are compared) asks for a save at once; a merge that only adds to the schema's counts waits for
+the next save of counts, minutes later.
 
 A schema is merged in memory only while it holds every run of its endpoint up to the one
 handed over: its watermark (the newest slot merged) must be the endpoint's last slot as
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
 
+from cronpilot.domain.change_detection import volatile_fields
 from cronpilot.domain.model import Endpoint, Run
 from cronpilot.domain.outputs import DriftEvent, OutputSchema, learn, learnable
 
@@ -31,7 +33,7 @@ class Merged(Enum):
     NOTHING = "nothing"
     """Merged in memory (or nothing to learn): no store work now."""
     SAVE = "save"
-    """Merged, and the shape changed: the schema is to be saved now."""
+    """Merged, and the shape or the volatile fields changed: the schema is to be saved now."""
     FROM_STORE = "from_store"
     """Not merged: the schema in memory lacks runs (or there is none); learn from the store."""
 
@@ -45,6 +47,8 @@ class Kept:
     """Changes of shape merged since the last save."""
     reshaped: bool = False
     """The shape changed (or the first body came) since the last save."""
+    due: bool = False
+    """To be saved now: reshaped, or its volatile fields are not the endpoint's."""
     unsaved: bool = False
     """Bodies were merged since the last save."""
 
@@ -74,8 +78,10 @@ class KeptSchemas:
         if drift or first:
             kept.drift += drift
             kept.reshaped = True
-            return Merged.SAVE
-        return Merged.NOTHING
+        elif volatile_fields(kept.schema.root) == endpoint.volatile_fields:
+            return Merged.NOTHING
+        kept.due = True
+        return Merged.SAVE
 
     def keep(self, endpoint: Endpoint, schema: OutputSchema) -> Kept:
         """Keep `schema`, as stored, for `endpoint`'s next runs."""

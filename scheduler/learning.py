@@ -4,13 +4,13 @@
 
 The worker hands each recorded run to `observe`, which merges its body, still in memory,
 into the schema kept for its endpoint (`scheduler.kept_schemas`) and returns: most runs answer
-the shape already learnt, and cost no read and no write then. A change of shape is saved at
-once by a background task; the counts the other runs add are saved at most every
-`SAVE_COUNTS_SECONDS`. An endpoint whose kept schema lacks runs (recorded by another worker,
-or before this one started) is learnt from the store by that task, from the schema's
-watermark. Nothing is lost when the queue overflows or a worker dies: a schema remembers the
-newest slot it has merged, so the next learning of the endpoint from the store (or `schema
-backfill`) catches up on everything stored since.
+the shape already learnt, and cost no read and no write then. A change of shape (or of the
+fields found volatile) is saved at once by a background task; the counts the other runs add
+are saved at most every `SAVE_COUNTS_SECONDS`. An endpoint whose kept schema lacks runs
+(recorded by another worker, or before this one started) is learnt from the store by that
+task, from the schema's watermark. Nothing is lost when the queue overflows or a worker dies:
+a schema remembers the newest slot it has merged, so the next learning of the endpoint from
+the store (or `schema backfill`) catches up on everything stored since.
 
 A job's provides edges are computed from every learnt schema of the job, so they are not
 refreshed on each first body or change of shape: the job is marked, and marked jobs are
@@ -193,7 +193,7 @@ class RunLearner:
                     self._from_store.discard(endpoint.id)
                     await self._learn_in_turn(endpoint)
                 else:
-                    await self._save(endpoint.id, reshaped_only=True)
+                    await self._save(endpoint.id, due_only=True)
                 if run is not None:
                     await self.trace(run)
         finally:
@@ -227,21 +227,27 @@ class RunLearner:
             kept = self._kept.get(endpoint_id)
             if kept is not None:
                 with _failure_logged(kept.endpoint):
-                    await self._save(endpoint_id, reshaped_only=False)
+                    await self._save(endpoint_id, due_only=False)
 
-    async def _save(self, endpoint_id: str, *, reshaped_only: bool) -> None:
+    async def _save(self, endpoint_id: str, *, due_only: bool) -> None:
         """Save the schema kept for the endpoint, as merged so far (a copy: runs handed over
         meanwhile are merged into the kept one, saved next time). Another writer having saved
         it since, the kept one is forgotten and the endpoint learnt from the store in its
         turn."""
         kept = self._kept.get(endpoint_id)
-        if kept is None or not kept.unsaved or (reshaped_only and not kept.reshaped):
+        if kept is None or not kept.unsaved or (due_only and not kept.due):
             return
         saving, drift, reshaped = kept.schema.copy(), kept.drift, kept.reshaped
-        kept.drift, kept.reshaped, kept.unsaved = [], False, False
+        kept.drift, kept.reshaped, kept.due, kept.unsaved = [], False, False, False
         now = self._clock.now()
         self._learnt_at[endpoint_id] = now
-        if not await save_learnt(self._uow, kept.endpoint, saving, drift, now):
+        try:
+            saved = await save_learnt(self._uow, kept.endpoint, saving, drift, now)
+        except BaseException:
+            # What was taken out to save is gone with it: the store catches up instead.
+            self._kept.forget(endpoint_id)
+            raise
+        if not saved:
             self._kept.forget(endpoint_id)
             await self._learn_in_turn(kept.endpoint)
             return

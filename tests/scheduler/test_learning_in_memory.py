@@ -12,6 +12,7 @@ from typing import Any
 from cronpilot.domain.graph import EdgeType
 from cronpilot.domain.model import JSON, Endpoint, Response, Run
 from cronpilot.domain.ports import Store
+from cronpilot.domain.schema_inference import VOLATILE_AFTER
 from cronpilot.scheduler.learning import RunLearner
 from tests.contract.builders import LEASE_SECONDS, T0, declaration, seconds, spec
 from tests.support.clock import FakeClock
@@ -126,6 +127,20 @@ async def test_a_new_field_is_saved_at_once_and_refreshes_the_edges_a_same_shape
         assert await learnt(120, {"ok": False, "batch_id": "b2"}) == 2
         await learner.idle()
         assert refreshes() == 2
+
+
+async def test_fields_found_volatile_are_saved_at_once_though_the_shape_stays(
+    store: Store,
+) -> None:
+    await store.catalog.apply([declaration("j", spec("e"))], T0)
+    learner = RunLearner(store.unit_of_work, store.reading, FakeClock(T0))
+    async with running(learner):
+        for n in range(VOLATILE_AFTER):
+            at = T0 + seconds(60 * n)
+            body = {"ok": True, "at": at.isoformat(), "n": n}
+            await _handed_over(learner, *await _recorded(store, "e", at, body))
+            expected = ("at", "n") if n + 1 >= VOLATILE_AFTER else ()
+            assert (await store.catalog.get_endpoint("j/e")).volatile_fields == expected
 
 
 async def test_a_schema_saved_by_another_worker_is_learnt_again_from_the_store(
