@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
 
-from cronpilot.domain.change_detection import volatile_fields
+from cronpilot.domain.graph.change_detection import volatile_fields
+from cronpilot.domain.graph.outputs import DriftEvent, OutputSchema, learn, learnable
 from cronpilot.domain.model import Endpoint, Run
-from cronpilot.domain.outputs import DriftEvent, OutputSchema, learn, learnable
 
 MAX_KEPT = 50_000
 """Schemas kept at most; past it the oldest is forgotten (its endpoint learns from the store

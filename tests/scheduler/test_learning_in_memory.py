@@ -9,10 +9,10 @@ from collections import Counter
 from datetime import datetime
 from typing import Any
 
-from cronpilot.domain.graph import EdgeType
+from cronpilot.domain.graph.graph import EdgeType
+from cronpilot.domain.graph.schema_inference import VOLATILE_AFTER
 from cronpilot.domain.model import JSON, Endpoint, Response, Run
 from cronpilot.domain.ports import Store
-from cronpilot.domain.schema_inference import VOLATILE_AFTER
 from cronpilot.scheduler.learning import RunLearner
 from tests.contract.builders import LEASE_SECONDS, T0, declaration, seconds, spec
 from tests.support.clock import FakeClock
