@@ -89,7 +89,7 @@ class RunLearner:
         self._clock = clock
         self._learn_every = timedelta(seconds=learn_every_seconds)
         self._learnt_at: dict[str, datetime] = {}
-        """When each endpoint learnt within the last `learn_every` was last learnt."""
+        """When each endpoint learnt within the last `learn_every_seconds` was last learnt."""
         self._held: dict[str, Endpoint] = {}
         """Endpoints with runs observed since then, learnt once their turn comes."""
         self._learning_held = asyncio.Lock()
@@ -202,8 +202,8 @@ class RunLearner:
         return True
 
     async def _learn_in_turn(self, endpoint: Endpoint) -> None:
-        """Learn now, unless the endpoint was learnt less than `learn_every` ago: then hold it
-        until its turn (its runs stay stored; the watermark finds them)."""
+        """Learn now, unless the endpoint was learnt less than `learn_every_seconds` ago: then
+        hold it until its turn (its runs stay stored; the watermark finds them)."""
         now = self._clock.now()
         last = self._learnt_at.get(endpoint.id)
         if last is not None and now - last < self._learn_every:

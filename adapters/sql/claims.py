@@ -65,6 +65,7 @@ from cronpilot.adapters.sql.tables import (
 )
 from cronpilot.domain.alerts.alerts import run_notifications
 from cronpilot.domain.errors import CronpilotError, LeaseLost
+from cronpilot.domain.evolve import evolved
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import (
     BodyAbsence,
@@ -595,7 +596,7 @@ class SqlClaims(ClaimRepository):
             claim = claim_of(endpoint, run_id, trace_id, lease.until)
             if versioned and endpoint is leased:
                 # Nothing has written the row since the claim statement did.
-                claim = replace(claim, stored=StoredClaim(row[ROW_VERSION.name], lease.now))
+                claim = evolved(claim, stored=StoredClaim(row[ROW_VERSION.name], lease.now))
             claims.append(claim)
         return claims
 
