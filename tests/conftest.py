@@ -23,6 +23,7 @@ from typing import Any
 import asyncpg
 import pytest
 from cryptography.fernet import Fernet
+from hypothesis import settings
 from sqlalchemy.engine import URL, make_url
 
 from cronpilot.adapters.crypto import FernetCipher
@@ -30,6 +31,11 @@ from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.sql import open_sql_store, upgrade_database
 from cronpilot.domain.ports import SecretCipher, Store
 from tests.support.memory_store import MemoryStore
+
+# No timed assertion in the suite: Hypothesis' per-example deadline (200 ms) fails a property on a
+# loaded 2-core machine (CI runs every core), not on a wrong answer.
+settings.register_profile("cronpilot", deadline=None)
+settings.load_profile("cronpilot")
 
 DEFAULT_PG = "postgresql://postgres@127.0.0.1:5432/test"
 CONNECT_TIMEOUT = 5.0

@@ -60,6 +60,12 @@ from cronpilot.adapters.sql.run_places import (
     queue_runs,
     save_run,
 )
+from cronpilot.adapters.sql.sqlite_claim import (
+    SLOT_TAKEN,
+    insert_runs,
+    lease_returning,
+    mappings_of,
+)
 from cronpilot.adapters.sql.tables import (
     HOLDS_LEASE,
     IS_QUEUED,
@@ -73,6 +79,7 @@ from cronpilot.adapters.sql.tables import (
 )
 from cronpilot.domain.alerts.alerts import run_notifications
 from cronpilot.domain.errors import CronpilotError, LeaseLost
+from cronpilot.domain.evolve import evolved
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import (
     BodyAbsence,
@@ -260,24 +267,27 @@ def _slots_postgres(queued: Any, within: Any) -> tuple[Any, Any]:
 async def _lease_due_sqlite(
     conn: AsyncConnection, lease: LeaseRequest, within: Any
 ) -> list[Leased]:
-    """SQLite has one writer at a time and the transaction began IMMEDIATE, so no other claimer
-    can interleave: lease with UPDATE … RETURNING, then insert each slot's run."""
+    """The slot half of SQLite's claim in two statements (`sqlite_claim`): lease the due rows
+    and read them back at once, then insert the runs `started_run` makes of their slots."""
     due = claim_candidates(lease.due_by, lease.limit, lease.now).where(within)
-    # `domain.runs.claiming.leased` as one UPDATE for the batch.
     result = await conn.execute(
-        update(endpoints)
-        .where(endpoints.c.id.in_(due.scalar_subquery()))
-        .values(lease_owner=lease.worker_id, lease_until=lease.until)
-        .returning(endpoints.c.id)
+        lease_returning(endpoints.c.id.in_(due.scalar_subquery()), lease.worker_id, lease.until)
     )
-    leased_ids = result.scalars().all()
-    rows = await conn.execute(
-        select_endpoints().where(endpoints.c.id.in_(leased_ids)).order_by(endpoints.c.next_run_at)
-    )
+    # RETURNING comes in no set order: earliest first, as the candidates were picked.
+    rows = sorted(mappings_of(result), key=lambda row: row["next_run_at"])
+    runs: dict[str, Run] = {}
+    for row in rows:
+        if not row[SLOT_TAKEN]:
+            claim = claim_of(endpoint_from_row(row, None), new_id(), new_id(), lease.until)
+            runs[row["id"]] = started_run(claim, lease.worker_id, lease.now)
+    inserted = await insert_runs(conn, list(runs.values()))
     leased: list[Leased] = []
-    for row in rows.mappings().all():
-        run_id, trace_id = await _start_run(conn, endpoint_from_row(row, None), lease)
-        leased.append((row, run_id, trace_id))
+    for row in rows:
+        run = runs.get(row["id"])
+        if run is not None and run.id in inserted:
+            leased.append((row, run.id, run.trace_id))
+        else:
+            leased.append((row, None, None))
     return leased
 
 
@@ -514,24 +524,29 @@ async def _start_queued_sqlite(
     conn: AsyncConnection, lease: LeaseRequest, within: Any
 ) -> list[Started]:
     """SQLite's one writer (the transaction began IMMEDIATE) lets the earliest due queued run
-    of each unleased endpoint (that `within` lets go) be picked, its endpoint leased and the
-    run started in turn."""
+    of each unleased endpoint (that `within` lets go) be picked, then their endpoints leased
+    and read back in one statement and the runs started in one executemany."""
     query = _waiting_runs(lease.due_by, lease.now).where(within)
     waiting = (await conn.execute(query)).mappings()
-    started: list[Started] = []
-    for queued in first_of_each((run_from_row(row) for row in waiting), lease.limit):
-        await conn.execute(
-            update(endpoints)
-            .where(endpoints.c.id == queued.endpoint_id)
-            .values(lease_owner=lease.worker_id, lease_until=lease.until)
+    picked = first_of_each((run_from_row(row) for row in waiting), lease.limit)
+    if not picked:
+        return []
+    leased = await conn.execute(
+        lease_returning(
+            endpoints.c.id.in_([queued.endpoint_id for queued in picked]),
+            lease.worker_id,
+            lease.until,
         )
-        running = started_queued(queued, lease.worker_id, lease.now)
-        await conn.execute(
-            update(run_queue).where(run_queue.c.id == queued.id).values(run_values(running))
-        )
-        leased = select_endpoints().where(endpoints.c.id == queued.endpoint_id)
-        started.append(((await conn.execute(leased)).mappings().one(), queued))
-    return started
+    )
+    rows = {row["id"]: row for row in mappings_of(leased)}
+    await conn.execute(
+        update(run_queue).where(run_queue.c.id == bindparam("b_id")),
+        [
+            {"b_id": queued.id, **run_values(started_queued(queued, lease.worker_id, lease.now))}
+            for queued in picked
+        ],
+    )
+    return [(rows[queued.endpoint_id], queued) for queued in picked]
 
 
 async def _start_run(
@@ -637,7 +652,7 @@ class SqlClaims(ClaimRepository):
                 let_go.append(claimed_alone(endpoint, claim.slot_at, lease.now))
             elif versioned and endpoint is leased:
                 # Nothing has written the row since the claim statement did.
-                claim = replace(claim, stored=StoredClaim(row[ROW_VERSION.name], lease.now))
+                claim = evolved(claim, stored=StoredClaim(row[ROW_VERSION.name], lease.now))
             claims.append(claim)
         if let_go:
             # One executemany for the batch, after what the loop wrote of the same rows.

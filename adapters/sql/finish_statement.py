@@ -27,6 +27,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+import orjson
 from sqlalchemy import Column, Label, literal_column
 from sqlalchemy.dialects import postgresql
 
@@ -145,7 +146,14 @@ class _AsText(str):
 def _json_text(value: object) -> str | None:
     if value is None or isinstance(value, _AsText):
         return value
-    return json.dumps(value)
+    try:
+        # A run's attempts and request (and a body without its text): made here of strings,
+        # small integers and finite numbers, which orjson writes as `json` does, in a tenth of
+        # the time (decision 0053). What it refuses (a lone surrogate, an integer past 64
+        # bits, a key that is no string) goes through `json`.
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return json.dumps(value)
 
 
 def arguments(batch: Sequence[Finish], settled: dict[int, Settled]) -> list[list[Any]]:
