@@ -286,7 +286,7 @@ async def open_planner(
         analyst,
         clock,
         planner_config(settings),
-        waker=waker,
+        desk=build_proposal_desk(settings, store, waker, telemetry),
         telemetry=telemetry,
         embedder=build_embedder(settings),
     )
