@@ -19,7 +19,19 @@ from pathlib import Path
 import grimp
 
 LAYOUT = Path(__file__).resolve().parents[1] / "docs" / "layout.md"
-FRONT = ("cli", "api", "console", "mcp", "views", "sql", "http", "llm", "search", "jobs_file")
+FRONT = (
+    "cli",
+    "api",
+    "console",
+    "mcp",
+    "web",
+    "views",
+    "sql",
+    "http",
+    "llm",
+    "search",
+    "jobs_file",
+)
 LAYER_ORDER = ("harness", "adapters", "scheduler", "planner", "usecases", "runtime", "domain")
 
 
