@@ -8,7 +8,9 @@ endpoint moves towards its share:
 - within x0.6-x1.4 of the current interval while the estimate is uncertain (Apache Nutch's
   adaptive schedule warns that steps past +-40 % destabilise it), straight to the target once
   it is sure: when the freshness at the target under either end of the estimate's interval
-  differs by at most `SURE_SPREAD`.
+  differs by at most `SURE_SPREAD`;
+- never back within a dwell: a step against the direction of the endpoint's last change waits
+  until that change has stood the dwell.
 
 Pure: the caller supplies the job's endpoints as `Seat`s.
 """
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from cronpilot.domain.call_budget import (
     BudgetError,
@@ -26,16 +28,14 @@ from cronpilot.domain.call_budget import (
     best_intervals,
     per_hour,
 )
-from cronpilot.domain.change_rate import RateEstimate, duration_text, freshness
-from cronpilot.domain.heuristic import (
-    AFTER_UPSTREAMS_LOOK_AGAIN_SECONDS,
-    HINT_TTL_PERIODS,
-    MAX_LOOK_AGAIN_SECONDS,
-    MIN_HINT_TTL_SECONDS,
-    HeuristicVerdict,
+from cronpilot.domain.change_rate import (
+    RateEstimate,
     current_interval,
+    duration_text,
+    freshness,
 )
 from cronpilot.domain.model import Endpoint
+from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
 from cronpilot.domain.schedule import baseline_period
 
 SLOWER, FASTER = 1.4, 0.6
@@ -47,6 +47,31 @@ SURE_SPREAD = 0.05
 differs by at most this much: more calls would not change the step."""
 SURE_CONFIDENCE, STEP_CONFIDENCE = 0.95, 0.8
 """The confidence of a step straight to its target, and of a damped one (`domain.autonomy`)."""
+KEEP_CONFIDENCE = 0.6
+"""The confidence of a look that proposes nothing."""
+HINT_TTL_PERIODS = 10
+"""A step stands for this many of its own intervals, and at least `MIN_HINT_TTL_SECONDS`."""
+MIN_HINT_TTL_SECONDS = 3600.0
+"""As long as the hourly rate window (decision 0029): a hint of a few seconds that lapsed
+within a minute would fall back to the baseline and be stepped again, changes that the hourly
+limit then stops."""
+AFTER_UPSTREAMS_LOOK_AGAIN_SECONDS = 3600.0
+"""A DAG dependant has nothing the planner could change; it is looked at rarely."""
+MAX_LOOK_AGAIN_SECONDS = 86_400.0
+"""The longest a planner waits before it looks again (`submit_analysis` allows no more): three
+periods of a daily cron would be three days."""
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltinVerdict:
+    """What the built-in planner makes of one endpoint: why, when to look again, and the
+    interval to propose (None: leave the schedule alone) with its ttl."""
+
+    reasoning: str
+    look_again_seconds: float
+    interval_seconds: float | None = None
+    ttl_seconds: float | None = None
+    confidence: float = KEEP_CONFIDENCE
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,17 +181,68 @@ def _bounds(endpoint: Endpoint, now: datetime) -> tuple[float, float, float]:
     return baseline, low, max(spec.max_interval_seconds or baseline, low)
 
 
+@dataclass(frozen=True, slots=True)
+class LastMove:
+    """The endpoint's last applied interval change: when, from which interval to which."""
+
+    at: datetime
+    before: float
+    after: float
+
+
+def _applied(proposal: Proposal) -> datetime:
+    return proposal.decided_at or proposal.created_at
+
+
+def last_move(newest_first: Sequence[Proposal], baseline: float) -> LastMove | None:
+    """The last interval change among an endpoint's proposals (newest first), whoever made
+    it. It moved from the change before it while that one's ttl still ran, else from the
+    baseline."""
+    changes = [
+        p
+        for p in newest_first
+        if p.status is ProposalStatus.APPLIED
+        and p.kind is ProposalKind.INTERVAL
+        and p.interval_seconds is not None
+    ]
+    if not changes:
+        return None
+    last, *older = changes
+    assert last.interval_seconds is not None
+    before = baseline
+    if older:
+        previous = older[0]
+        lapsed = _applied(previous) + timedelta(seconds=previous.ttl_seconds or 0)
+        if previous.interval_seconds is not None and lapsed > _applied(last):
+            before = previous.interval_seconds
+    return LastMove(_applied(last), before, last.interval_seconds)
+
+
+def back_until(
+    step: float, current: float, move: LastMove, now: datetime, dwell_seconds: float
+) -> datetime | None:
+    """Until when a step from `current` to `step` waits because it would undo the direction
+    of the last change `move` before that change has stood its dwell, or None."""
+    until = move.at + timedelta(seconds=dwell_seconds)
+    against = (step - current) * (move.after - move.before) < 0
+    return until if against and until > now else None
+
+
 def judge_freshness(
     endpoint: Endpoint,
     estimates: Mapping[str, RateEstimate | None],
     job: Sequence[Endpoint],
     now: datetime,
-) -> HeuristicVerdict:
+    *,
+    move: LastMove | None = None,
+    dwell_seconds: float = 0.0,
+) -> BuiltinVerdict:
     """What the built-in planner makes of `endpoint`, one of the `job`'s endpoints, given the
     change-rate estimates known by endpoint id (the analysed one's among them; None: its
-    answers cannot be compared, an id missing: not estimated yet)."""
+    answers cannot be compared, an id missing: not estimated yet), and the endpoint's last
+    interval change, which a step does not undo within `dwell_seconds`."""
     if endpoint.spec.schedule.after_upstreams:
-        return HeuristicVerdict(
+        return BuiltinVerdict(
             "runs after its upstreams (depends_on): no schedule of its own to tune",
             AFTER_UPSTREAMS_LOOK_AGAIN_SECONDS,
         )
@@ -174,7 +250,7 @@ def judge_freshness(
     again = look_again(current)
     retry_after = endpoint.retry_after_at
     if endpoint.failure_count > 0 or (retry_after is not None and retry_after > now):
-        return HeuristicVerdict(
+        return BuiltinVerdict(
             "the endpoint is failing or asked to wait (Retry-After): left to the backoff",
             again,
         )
@@ -184,7 +260,7 @@ def judge_freshness(
             if endpoint.id in estimates
             else "fewer than two compared calls"
         )
-        return HeuristicVerdict(f"cannot estimate: {why}; keeping the schedule", again)
+        return BuiltinVerdict(f"cannot estimate: {why}; keeping the schedule", again)
     own = [endpoint] + [
         e for e in job if e.id != endpoint.id and not e.spec.schedule.after_upstreams
     ]
@@ -197,9 +273,16 @@ def judge_freshness(
     tuning = tuned(seats, 0, budget)
     step = tuning.interval_seconds
     if step is None:
-        return HeuristicVerdict(tuning.reason, again, confidence=tuning.confidence)
+        return BuiltinVerdict(tuning.reason, again, confidence=tuning.confidence)
+    waits = None if move is None else back_until(step, current, move, now, dwell_seconds)
+    if move is not None and waits is not None:
+        reason = (
+            f"{tuning.reason}; not yet: it would undo the last change (to "
+            f"{_every(move.after)}) before its dwell ends at {waits.isoformat()}"
+        )
+        return BuiltinVerdict(reason, again, confidence=tuning.confidence)
     ttl = max(step * HINT_TTL_PERIODS, MIN_HINT_TTL_SECONDS)
-    return HeuristicVerdict(tuning.reason, look_again(step), step, ttl, tuning.confidence)
+    return BuiltinVerdict(tuning.reason, look_again(step), step, ttl, tuning.confidence)
 
 
 def look_again(interval: float) -> float:

@@ -1,28 +1,42 @@
-"""The freshness analyst: the built-in planner that estimates how often each endpoint changes
-and spends its job's calls where they keep copies fresh (decision 0048). It proposes through
-the same path as the heuristic; the rules are `domain.freshness_planner`.
+"""The freshness analyst: the built-in planner (decisions 0048, 0053). It estimates how often
+each endpoint of a job changes and spends the job's calls where they keep copies fresh; it
+proposes through the same path as any planner; the rules are `domain.freshness_planner`.
 
-An endpoint's estimate is made from its newest runs when it is analysed, off the scheduler's
-hot path, and kept here for its siblings' analyses: an endpoint not analysed yet by this
-planner keeps its interval, and its calls, in the split."""
+The estimates are made from the job's newest runs when one of its endpoints is analysed, off
+the scheduler's hot path; nothing is kept between looks, so a restarted planner knows as much
+as the one before it."""
 
 from __future__ import annotations
 
 from cronpilot.domain.change_rate import RateEstimate, estimate, looks_of
-from cronpilot.domain.freshness_planner import judge_freshness
-from cronpilot.domain.model import RunStatus
+from cronpilot.domain.freshness_planner import judge_freshness, last_move
+from cronpilot.domain.model import Endpoint, RunStatus
+from cronpilot.domain.ports.bundles import ToolStore
+from cronpilot.domain.schedule import baseline_period
 from cronpilot.planner.session import Verdict, submitted
 from cronpilot.planner.tools import SUBMIT, ToolBox
 
 FRESHNESS = "freshness"
 HISTORY_RUNS = 200
 """The newest runs an estimate is made from (bodies are compared, not read by a model)."""
+RECENT_PROPOSALS = 10
+"""The endpoint's newest proposals its last interval change is found among."""
+
+
+async def estimates_of(
+    store: ToolStore, endpoints: list[Endpoint]
+) -> dict[str, RateEstimate | None]:
+    """Each endpoint's estimate by id: None when answers came that cannot be compared, the id
+    missing when fewer than two answers came."""
+    found: dict[str, RateEstimate | None] = {}
+    for endpoint in endpoints:
+        runs = await store.runs.list_runs(endpoint.id, HISTORY_RUNS)
+        if sum(run.status is RunStatus.SUCCESS for run in runs) > 1:
+            found[endpoint.id] = estimate(looks_of(endpoint, list(reversed(runs))))
+    return found
 
 
 class FreshnessAnalyst:
-    def __init__(self) -> None:
-        self._estimates: dict[str, RateEstimate | None] = {}
-
     @property
     def name(self) -> str:
         return FRESHNESS
@@ -34,14 +48,17 @@ class FreshnessAnalyst:
     async def analyse(self, brief: str, toolbox: ToolBox) -> Verdict:
         endpoint = toolbox.endpoint
         context = toolbox.context
-        runs = await context.store.runs.list_runs(endpoint.id, HISTORY_RUNS)
-        answered = [run for run in runs if run.status is RunStatus.SUCCESS]
-        if len(answered) > 1:
-            # None here says that answers came and could not be compared.
-            self._estimates[endpoint.id] = estimate(looks_of(endpoint, list(reversed(runs))))
-        verdict = judge_freshness(
-            endpoint, self._estimates, list(context.siblings.values()), context.now()
-        )
+        job = [endpoint, *(e for e in context.siblings.values() if e.id != endpoint.id)]
+        estimates = await estimates_of(context.store, job)
+        now = context.now()
+        async with context.store.reading() as tx:
+            recent = await tx.planner.list_proposals(
+                endpoint_id=endpoint.id, limit=RECENT_PROPOSALS
+            )
+        baseline = baseline_period(endpoint.spec.schedule, now).total_seconds()
+        move = last_move(recent, baseline)
+        dwell = context.desk.dwell_seconds
+        verdict = judge_freshness(endpoint, estimates, job, now, move=move, dwell_seconds=dwell)
         if verdict.interval_seconds is not None:
             await toolbox.call(
                 "propose_interval",

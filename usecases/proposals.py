@@ -79,6 +79,11 @@ class ProposalDesk:
         self._limits = limits
         self._telemetry = telemetry
 
+    @property
+    def dwell_seconds(self) -> float:
+        """How long a change stands before another controller's may follow it."""
+        return self._limits.dwell_seconds
+
     async def _guarded(
         self,
         tx: Repositories,
