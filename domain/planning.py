@@ -75,7 +75,7 @@ class Proposal:
     kind: ProposalKind
     reason: str
     proposed_by: str
-    """`heuristic`, `llm:<model>`: who or what proposed it."""
+    """`freshness`, `rules`, `llm:<model>`: who or what proposed it."""
     created_at: datetime
     status: ProposalStatus
     session_id: str | None = None

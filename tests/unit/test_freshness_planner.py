@@ -3,11 +3,29 @@ bounded; an endpoint it cannot estimate keeps its schedule."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import pytest
 
 from cronpilot.domain.change_rate import Look, RateEstimate, estimate
-from cronpilot.domain.freshness_planner import Seat, judge_freshness, tuned
-from cronpilot.domain.model import Endpoint, EndpointSpec, Schedule
+from cronpilot.domain.freshness_planner import (
+    STEP_CONFIDENCE,
+    SURE_CONFIDENCE,
+    LastMove,
+    Seat,
+    judge_freshness,
+    last_move,
+    look_again,
+    tuned,
+)
+from cronpilot.domain.model import (
+    Endpoint,
+    EndpointSpec,
+    IntervalHint,
+    Schedule,
+)
+from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
 
@@ -64,3 +82,90 @@ def test_a_budget_below_what_max_interval_allows_keeps_the_schedule() -> None:
         "a budget of 1/h is below the 240/h the endpoints' max_interval allows: "
         "keeping the schedule"
     )
+
+
+def test_an_uncertain_step_faster_is_damped_to_six_tenths() -> None:
+    busy = Seat(20.0, 5.0, 3600.0, _estimate(5, 6))
+    silent = Seat(20.0, 5.0, 3600.0, _estimate(0, 12))
+    step = tuned([busy, silent], 0, 2 / 20)
+    assert step.interval_seconds == 12.0, step.reason
+    assert "a damped step towards" in step.reason
+    assert step.confidence == STEP_CONFIDENCE
+
+
+def test_a_sure_step_goes_straight_to_the_best_split() -> None:
+    seats = [
+        Seat(20.0, 5.0, 3600.0, _estimate(0, 2000)),
+        Seat(20.0, 5.0, 3600.0, _estimate(1000, 2000)),
+    ]
+    step = tuned(seats, 1, 2 / 20)
+    assert step.interval_seconds == pytest.approx(step.target_seconds, rel=1e-3)
+    assert "straight to the best split" in step.reason
+    assert step.confidence == SURE_CONFIDENCE
+
+
+def test_a_source_silent_from_its_first_dozen_calls_reaches_minutes_within_the_hour() -> None:
+    """Each look sees the calls made since the last at the interval then in force, and looks
+    again when the planner says: damped steps, but not a crawl."""
+    busy = Seat(20.0, 5.0, 3600.0, _estimate(100, 200))
+    looks = [Look(20.0, False)] * 12
+    interval, elapsed = 20.0, 0.0
+    while elapsed < 3600:
+        silent = Seat(interval, 5.0, 3600.0, estimate(looks))
+        step = tuned([silent, busy], 0, 2 / 20).interval_seconds
+        assert step is None or interval < step <= interval * 1.4 + 1e-3
+        interval = step or interval
+        wait = look_again(interval)
+        looks += [Look(interval, False)] * int(wait // interval)
+        elapsed += wait
+    assert interval >= 300
+
+
+def _proposal(at: datetime, interval: float, ttl: float = 3600.0) -> Proposal:
+    return Proposal(
+        id=f"p{at.minute}",
+        endpoint_id="e",
+        job_id="j",
+        kind=ProposalKind.INTERVAL,
+        reason="",
+        proposed_by="freshness",
+        created_at=at,
+        status=ProposalStatus.APPLIED,
+        interval_seconds=interval,
+        ttl_seconds=ttl,
+    )
+
+
+def test_the_last_move_runs_from_the_change_before_it_or_the_baseline() -> None:
+    older = _proposal(NOW - timedelta(minutes=10), 28.0)
+    newer = _proposal(NOW - timedelta(minutes=1), 39.2)
+    assert last_move([newer, older], 20.0) == LastMove(newer.created_at, 28.0, 39.2)
+    lapsed = _proposal(NOW - timedelta(minutes=10), 28.0, ttl=60)
+    assert last_move([newer, lapsed], 20.0) == LastMove(newer.created_at, 20.0, 39.2)
+    assert last_move([], 20.0) is None
+
+
+def test_never_back_within_a_dwell() -> None:
+    """A rule slowed the busy endpoint to 40 s a minute ago: the planner would speed it up,
+    but not until that change has stood its dwell; then it may."""
+    busy, silent = _endpoint("busy"), _endpoint("silent")
+    hint = IntervalHint(40.0, NOW + timedelta(hours=1), "proposed by rule 1")
+    busy = replace(busy, interval_hint=hint)
+    estimates = {busy.id: _estimate(100, 200), silent.id: _estimate(0, 200)}
+    slowed = LastMove(NOW - timedelta(seconds=60), 20.0, 40.0)
+
+    held = judge_freshness(busy, estimates, [busy, silent], NOW, move=slowed, dwell_seconds=120)
+    assert held.interval_seconds is None
+    assert "not yet: it would undo the last change (to every 40 s) before its dwell ends" in (
+        held.reasoning
+    )
+
+    later = NOW + timedelta(seconds=61)
+    moved = judge_freshness(busy, estimates, [busy, silent], later, move=slowed, dwell_seconds=120)
+    assert moved.interval_seconds is not None and moved.interval_seconds < 40
+
+    onwards = LastMove(NOW - timedelta(seconds=60), 60.0, 40.0)
+    same_way = judge_freshness(
+        busy, estimates, [busy, silent], NOW, move=onwards, dwell_seconds=120
+    )
+    assert same_way.interval_seconds is not None and same_way.interval_seconds < 40
