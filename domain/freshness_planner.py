@@ -228,6 +228,67 @@ def back_until(
     return until if against and until > now else None
 
 
+def _job_seats(
+    endpoint: Endpoint,
+    estimates: Mapping[str, RateEstimate | None],
+    job: Sequence[Endpoint],
+    now: datetime,
+) -> tuple[list[Seat], float]:
+    """The job's endpoints with a schedule of their own as seats, `endpoint` first, and the
+    calls per second their declared schedules make."""
+    own = [endpoint] + [
+        e for e in job if e.id != endpoint.id and not e.spec.schedule.after_upstreams
+    ]
+    seats = []
+    for each in own:
+        _, low, high = _bounds(each, now)
+        seats.append(Seat(current_interval(each, now), low, high, estimates.get(each.id)))
+    return seats, declared_budget([_bounds(each, now)[0] for each in own])
+
+
+@dataclass(frozen=True, slots=True)
+class Suggestion:
+    """The built-in planner's suggestion for one endpoint: the interval the best split of the
+    job's calls gives it, for an LLM planner's brief and for graded autonomy to weigh its
+    proposals against (`domain.autonomy`)."""
+
+    estimate: RateEstimate
+    current_seconds: float
+    suggested_seconds: float
+    calls_per_second: float
+    endpoints: int
+
+    def text(self) -> str:
+        """`every 6 min would keep the copy fresh 95 % of the time (every 20 s now: 99 %),
+        the best split of 360/h across the job's 2 endpoints`."""
+        rate = self.estimate.rate
+        now, best = self.current_seconds, self.suggested_seconds
+        return (
+            f"{_every(best)} would keep the copy fresh {freshness(rate, best):.0%} of the time "
+            f"({_every(now)} now: {freshness(rate, now):.0%}), the best split of "
+            f"{per_hour(self.calls_per_second)} across the job's {self.endpoints} endpoints"
+        )
+
+
+def suggestion(
+    endpoint: Endpoint,
+    estimates: Mapping[str, RateEstimate | None],
+    job: Sequence[Endpoint],
+    now: datetime,
+) -> Suggestion | None:
+    """The interval the best split of the job's calls gives `endpoint`, or None when it has
+    no schedule of its own, cannot be estimated, or the budget cannot be split."""
+    estimate = estimates.get(endpoint.id)
+    if endpoint.spec.schedule.after_upstreams or estimate is None or estimate.calls < 2:
+        return None
+    seats, budget = _job_seats(endpoint, estimates, job, now)
+    try:
+        best = best_intervals([_source(seat) for seat in seats], budget)[0]
+    except BudgetError:
+        return None
+    return Suggestion(estimate, seats[0].current_seconds, best, budget, len(seats))
+
+
 def judge_freshness(
     endpoint: Endpoint,
     estimates: Mapping[str, RateEstimate | None],
@@ -261,15 +322,7 @@ def judge_freshness(
             else "fewer than two compared calls"
         )
         return BuiltinVerdict(f"cannot estimate: {why}; keeping the schedule", again)
-    own = [endpoint] + [
-        e for e in job if e.id != endpoint.id and not e.spec.schedule.after_upstreams
-    ]
-    seats = []
-    for each in own:
-        _, low, high = _bounds(each, now)
-        estimate = estimates.get(each.id)
-        seats.append(Seat(current_interval(each, now), low, high, estimate))
-    budget = declared_budget([_bounds(each, now)[0] for each in own])
+    seats, budget = _job_seats(endpoint, estimates, job, now)
     tuning = tuned(seats, 0, budget)
     step = tuning.interval_seconds
     if step is None:

@@ -8,8 +8,11 @@ as the one before it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from datetime import datetime
+
 from cronpilot.domain.change_rate import RateEstimate, estimate, looks_of
-from cronpilot.domain.freshness_planner import judge_freshness, last_move
+from cronpilot.domain.freshness_planner import Suggestion, judge_freshness, last_move, suggestion
 from cronpilot.domain.model import Endpoint, RunStatus
 from cronpilot.domain.ports.bundles import ToolStore
 from cronpilot.domain.schedule import baseline_period
@@ -36,6 +39,20 @@ async def estimates_of(
     return found
 
 
+def job_of(endpoint: Endpoint, siblings: Mapping[str, Endpoint]) -> list[Endpoint]:
+    """The job's endpoints, `endpoint` first."""
+    return [endpoint, *(e for e in siblings.values() if e.id != endpoint.id)]
+
+
+async def suggest(
+    store: ToolStore, endpoint: Endpoint, siblings: Mapping[str, Endpoint], now: datetime
+) -> Suggestion | None:
+    """The built-in planner's suggestion for `endpoint` (`domain.freshness_planner`), for an
+    LLM planner's brief and for graded autonomy to weigh proposals against."""
+    job = job_of(endpoint, siblings)
+    return suggestion(endpoint, await estimates_of(store, job), job, now)
+
+
 class FreshnessAnalyst:
     @property
     def name(self) -> str:
@@ -48,7 +65,7 @@ class FreshnessAnalyst:
     async def analyse(self, brief: str, toolbox: ToolBox) -> Verdict:
         endpoint = toolbox.endpoint
         context = toolbox.context
-        job = [endpoint, *(e for e in context.siblings.values() if e.id != endpoint.id)]
+        job = job_of(endpoint, context.siblings)
         estimates = await estimates_of(context.store, job)
         now = context.now()
         async with context.store.reading() as tx:

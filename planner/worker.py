@@ -13,6 +13,7 @@ import logging
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+from cronpilot.domain.autonomy import Suggested
 from cronpilot.domain.context import dag_context, related_siblings
 from cronpilot.domain.errors import LeaseLost, LlmUnavailable, StoreUnavailable
 from cronpilot.domain.log_extra import log_extra
@@ -41,6 +42,7 @@ from cronpilot.domain.telemetry import NO_TELEMETRY
 from cronpilot.planner.analysis_context import read_analysis_context
 from cronpilot.planner.brief import build_brief
 from cronpilot.planner.config import PlannerConfig
+from cronpilot.planner.freshness import suggest
 from cronpilot.planner.rules import RulesPlanner, RulesResult
 from cronpilot.planner.schema_views import schema_document
 from cronpilot.planner.session import Analyst, Verdict
@@ -264,13 +266,21 @@ class PlannerWorker:
             return _Looked(None, AnalysisOutcome(seen, failing, look_again, failed=False))
         session_id = new_id()
         latest = summed_up(claim.endpoint, context, started, self._config.brief_tokens)
+        suggestion = await suggest(self._store, claim.endpoint, siblings, started)
+        suggested = (
+            None
+            if suggestion is None
+            else Suggested(suggestion.current_seconds, suggestion.suggested_seconds)
+        )
         toolbox = ToolBox(
             ToolContext(
                 claim=claim,
                 siblings=siblings,
                 store=self._store,
                 desk=self.desk,
-                proposer=Proposer(self._analyst.name, claim.mode, session_id, firing),
+                proposer=Proposer(
+                    self._analyst.name, claim.mode, session_id, firing, suggested=suggested
+                ),
                 now=self._clock.now,
                 edges=context.edges,
                 summed_up=[name for name in latest if name != claim.endpoint.name],
@@ -290,6 +300,7 @@ class PlannerWorker:
             latest=latest,
             pasted=self._pasted(toolbox, context, started) if self._config.paste_latest else None,
             window=context.window,
+            suggestion=suggestion,
         )
         verdict = await self._verdict(brief, toolbox)
         return self._analysed(

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from cronpilot.domain.access import planner_actor
 from cronpilot.domain.alerts import proposal_notifications
 from cronpilot.domain.audit import AuditAction, audit_entry
-from cronpilot.domain.autonomy import Gate, Gated, gate, learnt, threshold_of
+from cronpilot.domain.autonomy import Gate, Gated, Suggested, gate, learnt, threshold_of
 from cronpilot.domain.churn import unneeded
 from cronpilot.domain.controllers import Controller, Held, held
 from cronpilot.domain.errors import ProposalNotPending
@@ -59,6 +59,9 @@ class Proposer:
     confidence: float | None = None
     """The confidence of the analysis that proposes, which decides in `graded` mode; None for
     a deterministic proposer (a response rule)."""
+    suggested: Suggested | None = None
+    """The built-in planner's suggestion for the endpoint, which `graded` mode weighs an
+    interval proposal against (`domain.autonomy.weighed`)."""
 
 
 class ProposalDesk:
@@ -373,7 +376,7 @@ async def _gated(
         return None
     history = await tx.planner.autonomy_history(endpoint.job_id)
     threshold = threshold_of(history[-1] if history else None)
-    return gate(draft, endpoint, proposer.confidence, threshold)
+    return gate(draft, endpoint, proposer.confidence, threshold, proposer.suggested)
 
 
 async def _learn(tx: Repositories, decided: Proposal, *, approved: bool, now: datetime) -> None:
