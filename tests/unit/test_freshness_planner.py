@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
 from cronpilot.domain.change_rate import Look, RateEstimate, estimate
 from cronpilot.domain.freshness_planner import (
+    MAX_LOOK_AGAIN_SECONDS,
     STEP_CONFIDENCE,
     SURE_CONFIDENCE,
     LastMove,
@@ -169,3 +171,27 @@ def test_never_back_within_a_dwell() -> None:
         busy, estimates, [busy, silent], NOW, move=onwards, dwell_seconds=120
     )
     assert same_way.interval_seconds is not None and same_way.interval_seconds < 40
+
+
+@pytest.mark.parametrize(
+    "busy",
+    [
+        {"failure_count": 2},
+        {"retry_after_at": NOW + timedelta(minutes=5)},
+    ],
+)
+def test_failures_and_retry_after_keep_their_say(busy: dict[str, Any]) -> None:
+    failing, other = replace(_endpoint("busy"), **busy), _endpoint("silent")
+    estimates = {failing.id: _estimate(100, 200), other.id: _estimate(0, 200)}
+    verdict = judge_freshness(failing, estimates, [failing, other], NOW)
+    assert verdict.interval_seconds is None
+    assert verdict.reasoning == (
+        "the endpoint is failing or asked to wait (Retry-After): left to the backoff"
+    )
+
+
+def test_the_planner_looks_again_within_a_day_however_long_the_period() -> None:
+    """`submit_analysis` allows no more than a day: a daily cron's three periods would fail
+    the built-in planner's own submit."""
+    assert look_again(86_400) == MAX_LOOK_AGAIN_SECONDS
+    assert look_again(5) == 120
