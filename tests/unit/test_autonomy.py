@@ -108,7 +108,9 @@ def _every(seconds: float) -> ProposalDraft:
 
 
 def test_a_proposal_close_to_the_suggestion_is_trusted_more_than_one_far_from_it() -> None:
-    endpoint = Endpoint("e", "j", "j", EndpointSpec("e", "https://example.com", Schedule(20)))
+    endpoint = Endpoint(
+        "e", "j", "j", EndpointSpec("e", "https://example.com", Schedule(interval_seconds=20))
+    )
     close = gate(_every(45), endpoint, 0.95, START_THRESHOLD, SUGGESTED)
     past = gate(_every(120), endpoint, 0.95, START_THRESHOLD, SUGGESTED)
     away = gate(_every(5), endpoint, 0.95, START_THRESHOLD, SUGGESTED)
