@@ -19,16 +19,10 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
+
+from cronpilot.domain.model import Objective
 
 _BISECTIONS = 64
-
-
-class Objective(StrEnum):
-    FRESHNESS = "freshness"
-    """The share of the time the copy equals the source."""
-    AGE = "age"
-    """How long the copy has been stale, on average: every change picked up soon."""
 
 
 @dataclass(frozen=True, slots=True)

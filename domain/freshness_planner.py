@@ -23,9 +23,9 @@ from datetime import datetime, timedelta
 
 from cronpilot.domain.call_budget import (
     BudgetError,
-    Objective,
     Source,
     best_intervals,
+    parse_budget,
     per_hour,
 )
 from cronpilot.domain.change_rate import (
@@ -34,7 +34,7 @@ from cronpilot.domain.change_rate import (
     duration_text,
     freshness,
 )
-from cronpilot.domain.model import Endpoint
+from cronpilot.domain.model import Endpoint, EndpointSpec, Objective
 from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
 from cronpilot.domain.schedule import baseline_period
 
@@ -172,13 +172,31 @@ LOOK_AGAIN_FLOOR_SECONDS = 120.0
 """And at least a dwell (decision 0048) later."""
 
 
-def _bounds(endpoint: Endpoint, now: datetime) -> tuple[float, float, float]:
+def _bounds(spec: EndpointSpec, now: datetime) -> tuple[float, float, float]:
     """The endpoint's baseline period, and the interval bounds the planner may move it within:
     without clamps it stays on its baseline (the clamps are the admin's permission)."""
-    spec = endpoint.spec
     baseline = baseline_period(spec.schedule, now).total_seconds()
     low = max(spec.min_interval_seconds or baseline, spec.floor_seconds)
     return baseline, low, max(spec.max_interval_seconds or baseline, low)
+
+
+def budget_of(budget: str | None, specs: Sequence[EndpointSpec], now: datetime) -> float:
+    """The calls per second the built-in planner spends across a job's endpoints: its
+    `budget`, else what their declared schedules make (a DAG dependant, called when its
+    upstreams are, spends none). Raises `BudgetError` for a malformed budget, or one below
+    what their `max_interval`s allow."""
+    bounds = [_bounds(s, now) for s in specs if not s.schedule.after_upstreams]
+    if budget is None:
+        return declared_budget([baseline for baseline, _, _ in bounds])
+    calls = parse_budget(budget)
+    least = sum(1 / high for _, _, high in bounds)
+    if calls < least * (1 - 1e-9):
+        raise BudgetError(
+            f"budget {budget} is below the {per_hour(least)} the endpoints' max_interval "
+            "allows (each is called at least once per max_interval, or per its interval "
+            "without one)"
+        )
+    return calls
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,17 +251,19 @@ def _job_seats(
     estimates: Mapping[str, RateEstimate | None],
     job: Sequence[Endpoint],
     now: datetime,
+    budget: str | None,
 ) -> tuple[list[Seat], float]:
     """The job's endpoints with a schedule of their own as seats, `endpoint` first, and the
-    calls per second their declared schedules make."""
+    calls per second they may make (`budget_of`)."""
     own = [endpoint] + [
         e for e in job if e.id != endpoint.id and not e.spec.schedule.after_upstreams
     ]
     seats = []
     for each in own:
-        _, low, high = _bounds(each, now)
-        seats.append(Seat(current_interval(each, now), low, high, estimates.get(each.id)))
-    return seats, declared_budget([_bounds(each, now)[0] for each in own])
+        _, low, high = _bounds(each.spec, now)
+        current = current_interval(each, now)
+        seats.append(Seat(current, low, high, estimates.get(each.id), each.spec.objective))
+    return seats, budget_of(budget, [each.spec for each in own], now)
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,18 +295,20 @@ def suggestion(
     estimates: Mapping[str, RateEstimate | None],
     job: Sequence[Endpoint],
     now: datetime,
+    budget: str | None = None,
 ) -> Suggestion | None:
-    """The interval the best split of the job's calls gives `endpoint`, or None when it has
-    no schedule of its own, cannot be estimated, or the budget cannot be split."""
+    """The interval the best split of the job's calls (its `budget`, or what its declared
+    schedules make) gives `endpoint`, or None when it has no schedule of its own, cannot be
+    estimated, or the budget cannot be split."""
     estimate = estimates.get(endpoint.id)
     if endpoint.spec.schedule.after_upstreams or estimate is None or estimate.calls < 2:
         return None
-    seats, budget = _job_seats(endpoint, estimates, job, now)
     try:
-        best = best_intervals([_source(seat) for seat in seats], budget)[0]
+        seats, calls = _job_seats(endpoint, estimates, job, now, budget)
+        best = best_intervals([_source(seat) for seat in seats], calls)[0]
     except BudgetError:
         return None
-    return Suggestion(estimate, seats[0].current_seconds, best, budget, len(seats))
+    return Suggestion(estimate, seats[0].current_seconds, best, calls, len(seats))
 
 
 def judge_freshness(
@@ -295,13 +317,15 @@ def judge_freshness(
     job: Sequence[Endpoint],
     now: datetime,
     *,
+    budget: str | None = None,
     move: LastMove | None = None,
     dwell_seconds: float = 0.0,
 ) -> BuiltinVerdict:
     """What the built-in planner makes of `endpoint`, one of the `job`'s endpoints, given the
     change-rate estimates known by endpoint id (the analysed one's among them; None: its
     answers cannot be compared, an id missing: not estimated yet), and the endpoint's last
-    interval change, which a step does not undo within `dwell_seconds`."""
+    interval change, which a step does not undo within `dwell_seconds`. `budget`: the job's,
+    as the jobs file writes it (None: what the declared schedules make)."""
     if endpoint.spec.schedule.after_upstreams:
         return BuiltinVerdict(
             "runs after its upstreams (depends_on): no schedule of its own to tune",
@@ -322,8 +346,11 @@ def judge_freshness(
             else "fewer than two compared calls"
         )
         return BuiltinVerdict(f"cannot estimate: {why}; keeping the schedule", again)
-    seats, budget = _job_seats(endpoint, estimates, job, now)
-    tuning = tuned(seats, 0, budget)
+    try:
+        seats, calls = _job_seats(endpoint, estimates, job, now, budget)
+    except BudgetError as error:
+        return BuiltinVerdict(f"{error}: keeping the schedule", again)
+    tuning = tuned(seats, 0, calls)
     step = tuning.interval_seconds
     if step is None:
         return BuiltinVerdict(tuning.reason, again, confidence=tuning.confidence)

@@ -45,12 +45,16 @@ def job_of(endpoint: Endpoint, siblings: Mapping[str, Endpoint]) -> list[Endpoin
 
 
 async def suggest(
-    store: ToolStore, endpoint: Endpoint, siblings: Mapping[str, Endpoint], now: datetime
+    store: ToolStore,
+    endpoint: Endpoint,
+    siblings: Mapping[str, Endpoint],
+    now: datetime,
+    budget: str | None = None,
 ) -> Suggestion | None:
     """The built-in planner's suggestion for `endpoint` (`domain.freshness_planner`), for an
     LLM planner's brief and for graded autonomy to weigh proposals against."""
     job = job_of(endpoint, siblings)
-    return suggestion(endpoint, await estimates_of(store, job), job, now)
+    return suggestion(endpoint, await estimates_of(store, job), job, now, budget)
 
 
 class FreshnessAnalyst:
@@ -75,7 +79,15 @@ class FreshnessAnalyst:
         baseline = baseline_period(endpoint.spec.schedule, now).total_seconds()
         move = last_move(recent, baseline)
         dwell = context.desk.dwell_seconds
-        verdict = judge_freshness(endpoint, estimates, job, now, move=move, dwell_seconds=dwell)
+        verdict = judge_freshness(
+            endpoint,
+            estimates,
+            job,
+            now,
+            budget=context.budget,
+            move=move,
+            dwell_seconds=dwell,
+        )
         if verdict.interval_seconds is not None:
             await toolbox.call(
                 "propose_interval",

@@ -266,7 +266,8 @@ class PlannerWorker:
             return _Looked(None, AnalysisOutcome(seen, failing, look_again, failed=False))
         session_id = new_id()
         latest = summed_up(claim.endpoint, context, started, self._config.brief_tokens)
-        suggestion = await suggest(self._store, claim.endpoint, siblings, started)
+        budget = context.job.budget
+        suggestion = await suggest(self._store, claim.endpoint, siblings, started, budget)
         suggested = (
             None
             if suggestion is None
@@ -285,6 +286,7 @@ class PlannerWorker:
                 edges=context.edges,
                 summed_up=[name for name in latest if name != claim.endpoint.name],
                 embedder=self._embedder,
+                budget=budget,
                 deadline=session_deadline(claim, self._config.lease_seconds),
             )
         )
