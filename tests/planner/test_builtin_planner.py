@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from cronpilot.domain.model import EndpointSpec, PlannerMode, ScheduleSource
+from cronpilot.domain.model import EndpointSpec, Job, PlannerMode, ScheduleSource
 from cronpilot.domain.planning import ProposalKind, ProposalStatus, SessionStatus
-from cronpilot.domain.ports import Store
+from cronpilot.domain.ports import JobDeclaration, Store
 from cronpilot.domain.quiet import QuietWindow
 from cronpilot.planner.freshness import FreshnessAnalyst
 from cronpilot.planner.worker import PlannerWorker
-from tests.planner.builders import answer, declare, make_planner, spec
+from tests.planner.builders import T0, answer, declare, make_planner, spec
 from tests.support.clock import FakeClock
 from tests.support.settings import limits_for_tests
 
@@ -162,3 +162,20 @@ async def test_the_worker_expires_proposals_nobody_decided(store: Store, clock: 
     expired = [p for p in await store.planner.list_proposals() if p.interval_seconds == 28.0]
     assert [(p.status, p.decided_by) for p in expired] == [(ProposalStatus.EXPIRED, "planner")]
     assert (await store.catalog.get_endpoint("j/silent")).interval_hint is None
+
+
+async def test_a_jobs_budget_is_what_the_planner_splits(store: Store, clock: FakeClock) -> None:
+    """Alone in its job an endpoint keeps its schedule, which is the whole budget; with
+    `budget: 60/h` the planner moves it towards a call a minute."""
+    job = Job("j", planner_mode=PlannerMode.AUTO, budget="60/h")
+    await store.catalog.apply([JobDeclaration(job, [spec("lone", every=20, **CLAMPED)])], T0)
+    for _ in range(12):
+        await answer(store, "j/lone", {"pending": 0})
+    clock.advance(240)
+    planner = make_planner(store, FreshnessAnalyst(), clock)
+
+    await planner.analyse_now("j/lone")
+
+    [proposal] = await store.planner.list_proposals()
+    assert proposal.interval_seconds == 28.0
+    assert "of 60/h across the job's 1 endpoints" in proposal.reason

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from cronpilot.domain.call_budget import BudgetError
 from cronpilot.domain.change_rate import Look, RateEstimate, estimate
 from cronpilot.domain.freshness_planner import (
     MAX_LOOK_AGAIN_SECONDS,
@@ -16,6 +17,7 @@ from cronpilot.domain.freshness_planner import (
     SURE_CONFIDENCE,
     LastMove,
     Seat,
+    budget_of,
     judge_freshness,
     last_move,
     look_again,
@@ -25,6 +27,7 @@ from cronpilot.domain.model import (
     Endpoint,
     EndpointSpec,
     IntervalHint,
+    Objective,
     Schedule,
 )
 from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
@@ -195,3 +198,43 @@ def test_the_planner_looks_again_within_a_day_however_long_the_period() -> None:
     the built-in planner's own submit."""
     assert look_again(86_400) == MAX_LOOK_AGAIN_SECONDS
     assert look_again(5) == 120
+
+
+def test_the_budget_is_the_jobs_or_what_its_declared_schedules_make() -> None:
+    specs = [_endpoint("a").spec, _endpoint("b").spec]
+    assert budget_of(None, specs, NOW) == pytest.approx(2 / 20)
+    assert budget_of("600/h", specs, NOW) == pytest.approx(600 / 3600)
+    with pytest.raises(BudgetError, match="budget 1/h is below the 2/h"):
+        budget_of("1/h", specs, NOW)
+
+
+def test_a_budget_moves_a_lone_endpoint_that_its_own_schedule_would_keep() -> None:
+    """Alone in its job, an endpoint's declared schedule is its whole budget; a job's
+    `budget: 60/h` gives it a call a minute, in damped steps while the estimate is young."""
+    lone = _endpoint("lone")
+    estimates = {lone.id: _estimate(0, 12)}
+    kept = judge_freshness(lone, estimates, [lone], NOW)
+    assert kept.interval_seconds is None and "already at its share" in kept.reasoning
+
+    budgeted = judge_freshness(lone, estimates, [lone], NOW, budget="60/h")
+    assert budgeted.interval_seconds == 28.0
+    assert "of 60/h across the job's 1 endpoints" in budgeted.reasoning
+
+    short = judge_freshness(lone, estimates, [lone], NOW, budget="0.5/h")
+    assert short.interval_seconds is None
+    assert short.reasoning.startswith("budget 0.5/h is below the 1/h")
+
+
+def test_age_keeps_calling_a_source_that_freshness_gives_up_on() -> None:
+    """A source that changes every second cannot be kept fresh by a call every few seconds:
+    freshness spends the calls on its slower sibling, age still wants each change soon."""
+    fast = RateEstimate(1.0, 0.9, 1.1, calls=2000, changes=2000, mean_seconds=1.0)
+    slow = RateEstimate(0.01, 0.009, 0.011, calls=2000, changes=200, mean_seconds=10.0)
+
+    def target(objective: Objective) -> float | None:
+        seats = [Seat(20.0, 5.0, 3600.0, fast, objective), Seat(20.0, 5.0, 3600.0, slow)]
+        return tuned(seats, 0, 2 / 20).target_seconds
+
+    given_up, kept_up = target(Objective.FRESHNESS), target(Objective.AGE)
+    assert given_up is not None and kept_up is not None
+    assert given_up > 20 > kept_up
