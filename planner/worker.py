@@ -1,4 +1,4 @@
-"""The planner worker: pick endpoints that need analysis, analyse each (LLM or heuristic), record
+"""The planner worker: pick endpoints that need analysis, analyse each (LLM or built-in), record
 the session and what it proposed, sleep until the next round.
 
 A failing LLM never stops the worker and never touches scheduling: the session is recorded as
@@ -254,7 +254,7 @@ class PlannerWorker:
         started: datetime,
     ) -> _Looked:
         """The analyst's session and outcome; neither when it is not due. A rule that holds
-        keeps an analyst that yields to rules (the heuristic) from looking: the rule spoke for
+        keeps an analyst that yields to rules (the built-in one) from looking: the rule spoke for
         it on this batch of runs, which is recorded as seen."""
         if not claim.analysis_due:
             return _Looked(None, None)
