@@ -340,12 +340,14 @@ def judge_freshness(
             again,
         )
     if estimates.get(endpoint.id) is None:
-        why = (
-            "its answers cannot be compared (no body kept, or every field volatile)"
-            if endpoint.id in estimates
-            else "fewer than two compared calls"
+        if endpoint.id in estimates:
+            why = "its answers cannot be compared (no body kept, or every field volatile)"
+            return BuiltinVerdict(f"cannot estimate: {why}; keeping the schedule", again)
+        # Nothing changed, so no dwell to wait: look again once a few calls have come.
+        soon = min(current * LOOK_AGAIN_PERIODS, MAX_LOOK_AGAIN_SECONDS)
+        return BuiltinVerdict(
+            "cannot estimate: fewer than two compared calls; keeping the schedule", soon
         )
-        return BuiltinVerdict(f"cannot estimate: {why}; keeping the schedule", again)
     try:
         seats, calls = _job_seats(endpoint, estimates, job, now, budget)
     except BudgetError as error:

@@ -238,3 +238,11 @@ def test_age_keeps_calling_a_source_that_freshness_gives_up_on() -> None:
     given_up, kept_up = target(Objective.FRESHNESS), target(Objective.AGE)
     assert given_up is not None and kept_up is not None
     assert given_up > 20 > kept_up
+
+
+def test_an_endpoint_not_estimated_yet_is_looked_at_again_after_a_few_calls() -> None:
+    """No change was made, so there is no dwell to wait out."""
+    fresh = _endpoint("fresh")
+    verdict = judge_freshness(fresh, {}, [fresh], NOW)
+    assert verdict.interval_seconds is None
+    assert verdict.look_again_seconds == 60
