@@ -12,7 +12,13 @@ from collections.abc import Mapping
 from datetime import datetime
 
 from cronpilot.domain.change_rate import RateEstimate, estimate, looks_of
-from cronpilot.domain.freshness_planner import Suggestion, judge_freshness, last_move, suggestion
+from cronpilot.domain.freshness_planner import (
+    LastMove,
+    Suggestion,
+    judge_freshness,
+    last_move,
+    suggestion,
+)
 from cronpilot.domain.model import Endpoint, RunStatus
 from cronpilot.domain.ports.bundles import ToolStore
 from cronpilot.domain.schedule import baseline_period
@@ -57,6 +63,16 @@ async def suggest(
     return suggestion(endpoint, await estimates_of(store, job), job, now, budget)
 
 
+async def _last_move(store: ToolStore, endpoint: Endpoint, now: datetime) -> LastMove | None:
+    """The endpoint's last interval change; None for a DAG dependant, which has none."""
+    schedule = endpoint.spec.schedule
+    if schedule.after_upstreams:
+        return None
+    async with store.reading() as tx:
+        recent = await tx.planner.list_proposals(endpoint_id=endpoint.id, limit=RECENT_PROPOSALS)
+    return last_move(recent, baseline_period(schedule, now).total_seconds())
+
+
 class FreshnessAnalyst:
     @property
     def name(self) -> str:
@@ -72,12 +88,7 @@ class FreshnessAnalyst:
         job = job_of(endpoint, context.siblings)
         estimates = await estimates_of(context.store, job)
         now = context.now()
-        async with context.store.reading() as tx:
-            recent = await tx.planner.list_proposals(
-                endpoint_id=endpoint.id, limit=RECENT_PROPOSALS
-            )
-        baseline = baseline_period(endpoint.spec.schedule, now).total_seconds()
-        move = last_move(recent, baseline)
+        move = await _last_move(context.store, endpoint, now)
         dwell = context.desk.dwell_seconds
         verdict = judge_freshness(
             endpoint,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from cronpilot.domain.model import EndpointSpec, Job, PlannerMode, ScheduleSource
+from cronpilot.domain.model import EndpointSpec, Job, PlannerMode, Schedule, ScheduleSource
 from cronpilot.domain.planning import ProposalKind, ProposalStatus, SessionStatus
 from cronpilot.domain.ports import JobDeclaration, Store
 from cronpilot.domain.quiet import QuietWindow
@@ -179,3 +179,20 @@ async def test_a_jobs_budget_is_what_the_planner_splits(store: Store, clock: Fak
     [proposal] = await store.planner.list_proposals()
     assert proposal.interval_seconds == 28.0
     assert "of 60/h across the job's 1 endpoints" in proposal.reason
+
+
+async def test_a_dag_dependant_has_no_schedule_of_its_own_to_tune(
+    store: Store, clock: FakeClock
+) -> None:
+    await declare(
+        store,
+        clock.now(),
+        spec("fetch", every=20, **CLAMPED),
+        spec("load", schedule=Schedule(), depends_on=("fetch",)),
+    )
+    planner = make_planner(store, FreshnessAnalyst(), clock)
+
+    [session] = await planner.analyse_now("j/load")
+
+    assert session.reasoning.startswith("runs after its upstreams (depends_on)")
+    assert await store.planner.list_proposals() == []
