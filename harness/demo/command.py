@@ -114,8 +114,8 @@ admin would with `cronpilot approvals approve ID`."""
 DEMO_LOOK_AGAIN_SECONDS = 1.0
 """The demo tells an hour of its story in a minute: the planner may look at an endpoint again
 after a second, not the default minute, so the built-in planner steps the showcase's
-unchanging report within the demo. The rules keep their default dwell and hourly limit (decision 0032):
-the summary shows what held them back."""
+unchanging report within the demo. The rules keep their default dwell and hourly limit
+(decision 0032): the summary shows what held them back."""
 
 
 def demo(
