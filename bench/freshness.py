@@ -8,14 +8,14 @@ is simulated (a float clock), days in seconds of CPU. Each planner decides on an
 it looks again (at least every dwell, 120 s):
 
 - `fixed`: the declared schedule, never moved;
-- `heuristic`: the streak planner (`domain.heuristic.judge`: x2 after 3 identical answers,
+- `heuristic`: the streak planner (`domain.planning.heuristic.judge`: x2 after 3 identical answers,
   x0.5 after a change);
-- `freshness`: the change-rate planner (`domain.freshness_planner.tuned`, decision 0048).
+- `freshness`: the change-rate planner (`domain.planning.freshness_planner.tuned`, decision 0048).
 
 For each: the freshness reached (the time-averaged share of copies equal to their source), the
 same calls spread evenly, the best split of those calls for the true rates
-(`domain.call_budget`), the share of the way from even to best, calls per change seen, and the
-shortest interval used. A second story switches two sources' rates halfway (a minute ↔ a day)
+(`domain.planning.call_budget`), the share of the way from even to best, calls per change seen, and
+the shortest interval used. A second story switches two sources' rates halfway (a minute ↔ a day)
 and reports the share of the way over each estimation window after the switch.
 """
 
@@ -30,11 +30,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from bench.support import print_header, print_table
-from cronpilot.domain.call_budget import Source, best_intervals, even_intervals
-from cronpilot.domain.change_rate import Look, RateEstimate, estimate, freshness
-from cronpilot.domain.freshness_planner import Seat, declared_budget, look_again, tuned
-from cronpilot.domain.heuristic import Observation, judge
 from cronpilot.domain.model import Endpoint, EndpointSpec, IntervalHint, Schedule
+from cronpilot.domain.planning.call_budget import Source, best_intervals, even_intervals
+from cronpilot.domain.planning.change_rate import Look, RateEstimate, estimate, freshness
+from cronpilot.domain.planning.freshness_planner import Seat, declared_budget, look_again, tuned
+from cronpilot.domain.planning.heuristic import Observation, judge
 
 DECLARED, MIN_SECONDS, MAX_SECONDS = 20.0, 5.0, 3600.0
 DWELL = 120.0

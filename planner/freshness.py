@@ -1,6 +1,6 @@
 """The freshness analyst: the built-in planner (decisions 0048, 0053). It estimates how often
 each endpoint of a job changes and spends the job's calls where they keep copies fresh; it
-proposes through the same path as any planner; the rules are `domain.freshness_planner`.
+proposes through the same path as any planner; the rules are `domain.planning.freshness_planner`.
 
 The estimates are made from the job's newest runs when one of its endpoints is analysed, off
 the scheduler's hot path; nothing is kept between looks, so a restarted planner knows as much
@@ -11,17 +11,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 
-from cronpilot.domain.change_rate import RateEstimate, estimate, looks_of
-from cronpilot.domain.freshness_planner import (
+from cronpilot.domain.model import Endpoint, RunStatus
+from cronpilot.domain.planning.change_rate import RateEstimate, estimate, looks_of
+from cronpilot.domain.planning.freshness_planner import (
     LastMove,
     Suggestion,
     judge_freshness,
     last_move,
     suggestion,
 )
-from cronpilot.domain.model import Endpoint, RunStatus
 from cronpilot.domain.ports.bundles import ToolStore
-from cronpilot.domain.schedule import baseline_period
+from cronpilot.domain.schedule.schedule import baseline_period
 from cronpilot.planner.session import Verdict, submitted
 from cronpilot.planner.tools import SUBMIT, ToolBox
 
@@ -57,8 +57,8 @@ async def suggest(
     now: datetime,
     budget: str | None = None,
 ) -> Suggestion | None:
-    """The built-in planner's suggestion for `endpoint` (`domain.freshness_planner`), for an
-    LLM planner's brief and for graded autonomy to weigh proposals against."""
+    """The built-in planner's suggestion for `endpoint` (`domain.planning.freshness_planner`), for
+    an LLM planner's brief and for graded autonomy to weigh proposals against."""
     job = job_of(endpoint, siblings)
     return suggestion(endpoint, await estimates_of(store, job), job, now, budget)
 

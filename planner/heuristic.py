@@ -1,11 +1,11 @@
 """The heuristic analyst: the former planner without an LLM (decision 0053), kept for the
 planner exams to score against the built-in one. It reads the endpoint through the same tools
-and proposes through the same path; the rules are `domain.heuristic`."""
+and proposes through the same path; the rules are `domain.planning.heuristic`."""
 
 from __future__ import annotations
 
-from cronpilot.domain.heuristic import STEADY_RUNS, Observation, judge
 from cronpilot.domain.model import RunStatus
+from cronpilot.domain.planning.heuristic import STEADY_RUNS, Observation, judge
 from cronpilot.planner.session import Verdict, submitted
 from cronpilot.planner.tools import SUBMIT, ToolBox
 

@@ -15,12 +15,12 @@ from pydantic import (
 )
 
 from cronpilot.adapters.durations import parse_duration
-from cronpilot.domain.approvals import (
+from cronpilot.domain.planning.approvals import (
     MAX_APPROVAL_TIMEOUT_SECONDS,
 )
-from cronpilot.domain.call_budget import parse_budget
-from cronpilot.domain.excerpt import excerpt
-from cronpilot.domain.schedule import MAX_SECONDS
+from cronpilot.domain.planning.call_budget import parse_budget
+from cronpilot.domain.runs.excerpt import excerpt
+from cronpilot.domain.schedule.schedule import MAX_SECONDS
 
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*(b|kb|mb|kib|mib)?", re.IGNORECASE)
 _SIZE_UNITS = {"b": 1, "kb": 1000, "mb": 1000**2, "kib": 1024, "mib": 1024**2}
@@ -103,7 +103,8 @@ def _approval_timeout(seconds: float) -> float:
 
 
 def _budget(value: str) -> str:
-    """`600/h`: calls per s, m, h or d; kept as written (`domain.call_budget.parse_budget`)."""
+    """`600/h`: calls per s, m, h or d; kept as written
+    (`domain.planning.call_budget.parse_budget`)."""
     parse_budget(value)
     return value.strip()
 

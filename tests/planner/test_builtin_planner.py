@@ -8,9 +8,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 from cronpilot.domain.model import EndpointSpec, Job, PlannerMode, Schedule, ScheduleSource
-from cronpilot.domain.planning import ProposalKind, ProposalStatus, SessionStatus
+from cronpilot.domain.planning.planning import ProposalKind, ProposalStatus, SessionStatus
 from cronpilot.domain.ports import JobDeclaration, Store
-from cronpilot.domain.quiet import QuietWindow
+from cronpilot.domain.schedule.quiet import QuietWindow
 from cronpilot.planner.freshness import FreshnessAnalyst
 from cronpilot.planner.worker import PlannerWorker
 from tests.planner.builders import T0, answer, declare, make_planner, spec

@@ -10,7 +10,7 @@ import pytest
 
 from cronpilot.domain.errors import ProposalNotPending
 from cronpilot.domain.model import Endpoint, Job, PlannerMode
-from cronpilot.domain.planning import (
+from cronpilot.domain.planning.planning import (
     AnalysisClaim,
     Proposal,
     ProposalDraft,
@@ -47,7 +47,7 @@ async def _reported(store: Store, clock: FakeClock) -> tuple[Endpoint, PlannerWo
         await answer(store, "j/a", STEADY)
         await answer(store, "j/b", {"queue": n})
     # Every pass is stored, so that the sessions show what each one did: a pass held back by
-    # a rejection finds nothing new and is otherwise quiet (`domain.quiet_passes`).
+    # a rejection finds nothing new and is otherwise quiet (`domain.schedule.quiet_passes`).
     planner = make_planner(
         store, FreshnessAnalyst(), clock, limits=LIMITS, planner_keep_quiet_sessions=True
     )

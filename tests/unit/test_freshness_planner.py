@@ -1,4 +1,4 @@
-"""The built-in planner's step (`domain.freshness_planner`): damped, explained in numbers,
+"""The built-in planner's step (`domain.planning.freshness_planner`): damped, explained in numbers,
 bounded; an endpoint it cannot estimate keeps its schedule."""
 
 from __future__ import annotations
@@ -9,9 +9,16 @@ from typing import Any
 
 import pytest
 
-from cronpilot.domain.call_budget import BudgetError
-from cronpilot.domain.change_rate import Look, RateEstimate, estimate
-from cronpilot.domain.freshness_planner import (
+from cronpilot.domain.model import (
+    Endpoint,
+    EndpointSpec,
+    IntervalHint,
+    Objective,
+    Schedule,
+)
+from cronpilot.domain.planning.call_budget import BudgetError
+from cronpilot.domain.planning.change_rate import Look, RateEstimate, estimate
+from cronpilot.domain.planning.freshness_planner import (
     MAX_LOOK_AGAIN_SECONDS,
     STEP_CONFIDENCE,
     SURE_CONFIDENCE,
@@ -23,14 +30,7 @@ from cronpilot.domain.freshness_planner import (
     look_again,
     tuned,
 )
-from cronpilot.domain.model import (
-    Endpoint,
-    EndpointSpec,
-    IntervalHint,
-    Objective,
-    Schedule,
-)
-from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
+from cronpilot.domain.planning.planning import Proposal, ProposalKind, ProposalStatus
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
 
