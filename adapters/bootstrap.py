@@ -266,7 +266,7 @@ async def open_planner(
     telemetry: Telemetry = NO_TELEMETRY,
 ) -> PlannerWorker:
     """A planner worker on `store`: the LLM when one is configured, else the built-in
-    freshness planner (decision 0053). What it opens (LLM client, waker) is closed with
+    freshness planner (decision 0058). What it opens (LLM client, waker) is closed with
     `resources`."""
     from cronpilot.planner.freshness import FreshnessAnalyst
     from cronpilot.planner.session import Analyst, LlmAnalyst
@@ -284,7 +284,7 @@ async def open_planner(
         analyst,
         clock,
         planner_config(settings),
-        waker=waker,
+        desk=build_proposal_desk(settings, store, waker, telemetry),
         telemetry=telemetry,
         embedder=build_embedder(settings),
     )

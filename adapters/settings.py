@@ -43,8 +43,9 @@ _ASYNCPG_QUERY = frozenset(
     {"ssl", "host", "port", "passfile", "target_session_attrs", "prepared_statement_cache_size"}
 )
 _PGBOUNCER_VALUES = frozenset({"true", "false"})
-"""`?pgbouncer=true`: the URL goes through PgBouncer in transaction pooling mode (README,
-"Behind PgBouncer"); the store takes the parameter, the driver never sees it."""
+"""`?pgbouncer=true`: the URL goes through PgBouncer in transaction pooling mode
+(docs/many-machines.md, "Behind PgBouncer"); the store takes the parameter, the driver never
+sees it."""
 _SSL_MODES = frozenset({"disable", "allow", "prefer", "require", "verify-ca", "verify-full"})
 _MAX_PORT = 65535
 

@@ -88,12 +88,16 @@ class CatchUp(StrEnum):
 
 class Overlap(StrEnum):
     """What becomes of a baseline slot that comes while the endpoint's previous call is still
-    running (Kubernetes' `concurrencyPolicy`): an endpoint has one call in flight at a time."""
+    running (Kubernetes' `concurrencyPolicy`): under `skip` and `queue_one` an endpoint has one
+    call in flight at a time, under `allow` as many as its slots start."""
 
     SKIP = "skip"
     """The slot is not run: it is recorded as a skipped run, and the next slot waits."""
     QUEUE_ONE = "queue_one"
     """The latest such slot runs once the call ends; those before it are recorded skipped."""
+    ALLOW = "allow"
+    """The slot is claimed and called while the previous call still runs: each call holds a
+    lease of its own (`Run.lease_until`), and the endpoint stays free for the next slot."""
 
 
 class RunStatus(StrEnum):
@@ -600,6 +604,11 @@ class Run:
     not_modified: bool = False
     """A `304 Not Modified` answered a conditional call: the status and body are those of the
     answer it confirmed (`domain.runs.conditional_calls`), and no body was sent."""
+    lease_until: datetime | None = None
+    """The run's own lease, held by a call of an endpoint under `overlap: allow`
+    (`domain.runs.transitions.runs_alone`): its worker extends it, the reaper abandons the run
+    once it expires, and the endpoint is not leased meanwhile. None for any other run, whose
+    lease is its endpoint's."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""The freshness analyst: the built-in planner (decisions 0048, 0053). It estimates how often
+"""The freshness analyst: the built-in planner (decisions 0048, 0058). It estimates how often
 each endpoint of a job changes and spends the job's calls where they keep copies fresh; it
 proposes through the same path as any planner; the rules are `domain.planning.freshness_planner`.
 

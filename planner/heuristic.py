@@ -1,4 +1,4 @@
-"""The heuristic analyst: the former planner without an LLM (decision 0053), kept for the
+"""The heuristic analyst: the former planner without an LLM (decision 0058), kept for the
 planner exams to score against the built-in one. It reads the endpoint through the same tools
 and proposes through the same path; the rules are `domain.planning.heuristic`."""
 

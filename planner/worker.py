@@ -28,7 +28,7 @@ from cronpilot.domain.planning.planning import (
     SessionStatus,
 )
 from cronpilot.domain.ports.bundles import PlannerStore
-from cronpilot.domain.ports.clock import Clock, Waker
+from cronpilot.domain.ports.clock import Clock
 from cronpilot.domain.ports.search import Embedder
 from cronpilot.domain.ports.telemetry import Telemetry
 from cronpilot.domain.rules.rules import RuleEvaluation
@@ -87,19 +87,19 @@ class PlannerWorker:
         clock: Clock,
         config: PlannerConfig,
         *,
-        waker: Waker | None,
+        desk: ProposalDesk,
         telemetry: Telemetry = NO_TELEMETRY,
         embedder: Embedder | None = None,
     ) -> None:
+        """`desk` is built by the composition root (`adapters.bootstrap.build_proposal_desk`),
+        the one that the API and the MCP server are given too."""
         self._store = store
         self._embedder = embedder
         self._analyst = analyst
         self._clock = clock
         self._config = config
         self._telemetry = telemetry
-        self.desk = ProposalDesk(
-            store.unit_of_work, store.reading, waker, config.limits, telemetry=telemetry
-        )
+        self.desk = desk
         self._rules = RulesPlanner(
             store.reading, self.desk, clock.now, telemetry, config.rule_dwell_seconds
         )

@@ -23,12 +23,19 @@ from typing import Any
 import asyncpg
 import pytest
 from cryptography.fernet import Fernet
+from hypothesis import settings
 from sqlalchemy.engine import URL, make_url
 
 from cronpilot.adapters.crypto import FernetCipher
+from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.sql import open_sql_store, upgrade_database
 from cronpilot.domain.ports import SecretCipher, Store
 from tests.support.memory_store import MemoryStore
+
+# No timed assertion in the suite: Hypothesis' per-example deadline (200 ms) fails a property on a
+# loaded 2-core machine (CI runs every core), not on a wrong answer.
+settings.register_profile("cronpilot", deadline=None)
+settings.load_profile("cronpilot")
 
 DEFAULT_PG = "postgresql://postgres@127.0.0.1:5432/test"
 CONNECT_TIMEOUT = 5.0
@@ -241,3 +248,13 @@ def _lateness(item: pytest.Item) -> tuple[int, int]:
     if path in LONG_FILES:
         return 0, LONG_FILES.index(path)
     return (2, 0) if item.get_closest_marker("slow") is None else (1, 0)
+
+
+@pytest.fixture
+async def dispatcher() -> AsyncIterator[AiohttpDispatcher]:
+    """A real dispatcher that calls loopback only: the tests' endpoint servers."""
+    opened = AiohttpDispatcher(allowed_networks=["127.0.0.1/32"])
+    try:
+        yield opened
+    finally:
+        await opened.close()

@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = [
     "domain",
     "usecases",
+    "runtime",
     "adapters",
     "scheduler",
     "planner",
@@ -25,6 +26,7 @@ PACKAGES = [
     "tests",
     "bench",
     "build_support",
+    "scripts",
 ]
 
 

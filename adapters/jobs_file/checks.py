@@ -256,14 +256,16 @@ def _alert_settings(job: JobConfig, endpoint: EndpointConfig) -> dict[str, Any]:
 
 def _overlap(job: JobConfig, endpoint: EndpointConfig, loc: Loc) -> Overlap:
     """The endpoint's overlap policy, else the job's, else `skip`; a DAG dependant has no
-    slots, and keeps `skip` (its own is refused with the other schedule fields)."""
+    slots, and keeps `skip` (its own is refused with the other schedule fields). An endpoint
+    others depend on cannot `allow`: each of its runs begins a DAG run of them, and those would
+    overlap too."""
     declared = endpoint.overlap or (None if endpoint.depends_on else job.overlap)
-    if declared == "allow":
+    if declared == "allow" and any(endpoint.name in other.depends_on for other in job.endpoints):
         where = (*loc, "overlap") if endpoint.overlap else (*loc[:-2], "overlap")
         raise Issue(
             where,
-            "'allow' is not supported: an endpoint has one call in flight at a time; use "
-            "'queue_one' to run the latest slot as soon as the call ends",
+            f"'allow' cannot hold on endpoint '{endpoint.name}': other endpoints depend on it, "
+            "and a DAG run of them starts after each of its runs; use 'skip' or 'queue_one'",
         )
     return Overlap(declared or Overlap.SKIP)
 

@@ -94,7 +94,7 @@ class RetryConfig(Strict):
 
 
 OverlapPolicy = Literal["skip", "queue_one", "allow"]
-"""`domain.model.Overlap`; `allow` is named to be refused with a reason (`checks`)."""
+"""`domain.model.Overlap`."""
 
 
 class EndpointConfig(Strict):

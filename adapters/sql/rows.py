@@ -474,6 +474,7 @@ def run_values(run: Run) -> dict[str, Any]:
         "request": None if run.request is None else request_value(run.request),
         "cancel_requested_by": run.cancel_requested_by,
         "not_modified": run.not_modified,
+        "lease_until": run.lease_until,
     }
 
 
@@ -507,6 +508,7 @@ def run_from_row(row: Mapping[Any, Any]) -> Run:
         request=_request_from_value(row["request"]) if row["request"] else None,
         cancel_requested_by=row["cancel_requested_by"],
         not_modified=row["not_modified"],
+        lease_until=row["lease_until"],
     )
 
 

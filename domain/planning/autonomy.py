@@ -1,6 +1,6 @@
 """Graded autonomy (decision 0029): what a `graded` planner may do on its own, by the confidence
 of the analysis that proposed it, weighed by how far an interval proposal departs from the
-built-in planner's suggestion (decision 0053), and the per-job threshold learnt from admins'
+built-in planner's suggestion (decision 0058), and the per-job threshold learnt from admins'
 decisions.
 
 Pure: the caller supplies the endpoint, the draft, the confidence and the job's latest step.

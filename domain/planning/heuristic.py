@@ -1,5 +1,5 @@
 """The former built-in planner's rules (streaks of alike answers), no longer a planner that
-runs (decision 0053): kept as the baseline that the freshness benchmark and the planner exams
+runs (decision 0058): kept as the baseline that the freshness benchmark and the planner exams
 measure the built-in planner against. Responses that stay the same relax the schedule towards
 the max clamp, responses that change tighten it towards the min clamp, failures are left to
 the governor's backoff.

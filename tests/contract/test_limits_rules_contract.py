@@ -120,7 +120,7 @@ async def test_a_limited_claim_takes_and_records_what_the_domain_decides(
     decision = decide_limits(
         limited_candidates(ordered, waiting, due_by, T0),
         {state.key: state for state in keyed},
-        calls_in_flight(ordered),
+        calls_in_flight(before, waiting),
         limit,
         T0,
     )

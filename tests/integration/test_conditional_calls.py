@@ -26,7 +26,6 @@ from tests.support.clock import FakeClock
 from tests.support.finishing import finish_one
 from tests.support.loopback import LoopbackServer
 
-LOOPBACK = ["127.0.0.1/32"]
 SINCE = datetime(2026, 11, 28, 8, tzinfo=UTC)
 
 
@@ -79,15 +78,6 @@ class ValidatingServer(LoopbackServer):
 async def server() -> AsyncIterator[ValidatingServer]:
     async with ValidatingServer() as running:
         yield running
-
-
-@pytest.fixture
-async def dispatcher() -> AsyncIterator[AiohttpDispatcher]:
-    opened = AiohttpDispatcher(allowed_networks=LOOPBACK)
-    try:
-        yield opened
-    finally:
-        await opened.close()
 
 
 def _get(url: str, key: str | None = "endpoint-1") -> HttpRequest:

@@ -5,6 +5,7 @@ row changed since its claim, or whose lease is gone, is decided again from what 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -15,6 +16,7 @@ import pytest
 from sqlalchemy import event, text
 
 from cronpilot.adapters.sql import SqlStore
+from cronpilot.adapters.sql.finish_statement import _json_text
 from cronpilot.domain.errors import LeaseLost, StoreUnavailable
 from cronpilot.domain.model import Finish, OneShotHint, Pause, Recorded, RunStatus
 from cronpilot.domain.runs.settling import settle
@@ -215,3 +217,18 @@ async def test_a_body_is_written_as_it_came_not_encoded_again(pg_store: SqlStore
     assert bodies == {as_text.run_id: '{"n": 1.10}', decoded.run_id: '{"n": 1.1}'}
     run = await pg_store.runs.get_run(as_text.run_id)
     assert run.body == {"n": 1.1}
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        [{"attempt": 1, "started_at": "2026-11-29T08:00:00+00:00", "duration_ms": 12.345}],
+        {"method": "GET", "headers": {"X-Page": "é"}, "body": None},
+        {"lone": "\ud800"},
+        [2**70],
+        {1: "a key that is no string"},
+    ],
+)
+def test_json_goes_as_text_that_decodes_to_what_json_would(value: object) -> None:
+    """orjson writes most values; what it refuses `json` writes: the text means the same."""
+    assert json.loads(_json_text(value) or "") == json.loads(json.dumps(value))

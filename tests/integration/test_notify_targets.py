@@ -121,15 +121,6 @@ def mailbox() -> Iterator[tuple[Mailbox, int]]:
 
 
 @pytest.fixture
-async def dispatcher() -> AsyncIterator[AiohttpDispatcher]:
-    opened = AiohttpDispatcher(allowed_networks=LOOPBACK)
-    try:
-        yield opened
-    finally:
-        await opened.close()
-
-
-@pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
 

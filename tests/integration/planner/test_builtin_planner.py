@@ -1,4 +1,4 @@
-"""The built-in planner (the freshness analyst, decision 0053) through the worker, the tools
+"""The built-in planner (the freshness analyst, decision 0058) through the worker, the tools
 and the proposal path, on every store: it moves a job's calls from an endpoint that never
 changes to one that changes, within the clamps; failures and Retry-After are left to the
 backoff; review mode holds, off mode is never analysed, undecided proposals expire."""

@@ -67,6 +67,7 @@ from cronpilot.domain.runs.claiming import (
     leased,
     next_due,
     pick_claims,
+    run_lease_expired,
 )
 from cronpilot.domain.runs.settling import settle_batch
 from cronpilot.domain.runs.transitions import (
@@ -79,6 +80,7 @@ from cronpilot.domain.runs.transitions import (
     job_resumed,
     queued_claim,
     replanned,
+    runs_alone,
     started_queued,
     started_run,
     with_hints,
@@ -94,6 +96,7 @@ from cronpilot.domain.schedule.limits import (
     decide_limits,
     limited_candidates,
 )
+from cronpilot.domain.schedule.overlap import claimed_alone, given_back
 from cronpilot.domain.schedule.time_range import falls_in
 from tests.support.memory_store.access import MemoryAccess
 from tests.support.memory_store.approvals import MemoryApprovals
@@ -187,6 +190,9 @@ class MemoryState:
         ]
         return max(finished, default=None)
 
+    def runs_running(self) -> list[Run]:
+        return [run for run in self.runs.values() if run.status is RunStatus.RUNNING]
+
     def endpoint(self, endpoint_id: str) -> Endpoint:
         try:
             return self.endpoints[endpoint_id]
@@ -194,10 +200,11 @@ class MemoryState:
             raise EndpointNotFound(endpoint_id) from None
 
     def fenced(self, claim: Claim, worker_id: str) -> tuple[Endpoint, Run] | None:
-        """As in the SQL store: our lease and our claim's run still running."""
+        """As in the SQL store: our lease (unless the run holds its own) and our claim's run
+        still running."""
         endpoint = self.endpoints.get(claim.endpoint.id)
         run = self.runs.get(claim.run_id)
-        if endpoint is None or endpoint.lease_owner != worker_id:
+        if endpoint is None or (endpoint.lease_owner != worker_id and not runs_alone(claim)):
             return None
         if run is None or run.status is not RunStatus.RUNNING:
             return None
@@ -264,7 +271,7 @@ class MemoryCatalog(CatalogRepository):
         return report
 
     async def limits(self) -> list[LimitStatus]:
-        flight = calls_in_flight(self._state.endpoints.values())
+        flight = calls_in_flight(self._state.endpoints, self._state.runs_running())
         return [
             LimitStatus(state, flight.get(key, 0))
             for key, state in sorted(self._state.limits.items())
@@ -389,7 +396,7 @@ class MemoryClaims(ClaimRepository):
         keys' states stored."""
         endpoints = self._state.endpoints
         candidates = limited_candidates(endpoints.values(), waiting, due_by, now)
-        flight = calls_in_flight(endpoints.values())
+        flight = calls_in_flight(endpoints, self._state.runs_running())
         decision = decide_limits(candidates, self._state.limits, flight, limit, now)
         for state in decision.changed:
             self._state.limits[state.key] = state
@@ -436,9 +443,13 @@ class MemoryClaims(ClaimRepository):
                     # Same rule as the SQL store: a slot that already ran is planned past.
                     self._state.endpoints[endpoint.id] = after_slot(endpoint, slot, None, now)
                     continue
-                endpoint = leased(endpoint, worker_id, lease_until)
-                claim = claim_of(endpoint, new_id(), new_id(), lease_until)
-                self._state.endpoints[endpoint.id] = endpoint
+                claim = claim_of(
+                    leased(endpoint, worker_id, lease_until), new_id(), new_id(), lease_until
+                )
+                # As in the SQL store: a run alone leaves its endpoint free, planned past it.
+                self._state.endpoints[endpoint.id] = (
+                    claimed_alone(endpoint, slot, now) if runs_alone(claim) else claim.endpoint
+                )
                 self._state.runs[claim.run_id] = started_run(claim, worker_id, now)
                 claims.append(claim)
         return claims
@@ -456,6 +467,12 @@ class MemoryClaims(ClaimRepository):
 
     async def extend_lease(self, claim: Claim, worker_id: str, until: datetime) -> None:
         async with self._state.lock:
+            if runs_alone(claim):
+                fenced = self._state.fenced(claim, worker_id)
+                if fenced is None:
+                    raise LeaseLost(claim.endpoint.id, worker_id)
+                self._state.runs[claim.run_id] = replace(fenced[1], lease_until=until)
+                return
             endpoint = self._state.endpoints.get(claim.endpoint.id)
             if endpoint is None or endpoint.lease_owner != worker_id:
                 raise LeaseLost(claim.endpoint.id, worker_id)
@@ -498,6 +515,10 @@ class MemoryClaims(ClaimRepository):
             if fenced is None:
                 return
             endpoint, running = fenced
+            if runs_alone(claim):
+                del self._state.runs[running.id]
+                self._state.endpoints[endpoint.id] = given_back(endpoint, claim)
+                return
             if claim.queued is None:
                 del self._state.runs[running.id]
             else:
@@ -513,7 +534,8 @@ class MemoryClaims(ClaimRepository):
                 return
             endpoint, running = fenced
             self._state.runs[running.id] = abandoned_run(running, ErrorKind.SHUTDOWN, reason, now)
-            self._state.endpoints[endpoint.id] = after_run(endpoint, running, None, now)
+            if not runs_alone(claim):
+                self._state.endpoints[endpoint.id] = after_run(endpoint, running, None, now)
 
     async def cancel(self, claim: Claim, worker_id: str, now: datetime) -> None:
         async with self._state.lock:
@@ -522,7 +544,8 @@ class MemoryClaims(ClaimRepository):
                 return
             endpoint, running = fenced
             self._state.runs[running.id] = cancelled_run(running, now)
-            self._state.endpoints[endpoint.id] = after_run(endpoint, running, None, now)
+            if not runs_alone(claim):
+                self._state.endpoints[endpoint.id] = after_run(endpoint, running, None, now)
 
     async def cancels_asked(self, run_ids: Collection[str]) -> set[str]:
         runs = self._state.runs
@@ -539,16 +562,19 @@ class MemoryClaims(ClaimRepository):
                 if not lease_expired(endpoint, now):
                     continue
                 abandoned = [
-                    abandoned_run(
-                        r, ErrorKind.LEASE_EXPIRED, f"lease of worker {r.worker_id} expired", now
-                    )
+                    _expired(r, now)
                     for r in self._state.runs_of(endpoint.id)
-                    if r.status is RunStatus.RUNNING
+                    if r.status is RunStatus.RUNNING and r.lease_until is None
                 ]
                 for run in abandoned:
                     self._state.runs[run.id] = run
                 reaped += len(abandoned)
                 self._state.endpoints[endpoint.id] = after_reap(endpoint, abandoned, now)
+            # Runs alone: their endpoint moved past their slots when they were claimed.
+            for run in list(self._state.runs.values()):
+                if run_lease_expired(run, now):
+                    self._state.runs[run.id] = _expired(run, now)
+                    reaped += 1
         return reaped
 
     async def next_due_at(self) -> datetime | None:
@@ -790,6 +816,11 @@ class MemoryStore(MemoryRepositories, Store):
 
     async def close(self) -> None:
         return None
+
+
+def _expired(running: Run, now: datetime) -> Run:
+    reason = f"lease of worker {running.worker_id} expired"
+    return abandoned_run(running, ErrorKind.LEASE_EXPIRED, reason, now)
 
 
 def _by_slot(run: Run) -> datetime:
