@@ -265,16 +265,14 @@ async def open_planner(
     resources: AsyncExitStack,
     telemetry: Telemetry = NO_TELEMETRY,
 ) -> PlannerWorker:
-    """A planner worker on `store`: the LLM when one is configured, else the heuristic. What
-    it opens (LLM client, waker) is closed with `resources`."""
+    """A planner worker on `store`: the LLM when one is configured, else the built-in
+    freshness planner (decision 0058). What it opens (LLM client, waker) is closed with
+    `resources`."""
     from cronpilot.planner.freshness import FreshnessAnalyst
-    from cronpilot.planner.heuristic import HeuristicAnalyst
     from cronpilot.planner.session import Analyst, LlmAnalyst
     from cronpilot.planner.worker import PlannerWorker
 
-    analyst: Analyst = (
-        FreshnessAnalyst() if settings.planner_builtin == "freshness" else HeuristicAnalyst()
-    )
+    analyst: Analyst = FreshnessAnalyst()
     if settings.llm_configured:
         chat = build_chat_model(settings, clock)
         resources.push_async_callback(chat.close)

@@ -36,6 +36,15 @@ def new_id() -> str:
     return uuid.uuid4().hex
 
 
+class Objective(StrEnum):
+    """What the built-in planner spends an endpoint's calls on (`domain.planning.call_budget`)."""
+
+    FRESHNESS = "freshness"
+    """The share of the time the copy equals the source."""
+    AGE = "age"
+    """How long the copy has been stale, on average: every change picked up soon."""
+
+
 class PlannerMode(StrEnum):
     OFF = "off"
     REVIEW = "review"
@@ -225,6 +234,10 @@ class Job:
     pause: Pause | None = None
     """The job's own pause (`domain.schedule.pauses.job_holds`): none of its endpoints runs while it
     holds, whatever their own pauses say (those are kept underneath)."""
+    budget: str | None = None
+    """The calls the built-in planner spends across the job's endpoints, as the jobs file
+    writes it (`600/h`, `domain.planning.call_budget.parse_budget`); None: what their declared
+    schedules make."""
 
     @property
     def declared(self) -> tuple[object, ...]:
@@ -233,7 +246,7 @@ class Job:
         return tuple(getattr(self, name) for name in JOB_DECLARED)
 
 
-JOB_DECLARED = ("description", "planner_mode", "rejection_cooldown_seconds")
+JOB_DECLARED = ("description", "planner_mode", "rejection_cooldown_seconds", "budget")
 """The fields of a `Job` that `jobs.yaml` declares."""
 
 
@@ -334,6 +347,8 @@ class EndpointSpec:
     dangerous: bool = False
     """A call at a moment a planner chose could do harm: `run_now` and `next_time` proposals
     wait for review in graded mode, as for a method other than GET or HEAD."""
+    objective: Objective = Objective.FRESHNESS
+    """What the built-in planner spends the endpoint's calls on."""
     jitter_seconds: float | None = None
     """Each baseline call goes out a stable pseudo-random offset in [0, jitter) after its slot."""
     catch_up: CatchUp = CatchUp.ONE

@@ -15,7 +15,7 @@ from cronpilot.domain.alerts.alerts import proposal_notifications
 from cronpilot.domain.errors import ProposalNotPending
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, PlannerMode, ScheduleSource, new_id
-from cronpilot.domain.planning.autonomy import Gate, Gated, gate, learnt, threshold_of
+from cronpilot.domain.planning.autonomy import Gate, Gated, Suggested, gate, learnt, threshold_of
 from cronpilot.domain.planning.churn import unneeded
 from cronpilot.domain.planning.controllers import Controller, Held, held
 from cronpilot.domain.planning.guardrails import (
@@ -60,6 +60,9 @@ class Proposer:
     confidence: float | None = None
     """The confidence of the analysis that proposes, which decides in `graded` mode; None for
     a deterministic proposer (a response rule)."""
+    suggested: Suggested | None = None
+    """The built-in planner's suggestion for the endpoint, which `graded` mode weighs an
+    interval proposal against (`domain.planning.autonomy.weighed`)."""
 
 
 class ProposalDesk:
@@ -79,6 +82,11 @@ class ProposalDesk:
         self._waker = waker
         self._limits = limits
         self._telemetry = telemetry
+
+    @property
+    def dwell_seconds(self) -> float:
+        """How long a change stands before another controller's may follow it."""
+        return self._limits.dwell_seconds
 
     async def _guarded(
         self,
@@ -363,7 +371,7 @@ async def _gated(
         return None
     history = await tx.planner.autonomy_history(endpoint.job_id)
     threshold = threshold_of(history[-1] if history else None)
-    return gate(draft, endpoint, proposer.confidence, threshold)
+    return gate(draft, endpoint, proposer.confidence, threshold, proposer.suggested)
 
 
 async def _learn(tx: Repositories, decided: Proposal, *, approved: bool, now: datetime) -> None:

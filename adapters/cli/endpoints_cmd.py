@@ -170,6 +170,7 @@ def _details(
             ("limit", limit_text(limit)),
             ("endpoint hints", "accepted" if spec.accept_hints else "ignored (accept_hints off)"),
             ("dangerous", dangerous_text(spec)),
+            ("objective", spec.objective.value),
             ("rules", "; ".join(f"{n}. {t}" for n, t in enumerate(rule_texts(spec), 1)) or "-"),
             ("next run", next_run_text(endpoint, now)),
             ("source", _source(endpoint)),

@@ -76,6 +76,7 @@ def show(
                 ("description", job.description or "-"),
                 ("planner", job.planner_mode.value),
                 ("rejection cool-down", "the default" if cooldown is None else span(cooldown)),
+                ("budget", job.budget or "what the declared schedules make"),
                 ("paused", pause_text(job.pause, now) if holds(job.pause, now) else "no"),
                 ("endpoints", ", ".join(e.spec.name for e in endpoints) or "-"),
             ]

@@ -36,8 +36,8 @@ def _worker(
 ) -> None:
     """Analyse endpoints with new runs and adapt their schedules until SIGINT/SIGTERM.
 
-    Uses the LLM at CRONPILOT_LLM_BASE_URL (or with CRONPILOT_LLM_API_KEY), else the heuristic
-    planner. Run as many as you like against one PostgreSQL database."""
+    Uses the LLM at CRONPILOT_LLM_BASE_URL (or with CRONPILOT_LLM_API_KEY), else the built-in
+    freshness planner. Run as many as you like against one PostgreSQL database."""
     if ctx.invoked_subcommand is not None:
         return
     overrides = {"worker_id": worker_id, "metrics_port": metrics_port}

@@ -106,6 +106,8 @@ jobs = Table(
     Column("planner_mode", String(16), nullable=False),
     # The admin's word stands: NULL for the `planner_rejection_cooldown_seconds`.
     Column("rejection_cooldown_seconds", Float, nullable=True),
+    # The calls the built-in planner splits, as written (`600/h`); NULL: the declared ones.
+    Column("budget", String(32), nullable=True),
     # The job's pause: set while paused (its reason), kept over its endpoints' own.
     Column("pause_reason", Text, nullable=True),
     Column("pause_until", UtcDateTime, nullable=True),
@@ -170,6 +172,8 @@ endpoints = Table(
     Column("accept_hints", Boolean, nullable=False, server_default=false()),
     # Graded autonomy: timed proposals on it always wait for review.
     Column("dangerous", Boolean, nullable=False, server_default=false()),
+    # What the built-in planner spends its calls on: freshness or age.
+    Column("objective", String(16), nullable=False, server_default="freshness"),
     Column("retry_after_at", UtcDateTime, nullable=True),
     Column("hint_interval_source", String(16), nullable=True),
     Column("hint_oneshot_source", String(16), nullable=True),

@@ -37,6 +37,7 @@ def job_view(job: Job, endpoint_count: int) -> dict[str, Any]:
         "description": job.description,
         "planner_mode": job.planner_mode.value,
         "rejection_cooldown_seconds": job.rejection_cooldown_seconds,
+        "budget": job.budget,
         "endpoints": endpoint_count,
         "paused": _pause_view(job.pause),
     }
@@ -87,6 +88,7 @@ def endpoint_view(endpoint: Endpoint, last_run: Run | None) -> dict[str, Any]:
         "retry": retry_value(spec.retry),
         "accept_hints": spec.accept_hints,
         "dangerous": spec.dangerous,
+        "objective": spec.objective.value,
         # Every field a rule declares, as stored: what a rule gains shows here too.
         "rules": rules_value(spec.rules) or [],
         "retry_after_at": iso(endpoint.retry_after_at),

@@ -1,5 +1,5 @@
 """The planner's part of the demo summary, read back from the database: per endpoint, what the
-planners (the heuristic, the rules) proposed, what became of it, and the last reason; and each
+planners (the built-in one, the rules) proposed, what became of it, and the last reason; and each
 rule firing: when, its value, what it proposed and what became of that, or what held it back
 (its `for:`, the dwell of the last rule-made change; the hourly limit refuses)."""
 

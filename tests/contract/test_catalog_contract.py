@@ -13,6 +13,7 @@ from cronpilot.adapters.sql.tables import endpoints
 from cronpilot.domain.errors import EndpointNotFound, InvalidSchedule, JobNotFound
 from cronpilot.domain.model import (
     IntervalHint,
+    Objective,
     OneShotHint,
     Pause,
     Reference,
@@ -20,7 +21,7 @@ from cronpilot.domain.model import (
     Schedule,
     ScheduleSource,
 )
-from cronpilot.domain.ports import CatalogFigures, SecretCipher, Store
+from cronpilot.domain.ports import CatalogFigures, JobDeclaration, SecretCipher, Store
 from cronpilot.domain.runs.transitions import queued_run
 from cronpilot.usecases.declarations import apply_to_catalog
 from tests.contract.builders import T0, add_endpoint, declaration, seconds, spec
@@ -283,3 +284,22 @@ async def test_where_values_came_from_round_trips_and_a_change_of_it_updates(sto
     assert again.unchanged == ["shop", "shop/orders"]
     assert updated.updated == ["shop/orders"]
     assert (await store.catalog.get_endpoint("shop/orders")).spec.references == moved.references
+
+
+async def test_a_jobs_budget_and_an_endpoints_objective_round_trip(store: Store) -> None:
+    plain = declaration("feeds", spec("news"), spec("prices"))
+    await apply_to_catalog(store.catalog, [plain], T0)
+    budgeted = JobDeclaration(
+        replace(plain.job, budget="600/h"), [spec("news", objective=Objective.AGE), spec("prices")]
+    )
+
+    changed = await apply_to_catalog(store.catalog, [budgeted], T0 + seconds(5))
+
+    assert changed.updated == ["feeds", "feeds/news"]
+    [job] = [j for j in await store.catalog.list_jobs() if j.name == "feeds"]
+    assert job.budget == "600/h"
+    news = await store.catalog.get_endpoint("feeds/news")
+    assert news.spec.objective is Objective.AGE
+    assert (await store.catalog.get_endpoint("feeds/prices")).spec.objective is (
+        Objective.FRESHNESS
+    )

@@ -13,6 +13,7 @@ from cronpilot.domain.model import Claim, ErrorKind, Overlap, Response, RunStatu
 from cronpilot.domain.ports import JobDeclaration, Store
 from cronpilot.domain.runs.transitions import queued_run
 from cronpilot.domain.schedule.limits import Limit
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.contract.builders import LEASE_SECONDS, OK, T0, declaration, seconds, spec
 from tests.support.finishing import finish_one
 
@@ -25,7 +26,7 @@ async def _declare(
     declared = spec("slow", every=5, overlap=overlap, limit=None if limit is None else limit.key)
     job = declaration("j", declared)
     limits = () if limit is None else (limit,)
-    await store.catalog.apply([JobDeclaration(job.job, job.endpoints, limits)], T0)
+    await apply_to_catalog(store.catalog, [JobDeclaration(job.job, job.endpoints, limits)], T0)
     return (await store.catalog.get_endpoint("j/slow")).id
 
 

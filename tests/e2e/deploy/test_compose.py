@@ -13,7 +13,7 @@ from sqlalchemy.engine import make_url
 
 from tests.e2e.deploy.cli import accepts
 
-ROOT = Path(__file__).resolve().parents[4]
+ROOT = Path(__file__).resolve().parents[3]
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 WORKERS = ("scheduler-1", "scheduler-2", "planner")
 

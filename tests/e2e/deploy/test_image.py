@@ -28,7 +28,7 @@ from cryptography.fernet import Fernet
 
 from tests.e2e.deploy.in_image import HOME, Image, inspected, mounted_image, refused_run
 
-ROOT = Path(__file__).resolve().parents[4]
+ROOT = Path(__file__).resolve().parents[3]
 BUILD = ROOT / "deploy" / "image" / "build.sh"
 TAG = "localhost/cronpilot:test"
 BUILD_SECONDS = 1500

@@ -18,7 +18,7 @@ import yaml
 
 from tests.e2e.deploy.cli import accepts
 
-ROOT = Path(__file__).resolve().parents[4]
+ROOT = Path(__file__).resolve().parents[3]
 KUBERNETES = ROOT / "deploy" / "kubernetes"
 LAYOUTS = [KUBERNETES / "base", KUBERNETES / "overlays" / "production"]
 # The oldest Kubernetes the manifests are for, and the newest kubernetes-validate knows.

@@ -14,7 +14,7 @@ import pytest
 
 from tests.e2e.deploy.cli import CRONPILOT, accepts
 
-ROOT = Path(__file__).resolve().parents[4]
+ROOT = Path(__file__).resolve().parents[3]
 UNITS = sorted((ROOT / "deploy" / "systemd").glob("*.service"))
 INSTALLED = "/opt/cronpilot/bin/cronpilot"
 

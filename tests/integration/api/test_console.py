@@ -31,7 +31,7 @@ from tests.support.memory_store import MemoryStore
 from tests.support.settings import limits_for_tests, settings_for_tests
 from tests.support.superseding import supersede
 
-CONSOLE = Path(__file__).resolve().parents[4] / "adapters" / "console"
+CONSOLE = Path(__file__).resolve().parents[3] / "adapters" / "console"
 CSRF = re.compile(r'name="csrf" value="([0-9a-f]+)"')
 
 

@@ -14,6 +14,7 @@ from cronpilot.domain.graph.schema_inference import VOLATILE_AFTER
 from cronpilot.domain.model import JSON, Endpoint, Response, Run
 from cronpilot.domain.ports import Store
 from cronpilot.scheduler.learning import RunLearner
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.contract.builders import LEASE_SECONDS, T0, declaration, seconds, spec
 from tests.support.clock import FakeClock
 from tests.support.finishing import finish_one
@@ -69,7 +70,7 @@ async def _handed_over(learner: RunLearner, endpoint: Endpoint, run: Run) -> Non
 async def test_a_run_of_the_same_shape_reads_and_writes_nothing_until_its_counts_are_saved(
     store: Store,
 ) -> None:
-    await store.catalog.apply([declaration("j", spec("e"))], T0)
+    await apply_to_catalog(store.catalog, [declaration("j", spec("e"))], T0)
     units, calls = counted_units(store)
     learner = RunLearner(units, units.reading, FakeClock(T0))
     async with running(learner):
@@ -103,7 +104,7 @@ async def test_a_new_field_is_saved_at_once_and_refreshes_the_edges_a_same_shape
     store: Store,
 ) -> None:
     consumer = spec("c", url="https://example.com/c?batch_id=1")
-    await store.catalog.apply([declaration("j", spec("src"), consumer)], T0)
+    await apply_to_catalog(store.catalog, [declaration("j", spec("src"), consumer)], T0)
     units, calls = counted_units(store)
     learner = RunLearner(units, units.reading, FakeClock(T0))
     refreshes = lambda: calls["graph.record"]  # noqa: E731
@@ -132,7 +133,7 @@ async def test_a_new_field_is_saved_at_once_and_refreshes_the_edges_a_same_shape
 async def test_fields_found_volatile_are_saved_at_once_though_the_shape_stays(
     store: Store,
 ) -> None:
-    await store.catalog.apply([declaration("j", spec("e"))], T0)
+    await apply_to_catalog(store.catalog, [declaration("j", spec("e"))], T0)
     learner = RunLearner(store.unit_of_work, store.reading, FakeClock(T0))
     async with running(learner):
         for n in range(VOLATILE_AFTER):
@@ -146,7 +147,7 @@ async def test_fields_found_volatile_are_saved_at_once_though_the_shape_stays(
 async def test_a_schema_saved_by_another_worker_is_learnt_again_from_the_store(
     store: Store,
 ) -> None:
-    await store.catalog.apply([declaration("j", spec("e"))], T0)
+    await apply_to_catalog(store.catalog, [declaration("j", spec("e"))], T0)
     clock = FakeClock(T0)
     ours = RunLearner(store.unit_of_work, store.reading, clock, learn_every_seconds=0)
     theirs = RunLearner(store.unit_of_work, store.reading, clock, learn_every_seconds=0)

@@ -20,7 +20,7 @@ from tests.integration.search.catalog import T0, catalog
 from tests.integration.search.example_questions import EXAMPLE_QUESTIONS
 from tests.support.memory_store.store import MemoryStore
 
-EXAMPLE = Path(__file__).parents[4] / "adapters" / "examples" / "jobs.yaml"
+EXAMPLE = Path(__file__).parents[3] / "adapters" / "examples" / "jobs.yaml"
 DEPTH = 10
 HELD_OUT = 150
 HELD_OUT_SEED = 1001
