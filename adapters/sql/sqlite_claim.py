@@ -1,10 +1,10 @@
 """The statements of a claim on SQLite: lease and start in as few statements as SQLite allows.
 
-PostgreSQL claims in one statement (`claims._claim_postgres_statement`): its CTEs lock, lease
-and insert at once. SQLite has no data-modifying CTE, so leasing and starting are two
-statements; it needs no `SKIP LOCKED` either, as its write transaction (begun IMMEDIATE) lets
-no other claimer interleave. Two things keep the number of statements independent of the
-number of runs claimed:
+PostgreSQL claims in one statement (`claim_statement.claim_postgres_statement`): its CTEs lock,
+lease and insert at once. SQLite has no data-modifying CTE, so leasing and starting are two
+statements; it needs no `SKIP LOCKED` either, as its write transaction (begun IMMEDIATE) lets no
+other claimer interleave. Two things keep the number of statements independent of the number of runs
+claimed:
 
 - `lease_returning`: one `UPDATE … RETURNING` leases the rows and returns them whole, with their
   job's columns and whether the history holds their slot already (what PostgreSQL's insert asks

@@ -182,7 +182,7 @@ def ahead_of_schedule(
     paced due times fall behind whenever its calls outlast the spacing, and would otherwise
     keep the schedule from running at all until the backfill is done.
 
-    On plain values, as the SQL store's claim mirrors it (`adapters.sql.claims`)."""
+    On plain values, as the SQL store's claim mirrors it (`adapters.sql.queued_claims`)."""
     if next_run_at is None or next_run_at > due_by:
         return True
     return trigger is RunTrigger.MANUAL and due_at < next_run_at

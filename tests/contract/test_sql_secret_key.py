@@ -11,7 +11,7 @@ from sqlalchemy import select, update
 
 from cronpilot.adapters.crypto import SEALED_PREFIX, FernetCipher
 from cronpilot.adapters.sql import SqlStore, open_sql_store
-from cronpilot.adapters.sql.claims import UNDECRYPTABLE_MESSAGE
+from cronpilot.adapters.sql.claim_undecryptable import UNDECRYPTABLE_MESSAGE
 from cronpilot.adapters.sql.tables import endpoints, meta
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import ErrorKind, RunStatus
