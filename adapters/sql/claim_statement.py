@@ -22,7 +22,8 @@ from cronpilot.adapters.sql.claim_request import Leased, LeaseRequest, Started, 
 from cronpilot.adapters.sql.finish_statement import ROW_VERSION
 from cronpilot.adapters.sql.limits_claim import granted_postgres
 from cronpilot.adapters.sql.queued_claims import RUN_PREFIX, queued_postgres
-from cronpilot.adapters.sql.rows import job_columns, run_from_row
+from cronpilot.adapters.sql.rows import job_columns
+from cronpilot.adapters.sql.run_rows import run_from_row
 from cronpilot.adapters.sql.slot_claims import slots_postgres
 from cronpilot.adapters.sql.tables import UtcDateTime, endpoints, jobs, run_queue
 

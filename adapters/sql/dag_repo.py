@@ -21,12 +21,11 @@ from cronpilot.adapters.sql.notifications_repo import add_notifications
 from cronpilot.adapters.sql.rows import (
     approval_values,
     endpoint_from_row,
-    run_from_row,
-    run_values,
     save_endpoint_state,
     select_endpoints,
 )
 from cronpilot.adapters.sql.run_places import every_run
+from cronpilot.adapters.sql.run_rows import run_from_row, run_values
 from cronpilot.adapters.sql.tables import (
     IS_PENDING_APPROVAL,
     approvals,

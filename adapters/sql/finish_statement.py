@@ -31,7 +31,8 @@ import orjson
 from sqlalchemy import Column, Label, literal_column
 from sqlalchemy.dialects import postgresql
 
-from cronpilot.adapters.sql.rows import STATE_COLUMNS, run_values, state_values
+from cronpilot.adapters.sql.rows import STATE_COLUMNS, state_values
+from cronpilot.adapters.sql.run_rows import run_values
 from cronpilot.adapters.sql.tables import endpoints, runs
 from cronpilot.domain.model import Finish, RunStatus
 from cronpilot.domain.runs.settling import Settled, settle

@@ -14,12 +14,12 @@ from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.rows import (
     endpoint_from_row,
     lock_endpoint,
-    run_from_row,
     save_endpoint,
     save_endpoint_state,
     select_endpoints,
 )
 from cronpilot.adapters.sql.run_places import move_to_history, save_run
+from cronpilot.adapters.sql.run_rows import run_from_row
 from cronpilot.adapters.sql.tables import HOLDS_LEASE, IS_RUNNING, endpoints, run_queue
 from cronpilot.domain.errors import LeaseLost
 from cronpilot.domain.model import Claim, Endpoint, ErrorKind, Run, RunStatus

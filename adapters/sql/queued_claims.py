@@ -25,7 +25,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from cronpilot.adapters.crypto import SecretUndecryptable
 from cronpilot.adapters.sql.claim_request import LeaseRequest, Started, job_holds
 from cronpilot.adapters.sql.claim_undecryptable import fail_undecryptable
-from cronpilot.adapters.sql.rows import endpoint_from_row, run_from_row, run_values
+from cronpilot.adapters.sql.rows import endpoint_from_row
+from cronpilot.adapters.sql.run_rows import run_from_row, run_values
 from cronpilot.adapters.sql.sqlite_claim import lease_returning, mappings_of
 from cronpilot.adapters.sql.tables import IS_QUEUED, UtcDateTime, endpoints, run_queue
 from cronpilot.domain.model import Claim, RunStatus, RunTrigger

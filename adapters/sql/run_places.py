@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, delete, exists, select, union_all, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from cronpilot.adapters.sql.rows import run_values
+from cronpilot.adapters.sql.run_rows import run_values
 from cronpilot.adapters.sql.tables import endpoints, run_queue, runs
 from cronpilot.adapters.sql.upsert import conflict_insert
 from cronpilot.domain.model import Run

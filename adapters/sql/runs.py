@@ -26,8 +26,8 @@ from cronpilot.adapters.sql.keyset import after_cursor, in_window
 from cronpilot.adapters.sql.partitions import create_ahead, drop_before
 from cronpilot.adapters.sql.prefixes import read_by_id
 from cronpilot.adapters.sql.recent_days import bounded, lower_bounds, newest_rows
-from cronpilot.adapters.sql.rows import run_from_row
 from cronpilot.adapters.sql.run_places import every_run, move_to_history
+from cronpilot.adapters.sql.run_rows import run_from_row
 from cronpilot.adapters.sql.tables import endpoints, run_queue, runs
 from cronpilot.domain.errors import RunNotFound
 from cronpilot.domain.model import Run, RunStatus

@@ -33,13 +33,9 @@ from cronpilot.adapters.sql.claim_request import Leased, LeaseRequest, job_holds
 from cronpilot.adapters.sql.claim_undecryptable import fail_undecryptable
 from cronpilot.adapters.sql.finish_statement import ROW_VERSION
 from cronpilot.adapters.sql.notifications_repo import add_episode
-from cronpilot.adapters.sql.rows import (
-    endpoint_from_row,
-    run_from_row,
-    save_endpoint_state,
-    save_endpoint_states,
-)
+from cronpilot.adapters.sql.rows import endpoint_from_row, save_endpoint_state, save_endpoint_states
 from cronpilot.adapters.sql.run_places import history_has_slot, queue_runs
+from cronpilot.adapters.sql.run_rows import run_from_row
 from cronpilot.adapters.sql.sqlite_claim import (
     SLOT_TAKEN,
     insert_runs,

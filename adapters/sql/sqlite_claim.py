@@ -23,8 +23,9 @@ from sqlalchemy import ColumnElement, Result, Update, func, literal_column, sele
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from cronpilot.adapters.sql.rows import job_columns, run_values
+from cronpilot.adapters.sql.rows import job_columns
 from cronpilot.adapters.sql.run_places import history_has_slot
+from cronpilot.adapters.sql.run_rows import run_values
 from cronpilot.adapters.sql.tables import endpoints, jobs, run_queue
 from cronpilot.domain.model import Run
 

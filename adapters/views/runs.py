@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from cronpilot.adapters.sql.rows import attempt_value, request_value
+from cronpilot.adapters.sql.run_rows import attempt_value, request_value
 from cronpilot.adapters.views.formats import iso
 from cronpilot.domain.access.secrets import mask_urls
 from cronpilot.domain.model import Run

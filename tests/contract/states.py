@@ -14,7 +14,8 @@ from cronpilot.adapters.sql import SqlStore
 from cronpilot.adapters.sql.limits_claim import limit_state_values
 from cronpilot.adapters.sql.notifications_repo import add_notifications
 from cronpilot.adapters.sql.planner_rows import proposal_values
-from cronpilot.adapters.sql.rows import run_values, save_endpoint_states
+from cronpilot.adapters.sql.rows import save_endpoint_states
+from cronpilot.adapters.sql.run_rows import run_values
 from cronpilot.adapters.sql.tables import (
     limits,
     metadata,

@@ -9,7 +9,7 @@ from sqlalchemy import event, insert
 
 from cronpilot.adapters.sql import SqlStore
 from cronpilot.adapters.sql.engine import Database, create_engine
-from cronpilot.adapters.sql.rows import run_values
+from cronpilot.adapters.sql.run_rows import run_values
 from cronpilot.adapters.sql.runs import SqlRuns
 from cronpilot.adapters.sql.tables import runs
 from cronpilot.domain.model import RunStatus

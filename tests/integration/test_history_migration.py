@@ -12,7 +12,8 @@ from sqlalchemy import Connection, insert, inspect, text
 from cronpilot.adapters.sql import open_sql_store, upgrade_database
 from cronpilot.adapters.sql.engine import create_engine
 from cronpilot.adapters.sql.migrate import alembic_config
-from cronpilot.adapters.sql.rows import endpoint_values, job_values, run_values
+from cronpilot.adapters.sql.rows import endpoint_values, job_values
+from cronpilot.adapters.sql.run_rows import run_values
 from cronpilot.adapters.sql.tables import endpoints, jobs, runs
 from cronpilot.domain.model import (
     Endpoint,
