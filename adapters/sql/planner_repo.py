@@ -1,5 +1,9 @@
 """`PlannerRepository` over SQL: which endpoints need analysis (claimed with SKIP LOCKED on
-PostgreSQL), analysis sessions and proposals. `now` always comes from the caller."""
+PostgreSQL), analysis sessions and proposals. `now` always comes from the caller.
+
+It stays whole: it is the one `SqlPlanner` class of the `PlannerRepository` port, and its
+analysis claims, sessions and proposals share the statements and row readers above it, so a split
+would only add delegation."""
 
 from __future__ import annotations
 

@@ -2,6 +2,9 @@
 
 Column types are chosen to behave the same on PostgreSQL and SQLite: JSON (JSONB on
 PostgreSQL) and `UtcDateTime`, which stores UTC and always reads back aware UTC datetimes.
+
+It stays whole as the single source of truth for the schema: Alembic compares one `metadata`
+with the database, and a table's indexes and constraints are read beside its columns.
 """
 
 from __future__ import annotations

@@ -20,6 +20,9 @@ density gives. Every hit carries its parts and its alpha, so a ranking can be ex
 Pure: the index is built from the endpoints' texts, their vectors and the edges; embedding the
 query and the words (`vocabulary`, `unknown_words`) is the caller's (an `Embedder`). networkx
 and bm25s are imported where used (CLI start-up).
+
+It stays whole: the three legs read one index and are scaled to be blended together, so their
+scoring is tuned and read in one place.
 """
 
 from __future__ import annotations
