@@ -11,13 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from cronpilot.adapters.sql import open_sql_store
 from cronpilot.adapters.sql.store import SqlStore
 from cronpilot.domain.model import RunStatus
 from cronpilot.usecases.run_control import cancel_run
 from tests.integration.scheduler.builders import declare, running_runs, runs_of, spec
 from tests.integration.scheduler.endpoint_server import EndpointServer
-from tests.integration.scheduler.processes import SchedulerProcesses
+from tests.integration.scheduler.processes import SchedulerProcesses, scheduler_processes, store_of
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
@@ -33,22 +32,16 @@ async def server() -> AsyncIterator[EndpointServer]:
 
 @pytest.fixture
 async def processes(postgres_url: str, tmp_path: Path) -> AsyncIterator[SchedulerProcesses]:
-    made = SchedulerProcesses(
+    async with scheduler_processes(
         postgres_url, tmp_path, concurrency=2, max_sleep_seconds=1, log_level="WARNING"
-    )
-    try:
+    ) as made:
         yield made
-    finally:
-        await made.kill_all()
 
 
 @pytest.fixture
 async def store(postgres_url: str, processes: SchedulerProcesses) -> AsyncIterator[SqlStore]:
-    opened = await open_sql_store(postgres_url, processes.cipher)
-    try:
+    async with store_of(postgres_url, processes) as opened:
         yield opened
-    finally:
-        await opened.close()
 
 
 async def test_each_worker_cuts_the_runs_it_holds_when_they_are_cancelled(

@@ -13,13 +13,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from cronpilot.adapters.sql import open_sql_store
 from cronpilot.adapters.sql.run_places import every_run
 from cronpilot.adapters.sql.store import SqlStore
 from cronpilot.domain.model import RunStatus, Schedule
 from tests.integration.scheduler.builders import declare, running_runs, spec
 from tests.integration.scheduler.endpoint_server import EndpointServer
-from tests.integration.scheduler.processes import SchedulerProcesses
+from tests.integration.scheduler.processes import SchedulerProcesses, scheduler_processes, store_of
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
@@ -37,7 +36,7 @@ async def server() -> AsyncIterator[EndpointServer]:
 
 @pytest.fixture
 async def processes(postgres_url: str, tmp_path: Path) -> AsyncIterator[SchedulerProcesses]:
-    made = SchedulerProcesses(
+    async with scheduler_processes(
         postgres_url,
         tmp_path,
         lease_seconds=LEASE_SECONDS,
@@ -46,20 +45,14 @@ async def processes(postgres_url: str, tmp_path: Path) -> AsyncIterator[Schedule
         max_sleep_seconds=1,
         batch_size=50,
         log_level="WARNING",
-    )
-    try:
+    ) as made:
         yield made
-    finally:
-        await made.kill_all()
 
 
 @pytest.fixture
 async def store(postgres_url: str, processes: SchedulerProcesses) -> AsyncIterator[SqlStore]:
-    opened = await open_sql_store(postgres_url, processes.cipher)
-    try:
+    async with store_of(postgres_url, processes) as opened:
         yield opened
-    finally:
-        await opened.close()
 
 
 async def _has_runs_of(store: SqlStore, worker_id: str) -> bool:
