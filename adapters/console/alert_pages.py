@@ -15,6 +15,7 @@ from cronpilot.adapters.console.pages import (
     back,
     choice,
     console_router,
+    older,
     render,
 )
 from cronpilot.adapters.views.notifications import hold_reason, target_kind
@@ -22,7 +23,6 @@ from cronpilot.adapters.web.context import Context
 from cronpilot.adapters.web.paging import after
 from cronpilot.domain.access.secrets import mask_url, mask_urls
 from cronpilot.domain.alerts.alerts import NotificationStatus
-from cronpilot.domain.paging import encode_cursor
 from cronpilot.usecases.alert_delivery import redeliver, send_test
 from cronpilot.usecases.queries.catalog import endpoint_refs
 from cronpilot.usecases.queries.notifications import list_notifications
@@ -66,7 +66,7 @@ async def notifications(
         statuses=list(NotificationStatus),
         status=status or "",
         endpoint=endpoint or "",
-        older=None if page.next_cursor is None else encode_cursor(page.next_cursor),
+        older=older(page, endpoint=endpoint, status=status),
     )
 
 

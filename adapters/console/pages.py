@@ -13,7 +13,7 @@ from enum import StrEnum
 from http import HTTPStatus
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
-from urllib.parse import parse_qsl, quote
+from urllib.parse import parse_qsl, quote, urlencode
 
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.exceptions import RequestValidationError
@@ -29,6 +29,7 @@ from cronpilot.adapters.web.problems import status_of
 from cronpilot.adapters.web.strict import one_value_each
 from cronpilot.domain.access.access import Principal, Reach, Scope
 from cronpilot.domain.errors import CronpilotError, InvalidConfig, TokenExpired
+from cronpilot.domain.paging import Page, encode_cursor
 from cronpilot.usecases.access import session_principal
 
 E = TypeVar("E", bound=StrEnum)
@@ -191,6 +192,15 @@ def choice(kind: type[E], name: str, value: str | None) -> E | None:
         return kind(value)
     except ValueError:
         raise InvalidConfig(name, f"one of {', '.join(kind)}, not {value!r}") from None
+
+
+def older(page: Page[Any], **filters: str | None) -> str | None:
+    """The query of a list's next page: the filters in force and the cursor (no empty filter,
+    which a page refuses); None on the last page."""
+    if page.next_cursor is None:
+        return None
+    kept = {name: value for name, value in filters.items() if value}
+    return urlencode({**kept, "cursor": encode_cursor(page.next_cursor)})
 
 
 def render(

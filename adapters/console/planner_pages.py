@@ -16,6 +16,7 @@ from cronpilot.adapters.console.pages import (
     back,
     choice,
     console_router,
+    older,
     render,
 )
 from cronpilot.adapters.views.planner import change_text
@@ -23,7 +24,6 @@ from cronpilot.adapters.web.context import Context
 from cronpilot.adapters.web.paging import after
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import PlannerMode
-from cronpilot.domain.paging import encode_cursor
 from cronpilot.domain.planning.approvals import ApprovalState
 from cronpilot.domain.planning.planning import ProposalStatus
 from cronpilot.usecases.queries.approvals import list_approvals
@@ -134,7 +134,7 @@ async def sessions(
         sessions=page.items,
         refs=await endpoint_refs(reading, reach=reach),
         endpoint=endpoint or "",
-        older=None if page.next_cursor is None else encode_cursor(page.next_cursor),
+        older=older(page, endpoint=endpoint),
     )
 
 

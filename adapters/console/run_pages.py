@@ -4,7 +4,6 @@ or why none was stored, every attempt)."""
 from __future__ import annotations
 
 from typing import Annotated
-from urllib.parse import urlencode
 
 from fastapi import Query, Request, Response
 
@@ -16,13 +15,13 @@ from cronpilot.adapters.console.pages import (
     back,
     choice,
     console_router,
+    older,
     render,
 )
 from cronpilot.adapters.views.runs import run_view
 from cronpilot.adapters.web.context import Context
 from cronpilot.adapters.web.paging import after
 from cronpilot.domain.model import RunStatus, RunTrigger
-from cronpilot.domain.paging import encode_cursor
 from cronpilot.domain.runs.requested_runs import retryable
 from cronpilot.usecases.queries.catalog import endpoint_refs, list_jobs
 from cronpilot.usecases.queries.reach import check_target
@@ -64,20 +63,14 @@ async def runs(
         jobs=[j.job.name for j in await list_jobs(reading, reach=reach)],
         statuses=[s.value for s in RunStatus],
         triggers=[t.value for t in RunTrigger],
-        older=None if page.next_cursor is None else _older(query, encode_cursor(page.next_cursor)),
+        older=older(
+            page,
+            job=query.job,
+            endpoint=query.endpoint,
+            status=query.status and query.status.value,
+            trigger=query.trigger and query.trigger.value,
+        ),
     )
-
-
-def _older(query: RunQuery, cursor: str) -> str:
-    """The query of the next page: the filters in force and the cursor (no empty one, which a
-    page refuses)."""
-    filters = {
-        "job": query.job,
-        "endpoint": query.endpoint,
-        "status": query.status and query.status.value,
-        "trigger": query.trigger and query.trigger.value,
-    }
-    return urlencode({**{k: v for k, v in filters.items() if v}, "cursor": cursor})
 
 
 @router.post("/runs/{run_id}/cancel")
