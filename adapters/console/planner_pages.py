@@ -10,7 +10,7 @@ from fastapi import Query, Request, Response
 
 from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.api.paging import after
-from cronpilot.adapters.cli.planner_views import change_text
+from cronpilot.adapters.cli.planner_views import change_text, held_back
 from cronpilot.adapters.console.pages import (
     PAGE,
     PREFIX,
@@ -132,6 +132,7 @@ async def sessions(
         who,
         ctx.clock.now(),
         sessions=page.items,
+        held={s.id: [why for _, why in held_back(s)] for s in page.items},
         refs=await endpoint_refs(reading, reach=reach),
         endpoint=endpoint or "",
         older=None if page.next_cursor is None else encode_cursor(page.next_cursor),
