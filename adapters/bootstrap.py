@@ -30,7 +30,7 @@ from cronpilot.adapters.crypto import KeyFileCipher, fernet_cipher
 from cronpilot.adapters.database_url import is_postgres, sqlite_file
 from cronpilot.adapters.sql.store import open_sql_store
 from cronpilot.domain.errors import InvalidConfig
-from cronpilot.domain.telemetry import NO_TELEMETRY
+from cronpilot.domain.runs.telemetry import NO_TELEMETRY
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from cronpilot.adapters.settings import Settings
     from cronpilot.adapters.sql.migrate import Upgrade
     from cronpilot.adapters.wake import ListeningWaker
-    from cronpilot.domain.access import Principal
+    from cronpilot.domain.access.access import Principal
     from cronpilot.domain.ports import (
         ChatModel,
         Clock,
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
         Tracer,
         Waker,
     )
-    from cronpilot.domain.workers import WorkerInfo
+    from cronpilot.domain.runs.workers import WorkerInfo
     from cronpilot.planner.worker import PlannerWorker
     from cronpilot.scheduler.notifier import Notifier
     from cronpilot.usecases.approvals import ApprovalDesk
@@ -175,7 +175,7 @@ def this_worker(settings: Settings, clock: Clock) -> WorkerInfo:
     """This process as the workers registry shows it, starting now."""
     from importlib.metadata import version
 
-    from cronpilot.domain.workers import WorkerInfo
+    from cronpilot.domain.runs.workers import WorkerInfo
 
     now = clock.now()
     return WorkerInfo(

@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
     from cronpilot.adapters.settings import Settings
-    from cronpilot.domain.guardrails import GuardrailLimits
-    from cronpilot.domain.retention import Retention
+    from cronpilot.domain.planning.guardrails import GuardrailLimits
+    from cronpilot.domain.runs.retention import Retention
     from cronpilot.planner.config import PlannerConfig
     from cronpilot.scheduler.config import WorkerConfig
     from cronpilot.scheduler.notifier import NotifierConfig
@@ -61,7 +61,7 @@ def notifier_config(settings: Settings) -> NotifierConfig:
 
 def guardrail_limits(settings: Settings) -> GuardrailLimits:
     """The planner's guardrails (`planner_max_*`, …)."""
-    from cronpilot.domain.guardrails import GuardrailLimits
+    from cronpilot.domain.planning.guardrails import GuardrailLimits
 
     return from_settings(
         GuardrailLimits,
@@ -90,7 +90,7 @@ def planner_config(settings: Settings) -> PlannerConfig:
 def retention(settings: Settings) -> Retention:
     """How long each growing table keeps its rows (`retention_*_days`; runs: `retention_runs`,
     per endpoint)."""
-    from cronpilot.domain.retention import Retention
+    from cronpilot.domain.runs.retention import Retention
 
     return Retention(
         **{

@@ -10,16 +10,16 @@ from pathlib import Path
 
 from cryptography.fernet import Fernet, InvalidToken
 
-from cronpilot.domain.errors import CronpilotError, InvalidConfig
-from cronpilot.domain.log_extra import log_extra
-from cronpilot.domain.notify_targets import SECRET_FIELDS, NotifyTarget, with_secrets
-from cronpilot.domain.ports import SecretCipher
-from cronpilot.domain.secrets import (
+from cronpilot.domain.access.secrets import (
     MASK,
     is_secret_header,
     replace_params,
     replace_secret_params,
 )
+from cronpilot.domain.alerts.notify_targets import SECRET_FIELDS, NotifyTarget, with_secrets
+from cronpilot.domain.errors import CronpilotError, InvalidConfig
+from cronpilot.domain.log_extra import log_extra
+from cronpilot.domain.ports import SecretCipher
 
 logger = logging.getLogger(__name__)
 
@@ -156,7 +156,7 @@ def open_headers(headers: dict[str, str], cipher: SecretCipher | None) -> dict[s
 
 def seal_url(url: str, cipher: SecretCipher | None) -> str:
     """A URL as stored: the values of its secret query (and fragment) parameters (`token`,
-    `api_key`, `sig`…: `domain.secrets.replace_secret_params`) encrypted when a cipher is
+    `api_key`, `sig`…: `domain.access.secrets.replace_secret_params`) encrypted when a cipher is
     configured; the rest kept character for character. A sealed value is URL-safe; a masked
     one (an outbox row's address of a target) holds nothing to seal."""
     if cipher is None:
@@ -174,7 +174,7 @@ def open_url(url: str, cipher: SecretCipher | None) -> str:
 
 
 def seal_target(target: NotifyTarget, cipher: SecretCipher | None) -> NotifyTarget:
-    """A notification target as stored: its secrets (`domain.notify_targets.SECRET_FIELDS`)
+    """A notification target as stored: its secrets (`domain.alerts.notify_targets.SECRET_FIELDS`)
     encrypted when a cipher is configured, and the secret parameters of a URL that is not a
     secret as a whole (a webhook's `?token=`); a value already sealed stays as it is."""
     if cipher is None:

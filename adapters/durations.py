@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import re
 
-from cronpilot.domain.excerpt import excerpt
+from cronpilot.domain.runs.excerpt import excerpt
 
 _DURATION = re.compile(r"(?:\d+(?:\.\d+)?(?:ms|s|m|h|d))+")
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")

@@ -3,8 +3,8 @@ API's problem `detail` alike."""
 
 from __future__ import annotations
 
-from cronpilot.domain.excerpt import excerpt
-from cronpilot.domain.secrets import mask_urls
+from cronpilot.domain.access.secrets import mask_urls
+from cronpilot.domain.runs.excerpt import excerpt
 
 MAX_ERROR_CHARS = 1000
 

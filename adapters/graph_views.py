@@ -7,7 +7,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from cronpilot.domain.graph import Edge
+from cronpilot.domain.graph.graph import Edge
 from cronpilot.usecases.queries.graph import JobGraph, Suggestion
 
 

@@ -20,9 +20,9 @@ from typing import Any
 
 import yaml
 
-from cronpilot.domain.approvals import DEFAULT_APPROVAL_TIMEOUT_SECONDS
+from cronpilot.domain.access.secrets import is_secret_header, replace_secret_params
+from cronpilot.domain.alerts.notify_targets import PAGERDUTY_EVENTS_URL, NotifyTarget, TargetKind
 from cronpilot.domain.errors import InvalidConfig
-from cronpilot.domain.limits import Limit
 from cronpilot.domain.model import (
     DEFAULT_CATCH_UP_WINDOW_SECONDS,
     DEFAULT_MAX_RESPONSE_BYTES,
@@ -35,11 +35,11 @@ from cronpilot.domain.model import (
     Overlap,
     RetryPolicy,
 )
-from cronpilot.domain.notify_targets import PAGERDUTY_EVENTS_URL, NotifyTarget, TargetKind
+from cronpilot.domain.planning.approvals import DEFAULT_APPROVAL_TIMEOUT_SECONDS
 from cronpilot.domain.ports import JobDeclaration
-from cronpilot.domain.quiet import WEEKDAYS, QuietWindow, clock_text
-from cronpilot.domain.rules import ActionKind, Rule, RuleAction
-from cronpilot.domain.secrets import is_secret_header, replace_secret_params
+from cronpilot.domain.rules.rules import ActionKind, Rule, RuleAction
+from cronpilot.domain.schedule.limits import Limit
+from cronpilot.domain.schedule.quiet import WEEKDAYS, QuietWindow, clock_text
 
 _NOT_A_NAME_CHAR = re.compile(r"[^A-Z0-9]+")
 _REFERENCE = "${"

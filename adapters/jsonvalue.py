@@ -12,8 +12,8 @@ import json
 import math
 import re
 
-from cronpilot.domain.excerpt import excerpt
 from cronpilot.domain.model import JSON
+from cronpilot.domain.runs.excerpt import excerpt
 
 _UNSTORABLE_CHARACTER = re.compile("[\x00\ud800-\udfff]")
 

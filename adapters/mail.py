@@ -22,7 +22,7 @@ from email.utils import format_datetime
 from uuid import uuid4
 
 from cronpilot.adapters.http.guard import AddressPolicy
-from cronpilot.domain.notify_targets import MailMessage, SmtpServer
+from cronpilot.domain.alerts.notify_targets import MailMessage, SmtpServer
 from cronpilot.domain.ports import Mailer
 
 

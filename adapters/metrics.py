@@ -21,16 +21,16 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
-from cronpilot.domain.alerts import Notification
-from cronpilot.domain.approvals import ApprovalState
-from cronpilot.domain.controllers import Controller
-from cronpilot.domain.governor import due_at
-from cronpilot.domain.guardrails import GuardrailRule
-from cronpilot.domain.limits import HoldReason, LimitStatus
+from cronpilot.domain.alerts.alerts import Notification
 from cronpilot.domain.model import Claim, Endpoint, Recorded, RunTrigger
-from cronpilot.domain.planning import AnalysisSession, ProposalStatus
+from cronpilot.domain.planning.approvals import ApprovalState
+from cronpilot.domain.planning.controllers import Controller
+from cronpilot.domain.planning.guardrails import GuardrailRule
+from cronpilot.domain.planning.planning import AnalysisSession, ProposalStatus
 from cronpilot.domain.ports import CatalogFigures, Delivery, Telemetry, WorkerLoop
-from cronpilot.domain.rules import RuleOutcome
+from cronpilot.domain.rules.rules import RuleOutcome
+from cronpilot.domain.schedule.governor import due_at
+from cronpilot.domain.schedule.limits import HoldReason, LimitStatus
 from cronpilot.planner.tools import TOOLS
 
 PREFIX = "cronpilot_"

@@ -3,7 +3,7 @@ CRONPILOT_OTEL=true; decision 0019).
 
 Spans go to the process's tracer provider, configured as OpenTelemetry's own tools do
 (`opentelemetry-instrument`, an exporter and its `OTEL_*` variables); cronpilot only makes the
-spans. Each is a child of its run's span (`domain.tracing.run_trace`), a remote parent: so
+spans. Each is a child of its run's span (`domain.runs.tracing.run_trace`), a remote parent: so
 every span carries the run's trace id, the one the endpoint sees in its `traceparent`.
 Only this module imports opentelemetry, and only `adapters.bootstrap` imports it, when asked.
 """
@@ -19,7 +19,7 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 
 from cronpilot.domain.ports import Span, SpanValue, Tracer
-from cronpilot.domain.tracing import SpanName, TraceContext, new_span
+from cronpilot.domain.runs.tracing import SpanName, TraceContext, new_span
 
 _KINDS: dict[SpanName, trace.SpanKind] = {
     "claim": trace.SpanKind.INTERNAL,

@@ -31,8 +31,8 @@ from cronpilot.adapters.configs import retention, worker_config
 from cronpilot.adapters.sockets import listening_socket
 from cronpilot.domain.errors import DatabaseUnusable, StoreUnavailable
 from cronpilot.domain.log_extra import log_extra
-from cronpilot.domain.outage import described, store_retry_delay
-from cronpilot.domain.telemetry import NO_TELEMETRY
+from cronpilot.domain.runs.outage import described, store_retry_delay
+from cronpilot.domain.runs.telemetry import NO_TELEMETRY
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer

@@ -23,10 +23,10 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainValidat
 
 from cronpilot.adapters.durations import parse_duration
 from cronpilot.domain.errors import InvalidConfig
-from cronpilot.domain.excerpt import excerpt
 from cronpilot.domain.model import EndpointSpec
-from cronpilot.domain.pauses import pause_length
-from cronpilot.domain.rules import ActionKind, Rule, RuleAction
+from cronpilot.domain.rules.rules import ActionKind, Rule, RuleAction
+from cronpilot.domain.runs.excerpt import excerpt
+from cronpilot.domain.schedule.pauses import pause_length
 
 MAX_RULES = 50
 MAX_WAIT_SECONDS = 86_400.0

@@ -27,7 +27,7 @@ from cronpilot.adapters.logs import LogFormat
 from cronpilot.adapters.secret_files import SecretFileError, read_secret_file
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import DEFAULT_FLOOR_SECONDS
-from cronpilot.domain.schedule import MAX_SECONDS
+from cronpilot.domain.schedule.schedule import MAX_SECONDS
 
 ENV_PREFIX = "CRONPILOT_"
 FLOOR_VARIABLE = f"{ENV_PREFIX}MIN_INTERVAL_SECONDS"
@@ -35,7 +35,7 @@ FLOOR_VARIABLE = f"{ENV_PREFIX}MIN_INTERVAL_SECONDS"
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 
 ASYNC_DRIVERS = {"postgresql": "asyncpg", "sqlite": "aiosqlite"}
-# No userinfo in the examples: error lines mask it (see `domain.secrets.mask_urls`).
+# No userinfo in the examples: error lines mask it (see `domain.access.secrets.mask_urls`).
 _URL_EXAMPLES = "postgresql+asyncpg://HOST/DB or sqlite+aiosqlite:///PATH.db"
 # What asyncpg's connect() takes from a URL's query string as text; anything else would reach
 # it as an unexpected keyword and fail on first use instead of at startup.

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from cronpilot.adapters.durations import parse_duration
 from cronpilot.domain.errors import InvalidTimeRange
-from cronpilot.domain.time_range import TimeRange
+from cronpilot.domain.schedule.time_range import TimeRange
 
 _NOT_A_TIME = "is neither an ISO time (2030-01-31T09:00:00Z) nor a duration back from now (2h)"
 

@@ -23,8 +23,8 @@ due call. The planners:
 
 For each: the freshness and mean age its copies reached (expected over each gap between
 answered calls, for the true rate), the same calls spread evenly, the best split of those calls
-for the true rates (`domain.call_budget`), the share of the way from even to best, calls per
-change seen, and the shortest gap between two calls of one endpoint. A second story switches
+for the true rates (`domain.planning.call_budget`), the share of the way from even to best, calls
+per change seen, and the shortest gap between two calls of one endpoint. A second story switches
 two sources' rates halfway (a minute <-> a day) and reports the best split's freshness minus
 the planner's over each estimation window after the switch (the 200 calls an estimate is made
 from, at the declared 20 s), the best split being that of the window's own calls.
@@ -57,9 +57,9 @@ from cronpilot.adapters.jobs_file import parse_declarations
 from cronpilot.adapters.manual_clock import ManualClock
 from cronpilot.adapters.settings import Settings
 from cronpilot.adapters.sql import open_sql_store, upgrade_database
-from cronpilot.domain.call_budget import Source, best_intervals, even_intervals
-from cronpilot.domain.change_rate import age, freshness
 from cronpilot.domain.model import Finish, Recorded, Response
+from cronpilot.domain.planning.call_budget import Source, best_intervals, even_intervals
+from cronpilot.domain.planning.change_rate import age, freshness
 from cronpilot.harness.exams.evaluation import exam_settings
 from cronpilot.harness.exams.runner import RulesOnly
 from cronpilot.planner.freshness import HISTORY_RUNS, FreshnessAnalyst

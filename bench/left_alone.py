@@ -36,8 +36,13 @@ import yaml
 from bench.support import print_header
 from cronpilot.adapters.jobs_file import example_jobs_file
 from cronpilot.adapters.sql import open_sql_store
-from cronpilot.domain.planning import AnalysisSession, Proposal, ProposalKind, ProposalStatus
-from cronpilot.domain.rule_firing import RULES_PLANNER
+from cronpilot.domain.planning.planning import (
+    AnalysisSession,
+    Proposal,
+    ProposalKind,
+    ProposalStatus,
+)
+from cronpilot.domain.rules.rule_firing import RULES_PLANNER
 from cronpilot.harness.simulator import Simulator
 
 ROOT = Path(__file__).resolve().parents[1]

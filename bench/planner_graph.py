@@ -6,7 +6,7 @@ schema inference (documents/s) and the tool graph at 10,000 endpoints.
    (~1 KB JSON bodies) and their learnt schemas. Two analysts whose model costs nothing: the
    heuristic, and the LLM analyst against `ScriptedChat`, an in-process `ChatModel` replaying
    a fixed script of tool calls.
-2. Schema inference: `domain.outputs.learn` over generated ~1 KB documents, and genson's
+2. Schema inference: `domain.graph.outputs.learn` over generated ~1 KB documents, and genson's
    `SchemaBuilder.add_object` over the same documents.
 3. Graph: 500 jobs of 20 endpoints with learnt schemas and templated inputs; provides edges
    computed job by job as `usecases.graph_edges.refresh_provides` does, PageRank over the resulting
@@ -47,7 +47,7 @@ from cronpilot.adapters.settings import Settings
 from cronpilot.adapters.sql import SqlStore
 from cronpilot.adapters.sql.rows import run_values
 from cronpilot.adapters.sql.tables import runs
-from cronpilot.domain.graph import (
+from cronpilot.domain.graph.graph import (
     Edge,
     EdgeSource,
     EdgeType,
@@ -58,6 +58,9 @@ from cronpilot.domain.graph import (
     pagerank,
     sighted,
 )
+from cronpilot.domain.graph.outputs import OutputSchema, learn
+from cronpilot.domain.graph.provides import provides_edges
+from cronpilot.domain.graph.schema_inference import ShapeNode, merge_document
 from cronpilot.domain.model import (
     JSON,
     EndpointSpec,
@@ -70,12 +73,9 @@ from cronpilot.domain.model import (
     ScheduleSource,
     new_id,
 )
-from cronpilot.domain.outputs import OutputSchema, learn
-from cronpilot.domain.planning import ChatReply, ToolCallRequest
+from cronpilot.domain.planning.planning import ChatReply, ToolCallRequest
 from cronpilot.domain.ports import JobDeclaration
-from cronpilot.domain.provides import provides_edges
-from cronpilot.domain.schema_inference import ShapeNode, merge_document
-from cronpilot.domain.templates import input_fields
+from cronpilot.domain.runs.templates import input_fields
 from cronpilot.planner.heuristic import HeuristicAnalyst
 from cronpilot.planner.session import Analyst, LlmAnalyst
 from cronpilot.planner.worker import PlannerWorker
@@ -456,7 +456,7 @@ def graph(job_count: int) -> None:
         ["computation", "ms"],
         [
             (f"provides edges, job by job ({job_count} × `provides_edges`)", provides_ms),
-            (f"PageRank (`domain.graph.pagerank`, {len(edges):,} edges)", pagerank_ms),
+            (f"PageRank (`domain.graph.graph.pagerank`, {len(edges):,} edges)", pagerank_ms),
             (f"networkx `topological_generations` ({len(layers)} layers)", generations_ms),
             ("networkx `find_cycle` (none)", cycle_ms),
         ],

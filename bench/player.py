@@ -28,7 +28,7 @@ from cronpilot.adapters.manual_clock import ManualClock
 from cronpilot.adapters.processes import serve_planner, serve_scheduler
 from cronpilot.adapters.settings import Settings
 from cronpilot.adapters.sql import SqlStore
-from cronpilot.domain.planning import Proposal, ProposalStatus
+from cronpilot.domain.planning.planning import Proposal, ProposalStatus
 from cronpilot.harness.stories import staged
 from cronpilot.usecases.proposals import ProposalDesk
 from cronpilot.usecases.queries import planner

@@ -13,7 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from cronpilot.domain.access import Scope
+from cronpilot.domain.access.access import Scope
 from tests.support.browser import Tab, chromium, chromium_missing, open_tab
 from tests.support.console_server import served_console
 

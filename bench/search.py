@@ -26,7 +26,7 @@ from typing import Any
 
 from bench.support import EndpointServer, Fleet, database, open_store, seed
 from cronpilot.adapters.search.embedders import WORDLLAMA_MODEL, WordLlamaEmbedder
-from cronpilot.domain.search import SearchIndex, checked_query
+from cronpilot.domain.search.search import SearchIndex, checked_query
 from cronpilot.usecases.search import SERVED_FRESH_SECONDS, IndexCache, search_endpoints
 from tests.search.catalog import catalog
 from tests.search.labelled import (

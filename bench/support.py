@@ -38,8 +38,8 @@ from cronpilot.adapters.sql.rows import endpoint_values, job_values
 from cronpilot.adapters.sql.tables import endpoints, jobs, runs
 from cronpilot.domain.model import Endpoint, EndpointSpec, Job, RunStatus, Schedule, new_id
 from cronpilot.domain.ports import Telemetry
-from cronpilot.domain.telemetry import NO_TELEMETRY
-from cronpilot.domain.transitions import replanned
+from cronpilot.domain.runs.telemetry import NO_TELEMETRY
+from cronpilot.domain.runs.transitions import replanned
 
 LOOPBACK = ["127.0.0.1/32"]
 DEFAULT_PG = "postgresql://postgres@127.0.0.1:5432/test"

@@ -43,7 +43,6 @@ from bench.support import (
 )
 from cronpilot.adapters.metrics import PrometheusTelemetry
 from cronpilot.adapters.sql.tables import runs
-from cronpilot.domain.assertions import judged
 from cronpilot.domain.model import (
     Claim,
     Endpoint,
@@ -57,7 +56,8 @@ from cronpilot.domain.model import (
     ScheduleSource,
 )
 from cronpilot.domain.ports import Telemetry
-from cronpilot.domain.telemetry import NO_TELEMETRY
+from cronpilot.domain.runs.assertions import judged
+from cronpilot.domain.runs.telemetry import NO_TELEMETRY
 
 DEADLINE_SECONDS = 60.0
 """The longest any one contender may take; a slower one is reported with what it did by then."""
@@ -143,7 +143,7 @@ CONDITION = 'body.status == "ok" && body.queue.depth < 100 && status == 200'
 
 
 def condition_us_per_run(calls: int = 200_000) -> float:
-    """CPU µs of judging one answer of the bench server by `CONDITION` (`domain.assertions`),
+    """CPU µs of judging one answer of the bench server by `CONDITION` (`domain.runs.assertions`),
     the program compiled once: what a `success_when` adds to each run, alone."""
     spec = EndpointSpec("e", "http://127.0.0.1/e", Schedule(60.0), success_when=CONDITION)
     answer = Response(200, json.loads(DOCUMENT), started_at=now(), finished_at=now())

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from cronpilot.domain.excerpt import excerpt
-from cronpilot.domain.secrets import mask_url
+from cronpilot.domain.access.secrets import mask_url
+from cronpilot.domain.runs.excerpt import excerpt
 
 
 class CronpilotError(Exception):

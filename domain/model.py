@@ -13,13 +13,13 @@ from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-# For annotations only: `domain.rules`, `domain.approvals` and `domain.notify_targets` build
-# on the entities defined here.
+# For annotations only: `domain.rules.rules`, `domain.planning.approvals` and
+# `domain.alerts.notify_targets` build on the entities defined here.
 if TYPE_CHECKING:
-    from cronpilot.domain.approvals import Approval
-    from cronpilot.domain.notify_targets import NotifyTarget
-    from cronpilot.domain.quiet import QuietWindow
-    from cronpilot.domain.rules import Rule
+    from cronpilot.domain.alerts.notify_targets import NotifyTarget
+    from cronpilot.domain.planning.approvals import Approval
+    from cronpilot.domain.rules.rules import Rule
+    from cronpilot.domain.schedule.quiet import QuietWindow
 
 JSON = Any
 """A decoded JSON value (dict, list, str, int, float, bool or None)."""
@@ -42,7 +42,7 @@ class PlannerMode(StrEnum):
     AUTO = "auto"
     GRADED = "graded"
     """By the confidence of the analysis: applied, held for review or dropped
-    (`domain.autonomy`)."""
+    (`domain.planning.autonomy`)."""
 
 
 DEFAULT_PLANNER_MODE = PlannerMode.GRADED
@@ -64,7 +64,7 @@ class ScheduleSource(StrEnum):
     RETRY_AFTER = "retry-after"
     """The endpoint answered 429 or 503 with a `Retry-After` later than any other plan."""
     QUIET = "quiet"
-    """The first slot in a quiet window that skips (`domain.quiet`): recorded as a skipped
+    """The first slot in a quiet window that skips (`domain.schedule.quiet`): recorded as a skipped
     run, not called; the slots after it in the window are not planned."""
 
 
@@ -96,7 +96,7 @@ class RunStatus(StrEnum):
     QUEUED = "queued"
     """Asked for by hand (manual, backfill) and waiting for a worker: see `Run.due_at`."""
     CANCELLED = "cancelled"
-    """Cancelled by hand (`domain.cancelling`): before it started, or cut short by the worker
+    """Cancelled by hand (`domain.runs.cancelling`): before it started, or cut short by the worker
     that held it."""
 
     @property
@@ -201,7 +201,7 @@ class OneShotHint:
 @dataclass(frozen=True, slots=True)
 class Pause:
     """A pause; `until=None` means until resumed by hand. `by` is the actor who paused
-    (`domain.access`): a person, the rules, a planner or the scheduler; None only on a pause
+    (`domain.access.access`): a person, the rules, a planner or the scheduler; None only on a pause
     recorded before every pause kept its actor."""
 
     reason: str
@@ -217,9 +217,9 @@ class Job:
     id: str = field(default_factory=new_id)
     rejection_cooldown_seconds: float | None = None
     """How long an admin's rejection holds the same change back on the job's endpoints
-    (`domain.rejections`); None: the `planner_rejection_cooldown_seconds` setting."""
+    (`domain.planning.rejections`); None: the `planner_rejection_cooldown_seconds` setting."""
     pause: Pause | None = None
-    """The job's own pause (`domain.pauses.job_holds`): none of its endpoints runs while it
+    """The job's own pause (`domain.schedule.pauses.job_holds`): none of its endpoints runs while it
     holds, whatever their own pauses say (those are kept underneath)."""
 
     @property
@@ -244,7 +244,7 @@ class RetryOn(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
-    """Retries of a failed call within its slot (`domain.retries`): exponential backoff with
+    """Retries of a failed call within its slot (`domain.runs.retries`): exponential backoff with
     jitter from `backoff_seconds` up to `max_backoff_seconds`, at most `attempts` calls."""
 
     attempts: int = 3
@@ -296,35 +296,37 @@ class EndpointSpec:
     """Skip (and record the skip) when no upstream response changed since the previous one."""
     conditional: bool = True
     """Ask with the last answer's validators (`If-None-Match`, `If-Modified-Since`): GET only
-    (`domain.conditional_calls`)."""
+    (`domain.runs.conditional_calls`)."""
     run_if: str | None = None
-    """A condition (CEL, `domain.conditions`) on the parents' latest responses: the dependant
+    """A condition (CEL, `domain.rules.conditions`) on the parents' latest responses: the dependant
     is skipped, and the skip recorded with its value, when it does not hold."""
     success_when: str | None = None
     """A condition on the endpoint's own response: a response that does not satisfy it fails
     the run (`ErrorKind.ASSERTION`)."""
     change_ignores: tuple[str, ...] = ()
-    """Fields of the response (canonical `domain.field_paths`) that do not count when responses
-    are compared for a change (`domain.change_detection`), beside those learnt volatile."""
+    """Fields of the response (canonical `domain.graph.field_paths`) that do not count when
+    responses are compared for a change (`domain.graph.change_detection`), beside those learnt
+    volatile."""
     notify: tuple[str, ...] = ()
     """Webhook URLs told when the endpoint starts failing, recovers, pauses itself or has a
-    planner proposal waiting for review (`domain.alerts`)."""
+    planner proposal waiting for review (`domain.alerts.alerts`)."""
     notify_targets: tuple[NotifyTarget, ...] = ()
-    """Targets of `notify.targets` (`domain.notify_targets`): Slack, Teams, PagerDuty, e-mail
+    """Targets of `notify.targets` (`domain.alerts.notify_targets`): Slack, Teams, PagerDuty, e-mail
     or webhooks, each with the events it receives."""
     notify_after: int = DEFAULT_NOTIFY_AFTER
     """Consecutive failures that make the endpoint `failing`: one event per streak."""
     pause_after: int | None = None
     """Consecutive failures after which the endpoint pauses itself; None: never."""
     missed_after_seconds: float | None = None
-    """A due slot with no run recorded this long after it raises `missed` (`domain.watch`);
+    """A due slot with no run recorded this long after it raises `missed` (`domain.runs.watch`);
     None: not watched."""
     late_after_seconds: float | None = None
-    """A run that starts more than this after its slot raises `late` (`domain.watch`)."""
+    """A run that starts more than this after its slot raises `late` (`domain.runs.watch`)."""
     retry: RetryPolicy | None = None
     """None: a failed call waits for the next slot."""
     accept_hints: bool = False
-    """Take the endpoint's `Cronpilot-Next-Run` answer header as a hint (`domain.steering`)."""
+    """Take the endpoint's `Cronpilot-Next-Run` answer header as a hint
+    (`domain.schedule.steering`)."""
     dangerous: bool = False
     """A call at a moment a planner chose could do harm: `run_now` and `next_time` proposals
     wait for review in graded mode, as for a method other than GET or HEAD."""
@@ -332,7 +334,8 @@ class EndpointSpec:
     """Each baseline call goes out a stable pseudo-random offset in [0, jitter) after its slot."""
     catch_up: CatchUp = CatchUp.ONE
     overlap: Overlap = Overlap.SKIP
-    """What becomes of the slots that come while a call is still running (`domain.overlap`)."""
+    """What becomes of the slots that come while a call is still running
+    (`domain.schedule.overlap`)."""
     catch_up_window_seconds: float = DEFAULT_CATCH_UP_WINDOW_SECONDS
     """Missed slots whose call is older than this are never run."""
     floor_seconds: float = DEFAULT_FLOOR_SECONDS
@@ -341,13 +344,13 @@ class EndpointSpec:
     the governor stays pure)."""
     approval_timeout_seconds: float | None = None
     """Set on a DAG dependant with `approval: required`: in each DAG run it waits for an admin's
-    approval, at most this long (`domain.approvals`); None: it runs without one."""
+    approval, at most this long (`domain.planning.approvals`); None: it runs without one."""
     rules: tuple[Rule, ...] = ()
-    """Response rules, in order (`domain.rules`): the first that holds proposes its action."""
+    """Response rules, in order (`domain.rules.rules`): the first that holds proposes its action."""
     quiet: tuple[QuietWindow, ...] = ()
-    """Quiet windows (`domain.quiet`): the slots in them are skipped or slowed."""
+    """Quiet windows (`domain.schedule.quiet`): the slots in them are skipped or slowed."""
     limit: str | None = None
-    """The key of the limit its calls count against (`domain.limits`), shared with every
+    """The key of the limit its calls count against (`domain.schedule.limits`), shared with every
     endpoint naming it; None: only the worker's concurrency bounds it."""
 
 
@@ -373,17 +376,17 @@ class Endpoint:
     """The grid slot of the next run when its call (`next_run_at`) is off it (jitter, or a
     missed slot caught up late); None when the call is at the slot."""
     late_since: datetime | None = None
-    """The slot of the first run of a streak of late runs (`domain.watch.late_since`); None
+    """The slot of the first run of a streak of late runs (`domain.runs.watch.late_since`); None
     when the last run started in time."""
     overrun_since: datetime | None = None
     """The first slot skipped in a streak of calls that outlasted their interval
-    (`domain.overlap`); None when the last call ended in time."""
+    (`domain.schedule.overlap`); None when the last call ended in time."""
     volatile_fields: tuple[str, ...] = ()
     """Fields of the response learnt to change on every call whatever happens (clocks, ids:
     `schema_inference.volatile`), canonical paths: they do not count as a change either."""
     job_pause: Pause | None = None
     """Its job's pause (`Job.pause`), read with the endpoint as its job's name is: the claim
-    skips the endpoint while it holds (`domain.pauses.job_holds`)."""
+    skips the endpoint while it holds (`domain.schedule.pauses.job_holds`)."""
 
     @property
     def name(self) -> str:
@@ -432,7 +435,7 @@ class DagTrigger:
 class StoredClaim:
     """A claim's rows as the claim left them: the version of its endpoint's row and when its
     run started. A finish that finds the row still at `version` settles from the claim alone,
-    without reading the row again (`domain.settling`)."""
+    without reading the row again (`domain.runs.settling`)."""
 
     version: str
     run_started_at: datetime
@@ -491,7 +494,7 @@ class Attempt:
 
 @dataclass(frozen=True, slots=True)
 class SentRequest:
-    """A call as it went out, fit to keep and show (`domain.sent_request`): templates filled,
+    """A call as it went out, fit to keep and show (`domain.runs.sent_request`): templates filled,
     secrets masked, each part cut to a bound."""
 
     method: str
@@ -528,7 +531,7 @@ class Response:
     than encode `body` again (None: encode `body`)."""
     not_modified: bool = False
     """A `304 Not Modified` answered a conditional call: the status and body are those of the
-    answer it confirmed (`domain.conditional_calls`), and no body was sent."""
+    answer it confirmed (`domain.runs.conditional_calls`), and no body was sent."""
 
     @property
     def ok(self) -> bool:
@@ -575,13 +578,13 @@ class Run:
     made (a template could not be filled), and for runs recorded before requests were."""
     dag_run_id: str | None = None
     """For a DAG dependant's run: the trace id of the scheduled run that began its DAG run,
-    whose W3C trace its calls carry (`domain.tracing.trace_id_of`); None for any other run."""
+    whose W3C trace its calls carry (`domain.runs.tracing.trace_id_of`); None for any other run."""
     cancel_requested_by: str | None = None
-    """Who asked to cancel the run while it was running (`domain.cancelling`): the worker
+    """Who asked to cancel the run while it was running (`domain.runs.cancelling`): the worker
     holding it cuts the call short and records it `cancelled`."""
     not_modified: bool = False
     """A `304 Not Modified` answered a conditional call: the status and body are those of the
-    answer it confirmed (`domain.conditional_calls`), and no body was sent."""
+    answer it confirmed (`domain.runs.conditional_calls`), and no body was sent."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -598,7 +601,7 @@ class HttpRequest:
     """What identifies the call where it is signed (`webhook-id`): the same on every attempt
     and redelivery (a run's id, an alert's event id); None: a fresh one each time."""
     conditional_key: str | None = None
-    """Set when the call may be conditional (`domain.conditional_calls`): the endpoint's id,
+    """Set when the call may be conditional (`domain.runs.conditional_calls`): the endpoint's id,
     under which the dispatcher keeps the last answer a `304` can confirm."""
 
 
@@ -623,9 +626,10 @@ class Recorded:
     run: Run
     started: list[Claim]
     skips: tuple[SkipKind, ...] = ()
-    """Why each dependant the run skipped (`domain.dag.advance`) was skipped: its skipped
+    """Why each dependant the run skipped (`domain.graph.dag.advance`) was skipped: its skipped
     runs are recorded with it."""
     approvals: tuple[Approval, ...] = ()
     """The approvals the run asked for: its dependants that now wait for an admin."""
     overlapped: int = 0
-    """The slots that came while its call ran and were recorded skipped (`domain.overlap`)."""
+    """The slots that came while its call ran and were recorded skipped
+    (`domain.schedule.overlap`)."""

@@ -9,8 +9,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, replace
 from typing import Any
 
+from cronpilot.domain.access.secrets import mask_headers, mask_url
 from cronpilot.domain.model import Endpoint, EndpointSpec, Job
-from cronpilot.domain.secrets import mask_headers, mask_url
 
 
 def endpoint_version(endpoint: Endpoint) -> str:

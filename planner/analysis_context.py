@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from cronpilot.domain.errors import EndpointNotFound
 from cronpilot.domain.model import Endpoint
-from cronpilot.domain.planning import AnalysisContext
+from cronpilot.domain.planning.planning import AnalysisContext
 from cronpilot.domain.ports.units import ReadingFactory
 from cronpilot.planner.brief import HEALTH_RUNS
 

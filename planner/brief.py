@@ -12,13 +12,13 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from statistics import mean
 
-from cronpilot.domain.change_rate import change_text
-from cronpilot.domain.context import DagContext, Neighbour
 from cronpilot.domain.errors import InvalidSchedule
 from cronpilot.domain.model import JSON, Endpoint, HintSource, Run, RunStatus
-from cronpilot.domain.planning import AnalysisClaim
-from cronpilot.domain.quiet import QuietWindow, describe, next_window
-from cronpilot.domain.rules import Rule, RuleEvaluation, RuleOutcome
+from cronpilot.domain.planning.change_rate import change_text
+from cronpilot.domain.planning.context import DagContext, Neighbour
+from cronpilot.domain.planning.planning import AnalysisClaim
+from cronpilot.domain.rules.rules import Rule, RuleEvaluation, RuleOutcome
+from cronpilot.domain.schedule.quiet import QuietWindow, describe, next_window
 from cronpilot.planner.summary import run_summary
 
 SYSTEM_PROMPT = (

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cronpilot.domain.guardrails import GuardrailLimits
+from cronpilot.domain.planning.guardrails import GuardrailLimits
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,11 +30,11 @@ class PlannerConfig:
     limits: GuardrailLimits
     rule_dwell_seconds: float
     """How long a rule-made change stands before a rule may replace it, unless the rule says
-    (`dwell:`; `domain.rule_damping`)."""
+    (`dwell:`; `domain.rules.rule_damping`)."""
     brief_tokens: int
     """Tokens the brief spends on its siblings' summary lines, the most relevant first."""
     keep_quiet: bool = False
-    """Store quiet passes' sessions too (`domain.quiet_passes`)."""
+    """Store quiet passes' sessions too (`domain.schedule.quiet_passes`)."""
     paste_latest: bool = False
     """Paste the latest responses into the prompt instead of offering query tools (only for
     the token-economy benchmark; no setting)."""

@@ -1,6 +1,6 @@
 """The freshness analyst: the built-in planner that estimates how often each endpoint changes
 and spends its job's calls where they keep copies fresh (decision 0048). It proposes through
-the same path as the heuristic; the rules are `domain.freshness_planner`.
+the same path as the heuristic; the rules are `domain.planning.freshness_planner`.
 
 An endpoint's estimate is made from its newest runs when it is analysed, off the scheduler's
 hot path, and kept here for its siblings' analyses: an endpoint not analysed yet by this
@@ -8,9 +8,9 @@ planner keeps its interval, and its calls, in the split."""
 
 from __future__ import annotations
 
-from cronpilot.domain.change_rate import RateEstimate, estimate, looks_of
-from cronpilot.domain.freshness_planner import judge_freshness
 from cronpilot.domain.model import RunStatus
+from cronpilot.domain.planning.change_rate import RateEstimate, estimate, looks_of
+from cronpilot.domain.planning.freshness_planner import judge_freshness
 from cronpilot.planner.session import Verdict, submitted
 from cronpilot.planner.tools import SUBMIT, ToolBox
 

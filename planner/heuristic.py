@@ -1,10 +1,10 @@
 """The heuristic analyst: the planner without an LLM. It reads the endpoint through the same
-tools and proposes through the same path; the rules are `domain.heuristic`."""
+tools and proposes through the same path; the rules are `domain.planning.heuristic`."""
 
 from __future__ import annotations
 
-from cronpilot.domain.heuristic import STEADY_RUNS, Observation, judge
 from cronpilot.domain.model import RunStatus
+from cronpilot.domain.planning.heuristic import STEADY_RUNS, Observation, judge
 from cronpilot.planner.session import Verdict, submitted
 from cronpilot.planner.tools import SUBMIT, ToolBox
 

@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from cronpilot.domain.field_paths import MISSING, FieldPath, follow, parse_field_path
+from cronpilot.domain.graph.field_paths import MISSING, FieldPath, follow, parse_field_path
 
 DEFAULT_MAX_BODY_CHARS = 2_000
 
@@ -27,7 +27,7 @@ def _follow(value: Any, path: FieldPath) -> Any:
 
 
 def project(body: Any, paths: Sequence[str]) -> dict[str, Any]:
-    """`{path: value}` for each path found in `body` (field paths, `domain.field_paths`, with
+    """`{path: value}` for each path found in `body` (field paths, `domain.graph.field_paths`, with
     `[*]` for every element); paths not found are listed under `_missing`, so the model can
     tell a null value from an absent field. Raises `FieldPathError` (a `ValueError`) for a path
     it cannot read."""

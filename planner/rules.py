@@ -1,8 +1,8 @@
 """The rules planner (decision 0026): an endpoint's response rules evaluated, in order, on the
 latest responses of its job; the first that holds proposes its action through the proposal desk,
 unless that action already stands or the rule is held back: by its `for:`, or by the dwell of
-the last rule-made change (`domain.rule_damping`). Each pass is recorded as a session of its own
-(planner `rules`) with every evaluation: its value, and the proposal made or why none was.
+the last rule-made change (`domain.rules.rule_damping`). Each pass is recorded as a session of its
+own (planner `rules`) with every evaluation: its value, and the proposal made or why none was.
 
 A condition that cannot be evaluated (a field missing from the latest response, a wrong type)
 is recorded, counted (`Telemetry.rule_evaluated`) and taken as not holding: the next rule is
@@ -14,9 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from cronpilot.domain.conditions import Condition, ConditionError, Response, Verdict, condition
 from cronpilot.domain.model import Endpoint, Run, RunStatus, new_id
-from cronpilot.domain.planning import (
+from cronpilot.domain.planning.planning import (
     AnalysisClaim,
     AnalysisSession,
     Proposal,
@@ -27,15 +26,22 @@ from cronpilot.domain.planning import (
 )
 from cronpilot.domain.ports.telemetry import Telemetry
 from cronpilot.domain.ports.units import ReadingFactory
-from cronpilot.domain.rule_damping import held_back, last_rule_move, streak_after
-from cronpilot.domain.rule_firing import (
+from cronpilot.domain.rules.conditions import (
+    Condition,
+    ConditionError,
+    Response,
+    Verdict,
+    condition,
+)
+from cronpilot.domain.rules.rule_damping import held_back, last_rule_move, streak_after
+from cronpilot.domain.rules.rule_firing import (
     RULES_PLANNER,
     URGENT_RULES,
     FiringRule,
     already_standing,
     rule_draft,
 )
-from cronpilot.domain.rules import RuleEvaluation, RuleOutcome, Streak
+from cronpilot.domain.rules.rules import RuleEvaluation, RuleOutcome, Streak
 from cronpilot.usecases.proposals import RECENT, ProposalDesk, Proposer
 
 OWN_VARIABLES = frozenset({"body", "status", "duration_ms", "headers"})

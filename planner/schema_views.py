@@ -3,8 +3,8 @@ ports only."""
 
 from __future__ import annotations
 
+from cronpilot.domain.graph.outputs import OutputSchema
 from cronpilot.domain.model import JSON
-from cronpilot.domain.outputs import OutputSchema
 from cronpilot.domain.ports.units import Store
 
 

@@ -9,7 +9,7 @@ from typing import Protocol
 
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import JSON
-from cronpilot.domain.planning import ChatReply, SessionStatus
+from cronpilot.domain.planning.planning import ChatReply, SessionStatus
 from cronpilot.domain.ports.planner import ChatModel
 from cronpilot.planner.brief import SYSTEM_PROMPT
 from cronpilot.planner.tools import SUBMIT, ToolBox, ToolKind

@@ -9,10 +9,15 @@ import json
 from datetime import datetime
 from typing import Any
 
-from cronpilot.domain.context import related_siblings
 from cronpilot.domain.model import Endpoint, Run
-from cronpilot.domain.planning import AnalysisContext
-from cronpilot.domain.search import SearchIndex, estimated_tokens, indexed_text, sibling_texts
+from cronpilot.domain.planning.context import related_siblings
+from cronpilot.domain.planning.planning import AnalysisContext
+from cronpilot.domain.search.search import (
+    SearchIndex,
+    estimated_tokens,
+    indexed_text,
+    sibling_texts,
+)
 
 MAX_VALUE_CHARS = 24
 MAX_LINE_CHARS = 240

@@ -26,13 +26,13 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from cronpilot.domain.change_detection import comparable_hash, ignored_fields
-from cronpilot.domain.context import related_siblings
-from cronpilot.domain.controllers import Held
 from cronpilot.domain.errors import CronpilotError
-from cronpilot.domain.graph import Edge
+from cronpilot.domain.graph.change_detection import comparable_hash, ignored_fields
+from cronpilot.domain.graph.graph import Edge
 from cronpilot.domain.model import JSON, Endpoint, PlannerMode, Run
-from cronpilot.domain.planning import (
+from cronpilot.domain.planning.context import related_siblings
+from cronpilot.domain.planning.controllers import Held
+from cronpilot.domain.planning.planning import (
     AnalysisClaim,
     Proposal,
     ProposalDraft,
@@ -163,7 +163,7 @@ class ToolBox:
     history_reads: int = 0
     made: int = 0
     """Proposals recorded by the session's actions (a session that made none may be quiet:
-    `domain.quiet_passes`)."""
+    `domain.schedule.quiet_passes`)."""
     held: int = 0
     """Actions a higher controller or a dwell held back: news, so the session is stored."""
     noted: str | None = None

@@ -13,12 +13,11 @@ import logging
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from cronpilot.domain.context import dag_context, related_siblings
 from cronpilot.domain.errors import LeaseLost, LlmUnavailable, StoreUnavailable
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import JSON, Endpoint, new_id
-from cronpilot.domain.outage import described
-from cronpilot.domain.planning import (
+from cronpilot.domain.planning.context import dag_context, related_siblings
+from cronpilot.domain.planning.planning import (
     AnalysisClaim,
     AnalysisContext,
     AnalysisOutcome,
@@ -31,13 +30,14 @@ from cronpilot.domain.ports.bundles import PlannerStore
 from cronpilot.domain.ports.clock import Clock, Waker
 from cronpilot.domain.ports.search import Embedder
 from cronpilot.domain.ports.telemetry import Telemetry
-from cronpilot.domain.quiet_passes import (
+from cronpilot.domain.rules.rules import RuleEvaluation
+from cronpilot.domain.runs.outage import described
+from cronpilot.domain.runs.telemetry import NO_TELEMETRY
+from cronpilot.domain.schedule.quiet_passes import (
     analysis_is_quiet,
     rules_news_is_due,
     rules_pass_is_quiet,
 )
-from cronpilot.domain.rules import RuleEvaluation
-from cronpilot.domain.telemetry import NO_TELEMETRY
 from cronpilot.planner.analysis_context import read_analysis_context
 from cronpilot.planner.brief import build_brief
 from cronpilot.planner.config import PlannerConfig
@@ -190,7 +190,7 @@ class PlannerWorker:
     ) -> list[AnalysisSession]:
         """One pass over the claimed endpoint: its rules when it has some, then the analyst
         when due (`_consult`). Returns the sessions stored, the rules' first: a quiet one
-        (`domain.quiet_passes`) is only counted, unless `keep_quiet`."""
+        (`domain.schedule.quiet_passes`) is only counted, unless `keep_quiet`."""
         started = self._clock.now()
         endpoint = claim.endpoint
         context = await read_analysis_context(
@@ -231,7 +231,7 @@ class PlannerWorker:
     async def _rules_pass_kept(
         self, claim: AnalysisClaim, recorded: RulesPass, started: datetime
     ) -> bool:
-        """Whether the rules pass is stored (`domain.quiet_passes`): news, and not too soon
+        """Whether the rules pass is stored (`domain.schedule.quiet_passes`): news, and not too soon
         after the endpoint's newest stored session unless it made a proposal."""
         assert recorded.session is not None
         evaluations = recorded.session.rule_evaluations

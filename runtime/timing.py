@@ -14,8 +14,8 @@ from typing import Any
 
 from cronpilot.domain.errors import CronpilotError
 from cronpilot.domain.log_extra import LogAction, log_extra
-from cronpilot.domain.outage import described
 from cronpilot.domain.ports.clock import Clock
+from cronpilot.domain.runs.outage import described
 
 log = logging.getLogger(__name__)
 

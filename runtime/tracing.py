@@ -8,7 +8,7 @@ from datetime import datetime
 from types import TracebackType
 
 from cronpilot.domain.ports.tracing import Span, SpanValue, Tracer
-from cronpilot.domain.tracing import SpanName, TraceContext, new_span
+from cronpilot.domain.runs.tracing import SpanName, TraceContext, new_span
 
 
 class _Unrecorded(Span):

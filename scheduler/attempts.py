@@ -5,7 +5,7 @@ dispatcher and judged by the endpoint's assertions.
 Retries wait with exponential backoff and jitter (tenacity), at least the global floor and at
 least as long as a `Retry-After` of the failed answer asks. They give up rather than start
 after the retry deadline, one floor before the endpoint's next call
-(`domain.retries.retry_deadline`), and once the worker is stopping: the slot then keeps the
+(`domain.runs.retries.retry_deadline`), and once the worker is stopping: the slot then keeps the
 answer it has.
 """
 
@@ -26,17 +26,17 @@ from tenacity import (
     wait_random,
 )
 
-from cronpilot.domain.assertions import judged
 from cronpilot.domain.errors import TemplateUnfilled
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Attempt, BodyAbsence, Claim, ErrorKind, Response, RetryPolicy
 from cronpilot.domain.ports.clock import Clock
 from cronpilot.domain.ports.dispatch import Dispatcher
 from cronpilot.domain.ports.tracing import Tracer
-from cronpilot.domain.retries import attempt_of, may_repeat, retries, retry_deadline
-from cronpilot.domain.sent_request import sent_request
-from cronpilot.domain.steering import heeded
-from cronpilot.domain.tracing import run_trace
+from cronpilot.domain.runs.assertions import judged
+from cronpilot.domain.runs.retries import attempt_of, may_repeat, retries, retry_deadline
+from cronpilot.domain.runs.sent_request import sent_request
+from cronpilot.domain.runs.tracing import run_trace
+from cronpilot.domain.schedule.steering import heeded
 from cronpilot.runtime.timing import pause
 from cronpilot.scheduler.requests import request_for, traced
 

@@ -7,7 +7,7 @@ import logging
 
 from cronpilot.domain.errors import StoreUnavailable
 from cronpilot.domain.log_extra import LogAction, log_extra
-from cronpilot.domain.outage import described
+from cronpilot.domain.runs.outage import described
 
 # The worker's parts log as the worker: one logger to follow (or silence) a scheduler by.
 log = logging.getLogger("cronpilot.scheduler.worker")

@@ -7,7 +7,7 @@ import asyncio
 
 from cronpilot.domain.ports.clock import Clock
 from cronpilot.domain.ports.workers import WorkerRepository
-from cronpilot.domain.workers import WorkerInfo
+from cronpilot.domain.runs.workers import WorkerInfo
 from cronpilot.runtime.timing import Periodic
 
 

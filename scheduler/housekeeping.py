@@ -1,6 +1,6 @@
 """Housekeeping every worker does for the shared store: reap dead workers' runs, expire approvals
 nobody decided in time, prune old runs and the rows past their retention window
-(`domain.retention`), and forget workers long silent.
+(`domain.runs.retention`), and forget workers long silent.
 
 All are idempotent, so every worker may run them on its own timers (`runtime.timing`, on
 the worker's clock; decision 0015), never from a shared job store.
@@ -19,9 +19,9 @@ from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.ports.clock import Clock
 from cronpilot.domain.ports.telemetry import Telemetry
 from cronpilot.domain.ports.units import Repositories
-from cronpilot.domain.retention import PRUNE_BATCH, Retention, cutoffs
-from cronpilot.domain.telemetry import NO_TELEMETRY
-from cronpilot.domain.workers import seen_since
+from cronpilot.domain.runs.retention import PRUNE_BATCH, Retention, cutoffs
+from cronpilot.domain.runs.telemetry import NO_TELEMETRY
+from cronpilot.domain.runs.workers import seen_since
 from cronpilot.runtime.timing import Periodic
 from cronpilot.usecases.approvals import EXPIRY_BATCH, ApprovalDesk
 
@@ -144,7 +144,7 @@ class Housekeeping:
             "notifications": lambda n: store.notifications.prune(cut.notifications, n),
             "audit": lambda n: store.access.prune_audit(cut.audit, n),
             "approvals": lambda n: store.approvals.prune(cut.approvals, n),
-            # Ended alert episodes (`domain.watch`) go with the notifications they raised.
+            # Ended alert episodes (`domain.runs.watch`) go with the notifications they raised.
             "episodes": lambda n: store.notifications.prune_episodes(cut.notifications, n),
         }
         gone: dict[RetainedTable, int] = {}

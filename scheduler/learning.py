@@ -23,15 +23,15 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 from cronpilot.domain.errors import CronpilotError
+from cronpilot.domain.graph.outputs import OutputSchema, learnable
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Run
-from cronpilot.domain.outage import described
-from cronpilot.domain.outputs import OutputSchema, learnable
 from cronpilot.domain.ports.clock import Clock
 from cronpilot.domain.ports.search import Embedder
 from cronpilot.domain.ports.telemetry import Telemetry
 from cronpilot.domain.ports.units import ReadingFactory, UnitOfWorkFactory
-from cronpilot.domain.telemetry import NO_TELEMETRY
+from cronpilot.domain.runs.outage import described
+from cronpilot.domain.runs.telemetry import NO_TELEMETRY
 from cronpilot.runtime.timing import Periodic
 from cronpilot.usecases.graph_edges import record_trace, refresh_job_provides
 from cronpilot.usecases.schema_learning import learn_schema

@@ -83,7 +83,7 @@ class LeaseKeeper:
 
     async def watch_cancels(self) -> bool:
         """Cut short the calls of the runs in hand that someone asked to cancel, wherever they
-        asked (`domain.cancelling`): one read of their marks, only while any run is in hand.
+        asked (`domain.runs.cancelling`): one read of their marks, only while any run is in hand.
         For `runtime.timing.Periodic`: never asks to run again at once."""
         if not self._in_hand:
             return False

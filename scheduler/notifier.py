@@ -5,7 +5,7 @@ The notifier claims due notifications from the store (so that many workers share
 none delivers a row another holds), POSTs each event's JSON to its webhook through a
 `Dispatcher` (the address guard checks every hop, and calls are signed by the Standard Webhooks
 spec when a signing secret is set), or the message of its target's kind
-(`domain.notify_targets`: Slack, Teams, PagerDuty over the same dispatcher, e-mail through a
+(`domain.alerts.notify_targets`: Slack, Teams, PagerDuty over the same dispatcher, e-mail through a
 `Mailer`), and records the outcome: delivered on a 2xx answer (or a mail server's acceptance),
 else tried again later as `DeliveryPolicy` says, until it gives up. Delivery is at least once:
 a worker that stops or dies mid-delivery leaves a lease that expires, and the row is delivered
@@ -20,22 +20,22 @@ import logging
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from cronpilot.domain.alerts import DeliveryPolicy, Notification, delivery_error
-from cronpilot.domain.errors import CronpilotError
-from cronpilot.domain.log_extra import log_extra
-from cronpilot.domain.model import HttpRequest
-from cronpilot.domain.notify_targets import (
+from cronpilot.domain.alerts.alerts import DeliveryPolicy, Notification, delivery_error
+from cronpilot.domain.alerts.notify_targets import (
     TargetKind,
     address,
     email_message,
     http_body,
     with_links,
 )
+from cronpilot.domain.errors import CronpilotError
+from cronpilot.domain.log_extra import log_extra
+from cronpilot.domain.model import HttpRequest
 from cronpilot.domain.ports.bundles import NotifierRepositories
 from cronpilot.domain.ports.clock import Clock
 from cronpilot.domain.ports.dispatch import Dispatcher, Mailer
 from cronpilot.domain.ports.telemetry import Telemetry
-from cronpilot.domain.telemetry import NO_TELEMETRY
+from cronpilot.domain.runs.telemetry import NO_TELEMETRY
 from cronpilot.runtime.timing import Periodic
 
 log = logging.getLogger(__name__)
@@ -59,7 +59,7 @@ class NotifierConfig:
     timeout_seconds: float
     """How long a webhook may take to answer."""
     policy: DeliveryPolicy = field(default_factory=DeliveryPolicy)
-    """When to try again and when to give up: a rule of the domain (`domain.alerts`)."""
+    """When to try again and when to give up: a rule of the domain (`domain.alerts.alerts`)."""
     public_url: str | None = None
     """Where the console is reached (`CRONPILOT_PUBLIC_URL`): messages link back to it."""
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from cronpilot.domain.conditional_calls import calls_conditionally
 from cronpilot.domain.model import Claim, HttpRequest
-from cronpilot.domain.templates import fill
-from cronpilot.domain.tracing import TRACEPARENT, TraceContext
+from cronpilot.domain.runs.conditional_calls import calls_conditionally
+from cronpilot.domain.runs.templates import fill
+from cronpilot.domain.runs.tracing import TRACEPARENT, TraceContext
 
 RUN_ID_HEADER = "X-Cronpilot-Run-Id"
 SLOT_HEADER = "X-Cronpilot-Slot"

@@ -19,8 +19,8 @@ from cronpilot.domain.ports.clock import Clock
 from cronpilot.domain.ports.dispatch import Dispatcher
 from cronpilot.domain.ports.telemetry import Telemetry
 from cronpilot.domain.ports.tracing import Tracer
-from cronpilot.domain.quiet import skipped_quietly
-from cronpilot.domain.tracing import run_trace
+from cronpilot.domain.runs.tracing import run_trace
+from cronpilot.domain.schedule.quiet import skipped_quietly
 from cronpilot.runtime.tracing import NoTracer
 from cronpilot.scheduler.admission import Admission
 from cronpilot.scheduler.attempts import Caller
@@ -401,7 +401,7 @@ class SlotRunner:
             )
 
     async def _cancelled(self, claim: Claim) -> None:
-        """Record a run cut short because someone asked to cancel it (`domain.cancelling`)."""
+        """Record a run cut short because someone asked to cancel it (`domain.runs.cancelling`)."""
         await self._claims.cancel(claim, self._worker_id, self._clock.now())
         self._stats.cancelled += 1
         log.info(

@@ -1,4 +1,4 @@
-"""The watch every scheduler worker keeps on the shared store (`domain.watch`): endpoints that
+"""The watch every scheduler worker keeps on the shared store (`domain.runs.watch`): endpoints that
 missed a slot, and, once at start, a gap in the workers' heartbeats.
 
 Both are idempotent across workers: the store records each episode once (its unique keys), and
@@ -13,15 +13,14 @@ import logging
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
-from cronpilot.domain.alerts import AlertEvent
+from cronpilot.domain.alerts.alerts import AlertEvent
 from cronpilot.domain.errors import CronpilotError, EndpointNotFound
-from cronpilot.domain.limits import LimitState, held_by_limit
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint
-from cronpilot.domain.outage import described
 from cronpilot.domain.ports.bundles import WatchRepositories
 from cronpilot.domain.ports.clock import Clock
-from cronpilot.domain.watch import (
+from cronpilot.domain.runs.outage import described
+from cronpilot.domain.runs.watch import (
     WATCH_BATCH,
     gap_episode,
     gap_notifications,
@@ -31,6 +30,7 @@ from cronpilot.domain.watch import (
     recovered_notifications,
     workers_gap,
 )
+from cronpilot.domain.schedule.limits import LimitState, held_by_limit
 from cronpilot.runtime.timing import Periodic
 
 log = logging.getLogger(__name__)

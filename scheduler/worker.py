@@ -20,13 +20,13 @@ from typing import Any, Protocol
 from cronpilot.domain.errors import StoreUnavailable
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Claim
-from cronpilot.domain.outage import described, store_retry_delay
 from cronpilot.domain.ports.bundles import SchedulerRepositories
 from cronpilot.domain.ports.clock import Clock, Waker
 from cronpilot.domain.ports.dispatch import Dispatcher
 from cronpilot.domain.ports.telemetry import Telemetry
 from cronpilot.domain.ports.tracing import Tracer
-from cronpilot.domain.telemetry import NO_TELEMETRY
+from cronpilot.domain.runs.outage import described, store_retry_delay
+from cronpilot.domain.runs.telemetry import NO_TELEMETRY
 from cronpilot.runtime.timing import Periodic, first_of, pause
 from cronpilot.scheduler.admission import Admission
 from cronpilot.scheduler.config import WorkerConfig

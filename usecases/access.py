@@ -8,21 +8,9 @@ import secrets
 from collections.abc import Collection
 from datetime import datetime, timedelta
 
-from cronpilot.domain.access import Principal, Scope, token_actor
-from cronpilot.domain.audit import AuditAction, AuditCursor, AuditEntry, audit_entry
-from cronpilot.domain.errors import (
-    InvalidTokenName,
-    InvalidTokenTerms,
-    JobNotFound,
-    StoreUnavailable,
-    TokenExpired,
-    TokenNotFound,
-)
-from cronpilot.domain.log_extra import log_extra
-from cronpilot.domain.model import new_id
-from cronpilot.domain.ports import ReadingFactory, Repositories, UnitOfWorkFactory
-from cronpilot.domain.time_range import TimeRange
-from cronpilot.domain.tokens import (
+from cronpilot.domain.access.access import Principal, Scope, token_actor
+from cronpilot.domain.access.audit import AuditAction, AuditCursor, AuditEntry, audit_entry
+from cronpilot.domain.access.tokens import (
     DEFAULT_GRACE,
     NAME_RULE,
     NAME_SHAPE,
@@ -40,6 +28,18 @@ from cronpilot.domain.tokens import (
     use_to_record,
     well_formed,
 )
+from cronpilot.domain.errors import (
+    InvalidTokenName,
+    InvalidTokenTerms,
+    JobNotFound,
+    StoreUnavailable,
+    TokenExpired,
+    TokenNotFound,
+)
+from cronpilot.domain.log_extra import log_extra
+from cronpilot.domain.model import new_id
+from cronpilot.domain.ports import ReadingFactory, Repositories, UnitOfWorkFactory
+from cronpilot.domain.schedule.time_range import TimeRange
 
 log = logging.getLogger(__name__)
 

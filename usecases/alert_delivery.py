@@ -6,8 +6,8 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
-from cronpilot.domain.alerts import Notification, test_notifications
-from cronpilot.domain.audit import audit_entry
+from cronpilot.domain.access.audit import audit_entry
+from cronpilot.domain.alerts.alerts import Notification, test_notifications
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.ports import UnitOfWorkFactory
@@ -39,7 +39,7 @@ async def send_test(
 async def redeliver(
     uow: UnitOfWorkFactory, notification_id: str, actor: str, now: datetime
 ) -> Notification:
-    """Send the notification again from `now` (`domain.alerts.redelivered`: a failed, held or
+    """Send the notification again from `now` (`domain.alerts.alerts.redelivered`: a failed, held or
     delivered one is pending again with a fresh set of attempts). Raises
     `NotificationNotFound`."""
     async with uow() as tx:

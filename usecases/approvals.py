@@ -1,6 +1,6 @@
-"""The approval desk: an admin's decision on a gated DAG dependant (`domain.approvals`), and the
-expiry of those nobody decided in time. Each decision is one unit of work with its audit entry;
-the CLI, the API and the scheduler's housekeeping all come through here."""
+"""The approval desk: an admin's decision on a gated DAG dependant (`domain.planning.approvals`),
+and the expiry of those nobody decided in time. Each decision is one unit of work with its audit
+entry; the CLI, the API and the scheduler's housekeeping all come through here."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import logging
 from datetime import datetime
 from typing import Literal
 
-from cronpilot.domain.approvals import EXPIRED_BY, Approval, ApprovalState, lapsed
-from cronpilot.domain.audit import audit_entry
+from cronpilot.domain.access.audit import audit_entry
 from cronpilot.domain.errors import ApprovalNotPending
 from cronpilot.domain.log_extra import log_extra
+from cronpilot.domain.planning.approvals import EXPIRED_BY, Approval, ApprovalState, lapsed
 from cronpilot.domain.ports import ReadingFactory, Telemetry, UnitOfWorkFactory, Waker
-from cronpilot.domain.telemetry import NO_TELEMETRY
+from cronpilot.domain.runs.telemetry import NO_TELEMETRY
 
 log = logging.getLogger(__name__)
 

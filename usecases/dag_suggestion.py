@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from cronpilot.domain.graph import EdgeType, find_cycle
+from cronpilot.domain.graph.graph import EdgeType, find_cycle
 from cronpilot.domain.ports import Embedder, JobDeclaration, ReadingFactory
-from cronpilot.domain.search import SearchResult
+from cronpilot.domain.search.search import SearchResult
 from cronpilot.usecases.declarations import export_declarations
 from cronpilot.usecases.search import search_endpoints
 

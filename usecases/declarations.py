@@ -10,8 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from cronpilot.domain.audit import audit_entry
-from cronpilot.domain.conditions import ConditionError, Scope, check_condition
+from cronpilot.domain.access.audit import audit_entry
 from cronpilot.domain.declaration_diff import DeclarationChange, planned_changes
 from cronpilot.domain.errors import (
     EndpointNotFound,
@@ -19,8 +18,9 @@ from cronpilot.domain.errors import (
     JobNotFound,
     PreconditionFailed,
 )
-from cronpilot.domain.field_paths import unseen_field
-from cronpilot.domain.graph import EdgeType, declared_sightings
+from cronpilot.domain.graph.field_paths import unseen_field
+from cronpilot.domain.graph.graph import EdgeType, declared_sightings
+from cronpilot.domain.graph.schema_inference import ShapeNode
 from cronpilot.domain.model import EndpointSpec, Job
 from cronpilot.domain.ports import (
     ApplyReport,
@@ -30,8 +30,8 @@ from cronpilot.domain.ports import (
     UnitOfWorkFactory,
     Waker,
 )
-from cronpilot.domain.schema_inference import ShapeNode
-from cronpilot.domain.templates import input_fields
+from cronpilot.domain.rules.conditions import ConditionError, Scope, check_condition
+from cronpilot.domain.runs.templates import input_fields
 from cronpilot.domain.versions import declarations_version
 from cronpilot.usecases.graph_edges import refresh_provides
 from cronpilot.usecases.rule_checks import check_rules

@@ -6,12 +6,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from cronpilot.domain.graph import EdgeSighting, EdgeSource, EdgeType, endpoint_ref, trace_sightings
+from cronpilot.domain.graph.graph import (
+    EdgeSighting,
+    EdgeSource,
+    EdgeType,
+    endpoint_ref,
+    trace_sightings,
+)
+from cronpilot.domain.graph.provides import provides_edges
+from cronpilot.domain.graph.schema_inference import ShapeNode
 from cronpilot.domain.model import Endpoint, Run
 from cronpilot.domain.ports import ReadingFactory, Repositories, UnitOfWorkFactory
-from cronpilot.domain.provides import provides_edges
-from cronpilot.domain.schema_inference import ShapeNode
-from cronpilot.domain.templates import input_fields
+from cronpilot.domain.runs.templates import input_fields
 
 
 async def refresh_job_provides(uow: UnitOfWorkFactory, job: str, now: datetime) -> None:

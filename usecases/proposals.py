@@ -9,14 +9,16 @@ import logging
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from cronpilot.domain.access import planner_actor
-from cronpilot.domain.alerts import proposal_notifications
-from cronpilot.domain.audit import AuditAction, audit_entry
-from cronpilot.domain.autonomy import Gate, Gated, gate, learnt, threshold_of
-from cronpilot.domain.churn import unneeded
-from cronpilot.domain.controllers import Controller, Held, held
+from cronpilot.domain.access.access import planner_actor
+from cronpilot.domain.access.audit import AuditAction, audit_entry
+from cronpilot.domain.alerts.alerts import proposal_notifications
 from cronpilot.domain.errors import ProposalNotPending
-from cronpilot.domain.guardrails import (
+from cronpilot.domain.log_extra import log_extra
+from cronpilot.domain.model import Endpoint, PlannerMode, ScheduleSource, new_id
+from cronpilot.domain.planning.autonomy import Gate, Gated, gate, learnt, threshold_of
+from cronpilot.domain.planning.churn import unneeded
+from cronpilot.domain.planning.controllers import Controller, Held, held
+from cronpilot.domain.planning.guardrails import (
     RATE_WINDOW,
     GuardrailLimits,
     GuardrailRule,
@@ -24,9 +26,8 @@ from cronpilot.domain.guardrails import (
     change_for,
     refusal,
 )
-from cronpilot.domain.log_extra import log_extra
-from cronpilot.domain.model import Endpoint, PlannerMode, ScheduleSource, new_id
-from cronpilot.domain.planning import SUPERSEDING, Proposal, ProposalDraft, ProposalStatus
+from cronpilot.domain.planning.planning import SUPERSEDING, Proposal, ProposalDraft, ProposalStatus
+from cronpilot.domain.planning.rejections import StandingRejection, standing_rejection
 from cronpilot.domain.ports import (
     ReadingFactory,
     Repositories,
@@ -34,17 +35,16 @@ from cronpilot.domain.ports import (
     UnitOfWorkFactory,
     Waker,
 )
-from cronpilot.domain.rejections import StandingRejection, standing_rejection
-from cronpilot.domain.rule_firing import URGENT_RULES, FiringRule, rule_made
-from cronpilot.domain.telemetry import NO_TELEMETRY
+from cronpilot.domain.rules.rule_firing import URGENT_RULES, FiringRule, rule_made
+from cronpilot.domain.runs.telemetry import NO_TELEMETRY
 
 log = logging.getLogger(__name__)
 
 GRADED = "graded"
 """Who decided a proposal that graded autonomy applied or dropped."""
 RECENT = 20
-"""The endpoint's latest proposals the cool-down reads (`domain.churn.cooling`), and its latest
-rejections a proposal is held back by (`domain.rejections`)."""
+"""The endpoint's latest proposals the cool-down reads (`domain.planning.churn.cooling`), and its
+latest rejections a proposal is held back by (`domain.planning.rejections`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +116,7 @@ class ProposalDesk:
         self, tx: Repositories, draft: ProposalDraft, endpoint: Endpoint, now: datetime
     ) -> StandingRejection | None:
         """The admin's rejection that holds `draft` back on the endpoint, for the job's
-        cool-down or the configured one (`domain.rejections`), or None."""
+        cool-down or the configured one (`domain.planning.rejections`), or None."""
         job = await tx.catalog.get_job(endpoint.job_name)
         seconds = job.rejection_cooldown_seconds
         if seconds is None:
@@ -139,10 +139,10 @@ class ProposalDesk:
     async def unneeded(
         self, draft: ProposalDraft, endpoint_id: str, now: datetime
     ) -> str | Held | None:
-        """Why the planner's `draft` is not worth making on the endpoint (`domain.churn.unneeded`:
-        in force, or the same proposal pending; an admin rejected it within the cool-down; or
-        a higher controller holds the endpoint, or its last change dwells: then it is counted
-        and answered as `Held`), or None."""
+        """Why the planner's `draft` is not worth making on the endpoint
+        (`domain.planning.churn.unneeded`: in force, or the same proposal pending; an admin rejected
+        it within the cool-down; or a higher controller holds the endpoint, or its last change
+        dwells: then it is counted and answered as `Held`), or None."""
         async with self._reading() as tx:
             endpoint = await tx.catalog.get_endpoint(endpoint_id)
             pending = await tx.planner.list_proposals(
@@ -166,7 +166,7 @@ class ProposalDesk:
     ) -> Proposal:
         """Record `draft` as a proposal: refused by a guardrail, held for review, or applied at
         once (`auto`); in `graded` mode the proposer's confidence and the job's threshold
-        decide (`domain.autonomy.gate`), and a dropped proposal is recorded too. The same
+        decide (`domain.planning.autonomy.gate`), and a dropped proposal is recorded too. The same
         change rejected by an admin within the cool-down is refused, whoever proposes it. One
         held or applied supersedes the endpoint's older pending proposals."""
         earlier = False
@@ -328,8 +328,8 @@ async def _pending(tx: Repositories, proposal_id: str) -> Proposal:
 async def _apply(
     tx: Repositories, draft: ProposalDraft, endpoint: Endpoint, proposed_by: str, now: datetime
 ) -> tuple[str, bool]:
-    """Write the change, a pause as by its proposer (`domain.access.planner_actor`: the change
-    is the planner's, whoever approved it). Returns what happened, in words (`already in
+    """Write the change, a pause as by its proposer (`domain.access.access.planner_actor`: the
+    change is the planner's, whoever approved it). Returns what happened, in words (`already in
     force` when the endpoint had that pause and those hints already), and whether the endpoint
     is now due earlier than before (sleeping schedulers are to be woken once the unit is
     committed)."""
@@ -373,7 +373,7 @@ async def _gated(
 
 async def _learn(tx: Repositories, decided: Proposal, *, approved: bool, now: datetime) -> None:
     """An admin's decision on a proposal a graded analysis made, as a step of its job's
-    threshold (`domain.autonomy.learnt`); other decisions teach nothing."""
+    threshold (`domain.planning.autonomy.learnt`); other decisions teach nothing."""
     if decided.confidence is None:
         return
     history = await tx.planner.autonomy_history(decided.job_id)

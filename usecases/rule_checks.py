@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cronpilot.domain.conditions import ConditionError, Scope, check_condition
 from cronpilot.domain.errors import InvalidConfig
+from cronpilot.domain.graph.schema_inference import ShapeNode
 from cronpilot.domain.ports import JobDeclaration, Repositories
-from cronpilot.domain.schema_inference import ShapeNode
+from cronpilot.domain.rules.conditions import ConditionError, Scope, check_condition
 
 UNKEPT_HEADERS = (
     "a rule reads the stored responses, and their headers are not kept: read body, status "

@@ -9,15 +9,15 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 
-from cronpilot.domain.audit import audit_entry
-from cronpilot.domain.cancelling import cancel_asked
-from cronpilot.domain.dag import DagWait
-from cronpilot.domain.dag_clear import clear_wait
+from cronpilot.domain.access.audit import audit_entry
 from cronpilot.domain.errors import ConflictError, SlotAlreadyRun
+from cronpilot.domain.graph.dag import DagWait
+from cronpilot.domain.graph.dag_clear import clear_wait
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Run, RunStatus
 from cronpilot.domain.ports import UnitOfWork, UnitOfWorkFactory, Waker
-from cronpilot.domain.requested_runs import check_retryable, manual_run
+from cronpilot.domain.runs.cancelling import cancel_asked
+from cronpilot.domain.runs.requested_runs import check_retryable, manual_run
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 async def cancel_run(uow: UnitOfWorkFactory, run_id: str, actor: str, now: datetime) -> Run:
     """Cancel the run `run_id` (an id or a unique prefix) for `actor`: a queued run is
     `cancelled` at once and never starts; a running one is marked, and the worker holding it
-    cuts its call short and records it `cancelled` (`domain.cancelling`). Returns the run as
+    cuts its call short and records it `cancelled` (`domain.runs.cancelling`). Returns the run as
     the cancel left it. Raises `RunNotFound`, `AmbiguousId`, `RunFinished` (nothing changed),
     or `ConflictError` when a worker started or finished it at that very moment."""
     async with uow() as tx:
@@ -105,7 +105,7 @@ async def clear_dag(
 ) -> Endpoint:
     """Re-run the endpoint `node` (its name) and what depends on it in the DAG run that the run
     `root_run_id` began (or belongs to, for a dependant's run), with the answers its parents
-    gave in that DAG run (`domain.dag_clear`); a scheduler's DAG sweep starts it. Returns the
+    gave in that DAG run (`domain.graph.dag_clear`); a scheduler's DAG sweep starts it. Returns the
     node's endpoint. Raises `RunNotFound`, `AmbiguousId` or `InvalidRunRequest` (nothing
     changed)."""
     async with uow() as tx:
@@ -128,7 +128,7 @@ async def _cleared(
     tx: UnitOfWork, run: Run, node: str, now: datetime, *, alone: bool = False
 ) -> tuple[Run, DagWait, Endpoint]:
     """Add, in `tx`, the ready wait that re-runs `node` (and, unless `alone`, what depends on
-    it) in the DAG run that `run` began or belongs to (`domain.dag_clear`). Returns the run
+    it) in the DAG run that `run` began or belongs to (`domain.graph.dag_clear`). Returns the run
     that began that DAG run, the wait and the node's endpoint."""
     runs = await tx.runs.dag_run_runs(run.dag_run_id or run.trace_id)
     # A dependant's run names its DAG run: clear the run that began it.

@@ -8,12 +8,12 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 
-from cronpilot.domain.audit import audit_entry
+from cronpilot.domain.access.audit import audit_entry
 from cronpilot.domain.errors import SlotAlreadyRun
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Run
 from cronpilot.domain.ports import UnitOfWorkFactory, Waker
-from cronpilot.domain.requested_runs import backfill_runs, backfill_slots, manual_run
+from cronpilot.domain.runs.requested_runs import backfill_runs, backfill_slots, manual_run
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +32,7 @@ async def request_run(
 ) -> Run:
     """Queue one run of `ref` due now (trigger `manual`) for `actor`, who is kept as the run's
     `requested_by` and in the audit log. Raises `EndpointNotFound`,
-    `InvalidRunRequest` (see `domain.requested_runs.manual_run`), or `SlotAlreadyRun` when a
+    `InvalidRunRequest` (see `domain.runs.requested_runs.manual_run`), or `SlotAlreadyRun` when a
     run of that endpoint has `now` as its slot already."""
     async with uow() as tx:
         endpoint = await tx.catalog.get_endpoint(ref)
@@ -62,7 +62,7 @@ async def request_backfill(
     now: datetime,
 ) -> BackfillReport:
     """Queue a run (trigger `backfill`) for every baseline slot in [start, end] that has none,
-    oldest first and paced (`domain.requested_runs`); times without an offset are the
+    oldest first and paced (`domain.runs.requested_runs`); times without an offset are the
     endpoint's local time. Idempotent: the slots that have a run are skipped and counted.
     `actor` is kept as each run's `requested_by`, and in the audit log when runs were queued.
     Raises `EndpointNotFound` or `InvalidRunRequest` (nothing queued)."""

@@ -7,12 +7,12 @@ import logging
 from dataclasses import replace
 from datetime import datetime
 
-from cronpilot.domain.audit import AuditAction, audit_entry
+from cronpilot.domain.access.audit import AuditAction, audit_entry
 from cronpilot.domain.errors import PreconditionFailed
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Job, Pause
-from cronpilot.domain.pauses import pause_end
 from cronpilot.domain.ports import UnitOfWorkFactory, Waker
+from cronpilot.domain.schedule.pauses import pause_end
 from cronpilot.domain.versions import endpoint_version
 
 log = logging.getLogger(__name__)

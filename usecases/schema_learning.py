@@ -10,11 +10,11 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 
-from cronpilot.domain.change_detection import volatile_fields
 from cronpilot.domain.errors import ConflictError
+from cronpilot.domain.graph.change_detection import volatile_fields
+from cronpilot.domain.graph.outputs import OutputSchema, learn
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Run
-from cronpilot.domain.outputs import OutputSchema, learn
 from cronpilot.domain.ports import ReadingFactory, Repositories, UnitOfWorkFactory
 
 log = logging.getLogger(__name__)

@@ -1,4 +1,4 @@
-"""Search: endpoints ranked by how well they answer an intent (`domain.search`), from the
+"""Search: endpoints ranked by how well they answer an intent (`domain.search.search`), from the
 stored texts, vectors and graph in one read-only unit. Endpoints whose vector is missing or
 stale (declared, or changed by an `apply` since) are embedded for this search and, given a unit
 of work, saved in a short one after the read: the index follows `apply` without `apply` paying
@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from cronpilot.domain.access import EVERY_JOB, Reach
+from cronpilot.domain.access.access import EVERY_JOB, Reach
 from cronpilot.domain.errors import EmbedderUnavailable
-from cronpilot.domain.graph import Edge
+from cronpilot.domain.graph.graph import Edge
 from cronpilot.domain.ports import Embedder, ReadingFactory, StoredVector, UnitOfWorkFactory
-from cronpilot.domain.search import (
+from cronpilot.domain.search.search import (
     ALL_LEGS,
     DEFAULT_LIMIT,
     Leg,

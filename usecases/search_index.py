@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cronpilot.domain.access import EVERY_JOB, Reach
+from cronpilot.domain.access.access import EVERY_JOB, Reach
+from cronpilot.domain.graph.provides import output_fields
 from cronpilot.domain.model import Endpoint
 from cronpilot.domain.ports import Repositories
-from cronpilot.domain.provides import output_fields
-from cronpilot.domain.search import EndpointText, indexed_text
+from cronpilot.domain.search.search import EndpointText, indexed_text
 from cronpilot.usecases.queries.reach import reached_job, reached_jobs
 
 

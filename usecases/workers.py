@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from cronpilot.domain.ports import ReadingFactory
-from cronpilot.domain.workers import RUNS_WINDOW, WorkerActivity, seen_since
+from cronpilot.domain.runs.workers import RUNS_WINDOW, WorkerActivity, seen_since
 
 
 async def active_workers(

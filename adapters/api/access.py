@@ -13,7 +13,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from cronpilot.adapters.api.context import ApiContext, context
 from cronpilot.adapters.api.problems import Forbidden, Unauthorized
-from cronpilot.domain.access import Principal, Scope
+from cronpilot.domain.access.access import Principal, Scope
 from cronpilot.domain.errors import TokenExpired
 
 _bearer = HTTPBearer(auto_error=False, description="An API token: `cronpilot tokens create`.")

@@ -12,7 +12,7 @@ from cronpilot.adapters.api.context import ApiContext, Context
 from cronpilot.adapters.api.paging import CursorToken, Limit, after, endpoint_page_view
 from cronpilot.adapters.api.strict import StrictBody
 from cronpilot.adapters.cli.approval_views import approval_view
-from cronpilot.domain.approvals import Approval, ApprovalState
+from cronpilot.domain.planning.approvals import Approval, ApprovalState
 from cronpilot.usecases.queries.approvals import list_approvals
 from cronpilot.usecases.queries.catalog import ref_of
 from cronpilot.usecases.queries.reach import check_target

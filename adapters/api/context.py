@@ -10,7 +10,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from cronpilot.adapters.probes import Probes
-from cronpilot.domain.access import Principal
+from cronpilot.domain.access.access import Principal
 from cronpilot.domain.ports import Clock, Embedder, Store, Waker
 from cronpilot.usecases.approvals import ApprovalDesk
 from cronpilot.usecases.proposals import ProposalDesk

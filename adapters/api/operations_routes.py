@@ -17,9 +17,9 @@ from cronpilot.adapters.cli.audit_cmd import entry_view
 from cronpilot.adapters.cli.cron_cmd import MAX_COUNT
 from cronpilot.adapters.cli.output import fires_view
 from cronpilot.adapters.cli.workers_cmd import worker_view
-from cronpilot.domain.audit import AuditAction
+from cronpilot.domain.access.audit import AuditAction
 from cronpilot.domain.errors import InvalidSchedule
-from cronpilot.domain.schedule import next_cron_fires, zone
+from cronpilot.domain.schedule.schedule import next_cron_fires, zone
 from cronpilot.usecases.queries.audit import page_audit
 from cronpilot.usecases.workers import active_workers
 

@@ -11,7 +11,7 @@ from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.api.paging import CursorToken, Limit, after, endpoint_page_view
 from cronpilot.adapters.api.windows import Within
 from cronpilot.adapters.cli.views import notification_view, output_view
-from cronpilot.domain.alerts import NotificationStatus
+from cronpilot.domain.alerts.alerts import NotificationStatus
 from cronpilot.usecases.alert_delivery import redeliver, send_test
 from cronpilot.usecases.queries.catalog import ref_of
 from cronpilot.usecases.queries.notifications import list_notifications

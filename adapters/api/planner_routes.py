@@ -15,7 +15,7 @@ from cronpilot.adapters.api.problems import problem
 from cronpilot.adapters.api.strict import StrictBody
 from cronpilot.adapters.api.windows import Within
 from cronpilot.adapters.cli.planner_views import autonomy_view, proposal_view, session_view
-from cronpilot.domain.planning import ProposalStatus
+from cronpilot.domain.planning.planning import ProposalStatus
 from cronpilot.usecases.queries.catalog import ref_of
 from cronpilot.usecases.queries.planner import (
     job_autonomy,

@@ -17,7 +17,7 @@ from cronpilot.adapters.api.windows import Within
 from cronpilot.adapters.cli.output import iso
 from cronpilot.adapters.cli.views import retry_view, run_view
 from cronpilot.domain.model import RunStatus, RunTrigger
-from cronpilot.domain.requested_runs import DEFAULT_MAX_SLOTS, MAX_SLOTS
+from cronpilot.domain.runs.requested_runs import DEFAULT_MAX_SLOTS, MAX_SLOTS
 from cronpilot.usecases.queries.reach import check_target
 from cronpilot.usecases.queries.runs import RunQuery, page_runs, show_run
 from cronpilot.usecases.run_control import cancel_run, clear_dag, retry_run

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query
 from cronpilot.adapters.api.access import Reader
 from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.search.views import result_view
-from cronpilot.domain.search import DEFAULT_LIMIT, MAX_LIMIT
+from cronpilot.domain.search.search import DEFAULT_LIMIT, MAX_LIMIT
 from cronpilot.usecases.search import search_endpoints
 
 router = APIRouter(tags=["search"])

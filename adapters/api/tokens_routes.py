@@ -13,8 +13,8 @@ from cronpilot.adapters.api.access import EveryJobAdmin
 from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.api.strict import StrictBody
 from cronpilot.adapters.cli.token_views import token_view
-from cronpilot.domain.access import Scope
-from cronpilot.domain.tokens import DEFAULT_GRACE, MAX_GRACE
+from cronpilot.domain.access.access import Scope
+from cronpilot.domain.access.tokens import DEFAULT_GRACE, MAX_GRACE
 from cronpilot.usecases.access import create_token, list_tokens, revoke_token, rotate_token
 
 router = APIRouter(tags=["tokens"])

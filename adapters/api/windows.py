@@ -10,7 +10,7 @@ from fastapi import Depends, Query
 from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.time_range import time_range
 from cronpilot.domain.ports import Clock
-from cronpilot.domain.time_range import TimeRange
+from cronpilot.domain.schedule.time_range import TimeRange
 
 Since = Annotated[
     str | None,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from cronpilot.adapters.cli.output import iso
-from cronpilot.domain.approvals import Approval
+from cronpilot.domain.planning.approvals import Approval
 
 
 def approval_view(approval: Approval, endpoint_ref: str) -> dict[str, Any]:

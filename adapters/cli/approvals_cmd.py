@@ -26,7 +26,7 @@ from cronpilot.adapters.cli.output import (
     short_id,
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store, with_waker
-from cronpilot.domain.approvals import Approval, ApprovalState
+from cronpilot.domain.planning.approvals import Approval, ApprovalState
 from cronpilot.domain.ports import Store, Waker
 from cronpilot.usecases.queries import catalog
 from cronpilot.usecases.queries.approvals import list_approvals as approvals_page

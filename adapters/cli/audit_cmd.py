@@ -14,7 +14,7 @@ from cronpilot.adapters.cli.output import (
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.cli.time_options import SinceOption, UntilOption, window
-from cronpilot.domain.audit import AUDIT_ACTIONS, AuditEntry
+from cronpilot.domain.access.audit import AUDIT_ACTIONS, AuditEntry
 from cronpilot.usecases.queries.audit import page_audit
 
 

@@ -71,7 +71,7 @@ async def _run_ids(reading: ReadingFactory) -> Iterable[str]:
 
 
 async def _proposal_ids(reading: ReadingFactory) -> Iterable[str]:
-    from cronpilot.domain.planning import ProposalStatus
+    from cronpilot.domain.planning.planning import ProposalStatus
     from cronpilot.usecases.queries.planner import list_proposals
 
     page = await list_proposals(reading, status=ProposalStatus.PENDING, limit=RECENT)

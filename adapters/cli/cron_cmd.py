@@ -20,8 +20,8 @@ from cronpilot.adapters.cli.output import (
 )
 from cronpilot.domain.errors import InvalidSchedule
 from cronpilot.domain.model import Schedule
-from cronpilot.domain.quiet_preview import PreviewedFire, previewed_fires
-from cronpilot.domain.schedule import next_cron_fires, validate_schedule, zone
+from cronpilot.domain.schedule.quiet_preview import PreviewedFire, previewed_fires
+from cronpilot.domain.schedule.schedule import next_cron_fires, validate_schedule, zone
 
 MAX_COUNT = 1000
 

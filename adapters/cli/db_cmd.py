@@ -6,7 +6,7 @@ import typer
 
 from cronpilot.adapters.bootstrap import migrate
 from cronpilot.adapters.cli.runtime import admin_settings
-from cronpilot.domain.secrets import mask_url
+from cronpilot.domain.access.secrets import mask_url
 
 
 def upgrade() -> None:

@@ -12,6 +12,8 @@ from typing import Any
 import typer
 
 from cronpilot.adapters.cli.output import OutputFormat, print_data
+from cronpilot.domain.access.secrets import MASK, is_secret_header, mask_url
+from cronpilot.domain.alerts.notify_targets import SECRET_FIELDS
 from cronpilot.domain.declaration_diff import (
     DeclarationChange,
     FieldChange,
@@ -19,8 +21,6 @@ from cronpilot.domain.declaration_diff import (
     Outcome,
 )
 from cronpilot.domain.model import JSON
-from cronpilot.domain.notify_targets import SECRET_FIELDS
-from cronpilot.domain.secrets import MASK, is_secret_header, mask_url
 
 
 def print_changes(changes: Sequence[DeclarationChange], *, output: OutputFormat | None) -> None:

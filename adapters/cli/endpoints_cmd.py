@@ -34,8 +34,8 @@ from cronpilot.adapters.cli.quiet_views import quiet_text, quiet_view
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.cli.views import endpoint_view, limit_text, limit_view
 from cronpilot.adapters.sql.rule_rows import rules_value
-from cronpilot.domain.governor import fresh_interval_hint
-from cronpilot.domain.limits import LimitStatus
+from cronpilot.domain.access.secrets import mask_headers, mask_url
+from cronpilot.domain.alerts.notify_targets import address
 from cronpilot.domain.model import (
     Endpoint,
     EndpointSpec,
@@ -45,9 +45,9 @@ from cronpilot.domain.model import (
     Run,
     ScheduleSource,
 )
-from cronpilot.domain.notify_targets import address
-from cronpilot.domain.pauses import held_until, job_holds
-from cronpilot.domain.secrets import mask_headers, mask_url
+from cronpilot.domain.schedule.governor import fresh_interval_hint
+from cronpilot.domain.schedule.limits import LimitStatus
+from cronpilot.domain.schedule.pauses import held_until, job_holds
 from cronpilot.usecases.queries import catalog
 
 if TYPE_CHECKING:

@@ -28,7 +28,7 @@ from cronpilot.adapters.graph_views import (
 )
 from cronpilot.adapters.settings import Settings
 from cronpilot.domain.errors import PathNotFound
-from cronpilot.domain.graph import pagerank
+from cronpilot.domain.graph.graph import pagerank
 from cronpilot.domain.ports import Embedder
 from cronpilot.usecases.queries.graph import graph_path, job_graphs, suggestions
 
@@ -137,7 +137,7 @@ def _suggest_dag(
     output: OutputFormat | None,
 ) -> None:
     from cronpilot.adapters.jobs_export import export_document
-    from cronpilot.domain.search import checked_query
+    from cronpilot.domain.search.search import checked_query
     from cronpilot.usecases.dag_suggestion import suggest_dag
 
     checked_query(intent)

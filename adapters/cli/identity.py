@@ -5,7 +5,7 @@ from __future__ import annotations
 import getpass
 import socket
 
-from cronpilot.domain.access import cli_actor
+from cronpilot.domain.access.access import cli_actor
 
 
 def who_am_i() -> str:

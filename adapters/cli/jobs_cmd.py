@@ -21,7 +21,7 @@ from cronpilot.adapters.cli.output import (
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.cli.views import job_view
-from cronpilot.domain.pauses import holds
+from cronpilot.domain.schedule.pauses import holds
 from cronpilot.usecases.queries import catalog
 
 

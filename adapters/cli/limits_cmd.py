@@ -9,8 +9,8 @@ from cronpilot.adapters.cli.listing import JobFilter, Listing
 from cronpilot.adapters.cli.output import OutputOption, clock_time
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.cli.views import limit_status_view
-from cronpilot.domain.limits import LimitStatus
 from cronpilot.domain.ports import Store
+from cronpilot.domain.schedule.limits import LimitStatus
 from cronpilot.usecases.queries.catalog import list_limits
 
 

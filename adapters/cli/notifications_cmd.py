@@ -30,9 +30,9 @@ from cronpilot.adapters.cli.views import (
     notification_view,
     target_kind,
 )
-from cronpilot.domain.alerts import Notification, NotificationStatus
+from cronpilot.domain.access.secrets import mask_url, mask_urls
+from cronpilot.domain.alerts.alerts import Notification, NotificationStatus
 from cronpilot.domain.ports import Store
-from cronpilot.domain.secrets import mask_url, mask_urls
 from cronpilot.usecases.alert_delivery import redeliver as redeliver_notification
 from cronpilot.usecases.queries import notifications
 from cronpilot.usecases.queries.catalog import ref_of

@@ -18,7 +18,7 @@ from rich.cells import cell_len
 from cronpilot.adapters.cli import completion
 from cronpilot.adapters.jsonvalue import dump_json, json_depth, key_text
 from cronpilot.domain.model import Pause, Run, Schedule
-from cronpilot.domain.schedule import next_cron_fires, zone
+from cronpilot.domain.schedule.schedule import next_cron_fires, zone
 
 if TYPE_CHECKING:
     from rich.console import RenderableType

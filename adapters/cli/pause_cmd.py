@@ -17,10 +17,10 @@ from cronpilot.adapters.cli.runtime import admin_settings, with_store, with_wake
 from cronpilot.adapters.cli.views import endpoint_view, job_pause_view
 from cronpilot.adapters.durations import parse_duration
 from cronpilot.domain.errors import EndpointNotFound, InvalidConfig, JobNotFound
-from cronpilot.domain.excerpt import excerpt
 from cronpilot.domain.model import Endpoint, Job, Pause
-from cronpilot.domain.pauses import NOT_FUTURE, TOO_FAR, pause_end, pause_end_after
 from cronpilot.domain.ports import Store
+from cronpilot.domain.runs.excerpt import excerpt
+from cronpilot.domain.schedule.pauses import NOT_FUTURE, TOO_FAR, pause_end, pause_end_after
 from cronpilot.usecases.queries.catalog import job_named
 from cronpilot.usecases.schedule import pause_endpoint, pause_job, resume_endpoint, resume_job
 

@@ -17,7 +17,7 @@ from cronpilot.adapters.cli.scheduler_cmd import MetricsPortOption, serve
 from cronpilot.adapters.settings import Settings
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import PlannerMode
-from cronpilot.domain.planning import AnalysisSession, Proposal, SessionStatus
+from cronpilot.domain.planning.planning import AnalysisSession, Proposal, SessionStatus
 from cronpilot.usecases.queries.planner import (
     JobAutonomy,
     job_autonomy,

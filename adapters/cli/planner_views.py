@@ -6,8 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from cronpilot.adapters.cli.output import iso, span
-from cronpilot.domain.planning import AnalysisSession, Proposal, ProposalKind, ToolCallRecord
-from cronpilot.domain.rules import RuleEvaluation, RuleOutcome
+from cronpilot.domain.planning.planning import (
+    AnalysisSession,
+    Proposal,
+    ProposalKind,
+    ToolCallRecord,
+)
+from cronpilot.domain.rules.rules import RuleEvaluation, RuleOutcome
 from cronpilot.usecases.queries.planner import JobAutonomy
 
 

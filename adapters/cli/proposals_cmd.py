@@ -31,7 +31,7 @@ from cronpilot.adapters.cli.planner_views import change_text, proposal_view
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.cli.time_options import SinceOption, UntilOption, window
 from cronpilot.adapters.settings import Settings
-from cronpilot.domain.planning import Proposal, ProposalStatus
+from cronpilot.domain.planning.planning import Proposal, ProposalStatus
 from cronpilot.domain.ports import Store
 from cronpilot.usecases.queries import catalog, planner
 

@@ -1,4 +1,4 @@
-"""An endpoint's quiet windows and the next one (`domain.quiet`), as `endpoints show`, the
+"""An endpoint's quiet windows and the next one (`domain.schedule.quiet`), as `endpoints show`, the
 API's endpoint view and the console show them."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 from cronpilot.adapters.cli.output import fire_time, span
 from cronpilot.domain.errors import InvalidSchedule
 from cronpilot.domain.model import Endpoint
-from cronpilot.domain.quiet import QuietSpan, describe, next_window
+from cronpilot.domain.schedule.quiet import QuietSpan, describe, next_window
 
 
 def _next(endpoint: Endpoint, now: datetime) -> QuietSpan | None:

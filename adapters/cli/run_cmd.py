@@ -26,9 +26,9 @@ from cronpilot.adapters.cli.runtime import admin_settings, with_store, with_wake
 from cronpilot.adapters.durations import parse_duration
 from cronpilot.domain.errors import CronpilotError
 from cronpilot.domain.model import Endpoint, Run, RunStatus
-from cronpilot.domain.pauses import job_holds
 from cronpilot.domain.ports import Store
-from cronpilot.domain.requested_runs import DEFAULT_MAX_SLOTS, MAX_SLOTS
+from cronpilot.domain.runs.requested_runs import DEFAULT_MAX_SLOTS, MAX_SLOTS
+from cronpilot.domain.schedule.pauses import job_holds
 from cronpilot.usecases.queries.runs import show_run
 from cronpilot.usecases.run_requests import BackfillReport, request_backfill, request_run
 

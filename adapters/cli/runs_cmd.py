@@ -34,10 +34,10 @@ from cronpilot.adapters.cli.runtime import admin_settings, with_store, with_wake
 from cronpilot.adapters.cli.time_options import SinceOption, UntilOption, window
 from cronpilot.adapters.cli.views import endpoint_view, run_view
 from cronpilot.adapters.jsonvalue import dump_json
+from cronpilot.domain.access.secrets import mask_urls
 from cronpilot.domain.model import Attempt, Endpoint, ErrorKind, Run, RunStatus
 from cronpilot.domain.ports import Store
-from cronpilot.domain.secrets import mask_urls
-from cronpilot.domain.tracing import trace_id_of
+from cronpilot.domain.runs.tracing import trace_id_of
 from cronpilot.usecases.queries.runs import RunQuery, page_runs, show_run
 
 if TYPE_CHECKING:

@@ -24,7 +24,7 @@ from cronpilot.adapters.processes import (
 )
 from cronpilot.adapters.settings import Settings
 from cronpilot.domain.ports import Telemetry, WorkerLoop
-from cronpilot.domain.telemetry import NO_TELEMETRY
+from cronpilot.domain.runs.telemetry import NO_TELEMETRY
 
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 

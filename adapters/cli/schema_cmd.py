@@ -18,8 +18,8 @@ from cronpilot.adapters.cli.output import (
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.cli.views import output_view
+from cronpilot.domain.graph.outputs import OutputSchema
 from cronpilot.domain.model import Endpoint
-from cronpilot.domain.outputs import OutputSchema
 from cronpilot.domain.ports import Store
 from cronpilot.usecases.graph_edges import refresh_job_provides
 from cronpilot.usecases.queries.catalog import list_endpoints, show_endpoint

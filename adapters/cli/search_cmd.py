@@ -16,7 +16,7 @@ from cronpilot.adapters.cli.output import (
     print_table,
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
-from cronpilot.domain.search import DEFAULT_LIMIT, MAX_LIMIT
+from cronpilot.domain.search.search import DEFAULT_LIMIT, MAX_LIMIT
 
 
 def search(
@@ -30,7 +30,7 @@ def search(
     """Endpoints best first, each score with its semantic, lexical and graph parts."""
     from cronpilot.adapters.bootstrap import build_clock, build_embedder
     from cronpilot.adapters.search.views import hits_view, weights_view
-    from cronpilot.domain.search import checked_query
+    from cronpilot.domain.search.search import checked_query
     from cronpilot.usecases.search import search_endpoints
 
     checked_query(query)

@@ -29,9 +29,9 @@ from cronpilot.adapters.cli.output import (
 from cronpilot.adapters.cli.planner_views import session_view
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.cli.time_options import SinceOption, UntilOption, window
-from cronpilot.domain.planning import AnalysisSession, ToolCallRecord
+from cronpilot.domain.planning.planning import AnalysisSession, ToolCallRecord
 from cronpilot.domain.ports import Store
-from cronpilot.domain.rule_firing import value_text
+from cronpilot.domain.rules.rule_firing import value_text
 from cronpilot.usecases.queries import catalog, planner
 
 

@@ -9,7 +9,7 @@ import typer
 
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.time_range import time_range
-from cronpilot.domain.time_range import TimeRange
+from cronpilot.domain.schedule.time_range import TimeRange
 
 SinceOption = Annotated[
     str | None,

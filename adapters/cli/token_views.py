@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from cronpilot.adapters.cli.output import iso
-from cronpilot.domain.tokens import ApiToken
+from cronpilot.domain.access.tokens import ApiToken
 
 
 def token_view(token: ApiToken) -> dict[str, Any]:

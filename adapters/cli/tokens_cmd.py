@@ -24,9 +24,9 @@ from cronpilot.adapters.cli.output import (
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.cli.token_views import token_view
 from cronpilot.adapters.durations import parse_duration
-from cronpilot.domain.access import Scope
-from cronpilot.domain.excerpt import excerpt
-from cronpilot.domain.tokens import DEFAULT_GRACE, ApiToken
+from cronpilot.domain.access.access import Scope
+from cronpilot.domain.access.tokens import DEFAULT_GRACE, ApiToken
+from cronpilot.domain.runs.excerpt import excerpt
 from cronpilot.usecases.access import create_token, list_tokens, revoke_token, rotate_token
 
 SHOWN_ONCE = "Keep this secret now: it is not stored, and it will not be shown again."

@@ -10,15 +10,15 @@ from cronpilot.adapters.sql.quiet_rows import quiet_value
 from cronpilot.adapters.sql.rows import attempt_value, request_value, retry_value
 from cronpilot.adapters.sql.rule_rows import rules_value
 from cronpilot.adapters.sql.target_rows import target_value
-from cronpilot.domain.notify_targets import masked
-from cronpilot.domain.secrets import mask_headers, mask_url, mask_urls
-from cronpilot.domain.tracing import trace_id_of
+from cronpilot.domain.access.secrets import mask_headers, mask_url, mask_urls
+from cronpilot.domain.alerts.notify_targets import masked
+from cronpilot.domain.runs.tracing import trace_id_of
 
 if TYPE_CHECKING:
-    from cronpilot.domain.alerts import Notification
-    from cronpilot.domain.limits import LimitStatus
+    from cronpilot.domain.alerts.alerts import Notification
     from cronpilot.domain.model import Attempt, Endpoint, IntervalHint, Job, OneShotHint, Pause, Run
     from cronpilot.domain.ports import ApplyReport
+    from cronpilot.domain.schedule.limits import LimitStatus
     from cronpilot.usecases.queries.outputs import LearntOutput
     from cronpilot.usecases.run_control import Retried
 
@@ -189,7 +189,7 @@ def run_view(run: Run, *, with_body: bool) -> dict[str, Any]:
         "due_at": iso(run.due_at),
         "requested_by": run.requested_by,
         "cancel_requested_by": run.cancel_requested_by,
-        # Masked and bounded when the run was recorded (`domain.sent_request`).
+        # Masked and bounded when the run was recorded (`domain.runs.sent_request`).
         "request": None if run.request is None else request_value(run.request),
     }
     if with_body:

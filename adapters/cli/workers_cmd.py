@@ -14,7 +14,7 @@ from cronpilot.adapters.cli.output import (
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.domain.ports import Store
-from cronpilot.domain.workers import WorkerActivity
+from cronpilot.domain.runs.workers import WorkerActivity
 from cronpilot.usecases.workers import active_workers
 
 

@@ -33,11 +33,11 @@ from cronpilot.adapters.console.pages import (
     render,
 )
 from cronpilot.adapters.console.timeline_chart import chart
+from cronpilot.domain.access.secrets import mask_headers, mask_url
 from cronpilot.domain.errors import InvalidConfig
-from cronpilot.domain.governor import fresh_interval_hint
 from cronpilot.domain.model import Pause, Run, RunStatus
-from cronpilot.domain.pauses import holds, job_holds, pause_end_after
-from cronpilot.domain.secrets import mask_headers, mask_url
+from cronpilot.domain.schedule.governor import fresh_interval_hint
+from cronpilot.domain.schedule.pauses import holds, job_holds, pause_end_after
 from cronpilot.usecases.queries.catalog import (
     EndpointState,
     list_endpoints,

@@ -22,9 +22,9 @@ from cronpilot.adapters.console.pages import (
     render,
     session_viewer,
 )
-from cronpilot.domain.access import Principal
+from cronpilot.domain.access.access import Principal
+from cronpilot.domain.access.tokens import SESSION_SPAN
 from cronpilot.domain.errors import TokenExpired
-from cronpilot.domain.tokens import SESSION_SPAN
 from cronpilot.usecases.access import sign_in, sign_out
 
 router = console_router()

@@ -27,7 +27,7 @@ from cronpilot.adapters.api.strict import one_value_each
 from cronpilot.adapters.cli.output import clock_time, relative, span
 from cronpilot.adapters.error_line import error_line
 from cronpilot.adapters.jsonvalue import dump_json
-from cronpilot.domain.access import Principal, Reach, Scope
+from cronpilot.domain.access.access import Principal, Reach, Scope
 from cronpilot.domain.errors import CronpilotError, InvalidConfig, TokenExpired
 from cronpilot.usecases.access import session_principal
 

@@ -21,11 +21,11 @@ from cronpilot.adapters.console.pages import (
     console_router,
     render,
 )
-from cronpilot.domain.approvals import ApprovalState
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import PlannerMode
 from cronpilot.domain.paging import encode_cursor
-from cronpilot.domain.planning import ProposalStatus
+from cronpilot.domain.planning.approvals import ApprovalState
+from cronpilot.domain.planning.planning import ProposalStatus
 from cronpilot.usecases.queries.approvals import list_approvals
 from cronpilot.usecases.queries.catalog import endpoint_refs
 from cronpilot.usecases.queries.planner import (

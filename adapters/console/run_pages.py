@@ -23,7 +23,7 @@ from cronpilot.adapters.console.pages import (
 )
 from cronpilot.domain.model import RunStatus, RunTrigger
 from cronpilot.domain.paging import encode_cursor
-from cronpilot.domain.requested_runs import retryable
+from cronpilot.domain.runs.requested_runs import retryable
 from cronpilot.usecases.queries.catalog import endpoint_refs, list_jobs
 from cronpilot.usecases.queries.reach import check_target
 from cronpilot.usecases.queries.runs import RunQuery, page_runs, show_run

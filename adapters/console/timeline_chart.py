@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 from cronpilot.adapters.cli.output import span
 from cronpilot.domain.model import Run
-from cronpilot.domain.timeline import Timeline
+from cronpilot.domain.schedule.timeline import Timeline
 
 WIDTH, HEIGHT = 960, 260
 LEFT, RIGHT, TOP, BOTTOM = 56, 12, 12, 30

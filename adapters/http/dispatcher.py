@@ -28,13 +28,13 @@ from cronpilot.adapters.http.guard import AddressPolicy, parse_url
 from cronpilot.adapters.http.resolver import GuardedResolver
 from cronpilot.adapters.http.signing import Signer
 from cronpilot.adapters.http.steering import read_steering
+from cronpilot.domain.access.secrets import is_secret_header, loggable_url, without_url
 from cronpilot.domain.errors import UnsafeURL
-from cronpilot.domain.excerpt import excerpt
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import BodyAbsence, ErrorKind, HttpRequest, Response
 from cronpilot.domain.ports import Dispatcher
-from cronpilot.domain.secrets import is_secret_header, loggable_url, without_url
-from cronpilot.domain.sent_request import json_text
+from cronpilot.domain.runs.excerpt import excerpt
+from cronpilot.domain.runs.sent_request import json_text
 
 logger = logging.getLogger(__name__)
 

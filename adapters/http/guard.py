@@ -19,7 +19,7 @@ from yarl import URL
 
 from cronpilot.adapters.settings import ENV_PREFIX
 from cronpilot.domain.errors import InvalidConfig, UnsafeURL
-from cronpilot.domain.excerpt import excerpt
+from cronpilot.domain.runs.excerpt import excerpt
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network

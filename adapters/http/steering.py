@@ -7,7 +7,7 @@
 
 A value that is garbage, negative or absurd (further away than `ABSURD`) is ignored, with a
 line saying why in `Steering.ignored`: an endpoint's answer never breaks its run. Whether the
-endpoint may steer at all (`accept_hints`) is the domain's to decide (`domain.steering`).
+endpoint may steer at all (`accept_hints`) is the domain's to decide (`domain.schedule.steering`).
 """
 
 from __future__ import annotations

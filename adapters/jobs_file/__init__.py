@@ -52,10 +52,10 @@ refused here, so that SQLite and PostgreSQL accept exactly the same files.
 Alerts (`notify`, `pause_after`) may be set on a job for all its endpoints; an endpoint's own
 `notify.urls`, `notify.after` and `pause_after` each replace the job's (`notify: []` silences
 one endpoint of a job that notifies), and so do `notify.missed_after` and `notify.late_after`
-(`domain.watch`; scheduled endpoints only). Webhook URLs pass the same address guard as endpoint
-URLs. `notify.targets` (`domain.notify_targets`) lists targets of a kind, each with the `events`
-it receives (all by default); an endpoint's own list replaces the job's. Every target URL and
-SMTP host passes the guard too; a refused secret URL (Slack's, Teams') is never quoted back.
+(`domain.runs.watch`; scheduled endpoints only). Webhook URLs pass the same address guard as
+endpoint URLs. `notify.targets` (`domain.alerts.notify_targets`) lists targets of a kind, each with
+the `events` it receives (all by default); an endpoint's own list replaces the job's. Every target
+URL and SMTP host passes the guard too; a refused secret URL (Slack's, Teams') is never quoted back.
 
 The parts: `loader` (the file, YAML), `references` (`${…}`), `schema` (the document's pydantic
 models, with `fields` for their field types and `targets` for `notify.targets`), `checks`

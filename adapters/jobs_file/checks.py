@@ -25,13 +25,9 @@ from cronpilot.adapters.jobs_file.schema import (
 )
 from cronpilot.adapters.rules_config import schedule_problem
 from cronpilot.adapters.settings import FLOOR_VARIABLE
-from cronpilot.domain.approvals import (
-    DEFAULT_APPROVAL_TIMEOUT_SECONDS,
-)
-from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.errors import InvalidDependency
-from cronpilot.domain.field_paths import FieldPathError, canonical, parse_field_path
-from cronpilot.domain.limits import Limit
+from cronpilot.domain.graph.dependencies import with_dependants
+from cronpilot.domain.graph.field_paths import FieldPathError, canonical, parse_field_path
 from cronpilot.domain.model import (
     DEFAULT_CATCH_UP_WINDOW_SECONDS,
     DEFAULT_NOTIFY_AFTER,
@@ -42,11 +38,15 @@ from cronpilot.domain.model import (
     RetryPolicy,
     Schedule,
 )
+from cronpilot.domain.planning.approvals import (
+    DEFAULT_APPROVAL_TIMEOUT_SECONDS,
+)
 from cronpilot.domain.ports import JobDeclaration
-from cronpilot.domain.quiet import QuietWindow
-from cronpilot.domain.retries import may_repeat
-from cronpilot.domain.schedule import validate_schedule, zone
-from cronpilot.domain.spacing import shortest_gap
+from cronpilot.domain.runs.retries import may_repeat
+from cronpilot.domain.schedule.limits import Limit
+from cronpilot.domain.schedule.quiet import QuietWindow
+from cronpilot.domain.schedule.schedule import validate_schedule, zone
+from cronpilot.domain.schedule.spacing import shortest_gap
 
 
 def declarations(

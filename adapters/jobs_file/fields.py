@@ -15,11 +15,11 @@ from pydantic import (
 )
 
 from cronpilot.adapters.durations import parse_duration
-from cronpilot.domain.approvals import (
+from cronpilot.domain.planning.approvals import (
     MAX_APPROVAL_TIMEOUT_SECONDS,
 )
-from cronpilot.domain.excerpt import excerpt
-from cronpilot.domain.schedule import MAX_SECONDS
+from cronpilot.domain.runs.excerpt import excerpt
+from cronpilot.domain.schedule.schedule import MAX_SECONDS
 
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*(b|kb|mb|kib|mib)?", re.IGNORECASE)
 _SIZE_UNITS = {"b": 1, "kb": 1000, "mb": 1000**2, "kib": 1024, "mib": 1024**2}

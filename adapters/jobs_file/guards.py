@@ -15,11 +15,11 @@ from cronpilot.adapters.jobs_file.targets import (
     WebhookTargetConfig,
 )
 from cronpilot.adapters.jsonvalue import check_storable
-from cronpilot.domain.errors import CronpilotError, UnsafeURL
-from cronpilot.domain.notify_targets import (
+from cronpilot.domain.access.secrets import mask_urls
+from cronpilot.domain.alerts.notify_targets import (
     NotifyTarget,
 )
-from cronpilot.domain.secrets import mask_urls
+from cronpilot.domain.errors import CronpilotError, UnsafeURL
 
 _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 """An HTTP token (RFC 9110): anything else is not a header name, or smuggles a second one."""

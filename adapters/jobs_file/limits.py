@@ -1,5 +1,6 @@
 """`limits:` (keys and their bounds) and the `limit:` a job or an endpoint names
-(docs/limits.md): each key a `domain.limits.Limit`, each endpoint the key it counts against."""
+(docs/limits.md): each key a `domain.schedule.limits.Limit`, each endpoint the key it counts
+against."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pydantic import BeforeValidator, Field
 from cronpilot.adapters.jobs_file.fields import Strict
 from cronpilot.adapters.jobs_file.locations import Issue, Loc
 from cronpilot.domain.errors import InvalidConfig
-from cronpilot.domain.limits import Limit, Rate, parse_rate
+from cronpilot.domain.schedule.limits import Limit, Rate, parse_rate
 
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$")
 

@@ -19,11 +19,11 @@ from cronpilot.adapters.jobs_file.locations import Issue, Loc, where
 from cronpilot.adapters.jobs_file.references import expand, remembered, with_references
 from cronpilot.adapters.jobs_file.schema import validated
 from cronpilot.domain.errors import InvalidConfig
-from cronpilot.domain.excerpt import excerpt
 from cronpilot.domain.model import (
     DEFAULT_FLOOR_SECONDS,
 )
 from cronpilot.domain.ports import JobDeclaration
+from cronpilot.domain.runs.excerpt import excerpt
 
 _MAX_DEPTH = 64
 _MAX_VALUES = 100_000

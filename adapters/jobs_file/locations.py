@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from cronpilot.domain.excerpt import excerpt
+from cronpilot.domain.runs.excerpt import excerpt
 
 Loc = tuple[str | int, ...]
 

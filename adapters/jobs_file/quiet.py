@@ -1,5 +1,6 @@
 """`quiet:` in a jobs document (docs/quiet-periods.md): the windows' models, their field types
-(day names and ranges, `HH:MM-HH:MM` hours) and the declared windows, checked (`domain.quiet`).
+(day names and ranges, `HH:MM-HH:MM` hours) and the declared windows, checked
+(`domain.schedule.quiet`).
 
     quiet:
       - {cron: "0 18 * * 1-5", for: 14h, timezone: Europe/Paris}
@@ -22,14 +23,14 @@ from cronpilot.adapters.jobs_file.fields import Strict, Watch
 from cronpilot.adapters.jobs_file.locations import Issue, Loc
 from cronpilot.domain.errors import InvalidConfig, InvalidSchedule
 from cronpilot.domain.model import Schedule
-from cronpilot.domain.quiet import (
+from cronpilot.domain.schedule.quiet import (
     MINUTES_A_DAY,
     WEEKDAYS,
     QuietWindow,
     check_coverage,
     check_windows,
 )
-from cronpilot.domain.schedule import parse_cron, zone
+from cronpilot.domain.schedule.schedule import parse_cron, zone
 
 MAX_WINDOWS = 20
 _MAX_DATES = 400

@@ -12,9 +12,9 @@ from dataclasses import replace
 from cronpilot.adapters.jobs_file.locations import Issue, Loc
 from cronpilot.adapters.jobs_file.schema import ConfigDocument
 from cronpilot.adapters.secret_files import SecretFileError, read_secret_file
-from cronpilot.domain.excerpt import excerpt
 from cronpilot.domain.model import Reference
 from cronpilot.domain.ports import JobDeclaration
+from cronpilot.domain.runs.excerpt import excerpt
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _REFERENCE = re.compile(rf"\$\{{(?:(?P<kind>[a-z]+):(?P<argument>[^}}]*)|(?P<name>{_NAME}))\}}")

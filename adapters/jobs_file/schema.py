@@ -32,6 +32,9 @@ from cronpilot.adapters.jobs_file.locations import Issue, Loc
 from cronpilot.adapters.jobs_file.quiet import Quiet
 from cronpilot.adapters.jobs_file.targets import TargetConfig
 from cronpilot.adapters.rules_config import MAX_RULES, RuleConfig
+from cronpilot.domain.alerts.notify_targets import (
+    TargetKind,
+)
 from cronpilot.domain.model import (
     DEFAULT_MAX_RESPONSE_BYTES,
     DEFAULT_PLANNER_MODE,
@@ -42,10 +45,7 @@ from cronpilot.domain.model import (
     RetryOn,
     RetryPolicy,
 )
-from cronpilot.domain.notify_targets import (
-    TargetKind,
-)
-from cronpilot.domain.retries import MAX_ATTEMPTS
+from cronpilot.domain.runs.retries import MAX_ATTEMPTS
 
 _MAX_NOTIFY_URLS = 10
 _MAX_NOTIFY_TARGETS = 10

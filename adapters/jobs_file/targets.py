@@ -12,15 +12,15 @@ from pydantic import (
 )
 
 from cronpilot.adapters.jobs_file.fields import Strict
-from cronpilot.domain.alerts import AlertEvent
-from cronpilot.domain.excerpt import excerpt
-from cronpilot.domain.notify_targets import (
+from cronpilot.domain.alerts.alerts import AlertEvent
+from cronpilot.domain.alerts.notify_targets import (
     DEFAULT_SMTP_PORT,
     PAGERDUTY_EVENTS_URL,
     NotifyTarget,
     SmtpServer,
     TargetKind,
 )
+from cronpilot.domain.runs.excerpt import excerpt
 
 _MAX_RECIPIENTS = 50
 _MAIL_ADDRESS = re.compile(r"[^@\s<>,;\"]+@[^@\s<>,;\"]+")

@@ -34,7 +34,7 @@ from cronpilot.adapters.llm.content_calls import arguments_text, call_id, calls_
 from cronpilot.domain.errors import LlmUnavailable
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import JSON
-from cronpilot.domain.planning import ChatReply, ToolCallRequest
+from cronpilot.domain.planning.planning import ChatReply, ToolCallRequest
 from cronpilot.domain.ports import ChatModel
 
 log = logging.getLogger(__name__)

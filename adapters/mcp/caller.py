@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from cronpilot.domain.access import EVERY_JOB, Principal, Reach, Scope
+from cronpilot.domain.access.access import EVERY_JOB, Principal, Reach, Scope
 from cronpilot.domain.errors import CronpilotError, InvalidConfig
 
 Authenticate = Callable[[str], Awaitable[Principal | None]]

@@ -12,9 +12,9 @@ from cronpilot.adapters.cli.planner_views import proposal_view
 from cronpilot.adapters.mcp.context import McpContext
 from cronpilot.adapters.mcp.read_tools import AnId, shown
 from cronpilot.adapters.mcp.toolbox import Toolbox
-from cronpilot.domain.access import Principal
+from cronpilot.domain.access.access import Principal
 from cronpilot.domain.errors import CronpilotError
-from cronpilot.domain.planning import Proposal, ProposalStatus
+from cronpilot.domain.planning.planning import Proposal, ProposalStatus
 from cronpilot.usecases.queries.reach import check_target
 
 

@@ -16,12 +16,12 @@ from cronpilot.adapters.graph_views import job_graphs_view
 from cronpilot.adapters.mcp.context import McpContext
 from cronpilot.adapters.mcp.toolbox import Toolbox
 from cronpilot.adapters.search.views import result_view
-from cronpilot.domain.access import Reach
-from cronpilot.domain.approvals import ApprovalState
+from cronpilot.domain.access.access import Reach
 from cronpilot.domain.model import RunStatus, RunTrigger
-from cronpilot.domain.planning import ProposalStatus
+from cronpilot.domain.planning.approvals import ApprovalState
+from cronpilot.domain.planning.planning import ProposalStatus
 from cronpilot.domain.ports import ReadingFactory
-from cronpilot.domain.search import MAX_LIMIT
+from cronpilot.domain.search.search import MAX_LIMIT
 from cronpilot.usecases import search
 from cronpilot.usecases.queries import approvals, catalog, graph, outputs, planner, runs
 from cronpilot.usecases.queries.catalog import E

@@ -8,7 +8,7 @@ from typing import Any
 from cronpilot.adapters.cli.views import output_view, run_view
 from cronpilot.adapters.mcp.context import McpContext
 from cronpilot.adapters.mcp.toolbox import Toolbox
-from cronpilot.domain.access import Reach
+from cronpilot.domain.access.access import Reach
 from cronpilot.usecases.queries import catalog, outputs
 
 LATEST = "cronpilot://endpoints/{job}/{name}/latest"

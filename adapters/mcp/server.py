@@ -21,7 +21,7 @@ from cronpilot.adapters.mcp.read_tools import add_read_tools
 from cronpilot.adapters.mcp.resources import add_resources
 from cronpilot.adapters.mcp.toolbox import Toolbox
 from cronpilot.adapters.mcp.write_tools import add_write_tools
-from cronpilot.domain.access import Scope as TokenScope
+from cronpilot.domain.access.access import Scope as TokenScope
 from cronpilot.domain.errors import TokenExpired
 from cronpilot.domain.log_extra import log_extra
 

@@ -22,7 +22,7 @@ from cronpilot.adapters.jobs_file import MAX_FILE_BYTES, parse_declarations
 from cronpilot.adapters.mcp.context import McpContext
 from cronpilot.adapters.mcp.read_tools import AnId, Endpoint, JobName
 from cronpilot.adapters.mcp.toolbox import Toolbox
-from cronpilot.domain.access import Principal
+from cronpilot.domain.access.access import Principal
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import Pause
 from cronpilot.usecases import declarations, run_control, run_requests, schedule

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cronpilot.domain.search import SearchResult
+from cronpilot.domain.search.search import SearchResult
 
 
 def weights_view(result: SearchResult, alpha: float | None = None) -> dict[str, Any]:

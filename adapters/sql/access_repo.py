@@ -13,13 +13,13 @@ from cronpilot.adapters.sql.field_rows import from_fields
 from cronpilot.adapters.sql.keyset import newest_first
 from cronpilot.adapters.sql.retention import delete_oldest
 from cronpilot.adapters.sql.tables import api_tokens, audit_log, console_sessions
-from cronpilot.domain.access import Scope
-from cronpilot.domain.audit import AuditAction, AuditCursor, AuditEntry
+from cronpilot.domain.access.access import Scope
+from cronpilot.domain.access.audit import AuditAction, AuditCursor, AuditEntry
+from cronpilot.domain.access.tokens import ApiToken, ConsoleSession
 from cronpilot.domain.errors import TokenNotFound
 from cronpilot.domain.paging import Cursor
 from cronpilot.domain.ports import AccessRepository
-from cronpilot.domain.time_range import TimeRange
-from cronpilot.domain.tokens import ApiToken, ConsoleSession
+from cronpilot.domain.schedule.time_range import TimeRange
 
 
 def _token(row: RowMapping) -> ApiToken:

@@ -21,10 +21,10 @@ from cronpilot.adapters.sql.prefixes import read_by_id, row_by_id
 from cronpilot.adapters.sql.retention import delete_oldest
 from cronpilot.adapters.sql.rows import approval_from_row
 from cronpilot.adapters.sql.tables import IS_PENDING_APPROVAL, approvals, dag_waits
-from cronpilot.domain.approvals import Approval, ApprovalState, decided
-from cronpilot.domain.dag import declined
 from cronpilot.domain.errors import ApprovalNotFound, ApprovalNotPending
+from cronpilot.domain.graph.dag import declined
 from cronpilot.domain.paging import Cursor
+from cronpilot.domain.planning.approvals import Approval, ApprovalState, decided
 from cronpilot.domain.ports import ApprovalRepository
 
 
@@ -103,7 +103,7 @@ class SqlApprovals(ApprovalRepository):
         return decision
 
     async def prune(self, before: datetime, limit: int) -> int:
-        # Mirrors `domain.retention.approval_expired`; the index on (requested_at, id) serves.
+        # Mirrors `domain.runs.retention.approval_expired`; the index on (requested_at, id) serves.
         table = approvals.c
         where = and_(~IS_PENDING_APPROVAL, table.requested_at < before)
         oldest = (table.requested_at, table.id)

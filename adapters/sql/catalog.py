@@ -1,6 +1,6 @@
 """`CatalogRepository` over SQL: declared jobs and endpoints with their schedule state.
 
-The writing methods import `domain.transitions` where they use it: a read command (`endpoints
+The writing methods import `domain.runs.transitions` where they use it: a read command (`endpoints
 list`) opens this repository too, and need not load the governor, alerts and planning rules."""
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ from cronpilot.adapters.sql.rows import (
 )
 from cronpilot.adapters.sql.tables import IS_QUEUED, endpoints, jobs, run_queue
 from cronpilot.domain.errors import EndpointNotFound, JobNotFound
-from cronpilot.domain.limits import LimitStatus
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import (
     Endpoint,
@@ -47,6 +46,7 @@ from cronpilot.domain.ports import (
     JobDeclaration,
     SecretCipher,
 )
+from cronpilot.domain.schedule.limits import LimitStatus
 
 logger = logging.getLogger(__name__)
 
@@ -107,7 +107,7 @@ class SqlCatalog(CatalogRepository):
         now: datetime,
         report: ApplyReport,
     ) -> None:
-        from cronpilot.domain import transitions
+        from cronpilot.domain.runs import transitions
 
         ref = f"{job.name}/{spec.name}"
         query = (
@@ -134,7 +134,7 @@ class SqlCatalog(CatalogRepository):
             return [job_from_row(row) for row in result.mappings()]
 
     async def figures(self, now: datetime) -> CatalogFigures:
-        # Mirrors `domain.claiming.is_due` and `hint_active` (the contract suite holds the
+        # Mirrors `domain.runs.claiming.is_due` and `hint_active` (the contract suite holds the
         # stores to the same counts).
         count = func.count()
         due = select(count).where(endpoints.c.next_run_at <= now, endpoints.c.lease_owner.is_(None))
@@ -159,7 +159,7 @@ class SqlCatalog(CatalogRepository):
         return job_from_row(row)
 
     async def set_job_pause(self, name: str, pause: Pause | None, now: datetime) -> Job:
-        from cronpilot.domain import transitions
+        from cronpilot.domain.runs import transitions
 
         async with self._db.write() as conn:
             if pause is None:
@@ -210,7 +210,7 @@ class SqlCatalog(CatalogRepository):
         return endpoint_from_row(row, self._cipher)
 
     async def set_pause(self, endpoint_id: str, pause: Pause | None, now: datetime) -> Endpoint:
-        from cronpilot.domain import transitions
+        from cronpilot.domain.runs import transitions
 
         return await self._change(endpoint_id, lambda e: transitions.with_pause(e, pause, now))
 
@@ -221,7 +221,7 @@ class SqlCatalog(CatalogRepository):
         oneshot_hint: OneShotHint | None,
         now: datetime,
     ) -> Endpoint:
-        from cronpilot.domain import transitions
+        from cronpilot.domain.runs import transitions
 
         return await self._change(
             endpoint_id, lambda e: transitions.with_hints(e, interval_hint, oneshot_hint, now)

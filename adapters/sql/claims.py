@@ -1,7 +1,7 @@
 """`ClaimRepository` over SQL: the claim, the fenced finish, release, abandon and the reaper.
 
 This is the SQL that matters, written once. Every state change goes through
-`domain.transitions`, so these rows end up exactly as the in-memory store's entities would.
+`domain.runs.transitions`, so these rows end up exactly as the in-memory store's entities would.
 `now` always comes from the caller: no statement here asks the database for the time.
 """
 
@@ -63,9 +63,7 @@ from cronpilot.adapters.sql.tables import (
     limits,
     run_queue,
 )
-from cronpilot.domain.alerts import run_notifications
-from cronpilot.domain.cancelling import cancelled_run
-from cronpilot.domain.claiming import first_of_each
+from cronpilot.domain.alerts.alerts import run_notifications
 from cronpilot.domain.errors import CronpilotError, LeaseLost
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import (
@@ -83,7 +81,9 @@ from cronpilot.domain.model import (
     new_id,
 )
 from cronpilot.domain.ports import ClaimRepository, SecretCipher
-from cronpilot.domain.transitions import (
+from cronpilot.domain.runs.cancelling import cancelled_run
+from cronpilot.domain.runs.claiming import first_of_each
+from cronpilot.domain.runs.transitions import (
     abandoned_run,
     after_reap,
     after_run,
@@ -95,7 +95,7 @@ from cronpilot.domain.transitions import (
     started_queued,
     started_run,
 )
-from cronpilot.domain.watch import caught_up_missed, caught_up_notifications
+from cronpilot.domain.runs.watch import caught_up_missed, caught_up_notifications
 
 logger = logging.getLogger(__name__)
 
@@ -127,7 +127,7 @@ def claim_candidates(
     """Due, unleased endpoints whose job's pause does not hold at `now`, earliest first: served
     by the partial index `CLAIM_INDEX` (the job is looked up by its key, row by row).
 
-    Mirrors `domain.claiming.is_due` and the slots of `pick_claims` (proven by
+    Mirrors `domain.runs.claiming.is_due` and the slots of `pick_claims` (proven by
     `tests/contract/test_rules_contract.py::test_a_claim_takes_what_the_domain_picks`)."""
     return (
         select(endpoints.c.id)
@@ -142,7 +142,7 @@ def claim_candidates(
 
 
 def _job_holds(job_id: ColumnElement[str], now: datetime | BindParameter[Any]) -> Any:
-    """`domain.pauses.job_holds` in SQL: the job `job_id` is paused at `now` (proven with
+    """`domain.schedule.pauses.job_holds` in SQL: the job `job_id` is paused at `now` (proven with
     `claim_candidates`)."""
     return (
         select(jobs.c.id)
@@ -156,8 +156,9 @@ def _job_holds(job_id: ColumnElement[str], now: datetime | BindParameter[Any]) -
 
 
 def _held_until(at: ColumnElement[datetime]) -> ColumnElement[datetime | None]:
-    """`domain.pauses.held_until` in SQL, on a row of `endpoints` joined with its job: `at`, or
-    the end of the job's pause when later, or NULL while the job is paused until resumed."""
+    """`domain.schedule.pauses.held_until` in SQL, on a row of `endpoints` joined with its job:
+    `at`, or the end of the job's pause when later, or NULL while the job is paused until
+    resumed."""
     return case(
         (jobs.c.pause_reason.is_(None), at),
         (jobs.c.pause_until.is_(None), null()),
@@ -185,7 +186,7 @@ def _slots_postgres(queued: Any, within: Any) -> tuple[Any, Any]:
         bindparam("due_by", type_=UtcDateTime), bindparam("limit", type_=Integer) - taken, now
     ).where(endpoints.c.id.not_in(select(queued.c.id)), within)
     due_cte = due.with_for_update(skip_locked=True).cte("due")
-    # Mirrors `domain.claiming.leased`.
+    # Mirrors `domain.runs.claiming.leased`.
     leased = (
         update(endpoints)
         .where(endpoints.c.id == due_cte.c.id)
@@ -193,7 +194,7 @@ def _slots_postgres(queued: Any, within: Any) -> tuple[Any, Any]:
         .returning(*endpoints.c, ROW_VERSION)
         .cte("leased")
     )
-    # Mirrors `domain.transitions.started_run`, which the SQLite path calls directly (proven by
+    # Mirrors `domain.runs.transitions.started_run`, which the SQLite path calls directly (proven by
     # `tests/contract/test_rules_contract.py::test_a_claim_takes_what_the_domain_picks`); the
     # slot is the grid slot (`Endpoint.next_slot`), off which jitter may have moved the call.
     slot = func.coalesce(leased.c.next_slot_at, leased.c.next_run_at)
@@ -244,7 +245,7 @@ async def _lease_due_sqlite(
     """SQLite has one writer at a time and the transaction began IMMEDIATE, so no other claimer
     can interleave: lease with UPDATE … RETURNING, then insert each slot's run."""
     due = claim_candidates(lease.due_by, lease.limit, lease.now).where(within)
-    # `domain.claiming.leased` as one UPDATE for the batch.
+    # `domain.runs.claiming.leased` as one UPDATE for the batch.
     result = await conn.execute(
         update(endpoints)
         .where(endpoints.c.id.in_(due.scalar_subquery()))
@@ -276,7 +277,7 @@ def _waiting_runs(
     schedule, their job not paused at `now`, earliest first: served by the partial index
     `QUEUED_INDEX`.
 
-    Mirrors `domain.claiming.may_start` in `queue_order` (proven by
+    Mirrors `domain.runs.claiming.may_start` in `queue_order` (proven by
     `tests/contract/test_rules_contract.py::test_a_claim_takes_what_the_domain_picks`)."""
     return (
         select(run_queue)
@@ -293,7 +294,7 @@ def _waiting_runs(
 
 
 def _ahead_of_schedule(due_by: datetime | BindParameter[Any]) -> ColumnElement[bool]:
-    """`domain.requested_runs.ahead_of_schedule` in SQL, on a row of `runs` joined with its
+    """`domain.runs.requested_runs.ahead_of_schedule` in SQL, on a row of `runs` joined with its
     endpoint (proven with `_waiting_runs`)."""
     return or_(
         endpoints.c.next_run_at.is_(None),
@@ -439,7 +440,7 @@ def _queued_postgres(within: Any) -> tuple[Any, Any, Any]:
     COMMITTED), and so is the run's `queued` status in `q_started`: two claimers never start
     one run, even when the first has finished it already."""
     worker_id = bindparam("worker_id", type_=String)
-    # The earliest of each endpoint (`domain.claiming.first_of_each`, which the SQLite path
+    # The earliest of each endpoint (`domain.runs.claiming.first_of_each`, which the SQLite path
     # calls): ranked, as DISTINCT ON is spelt differently across SQLAlchemy versions.
     earliest_first = func.row_number().over(
         partition_by=run_queue.c.endpoint_id, order_by=(run_queue.c.due_at, run_queue.c.slot_at)
@@ -475,8 +476,8 @@ def _queued_postgres(within: Any) -> tuple[Any, Any, Any]:
         .returning(*endpoints.c, *(due.c[name] for name in run_columns))
         .cte("q_leased")
     )
-    # Mirrors `domain.claiming.leased` and `domain.transitions.started_queued`, which the SQLite
-    # path calls directly (proven as `started_run` is, above).
+    # Mirrors `domain.runs.claiming.leased` and `domain.runs.transitions.started_queued`, which the
+    # SQLite path calls directly (proven as `started_run` is, above).
     started = (
         update(run_queue)
         .where(run_queue.c.id == leased.c.run_id, run_queue.c.status == RunStatus.QUEUED.value)
@@ -786,7 +787,7 @@ class SqlClaims(ClaimRepository):
     async def reap(self, now: datetime) -> int:
         reaped = 0
         async with self._db.write() as conn:
-            # Mirrors `domain.claiming.lease_expired` (proven by `tests/contract/
+            # Mirrors `domain.runs.claiming.lease_expired` (proven by `tests/contract/
             # test_rules_contract.py::test_the_reaper_ends_the_leases_the_domain_says`).
             expired = await conn.execute(
                 select_endpoints()
@@ -816,8 +817,8 @@ class SqlClaims(ClaimRepository):
         return len(abandoned)
 
     async def next_due_at(self) -> datetime | None:
-        # Mirrors `domain.claiming.next_due` (proven by `tests/contract/test_rules_contract.py::
-        # test_a_claim_takes_what_the_domain_picks`).
+        # Mirrors `domain.runs.claiming.next_due` (proven by
+        # `tests/contract/test_rules_contract.py:: test_a_claim_takes_what_the_domain_picks`).
         slot = (
             select(func.min(_held_until(after_hold(endpoints.c.next_run_at))))
             .join(jobs, jobs.c.id == endpoints.c.job_id)

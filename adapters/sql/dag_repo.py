@@ -36,8 +36,7 @@ from cronpilot.adapters.sql.tables import (
     run_queue,
     runs,
 )
-from cronpilot.domain.conditions import Response
-from cronpilot.domain.dag import (
+from cronpilot.domain.graph.dag import (
     DagPlan,
     DagWait,
     ParentOutcome,
@@ -52,14 +51,15 @@ from cronpilot.domain.dag import (
 )
 from cronpilot.domain.model import Claim, DagTrigger, Endpoint, Finish, Recorded, Run, RunStatus
 from cronpilot.domain.ports import DagRepository, SecretCipher
-from cronpilot.domain.transitions import started_run
+from cronpilot.domain.rules.conditions import Response
+from cronpilot.domain.runs.transitions import started_run
 
 
 async def advance_dag(
     conn: AsyncConnection, cipher: SecretCipher | None, finish: Finish, run: Run
 ) -> Recorded:
     """Report `run`, just recorded for `finish` on `conn`, to its endpoint's dependants
-    (`domain.dag.advance`) and start those now ready, in the same transaction. The caller has
+    (`domain.graph.dag.advance`) and start those now ready, in the same transaction. The caller has
     locked the endpoints of the run's job (`lock_jobs`)."""
     claim, worker_id, now = finish.claim, finish.worker_id, finish.now
     job = await lock_job(conn, cipher, claim.endpoint.job_id)

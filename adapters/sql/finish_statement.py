@@ -3,7 +3,7 @@
 A claim made on PostgreSQL carries the version of its endpoint's row as the claim left it
 (`xmin`, which every UPDATE of the row changes) and when its run started (`Claim.stored`).
 While the row keeps that version nothing has written it since (no pause, hint, apply, lease
-extension or reap), so the claim's endpoint is the stored one and `domain.settling.settle`
+extension or reap), so the claim's endpoint is the stored one and `domain.runs.settling.settle`
 decides the finish without reading it again. One statement then, in one round trip and one
 implicit transaction, locks the batch's rows still at their versions and leased to the
 finishing worker (in id order, as every writer locks), moves those of their runs still `running`
@@ -14,8 +14,8 @@ statement cache). Raw asyncpg, not SQLAlchemy: decision 0046.
 What the statement cannot take goes the general way, which reads under lock and decides again:
 a finish whose row changed, whose lease or run is gone, a DAG parent (its dependants are
 started in the same transaction), a finish that raises notifications (their targets are
-sealed in the row) or records skipped slots (`domain.overlap`), or two finishes of one endpoint
-in a batch.
+sealed in the row) or records skipped slots (`domain.schedule.overlap`), or two finishes of one
+endpoint in a batch.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from sqlalchemy.dialects import postgresql
 from cronpilot.adapters.sql.rows import STATE_COLUMNS, run_values, state_values
 from cronpilot.adapters.sql.tables import endpoints, runs
 from cronpilot.domain.model import Finish, RunStatus
-from cronpilot.domain.settling import Settled, settle
-from cronpilot.domain.transitions import started_run
+from cronpilot.domain.runs.settling import Settled, settle
+from cronpilot.domain.runs.transitions import started_run
 
 ROW_VERSION: Label[str] = literal_column("endpoints.xmin::text").label("row_version")
 """The version of an endpoint's row (PostgreSQL's `xmin`: the transaction that wrote it)."""

@@ -8,9 +8,9 @@ DELETE … RETURNING, one insert) and writes all the endpoints with one executem
 endpoint has dependants then reports to them in the same transaction (`dag_repo.advance_dag`).
 Each finish is still decided on its own: an item whose lease is no longer ours (or whose run is
 no longer `running`) is left out and its caller gets `LeaseLost`, while the rest of the batch is
-recorded, with the alerts its runs raise (`domain.alerts`: a batch that raises none, the common
-case, writes nothing more for them). If the batch transaction fails as a whole (a deadlock with
-another writer, a value one row cannot store), every item is tried again in a transaction of
+recorded, with the alerts its runs raise (`domain.alerts.alerts`: a batch that raises none, the
+common case, writes nothing more for them). If the batch transaction fails as a whole (a deadlock
+with another writer, a value one row cannot store), every item is tried again in a transaction of
 its own, so the error reaches only the callers it belongs to.
 """
 
@@ -38,7 +38,7 @@ from cronpilot.domain.errors import CronpilotError, LeaseLost
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Finish, Recorded, RunStatus
 from cronpilot.domain.ports import SecretCipher
-from cronpilot.domain.settling import Settled, settle_batch
+from cronpilot.domain.runs.settling import Settled, settle_batch
 
 logger = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from sqlalchemy.engine import RowMapping
 
 from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.tables import graph_edges
-from cronpilot.domain.graph import (
+from cronpilot.domain.graph.graph import (
     Edge,
     EdgeKey,
     EdgeSighting,

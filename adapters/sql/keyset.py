@@ -8,7 +8,7 @@ from enum import Enum
 from sqlalchemy import ColumnElement, Select, Table, and_, or_, select
 
 from cronpilot.domain.paging import Cursor
-from cronpilot.domain.time_range import TimeRange
+from cronpilot.domain.schedule.time_range import TimeRange
 
 
 def after_cursor(
@@ -25,8 +25,8 @@ def after_cursor(
 
 
 def in_window(at: ColumnElement[datetime], window: TimeRange | None) -> list[ColumnElement[bool]]:
-    """The conditions that keep `at` in `window` (`domain.time_range.TimeRange.holds`): none
-    for no window, so `query.where(*within(...))` reads the same either way."""
+    """The conditions that keep `at` in `window` (`domain.schedule.time_range.TimeRange.holds`):
+    none for no window, so `query.where(*within(...))` reads the same either way."""
     if window is None:
         return []
     bounds = []

@@ -1,14 +1,14 @@
 """Limits per target in the claim (docs/decisions/0050-limits-in-the-claim.md).
 
-A claim lets a limited endpoint go only as far as its key allows (`domain.limits.decide_limits`).
-On PostgreSQL that decision is part of the one claim statement (`granted_postgres`): its
-candidates, each key's calls in flight (its leased endpoints), the token bucket, and a write of
-the key's row that takes effect only while the row is still at the version the statement read.
-Every claim that lets a call of a key go bumps that version, so a claimer whose snapshot misses
-another's leases of the key (READ COMMITTED: one snapshot per statement) takes none of it this
-time instead of exceeding the limit. SQLite's one writer reads and decides in Python
-(`allowed_sqlite`). Neither path costs anything while no endpoint names a limit: the candidates
-come from `LIMITED_INDEX`, empty then.
+A claim lets a limited endpoint go only as far as its key allows
+(`domain.schedule.limits.decide_limits`). On PostgreSQL that decision is part of the one claim
+statement (`granted_postgres`): its candidates, each key's calls in flight (its leased endpoints),
+the token bucket, and a write of the key's row that takes effect only while the row is still at the
+version the statement read. Every claim that lets a call of a key go bumps that version, so a
+claimer whose snapshot misses another's leases of the key (READ COMMITTED: one snapshot per
+statement) takes none of it this time instead of exceeding the limit. SQLite's one writer reads and
+decides in Python (`allowed_sqlite`). Neither path costs anything while no endpoint names a limit:
+the candidates come from `LIMITED_INDEX`, empty then.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cronpilot.adapters.sql.tables import IS_QUEUED, UtcDateTime, endpoints, limits, run_queue
-from cronpilot.domain.limits import (
+from cronpilot.domain.schedule.limits import (
     RECHECK_SECONDS,
     TOKEN_EPSILON,
     Candidate,
@@ -142,14 +142,14 @@ async def allowed_sqlite(
 
 
 def after_hold(at: Any) -> Any:
-    """`domain.limits.after_hold` in SQL, on a row of `endpoints` outer-joined with its
+    """`domain.schedule.limits.after_hold` in SQL, on a row of `endpoints` outer-joined with its
     limit: `at`, or when its key's hold may open if later."""
     return case((limits.c.open_at > at, limits.c.open_at), else_=at)
 
 
 def _candidates(due_by: Any, limit: Any, job_holds: Any) -> Any:
-    """`domain.limits.limited_candidates` in SQL, the first `limit` of them (earliest due, then
-    id): served by `LIMITED_INDEX`. `job_holds` is the claim's test of its job's pause."""
+    """`domain.schedule.limits.limited_candidates` in SQL, the first `limit` of them (earliest due,
+    then id): served by `LIMITED_INDEX`. `job_holds` is the claim's test of its job's pause."""
     queued_due = (
         select(func.min(run_queue.c.due_at))
         .where(IS_QUEUED, run_queue.c.endpoint_id == endpoints.c.id, run_queue.c.due_at <= due_by)
@@ -185,8 +185,8 @@ def _candidates(due_by: Any, limit: Any, job_holds: Any) -> Any:
 
 def granted_postgres(job_holds: Any) -> Any:
     """The CTE of the limited endpoints a PostgreSQL claim may take (column `id`), writing the
-    keys' rows on the way: `domain.limits.decide_limits` in SQL, with bound parameters `now`,
-    `due_by` and `limit`.
+    keys' rows on the way: `domain.schedule.limits.decide_limits` in SQL, with bound parameters
+    `now`, `due_by` and `limit`.
 
         WITH cand AS (<the first :limit limited candidates>),
              ranked AS (SELECT id, key, row_number() OVER (PARTITION BY key ORDER BY due_at, id)),
@@ -260,7 +260,7 @@ def _seconds(value: Any) -> Any:
 
 
 def _decided(wanted: Any, flight: Any, now: Any) -> Any:
-    """Each wanted key's row with `domain.limits.grant`'s outcome: `granted`, `changed` and
+    """Each wanted key's row with `domain.schedule.limits.grant`'s outcome: `granted`, `changed` and
     the `new_*` state."""
     lim = limits.c
     elapsed = func.greatest(extract("epoch", now - lim.refilled_at), 0.0)

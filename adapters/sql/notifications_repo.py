@@ -26,22 +26,22 @@ from cronpilot.adapters.sql.rows import endpoint_from_row, select_endpoints
 from cronpilot.adapters.sql.tables import alert_episodes, endpoints, notifications
 from cronpilot.adapters.sql.target_rows import target_from_value, target_value
 from cronpilot.adapters.sql.upsert import conflict_insert
-from cronpilot.domain.alert_holding import held, may_hold
-from cronpilot.domain.alerts import (
+from cronpilot.domain.alerts.alert_holding import held, may_hold
+from cronpilot.domain.alerts.alerts import (
     AlertEvent,
     Notification,
     NotificationStatus,
     delivery_order,
     redelivered,
 )
+from cronpilot.domain.alerts.notify_targets import RESOLVING_EVENTS
 from cronpilot.domain.errors import NotificationNotFound
 from cronpilot.domain.model import Endpoint
-from cronpilot.domain.notify_targets import RESOLVING_EVENTS
 from cronpilot.domain.paging import Cursor
 from cronpilot.domain.ports import NotificationRepository, SecretCipher
-from cronpilot.domain.retention import DELIVERY_ENDED
-from cronpilot.domain.time_range import TimeRange
-from cronpilot.domain.watch import WatchEpisode
+from cronpilot.domain.runs.retention import DELIVERY_ENDED
+from cronpilot.domain.runs.watch import WatchEpisode
+from cronpilot.domain.schedule.time_range import TimeRange
 
 _PENDING = NotificationStatus.PENDING.value
 
@@ -125,7 +125,7 @@ class SqlNotifications(NotificationRepository):
         if limit <= 0:
             return []
         table = notifications.c
-        # Mirrors `domain.alerts.deliverable` in `delivery_order` (proven by `tests/contract/
+        # Mirrors `domain.alerts.alerts.deliverable` in `delivery_order` (proven by `tests/contract/
         # test_rules_contract.py::test_the_outbox_hands_out_what_is_deliverable`), and
         # `precedes`: nothing overtakes a pending row raised before it in its episode.
         is_due = (
@@ -227,7 +227,7 @@ class SqlNotifications(NotificationRepository):
         return [notification_from_row(row, None) for row in rows]
 
     async def prune(self, before: datetime, limit: int) -> int:
-        # Mirrors `domain.retention.notification_expired`.
+        # Mirrors `domain.runs.retention.notification_expired`.
         table = notifications.c
         ended = [status.value for status in DELIVERY_ENDED]
         where = and_(table.status.in_(ended), table.created_at < before)
@@ -313,7 +313,7 @@ class SqlNotifications(NotificationRepository):
 
 
 def _earlier_pending() -> Exists:
-    """`domain.alerts.precedes` in SQL: a pending row of the same episode and destination,
+    """`domain.alerts.alerts.precedes` in SQL: a pending row of the same episode and destination,
     raised before the outer row (or with it, opening what the outer row resolves)."""
     outer, earlier = notifications.c, notifications.alias("earlier").c
     resolving = sorted(RESOLVING_EVENTS)

@@ -54,7 +54,6 @@ from cronpilot.adapters.sql.tables import (
     proposals,
 )
 from cronpilot.adapters.sql.upsert import conflict_insert
-from cronpilot.domain.autonomy import AutonomyStep
 from cronpilot.domain.errors import (
     AnalysisBusy,
     EndpointNotFound,
@@ -65,7 +64,8 @@ from cronpilot.domain.errors import (
 )
 from cronpilot.domain.model import PlannerMode
 from cronpilot.domain.paging import Cursor
-from cronpilot.domain.planning import (
+from cronpilot.domain.planning.autonomy import AutonomyStep
+from cronpilot.domain.planning.planning import (
     EXPIRED_BY,
     EXPIRED_OUTCOME,
     AnalysisClaim,
@@ -80,16 +80,16 @@ from cronpilot.domain.planning import (
     superseding_outcome,
 )
 from cronpilot.domain.ports import PlannerRepository, SecretCipher
-from cronpilot.domain.rule_firing import RULES_PLANNER
-from cronpilot.domain.time_range import TimeRange
+from cronpilot.domain.rules.rule_firing import RULES_PLANNER
+from cronpilot.domain.schedule.time_range import TimeRange
 
 if TYPE_CHECKING:
-    from cronpilot.domain.alerts import Notification
+    from cronpilot.domain.alerts.alerts import Notification
 
 
 def _analysis_due(now: datetime) -> ColumnElement[bool]:
-    """Mirrors the analyst's part of `domain.planning.needs_analysis`: not backing off, and a
-    failure state that changed or new finished runs once the next analysis time has come."""
+    """Mirrors the analyst's part of `domain.planning.planning.needs_analysis`: not backing off, and
+    a failure state that changed or new finished runs once the next analysis time has come."""
     newest = newest_finished_slot(endpoints.c.job_id)
     failing = endpoints.c.failure_count > 0
     state = planner_state.c
@@ -110,8 +110,8 @@ def _analysis_due(now: datetime) -> ColumnElement[bool]:
 
 
 def _rules_due() -> ColumnElement[bool]:
-    """Mirrors the rules' part of `domain.planning.needs_rules`: rules, and finished runs of
-    the job that they have not seen."""
+    """Mirrors the rules' part of `domain.planning.planning.needs_rules`: rules, and finished runs
+    of the job that they have not seen."""
     newest = newest_finished_slot(endpoints.c.job_id)
     seen = planner_state.c.rules_seen_slot_at
     return and_(
@@ -121,8 +121,8 @@ def _rules_due() -> ColumnElement[bool]:
 
 
 def _candidates(now: datetime, limit: int) -> Select[Any]:
-    """Mirrors `domain.planning.needs_analysis` or `needs_rules` in `analysis_order`: kept in
-    SQL so that PostgreSQL locks (SKIP LOCKED) only the rows it leases, in the one statement
+    """Mirrors `domain.planning.planning.needs_analysis` or `needs_rules` in `analysis_order`: kept
+    in SQL so that PostgreSQL locks (SKIP LOCKED) only the rows it leases, in the one statement
     that finds them (proven by `tests/contract/test_rules_contract.py::
     test_a_planner_claims_what_needs_analysis`)."""
     state = planner_state.c
@@ -484,7 +484,7 @@ class SqlPlanner(PlannerRepository):
             return int(result.scalar_one())
 
     async def expire_pending(self, now: datetime) -> int:
-        # Mirrors `domain.planning.lapsed` and `expired` in one UPDATE (proven by
+        # Mirrors `domain.planning.planning.lapsed` and `expired` in one UPDATE (proven by
         # `tests/contract/test_rules_contract.py::test_housekeeping_expires_what_has_lapsed`).
         return await self._db.write_one(
             update(proposals)
@@ -501,7 +501,8 @@ class SqlPlanner(PlannerRepository):
         )
 
     async def supersede(self, newer: Proposal) -> int:
-        # Mirrors `domain.planning.superseded` in one UPDATE (proven by the contract suite).
+        # Mirrors `domain.planning.planning.superseded` in one UPDATE (proven by the contract
+        # suite).
         return await self._db.write_one(
             update(proposals)
             .where(
@@ -563,7 +564,7 @@ class SqlPlanner(PlannerRepository):
     async def prune_sessions(
         self, sessions_before: datetime, rules_before: datetime, limit: int
     ) -> int:
-        # Mirrors `domain.retention.session_expired`; the outer bound lets the index on
+        # Mirrors `domain.runs.retention.session_expired`; the outer bound lets the index on
         # `started_at` narrow the scan to rows older than the longer window.
         table = analysis_sessions.c
         rules = table.planner == RULES_PLANNER
@@ -578,7 +579,7 @@ class SqlPlanner(PlannerRepository):
         return await delete_oldest(self._db, analysis_sessions, where, oldest, limit)
 
     async def prune_proposals(self, before: datetime, limit: int) -> int:
-        # Mirrors `domain.retention.proposal_expired`: statuses named, so that the index on
+        # Mirrors `domain.runs.retention.proposal_expired`: statuses named, so that the index on
         # (status, created_at) serves each.
         decided = [s.value for s in ProposalStatus if s is not ProposalStatus.PENDING]
         table = proposals.c

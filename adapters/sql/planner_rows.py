@@ -9,8 +9,8 @@ from sqlalchemy.engine import RowMapping
 
 from cronpilot.adapters.sql.field_rows import field_values, from_fields
 from cronpilot.adapters.sql.rule_rows import evaluation_from_value, evaluation_value
-from cronpilot.domain.autonomy import AutonomyStep
-from cronpilot.domain.planning import (
+from cronpilot.domain.planning.autonomy import AutonomyStep
+from cronpilot.domain.planning.planning import (
     AnalysisSession,
     Proposal,
     ProposalKind,

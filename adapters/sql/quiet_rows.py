@@ -1,12 +1,12 @@
-"""Quiet windows (`domain.quiet`) as the endpoints' `quiet` column holds them (JSON), and as
-`--json` and the API show them."""
+"""Quiet windows (`domain.schedule.quiet`) as the endpoints' `quiet` column holds them (JSON), and
+as `--json` and the API show them."""
 
 from __future__ import annotations
 
 from datetime import date
 
 from cronpilot.domain.model import JSON
-from cronpilot.domain.quiet import QuietWindow
+from cronpilot.domain.schedule.quiet import QuietWindow
 
 
 def quiet_value(windows: tuple[QuietWindow, ...]) -> JSON:

@@ -1,4 +1,4 @@
-"""Retention's DELETE (`domain.retention`): a bounded batch of the oldest rows that may go, in
+"""Retention's DELETE (`domain.runs.retention`): a bounded batch of the oldest rows that may go, in
 one statement (one short transaction), so that a backlog of old rows is pruned a batch at a time
 while claims and finishes go on between batches."""
 

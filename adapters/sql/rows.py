@@ -25,7 +25,6 @@ from cronpilot.adapters.sql.quiet_rows import quiet_from_value, quiet_value
 from cronpilot.adapters.sql.rule_rows import rules_from_value, rules_value
 from cronpilot.adapters.sql.tables import endpoints, jobs
 from cronpilot.adapters.sql.target_rows import targets_from_value, targets_value
-from cronpilot.domain.approvals import Approval, ApprovalState
 from cronpilot.domain.model import (
     JSON,
     Attempt,
@@ -52,6 +51,7 @@ from cronpilot.domain.model import (
     SentRequest,
     Steering,
 )
+from cronpilot.domain.planning.approvals import Approval, ApprovalState
 from cronpilot.domain.ports import SecretCipher
 
 
@@ -301,10 +301,10 @@ PLANNING_COLUMNS = (
     *(endpoints.c[name] for name in SPACING_COLUMNS),
     *(endpoints.c[name] for name in STATE_COLUMNS),
 )
-"""What a finish reads of an endpoint (`domain.transitions.after_finish`, `domain.alerts`): the
-spec fields of `_finishing_from_row` (the schedule, the clamps, the alerts, retries, steering,
-quiet windows, jitter, catch-up and the floor), the notification targets (sealed) and the
-runtime state."""
+"""What a finish reads of an endpoint (`domain.runs.transitions.after_finish`,
+`domain.alerts.alerts`): the spec fields of `_finishing_from_row` (the schedule, the clamps, the
+alerts, retries, steering, quiet windows, jitter, catch-up and the floor), the notification targets
+(sealed) and the runtime state."""
 
 
 def _finishing_values(spec: EndpointSpec) -> dict[str, Any]:

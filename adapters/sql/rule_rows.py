@@ -10,7 +10,7 @@ from sqlalchemy.engine import RowMapping
 
 from cronpilot.adapters.sql.field_rows import field_values, from_fields
 from cronpilot.domain.model import JSON
-from cronpilot.domain.rules import (
+from cronpilot.domain.rules.rules import (
     ActionKind,
     Rule,
     RuleAction,

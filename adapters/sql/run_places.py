@@ -50,8 +50,8 @@ async def queue_runs(conn: AsyncConnection, unfinished: Sequence[Run]) -> list[R
 
 
 async def record_skipped(conn: AsyncConnection, skipped: Sequence[Run]) -> None:
-    """Write runs that never ran (`domain.overlap`) straight into the history, each unless its
-    slot has a run already."""
+    """Write runs that never ran (`domain.schedule.overlap`) straight into the history, each unless
+    its slot has a run already."""
     await conn.execute(
         conflict_insert(conn.dialect.name, runs)
         .values([run_values(run) for run in skipped])

@@ -33,7 +33,7 @@ from cronpilot.domain.errors import RunNotFound
 from cronpilot.domain.model import Run, RunStatus
 from cronpilot.domain.paging import Cursor
 from cronpilot.domain.ports import RunFilter, RunRepository
-from cronpilot.domain.time_range import TimeRange
+from cronpilot.domain.schedule.time_range import TimeRange
 
 PRUNE_BATCH = 1_000
 """The most runs one retention transaction deletes."""

@@ -14,9 +14,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.tables import endpoints, output_schemas, schema_drift
 from cronpilot.domain.errors import ConflictError, EndpointNotFound
-from cronpilot.domain.outputs import DriftEvent, OutputSchema
+from cronpilot.domain.graph.outputs import DriftEvent, OutputSchema
+from cronpilot.domain.graph.schema_inference import ShapeNode
 from cronpilot.domain.ports import SchemaRepository
-from cronpilot.domain.schema_inference import ShapeNode
 
 _IDS_PER_QUERY = 500
 """Ids bound per `IN (...)`: SQLite builds before 3.32 allow 999 parameters a statement."""

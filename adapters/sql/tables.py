@@ -189,7 +189,7 @@ endpoints = Table(
     # Response rules: NULL when the endpoint has none, so that the planner's claim
     # tells endpoints with rules without reading JSON.
     Column("rules", _json(), nullable=True),
-    # Missed and late runs (`domain.watch`): how long past a due slot, or a run's
+    # Missed and late runs (`domain.runs.watch`): how long past a due slot, or a run's
     # start past its slot, raises an alert; `late_since` begins the current streak of late runs.
     Column("missed_after_seconds", Float, nullable=True),
     Column("late_after_seconds", Float, nullable=True),
@@ -197,12 +197,12 @@ endpoints = Table(
     # Values from `${env:…}` / `${file:…}`: where each stood and how it was written, so that
     # export writes the reference back (the value is stored where it belongs, sealed if secret).
     Column("value_references", _json(), nullable=False, server_default=text("'[]'")),
-    # Quiet windows (`domain.quiet`): NULL for an endpoint with none.
+    # Quiet windows (`domain.schedule.quiet`): NULL for an endpoint with none.
     Column("quiet", _json(), nullable=True),
     # The key of the limit its calls count against (`limits`); NULL: none.
     Column("limit_key", String(200), nullable=True),
     # `overlap` (skip, queue_one): slots that come while a call runs; `overrun_since` begins
-    # the current streak of calls that outlasted their interval (`domain.overlap`).
+    # the current streak of calls that outlasted their interval (`domain.schedule.overlap`).
     Column("overlap", String(16), nullable=False, server_default=text("'skip'")),
     Column("overrun_since", UtcDateTime, nullable=True),
     UniqueConstraint("job_id", "name"),
@@ -234,8 +234,8 @@ Index(
     sqlite_where=endpoints.c.limit_key.isnot(None),
 )
 
-# Limits per target (`domain.limits`): a key's bounds as declared, and what claims record on
-# it: the token bucket, the version every claim letting a call go bumps, the hold.
+# Limits per target (`domain.schedule.limits`): a key's bounds as declared, and what claims record
+# on it: the token bucket, the version every claim letting a call go bumps, the hold.
 limits = Table(
     "limits",
     metadata,
@@ -294,7 +294,7 @@ def _run_columns() -> list[Column[Any]]:
         # Runs asked for by hand (manual, backfill): queued until `due_at`, then claimed.
         Column("due_at", UtcDateTime, nullable=True),
         Column("requested_by", String(200), nullable=True),
-        # The request the deciding call sent, masked and bounded (`domain.sent_request`).
+        # The request the deciding call sent, masked and bounded (`domain.runs.sent_request`).
         Column("request", _json(), nullable=True),
         # Who asked to cancel the run while it ran: the worker holding it cuts it short.
         Column("cancel_requested_by", String(200), nullable=True),
@@ -420,7 +420,8 @@ Index("ix_proposals_endpoint", proposals.c.endpoint_id, proposals.c.decided_at)
 Index("ix_proposals_status", proposals.c.status, proposals.c.created_at)
 
 # Graded autonomy: one row per admin decision on a held proposal of a job, with the
-# threshold after it (`domain.autonomy.AutonomyStep`); the newest row is the job's threshold.
+# threshold after it (`domain.planning.autonomy.AutonomyStep`); the newest row is the job's
+# threshold.
 autonomy_steps = Table(
     "autonomy_steps",
     metadata,
@@ -547,12 +548,13 @@ notifications = Table(
     Column("lease_until", UtcDateTime, nullable=True),
     # The `notify.targets` entry of the row, secrets sealed; NULL for a webhook URL.
     Column("target", _json(), nullable=True),
-    # The episode and destination of the row (`domain.alerts.episode_key`): delivered in order.
+    # The episode and destination of the row (`domain.alerts.alerts.episode_key`): delivered in
+    # order.
     Column("episode_key", Text, nullable=True),
-    # The DAG upstream that blocked the endpoint: the row is `held` (`domain.alert_holding`).
+    # The DAG upstream that blocked the endpoint: the row is `held` (`domain.alerts.alert_holding`).
     Column("held_by", Text, nullable=True),
 )
-# A row waits while an earlier one of its episode is pending (`domain.alerts.precedes`).
+# A row waits while an earlier one of its episode is pending (`domain.alerts.alerts.precedes`).
 Index(
     "ix_notifications_episode",
     notifications.c.episode_key,
@@ -570,7 +572,7 @@ Index("ix_notifications_endpoint", notifications.c.endpoint_id, notifications.c.
 # Retention deletes the oldest delivered rows; `notifications list` pages them all newest first.
 Index("ix_notifications_created", notifications.c.created_at, notifications.c.id)
 
-# Alert episodes (`domain.watch`): one per subject (an endpoint's id, or `workers`),
+# Alert episodes (`domain.runs.watch`): one per subject (an endpoint's id, or `workers`),
 # kind and start, so that workers noticing one at once record it once, and at most one open
 # per subject and kind.
 alert_episodes = Table(
@@ -613,7 +615,7 @@ Index("ix_workers_last_seen", workers.c.last_seen)
 Index("ix_runs_worker", runs.c.worker_id, runs.c.started_at)
 # --- access control ----------------------------------------------------------------------
 
-# The secret is never stored: its SHA-256 (`domain.tokens`), looked up by equality.
+# The secret is never stored: its SHA-256 (`domain.access.tokens`), looked up by equality.
 api_tokens = Table(
     "api_tokens",
     metadata,

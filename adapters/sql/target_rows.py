@@ -1,4 +1,4 @@
-"""Notification targets (`domain.notify_targets`) as stored in JSON columns: the endpoint's
+"""Notification targets (`domain.alerts.notify_targets`) as stored in JSON columns: the endpoint's
 `notify_targets` and an outbox row's `target`. Secrets are sealed by the caller
 (`adapters.crypto.seal_target`) before a value is made, and opened after it is read."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from cronpilot.domain.alerts.notify_targets import NotifyTarget, SmtpServer, TargetKind
 from cronpilot.domain.model import JSON
-from cronpilot.domain.notify_targets import NotifyTarget, SmtpServer, TargetKind
 
 
 def target_value(target: NotifyTarget) -> dict[str, JSON]:

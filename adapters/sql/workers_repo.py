@@ -12,7 +12,7 @@ from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.tables import run_queue, runs, workers
 from cronpilot.adapters.sql.upsert import conflict_insert
 from cronpilot.domain.ports import WorkerRepository
-from cronpilot.domain.workers import WorkerActivity, WorkerInfo
+from cronpilot.domain.runs.workers import WorkerActivity, WorkerInfo
 
 
 def _values(worker: WorkerInfo) -> dict[str, Any]:

@@ -6,9 +6,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from cronpilot.domain.audit import AuditAction, AuditCursor, AuditEntry
-    from cronpilot.domain.time_range import TimeRange
-    from cronpilot.domain.tokens import ApiToken, ConsoleSession
+    from cronpilot.domain.access.audit import AuditAction, AuditCursor, AuditEntry
+    from cronpilot.domain.access.tokens import ApiToken, ConsoleSession
+    from cronpilot.domain.schedule.time_range import TimeRange
 
 
 class AccessRepository(Protocol):

@@ -8,8 +8,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from cronpilot.domain.limits import Limit, LimitStatus
     from cronpilot.domain.model import Endpoint, EndpointSpec, IntervalHint, Job, OneShotHint, Pause
+    from cronpilot.domain.schedule.limits import Limit, LimitStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +37,7 @@ class CatalogFigures:
     """Counts over the whole catalog at one instant, for gauges read at scrape time."""
 
     due: int
-    """Endpoints due now that no worker holds (`domain.claiming.is_due`): the backlog."""
+    """Endpoints due now that no worker holds (`domain.runs.claiming.is_due`): the backlog."""
     queued_due: int
     """Queued runs (manual, backfill) whose `due_at` has come."""
     hints_active: int
@@ -98,7 +98,7 @@ class CatalogRepository(Protocol):
     async def set_job_pause(self, name: str, pause: Pause | None, now: datetime) -> Job:
         """Pause the job `name` (or resume it with None at `now`); its endpoints keep their own
         pauses and plans, and the claim skips them while the job's pause holds
-        (`domain.pauses.job_holds`). A resume re-plans the endpoints the pause held
+        (`domain.schedule.pauses.job_holds`). A resume re-plans the endpoints the pause held
         (`transitions.job_resumed`: slots passed meanwhile are skipped), in the same write.
         Returns the updated job; raises `JobNotFound`."""
         ...
@@ -117,7 +117,7 @@ class CatalogRepository(Protocol):
 
     async def set_volatile_fields(self, endpoint_id: str, fields: Sequence[str]) -> None:
         """Record the fields of the endpoint's responses learnt volatile (canonical paths,
-        `domain.change_detection.volatile_fields`) in place of those recorded before; nothing
+        `domain.graph.change_detection.volatile_fields`) in place of those recorded before; nothing
         else of the endpoint changes. Raises `EndpointNotFound`."""
         ...
 

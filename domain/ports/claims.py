@@ -33,7 +33,7 @@ class ClaimRepository(Protocol):
         ...
 
     async def enqueue(self, queued: Sequence[Run]) -> list[Run]:
-        """Insert `queued` runs (status `queued`, see `domain.transitions.queued_run`) in one
+        """Insert `queued` runs (status `queued`, see `domain.runs.transitions.queued_run`) in one
         transaction, leaving out each whose slot already has a run of its endpoint, whatever
         that run's status (the slot key). Returns the runs inserted, in order."""
         ...
@@ -45,10 +45,10 @@ class ClaimRepository(Protocol):
     async def finish_many(self, finishes: Sequence[Finish]) -> list[Recorded | CronpilotError]:
         """Record each finish, fenced on its own: complete the run, re-plan the endpoint
         (`after_slot`, which may auto-pause it), add the notifications the run raises to the
-        outbox (`domain.alerts.run_notifications`) and, for an endpoint with dependants, report
-        the run to them as `domain.dag.advance` says (save waits, record skipped runs, lease and
-        start every dependant now ready whose endpoint is free; a ready one that is leased stays
-        a ready wait for `DagRepository.claim_ready`; store the approvals gated dependants ask
+        outbox (`domain.alerts.alerts.run_notifications`) and, for an endpoint with dependants,
+        report the run to them as `domain.graph.dag.advance` says (save waits, record skipped runs,
+        lease and start every dependant now ready whose endpoint is free; a ready one that is leased
+        stays a ready wait for `DagRepository.claim_ready`; store the approvals gated dependants ask
         for, with their notifications), all in the transaction of its run, so a
         worker dying in between cannot record the run and lose its DAG run. In as few
         transactions as the store allows (callers batch: group commit).
@@ -70,7 +70,7 @@ class ClaimRepository(Protocol):
         ...
 
     async def cancel(self, claim: Claim, worker_id: str, now: datetime) -> None:
-        """Record a run cut short on a cancel `cancelled` (`domain.cancelling.cancelled_run`),
+        """Record a run cut short on a cancel `cancelled` (`domain.runs.cancelling.cancelled_run`),
         free the lease and re-plan. No-op if not ours."""
         ...
 
@@ -81,8 +81,8 @@ class ClaimRepository(Protocol):
 
     async def reap(self, now: datetime) -> int:
         """Mark `running` runs whose lease has expired `abandoned`, free their endpoints and
-        re-plan them (`domain.transitions.after_reap`). Queued runs are not touched. Returns how
-        many runs were reaped."""
+        re-plan them (`domain.runs.transitions.after_reap`). Queued runs are not touched. Returns
+        how many runs were reaped."""
         ...
 
     async def next_due_at(self) -> datetime | None:

@@ -7,10 +7,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from cronpilot.domain.approvals import Approval, ApprovalState
-    from cronpilot.domain.dag import DagWait
+    from cronpilot.domain.graph.dag import DagWait
     from cronpilot.domain.model import Claim, Run
     from cronpilot.domain.paging import Cursor
+    from cronpilot.domain.planning.approvals import Approval, ApprovalState
 
 
 class DagRepository(Protocol):
@@ -45,8 +45,8 @@ class DagRepository(Protocol):
 
 
 class ApprovalRepository(Protocol):
-    """Approval gates (`domain.approvals`). An approval is written with the run whose report
-    made its dependant ready (`ClaimRepository.finish_many`); here it is read and decided."""
+    """Approval gates (`domain.planning.approvals`). An approval is written with the run whose
+    report made its dependant ready (`ClaimRepository.finish_many`); here it is read and decided."""
 
     async def get_approval(self, approval_id: str) -> Approval:
         """By id or a unique prefix of one. Raises `ApprovalNotFound` (or `AmbiguousId`)."""
@@ -78,12 +78,12 @@ class ApprovalRepository(Protocol):
         """Decide a pending approval (by id or prefix) in one transaction, recording who, when
         and why. Approved: its dependant's wait becomes ready, for `DagRepository.claim_ready`
         to start. Rejected or expired: the wait ends in a recorded skip that its own dependants
-        hear of (`domain.dag.declined`). Raises `ApprovalNotFound`, or `ApprovalNotPending`
+        hear of (`domain.graph.dag.declined`). Raises `ApprovalNotFound`, or `ApprovalNotPending`
         when it was decided already (by someone faster, too)."""
         ...
 
     async def prune(self, before: datetime, limit: int) -> int:
         """Delete up to `limit` decided approvals asked for before `before`
-        (`domain.retention.approval_expired`: never a pending one), oldest first, in one
+        (`domain.runs.retention.approval_expired`: never a pending one), oldest first, in one
         transaction; returns how many."""
         ...

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from cronpilot.domain.alerts.notify_targets import MailMessage, SmtpServer
     from cronpilot.domain.model import HttpRequest, Response
-    from cronpilot.domain.notify_targets import MailMessage, SmtpServer
 
 
 class Dispatcher(Protocol):
@@ -19,7 +19,7 @@ class Dispatcher(Protocol):
 
 
 class Mailer(Protocol):
-    """Sends the e-mail of an `email` notification target (`domain.notify_targets`)."""
+    """Sends the e-mail of an `email` notification target (`domain.alerts.notify_targets`)."""
 
     async def send(
         self, server: SmtpServer, message: MailMessage, timeout_seconds: float

@@ -7,14 +7,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from cronpilot.domain.graph import Edge, EdgeKey, EdgeSighting, EdgeType
+    from cronpilot.domain.graph.graph import Edge, EdgeKey, EdgeSighting, EdgeType
 
 
 class GraphRepository(Protocol):
     """The tool graph's one edge store."""
 
     async def record(self, sightings: Sequence[EdgeSighting], now: datetime) -> None:
-        """Fold each sighting into its edge (`domain.graph.sighted`), in order, in one
+        """Fold each sighting into its edge (`domain.graph.graph.sighted`), in order, in one
         transaction: repeats add up, several types per pair and self-loops are kept."""
         ...
 

@@ -7,11 +7,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from cronpilot.domain.alerts import AlertEvent, Notification, NotificationStatus
+    from cronpilot.domain.alerts.alerts import AlertEvent, Notification, NotificationStatus
     from cronpilot.domain.model import Endpoint
     from cronpilot.domain.paging import Cursor
-    from cronpilot.domain.time_range import TimeRange
-    from cronpilot.domain.watch import WatchEpisode
+    from cronpilot.domain.runs.watch import WatchEpisode
+    from cronpilot.domain.schedule.time_range import TimeRange
 
 
 class NotificationRepository(Protocol):
@@ -71,23 +71,23 @@ class NotificationRepository(Protocol):
 
     async def prune(self, before: datetime, limit: int) -> int:
         """Delete up to `limit` delivered or given-up notifications raised before `before`
-        (`domain.retention.notification_expired`: never one still to deliver), oldest first,
+        (`domain.runs.retention.notification_expired`: never one still to deliver), oldest first,
         in one transaction; returns how many."""
         ...
 
     async def add(self, raised: Sequence[Notification]) -> None:
         """Add `raised` to the outbox (`notify test`), held as every write holds them
-        (`domain.alert_holding`)."""
+        (`domain.alerts.alert_holding`)."""
         ...
 
     async def redeliver(self, notification_id: str, now: datetime) -> Notification:
-        """The notification made pending again from `now` (`domain.alerts.redelivered`),
+        """The notification made pending again from `now` (`domain.alerts.alerts.redelivered`),
         written and returned; raises `NotificationNotFound`."""
         ...
 
     async def watched_due(self, now: datetime, limit: int) -> list[Endpoint]:
         """Up to `limit` endpoints watched for missed runs (`missed_after` set) that are due by
-        `now`, earliest `next_run_at` first (`domain.watch.missed_slot` then tells which have
+        `now`, earliest `next_run_at` first (`domain.runs.watch.missed_slot` then tells which have
         missed their slot). Header secrets may be left sealed: only the schedule and the
         alerts are read."""
         ...

@@ -7,11 +7,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from cronpilot.domain.alerts import Notification
-    from cronpilot.domain.autonomy import AutonomyStep
+    from cronpilot.domain.alerts.alerts import Notification
     from cronpilot.domain.model import JSON
     from cronpilot.domain.paging import Cursor
-    from cronpilot.domain.planning import (
+    from cronpilot.domain.planning.autonomy import AutonomyStep
+    from cronpilot.domain.planning.planning import (
         AnalysisClaim,
         AnalysisOutcome,
         AnalysisSession,
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
         ProposalStatus,
         RulesPass,
     )
-    from cronpilot.domain.time_range import TimeRange
+    from cronpilot.domain.schedule.time_range import TimeRange
 
 
 class PlannerRepository(Protocol):
@@ -72,7 +72,7 @@ class PlannerRepository(Protocol):
         self, proposal: Proposal, notifications: Sequence[Notification] = ()
     ) -> None:
         """Store `proposal` and, in the same transaction, the `notifications` it raises
-        (`domain.alerts.proposal_notifications`): both or neither."""
+        (`domain.alerts.alerts.proposal_notifications`): both or neither."""
         ...
 
     async def get_proposal(self, proposal_id: str) -> Proposal:
@@ -119,7 +119,7 @@ class PlannerRepository(Protocol):
 
     async def supersede(self, newer: Proposal) -> int:
         """Mark the pending proposals of `newer`'s endpoint, other than `newer`, superseded by
-        it (`domain.planning.superseded`); returns how many."""
+        it (`domain.planning.planning.superseded`); returns how many."""
         ...
 
     async def get_session(self, session_id: str) -> AnalysisSession:
@@ -128,7 +128,7 @@ class PlannerRepository(Protocol):
 
     async def autonomy_history(self, job_id: str) -> list[AutonomyStep]:
         """The job's graded-autonomy steps, oldest first; the last one holds its threshold
-        (`domain.autonomy`). Empty for a job without decisions, or an unknown one."""
+        (`domain.planning.autonomy`). Empty for a job without decisions, or an unknown one."""
         ...
 
     async def add_autonomy_step(self, step: AutonomyStep) -> None:
@@ -153,13 +153,13 @@ class PlannerRepository(Protocol):
         self, sessions_before: datetime, rules_before: datetime, limit: int
     ) -> int:
         """Delete up to `limit` sessions (with their tool calls and rule evaluations) that
-        `domain.retention.session_expired` says have had their time, oldest first, in one
+        `domain.runs.retention.session_expired` says have had their time, oldest first, in one
         transaction; returns how many."""
         ...
 
     async def prune_proposals(self, before: datetime, limit: int) -> int:
         """Delete up to `limit` decided proposals made before `before`
-        (`domain.retention.proposal_expired`: never a pending one), oldest first, in one
+        (`domain.runs.retention.proposal_expired`: never a pending one), oldest first, in one
         transaction; returns how many."""
         ...
 

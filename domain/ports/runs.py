@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from cronpilot.domain.model import Run, RunStatus, RunTrigger
     from cronpilot.domain.paging import Cursor
-    from cronpilot.domain.time_range import TimeRange
+    from cronpilot.domain.schedule.time_range import TimeRange
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +53,7 @@ class RunRepository(Protocol):
         ...
 
     async def ask_cancel(self, asked: Run, status: RunStatus) -> bool:
-        """Write what a cancel changes of `asked` (`domain.cancelling.cancel_asked`: status,
+        """Write what a cancel changes of `asked` (`domain.runs.cancelling.cancel_asked`: status,
         end, message, who asked) if the stored run's status is still `status`; False when it
         moved meanwhile (a worker started or finished it), and nothing is written."""
         ...
@@ -84,5 +84,5 @@ class RunRepository(Protocol):
 
     async def newest_finished_slot(self, job_id: str) -> datetime | None:
         """The newest slot of the finished runs of the job's endpoints (all of them), or None
-        when none has finished (the slot `domain.planning.needs_analysis` compares)."""
+        when none has finished (the slot `domain.planning.planning.needs_analysis` compares)."""
         ...

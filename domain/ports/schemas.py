@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from cronpilot.domain.outputs import DriftEvent, OutputSchema
+    from cronpilot.domain.graph.outputs import DriftEvent, OutputSchema
 
 
 class SchemaRepository(Protocol):

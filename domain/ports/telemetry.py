@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
-    from cronpilot.domain.alerts import Notification
-    from cronpilot.domain.approvals import ApprovalState
-    from cronpilot.domain.controllers import Controller
-    from cronpilot.domain.guardrails import GuardrailRule
+    from cronpilot.domain.alerts.alerts import Notification
     from cronpilot.domain.model import Claim, Endpoint, Recorded
-    from cronpilot.domain.planning import AnalysisSession, ProposalStatus
-    from cronpilot.domain.rules import RuleOutcome
+    from cronpilot.domain.planning.approvals import ApprovalState
+    from cronpilot.domain.planning.controllers import Controller
+    from cronpilot.domain.planning.guardrails import GuardrailRule
+    from cronpilot.domain.planning.planning import AnalysisSession, ProposalStatus
+    from cronpilot.domain.rules.rules import RuleOutcome
 
 
 WorkerLoop = Literal["scheduler", "planner"]
@@ -20,7 +20,7 @@ Delivery = Literal["delivered", "retry", "failed"]
 
 class Telemetry(Protocol):
     """What the workers report as they work, for metrics (`adapters.metrics`); `NoTelemetry`
-    (`domain.telemetry`) where metrics are off.
+    (`domain.runs.telemetry`) where metrics are off.
 
     Each method is called on the hot path or beside it: it must return at once, never raise
     and never wait. What it is told may carry ids, URLs and error text, but what it counts by
@@ -52,12 +52,12 @@ class Telemetry(Protocol):
 
     def passed_quietly(self, endpoint: Endpoint, session: AnalysisSession) -> None:
         """A planner pass proposed nothing and found nothing new: its session was not stored
-        (`domain.quiet_passes`), but its tool calls and tokens were spent."""
+        (`domain.schedule.quiet_passes`), but its tool calls and tokens were spent."""
         ...
 
     def held_back(self, endpoint: Endpoint, by: Controller) -> None:
         """What the planner would have changed on the endpoint waits: `by` holds it, or its
-        last change (by `by`) dwells (`domain.controllers`)."""
+        last change (by `by`) dwells (`domain.planning.controllers`)."""
         ...
 
     def proposed(

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from cronpilot.domain.tracing import SpanName, TraceContext
+    from cronpilot.domain.runs.tracing import SpanName, TraceContext
 
 
 SpanValue = str | int | float | bool
@@ -29,7 +29,7 @@ class Span(Protocol):
 class Tracer(Protocol):
     """Where a worker's spans go (decision 0019): nowhere by default, OpenTelemetry when it is
     turned on. Spans are named `cronpilot.<name>` and belong to the trace of the run they
-    serve, children of the run's span (`domain.tracing.run_trace`)."""
+    serve, children of the run's span (`domain.runs.tracing.run_trace`)."""
 
     def span(
         self, name: SpanName, run: TraceContext, **attributes: SpanValue

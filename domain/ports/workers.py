@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from cronpilot.domain.workers import WorkerActivity, WorkerInfo
+    from cronpilot.domain.runs.workers import WorkerActivity, WorkerInfo
 
 
 class WorkerRepository(Protocol):
@@ -19,7 +19,8 @@ class WorkerRepository(Protocol):
 
     async def list_active(self, seen_since: datetime, runs_since: datetime) -> list[WorkerActivity]:
         """Workers last seen at or after `seen_since`, each with how many runs it started at or
-        after `runs_since` (its runs by `worker_id`), in `domain.workers.by_last_seen` order."""
+        after `runs_since` (its runs by `worker_id`), in `domain.runs.workers.by_last_seen`
+        order."""
         ...
 
     async def prune(self, seen_before: datetime) -> int:

@@ -38,10 +38,10 @@ from cronpilot.adapters.cli.identity import actor
 from cronpilot.adapters.cli.output import rich_table, schedule_text, short_id, span
 from cronpilot.adapters.processes import serve_planner, serve_scheduler
 from cronpilot.adapters.settings import Settings, load_settings
-from cronpilot.domain.approvals import Approval, ApprovalState
 from cronpilot.domain.errors import ApprovalNotPending
 from cronpilot.domain.model import Endpoint, Run, RunStatus, RunTrigger, ScheduleSource
 from cronpilot.domain.paging import Cursor
+from cronpilot.domain.planning.approvals import Approval, ApprovalState
 from cronpilot.domain.ports import Clock, JobDeclaration, Store
 from cronpilot.harness.demo.console import demo_console
 from cronpilot.harness.demo.planner_lines import PlannerLine, RuleLine, planner_lines, rule_lines

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from cronpilot.adapters.bootstrap import build_api, build_waker, token_authenticator
 from cronpilot.adapters.cli.identity import actor
 from cronpilot.adapters.settings import Settings
-from cronpilot.domain.access import Scope
+from cronpilot.domain.access.access import Scope
 from cronpilot.domain.ports import Clock, Store
 from cronpilot.usecases.access import create_token
 

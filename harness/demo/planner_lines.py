@@ -11,10 +11,10 @@ from datetime import datetime
 
 from cronpilot.adapters.cli.output import span
 from cronpilot.adapters.cli.planner_views import change_text
-from cronpilot.domain.planning import Proposal, ProposalStatus
+from cronpilot.domain.planning.planning import Proposal, ProposalStatus
 from cronpilot.domain.ports import Store
-from cronpilot.domain.rule_firing import RULES_PLANNER, value_text
-from cronpilot.domain.rules import RuleEvaluation, RuleOutcome
+from cronpilot.domain.rules.rule_firing import RULES_PLANNER, value_text
+from cronpilot.domain.rules.rules import RuleEvaluation, RuleOutcome
 from cronpilot.usecases.queries.catalog import endpoint_refs
 from cronpilot.usecases.queries.planner import list_proposals, list_sessions
 

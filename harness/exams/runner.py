@@ -21,10 +21,10 @@ from functools import partial
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.manual_clock import ManualClock
 from cronpilot.adapters.sql import SqlStore, open_sql_store, upgrade_database
-from cronpilot.domain.guardrails import bounds_refusal
 from cronpilot.domain.model import Endpoint, Finish, Recorded
-from cronpilot.domain.planning import AnalysisSession, Proposal, SessionStatus
-from cronpilot.domain.schedule import baseline_period
+from cronpilot.domain.planning.guardrails import bounds_refusal
+from cronpilot.domain.planning.planning import AnalysisSession, Proposal, SessionStatus
+from cronpilot.domain.schedule.schedule import baseline_period
 from cronpilot.harness.exams.catalog import CYCLE_SECONDS, Exam, World
 from cronpilot.harness.exams.scores import (
     Proposed,
@@ -208,7 +208,7 @@ def proposals_in_order(
 ) -> list[Proposal]:
     """Oldest first. The exam's clock stands still while the planner works, so the proposals
     of one round share their time: within it, the order of the tool calls that made them,
-    whose outcome names the proposal (`domain.planning.proposal_outcome`)."""
+    whose outcome names the proposal (`domain.planning.planning.proposal_outcome`)."""
     calls = [call for session in sessions for call in session.tool_calls if call.outcome]
     made_by = {
         p.id: next((call.seq for call in calls if p.id in (call.outcome or "")), 0)

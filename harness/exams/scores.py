@@ -31,7 +31,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from itertools import pairwise
 
-from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
+from cronpilot.domain.planning.planning import Proposal, ProposalKind, ProposalStatus
 
 MIN_NEED_SECONDS = 3
 """A stretch that needs a direction must last this long to be scored: a blip of a second is

@@ -5,11 +5,11 @@ Revises: 0030
 Create Date: 2026-11-29 05:00:00
 
 Issue 32, item 3. `notifications.episode_key` names the episode and destination of a row
-(`domain.alerts.episode_key`); a row waits while an earlier one of its key is pending. Rows
+(`domain.alerts.alerts.episode_key`); a row waits while an earlier one of its key is pending. Rows
 written before it have none, and wait for nothing, as before. `endpoints.overlap` (skip,
 queue_one; `skip` for every endpoint declared before) and `endpoints.overrun_since`
-(`domain.overlap`). `notifications.held_by`: the DAG upstream that held a row
-(`domain.alert_holding`, issue 34).
+(`domain.schedule.overlap`). `notifications.held_by`: the DAG upstream that held a row
+(`domain.alerts.alert_holding`, issue 34).
 """
 
 from collections.abc import Sequence

@@ -16,7 +16,7 @@ import pytest
 from cronpilot.adapters.bootstrap import build_api, token_authenticator
 from cronpilot.adapters.sql import open_sql_store
 from cronpilot.adapters.wake import InProcessWaker
-from cronpilot.domain.access import Scope
+from cronpilot.domain.access.access import Scope
 from cronpilot.domain.ports import Clock, SecretCipher, Store
 from cronpilot.usecases.access import create_token
 from tests.support.clock import FakeClock

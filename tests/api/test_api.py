@@ -8,10 +8,10 @@ from http import HTTPStatus
 import yaml
 
 from cronpilot.adapters.api.problems import status_of
-from cronpilot.domain.access import Scope
+from cronpilot.domain.access.access import Scope
 from cronpilot.domain.errors import AmbiguousId
 from cronpilot.domain.model import Pause, Response, new_id
-from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
+from cronpilot.domain.planning.planning import Proposal, ProposalKind, ProposalStatus
 from cronpilot.usecases.access import list_audit, revoke_token
 from cronpilot.usecases.schema_learning import rebuild_schema
 from tests.api.conftest import JOBS, Api

@@ -3,7 +3,7 @@ by page, only admin tokens decide, once; the OpenAPI document describes them."""
 
 from __future__ import annotations
 
-from cronpilot.domain.access import Scope
+from cronpilot.domain.access.access import Scope
 from cronpilot.domain.model import Finish, Response
 from tests.api.conftest import Api
 from tests.api.test_api import _is_problem

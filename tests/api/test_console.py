@@ -16,9 +16,9 @@ import pytest
 from cronpilot.adapters.bootstrap import build_api, token_authenticator
 from cronpilot.adapters.jobs_file import parse_declarations
 from cronpilot.adapters.wake import InProcessWaker
-from cronpilot.domain.access import Scope
+from cronpilot.domain.access.access import Scope
 from cronpilot.domain.model import PlannerMode, RunStatus
-from cronpilot.domain.planning import ProposalDraft, ProposalKind, ProposalStatus
+from cronpilot.domain.planning.planning import ProposalDraft, ProposalKind, ProposalStatus
 from cronpilot.usecases.access import list_audit, revoke_token
 from cronpilot.usecases.declarations import apply_declarations
 from cronpilot.usecases.proposals import ProposalDesk, Proposer

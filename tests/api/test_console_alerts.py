@@ -8,8 +8,8 @@ from dataclasses import replace
 
 from cronpilot.adapters.console.pages import PAGE
 from cronpilot.adapters.jobs_file import parse_declarations
-from cronpilot.domain.access import Scope
-from cronpilot.domain.alerts import NotificationStatus
+from cronpilot.domain.access.access import Scope
+from cronpilot.domain.alerts.alerts import NotificationStatus
 from cronpilot.usecases.access import list_audit
 from cronpilot.usecases.declarations import apply_declarations
 from tests.api.test_console import Console, console

@@ -4,10 +4,10 @@ sessions page says what the planner held back while a rule's hint was in force."
 
 from __future__ import annotations
 
-from cronpilot.domain.access import Scope
+from cronpilot.domain.access.access import Scope
 from cronpilot.domain.model import PlannerMode
-from cronpilot.domain.planning import ProposalDraft, ProposalKind, ProposalStatus
-from cronpilot.domain.rule_firing import RULES_PLANNER
+from cronpilot.domain.planning.planning import ProposalDraft, ProposalKind, ProposalStatus
+from cronpilot.domain.rules.rule_firing import RULES_PLANNER
 from cronpilot.planner.session import Verdict, submitted
 from cronpilot.planner.tools import SUBMIT, ToolBox
 from cronpilot.usecases.proposals import Proposer

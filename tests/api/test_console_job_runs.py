@@ -3,8 +3,8 @@ endpoints of one job), cancel and retry a run from its page; each acts as the to
 
 from __future__ import annotations
 
-from cronpilot.domain.access import Scope
-from cronpilot.domain.dag import ALONE
+from cronpilot.domain.access.access import Scope
+from cronpilot.domain.graph.dag import ALONE
 from cronpilot.domain.model import RunStatus
 from cronpilot.usecases.access import list_audit
 from cronpilot.usecases.queries.catalog import show_endpoint, show_job

@@ -4,7 +4,7 @@ from the navigation; with a job, only the keys its endpoints name."""
 from __future__ import annotations
 
 from cronpilot.adapters.jobs_file import parse_declarations
-from cronpilot.domain.access import Scope
+from cronpilot.domain.access.access import Scope
 from cronpilot.usecases.declarations import apply_declarations
 from tests.api.test_console import Console, console
 from tests.api.test_limits_api import JOBS

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cronpilot.domain.access import Scope
+from cronpilot.domain.access.access import Scope
 from tests.api.test_console import Console, console  # noqa: F401 (the fixture)
 
 

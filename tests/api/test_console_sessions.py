@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from cronpilot.domain.access import Scope
-from cronpilot.domain.tokens import SESSION_SPAN, hash_secret
+from cronpilot.domain.access.access import Scope
+from cronpilot.domain.access.tokens import SESSION_SPAN, hash_secret
 from cronpilot.usecases.access import create_token, rotate_token
 from tests.api.test_console import CSRF, Console, console
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from cronpilot.adapters.jsonvalue import dump_json
 from cronpilot.adapters.sql.store import SqlStore
-from cronpilot.domain.access import Scope
+from cronpilot.domain.access.access import Scope
 from cronpilot.domain.model import Response
 from tests.api.conftest import Api
 from tests.contract.builders import add_endpoint, run_once

@@ -9,7 +9,7 @@ import pytest
 
 from cronpilot.adapters.bootstrap import build_api, token_authenticator
 from cronpilot.adapters.wake import InProcessWaker
-from cronpilot.domain.access import Scope
+from cronpilot.domain.access.access import Scope
 from cronpilot.domain.errors import StoreUnavailable
 from cronpilot.domain.ports import ReadingUnit
 from tests.api.conftest import bearer, issue_tokens

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from cronpilot.domain.access import Scope
-from cronpilot.domain.dag import ALONE
+from cronpilot.domain.access.access import Scope
+from cronpilot.domain.graph.dag import ALONE
 from cronpilot.domain.model import Finish, RunStatus
 from cronpilot.usecases.access import list_audit
 from tests.api.conftest import JOBS, Api

@@ -3,7 +3,7 @@ sees only the keys that job's endpoints name."""
 
 from __future__ import annotations
 
-from cronpilot.domain.access import Scope
+from cronpilot.domain.access.access import Scope
 from tests.api.conftest import Api, bearer
 
 JOBS = """

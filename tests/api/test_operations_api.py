@@ -7,8 +7,8 @@ from datetime import timedelta
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from cronpilot.domain.access import Scope
-from cronpilot.domain.workers import WorkerInfo
+from cronpilot.domain.access.access import Scope
+from cronpilot.domain.runs.workers import WorkerInfo
 from tests.api.conftest import JOBS, Api
 from tests.contract.builders import add_endpoint, run_once
 

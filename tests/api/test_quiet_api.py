@@ -3,7 +3,7 @@ endpoint with the next window; a window that never ends is a 400 problem in one 
 
 from __future__ import annotations
 
-from cronpilot.domain.access import Scope
+from cronpilot.domain.access.access import Scope
 from tests.api.conftest import Api
 from tests.api.test_api import _is_problem
 

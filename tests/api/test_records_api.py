@@ -60,5 +60,5 @@ async def test_an_endpoint_says_when_a_planner_last_looked(api: Api) -> None:
         shown = (await client.get(f"/endpoints/{REF}")).json()
 
     assert shown["last_analysed_at"] == (now - timedelta(hours=1)).isoformat()
-    # Its runs are queued, not answered: no change rate yet (`domain.change_rate`).
+    # Its runs are queued, not answered: no change rate yet (`domain.planning.change_rate`).
     assert shown["changes"] == "not estimated (fewer than two answers that can be compared)"

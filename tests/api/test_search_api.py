@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cronpilot.domain.access import Scope
+from cronpilot.domain.access.access import Scope
 from cronpilot.domain.ports import SecretCipher
 from tests.api.conftest import JOBS, Api, served_api
 

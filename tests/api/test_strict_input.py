@@ -11,7 +11,7 @@ from fastapi import Depends, FastAPI, Query
 from pydantic import BaseModel
 
 from cronpilot.adapters.api.strict import known_input_only
-from cronpilot.domain.access import Scope
+from cronpilot.domain.access.access import Scope
 from tests.api.conftest import JOBS, Api
 from tests.api.test_api import _is_problem
 

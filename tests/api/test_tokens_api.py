@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 
-from cronpilot.domain.access import Scope
+from cronpilot.domain.access.access import Scope
 from tests.api.conftest import JOBS, Api, bearer
 
 LEDGER = """

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from cronpilot.adapters.jobs_file import example_jobs_file, load_declarations
-from cronpilot.domain.access import Scope
+from cronpilot.domain.access.access import Scope
 from tests.support.browser import Tab, open_tab
 from tests.support.console_server import Console
 from tests.support.console_story import LOOPBACK, REVIEWED

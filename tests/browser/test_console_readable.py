@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cronpilot.domain.access import Scope
+from cronpilot.domain.access.access import Scope
 from tests.browser.test_console_browser import demo_refs, open_graph
 from tests.support.browser import Tab, open_tab
 from tests.support.console_server import Console

@@ -23,11 +23,11 @@ from cronpilot.adapters.sql.tables import (
     run_queue,
     runs,
 )
-from cronpilot.domain.alerts import Notification
-from cronpilot.domain.limits import LimitState
+from cronpilot.domain.alerts.alerts import Notification
 from cronpilot.domain.model import Endpoint, Run
-from cronpilot.domain.planning import PlannerState, Proposal
+from cronpilot.domain.planning.planning import PlannerState, Proposal
 from cronpilot.domain.ports import Store
+from cronpilot.domain.schedule.limits import LimitState
 from tests.support.memory_store import MemoryStore
 from tests.support.memory_store.planner import MemoryPlannerState
 

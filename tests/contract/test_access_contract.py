@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from cronpilot.domain.access import Scope
-from cronpilot.domain.audit import AuditEntry
+from cronpilot.domain.access.access import Scope
+from cronpilot.domain.access.audit import AuditEntry
+from cronpilot.domain.access.tokens import ApiToken, hash_secret
 from cronpilot.domain.errors import ConflictError, TokenNotFound
 from cronpilot.domain.model import Pause
 from cronpilot.domain.ports import Store
-from cronpilot.domain.tokens import ApiToken, hash_secret
 from tests.contract.builders import T0, add_endpoint, seconds
 
 ANN = "cli:ann@web-1"

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from cronpilot.domain.alerts import AlertEvent, NotificationStatus
+from cronpilot.domain.alerts.alerts import AlertEvent, NotificationStatus
 from cronpilot.domain.model import Pause, Response, Schedule
 from cronpilot.domain.ports import Store
-from cronpilot.domain.watch import WatchEpisode, opened_notifications
+from cronpilot.domain.runs.watch import WatchEpisode, opened_notifications
 from tests.contract.builders import OK, T0, claim_one, declaration, seconds, spec
 from tests.support.finishing import finish_one
 

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from cronpilot.domain.alerts import AlertEvent
-from cronpilot.domain.approvals import EXPIRED_BY, Approval, ApprovalState
-from cronpilot.domain.dependencies import with_dependants
+from cronpilot.domain.alerts.alerts import AlertEvent
 from cronpilot.domain.errors import ApprovalNotFound, ApprovalNotPending
+from cronpilot.domain.graph.dependencies import with_dependants
 from cronpilot.domain.model import Finish, Recorded, Response, RunStatus, RunTrigger, Schedule
 from cronpilot.domain.paging import Cursor
+from cronpilot.domain.planning.approvals import EXPIRED_BY, Approval, ApprovalState
 from cronpilot.domain.ports import Store
 from tests.contract.builders import LEASE_SECONDS, T0, claim_one, declaration, seconds, spec
 from tests.support.finishing import record_one

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from cronpilot.domain.autonomy import AutonomyStep
 from cronpilot.domain.model import Job, PlannerMode, new_id
+from cronpilot.domain.planning.autonomy import AutonomyStep
 from cronpilot.domain.ports import JobDeclaration, Store
 from tests.contract.builders import T0, seconds, spec
 

@@ -21,7 +21,7 @@ from cronpilot.domain.model import (
     ScheduleSource,
 )
 from cronpilot.domain.ports import CatalogFigures, SecretCipher, Store
-from cronpilot.domain.transitions import queued_run
+from cronpilot.domain.runs.transitions import queued_run
 from tests.contract.builders import T0, add_endpoint, declaration, seconds, spec
 
 

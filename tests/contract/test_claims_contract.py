@@ -17,7 +17,7 @@ from cronpilot.domain.model import (
     ScheduleSource,
 )
 from cronpilot.domain.ports import Store
-from cronpilot.domain.transitions import started_run
+from cronpilot.domain.runs.transitions import started_run
 from tests.contract.builders import (
     LEASE_SECONDS,
     OK,

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.errors import LeaseLost
+from cronpilot.domain.graph.dependencies import with_dependants
 from cronpilot.domain.model import (
     Claim,
     ErrorKind,

@@ -12,9 +12,9 @@ from cronpilot.domain.errors import (
     RunNotFound,
     StillDependedOn,
 )
-from cronpilot.domain.graph import EdgeSighting, EdgeSource, EdgeType
+from cronpilot.domain.graph.graph import EdgeSighting, EdgeSource, EdgeType
 from cronpilot.domain.model import new_id
-from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
+from cronpilot.domain.planning.planning import Proposal, ProposalKind, ProposalStatus
 from cronpilot.domain.ports import Store
 from cronpilot.domain.versions import endpoint_version
 from cronpilot.usecases.deletion import delete

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from cronpilot.domain.errors import EndpointNotFound
-from cronpilot.domain.graph import EdgeSighting, EdgeSource, EdgeType
-from cronpilot.domain.outputs import DriftEvent, OutputSchema
+from cronpilot.domain.graph.graph import EdgeSighting, EdgeSource, EdgeType
+from cronpilot.domain.graph.outputs import DriftEvent, OutputSchema
+from cronpilot.domain.graph.schema_inference import merge_document
 from cronpilot.domain.ports import Store
-from cronpilot.domain.schema_inference import merge_document
 from tests.contract.builders import T0, add_endpoint, declaration, seconds, spec
 
 

@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 from cronpilot.domain.model import Run, RunTrigger
 from cronpilot.domain.paging import Cursor
 from cronpilot.domain.ports import RunFilter, Store
-from cronpilot.domain.time_range import TimeRange
-from cronpilot.domain.transitions import queued_run
+from cronpilot.domain.runs.transitions import queued_run
+from cronpilot.domain.schedule.time_range import TimeRange
 from tests.contract.builders import OK, add_endpoint, claim_one
 from tests.support.finishing import finish_one
 

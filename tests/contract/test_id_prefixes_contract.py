@@ -16,7 +16,7 @@ from cronpilot.domain.errors import (
 )
 from cronpilot.domain.ids import CANDIDATES, MIN_PREFIX
 from cronpilot.domain.model import PlannerMode
-from cronpilot.domain.planning import ProposalStatus
+from cronpilot.domain.planning.planning import ProposalStatus
 from cronpilot.domain.ports import Store
 from tests.contract.builders import T0, add_endpoint, run_once, seconds
 from tests.contract.test_planner_contract import _declare, _finish, _proposal

@@ -7,8 +7,8 @@ from datetime import timedelta
 
 import pytest
 
-from cronpilot.domain.alerts import NotificationStatus
-from cronpilot.domain.dependencies import with_dependants
+from cronpilot.domain.alerts.alerts import NotificationStatus
+from cronpilot.domain.graph.dependencies import with_dependants
 from cronpilot.domain.model import Pause, RunStatus
 from cronpilot.domain.ports import Store
 from cronpilot.usecases.access import list_audit

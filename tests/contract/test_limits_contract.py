@@ -4,11 +4,11 @@ stays due and unclaimed, the hold is recorded on its key, and calls of other key
 from __future__ import annotations
 
 from cronpilot.adapters.manual_clock import ManualClock
-from cronpilot.domain.alerts import AlertEvent
-from cronpilot.domain.limits import HoldReason, Limit, Rate
+from cronpilot.domain.alerts.alerts import AlertEvent
 from cronpilot.domain.model import RunTrigger
 from cronpilot.domain.ports import JobDeclaration, Store
-from cronpilot.domain.transitions import queued_run
+from cronpilot.domain.runs.transitions import queued_run
+from cronpilot.domain.schedule.limits import HoldReason, Limit, Rate
 from cronpilot.scheduler.watch import Watch
 from tests.contract.builders import LEASE_SECONDS, OK, T0, declaration, seconds, spec
 from tests.support.finishing import finish_one

@@ -1,7 +1,7 @@
 """Limits per target, kept in SQL in the PostgreSQL claim (and read by SQLite's), proven
 against the domain rule they mirror (decision 0014): for generated states of endpoints, queued
-runs and the keys' buckets and holds, every store claims what `domain.limits.decide_limits`
-then `domain.claiming.pick_claims` decide, and stores the keys' states they return."""
+runs and the keys' buckets and holds, every store claims what `domain.schedule.limits.decide_limits`
+then `domain.runs.claiming.pick_claims` decide, and stores the keys' states they return."""
 
 from __future__ import annotations
 
@@ -11,8 +11,11 @@ from datetime import timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cronpilot.domain.claiming import pick_claims
-from cronpilot.domain.limits import (
+from cronpilot.domain.model import Endpoint, Job, RunTrigger, ScheduleSource
+from cronpilot.domain.ports import JobDeclaration, Store
+from cronpilot.domain.runs.claiming import pick_claims
+from cronpilot.domain.runs.transitions import queued_run
+from cronpilot.domain.schedule.limits import (
     HoldReason,
     Limit,
     LimitState,
@@ -21,9 +24,6 @@ from cronpilot.domain.limits import (
     decide_limits,
     limited_candidates,
 )
-from cronpilot.domain.model import Endpoint, Job, RunTrigger, ScheduleSource
-from cronpilot.domain.ports import JobDeclaration, Store
-from cronpilot.domain.transitions import queued_run
 from tests.contract.builders import LEASE_SECONDS, T0, seconds, spec
 from tests.contract.states import empty, load
 from tests.contract.test_rules_contract import MOMENTS, RULES, WORKER

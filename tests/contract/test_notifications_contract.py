@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from cronpilot.domain.alerts import AlertEvent, Notification, NotificationStatus
-from cronpilot.domain.dependencies import with_dependants
+from cronpilot.domain.alerts.alerts import AlertEvent, Notification, NotificationStatus
 from cronpilot.domain.errors import LeaseLost, NotificationNotFound
+from cronpilot.domain.graph.dependencies import with_dependants
 from cronpilot.domain.model import Finish, Pause, Response, Schedule, ScheduleSource
 from cronpilot.domain.ports import Store
 from tests.contract.builders import (

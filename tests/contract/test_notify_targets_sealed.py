@@ -8,8 +8,8 @@ from sqlalchemy import select
 from cronpilot.adapters.crypto import SEALED_PREFIX
 from cronpilot.adapters.sql import SqlStore
 from cronpilot.adapters.sql.tables import endpoints, notifications
+from cronpilot.domain.alerts.notify_targets import NotifyTarget, SmtpServer, TargetKind
 from cronpilot.domain.model import Response
-from cronpilot.domain.notify_targets import NotifyTarget, SmtpServer, TargetKind
 from tests.contract.builders import LEASE_SECONDS, T0, declaration, spec
 from tests.support.finishing import finish_one
 

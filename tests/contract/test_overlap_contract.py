@@ -4,7 +4,7 @@ per streak, and the overlap policy says whether the latest of them runs; on ever
 
 from __future__ import annotations
 
-from cronpilot.domain.alerts import AlertEvent
+from cronpilot.domain.alerts.alerts import AlertEvent
 from cronpilot.domain.model import Overlap, RunStatus
 from cronpilot.domain.ports import Store
 from tests.contract.builders import OK, T0, claim_one, declaration, seconds, spec

@@ -6,10 +6,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import TypeVar
 
-from cronpilot.domain.alerts import AlertEvent, Notification
+from cronpilot.domain.alerts.alerts import AlertEvent, Notification
 from cronpilot.domain.model import Pause, Response, Run, RunStatus, RunTrigger, new_id
 from cronpilot.domain.paging import Cursor
-from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
+from cronpilot.domain.planning.planning import Proposal, ProposalKind, ProposalStatus
 from cronpilot.domain.ports import RunFilter, Store
 from tests.contract.builders import T0, add_endpoint, run_once, seconds
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from cronpilot.adapters.manual_clock import ManualClock
-from cronpilot.domain.alerts import AlertEvent
+from cronpilot.domain.alerts.alerts import AlertEvent
 from cronpilot.domain.model import Pause
 from cronpilot.domain.ports import Store
 from cronpilot.scheduler.watch import Watch

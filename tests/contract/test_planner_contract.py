@@ -16,10 +16,11 @@ from cronpilot.domain.errors import (
     ProposalNotPending,
     SessionNotFound,
 )
-from cronpilot.domain.graph import EdgeSighting, EdgeSource, EdgeType
+from cronpilot.domain.graph.graph import EdgeSighting, EdgeSource, EdgeType
+from cronpilot.domain.graph.outputs import OutputSchema
+from cronpilot.domain.graph.schema_inference import merge_document
 from cronpilot.domain.model import Job, Pause, PlannerMode, Response, new_id
-from cronpilot.domain.outputs import OutputSchema
-from cronpilot.domain.planning import (
+from cronpilot.domain.planning.planning import (
     AnalysisClaim,
     AnalysisOutcome,
     AnalysisSession,
@@ -30,7 +31,6 @@ from cronpilot.domain.planning import (
     ToolCallRecord,
 )
 from cronpilot.domain.ports import JobDeclaration, Store
-from cronpilot.domain.schema_inference import merge_document
 from cronpilot.planner.analysis_context import read_analysis_context
 from tests.contract.builders import OK, T0, run_once, seconds, spec
 from tests.support.finishing import finish_one

@@ -13,8 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from cronpilot.adapters.sql import open_sql_store
 from cronpilot.adapters.sql.tables import run_queue
-from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.errors import LeaseLost, RunNotFound
+from cronpilot.domain.graph.dependencies import with_dependants
 from cronpilot.domain.model import (
     Claim,
     Endpoint,
@@ -30,8 +30,8 @@ from cronpilot.domain.model import (
     Steering,
 )
 from cronpilot.domain.ports import SecretCipher, Store
-from cronpilot.domain.requested_runs import ahead_of_schedule, backfill_runs
-from cronpilot.domain.transitions import queued_run, started_run
+from cronpilot.domain.runs.requested_runs import ahead_of_schedule, backfill_runs
+from cronpilot.domain.runs.transitions import queued_run, started_run
 from tests.contract.builders import (
     LEASE_SECONDS,
     OK,

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from cronpilot.domain.dependencies import with_dependants
+from cronpilot.domain.graph.dependencies import with_dependants
 from cronpilot.domain.model import Finish, RunStatus, Schedule, ScheduleSource, SkipKind
 from cronpilot.domain.ports import Store
-from cronpilot.domain.quiet import QuietWindow, skipped_quietly
+from cronpilot.domain.schedule.quiet import QuietWindow, skipped_quietly
 from tests.contract.builders import LEASE_SECONDS, OK, T0, declaration, seconds, spec
 from tests.support.finishing import finish_one, record_one
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from cronpilot.domain.access import EVERY_JOB, Reach
+from cronpilot.domain.access.access import EVERY_JOB, Reach
 from cronpilot.domain.errors import NotFound
 from cronpilot.domain.ports import Store
 from cronpilot.usecases.queries import approvals, catalog, graph, notifications, planner, runs

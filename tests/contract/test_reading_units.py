@@ -12,7 +12,7 @@ from cronpilot.adapters.sql import open_sql_store
 from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.tables import endpoints
 from cronpilot.domain.errors import ReadOnlyUnit
-from cronpilot.domain.graph import EdgeSighting, EdgeSource, EdgeType
+from cronpilot.domain.graph.graph import EdgeSighting, EdgeSource, EdgeType
 from cronpilot.domain.model import Pause
 from cronpilot.domain.ports import Store
 from tests.contract.builders import T0, add_endpoint

@@ -8,12 +8,12 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from cronpilot.domain.alerts import AlertEvent, Notification, NotificationStatus
-from cronpilot.domain.approvals import Approval, ApprovalState
-from cronpilot.domain.audit import AuditEntry, audit_entry
-from cronpilot.domain.dependencies import with_dependants
+from cronpilot.domain.access.audit import AuditEntry, audit_entry
+from cronpilot.domain.alerts.alerts import AlertEvent, Notification, NotificationStatus
+from cronpilot.domain.graph.dependencies import with_dependants
 from cronpilot.domain.model import Finish, Response, RunTrigger, Schedule, new_id
-from cronpilot.domain.planning import (
+from cronpilot.domain.planning.approvals import Approval, ApprovalState
+from cronpilot.domain.planning.planning import (
     AnalysisOutcome,
     AnalysisSession,
     Proposal,
@@ -22,9 +22,9 @@ from cronpilot.domain.planning import (
     SessionStatus,
 )
 from cronpilot.domain.ports import Store
-from cronpilot.domain.retention import Retention
-from cronpilot.domain.rule_firing import RULES_PLANNER
-from cronpilot.domain.transitions import queued_run
+from cronpilot.domain.rules.rule_firing import RULES_PLANNER
+from cronpilot.domain.runs.retention import Retention
+from cronpilot.domain.runs.transitions import queued_run
 from cronpilot.scheduler.housekeeping import Housekeeping
 from cronpilot.usecases.approvals import ApprovalDesk
 from tests.contract.builders import (

@@ -13,14 +13,13 @@ from datetime import datetime, timedelta
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cronpilot.domain.alerts import (
+from cronpilot.domain.alerts.alerts import (
     AlertEvent,
     Notification,
     NotificationStatus,
     deliverable,
     delivery_order,
 )
-from cronpilot.domain.claiming import lease_expired, leased, next_due, pick_claims
 from cronpilot.domain.model import (
     Endpoint,
     Job,
@@ -32,7 +31,7 @@ from cronpilot.domain.model import (
     ScheduleSource,
     new_id,
 )
-from cronpilot.domain.planning import (
+from cronpilot.domain.planning.planning import (
     PlannerState,
     Proposal,
     ProposalKind,
@@ -45,8 +44,9 @@ from cronpilot.domain.planning import (
     needs_rules,
 )
 from cronpilot.domain.ports import JobDeclaration, Store
-from cronpilot.domain.rules import ActionKind, Rule, RuleAction
-from cronpilot.domain.transitions import after_reap, queued_run, started_run
+from cronpilot.domain.rules.rules import ActionKind, Rule, RuleAction
+from cronpilot.domain.runs.claiming import lease_expired, leased, next_due, pick_claims
+from cronpilot.domain.runs.transitions import after_reap, queued_run, started_run
 from tests.contract.builders import LEASE_SECONDS, T0, declaration, seconds, spec
 from tests.contract.states import empty, load
 

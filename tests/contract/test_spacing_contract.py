@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from cronpilot.domain.jitter import jittered
 from cronpilot.domain.model import CatchUp, Claim, RunStatus, ScheduleSource
 from cronpilot.domain.ports import Store
+from cronpilot.domain.schedule.jitter import jittered
 from tests.contract.builders import LEASE_SECONDS, OK, T0, declaration, seconds, spec
 from tests.support.finishing import finish_one
 

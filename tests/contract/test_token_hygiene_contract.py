@@ -8,14 +8,14 @@ from datetime import timedelta
 
 import pytest
 
-from cronpilot.domain.access import Principal, Scope
+from cronpilot.domain.access.access import Principal, Scope
+from cronpilot.domain.access.tokens import SESSION_SPAN, hash_secret
 from cronpilot.domain.errors import (
     InvalidTokenTerms,
     TokenExpired,
     TokenNotFound,
 )
 from cronpilot.domain.ports import Store
-from cronpilot.domain.tokens import SESSION_SPAN, hash_secret
 from cronpilot.usecases.access import (
     authenticate,
     create_token,

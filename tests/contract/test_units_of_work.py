@@ -13,14 +13,14 @@ from typing import Any
 
 import pytest
 
-from cronpilot.domain.access import Scope
+from cronpilot.domain.access.access import Scope
+from cronpilot.domain.access.tokens import ApiToken, hash_secret
 from cronpilot.domain.errors import InvalidConfig
-from cronpilot.domain.graph import EdgeSighting, EdgeSource, EdgeType
+from cronpilot.domain.graph.graph import EdgeSighting, EdgeSource, EdgeType
 from cronpilot.domain.model import IntervalHint, Pause, PlannerMode, RunStatus, new_id
-from cronpilot.domain.pauses import MAX_PAUSE
-from cronpilot.domain.planning import ProposalDraft, ProposalKind, ProposalStatus
+from cronpilot.domain.planning.planning import ProposalDraft, ProposalKind, ProposalStatus
 from cronpilot.domain.ports import Store
-from cronpilot.domain.tokens import ApiToken, hash_secret
+from cronpilot.domain.schedule.pauses import MAX_PAUSE
 from cronpilot.usecases.access import create_token, revoke_token, rotate_token
 from cronpilot.usecases.declarations import apply_declarations
 from cronpilot.usecases.deletion import delete

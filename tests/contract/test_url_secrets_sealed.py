@@ -12,8 +12,8 @@ from cronpilot.adapters.sql import SqlStore
 from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.sealing import seal_stored_urls
 from cronpilot.adapters.sql.tables import endpoints, notifications
+from cronpilot.domain.alerts.notify_targets import NotifyTarget, TargetKind
 from cronpilot.domain.model import Response
-from cronpilot.domain.notify_targets import NotifyTarget, TargetKind
 from cronpilot.domain.ports import SecretCipher
 from tests.contract.builders import LEASE_SECONDS, T0, declaration, spec
 from tests.support.finishing import finish_one

@@ -1,6 +1,6 @@
 """Missed and late runs on every store (memory, SQLite, PostgreSQL): `late_since` kept by the
 finish with its alerts, the watched endpoints that are due, and episodes recorded once however
-many workers notice them at once (`domain.watch`, `scheduler.watch`)."""
+many workers notice them at once (`domain.runs.watch`, `scheduler.watch`)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ import asyncio
 from typing import Any
 
 from cronpilot.adapters.manual_clock import ManualClock
-from cronpilot.domain.alerts import AlertEvent, Notification
+from cronpilot.domain.alerts.alerts import AlertEvent, Notification
 from cronpilot.domain.ports import Store
-from cronpilot.domain.watch import (
+from cronpilot.domain.runs.watch import (
     WatchEpisode,
     opened_notifications,
     recovered_notifications,
 )
-from cronpilot.domain.workers import WorkerInfo
+from cronpilot.domain.runs.workers import WorkerInfo
 from cronpilot.scheduler.watch import Watch
 from tests.contract.builders import OK, T0, claim_one, declaration, seconds, spec
 from tests.support.finishing import finish_one

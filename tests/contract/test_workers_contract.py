@@ -10,7 +10,7 @@ import pytest
 
 from cronpilot.domain.errors import ReadOnlyUnit
 from cronpilot.domain.ports import Store
-from cronpilot.domain.workers import WorkerInfo
+from cronpilot.domain.runs.workers import WorkerInfo
 from cronpilot.usecases.workers import active_workers
 from tests.contract.builders import T0, add_endpoint, run_once, seconds
 

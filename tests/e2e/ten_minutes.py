@@ -18,8 +18,8 @@ from itertools import pairwise
 from pathlib import Path
 
 from cronpilot.adapters.sql import SqlStore
-from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
-from cronpilot.domain.rule_firing import rule_made
+from cronpilot.domain.planning.planning import Proposal, ProposalKind, ProposalStatus
+from cronpilot.domain.rules.rule_firing import rule_made
 from cronpilot.harness.exams.catalog import without_rules
 from tests.support.rule_stories import RuleStory, tell
 from tests.support.settings import limits_for_tests, settings_for_tests

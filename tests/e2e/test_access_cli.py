@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from cronpilot.adapters.sql import open_sql_store
-from cronpilot.domain.access import Principal, Scope
+from cronpilot.domain.access.access import Principal, Scope
 from cronpilot.usecases.access import authenticate
 from tests.e2e.conftest import Cli
 from tests.e2e.test_admin_cli import one_error_line, write_jobs

@@ -13,9 +13,9 @@ import pytest
 import yaml
 
 from cronpilot.adapters.sql import open_sql_store
-from cronpilot.domain.alerts import AlertEvent, Notification
+from cronpilot.domain.alerts.alerts import AlertEvent, Notification
 from cronpilot.domain.model import new_id
-from cronpilot.domain.planning import ProposalStatus
+from cronpilot.domain.planning.planning import ProposalStatus
 from tests.e2e.conftest import Cli, make_cli
 from tests.support.use_cases import START, USE_CASES, run_story
 

@@ -23,7 +23,7 @@ from cronpilot.adapters.sql.engine import create_engine
 from cronpilot.adapters.sql.migrate import alembic_config
 from cronpilot.domain.model import HintSource, IntervalHint, Response
 from cronpilot.domain.ports import Store
-from cronpilot.domain.sent_request import sent_request
+from cronpilot.domain.runs.sent_request import sent_request
 from cronpilot.scheduler.requests import request_for
 from tests.e2e.conftest import Cli
 from tests.e2e.test_admin_cli import one_error_line, write_jobs

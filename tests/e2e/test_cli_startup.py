@@ -92,7 +92,7 @@ UNUSED_BY_LISTINGS = (
     "cronpilot.adapters.sql.graph_repo",
     "cronpilot.adapters.sql.migrate",
     "cronpilot.usecases.proposals",
-    "cronpilot.domain.transitions",
+    "cronpilot.domain.runs.transitions",
     # The web console is for `serve` (and `demo --serve`) only.
     "cronpilot.adapters.console",
 )
@@ -172,7 +172,7 @@ def test_listing_proposals_loads_no_notification_store(cli: Cli) -> None:
     # retention rules, the watch episodes) only to add a proposal with its notifications.
     modules = imported(cli, ["proposals", "list"])
     assert "cronpilot.adapters.sql.planner_repo" in modules
-    notifying = ("cronpilot.adapters.sql.notifications_repo", "cronpilot.domain.alerts")
+    notifying = ("cronpilot.adapters.sql.notifications_repo", "cronpilot.domain.alerts.alerts")
     assert loaded(modules, notifying) == []
 
 

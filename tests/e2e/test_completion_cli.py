@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from cronpilot.adapters.sql import open_sql_store
 from cronpilot.domain.model import new_id
-from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
+from cronpilot.domain.planning.planning import Proposal, ProposalKind, ProposalStatus
 from tests.contract.builders import T0, add_endpoint, run_once
 from tests.e2e.conftest import Cli
 

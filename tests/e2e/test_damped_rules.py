@@ -8,8 +8,8 @@ from itertools import pairwise
 
 import pytest
 
-from cronpilot.domain.planning import ProposalStatus
-from cronpilot.domain.rules import RuleOutcome
+from cronpilot.domain.planning.planning import ProposalStatus
+from cronpilot.domain.rules.rules import RuleOutcome
 from cronpilot.harness.simulator.troubles import SWING_SECONDS
 from tests.support.rule_stories import QUEUE, START, RuleStory, tell
 from tests.support.settings import limits_for_tests, settings_for_tests
@@ -51,8 +51,8 @@ async def test_a_rule_following_a_swinging_queue_changes_at_most_once_per_dwell(
     assert all(gap >= dwell for gap in gaps), gaps
     # Still following the queue: a change as soon as each dwell allows (15 swings undamped).
     assert 4 <= len(applied) <= TEN_MINUTES // dwell + 1, gaps
-    # Held back while the last change dwells (those passes are quiet: `domain.quiet_passes`),
-    # never refused: the hourly limit is not reached.
+    # Held back while the last change dwells (those passes are quiet:
+    # `domain.schedule.quiet_passes`), never refused: the hourly limit is not reached.
     outcomes = [e.outcome for s in sessions for e in s.rule_evaluations]
     assert RuleOutcome.REFUSED not in outcomes
     assert {p.status for p in proposals} == {ProposalStatus.APPLIED}

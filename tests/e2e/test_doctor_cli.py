@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from cronpilot.adapters.crypto import FernetCipher
 from cronpilot.adapters.doctor import skew_check
 from cronpilot.adapters.sql import open_sql_store
-from cronpilot.domain.workers import WorkerInfo
+from cronpilot.domain.runs.workers import WorkerInfo
 from tests.e2e.conftest import Cli
 from tests.support.fake_openai_server import FakeOpenAI
 

@@ -25,7 +25,7 @@ from bench.left_alone import (
 )
 from bench.player import START, Moment, play, reject_pending
 from cronpilot.adapters.sql import SqlStore
-from cronpilot.domain.planning import ProposalStatus
+from cronpilot.domain.planning.planning import ProposalStatus
 from cronpilot.usecases.queries import catalog, planner
 from tests.support.settings import settings_for_tests
 

@@ -12,8 +12,8 @@ import pytest
 
 from cronpilot.adapters.sql import SqlStore
 from cronpilot.domain.model import Run, RunStatus, ScheduleSource, SkipKind
-from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
-from cronpilot.domain.rules import RuleOutcome
+from cronpilot.domain.planning.planning import Proposal, ProposalKind, ProposalStatus
+from cronpilot.domain.rules.rules import RuleOutcome
 from cronpilot.usecases.proposals import ProposalDesk
 from tests.support.rule_stories import (
     BILLING,

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from cronpilot.adapters.sql import open_sql_store
-from cronpilot.domain.access import Principal, Scope
+from cronpilot.domain.access.access import Principal, Scope
 from cronpilot.domain.errors import TokenExpired
 from cronpilot.usecases.access import authenticate
 from tests.e2e.conftest import Cli

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cronpilot.domain.model import Run, ScheduleSource
-from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus, SessionStatus
+from cronpilot.domain.planning.planning import Proposal, ProposalKind, ProposalStatus, SessionStatus
 from tests.support.use_cases import START, USE_CASES, Story, run_story
 
 CASES = {case.name: case for case in USE_CASES}

@@ -16,7 +16,7 @@ from cronpilot.adapters.manual_clock import ManualClock
 from cronpilot.adapters.sql import open_sql_store
 from cronpilot.domain.model import Response
 from cronpilot.domain.ports import Store
-from cronpilot.domain.workers import WorkerInfo
+from cronpilot.domain.runs.workers import WorkerInfo
 from cronpilot.scheduler.watch import Watch
 from tests.e2e.conftest import Cli
 from tests.support.finishing import finish_one

@@ -16,8 +16,8 @@ from cronpilot.adapters.cli.views import run_view
 from cronpilot.adapters.http.body import StoredBody
 from cronpilot.adapters.http.conditional import ConfirmableAnswers
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
-from cronpilot.domain.change_detection import comparable_hash, ignored_fields
-from cronpilot.domain.dag import response_changed
+from cronpilot.domain.graph.change_detection import comparable_hash, ignored_fields
+from cronpilot.domain.graph.dag import response_changed
 from cronpilot.domain.model import HttpRequest, Run
 from cronpilot.domain.ports import Store
 from cronpilot.scheduler.requests import request_for

@@ -17,8 +17,8 @@ from sqlalchemy import event, text
 from cronpilot.adapters.sql import SqlStore
 from cronpilot.domain.errors import LeaseLost, StoreUnavailable
 from cronpilot.domain.model import Finish, OneShotHint, Pause, Recorded, RunStatus
-from cronpilot.domain.settling import settle
-from cronpilot.domain.transitions import started_run
+from cronpilot.domain.runs.settling import settle
+from cronpilot.domain.runs.transitions import started_run
 from tests.contract.builders import LEASE_SECONDS, OK, T0, add_endpoint, seconds
 
 pytestmark = pytest.mark.postgres

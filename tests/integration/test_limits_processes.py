@@ -15,9 +15,9 @@ from aiohttp import web
 
 from cronpilot.adapters.sql import open_sql_store
 from cronpilot.adapters.sql.store import SqlStore
-from cronpilot.domain.limits import Limit, Rate
 from cronpilot.domain.model import Job, Schedule
 from cronpilot.domain.ports import JobDeclaration
+from cronpilot.domain.schedule.limits import Limit, Rate
 from tests.scheduler.builders import JOB, spec
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.scheduler.processes import SchedulerProcesses

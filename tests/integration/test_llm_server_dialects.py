@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from cronpilot.domain.planning import SessionStatus
+from cronpilot.domain.planning.planning import SessionStatus
 from cronpilot.planner.session import NUDGE
 from tests.integration.test_openai_planner import _investigate, planner_against
 from tests.support.fake_openai_server import Call, Calls, Failure, Reply, Step, Text, submit

@@ -24,9 +24,9 @@ from cronpilot.adapters.bootstrap import notifier_config
 from cronpilot.adapters.cli.views import target_kind
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.mail import SmtpMailer
-from cronpilot.domain.alerts import DeliveryPolicy, NotificationStatus
+from cronpilot.domain.alerts.alerts import DeliveryPolicy, NotificationStatus
+from cronpilot.domain.alerts.notify_targets import MailMessage, NotifyTarget, SmtpServer, TargetKind
 from cronpilot.domain.model import Response
-from cronpilot.domain.notify_targets import MailMessage, NotifyTarget, SmtpServer, TargetKind
 from cronpilot.domain.ports import Store
 from cronpilot.scheduler.notifier import Notifier
 from cronpilot.usecases.alert_delivery import redeliver, send_test

@@ -14,7 +14,7 @@ import pytest
 
 from cronpilot.adapters.llm.openai_client import OpenAIChat
 from cronpilot.domain.model import PlannerMode
-from cronpilot.domain.planning import AnalysisSession, ProposalStatus, SessionStatus
+from cronpilot.domain.planning.planning import AnalysisSession, ProposalStatus, SessionStatus
 from cronpilot.planner.session import OUT_OF_TIME, LlmAnalyst
 from cronpilot.planner.tools import TOOLS
 from cronpilot.planner.worker import CUT_SHORT, PlannerWorker

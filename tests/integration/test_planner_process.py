@@ -15,7 +15,7 @@ from pathlib import Path
 from cronpilot.adapters.jobs_file import parse_declarations
 from cronpilot.adapters.sql import open_sql_store
 from cronpilot.domain.model import PlannerMode
-from cronpilot.domain.planning import ProposalStatus, SessionStatus
+from cronpilot.domain.planning.planning import ProposalStatus, SessionStatus
 from cronpilot.domain.ports import Store
 from cronpilot.harness.simulator import Simulator
 from cronpilot.planner.worker import CUT_SHORT

@@ -9,8 +9,8 @@ from datetime import timedelta
 
 from cronpilot.adapters.llm.openai_client import OpenAIChat
 from cronpilot.domain.model import PlannerMode
-from cronpilot.domain.planning import ProposalStatus
-from cronpilot.domain.rules import ActionKind, Rule, RuleAction
+from cronpilot.domain.planning.planning import ProposalStatus
+from cronpilot.domain.rules.rules import ActionKind, Rule, RuleAction
 from cronpilot.planner.session import LlmAnalyst
 from tests.planner.builders import T0, answer, declare, make_planner, spec
 from tests.support.clock import FakeClock

@@ -12,7 +12,7 @@ from typing import Any
 
 from cronpilot.adapters.jobs_file import load_declarations
 from cronpilot.adapters.search.embedders import OpenAIEmbedder
-from cronpilot.domain.search import Leg, SearchIndex
+from cronpilot.domain.search.search import Leg, SearchIndex
 from cronpilot.usecases.declarations import apply_declarations
 from cronpilot.usecases.search import IndexCache, build_index, search_endpoints
 from tests.support.fake_openai_server import FakeOpenAI

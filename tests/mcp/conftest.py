@@ -26,9 +26,9 @@ from cronpilot.adapters.jobs_file import parse_declarations
 from cronpilot.adapters.mcp.server import http_app
 from cronpilot.adapters.sql import open_sql_store
 from cronpilot.adapters.wake import InProcessWaker
-from cronpilot.domain.access import Scope
+from cronpilot.domain.access.access import Scope
 from cronpilot.domain.model import PlannerMode, Response
-from cronpilot.domain.planning import ProposalDraft, ProposalKind
+from cronpilot.domain.planning.planning import ProposalDraft, ProposalKind
 from cronpilot.domain.ports import Store
 from cronpilot.usecases.declarations import apply_declarations
 from cronpilot.usecases.proposals import ProposalDesk, Proposer

@@ -9,7 +9,7 @@ from mcp.types import CallToolResult, TextContent, TextResourceContents
 from cronpilot.adapters.cli.output import tidy
 from cronpilot.adapters.jsonvalue import dump_json
 from cronpilot.adapters.sql.store import SqlStore
-from cronpilot.domain.access import Scope
+from cronpilot.domain.access.access import Scope
 from tests.mcp.conftest import World, over_stdio
 from tests.support.deep_json import nested, store_body
 

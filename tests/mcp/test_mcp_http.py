@@ -10,7 +10,7 @@ import httpx
 from starlette.responses import PlainTextResponse
 
 from cronpilot.adapters.mcp.server import BearerGate
-from cronpilot.domain.access import Principal, Scope
+from cronpilot.domain.access.access import Principal, Scope
 from cronpilot.domain.errors import TokenExpired
 from cronpilot.usecases.access import list_audit, revoke_token
 from tests.api.conftest import bearer

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from cronpilot.adapters.jobs_file import parse_declarations
 from cronpilot.adapters.wake import InProcessWaker
-from cronpilot.domain.access import Scope
+from cronpilot.domain.access.access import Scope
 from cronpilot.usecases.access import create_token
 from cronpilot.usecases.declarations import apply_declarations
 from cronpilot.usecases.run_requests import request_run

@@ -3,7 +3,7 @@ cancel and retry a run, each recorded for the token; bad input one tool error.""
 
 from __future__ import annotations
 
-from cronpilot.domain.access import Scope
+from cronpilot.domain.access.access import Scope
 from cronpilot.usecases.access import list_audit
 from tests.mcp.conftest import World, call, over_stdio, tool_error
 

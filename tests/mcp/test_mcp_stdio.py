@@ -11,7 +11,7 @@ import pytest
 from mcp import MCPError
 from mcp.types import TextResourceContents
 
-from cronpilot.domain.access import Scope
+from cronpilot.domain.access.access import Scope
 from cronpilot.usecases.access import list_audit, revoke_token
 from tests.e2e.conftest import make_cli
 from tests.mcp.conftest import (

@@ -19,7 +19,7 @@ from cronpilot.adapters.mcp.server import build_server
 from cronpilot.adapters.mcp.toolbox import Toolbox
 from cronpilot.adapters.mcp.write_tools import add_write_tools
 from cronpilot.adapters.wake import InProcessWaker
-from cronpilot.domain.access import Principal, Scope
+from cronpilot.domain.access.access import Principal, Scope
 from tests.mcp.conftest import DECISIONS, READ_TOOLS, WRITE_TOOLS
 from tests.support.clock import FakeClock
 from tests.support.memory_store import MemoryStore

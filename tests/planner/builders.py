@@ -9,7 +9,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cronpilot.adapters.bootstrap import planner_config
-from cronpilot.domain.guardrails import GuardrailLimits
 from cronpilot.domain.model import (
     JSON,
     Endpoint,
@@ -20,8 +19,9 @@ from cronpilot.domain.model import (
     Run,
     Schedule,
 )
+from cronpilot.domain.planning.guardrails import GuardrailLimits
 from cronpilot.domain.ports import JobDeclaration, Store, Telemetry, Waker
-from cronpilot.domain.telemetry import NO_TELEMETRY
+from cronpilot.domain.runs.telemetry import NO_TELEMETRY
 from cronpilot.planner.session import Analyst
 from cronpilot.planner.worker import PlannerWorker
 from tests.support.clock import FakeClock

@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
-from cronpilot.domain.context import dag_context
-from cronpilot.domain.dependencies import with_dependants
+from cronpilot.domain.graph.dependencies import with_dependants
 from cronpilot.domain.model import PlannerMode, RunStatus, Schedule
-from cronpilot.domain.planning import AnalysisClaim
-from cronpilot.domain.quiet import QuietWindow
+from cronpilot.domain.planning.context import dag_context
+from cronpilot.domain.planning.planning import AnalysisClaim
+from cronpilot.domain.schedule.quiet import QuietWindow
 from cronpilot.planner.analysis_context import read_analysis_context
 from cronpilot.planner.brief import HEALTH_RUNS, SYSTEM_PROMPT, build_brief, windowed_health
 from cronpilot.planner.summary import run_summary, summed_up

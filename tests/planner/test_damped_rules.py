@@ -8,15 +8,15 @@ from __future__ import annotations
 from dataclasses import replace
 
 from cronpilot.domain.model import PlannerMode, new_id
-from cronpilot.domain.planning import (
+from cronpilot.domain.planning.planning import (
     AnalysisSession,
     ProposalDraft,
     ProposalKind,
     ProposalStatus,
 )
 from cronpilot.domain.ports import Store
-from cronpilot.domain.rule_firing import URGENT_RULES
-from cronpilot.domain.rules import ActionKind, Rule, RuleAction, RuleOutcome
+from cronpilot.domain.rules.rule_firing import URGENT_RULES
+from cronpilot.domain.rules.rules import ActionKind, Rule, RuleAction, RuleOutcome
 from cronpilot.planner.heuristic import HeuristicAnalyst
 from cronpilot.planner.worker import PlannerWorker
 from cronpilot.usecases.proposals import ProposalDesk, Proposer
@@ -55,7 +55,7 @@ async def _last_pass(store: Store) -> AnalysisSession:
 
 def _planner(store: Store, clock: FakeClock, changes_per_hour: int = 100) -> PlannerWorker:
     limits = limits_for_tests(max_changes_per_hour=changes_per_hour)
-    # Every pass stored: these tests read what each pass decided (`domain.quiet_passes`).
+    # Every pass stored: these tests read what each pass decided (`domain.schedule.quiet_passes`).
     return make_planner(
         store,
         HeuristicAnalyst(),

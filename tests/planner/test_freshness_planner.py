@@ -3,7 +3,7 @@ never changes to one that changes on most calls, in numbers."""
 
 from __future__ import annotations
 
-from cronpilot.domain.planning import ProposalStatus
+from cronpilot.domain.planning.planning import ProposalStatus
 from cronpilot.domain.ports import Store
 from cronpilot.planner.freshness import FreshnessAnalyst
 from tests.planner.builders import answer, declare, make_planner, spec

@@ -6,9 +6,14 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from cronpilot.domain.autonomy import START_THRESHOLD
 from cronpilot.domain.model import Endpoint, PlannerMode
-from cronpilot.domain.planning import AnalysisClaim, ProposalDraft, ProposalKind, ProposalStatus
+from cronpilot.domain.planning.autonomy import START_THRESHOLD
+from cronpilot.domain.planning.planning import (
+    AnalysisClaim,
+    ProposalDraft,
+    ProposalKind,
+    ProposalStatus,
+)
 from cronpilot.domain.ports import Store
 from cronpilot.planner.tools import ToolBox, ToolContext
 from cronpilot.usecases.proposals import ProposalDesk, Proposer
@@ -110,7 +115,7 @@ async def test_admins_decisions_move_the_threshold_after_five(
     four = await store.planner.autonomy_history(a.job_id)
     await decide(True, 34)
     five = await store.planner.autonomy_history(a.job_id)
-    # Rejected changes stand for an hour (`domain.rejections`): each is another change.
+    # Rejected changes stand for an hour (`domain.planning.rejections`): each is another change.
     for seconds in (100, 200, 300, 400, 500):
         await decide(False, seconds)
     ten = await store.planner.autonomy_history(a.job_id)

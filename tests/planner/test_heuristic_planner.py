@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 from cronpilot.domain.model import PlannerMode, ScheduleSource
-from cronpilot.domain.planning import ProposalKind, ProposalStatus, SessionStatus
+from cronpilot.domain.planning.planning import ProposalKind, ProposalStatus, SessionStatus
 from cronpilot.domain.ports import Store
-from cronpilot.domain.quiet import QuietWindow
+from cronpilot.domain.schedule.quiet import QuietWindow
 from cronpilot.planner.heuristic import HeuristicAnalyst
 from tests.planner.builders import answer, declare, make_planner, spec
 from tests.support.clock import FakeClock

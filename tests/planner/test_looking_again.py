@@ -16,7 +16,8 @@ from tests.planner.builders import answer, declare, spec
 from tests.planner.builders import make_planner as _make_planner
 from tests.support.clock import FakeClock
 
-# These tests read what every pass saw: quiet passes are stored too (`domain.quiet_passes`).
+# These tests read what every pass saw: quiet passes are stored too
+# (`domain.schedule.quiet_passes`).
 make_planner = functools.partial(_make_planner, planner_keep_quiet_sessions=True)
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from cronpilot.domain.controllers import Controller
 from cronpilot.domain.model import Endpoint, PlannerMode
-from cronpilot.domain.planning import ProposalDraft, ProposalKind, ProposalStatus
+from cronpilot.domain.planning.controllers import Controller
+from cronpilot.domain.planning.planning import ProposalDraft, ProposalKind, ProposalStatus
 from cronpilot.domain.ports import Store
-from cronpilot.domain.rule_firing import RULES_PLANNER
-from cronpilot.domain.telemetry import NoTelemetry
+from cronpilot.domain.rules.rule_firing import RULES_PLANNER
+from cronpilot.domain.runs.telemetry import NoTelemetry
 from cronpilot.planner.heuristic import HeuristicAnalyst
 from cronpilot.usecases.proposals import Proposer
 from tests.planner.builders import answer, declare, make_planner, spec

@@ -7,10 +7,10 @@ from datetime import timedelta
 import pytest
 
 from cronpilot.adapters.wake import InProcessWaker
-from cronpilot.domain.alerts import AlertEvent
+from cronpilot.domain.alerts.alerts import AlertEvent
 from cronpilot.domain.errors import ProposalNotPending
 from cronpilot.domain.model import PlannerMode, Schedule
-from cronpilot.domain.planning import ProposalDraft, ProposalKind, ProposalStatus
+from cronpilot.domain.planning.planning import ProposalDraft, ProposalKind, ProposalStatus
 from cronpilot.domain.ports import Store
 from cronpilot.usecases.proposals import ProposalDesk, Proposer
 from tests.planner.builders import answer, declare, spec

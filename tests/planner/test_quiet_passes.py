@@ -7,10 +7,10 @@ from __future__ import annotations
 from cronpilot.adapters.metrics import PrometheusTelemetry
 from cronpilot.domain.errors import LlmUnavailable
 from cronpilot.domain.model import PlannerMode
-from cronpilot.domain.planning import AnalysisSession, SessionStatus
+from cronpilot.domain.planning.planning import AnalysisSession, SessionStatus
 from cronpilot.domain.ports import Store
-from cronpilot.domain.quiet_passes import NEWS_SPACING
-from cronpilot.domain.rules import ActionKind, Rule, RuleAction, RuleOutcome
+from cronpilot.domain.rules.rules import ActionKind, Rule, RuleAction, RuleOutcome
+from cronpilot.domain.schedule.quiet_passes import NEWS_SPACING
 from cronpilot.planner.heuristic import HeuristicAnalyst
 from cronpilot.planner.session import Verdict
 from cronpilot.planner.tools import ToolBox

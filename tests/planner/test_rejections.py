@@ -10,7 +10,7 @@ import pytest
 
 from cronpilot.domain.errors import ProposalNotPending
 from cronpilot.domain.model import Endpoint, Job, PlannerMode
-from cronpilot.domain.planning import (
+from cronpilot.domain.planning.planning import (
     AnalysisClaim,
     Proposal,
     ProposalDraft,
@@ -43,7 +43,7 @@ async def _reported(store: Store, clock: FakeClock) -> tuple[Endpoint, PlannerWo
     for _ in range(3):
         await answer(store, "j/a", STEADY)
     # Every pass is stored, so that the sessions show what each one did: a pass held back by
-    # a rejection finds nothing new and is otherwise quiet (`domain.quiet_passes`).
+    # a rejection finds nothing new and is otherwise quiet (`domain.schedule.quiet_passes`).
     planner = make_planner(
         store, HeuristicAnalyst(), clock, limits=LIMITS, planner_keep_quiet_sessions=True
     )

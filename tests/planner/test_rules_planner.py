@@ -9,22 +9,23 @@ from datetime import timedelta
 
 from cronpilot.adapters.metrics import PrometheusTelemetry
 from cronpilot.domain.model import IntervalHint, Pause, PlannerMode, ScheduleSource
-from cronpilot.domain.planning import (
+from cronpilot.domain.planning.planning import (
     AnalysisSession,
     ProposalKind,
     ProposalStatus,
     SessionStatus,
 )
 from cronpilot.domain.ports import Store
-from cronpilot.domain.rule_firing import DEFAULT_RULE_TTL_SECONDS
-from cronpilot.domain.rules import ActionKind, Rule, RuleAction, RuleOutcome
+from cronpilot.domain.rules.rule_firing import DEFAULT_RULE_TTL_SECONDS
+from cronpilot.domain.rules.rules import ActionKind, Rule, RuleAction, RuleOutcome
 from cronpilot.planner.heuristic import HeuristicAnalyst
 from cronpilot.planner.worker import PlannerWorker
 from tests.planner.builders import answer, declare, spec
 from tests.planner.builders import make_planner as _make_planner
 from tests.support.clock import FakeClock
 
-# These tests read what every pass saw: quiet passes are stored too (`domain.quiet_passes`).
+# These tests read what every pass saw: quiet passes are stored too
+# (`domain.schedule.quiet_passes`).
 make_planner = functools.partial(_make_planner, planner_keep_quiet_sessions=True)
 
 CLAMPED = {"min_interval_seconds": 2.0, "max_interval_seconds": 120.0}

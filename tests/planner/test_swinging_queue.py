@@ -12,7 +12,7 @@ from itertools import pairwise
 import pytest
 
 from cronpilot.adapters.cli.planner_views import session_view
-from cronpilot.domain.planning import ProposalStatus
+from cronpilot.domain.planning.planning import ProposalStatus
 from cronpilot.harness.stories import START
 from cronpilot.planner.freshness import FRESHNESS, FreshnessAnalyst
 from tests.support.rule_stories import QUEUE, RuleStory, tell

@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 
 from cronpilot.domain.model import Endpoint, PlannerMode
-from cronpilot.domain.planning import AnalysisClaim
+from cronpilot.domain.planning.planning import AnalysisClaim
 from cronpilot.planner.tools import TOOLS, ToolBox, ToolContext, ToolKind
 from cronpilot.usecases.proposals import ProposalDesk, Proposer
 from tests.planner.builders import answer, declare, spec

@@ -16,10 +16,10 @@ from cronpilot.adapters.bootstrap import notifier_config
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.metrics import PrometheusTelemetry
 from cronpilot.adapters.wake import InProcessWaker
-from cronpilot.domain.approvals import EXPIRED_BY, Approval, ApprovalState
-from cronpilot.domain.dependencies import with_dependants
 from cronpilot.domain.errors import ApprovalNotPending
+from cronpilot.domain.graph.dependencies import with_dependants
 from cronpilot.domain.model import Finish, Response, RunStatus, RunTrigger, Schedule
+from cronpilot.domain.planning.approvals import EXPIRED_BY, Approval, ApprovalState
 from cronpilot.domain.ports import Store
 from cronpilot.scheduler.housekeeping import Housekeeping
 from cronpilot.scheduler.notifier import Notifier

@@ -11,8 +11,8 @@ from typing import Any
 
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.wake import InProcessWaker
-from cronpilot.domain.dependencies import with_dependants
-from cronpilot.domain.graph import EdgeSource, EdgeType
+from cronpilot.domain.graph.dependencies import with_dependants
+from cronpilot.domain.graph.graph import EdgeSource, EdgeType
 from cronpilot.domain.model import EndpointSpec, Job, RunStatus, RunTrigger, Schedule
 from cronpilot.domain.ports import JobDeclaration, Store
 from cronpilot.scheduler.learning import RunLearner

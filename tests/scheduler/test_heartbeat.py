@@ -7,7 +7,7 @@ import asyncio
 from datetime import datetime, timedelta
 
 from cronpilot.domain.ports import Store
-from cronpilot.domain.workers import WorkerInfo
+from cronpilot.domain.runs.workers import WorkerInfo
 from cronpilot.scheduler.heartbeat import Heartbeat
 from tests.scheduler.builders import DEADLINE, Failing, Notifying
 from tests.support.clock import FakeClock

@@ -11,10 +11,10 @@ import pytest
 
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.wake import InProcessWaker
-from cronpilot.domain.dependencies import with_dependants
+from cronpilot.domain.graph.dependencies import with_dependants
 from cronpilot.domain.model import ErrorKind, Finish, Recorded, Response, RunStatus, Schedule
 from cronpilot.domain.ports import Store
-from cronpilot.domain.workers import WorkerInfo
+from cronpilot.domain.runs.workers import WorkerInfo
 from cronpilot.scheduler.housekeeping import STALE_WAIT, Housekeeping
 from cronpilot.usecases.approvals import ApprovalDesk
 from tests.scheduler.builders import (

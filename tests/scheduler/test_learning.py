@@ -8,10 +8,10 @@ import asyncio
 from collections import Counter
 from collections.abc import Sequence
 
-from cronpilot.domain.graph import EdgeType
+from cronpilot.domain.graph.graph import EdgeType
+from cronpilot.domain.graph.schema_inference import VOLATILE_AFTER
 from cronpilot.domain.model import Response
 from cronpilot.domain.ports import Store
-from cronpilot.domain.schema_inference import VOLATILE_AFTER
 from cronpilot.scheduler.learning import RunLearner
 from cronpilot.usecases.schema_learning import rebuild_schema
 from cronpilot.usecases.search import search_endpoints

@@ -15,10 +15,15 @@ from aiohttp import web
 
 from cronpilot.adapters.bootstrap import notifier_config
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
-from cronpilot.domain.alerts import AlertEvent, DeliveryPolicy, Notification, NotificationStatus
+from cronpilot.domain.access.secrets import loggable_url
+from cronpilot.domain.alerts.alerts import (
+    AlertEvent,
+    DeliveryPolicy,
+    Notification,
+    NotificationStatus,
+)
 from cronpilot.domain.model import Response
 from cronpilot.domain.ports import Store
-from cronpilot.domain.secrets import loggable_url
 from cronpilot.scheduler.notifier import EVENT_HEADER, Notifier
 from tests.contract.builders import LEASE_SECONDS, declaration, spec
 from tests.support.clock import FakeClock

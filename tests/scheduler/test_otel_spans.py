@@ -16,10 +16,10 @@ from opentelemetry.trace import SpanKind, format_span_id, format_trace_id
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.otel_tracer import OtelTracer
 from cronpilot.adapters.wake import InProcessWaker
-from cronpilot.domain.dependencies import with_dependants
+from cronpilot.domain.graph.dependencies import with_dependants
 from cronpilot.domain.model import Run, Schedule
 from cronpilot.domain.ports import Store
-from cronpilot.domain.tracing import run_span_id
+from cronpilot.domain.runs.tracing import run_span_id
 from tests.scheduler.builders import RunningWorker, declare, runs_of, spec
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock

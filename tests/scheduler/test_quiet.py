@@ -10,7 +10,7 @@ from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.model import RunStatus, ScheduleSource
 from cronpilot.domain.ports import Store
-from cronpilot.domain.quiet import QuietWindow
+from cronpilot.domain.schedule.quiet import QuietWindow
 from tests.scheduler.builders import DEADLINE, RunningWorker, declare, runs_of, spec
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock

@@ -6,10 +6,10 @@ from dataclasses import replace
 
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.wake import InProcessWaker
-from cronpilot.domain.dependencies import with_dependants
+from cronpilot.domain.access.secrets import MASK
+from cronpilot.domain.graph.dependencies import with_dependants
 from cronpilot.domain.model import Job, Schedule
 from cronpilot.domain.ports import JobDeclaration, Store
-from cronpilot.domain.secrets import MASK
 from cronpilot.scheduler.requests import RUN_ID_HEADER
 from tests.scheduler.builders import JOB, RunningWorker, runs_of, spec
 from tests.scheduler.endpoint_server import EndpointServer

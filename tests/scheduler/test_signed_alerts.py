@@ -25,10 +25,10 @@ from cronpilot.adapters.http.signing import (
     legacy_signature,
 )
 from cronpilot.adapters.settings import load_settings
-from cronpilot.domain.alerts import NotificationStatus
+from cronpilot.domain.alerts.alerts import NotificationStatus
+from cronpilot.domain.alerts.notify_targets import NotifyTarget, TargetKind
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import Response
-from cronpilot.domain.notify_targets import NotifyTarget, TargetKind
 from cronpilot.domain.ports import Dispatcher, Store
 from cronpilot.scheduler.notifier import Notifier
 from tests.contract.builders import LEASE_SECONDS, declaration, spec

@@ -9,9 +9,9 @@ from datetime import timedelta
 
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.wake import InProcessWaker
-from cronpilot.domain.jitter import jittered
 from cronpilot.domain.model import CatchUp, RunStatus
 from cronpilot.domain.ports import Store
+from cronpilot.domain.schedule.jitter import jittered
 from tests.scheduler.builders import DEADLINE, RunningWorker, declare, running_runs, runs_of, spec
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock

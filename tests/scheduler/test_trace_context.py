@@ -12,10 +12,10 @@ from datetime import timedelta
 from cronpilot.adapters.cli.views import run_view
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.wake import InProcessWaker
-from cronpilot.domain.dependencies import with_dependants
+from cronpilot.domain.graph.dependencies import with_dependants
 from cronpilot.domain.model import EndpointSpec, RetryPolicy, Schedule
 from cronpilot.domain.ports import Store
-from cronpilot.domain.tracing import trace_id_of
+from cronpilot.domain.runs.tracing import trace_id_of
 from tests.scheduler.builders import DEADLINE, RunningWorker, declare, runs_of, spec
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock

@@ -14,7 +14,8 @@ import pytest
 
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.wake import InProcessWaker
-from cronpilot.domain.dependencies import with_dependants
+from cronpilot.domain.graph.dependencies import with_dependants
+from cronpilot.domain.graph.schema_inference import VOLATILE_AFTER
 from cronpilot.domain.model import (
     Endpoint,
     EndpointSpec,
@@ -25,7 +26,6 @@ from cronpilot.domain.model import (
     Schedule,
 )
 from cronpilot.domain.ports import JobDeclaration, Store
-from cronpilot.domain.schema_inference import VOLATILE_AFTER
 from cronpilot.planner.heuristic import HeuristicAnalyst
 from cronpilot.scheduler.learning import RunLearner
 from tests.planner.builders import make_planner

@@ -10,9 +10,9 @@ from pathlib import Path
 from cronpilot.adapters.processes import serve_scheduler
 from cronpilot.adapters.settings import load_settings
 from cronpilot.adapters.sql import open_sql_store
-from cronpilot.domain.alerts import AlertEvent
+from cronpilot.domain.alerts.alerts import AlertEvent
 from cronpilot.domain.ports import SecretCipher
-from cronpilot.domain.workers import WorkerInfo
+from cronpilot.domain.runs.workers import WorkerInfo
 from tests.scheduler.builders import DEADLINE, declare, runs_of, spec
 from tests.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock

@@ -7,9 +7,9 @@ from datetime import datetime, timedelta
 
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.wake import InProcessWaker
-from cronpilot.domain.governor import plan_next_run
 from cronpilot.domain.model import ErrorKind, Pause, RunStatus, Schedule, ScheduleSource
 from cronpilot.domain.ports import Store
+from cronpilot.domain.schedule.governor import plan_next_run
 from tests.scheduler.builders import (
     DEADLINE,
     Held,

@@ -13,8 +13,8 @@ import random
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from cronpilot.domain.graph import Edge, EdgeSource, EdgeType
-from cronpilot.domain.search import EndpointText, endpoint_text
+from cronpilot.domain.graph.graph import Edge, EdgeSource, EdgeType
+from cronpilot.domain.search.search import EndpointText, endpoint_text
 
 T0 = datetime(2030, 1, 1, tzinfo=UTC)
 

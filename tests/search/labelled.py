@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cronpilot.adapters.jobs_file import load_declarations
-from cronpilot.domain.graph import Edge
-from cronpilot.domain.search import EndpointText, Leg, SearchIndex, checked_query
+from cronpilot.domain.graph.graph import Edge
+from cronpilot.domain.search.search import EndpointText, Leg, SearchIndex, checked_query
 from cronpilot.usecases.declarations import apply_declarations
 from cronpilot.usecases.search_index import indexed_endpoints
 from tests.search.catalog import T0, catalog

@@ -6,10 +6,15 @@ from __future__ import annotations
 import math
 
 from cronpilot.adapters.search.embedders import WordLlamaEmbedder
+from cronpilot.domain.graph.provides import (
+    MEANING_THRESHOLD,
+    differing_words,
+    meaning_edges,
+    provides,
+)
+from cronpilot.domain.graph.schema_inference import ShapeNode, merge_document
 from cronpilot.domain.model import EndpointSpec, Schedule
-from cronpilot.domain.provides import MEANING_THRESHOLD, differing_words, meaning_edges, provides
-from cronpilot.domain.schema_inference import ShapeNode, merge_document
-from cronpilot.domain.templates import input_fields
+from cronpilot.domain.runs.templates import input_fields
 
 
 def _shape(document: dict[str, str]) -> ShapeNode:

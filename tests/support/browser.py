@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from cronpilot.domain.access import Scope
+from cronpilot.domain.access.access import Scope
 from tests.support.console_server import Console
 
 CHROMIUM = os.environ.get("CRONPILOT_CHROMIUM", "/usr/bin/chromium")

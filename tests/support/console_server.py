@@ -15,7 +15,7 @@ from typing import Any
 from cronpilot.adapters.bootstrap import build_api, token_authenticator
 from cronpilot.adapters.sql import open_sql_store, upgrade_database
 from cronpilot.adapters.wake import InProcessWaker
-from cronpilot.domain.access import Scope
+from cronpilot.domain.access.access import Scope
 from tests.support.console_story import play
 from tests.support.loopback import loopback_server
 from tests.support.settings import settings_for_tests

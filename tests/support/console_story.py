@@ -15,9 +15,9 @@ from datetime import datetime
 from cronpilot.adapters.bootstrap import planner_config
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.jobs_file import example_jobs_file
-from cronpilot.domain.access import Scope
+from cronpilot.domain.access.access import Scope
 from cronpilot.domain.model import Claim, Finish, PlannerMode, Recorded
-from cronpilot.domain.planning import ProposalDraft, ProposalKind
+from cronpilot.domain.planning.planning import ProposalDraft, ProposalKind
 from cronpilot.domain.ports import JobDeclaration, Store
 from cronpilot.harness.stories import LOOPBACK, START, staged
 from cronpilot.planner.heuristic import HeuristicAnalyst

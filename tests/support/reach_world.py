@@ -12,11 +12,11 @@ from datetime import datetime, timedelta
 
 from cronpilot.adapters.jobs_file import parse_declarations
 from cronpilot.adapters.wake import InProcessWaker
-from cronpilot.domain.access import Scope
-from cronpilot.domain.alerts import AlertEvent, Notification, NotificationStatus
-from cronpilot.domain.graph import EdgeSighting, EdgeSource, EdgeType
+from cronpilot.domain.access.access import Scope
+from cronpilot.domain.alerts.alerts import AlertEvent, Notification, NotificationStatus
+from cronpilot.domain.graph.graph import EdgeSighting, EdgeSource, EdgeType
 from cronpilot.domain.model import Endpoint, Finish, PlannerMode, Response, new_id
-from cronpilot.domain.planning import (
+from cronpilot.domain.planning.planning import (
     AnalysisOutcome,
     AnalysisSession,
     Proposal,

@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from cronpilot.domain.alerts import AlertEvent, Notification
-from cronpilot.domain.audit import audit_entry
+from cronpilot.domain.access.audit import audit_entry
+from cronpilot.domain.alerts.alerts import AlertEvent, Notification
 from cronpilot.domain.model import EndpointSpec, Job, RunTrigger, Schedule, new_id
-from cronpilot.domain.planning import (
+from cronpilot.domain.planning.planning import (
     AnalysisOutcome,
     AnalysisSession,
     Proposal,
@@ -18,7 +18,7 @@ from cronpilot.domain.planning import (
     SessionStatus,
 )
 from cronpilot.domain.ports import JobDeclaration, Store
-from cronpilot.domain.transitions import queued_run
+from cronpilot.domain.runs.transitions import queued_run
 
 REF = "shop/stock"
 OLD = timedelta(hours=3)

@@ -16,7 +16,7 @@ from cronpilot.adapters.bootstrap import planner_config, worker_config
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.sql import SqlStore, open_sql_store
 from cronpilot.adapters.wake import InProcessWaker
-from cronpilot.domain.guardrails import GuardrailLimits
+from cronpilot.domain.planning.guardrails import GuardrailLimits
 from cronpilot.harness.stories import LOOPBACK, START, staged
 from cronpilot.planner.heuristic import HeuristicAnalyst
 from cronpilot.planner.session import Analyst

@@ -7,8 +7,8 @@ from typing import Any
 
 from cronpilot.adapters.bootstrap import guardrail_limits, retention
 from cronpilot.adapters.settings import Settings
-from cronpilot.domain.guardrails import GuardrailLimits
-from cronpilot.domain.retention import Retention
+from cronpilot.domain.planning.guardrails import GuardrailLimits
+from cronpilot.domain.runs.retention import Retention
 
 
 def settings_for_tests(**overrides: Any) -> Settings:

@@ -7,7 +7,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from cronpilot.domain.model import PlannerMode
-from cronpilot.domain.planning import Proposal
+from cronpilot.domain.planning.planning import Proposal
 from cronpilot.domain.ports import Store
 from cronpilot.usecases.proposals import ProposalDesk, Proposer
 from tests.support.settings import limits_for_tests

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from cronpilot.domain.access import Principal, Scope
+from cronpilot.domain.access.access import Principal, Scope
 from cronpilot.domain.errors import InvalidTokenName, StoreUnavailable, TokenNotFound
 from cronpilot.usecases.access import (
     authenticate,

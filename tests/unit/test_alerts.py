@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from cronpilot.domain.alerts import (
+from cronpilot.domain.alerts.alerts import (
     MAX_TEXT,
     AlertEvent,
     DeliveryPolicy,
@@ -31,8 +31,8 @@ from cronpilot.domain.model import (
     Schedule,
     ScheduleSource,
 )
-from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
-from cronpilot.domain.transitions import after_slot, with_pause
+from cronpilot.domain.planning.planning import Proposal, ProposalKind, ProposalStatus
+from cronpilot.domain.runs.transitions import after_slot, with_pause
 
 NOW = datetime(2030, 3, 1, 12, 0, tzinfo=UTC)
 HOOK = "https://hooks.example.com/alerts"

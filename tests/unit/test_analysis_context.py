@@ -3,12 +3,12 @@ repository contracts these build on)."""
 
 from __future__ import annotations
 
-from cronpilot.domain.context import dag_context, related_siblings
-from cronpilot.domain.dependencies import with_dependants
-from cronpilot.domain.graph import EdgeSighting, EdgeSource, EdgeType
+from cronpilot.domain.graph.dependencies import with_dependants
+from cronpilot.domain.graph.graph import EdgeSighting, EdgeSource, EdgeType
+from cronpilot.domain.graph.outputs import OutputSchema
+from cronpilot.domain.graph.schema_inference import merge_document
 from cronpilot.domain.model import Finish, Pause, Response, Schedule
-from cronpilot.domain.outputs import OutputSchema
-from cronpilot.domain.schema_inference import merge_document
+from cronpilot.domain.planning.context import dag_context, related_siblings
 from cronpilot.planner.analysis_context import read_analysis_context
 from cronpilot.planner.schema_views import read_output_schema
 from tests.contract.builders import LEASE_SECONDS, T0, declaration, spec

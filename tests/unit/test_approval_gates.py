@@ -1,5 +1,6 @@
-"""Approval gates in the domain (`domain.approvals`, `domain.dag`) and in jobs files: who asks
-when, what a decision does, and every mistake one line naming file, job, endpoint and field."""
+"""Approval gates in the domain (`domain.planning.approvals`, `domain.graph.dag`) and in jobs files:
+who asks when, what a decision does, and every mistake one line naming file, job, endpoint and
+field."""
 
 from __future__ import annotations
 
@@ -11,19 +12,19 @@ import pytest
 
 from cronpilot.adapters.jobs_export import export_document
 from cronpilot.adapters.jobs_file import parse_declarations
-from cronpilot.domain.alerts import approval_notifications
-from cronpilot.domain.approvals import (
+from cronpilot.domain.alerts.alerts import approval_notifications
+from cronpilot.domain.declaration_diff import FieldChange, FieldOutcome, planned_changes
+from cronpilot.domain.errors import ApprovalNotPending, InvalidConfig
+from cronpilot.domain.graph.dag import ParentOutcome, advance, declined
+from cronpilot.domain.graph.dependencies import with_dependants
+from cronpilot.domain.model import Endpoint, EndpointSpec, Pause, Schedule, SkipKind
+from cronpilot.domain.planning.approvals import (
     EXPIRED_BY,
     ApprovalState,
     approval_request,
     decided,
     lapsed,
 )
-from cronpilot.domain.dag import ParentOutcome, advance, declined
-from cronpilot.domain.declaration_diff import FieldChange, FieldOutcome, planned_changes
-from cronpilot.domain.dependencies import with_dependants
-from cronpilot.domain.errors import ApprovalNotPending, InvalidConfig
-from cronpilot.domain.model import Endpoint, EndpointSpec, Pause, Schedule, SkipKind
 
 T0 = datetime(2030, 1, 1, tzinfo=UTC)
 OK = ParentOutcome("run-1", "trace-1", ok=True)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from cronpilot.domain.assertions import judged
 from cronpilot.domain.model import EndpointSpec, ErrorKind, Response, Schedule
+from cronpilot.domain.runs.assertions import judged
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

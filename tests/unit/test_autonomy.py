@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from cronpilot.domain.autonomy import (
+from cronpilot.domain.planning.autonomy import (
     MAX_THRESHOLD,
     MIN_THRESHOLD,
     START_THRESHOLD,
@@ -17,8 +17,8 @@ from cronpilot.domain.autonomy import (
     learnt,
     moves,
 )
-from cronpilot.domain.churn import cooling
-from cronpilot.domain.planning import Proposal, ProposalDraft, ProposalKind, ProposalStatus
+from cronpilot.domain.planning.churn import cooling
+from cronpilot.domain.planning.planning import Proposal, ProposalDraft, ProposalKind, ProposalStatus
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
 

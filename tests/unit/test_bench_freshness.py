@@ -9,7 +9,7 @@ import random
 
 from bench.freshness import MAX_SECONDS, MIN_SECONDS, Upstream, _keep_fresh, jobs_document
 from cronpilot.adapters.jobs_file import parse_declarations
-from cronpilot.domain.change_rate import freshness
+from cronpilot.domain.planning.change_rate import freshness
 from tests.support.use_cases import START, Brief
 
 

@@ -1,4 +1,4 @@
-"""The best split of a job's calls (`domain.call_budget`) against brute force."""
+"""The best split of a job's calls (`domain.planning.call_budget`) against brute force."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cronpilot.domain.call_budget import (
+from cronpilot.domain.planning.call_budget import (
     BudgetError,
     Objective,
     Source,
@@ -16,7 +16,7 @@ from cronpilot.domain.call_budget import (
     even_intervals,
     parse_budget,
 )
-from cronpilot.domain.change_rate import age, freshness
+from cronpilot.domain.planning.change_rate import age, freshness
 
 
 def _value(sources: list[Source], intervals: list[float], budget: float) -> float:

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from cronpilot.domain.governor import MAX_LATE_GRACE, catch_up, plan_next_run
 from cronpilot.domain.model import CatchUp, Endpoint, NextRun, OneShotHint, ScheduleSource
-from cronpilot.domain.transitions import after_slot, caught_up
+from cronpilot.domain.runs.transitions import after_slot, caught_up
+from cronpilot.domain.schedule.governor import MAX_LATE_GRACE, catch_up, plan_next_run
 
 MakeEndpoint = Callable[..., Endpoint]
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)

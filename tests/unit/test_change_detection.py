@@ -13,14 +13,20 @@ from typing import Any
 import pytest
 
 from cronpilot.adapters.jobs_file import example_jobs_file, parse_declarations
-from cronpilot.domain.change_detection import (
+from cronpilot.domain.graph.change_detection import (
     comparable_hash,
     ignored_fields,
     marked_schema,
     volatile_fields,
 )
-from cronpilot.domain.dag import changes_matter, response_changed
-from cronpilot.domain.dependencies import with_dependants
+from cronpilot.domain.graph.dag import changes_matter, response_changed
+from cronpilot.domain.graph.dependencies import with_dependants
+from cronpilot.domain.graph.schema_inference import (
+    VOLATILE_AFTER,
+    ShapeNode,
+    merge_document,
+    to_json_schema,
+)
 from cronpilot.domain.model import (
     BodyAbsence,
     Endpoint,
@@ -30,13 +36,7 @@ from cronpilot.domain.model import (
     RunTrigger,
     Schedule,
 )
-from cronpilot.domain.schema_inference import (
-    VOLATILE_AFTER,
-    ShapeNode,
-    merge_document,
-    to_json_schema,
-)
-from cronpilot.domain.transitions import finished_run, queued_run
+from cronpilot.domain.runs.transitions import finished_run, queued_run
 from cronpilot.harness.simulator.scenario import Scenario
 
 T0 = datetime(2030, 1, 7, 12, tzinfo=UTC)

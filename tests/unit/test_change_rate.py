@@ -1,4 +1,4 @@
-"""The change-rate estimator (`domain.change_rate`): simulated Poisson sources, seeded."""
+"""The change-rate estimator (`domain.planning.change_rate`): simulated Poisson sources, seeded."""
 
 from __future__ import annotations
 
@@ -10,16 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cronpilot.domain.change_rate import (
-    Look,
-    age,
-    change_text,
-    estimate,
-    freshness,
-    likeliest_rate,
-    looks_of,
-    regular_rate,
-)
 from cronpilot.domain.model import (
     Endpoint,
     EndpointSpec,
@@ -28,6 +18,16 @@ from cronpilot.domain.model import (
     RunTrigger,
     Schedule,
     ScheduleSource,
+)
+from cronpilot.domain.planning.change_rate import (
+    Look,
+    age,
+    change_text,
+    estimate,
+    freshness,
+    likeliest_rate,
+    looks_of,
+    regular_rate,
 )
 
 T0 = datetime(2026, 11, 29, tzinfo=UTC)

@@ -9,9 +9,9 @@ import pytest
 
 from cronpilot.adapters.jobs_export import export_document
 from cronpilot.adapters.jobs_file import parse_declarations
-from cronpilot.domain.conditional_calls import calls_conditionally
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import EndpointSpec
+from cronpilot.domain.runs.conditional_calls import calls_conditionally
 from tests.contract.builders import spec
 
 NETWORKS = ["127.0.0.1/32"]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from cronpilot.domain.conditions import (
+from cronpilot.domain.graph.schema_inference import ShapeNode, merge_document
+from cronpilot.domain.rules.conditions import (
     MAX_COST,
     MAX_LENGTH,
     ConditionError,
@@ -13,7 +14,6 @@ from cronpilot.domain.conditions import (
     check_condition,
     condition,
 )
-from cronpilot.domain.schema_inference import ShapeNode, merge_document
 
 
 def shape(*documents: object) -> ShapeNode:

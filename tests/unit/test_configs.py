@@ -15,8 +15,8 @@ from cronpilot.adapters.configs import (
     retention,
     worker_config,
 )
-from cronpilot.domain.guardrails import GuardrailLimits
-from cronpilot.domain.retention import Retention
+from cronpilot.domain.planning.guardrails import GuardrailLimits
+from cronpilot.domain.runs.retention import Retention
 from cronpilot.planner.config import PlannerConfig
 from cronpilot.scheduler.config import WorkerConfig
 from cronpilot.scheduler.notifier import NotifierConfig

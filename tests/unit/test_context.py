@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from cronpilot.domain.context import Neighbour, dag_context, related_siblings
-from cronpilot.domain.dependencies import with_dependants
-from cronpilot.domain.graph import Edge, EdgeSource, EdgeType
+from cronpilot.domain.graph.dependencies import with_dependants
+from cronpilot.domain.graph.graph import Edge, EdgeSource, EdgeType
 from cronpilot.domain.model import (
     Endpoint,
     EndpointSpec,
@@ -16,6 +15,7 @@ from cronpilot.domain.model import (
     Schedule,
     ScheduleSource,
 )
+from cronpilot.domain.planning.context import Neighbour, dag_context, related_siblings
 
 T0 = datetime(2030, 1, 1, tzinfo=UTC)
 

@@ -1,12 +1,12 @@
-"""One controller per endpoint at a time (`domain.controllers`, decision 0048)."""
+"""One controller per endpoint at a time (`domain.planning.controllers`, decision 0048)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from cronpilot.domain.controllers import Controller, held, holder
 from cronpilot.domain.model import Endpoint, EndpointSpec, IntervalHint, Pause, Schedule
-from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
+from cronpilot.domain.planning.controllers import Controller, held, holder
+from cronpilot.domain.planning.planning import Proposal, ProposalKind, ProposalStatus
 
 NOW = datetime(2026, 11, 29, 3, 35, tzinfo=UTC)
 RULE_REASON = "proposed by rule 1 of queue/processor: depth.body.pending > 200 = true"

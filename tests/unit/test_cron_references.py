@@ -26,7 +26,7 @@ from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 
 from cronpilot.domain.errors import InvalidSchedule
-from cronpilot.domain.schedule import MACROS, next_cron_fire, parse_cron
+from cronpilot.domain.schedule.schedule import MACROS, next_cron_fire, parse_cron
 
 ZONES = [
     "UTC",

@@ -1,4 +1,4 @@
-"""DAG-run planning (`domain.dag.advance`) and the declared DAG (`with_dependants`)."""
+"""DAG-run planning (`domain.graph.dag.advance`) and the declared DAG (`with_dependants`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from cronpilot.domain.dag import (
+from cronpilot.domain.errors import InvalidDependency
+from cronpilot.domain.graph.dag import (
     ALONE,
     DagPlan,
     DagWait,
@@ -16,9 +17,7 @@ from cronpilot.domain.dag import (
     advance,
     awaited_parents,
 )
-from cronpilot.domain.dependencies import with_dependants
-from cronpilot.domain.errors import InvalidDependency
-from cronpilot.domain.governor import plan_next_run
+from cronpilot.domain.graph.dependencies import with_dependants
 from cronpilot.domain.model import (
     Endpoint,
     EndpointSpec,
@@ -27,6 +26,7 @@ from cronpilot.domain.model import (
     Schedule,
     ScheduleSource,
 )
+from cronpilot.domain.schedule.governor import plan_next_run
 
 T0 = datetime(2030, 1, 1, tzinfo=UTC)
 

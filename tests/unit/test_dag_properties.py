@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cronpilot.domain.dag import DagWait, ParentOutcome, advance, awaited_parents
-from cronpilot.domain.dependencies import with_dependants
+from cronpilot.domain.graph.dag import DagWait, ParentOutcome, advance, awaited_parents
+from cronpilot.domain.graph.dependencies import with_dependants
 from cronpilot.domain.model import Endpoint, EndpointSpec, Schedule
 
 T0 = datetime(2030, 1, 1, tzinfo=UTC)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from cronpilot.domain.graph import EdgeSighting, EdgeSource, EdgeType
+from cronpilot.domain.graph.graph import EdgeSighting, EdgeSource, EdgeType
 from cronpilot.domain.model import EndpointSpec, Job, Schedule
 from cronpilot.domain.ports import JobDeclaration
 from cronpilot.usecases.dag_suggestion import suggest_dag

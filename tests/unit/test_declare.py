@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from cronpilot.adapters.jobs_file import parse_declarations
-from cronpilot.domain.graph import Edge, EdgeSighting, EdgeSource, EdgeType
+from cronpilot.domain.graph.graph import Edge, EdgeSighting, EdgeSource, EdgeType
 from cronpilot.usecases.declarations import apply_declarations
 from cronpilot.usecases.graph_edges import refresh_job_provides
 from tests.support.memory_store import MemoryStore

@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import pytest
 
-from cronpilot.domain.planning import (
+from cronpilot.domain.planning.planning import (
     AnalysisSession,
     Proposal,
     ProposalKind,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cronpilot.domain.excerpt import excerpt
+from cronpilot.domain.runs.excerpt import excerpt
 
 
 def test_a_short_value_is_kept_whole() -> None:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cronpilot.domain.field_paths import (
+from cronpilot.domain.graph.field_paths import (
     MISSING,
     FieldPathError,
     canonical,
@@ -14,7 +14,7 @@ from cronpilot.domain.field_paths import (
     parse_field_path,
     unseen_field,
 )
-from cronpilot.domain.schema_inference import ShapeNode
+from cronpilot.domain.graph.schema_inference import ShapeNode
 
 
 @pytest.mark.parametrize(

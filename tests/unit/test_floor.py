@@ -7,11 +7,11 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from cronpilot.domain.governor import plan_next_run
-from cronpilot.domain.guardrails import GuardrailRule, Refusal, refusal
 from cronpilot.domain.model import Endpoint, IntervalHint, NextRun, OneShotHint, ScheduleSource
-from cronpilot.domain.planning import ProposalDraft, ProposalKind
-from cronpilot.domain.transitions import after_slot
+from cronpilot.domain.planning.guardrails import GuardrailRule, Refusal, refusal
+from cronpilot.domain.planning.planning import ProposalDraft, ProposalKind
+from cronpilot.domain.runs.transitions import after_slot
+from cronpilot.domain.schedule.governor import plan_next_run
 from tests.support.settings import limits_for_tests
 
 MakeEndpoint = Callable[..., Endpoint]

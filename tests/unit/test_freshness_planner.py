@@ -1,13 +1,13 @@
-"""The built-in planner's step (`domain.freshness_planner`): damped, explained in numbers,
+"""The built-in planner's step (`domain.planning.freshness_planner`): damped, explained in numbers,
 bounded; an endpoint it cannot estimate keeps its schedule."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from cronpilot.domain.change_rate import Look, RateEstimate, estimate
-from cronpilot.domain.freshness_planner import Seat, judge_freshness, tuned
 from cronpilot.domain.model import Endpoint, EndpointSpec, Schedule
+from cronpilot.domain.planning.change_rate import Look, RateEstimate, estimate
+from cronpilot.domain.planning.freshness_planner import Seat, judge_freshness, tuned
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
 

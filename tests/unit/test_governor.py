@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from cronpilot.domain.governor import BACKOFF_CAP, plan_next_run
 from cronpilot.domain.model import (
     Endpoint,
     IntervalHint,
@@ -17,7 +16,8 @@ from cronpilot.domain.model import (
     Pause,
     ScheduleSource,
 )
-from cronpilot.domain.schedule import MAX_SECONDS
+from cronpilot.domain.schedule.governor import BACKOFF_CAP, plan_next_run
+from cronpilot.domain.schedule.schedule import MAX_SECONDS
 
 MakeEndpoint = Callable[..., Endpoint]
 

@@ -9,7 +9,6 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cronpilot.domain.governor import MAX_LATE_GRACE, catch_up, late_grace, on_grid, plan_next_run
 from cronpilot.domain.model import (
     DEFAULT_CATCH_UP_WINDOW_SECONDS,
     DEFAULT_FLOOR_SECONDS,
@@ -23,7 +22,14 @@ from cronpilot.domain.model import (
     Schedule,
     ScheduleSource,
 )
-from cronpilot.domain.schedule import next_cron_fire, parse_cron
+from cronpilot.domain.schedule.governor import (
+    MAX_LATE_GRACE,
+    catch_up,
+    late_grace,
+    on_grid,
+    plan_next_run,
+)
+from cronpilot.domain.schedule.schedule import next_cron_fire, parse_cron
 
 ZONES = [
     "UTC",

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cronpilot.domain.graph import (
+from cronpilot.domain.graph.graph import (
     Edge,
     EdgeSighting,
     EdgeSource,

@@ -7,11 +7,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from cronpilot.domain.churn import in_force
-from cronpilot.domain.guardrails import change_for, refusal
-from cronpilot.domain.heuristic import MAX_LOOK_AGAIN_SECONDS, Observation, judge
 from cronpilot.domain.model import Endpoint, EndpointSpec, IntervalHint, Pause, Schedule
-from cronpilot.domain.planning import ProposalDraft, ProposalKind
+from cronpilot.domain.planning.churn import in_force
+from cronpilot.domain.planning.guardrails import change_for, refusal
+from cronpilot.domain.planning.heuristic import MAX_LOOK_AGAIN_SECONDS, Observation, judge
+from cronpilot.domain.planning.planning import ProposalDraft, ProposalKind
 from tests.support.settings import limits_for_tests
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)

@@ -9,10 +9,10 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cronpilot.domain.governor import plan_next_run
-from cronpilot.domain.jitter import jittered
 from cronpilot.domain.model import Endpoint, IntervalHint, NextRun, OneShotHint, ScheduleSource
-from cronpilot.domain.transitions import after_slot
+from cronpilot.domain.runs.transitions import after_slot
+from cronpilot.domain.schedule.governor import plan_next_run
+from cronpilot.domain.schedule.jitter import jittered
 
 MakeEndpoint = Callable[..., Endpoint]
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)

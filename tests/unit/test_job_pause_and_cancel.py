@@ -8,9 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from cronpilot.domain.cancelling import cancel_asked, cancelled_run
-from cronpilot.domain.dag import DagWait, skip_reason
 from cronpilot.domain.errors import RunFinished
+from cronpilot.domain.graph.dag import DagWait, skip_reason
 from cronpilot.domain.model import (
     Endpoint,
     EndpointSpec,
@@ -22,7 +21,8 @@ from cronpilot.domain.model import (
     ScheduleSource,
     SkipKind,
 )
-from cronpilot.domain.pauses import held_until, job_holds
+from cronpilot.domain.runs.cancelling import cancel_asked, cancelled_run
+from cronpilot.domain.schedule.pauses import held_until, job_holds
 
 NOW = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
 HOUR = timedelta(hours=1)

@@ -7,8 +7,8 @@ import pytest
 
 from cronpilot.adapters.jobs_file import parse_declarations
 from cronpilot.domain.errors import InvalidConfig
-from cronpilot.domain.limits import Limit, Rate
 from cronpilot.domain.ports import JobDeclaration
+from cronpilot.domain.schedule.limits import Limit, Rate
 
 JOBS = """\
 limits:

@@ -13,7 +13,7 @@ from cronpilot.adapters.jobs_file import parse_declarations
 from cronpilot.domain.declaration_diff import FieldChange, FieldOutcome, planned_changes
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import EndpointSpec
-from cronpilot.domain.quiet import QuietWindow
+from cronpilot.domain.schedule.quiet import QuietWindow
 
 JOBS = """\
 jobs:

@@ -7,7 +7,7 @@ import pytest
 from cronpilot.adapters.jobs_file import parse_declarations
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import EndpointSpec
-from cronpilot.domain.rules import ActionKind, Rule, RuleAction
+from cronpilot.domain.rules.rules import ActionKind, Rule, RuleAction
 
 BASE = """\
 jobs:

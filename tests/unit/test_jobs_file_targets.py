@@ -11,17 +11,17 @@ import pytest
 from cronpilot.adapters.cli.declaration_changes import _masked
 from cronpilot.adapters.jobs_export import export_document
 from cronpilot.adapters.jobs_file import parse_declarations
-from cronpilot.domain.declaration_diff import planned_changes
-from cronpilot.domain.errors import InvalidConfig
-from cronpilot.domain.model import EndpointSpec
-from cronpilot.domain.notify_targets import (
+from cronpilot.domain.access.secrets import MASK
+from cronpilot.domain.alerts.notify_targets import (
     PAGERDUTY_EVENTS_URL,
     NotifyTarget,
     SmtpServer,
     TargetKind,
 )
+from cronpilot.domain.declaration_diff import planned_changes
+from cronpilot.domain.errors import InvalidConfig
+from cronpilot.domain.model import EndpointSpec
 from cronpilot.domain.ports import JobDeclaration
-from cronpilot.domain.secrets import MASK
 
 ALLOWED = ["127.0.0.1/32"]
 SLACK_URL = "https://hooks.slack.com/services/T0/B0/sl4ck"

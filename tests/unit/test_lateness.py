@@ -9,8 +9,6 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from cronpilot.adapters.metrics import PrometheusTelemetry
-from cronpilot.domain.governor import due_at
-from cronpilot.domain.jitter import jittered
 from cronpilot.domain.model import (
     Claim,
     Endpoint,
@@ -22,6 +20,8 @@ from cronpilot.domain.model import (
     Schedule,
     ScheduleSource,
 )
+from cronpilot.domain.schedule.governor import due_at
+from cronpilot.domain.schedule.jitter import jittered
 
 SLOT = datetime(2030, 1, 1, tzinfo=UTC)
 S = ScheduleSource

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from bench.left_alone import PendingWatch, most_within, repeated_rejections, same_change
-from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
+from cronpilot.domain.planning.planning import Proposal, ProposalKind, ProposalStatus
 
 T0 = datetime(2030, 1, 1, tzinfo=UTC)
 REFS = {"e1": "job/a", "e2": "job/b"}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cronpilot.adapters.metrics import PrometheusTelemetry
-from cronpilot.domain.limits import HoldReason, Limit, LimitState, LimitStatus
+from cronpilot.domain.schedule.limits import HoldReason, Limit, LimitState, LimitStatus
 
 
 def test_limit_gauges_per_key() -> None:

@@ -9,8 +9,6 @@ from datetime import UTC, datetime, timedelta
 from prometheus_client.parser import text_string_to_metric_families
 
 from cronpilot.adapters.metrics import PrometheusTelemetry
-from cronpilot.domain.approvals import ApprovalState, approval_request
-from cronpilot.domain.guardrails import GuardrailRule
 from cronpilot.domain.model import (
     Attempt,
     Claim,
@@ -24,7 +22,9 @@ from cronpilot.domain.model import (
     ScheduleSource,
     SkipKind,
 )
-from cronpilot.domain.planning import (
+from cronpilot.domain.planning.approvals import ApprovalState, approval_request
+from cronpilot.domain.planning.guardrails import GuardrailRule
+from cronpilot.domain.planning.planning import (
     AnalysisSession,
     ProposalStatus,
     SessionStatus,

@@ -5,17 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from cronpilot.adapters.cli.views import target_kind
-from cronpilot.domain.alerts import AlertEvent, Episode, Notification, run_notifications
-from cronpilot.domain.model import (
-    Endpoint,
-    EndpointSpec,
-    Run,
-    RunStatus,
-    RunTrigger,
-    Schedule,
-    ScheduleSource,
-)
-from cronpilot.domain.notify_targets import (
+from cronpilot.domain.access.secrets import MASK
+from cronpilot.domain.alerts.alerts import AlertEvent, Episode, Notification, run_notifications
+from cronpilot.domain.alerts.notify_targets import (
     NotifyTarget,
     SmtpServer,
     TargetKind,
@@ -32,7 +24,15 @@ from cronpilot.domain.notify_targets import (
     teams_payload,
     with_links,
 )
-from cronpilot.domain.secrets import MASK
+from cronpilot.domain.model import (
+    Endpoint,
+    EndpointSpec,
+    Run,
+    RunStatus,
+    RunTrigger,
+    Schedule,
+    ScheduleSource,
+)
 
 NOW = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
 FAILING = {

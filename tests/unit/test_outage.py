@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cronpilot.domain.outage import store_retry_delay
+from cronpilot.domain.runs.outage import store_retry_delay
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from cronpilot.domain.errors import InvalidConfig
-from cronpilot.domain.pauses import MAX_PAUSE, pause_end, pause_end_after
+from cronpilot.domain.schedule.pauses import MAX_PAUSE, pause_end, pause_end_after
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from cronpilot.domain.model import EndpointSpec, Schedule
-from cronpilot.domain.provides import (
+from cronpilot.domain.graph.provides import (
     Coverage,
     differing_words,
     meaning_edges,
     provides,
     provides_edges,
 )
-from cronpilot.domain.schema_inference import ShapeNode, merge_document
-from cronpilot.domain.templates import input_fields
+from cronpilot.domain.graph.schema_inference import ShapeNode, merge_document
+from cronpilot.domain.model import EndpointSpec, Schedule
+from cronpilot.domain.runs.templates import input_fields
 
 
 def _shape(*documents: Any) -> ShapeNode:

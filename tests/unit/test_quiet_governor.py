@@ -1,6 +1,7 @@
 """Quiet windows in the governor, the transitions around it and the cron preview: one skipped
 run per window, the grid kept after it, hints and backoff held out of it, the window's slot
-never `missed` nor `late`, a quiet root's dependants skipped; and `domain.quiet`'s windows."""
+never `missed` nor `late`, a quiet root's dependants skipped; and `domain.schedule.quiet`'s
+windows."""
 
 from __future__ import annotations
 
@@ -8,8 +9,7 @@ from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from cronpilot.domain.dag import outcome_of
-from cronpilot.domain.governor import catch_up, plan_next_run
+from cronpilot.domain.graph.dag import outcome_of
 from cronpilot.domain.model import (
     Endpoint,
     EndpointSpec,
@@ -22,10 +22,17 @@ from cronpilot.domain.model import (
     Schedule,
     ScheduleSource,
 )
-from cronpilot.domain.quiet import QuietSpan, QuietWindow, next_window, skipped_quietly, window_at
-from cronpilot.domain.quiet_preview import previewed_fires
-from cronpilot.domain.transitions import after_finish
-from cronpilot.domain.watch import missed_slot
+from cronpilot.domain.runs.transitions import after_finish
+from cronpilot.domain.runs.watch import missed_slot
+from cronpilot.domain.schedule.governor import catch_up, plan_next_run
+from cronpilot.domain.schedule.quiet import (
+    QuietSpan,
+    QuietWindow,
+    next_window,
+    skipped_quietly,
+    window_at,
+)
+from cronpilot.domain.schedule.quiet_preview import previewed_fires
 
 NOON = datetime(2030, 1, 7, 12, 0, tzinfo=UTC)  # a Monday
 LUNCH = (QuietWindow(hours=(12 * 60, 12 * 60 + 30)),)

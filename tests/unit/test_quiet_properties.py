@@ -1,6 +1,6 @@
 """Quiet windows against the cron oracle: the slots the governor keeps for a cron baseline are
 cronsim's fires minus those inside a window, both computed here independently of
-`domain.quiet` (wall times read with zoneinfo, window crons walked with cronsim), across
+`domain.schedule.quiet` (wall times read with zoneinfo, window crons walked with cronsim), across
 daylight-saving changes; each window's first slot is its one skipped run.
 
 Baselines and window edges stay out of the small hours, where the zones below change their
@@ -20,9 +20,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from cronpilot.domain.errors import InvalidSchedule
-from cronpilot.domain.governor import plan_next_run
 from cronpilot.domain.model import Endpoint, EndpointSpec, Schedule, ScheduleSource
-from cronpilot.domain.quiet import QuietWindow, check_coverage, check_windows, window_at
+from cronpilot.domain.schedule.governor import plan_next_run
+from cronpilot.domain.schedule.quiet import QuietWindow, check_coverage, check_windows, window_at
 
 ZONES = ["UTC", "Europe/Paris", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe"]
 BASELINES = [

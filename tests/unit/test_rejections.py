@@ -1,5 +1,5 @@
 """The admin's word stands (issue 21): which later proposals a rejection holds back, and until
-when (`domain.rejections`)."""
+when (`domain.planning.rejections`)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from cronpilot.domain.planning import Proposal, ProposalDraft, ProposalKind, ProposalStatus
-from cronpilot.domain.rejections import same_change, standing_rejection
+from cronpilot.domain.planning.planning import Proposal, ProposalDraft, ProposalKind, ProposalStatus
+from cronpilot.domain.planning.rejections import same_change, standing_rejection
 
 T0 = datetime(2030, 1, 7, 12, 0, tzinfo=UTC)
 HOUR = timedelta(hours=1)

@@ -11,13 +11,13 @@ import pytest
 
 from cronpilot.domain.errors import InvalidRunRequest
 from cronpilot.domain.model import Endpoint, ErrorKind, OneShotHint, RunStatus, RunTrigger
-from cronpilot.domain.requested_runs import (
+from cronpilot.domain.runs.requested_runs import (
     MAX_SLOTS,
     backfill_runs,
     backfill_slots,
     manual_run,
 )
-from cronpilot.domain.transitions import (
+from cronpilot.domain.runs.transitions import (
     abandoned_run,
     after_reap,
     after_run,

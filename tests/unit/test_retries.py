@@ -21,9 +21,9 @@ from cronpilot.domain.model import (
     Schedule,
     ScheduleSource,
 )
-from cronpilot.domain.requested_runs import backfill_runs, manual_run
-from cronpilot.domain.retries import failure_of, may_repeat, retries, retry_deadline
-from cronpilot.domain.transitions import queued_claim, replanned
+from cronpilot.domain.runs.requested_runs import backfill_runs, manual_run
+from cronpilot.domain.runs.retries import failure_of, may_repeat, retries, retry_deadline
+from cronpilot.domain.runs.transitions import queued_claim, replanned
 
 NOW = datetime(2030, 1, 7, 12, 0, tzinfo=UTC)
 

@@ -8,11 +8,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from cronpilot.domain.guardrails import GuardrailRule, refusal
 from cronpilot.domain.model import Endpoint, EndpointSpec, Schedule
-from cronpilot.domain.planning import Proposal, ProposalDraft, ProposalKind, ProposalStatus
-from cronpilot.domain.rule_damping import held_back, last_rule_move, streak_after
-from cronpilot.domain.rules import ActionKind, Rule, RuleAction, RuleOutcome, Streak
+from cronpilot.domain.planning.guardrails import GuardrailRule, refusal
+from cronpilot.domain.planning.planning import Proposal, ProposalDraft, ProposalKind, ProposalStatus
+from cronpilot.domain.rules.rule_damping import held_back, last_rule_move, streak_after
+from cronpilot.domain.rules.rules import ActionKind, Rule, RuleAction, RuleOutcome, Streak
 from tests.support.settings import limits_for_tests
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)

@@ -8,7 +8,6 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from cronpilot.domain.guardrails import GuardrailRule, change_for, refusal
 from cronpilot.domain.model import (
     Endpoint,
     EndpointSpec,
@@ -17,9 +16,15 @@ from cronpilot.domain.model import (
     Pause,
     Schedule,
 )
-from cronpilot.domain.planning import ProposalDraft, ProposalKind
-from cronpilot.domain.rule_firing import FiringRule, already_standing, contradiction, rule_draft
-from cronpilot.domain.rules import ActionKind, Rule, RuleAction
+from cronpilot.domain.planning.guardrails import GuardrailRule, change_for, refusal
+from cronpilot.domain.planning.planning import ProposalDraft, ProposalKind
+from cronpilot.domain.rules.rule_firing import (
+    FiringRule,
+    already_standing,
+    contradiction,
+    rule_draft,
+)
+from cronpilot.domain.rules.rules import ActionKind, Rule, RuleAction
 from tests.support.settings import limits_for_tests
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)

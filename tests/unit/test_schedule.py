@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from cronpilot.domain.errors import InvalidSchedule
 from cronpilot.domain.model import Schedule
-from cronpilot.domain.schedule import (
+from cronpilot.domain.schedule.schedule import (
     MAX_SECONDS,
     baseline_period,
     next_cron_fire,

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from cronpilot.domain.schema_inference import (
+from cronpilot.domain.graph.schema_inference import (
     MAX_DEPTH,
     MAX_ITEMS_MERGED,
     ShapeNode,

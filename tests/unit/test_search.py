@@ -1,4 +1,4 @@
-"""Hybrid search's pure parts (`domain.search`): the query's checks, the words indexed, the
+"""Hybrid search's pure parts (`domain.search.search`): the query's checks, the words indexed, the
 alpha that follows the graph's density, Louvain communities, and the legs blended."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 import pytest
 
 from cronpilot.domain.errors import InvalidQuery
-from cronpilot.domain.graph import Edge, EdgeSource, EdgeType
-from cronpilot.domain.search import (
+from cronpilot.domain.graph.graph import Edge, EdgeSource, EdgeType
+from cronpilot.domain.search.search import (
     MAX_QUERY_CHARS,
     MIN_ALPHA,
     EndpointText,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cronpilot.domain.secrets import (
+from cronpilot.domain.access.secrets import (
     MASK,
     fingerprint,
     is_secret_header,

@@ -12,9 +12,9 @@ from pydantic import SecretStr
 from cronpilot.adapters.jobs_export import export_document
 from cronpilot.adapters.jobs_file import parse_declarations
 from cronpilot.adapters.settings import ENV_PREFIX, FILE_SETTINGS, Settings, load_settings
+from cronpilot.domain.alerts.notify_targets import TargetKind
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import Reference
-from cronpilot.domain.notify_targets import TargetKind
 from cronpilot.domain.ports import JobDeclaration
 
 NETWORKS = ["127.0.0.1/32"]

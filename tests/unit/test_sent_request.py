@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from cronpilot.domain.access.secrets import MASK
 from cronpilot.domain.model import HttpRequest
-from cronpilot.domain.secrets import MASK
-from cronpilot.domain.sent_request import (
+from cronpilot.domain.runs.sent_request import (
     MAX_BODY_CHARS,
     MAX_HEADER_CHARS,
     MAX_URL_CHARS,

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from cronpilot.domain.governor import plan_next_run
 from cronpilot.domain.model import (
     Endpoint,
     EndpointSpec,
@@ -23,9 +22,10 @@ from cronpilot.domain.model import (
     ScheduleSource,
     Steering,
 )
-from cronpilot.domain.requested_runs import manual_run
-from cronpilot.domain.steering import ENDPOINT_HINT_TTL, heeded, steered
-from cronpilot.domain.transitions import after_call, after_finish, after_slot, replanned
+from cronpilot.domain.runs.requested_runs import manual_run
+from cronpilot.domain.runs.transitions import after_call, after_finish, after_slot, replanned
+from cronpilot.domain.schedule.governor import plan_next_run
+from cronpilot.domain.schedule.steering import ENDPOINT_HINT_TTL, heeded, steered
 
 NOW = datetime(2030, 1, 7, 12, 0, tzinfo=UTC)
 

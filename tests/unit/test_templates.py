@@ -7,7 +7,7 @@ import pytest
 
 from cronpilot.domain.errors import TemplateUnfilled
 from cronpilot.domain.model import EndpointSpec, Schedule
-from cronpilot.domain.templates import (
+from cronpilot.domain.runs.templates import (
     Placeholder,
     fill,
     first_mistake,

@@ -1,4 +1,4 @@
-"""An endpoint's timeline (domain/timeline.py) and the chart the console draws of it."""
+"""An endpoint's timeline (domain/schedule/timeline.py) and the chart the console draws of it."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from cronpilot.adapters.console.timeline_chart import LANE, chart
-from cronpilot.domain.audit import audit_entry
+from cronpilot.domain.access.audit import audit_entry
 from cronpilot.domain.model import (
     Endpoint,
     Pause,
@@ -15,8 +15,8 @@ from cronpilot.domain.model import (
     RunTrigger,
     ScheduleSource,
 )
-from cronpilot.domain.planning import Proposal, ProposalKind, ProposalStatus
-from cronpilot.domain.timeline import BandKind, build_timeline
+from cronpilot.domain.planning.planning import Proposal, ProposalKind, ProposalStatus
+from cronpilot.domain.schedule.timeline import BandKind, build_timeline
 
 T0 = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
 MakeEndpoint = Callable[..., Endpoint]

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from cronpilot.domain import tracing
 from cronpilot.domain.model import new_id
-from cronpilot.domain.tracing import TraceContext, new_span, w3c_id
+from cronpilot.domain.runs import tracing
+from cronpilot.domain.runs.tracing import TraceContext, new_span, w3c_id
 
 HEX32 = re.compile(r"[0-9a-f]{32}")
 

@@ -8,8 +8,6 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from cronpilot.domain.claiming import is_due
-from cronpilot.domain.governor import plan_next_run
 from cronpilot.domain.model import (
     Endpoint,
     IntervalHint,
@@ -18,7 +16,9 @@ from cronpilot.domain.model import (
     Pause,
     ScheduleSource,
 )
-from cronpilot.domain.transitions import after_slot, replanned, with_hints, with_pause
+from cronpilot.domain.runs.claiming import is_due
+from cronpilot.domain.runs.transitions import after_slot, replanned, with_hints, with_pause
+from cronpilot.domain.schedule.governor import plan_next_run
 
 MakeEndpoint = Callable[..., Endpoint]
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)

@@ -1,5 +1,5 @@
-"""Missed and late runs and gaps in the heartbeats, pure (`domain.watch`): when a slot counts as
-missed, how a streak of late runs begins and ends through the very transition every store
+"""Missed and late runs and gaps in the heartbeats, pure (`domain.runs.watch`): when a slot counts
+as missed, how a streak of late runs begins and ends through the very transition every store
 applies, and the alerts each episode raises."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from cronpilot.domain.alerts import AlertEvent, run_notifications
+from cronpilot.domain.alerts.alerts import AlertEvent, run_notifications
 from cronpilot.domain.model import (
     Endpoint,
     EndpointSpec,
@@ -22,8 +22,8 @@ from cronpilot.domain.model import (
     Schedule,
     ScheduleSource,
 )
-from cronpilot.domain.transitions import after_finish
-from cronpilot.domain.watch import (
+from cronpilot.domain.runs.transitions import after_finish
+from cronpilot.domain.runs.watch import (
     WORKERS,
     WatchEpisode,
     gap_episode,

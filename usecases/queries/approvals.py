@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from cronpilot.domain.access import EVERY_JOB, Reach
-from cronpilot.domain.approvals import Approval, ApprovalState
+from cronpilot.domain.access.access import EVERY_JOB, Reach
 from cronpilot.domain.paging import Cursor, Page, page_of
+from cronpilot.domain.planning.approvals import Approval, ApprovalState
 from cronpilot.domain.ports import ReadingFactory
 from cronpilot.usecases.queries.reach import job_ids, reached_endpoint
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from cronpilot.domain.audit import AuditAction, AuditCursor, AuditEntry
+from cronpilot.domain.access.audit import AuditAction, AuditCursor, AuditEntry
 from cronpilot.domain.paging import Cursor, Page, page_of
 from cronpilot.domain.ports import ReadingFactory
-from cronpilot.domain.time_range import TimeRange
+from cronpilot.domain.schedule.time_range import TimeRange
 
 
 async def page_audit(

@@ -7,13 +7,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, TypeVar
 
-from cronpilot.domain.access import EVERY_JOB, Reach
-from cronpilot.domain.change_rate import change_text
+from cronpilot.domain.access.access import EVERY_JOB, Reach
 from cronpilot.domain.errors import JobNotFound
-from cronpilot.domain.limits import LimitStatus
 from cronpilot.domain.model import Endpoint, Job, Run
 from cronpilot.domain.paging import Name, NamedPage, named_page
+from cronpilot.domain.planning.change_rate import change_text
 from cronpilot.domain.ports import ReadingFactory, Repositories
+from cronpilot.domain.schedule.limits import LimitStatus
 from cronpilot.usecases.queries.reach import reached_endpoint, reached_job, reached_jobs
 
 
@@ -32,7 +32,7 @@ class EndpointState:
     """When a planner pass last looked at it (`show_endpoint` only): "last looked at"."""
     changes: str | None = None
     """How often it changes and how fresh its interval keeps the copy (`show_endpoint`
-    only, `domain.change_rate.change_text`)."""
+    only, `domain.planning.change_rate.change_text`)."""
     limit: LimitStatus | None = None
     """The limit it counts against, with its calls in flight and its hold (`show_endpoint`
     only)."""

@@ -7,21 +7,21 @@ import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from cronpilot.domain.access import EVERY_JOB, Reach
+from cronpilot.domain.access.access import EVERY_JOB, Reach
 from cronpilot.domain.errors import EmbedderUnavailable
-from cronpilot.domain.graph import Edge, find_cycle, generations, shortest_path
-from cronpilot.domain.model import Job
-from cronpilot.domain.ports import Embedder, ReadingFactory, Repositories
-from cronpilot.domain.provides import (
+from cronpilot.domain.graph.graph import Edge, find_cycle, generations, shortest_path
+from cronpilot.domain.graph.provides import (
     ProvidesEdge,
     differing_words,
     meaning_edges,
     output_fields,
     provides_edges,
 )
-from cronpilot.domain.schema_inference import ShapeNode
-from cronpilot.domain.search import communities
-from cronpilot.domain.templates import InputField, input_fields
+from cronpilot.domain.graph.schema_inference import ShapeNode
+from cronpilot.domain.model import Job
+from cronpilot.domain.ports import Embedder, ReadingFactory, Repositories
+from cronpilot.domain.runs.templates import InputField, input_fields
+from cronpilot.domain.search.search import communities
 from cronpilot.usecases.graph_edges import learnt_shapes
 from cronpilot.usecases.queries.reach import (
     reached_edges,

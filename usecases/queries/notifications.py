@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from cronpilot.domain.access import EVERY_JOB, Reach
-from cronpilot.domain.alerts import Notification, NotificationStatus
+from cronpilot.domain.access.access import EVERY_JOB, Reach
+from cronpilot.domain.alerts.alerts import Notification, NotificationStatus
 from cronpilot.domain.paging import Cursor, Page, page_of
 from cronpilot.domain.ports import ReadingFactory
-from cronpilot.domain.time_range import TimeRange
+from cronpilot.domain.schedule.time_range import TimeRange
 from cronpilot.usecases.queries.reach import job_ids, reached_endpoint
 
 

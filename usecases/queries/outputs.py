@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cronpilot.domain.access import EVERY_JOB, Reach
-from cronpilot.domain.change_detection import marked_schema
+from cronpilot.domain.access.access import EVERY_JOB, Reach
+from cronpilot.domain.graph.change_detection import marked_schema
+from cronpilot.domain.graph.outputs import DriftEvent, OutputSchema
 from cronpilot.domain.model import JSON, Endpoint
-from cronpilot.domain.outputs import DriftEvent, OutputSchema
 from cronpilot.domain.ports import ReadingFactory
 from cronpilot.usecases.queries.reach import reached_endpoint
 

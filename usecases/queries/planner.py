@@ -4,13 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cronpilot.domain.access import EVERY_JOB, Reach
-from cronpilot.domain.autonomy import AutonomyStep, threshold_of
+from cronpilot.domain.access.access import EVERY_JOB, Reach
 from cronpilot.domain.model import Endpoint, Job, PlannerMode
 from cronpilot.domain.paging import Cursor, Page, page_of
-from cronpilot.domain.planning import AnalysisSession, Proposal, ProposalStatus, effective_mode
+from cronpilot.domain.planning.autonomy import AutonomyStep, threshold_of
+from cronpilot.domain.planning.planning import (
+    AnalysisSession,
+    Proposal,
+    ProposalStatus,
+    effective_mode,
+)
 from cronpilot.domain.ports import ReadingFactory
-from cronpilot.domain.time_range import TimeRange
+from cronpilot.domain.schedule.time_range import TimeRange
 from cronpilot.usecases.queries.reach import (
     job_ids,
     reached_endpoint,

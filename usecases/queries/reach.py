@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
-from cronpilot.domain.access import Reach
-from cronpilot.domain.approvals import Approval
+from cronpilot.domain.access.access import Reach
 from cronpilot.domain.errors import (
     AmbiguousId,
     ApprovalNotFound,
@@ -20,14 +19,15 @@ from cronpilot.domain.errors import (
     RunNotFound,
     SessionNotFound,
 )
-from cronpilot.domain.graph import Edge
+from cronpilot.domain.graph.graph import Edge
 from cronpilot.domain.model import Endpoint, Job, Run
-from cronpilot.domain.planning import AnalysisSession, Proposal
+from cronpilot.domain.planning.approvals import Approval
+from cronpilot.domain.planning.planning import AnalysisSession, Proposal
 from cronpilot.domain.ports import ReadingFactory, Repositories
 
 if TYPE_CHECKING:
     # Only its type: listing proposals loads none of the alerts (tests/e2e/test_cli_startup.py).
-    from cronpilot.domain.alerts import Notification
+    from cronpilot.domain.alerts.alerts import Notification
 
 T = TypeVar("T")
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from cronpilot.domain.access import EVERY_JOB, Reach
-from cronpilot.domain.audit import AuditAction
+from cronpilot.domain.access.access import EVERY_JOB, Reach
+from cronpilot.domain.access.audit import AuditAction
 from cronpilot.domain.model import Run
 from cronpilot.domain.paging import Cursor
-from cronpilot.domain.planning import ProposalStatus
+from cronpilot.domain.planning.planning import ProposalStatus
 from cronpilot.domain.ports import ReadingFactory, RunFilter
-from cronpilot.domain.timeline import Timeline, build_timeline
+from cronpilot.domain.schedule.timeline import Timeline, build_timeline
 from cronpilot.usecases.queries.reach import reached_endpoint
 
 MAX_RUNS = 2000

@@ -7,12 +7,12 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from cronpilot.domain.audit import AuditAction, AuditCursor, AuditEntry, log_order
+from cronpilot.domain.access.audit import AuditAction, AuditCursor, AuditEntry, log_order
+from cronpilot.domain.access.tokens import ApiToken, ConsoleSession
 from cronpilot.domain.errors import ConflictError, TokenNotFound
 from cronpilot.domain.ports import AccessRepository
-from cronpilot.domain.retention import audit_expired
-from cronpilot.domain.time_range import TimeRange, falls_in
-from cronpilot.domain.tokens import ApiToken, ConsoleSession
+from cronpilot.domain.runs.retention import audit_expired
+from cronpilot.domain.schedule.time_range import TimeRange, falls_in
 
 if TYPE_CHECKING:
     from tests.support.memory_store.store import MemoryState

@@ -1,5 +1,5 @@
 """`MemoryApprovals`: approval gates over the `MemoryState` dict, decided with the same domain
-functions as the SQL store (`domain.approvals.decided`, `domain.dag.declined`)."""
+functions as the SQL store (`domain.planning.approvals.decided`, `domain.graph.dag.declined`)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from cronpilot.domain.approvals import Approval, ApprovalState, decided, lapsed
-from cronpilot.domain.dag import declined
 from cronpilot.domain.errors import ApprovalNotFound
+from cronpilot.domain.graph.dag import declined
 from cronpilot.domain.ids import by_id_or_prefix
 from cronpilot.domain.paging import Cursor, follows
+from cronpilot.domain.planning.approvals import Approval, ApprovalState, decided, lapsed
 from cronpilot.domain.ports import ApprovalRepository
-from cronpilot.domain.retention import approval_expired
+from cronpilot.domain.runs.retention import approval_expired
 from tests.support.memory_store.graph import dag_run_waits, save_plan
 
 if TYPE_CHECKING:

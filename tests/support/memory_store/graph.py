@@ -8,9 +8,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from cronpilot.domain.approvals import ApprovalState
-from cronpilot.domain.conditions import Response
-from cronpilot.domain.dag import (
+from cronpilot.domain.graph.dag import (
     DagPlan,
     DagWait,
     advance,
@@ -22,7 +20,7 @@ from cronpilot.domain.dag import (
     ready_trigger,
     run_if_reads,
 )
-from cronpilot.domain.graph import (
+from cronpilot.domain.graph.graph import (
     Edge,
     EdgeKey,
     EdgeSighting,
@@ -31,6 +29,7 @@ from cronpilot.domain.graph import (
     sighted,
     touches_job,
 )
+from cronpilot.domain.graph.outputs import DriftEvent, OutputSchema
 from cronpilot.domain.model import (
     Claim,
     DagTrigger,
@@ -40,9 +39,10 @@ from cronpilot.domain.model import (
     Run,
     RunStatus,
 )
-from cronpilot.domain.outputs import DriftEvent, OutputSchema
+from cronpilot.domain.planning.approvals import ApprovalState
 from cronpilot.domain.ports import DagRepository, GraphRepository, SchemaRepository
-from cronpilot.domain.transitions import started_run
+from cronpilot.domain.rules.conditions import Response
+from cronpilot.domain.runs.transitions import started_run
 
 if TYPE_CHECKING:
     # The state is defined beside the store, which assembles these repositories.
@@ -120,7 +120,7 @@ class MemoryGraph(GraphRepository):
 
 def advance_dag(state: MemoryState, finish: Finish, run: Run) -> Recorded:
     """Report `run`, just recorded for `finish`, to its endpoint's dependants
-    (`domain.dag.advance`) and start those now ready; the lock held by the caller
+    (`domain.graph.dag.advance`) and start those now ready; the lock held by the caller
     (`MemoryClaims.finish_many`)."""
     claim, worker_id, now = finish.claim, finish.worker_id, finish.now
     endpoint = state.endpoint(claim.endpoint.id)

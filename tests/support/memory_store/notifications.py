@@ -8,7 +8,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from cronpilot.domain.alerts import (
+from cronpilot.domain.alerts.alerts import (
     AlertEvent,
     Notification,
     NotificationStatus,
@@ -21,9 +21,9 @@ from cronpilot.domain.errors import NotificationNotFound
 from cronpilot.domain.model import Endpoint
 from cronpilot.domain.paging import Cursor, follows
 from cronpilot.domain.ports import NotificationRepository
-from cronpilot.domain.retention import notification_expired
-from cronpilot.domain.time_range import TimeRange, falls_in
-from cronpilot.domain.watch import WatchEpisode
+from cronpilot.domain.runs.retention import notification_expired
+from cronpilot.domain.runs.watch import WatchEpisode
+from cronpilot.domain.schedule.time_range import TimeRange, falls_in
 
 if TYPE_CHECKING:
     from tests.support.memory_store.store import MemoryState

@@ -1,5 +1,5 @@
 """`MemoryPlanner`: the planner repository over plain dicts beside a `MemoryState`, deciding
-what needs analysis with `domain.planning.needs_analysis`, as the SQL store does in SQL."""
+what needs analysis with `domain.planning.planning.needs_analysis`, as the SQL store does in SQL."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from cronpilot.domain.alerts import Notification
-from cronpilot.domain.autonomy import AutonomyStep
+from cronpilot.domain.alerts.alerts import Notification
 from cronpilot.domain.errors import (
     AnalysisBusy,
     LeaseLost,
@@ -20,7 +19,8 @@ from cronpilot.domain.errors import (
 from cronpilot.domain.ids import by_id_or_prefix
 from cronpilot.domain.model import Endpoint, PlannerMode
 from cronpilot.domain.paging import Cursor, follows
-from cronpilot.domain.planning import (
+from cronpilot.domain.planning.autonomy import AutonomyStep
+from cronpilot.domain.planning.planning import (
     AnalysisClaim,
     AnalysisOutcome,
     AnalysisSession,
@@ -38,8 +38,8 @@ from cronpilot.domain.planning import (
     superseded,
 )
 from cronpilot.domain.ports import PlannerRepository
-from cronpilot.domain.retention import proposal_expired, session_expired
-from cronpilot.domain.time_range import TimeRange, falls_in
+from cronpilot.domain.runs.retention import proposal_expired, session_expired
+from cronpilot.domain.schedule.time_range import TimeRange, falls_in
 
 if TYPE_CHECKING:
     # The store imports this module to build its planner; the state is only a type here.

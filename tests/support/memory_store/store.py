@@ -1,4 +1,4 @@
-"""`MemoryStore`: the repositories over plain dicts, applying `domain.transitions` exactly as
+"""`MemoryStore`: the repositories over plain dicts, applying `domain.runs.transitions` exactly as
 the SQL store does. One lock stands in for the database's transactions (`TaskLock`: a unit of
 work holds it while its repositories take it again); tests may inspect `store.state` directly."""
 
@@ -12,20 +12,10 @@ from datetime import date, datetime, timedelta
 from types import TracebackType
 from typing import Any, Self
 
-from cronpilot.domain import alert_holding
-from cronpilot.domain.alerts import Notification
-from cronpilot.domain.approvals import Approval
-from cronpilot.domain.audit import AuditEntry
-from cronpilot.domain.cancelling import cancelled_run
-from cronpilot.domain.claiming import (
-    hint_active,
-    is_due,
-    lease_expired,
-    leased,
-    next_due,
-    pick_claims,
-)
-from cronpilot.domain.dag import DagWait
+from cronpilot.domain.access.audit import AuditEntry
+from cronpilot.domain.access.tokens import ApiToken, ConsoleSession
+from cronpilot.domain.alerts import alert_holding
+from cronpilot.domain.alerts.alerts import Notification
 from cronpilot.domain.errors import (
     CronpilotError,
     EndpointNotFound,
@@ -34,15 +24,10 @@ from cronpilot.domain.errors import (
     ReadOnlyUnit,
     RunNotFound,
 )
-from cronpilot.domain.graph import Edge, EdgeType
+from cronpilot.domain.graph.dag import DagWait
+from cronpilot.domain.graph.graph import Edge, EdgeType
+from cronpilot.domain.graph.outputs import DriftEvent, OutputSchema
 from cronpilot.domain.ids import by_id_or_prefix
-from cronpilot.domain.limits import (
-    LimitState,
-    LimitStatus,
-    calls_in_flight,
-    decide_limits,
-    limited_candidates,
-)
 from cronpilot.domain.model import (
     Claim,
     Endpoint,
@@ -58,8 +43,8 @@ from cronpilot.domain.model import (
     RunStatus,
     new_id,
 )
-from cronpilot.domain.outputs import DriftEvent, OutputSchema
 from cronpilot.domain.paging import Cursor, follows
+from cronpilot.domain.planning.approvals import Approval
 from cronpilot.domain.ports import (
     ApplyReport,
     CatalogFigures,
@@ -74,10 +59,17 @@ from cronpilot.domain.ports import (
     StoredVector,
     UnitOfWork,
 )
-from cronpilot.domain.settling import settle_batch
-from cronpilot.domain.time_range import falls_in
-from cronpilot.domain.tokens import ApiToken, ConsoleSession
-from cronpilot.domain.transitions import (
+from cronpilot.domain.runs.cancelling import cancelled_run
+from cronpilot.domain.runs.claiming import (
+    hint_active,
+    is_due,
+    lease_expired,
+    leased,
+    next_due,
+    pick_claims,
+)
+from cronpilot.domain.runs.settling import settle_batch
+from cronpilot.domain.runs.transitions import (
     abandoned_run,
     after_reap,
     after_run,
@@ -93,8 +85,16 @@ from cronpilot.domain.transitions import (
     with_pause,
     with_spec,
 )
-from cronpilot.domain.watch import WatchEpisode, caught_up_missed, caught_up_notifications
-from cronpilot.domain.workers import WorkerInfo
+from cronpilot.domain.runs.watch import WatchEpisode, caught_up_missed, caught_up_notifications
+from cronpilot.domain.runs.workers import WorkerInfo
+from cronpilot.domain.schedule.limits import (
+    LimitState,
+    LimitStatus,
+    calls_in_flight,
+    decide_limits,
+    limited_candidates,
+)
+from cronpilot.domain.schedule.time_range import falls_in
 from tests.support.memory_store.access import MemoryAccess
 from tests.support.memory_store.approvals import MemoryApprovals
 from tests.support.memory_store.deletion import delete_endpoints
@@ -172,9 +172,9 @@ class MemoryState:
     vectors: dict[tuple[str, str], StoredVector] = field(default_factory=dict)
     """The search index's embeddings, by (endpoint id, model)."""
     episodes: dict[str, WatchEpisode] = field(default_factory=dict)
-    """Alert episodes (`domain.watch`), by episode id."""
+    """Alert episodes (`domain.runs.watch`), by episode id."""
     limits: dict[str, LimitState] = field(default_factory=dict)
-    """Limits per target (`domain.limits`), by key."""
+    """Limits per target (`domain.schedule.limits`), by key."""
 
     def runs_of(self, endpoint_id: str) -> list[Run]:
         """Runs of one endpoint, newest slot first."""

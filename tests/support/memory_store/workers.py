@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from cronpilot.domain.ports import WorkerRepository
-from cronpilot.domain.workers import WorkerActivity, WorkerInfo, by_last_seen
+from cronpilot.domain.runs.workers import WorkerActivity, WorkerInfo, by_last_seen
 
 if TYPE_CHECKING:
     from tests.support.memory_store.store import MemoryState

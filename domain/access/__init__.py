@@ -1,0 +1,1 @@
+"""The domain's access: access, tokens, secrets, audit."""

@@ -1,0 +1,1 @@
+"""The domain's alerts: alerts, alert_holding, notify_targets."""

@@ -1,0 +1,1 @@
+"""The domain's search: search."""
