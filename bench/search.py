@@ -1,6 +1,6 @@
 """Search quality and speed: recall@5 and MRR of each leg and of the hybrid blend on the
-labelled set (`tests/search/labelled.py`: questions about the example jobs, intents over a
-generated catalog of 1,000 endpoints) and on the held-out set (150 other intents over that
+labelled set (`tests/integration/search/labelled.py`: questions about the example jobs, intents over
+a generated catalog of 1,000 endpoints) and on the held-out set (150 other intents over that
 catalog: where a change of the blend is checked first, decision 0033), then, on a generated
 catalog of 10,000 endpoints, the time to embed and index it (its words embedded too), the
 memory the index holds, and the p95 latency of one search (embedding the query and its words
@@ -28,8 +28,8 @@ from bench.support import EndpointServer, Fleet, database, open_store, seed
 from cronpilot.adapters.search.embedders import WORDLLAMA_MODEL, WordLlamaEmbedder
 from cronpilot.domain.search.search import SearchIndex, checked_query
 from cronpilot.usecases.search import SERVED_FRESH_SECONDS, IndexCache, search_endpoints
-from tests.search.catalog import catalog
-from tests.search.labelled import (
+from tests.integration.search.catalog import catalog
+from tests.integration.search.labelled import (
     LEGS,
     LabelledSet,
     catalog_set,

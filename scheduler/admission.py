@@ -1,5 +1,5 @@
 """How many slots a scheduler worker claims now: a pure policy over plain values, so that every
-gate that holds a claim back is in one place and tested with tables (tests/scheduler/
+gate that holds a claim back is in one place and tested with tables (tests/integration/scheduler/
 test_admission.py)."""
 
 from __future__ import annotations

@@ -203,7 +203,7 @@ async def store(store_url: str | None, cipher: SecretCipher) -> AsyncIterator[St
 # Files whose tests take 15 s or more between them (mypy, wheel builds, simulated minutes,
 # exams), longest first: measured alone (`pytest -n0 --durations=20 FILE`) on the 2-core machine.
 LONG_FILES = (
-    "tests/deploy/test_image.py",
+    "tests/e2e/deploy/test_image.py",
     "tests/test_quality.py",
     "tests/test_packaging.py",
     "tests/e2e/test_planner_eval.py",
@@ -213,7 +213,7 @@ LONG_FILES = (
     "tests/e2e/test_damped_rules.py",
     "tests/e2e/test_example_ten_minutes_heuristic.py",
     "tests/e2e/test_demo.py",
-    "tests/api/test_out_of_range.py",
+    "tests/integration/api/test_out_of_range.py",
     "tests/e2e/test_soak_bench.py",
     "tests/e2e/test_small_truths_cli.py",
     "tests/integration/test_secrets_never_logged.py",

@@ -28,7 +28,7 @@ from cronpilot.usecases.proposals import ProposalDesk, Proposer
 from cronpilot.usecases.run_requests import request_backfill, request_run
 from cronpilot.usecases.schedule import pause_endpoint, resume_endpoint
 from tests.contract.builders import T0, add_endpoint, declaration, seconds, spec
-from tests.scheduler.builders import DEADLINE
+from tests.integration.scheduler.builders import DEADLINE
 from tests.support.settings import limits_for_tests
 from tests.support.units import InjectedFailure, Proxy, Wrap, WrappedUnits, failing_after
 

@@ -12,7 +12,7 @@ import yaml
 
 from cronpilot.adapters.sql import open_sql_store
 from tests.e2e.conftest import Cli
-from tests.planner.builders import answer
+from tests.integration.planner.builders import answer
 
 JOBS = """\
 jobs:

@@ -11,7 +11,7 @@ import pytest
 
 from cronpilot.adapters.sql import open_sql_store
 from tests.e2e.conftest import Cli
-from tests.planner.builders import answer
+from tests.integration.planner.builders import answer
 from tests.support.fake_openai_server import Call, Calls, FakeOpenAI, submit
 from tests.support.superseding import supersede
 

@@ -11,7 +11,7 @@ import pytest
 
 from cronpilot.adapters.sql import open_sql_store
 from tests.e2e.conftest import Cli
-from tests.planner.builders import answer
+from tests.integration.planner.builders import answer
 
 JOBS = """\
 jobs:

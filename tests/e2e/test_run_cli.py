@@ -19,9 +19,9 @@ from cronpilot.domain.model import Schedule
 from cronpilot.domain.ports import Store
 from tests.e2e.conftest import Cli
 from tests.e2e.test_admin_cli import one_error_line, write_jobs
-from tests.scheduler.builders import declare, spec
-from tests.scheduler.endpoint_server import EndpointServer
-from tests.scheduler.processes import SchedulerProcesses
+from tests.integration.scheduler.builders import declare, spec
+from tests.integration.scheduler.endpoint_server import EndpointServer
+from tests.integration.scheduler.processes import SchedulerProcesses
 
 MAX_SLEEP_SECONDS = 30.0
 """Far longer than `WAKE_DEADLINE`: a run within it was woken, not the end of a nap."""

@@ -16,7 +16,7 @@ from cronpilot.usecases.declarations import apply_declarations
 from cronpilot.usecases.search import search_endpoints
 from tests.e2e.conftest import Cli
 from tests.e2e.test_admin_cli import one_error_line
-from tests.search.example_questions import EXAMPLE_QUESTIONS
+from tests.integration.search.example_questions import EXAMPLE_QUESTIONS
 from tests.support.memory_store.store import MemoryStore
 
 EXAMPLE = Path(__file__).parents[2] / "adapters" / "examples" / "jobs.yaml"

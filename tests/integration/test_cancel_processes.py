@@ -15,9 +15,9 @@ from cronpilot.adapters.sql import open_sql_store
 from cronpilot.adapters.sql.store import SqlStore
 from cronpilot.domain.model import RunStatus
 from cronpilot.usecases.run_control import cancel_run
-from tests.scheduler.builders import declare, running_runs, runs_of, spec
-from tests.scheduler.endpoint_server import EndpointServer
-from tests.scheduler.processes import SchedulerProcesses
+from tests.integration.scheduler.builders import declare, running_runs, runs_of, spec
+from tests.integration.scheduler.endpoint_server import EndpointServer
+from tests.integration.scheduler.processes import SchedulerProcesses
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 

@@ -23,7 +23,7 @@ from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.http.signing import ID_HEADER, Signer, SigningKeys
 from cronpilot.domain.model import BodyAbsence, ErrorKind, HttpRequest, Response
 from cronpilot.scheduler.requests import SLOT_HEADER
-from tests.scheduler.endpoint_server import EndpointServer
+from tests.integration.scheduler.endpoint_server import EndpointServer
 from tests.support.hostile_server import (
     HUGE_BYTES,
     LONG_REASON,

@@ -18,9 +18,9 @@ from cronpilot.adapters.sql.store import SqlStore
 from cronpilot.domain.model import Job, Schedule
 from cronpilot.domain.ports import JobDeclaration
 from cronpilot.domain.schedule.limits import Limit, Rate
-from tests.scheduler.builders import JOB, spec
-from tests.scheduler.endpoint_server import EndpointServer
-from tests.scheduler.processes import SchedulerProcesses
+from tests.integration.scheduler.builders import JOB, spec
+from tests.integration.scheduler.endpoint_server import EndpointServer
+from tests.integration.scheduler.processes import SchedulerProcesses
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 

@@ -17,9 +17,9 @@ from cronpilot.adapters.sql import open_sql_store
 from cronpilot.adapters.sql.run_places import every_run
 from cronpilot.adapters.sql.store import SqlStore
 from cronpilot.domain.model import RunStatus, Schedule
-from tests.scheduler.builders import declare, running_runs, spec
-from tests.scheduler.endpoint_server import EndpointServer
-from tests.scheduler.processes import SchedulerProcesses
+from tests.integration.scheduler.builders import declare, running_runs, spec
+from tests.integration.scheduler.endpoint_server import EndpointServer
+from tests.integration.scheduler.processes import SchedulerProcesses
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 

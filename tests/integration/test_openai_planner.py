@@ -18,7 +18,7 @@ from cronpilot.domain.planning.planning import AnalysisSession, ProposalStatus, 
 from cronpilot.planner.session import OUT_OF_TIME, LlmAnalyst
 from cronpilot.planner.tools import TOOLS
 from cronpilot.planner.worker import CUT_SHORT, PlannerWorker
-from tests.planner.builders import T0, answer, declare, make_planner, spec
+from tests.integration.planner.builders import T0, answer, declare, make_planner, spec
 from tests.support.clock import FakeClock
 from tests.support.fake_openai_server import (
     Call,

@@ -21,12 +21,12 @@ from cronpilot.domain.errors import StoreUnavailable
 from cronpilot.domain.model import Response, RunStatus, Schedule
 from cronpilot.planner.heuristic import HeuristicAnalyst
 from cronpilot.usecases.run_requests import request_run
-from tests.planner.builders import declare as planned
-from tests.planner.builders import make_planner
-from tests.planner.builders import spec as planned_spec
-from tests.scheduler.builders import declare, running_runs, spec
-from tests.scheduler.endpoint_server import EndpointServer
-from tests.scheduler.processes import SchedulerProcesses
+from tests.integration.planner.builders import declare as planned
+from tests.integration.planner.builders import make_planner
+from tests.integration.planner.builders import spec as planned_spec
+from tests.integration.scheduler.builders import declare, running_runs, spec
+from tests.integration.scheduler.endpoint_server import EndpointServer
+from tests.integration.scheduler.processes import SchedulerProcesses
 from tests.support.clock import FakeClock
 from tests.support.finishing import finish_one
 from tests.support.pgbouncer import pgbouncer, pgbouncer_missing

@@ -27,8 +27,8 @@ from cronpilot.adapters.settings import Settings
 from cronpilot.adapters.sql.engine import create_engine
 from cronpilot.domain.model import Schedule
 from cronpilot.domain.ports import Store
-from tests.scheduler.builders import declare, spec
-from tests.scheduler.endpoint_server import EndpointServer
+from tests.integration.scheduler.builders import declare, spec
+from tests.integration.scheduler.endpoint_server import EndpointServer
 from tests.support.proxy import CuttableProxy
 from tests.support.settings import settings_for_tests
 

@@ -12,7 +12,7 @@ from cronpilot.domain.model import PlannerMode
 from cronpilot.domain.planning.planning import ProposalStatus
 from cronpilot.domain.rules.rules import ActionKind, Rule, RuleAction
 from cronpilot.planner.session import LlmAnalyst
-from tests.planner.builders import T0, answer, declare, make_planner, spec
+from tests.integration.planner.builders import T0, answer, declare, make_planner, spec
 from tests.support.clock import FakeClock
 from tests.support.fake_openai_server import Call, Calls, FakeOpenAI, Step, submit
 from tests.support.memory_store import MemoryStore

@@ -21,9 +21,9 @@ from cronpilot.adapters.sql import open_sql_store
 from cronpilot.adapters.wake import wake_folder
 from cronpilot.domain.model import ErrorKind, Pause, RunStatus, Schedule
 from cronpilot.domain.ports import Store
-from tests.scheduler.builders import declare, running_runs, runs_of, spec
-from tests.scheduler.endpoint_server import EndpointServer
-from tests.scheduler.processes import SchedulerProcesses
+from tests.integration.scheduler.builders import declare, running_runs, runs_of, spec
+from tests.integration.scheduler.endpoint_server import EndpointServer
+from tests.integration.scheduler.processes import SchedulerProcesses
 from tests.support.proxy import CuttableProxy
 
 GRACE_SECONDS = 1.0

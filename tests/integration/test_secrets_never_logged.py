@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import ROOT, make_cli
-from tests.scheduler.endpoint_server import EndpointServer
-from tests.scheduler.processes import SchedulerProcesses
+from tests.integration.scheduler.endpoint_server import EndpointServer
+from tests.integration.scheduler.processes import SchedulerProcesses
 
 HEADER = "h3ad3rm4rk"
 PLAIN_HEADER = "t3nantm4rk"

@@ -1,6 +1,6 @@
 """Two jobs with one of everything each, for the walks of a token limited to one of them
-(`tests/api/test_reach_walk.py`): runs (finished with a body, queued), an approval a gated
-dependant waits on, a proposal with its notification, a failed alert and one the DAG held, an
+(`tests/integration/api/test_reach_walk.py`): runs (finished with a body, queued), an approval a
+gated dependant waits on, a proposal with its notification, a failed alert and one the DAG held, an
 analysis session, a learnt schema, graph edges inside each job and one across them, webhooks,
 quiet periods and a limit shared by both jobs. The other job's names are words found
 nowhere else, so that any appearance of them, or of its ids, in an answer is a leak."""

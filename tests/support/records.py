@@ -1,5 +1,5 @@
 """Records of every listed kind at two ages, for the `--since` / `--until` tests of the CLI
-(`tests/e2e`) and the API (`tests/api`)."""
+(`tests/e2e`) and the API (`tests/integration/api`)."""
 
 from __future__ import annotations
 

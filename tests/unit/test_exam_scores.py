@@ -31,7 +31,7 @@ from cronpilot.harness.exams.scores import (
     score,
     standings,
 )
-from tests.planner.builders import T0
+from tests.integration.planner.builders import T0
 
 T, R, N = Direction.TIGHTEN, Direction.RELAX, Direction.NEUTRAL
 

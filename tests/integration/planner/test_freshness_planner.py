@@ -1,0 +1,39 @@
+"""The freshness analyst (issue 31, decision 0048): a job's calls move from an endpoint that
+never changes to one that changes on most calls, in numbers."""
+
+from __future__ import annotations
+
+from cronpilot.domain.planning.planning import ProposalStatus
+from cronpilot.domain.ports import Store
+from cronpilot.planner.freshness import FreshnessAnalyst
+from tests.integration.planner.builders import answer, declare, make_planner, spec
+from tests.support.clock import FakeClock
+from tests.support.settings import limits_for_tests
+
+CLAMPS = {"min_interval_seconds": 5, "max_interval_seconds": 3600}
+
+
+async def test_calls_move_to_where_they_keep_copies_fresh(store: Store, clock: FakeClock) -> None:
+    await declare(
+        store, clock.now(), spec("silent", every=20, **CLAMPS), spec("busy", every=20, **CLAMPS)
+    )
+    for n in range(12):
+        await answer(store, "j/silent", {"n": 0})
+        await answer(store, "j/busy", {"n": n // 2})
+    clock.advance(240)
+    analyst = FreshnessAnalyst()
+    planner = make_planner(store, analyst, clock, limits=limits_for_tests(max_changes_per_hour=100))
+    # An endpoint analysed before its sibling knows nothing yet of the sibling's estimate:
+    # it keeps its share of the calls.
+    for ref in ("j/busy", "j/silent", "j/busy"):
+        await planner.analyse_now(ref)
+
+    proposals = {p.endpoint_id: p for p in reversed(await store.planner.list_proposals())}
+    refs = {e.id: e.name for e in await store.catalog.list_endpoints("j")}
+    by_name = {refs[k]: v for k, v in proposals.items()}
+    silent, busy = by_name["silent"], by_name["busy"]
+    assert silent.status is busy.status is ProposalStatus.APPLIED
+    assert silent.interval_seconds is not None and busy.interval_seconds is not None
+    assert silent.interval_seconds > 20 > busy.interval_seconds
+    assert silent.reason.startswith("no change seen (0 changes seen in 11 calls); every 20 s")
+    assert "keeps the copy fresh" in busy.reason and "would keep it fresh" in busy.reason

@@ -1,0 +1,43 @@
+"""Fixtures for scheduler tests: a fake clock, a loopback endpoint server, a real dispatcher."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
+from cronpilot.adapters.wake import InProcessWaker
+from tests.integration.scheduler.endpoint_server import EndpointServer
+from tests.support.clock import FakeClock
+
+LOOPBACK = ["127.0.0.1/32"]
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[EndpointServer]:
+    async with EndpointServer() as running:
+        yield running
+
+
+@pytest.fixture
+async def dispatcher() -> AsyncIterator[AiohttpDispatcher]:
+    opened = AiohttpDispatcher(allowed_networks=LOOPBACK)
+    try:
+        yield opened
+    finally:
+        await opened.close()
+
+
+@pytest.fixture
+async def waker() -> AsyncIterator[InProcessWaker]:
+    made = InProcessWaker()
+    try:
+        yield made
+    finally:
+        await made.close()
