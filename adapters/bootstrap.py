@@ -36,10 +36,10 @@ if TYPE_CHECKING:
     from fastapi import FastAPI
     from mcp.server.mcpserver import MCPServer
 
-    from cronpilot.adapters.api.context import Authenticate
     from cronpilot.adapters.settings import Settings
     from cronpilot.adapters.sql.migrate import Upgrade
     from cronpilot.adapters.wake import ListeningWaker
+    from cronpilot.adapters.web.context import Authenticate
     from cronpilot.domain.access.access import Principal
     from cronpilot.domain.ports import (
         ChatModel,
@@ -265,16 +265,14 @@ async def open_planner(
     resources: AsyncExitStack,
     telemetry: Telemetry = NO_TELEMETRY,
 ) -> PlannerWorker:
-    """A planner worker on `store`: the LLM when one is configured, else the heuristic. What
-    it opens (LLM client, waker) is closed with `resources`."""
+    """A planner worker on `store`: the LLM when one is configured, else the built-in
+    freshness planner (decision 0058). What it opens (LLM client, waker) is closed with
+    `resources`."""
     from cronpilot.planner.freshness import FreshnessAnalyst
-    from cronpilot.planner.heuristic import HeuristicAnalyst
     from cronpilot.planner.session import Analyst, LlmAnalyst
     from cronpilot.planner.worker import PlannerWorker
 
-    analyst: Analyst = (
-        FreshnessAnalyst() if settings.planner_builtin == "freshness" else HeuristicAnalyst()
-    )
+    analyst: Analyst = FreshnessAnalyst()
     if settings.llm_configured:
         chat = build_chat_model(settings, clock)
         resources.push_async_callback(chat.close)
@@ -286,7 +284,7 @@ async def open_planner(
         analyst,
         clock,
         planner_config(settings),
-        waker=waker,
+        desk=build_proposal_desk(settings, store, waker, telemetry),
         telemetry=telemetry,
         embedder=build_embedder(settings),
     )
@@ -297,11 +295,11 @@ def build_api(
 ) -> FastAPI:
     """The API app on `store`; `authenticate` says whom a bearer token's secret belongs to."""
     # Imported here: FastAPI costs every other command its import time.
-    from cronpilot.adapters.api.app import build_api as api_app
-    from cronpilot.adapters.api.context import ApiContext
     from cronpilot.adapters.health import ReadinessProbe
     from cronpilot.adapters.metrics import PrometheusTelemetry
     from cronpilot.adapters.probes import Probes
+    from cronpilot.adapters.web.app import build_api as api_app
+    from cronpilot.adapters.web.context import ApiContext
 
     telemetry = PrometheusTelemetry()
     # No worker loop runs in the API process: ready means the database answers, at head.

@@ -32,6 +32,7 @@ from cronpilot.domain.model import (
     JSON,
     CatchUp,
     EndpointSpec,
+    Objective,
     Overlap,
     RetryPolicy,
 )
@@ -119,6 +120,8 @@ def _job(declaration: JobDeclaration, secrets: _Secrets) -> dict[str, Any]:
         shown["planner_mode"] = job.planner_mode.value
     if job.rejection_cooldown_seconds is not None:
         shown["rejection_cooldown"] = _seconds(job.rejection_cooldown_seconds)
+    if job.budget is not None:
+        shown["budget"] = job.budget
     shown["endpoints"] = [
         _endpoint(f"{job.name}/{s.name}", s, secrets) for s in declaration.endpoints
     ]
@@ -142,6 +145,18 @@ def _notify(ref: str, spec: EndpointSpec, secrets: _Secrets) -> dict[str, JSON]:
         if seconds is not None:
             notify[name] = _seconds(seconds)
     return notify
+
+
+def _steering(spec: EndpointSpec) -> dict[str, Any]:
+    """What the endpoint says of how it may be steered, when not the defaults."""
+    shown: dict[str, Any] = {}
+    if spec.accept_hints:
+        shown["accept_hints"] = True
+    if spec.dangerous:
+        shown["dangerous"] = True
+    if spec.objective is not Objective.FRESHNESS:
+        shown["objective"] = spec.objective.value
+    return shown
 
 
 def _endpoint(ref: str, spec: EndpointSpec, secrets: _Secrets) -> dict[str, Any]:
@@ -190,10 +205,7 @@ def _endpoint(ref: str, spec: EndpointSpec, secrets: _Secrets) -> dict[str, Any]
         shown["pause_after"] = spec.pause_after
     if spec.retry is not None:
         shown["retry"] = _retry(spec.retry)
-    if spec.accept_hints:
-        shown["accept_hints"] = True
-    if spec.dangerous:
-        shown["dangerous"] = True
+    shown.update(_steering(spec))
     if spec.rules:
         shown["rules"] = [_rule(rule) for rule in spec.rules]
     for reference in spec.references:

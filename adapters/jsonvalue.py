@@ -12,6 +12,8 @@ import json
 import math
 import re
 
+import orjson
+
 from cronpilot.domain.model import JSON
 from cronpilot.domain.runs.excerpt import excerpt
 
@@ -23,6 +25,14 @@ _SUSPECT = re.compile(r"\\u0000|\\u[dD][89a-fA-F]|[\ud800-\udfff]|[eE][+-]?\d{3}
 lone surrogate, or a number large enough to overflow to infinity. Text without any of them
 (nearly every body) decodes to storable JSON, so the walk over the decoded value is skipped
 (raw control characters and NaN are refused by the decoder itself)."""
+
+
+_ONLY_PYTHON_EXACT = re.compile(r"\\u0000|\d{19}")
+"""Text `orjson` would decode differently from Python's `json`: an escaped NUL (which orjson
+keeps and `check_storable` must refuse) or a digit run long enough to be an integer past 64
+bits (which orjson turns into a float, losing digits). Everything else `orjson` refuses
+exactly where `check_storable` would (lone surrogates, infinite numbers, NaN), and otherwise
+decodes to the same value, several times faster (decision 0053)."""
 
 
 MAX_DEPTH = 512
@@ -47,9 +57,12 @@ def parse_storable(raw: bytes | str) -> JSON:
     `MAX_DEPTH`."""
     # What `json.loads` does with bytes: UTF-8, -16 or -32, told apart by the first bytes.
     text = raw.decode(json.detect_encoding(raw), "surrogatepass") if isinstance(raw, bytes) else raw
-    value = _DECODER.decode(text)
-    if _SUSPECT.search(text) is not None:
-        check_storable(value)
+    if _ONLY_PYTHON_EXACT.search(text) is None:
+        value = orjson.loads(text)
+    else:
+        value = _DECODER.decode(text)
+        if _SUSPECT.search(text) is not None:
+            check_storable(value)
     # Counting the brackets is cheap; only a body with that many needs its depth measured.
     if text.count("[") + text.count("{") > MAX_DEPTH and json_depth(value) > MAX_DEPTH:
         raise ValueError(f"nested deeper than {MAX_DEPTH} levels")

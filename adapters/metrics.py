@@ -120,7 +120,7 @@ class PrometheusTelemetry(Telemetry):
         self._quiet_passes = Counter(
             f"{PREFIX}planner_quiet_passes_total",
             "Planner passes that proposed nothing and found nothing new, by planner "
-            "(heuristic, llm, rules): counted here, not stored as sessions.",
+            "(freshness, llm, rules): counted here, not stored as sessions.",
             ["job", "endpoint", "planner"],
             **metric,
         )

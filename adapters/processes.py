@@ -37,9 +37,9 @@ from cronpilot.domain.runs.telemetry import NO_TELEMETRY
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
-    from cronpilot.adapters.api.context import Authenticate
     from cronpilot.adapters.probes import Probes
     from cronpilot.adapters.settings import Settings
+    from cronpilot.adapters.web.context import Authenticate
     from cronpilot.domain.ports import Clock, Dispatcher, Store, Telemetry, WorkerLoop
 
 log = logging.getLogger(__name__)

@@ -43,8 +43,9 @@ _ASYNCPG_QUERY = frozenset(
     {"ssl", "host", "port", "passfile", "target_session_attrs", "prepared_statement_cache_size"}
 )
 _PGBOUNCER_VALUES = frozenset({"true", "false"})
-"""`?pgbouncer=true`: the URL goes through PgBouncer in transaction pooling mode (README,
-"Behind PgBouncer"); the store takes the parameter, the driver never sees it."""
+"""`?pgbouncer=true`: the URL goes through PgBouncer in transaction pooling mode
+(docs/many-machines.md, "Behind PgBouncer"); the store takes the parameter, the driver never
+sees it."""
 _SSL_MODES = frozenset({"disable", "allow", "prefer", "require", "verify-ca", "verify-full"})
 _MAX_PORT = 65535
 
@@ -201,9 +202,6 @@ class Settings(BaseSettings):
     llm_base_url: str | None = None
     """An OpenAI-compatible API, e.g. `http://127.0.0.1:8000/v1`; default: OpenAI's own."""
     llm_model: str = Field(default="gpt-4o-mini", min_length=1)
-    planner_builtin: Literal["heuristic", "freshness"] = "heuristic"
-    """The planner without an LLM: `heuristic` (streaks of alike answers) or `freshness`
-    (change rates estimated, the job's calls split to keep copies fresh, decision 0048)."""
     llm_api_key: SecretStr | None = None
     llm_timeout_seconds: float = Field(default=60, gt=0)
     llm_attempts: int = Field(default=4, gt=0)

@@ -2,7 +2,7 @@
 
 A notification is remembered until the next `wait`, so one sent while a scheduler is busy is
 not lost: the scheduler looks at the store again as soon as it next goes to sleep. Waking is
-only ever a shortcut: a scheduler that misses one still wakes after its `max_sleep`.
+only ever a shortcut: a scheduler that misses one still wakes after its `max_sleep_seconds`.
 """
 
 from __future__ import annotations
@@ -191,7 +191,7 @@ class PostgresWaker(Waker):
 
     Through PgBouncer in transaction pooling mode (`?pgbouncer=true`) a LISTEN would be heard
     by whichever client's transaction holds the server connection next: this waker then only
-    notifies, and its schedulers poll (they wake after their `max_sleep` anyway). The URL
+    notifies, and its schedulers poll (they wake after their `max_sleep_seconds` anyway). The URL
     for LISTEN is `database_listen_url`, straight to PostgreSQL, where one is set.
     """
 

@@ -5,7 +5,7 @@
 Starts the endpoint simulator on 127.0.0.1, applies the example jobs and `EXTRA_JOBS` (a
 failing endpoint, an always-changing one, a never-changing one, and a rules endpoint following
 a queue whose depth swings every 40 s) to a temporary SQLite database, and runs `cronpilot
-scheduler --with-planner` (heuristic and rules) as a process, its log in a file. Every
+scheduler --with-planner` (built-in planner and rules) as a process, its log in a file. Every
 `--every` seconds an admin lists the pending proposals (`cronpilot proposals list --status
 pending --json`) and rejects each (`cronpilot proposals reject ID --reason ...`). At the end
 it prints the trial's figures, as `tests/e2e/test_left_alone.py` asserts them on a fake clock:

@@ -41,7 +41,7 @@ from bench.support import (
     print_header,
     print_table,
 )
-from cronpilot.adapters.bootstrap import planner_config
+from cronpilot.adapters.bootstrap import build_proposal_desk, planner_config
 from cronpilot.adapters.clock import SystemClock
 from cronpilot.adapters.settings import Settings
 from cronpilot.adapters.sql import SqlStore
@@ -80,6 +80,7 @@ from cronpilot.planner.heuristic import HeuristicAnalyst
 from cronpilot.planner.session import Analyst, LlmAnalyst
 from cronpilot.planner.worker import PlannerWorker
 from cronpilot.scheduler.learning import RunLearner
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.support.fake_openai_server import Call, Calls, submit
 
 TARGET_ANALYSIS_MS = 20.0
@@ -237,7 +238,7 @@ async def seed_job(store: SqlStore, at: datetime) -> list[str]:
         for i in range(ENDPOINTS)
     ]
     job = Job(JOB, "order feeds", PlannerMode.REVIEW)
-    await store.catalog.apply([JobDeclaration(job, specs)], at)
+    await apply_to_catalog(store.catalog, [JobDeclaration(job, specs)], at)
     endpoints = await store.catalog.list_endpoints(JOB)
     rows = []
     for endpoint in endpoints:
@@ -262,18 +263,15 @@ async def analyses_ms(backend: str, analyst: Analyst, count: int) -> tuple[list[
         store = await open_store(url)
         try:
             refs = await seed_job(store, now())
+            settings = Settings(  # type: ignore[call-arg]
+                _env_file=None, worker_id="bench-planner", planner_max_changes_per_hour=1_000_000
+            )
             worker = PlannerWorker(
                 store,
                 analyst,
                 SystemClock(),
-                planner_config(
-                    Settings(  # type: ignore[call-arg]
-                        _env_file=None,
-                        worker_id="bench-planner",
-                        planner_max_changes_per_hour=1_000_000,
-                    )
-                ),
-                waker=None,
+                planner_config(settings),
+                desk=build_proposal_desk(settings, store, None),
             )
             for n in range(WARM_UP):
                 await worker.analyse_now(refs[n % len(refs)])

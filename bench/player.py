@@ -2,7 +2,7 @@
 
 The endpoint simulator answers on 127.0.0.1 in the clock's time; the workers are those of
 `cronpilot scheduler --with-planner`: `serve_scheduler` (the scheduler with its housekeeping,
-learner, notifier and heartbeat) and `serve_planner` (the heuristic planner and the endpoints'
+learner, notifier and heartbeat) and `serve_planner` (the built-in planner and the endpoints'
 rules), on one store and one `ManualClock`, with the operator's settings. The clock moves
 `step` seconds at a time, each time once the workers are done with the present moment
 (`tests.support.settling`: every store call, unit of work and endpoint call is counted while

@@ -36,6 +36,15 @@ def new_id() -> str:
     return uuid.uuid4().hex
 
 
+class Objective(StrEnum):
+    """What the built-in planner spends an endpoint's calls on (`domain.planning.call_budget`)."""
+
+    FRESHNESS = "freshness"
+    """The share of the time the copy equals the source."""
+    AGE = "age"
+    """How long the copy has been stale, on average: every change picked up soon."""
+
+
 class PlannerMode(StrEnum):
     OFF = "off"
     REVIEW = "review"
@@ -79,12 +88,16 @@ class CatchUp(StrEnum):
 
 class Overlap(StrEnum):
     """What becomes of a baseline slot that comes while the endpoint's previous call is still
-    running (Kubernetes' `concurrencyPolicy`): an endpoint has one call in flight at a time."""
+    running (Kubernetes' `concurrencyPolicy`): under `skip` and `queue_one` an endpoint has one
+    call in flight at a time, under `allow` as many as its slots start."""
 
     SKIP = "skip"
     """The slot is not run: it is recorded as a skipped run, and the next slot waits."""
     QUEUE_ONE = "queue_one"
     """The latest such slot runs once the call ends; those before it are recorded skipped."""
+    ALLOW = "allow"
+    """The slot is claimed and called while the previous call still runs: each call holds a
+    lease of its own (`Run.lease_until`), and the endpoint stays free for the next slot."""
 
 
 class RunStatus(StrEnum):
@@ -221,6 +234,10 @@ class Job:
     pause: Pause | None = None
     """The job's own pause (`domain.schedule.pauses.job_holds`): none of its endpoints runs while it
     holds, whatever their own pauses say (those are kept underneath)."""
+    budget: str | None = None
+    """The calls the built-in planner spends across the job's endpoints, as the jobs file
+    writes it (`600/h`, `domain.planning.call_budget.parse_budget`); None: what their declared
+    schedules make."""
 
     @property
     def declared(self) -> tuple[object, ...]:
@@ -229,7 +246,7 @@ class Job:
         return tuple(getattr(self, name) for name in JOB_DECLARED)
 
 
-JOB_DECLARED = ("description", "planner_mode", "rejection_cooldown_seconds")
+JOB_DECLARED = ("description", "planner_mode", "rejection_cooldown_seconds", "budget")
 """The fields of a `Job` that `jobs.yaml` declares."""
 
 
@@ -330,6 +347,8 @@ class EndpointSpec:
     dangerous: bool = False
     """A call at a moment a planner chose could do harm: `run_now` and `next_time` proposals
     wait for review in graded mode, as for a method other than GET or HEAD."""
+    objective: Objective = Objective.FRESHNESS
+    """What the built-in planner spends the endpoint's calls on."""
     jitter_seconds: float | None = None
     """Each baseline call goes out a stable pseudo-random offset in [0, jitter) after its slot."""
     catch_up: CatchUp = CatchUp.ONE
@@ -585,6 +604,11 @@ class Run:
     not_modified: bool = False
     """A `304 Not Modified` answered a conditional call: the status and body are those of the
     answer it confirmed (`domain.runs.conditional_calls`), and no body was sent."""
+    lease_until: datetime | None = None
+    """The run's own lease, held by a call of an endpoint under `overlap: allow`
+    (`domain.runs.transitions.runs_alone`): its worker extends it, the reaper abandons the run
+    once it expires, and the endpoint is not leased meanwhile. None for any other run, whose
+    lease is its endpoint's."""
 
 
 @dataclass(frozen=True, slots=True)

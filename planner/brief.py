@@ -16,6 +16,7 @@ from cronpilot.domain.errors import InvalidSchedule
 from cronpilot.domain.model import JSON, Endpoint, HintSource, Run, RunStatus
 from cronpilot.domain.planning.change_rate import change_text
 from cronpilot.domain.planning.context import DagContext, Neighbour
+from cronpilot.domain.planning.freshness_planner import Suggestion
 from cronpilot.domain.planning.planning import AnalysisClaim
 from cronpilot.domain.rules.rules import Rule, RuleEvaluation, RuleOutcome
 from cronpilot.domain.schedule.quiet import QuietWindow, describe, next_window
@@ -93,6 +94,12 @@ def schema_view(schema: JSON | None) -> str:
 def _by(source: HintSource) -> str:
     """Who wrote a hint, when not a planner: an endpoint asking through `Cronpilot-Next-Run`."""
     return "" if source is HintSource.PLANNER else f", set by the {source.value} itself"
+
+
+def _suggested(suggestion: Suggestion | None) -> str:
+    if suggestion is None:
+        return "none (not estimated, or no schedule of its own to split calls with)"
+    return f"{suggestion.text()}; graded autonomy trusts a proposal less the farther it departs"
 
 
 def _hints(endpoint: Endpoint, now: datetime) -> str:
@@ -176,10 +183,12 @@ def build_brief(
     latest: Mapping[str, Run | None] | None = None,
     pasted: Mapping[str, JSON] | None = None,
     window: Sequence[Run] = (),
+    suggestion: Suggestion | None = None,
 ) -> str:
     """`graph`: the endpoint's neighbours in the job's graph; `latest`: the newest run of the
     endpoint and of the siblings to sum up, by name; `window`: the endpoint's newest runs, at
-    most `HEALTH_RUNS`, for the health by window."""
+    most `HEALTH_RUNS`, for the health by window; `suggestion`: the built-in planner's, from
+    the change rates of the job's endpoints."""
     endpoint = claim.endpoint
     spec = endpoint.spec
     schedule = spec.schedule
@@ -203,6 +212,7 @@ def build_brief(
         f"Health: {health(recent, endpoint.failure_count)}",
         f"Health by window: {windowed_health(window, now)}",
         f"Change rate: {change_text(endpoint, window, now)}",
+        f"Suggested interval: {_suggested(suggestion)}",
         f"Output fields: {schema_view(schema)}",
         f"Now: {now.isoformat()}",
     ]

@@ -1,28 +1,79 @@
-"""The freshness analyst: the built-in planner that estimates how often each endpoint changes
-and spends its job's calls where they keep copies fresh (decision 0048). It proposes through
-the same path as the heuristic; the rules are `domain.planning.freshness_planner`.
+"""The freshness analyst: the built-in planner (decisions 0048, 0058). It estimates how often
+each endpoint of a job changes and spends the job's calls where they keep copies fresh; it
+proposes through the same path as any planner; the rules are `domain.planning.freshness_planner`.
 
-An endpoint's estimate is made from its newest runs when it is analysed, off the scheduler's
-hot path, and kept here for its siblings' analyses: an endpoint not analysed yet by this
-planner keeps its interval, and its calls, in the split."""
+The estimates are made from the job's newest runs when one of its endpoints is analysed, off
+the scheduler's hot path; nothing is kept between looks, so a restarted planner knows as much
+as the one before it."""
 
 from __future__ import annotations
 
-from cronpilot.domain.model import RunStatus
+from collections.abc import Mapping
+from datetime import datetime
+
+from cronpilot.domain.model import Endpoint, RunStatus
 from cronpilot.domain.planning.change_rate import RateEstimate, estimate, looks_of
-from cronpilot.domain.planning.freshness_planner import judge_freshness
+from cronpilot.domain.planning.freshness_planner import (
+    LastMove,
+    Suggestion,
+    judge_freshness,
+    last_move,
+    suggestion,
+)
+from cronpilot.domain.ports.bundles import ToolStore
+from cronpilot.domain.schedule.schedule import baseline_period
 from cronpilot.planner.session import Verdict, submitted
 from cronpilot.planner.tools import SUBMIT, ToolBox
 
 FRESHNESS = "freshness"
 HISTORY_RUNS = 200
 """The newest runs an estimate is made from (bodies are compared, not read by a model)."""
+RECENT_PROPOSALS = 10
+"""The endpoint's newest proposals its last interval change is found among."""
+
+
+async def estimates_of(
+    store: ToolStore, endpoints: list[Endpoint]
+) -> dict[str, RateEstimate | None]:
+    """Each endpoint's estimate by id: None when answers came that cannot be compared, the id
+    missing when fewer than two answers came."""
+    found: dict[str, RateEstimate | None] = {}
+    for endpoint in endpoints:
+        runs = await store.runs.list_runs(endpoint.id, HISTORY_RUNS)
+        if sum(run.status is RunStatus.SUCCESS for run in runs) > 1:
+            found[endpoint.id] = estimate(looks_of(endpoint, list(reversed(runs))))
+    return found
+
+
+def job_of(endpoint: Endpoint, siblings: Mapping[str, Endpoint]) -> list[Endpoint]:
+    """The job's endpoints, `endpoint` first."""
+    return [endpoint, *(e for e in siblings.values() if e.id != endpoint.id)]
+
+
+async def suggest(
+    store: ToolStore,
+    endpoint: Endpoint,
+    siblings: Mapping[str, Endpoint],
+    now: datetime,
+    budget: str | None = None,
+) -> Suggestion | None:
+    """The built-in planner's suggestion for `endpoint` (`domain.planning.freshness_planner`), for
+    an LLM planner's brief and for graded autonomy to weigh proposals against."""
+    job = job_of(endpoint, siblings)
+    return suggestion(endpoint, await estimates_of(store, job), job, now, budget)
+
+
+async def _last_move(store: ToolStore, endpoint: Endpoint, now: datetime) -> LastMove | None:
+    """The endpoint's last interval change; None for a DAG dependant, which has none."""
+    schedule = endpoint.spec.schedule
+    if schedule.after_upstreams:
+        return None
+    async with store.reading() as tx:
+        recent = await tx.planner.list_proposals(endpoint_id=endpoint.id, limit=RECENT_PROPOSALS)
+    return last_move(recent, baseline_period(schedule, now).total_seconds())
 
 
 class FreshnessAnalyst:
-    def __init__(self) -> None:
-        self._estimates: dict[str, RateEstimate | None] = {}
-
     @property
     def name(self) -> str:
         return FRESHNESS
@@ -34,13 +85,19 @@ class FreshnessAnalyst:
     async def analyse(self, brief: str, toolbox: ToolBox) -> Verdict:
         endpoint = toolbox.endpoint
         context = toolbox.context
-        runs = await context.store.runs.list_runs(endpoint.id, HISTORY_RUNS)
-        answered = [run for run in runs if run.status is RunStatus.SUCCESS]
-        if len(answered) > 1:
-            # None here says that answers came and could not be compared.
-            self._estimates[endpoint.id] = estimate(looks_of(endpoint, list(reversed(runs))))
+        job = job_of(endpoint, context.siblings)
+        estimates = await estimates_of(context.store, job)
+        now = context.now()
+        move = await _last_move(context.store, endpoint, now)
+        dwell = context.desk.dwell_seconds
         verdict = judge_freshness(
-            endpoint, self._estimates, list(context.siblings.values()), context.now()
+            endpoint,
+            estimates,
+            job,
+            now,
+            budget=context.budget,
+            move=move,
+            dwell_seconds=dwell,
         )
         if verdict.interval_seconds is not None:
             await toolbox.call(

@@ -1,5 +1,6 @@
-"""The heuristic analyst: the planner without an LLM. It reads the endpoint through the same
-tools and proposes through the same path; the rules are `domain.planning.heuristic`."""
+"""The heuristic analyst: the former planner without an LLM (decision 0058), kept for the
+planner exams to score against the built-in one. It reads the endpoint through the same tools
+and proposes through the same path; the rules are `domain.planning.heuristic`."""
 
 from __future__ import annotations
 

@@ -67,7 +67,7 @@ class _Read:
 class RulesResult:
     recorded: RulesPass
     firing: FiringRule | None
-    """The rule that held, if one did: it wins over the heuristic, and the LLM's proposals
+    """The rule that held, if one did: it wins over the built-in planner, and the LLM's proposals
     may not contradict it."""
 
 

@@ -42,14 +42,14 @@ class Analyst(Protocol):
 
     @property
     def name(self) -> str:
-        """Recorded as the proposer: `heuristic`, `llm:<model>`."""
+        """Recorded as the proposer: `freshness`, `llm:<model>`."""
         ...
 
     @property
     def yields_to_rules(self) -> bool:
         """Whether a response rule that holds for the endpoint keeps the analyst from looking
-        (the heuristic), or the analyst looks and a guardrail refuses what contradicts the rule
-        (the LLM, which may see more than the rule does)."""
+        (the built-in planner), or the analyst looks and a guardrail refuses what contradicts
+        the rule (the LLM, which may see more than the rule does)."""
         ...
 
     async def analyse(self, brief: str, toolbox: ToolBox) -> Verdict: ...

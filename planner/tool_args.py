@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
-from cronpilot.domain.planning.heuristic import MAX_LOOK_AGAIN_SECONDS
+from cronpilot.domain.planning.freshness_planner import MAX_LOOK_AGAIN_SECONDS
 
 MAX_HISTORY = 50
 

@@ -141,6 +141,8 @@ class ToolContext:
     """The siblings the brief sums up (None: all of them)."""
     embedder: Embedder | None = None
     """`find_endpoints`'s semantic leg (None: lexical and graph only)."""
+    budget: str | None = None
+    """The job's budget of calls (`Job.budget`) the built-in planner splits."""
     deadline: datetime | None = None
     """When the session must have ended, well before its analysis lease does (the worker's
     `session_deadline`): the LLM loop takes no step and no retry past it."""

@@ -1,4 +1,4 @@
-"""The planner worker: pick endpoints that need analysis, analyse each (LLM or heuristic), record
+"""The planner worker: pick endpoints that need analysis, analyse each (LLM or built-in), record
 the session and what it proposed, sleep until the next round.
 
 A failing LLM never stops the worker and never touches scheduling: the session is recorded as
@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from cronpilot.domain.errors import LeaseLost, LlmUnavailable, StoreUnavailable
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import JSON, Endpoint, new_id
+from cronpilot.domain.planning.autonomy import Suggested
 from cronpilot.domain.planning.context import dag_context, related_siblings
 from cronpilot.domain.planning.planning import (
     AnalysisClaim,
@@ -27,7 +28,7 @@ from cronpilot.domain.planning.planning import (
     SessionStatus,
 )
 from cronpilot.domain.ports.bundles import PlannerStore
-from cronpilot.domain.ports.clock import Clock, Waker
+from cronpilot.domain.ports.clock import Clock
 from cronpilot.domain.ports.search import Embedder
 from cronpilot.domain.ports.telemetry import Telemetry
 from cronpilot.domain.rules.rules import RuleEvaluation
@@ -41,6 +42,7 @@ from cronpilot.domain.schedule.quiet_passes import (
 from cronpilot.planner.analysis_context import read_analysis_context
 from cronpilot.planner.brief import build_brief
 from cronpilot.planner.config import PlannerConfig
+from cronpilot.planner.freshness import suggest
 from cronpilot.planner.rules import RulesPlanner, RulesResult
 from cronpilot.planner.schema_views import schema_document
 from cronpilot.planner.session import Analyst, Verdict
@@ -85,19 +87,19 @@ class PlannerWorker:
         clock: Clock,
         config: PlannerConfig,
         *,
-        waker: Waker | None,
+        desk: ProposalDesk,
         telemetry: Telemetry = NO_TELEMETRY,
         embedder: Embedder | None = None,
     ) -> None:
+        """`desk` is built by the composition root (`adapters.bootstrap.build_proposal_desk`),
+        the one that the API and the MCP server are given too."""
         self._store = store
         self._embedder = embedder
         self._analyst = analyst
         self._clock = clock
         self._config = config
         self._telemetry = telemetry
-        self.desk = ProposalDesk(
-            store.unit_of_work, store.reading, waker, config.limits, telemetry=telemetry
-        )
+        self.desk = desk
         self._rules = RulesPlanner(
             store.reading, self.desk, clock.now, telemetry, config.rule_dwell_seconds
         )
@@ -252,7 +254,7 @@ class PlannerWorker:
         started: datetime,
     ) -> _Looked:
         """The analyst's session and outcome; neither when it is not due. A rule that holds
-        keeps an analyst that yields to rules (the heuristic) from looking: the rule spoke for
+        keeps an analyst that yields to rules (the built-in one) from looking: the rule spoke for
         it on this batch of runs, which is recorded as seen."""
         if not claim.analysis_due:
             return _Looked(None, None)
@@ -264,17 +266,27 @@ class PlannerWorker:
             return _Looked(None, AnalysisOutcome(seen, failing, look_again, failed=False))
         session_id = new_id()
         latest = summed_up(claim.endpoint, context, started, self._config.brief_tokens)
+        budget = context.job.budget
+        suggestion = await suggest(self._store, claim.endpoint, siblings, started, budget)
+        suggested = (
+            None
+            if suggestion is None
+            else Suggested(suggestion.current_seconds, suggestion.suggested_seconds)
+        )
         toolbox = ToolBox(
             ToolContext(
                 claim=claim,
                 siblings=siblings,
                 store=self._store,
                 desk=self.desk,
-                proposer=Proposer(self._analyst.name, claim.mode, session_id, firing),
+                proposer=Proposer(
+                    self._analyst.name, claim.mode, session_id, firing, suggested=suggested
+                ),
                 now=self._clock.now,
                 edges=context.edges,
                 summed_up=[name for name in latest if name != claim.endpoint.name],
                 embedder=self._embedder,
+                budget=budget,
                 deadline=session_deadline(claim, self._config.lease_seconds),
             )
         )
@@ -290,6 +302,7 @@ class PlannerWorker:
             latest=latest,
             pasted=self._pasted(toolbox, context, started) if self._config.paste_latest else None,
             window=context.window,
+            suggestion=suggestion,
         )
         verdict = await self._verdict(brief, toolbox)
         return self._analysed(

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from dataclasses import replace
 from datetime import timedelta
 
 from tenacity import (
@@ -27,6 +26,7 @@ from tenacity import (
 )
 
 from cronpilot.domain.errors import TemplateUnfilled
+from cronpilot.domain.evolve import evolved
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Attempt, BodyAbsence, Claim, ErrorKind, Response, RetryPolicy
 from cronpilot.domain.ports.clock import Clock
@@ -34,14 +34,13 @@ from cronpilot.domain.ports.dispatch import Dispatcher
 from cronpilot.domain.ports.tracing import Tracer
 from cronpilot.domain.runs.assertions import judged
 from cronpilot.domain.runs.retries import attempt_of, may_repeat, retries, retry_deadline
-from cronpilot.domain.runs.sent_request import sent_request
 from cronpilot.domain.runs.tracing import run_trace
 from cronpilot.domain.schedule.steering import heeded
 from cronpilot.runtime.timing import pause
-from cronpilot.scheduler.requests import request_for, traced
+from cronpilot.scheduler.requests import SentRequests, request_for, traced
 
 # The worker's parts log as the worker: one logger to follow (or silence) a scheduler by.
-log = logging.getLogger("cronpilot.scheduler.worker")
+log = logging.getLogger(__name__)
 
 
 class Caller:
@@ -55,6 +54,7 @@ class Caller:
         self._clock = clock
         self._tracer = tracer
         self._stopping = stopping
+        self._sent = SentRequests()
 
     async def call(self, claim: Claim) -> Response:
         """The response that decides `claim`'s run, with every attempt made for it
@@ -66,7 +66,7 @@ class Caller:
             response = await slot.attempt()
         else:
             response = await slot.retried(policy)
-        return replace(response, attempts=tuple(slot.made))
+        return evolved(response, attempts=tuple(slot.made))
 
     async def dispatch(self, claim: Claim) -> Response:
         """One attempt: the request sent, traced and judged; never raises for the endpoint."""
@@ -82,7 +82,7 @@ class Caller:
                 started_at=now,
                 finished_at=now,
             )
-        sent = sent_request(request)
+        sent = self._sent.of(claim, request)
         try:
             with self._tracer.span(
                 "call", run_trace(claim), run_id=claim.run_id, endpoint=claim.endpoint.ref
@@ -107,7 +107,7 @@ class Caller:
                 error_message=f"dispatcher error: {type(exc).__name__}",
                 request=sent,
             )
-        return judged(claim.endpoint.spec, replace(response, request=sent))
+        return judged(claim.endpoint.spec, evolved(response, request=sent))
 
     async def rest(self, seconds: float) -> bool:
         """Wait before a retry; cut short, and False, once the worker is stopping."""
@@ -142,7 +142,7 @@ class _SlotCall:
         # `heeded` hands back what it was given when the endpoint may ask all of it (always
         # without steering headers): the answer then needs no copy.
         self._last = (
-            response if steering is response.steering else replace(response, steering=steering)
+            response if steering is response.steering else evolved(response, steering=steering)
         )
         self.made.append(attempt_of(len(self.made) + 1, self._last, now))
         return self._last

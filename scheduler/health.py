@@ -10,7 +10,7 @@ from cronpilot.domain.log_extra import LogAction, log_extra
 from cronpilot.domain.runs.outage import described
 
 # The worker's parts log as the worker: one logger to follow (or silence) a scheduler by.
-log = logging.getLogger("cronpilot.scheduler.worker")
+log = logging.getLogger(__name__)
 
 
 class StoreHealth:

@@ -2,10 +2,15 @@
 (`usecases.schema_learning`), refresh provides edges and record the edges DAG traces show
 (`usecases.graph_edges`). The use cases do the reading and writing; this module decides when.
 
-The worker only hands each recorded run to `observe`, which queues it and returns; a
-background task runs the use cases. Nothing is lost when the queue overflows or a
-worker dies: a schema remembers the newest slot it has merged, so the next run of the endpoint
-(or `schema backfill`) catches up on everything stored since.
+The worker hands each recorded run to `observe`, which merges its body, still in memory,
+into the schema kept for its endpoint (`scheduler.kept_schemas`) and returns: most runs answer
+the shape already learnt, and cost no read and no write then. A change of shape (or of the
+fields found volatile) is saved at once by a background task; the counts the other runs add
+are saved at most every `SAVE_COUNTS_SECONDS`. An endpoint whose kept schema lacks runs
+(recorded by another worker, or before this one started) is learnt from the store by that
+task, from the schema's watermark. Nothing is lost when the queue overflows or a worker dies:
+a schema remembers the newest slot it has merged, so the next learning of the endpoint from
+the store (or `schema backfill`) catches up on everything stored since.
 
 A job's provides edges are computed from every learnt schema of the job, so they are not
 refreshed on each first body or change of shape: the job is marked, and marked jobs are
@@ -23,7 +28,7 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 from cronpilot.domain.errors import CronpilotError
-from cronpilot.domain.graph.outputs import OutputSchema, learnable
+from cronpilot.domain.graph.outputs import OutputSchema
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Run
 from cronpilot.domain.ports.clock import Clock
@@ -33,17 +38,22 @@ from cronpilot.domain.ports.units import ReadingFactory, UnitOfWorkFactory
 from cronpilot.domain.runs.outage import described
 from cronpilot.domain.runs.telemetry import NO_TELEMETRY
 from cronpilot.runtime.timing import Periodic
+from cronpilot.scheduler.kept_schemas import KeptSchemas, Merged
 from cronpilot.usecases.graph_edges import record_trace, refresh_job_provides
-from cronpilot.usecases.schema_learning import learn_schema
+from cronpilot.usecases.schema_learning import learn_schema, save_learnt
 from cronpilot.usecases.search import refresh_vectors
 
 log = logging.getLogger(__name__)
 
 QUEUE_SIZE = 10_000
 LEARN_EVERY_SECONDS = 10.0
-"""An endpoint's schema is merged at most this often. Runs recorded meanwhile wait and are
-merged together, read from the watermark: an endpoint called every second costs one learning
-step (two reads and a write) per ten runs instead of one per run."""
+"""An endpoint's schema is learnt from the store at most this often. Runs recorded meanwhile
+wait and are merged together, read from the watermark: an endpoint called every second costs
+one learning step (two reads and a write) per ten runs instead of one per run."""
+SAVE_COUNTS_SECONDS = 300.0
+"""How often the counts merged in memory (fields seen, values changed) are saved when the
+shape did not change: an endpoint called every minute writes its schema every five runs, not
+every run. Shapes are saved at once."""
 LEARN_SHARE = 1 / 3
 """The learner takes at most this share of the time: after each step it rests twice as long
 as the step took, so that a burst of calls keeps the worker's attention; what is observed
@@ -79,7 +89,7 @@ class RunLearner:
         self._clock = clock
         self._learn_every = timedelta(seconds=learn_every_seconds)
         self._learnt_at: dict[str, datetime] = {}
-        """When each endpoint learnt within the last `learn_every` was last learnt."""
+        """When each endpoint learnt within the last `learn_every_seconds` was last learnt."""
         self._held: dict[str, Endpoint] = {}
         """Endpoints with runs observed since then, learnt once their turn comes."""
         self._learning_held = asyncio.Lock()
@@ -87,8 +97,13 @@ class RunLearner:
         self._queue: asyncio.Queue[tuple[Endpoint, Run | None]] = asyncio.Queue(queue_size)
         """An endpoint to learn, with the run when a DAG trace is to be recorded from it."""
         self._queued: set[str] = set()
-        """Endpoints in the queue to learn: one entry learns every run stored since the
-        watermark, so another would only hold memory (and slow every garbage collection)."""
+        """Endpoints in the queue: one entry saves a change of shape or learns every run stored
+        since the watermark, so another would only hold memory (and slow every garbage
+        collection)."""
+        self._kept = KeptSchemas()
+        self._from_store: set[str] = set()
+        """Endpoints whose kept schema lacks runs: their entry learns from the store."""
+        self._counts_saved_at: datetime = clock.now()
         self._refresh_seconds = refresh_seconds
         self._stale: set[str] = set()
         """Jobs whose provides edges are older than one of their schemas."""
@@ -125,12 +140,27 @@ class RunLearner:
 
     def observe(self, endpoint: Endpoint, run: Run) -> None:
         traced = run.parent_trace_id is not None
-        if not traced and (not learnable(run) or endpoint.id in self._queued):
+        merged = self._merge(endpoint, run)
+        if merged is Merged.FROM_STORE:
+            self._from_store.add(endpoint.id)
+        if not traced and (merged is Merged.NOTHING or endpoint.id in self._queued):
             return
         with contextlib.suppress(asyncio.QueueFull):
-            # Dropped: the endpoint's next learnable run catches up from the watermark.
+            # Dropped: a change of shape is saved with the counts; runs to learn from the
+            # store are learnt with the endpoint's next run, from the watermark.
             self._queue.put_nowait((endpoint, run if traced else None))
             self._queued.add(endpoint.id)
+
+    def _merge(self, endpoint: Endpoint, run: Run) -> Merged:
+        """Merge the run into the schema kept for its endpoint. A bug in inference is logged,
+        not raised into the worker's slot, and the half-merged schema forgotten."""
+        with _failure_logged(endpoint):
+            try:
+                return self._kept.merge(endpoint, run, self._clock.now())
+            except Exception:
+                self._kept.forget(endpoint.id)
+                raise
+        return Merged.NOTHING
 
     async def run(self, stop: asyncio.Event) -> None:
         """Learn until `stop` is set, then refresh what was learnt since the last refresh: a
@@ -148,17 +178,22 @@ class RunLearner:
         changed recorded."""
         await self._queue.join()
         await self._learn_held(self._clock.now() + self._learn_every)
+        await self._save_counts()
         await self.refresh_stale()
 
     async def _consume_one(self) -> bool:
-        """Learn from the next endpoint in the queue (waiting for one); True: take the next."""
+        """Save the next endpoint's change of shape, or learn it from the store, and record
+        its run's trace (waiting for one); True: take the next."""
         endpoint, run = await self._queue.get()
         self._queued.discard(endpoint.id)
         started = self._clock.now()
         try:
             with _failure_logged(endpoint):
-                if run is None or learnable(run):
+                if endpoint.id in self._from_store:
+                    self._from_store.discard(endpoint.id)
                     await self._learn_in_turn(endpoint)
+                else:
+                    await self._save(endpoint.id, due_only=True)
                 if run is not None:
                     await self.trace(run)
         finally:
@@ -167,8 +202,8 @@ class RunLearner:
         return True
 
     async def _learn_in_turn(self, endpoint: Endpoint) -> None:
-        """Learn now, unless the endpoint was learnt less than `learn_every` ago: then hold it
-        until its turn (its runs stay stored; the watermark finds them)."""
+        """Learn now, unless the endpoint was learnt less than `learn_every_seconds` ago: then
+        hold it until its turn (its runs stay stored; the watermark finds them)."""
         now = self._clock.now()
         last = self._learnt_at.get(endpoint.id)
         if last is not None and now - last < self._learn_every:
@@ -180,7 +215,47 @@ class RunLearner:
 
     async def _learn_held_now(self) -> bool:
         await self._learn_held(self._clock.now())
+        now = self._clock.now()
+        if (now - self._counts_saved_at).total_seconds() >= SAVE_COUNTS_SECONDS:
+            self._counts_saved_at = now
+            await self._save_counts()
         return False
+
+    async def _save_counts(self) -> None:
+        """Save every kept schema with merges not saved yet."""
+        for endpoint_id in self._kept.unsaved():
+            kept = self._kept.get(endpoint_id)
+            if kept is not None:
+                with _failure_logged(kept.endpoint):
+                    await self._save(endpoint_id, due_only=False)
+
+    async def _save(self, endpoint_id: str, *, due_only: bool) -> None:
+        """Save the schema kept for the endpoint, as merged so far (a copy: runs handed over
+        meanwhile are merged into the kept one, saved next time). Another writer having saved
+        it since, the kept one is forgotten and the endpoint learnt from the store in its
+        turn."""
+        kept = self._kept.get(endpoint_id)
+        if kept is None or not kept.unsaved or (due_only and not kept.due):
+            return
+        saving, drift, reshaped = kept.schema.copy(), kept.drift, kept.reshaped
+        kept.drift, kept.reshaped, kept.due, kept.unsaved = [], False, False, False
+        now = self._clock.now()
+        self._learnt_at[endpoint_id] = now
+        try:
+            saved = await save_learnt(self._uow, kept.endpoint, saving, drift, now)
+        except BaseException:
+            # What was taken out to save is gone with it: the store catches up instead.
+            self._kept.forget(endpoint_id)
+            raise
+        if not saved:
+            self._kept.forget(endpoint_id)
+            await self._learn_in_turn(kept.endpoint)
+            return
+        kept.schema.version = saving.version
+        if drift:
+            self._telemetry.drifted(kept.endpoint, len(drift))
+        if reshaped:
+            self._mark_stale(kept.endpoint.job_name)
 
     async def _learn_held(self, now: datetime) -> None:
         """Learn every held endpoint whose turn has come by `now`, and forget the learning
@@ -222,6 +297,7 @@ class RunLearner:
         """Merge the endpoint's runs stored since its schema's watermark; on a change of shape
         (or the first body), mark its job's provides edges stale."""
         learnt = await learn_schema(self._uow, self._reading, endpoint, self._clock.now())
+        self._kept.keep(endpoint, learnt.schema.copy())
         if learnt.drift_events:
             self._telemetry.drifted(endpoint, learnt.drift_events)
         if learnt.reshaped:

@@ -18,7 +18,7 @@ from cronpilot.runtime.timing import first_of, pause
 from cronpilot.scheduler.health import StoreHealth
 
 # The worker's parts log as the worker: one logger to follow (or silence) a scheduler by.
-log = logging.getLogger("cronpilot.scheduler.worker")
+log = logging.getLogger(__name__)
 
 
 @dataclass(slots=True, eq=False)

@@ -29,7 +29,7 @@ from cronpilot.scheduler.leases import InHand, LeaseKeeper
 from cronpilot.scheduler.recorder import Recorder
 
 # The worker's parts log as the worker: one logger to follow (or silence) a scheduler by.
-log = logging.getLogger("cronpilot.scheduler.worker")
+log = logging.getLogger(__name__)
 
 SHUTDOWN_REASON = "the worker stopped before the call ended"
 

@@ -3,6 +3,7 @@ left out of the nav, or a bad config (mkdocs.yml's `validation` turns each into 
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -37,3 +38,31 @@ def test_a_broken_link_fails_the_build(tmp_path: Path) -> None:
     built = _build(tmp_path, tmp_path / "site")
     assert built.returncode != 0
     assert "nowhere.md" in built.stderr
+
+
+def _check_reference(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "docs_reference.py"), "--check", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_the_generated_reference_pages_are_current() -> None:
+    """The CLI, settings, jobs.yaml and metrics pages are written from the code; an option,
+    setting, field or metric added without running the script leaves its page behind."""
+    done = _check_reference()
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_stale_reference_page_is_caught(tmp_path: Path) -> None:
+    copy = tmp_path / "reference"
+    shutil.copytree(ROOT / "docs" / "reference", copy)
+    with (copy / "settings.md").open("a", encoding="utf-8") as page:
+        page.write("a setting that is gone\n")
+    done = _check_reference("--into", str(copy))
+    assert done.returncode == 1
+    assert "reference/settings.md" in done.stderr
+    assert "cli.md" not in done.stderr

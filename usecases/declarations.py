@@ -6,12 +6,14 @@ unit of work."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from cronpilot.domain.access.audit import audit_entry
 from cronpilot.domain.declaration_diff import DeclarationChange, planned_changes
+from cronpilot.domain.declaring import applied
 from cronpilot.domain.errors import (
     EndpointNotFound,
     InvalidConfig,
@@ -21,9 +23,11 @@ from cronpilot.domain.errors import (
 from cronpilot.domain.graph.field_paths import unseen_field
 from cronpilot.domain.graph.graph import EdgeType, declared_sightings
 from cronpilot.domain.graph.schema_inference import ShapeNode
+from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import EndpointSpec, Job
 from cronpilot.domain.ports import (
     ApplyReport,
+    CatalogRepository,
     JobDeclaration,
     ReadingFactory,
     Repositories,
@@ -35,6 +39,8 @@ from cronpilot.domain.runs.templates import input_fields
 from cronpilot.domain.versions import declarations_version
 from cronpilot.usecases.graph_edges import refresh_provides
 from cronpilot.usecases.rule_checks import check_rules
+
+log = logging.getLogger(__name__)
 
 
 async def apply_declarations(
@@ -62,7 +68,7 @@ async def apply_declarations(
         await check_templates(tx, declarations, source)
         await check_conditions(tx, declarations, source)
         await check_rules(tx, declarations, source)
-        report = await tx.catalog.apply(declarations, now)
+        report = await apply_to_catalog(tx.catalog, declarations, now)
         sightings = [
             sighting
             for declaration in declarations
@@ -85,6 +91,28 @@ async def apply_declarations(
         await tx.commit()
     if waker is not None and (report.created or report.updated):
         await waker.notify()
+    return report
+
+
+async def apply_to_catalog(
+    catalog: CatalogRepository, declarations: Sequence[JobDeclaration], now: datetime
+) -> ApplyReport:
+    """The jobs and endpoints of `declarations` written: the stored ones read (held until the
+    unit of work ends), what changes decided (`domain.declaring.applied`), the decision
+    written at once. No check: `apply_declarations` checks first."""
+    stored = await catalog.declared_jobs([d.job.name for d in declarations])
+    decided = applied(declarations, stored, now)
+    await catalog.save_applied(decided)
+    report = decided.report
+    log.info(
+        "applied declarations",
+        extra=log_extra(
+            "apply",
+            created_count=len(report.created),
+            updated_count=len(report.updated),
+            absent_count=len(report.absent),
+        ),
+    )
     return report
 
 

@@ -15,7 +15,7 @@ from cronpilot.domain.alerts.alerts import proposal_notifications
 from cronpilot.domain.errors import ProposalNotPending
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, PlannerMode, ScheduleSource, new_id
-from cronpilot.domain.planning.autonomy import Gate, Gated, gate, learnt, threshold_of
+from cronpilot.domain.planning.autonomy import Gate, Gated, Suggested, gate, learnt, threshold_of
 from cronpilot.domain.planning.churn import unneeded
 from cronpilot.domain.planning.controllers import Controller, Held, held
 from cronpilot.domain.planning.guardrails import (
@@ -24,6 +24,7 @@ from cronpilot.domain.planning.guardrails import (
     GuardrailRule,
     Refusal,
     change_for,
+    changed_by,
     refusal,
 )
 from cronpilot.domain.planning.planning import SUPERSEDING, Proposal, ProposalDraft, ProposalStatus
@@ -59,6 +60,9 @@ class Proposer:
     confidence: float | None = None
     """The confidence of the analysis that proposes, which decides in `graded` mode; None for
     a deterministic proposer (a response rule)."""
+    suggested: Suggested | None = None
+    """The built-in planner's suggestion for the endpoint, which `graded` mode weighs an
+    interval proposal against (`domain.planning.autonomy.weighed`)."""
 
 
 class ProposalDesk:
@@ -78,6 +82,11 @@ class ProposalDesk:
         self._waker = waker
         self._limits = limits
         self._telemetry = telemetry
+
+    @property
+    def dwell_seconds(self) -> float:
+        """How long a change stands before another controller's may follow it."""
+        return self._limits.dwell_seconds
 
     async def _guarded(
         self,
@@ -328,22 +337,16 @@ async def _pending(tx: Repositories, proposal_id: str) -> Proposal:
 async def _apply(
     tx: Repositories, draft: ProposalDraft, endpoint: Endpoint, proposed_by: str, now: datetime
 ) -> tuple[str, bool]:
-    """Write the change, a pause as by its proposer (`domain.access.access.planner_actor`: the
-    change is the planner's, whoever approved it). Returns what happened, in words (`already in
-    force` when the endpoint had that pause and those hints already), and whether the endpoint
-    is now due earlier than before (sleeping schedulers are to be woken once the unit is
-    committed)."""
+    """Write the change to `endpoint` (read for update), as the domain decides it
+    (`guardrails.changed_by`), in one write; a pause as by its proposer
+    (`domain.access.access.planner_actor`: the change is the planner's, whoever approved it).
+    Returns what happened, in words (`already in force` when the endpoint had that pause and
+    those hints already), and whether the endpoint is now due earlier than before (sleeping
+    schedulers are to be woken once the unit is committed)."""
     change = change_for(draft, endpoint, now, by=planner_actor(proposed_by))
-    updated = endpoint
-    if change.pause != endpoint.pause:
-        updated = await tx.catalog.set_pause(endpoint.id, change.pause, now)
-    if (change.interval_hint, change.oneshot_hint) != (
-        endpoint.interval_hint,
-        endpoint.oneshot_hint,
-    ):
-        updated = await tx.catalog.set_hints(
-            endpoint.id, change.interval_hint, change.oneshot_hint, now
-        )
+    updated = changed_by(endpoint, change, now)
+    if updated is not endpoint:
+        await tx.catalog.save_schedule(updated)
     before, after = endpoint.next_run_at, updated.next_run_at
     earlier = after is not None and (before is None or after < before)
     source = updated.next_run_source
@@ -368,7 +371,7 @@ async def _gated(
         return None
     history = await tx.planner.autonomy_history(endpoint.job_id)
     threshold = threshold_of(history[-1] if history else None)
-    return gate(draft, endpoint, proposer.confidence, threshold)
+    return gate(draft, endpoint, proposer.confidence, threshold, proposer.suggested)
 
 
 async def _learn(tx: Repositories, decided: Proposal, *, approved: bool, now: datetime) -> None:

@@ -12,6 +12,7 @@ from cronpilot.domain.errors import PreconditionFailed
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Job, Pause
 from cronpilot.domain.ports import UnitOfWorkFactory, Waker
+from cronpilot.domain.runs.transitions import with_pause
 from cronpilot.domain.schedule.pauses import pause_end
 from cronpilot.domain.versions import endpoint_version
 
@@ -124,11 +125,13 @@ async def _set_pause(
     if_version: str | None,
 ) -> Endpoint:
     async with uow() as tx:
-        # Held until the unit ends: no other write can slip between the check and the change.
-        endpoint = await tx.catalog.get_endpoint(ref, for_update=if_version is not None)
+        # Held until the unit ends: no other write can slip between the read (the version's
+        # check, the decision) and the write.
+        endpoint = await tx.catalog.get_endpoint(ref, for_update=True)
         if if_version is not None and if_version != endpoint_version(endpoint):
             raise PreconditionFailed(endpoint.ref)
-        updated = await tx.catalog.set_pause(endpoint.id, pause, now)
+        updated = with_pause(endpoint, pause, now)
+        await tx.catalog.save_schedule(updated)
         await tx.access.record(audit_entry(actor, action, endpoint.ref, detail, now))
         await tx.commit()
     return updated

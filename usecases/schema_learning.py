@@ -7,12 +7,13 @@ saving first (the version compare-and-swap) sends it round again."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from cronpilot.domain.errors import ConflictError
 from cronpilot.domain.graph.change_detection import volatile_fields
-from cronpilot.domain.graph.outputs import OutputSchema, learn
+from cronpilot.domain.graph.outputs import DriftEvent, OutputSchema, learn
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import Endpoint, Run
 from cronpilot.domain.ports import ReadingFactory, Repositories, UnitOfWorkFactory
@@ -49,20 +50,34 @@ async def learn_schema(
             return Learnt(schema, reshaped=False)
         first = schema.observations == 0
         drift = learn(schema, fresh, now)
-        async with uow() as tx:
-            if not await tx.schemas.save_output_schema(schema, drift, now, rebuilt=False):
-                continue
-            await _note_volatile(tx, endpoint, schema)
-            await tx.commit()
-        for event in drift:
-            log.info(
-                "%s changed shape: %s",
-                endpoint.ref,
-                "; ".join(event.changes),
-                extra=log_extra("schema_drift", endpoint_id=endpoint.id),
-            )
-        return Learnt(schema, reshaped=bool(drift) or first, drift_events=len(drift))
+        if await save_learnt(uow, endpoint, schema, drift, now):
+            return Learnt(schema, reshaped=bool(drift) or first, drift_events=len(drift))
     return Learnt(schema, reshaped=False)
+
+
+async def save_learnt(
+    uow: UnitOfWorkFactory,
+    endpoint: Endpoint,
+    schema: OutputSchema,
+    drift: Sequence[DriftEvent],
+    now: datetime,
+) -> bool:
+    """Save `schema` (merged by the caller) with its `drift`, at the version it was read or
+    last saved at, and the fields it finds volatile; False, nothing saved, when another writer
+    saved it since."""
+    async with uow() as tx:
+        if not await tx.schemas.save_output_schema(schema, drift, now, rebuilt=False):
+            return False
+        await _note_volatile(tx, endpoint, schema)
+        await tx.commit()
+    for event in drift:
+        log.info(
+            "%s changed shape: %s",
+            endpoint.ref,
+            "; ".join(event.changes),
+            extra=log_extra("schema_drift", endpoint_id=endpoint.id),
+        )
+    return True
 
 
 async def _note_volatile(tx: Repositories, endpoint: Endpoint, schema: OutputSchema) -> None:

@@ -11,8 +11,8 @@ from typing import Annotated
 from fastapi import Depends
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from cronpilot.adapters.api.context import ApiContext, context
-from cronpilot.adapters.api.problems import Forbidden, Unauthorized
+from cronpilot.adapters.web.context import ApiContext, context
+from cronpilot.adapters.web.problems import Forbidden, Unauthorized
 from cronpilot.domain.access.access import Principal, Scope
 from cronpilot.domain.errors import TokenExpired
 

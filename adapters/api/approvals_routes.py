@@ -8,10 +8,10 @@ from fastapi import APIRouter
 from pydantic import Field
 
 from cronpilot.adapters.api.access import Admin, Reader
-from cronpilot.adapters.api.context import ApiContext, Context
-from cronpilot.adapters.api.paging import CursorToken, Limit, after, endpoint_page_view
-from cronpilot.adapters.api.strict import StrictBody
-from cronpilot.adapters.cli.approval_views import approval_view
+from cronpilot.adapters.views.approvals import approval_view
+from cronpilot.adapters.web.context import ApiContext, Context
+from cronpilot.adapters.web.paging import CursorToken, Limit, after, endpoint_page_view
+from cronpilot.adapters.web.strict import StrictBody
 from cronpilot.domain.planning.approvals import Approval, ApprovalState
 from cronpilot.usecases.queries.approvals import list_approvals
 from cronpilot.usecases.queries.catalog import ref_of

@@ -9,22 +9,16 @@ from fastapi import APIRouter, Header, Query, Request, Response
 from pydantic import Field
 
 from cronpilot.adapters.api.access import EveryJobWriter, Reader, Writer
-from cronpilot.adapters.api.context import Context
-from cronpilot.adapters.api.paging import CursorToken, Limit, after_name, named_page_view
-from cronpilot.adapters.api.strict import StrictBody
 from cronpilot.adapters.api.versions import IfMatch, etag, expected_version, tag_response
-from cronpilot.adapters.cli.declaration_changes import changes_view
-from cronpilot.adapters.cli.output import iso
-from cronpilot.adapters.cli.quiet_views import quiet_view
-from cronpilot.adapters.cli.views import (
-    endpoint_view,
-    job_pause_view,
-    job_view,
-    limit_status_view,
-    limit_view,
-    report_view,
-)
 from cronpilot.adapters.jobs_file import MAX_FILE_BYTES, parse_declarations
+from cronpilot.adapters.views.catalog import endpoint_view, job_pause_view, job_view, report_view
+from cronpilot.adapters.views.declarations import changes_view
+from cronpilot.adapters.views.formats import iso
+from cronpilot.adapters.views.limits import limit_status_view, limit_view
+from cronpilot.adapters.views.quiet import quiet_view
+from cronpilot.adapters.web.context import Context
+from cronpilot.adapters.web.paging import CursorToken, Limit, after_name, named_page_view
+from cronpilot.adapters.web.strict import StrictBody
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import Pause
 from cronpilot.usecases import schedule

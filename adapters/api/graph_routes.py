@@ -9,13 +9,8 @@ from fastapi import APIRouter, Query
 from fastapi.responses import PlainTextResponse
 
 from cronpilot.adapters.api.access import Reader
-from cronpilot.adapters.api.context import Context
-from cronpilot.adapters.graph_views import (
-    graph_dot,
-    graph_json,
-    job_graphs_view,
-    suggestion_view,
-)
+from cronpilot.adapters.views.graph import graph_dot, graph_json, job_graphs_view, suggestion_view
+from cronpilot.adapters.web.context import Context
 from cronpilot.usecases.queries.graph import graph_path, job_graphs, suggestions
 
 router = APIRouter(prefix="/graph", tags=["graph"])

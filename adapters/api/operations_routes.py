@@ -10,13 +10,12 @@ from fastapi import APIRouter, Query
 from fastapi.exceptions import RequestValidationError
 
 from cronpilot.adapters.api.access import EveryJobAdmin, Reader
-from cronpilot.adapters.api.context import Context
-from cronpilot.adapters.api.paging import CursorToken, Limit, after, page_view
 from cronpilot.adapters.api.windows import Within
-from cronpilot.adapters.cli.audit_cmd import entry_view
-from cronpilot.adapters.cli.cron_cmd import MAX_COUNT
-from cronpilot.adapters.cli.output import fires_view
-from cronpilot.adapters.cli.workers_cmd import worker_view
+from cronpilot.adapters.views.audit import entry_view
+from cronpilot.adapters.views.schedules import MAX_COUNT, fires_view
+from cronpilot.adapters.views.workers import worker_view
+from cronpilot.adapters.web.context import Context
+from cronpilot.adapters.web.paging import CursorToken, Limit, after, page_view
 from cronpilot.domain.access.audit import AuditAction
 from cronpilot.domain.errors import InvalidSchedule
 from cronpilot.domain.schedule.schedule import next_cron_fires, zone

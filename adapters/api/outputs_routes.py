@@ -7,10 +7,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from cronpilot.adapters.api.access import Reader, Writer
-from cronpilot.adapters.api.context import Context
-from cronpilot.adapters.api.paging import CursorToken, Limit, after, endpoint_page_view
 from cronpilot.adapters.api.windows import Within
-from cronpilot.adapters.cli.views import notification_view, output_view
+from cronpilot.adapters.views.notifications import notification_view
+from cronpilot.adapters.views.outputs import output_view
+from cronpilot.adapters.web.context import Context
+from cronpilot.adapters.web.paging import CursorToken, Limit, after, endpoint_page_view
 from cronpilot.domain.alerts.alerts import NotificationStatus
 from cronpilot.usecases.alert_delivery import redeliver, send_test
 from cronpilot.usecases.queries.catalog import ref_of

@@ -9,12 +9,12 @@ from fastapi import APIRouter
 from pydantic import Field
 
 from cronpilot.adapters.api.access import Admin, Reader
-from cronpilot.adapters.api.context import Context
-from cronpilot.adapters.api.paging import CursorToken, Limit, after, endpoint_page_view
-from cronpilot.adapters.api.problems import problem
-from cronpilot.adapters.api.strict import StrictBody
 from cronpilot.adapters.api.windows import Within
-from cronpilot.adapters.cli.planner_views import autonomy_view, proposal_view, session_view
+from cronpilot.adapters.views.planner import autonomy_view, proposal_view, session_view
+from cronpilot.adapters.web.context import Context
+from cronpilot.adapters.web.paging import CursorToken, Limit, after, endpoint_page_view
+from cronpilot.adapters.web.problems import problem
+from cronpilot.adapters.web.strict import StrictBody
 from cronpilot.domain.planning.planning import ProposalStatus
 from cronpilot.usecases.queries.catalog import ref_of
 from cronpilot.usecases.queries.planner import (

@@ -8,8 +8,8 @@ from collections.abc import Awaitable, Callable
 
 from fastapi import APIRouter, Response
 
-from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.probes import Page, alive
+from cronpilot.adapters.web.context import Context
 
 router = APIRouter(include_in_schema=False)
 

@@ -6,8 +6,8 @@ from typing import Any
 
 from fastapi.responses import JSONResponse
 
-from cronpilot.adapters.cli.output import tidy
 from cronpilot.adapters.jsonvalue import dump_json
+from cronpilot.adapters.views.formats import tidy
 
 
 class TidyJSONResponse(JSONResponse):

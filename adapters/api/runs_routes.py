@@ -9,13 +9,13 @@ from fastapi import APIRouter, Query
 from pydantic import Field
 
 from cronpilot.adapters.api.access import Reader, Writer
-from cronpilot.adapters.api.context import Context
-from cronpilot.adapters.api.paging import CursorToken, Limit, after, page_view
 from cronpilot.adapters.api.responses import TidyJSONResponse
-from cronpilot.adapters.api.strict import StrictBody
 from cronpilot.adapters.api.windows import Within
-from cronpilot.adapters.cli.output import iso
-from cronpilot.adapters.cli.views import retry_view, run_view
+from cronpilot.adapters.views.formats import iso
+from cronpilot.adapters.views.runs import retry_view, run_view
+from cronpilot.adapters.web.context import Context
+from cronpilot.adapters.web.paging import CursorToken, Limit, after, page_view
+from cronpilot.adapters.web.strict import StrictBody
 from cronpilot.domain.model import RunStatus, RunTrigger
 from cronpilot.domain.runs.requested_runs import DEFAULT_MAX_SLOTS, MAX_SLOTS
 from cronpilot.usecases.queries.reach import check_target

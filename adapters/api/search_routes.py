@@ -7,8 +7,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from cronpilot.adapters.api.access import Reader
-from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.search.views import result_view
+from cronpilot.adapters.web.context import Context
 from cronpilot.domain.search.search import DEFAULT_LIMIT, MAX_LIMIT
 from cronpilot.usecases.search import search_endpoints
 

@@ -10,9 +10,9 @@ from fastapi import APIRouter, Query
 from pydantic import AwareDatetime, Field
 
 from cronpilot.adapters.api.access import EveryJobAdmin
-from cronpilot.adapters.api.context import Context
-from cronpilot.adapters.api.strict import StrictBody
-from cronpilot.adapters.cli.token_views import token_view
+from cronpilot.adapters.views.tokens import token_view
+from cronpilot.adapters.web.context import Context
+from cronpilot.adapters.web.strict import StrictBody
 from cronpilot.domain.access.access import Scope
 from cronpilot.domain.access.tokens import DEFAULT_GRACE, MAX_GRACE
 from cronpilot.usecases.access import create_token, list_tokens, revoke_token, rotate_token

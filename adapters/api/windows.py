@@ -7,8 +7,8 @@ from typing import Annotated
 
 from fastapi import Depends, Query
 
-from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.time_range import time_range
+from cronpilot.adapters.web.context import Context
 from cronpilot.domain.ports import Clock
 from cronpilot.domain.schedule.time_range import TimeRange
 

@@ -10,15 +10,10 @@ import typer
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli.declaration_changes import print_changes
 from cronpilot.adapters.cli.identity import actor
-from cronpilot.adapters.cli.output import (
-    OutputOption,
-    cron_fires,
-    fire_time,
-    fires_view,
-    print_data,
-)
+from cronpilot.adapters.cli.output import OutputOption, print_data
 from cronpilot.adapters.cli.runtime import admin_settings, with_store, with_waker
-from cronpilot.adapters.cli.views import report_view
+from cronpilot.adapters.views.catalog import report_view
+from cronpilot.adapters.views.schedules import cron_fires, fire_time, fires_view
 from cronpilot.domain.ports import ApplyReport, Store
 from cronpilot.usecases.declarations import apply_declarations, preview_declarations
 

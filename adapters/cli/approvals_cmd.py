@@ -9,7 +9,6 @@ from typing import Annotated
 import typer
 
 from cronpilot.adapters.bootstrap import build_approval_desk, build_clock
-from cronpilot.adapters.cli.approval_views import approval_view
 from cronpilot.adapters.cli.identity import actor
 from cronpilot.adapters.cli.listing import (
     EndpointFilter,
@@ -19,13 +18,10 @@ from cronpilot.adapters.cli.listing import (
     Referenced,
     with_endpoint_refs,
 )
-from cronpilot.adapters.cli.output import (
-    OutputOption,
-    clock_time,
-    print_data,
-    short_id,
-)
+from cronpilot.adapters.cli.output import OutputOption, print_data
 from cronpilot.adapters.cli.runtime import admin_settings, with_store, with_waker
+from cronpilot.adapters.views.approvals import approval_view
+from cronpilot.adapters.views.formats import clock_time, short_id
 from cronpilot.domain.planning.approvals import Approval, ApprovalState
 from cronpilot.domain.ports import Store, Waker
 from cronpilot.usecases.queries import catalog

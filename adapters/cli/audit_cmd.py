@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from cronpilot.adapters.cli.listing import LimitOption, Listing
-from cronpilot.adapters.cli.output import (
-    OutputOption,
-    clock_time,
-    iso,
-)
+from cronpilot.adapters.cli.output import OutputOption
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.cli.time_options import SinceOption, UntilOption, window
+from cronpilot.adapters.views.audit import entry_view
+from cronpilot.adapters.views.formats import clock_time
 from cronpilot.domain.access.audit import AUDIT_ACTIONS, AuditEntry
 from cronpilot.usecases.queries.audit import page_audit
 
@@ -46,18 +44,6 @@ def list_entries(
         ),
     )
     _LISTING.show(entries.items, output)
-
-
-def entry_view(entry: AuditEntry) -> dict[str, Any]:
-    """The `--json` shape: keys are a stable interface for scripts."""
-    return {
-        "id": entry.id,
-        "at": iso(entry.at),
-        "actor": entry.actor,
-        "action": entry.action,
-        "target": entry.target,
-        "detail": entry.detail,
-    }
 
 
 _LISTING = Listing[AuditEntry](

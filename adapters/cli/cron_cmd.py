@@ -8,22 +8,13 @@ from typing import Annotated
 import typer
 
 from cronpilot.adapters.bootstrap import build_clock
-from cronpilot.adapters.cli.output import (
-    OutputOption,
-    add_row,
-    fire_time,
-    fires_view,
-    new_table,
-    print_data,
-    print_table,
-    span,
-)
+from cronpilot.adapters.cli.output import OutputOption, add_row, new_table, print_data, print_table
+from cronpilot.adapters.views.formats import span
+from cronpilot.adapters.views.schedules import MAX_COUNT, fire_time, fires_view
 from cronpilot.domain.errors import InvalidSchedule
 from cronpilot.domain.model import Schedule
 from cronpilot.domain.schedule.quiet_preview import PreviewedFire, previewed_fires
 from cronpilot.domain.schedule.schedule import next_cron_fires, validate_schedule, zone
-
-MAX_COUNT = 1000
 
 
 def cron(

@@ -10,7 +10,7 @@ from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli.identity import actor
 from cronpilot.adapters.cli.output import OutputOption, print_data
 from cronpilot.adapters.cli.runtime import admin_settings, with_store, with_waker
-from cronpilot.adapters.cli.views import endpoint_view
+from cronpilot.adapters.views.catalog import endpoint_view
 from cronpilot.domain.model import Endpoint
 from cronpilot.domain.ports import Store
 from cronpilot.usecases.run_control import clear_dag

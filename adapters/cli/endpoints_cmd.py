@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -14,40 +14,44 @@ from cronpilot.adapters.cli.output import (
     EndpointRef,
     OutputOption,
     add_row,
-    clock_time,
-    cron_fires,
     details_table,
-    fire_time,
-    fires_view,
-    iso,
     new_table,
     note,
-    pause_text,
     print_data,
     print_table,
-    relative,
-    run_status,
-    schedule_text,
-    span,
 )
-from cronpilot.adapters.cli.quiet_views import quiet_text, quiet_view
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
-from cronpilot.adapters.cli.views import endpoint_view, limit_text, limit_view
-from cronpilot.adapters.sql.rule_rows import rules_value
+from cronpilot.adapters.views.catalog import endpoint_view
+from cronpilot.adapters.views.endpoints import (
+    dangerous_text,
+    in_force_text,
+    in_force_view,
+    last_run_text,
+    next_run_text,
+    rule_texts,
+)
+from cronpilot.adapters.views.formats import iso, relative, span
+from cronpilot.adapters.views.limits import limit_text, limit_view
+from cronpilot.adapters.views.quiet import quiet_text, quiet_view
+from cronpilot.adapters.views.schedules import (
+    cron_fires,
+    fire_time,
+    fires_view,
+    pause_text,
+    schedule_text,
+)
 from cronpilot.domain.access.secrets import mask_headers, mask_url
 from cronpilot.domain.alerts.notify_targets import address
 from cronpilot.domain.model import (
     Endpoint,
-    EndpointSpec,
     IntervalHint,
     OneShotHint,
     RetryPolicy,
     Run,
     ScheduleSource,
 )
-from cronpilot.domain.schedule.governor import fresh_interval_hint
 from cronpilot.domain.schedule.limits import LimitStatus
-from cronpilot.domain.schedule.pauses import held_until, job_holds
+from cronpilot.domain.schedule.pauses import job_holds
 from cronpilot.usecases.queries import catalog
 
 if TYPE_CHECKING:
@@ -128,48 +132,6 @@ def show(
     )
 
 
-def in_force_text(endpoint: Endpoint, now: datetime) -> str:
-    """The schedule that decides the runs now: an interval hint while it lasts (who wrote it,
-    until when, over which baseline), else the baseline."""
-    baseline = schedule_text(endpoint.spec.schedule)
-    hint = fresh_interval_hint(endpoint, now)
-    if hint is None:
-        return baseline
-    return (
-        f"every {span(hint.interval_seconds)}, {hint.source.value} hint until "
-        f"{clock_time(hint.expires_at, now)} (baseline {baseline})"
-    )
-
-
-def in_force_view(endpoint: Endpoint, now: datetime) -> dict[str, Any]:
-    """`in_force` for scripts: the interval hint while it lasts, else the baseline."""
-    hint = fresh_interval_hint(endpoint, now)
-    schedule = endpoint.spec.schedule
-    if hint is None:
-        shown = {
-            "source": "baseline",
-            "interval_seconds": schedule.interval_seconds,
-            "cron": schedule.cron,
-            "by": None,
-            "until": None,
-        }
-    else:
-        shown = {
-            "source": ScheduleSource.HINT_INTERVAL.value,
-            "interval_seconds": hint.interval_seconds,
-            "cron": None,
-            "by": hint.source.value,
-            "until": iso(hint.expires_at),
-        }
-    return {"in_force": shown}
-
-
-def last_run_text(run: Run | None, now: datetime) -> str:
-    if run is None:
-        return "-"
-    return f"{run_status(run)} {relative(run.finished_at or run.started_at, now)}"
-
-
 def _details(
     endpoint: Endpoint,
     last_run: Run | None,
@@ -208,6 +170,7 @@ def _details(
             ("limit", limit_text(limit)),
             ("endpoint hints", "accepted" if spec.accept_hints else "ignored (accept_hints off)"),
             ("dangerous", dangerous_text(spec)),
+            ("objective", spec.objective.value),
             ("rules", "; ".join(f"{n}. {t}" for n, t in enumerate(rule_texts(spec), 1)) or "-"),
             ("next run", next_run_text(endpoint, now)),
             ("source", _source(endpoint)),
@@ -220,26 +183,6 @@ def _details(
             ("last looked at", relative(looked, now)),
         ]
     )
-
-
-def dangerous_text(spec: EndpointSpec) -> str:
-    if not spec.dangerous:
-        return "no"
-    return "yes: a planner's run now or next time waits for review"
-
-
-def rule_texts(spec: EndpointSpec) -> list[str]:
-    """`when depth.body.pending > 200 then interval 30s (ttl 1h)`, one per rule in order, with
-    whatever else the rule declares (as stored, so that a field a rule gains shows)."""
-    lines = []
-    for rule, stored in zip(spec.rules, rules_value(spec.rules) or [], strict=True):
-        extra = ", ".join(
-            name if value is True else f"{name} {value}"
-            for name, value in stored.items()
-            if name not in ("when", "then") and value not in (None, False)
-        )
-        lines.append(f"when {rule.when} then {rule.then.text()}" + (f", {extra}" if extra else ""))
-    return lines
 
 
 def _clamps(endpoint: Endpoint) -> str:
@@ -256,20 +199,6 @@ def _spacing(endpoint: Endpoint) -> str:
         f"{jitter}catch up {spec.catch_up.value} within {span(spec.catch_up_window_seconds)}, "
         f"floor {span(spec.floor_seconds)}, overlap {spec.overlap.value}"
     )
-
-
-def next_run_text(endpoint: Endpoint, now: datetime) -> str:
-    """When the next call goes out (a pause of its job holds it back), and the slot it stands
-    for when jitter moved it."""
-    if endpoint.next_run_at is None:
-        return _never(endpoint)
-    when = relative(endpoint.next_run_at, now)
-    if job_holds(endpoint, now):
-        resumes = held_until(endpoint, endpoint.next_run_at)
-        when = "when the job resumes" if resumes is None else relative(resumes, now)
-    if endpoint.next_slot_at is None:
-        return when
-    return f"{when} (slot {relative(endpoint.next_slot_at, now)})"
 
 
 def _retry(policy: RetryPolicy | None) -> str:
@@ -305,11 +234,6 @@ def _hints(endpoint: Endpoint, now: datetime) -> str:
             f"once {relative(oneshot.at, now)}, by the {oneshot.source.value}: {oneshot.reason}"
         )
     return "; ".join(hints) or "-"
-
-
-def _never(endpoint: Endpoint) -> str:
-    """Why an endpoint has no next run: a pause, or a DAG dependant waiting for upstreams."""
-    return "when its upstreams succeed" if endpoint.spec.depends_on else "never (paused)"
 
 
 def _dag(endpoint: Endpoint) -> str:

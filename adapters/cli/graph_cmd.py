@@ -19,14 +19,14 @@ from cronpilot.adapters.cli.output import (
     print_text,
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
-from cronpilot.adapters.graph_views import (
+from cronpilot.adapters.settings import Settings
+from cronpilot.adapters.views.graph import (
     edge_view,
     graph_dot,
     graph_json,
     job_graphs_view,
     suggestion_view,
 )
-from cronpilot.adapters.settings import Settings
 from cronpilot.domain.errors import PathNotFound
 from cronpilot.domain.graph.graph import pagerank
 from cronpilot.domain.ports import Embedder

@@ -14,13 +14,13 @@ from cronpilot.adapters.cli.output import (
     details_table,
     new_table,
     note,
-    pause_text,
     print_data,
     print_table,
-    span,
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
-from cronpilot.adapters.cli.views import job_view
+from cronpilot.adapters.views.catalog import job_view
+from cronpilot.adapters.views.formats import span
+from cronpilot.adapters.views.schedules import pause_text
 from cronpilot.domain.schedule.pauses import holds
 from cronpilot.usecases.queries import catalog
 
@@ -76,6 +76,7 @@ def show(
                 ("description", job.description or "-"),
                 ("planner", job.planner_mode.value),
                 ("rejection cool-down", "the default" if cooldown is None else span(cooldown)),
+                ("budget", job.budget or "what the declared schedules make"),
                 ("paused", pause_text(job.pause, now) if holds(job.pause, now) else "no"),
                 ("endpoints", ", ".join(e.spec.name for e in endpoints) or "-"),
             ]

@@ -6,9 +6,10 @@ from datetime import datetime
 
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli.listing import JobFilter, Listing
-from cronpilot.adapters.cli.output import OutputOption, clock_time
+from cronpilot.adapters.cli.output import OutputOption
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
-from cronpilot.adapters.cli.views import limit_status_view
+from cronpilot.adapters.views.formats import clock_time
+from cronpilot.adapters.views.limits import limit_status_view
 from cronpilot.domain.ports import Store
 from cronpilot.domain.schedule.limits import LimitStatus
 from cronpilot.usecases.queries.catalog import list_limits

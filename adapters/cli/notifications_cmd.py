@@ -17,14 +17,11 @@ from cronpilot.adapters.cli.listing import (
     Referenced,
     with_endpoint_refs,
 )
-from cronpilot.adapters.cli.output import (
-    OutputOption,
-    clock_time,
-    print_data,
-)
+from cronpilot.adapters.cli.output import OutputOption, print_data
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.cli.time_options import SinceOption, UntilOption, window
-from cronpilot.adapters.cli.views import (
+from cronpilot.adapters.views.formats import clock_time
+from cronpilot.adapters.views.notifications import (
     event_label,
     hold_reason,
     notification_view,

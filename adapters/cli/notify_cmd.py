@@ -11,7 +11,7 @@ from cronpilot.adapters.cli import completion
 from cronpilot.adapters.cli.identity import actor
 from cronpilot.adapters.cli.output import OutputOption, print_data
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
-from cronpilot.adapters.cli.views import notification_view, target_kind
+from cronpilot.adapters.views.notifications import notification_view, target_kind
 from cronpilot.domain.access.secrets import mask_url
 from cronpilot.domain.alerts.alerts import Notification
 from cronpilot.domain.ports import Store

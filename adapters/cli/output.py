@@ -8,17 +8,15 @@ import sys
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.cells import cell_len
 
 from cronpilot.adapters.cli import completion
-from cronpilot.adapters.jsonvalue import dump_json, json_depth, key_text
-from cronpilot.domain.model import Pause, Run, Schedule
-from cronpilot.domain.schedule.schedule import next_cron_fires, zone
+from cronpilot.adapters.jsonvalue import dump_json, json_depth
+from cronpilot.adapters.views.formats import SHORT_ID, tidy
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -45,13 +43,6 @@ EndpointRef = Annotated[
     ),
 ]
 
-_UNITS = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
-
-
-SIGNIFICANT_DIGITS = 10
-"""Floats in machine-readable output keep this many significant digits: every figure a person
-or a measurement gives, without the binary noise of arithmetic (`0.8130000000000001`)."""
-
 
 YAML_BLOCK_DEPTH = 64
 """PyYAML's emitter calls itself a few times per level: a document nested deeper than this is
@@ -68,39 +59,6 @@ def print_data(output: OutputFormat, data: object) -> None:
     import yaml  # only for the commands asked for YAML: see `bench/cli_startup.py`
 
     typer.echo(yaml.safe_dump(plain, sort_keys=False, allow_unicode=True), nl=False)
-
-
-def tidy(data: object) -> Any:
-    """`data` as plain JSON values, as `json.loads(json.dumps(data, default=str))` would give
-    (tuples as lists, enums as their values, anything else as its text, keys as strings), floats
-    cut to `SIGNIFICANT_DIGITS`: the one rounding of every machine-readable answer, the CLI's
-    `--json`/`--output` and the API's alike. A walk with its own stack, at any depth."""
-    root: list[Any] = [data]
-    pending: list[tuple[Any, Any]] = [(root, 0)]
-    while pending:
-        holder, key = pending.pop()
-        item = holder[key]
-        copy: Any
-        if isinstance(item, dict):
-            copy = {key_text(name): child for name, child in item.items()}
-            pending.extend((copy, name) for name in copy)
-        elif isinstance(item, list | tuple):
-            copy = list(item)
-            pending.extend((copy, index) for index in range(len(copy)))
-        else:
-            copy = _plain_scalar(item)
-        holder[key] = copy
-    return root[0]
-
-
-def _plain_scalar(item: object) -> Any:
-    if item is None or isinstance(item, bool):
-        return item
-    if isinstance(item, float):
-        return float(f"{item:.{SIGNIFICANT_DIGITS}g}")
-    if isinstance(item, int):
-        return int(item)
-    return str.__str__(item) if isinstance(item, str) else str(item)
 
 
 def to_terminal() -> bool:
@@ -174,19 +132,11 @@ def note(message: str) -> None:
     typer.echo(message, err=True)
 
 
-SHORT_ID = 8
-"""Characters of an id shown in tables (`short_id`): unique enough to read, and a prefix that
-every command taking an id accepts."""
-
 WRAP_FLOOR = 24
 """The narrowest a free-text column (a reason, a message) is folded to; with less room it goes
 on lines of its own under its row."""
 
 _GAP = "  "
-
-
-def short_id(full: str) -> str:
-    return full[:SHORT_ID]
 
 
 @dataclass
@@ -348,91 +298,3 @@ def details_table(rows: Sequence[tuple[str, str]]) -> Table:
     for label, value in rows:
         table.add_row(label, Text(value))
     return table
-
-
-def iso(moment: datetime | None) -> str | None:
-    return moment.isoformat() if moment is not None else None
-
-
-def span(seconds: float) -> str:
-    """`90` → `1m30s`: the two largest units, which is all a person reads."""
-    if seconds < 1:
-        return f"{seconds * 1000:.0f}ms" if seconds > 0 else "0s"
-    rest = round(seconds)
-    parts = []
-    for unit, size in _UNITS:
-        amount, rest = divmod(rest, size)
-        if amount:
-            parts.append(f"{amount}{unit}")
-    return "".join(parts[:2])
-
-
-def relative(moment: datetime | None, now: datetime) -> str:
-    """`in 5s` / `3m ago`, with the absolute UTC time beside it."""
-    if moment is None:
-        return "-"
-    delta = (moment - now).total_seconds()
-    when = "now" if abs(delta) < 1 else f"in {span(delta)}" if delta > 0 else f"{span(-delta)} ago"
-    return f"{when} ({clock_time(moment, now)})"
-
-
-def clock_time(moment: datetime, now: datetime) -> str:
-    """UTC wall time, with the date only when it is not today's."""
-    utc = moment.astimezone(UTC)
-    today = utc.date() == now.astimezone(UTC).date()
-    return f"{utc:%H:%M:%S}Z" if today else f"{utc:%Y-%m-%d %H:%M:%S}Z"
-
-
-def schedule_text(schedule: Schedule) -> str:
-    if schedule.cron is not None:
-        zone = "" if schedule.timezone == "UTC" else f" {schedule.timezone}"
-        return f"cron {schedule.cron}{zone}"
-    if schedule.interval_seconds is None:
-        return "after its upstreams"
-    return f"every {span(schedule.interval_seconds)}"
-
-
-NEXT_FIRES = 3
-"""How many fire times `endpoints show` and `apply` preview for a cron endpoint."""
-
-
-def cron_fires(schedule: Schedule, now: datetime) -> list[datetime]:
-    """The next `NEXT_FIRES` times a cron baseline fires after `now` (none for an interval)."""
-    if schedule.cron is None:
-        return []
-    return next_cron_fires(schedule.cron, schedule.timezone, now, NEXT_FIRES)
-
-
-def fire_time(moment: datetime, timezone: str) -> str:
-    """`Mon 2027-01-04 09:00:00 CET (08:00:00Z)`: the zone's wall time, then UTC's."""
-    local = moment.astimezone(zone(timezone))
-    utc = moment.astimezone(UTC)
-    shown = f"{local:%a %Y-%m-%d %H:%M:%S %Z}"
-    if timezone == "UTC":
-        return shown
-    at_utc = f"{utc:%H:%M:%S}" if utc.date() == local.date() else f"{utc:%Y-%m-%d %H:%M:%S}"
-    return f"{shown} ({at_utc}Z)"
-
-
-def fires_view(fires: Sequence[datetime], timezone: str) -> list[dict[str, str]]:
-    """Fire times for scripts: the instant in UTC and the zone's wall time, both ISO-8601."""
-    tz = zone(timezone)
-    return [
-        {"at": moment.astimezone(UTC).isoformat(), "local": moment.astimezone(tz).isoformat()}
-        for moment in fires
-    ]
-
-
-def run_status(run: Run) -> str:
-    """`success 200`, `failed 503`, `abandoned`."""
-    code = f" {run.status_code}" if run.status_code is not None else ""
-    return f"{run.status.value}{code}"
-
-
-def pause_text(pause: Pause | None, now: datetime) -> str:
-    """`until resumed: why (by who)`, `resumes in 2h: why`, or `no`."""
-    if pause is None:
-        return "no"
-    until = "until resumed" if pause.until is None else f"resumes {relative(pause.until, now)}"
-    by = "" if pause.by is None else f" (by {pause.by})"
-    return f"{until}: {pause.reason}{by}"

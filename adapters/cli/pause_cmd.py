@@ -12,10 +12,11 @@ import typer
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli import completion
 from cronpilot.adapters.cli.identity import actor, who_am_i
-from cronpilot.adapters.cli.output import OutputOption, print_data, relative
+from cronpilot.adapters.cli.output import OutputOption, print_data
 from cronpilot.adapters.cli.runtime import admin_settings, with_store, with_waker
-from cronpilot.adapters.cli.views import endpoint_view, job_pause_view
 from cronpilot.adapters.durations import parse_duration
+from cronpilot.adapters.views.catalog import endpoint_view, job_pause_view
+from cronpilot.adapters.views.formats import relative
 from cronpilot.domain.errors import EndpointNotFound, InvalidConfig, JobNotFound
 from cronpilot.domain.model import Endpoint, Job, Pause
 from cronpilot.domain.ports import Store

@@ -11,10 +11,10 @@ import typer
 from cronpilot.adapters.bootstrap import build_clock, open_planner, open_store
 from cronpilot.adapters.cli.exit_codes import EXIT_CODES_HELP, EXIT_FAILED
 from cronpilot.adapters.cli.output import EndpointRef, OutputOption, print_data
-from cronpilot.adapters.cli.planner_views import autonomy_view, held_back, session_view
 from cronpilot.adapters.cli.runtime import admin_settings, cli_settings
 from cronpilot.adapters.cli.scheduler_cmd import MetricsPortOption, serve
 from cronpilot.adapters.settings import Settings
+from cronpilot.adapters.views.planner import autonomy_view, held_back, session_view
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import PlannerMode
 from cronpilot.domain.planning.planning import AnalysisSession, Proposal, SessionStatus
@@ -36,8 +36,8 @@ def _worker(
 ) -> None:
     """Analyse endpoints with new runs and adapt their schedules until SIGINT/SIGTERM.
 
-    Uses the LLM at CRONPILOT_LLM_BASE_URL (or with CRONPILOT_LLM_API_KEY), else the heuristic
-    planner. Run as many as you like against one PostgreSQL database."""
+    Uses the LLM at CRONPILOT_LLM_BASE_URL (or with CRONPILOT_LLM_API_KEY), else the built-in
+    freshness planner. Run as many as you like against one PostgreSQL database."""
     if ctx.invoked_subcommand is not None:
         return
     overrides = {"worker_id": worker_id, "metrics_port": metrics_port}

@@ -21,16 +21,15 @@ from cronpilot.adapters.cli.listing import (
 from cronpilot.adapters.cli.output import (
     OutputFormat,
     OutputOption,
-    clock_time,
     details_table,
     print_data,
     print_table,
-    short_id,
 )
-from cronpilot.adapters.cli.planner_views import change_text, proposal_view
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.cli.time_options import SinceOption, UntilOption, window
 from cronpilot.adapters.settings import Settings
+from cronpilot.adapters.views.formats import clock_time, short_id
+from cronpilot.adapters.views.planner import change_text, proposal_view
 from cronpilot.domain.planning.planning import Proposal, ProposalStatus
 from cronpilot.domain.ports import Store
 from cronpilot.usecases.queries import catalog, planner

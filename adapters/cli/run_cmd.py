@@ -11,19 +11,12 @@ import typer
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli.exit_codes import EXIT_RUN_FAILED
 from cronpilot.adapters.cli.identity import actor
-from cronpilot.adapters.cli.output import (
-    EndpointRef,
-    OutputOption,
-    iso,
-    note,
-    pause_text,
-    print_data,
-    relative,
-    span,
-)
+from cronpilot.adapters.cli.output import EndpointRef, OutputOption, note, print_data
 from cronpilot.adapters.cli.runs_cmd import print_run
 from cronpilot.adapters.cli.runtime import admin_settings, with_store, with_waker
 from cronpilot.adapters.durations import parse_duration
+from cronpilot.adapters.views.formats import iso, relative, span
+from cronpilot.adapters.views.schedules import pause_text
 from cronpilot.domain.errors import CronpilotError
 from cronpilot.domain.model import Endpoint, Run, RunStatus
 from cronpilot.domain.ports import Store

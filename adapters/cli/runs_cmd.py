@@ -20,20 +20,16 @@ from cronpilot.adapters.cli.listing import (
 from cronpilot.adapters.cli.output import (
     OutputFormat,
     OutputOption,
-    clock_time,
     details_table,
-    iso,
     print_data,
     print_rich,
-    relative,
-    run_status,
-    short_id,
-    span,
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store, with_waker
 from cronpilot.adapters.cli.time_options import SinceOption, UntilOption, window
-from cronpilot.adapters.cli.views import endpoint_view, run_view
 from cronpilot.adapters.jsonvalue import dump_json
+from cronpilot.adapters.views.catalog import endpoint_view
+from cronpilot.adapters.views.formats import clock_time, iso, relative, short_id, span
+from cronpilot.adapters.views.runs import run_status, run_view
 from cronpilot.domain.access.secrets import mask_urls
 from cronpilot.domain.model import Attempt, Endpoint, ErrorKind, Run, RunStatus
 from cronpilot.domain.ports import Store

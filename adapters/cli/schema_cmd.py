@@ -8,16 +8,10 @@ import typer
 from rich.json import JSON as RichJSON
 
 from cronpilot.adapters.bootstrap import build_clock
-from cronpilot.adapters.cli.output import (
-    EndpointRef,
-    OutputOption,
-    iso,
-    note,
-    print_data,
-    print_rich,
-)
+from cronpilot.adapters.cli.output import EndpointRef, OutputOption, note, print_data, print_rich
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
-from cronpilot.adapters.cli.views import output_view
+from cronpilot.adapters.views.formats import iso
+from cronpilot.adapters.views.outputs import output_view
 from cronpilot.domain.graph.outputs import OutputSchema
 from cronpilot.domain.model import Endpoint
 from cronpilot.domain.ports import Store

@@ -18,17 +18,16 @@ from cronpilot.adapters.cli.listing import (
 from cronpilot.adapters.cli.output import (
     OutputOption,
     add_row,
-    clock_time,
     details_table,
     new_table,
     print_data,
     print_rich,
     print_table,
-    short_id,
 )
-from cronpilot.adapters.cli.planner_views import session_view
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
 from cronpilot.adapters.cli.time_options import SinceOption, UntilOption, window
+from cronpilot.adapters.views.formats import clock_time, short_id
+from cronpilot.adapters.views.planner import session_view
 from cronpilot.domain.planning.planning import AnalysisSession, ToolCallRecord
 from cronpilot.domain.ports import Store
 from cronpilot.domain.rules.rule_firing import value_text

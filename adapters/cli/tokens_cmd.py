@@ -14,16 +14,15 @@ from cronpilot.adapters.cli.identity import actor
 from cronpilot.adapters.cli.output import (
     OutputOption,
     add_row,
-    clock_time,
     new_table,
     note,
     print_data,
     print_table,
-    relative,
 )
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
-from cronpilot.adapters.cli.token_views import token_view
 from cronpilot.adapters.durations import parse_duration
+from cronpilot.adapters.views.formats import clock_time, relative
+from cronpilot.adapters.views.tokens import token_view
 from cronpilot.domain.access.access import Scope
 from cronpilot.domain.access.tokens import DEFAULT_GRACE, ApiToken
 from cronpilot.domain.runs.excerpt import excerpt

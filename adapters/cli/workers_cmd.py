@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from cronpilot.adapters.bootstrap import build_clock
 from cronpilot.adapters.cli.listing import Listing
-from cronpilot.adapters.cli.output import (
-    OutputOption,
-    iso,
-    relative,
-)
+from cronpilot.adapters.cli.output import OutputOption
 from cronpilot.adapters.cli.runtime import admin_settings, with_store
+from cronpilot.adapters.views.formats import relative
+from cronpilot.adapters.views.workers import worker_view
 from cronpilot.domain.ports import Store
 from cronpilot.domain.runs.workers import WorkerActivity
 from cronpilot.usecases.workers import active_workers
@@ -40,20 +37,6 @@ def _row(activity: WorkerActivity, now: datetime) -> list[str]:
         str(activity.recent_runs),
         worker.version,
     ]
-
-
-def worker_view(activity: WorkerActivity) -> dict[str, Any]:
-    """The `--json` shape: keys are a stable interface for scripts."""
-    worker = activity.worker
-    return {
-        "id": worker.id,
-        "host": worker.host,
-        "pid": worker.pid,
-        "version": worker.version,
-        "started_at": iso(worker.started_at),
-        "last_seen": iso(worker.last_seen),
-        "runs_last_minute": activity.recent_runs,
-    }
 
 
 _LISTING = Listing[WorkerActivity](

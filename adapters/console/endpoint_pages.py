@@ -12,17 +12,6 @@ from urllib.parse import urlencode
 from fastapi import Query, Request, Response
 from fastapi.responses import RedirectResponse
 
-from cronpilot.adapters.api.context import Context
-from cronpilot.adapters.cli.endpoints_cmd import (
-    dangerous_text,
-    in_force_text,
-    last_run_text,
-    next_run_text,
-    rule_texts,
-)
-from cronpilot.adapters.cli.output import schedule_text
-from cronpilot.adapters.cli.quiet_views import quiet_text
-from cronpilot.adapters.cli.views import run_view
 from cronpilot.adapters.console.pages import (
     PREFIX,
     SignedIn,
@@ -33,6 +22,17 @@ from cronpilot.adapters.console.pages import (
     render,
 )
 from cronpilot.adapters.console.timeline_chart import chart
+from cronpilot.adapters.views.endpoints import (
+    dangerous_text,
+    in_force_text,
+    last_run_text,
+    next_run_text,
+    rule_texts,
+)
+from cronpilot.adapters.views.quiet import quiet_text
+from cronpilot.adapters.views.runs import run_view
+from cronpilot.adapters.views.schedules import schedule_text
+from cronpilot.adapters.web.context import Context
 from cronpilot.domain.access.secrets import mask_headers, mask_url
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import Pause, Run, RunStatus

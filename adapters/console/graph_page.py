@@ -11,9 +11,9 @@ from typing import Annotated, Any
 
 from fastapi import Query, Request, Response
 
-from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.console.pages import PREFIX, SignedIn, console_router, render
-from cronpilot.adapters.graph_views import edge_view, merged
+from cronpilot.adapters.views.graph import edge_view, merged
+from cronpilot.adapters.web.context import Context
 from cronpilot.usecases.queries.catalog import list_jobs
 from cronpilot.usecases.queries.graph import JobGraph, job_graphs
 

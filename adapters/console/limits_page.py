@@ -7,8 +7,8 @@ from typing import Annotated
 
 from fastapi import Query, Request, Response
 
-from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.console.pages import SignedIn, console_router, render
+from cronpilot.adapters.web.context import Context
 from cronpilot.usecases.queries.catalog import list_limits
 
 router = console_router()

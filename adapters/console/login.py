@@ -11,7 +11,6 @@ from urllib.parse import urlsplit
 from fastapi import Depends, Request, Response
 from fastapi.responses import RedirectResponse
 
-from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.console.pages import (
     COOKIE,
     PREFIX,
@@ -22,6 +21,7 @@ from cronpilot.adapters.console.pages import (
     render,
     session_viewer,
 )
+from cronpilot.adapters.web.context import Context
 from cronpilot.domain.access.access import Principal
 from cronpilot.domain.access.tokens import SESSION_SPAN
 from cronpilot.domain.errors import TokenExpired

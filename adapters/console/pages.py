@@ -21,12 +21,12 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.routing import APIRoute
 from fastapi.templating import Jinja2Templates
 
-from cronpilot.adapters.api.context import Context
-from cronpilot.adapters.api.problems import status_of
-from cronpilot.adapters.api.strict import one_value_each
-from cronpilot.adapters.cli.output import clock_time, relative, span
 from cronpilot.adapters.error_line import error_line
 from cronpilot.adapters.jsonvalue import dump_json
+from cronpilot.adapters.views.formats import clock_time, relative, span
+from cronpilot.adapters.web.context import Context
+from cronpilot.adapters.web.problems import status_of
+from cronpilot.adapters.web.strict import one_value_each
 from cronpilot.domain.access.access import Principal, Reach, Scope
 from cronpilot.domain.errors import CronpilotError, InvalidConfig, TokenExpired
 from cronpilot.usecases.access import session_principal

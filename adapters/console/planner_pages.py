@@ -8,9 +8,6 @@ from typing import Annotated
 
 from fastapi import Query, Request, Response
 
-from cronpilot.adapters.api.context import Context
-from cronpilot.adapters.api.paging import after
-from cronpilot.adapters.cli.planner_views import change_text, held_back
 from cronpilot.adapters.console.pages import (
     PAGE,
     PREFIX,
@@ -21,6 +18,9 @@ from cronpilot.adapters.console.pages import (
     console_router,
     render,
 )
+from cronpilot.adapters.views.planner import change_text, held_back
+from cronpilot.adapters.web.context import Context
+from cronpilot.adapters.web.paging import after
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import PlannerMode
 from cronpilot.domain.paging import encode_cursor

@@ -7,9 +7,9 @@ from typing import Annotated
 
 from fastapi import Query, Request, Response
 
-from cronpilot.adapters.api.context import Context
 from cronpilot.adapters.console.pages import SignedIn, console_router, render
 from cronpilot.adapters.search.views import weights_view
+from cronpilot.adapters.web.context import Context
 from cronpilot.usecases.queries.catalog import list_jobs
 from cronpilot.usecases.search import search_endpoints
 

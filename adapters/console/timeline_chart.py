@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from cronpilot.adapters.cli.output import span
+from cronpilot.adapters.views.formats import span
 from cronpilot.domain.model import Run
 from cronpilot.domain.schedule.timeline import Timeline
 

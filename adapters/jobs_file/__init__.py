@@ -20,7 +20,7 @@ Shape::
             jitter: 5s                # spread calls over [slot, slot + 5s)
             catch_up: one             # or none; after downtime (window: catch_up_window)
             quiet: [{days: [sat, sun]}, {cron: "0 18 * * 1-5", for: 14h}]   # or every: 10m
-            overlap: skip             # or queue_one: slots that come while a call runs
+            overlap: skip             # or queue_one, allow: slots that come while a call runs
             headers: {Authorization: "Bearer ${ETL_TOKEN}"}
             notify: {urls: ["${ALERTS_URL}"], after: 5}   # or a plain list of URLs
             # also: missed_after: 10m (no run that long past a due slot), late_after: 30s

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any
 
 from cronpilot.adapters.jobs_file.guards import (
@@ -41,6 +42,8 @@ from cronpilot.domain.model import (
 from cronpilot.domain.planning.approvals import (
     DEFAULT_APPROVAL_TIMEOUT_SECONDS,
 )
+from cronpilot.domain.planning.call_budget import BudgetError
+from cronpilot.domain.planning.freshness_planner import budget_of
 from cronpilot.domain.ports import JobDeclaration
 from cronpilot.domain.runs.retries import may_repeat
 from cronpilot.domain.schedule.limits import Limit
@@ -95,12 +98,18 @@ def _declaration(
         raise Issue(
             ("jobs", index, "endpoints", problem.index, problem.field), problem.reason
         ) from problem
+    if job.budget is not None:
+        try:
+            budget_of(job.budget, specs, datetime.now(UTC))
+        except BudgetError as problem:
+            raise Issue(("jobs", index, "budget"), str(problem)) from problem
     return JobDeclaration(
         job=Job(
             name=job.name,
             description=job.description,
             planner_mode=job.planner_mode,
             rejection_cooldown_seconds=job.rejection_cooldown,
+            budget=job.budget,
         ),
         endpoints=specs,
         limits=tuple(limits[key] for key in sorted({s.limit for s in specs if s.limit})),
@@ -159,6 +168,7 @@ def _spec(
         retry=_retry_policy(endpoint, (*loc, "retry")),
         accept_hints=endpoint.accept_hints,
         dangerous=endpoint.dangerous,
+        objective=endpoint.objective,
         jitter_seconds=endpoint.jitter,
         catch_up=endpoint.catch_up or CatchUp.ONE,
         catch_up_window_seconds=(
@@ -246,14 +256,16 @@ def _alert_settings(job: JobConfig, endpoint: EndpointConfig) -> dict[str, Any]:
 
 def _overlap(job: JobConfig, endpoint: EndpointConfig, loc: Loc) -> Overlap:
     """The endpoint's overlap policy, else the job's, else `skip`; a DAG dependant has no
-    slots, and keeps `skip` (its own is refused with the other schedule fields)."""
+    slots, and keeps `skip` (its own is refused with the other schedule fields). An endpoint
+    others depend on cannot `allow`: each of its runs begins a DAG run of them, and those would
+    overlap too."""
     declared = endpoint.overlap or (None if endpoint.depends_on else job.overlap)
-    if declared == "allow":
+    if declared == "allow" and any(endpoint.name in other.depends_on for other in job.endpoints):
         where = (*loc, "overlap") if endpoint.overlap else (*loc[:-2], "overlap")
         raise Issue(
             where,
-            "'allow' is not supported: an endpoint has one call in flight at a time; use "
-            "'queue_one' to run the latest slot as soon as the call ends",
+            f"'allow' cannot hold on endpoint '{endpoint.name}': other endpoints depend on it, "
+            "and a DAG run of them starts after each of its runs; use 'skip' or 'queue_one'",
         )
     return Overlap(declared or Overlap.SKIP)
 

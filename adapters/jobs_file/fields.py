@@ -18,6 +18,7 @@ from cronpilot.adapters.durations import parse_duration
 from cronpilot.domain.planning.approvals import (
     MAX_APPROVAL_TIMEOUT_SECONDS,
 )
+from cronpilot.domain.planning.call_budget import parse_budget
 from cronpilot.domain.runs.excerpt import excerpt
 from cronpilot.domain.schedule.schedule import MAX_SECONDS
 
@@ -101,6 +102,13 @@ def _approval_timeout(seconds: float) -> float:
     return seconds
 
 
+def _budget(value: str) -> str:
+    """`600/h`: calls per s, m, h or d; kept as written
+    (`domain.planning.call_budget.parse_budget`)."""
+    parse_budget(value)
+    return value.strip()
+
+
 Name = Annotated[str, BeforeValidator(_check_name)]
 Duration = Annotated[float, BeforeValidator(parse_duration)]
 PositiveDuration = Annotated[Duration, Field(gt=0)]
@@ -111,6 +119,7 @@ RetryWait = Annotated[PositiveDuration, AfterValidator(_retry_wait)]
 Window = Annotated[float, BeforeValidator(_window), Field(ge=0, le=MAX_SECONDS)]
 CoolDown = Annotated[Duration, Field(ge=0, le=MAX_SECONDS)]
 ApprovalTimeout = Annotated[PositiveDuration, AfterValidator(_approval_timeout)]
+Budget = Annotated[str, AfterValidator(_budget)]
 Watch = Annotated[float, BeforeValidator(_positive_duration), Field(le=MAX_SECONDS)]
 Method = Annotated[
     Literal["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"], BeforeValidator(_upper)

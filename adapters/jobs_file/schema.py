@@ -14,6 +14,7 @@ from pydantic import (
 
 from cronpilot.adapters.jobs_file.fields import (
     ApprovalTimeout,
+    Budget,
     CoolDown,
     Count,
     Duration,
@@ -41,6 +42,7 @@ from cronpilot.domain.model import (
     DEFAULT_TIMEOUT_SECONDS,
     JSON,
     CatchUp,
+    Objective,
     PlannerMode,
     RetryOn,
     RetryPolicy,
@@ -92,7 +94,7 @@ class RetryConfig(Strict):
 
 
 OverlapPolicy = Literal["skip", "queue_one", "allow"]
-"""`domain.model.Overlap`; `allow` is named to be refused with a reason (`checks`)."""
+"""`domain.model.Overlap`."""
 
 
 class EndpointConfig(Strict):
@@ -123,6 +125,7 @@ class EndpointConfig(Strict):
     retry: RetryConfig | None = None
     accept_hints: bool = False
     dangerous: bool = False
+    objective: Objective = Objective.FRESHNESS
     jitter: Jitter | None = None
     catch_up: CatchUp | None = None
     catch_up_window: Window | None = None
@@ -137,6 +140,7 @@ class JobConfig(Strict):
     description: str = ""
     planner_mode: PlannerMode = DEFAULT_PLANNER_MODE
     rejection_cooldown: CoolDown | None = None
+    budget: Budget | None = None
     notify: Notify | None = None
     pause_after: Count | None = None
     quiet: Quiet | None = None

@@ -7,11 +7,11 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from cronpilot.adapters.cli.approval_views import approval_view
-from cronpilot.adapters.cli.planner_views import proposal_view
 from cronpilot.adapters.mcp.context import McpContext
 from cronpilot.adapters.mcp.read_tools import AnId, shown
 from cronpilot.adapters.mcp.toolbox import Toolbox
+from cronpilot.adapters.views.approvals import approval_view
+from cronpilot.adapters.views.planner import proposal_view
 from cronpilot.domain.access.access import Principal
 from cronpilot.domain.errors import CronpilotError
 from cronpilot.domain.planning.planning import Proposal, ProposalStatus

@@ -9,13 +9,15 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from cronpilot.adapters.cli.approval_views import approval_view
-from cronpilot.adapters.cli.planner_views import proposal_view, session_view
-from cronpilot.adapters.cli.views import endpoint_view, job_view, output_view, run_view
-from cronpilot.adapters.graph_views import job_graphs_view
 from cronpilot.adapters.mcp.context import McpContext
 from cronpilot.adapters.mcp.toolbox import Toolbox
 from cronpilot.adapters.search.views import result_view
+from cronpilot.adapters.views.approvals import approval_view
+from cronpilot.adapters.views.catalog import endpoint_view, job_view
+from cronpilot.adapters.views.graph import job_graphs_view
+from cronpilot.adapters.views.outputs import output_view
+from cronpilot.adapters.views.planner import proposal_view, session_view
+from cronpilot.adapters.views.runs import run_view
 from cronpilot.domain.access.access import Reach
 from cronpilot.domain.model import RunStatus, RunTrigger
 from cronpilot.domain.planning.approvals import ApprovalState

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from cronpilot.adapters.cli.views import output_view, run_view
 from cronpilot.adapters.mcp.context import McpContext
 from cronpilot.adapters.mcp.toolbox import Toolbox
+from cronpilot.adapters.views.outputs import output_view
+from cronpilot.adapters.views.runs import run_view
 from cronpilot.domain.access.access import Reach
 from cronpilot.usecases.queries import catalog, outputs
 

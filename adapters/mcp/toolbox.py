@@ -21,10 +21,10 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import ConfigDict, ValidationError, create_model
 
-from cronpilot.adapters.cli.output import tidy
 from cronpilot.adapters.error_line import error_line
 from cronpilot.adapters.jsonvalue import dump_json, json_depth
 from cronpilot.adapters.mcp.caller import Caller
+from cronpilot.adapters.views.formats import tidy
 from cronpilot.domain.errors import CronpilotError, NotFound
 
 if TYPE_CHECKING:

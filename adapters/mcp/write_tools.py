@@ -10,18 +10,13 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from cronpilot.adapters.cli.declaration_changes import changes_view
-from cronpilot.adapters.cli.views import (
-    endpoint_view,
-    job_pause_view,
-    report_view,
-    retry_view,
-    run_view,
-)
 from cronpilot.adapters.jobs_file import MAX_FILE_BYTES, parse_declarations
 from cronpilot.adapters.mcp.context import McpContext
 from cronpilot.adapters.mcp.read_tools import AnId, Endpoint, JobName
 from cronpilot.adapters.mcp.toolbox import Toolbox
+from cronpilot.adapters.views.catalog import endpoint_view, job_pause_view, report_view
+from cronpilot.adapters.views.declarations import changes_view
+from cronpilot.adapters.views.runs import retry_view, run_view
 from cronpilot.domain.access.access import Principal
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import Pause

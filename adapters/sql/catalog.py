@@ -1,17 +1,17 @@
-"""`CatalogRepository` over SQL: declared jobs and endpoints with their schedule state.
+"""`CatalogRepository` over SQL: declared jobs and endpoints with their schedule state. An
+apply and a schedule change are decided in the domain (`domain.declaring`,
+`domain.runs.transitions`) and written here as they were decided.
 
-The writing methods import `domain.runs.transitions` where they use it: a read command (`endpoints
-list`) opens this repository too, and need not load the governor, alerts and planning rules."""
+A job's resume re-plans its endpoints here, importing `domain.runs.transitions` where it does:
+a read command (`endpoints list`) opens this repository too, and need not load the governor,
+alerts and planning rules."""
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable, Collection, Sequence
-from dataclasses import replace
+from collections.abc import Collection, Sequence
 from datetime import datetime
 
 from sqlalchemy import delete, func, insert, or_, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.limits_claim import limit_statuses, store_limits
@@ -22,33 +22,26 @@ from cronpilot.adapters.sql.rows import (
     job_from_row,
     job_pause_values,
     job_values,
-    lock_endpoint,
     save_endpoint,
     save_endpoint_states,
     select_endpoints,
+    state_values,
 )
 from cronpilot.adapters.sql.tables import IS_QUEUED, endpoints, jobs, run_queue
 from cronpilot.domain.errors import EndpointNotFound, JobNotFound
-from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import (
     Endpoint,
-    EndpointSpec,
-    IntervalHint,
     Job,
-    OneShotHint,
     Pause,
-    new_id,
 )
 from cronpilot.domain.ports import (
-    ApplyReport,
+    Applied,
     CatalogFigures,
     CatalogRepository,
-    JobDeclaration,
     SecretCipher,
+    StoredJob,
 )
 from cronpilot.domain.schedule.limits import LimitStatus
-
-logger = logging.getLogger(__name__)
 
 
 class SqlCatalog(CatalogRepository):
@@ -56,77 +49,38 @@ class SqlCatalog(CatalogRepository):
         self._db = db
         self._cipher = cipher
 
-    async def apply(self, declarations: Sequence[JobDeclaration], now: datetime) -> ApplyReport:
-        report = ApplyReport()
-        async with self._db.write() as conn:
-            for declaration in declarations:
-                job = await self._apply_job(conn, declaration.job, report)
-                for spec in declaration.endpoints:
-                    await self._apply_endpoint(conn, job, spec, now, report)
-                report.absent.extend(await _undeclared(conn, job, declaration.endpoints))
-            await store_limits(conn, [limit for d in declarations for limit in d.limits])
-        logger.info(
-            "applied declarations",
-            extra=log_extra(
-                "apply",
-                created_count=len(report.created),
-                updated_count=len(report.updated),
-                absent_count=len(report.absent),
-            ),
+    async def declared_jobs(self, names: Collection[str]) -> list[StoredJob]:
+        held = (
+            select_endpoints()
+            .where(jobs.c.name.in_(list(names)))
+            .order_by(endpoints.c.name)
+            .with_for_update(of=endpoints)
         )
-        return report
+        async with self._db.read() as conn:
+            rows = (await conn.execute(select(jobs).where(jobs.c.name.in_(list(names))))).mappings()
+            found = [job_from_row(row) for row in rows]
+            held_rows = (await conn.execute(held)).mappings().all()
+        owned = [endpoint_from_row(row, self._cipher) for row in held_rows]
+        return [StoredJob(job, [e for e in owned if e.job_id == job.id]) for job in found]
+
+    async def save_applied(self, applied: Applied) -> None:
+        async with self._db.write() as conn:
+            if applied.new_jobs:
+                await conn.execute(insert(jobs), [job_values(job) for job in applied.new_jobs])
+            for job in applied.changed_jobs:
+                await conn.execute(update(jobs).where(jobs.c.id == job.id).values(job_values(job)))
+            if applied.new_endpoints:
+                await conn.execute(
+                    insert(endpoints),
+                    [endpoint_values(e, self._cipher) for e in applied.new_endpoints],
+                )
+            for endpoint in applied.changed_endpoints:
+                await save_endpoint(conn, endpoint, self._cipher)
+            await store_limits(conn, applied.limits)
 
     async def limits(self) -> list[LimitStatus]:
         async with self._db.read() as conn:
             return await limit_statuses(conn)
-
-    async def _apply_job(self, conn: AsyncConnection, declared: Job, report: ApplyReport) -> Job:
-        row = (
-            (await conn.execute(select(jobs).where(jobs.c.name == declared.name)))
-            .mappings()
-            .one_or_none()
-        )
-        if row is None:
-            await conn.execute(insert(jobs).values(job_values(declared)))
-            report.created.append(declared.name)
-            return declared
-        stored = job_from_row(row)
-        if stored.declared == declared.declared:
-            report.unchanged.append(declared.name)
-            return stored
-        updated = replace(declared, id=stored.id, pause=stored.pause)
-        await conn.execute(update(jobs).where(jobs.c.id == stored.id).values(job_values(updated)))
-        report.updated.append(declared.name)
-        return updated
-
-    async def _apply_endpoint(
-        self,
-        conn: AsyncConnection,
-        job: Job,
-        spec: EndpointSpec,
-        now: datetime,
-        report: ApplyReport,
-    ) -> None:
-        from cronpilot.domain.runs import transitions
-
-        ref = f"{job.name}/{spec.name}"
-        query = (
-            select_endpoints()
-            .where(endpoints.c.job_id == job.id, endpoints.c.name == spec.name)
-            .with_for_update(of=endpoints)
-        )
-        row = (await conn.execute(query)).mappings().one_or_none()
-        if row is None:
-            created = transitions.replanned(Endpoint(new_id(), job.id, job.name, spec), now)
-            await conn.execute(insert(endpoints).values(endpoint_values(created, self._cipher)))
-            report.created.append(ref)
-            return
-        stored = endpoint_from_row(row, self._cipher)
-        if stored.spec == spec:
-            report.unchanged.append(ref)
-            return
-        await save_endpoint(conn, transitions.with_spec(stored, spec, now), self._cipher)
-        report.updated.append(ref)
 
     async def list_jobs(self) -> list[Job]:
         async with self._db.read() as conn:
@@ -209,23 +163,15 @@ class SqlCatalog(CatalogRepository):
             raise EndpointNotFound(ref)
         return endpoint_from_row(row, self._cipher)
 
-    async def set_pause(self, endpoint_id: str, pause: Pause | None, now: datetime) -> Endpoint:
-        from cronpilot.domain.runs import transitions
-
-        return await self._change(endpoint_id, lambda e: transitions.with_pause(e, pause, now))
-
-    async def set_hints(
-        self,
-        endpoint_id: str,
-        interval_hint: IntervalHint | None,
-        oneshot_hint: OneShotHint | None,
-        now: datetime,
-    ) -> Endpoint:
-        from cronpilot.domain.runs import transitions
-
-        return await self._change(
-            endpoint_id, lambda e: transitions.with_hints(e, interval_hint, oneshot_hint, now)
-        )
+    async def save_schedule(self, endpoint: Endpoint) -> None:
+        async with self._db.write() as conn:
+            result = await conn.execute(
+                update(endpoints)
+                .where(endpoints.c.id == endpoint.id)
+                .values(state_values(endpoint))
+            )
+        if result.rowcount == 0:
+            raise EndpointNotFound(endpoint.id)
 
     async def set_volatile_fields(self, endpoint_id: str, fields: Sequence[str]) -> None:
         async with self._db.write() as conn:
@@ -248,24 +194,3 @@ class SqlCatalog(CatalogRepository):
             result = await conn.execute(delete(jobs).where(jobs.c.name == name))
         if result.rowcount == 0:
             raise JobNotFound(name)
-
-    async def _change(self, endpoint_id: str, change: Callable[[Endpoint], Endpoint]) -> Endpoint:
-        async with self._db.write() as conn:
-            stored = await lock_endpoint(conn, endpoint_id, self._cipher)
-            if stored is None:
-                raise EndpointNotFound(endpoint_id)
-            changed = change(stored)
-            await save_endpoint(conn, changed, self._cipher)
-        return changed
-
-
-async def _undeclared(
-    conn: AsyncConnection, job: Job, declared: Sequence[EndpointSpec]
-) -> list[str]:
-    """Refs of the job's stored endpoints that `declared` does not name, by name (sorted here,
-    not by the database's collation, so that every store agrees)."""
-    query = select(endpoints.c.name).where(
-        endpoints.c.job_id == job.id, endpoints.c.name.not_in([s.name for s in declared])
-    )
-    names = (await conn.execute(query)).scalars()
-    return [f"{job.name}/{name}" for name in sorted(names)]

@@ -51,11 +51,25 @@ from cronpilot.adapters.sql.rows import (
     run_values,
     save_endpoint,
     save_endpoint_state,
+    save_endpoint_states,
     select_endpoints,
 )
-from cronpilot.adapters.sql.run_places import history_has_slot, queue_runs, save_run
+from cronpilot.adapters.sql.run_places import (
+    history_has_slot,
+    move_to_history,
+    queue_runs,
+    save_run,
+)
+from cronpilot.adapters.sql.sqlite_claim import (
+    SLOT_TAKEN,
+    insert_runs,
+    lease_returning,
+    mappings_of,
+)
 from cronpilot.adapters.sql.tables import (
+    HOLDS_LEASE,
     IS_QUEUED,
+    IS_RUNNING,
     QUEUE_SLOT_KEY,
     UtcDateTime,
     endpoints,
@@ -65,6 +79,7 @@ from cronpilot.adapters.sql.tables import (
 )
 from cronpilot.domain.alerts.alerts import run_notifications
 from cronpilot.domain.errors import CronpilotError, LeaseLost
+from cronpilot.domain.evolve import evolved
 from cronpilot.domain.log_extra import log_extra
 from cronpilot.domain.model import (
     BodyAbsence,
@@ -72,6 +87,7 @@ from cronpilot.domain.model import (
     Endpoint,
     ErrorKind,
     Finish,
+    Overlap,
     Recorded,
     Response,
     Run,
@@ -92,10 +108,12 @@ from cronpilot.domain.runs.transitions import (
     claim_of,
     finished_run,
     queued_claim,
+    runs_alone,
     started_queued,
     started_run,
 )
 from cronpilot.domain.runs.watch import caught_up_missed, caught_up_notifications
+from cronpilot.domain.schedule.overlap import claimed_alone, given_back
 
 logger = logging.getLogger(__name__)
 
@@ -198,6 +216,11 @@ def _slots_postgres(queued: Any, within: Any) -> tuple[Any, Any]:
     # `tests/contract/test_rules_contract.py::test_a_claim_takes_what_the_domain_picks`); the
     # slot is the grid slot (`Endpoint.next_slot`), off which jitter may have moved the call.
     slot = func.coalesce(leased.c.next_slot_at, leased.c.next_run_at)
+    # `runs.transitions.runs_alone`: a slot of an endpoint under `allow` holds the lease itself.
+    own_lease = case(
+        (leased.c.overlap == Overlap.ALLOW.value, bindparam("until", type_=UtcDateTime)),
+        else_=null(),
+    )
     new_runs = select(
         _hex_id(),
         leased.c.id,
@@ -210,6 +233,7 @@ def _slots_postgres(queued: Any, within: Any) -> tuple[Any, Any]:
         now,
         worker_id,
         literal(1),
+        own_lease,
     ).where(~history_has_slot(leased.c.id, slot))
     # Only PostgreSQL takes this statement, so its insert construct is named (and typed) here.
     from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -229,6 +253,7 @@ def _slots_postgres(queued: Any, within: Any) -> tuple[Any, Any]:
                 run_queue.c.started_at,
                 run_queue.c.worker_id,
                 run_queue.c.attempt,
+                run_queue.c.lease_until,
             ],
             new_runs,
         )
@@ -242,24 +267,27 @@ def _slots_postgres(queued: Any, within: Any) -> tuple[Any, Any]:
 async def _lease_due_sqlite(
     conn: AsyncConnection, lease: LeaseRequest, within: Any
 ) -> list[Leased]:
-    """SQLite has one writer at a time and the transaction began IMMEDIATE, so no other claimer
-    can interleave: lease with UPDATE … RETURNING, then insert each slot's run."""
+    """The slot half of SQLite's claim in two statements (`sqlite_claim`): lease the due rows
+    and read them back at once, then insert the runs `started_run` makes of their slots."""
     due = claim_candidates(lease.due_by, lease.limit, lease.now).where(within)
-    # `domain.runs.claiming.leased` as one UPDATE for the batch.
     result = await conn.execute(
-        update(endpoints)
-        .where(endpoints.c.id.in_(due.scalar_subquery()))
-        .values(lease_owner=lease.worker_id, lease_until=lease.until)
-        .returning(endpoints.c.id)
+        lease_returning(endpoints.c.id.in_(due.scalar_subquery()), lease.worker_id, lease.until)
     )
-    leased_ids = result.scalars().all()
-    rows = await conn.execute(
-        select_endpoints().where(endpoints.c.id.in_(leased_ids)).order_by(endpoints.c.next_run_at)
-    )
+    # RETURNING comes in no set order: earliest first, as the candidates were picked.
+    rows = sorted(mappings_of(result), key=lambda row: row["next_run_at"])
+    runs: dict[str, Run] = {}
+    for row in rows:
+        if not row[SLOT_TAKEN]:
+            claim = claim_of(endpoint_from_row(row, None), new_id(), new_id(), lease.until)
+            runs[row["id"]] = started_run(claim, lease.worker_id, lease.now)
+    inserted = await insert_runs(conn, list(runs.values()))
     leased: list[Leased] = []
-    for row in rows.mappings().all():
-        run_id, trace_id = await _start_run(conn, endpoint_from_row(row, None), lease)
-        leased.append((row, run_id, trace_id))
+    for row in rows:
+        run = runs.get(row["id"])
+        if run is not None and run.id in inserted:
+            leased.append((row, run.id, run.trace_id))
+        else:
+            leased.append((row, None, None))
     return leased
 
 
@@ -496,24 +524,29 @@ async def _start_queued_sqlite(
     conn: AsyncConnection, lease: LeaseRequest, within: Any
 ) -> list[Started]:
     """SQLite's one writer (the transaction began IMMEDIATE) lets the earliest due queued run
-    of each unleased endpoint (that `within` lets go) be picked, its endpoint leased and the
-    run started in turn."""
+    of each unleased endpoint (that `within` lets go) be picked, then their endpoints leased
+    and read back in one statement and the runs started in one executemany."""
     query = _waiting_runs(lease.due_by, lease.now).where(within)
     waiting = (await conn.execute(query)).mappings()
-    started: list[Started] = []
-    for queued in first_of_each((run_from_row(row) for row in waiting), lease.limit):
-        await conn.execute(
-            update(endpoints)
-            .where(endpoints.c.id == queued.endpoint_id)
-            .values(lease_owner=lease.worker_id, lease_until=lease.until)
+    picked = first_of_each((run_from_row(row) for row in waiting), lease.limit)
+    if not picked:
+        return []
+    leased = await conn.execute(
+        lease_returning(
+            endpoints.c.id.in_([queued.endpoint_id for queued in picked]),
+            lease.worker_id,
+            lease.until,
         )
-        running = started_queued(queued, lease.worker_id, lease.now)
-        await conn.execute(
-            update(run_queue).where(run_queue.c.id == queued.id).values(run_values(running))
-        )
-        leased = select_endpoints().where(endpoints.c.id == queued.endpoint_id)
-        started.append(((await conn.execute(leased)).mappings().one(), queued))
-    return started
+    )
+    rows = {row["id"]: row for row in mappings_of(leased)}
+    await conn.execute(
+        update(run_queue).where(run_queue.c.id == bindparam("b_id")),
+        [
+            {"b_id": queued.id, **run_values(started_queued(queued, lease.worker_id, lease.now))}
+            for queued in picked
+        ],
+    )
+    return [(rows[queued.endpoint_id], queued) for queued in picked]
 
 
 async def _start_run(
@@ -526,6 +559,25 @@ async def _start_run(
     if not await queue_runs(conn, [run]):
         return None, None
     return run.id, run.trace_id
+
+
+def _expired(running: Run, now: datetime) -> Run:
+    reason = f"lease of worker {running.worker_id} expired"
+    return abandoned_run(running, ErrorKind.LEASE_EXPIRED, reason, now)
+
+
+async def _reap_runs_alone(conn: AsyncConnection, now: datetime) -> int:
+    """Abandon the running runs whose own lease expired (`runs.claiming.run_lease_expired`, served
+    by the partial index on `run_queue.lease_until`). Their endpoints moved past their slots
+    when they were claimed, and are left as they are."""
+    expired = await conn.execute(
+        select(run_queue)
+        .where(HOLDS_LEASE, run_queue.c.lease_until < now, IS_RUNNING)
+        .with_for_update(skip_locked=True)
+    )
+    abandoned = [_expired(run_from_row(row), now) for row in expired.mappings().all()]
+    await move_to_history(conn, abandoned)
+    return len(abandoned)
 
 
 class SqlClaims(ClaimRepository):
@@ -570,6 +622,7 @@ class SqlClaims(ClaimRepository):
         """The claims of the leased slots; `versioned` when their rows carry their version
         (`ROW_VERSION`), which a claim keeps if nothing here writes its row again."""
         claims: list[Claim] = []
+        let_go: list[Endpoint] = []
         for row, slot_run, slot_trace in slots:
             # Each row is read into an endpoint once, its secrets opened if they can be: the
             # schedule moves on either way, and the run of an endpoint that cannot be called
@@ -593,10 +646,17 @@ class SqlClaims(ClaimRepository):
                 )
                 continue
             claim = claim_of(endpoint, run_id, trace_id, lease.until)
-            if versioned and endpoint is leased:
+            if runs_alone(claim):
+                # Its run holds the lease (claimed above): the endpoint is let go, planned
+                # past the slot, for the next slot's claim.
+                let_go.append(claimed_alone(endpoint, claim.slot_at, lease.now))
+            elif versioned and endpoint is leased:
                 # Nothing has written the row since the claim statement did.
-                claim = replace(claim, stored=StoredClaim(row[ROW_VERSION.name], lease.now))
+                claim = evolved(claim, stored=StoredClaim(row[ROW_VERSION.name], lease.now))
             claims.append(claim)
+        if let_go:
+            # One executemany for the batch, after what the loop wrote of the same rows.
+            await save_endpoint_states(conn, let_go)
         return claims
 
     async def _catch_up(
@@ -707,12 +767,20 @@ class SqlClaims(ClaimRepository):
         await add_notifications(conn, run_notifications(sealed, ended, run, now), self._cipher)
 
     async def extend_lease(self, claim: Claim, worker_id: str, until: datetime) -> None:
-        async with self._db.write() as conn:
-            result = await conn.execute(
+        if runs_alone(claim):
+            extended = (
+                update(run_queue)
+                .where(run_queue.c.id == claim.run_id, IS_RUNNING)
+                .values(lease_until=until)
+            )
+        else:
+            extended = (
                 update(endpoints)
                 .where(endpoints.c.id == claim.endpoint.id, endpoints.c.lease_owner == worker_id)
                 .values(lease_until=until)
             )
+        async with self._db.write() as conn:
+            result = await conn.execute(extended)
             if result.rowcount == 0:
                 raise LeaseLost(claim.endpoint.id, worker_id)
 
@@ -722,9 +790,10 @@ class SqlClaims(ClaimRepository):
         """The endpoint (locked) and its running run, if this claim still holds the lease.
 
         The lease owner alone is not enough: after a reap the same worker may hold a newer
-        lease on the endpoint, so the claim's own run must still be `running` too."""
+        lease on the endpoint, so the claim's own run must still be `running` too. A run that
+        holds its own lease (`runs_alone`) needs only that."""
         endpoint = await lock_endpoint(conn, claim.endpoint.id, self._cipher)
-        if endpoint is None or endpoint.lease_owner != worker_id:
+        if endpoint is None or (endpoint.lease_owner != worker_id and not runs_alone(claim)):
             return None
         row = (
             (await conn.execute(select(run_queue).where(run_queue.c.id == claim.run_id)))
@@ -749,6 +818,10 @@ class SqlClaims(ClaimRepository):
             if fenced is None:
                 return
             endpoint, running = fenced
+            if runs_alone(claim):
+                await conn.execute(delete(run_queue).where(run_queue.c.id == running.id))
+                await save_endpoint_state(conn, given_back(endpoint, claim))
+                return
             if claim.queued is None:
                 await conn.execute(delete(run_queue).where(run_queue.c.id == running.id))
             else:
@@ -764,7 +837,8 @@ class SqlClaims(ClaimRepository):
                 return
             endpoint, running = fenced
             await self._save_run(conn, abandoned_run(running, ErrorKind.SHUTDOWN, reason, now))
-            await save_endpoint(conn, after_run(endpoint, running, None, now), self._cipher)
+            if not runs_alone(claim):
+                await save_endpoint(conn, after_run(endpoint, running, None, now), self._cipher)
 
     async def cancel(self, claim: Claim, worker_id: str, now: datetime) -> None:
         async with self._db.write() as conn:
@@ -773,7 +847,8 @@ class SqlClaims(ClaimRepository):
                 return
             endpoint, running = fenced
             await self._save_run(conn, cancelled_run(running, now))
-            await save_endpoint(conn, after_run(endpoint, running, None, now), self._cipher)
+            if not runs_alone(claim):
+                await save_endpoint(conn, after_run(endpoint, running, None, now), self._cipher)
 
     async def cancels_asked(self, run_ids: Collection[str]) -> set[str]:
         if not run_ids:
@@ -798,21 +873,21 @@ class SqlClaims(ClaimRepository):
                 # Reaping changes the schedule state only: the secrets need not (and, stored with
                 # another key, could not) be opened.
                 reaped += await self._reap_endpoint(conn, endpoint_from_row(row, None), now)
+            reaped += await _reap_runs_alone(conn, now)
         return reaped
 
     async def _reap_endpoint(self, conn: AsyncConnection, endpoint: Endpoint, now: datetime) -> int:
         running = await conn.execute(
             select(run_queue).where(
                 run_queue.c.endpoint_id == endpoint.id,
-                run_queue.c.status == RunStatus.RUNNING.value,
+                IS_RUNNING,
+                # Those holding their own lease are reaped by it (`_reap_runs_alone`).
+                ~HOLDS_LEASE,
             )
         )
-        abandoned = []
-        for row in running.mappings().all():
-            run = run_from_row(row)
-            reason = f"lease of worker {run.worker_id} expired"
-            abandoned.append(abandoned_run(run, ErrorKind.LEASE_EXPIRED, reason, now))
-            await self._save_run(conn, abandoned[-1])
+        abandoned = [_expired(run_from_row(row), now) for row in running.mappings().all()]
+        for run in abandoned:
+            await self._save_run(conn, run)
         await save_endpoint_state(conn, after_reap(endpoint, abandoned, now))
         return len(abandoned)
 

@@ -9,7 +9,6 @@ finishing at once on two workers are serialised, and exactly one of them starts 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -48,6 +47,7 @@ from cronpilot.domain.graph.dag import (
     reading,
     ready_trigger,
     run_if_reads,
+    starting,
 )
 from cronpilot.domain.model import Claim, DagTrigger, Endpoint, Finish, Recorded, Run, RunStatus
 from cronpilot.domain.ports import DagRepository, SecretCipher
@@ -131,14 +131,10 @@ async def _carry_out(
     now: datetime,
 ) -> list[Claim]:
     await save_plan(conn, plan, cipher)
-    claims = []
-    for node, wait, trigger in plan.start:
-        if node.lease_owner is None:
-            claims.append(await _start(conn, node, trigger, lease, now))
-        else:
-            ready = replace(wait, ready=True, parent_trace_id=trigger.parent_trace_id)
-            await _save_wait(conn, ready)
-    return claims
+    starts, ready = starting(plan)
+    for wait in ready:
+        await _save_wait(conn, wait)
+    return [await _start(conn, node, trigger, lease, now) for node, trigger in starts]
 
 
 async def save_plan(conn: AsyncConnection, plan: DagPlan, cipher: SecretCipher | None) -> None:

@@ -7,10 +7,10 @@ and then writes can fail at once with "database is locked" when another writer g
 first, while an immediate one takes the write lock up front and waits its turn.
 
 A PostgreSQL URL with `?pgbouncer=true` goes through PgBouncer in transaction pooling mode
-(README, "Behind PgBouncer"): a server connection is ours for one transaction only, so nothing
-may outlive one. asyncpg keeps no statement cache and SQLAlchemy prepares each statement
-unnamed, inside the transaction that runs it; statements that would run outside a transaction
-(PostgreSQL's lone reads and writes, below) get one.
+(docs/many-machines.md, "Behind PgBouncer"): a server connection is ours for one transaction
+only, so nothing may outlive one. asyncpg keeps no statement cache and SQLAlchemy prepares each
+statement unnamed, inside the transaction that runs it; statements that would run outside a
+transaction (PostgreSQL's lone reads and writes, below) get one.
 """
 
 from __future__ import annotations

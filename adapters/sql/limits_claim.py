@@ -2,8 +2,8 @@
 
 A claim lets a limited endpoint go only as far as its key allows
 (`domain.schedule.limits.decide_limits`). On PostgreSQL that decision is part of the one claim
-statement (`granted_postgres`): its candidates, each key's calls in flight (its leased endpoints),
-the token bucket, and a write of the key's row that takes effect only while the row is still at the
+statement (`granted_postgres`): its candidates, each key's calls in flight (`in_flight`), the
+token bucket, and a write of the key's row that takes effect only while the row is still at the
 version the statement read. Every claim that lets a call of a key go bumps that version, so a
 claimer whose snapshot misses another's leases of the key (READ COMMITTED: one snapshot per
 statement) takes none of it this time instead of exceeding the limit. SQLite's one writer reads and
@@ -37,7 +37,15 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from cronpilot.adapters.sql.tables import IS_QUEUED, UtcDateTime, endpoints, limits, run_queue
+from cronpilot.adapters.sql.tables import (
+    HOLDS_LEASE,
+    IS_QUEUED,
+    IS_RUNNING,
+    UtcDateTime,
+    endpoints,
+    limits,
+    run_queue,
+)
 from cronpilot.domain.schedule.limits import (
     RECHECK_SECONDS,
     TOKEN_EPSILON,
@@ -102,13 +110,29 @@ async def store_limits(conn: AsyncConnection, declared: Sequence[Limit]) -> None
             await conn.execute(limits.insert().values(key=limit.key, **_bounds(limit), **fresh))
 
 
-async def limit_statuses(conn: AsyncConnection) -> list[LimitStatus]:
-    flight = (
-        select(func.count())
-        .where(endpoints.c.limit_key == limits.c.key, endpoints.c.lease_owner.isnot(None))
-        .scalar_subquery()
+def in_flight(of_keys: Any) -> Any:
+    """`domain.schedule.limits.calls_in_flight` in SQL, for the keys `of_keys` selects: a
+    subquery of (`key`, `n`), each key's leased endpoints plus its running runs that hold their
+    own lease (`overlap: allow`, however many of one endpoint run at once)."""
+    leased = select(endpoints.c.limit_key.label("key")).where(
+        endpoints.c.limit_key.in_(of_keys), endpoints.c.lease_owner.isnot(None)
     )
-    rows = await conn.execute(select(limits, flight.label("in_flight")).order_by(limits.c.key))
+    alone = (
+        select(endpoints.c.limit_key.label("key"))
+        .join(run_queue, run_queue.c.endpoint_id == endpoints.c.id)
+        .where(endpoints.c.limit_key.in_(of_keys), HOLDS_LEASE, IS_RUNNING)
+    )
+    calls = leased.union_all(alone).subquery("lim_calls")
+    return select(calls.c.key, func.count().label("n")).group_by(calls.c.key).subquery("lim_flight")
+
+
+async def limit_statuses(conn: AsyncConnection) -> list[LimitStatus]:
+    flight = in_flight(select(limits.c.key))
+    rows = await conn.execute(
+        select(limits, func.coalesce(flight.c.n, 0).label("in_flight"))
+        .outerjoin(flight, flight.c.key == limits.c.key)
+        .order_by(limits.c.key)
+    )
     return [LimitStatus(state_from_row(row), row["in_flight"]) for row in rows.mappings()]
 
 
@@ -126,11 +150,7 @@ async def allowed_sqlite(
         row["key"]: state_from_row(row)
         for row in (await conn.execute(select(limits).where(limits.c.key.in_(keys)))).mappings()
     }
-    flight = await conn.execute(
-        select(endpoints.c.limit_key, func.count())
-        .where(endpoints.c.limit_key.in_(keys), endpoints.c.lease_owner.isnot(None))
-        .group_by(endpoints.c.limit_key)
-    )
+    flight = await conn.execute(select(in_flight(keys)))
     candidates = [Candidate(row.id, row.key, row.due_at) for row in rows]
     counts: dict[str, int] = {row[0]: row[1] for row in flight}
     decision = decide_limits(candidates, states, counts, limit, now)
@@ -192,7 +212,7 @@ def granted_postgres(job_holds: Any) -> Any:
              ranked AS (SELECT id, key, row_number() OVER (PARTITION BY key ORDER BY due_at, id)),
              wanted AS (SELECT key, count(*) FROM cand GROUP BY key),
              decided AS (SELECT limits.*, wanted, <granted, the bucket and the hold after>
-                         FROM limits JOIN wanted ... LEFT JOIN <leased endpoints per key>),
+                         FROM limits JOIN wanted ... LEFT JOIN <in_flight per key>),
              written AS (UPDATE limits SET <the decided state> FROM decided
                          WHERE limits.key = decided.key AND <it changed>
                          AND (limits.version = decided.version OR decided.granted = 0)
@@ -214,12 +234,7 @@ def granted_postgres(job_holds: Any) -> Any:
         .label("rank"),
     ).cte("lim_ranked")
     wanted = select(cand.c.key, func.count().label("wanted")).group_by(cand.c.key).cte("lim_wanted")
-    flight = (
-        select(endpoints.c.limit_key.label("key"), func.count().label("n"))
-        .where(endpoints.c.limit_key.in_(select(wanted.c.key)), endpoints.c.lease_owner.isnot(None))
-        .group_by(endpoints.c.limit_key)
-        .subquery("lim_flight")
-    )
+    flight = in_flight(select(wanted.c.key))
     decided = _decided(wanted, flight, now).cte("lim_decided")
     d = decided.c
     granting = d.granted > 0

@@ -31,7 +31,10 @@ from cronpilot.domain.alerts.alerts import (
     AlertEvent,
     Notification,
     NotificationStatus,
+    Settlement,
+    delivered_settlement,
     delivery_order,
+    failed_settlement,
     redelivered,
 )
 from cronpilot.domain.alerts.notify_targets import RESOLVING_EVENTS
@@ -159,12 +162,7 @@ class SqlNotifications(NotificationRepository):
         return sorted(claimed, key=delivery_order)
 
     async def mark_delivered(self, notification_id: str, worker_id: str, now: datetime) -> bool:
-        return await self._settle(
-            notification_id,
-            worker_id,
-            status=NotificationStatus.DELIVERED.value,
-            delivered_at=now,
-        )
+        return await self._settle(notification_id, worker_id, delivered_settlement(now))
 
     async def mark_failed(
         self,
@@ -174,19 +172,11 @@ class SqlNotifications(NotificationRepository):
         retry_at: datetime | None,
         now: datetime,
     ) -> bool:
-        if retry_at is None:
-            return await self._settle(
-                notification_id,
-                worker_id,
-                status=NotificationStatus.FAILED.value,
-                last_error=error,
-            )
-        return await self._settle(
-            notification_id, worker_id, last_error=error, next_attempt_at=retry_at
-        )
+        return await self._settle(notification_id, worker_id, failed_settlement(error, retry_at))
 
-    async def _settle(self, notification_id: str, worker_id: str, **values: Any) -> bool:
-        """Count an attempt and free the lease, fenced on it, with `values` besides."""
+    async def _settle(self, notification_id: str, worker_id: str, settlement: Settlement) -> bool:
+        """Count an attempt and free the lease, fenced on it, with `settlement` besides: the
+        fence of `domain.alerts.settled`, said in the WHERE."""
         table = notifications.c
         statement = (
             update(notifications)
@@ -195,7 +185,12 @@ class SqlNotifications(NotificationRepository):
                 table.lease_owner == worker_id,
                 table.status == _PENDING,
             )
-            .values(attempts=table.attempts + 1, lease_owner=None, lease_until=None, **values)
+            .values(
+                attempts=table.attempts + 1,
+                lease_owner=None,
+                lease_until=None,
+                **settlement.changes(),
+            )
         )
         return await self._db.write_one(statement) == 1
 

@@ -73,8 +73,8 @@ def attach_statements(day: date) -> list[str]:
     start, end = day_bounds(day)
     return [
         # Writers of the history wait until the day is attached: one that chose a partition for
-        # its run before (the DEFAULT) would then be refused by the DEFAULT's new bounds (the CI
-        # failure of stop 29). Reads go on.
+        # its run before (the DEFAULT) would then be refused by the DEFAULT's new bounds (a CI
+        # failure once). Reads go on.
         "LOCK TABLE runs IN SHARE ROW EXCLUSIVE MODE",
         f"CREATE TABLE {name} (LIKE runs INCLUDING DEFAULTS INCLUDING CONSTRAINTS)",
         f"WITH moved AS (DELETE FROM {DEFAULT_PARTITION} WHERE slot_at >= '{start}' "

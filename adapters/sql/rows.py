@@ -36,6 +36,7 @@ from cronpilot.domain.model import (
     HintSource,
     IntervalHint,
     Job,
+    Objective,
     OneShotHint,
     Overlap,
     Pause,
@@ -62,6 +63,7 @@ def job_values(job: Job) -> dict[str, Any]:
         "description": job.description,
         "planner_mode": job.planner_mode.value,
         "rejection_cooldown_seconds": job.rejection_cooldown_seconds,
+        "budget": job.budget,
     }
 
 
@@ -75,6 +77,7 @@ def job_from_row(row: RowMapping, prefix: str = "") -> Job:
         planner_mode=PlannerMode(row[f"{prefix}planner_mode"]),
         rejection_cooldown_seconds=row[f"{prefix}rejection_cooldown_seconds"],
         pause=job_pause_from_row(row, prefix),
+        budget=row[f"{prefix}budget"],
     )
 
 
@@ -138,6 +141,7 @@ def endpoint_values(endpoint: Endpoint, cipher: SecretCipher | None) -> dict[str
         "approval_timeout_seconds": spec.approval_timeout_seconds,
         "change_ignores": list(spec.change_ignores),
         "dangerous": spec.dangerous,
+        "objective": spec.objective.value,
         "limit_key": spec.limit,
         "volatile_fields": list(endpoint.volatile_fields),
         "notify_targets": targets_value([seal_target(t, cipher) for t in spec.notify_targets]),
@@ -265,6 +269,7 @@ def endpoint_from_row(row: Mapping[Any, Any], cipher: SecretCipher | None) -> En
         approval_timeout_seconds=row["approval_timeout_seconds"],
         change_ignores=tuple(row["change_ignores"]),
         dangerous=row["dangerous"],
+        objective=Objective(row["objective"]),
         limit=row["limit_key"],
         notify_targets=tuple(
             open_target(target, cipher) for target in targets_from_value(row["notify_targets"])
@@ -469,6 +474,7 @@ def run_values(run: Run) -> dict[str, Any]:
         "request": None if run.request is None else request_value(run.request),
         "cancel_requested_by": run.cancel_requested_by,
         "not_modified": run.not_modified,
+        "lease_until": run.lease_until,
     }
 
 
@@ -502,6 +508,7 @@ def run_from_row(row: Mapping[Any, Any]) -> Run:
         request=_request_from_value(row["request"]) if row["request"] else None,
         cancel_requested_by=row["cancel_requested_by"],
         not_modified=row["not_modified"],
+        lease_until=row["lease_until"],
     )
 
 

@@ -106,6 +106,8 @@ jobs = Table(
     Column("planner_mode", String(16), nullable=False),
     # The admin's word stands: NULL for the `planner_rejection_cooldown_seconds`.
     Column("rejection_cooldown_seconds", Float, nullable=True),
+    # The calls the built-in planner splits, as written (`600/h`); NULL: the declared ones.
+    Column("budget", String(32), nullable=True),
     # The job's pause: set while paused (its reason), kept over its endpoints' own.
     Column("pause_reason", Text, nullable=True),
     Column("pause_until", UtcDateTime, nullable=True),
@@ -170,6 +172,8 @@ endpoints = Table(
     Column("accept_hints", Boolean, nullable=False, server_default=false()),
     # Graded autonomy: timed proposals on it always wait for review.
     Column("dangerous", Boolean, nullable=False, server_default=false()),
+    # What the built-in planner spends its calls on: freshness or age.
+    Column("objective", String(16), nullable=False, server_default="freshness"),
     Column("retry_after_at", UtcDateTime, nullable=True),
     Column("hint_interval_source", String(16), nullable=True),
     Column("hint_oneshot_source", String(16), nullable=True),
@@ -201,7 +205,7 @@ endpoints = Table(
     Column("quiet", _json(), nullable=True),
     # The key of the limit its calls count against (`limits`); NULL: none.
     Column("limit_key", String(200), nullable=True),
-    # `overlap` (skip, queue_one): slots that come while a call runs; `overrun_since` begins
+    # `overlap` (skip, queue_one, allow): slots that come while a call runs; `overrun_since` begins
     # the current streak of calls that outlasted their interval (`domain.schedule.overlap`).
     Column("overlap", String(16), nullable=False, server_default=text("'skip'")),
     Column("overrun_since", UtcDateTime, nullable=True),
@@ -300,6 +304,8 @@ def _run_columns() -> list[Column[Any]]:
         Column("cancel_requested_by", String(200), nullable=True),
         # A 304 answered a conditional call: status and body are the confirmed answer's.
         Column("not_modified", Boolean, nullable=False, server_default=false()),
+        # A run's own lease, under `overlap: allow` (its endpoint stays unleased meanwhile).
+        Column("lease_until", UtcDateTime, nullable=True),
     ]
 
 
@@ -320,6 +326,15 @@ IS_QUEUED = run_queue.c.status == literal_column("'queued'")
 """`status = 'queued'` with the value written out, not bound: only then can SQLite (and a
 generic PostgreSQL plan) tell that a query's condition implies `QUEUED_INDEX`'s."""
 Index(QUEUED_INDEX, run_queue.c.due_at, postgresql_where=IS_QUEUED, sqlite_where=IS_QUEUED)
+IS_RUNNING = run_queue.c.status == literal_column("'running'")
+# The reaper looks for expired leases among the (few) runs that hold their own.
+HOLDS_LEASE = run_queue.c.lease_until.isnot(None)
+Index(
+    "ix_run_queue_lease_until",
+    run_queue.c.lease_until,
+    postgresql_where=HOLDS_LEASE,
+    sqlite_where=HOLDS_LEASE,
+)
 
 # Finished runs, written once (moved from `run_queue`) and only ever deleted by retention. On
 # PostgreSQL one partition per UTC day of `slot_at` (`adapters.sql.partitions`), so retention

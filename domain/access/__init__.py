@@ -1,1 +1,1 @@
-"""The domain's access: access, tokens, secrets, audit."""
+"""Who may do what: actors, API tokens and their reach, secrets sealed at rest, the audit log."""

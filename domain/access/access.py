@@ -2,7 +2,7 @@
 
 An actor is a short string kept beside what it did (a proposal's decider, a pause, the audit
 log): `token:NAME` for an API token, `cli:USER@HOST` for someone at a terminal, and for what
-cronpilot does itself `rules` (a response rule), `planner:NAME` (an analyst: `planner:heuristic`,
+cronpilot does itself `rules` (a response rule), `planner:NAME` (an analyst: `planner:freshness`,
 `planner:llm:MODEL`) or `scheduler` (a pause after failures).
 """
 

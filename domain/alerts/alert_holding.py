@@ -1,4 +1,4 @@
-"""Alerts that know the DAG (issue 34): a dependant's `missed`, `late` and `failing` raised while
+"""Alerts that know the DAG: a dependant's `missed`, `late` and `failing` raised while
 one of its upstreams fails or is paused are held, "blocked by etl/fetch", instead of paging once
 per dependant: the cause pages once, through the upstream's own alerts.
 

@@ -291,6 +291,68 @@ def redelivered(notification: Notification, now: datetime) -> Notification:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Settlement:
+    """What one delivery attempt writes on its notification, besides counting the attempt and
+    freeing the lease; a failure to retry keeps the row pending, and a final outcome keeps its
+    `next_attempt_at`."""
+
+    status: NotificationStatus = NotificationStatus.PENDING
+    delivered_at: datetime | None = None
+    last_error: str | None = None
+    next_attempt_at: datetime | None = None
+
+    def changes(self) -> dict[str, object]:
+        """The fields it sets, for a store that writes them as columns."""
+        fields = {
+            "status": self.status,
+            "delivered_at": self.delivered_at,
+            "last_error": self.last_error,
+            "next_attempt_at": self.next_attempt_at,
+        }
+        return {
+            name: value
+            for name, value in fields.items()
+            if value is not None and not (name == "status" and value is NotificationStatus.PENDING)
+        }
+
+
+def delivered_settlement(now: datetime) -> Settlement:
+    return Settlement(status=NotificationStatus.DELIVERED, delivered_at=now)
+
+
+def failed_settlement(error: str, retry_at: datetime | None) -> Settlement:
+    """A failed attempt: tried again at `retry_at`, or given up (`failed`) without one."""
+    if retry_at is None:
+        return Settlement(status=NotificationStatus.FAILED, last_error=error)
+    return Settlement(last_error=error, next_attempt_at=retry_at)
+
+
+def settled(
+    notification: Notification, worker_id: str, settlement: Settlement
+) -> Notification | None:
+    """`notification` after an attempt by `worker_id`: `settlement` written, the attempt
+    counted, the lease freed. None when the worker no longer holds it (its lease lapsed and
+    another took it) or it is no longer pending: the attempt then changes nothing. The SQL
+    outbox says the same fence in its UPDATE's WHERE (`SqlNotifications._settle`)."""
+    if notification.lease_owner != worker_id:
+        return None
+    if notification.status is not NotificationStatus.PENDING:
+        return None
+    return replace(
+        notification,
+        status=settlement.status,
+        delivered_at=settlement.delivered_at or notification.delivered_at,
+        last_error=notification.last_error
+        if settlement.last_error is None
+        else settlement.last_error,
+        next_attempt_at=settlement.next_attempt_at or notification.next_attempt_at,
+        attempts=notification.attempts + 1,
+        lease_owner=None,
+        lease_until=None,
+    )
+
+
 def _notifies(endpoint: Endpoint) -> bool:
     return bool(endpoint.spec.notify or endpoint.spec.notify_targets)
 

@@ -1,2 +1,2 @@
-"""The domain's graph: graph, dag, dag_clear, dependencies, provides, outputs, schema_inference,
-field_paths, change_detection."""
+"""What endpoints answer and how they link: learnt output schemas and their drift, field paths,
+change detection, the provides edges between endpoints and the DAG of a job."""

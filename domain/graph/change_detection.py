@@ -1,7 +1,7 @@
 """Whether an endpoint answered something new: bodies are compared without the fields that
 change on every call whatever happens, learnt (`volatile_fields`: clocks, request ids,
 counters) or declared (`change_ignores`). `comparable_hash` is the one comparison of
-`only_if_changed`, the heuristic planner and the planner's tools (decision 0024).
+`only_if_changed`, the built-in planner's change rates and the planner's tools (decision 0024).
 """
 
 from __future__ import annotations

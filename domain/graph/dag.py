@@ -95,6 +95,21 @@ class DagPlan:
     """The `approval_pending` alerts of `approvals`."""
 
 
+def starting(plan: DagPlan) -> tuple[list[tuple[Endpoint, DagTrigger]], list[DagWait]]:
+    """Which of `plan`'s dependants start now and which wait, ready: one whose endpoint no
+    worker holds starts as its trigger's child; one leased (a run of its own under way) keeps
+    its wait, marked ready with the trigger's trace, for the sweep (`claim_ready`) to start once
+    the lease is gone. The endpoints are the store's current rows, locked by the caller."""
+    now: list[tuple[Endpoint, DagTrigger]] = []
+    ready: list[DagWait] = []
+    for node, wait, trigger in plan.start:
+        if node.lease_owner is None:
+            now.append((node, trigger))
+        else:
+            ready.append(replace(wait, ready=True, parent_trace_id=trigger.parent_trace_id))
+    return now, ready
+
+
 def dependencies_of(endpoints: Sequence[Endpoint]) -> dict[str, tuple[str, ...]]:
     return {e.name: e.spec.depends_on for e in endpoints}
 

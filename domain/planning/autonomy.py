@@ -1,11 +1,14 @@
 """Graded autonomy (decision 0029): what a `graded` planner may do on its own, by the confidence
-of the analysis that proposed it, and the per-job threshold learnt from admins' decisions.
+of the analysis that proposed it, weighed by how far an interval proposal departs from the
+built-in planner's suggestion (decision 0058), and the per-job threshold learnt from admins'
+decisions.
 
 Pure: the caller supplies the endpoint, the draft, the confidence and the job's latest step.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -25,6 +28,10 @@ DECISIONS_PER_MOVE = 5
 APPROVAL_STEP = 0.01
 REJECTION_STEP = 0.02
 """A rejection weighs twice an approval: acting wrongly on its own costs more than asking."""
+DEPARTURE_STEP = 0.1
+"""Confidence taken off an interval proposal per doubling by which it lies outside the span
+from the current interval to the suggested one: a step towards the suggestion costs nothing,
+one past it or the other way costs more the farther it goes."""
 SAFE_METHODS = frozenset({"GET", "HEAD"})
 TIMED_KINDS = frozenset({ProposalKind.RUN_NOW, ProposalKind.NEXT_TIME})
 """Kinds that make a call happen at a chosen moment: never unreviewed on a dangerous endpoint."""
@@ -48,13 +55,58 @@ def dangerous(endpoint: Endpoint) -> bool:
     return endpoint.spec.dangerous or endpoint.spec.method.upper() not in SAFE_METHODS
 
 
+@dataclass(frozen=True, slots=True)
+class Suggested:
+    """The interval in force and the one the built-in planner suggests (its best split)."""
+
+    current_seconds: float
+    suggested_seconds: float
+
+
+def departure(interval: float, suggested: Suggested) -> float:
+    """How many times farther than the span from the current interval to the suggested one
+    `interval` lies: 1 within it."""
+    low = min(suggested.current_seconds, suggested.suggested_seconds)
+    high = max(suggested.current_seconds, suggested.suggested_seconds)
+    return max(low / interval, interval / high, 1.0)
+
+
+def weighed(
+    draft: ProposalDraft, confidence: float, suggested: Suggested | None
+) -> tuple[float, str]:
+    """The confidence `draft` is gated by, and how it was weighed, in words: an interval
+    proposal loses `DEPARTURE_STEP` per doubling of its departure from the suggestion."""
+    shown = f"confidence {confidence:g}"
+    interval = draft.interval_seconds
+    if suggested is None or draft.kind is not ProposalKind.INTERVAL or interval is None:
+        return confidence, shown
+    far = departure(interval, suggested)
+    if far <= 1:
+        return confidence, shown
+    less = round(DEPARTURE_STEP * math.log2(far), 4)
+    kept = round(confidence - less, 4)
+    said = (
+        f"confidence {confidence:g} less {less:g} for departing x{far:.2g} from the suggested "
+        f"{suggested.suggested_seconds:g}s = {kept:g}"
+    )
+    return kept, said
+
+
 def gate(
-    draft: ProposalDraft, endpoint: Endpoint, confidence: float | None, threshold: float
+    draft: ProposalDraft,
+    endpoint: Endpoint,
+    confidence: float | None,
+    threshold: float,
+    suggested: Suggested | None = None,
 ) -> Gated:
     """What becomes of `draft` in graded mode. `confidence` None is a deterministic proposer
-    (a response rule): applied like a certain one."""
+    (a response rule): applied like a certain one. `suggested`: the built-in planner's
+    suggestion for the endpoint, which an interval proposal is weighed against (`weighed`)."""
+    shown = "a rule"
+    if confidence is not None:
+        confidence, shown = weighed(draft, confidence, suggested)
     if confidence is not None and confidence < CONFIDENCE_FLOOR:
-        why = f"confidence {confidence:g} is below the floor {CONFIDENCE_FLOOR:g}"
+        why = f"{shown} is below the floor {CONFIDENCE_FLOOR:g}"
         return Gated(Gate.DROP, why)
     if draft.kind in TIMED_KINDS and dangerous(endpoint):
         return Gated(
@@ -63,10 +115,7 @@ def gate(
             "for review whatever the confidence",
         )
     if confidence is not None and confidence < threshold:
-        return Gated(
-            Gate.HOLD, f"confidence {confidence:g} is below the job's threshold {threshold:g}"
-        )
-    shown = "a rule" if confidence is None else f"confidence {confidence:g}"
+        return Gated(Gate.HOLD, f"{shown} is below the job's threshold {threshold:g}")
     return Gated(Gate.APPLY, f"{shown} is at or above the job's threshold {threshold:g}")
 
 

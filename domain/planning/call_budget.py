@@ -19,16 +19,10 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
+
+from cronpilot.domain.model import Objective
 
 _BISECTIONS = 64
-
-
-class Objective(StrEnum):
-    FRESHNESS = "freshness"
-    """The share of the time the copy equals the source."""
-    AGE = "age"
-    """How long the copy has been stale, on average: every change picked up soon."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +97,10 @@ def best_intervals(sources: Sequence[Source], calls_per_second: float) -> list[f
         ]
 
     top = max(m(1 / s.max_seconds) for m, s in zip(marginals, sources, strict=True))
-    low, high = 0.0, max(top, 1e-300)
+    # Just above the largest marginal gain: a source whose gain is flat at it (one changing
+    # far faster than it can be called) is then at its lowest rate at `high`, and the budget
+    # left between `high` and `low` is shared out below rather than overspent.
+    low, high = 0.0, max(top, 1e-300) * (1 + 1e-6)
     for _ in range(_BISECTIONS):
         mu = (low + high) / 2
         if sum(spent(mu)) > calls_per_second:

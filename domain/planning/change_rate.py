@@ -26,7 +26,7 @@ from datetime import datetime
 
 from cronpilot.domain.graph.change_detection import comparable_hash, ignored_fields
 from cronpilot.domain.model import Endpoint, Run, RunStatus
-from cronpilot.domain.planning.heuristic import current_interval
+from cronpilot.domain.schedule.schedule import baseline_period
 
 Z = 1.96
 """The normal quantile of a 95 % confidence interval."""
@@ -111,6 +111,14 @@ def change_text(endpoint: Endpoint, newest_first: Sequence[Run], now: datetime) 
     return (
         f"{found.text()}; every {duration_text(every)} keeps the copy fresh {share:.0%} of the time"
     )
+
+
+def current_interval(endpoint: Endpoint, now: datetime) -> float:
+    """The interval in force: a fresh interval hint, else the baseline's period."""
+    hint = endpoint.interval_hint
+    if hint is not None and hint.expires_at > now:
+        return hint.interval_seconds
+    return baseline_period(endpoint.spec.schedule, now).total_seconds()
 
 
 def duration_text(seconds: float) -> str:

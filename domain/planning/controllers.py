@@ -42,7 +42,7 @@ class Holder:
     until: datetime | None
     """None: until the admin resumes it."""
     by: str
-    """`rule 1 of queue/processor`, `cli:ann@web-1`, `the planner (heuristic)`."""
+    """`rule 1 of queue/processor`, `cli:ann@web-1`, `the planner (freshness)`."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,9 @@ analysed endpoint moves towards its share:
 - within x0.6-x1.4 of the current interval while the estimate is uncertain (Apache Nutch's
   adaptive schedule warns that steps past +-40 % destabilise it), straight to the target once
   it is sure: when the freshness at the target under either end of the estimate's interval
-  differs by at most `SURE_SPREAD`.
+  differs by at most `SURE_SPREAD`;
+- never back within a dwell: a step against the direction of the endpoint's last change waits
+  until that change has stood the dwell.
 
 Pure: the caller supplies the job's endpoints as `Seat`s.
 """
@@ -17,25 +19,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
-from cronpilot.domain.model import Endpoint
+from cronpilot.domain.model import Endpoint, EndpointSpec, Objective
 from cronpilot.domain.planning.call_budget import (
     BudgetError,
-    Objective,
     Source,
     best_intervals,
+    parse_budget,
     per_hour,
 )
-from cronpilot.domain.planning.change_rate import RateEstimate, duration_text, freshness
-from cronpilot.domain.planning.heuristic import (
-    AFTER_UPSTREAMS_LOOK_AGAIN_SECONDS,
-    HINT_TTL_PERIODS,
-    MAX_LOOK_AGAIN_SECONDS,
-    MIN_HINT_TTL_SECONDS,
-    HeuristicVerdict,
+from cronpilot.domain.planning.change_rate import (
+    RateEstimate,
     current_interval,
+    duration_text,
+    freshness,
 )
+from cronpilot.domain.planning.planning import Proposal, ProposalKind, ProposalStatus
 from cronpilot.domain.schedule.schedule import baseline_period
 
 SLOWER, FASTER = 1.4, 0.6
@@ -48,6 +48,31 @@ differs by at most this much: more calls would not change the step."""
 SURE_CONFIDENCE, STEP_CONFIDENCE = 0.95, 0.8
 """The confidence of a step straight to its target, and of a damped one
 (`domain.planning.autonomy`)."""
+KEEP_CONFIDENCE = 0.6
+"""The confidence of a look that proposes nothing."""
+HINT_TTL_PERIODS = 10
+"""A step stands for this many of its own intervals, and at least `MIN_HINT_TTL_SECONDS`."""
+MIN_HINT_TTL_SECONDS = 3600.0
+"""As long as the hourly rate window (decision 0029): a hint of a few seconds that lapsed
+within a minute would fall back to the baseline and be stepped again, changes that the hourly
+limit then stops."""
+AFTER_UPSTREAMS_LOOK_AGAIN_SECONDS = 3600.0
+"""A DAG dependant has nothing the planner could change; it is looked at rarely."""
+MAX_LOOK_AGAIN_SECONDS = 86_400.0
+"""The longest a planner waits before it looks again (`submit_analysis` allows no more): three
+periods of a daily cron would be three days."""
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltinVerdict:
+    """What the built-in planner makes of one endpoint: why, when to look again, and the
+    interval to propose (None: leave the schedule alone) with its ttl."""
+
+    reasoning: str
+    look_again_seconds: float
+    interval_seconds: float | None = None
+    ttl_seconds: float | None = None
+    confidence: float = KEEP_CONFIDENCE
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,13 +173,143 @@ LOOK_AGAIN_FLOOR_SECONDS = 120.0
 """And at least a dwell (decision 0048) later."""
 
 
-def _bounds(endpoint: Endpoint, now: datetime) -> tuple[float, float, float]:
+def _bounds(spec: EndpointSpec, now: datetime) -> tuple[float, float, float]:
     """The endpoint's baseline period, and the interval bounds the planner may move it within:
     without clamps it stays on its baseline (the clamps are the admin's permission)."""
-    spec = endpoint.spec
     baseline = baseline_period(spec.schedule, now).total_seconds()
     low = max(spec.min_interval_seconds or baseline, spec.floor_seconds)
     return baseline, low, max(spec.max_interval_seconds or baseline, low)
+
+
+def budget_of(budget: str | None, specs: Sequence[EndpointSpec], now: datetime) -> float:
+    """The calls per second the built-in planner spends across a job's endpoints: its
+    `budget`, else what their declared schedules make (a DAG dependant, called when its
+    upstreams are, spends none). Raises `BudgetError` for a malformed budget, or one below
+    what their `max_interval`s allow."""
+    bounds = [_bounds(s, now) for s in specs if not s.schedule.after_upstreams]
+    if budget is None:
+        return declared_budget([baseline for baseline, _, _ in bounds])
+    calls = parse_budget(budget)
+    least = sum(1 / high for _, _, high in bounds)
+    if calls < least * (1 - 1e-9):
+        raise BudgetError(
+            f"budget {budget} is below the {per_hour(least)} the endpoints' max_interval "
+            "allows (each is called at least once per max_interval, or per its interval "
+            "without one)"
+        )
+    return calls
+
+
+@dataclass(frozen=True, slots=True)
+class LastMove:
+    """The endpoint's last applied interval change: when, from which interval to which."""
+
+    at: datetime
+    before: float
+    after: float
+
+
+def _applied(proposal: Proposal) -> datetime:
+    return proposal.decided_at or proposal.created_at
+
+
+def last_move(newest_first: Sequence[Proposal], baseline: float) -> LastMove | None:
+    """The last interval change among an endpoint's proposals (newest first), whoever made
+    it. It moved from the change before it while that one's ttl still ran, else from the
+    baseline."""
+    changes = [
+        p
+        for p in newest_first
+        if p.status is ProposalStatus.APPLIED
+        and p.kind is ProposalKind.INTERVAL
+        and p.interval_seconds is not None
+    ]
+    if not changes:
+        return None
+    last, *older = changes
+    assert last.interval_seconds is not None
+    before = baseline
+    if older:
+        previous = older[0]
+        lapsed = _applied(previous) + timedelta(seconds=previous.ttl_seconds or 0)
+        if previous.interval_seconds is not None and lapsed > _applied(last):
+            before = previous.interval_seconds
+    return LastMove(_applied(last), before, last.interval_seconds)
+
+
+def back_until(
+    step: float, current: float, move: LastMove, now: datetime, dwell_seconds: float
+) -> datetime | None:
+    """Until when a step from `current` to `step` waits because it would undo the direction
+    of the last change `move` before that change has stood its dwell, or None."""
+    until = move.at + timedelta(seconds=dwell_seconds)
+    against = (step - current) * (move.after - move.before) < 0
+    return until if against and until > now else None
+
+
+def _job_seats(
+    endpoint: Endpoint,
+    estimates: Mapping[str, RateEstimate | None],
+    job: Sequence[Endpoint],
+    now: datetime,
+    budget: str | None,
+) -> tuple[list[Seat], float]:
+    """The job's endpoints with a schedule of their own as seats, `endpoint` first, and the
+    calls per second they may make (`budget_of`)."""
+    own = [endpoint] + [
+        e for e in job if e.id != endpoint.id and not e.spec.schedule.after_upstreams
+    ]
+    seats = []
+    for each in own:
+        _, low, high = _bounds(each.spec, now)
+        current = current_interval(each, now)
+        seats.append(Seat(current, low, high, estimates.get(each.id), each.spec.objective))
+    return seats, budget_of(budget, [each.spec for each in own], now)
+
+
+@dataclass(frozen=True, slots=True)
+class Suggestion:
+    """The built-in planner's suggestion for one endpoint: the interval the best split of the
+    job's calls gives it, for an LLM planner's brief and for graded autonomy to weigh its
+    proposals against (`domain.planning.autonomy`)."""
+
+    estimate: RateEstimate
+    current_seconds: float
+    suggested_seconds: float
+    calls_per_second: float
+    endpoints: int
+
+    def text(self) -> str:
+        """`every 6 min would keep the copy fresh 95 % of the time (every 20 s now: 99 %),
+        the best split of 360/h across the job's 2 endpoints`."""
+        rate = self.estimate.rate
+        now, best = self.current_seconds, self.suggested_seconds
+        return (
+            f"{_every(best)} would keep the copy fresh {freshness(rate, best):.0%} of the time "
+            f"({_every(now)} now: {freshness(rate, now):.0%}), the best split of "
+            f"{per_hour(self.calls_per_second)} across the job's {self.endpoints} endpoints"
+        )
+
+
+def suggestion(
+    endpoint: Endpoint,
+    estimates: Mapping[str, RateEstimate | None],
+    job: Sequence[Endpoint],
+    now: datetime,
+    budget: str | None = None,
+) -> Suggestion | None:
+    """The interval the best split of the job's calls (its `budget`, or what its declared
+    schedules make) gives `endpoint`, or None when it has no schedule of its own, cannot be
+    estimated, or the budget cannot be split."""
+    estimate = estimates.get(endpoint.id)
+    if endpoint.spec.schedule.after_upstreams or estimate is None or estimate.calls < 2:
+        return None
+    try:
+        seats, calls = _job_seats(endpoint, estimates, job, now, budget)
+        best = best_intervals([_source(seat) for seat in seats], calls)[0]
+    except BudgetError:
+        return None
+    return Suggestion(estimate, seats[0].current_seconds, best, calls, len(seats))
 
 
 def judge_freshness(
@@ -162,12 +317,18 @@ def judge_freshness(
     estimates: Mapping[str, RateEstimate | None],
     job: Sequence[Endpoint],
     now: datetime,
-) -> HeuristicVerdict:
+    *,
+    budget: str | None = None,
+    move: LastMove | None = None,
+    dwell_seconds: float = 0.0,
+) -> BuiltinVerdict:
     """What the built-in planner makes of `endpoint`, one of the `job`'s endpoints, given the
     change-rate estimates known by endpoint id (the analysed one's among them; None: its
-    answers cannot be compared, an id missing: not estimated yet)."""
+    answers cannot be compared, an id missing: not estimated yet), and the endpoint's last
+    interval change, which a step does not undo within `dwell_seconds`. `budget`: the job's,
+    as the jobs file writes it (None: what the declared schedules make)."""
     if endpoint.spec.schedule.after_upstreams:
-        return HeuristicVerdict(
+        return BuiltinVerdict(
             "runs after its upstreams (depends_on): no schedule of its own to tune",
             AFTER_UPSTREAMS_LOOK_AGAIN_SECONDS,
         )
@@ -175,32 +336,36 @@ def judge_freshness(
     again = look_again(current)
     retry_after = endpoint.retry_after_at
     if endpoint.failure_count > 0 or (retry_after is not None and retry_after > now):
-        return HeuristicVerdict(
+        return BuiltinVerdict(
             "the endpoint is failing or asked to wait (Retry-After): left to the backoff",
             again,
         )
     if estimates.get(endpoint.id) is None:
-        why = (
-            "its answers cannot be compared (no body kept, or every field volatile)"
-            if endpoint.id in estimates
-            else "fewer than two compared calls"
+        if endpoint.id in estimates:
+            why = "its answers cannot be compared (no body kept, or every field volatile)"
+            return BuiltinVerdict(f"cannot estimate: {why}; keeping the schedule", again)
+        # Nothing changed, so no dwell to wait: look again once a few calls have come.
+        soon = min(current * LOOK_AGAIN_PERIODS, MAX_LOOK_AGAIN_SECONDS)
+        return BuiltinVerdict(
+            "cannot estimate: fewer than two compared calls; keeping the schedule", soon
         )
-        return HeuristicVerdict(f"cannot estimate: {why}; keeping the schedule", again)
-    own = [endpoint] + [
-        e for e in job if e.id != endpoint.id and not e.spec.schedule.after_upstreams
-    ]
-    seats = []
-    for each in own:
-        _, low, high = _bounds(each, now)
-        estimate = estimates.get(each.id)
-        seats.append(Seat(current_interval(each, now), low, high, estimate))
-    budget = declared_budget([_bounds(each, now)[0] for each in own])
-    tuning = tuned(seats, 0, budget)
+    try:
+        seats, calls = _job_seats(endpoint, estimates, job, now, budget)
+    except BudgetError as error:
+        return BuiltinVerdict(f"{error}: keeping the schedule", again)
+    tuning = tuned(seats, 0, calls)
     step = tuning.interval_seconds
     if step is None:
-        return HeuristicVerdict(tuning.reason, again, confidence=tuning.confidence)
+        return BuiltinVerdict(tuning.reason, again, confidence=tuning.confidence)
+    waits = None if move is None else back_until(step, current, move, now, dwell_seconds)
+    if move is not None and waits is not None:
+        reason = (
+            f"{tuning.reason}; not yet: it would undo the last change (to "
+            f"{_every(move.after)}) before its dwell ends at {waits.isoformat()}"
+        )
+        return BuiltinVerdict(reason, again, confidence=tuning.confidence)
     ttl = max(step * HINT_TTL_PERIODS, MIN_HINT_TTL_SECONDS)
-    return HeuristicVerdict(tuning.reason, look_again(step), step, ttl, tuning.confidence)
+    return BuiltinVerdict(tuning.reason, look_again(step), step, ttl, tuning.confidence)
 
 
 def look_again(interval: float) -> float:

@@ -16,6 +16,7 @@ from cronpilot.domain.planning.churn import cooling
 from cronpilot.domain.planning.controllers import Controller, held
 from cronpilot.domain.planning.planning import Proposal, ProposalDraft, ProposalKind
 from cronpilot.domain.rules.rule_firing import FiringRule, contradiction
+from cronpilot.domain.runs.transitions import with_hints, with_pause
 
 RATE_WINDOW = timedelta(hours=1)
 
@@ -252,3 +253,18 @@ def change_for(
     else:
         pause = None
     return ScheduleChange(interval, oneshot, pause)
+
+
+def changed_by(endpoint: Endpoint, change: ScheduleChange, now: datetime) -> Endpoint:
+    """The endpoint once `change` is written: its pause, then its hints, each only where it
+    differs, re-planned (`transitions.with_pause`, `with_hints`); the same object when the
+    change is in force already."""
+    changed = endpoint
+    if change.pause != endpoint.pause:
+        changed = with_pause(changed, change.pause, now)
+    if (change.interval_hint, change.oneshot_hint) != (
+        endpoint.interval_hint,
+        endpoint.oneshot_hint,
+    ):
+        changed = with_hints(changed, change.interval_hint, change.oneshot_hint, now)
+    return changed

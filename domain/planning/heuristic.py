@@ -1,7 +1,8 @@
-"""The heuristic planner's rules: responses that stay the same relax the schedule towards the
-max clamp, responses that change tighten it towards the min clamp, failures are left to the
-governor's backoff. Without clamps an endpoint stays on its baseline: the clamps are the admin's
-permission to move it.
+"""The former built-in planner's rules (streaks of alike answers), no longer a planner that
+runs (decision 0058): kept as the baseline that the freshness benchmark and the planner exams
+measure the built-in planner against. Responses that stay the same relax the schedule towards
+the max clamp, responses that change tighten it towards the min clamp, failures are left to
+the governor's backoff.
 """
 
 from __future__ import annotations
@@ -12,31 +13,27 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from cronpilot.domain.model import Endpoint
+from cronpilot.domain.planning.change_rate import current_interval
+from cronpilot.domain.planning.freshness_planner import (
+    AFTER_UPSTREAMS_LOOK_AGAIN_SECONDS,
+    HINT_TTL_PERIODS,
+    MAX_LOOK_AGAIN_SECONDS,
+    MIN_HINT_TTL_SECONDS,
+)
+from cronpilot.domain.planning.freshness_planner import BuiltinVerdict as HeuristicVerdict
 from cronpilot.domain.schedule.schedule import baseline_period
 
 STEADY_RUNS = 3
 """Identical responses in a row before the schedule relaxes."""
 STEP = 2.0
 """Each relax doubles the interval, each tighten halves it."""
-HINT_TTL_PERIODS = 10
-"""A heuristic hint stands for this many of its own intervals, and at least
-`MIN_HINT_TTL_SECONDS`."""
-MIN_HINT_TTL_SECONDS = 3600.0
-"""As long as the hourly rate window (decision 0029): a hint of a few seconds that lapsed
-within a minute had the heuristic step down from the baseline again, two changes a minute
-that the hourly limit then stopped."""
 LOOK_AGAIN_PERIODS = 3
-AFTER_UPSTREAMS_LOOK_AGAIN_SECONDS = 3600.0
-"""A DAG dependant has nothing the heuristic could change; it is looked at rarely."""
 BASE_CONFIDENCE = 0.6
 """The heuristic's confidence with no evidence; each run that agrees with its verdict adds
 `EVIDENCE_STEP`, up to `MAX_CONFIDENCE` (decision 0029): three identical answers relax at
 0.9, one change tightens at 0.7, three changes in a row at 0.9."""
 EVIDENCE_STEP = 0.1
 MAX_CONFIDENCE = 0.95
-MAX_LOOK_AGAIN_SECONDS = 86_400.0
-"""The longest a planner waits before it looks again (`submit_analysis` allows no more): three
-periods of a daily cron would be three days."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,26 +44,8 @@ class Observation:
     body_hash: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class HeuristicVerdict:
-    reasoning: str
-    look_again_seconds: float
-    interval_seconds: float | None = None
-    """The interval to propose, or None to leave the schedule alone."""
-    ttl_seconds: float | None = None
-    confidence: float = BASE_CONFIDENCE
-
-
 def _text(seconds: float) -> str:
     return f"{seconds:g}s"
-
-
-def current_interval(endpoint: Endpoint, now: datetime) -> float:
-    """The interval in force: a fresh interval hint, else the baseline's period."""
-    hint = endpoint.interval_hint
-    if hint is not None and hint.expires_at > now:
-        return hint.interval_seconds
-    return baseline_period(endpoint.spec.schedule, now).total_seconds()
 
 
 def judge(

@@ -1,6 +1,6 @@
 """Entities of the planner: proposals, analysis sessions and the tool calls inside them.
 
-A proposal is what a planner (the LLM or the heuristic) wants to change on one endpoint; an
+A proposal is what a planner (the LLM or the built-in one) wants to change on one endpoint; an
 analysis session is one planner look at one endpoint, kept whole so that an admin can audit it.
 """
 
@@ -75,7 +75,7 @@ class Proposal:
     kind: ProposalKind
     reason: str
     proposed_by: str
-    """`heuristic`, `llm:<model>`: who or what proposed it."""
+    """`freshness`, `rules`, `llm:<model>`: who or what proposed it."""
     created_at: datetime
     status: ProposalStatus
     session_id: str | None = None
@@ -135,7 +135,7 @@ class AnalysisSession:
     endpoint_id: str
     job_id: str
     planner: str
-    """`heuristic` or `llm:<model>`."""
+    """`freshness` or `llm:<model>`."""
     started_at: datetime
     finished_at: datetime
     status: SessionStatus
@@ -161,7 +161,7 @@ class AnalysisClaim:
     llm_failures: int = 0
     """Consecutive failed sessions before this one (the backoff's exponent)."""
     analysis_due: bool = True
-    """Whether the analyst (LLM or heuristic) is due (`needs_analysis`); when not, the endpoint
+    """Whether the analyst (LLM or built-in) is due (`needs_analysis`); when not, the endpoint
     was claimed for its rules alone (`needs_rules`)."""
     rule_held: int | None = None
     """The rule whose action stood after the previous rules pass (`PlannerState.rule_held`)."""

@@ -30,10 +30,12 @@ from cronpilot.domain.ports.bundles import (
     WatchRepositories,
 )
 from cronpilot.domain.ports.catalog import (
+    Applied,
     ApplyReport,
     CatalogFigures,
     CatalogRepository,
     JobDeclaration,
+    StoredJob,
 )
 from cronpilot.domain.ports.cipher import SecretCipher
 from cronpilot.domain.ports.claims import ClaimRepository
@@ -60,6 +62,7 @@ from cronpilot.domain.ports.workers import WorkerRepository
 
 __all__ = [
     "AccessRepository",
+    "Applied",
     "ApplyReport",
     "ApprovalRepository",
     "CatalogFigures",
@@ -89,6 +92,7 @@ __all__ = [
     "Span",
     "SpanValue",
     "Store",
+    "StoredJob",
     "StoredVector",
     "Telemetry",
     "ToolStore",

@@ -1,4 +1,4 @@
-"""The catalog: jobs and endpoints as declared (`apply`), and their schedule state."""
+"""The catalog: jobs and endpoints as declared (a jobs file applied), and their schedule state."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from cronpilot.domain.model import Endpoint, EndpointSpec, IntervalHint, Job, OneShotHint, Pause
+    from cronpilot.domain.model import Endpoint, EndpointSpec, Job, Pause
     from cronpilot.domain.schedule.limits import Limit, LimitStatus
 
 
@@ -17,12 +17,12 @@ class JobDeclaration:
     job: Job
     endpoints: Sequence[EndpointSpec]
     limits: Sequence[Limit] = ()
-    """The limits its endpoints name (`EndpointSpec.limit`), stored by `apply` with them."""
+    """The limits its endpoints name (`EndpointSpec.limit`), stored with them."""
 
 
 @dataclass(slots=True)
 class ApplyReport:
-    """Refs (`job` or `job/endpoint`) by what `apply` did with them."""
+    """Refs (`job` or `job/endpoint`) by what an apply did with them."""
 
     created: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
@@ -30,6 +30,29 @@ class ApplyReport:
     absent: list[str] = field(default_factory=list)
     """`job/endpoint` refs stored under a declared job but not declared: left alone, not
     deleted, reported so that a user can see what the file no longer mentions."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredJob:
+    """A job as stored, with every endpoint it holds."""
+
+    job: Job
+    endpoints: Sequence[Endpoint]
+
+
+@dataclass(slots=True)
+class Applied:
+    """What an apply writes, and what it reports."""
+
+    report: ApplyReport = field(default_factory=ApplyReport)
+    new_jobs: list[Job] = field(default_factory=list)
+    changed_jobs: list[Job] = field(default_factory=list)
+    """Stored jobs whose declared fields changed (their ids and pauses kept)."""
+    new_endpoints: list[Endpoint] = field(default_factory=list)
+    changed_endpoints: list[Endpoint] = field(default_factory=list)
+    """Stored endpoints whose spec changed, their runtime state kept and re-planned."""
+    limits: list[Limit] = field(default_factory=list)
+    """Stored by key: bounds replaced, what claims recorded (tokens, holds) kept."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,18 +70,16 @@ class CatalogFigures:
 class CatalogRepository(Protocol):
     """Jobs and endpoints as declared, plus their runtime schedule state."""
 
-    async def apply(self, declarations: Sequence[JobDeclaration], now: datetime) -> ApplyReport:
-        """Create or update every job and endpoint in one transaction (all or nothing).
+    async def declared_jobs(self, names: Collection[str]) -> list[StoredJob]:
+        """The stored jobs of these names (those that exist), each with every endpoint it
+        holds, held against other writers until the unit of work ends: what an apply decides
+        from (`domain.declaring.applied`)."""
+        ...
 
-        Matching is by job name and (job, endpoint name); ids of existing rows are kept, runtime
-        state (hints, pause, failures, last slot) survives, the next run is re-planned. Jobs and
-        endpoints absent from `declarations` are left alone; endpoints of a declared job that
-        are not declared are reported `absent` (by name order within each job). Applying the
-        same declarations twice reports everything `unchanged` the second time.
-
-        The limits the declarations carry (`JobDeclaration.limits`) are stored by key, their
-        bounds replaced and what claims recorded (tokens, holds) kept.
-        """
+    async def save_applied(self, applied: Applied) -> None:
+        """Write what `domain.declaring.applied` decided, in one write: new jobs and endpoints
+        inserted, changed ones saved whole (specs and sealed secrets); the limits stored by key,
+        their bounds replaced and what claims recorded (tokens, holds) kept."""
         ...
 
     async def limits(self) -> list[LimitStatus]:
@@ -89,10 +110,10 @@ class CatalogRepository(Protocol):
         """The catalog's counts at `now`, in one read."""
         ...
 
-    async def set_pause(self, endpoint_id: str, pause: Pause | None, now: datetime) -> Endpoint:
-        """Pause (or resume with None) and re-plan; returns the updated endpoint.
-
-        Raises `EndpointNotFound`."""
+    async def save_schedule(self, endpoint: Endpoint) -> None:
+        """Save the endpoint's schedule state as the domain decided it (hints, pause, next run
+        and slot, failures, lease), its declared spec left as stored. Raises
+        `EndpointNotFound`."""
         ...
 
     async def set_job_pause(self, name: str, pause: Pause | None, now: datetime) -> Job:
@@ -101,18 +122,6 @@ class CatalogRepository(Protocol):
         (`domain.schedule.pauses.job_holds`). A resume re-plans the endpoints the pause held
         (`transitions.job_resumed`: slots passed meanwhile are skipped), in the same write.
         Returns the updated job; raises `JobNotFound`."""
-        ...
-
-    async def set_hints(
-        self,
-        endpoint_id: str,
-        interval_hint: IntervalHint | None,
-        oneshot_hint: OneShotHint | None,
-        now: datetime,
-    ) -> Endpoint:
-        """Replace both hints and re-plan; returns the updated endpoint.
-
-        Raises `EndpointNotFound`."""
         ...
 
     async def set_volatile_fields(self, endpoint_id: str, fields: Sequence[str]) -> None:

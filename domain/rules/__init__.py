@@ -1,1 +1,2 @@
-"""The domain's rules: rules, rule_damping, rule_firing, conditions, condition_text."""
+"""Rules a job declares over its responses: CEL conditions, when a rule fires, and the damping
+that keeps it from swinging."""

@@ -1,6 +1,6 @@
 """What a response rule that holds does (decision 0026): the rules planner evaluates an
 endpoint's rules in order whenever its job has new runs; the first rule that holds wins, and its
-action becomes a proposal through the same desk as the heuristic's and the LLM's (guardrails,
+action becomes a proposal through the same desk as the built-in planner's and the LLM's (guardrails,
 review mode, audit). Pure: what an action proposes, whether it already stands, and whether
 another planner's proposal contradicts it.
 """

@@ -10,9 +10,10 @@ proves that both choose the same rows over generated states (decision 0014).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 
+from cronpilot.domain.evolve import evolved
 from cronpilot.domain.model import Endpoint, Run, RunStatus
 from cronpilot.domain.runs.requested_runs import ahead_of_schedule
 from cronpilot.domain.schedule.limits import LimitState, after_hold
@@ -114,7 +115,7 @@ def _next_run(endpoint: Endpoint) -> datetime:
 
 def leased(endpoint: Endpoint, worker_id: str, until: datetime) -> Endpoint:
     """The endpoint as a claim leaves it: held by `worker_id` until `until`."""
-    return replace(endpoint, lease_owner=worker_id, lease_until=until)
+    return evolved(endpoint, lease_owner=worker_id, lease_until=until)
 
 
 def lease_expired(endpoint: Endpoint, now: datetime) -> bool:
@@ -124,6 +125,12 @@ def lease_expired(endpoint: Endpoint, now: datetime) -> bool:
         and endpoint.lease_until is not None
         and endpoint.lease_until < now
     )
+
+
+def run_lease_expired(run: Run, now: datetime) -> bool:
+    """Whether the reaper abandons at `now` a run that holds its own lease
+    (`runs.transitions.runs_alone`): still running, and held until before now."""
+    return run.status is RunStatus.RUNNING and run.lease_until is not None and run.lease_until < now
 
 
 def next_due(

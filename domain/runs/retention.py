@@ -29,7 +29,7 @@ class Retention:
     """How long each table keeps its rows (`adapters.settings`: `retention_*_days`)."""
 
     sessions: timedelta
-    """Analysis sessions of the heuristic and the LLM, with their tool calls."""
+    """Analysis sessions of the built-in planner and the LLM, with their tool calls."""
     rule_evaluations: timedelta
     """Rules sessions, which hold the rule evaluations."""
     proposals: timedelta

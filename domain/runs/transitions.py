@@ -8,6 +8,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from cronpilot.domain.alerts.alerts import pause_after_failure
+from cronpilot.domain.evolve import evolved
 from cronpilot.domain.model import (
     Claim,
     Endpoint,
@@ -15,6 +16,7 @@ from cronpilot.domain.model import (
     ErrorKind,
     IntervalHint,
     OneShotHint,
+    Overlap,
     Pause,
     Response,
     Run,
@@ -45,7 +47,7 @@ def replanned(endpoint: Endpoint, now: datetime) -> Endpoint:
     fresh = endpoint
     # Mostly nothing is stale, and copying the endpoint costs more than these checks.
     if kept != (interval, oneshot, pause, retry_after):
-        fresh = replace(
+        fresh = evolved(
             endpoint,
             interval_hint=kept[0],
             oneshot_hint=kept[1],
@@ -53,7 +55,7 @@ def replanned(endpoint: Endpoint, now: datetime) -> Endpoint:
             retry_after_at=kept[3],
         )
     planned = plan_next_run(fresh, now)
-    return replace(
+    return evolved(
         fresh, next_run_at=planned.at, next_slot_at=planned.slot, next_run_source=planned.source
     )
 
@@ -120,7 +122,7 @@ def after_slot(
     last = endpoint.last_slot_at
     pause = pause_after_failure(endpoint, failures, failed=succeeded is False, now=now)
     return replanned(
-        replace(
+        evolved(
             endpoint,
             pause=pause,
             failure_count=failures,
@@ -139,7 +141,7 @@ def after_run(endpoint: Endpoint, run: Run, succeeded: bool | None, now: datetim
     queued run (manual, backfill) was asked for by hand: it only frees the lease, so it is no
     missed slot, consumes no hint and does not count towards backoff."""
     if run.trigger.requested:
-        return replace(endpoint, lease_owner=None, lease_until=None)
+        return evolved(endpoint, lease_owner=None, lease_until=None)
     return after_slot(endpoint, run.slot_at, succeeded, now)
 
 
@@ -246,9 +248,18 @@ def claim_of(endpoint: Endpoint, run_id: str, trace_id: str, lease_until: dateti
     )
 
 
+def runs_alone(claim: Claim) -> bool:
+    """Whether `claim`'s run holds a lease of its own and leaves its endpoint free
+    (`domain.overlap`): a slot of the schedule of an endpoint under `overlap: allow`. A run
+    asked for by hand leases its endpoint as under any policy."""
+    return (
+        claim.queued is None and claim.dag is None and claim.endpoint.spec.overlap is Overlap.ALLOW
+    )
+
+
 def started_run(claim: Claim, worker_id: str, now: datetime) -> Run:
     """The `running` run inserted when a slot is claimed, or a claimed queued run turned
-    `running`."""
+    `running`; it holds the claim's lease itself when it `runs_alone`."""
     if claim.queued is not None:
         return started_queued(claim.queued, worker_id, now)
     return Run(
@@ -265,6 +276,7 @@ def started_run(claim: Claim, worker_id: str, now: datetime) -> Run:
         started_at=now,
         worker_id=worker_id,
         attempt=claim.attempt,
+        lease_until=claim.lease_until if runs_alone(claim) else None,
     )
 
 
@@ -291,7 +303,7 @@ def finished_run(running: Run, response: Response, now: datetime) -> Run:
     """The run completed with what the dispatcher observed."""
     started = response.started_at or running.started_at
     finished = response.finished_at or now
-    return replace(
+    return evolved(
         running,
         status=_status(running, response),
         started_at=started,

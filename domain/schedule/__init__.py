@@ -1,2 +1,3 @@
-"""The domain's schedule: schedule, spacing, jitter, quiet, quiet_passes, quiet_preview, pauses,
-governor, limits, overlap, steering, timeline, time_range."""
+"""When an endpoint is called: cron and intervals, jitter and spacing, quiet periods, pauses,
+limits per target, the overlap policy, `Retry-After` steering, and the governor that decides
+the next slot from all of them."""

@@ -169,11 +169,21 @@ def held_by_limit(endpoint: Endpoint, states: Mapping[str, LimitState]) -> bool:
     return state is not None and state.held > 0
 
 
-def calls_in_flight(endpoints: Iterable[Endpoint]) -> dict[str, int]:
-    """Leased endpoints by the key they name: each holds one call of it."""
+def calls_in_flight(endpoints: Mapping[str, Endpoint], runs: Iterable[Run]) -> dict[str, int]:
+    """Calls in flight by the key their endpoint names: a leased endpoint holds one call, and
+    each running run that holds its own lease (`overlap: allow`, `Run.lease_until`) one more,
+    however many of one endpoint run at once."""
     counts: dict[str, int] = {}
-    for endpoint in endpoints:
-        if endpoint.spec.limit is not None and endpoint.lease_owner is not None:
+    holding = [e for e in endpoints.values() if e.lease_owner is not None]
+    holding += [
+        endpoints[run.endpoint_id]
+        for run in runs
+        if run.lease_until is not None
+        and run.status is RunStatus.RUNNING
+        and run.endpoint_id in endpoints
+    ]
+    for endpoint in holding:
+        if endpoint.spec.limit is not None:
             counts[endpoint.spec.limit] = counts.get(endpoint.spec.limit, 0) + 1
     return counts
 

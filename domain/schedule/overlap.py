@@ -1,11 +1,19 @@
 """Calls that outlast their interval: the overlap policy of an endpoint (`overlap: skip |
-queue_one`, as Kubernetes' `concurrencyPolicy`) decided at the finish of the call that overran.
+queue_one | allow`, as Kubernetes' `concurrencyPolicy`).
 
-An endpoint has one call in flight: a baseline slot that comes while it runs cannot start. The
-finish of that call decides what became of such slots: under `skip` none runs, under
-`queue_one` the latest runs at once; every slot not run is recorded as a skipped run (the
-reason `OVERLAP_REASON`), counted in the metrics, and the first of a streak raises
-`overrunning` (ended by `recovered` when a call ends in time) through `domain.alerts.alerts`.
+Under `skip` and `queue_one` an endpoint has one call in flight: its lease is the call's, and
+a baseline slot that comes while it runs cannot start. The finish of that call decides what
+became of such slots: under `skip` none runs, under `queue_one` the latest runs at once; every
+slot not run is recorded as a skipped run (the reason `OVERLAP_REASON`), counted in the
+metrics, and the first of a streak raises `overrunning` (ended by `recovered` when a call ends
+in time) through `domain.alerts.alerts`.
+
+Under `allow` each call of the schedule holds a lease of its own (`Run.lease_until`,
+`runs.transitions.runs_alone`): the claim of a slot moves the endpoint's plan past it and
+leaves the endpoint free (`claimed_alone`), so the next slot is claimed when due, whoever still
+calls the last. A finish is fenced on its run alone and re-plans the endpoint as stored,
+keeping its lease (`runs.settling.settle`); the slot unique key keeps two claims off one slot.
+Nothing is skipped, nothing overruns.
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from cronpilot.domain.model import (
+    Claim,
     Endpoint,
     Overlap,
     Run,
@@ -22,7 +31,7 @@ from cronpilot.domain.model import (
     ScheduleSource,
     new_id,
 )
-from cronpilot.domain.runs.transitions import replanned
+from cronpilot.domain.runs.transitions import after_slot, replanned
 from cronpilot.domain.schedule.governor import fresh_interval_hint, slots_since
 from cronpilot.domain.schedule.pauses import holds
 
@@ -45,10 +54,12 @@ def overrun(ended: Endpoint, run: Run, now: datetime) -> Overrun:
     """The slots that came while `run` (a call of the schedule) ran, settled by the endpoint's
     policy: `ended` is the endpoint as `transitions.after_finish` left it. A call asked for by
     hand, of a DAG run, or under an interval hint (which plans calls of its own) concerns no
-    slot of the grid; nor does a paused endpoint's."""
+    slot of the grid; nor does a paused endpoint's; nor one under `allow`, whose slots were
+    claimed while it ran."""
     spec = ended.spec
     if (
         run.trigger is not RunTrigger.SCHEDULE
+        or spec.overlap is Overlap.ALLOW
         or spec.schedule.after_upstreams
         or fresh_interval_hint(ended, now) is not None
         or holds(ended.pause, now)
@@ -94,4 +105,34 @@ def skipped_slot(endpoint: Endpoint, slot: datetime, worker_id: str, now: dateti
         duration_ms=0.0,
         worker_id=worker_id,
         error_message=f"skipped: {OVERLAP_REASON}",
+    )
+
+
+def claimed_alone(endpoint: Endpoint, slot: datetime, now: datetime) -> Endpoint:
+    """An endpoint under `allow` as the claim of its `slot` leaves it: free, and planned past
+    the slot (a one-shot hint it fired consumed) as if that slot had ended, its failure streak
+    as it was: the finish of the call counts it."""
+    return after_slot(endpoint, slot, None, now)
+
+
+def with_stored_lease(ended: Endpoint, stored: Endpoint) -> Endpoint:
+    """`ended` (a finish of a run that held its own lease re-planned it) with the lease of the
+    endpoint as `stored`: a run asked for by hand may hold it, and the finish is not its."""
+    if (ended.lease_owner, ended.lease_until) == (stored.lease_owner, stored.lease_until):
+        return ended
+    return replace(ended, lease_owner=stored.lease_owner, lease_until=stored.lease_until)
+
+
+def given_back(endpoint: Endpoint, claim: Claim) -> Endpoint:
+    """An endpoint under `allow` once `claim` gives its slot back unstarted (its claim had
+    planned the endpoint past it): planned to call that slot again, for another worker to run
+    it on time; as it is when its plan is that early already, or it has none (paused)."""
+    call_at = claim.call_at or claim.slot_at
+    if endpoint.next_run_at is None or endpoint.next_run_at <= call_at:
+        return endpoint
+    return replace(
+        endpoint,
+        next_run_at=call_at,
+        next_slot_at=None if claim.call_at is None else claim.slot_at,
+        next_run_source=claim.schedule_source,
     )

@@ -33,7 +33,7 @@ what the first said."""
 
 
 def analysis_is_quiet(session: AnalysisSession, proposals_made: int) -> bool:
-    """Whether an analyst's (heuristic, LLM) session is left unstored: it ended with
+    """Whether an analyst's (built-in, LLM) session is left unstored: it ended with
     `submit_analysis`, without an error, and proposed nothing (`proposals_made`: the
     proposals its action tools recorded and the actions a higher controller held back; an
     action found already in force or pending makes none)."""

@@ -1,1 +1,1 @@
-"""The domain's search: search."""
+"""Finding endpoints by what they do: the text of an endpoint and its ranking."""

@@ -35,9 +35,11 @@ from cronpilot.adapters.bootstrap import (
     open_store,
 )
 from cronpilot.adapters.cli.identity import actor
-from cronpilot.adapters.cli.output import rich_table, schedule_text, short_id, span
+from cronpilot.adapters.cli.output import rich_table
 from cronpilot.adapters.processes import serve_planner, serve_scheduler
 from cronpilot.adapters.settings import Settings, load_settings
+from cronpilot.adapters.views.formats import short_id, span
+from cronpilot.adapters.views.schedules import schedule_text
 from cronpilot.domain.errors import ApprovalNotPending
 from cronpilot.domain.model import Endpoint, Run, RunStatus, RunTrigger, ScheduleSource
 from cronpilot.domain.paging import Cursor
@@ -62,6 +64,9 @@ SHOWCASE_JOBS = """
 jobs:
   - name: showcase
     description: answers cronpilot records without storing a body
+    # A little less than the schedules make: the built-in planner takes what daily-report's
+    # unchanging answers do not need; the other endpoints have no clamps and keep theirs.
+    budget: 8200/h
     endpoints:
       - name: status-page
         description: an HTML status page, recorded with the marker not_json
@@ -77,7 +82,7 @@ jobs:
         interval: 5s
         timeout: 1s
       - name: daily-report
-        description: a report that never changes; the heuristic planner relaxes it to its max
+        description: a report that never changes; the built-in planner calls it less
         url: ${SIMULATOR_URL}/reports/daily
         interval: 2s
         max_interval: 16s
@@ -99,7 +104,7 @@ jobs:
 """
 """Demo-only endpoints next to the example jobs: they show what happens to answers that are not
 stored, which a user's example file has no reason to contain, an answer that never changes,
-which the heuristic planner relaxes (the example jobs' answers change all the time), a failure
+which the built-in planner calls less (the example jobs' answers change all the time), a failure
 retried within its slot, a `Retry-After` that moves the next run, and failure alerts."""
 MANUAL_REF = "billing/usage"
 MANUAL_AFTER_SECONDS = 3.0
@@ -110,9 +115,9 @@ APPROVE_AFTER_SECONDS = 2.0
 admin would with `cronpilot approvals approve ID`."""
 DEMO_LOOK_AGAIN_SECONDS = 1.0
 """The demo tells an hour of its story in a minute: the planner may look at an endpoint again
-after a second, not the default minute, so the heuristic relaxes the showcase's unchanging
-report within the demo. The rules keep their default dwell and hourly limit (decision 0032):
-the summary shows what held them back."""
+after a second, not the default minute, so the built-in planner steps the showcase's
+unchanging report within the demo. The rules keep their default dwell and hourly limit
+(decision 0032): the summary shows what held them back."""
 
 
 def demo(
@@ -260,7 +265,7 @@ async def _run(
             for line in served.lines():
                 typer.echo(line)
         scheduler = asyncio.create_task(serve_scheduler(settings, store, clock, stop))
-        # No LLM in the demo: the example jobs' rules and, for the showcase, the heuristic
+        # No LLM in the demo: the example jobs' rules and, for the showcase, the built-in
         # planner adapt the schedules.
         planner = asyncio.create_task(serve_planner(settings, store, clock, stop))
         helpers = [

@@ -1,5 +1,5 @@
 """The planner's part of the demo summary, read back from the database: per endpoint, what the
-planners (the heuristic, the rules) proposed, what became of it, and the last reason; and each
+planners (the built-in one, the rules) proposed, what became of it, and the last reason; and each
 rule firing: when, its value, what it proposed and what became of that, or what held it back
 (its `for:`, the dwell of the last rule-made change; the hourly limit refuses)."""
 
@@ -9,8 +9,8 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 
-from cronpilot.adapters.cli.output import span
-from cronpilot.adapters.cli.planner_views import change_text
+from cronpilot.adapters.views.formats import span
+from cronpilot.adapters.views.planner import change_text
 from cronpilot.domain.planning.planning import Proposal, ProposalStatus
 from cronpilot.domain.ports import Store
 from cronpilot.domain.rules.rule_firing import RULES_PLANNER, value_text

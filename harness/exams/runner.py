@@ -41,6 +41,7 @@ from cronpilot.planner.tools import SUBMIT, ToolBox
 from cronpilot.planner.worker import PlannerWorker
 from cronpilot.scheduler.learning import LEARN_EVERY_SECONDS, RunLearner
 from cronpilot.scheduler.requests import request_for
+from cronpilot.usecases.proposals import ProposalDesk
 
 WORKER = "exam"
 LEASE_SECONDS = 60.0
@@ -118,7 +119,8 @@ async def sit(
         async with stage:
             learner = RunLearner(store.unit_of_work, store.reading, clock)
             learnt: dict[str, int] = {}
-            planner = PlannerWorker(store, analyst, clock, config, waker=None)
+            desk = ProposalDesk(store.unit_of_work, store.reading, None, config.limits)
+            planner = PlannerWorker(store, analyst, clock, config, desk=desk)
             for second in range(exam.seconds):
                 ran = await _scheduler_pass(store, dispatcher, clock.now())
                 # As a scheduler worker's learner: an endpoint at most every

@@ -8,6 +8,7 @@ from typing import Any
 
 from cronpilot.domain.model import Claim, EndpointSpec, Job, Response, Run, Schedule
 from cronpilot.domain.ports import JobDeclaration, Store
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.support.finishing import finish_one
 
 T0 = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
@@ -32,7 +33,7 @@ async def add_endpoint(
     store: Store, job: str, name: str, now: datetime, every: float = 60.0
 ) -> str:
     """Declare one interval endpoint at `now` (so it is first due at `now`); returns its id."""
-    await store.catalog.apply([declaration(job, spec(name, every))], now)
+    await apply_to_catalog(store.catalog, [declaration(job, spec(name, every))], now)
     return (await store.catalog.get_endpoint(f"{job}/{name}")).id
 
 

@@ -12,6 +12,7 @@ from cronpilot.domain.errors import ConflictError, TokenNotFound
 from cronpilot.domain.model import Pause
 from cronpilot.domain.ports import Store
 from tests.contract.builders import T0, add_endpoint, seconds
+from tests.support.scheduling import set_pause
 
 ANN = "cli:ann@web-1"
 
@@ -130,7 +131,7 @@ async def test_tokens_and_entries_written_in_a_unit_go_with_its_rollback(store: 
 async def test_a_pause_keeps_who_paused(store: Store) -> None:
     endpoint_id = await add_endpoint(store, "j", "a", T0)
 
-    paused = await store.catalog.set_pause(endpoint_id, Pause("maintenance", None, ANN), T0)
+    paused = await set_pause(store.catalog, endpoint_id, Pause("maintenance", None, ANN), T0)
 
     assert paused.pause == Pause("maintenance", None, ANN)
     assert (await store.catalog.get_endpoint("j/a")).pause == Pause("maintenance", None, ANN)

@@ -10,8 +10,10 @@ from cronpilot.domain.alerts.alerts import AlertEvent, NotificationStatus
 from cronpilot.domain.model import Pause, Response, Schedule
 from cronpilot.domain.ports import Store
 from cronpilot.domain.runs.watch import WatchEpisode, opened_notifications
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.contract.builders import OK, T0, claim_one, declaration, seconds, spec
 from tests.support.finishing import finish_one
+from tests.support.scheduling import set_pause
 
 HOOK = "https://hooks.example.com/ops"
 FAILED = Response(status_code=503, error_message="HTTP 503 Service Unavailable")
@@ -20,7 +22,7 @@ FAILED = Response(status_code=503, error_message="HTTP 503 Service Unavailable")
 async def _declare(store: Store) -> None:
     fetch = spec("fetch", notify=(HOOK,), notify_after=1, dependants=("load",))
     load = spec("load", notify=(HOOK,), depends_on=("fetch",), schedule=Schedule())
-    await store.catalog.apply([declaration("etl", fetch, load)], T0)
+    await apply_to_catalog(store.catalog, [declaration("etl", fetch, load)], T0)
 
 
 async def _load_misses(store: Store, slot: datetime) -> None:
@@ -67,7 +69,7 @@ async def test_a_failing_upstream_holds_its_dependants_alerts_until_it_recovers(
 async def test_a_paused_upstream_holds_its_dependants_alerts(store: Store) -> None:
     await _declare(store)
     fetch = await store.catalog.get_endpoint("etl/fetch")
-    await store.catalog.set_pause(fetch.id, Pause("upkeep"), T0)
+    await set_pause(store.catalog, fetch.id, Pause("upkeep"), T0)
 
     await _load_misses(store, T0 + seconds(10))
 

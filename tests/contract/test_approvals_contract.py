@@ -18,6 +18,7 @@ from cronpilot.domain.model import Finish, Recorded, Response, RunStatus, RunTri
 from cronpilot.domain.paging import Cursor
 from cronpilot.domain.planning.approvals import EXPIRED_BY, Approval, ApprovalState
 from cronpilot.domain.ports import Store
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.contract.builders import LEASE_SECONDS, T0, claim_one, declaration, seconds, spec
 from tests.support.finishing import record_one
 
@@ -39,7 +40,7 @@ async def _declare(store: Store) -> None:
         ),
         spec("report", schedule=Schedule(), depends_on=("cleanup",)),
     ]
-    await store.catalog.apply([declaration("billing", *with_dependants(specs))], T0)
+    await apply_to_catalog(store.catalog, [declaration("billing", *with_dependants(specs))], T0)
 
 
 async def _read_usage(store: Store, now: datetime, spend: int = 1) -> Recorded:

@@ -9,6 +9,7 @@ from dataclasses import replace
 from cronpilot.domain.model import Job, PlannerMode, new_id
 from cronpilot.domain.planning.autonomy import AutonomyStep
 from cronpilot.domain.ports import JobDeclaration, Store
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.contract.builders import T0, seconds, spec
 
 
@@ -16,10 +17,10 @@ async def test_a_dangerous_endpoint_in_a_graded_job_round_trips(store: Store) ->
     declared = JobDeclaration(
         Job("j", planner_mode=PlannerMode.GRADED), [spec("e", dangerous=True)]
     )
-    await store.catalog.apply([declared], T0)
+    await apply_to_catalog(store.catalog, [declared], T0)
 
-    again = await store.catalog.apply([declared], T0)
-    undone = await store.catalog.apply([replace(declared, endpoints=[spec("e")])], T0)
+    again = await apply_to_catalog(store.catalog, [declared], T0)
+    undone = await apply_to_catalog(store.catalog, [replace(declared, endpoints=[spec("e")])], T0)
 
     stored = await store.catalog.get_endpoint("j/e")
     assert again.unchanged == ["j", "j/e"]
@@ -29,8 +30,10 @@ async def test_a_dangerous_endpoint_in_a_graded_job_round_trips(store: Store) ->
 
 
 async def test_autonomy_steps_are_kept_per_job_oldest_first(store: Store) -> None:
-    await store.catalog.apply(
-        [JobDeclaration(Job("j"), [spec("e")]), JobDeclaration(Job("k"), [spec("e")])], T0
+    await apply_to_catalog(
+        store.catalog,
+        [JobDeclaration(Job("j"), [spec("e")]), JobDeclaration(Job("k"), [spec("e")])],
+        T0,
     )
     j, k = await store.catalog.get_job("j"), await store.catalog.get_job("k")
     first = AutonomyStep(j.id, T0, 0.92, 1, 0, "approved: 1 approved, 0 rejected", new_id())

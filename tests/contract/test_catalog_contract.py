@@ -13,6 +13,7 @@ from cronpilot.adapters.sql.tables import endpoints
 from cronpilot.domain.errors import EndpointNotFound, InvalidSchedule, JobNotFound
 from cronpilot.domain.model import (
     IntervalHint,
+    Objective,
     OneShotHint,
     Pause,
     Reference,
@@ -20,17 +21,19 @@ from cronpilot.domain.model import (
     Schedule,
     ScheduleSource,
 )
-from cronpilot.domain.ports import CatalogFigures, SecretCipher, Store
+from cronpilot.domain.ports import CatalogFigures, JobDeclaration, SecretCipher, Store
 from cronpilot.domain.runs.transitions import queued_run
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.contract.builders import T0, add_endpoint, declaration, seconds, spec
+from tests.support.scheduling import set_hints, set_pause
 
 
 async def test_apply_creates_then_reports_unchanged(store: Store) -> None:
     declared = [declaration("shop", spec("orders"), spec("stock"))]
 
-    first = await store.catalog.apply(declared, T0)
+    first = await apply_to_catalog(store.catalog, declared, T0)
     ids = [e.id for e in await store.catalog.list_endpoints()]
-    second = await store.catalog.apply(declared, T0 + seconds(5))
+    second = await apply_to_catalog(store.catalog, declared, T0 + seconds(5))
 
     assert first.created == ["shop", "shop/orders", "shop/stock"]
     assert (second.created, second.updated) == ([], [])
@@ -39,11 +42,12 @@ async def test_apply_creates_then_reports_unchanged(store: Store) -> None:
 
 
 async def test_apply_updates_spec_and_keeps_id_and_runtime_state(store: Store) -> None:
-    await store.catalog.apply([declaration("shop", spec("orders"))], T0)
+    await apply_to_catalog(store.catalog, [declaration("shop", spec("orders"))], T0)
     before = await store.catalog.get_endpoint("shop/orders")
-    await store.catalog.set_pause(before.id, Pause("maintenance"), T0)
+    await set_pause(store.catalog, before.id, Pause("maintenance"), T0)
 
-    report = await store.catalog.apply(
+    report = await apply_to_catalog(
+        store.catalog,
         [declaration("shop", spec("orders", url="https://example.com/v2"), description="new")],
         T0 + seconds(1),
     )
@@ -61,23 +65,24 @@ async def test_apply_leaves_undeclared_endpoints_alone_and_reports_them(store: S
         declaration("shop", spec("stock"), spec("orders"), spec("audit")),
         declaration("ops", spec("ping")),
     ]
-    assert (await store.catalog.apply(first, T0)).absent == []
+    assert (await apply_to_catalog(store.catalog, first, T0)).absent == []
 
-    report = await store.catalog.apply([declaration("shop", spec("orders"))], T0)
+    report = await apply_to_catalog(store.catalog, [declaration("shop", spec("orders"))], T0)
 
     assert report.absent == ["shop/audit", "shop/stock"]
     assert report.unchanged == ["shop", "shop/orders"]
     names = [e.name for e in await store.catalog.list_endpoints("shop")]
     assert names == ["audit", "orders", "stock"]
-    assert (await store.catalog.apply([declaration("ops")], T0)).absent == ["ops/ping"]
+    assert (await apply_to_catalog(store.catalog, [declaration("ops")], T0)).absent == ["ops/ping"]
 
 
 async def test_apply_is_all_or_nothing(store: Store) -> None:
-    await store.catalog.apply([declaration("shop", spec("orders"))], T0)
+    await apply_to_catalog(store.catalog, [declaration("shop", spec("orders"))], T0)
     broken = spec("bad", schedule=Schedule(cron="not a cron"))
 
     with pytest.raises(InvalidSchedule):
-        await store.catalog.apply(
+        await apply_to_catalog(
+            store.catalog,
             [
                 declaration("shop", spec("orders", url="https://example.com/changed")),
                 declaration("billing", spec("invoices"), broken),
@@ -91,7 +96,7 @@ async def test_apply_is_all_or_nothing(store: Store) -> None:
 
 
 async def test_get_by_id_and_by_ref(store: Store) -> None:
-    await store.catalog.apply([declaration("shop", spec("orders"))], T0)
+    await apply_to_catalog(store.catalog, [declaration("shop", spec("orders"))], T0)
 
     by_ref = await store.catalog.get_endpoint("shop/orders")
     by_id = await store.catalog.get_endpoint(by_ref.id)
@@ -111,8 +116,8 @@ async def test_get_by_id_and_by_ref(store: Store) -> None:
 
 
 async def test_lists_are_ordered_and_filtered(store: Store) -> None:
-    await store.catalog.apply(
-        [declaration("zoo", spec("b"), spec("a")), declaration("app", spec("c"))], T0
+    await apply_to_catalog(
+        store.catalog, [declaration("zoo", spec("b"), spec("a")), declaration("app", spec("c"))], T0
     )
 
     assert [job.name for job in await store.catalog.list_jobs()] == ["app", "zoo"]
@@ -121,32 +126,32 @@ async def test_lists_are_ordered_and_filtered(store: Store) -> None:
 
 
 async def test_pause_and_resume_replan(store: Store) -> None:
-    await store.catalog.apply([declaration("shop", spec("orders"))], T0)
+    await apply_to_catalog(store.catalog, [declaration("shop", spec("orders"))], T0)
     endpoint = await store.catalog.get_endpoint("shop/orders")
 
-    paused = await store.catalog.set_pause(endpoint.id, Pause("by hand"), T0)
+    paused = await set_pause(store.catalog, endpoint.id, Pause("by hand"), T0)
     assert (paused.next_run_at, paused.next_run_source) == (None, ScheduleSource.PAUSED)
     assert await store.catalog.get_endpoint(endpoint.id) == paused
 
-    resumed = await store.catalog.set_pause(endpoint.id, None, T0 + seconds(5))
+    resumed = await set_pause(store.catalog, endpoint.id, None, T0 + seconds(5))
     assert resumed.pause is None
     assert (resumed.next_run_at, resumed.next_run_source) == (
         T0 + seconds(5),
         ScheduleSource.BASELINE,
     )
     with pytest.raises(EndpointNotFound):
-        await store.catalog.set_pause("0" * 32, None, T0)
+        await set_pause(store.catalog, "0" * 32, None, T0)
 
 
 async def test_hints_replan(store: Store) -> None:
     hourly = spec("report", schedule=Schedule(cron="0 * * * *"))
-    await store.catalog.apply([declaration("shop", hourly)], T0 + seconds(60))
+    await apply_to_catalog(store.catalog, [declaration("shop", hourly)], T0 + seconds(60))
     endpoint = await store.catalog.get_endpoint("shop/report")
     assert endpoint.next_run_at == T0 + seconds(3600)
 
     now = T0 + seconds(60)
     soon = OneShotHint(T0 + seconds(300), expires_at=T0 + seconds(900), reason="spike")
-    hinted = await store.catalog.set_hints(endpoint.id, None, soon, now)
+    hinted = await set_hints(store.catalog, endpoint.id, None, soon, now)
     assert (hinted.next_run_at, hinted.next_run_source) == (
         T0 + seconds(300),
         ScheduleSource.HINT_ONESHOT,
@@ -156,12 +161,12 @@ async def test_hints_replan(store: Store) -> None:
 
     # Never run yet, so an interval hint is due at once.
     interval = IntervalHint(600, expires_at=T0 + seconds(900), reason="busy")
-    hinted = await store.catalog.set_hints(endpoint.id, interval, None, now)
+    hinted = await set_hints(store.catalog, endpoint.id, interval, None, now)
     assert (hinted.next_run_at, hinted.next_run_source) == (now, ScheduleSource.HINT_INTERVAL)
     assert (hinted.interval_hint, hinted.oneshot_hint) == (interval, None)
     assert await store.catalog.get_endpoint(endpoint.id) == hinted
 
-    cleared = await store.catalog.set_hints(endpoint.id, None, None, now)
+    cleared = await set_hints(store.catalog, endpoint.id, None, None, now)
     assert (cleared.next_run_at, cleared.next_run_source) == (
         T0 + seconds(3600),
         ScheduleSource.BASELINE,
@@ -170,7 +175,9 @@ async def test_hints_replan(store: Store) -> None:
 
 async def test_secret_headers_are_encrypted_at_rest(store: Store, cipher: SecretCipher) -> None:
     headers = {"Authorization": "Bearer s3cr3t", "X-Api-Key": "k3y", "Accept": "application/json"}
-    await store.catalog.apply([declaration("shop", spec("orders", headers=headers))], T0)
+    await apply_to_catalog(
+        store.catalog, [declaration("shop", spec("orders", headers=headers))], T0
+    )
 
     assert (await store.catalog.get_endpoint("shop/orders")).spec.headers == headers
     if isinstance(store, SqlStore):
@@ -181,7 +188,9 @@ async def test_secret_headers_are_encrypted_at_rest(store: Store, cipher: Secret
             assert raw[name].startswith(SEALED_PREFIX)
             assert cipher.decrypt(raw[name].removeprefix(SEALED_PREFIX)) == headers[name]
     # Encryption is not deterministic, so an unchanged spec must still compare unchanged.
-    again = await store.catalog.apply([declaration("shop", spec("orders", headers=headers))], T0)
+    again = await apply_to_catalog(
+        store.catalog, [declaration("shop", spec("orders", headers=headers))], T0
+    )
     assert again.unchanged == ["shop", "shop/orders"]
 
 
@@ -196,7 +205,9 @@ async def test_secret_headers_are_encrypted_at_rest(store: Store, cipher: Secret
     ],
 )
 async def test_json_request_bodies_round_trip(store: Store, body: object) -> None:
-    await store.catalog.apply([declaration("shop", spec("orders", method="POST", body=body))], T0)
+    await apply_to_catalog(
+        store.catalog, [declaration("shop", spec("orders", method="POST", body=body))], T0
+    )
 
     assert (await store.catalog.get_endpoint("shop/orders")).spec.body == body
 
@@ -205,7 +216,7 @@ async def test_a_header_stored_in_clear_reads_back_after_its_name_became_secret(
     sql_store: SqlStore,
 ) -> None:
     """Which names count as secret may grow; values stored in clear before must still read."""
-    await sql_store.catalog.apply([declaration("shop", spec("orders"))], T0)
+    await apply_to_catalog(sql_store.catalog, [declaration("shop", spec("orders"))], T0)
     async with sql_store.engine.begin() as conn:
         await conn.execute(update(endpoints).values(headers={"X-Session-Id": "plain"}))
 
@@ -224,8 +235,8 @@ async def test_a_body_that_is_a_number_comes_back_as_declared(store: Store, body
     # back as 1e+40 (and 1.0 as 1), so every apply of the same file said "updated".
     declared = [declaration("shop", spec("orders", method="POST", body=body))]
 
-    await store.catalog.apply(declared, T0)
-    again = await store.catalog.apply(declared, T0 + seconds(1))
+    await apply_to_catalog(store.catalog, declared, T0)
+    again = await apply_to_catalog(store.catalog, declared, T0 + seconds(1))
     stored = (await store.catalog.get_endpoint("shop/orders")).spec.body
 
     assert (again.updated, again.unchanged) == ([], ["shop", "shop/orders"])
@@ -236,14 +247,14 @@ async def test_figures_count_the_backlog_queued_runs_and_live_hints(store: Store
     for name in ("a", "b", "c", "d"):
         await add_endpoint(store, "shop", name, T0)
     paused = await store.catalog.get_endpoint("shop/d")
-    await store.catalog.set_pause(paused.id, Pause("ops"), T0)
+    await set_pause(store.catalog, paused.id, Pause("ops"), T0)
     # Two of a, b, c leased: one left due. The leased ones get the hints (leased, they stay
     # out of the backlog whatever the hints plan).
     first, second = await store.claims.claim_due(T0, "w1", 60, 2)
     slow = IntervalHint(600, T0 + seconds(30), "slow")
-    await store.catalog.set_hints(first.endpoint.id, slow, None, T0)
+    await set_hints(store.catalog, first.endpoint.id, slow, None, T0)
     shot = OneShotHint(T0 + seconds(3000), T0 + seconds(60), "later")
-    await store.catalog.set_hints(second.endpoint.id, None, shot, T0)
+    await set_hints(store.catalog, second.endpoint.id, None, shot, T0)
     manual = queued_run(
         paused,
         RunTrigger.MANUAL,
@@ -264,12 +275,31 @@ async def test_where_values_came_from_round_trips_and_a_change_of_it_updates(sto
     headers = {"Authorization": "Bearer t0k"}
     from_file = (Reference(("headers", "Authorization"), "Bearer ${file:/run/secrets/t}"),)
     declared = spec("orders", headers=headers, references=from_file)
-    await store.catalog.apply([declaration("shop", declared)], T0)
+    await apply_to_catalog(store.catalog, [declaration("shop", declared)], T0)
 
-    again = await store.catalog.apply([declaration("shop", declared)], T0)
+    again = await apply_to_catalog(store.catalog, [declaration("shop", declared)], T0)
     moved = replace(declared, references=(replace(from_file[0], written="${env:TOKEN}"),))
-    updated = await store.catalog.apply([declaration("shop", moved)], T0)
+    updated = await apply_to_catalog(store.catalog, [declaration("shop", moved)], T0)
 
     assert again.unchanged == ["shop", "shop/orders"]
     assert updated.updated == ["shop/orders"]
     assert (await store.catalog.get_endpoint("shop/orders")).spec.references == moved.references
+
+
+async def test_a_jobs_budget_and_an_endpoints_objective_round_trip(store: Store) -> None:
+    plain = declaration("feeds", spec("news"), spec("prices"))
+    await apply_to_catalog(store.catalog, [plain], T0)
+    budgeted = JobDeclaration(
+        replace(plain.job, budget="600/h"), [spec("news", objective=Objective.AGE), spec("prices")]
+    )
+
+    changed = await apply_to_catalog(store.catalog, [budgeted], T0 + seconds(5))
+
+    assert changed.updated == ["feeds", "feeds/news"]
+    [job] = [j for j in await store.catalog.list_jobs() if j.name == "feeds"]
+    assert job.budget == "600/h"
+    news = await store.catalog.get_endpoint("feeds/news")
+    assert news.spec.objective is Objective.AGE
+    assert (await store.catalog.get_endpoint("feeds/prices")).spec.objective is (
+        Objective.FRESHNESS
+    )

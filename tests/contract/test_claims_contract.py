@@ -18,6 +18,7 @@ from cronpilot.domain.model import (
 )
 from cronpilot.domain.ports import Store
 from cronpilot.domain.runs.transitions import started_run
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.contract.builders import (
     LEASE_SECONDS,
     OK,
@@ -30,6 +31,7 @@ from tests.contract.builders import (
     spec,
 )
 from tests.support.finishing import finish_one
+from tests.support.scheduling import set_hints
 
 FAILED = Response(status_code=503)
 
@@ -127,8 +129,10 @@ async def test_finish_records_the_run_and_replans(store: Store) -> None:
 async def test_finish_plans_with_the_schedule_declared_while_the_call_ran(store: Store) -> None:
     endpoint_id = await add_endpoint(store, "j", "e", T0)
     claim = await claim_one(store, T0)
-    await store.catalog.apply(
-        [declaration("j", spec("e", every=10, max_interval_seconds=5))], T0 + seconds(1)
+    await apply_to_catalog(
+        store.catalog,
+        [declaration("j", spec("e", every=10, max_interval_seconds=5))],
+        T0 + seconds(1),
     )
 
     await finish_one(store.claims, claim, "w1", OK, T0 + seconds(2))
@@ -194,12 +198,12 @@ async def test_extend_lease(store: Store) -> None:
 
 async def test_a_slot_that_already_ran_is_not_run_again(store: Store) -> None:
     # Without a floor, a one-shot hint may plan the slot that just ran; the store refuses it.
-    await store.catalog.apply([declaration("j", spec("e", floor_seconds=0.0))], T0)
+    await apply_to_catalog(store.catalog, [declaration("j", spec("e", floor_seconds=0.0))], T0)
     endpoint_id = (await store.catalog.get_endpoint("j/e")).id
     await run_once(store, T0)
     # A one-shot hint in the past brings the endpoint back to the slot that already ran.
     hint = OneShotHint(T0, expires_at=T0 + seconds(600), reason="again")
-    replay = await store.catalog.set_hints(endpoint_id, None, hint, T0)
+    replay = await set_hints(store.catalog, endpoint_id, None, hint, T0)
     assert replay.next_run_at == T0
 
     assert await store.claims.claim_due(T0, "w2", LEASE_SECONDS, 10) == []

@@ -23,6 +23,7 @@ from cronpilot.domain.model import (
     Steering,
 )
 from cronpilot.domain.ports import Store
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.contract.builders import LEASE_SECONDS, T0, claim_one, declaration, seconds, spec
 from tests.support.finishing import finish_one, record_one
 
@@ -32,7 +33,7 @@ def _dependant(name: str, *upstreams: str, **fields: Any) -> Any:
 
 
 async def _declare(store: Store, *specs: Any) -> None:
-    await store.catalog.apply([declaration("etl", *with_dependants(specs))], T0)
+    await apply_to_catalog(store.catalog, [declaration("etl", *with_dependants(specs))], T0)
 
 
 def _ok(body: Any, digest: str) -> Response:

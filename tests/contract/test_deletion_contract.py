@@ -17,6 +17,7 @@ from cronpilot.domain.model import new_id
 from cronpilot.domain.planning.planning import Proposal, ProposalKind, ProposalStatus
 from cronpilot.domain.ports import Store
 from cronpilot.domain.versions import endpoint_version
+from cronpilot.usecases.declarations import apply_to_catalog
 from cronpilot.usecases.deletion import delete
 from tests.contract.builders import T0, declaration, run_once, spec
 
@@ -24,7 +25,8 @@ ADMIN = "cli:ann@web-1"
 
 
 async def _shop(store: Store) -> None:
-    await store.catalog.apply(
+    await apply_to_catalog(
+        store.catalog,
         [
             declaration("shop", spec("stock"), spec("prices", depends_on=("stock",))),
             declaration("other", spec("keep", every=3600)),

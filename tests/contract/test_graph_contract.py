@@ -9,6 +9,7 @@ from cronpilot.domain.graph.graph import EdgeSighting, EdgeSource, EdgeType
 from cronpilot.domain.graph.outputs import DriftEvent, OutputSchema
 from cronpilot.domain.graph.schema_inference import merge_document
 from cronpilot.domain.ports import Store
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.contract.builders import T0, add_endpoint, declaration, seconds, spec
 
 
@@ -38,7 +39,7 @@ async def test_an_output_schema_is_saved_only_over_the_version_it_was_read_at(
 
 async def test_the_schemas_of_many_endpoints_are_read_at_once(store: Store) -> None:
     names = [f"e{n}" for n in range(1_100)]
-    await store.catalog.apply([declaration("j", *(spec(name) for name in names))], T0)
+    await apply_to_catalog(store.catalog, [declaration("j", *(spec(name) for name in names))], T0)
     ids = [e.id for e in await store.catalog.list_endpoints("j")]
     # Some endpoints have answered; more ids asked than one query of the SQL stores binds.
     learnt = ids[::7]

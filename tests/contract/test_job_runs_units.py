@@ -13,6 +13,7 @@ from cronpilot.domain.model import Pause, RunStatus
 from cronpilot.domain.ports import Store
 from cronpilot.usecases.access import list_audit
 from cronpilot.usecases.alert_delivery import redeliver, send_test
+from cronpilot.usecases.declarations import apply_to_catalog
 from cronpilot.usecases.run_control import cancel_run, clear_dag, retry_run
 from cronpilot.usecases.run_requests import request_run
 from cronpilot.usecases.schedule import pause_job, resume_job
@@ -22,7 +23,7 @@ from tests.support.units import InjectedFailure, WrappedUnits, failing_after
 
 
 async def test_job_pause_and_resume_write_nothing_when_they_fail(store: Store) -> None:
-    await store.catalog.apply([declaration("j", spec("a"))], T0)
+    await apply_to_catalog(store.catalog, [declaration("j", spec("a"))], T0)
     waker = CountingWaker()
 
     with pytest.raises(InjectedFailure):
@@ -48,7 +49,7 @@ async def test_job_pause_and_resume_write_nothing_when_they_fail(store: Store) -
 
 async def test_cancel_retry_and_clear_write_nothing_when_they_fail(store: Store) -> None:
     declared = with_dependants([spec("a"), spec("b", depends_on=("a",))])
-    await store.catalog.apply([declaration("j", *declared)], T0)
+    await apply_to_catalog(store.catalog, [declaration("j", *declared)], T0)
     root = await run_once(store, T0)
     now = T0 + timedelta(seconds=1)
     waker = CountingWaker()
@@ -83,7 +84,7 @@ async def test_cancel_retry_and_clear_write_nothing_when_they_fail(store: Store)
 async def test_a_test_alert_and_a_redelivery_write_nothing_when_they_fail(store: Store) -> None:
     """Issue 32: `notify test` and `notifications redeliver` break after their first write."""
     hook = "https://hooks.example.com/ops"
-    await store.catalog.apply([declaration("j", spec("a", notify=(hook,)))], T0)
+    await apply_to_catalog(store.catalog, [declaration("j", spec("a", notify=(hook,)))], T0)
 
     with pytest.raises(InjectedFailure):
         await send_test(WrappedUnits(store, failing_after("notifications", "add")), "j/a", ANN, T0)

@@ -10,6 +10,7 @@ from cronpilot.domain.ports import JobDeclaration, Store
 from cronpilot.domain.runs.transitions import queued_run
 from cronpilot.domain.schedule.limits import HoldReason, Limit, Rate
 from cronpilot.scheduler.watch import Watch
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.contract.builders import LEASE_SECONDS, OK, T0, declaration, seconds, spec
 from tests.support.finishing import finish_one
 
@@ -21,7 +22,7 @@ async def declare(store: Store, limit: Limit, count: int, *, free: int = 0) -> N
     limited = [spec(f"l{n}", limit=limit.key) for n in range(count)]
     others = [spec(f"f{n}") for n in range(free)]
     job = declaration("j", *limited, *others)
-    await store.catalog.apply([JobDeclaration(job.job, job.endpoints, (limit,))], T0)
+    await apply_to_catalog(store.catalog, [JobDeclaration(job.job, job.endpoints, (limit,))], T0)
 
 
 async def test_concurrency_holds_the_rest_due_and_records_why(store: Store) -> None:
@@ -132,7 +133,7 @@ async def test_apply_replaces_bounds_and_keeps_the_bucket(store: Store) -> None:
 async def test_a_slot_its_limit_holds_is_not_called_missed(store: Store) -> None:
     limited = [spec(f"l{n}", limit=PARTNER.key, missed_after_seconds=60) for n in range(3)]
     job = declaration("j", *limited)
-    await store.catalog.apply([JobDeclaration(job.job, job.endpoints, (PARTNER,))], T0)
+    await apply_to_catalog(store.catalog, [JobDeclaration(job.job, job.endpoints, (PARTNER,))], T0)
     await store.claims.claim_due(T0, "w1", LEASE_SECONDS, 10)
     watch = Watch(store, ManualClock(T0 + seconds(120)), 10, worker_stale_seconds=60)
 

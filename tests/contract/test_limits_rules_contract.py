@@ -24,6 +24,7 @@ from cronpilot.domain.schedule.limits import (
     decide_limits,
     limited_candidates,
 )
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.contract.builders import LEASE_SECONDS, T0, seconds, spec
 from tests.contract.states import empty, load
 from tests.contract.test_rules_contract import MOMENTS, RULES, WORKER
@@ -90,7 +91,7 @@ async def test_a_limited_claim_takes_and_records_what_the_domain_decides(
         spec(f"e{n}", limit=None if s.key is None else KEYS[s.key]) for n, s in enumerate(endpoints)
     ]
     job = JobDeclaration(Job("j"), declared, [state.limit for state in keyed])
-    await store.catalog.apply([job], T0)
+    await apply_to_catalog(store.catalog, [job], T0)
     before: dict[str, Endpoint] = {}
     for n, shape in enumerate(endpoints):
         stored = await store.catalog.get_endpoint(f"j/e{n}")
@@ -120,7 +121,7 @@ async def test_a_limited_claim_takes_and_records_what_the_domain_decides(
     decision = decide_limits(
         limited_candidates(ordered, waiting, due_by, T0),
         {state.key: state for state in keyed},
-        calls_in_flight(ordered),
+        calls_in_flight(before, waiting),
         limit,
         T0,
     )

@@ -15,6 +15,7 @@ from cronpilot.domain.errors import LeaseLost, NotificationNotFound
 from cronpilot.domain.graph.dependencies import with_dependants
 from cronpilot.domain.model import Finish, Pause, Response, Schedule, ScheduleSource
 from cronpilot.domain.ports import Store
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.contract.builders import (
     LEASE_SECONDS,
     OK,
@@ -26,6 +27,7 @@ from tests.contract.builders import (
     spec,
 )
 from tests.support.finishing import finish_one, record_one
+from tests.support.scheduling import set_pause
 
 FAILED = Response(status_code=503, error_message="HTTP 503 Service Unavailable")
 HOOK = "https://hooks.example.com/a"
@@ -35,7 +37,7 @@ E = AlertEvent
 
 async def _declare(store: Store, name: str = "e", job: str = "j", **alerts: Any) -> str:
     """One endpoint due every minute from T0; returns its id."""
-    await store.catalog.apply([declaration(job, spec(name, **alerts))], T0)
+    await apply_to_catalog(store.catalog, [declaration(job, spec(name, **alerts))], T0)
     return (await store.catalog.get_endpoint(f"{job}/{name}")).id
 
 
@@ -69,7 +71,7 @@ async def test_auto_pause_after_consecutive_failures(store: Store) -> None:
     # Without webhooks it pauses all the same, silently.
     assert await store.notifications.list_notifications() == []
 
-    resumed = await store.catalog.set_pause(endpoint_id, None, T0 + seconds(3600))
+    resumed = await set_pause(store.catalog, endpoint_id, None, T0 + seconds(3600))
     assert (resumed.pause, resumed.failure_count) == (None, 3)
     await _outcomes(store, endpoint_id, "S")
     assert (await store.catalog.get_endpoint(endpoint_id)).failure_count == 0
@@ -142,7 +144,9 @@ async def test_a_finish_alerts_by_the_declaration_as_it_is_when_the_call_ends(
     declaration, never by the one the worker claimed."""
     endpoint_id = await _declare(store, **claimed_with)
     claim = await claim_one(store, T0)
-    await store.catalog.apply([declaration("j", spec("e", **finished_with))], T0 + seconds(1))
+    await apply_to_catalog(
+        store.catalog, [declaration("j", spec("e", **finished_with))], T0 + seconds(1)
+    )
 
     await finish_one(store.claims, claim, "w1", FAILED, T0 + seconds(2))
 
@@ -162,7 +166,8 @@ async def test_a_finish_whose_lease_was_lost_writes_no_notification(store: Store
 
 
 async def test_concurrent_finishes_each_write_their_alerts(store: Store) -> None:
-    await store.catalog.apply(
+    await apply_to_catalog(
+        store.catalog,
         [declaration("j", *(spec(f"e{i}", notify=(HOOK,), notify_after=1) for i in range(4)))],
         T0,
     )
@@ -180,7 +185,7 @@ async def test_a_dag_upstream_failing_writes_its_alert(store: Store) -> None:
         spec("fetch", notify=(HOOK,), notify_after=1),
         spec("load", depends_on=("fetch",), schedule=Schedule()),
     ]
-    await store.catalog.apply([declaration("etl", *with_dependants(specs))], T0)
+    await apply_to_catalog(store.catalog, [declaration("etl", *with_dependants(specs))], T0)
     claim = await claim_one(store, T0)
 
     recorded = await record_one(store.claims, Finish(claim, "w1", FAILED, T0, LEASE_SECONDS))
@@ -196,7 +201,9 @@ async def test_a_dag_upstream_failing_writes_its_alert(store: Store) -> None:
 
 async def _alerts(store: Store, *urls: str, job: str = "j", name: str = "e") -> list[Notification]:
     """A `failing` notification per URL, raised by one failed run at T0."""
-    await store.catalog.apply([declaration(job, spec(name, notify=urls, notify_after=1))], T0)
+    await apply_to_catalog(
+        store.catalog, [declaration(job, spec(name, notify=urls, notify_after=1))], T0
+    )
     claim = await claim_one(store, T0)
     await finish_one(store.claims, claim, "w1", FAILED, T0)
     found = await store.notifications.list_notifications(
@@ -286,7 +293,9 @@ async def test_failed_attempts_wait_for_their_retry_then_give_up(store: Store) -
 
 async def test_listing_filters_and_goes_newest_first(store: Store) -> None:
     [first] = await _alerts(store, HOOK, job="a")
-    await store.catalog.apply([declaration("b", spec("f", notify=(HOOK,), notify_after=1))], T0)
+    await apply_to_catalog(
+        store.catalog, [declaration("b", spec("f", notify=(HOOK,), notify_after=1))], T0
+    )
     claim = await claim_one(store, T0 + seconds(5))
     await finish_one(store.claims, claim, "w1", FAILED, T0 + seconds(5))
     [second] = await store.notifications.list_notifications(endpoint_id=claim.endpoint.id)

@@ -10,6 +10,7 @@ from cronpilot.adapters.sql import SqlStore
 from cronpilot.adapters.sql.tables import endpoints, notifications
 from cronpilot.domain.alerts.notify_targets import NotifyTarget, SmtpServer, TargetKind
 from cronpilot.domain.model import Response
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.contract.builders import LEASE_SECONDS, T0, declaration, spec
 from tests.support.finishing import finish_one
 
@@ -30,8 +31,10 @@ async def test_target_secrets_are_sealed_in_endpoints_and_outbox_and_opened_for_
     sql_store: SqlStore,
 ) -> None:
     targets = (SLACK, PAGERDUTY, EMAIL)
-    await sql_store.catalog.apply(
-        [declaration("shop", spec("orders", notify_targets=targets, notify_after=1))], T0
+    await apply_to_catalog(
+        sql_store.catalog,
+        [declaration("shop", spec("orders", notify_targets=targets, notify_after=1))],
+        T0,
     )
     [claim] = await sql_store.claims.claim_due(T0, "w1", LEASE_SECONDS, 1)
     await finish_one(sql_store.claims, claim, "w1", Response(status_code=500), T0)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from cronpilot.domain.alerts.alerts import AlertEvent
 from cronpilot.domain.model import Overlap, RunStatus
 from cronpilot.domain.ports import Store
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.contract.builders import OK, T0, claim_one, declaration, seconds, spec
 from tests.support.finishing import finish_one
 
@@ -16,7 +17,7 @@ SKIPPED = "skipped: the previous call was still running"
 
 async def _declare(store: Store, overlap: Overlap) -> str:
     declared = spec("slow", every=5, notify=(HOOK,), overlap=overlap)
-    await store.catalog.apply([declaration("j", declared)], T0)
+    await apply_to_catalog(store.catalog, [declaration("j", declared)], T0)
     return (await store.catalog.get_endpoint("j/slow")).id
 
 

@@ -12,6 +12,7 @@ from cronpilot.domain.paging import Cursor
 from cronpilot.domain.planning.planning import Proposal, ProposalKind, ProposalStatus
 from cronpilot.domain.ports import RunFilter, Store
 from tests.contract.builders import T0, add_endpoint, run_once, seconds
+from tests.support.scheduling import set_pause
 
 T = TypeVar("T")
 
@@ -27,7 +28,7 @@ async def _runs(store: Store) -> list[Run]:
         done.append(await run_once(store, T0 + seconds(60 * n), FAILED if n == 3 else _ok()))
         done.append(await run_once(store, T0 + seconds(60 * n + 30)))
     for endpoint in await store.catalog.list_endpoints():
-        await store.catalog.set_pause(endpoint.id, Pause("written"), T0)
+        await set_pause(store.catalog, endpoint.id, Pause("written"), T0)
     return sorted(done, key=lambda run: (run.slot_at, run.id), reverse=True)
 
 

@@ -10,8 +10,10 @@ from cronpilot.domain.alerts.alerts import AlertEvent
 from cronpilot.domain.model import Pause
 from cronpilot.domain.ports import Store
 from cronpilot.scheduler.watch import Watch
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.contract.builders import OK, T0, claim_one, declaration, seconds, spec
 from tests.support.finishing import finish_one
+from tests.support.scheduling import set_pause
 
 HOOK = "https://hooks.example.com/ops"
 
@@ -20,7 +22,7 @@ async def _watched(store: Store) -> str:
     """`j/e` every minute from T0, missed after 10 s, late after 5 s; its slot of T0 run in
     time. Returns its id."""
     declared = spec("e", notify=(HOOK,), missed_after_seconds=10, late_after_seconds=5)
-    await store.catalog.apply([declaration("j", declared)], T0)
+    await apply_to_catalog(store.catalog, [declaration("j", declared)], T0)
     await finish_one(store.claims, await claim_one(store, T0), "w1", OK, T0)
     return (await store.catalog.get_endpoint("j/e")).id
 
@@ -79,10 +81,10 @@ async def test_an_endpoint_resumed_by_hand_is_not_late_for_the_slots_it_skipped(
     store: Store,
 ) -> None:
     endpoint_id = await _watched(store)
-    await store.catalog.set_pause(endpoint_id, Pause("mine"), T0 + seconds(10))
+    await set_pause(store.catalog, endpoint_id, Pause("mine"), T0 + seconds(10))
     assert await _watch(store, T0 + seconds(90)) == (0, 0)
 
-    await store.catalog.set_pause(endpoint_id, None, T0 + seconds(95))
+    await set_pause(store.catalog, endpoint_id, None, T0 + seconds(95))
     slot = await _run_at(store, T0 + seconds(96))
 
     assert slot == T0 + seconds(95)

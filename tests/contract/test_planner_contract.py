@@ -32,15 +32,17 @@ from cronpilot.domain.planning.planning import (
 )
 from cronpilot.domain.ports import JobDeclaration, Store
 from cronpilot.planner.analysis_context import read_analysis_context
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.contract.builders import OK, T0, run_once, seconds, spec
 from tests.support.finishing import finish_one
+from tests.support.scheduling import set_pause
 
 FAILED = Response(status_code=503, body={"down": True})
 
 
 async def _declare(store: Store, mode: PlannerMode, *names: str, job: str = "j") -> None:
     specs = [spec(name) for name in names]
-    await store.catalog.apply([JobDeclaration(Job(job, planner_mode=mode), specs)], T0)
+    await apply_to_catalog(store.catalog, [JobDeclaration(Job(job, planner_mode=mode), specs)], T0)
 
 
 def _session(claim: AnalysisClaim, at: datetime, **fields: object) -> AnalysisSession:
@@ -101,7 +103,9 @@ async def test_endpoints_with_new_runs_are_claimed_once_and_not_when_off(store: 
 
 async def test_endpoint_mode_overrides_the_job_mode(store: Store) -> None:
     specs = [spec("on", planner_mode=PlannerMode.AUTO), spec("inherits")]
-    await store.catalog.apply([JobDeclaration(Job("j", planner_mode=PlannerMode.OFF), specs)], T0)
+    await apply_to_catalog(
+        store.catalog, [JobDeclaration(Job("j", planner_mode=PlannerMode.OFF), specs)], T0
+    )
     await run_once(store, T0)
     await run_once(store, T0)
 
@@ -183,7 +187,8 @@ async def test_claim_endpoint_takes_an_id_or_a_job_and_name(store: Store) -> Non
 
 
 async def test_the_analysis_context_holds_what_an_analysis_reads_first(store: Store) -> None:
-    await store.catalog.apply(
+    await apply_to_catalog(
+        store.catalog,
         [
             JobDeclaration(Job("j", "order feeds", PlannerMode.REVIEW), [spec("b"), spec("a")]),
             JobDeclaration(Job("k", planner_mode=PlannerMode.REVIEW), [spec("c")]),
@@ -337,14 +342,14 @@ async def test_a_newer_proposal_supersedes_the_endpoints_older_pending_ones(stor
 
 async def test_a_jobs_rejection_cool_down_is_stored_and_updated(store: Store) -> None:
     declared = JobDeclaration(Job("j", planner_mode=PlannerMode.GRADED), [spec("a")])
-    await store.catalog.apply([declared], T0)
+    await apply_to_catalog(store.catalog, [declared], T0)
     longer = JobDeclaration(replace(declared.job, rejection_cooldown_seconds=7200.0), [spec("a")])
 
-    report = await store.catalog.apply([longer], T0)
+    report = await apply_to_catalog(store.catalog, [longer], T0)
 
     assert report.updated == ["j"]
     assert (await store.catalog.get_job("j")).rejection_cooldown_seconds == 7200.0
-    assert "j" in (await store.catalog.apply([longer], T0)).unchanged
+    assert "j" in (await apply_to_catalog(store.catalog, [longer], T0)).unchanged
 
 
 async def test_sessions_are_listed_newest_first(store: Store) -> None:
@@ -369,7 +374,7 @@ async def test_new_runs_of_a_sibling_make_an_endpoint_due(store: Store) -> None:
     for claim in claims:
         await _finish(store, claim, T0, look_again=10)
     worker = await store.catalog.get_endpoint("j/worker")
-    await store.catalog.set_pause(worker.id, Pause("off until needed"), T0)
+    await set_pause(store.catalog, worker.id, Pause("off until needed"), T0)
 
     await run_once(store, T0 + seconds(60))
 

@@ -32,6 +32,7 @@ from cronpilot.domain.model import (
 from cronpilot.domain.ports import SecretCipher, Store
 from cronpilot.domain.runs.requested_runs import ahead_of_schedule, backfill_runs
 from cronpilot.domain.runs.transitions import queued_run, started_run
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.contract.builders import (
     LEASE_SECONDS,
     OK,
@@ -44,6 +45,7 @@ from tests.contract.builders import (
     spec,
 )
 from tests.support.finishing import finish_one, record_one
+from tests.support.scheduling import set_pause
 
 FAILED = Response(status_code=503)
 WHO = "cli:ann@web-1"
@@ -200,7 +202,7 @@ async def test_a_queued_run_goes_before_the_schedule_as_the_domain_rule_says(
     now = T0 + seconds(3600)
     endpoint_id = await add_endpoint(store, "j", "e", now + seconds(schedule_in or 0))
     if schedule_in is None:
-        await store.catalog.set_pause(endpoint_id, Pause("by hand"), now)
+        await set_pause(store.catalog, endpoint_id, Pause("by hand"), now)
     endpoint = await store.catalog.get_endpoint(endpoint_id)
     queued = _queued(endpoint, T0, now + seconds(due_in), trigger)
     await store.claims.enqueue([queued])
@@ -218,7 +220,7 @@ async def test_a_backfill_whose_calls_outlast_its_spacing_leaves_the_schedule_it
 ) -> None:
     """119 backfill runs paced 1 s apart, each call taking 2 s: their due times soon lie in
     the past, yet every minute's slot still runs, within its grace, between two of them."""
-    await store.catalog.apply([declaration("j", spec("e", every=60.0))], T0)
+    await apply_to_catalog(store.catalog, [declaration("j", spec("e", every=60.0))], T0)
     endpoint = await store.catalog.get_endpoint("j/e")
     now = T0 + seconds(3600)
     missing = [T0 - seconds(60 * i) for i in range(1, 120)]
@@ -422,7 +424,7 @@ async def test_two_claimers_never_start_one_queued_run(store: Store) -> None:
 
 async def test_a_manual_run_of_a_dag_root_starts_its_dependants(store: Store) -> None:
     specs = [spec("root"), spec("child", depends_on=("root",), schedule=Schedule())]
-    await store.catalog.apply([declaration("etl", *with_dependants(specs))], T0)
+    await apply_to_catalog(store.catalog, [declaration("etl", *with_dependants(specs))], T0)
     first = await record_one(store.claims, Finish(await claim_one(store, T0), "w1", OK, T0, 60))
     # The scheduled root's DAG run: its child is started and recorded too.
     for started in first.started:

@@ -11,6 +11,7 @@ from cronpilot.domain.graph.dependencies import with_dependants
 from cronpilot.domain.model import Finish, RunStatus, Schedule, ScheduleSource, SkipKind
 from cronpilot.domain.ports import Store
 from cronpilot.domain.schedule.quiet import QuietWindow, skipped_quietly
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.contract.builders import LEASE_SECONDS, OK, T0, declaration, seconds, spec
 from tests.support.finishing import finish_one, record_one
 
@@ -20,17 +21,17 @@ LUNCH = (QuietWindow(hours=(12 * 60, 13 * 60)), QuietWindow(dates=(T0.date(),), 
 
 async def test_quiet_windows_round_trip(store: Store) -> None:
     declared = spec("e", quiet=LUNCH)
-    await store.catalog.apply([declaration("j", declared)], T0 - seconds(60))
+    await apply_to_catalog(store.catalog, [declaration("j", declared)], T0 - seconds(60))
 
     assert (await store.catalog.get_endpoint("j/e")).spec == declared
-    again = await store.catalog.apply([declaration("j", declared)], T0)
+    again = await apply_to_catalog(store.catalog, [declaration("j", declared)], T0)
     assert again.unchanged == ["j", "j/e"]
 
 
 async def test_a_windows_first_slot_is_skipped_without_a_call_and_the_rest_wait(
     store: Store,
 ) -> None:
-    await store.catalog.apply([declaration("j", spec("e", every=600, quiet=LUNCH))], T0)
+    await apply_to_catalog(store.catalog, [declaration("j", spec("e", every=600, quiet=LUNCH))], T0)
     endpoint = await store.catalog.get_endpoint("j/e")
     assert (endpoint.next_run_at, endpoint.next_run_source) == (T0, ScheduleSource.QUIET)
 
@@ -55,7 +56,9 @@ async def test_a_windows_first_slot_is_skipped_without_a_call_and_the_rest_wait(
 async def test_a_quiet_roots_skipped_run_skips_its_dependants(store: Store) -> None:
     dependant = spec("load", depends_on=("fetch",), schedule=Schedule())
     root = spec("fetch", every=600, quiet=LUNCH)
-    await store.catalog.apply([declaration("etl", *with_dependants([root, dependant]))], T0)
+    await apply_to_catalog(
+        store.catalog, [declaration("etl", *with_dependants([root, dependant]))], T0
+    )
     [claim] = await store.claims.claim_due(T0, "w1", LEASE_SECONDS, 10)
 
     skipped = skipped_quietly(LUNCH, claim.slot_at, T0)

@@ -15,15 +15,17 @@ from cronpilot.domain.errors import ReadOnlyUnit
 from cronpilot.domain.graph.graph import EdgeSighting, EdgeSource, EdgeType
 from cronpilot.domain.model import Pause
 from cronpilot.domain.ports import Store
+from cronpilot.domain.runs.transitions import with_pause
 from tests.contract.builders import T0, add_endpoint
 from tests.support.memory_store import MemoryStore
+from tests.support.scheduling import set_pause
 
 
 async def test_a_reading_unit_sees_one_state_while_a_writer_commits(store: Store) -> None:
     endpoint_id = await add_endpoint(store, "j", "a", T0)
     async with store.reading() as tx:
         before = await tx.catalog.get_endpoint(endpoint_id)
-        writer = asyncio.create_task(store.catalog.set_pause(endpoint_id, Pause("by hand"), T0))
+        writer = asyncio.create_task(set_pause(store.catalog, endpoint_id, Pause("by hand"), T0))
         if not isinstance(store, MemoryStore):
             # SQL holds no write lock for a reading unit: the write commits meanwhile (SQLite
             # would make it wait, then fail, had the unit begun IMMEDIATE).
@@ -41,8 +43,9 @@ async def test_a_reading_unit_refuses_every_write(store: Store) -> None:
     endpoint_id = await add_endpoint(store, "j", "a", T0)
     sighting = EdgeSighting("j/a", "j/a", EdgeType.SEQUENCE, EdgeSource.INFERRED, True)
     async with store.reading() as tx:
+        paused = with_pause(await tx.catalog.get_endpoint(endpoint_id), Pause("by hand"), T0)
         with pytest.raises(ReadOnlyUnit, match="read-only unit of work cannot write"):
-            await tx.catalog.set_pause(endpoint_id, Pause("by hand"), T0)
+            await tx.catalog.save_schedule(paused)
         with pytest.raises(ReadOnlyUnit):
             await tx.graph.record([sighting], T0)
         with pytest.raises(ReadOnlyUnit):

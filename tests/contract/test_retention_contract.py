@@ -27,6 +27,7 @@ from cronpilot.domain.runs.retention import Retention
 from cronpilot.domain.runs.transitions import queued_run
 from cronpilot.scheduler.housekeeping import Housekeeping
 from cronpilot.usecases.approvals import ApprovalDesk
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.contract.builders import (
     LEASE_SECONDS,
     OK,
@@ -209,8 +210,8 @@ async def test_decided_approvals_go_pending_ones_stay(store: Store) -> None:
     gated = spec(
         "cleanup", schedule=Schedule(), depends_on=("usage",), approval_timeout_seconds=600
     )
-    await store.catalog.apply(
-        [declaration("billing", *with_dependants([spec("usage"), gated]))], T0
+    await apply_to_catalog(
+        store.catalog, [declaration("billing", *with_dependants([spec("usage"), gated]))], T0
     )
     asked = []
     for minute in range(3):

@@ -47,6 +47,7 @@ from cronpilot.domain.ports import JobDeclaration, Store
 from cronpilot.domain.rules.rules import ActionKind, Rule, RuleAction
 from cronpilot.domain.runs.claiming import lease_expired, leased, next_due, pick_claims
 from cronpilot.domain.runs.transitions import after_reap, queued_run, started_run
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.contract.builders import LEASE_SECONDS, T0, declaration, seconds, spec
 from tests.contract.states import empty, load
 
@@ -116,7 +117,8 @@ async def _endpoints(
 ) -> list[Endpoint]:
     """Declared endpoints, one per shape, in the state it describes, loaded into `store`; the
     job `held` paused with `job_pause`."""
-    await store.catalog.apply(
+    await apply_to_catalog(
+        store.catalog,
         [
             declaration(job, *(spec(f"e{n}") for n, s in enumerate(shapes) if _job(s) == job))
             for job in ("rules", "held")
@@ -305,7 +307,8 @@ async def test_a_planner_claims_what_needs_analysis(
     """`planning.needs_analysis` in `analysis_order` against the SQL planner's candidates."""
     await empty(store)
     jobs = [Job(f"job{n}", planner_mode=mode) for n, mode in enumerate(job_modes)]
-    await store.catalog.apply(
+    await apply_to_catalog(
+        store.catalog,
         [
             JobDeclaration(
                 job,

@@ -10,6 +10,7 @@ from cronpilot.domain.errors import RunNotFound
 from cronpilot.domain.model import ErrorKind, Pause, Response, Run, RunStatus, SentRequest
 from cronpilot.domain.ports import Store
 from tests.contract.builders import T0, add_endpoint, claim_one, run_once, seconds
+from tests.support.scheduling import set_pause
 
 
 async def _history(store: Store, endpoint_id: str, count: int) -> list[Run]:
@@ -20,7 +21,7 @@ async def _history(store: Store, endpoint_id: str, count: int) -> list[Run]:
         now = T0 + seconds(60 * n)
         done.append(await run_once(store, now, Response(status_code=200, body={"n": n})))
         assert (await store.catalog.get_endpoint(endpoint_id)).next_run_at == now + seconds(60)
-    await store.catalog.set_pause(endpoint_id, Pause("history written"), T0)
+    await set_pause(store.catalog, endpoint_id, Pause("history written"), T0)
     return done
 
 

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from cronpilot.domain.model import CatchUp, Claim, RunStatus, ScheduleSource
 from cronpilot.domain.ports import Store
 from cronpilot.domain.schedule.jitter import jittered
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.contract.builders import LEASE_SECONDS, OK, T0, declaration, seconds, spec
 from tests.support.finishing import finish_one
 
@@ -21,17 +22,17 @@ async def test_jitter_catch_up_and_floor_round_trip_and_a_new_floor_updates(stor
         catch_up_window_seconds=600.0,
         floor_seconds=2.0,
     )
-    await store.catalog.apply([declaration("j", declared)], T0)
+    await apply_to_catalog(store.catalog, [declaration("j", declared)], T0)
 
     stored = await store.catalog.get_endpoint("j/e")
     assert stored.spec == declared
     [listed] = await store.catalog.list_endpoints("j")
     assert listed.spec == declared
-    again = await store.catalog.apply([declaration("j", declared)], T0 + seconds(1))
+    again = await apply_to_catalog(store.catalog, [declaration("j", declared)], T0 + seconds(1))
     assert again.unchanged == ["j", "j/e"]
 
     refloored = spec("e", jitter_seconds=7.5, catch_up=CatchUp.NONE, catch_up_window_seconds=600.0)
-    report = await store.catalog.apply([declaration("j", refloored)], T0 + seconds(2))
+    report = await apply_to_catalog(store.catalog, [declaration("j", refloored)], T0 + seconds(2))
 
     assert report.updated == ["j/e"]
     assert (await store.catalog.get_endpoint("j/e")).spec.floor_seconds == 1.0
@@ -40,7 +41,9 @@ async def test_jitter_catch_up_and_floor_round_trip_and_a_new_floor_updates(stor
 async def test_a_jittered_slot_is_claimed_at_its_call_time_under_its_grid_slot(
     store: Store,
 ) -> None:
-    await store.catalog.apply([declaration("j", spec("e", every=60, jitter_seconds=30.0))], T0)
+    await apply_to_catalog(
+        store.catalog, [declaration("j", spec("e", every=60, jitter_seconds=30.0))], T0
+    )
     endpoint = await store.catalog.get_endpoint("j/e")
     call = jittered(endpoint.id, T0, T0 + seconds(60), timedelta(seconds=30), timedelta(seconds=1))
     assert call > T0, "an offset below 1 µs in 30 s: a one-in-thirty-million id"
@@ -70,7 +73,7 @@ async def test_a_jittered_slot_is_claimed_at_its_call_time_under_its_grid_slot(
 
 async def test_a_slot_missed_while_down_is_caught_up_once_on_its_grid(store: Store) -> None:
     """Planned at T0, claimed an hour and 30 s later: the latest missed slot runs now."""
-    await store.catalog.apply([declaration("j", spec("e", every=60))], T0)
+    await apply_to_catalog(store.catalog, [declaration("j", spec("e", every=60))], T0)
     down_until = T0 + seconds(3630)
 
     [claim] = await store.claims.claim_due(down_until, "w1", LEASE_SECONDS, 10)
@@ -89,7 +92,9 @@ async def test_a_slot_missed_while_down_is_caught_up_once_on_its_grid(store: Sto
 
 
 async def test_catch_up_none_waits_for_the_next_slot(store: Store) -> None:
-    await store.catalog.apply([declaration("j", spec("e", every=60, catch_up=CatchUp.NONE))], T0)
+    await apply_to_catalog(
+        store.catalog, [declaration("j", spec("e", every=60, catch_up=CatchUp.NONE))], T0
+    )
 
     assert await store.claims.claim_due(T0 + seconds(3630), "w1", LEASE_SECONDS, 10) == []
 
@@ -102,7 +107,7 @@ async def test_catch_up_none_waits_for_the_next_slot(store: Store) -> None:
 
 async def test_a_missed_slot_older_than_the_window_is_not_run(store: Store) -> None:
     daily = spec("e", every=86_400, catch_up_window_seconds=3600.0)
-    await store.catalog.apply([declaration("j", daily)], T0)
+    await apply_to_catalog(store.catalog, [declaration("j", daily)], T0)
 
     assert await store.claims.claim_due(T0 + seconds(7200), "w1", LEASE_SECONDS, 10) == []
     assert (await store.catalog.get_endpoint("j/e")).next_run_at == T0 + seconds(86_400)
@@ -113,7 +118,7 @@ async def test_a_missed_slot_older_than_the_window_is_not_run(store: Store) -> N
 
 async def test_a_late_claim_within_one_period_runs_the_planned_slot(store: Store) -> None:
     """Late, but no later slot has passed: nothing is missed but time; the slot stands."""
-    await store.catalog.apply([declaration("j", spec("e", every=60))], T0)
+    await apply_to_catalog(store.catalog, [declaration("j", spec("e", every=60))], T0)
 
     [claim] = await store.claims.claim_due(T0 + seconds(45), "w1", LEASE_SECONDS, 10)
 
@@ -125,7 +130,7 @@ async def test_a_min_interval_equal_to_the_interval_keeps_the_grid(store: Store)
     took, so it is planned on the grid, by the baseline."""
     even = spec("e", every=60, min_interval_seconds=60.0)
     # Applied a minute before T0: the min clamp holds its first call until T0.
-    await store.catalog.apply([declaration("j", even)], T0 - seconds(60))
+    await apply_to_catalog(store.catalog, [declaration("j", even)], T0 - seconds(60))
     await finish_one(store.claims, await _claim(store, T0), "w1", OK, T0 + seconds(0.95))
 
     planned = await store.catalog.get_endpoint("j/e")
@@ -142,7 +147,7 @@ async def test_a_slot_the_min_clamp_pushed_later_keeps_its_catch_up_rule(store: 
     the next slot instead of running a stale one."""
     clamped = spec("e", every=60, min_interval_seconds=70.0, catch_up=CatchUp.NONE)
     # The first call waits the minimum and stands for the slot of the grid before it.
-    await store.catalog.apply([declaration("j", clamped)], T0)
+    await apply_to_catalog(store.catalog, [declaration("j", clamped)], T0)
     first = await _claim(store, T0 + seconds(70))
     assert first.slot_at == T0 + seconds(60)
     await finish_one(store.claims, first, "w1", OK, T0 + seconds(70.5))
@@ -163,7 +168,7 @@ async def test_a_slot_the_min_clamp_pushed_later_keeps_its_catch_up_rule(store: 
 
 async def test_a_clamped_slot_claimed_on_time_runs_under_its_grid_slot(store: Store) -> None:
     clamped = spec("e", every=60, min_interval_seconds=70.0)
-    await store.catalog.apply([declaration("j", clamped)], T0)
+    await apply_to_catalog(store.catalog, [declaration("j", clamped)], T0)
     await finish_one(
         store.claims, await _claim(store, T0 + seconds(70)), "w1", OK, T0 + seconds(70.5)
     )

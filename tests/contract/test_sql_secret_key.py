@@ -16,6 +16,7 @@ from cronpilot.adapters.sql.tables import endpoints, meta
 from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import ErrorKind, RunStatus
 from cronpilot.domain.ports import SecretCipher
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.contract.builders import LEASE_SECONDS, T0, declaration, seconds, spec
 
 
@@ -65,7 +66,7 @@ async def test_an_unopenable_secret_fails_its_run_and_the_batch_goes_on(
 ) -> None:
     secret = {"Authorization": "Bearer abc"}
     declared = declaration("j", spec("bad", headers=secret), spec("good", headers=secret))
-    await sql_store.catalog.apply([declared], T0)
+    await apply_to_catalog(sql_store.catalog, [declared], T0)
     bad = await sql_store.catalog.get_endpoint("j/bad")
     foreign = {"Authorization": SEALED_PREFIX + another_cipher().encrypt("Bearer abc")}
     async with sql_store.engine.begin() as conn:

@@ -21,8 +21,10 @@ from cronpilot.domain.model import (
     Steering,
 )
 from cronpilot.domain.ports import Store
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.contract.builders import LEASE_SECONDS, OK, T0, claim_one, declaration, seconds, spec
 from tests.support.finishing import finish_one, record_one
+from tests.support.scheduling import set_hints
 
 POLICY = RetryPolicy(
     attempts=4,
@@ -66,10 +68,10 @@ BUSY = Response(
 
 async def test_the_retry_policy_and_accept_hints_round_trip(store: Store) -> None:
     declared = spec("e", retry=POLICY, accept_hints=True)
-    await store.catalog.apply([declaration("j", declared)], T0)
+    await apply_to_catalog(store.catalog, [declaration("j", declared)], T0)
 
     stored = await store.catalog.get_endpoint("j/e")
-    again = await store.catalog.apply([declaration("j", declared)], T0)
+    again = await apply_to_catalog(store.catalog, [declaration("j", declared)], T0)
     claim = await claim_one(store, T0)
 
     assert stored.spec == declared
@@ -78,7 +80,7 @@ async def test_the_retry_policy_and_accept_hints_round_trip(store: Store) -> Non
 
 
 async def test_attempts_retry_after_and_an_endpoint_hint_round_trip(store: Store) -> None:
-    await store.catalog.apply([declaration("j", spec("e", accept_hints=True))], T0)
+    await apply_to_catalog(store.catalog, [declaration("j", spec("e", accept_hints=True))], T0)
     claim = await claim_one(store, T0)
 
     run = await finish_one(store.claims, claim, "w1", BUSY, T0 + seconds(3))
@@ -109,7 +111,9 @@ async def test_attempts_retry_after_and_an_endpoint_hint_round_trip(store: Store
 
 
 async def test_an_abandoned_slot_keeps_the_retry_after(store: Store) -> None:
-    await store.catalog.apply([declaration("j", spec("e", max_interval_seconds=30))], T0)
+    await apply_to_catalog(
+        store.catalog, [declaration("j", spec("e", max_interval_seconds=30))], T0
+    )
     await finish_one(store.claims, await claim_one(store, T0), "w1", BUSY, T0)
     # The max clamp brings the next slot before the Retry-After.
     claim = await claim_one(store, T0 + seconds(30))
@@ -123,7 +127,7 @@ async def test_an_abandoned_slot_keeps_the_retry_after(store: Store) -> None:
 async def test_a_dag_finish_takes_the_answer_s_steering(store: Store) -> None:
     root = spec("root", dependants=("child",))
     child = spec("child", schedule=Schedule(), depends_on=("root",))
-    await store.catalog.apply([declaration("j", root, child)], T0)
+    await apply_to_catalog(store.catalog, [declaration("j", root, child)], T0)
     claim = await claim_one(store, T0)
 
     run = (await record_one(store.claims, Finish(claim, "w1", BUSY, T0, LEASE_SECONDS))).run
@@ -138,9 +142,9 @@ async def test_a_finish_takes_hints_by_the_declaration_as_it_is_when_the_call_en
 ) -> None:
     """`accept_hints` turned off while the call was under way: its `Cronpilot-Next-Run` is
     not taken."""
-    await store.catalog.apply([declaration("j", spec("e", accept_hints=True))], T0)
+    await apply_to_catalog(store.catalog, [declaration("j", spec("e", accept_hints=True))], T0)
     claim = await claim_one(store, T0)
-    await store.catalog.apply([declaration("j", spec("e"))], T0 + seconds(1))
+    await apply_to_catalog(store.catalog, [declaration("j", spec("e"))], T0 + seconds(1))
 
     hinting = Response(status_code=200, steering=Steering(next_run_interval_seconds=20.0))
     await finish_one(store.claims, claim, "w1", hinting, T0 + seconds(2))
@@ -151,13 +155,13 @@ async def test_a_finish_takes_hints_by_the_declaration_as_it_is_when_the_call_en
 
 
 async def test_hints_keep_who_wrote_them(store: Store) -> None:
-    await store.catalog.apply([declaration("j", spec("e"))], T0)
+    await apply_to_catalog(store.catalog, [declaration("j", spec("e"))], T0)
     endpoint = await store.catalog.get_endpoint("j/e")
     expires = T0 + timedelta(hours=1)
     planner = IntervalHint(30.0, expires, "planner says")
     from_endpoint = OneShotHint(T0 + seconds(10), expires, "endpoint says", HintSource.ENDPOINT)
 
-    await store.catalog.set_hints(endpoint.id, planner, from_endpoint, T0)
+    await set_hints(store.catalog, endpoint.id, planner, from_endpoint, T0)
 
     stored = await store.catalog.get_endpoint("j/e")
     assert (stored.interval_hint, stored.oneshot_hint) == (planner, from_endpoint)

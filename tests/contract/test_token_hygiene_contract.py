@@ -26,6 +26,7 @@ from cronpilot.usecases.access import (
     sign_in,
     sign_out,
 )
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.contract.builders import declaration, spec
 from tests.support.clock import FakeClock
 
@@ -42,7 +43,7 @@ def clock() -> FakeClock:
 async def two_jobs(store: Store, clock: FakeClock) -> Store:
     """Jobs `etl` (endpoint `load`) and `billing` (endpoint `invoice`)."""
     jobs = [declaration("etl", spec("load")), declaration("billing", spec("invoice"))]
-    await store.catalog.apply(jobs, clock.now())
+    await apply_to_catalog(store.catalog, jobs, clock.now())
     return store
 
 

@@ -20,15 +20,17 @@ from cronpilot.domain.graph.graph import EdgeSighting, EdgeSource, EdgeType
 from cronpilot.domain.model import IntervalHint, Pause, PlannerMode, RunStatus, new_id
 from cronpilot.domain.planning.planning import ProposalDraft, ProposalKind, ProposalStatus
 from cronpilot.domain.ports import Store
+from cronpilot.domain.runs.transitions import with_hints
 from cronpilot.domain.schedule.pauses import MAX_PAUSE
 from cronpilot.usecases.access import create_token, revoke_token, rotate_token
-from cronpilot.usecases.declarations import apply_declarations
+from cronpilot.usecases.declarations import apply_declarations, apply_to_catalog
 from cronpilot.usecases.deletion import delete
 from cronpilot.usecases.proposals import ProposalDesk, Proposer
 from cronpilot.usecases.run_requests import request_backfill, request_run
 from cronpilot.usecases.schedule import pause_endpoint, resume_endpoint
 from tests.contract.builders import T0, add_endpoint, declaration, seconds, spec
 from tests.integration.scheduler.builders import DEADLINE
+from tests.support.scheduling import set_pause
 from tests.support.settings import limits_for_tests
 from tests.support.units import InjectedFailure, Proxy, Wrap, WrappedUnits, failing_after
 
@@ -55,13 +57,13 @@ class CountingWaker:
 
 async def test_a_unit_keeps_its_writes_only_when_committed(store: Store) -> None:
     async with store.unit_of_work() as tx:
-        await tx.catalog.apply([declaration("left", spec("a"))], T0)
+        await apply_to_catalog(tx.catalog, [declaration("left", spec("a"))], T0)
     with pytest.raises(InjectedFailure):
         async with store.unit_of_work() as tx:
-            await tx.catalog.apply([declaration("failed", spec("a"))], T0)
+            await apply_to_catalog(tx.catalog, [declaration("failed", spec("a"))], T0)
             raise InjectedFailure("before commit")
     async with store.unit_of_work() as tx:
-        await tx.catalog.apply([declaration("kept", spec("a"))], T0)
+        await apply_to_catalog(tx.catalog, [declaration("kept", spec("a"))], T0)
         # Reads inside the unit see its own writes.
         assert [e.ref for e in await tx.catalog.list_endpoints()] == ["kept/a"]
         await tx.commit()
@@ -75,8 +77,8 @@ async def test_units_one_after_another_see_what_the_last_committed(store: Store)
         async with store.unit_of_work() as tx:
             endpoint = await tx.catalog.get_endpoint(endpoint_id)
             assert (endpoint.pause is None) == (n % 2 == 0)
-            await tx.catalog.set_pause(
-                endpoint_id, Pause("by hand") if endpoint.pause is None else None, T0
+            await set_pause(
+                tx.catalog, endpoint_id, Pause("by hand") if endpoint.pause is None else None, T0
             )
             await tx.commit()
     assert (await store.catalog.get_endpoint(endpoint_id)).pause is not None
@@ -85,7 +87,7 @@ async def test_units_one_after_another_see_what_the_last_committed(store: Store)
 @pytest.mark.parametrize(
     ("repository", "method", "calls"),
     [
-        ("catalog", "apply", 1),
+        ("catalog", "save_applied", 1),
         ("graph", "record", 1),
         # The last write: the provides edges' retraction, after every other step.
         ("graph", "retract", 2),
@@ -144,7 +146,7 @@ async def _pending(store: Store) -> str:
 
 
 @pytest.mark.parametrize(
-    ("repository", "method"), [("catalog", "set_hints"), ("planner", "decide")]
+    ("repository", "method"), [("catalog", "save_schedule"), ("planner", "decide")]
 )
 async def test_approve_writes_nothing_when_it_fails_after_any_step(
     store: Store, repository: str, method: str
@@ -268,7 +270,7 @@ async def test_a_pause_ends_at_a_future_time_with_an_offset_at_most_ten_years_ah
 async def test_pause_and_resume_write_nothing_when_they_fail(store: Store) -> None:
     endpoint_id = await add_endpoint(store, "j", "a", T0)
     before = await store.catalog.get_endpoint(endpoint_id)
-    failing = WrappedUnits(store, failing_after("catalog", "set_pause"))
+    failing = WrappedUnits(store, failing_after("catalog", "save_schedule"))
 
     with pytest.raises(InjectedFailure):
         await pause_endpoint(failing, "j/a", Pause("maintenance"), ANN, T0)
@@ -278,14 +280,14 @@ async def test_pause_and_resume_write_nothing_when_they_fail(store: Store) -> No
     waker = CountingWaker()
     with pytest.raises(InjectedFailure):
         await resume_endpoint(
-            WrappedUnits(store, failing_after("catalog", "set_pause")), waker, "j/a", ANN, T0
+            WrappedUnits(store, failing_after("catalog", "save_schedule")), waker, "j/a", ANN, T0
         )
     assert await store.catalog.get_endpoint(endpoint_id) == paused
     assert waker.notified == 0
 
 
 async def test_run_now_and_backfill_queue_nothing_when_they_fail(store: Store) -> None:
-    await store.catalog.apply([declaration("j", spec("a", every=60))], T0)
+    await apply_to_catalog(store.catalog, [declaration("j", spec("a", every=60))], T0)
     now = T0 + timedelta(minutes=10)
     waker = CountingWaker()
     failing = WrappedUnits(store, failing_after("claims", "enqueue"))
@@ -314,7 +316,7 @@ async def test_run_now_and_backfill_queue_nothing_when_they_fail(store: Store) -
 
 
 async def test_a_counted_edge_survives_a_failed_unit(store: Store) -> None:
-    await store.catalog.apply([declaration("j", spec("a"), spec("b"))], T0)
+    await apply_to_catalog(store.catalog, [declaration("j", spec("a"), spec("b"))], T0)
     seen = EdgeSighting("j/a", "j/b", EdgeType.SEQUENCE, EdgeSource.OBSERVED, counted=True)
     await store.graph.record([seen], T0)
     before = await store.graph.list_edges("j")
@@ -328,16 +330,17 @@ async def test_a_counted_edge_survives_a_failed_unit(store: Store) -> None:
 async def test_a_write_beside_a_unit_waits_for_it_and_outlives_its_rollback(store: Store) -> None:
     endpoint_id = await add_endpoint(store, "j", "a", T0)
     hint = IntervalHint(30, T0 + seconds(300), "busy")
+    hinted = with_hints(await store.catalog.get_endpoint(endpoint_id), hint, None, T0)
     async with asyncio.timeout(DEADLINE):
         async with store.unit_of_work() as tx:
-            await tx.catalog.set_pause(endpoint_id, Pause("about to fail"), T0)
+            await set_pause(tx.catalog, endpoint_id, Pause("about to fail"), T0)
             # Same row: the database's row lock (SQLite's write lock, memory's store lock)
-            # holds it until the unit ends; then it applies to the state the unit left.
-            beside = asyncio.create_task(store.catalog.set_hints(endpoint_id, hint, None, T0))
+            # holds it until the unit ends; then it writes what it was handed.
+            beside = asyncio.create_task(store.catalog.save_schedule(hinted))
             for _ in range(10):
                 await asyncio.sleep(0)  # let it start and queue for the lock
             assert not beside.done()
-        hinted = await beside
+        await beside
 
     stored = await store.catalog.get_endpoint(endpoint_id)
     assert (stored.pause, stored.interval_hint) == (None, hint)
@@ -406,9 +409,9 @@ async def test_every_write_is_audited_in_its_unit_of_work(store: Store, action: 
     """Broken right after its audit entry (its last write), a write use case leaves nothing
     written; whole, it leaves one entry naming the actor, the action and the target."""
     proposal = await _pending(store)
-    await store.catalog.apply([declaration("j", spec("held"))], T0)
+    await apply_to_catalog(store.catalog, [declaration("j", spec("held"))], T0)
     held = await store.catalog.get_endpoint("j/held")
-    await store.catalog.set_pause(held.id, Pause("earlier", None, "cli:bob@web-2"), T0)
+    await set_pause(store.catalog, held.id, Pause("earlier", None, "cli:bob@web-2"), T0)
     await store.access.add_token(
         ApiToken("old-id", "old", Scope.READ, hash_secret("old"), T0, "cli:bob@web-2")
     )
@@ -432,7 +435,7 @@ async def test_every_write_is_audited_in_its_unit_of_work(store: Store, action: 
 
 
 async def test_a_pause_keeps_who_paused_and_a_run_who_asked(store: Store) -> None:
-    await store.catalog.apply([declaration("j", spec("a"))], T0)
+    await apply_to_catalog(store.catalog, [declaration("j", spec("a"))], T0)
 
     paused = await pause_endpoint(store.unit_of_work, "j/a", Pause("ops"), ANN, NOW)
     queued = await request_run(store.unit_of_work, CountingWaker(), "j/a", "token:ci", NOW)

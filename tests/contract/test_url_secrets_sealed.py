@@ -15,6 +15,7 @@ from cronpilot.adapters.sql.tables import endpoints, notifications
 from cronpilot.domain.alerts.notify_targets import NotifyTarget, TargetKind
 from cronpilot.domain.model import Response
 from cronpilot.domain.ports import SecretCipher
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.contract.builders import LEASE_SECONDS, T0, declaration, spec
 from tests.support.finishing import finish_one
 
@@ -37,7 +38,7 @@ async def _raw(sql_store: SqlStore) -> str:
 
 async def _declare_and_fail(sql_store: SqlStore) -> None:
     declared = spec("orders", url=URL, notify=(HOOK,), notify_targets=(TARGET,), notify_after=1)
-    await sql_store.catalog.apply([declaration("shop", declared)], T0)
+    await apply_to_catalog(sql_store.catalog, [declaration("shop", declared)], T0)
     [claim] = await sql_store.claims.claim_due(T0, "w1", LEASE_SECONDS, 1)
     assert claim.endpoint.spec.url == URL
     await finish_one(sql_store.claims, claim, "w1", Response(status_code=500), T0)

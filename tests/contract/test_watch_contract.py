@@ -17,6 +17,7 @@ from cronpilot.domain.runs.watch import (
 )
 from cronpilot.domain.runs.workers import WorkerInfo
 from cronpilot.scheduler.watch import Watch
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.contract.builders import OK, T0, claim_one, declaration, seconds, spec
 from tests.support.finishing import finish_one
 
@@ -26,7 +27,9 @@ E = AlertEvent
 
 async def _declare(store: Store, name: str = "e", **alerts: Any) -> str:
     """One endpoint due every minute from T0, alerting HOOK; returns its id."""
-    await store.catalog.apply([declaration("j", spec(name, notify=(HOOK,), **alerts))], T0)
+    await apply_to_catalog(
+        store.catalog, [declaration("j", spec(name, notify=(HOOK,), **alerts))], T0
+    )
     return (await store.catalog.get_endpoint(f"j/{name}")).id
 
 
@@ -57,10 +60,14 @@ async def test_late_runs_are_kept_by_the_finish_with_their_alerts(store: Store) 
 
 
 async def test_watched_due_lists_the_due_endpoints_watched_for_missed_runs(store: Store) -> None:
-    await store.catalog.apply([declaration("now", spec("e", missed_after_seconds=60))], T0)
+    await apply_to_catalog(
+        store.catalog, [declaration("now", spec("e", missed_after_seconds=60))], T0
+    )
     later = T0 + seconds(100)
-    await store.catalog.apply([declaration("later", spec("e", missed_after_seconds=60))], later)
-    await store.catalog.apply([declaration("never", spec("e"))], T0)
+    await apply_to_catalog(
+        store.catalog, [declaration("later", spec("e", missed_after_seconds=60))], later
+    )
+    await apply_to_catalog(store.catalog, [declaration("never", spec("e"))], T0)
 
     soon = await store.notifications.watched_due(T0 + seconds(10), 10)
     both = await store.notifications.watched_due(later, 10)

@@ -49,6 +49,14 @@ class Cli:
         )
         return done
 
+    def apply_in(self, directory: Path, text: str, expect: int = 0) -> str:
+        """`cronpilot apply` of `text` written to `directory/jobs.yaml`: its stdout, or its stderr
+        when it is expected to fail."""
+        path = directory / "jobs.yaml"
+        path.write_text(text, encoding="utf-8")
+        done = self("apply", "-f", str(path), expect=expect)
+        return done.stdout if expect == 0 else done.stderr
+
     def secret_key(self) -> str:
         """The key of the CLI's key file, made now when no command has sealed a secret yet
         (one that only reads makes none)."""

@@ -16,11 +16,11 @@ from alembic import command
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection
 
-from cronpilot.adapters.cli.output import clock_time
 from cronpilot.adapters.crypto import FernetCipher
 from cronpilot.adapters.sql import open_sql_store
 from cronpilot.adapters.sql.engine import create_engine
 from cronpilot.adapters.sql.migrate import alembic_config
+from cronpilot.adapters.views.formats import clock_time
 from cronpilot.domain.model import HintSource, IntervalHint, Response
 from cronpilot.domain.ports import Store
 from cronpilot.domain.runs.sent_request import sent_request
@@ -28,6 +28,7 @@ from cronpilot.scheduler.requests import request_for
 from tests.e2e.conftest import Cli
 from tests.e2e.test_admin_cli import one_error_line, write_jobs
 from tests.support.finishing import finish_one
+from tests.support.scheduling import set_hints
 
 T = TypeVar("T")
 SECRET = "tok-e2e-9d2b"
@@ -206,7 +207,7 @@ def test_endpoints_list_shows_the_interval_in_force_hint_included(
     async def hint(store: Store) -> None:
         endpoint = await store.catalog.get_endpoint("shop/orders")
         busy = IntervalHint(10, until, "orders are pouring in", HintSource.PLANNER)
-        await store.catalog.set_hints(endpoint.id, busy, None, datetime.now(UTC))
+        await set_hints(store.catalog, endpoint.id, busy, None, datetime.now(UTC))
 
     [before] = shop.json("endpoints", "list")
     _with_store(shop, sqlite_url, hint)

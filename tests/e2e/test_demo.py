@@ -127,10 +127,10 @@ def test_demo_runs_every_endpoint_and_summarises_from_the_database(tmp_path: Pat
         r"\(as `cronpilot approvals approve [0-9a-f]{8}` does\)$",
     ):
         assert re.search(shown, done.stdout, re.MULTILINE), f"{shown}\n{done.stdout}"
-    # The heuristic planner relaxed the report that never changes, and said why.
+    # The built-in planner called the report that never changes less, and said why.
     assert re.search(
-        r"^planner showcase/daily-report: \d+ proposals \(\d+ applied\); last: every \d+s for "
-        r".* applied: the last 3 responses were identical; relaxing from every",
+        r"^planner showcase/daily-report: \d+ proposals \(\d+ applied\); last: every [\d.]+s "
+        r"for .* applied: no change seen \(0 changes seen in \d+ calls\);",
         done.stdout,
         re.MULTILINE,
     ), done.stdout

@@ -24,19 +24,12 @@ jobs:
 """
 
 
-def apply(cli: Cli, directory: Path, text: str, expect: int = 0) -> str:
-    path = directory / "jobs.yaml"
-    path.write_text(text, encoding="utf-8")
-    done = cli("apply", "-f", str(path), expect=expect)
-    return done.stdout if expect == 0 else done.stderr
-
-
 def test_a_cron_under_the_floor_exits_2_in_one_line_and_writes_nothing(
     cli_for: Callable[..., Cli], sqlite_url: str, tmp_path: Path
 ) -> None:
     cli = cli_for(sqlite_url, CRONPILOT_MIN_INTERVAL_SECONDS="5")
 
-    stderr = apply(cli, tmp_path, JOBS, expect=2)
+    stderr = cli.apply_in(tmp_path, JOBS, expect=2)
 
     assert stderr.splitlines() == [
         f"error: {tmp_path / 'jobs.yaml'}: job 'feeds' endpoint 'ticks' field 'cron': slots 1s "
@@ -50,7 +43,7 @@ def test_jitter_at_the_interval_exits_2(
 ) -> None:
     cli = cli_for(sqlite_url)
 
-    stderr = apply(cli, tmp_path, JOBS.replace("jitter: 10s", "jitter: 1m"), expect=2)
+    stderr = cli.apply_in(tmp_path, JOBS.replace("jitter: 10s", "jitter: 1m"), expect=2)
 
     assert "endpoint 'prices' field 'jitter': 60s is too wide: at most 59s" in stderr
     assert len(stderr.splitlines()) == 1
@@ -59,7 +52,7 @@ def test_jitter_at_the_interval_exits_2(
 def test_the_floor_is_stamped_and_a_new_floor_updates_the_endpoints(
     cli_for: Callable[..., Cli], sqlite_url: str, tmp_path: Path
 ) -> None:
-    apply(cli_for(sqlite_url), tmp_path, JOBS)
+    cli_for(sqlite_url).apply_in(tmp_path, JOBS)
     prices = cli_for(sqlite_url).json("endpoints", "show", "feeds/prices")
     assert (prices["floor_seconds"], prices["jitter_seconds"], prices["catch_up"]) == (
         1.0,
@@ -70,7 +63,7 @@ def test_the_floor_is_stamped_and_a_new_floor_updates_the_endpoints(
     assert prices["next_slot_at"] <= prices["next_run_at"]
 
     lower = cli_for(sqlite_url, CRONPILOT_MIN_INTERVAL_SECONDS="0.5")
-    stdout = apply(lower, tmp_path, JOBS)
+    stdout = lower.apply_in(tmp_path, JOBS)
 
     assert "updated   feeds/prices" in stdout and "updated   feeds/ticks" in stdout
     assert lower.json("endpoints", "show", "feeds/ticks")["floor_seconds"] == 0.5

@@ -1,6 +1,6 @@
 """Issue 21's "Done when", on a fake clock: the example jobs plus a failing, an always-changing
 and a never-changing endpoint and a rules endpoint following a queue whose depth swings every
-40 s (`bench.left_alone.EXTRA_JOBS`), one scheduler with the planner (heuristic and rules, as
+40 s (`bench.left_alone.EXTRA_JOBS`), one scheduler with the planner (built-in and rules, as
 `cronpilot scheduler --with-planner` runs them, `bench.player`), for ten simulated minutes,
 while an admin looking every few seconds rejects every pending proposal through the proposal
 desk, as `cronpilot proposals reject` does. `python -m bench.left_alone` is the same trial in

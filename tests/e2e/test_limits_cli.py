@@ -21,19 +21,12 @@ jobs:
 """
 
 
-def apply(cli: Cli, directory: Path, text: str, expect: int = 0) -> str:
-    path = directory / "jobs.yaml"
-    path.write_text(text, encoding="utf-8")
-    done = cli("apply", "-f", str(path), expect=expect)
-    return done.stdout if expect == 0 else done.stderr
-
-
 def test_a_limit_of_0_exits_2_in_one_line_and_writes_nothing(
     cli_for: Callable[..., Cli], sqlite_url: str, tmp_path: Path
 ) -> None:
     cli = cli_for(sqlite_url)
 
-    stderr = apply(cli, tmp_path, JOBS.replace("concurrency: 2", "concurrency: 0"), expect=2)
+    stderr = cli.apply_in(tmp_path, JOBS.replace("concurrency: 2", "concurrency: 0"), expect=2)
 
     assert stderr.splitlines() == [
         f"error: {tmp_path / 'jobs.yaml'}: field 'limits.partner-api.concurrency': must be at "
@@ -46,7 +39,7 @@ def test_endpoints_show_tells_the_limit(
     cli_for: Callable[..., Cli], sqlite_url: str, tmp_path: Path
 ) -> None:
     cli = cli_for(sqlite_url)
-    apply(cli, tmp_path, JOBS)
+    cli.apply_in(tmp_path, JOBS)
 
     shown = cli.json("endpoints", "show", "shop/stock")["limit"]
     text = cli("endpoints", "show", "shop/stock").stdout
@@ -65,7 +58,7 @@ def test_limits_list_shows_each_key_as_a_table_and_as_json(
     cli_for: Callable[..., Cli], sqlite_url: str, tmp_path: Path
 ) -> None:
     cli = cli_for(sqlite_url)
-    apply(cli, tmp_path, JOBS)
+    cli.apply_in(tmp_path, JOBS)
 
     listed = cli.json("limits", "list")
     text = cli("limits", "list").stdout

@@ -12,21 +12,21 @@ import pytest
 from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from cronpilot.adapters.cli.views import run_view
 from cronpilot.adapters.http.body import StoredBody
 from cronpilot.adapters.http.conditional import ConfirmableAnswers
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
+from cronpilot.adapters.views.runs import run_view
 from cronpilot.domain.graph.change_detection import comparable_hash, ignored_fields
 from cronpilot.domain.graph.dag import response_changed
 from cronpilot.domain.model import HttpRequest, Run
 from cronpilot.domain.ports import Store
 from cronpilot.scheduler.requests import request_for
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.contract.builders import LEASE_SECONDS, declaration, spec
 from tests.support.clock import FakeClock
 from tests.support.finishing import finish_one
 from tests.support.loopback import LoopbackServer
 
-LOOPBACK = ["127.0.0.1/32"]
 SINCE = datetime(2026, 11, 28, 8, tzinfo=UTC)
 
 
@@ -79,15 +79,6 @@ class ValidatingServer(LoopbackServer):
 async def server() -> AsyncIterator[ValidatingServer]:
     async with ValidatingServer() as running:
         yield running
-
-
-@pytest.fixture
-async def dispatcher() -> AsyncIterator[AiohttpDispatcher]:
-    opened = AiohttpDispatcher(allowed_networks=LOOPBACK)
-    try:
-        yield opened
-    finally:
-        await opened.close()
 
 
 def _get(url: str, key: str | None = "endpoint-1") -> HttpRequest:
@@ -183,7 +174,7 @@ async def test_a_confirmed_run_is_recorded_as_unchanged_in_every_store(
     clock = FakeClock()
     # `served` changes with every whole answer: ignored, the comparison is of `version`.
     declared = spec("orders", url=server.url("/etag"), change_ignores=("served",))
-    await store.catalog.apply([declaration("shop", declared)], clock.now())
+    await apply_to_catalog(store.catalog, [declaration("shop", declared)], clock.now())
 
     first = await _run_slot(store, clock, dispatcher)
     second = await _run_slot(store, clock, dispatcher)
@@ -208,7 +199,8 @@ async def test_conditional_false_calls_whole(
     store: Store, server: ValidatingServer, dispatcher: AiohttpDispatcher
 ) -> None:
     clock = FakeClock()
-    await store.catalog.apply(
+    await apply_to_catalog(
+        store.catalog,
         [declaration("shop", spec("orders", url=server.url("/etag"), conditional=False))],
         clock.now(),
     )

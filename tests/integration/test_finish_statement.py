@@ -5,6 +5,7 @@ row changed since its claim, or whose lease is gone, is decided again from what 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -15,11 +16,13 @@ import pytest
 from sqlalchemy import event, text
 
 from cronpilot.adapters.sql import SqlStore
+from cronpilot.adapters.sql.finish_statement import _json_text
 from cronpilot.domain.errors import LeaseLost, StoreUnavailable
 from cronpilot.domain.model import Finish, OneShotHint, Pause, Recorded, RunStatus
 from cronpilot.domain.runs.settling import settle
 from cronpilot.domain.runs.transitions import started_run
 from tests.contract.builders import LEASE_SECONDS, OK, T0, add_endpoint, seconds
+from tests.support.scheduling import set_hints, set_pause
 
 pytestmark = pytest.mark.postgres
 
@@ -89,9 +92,9 @@ async def test_a_row_changed_since_the_claim_is_decided_again_from_the_store(
     calm_id = await add_endpoint(pg_store, "j", "calm", T0)
     claims = {c.endpoint.id: c for c in await pg_store.claims.claim_due(T0, "w1", 30.0, 10)}
     pause = Pause(until=T0 + seconds(3600), reason="maintenance")
-    await pg_store.catalog.set_pause(paused_id, pause, T0)
+    await set_pause(pg_store.catalog, paused_id, pause, T0)
     hint = OneShotHint(at=T0 + seconds(20), expires_at=T0 + seconds(600), reason="soon")
-    await pg_store.catalog.set_hints(hinted_id, None, hint, T0)
+    await set_hints(pg_store.catalog, hinted_id, None, hint, T0)
 
     stored = {id_: await pg_store.catalog.get_endpoint(id_) for id_ in claims}
 
@@ -215,3 +218,18 @@ async def test_a_body_is_written_as_it_came_not_encoded_again(pg_store: SqlStore
     assert bodies == {as_text.run_id: '{"n": 1.10}', decoded.run_id: '{"n": 1.1}'}
     run = await pg_store.runs.get_run(as_text.run_id)
     assert run.body == {"n": 1.1}
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        [{"attempt": 1, "started_at": "2026-11-29T08:00:00+00:00", "duration_ms": 12.345}],
+        {"method": "GET", "headers": {"X-Page": "é"}, "body": None},
+        {"lone": "\ud800"},
+        [2**70],
+        {1: "a key that is no string"},
+    ],
+)
+def test_json_goes_as_text_that_decodes_to_what_json_would(value: object) -> None:
+    """orjson writes most values; what it refuses `json` writes: the text means the same."""
+    assert json.loads(_json_text(value) or "") == json.loads(json.dumps(value))

@@ -13,14 +13,18 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from cronpilot.adapters.sql import open_sql_store
 from cronpilot.adapters.sql.store import SqlStore
 from cronpilot.domain.model import Job, Schedule
 from cronpilot.domain.ports import JobDeclaration
 from cronpilot.domain.schedule.limits import Limit, Rate
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.integration.scheduler.builders import JOB, spec
 from tests.integration.scheduler.endpoint_server import EndpointServer
-from tests.integration.scheduler.processes import SchedulerProcesses
+from tests.integration.scheduler.processes import (
+    SchedulerProcesses,
+    scheduler_processes,
+    store_of,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
@@ -48,22 +52,15 @@ async def server() -> AsyncIterator[CountingServer]:
 
 @pytest.fixture
 async def processes(postgres_url: str, tmp_path: Path) -> AsyncIterator[SchedulerProcesses]:
-    made = SchedulerProcesses(
-        postgres_url, tmp_path, max_sleep_seconds=1, batch_size=50, log_level="WARNING"
-    )
-    try:
+    settings = {"max_sleep_seconds": 1, "batch_size": 50, "log_level": "WARNING"}
+    async with scheduler_processes(postgres_url, tmp_path, **settings) as made:
         yield made
-    finally:
-        await made.kill_all()
 
 
 @pytest.fixture
 async def store(postgres_url: str, processes: SchedulerProcesses) -> AsyncIterator[SqlStore]:
-    opened = await open_sql_store(postgres_url, processes.cipher)
-    try:
+    async with store_of(postgres_url, processes) as opened:
         yield opened
-    finally:
-        await opened.close()
 
 
 async def _run(
@@ -81,7 +78,9 @@ async def _run(
     specs = [
         spec(server, kind, f"e{n:02}", schedule=every_second, limit=limit.key) for n in range(12)
     ]
-    await store.catalog.apply([JobDeclaration(Job(name=JOB), specs, (limit,))], datetime.now(UTC))
+    await apply_to_catalog(
+        store.catalog, [JobDeclaration(Job(name=JOB), specs, (limit,))], datetime.now(UTC)
+    )
     for worker_id in WORKERS:
         await processes.start(worker_id)
     async with asyncio.timeout(DEADLINE):

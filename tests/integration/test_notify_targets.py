@@ -21,15 +21,16 @@ from aiosmtpd.smtp import SMTP as SmtpSession
 from aiosmtpd.smtp import AuthResult, Envelope, LoginPassword, Session
 
 from cronpilot.adapters.bootstrap import notifier_config
-from cronpilot.adapters.cli.views import target_kind
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.mail import SmtpMailer
+from cronpilot.adapters.views.notifications import target_kind
 from cronpilot.domain.alerts.alerts import DeliveryPolicy, NotificationStatus
 from cronpilot.domain.alerts.notify_targets import MailMessage, NotifyTarget, SmtpServer, TargetKind
 from cronpilot.domain.model import Response
 from cronpilot.domain.ports import Store
 from cronpilot.scheduler.notifier import Notifier
 from cronpilot.usecases.alert_delivery import redeliver, send_test
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.contract.builders import LEASE_SECONDS, declaration, spec
 from tests.support.clock import FakeClock
 from tests.support.finishing import finish_one
@@ -121,15 +122,6 @@ def mailbox() -> Iterator[tuple[Mailbox, int]]:
 
 
 @pytest.fixture
-async def dispatcher() -> AsyncIterator[AiohttpDispatcher]:
-    opened = AiohttpDispatcher(allowed_networks=LOOPBACK)
-    try:
-        yield opened
-    finally:
-        await opened.close()
-
-
-@pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
 
@@ -149,7 +141,7 @@ async def _run(store: Store, clock: FakeClock, response: Response) -> None:
 
 async def _declare(store: Store, clock: FakeClock, *targets: NotifyTarget) -> None:
     orders = spec("orders", notify_targets=targets, notify_after=1)
-    await store.catalog.apply([declaration("shop", orders)], clock.now())
+    await apply_to_catalog(store.catalog, [declaration("shop", orders)], clock.now())
 
 
 async def test_slack_teams_and_pagerduty_receive_their_payloads_and_pagerduty_resolves(
@@ -315,7 +307,7 @@ async def _missed_and_recovered_at_once(
         TargetKind.PAGERDUTY, url=receivers.url("pagerduty"), routing_key=ROUTING_KEY
     )
     orders = spec("orders", notify_targets=(pagerduty,), missed_after_seconds=600)
-    await store.catalog.apply([declaration("shop", orders)], clock.now())
+    await apply_to_catalog(store.catalog, [declaration("shop", orders)], clock.now())
     clock.advance(3600)
     await _run(store, clock, OK)
 

@@ -1,4 +1,4 @@
-"""`cronpilot scheduler --with-planner` as a real process against the simulator: the heuristic
+"""`cronpilot scheduler --with-planner` as a real process against the simulator: the built-in
 planner adapts a schedule from what the endpoint answered, SIGTERM stops both workers, and an
 LLM that never answers does not hold the stop up."""
 
@@ -19,12 +19,14 @@ from cronpilot.domain.planning.planning import ProposalStatus, SessionStatus
 from cronpilot.domain.ports import Store
 from cronpilot.harness.simulator import Simulator
 from cronpilot.planner.worker import CUT_SHORT
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.support.fake_openai_server import FakeOpenAI, Hang
 
 JOBS = """
 jobs:
   - name: queue
     planner_mode: auto
+    budget: 900/h
     endpoints:
       - {name: depth, url: "${SIMULATOR_URL}/queue/depth", interval: 2s, min_interval: 1s,
          max_interval: 30s}
@@ -34,7 +36,8 @@ GRACE_SECONDS = 1.0
 
 
 async def _apply_jobs(store: Store, simulator_url: str) -> None:
-    await store.catalog.apply(
+    await apply_to_catalog(
+        store.catalog,
         parse_declarations(JOBS, "test", ["127.0.0.1/32"], {"SIMULATOR_URL": simulator_url}),
         datetime.now(UTC),
     )
@@ -53,7 +56,7 @@ async def _start_worker(
         "CRONPILOT_SECRET_KEY_FILE": str(tmp_path / "secret.key"),
         "CRONPILOT_ALLOWED_NETWORKS": "127.0.0.1/32",
         "CRONPILOT_PLANNER_POLL_SECONDS": "0.5",
-        # Real seconds: the heuristic looks again within the test, not a minute later.
+        # Real seconds: the planner looks again within the test, not a minute later.
         "CRONPILOT_PLANNER_MIN_LOOK_AGAIN_SECONDS": "0.5",
         "CRONPILOT_MAX_SLEEP_SECONDS": "0.5",
         **{f"CRONPILOT_{name.upper()}": value for name, value in settings.items()},
@@ -98,10 +101,10 @@ async def test_the_planner_runs_beside_the_scheduler_and_stops_on_sigterm(
 
         [proposal, *_] = await store.planner.list_proposals()
         assert proposal.status is ProposalStatus.APPLIED
-        assert proposal.proposed_by == "heuristic"
-        assert "tightening from every 2s to every 1s" in proposal.reason
+        assert proposal.proposed_by == "freshness"
+        assert proposal.reason.endswith("of 900/h across the job's 1 endpoints)")
         [session, *_] = await store.planner.list_sessions()
-        assert session.planner == "heuristic"
+        assert session.planner == "freshness"
         depth = await store.catalog.get_endpoint("queue/depth")
         assert depth.interval_hint is not None
         assert (await store.catalog.get_job("queue")).planner_mode is PlannerMode.AUTO

@@ -25,6 +25,7 @@ from tests.integration.scheduler.builders import declare, running_runs, runs_of,
 from tests.integration.scheduler.endpoint_server import EndpointServer
 from tests.integration.scheduler.processes import SchedulerProcesses
 from tests.support.proxy import CuttableProxy
+from tests.support.scheduling import set_pause
 
 GRACE_SECONDS = 1.0
 STARTUP_DEADLINE = 20.0
@@ -101,7 +102,7 @@ async def test_a_sleeping_scheduler_runs_an_endpoint_at_once_when_another_proces
         spec(server, "ok", "first", schedule=hourly),
         spec(server, "ok", "paused", schedule=hourly),
     )
-    await store.catalog.set_pause(endpoints["paused"].id, Pause("by hand"), datetime.now(UTC))
+    await set_pause(store.catalog, endpoints["paused"].id, Pause("by hand"), datetime.now(UTC))
     worker = await processes.start("proc-2")
     # The scheduler listens for wake-ups before it claims: once it has called `first`, it
     # can be woken, and nothing else is due for an hour.

@@ -13,7 +13,7 @@ from typing import Any
 from cronpilot.adapters.jobs_file import load_declarations
 from cronpilot.adapters.search.embedders import OpenAIEmbedder
 from cronpilot.domain.search.search import Leg, SearchIndex
-from cronpilot.usecases.declarations import apply_declarations
+from cronpilot.usecases.declarations import apply_declarations, apply_to_catalog
 from cronpilot.usecases.search import IndexCache, build_index, search_endpoints
 from tests.support.fake_openai_server import FakeOpenAI
 from tests.support.memory_store.store import MemoryStore
@@ -86,7 +86,7 @@ async def test_an_index_cache_builds_once_per_change_of_the_catalog() -> None:
             replace(s, description="Pull fresh orders") if s.name == "fetch" else s
             for s in etl.endpoints
         ]
-        await store.catalog.apply([replace(etl, endpoints=changed)], T0)
+        await apply_to_catalog(store.catalog, [replace(etl, endpoints=changed)], T0)
         third = await built()
 
     assert second is first

@@ -17,6 +17,7 @@ from cronpilot.domain.ports import JobDeclaration
 from cronpilot.harness.simulator import Simulator
 from cronpilot.scheduler.notifier import Notifier
 from cronpilot.scheduler.requests import request_for
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.support.clock import FakeClock
 from tests.support.finishing import finish_one
 from tests.support.memory_store import MemoryStore
@@ -85,7 +86,7 @@ async def test_a_failing_endpoint_alerts_the_sink_once_then_when_it_recovers(
         notify=(f"{base_url}/hooks/alerts",),
         notify_after=2,
     )
-    await store.catalog.apply([JobDeclaration(Job("shop"), [spec])], clock.now())
+    await apply_to_catalog(store.catalog, [JobDeclaration(Job("shop"), [spec])], clock.now())
     dispatcher = AiohttpDispatcher(
         allowed_networks=["127.0.0.1/32"], signer=Signer(SigningKeys("s3cret"))
     )

@@ -111,8 +111,9 @@ async def _story(
     config = planner_config(settings_for_tests(worker_id="planner"))
     # The story changes schedules often in little time; the hourly limit is tested elsewhere.
     limits = limits_for_tests(max_changes_per_hour=100)
+    desk = ProposalDesk(store.unit_of_work, store.reading, None, limits)
     planner = PlannerWorker(
-        store, HeuristicAnalyst(), clock, replace(config, limits=limits), waker=None
+        store, HeuristicAnalyst(), clock, replace(config, limits=limits), desk=desk
     )
     for _ in range(seconds):
         now = clock.now()

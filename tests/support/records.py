@@ -19,6 +19,7 @@ from cronpilot.domain.planning.planning import (
 )
 from cronpilot.domain.ports import JobDeclaration, Store
 from cronpilot.domain.runs.transitions import queued_run
+from cronpilot.usecases.declarations import apply_to_catalog
 
 REF = "shop/stock"
 OLD = timedelta(hours=3)
@@ -38,7 +39,7 @@ async def two_of_each(store: Store, now: datetime) -> dict[str, Aged]:
     three hours before `now` and one an hour before; by kind. The last session finishes an
     hour before `now`: the planner's last look."""
     spec = EndpointSpec("stock", "https://example.com/stock", Schedule(interval_seconds=86_400))
-    await store.catalog.apply([JobDeclaration(Job("shop"), [spec])], now - 2 * OLD)
+    await apply_to_catalog(store.catalog, [JobDeclaration(Job("shop"), [spec])], now - 2 * OLD)
     endpoint = await store.catalog.get_endpoint(REF)
     ages = (now - OLD, now - RECENT)
     runs = await store.claims.enqueue(

@@ -168,7 +168,7 @@ async def tell(
                 analyst or HeuristicAnalyst(),
                 clock,
                 replace(planner_config(settings), limits=limits),
-                waker=waker,
+                desk=ProposalDesk(watched.unit_of_work, watched.reading, waker, limits),
             )
             workers = [
                 asyncio.create_task(scheduler.run(stop)),

@@ -14,10 +14,14 @@ from cronpilot.domain.alerts.alerts import (
     MAX_TEXT,
     AlertEvent,
     DeliveryPolicy,
+    NotificationStatus,
+    delivered_settlement,
     delivery_error,
+    failed_settlement,
     proposal_notifications,
     run_events,
     run_notifications,
+    settled,
 )
 from cronpilot.domain.model import (
     Endpoint,
@@ -199,6 +203,35 @@ def test_one_notification_per_event_and_url_sharing_the_document() -> None:
         ("ep-1", "job-1", t(1), t(1))
     }
     assert all((n.status.value, n.attempts) == ("pending", 0) for n in rows)
+
+
+def test_an_attempt_settles_only_the_lease_it_holds() -> None:
+    """The one settle rule every store follows (the SQL store in its UPDATE's WHERE)."""
+    endpoint = replace(_endpoint(notify=(HOOK,), pause_after=3), failure_count=2)
+    [raised, *_] = run_notifications(
+        endpoint, after_slot(endpoint, NOW, False, t(1)), _run(endpoint, NOW, ok=False), t(1)
+    )
+    held = replace(raised, lease_owner="w1", lease_until=t(60))
+
+    done = settled(held, "w1", delivered_settlement(t(2)))
+    again = settled(held, "w1", failed_settlement("503", retry_at=t(30)))
+    given_up = settled(held, "w1", failed_settlement("503", retry_at=None))
+
+    assert done is not None and again is not None and given_up is not None
+    assert (done.status, done.delivered_at, done.attempts) == (
+        NotificationStatus.DELIVERED,
+        t(2),
+        1,
+    )
+    assert (again.status, again.next_attempt_at, again.last_error) == (
+        NotificationStatus.PENDING,
+        t(30),
+        "503",
+    )
+    assert (given_up.status, given_up.next_attempt_at) == (NotificationStatus.FAILED, t(1))
+    assert {(n.lease_owner, n.lease_until) for n in (done, again, given_up)} == {(None, None)}
+    assert settled(held, "w2", delivered_settlement(t(2))) is None
+    assert settled(done, "w1", delivered_settlement(t(3))) is None
 
 
 def test_no_urls_no_notifications() -> None:

@@ -11,8 +11,10 @@ from cronpilot.domain.model import Finish, Pause, Response, Schedule
 from cronpilot.domain.planning.context import dag_context, related_siblings
 from cronpilot.planner.analysis_context import read_analysis_context
 from cronpilot.planner.schema_views import read_output_schema
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.contract.builders import LEASE_SECONDS, T0, declaration, spec
 from tests.support.memory_store import MemoryStore
+from tests.support.scheduling import set_pause
 
 
 async def test_dag_context_siblings_and_output_schema_through_the_ports() -> None:
@@ -20,10 +22,10 @@ async def test_dag_context_siblings_and_output_schema_through_the_ports() -> Non
     specs = with_dependants(
         [spec("fetch"), spec("audit"), spec("load", schedule=Schedule(), depends_on=("fetch",))]
     )
-    await store.catalog.apply([declaration("etl", *specs)], T0)
+    await apply_to_catalog(store.catalog, [declaration("etl", *specs)], T0)
     fetch = await store.catalog.get_endpoint("etl/fetch")
     audit = await store.catalog.get_endpoint("etl/audit")
-    await store.catalog.set_pause(audit.id, Pause("not now"), T0)
+    await set_pause(store.catalog, audit.id, Pause("not now"), T0)
     [claim] = await store.claims.claim_due(T0, "w", LEASE_SECONDS, 10)
     await store.claims.finish_many(
         [Finish(claim, "w", Response(status_code=500), T0, LEASE_SECONDS)]

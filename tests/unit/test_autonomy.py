@@ -1,6 +1,6 @@
 """Graded autonomy and churn, pure (decision 0029): the threshold's rule and its bounds, the
-cool-down of what alternates (the heuristic's confidence and what is in force:
-`test_guardrails`)."""
+cool-down of what alternates, and how far a proposal departs from the built-in planner's
+suggestion (what is in force: `test_guardrails`)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,20 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from cronpilot.domain.model import Endpoint, EndpointSpec, Schedule
 from cronpilot.domain.planning.autonomy import (
     MAX_THRESHOLD,
     MIN_THRESHOLD,
     START_THRESHOLD,
     AutonomyStep,
+    Gate,
+    Gated,
+    Suggested,
+    departure,
+    gate,
     learnt,
     moves,
+    weighed,
 )
 from cronpilot.domain.planning.churn import cooling
 from cronpilot.domain.planning.planning import Proposal, ProposalDraft, ProposalKind, ProposalStatus
@@ -80,3 +87,45 @@ def test_three_alternating_directions_start_a_cool_down() -> None:
     assert cooling(tighten, _made(40, 20, 20), later) is None
     assert cooling(tighten, _made(20, 10, 20, status=ProposalStatus.REFUSED), later) is None
     assert cooling(tighten, _made(20, 10, 20), NOW + timedelta(minutes=62)) is None
+
+
+SUGGESTED = Suggested(current_seconds=20.0, suggested_seconds=60.0)
+"""The built-in planner would move the endpoint from every 20 s to every 60 s."""
+
+
+@pytest.mark.parametrize(
+    ("interval", "far"),
+    [(20.0, 1.0), (40.0, 1.0), (60.0, 1.0), (120.0, 2.0), (240.0, 4.0), (10.0, 2.0), (5.0, 4.0)],
+)
+def test_departure_is_how_far_outside_the_span_to_the_suggestion(
+    interval: float, far: float
+) -> None:
+    assert departure(interval, SUGGESTED) == far
+
+
+def _every(seconds: float) -> ProposalDraft:
+    return ProposalDraft(ProposalKind.INTERVAL, "why", seconds, ttl_seconds=600)
+
+
+def test_a_proposal_close_to_the_suggestion_is_trusted_more_than_one_far_from_it() -> None:
+    endpoint = Endpoint(
+        "e", "j", "j", EndpointSpec("e", "https://example.com", Schedule(interval_seconds=20))
+    )
+    close = gate(_every(45), endpoint, 0.95, START_THRESHOLD, SUGGESTED)
+    past = gate(_every(120), endpoint, 0.95, START_THRESHOLD, SUGGESTED)
+    away = gate(_every(5), endpoint, 0.95, START_THRESHOLD, SUGGESTED)
+    far_away = gate(_every(1.25), endpoint, 0.95, START_THRESHOLD, SUGGESTED)
+    unsuggested = gate(_every(1.25), endpoint, 0.95, START_THRESHOLD)
+
+    assert close == Gated(Gate.APPLY, "confidence 0.95 is at or above the job's threshold 0.92")
+    assert past == Gated(
+        Gate.HOLD,
+        "confidence 0.95 less 0.1 for departing x2 from the suggested 60s = 0.85 is below the "
+        "job's threshold 0.92",
+    )
+    assert away.gate is Gate.HOLD and "less 0.2 for departing x4" in away.why
+    assert far_away.gate is Gate.DROP and "less 0.4 for departing x16" in far_away.why
+    assert unsuggested.gate is Gate.APPLY
+    # Only interval proposals are weighed: a pause says nothing about an interval.
+    pause = ProposalDraft(ProposalKind.PAUSE, "quiet", ttl_seconds=600)
+    assert weighed(pause, 0.95, SUGGESTED) == (0.95, "confidence 0.95")

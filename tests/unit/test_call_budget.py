@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cronpilot.domain.model import Objective
 from cronpilot.domain.planning.call_budget import (
     BudgetError,
-    Objective,
     Source,
     best_intervals,
     even_intervals,
@@ -94,3 +94,10 @@ def test_budgets_read_as_calls_per_unit() -> None:
     assert parse_budget("2/min") == pytest.approx(1 / 30)
     with pytest.raises(BudgetError, match="not a positive number"):
         parse_budget("0/h")
+
+
+def test_a_source_changing_far_faster_than_it_is_called_spends_the_budget_not_more() -> None:
+    """Its gain per call is flat (about 1/λ whatever the interval): it once took its minimum
+    interval, six times the budget."""
+    intervals = best_intervals([Source(1e6, 10, 300), Source(0.0, 86_400, 86_400)], 1 / 60)
+    assert sum(1 / i for i in intervals) == pytest.approx(1 / 60)

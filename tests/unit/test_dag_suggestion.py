@@ -9,6 +9,7 @@ from cronpilot.domain.graph.graph import EdgeSighting, EdgeSource, EdgeType
 from cronpilot.domain.model import EndpointSpec, Job, Schedule
 from cronpilot.domain.ports import JobDeclaration
 from cronpilot.usecases.dag_suggestion import suggest_dag
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.support.memory_store import MemoryStore
 
 T0 = datetime(2030, 1, 1, tzinfo=UTC)
@@ -27,7 +28,7 @@ async def test_the_strongest_edges_order_the_dag_and_a_cycle_is_refused() -> Non
         _spec("clean", "Clean the orders pulled"),
         _spec("weather", "Today's weather"),
     ]
-    await store.catalog.apply([JobDeclaration(Job("shop"), specs)], T0)
+    await apply_to_catalog(store.catalog, [JobDeclaration(Job("shop"), specs)], T0)
     await store.graph.record(
         [
             EdgeSighting("shop/pull", "shop/clean", EdgeType.PROVIDES, EdgeSource.OBSERVED, False),

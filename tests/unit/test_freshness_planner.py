@@ -3,11 +3,34 @@ bounded; an endpoint it cannot estimate keeps its schedule."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from cronpilot.domain.model import Endpoint, EndpointSpec, Schedule
+import pytest
+
+from cronpilot.domain.model import (
+    Endpoint,
+    EndpointSpec,
+    IntervalHint,
+    Objective,
+    Schedule,
+)
+from cronpilot.domain.planning.call_budget import BudgetError
 from cronpilot.domain.planning.change_rate import Look, RateEstimate, estimate
-from cronpilot.domain.planning.freshness_planner import Seat, judge_freshness, tuned
+from cronpilot.domain.planning.freshness_planner import (
+    MAX_LOOK_AGAIN_SECONDS,
+    STEP_CONFIDENCE,
+    SURE_CONFIDENCE,
+    LastMove,
+    Seat,
+    budget_of,
+    judge_freshness,
+    last_move,
+    look_again,
+    tuned,
+)
+from cronpilot.domain.planning.planning import Proposal, ProposalKind, ProposalStatus
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
 
@@ -64,3 +87,162 @@ def test_a_budget_below_what_max_interval_allows_keeps_the_schedule() -> None:
         "a budget of 1/h is below the 240/h the endpoints' max_interval allows: "
         "keeping the schedule"
     )
+
+
+def test_an_uncertain_step_faster_is_damped_to_six_tenths() -> None:
+    busy = Seat(20.0, 5.0, 3600.0, _estimate(5, 6))
+    silent = Seat(20.0, 5.0, 3600.0, _estimate(0, 12))
+    step = tuned([busy, silent], 0, 2 / 20)
+    assert step.interval_seconds == 12.0, step.reason
+    assert "a damped step towards" in step.reason
+    assert step.confidence == STEP_CONFIDENCE
+
+
+def test_a_sure_step_goes_straight_to_the_best_split() -> None:
+    seats = [
+        Seat(20.0, 5.0, 3600.0, _estimate(0, 2000)),
+        Seat(20.0, 5.0, 3600.0, _estimate(1000, 2000)),
+    ]
+    step = tuned(seats, 1, 2 / 20)
+    assert step.interval_seconds == pytest.approx(step.target_seconds, rel=1e-3)
+    assert "straight to the best split" in step.reason
+    assert step.confidence == SURE_CONFIDENCE
+
+
+def test_a_source_silent_from_its_first_dozen_calls_reaches_minutes_within_the_hour() -> None:
+    """Each look sees the calls made since the last at the interval then in force, and looks
+    again when the planner says: damped steps, but not a crawl."""
+    busy = Seat(20.0, 5.0, 3600.0, _estimate(100, 200))
+    looks = [Look(20.0, False)] * 12
+    interval, elapsed = 20.0, 0.0
+    while elapsed < 3600:
+        silent = Seat(interval, 5.0, 3600.0, estimate(looks))
+        step = tuned([silent, busy], 0, 2 / 20).interval_seconds
+        assert step is None or interval < step <= interval * 1.4 + 1e-3
+        interval = step or interval
+        wait = look_again(interval)
+        looks += [Look(interval, False)] * int(wait // interval)
+        elapsed += wait
+    assert interval >= 300
+
+
+def _proposal(at: datetime, interval: float, ttl: float = 3600.0) -> Proposal:
+    return Proposal(
+        id=f"p{at.minute}",
+        endpoint_id="e",
+        job_id="j",
+        kind=ProposalKind.INTERVAL,
+        reason="",
+        proposed_by="freshness",
+        created_at=at,
+        status=ProposalStatus.APPLIED,
+        interval_seconds=interval,
+        ttl_seconds=ttl,
+    )
+
+
+def test_the_last_move_runs_from_the_change_before_it_or_the_baseline() -> None:
+    older = _proposal(NOW - timedelta(minutes=10), 28.0)
+    newer = _proposal(NOW - timedelta(minutes=1), 39.2)
+    assert last_move([newer, older], 20.0) == LastMove(newer.created_at, 28.0, 39.2)
+    lapsed = _proposal(NOW - timedelta(minutes=10), 28.0, ttl=60)
+    assert last_move([newer, lapsed], 20.0) == LastMove(newer.created_at, 20.0, 39.2)
+    assert last_move([], 20.0) is None
+
+
+def test_never_back_within_a_dwell() -> None:
+    """A rule slowed the busy endpoint to 40 s a minute ago: the planner would speed it up,
+    but not until that change has stood its dwell; then it may."""
+    busy, silent = _endpoint("busy"), _endpoint("silent")
+    hint = IntervalHint(40.0, NOW + timedelta(hours=1), "proposed by rule 1")
+    busy = replace(busy, interval_hint=hint)
+    estimates = {busy.id: _estimate(100, 200), silent.id: _estimate(0, 200)}
+    slowed = LastMove(NOW - timedelta(seconds=60), 20.0, 40.0)
+
+    held = judge_freshness(busy, estimates, [busy, silent], NOW, move=slowed, dwell_seconds=120)
+    assert held.interval_seconds is None
+    assert "not yet: it would undo the last change (to every 40 s) before its dwell ends" in (
+        held.reasoning
+    )
+
+    later = NOW + timedelta(seconds=61)
+    moved = judge_freshness(busy, estimates, [busy, silent], later, move=slowed, dwell_seconds=120)
+    assert moved.interval_seconds is not None and moved.interval_seconds < 40
+
+    onwards = LastMove(NOW - timedelta(seconds=60), 60.0, 40.0)
+    same_way = judge_freshness(
+        busy, estimates, [busy, silent], NOW, move=onwards, dwell_seconds=120
+    )
+    assert same_way.interval_seconds is not None and same_way.interval_seconds < 40
+
+
+@pytest.mark.parametrize(
+    "busy",
+    [
+        {"failure_count": 2},
+        {"retry_after_at": NOW + timedelta(minutes=5)},
+    ],
+)
+def test_failures_and_retry_after_keep_their_say(busy: dict[str, Any]) -> None:
+    failing, other = replace(_endpoint("busy"), **busy), _endpoint("silent")
+    estimates = {failing.id: _estimate(100, 200), other.id: _estimate(0, 200)}
+    verdict = judge_freshness(failing, estimates, [failing, other], NOW)
+    assert verdict.interval_seconds is None
+    assert verdict.reasoning == (
+        "the endpoint is failing or asked to wait (Retry-After): left to the backoff"
+    )
+
+
+def test_the_planner_looks_again_within_a_day_however_long_the_period() -> None:
+    """`submit_analysis` allows no more than a day: a daily cron's three periods would fail
+    the built-in planner's own submit."""
+    assert look_again(86_400) == MAX_LOOK_AGAIN_SECONDS
+    assert look_again(5) == 120
+
+
+def test_the_budget_is_the_jobs_or_what_its_declared_schedules_make() -> None:
+    specs = [_endpoint("a").spec, _endpoint("b").spec]
+    assert budget_of(None, specs, NOW) == pytest.approx(2 / 20)
+    assert budget_of("600/h", specs, NOW) == pytest.approx(600 / 3600)
+    with pytest.raises(BudgetError, match="budget 1/h is below the 2/h"):
+        budget_of("1/h", specs, NOW)
+
+
+def test_a_budget_moves_a_lone_endpoint_that_its_own_schedule_would_keep() -> None:
+    """Alone in its job, an endpoint's declared schedule is its whole budget; a job's
+    `budget: 60/h` gives it a call a minute, in damped steps while the estimate is young."""
+    lone = _endpoint("lone")
+    estimates = {lone.id: _estimate(0, 12)}
+    kept = judge_freshness(lone, estimates, [lone], NOW)
+    assert kept.interval_seconds is None and "already at its share" in kept.reasoning
+
+    budgeted = judge_freshness(lone, estimates, [lone], NOW, budget="60/h")
+    assert budgeted.interval_seconds == 28.0
+    assert "of 60/h across the job's 1 endpoints" in budgeted.reasoning
+
+    short = judge_freshness(lone, estimates, [lone], NOW, budget="0.5/h")
+    assert short.interval_seconds is None
+    assert short.reasoning.startswith("budget 0.5/h is below the 1/h")
+
+
+def test_age_keeps_calling_a_source_that_freshness_gives_up_on() -> None:
+    """A source that changes every second cannot be kept fresh by a call every few seconds:
+    freshness spends the calls on its slower sibling, age still wants each change soon."""
+    fast = RateEstimate(1.0, 0.9, 1.1, calls=2000, changes=2000, mean_seconds=1.0)
+    slow = RateEstimate(0.01, 0.009, 0.011, calls=2000, changes=200, mean_seconds=10.0)
+
+    def target(objective: Objective) -> float | None:
+        seats = [Seat(20.0, 5.0, 3600.0, fast, objective), Seat(20.0, 5.0, 3600.0, slow)]
+        return tuned(seats, 0, 2 / 20).target_seconds
+
+    given_up, kept_up = target(Objective.FRESHNESS), target(Objective.AGE)
+    assert given_up is not None and kept_up is not None
+    assert given_up > 20 > kept_up
+
+
+def test_an_endpoint_not_estimated_yet_is_looked_at_again_after_a_few_calls() -> None:
+    """No change was made, so there is no dwell to wait out."""
+    fresh = _endpoint("fresh")
+    verdict = judge_freshness(fresh, {}, [fresh], NOW)
+    assert verdict.interval_seconds is None
+    assert verdict.look_again_seconds == 60

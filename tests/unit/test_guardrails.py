@@ -9,8 +9,9 @@ import pytest
 
 from cronpilot.domain.model import Endpoint, EndpointSpec, IntervalHint, Pause, Schedule
 from cronpilot.domain.planning.churn import in_force
+from cronpilot.domain.planning.freshness_planner import MAX_LOOK_AGAIN_SECONDS
 from cronpilot.domain.planning.guardrails import change_for, refusal
-from cronpilot.domain.planning.heuristic import MAX_LOOK_AGAIN_SECONDS, Observation, judge
+from cronpilot.domain.planning.heuristic import Observation, judge
 from cronpilot.domain.planning.planning import ProposalDraft, ProposalKind
 from tests.support.settings import limits_for_tests
 

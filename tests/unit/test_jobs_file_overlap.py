@@ -1,4 +1,5 @@
-"""jobs.yaml: the overlap policy (`overlap: skip | queue_one`) of a job and its endpoints."""
+"""jobs.yaml: the overlap policy (`overlap: skip | queue_one | allow`) of a job and its
+endpoints."""
 
 from __future__ import annotations
 
@@ -47,8 +48,8 @@ def test_an_endpoint_takes_the_jobs_policy_unless_it_sets_its_own() -> None:
     ("text", "expected"),
     [
         (
-            JOBS.replace("overlap: skip", "overlap: allow"),
-            "job 'shop' endpoint 'report' field 'overlap': 'allow' is not supported",
+            JOBS.replace("overlap: queue_one", "overlap: allow"),
+            "job 'shop' field 'overlap': 'allow' cannot hold on endpoint 'stock': other endpoints",
         ),
         (
             JOBS.replace("depends_on: [stock]", "depends_on: [stock]\n        overlap: skip"),
@@ -72,3 +73,19 @@ def test_export_writes_a_policy_other_than_skip_and_applies_back() -> None:
 
     assert exported.count("overlap: queue_one") == 1
     assert parse(exported)[0].overlap is Overlap.QUEUE_ONE
+
+
+def test_allow_is_taken_where_no_endpoint_depends_on_it_and_applies_back() -> None:
+    text = JOBS.replace("overlap: skip", "overlap: allow")
+    [declaration] = parse_declarations(text, "jobs.yaml", [], {}, DEFAULT_FLOOR_SECONDS)
+
+    exported = export_document([declaration], with_secrets=False)
+
+    assert [spec.overlap for spec in declaration.endpoints][:2] == [
+        Overlap.QUEUE_ONE,
+        Overlap.ALLOW,
+    ]
+    assert exported.count("overlap: allow") == 1
+    assert [spec.overlap for spec in parse(exported)] == [
+        spec.overlap for spec in declaration.endpoints
+    ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from cronpilot.adapters.cli.views import target_kind
+from cronpilot.adapters.views.notifications import target_kind
 from cronpilot.domain.access.secrets import MASK
 from cronpilot.domain.alerts.alerts import AlertEvent, Episode, Notification, run_notifications
 from cronpilot.domain.alerts.notify_targets import (

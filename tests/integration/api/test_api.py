@@ -7,7 +7,7 @@ from http import HTTPStatus
 
 import yaml
 
-from cronpilot.adapters.api.problems import status_of
+from cronpilot.adapters.web.problems import status_of
 from cronpilot.domain.access.access import Scope
 from cronpilot.domain.errors import AmbiguousId
 from cronpilot.domain.model import Pause, Response, new_id
@@ -16,6 +16,7 @@ from cronpilot.usecases.access import list_audit, revoke_token
 from cronpilot.usecases.schema_learning import rebuild_schema
 from tests.contract.builders import add_endpoint, run_once
 from tests.integration.api.conftest import JOBS, Api
+from tests.support.scheduling import set_pause
 from tests.support.superseding import supersede
 
 PROBLEM = "application/problem+json"
@@ -89,7 +90,7 @@ async def test_if_match_refuses_a_write_on_a_changed_endpoint(api: Api) -> None:
         read = await client.get("/endpoints/shop/stock")
         tag = read.headers["etag"]
         # Another admin pauses it meanwhile.
-        await api.store.catalog.set_pause(read.json()["id"], Pause("theirs"), api.clock.now())
+        await set_pause(api.store.catalog, read.json()["id"], Pause("theirs"), api.clock.now())
 
         stale = await client.post(
             "/endpoints/shop/stock/pause", json={"reason": "mine"}, headers={"If-Match": tag}

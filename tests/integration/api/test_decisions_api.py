@@ -10,6 +10,7 @@ from http import HTTPStatus
 
 from cronpilot.domain.model import IntervalHint
 from tests.integration.api.conftest import JOBS, Api
+from tests.support.scheduling import set_hints
 
 RULED = """
 jobs:
@@ -136,8 +137,8 @@ async def test_floats_are_rounded_as_the_cli_rounds_them(api: Api) -> None:
         noisy = 1.3439999999999999  # the neighbour of 1.344, as arithmetic leaves it
         assert repr(noisy) != repr(1.344)
         until = api.clock.now() + timedelta(hours=1)
-        await api.store.catalog.set_hints(
-            stock.id, IntervalHint(noisy, until, "noise"), None, api.clock.now()
+        await set_hints(
+            api.store.catalog, stock.id, IntervalHint(noisy, until, "noise"), None, api.clock.now()
         )
         shown = await client.get("/endpoints/shop/stock")
 
@@ -163,3 +164,31 @@ async def test_docs_load_every_asset_from_the_server_itself(api: Api) -> None:
     assert all(url.startswith("/") and not url.startswith("//") for url in assets)
     assert {url: r.status_code for url, r in served.items()} == dict.fromkeys(assets, 200)
     assert len(served[next(u for u in assets if u.endswith(".js"))].content) > 100_000
+
+
+BUDGETED = """
+jobs:
+  - name: feeds
+    budget: 600/h
+    endpoints:
+      - {name: news, url: "https://example.com/news", interval: 10s, objective: age}
+      - {name: prices, url: "https://example.com/prices", interval: 10s, max_interval: 1h}
+"""
+
+
+async def test_a_jobs_budget_and_an_endpoints_objective_show_and_a_short_budget_is_refused(
+    api: Api,
+) -> None:
+    async with api.client() as client:
+        assert (await client.post("/apply", content=BUDGETED)).status_code == HTTPStatus.OK
+        job = (await client.get("/jobs/feeds")).json()
+        news = (await client.get("/endpoints/feeds/news")).json()
+        prices = (await client.get("/endpoints/feeds/prices")).json()
+        # `news` has no max_interval: it is called every 10 s at least, 360/h.
+        short = await client.post("/apply", content=BUDGETED.replace("600/h", "300/h"))
+
+    assert job["budget"] == "600/h"
+    assert (news["objective"], prices["objective"]) == ("age", "freshness")
+    assert short.status_code == HTTPStatus.BAD_REQUEST
+    said = "field 'budget': budget 300/h is below the 361/h the endpoints' max_interval"
+    assert said in short.json()["detail"]

@@ -24,11 +24,11 @@ from fastapi.routing import APIRoute
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult
 
-from cronpilot.adapters.api.app import ROUTES
-from cronpilot.adapters.api.strict import declared_query
 from cronpilot.adapters.bootstrap import build_mcp
 from cronpilot.adapters.console.app import PAGES
 from cronpilot.adapters.wake import InProcessWaker
+from cronpilot.adapters.web.app import ROUTES
+from cronpilot.adapters.web.strict import declared_query
 from cronpilot.domain.ports import SecretCipher
 from tests.integration.api.conftest import Api, bearer, served_api
 from tests.support.reach_world import ReachWorld, reach_world

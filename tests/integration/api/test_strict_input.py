@@ -10,7 +10,7 @@ import httpx
 from fastapi import Depends, FastAPI, Query
 from pydantic import BaseModel
 
-from cronpilot.adapters.api.strict import known_input_only
+from cronpilot.adapters.web.strict import known_input_only
 from cronpilot.domain.access.access import Scope
 from tests.integration.api.conftest import JOBS, Api
 from tests.integration.api.test_api import _is_problem

@@ -6,6 +6,7 @@ from __future__ import annotations
 from cronpilot.domain.model import EndpointSpec, Job, Response, Schedule
 from cronpilot.domain.ports import JobDeclaration
 from cronpilot.scheduler.watch import Watch
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.integration.api.conftest import Api
 from tests.support.finishing import finish_one
 
@@ -22,7 +23,7 @@ async def test_a_missed_slot_and_its_recovery_are_listed_with_their_episode(api:
         late_after_seconds=30,
     )
     start = api.clock.now()
-    await api.store.catalog.apply([JobDeclaration(Job("etl"), [spec])], start)
+    await apply_to_catalog(api.store.catalog, [JobDeclaration(Job("etl"), [spec])], start)
     watch = Watch(api.store, api.clock, 10, worker_stale_seconds=60)
     api.clock.advance(3600)
     assert await watch.check_once() == (1, 0)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from mcp.types import CallToolResult, TextContent, TextResourceContents
 
-from cronpilot.adapters.cli.output import tidy
 from cronpilot.adapters.jsonvalue import dump_json
 from cronpilot.adapters.sql.store import SqlStore
+from cronpilot.adapters.views.formats import tidy
 from cronpilot.domain.access.access import Scope
 from tests.integration.mcp.conftest import World, over_stdio
 from tests.support.deep_json import nested, store_body

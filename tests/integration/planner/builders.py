@@ -24,6 +24,8 @@ from cronpilot.domain.ports import JobDeclaration, Store, Telemetry, Waker
 from cronpilot.domain.runs.telemetry import NO_TELEMETRY
 from cronpilot.planner.session import Analyst
 from cronpilot.planner.worker import PlannerWorker
+from cronpilot.usecases.declarations import apply_to_catalog
+from cronpilot.usecases.proposals import ProposalDesk
 from tests.support.clock import FakeClock
 from tests.support.finishing import finish_one
 from tests.support.settings import limits_for_tests, settings_for_tests
@@ -45,7 +47,7 @@ async def declare(
     description: str = "",
 ) -> dict[str, Endpoint]:
     declared = JobDeclaration(Job(job, description=description, planner_mode=mode), specs)
-    await store.catalog.apply([declared], now)
+    await apply_to_catalog(store.catalog, [declared], now)
     return {e.name: e for e in await store.catalog.list_endpoints(job)}
 
 
@@ -86,11 +88,13 @@ def make_planner(
     **config: Any,
 ) -> PlannerWorker:
     config.setdefault("worker_id", "p1")
+    limits = limits or limits_for_tests()
+    desk = ProposalDesk(store.unit_of_work, store.reading, waker, limits, telemetry=telemetry)
     return PlannerWorker(
         store,
         analyst,
         clock,
-        replace(planner_config(settings_for_tests(**config)), limits=limits or limits_for_tests()),
-        waker=waker,
+        replace(planner_config(settings_for_tests(**config)), limits=limits),
+        desk=desk,
         telemetry=telemetry,
     )

@@ -14,6 +14,7 @@ from cronpilot.domain.planning.planning import AnalysisClaim
 from cronpilot.domain.schedule.quiet import QuietWindow
 from cronpilot.planner.analysis_context import read_analysis_context
 from cronpilot.planner.brief import HEALTH_RUNS, SYSTEM_PROMPT, build_brief, windowed_health
+from cronpilot.planner.freshness import suggest
 from cronpilot.planner.summary import run_summary, summed_up
 from cronpilot.planner.tools import FIND, SIBLINGS, TOOLS, ToolKind
 from tests.integration.planner.builders import T0, answer, declare, spec
@@ -156,3 +157,36 @@ async def test_the_brief_sums_up_the_most_relevant_siblings_until_its_budget_is_
     assert set(roomy) == {"orders_fetch", "orders_clean", "weather", "stock"}
     assert list(tight) == ["orders_fetch", "orders_clean"]
     assert list(none) == ["orders_fetch"]
+
+
+async def test_the_brief_carries_the_estimate_and_the_suggested_intervals_freshness() -> None:
+    store = MemoryStore()
+    clamps = {"min_interval_seconds": 5, "max_interval_seconds": 3600}
+    await declare(store, T0, spec("silent", every=20, **clamps), spec("busy", every=20, **clamps))
+    for n in range(12):
+        await answer(store, "j/silent", {"n": 0})
+        await answer(store, "j/busy", {"n": n // 2})
+    endpoints = {e.name: e for e in await store.catalog.list_endpoints("j")}
+    busy = endpoints["busy"]
+    now = T0 + timedelta(minutes=5)
+    suggestion = await suggest(store, busy, endpoints, now)
+    assert suggestion is not None
+    window = await store.runs.list_runs(busy.id, HEALTH_RUNS)
+    claim = AnalysisClaim(busy, PlannerMode.AUTO, now)
+
+    brief = build_brief(
+        claim,
+        job_description="",
+        siblings=endpoints,
+        recent=[],
+        schema=None,
+        now=now,
+        window=window,
+        suggestion=suggestion,
+    )
+
+    assert "Change rate: changes about every 32 s (5 changes seen in 11 calls)" in brief
+    assert (
+        "Suggested interval: every 10 s would keep the copy fresh 86% of the time "
+        "(every 20 s now: 74%), the best split of 360/h across the job's 2 endpoints"
+    ) in brief

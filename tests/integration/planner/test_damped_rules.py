@@ -17,7 +17,7 @@ from cronpilot.domain.planning.planning import (
 from cronpilot.domain.ports import Store
 from cronpilot.domain.rules.rule_firing import URGENT_RULES
 from cronpilot.domain.rules.rules import ActionKind, Rule, RuleAction, RuleOutcome
-from cronpilot.planner.heuristic import HeuristicAnalyst
+from cronpilot.planner.freshness import FreshnessAnalyst
 from cronpilot.planner.worker import PlannerWorker
 from cronpilot.usecases.proposals import ProposalDesk, Proposer
 from tests.integration.planner.builders import answer, declare, make_planner, spec
@@ -58,7 +58,7 @@ def _planner(store: Store, clock: FakeClock, changes_per_hour: int = 100) -> Pla
     # Every pass stored: these tests read what each pass decided (`domain.schedule.quiet_passes`).
     return make_planner(
         store,
-        HeuristicAnalyst(),
+        FreshnessAnalyst(),
         clock,
         limits=limits,
         rules_dwell_seconds=DWELL,

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
+
 from cronpilot.domain.model import Endpoint, PlannerMode
 from cronpilot.domain.planning.autonomy import START_THRESHOLD
 from cronpilot.domain.planning.planning import (
@@ -15,9 +17,10 @@ from cronpilot.domain.planning.planning import (
     ProposalStatus,
 )
 from cronpilot.domain.ports import Store
+from cronpilot.planner.session import Verdict, submitted
 from cronpilot.planner.tools import ToolBox, ToolContext
 from cronpilot.usecases.proposals import ProposalDesk, Proposer
-from tests.integration.planner.builders import declare, spec
+from tests.integration.planner.builders import answer, declare, make_planner, spec
 from tests.support.clock import FakeClock
 from tests.support.settings import limits_for_tests
 
@@ -203,3 +206,56 @@ async def test_a_graded_session_proposes_at_submit_with_its_confidence(
     assert box.calls[-1].outcome == f"analysis submitted; held for review as proposal {made.id}"
     assert isinstance(done.data, dict) and done.data["ok"] is True
     assert box.deferred == []
+
+
+class _Sure:
+    """An analyst (as an LLM would) that proposes one interval at confidence 0.95."""
+
+    def __init__(self, interval: float) -> None:
+        self.interval = interval
+
+    @property
+    def name(self) -> str:
+        return "llm:test"
+
+    @property
+    def yields_to_rules(self) -> bool:
+        return False
+
+    async def analyse(self, brief: str, toolbox: ToolBox) -> Verdict:
+        self.brief = brief
+        args = {"interval_seconds": self.interval, "ttl_seconds": 600, "reason": "sure"}
+        await toolbox.call("propose_interval", args)
+        submit = {"reasoning": "sure", "confidence": 0.95, "next_analysis_in_seconds": 600}
+        await toolbox.call("submit_analysis", submit)
+        return submitted(toolbox)
+
+
+@pytest.mark.parametrize(
+    ("interval", "status"), [(10.0, ProposalStatus.APPLIED), (80.0, ProposalStatus.PENDING)]
+)
+async def test_graded_weighs_a_proposal_by_its_departure_from_the_suggestion(
+    store: Store, clock: FakeClock, interval: float, status: ProposalStatus
+) -> None:
+    """The built-in planner would call the busy endpoint every 10 s: a sure proposal of that
+    is applied, one of every 80 s (x4 the other way) is held for review."""
+    clamps = {"min_interval_seconds": 5, "max_interval_seconds": 3600}
+    await declare(
+        store,
+        clock.now(),
+        spec("silent", every=20, **clamps),
+        spec("busy", every=20, **clamps),
+        mode=PlannerMode.GRADED,
+    )
+    for n in range(12):
+        await answer(store, "j/silent", {"n": 0})
+        await answer(store, "j/busy", {"n": n // 2})
+    clock.advance(300)
+    analyst = _Sure(interval)
+    planner = make_planner(store, analyst, clock, limits=LIMITS)
+
+    await planner.analyse_now("j/busy")
+
+    [made] = await store.planner.list_proposals()
+    assert made.status is status, made.outcome
+    assert "Suggested interval: every 10 s would keep the copy fresh" in analyst.brief

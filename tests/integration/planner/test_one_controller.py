@@ -12,7 +12,7 @@ from cronpilot.domain.planning.planning import ProposalDraft, ProposalKind, Prop
 from cronpilot.domain.ports import Store
 from cronpilot.domain.rules.rule_firing import RULES_PLANNER
 from cronpilot.domain.runs.telemetry import NoTelemetry
-from cronpilot.planner.heuristic import HeuristicAnalyst
+from cronpilot.planner.freshness import FreshnessAnalyst
 from cronpilot.usecases.proposals import Proposer
 from tests.integration.planner.builders import answer, declare, make_planner, spec
 from tests.support.clock import FakeClock
@@ -20,6 +20,7 @@ from tests.support.settings import limits_for_tests
 
 RULE = "proposed by rule 1 of j/a: depth.body.pending > 200 = true"
 STEADY = {"queue": 0}
+CLAMPS = {"min_interval_seconds": 1, "max_interval_seconds": 60}
 
 
 class HeldCounter(NoTelemetry):
@@ -33,14 +34,16 @@ class HeldCounter(NoTelemetry):
 async def test_the_planner_waits_while_a_rules_hint_is_in_force(
     store: Store, clock: FakeClock
 ) -> None:
+    """`a` never changes, its sibling `busy` does: the built-in planner would give `a`'s calls
+    to `busy`, but not while the rule's 2 s holds `a`."""
     endpoints = await declare(
-        store, clock.now(), spec("a", every=2, min_interval_seconds=1, max_interval_seconds=60)
+        store, clock.now(), spec("a", every=2, **CLAMPS), spec("busy", every=2, **CLAMPS)
     )
     a = endpoints["a"]
     telemetry = HeldCounter()
     planner = make_planner(
         store,
-        HeuristicAnalyst(),
+        FreshnessAnalyst(),
         clock,
         limits=limits_for_tests(max_changes_per_hour=100),
         telemetry=telemetry,
@@ -53,9 +56,8 @@ async def test_the_planner_waits_while_a_rules_hint_is_in_force(
     until = clock.now() + timedelta(seconds=600)
 
     clock.advance(21)
-    for _ in range(3):
-        await answer(store, "j/a", STEADY)
-    await planner.run_round()
+    await _answer(store, 12)
+    await planner.analyse_now("j/a")
 
     [session, *_] = await store.planner.list_sessions()
     assert [c.outcome for c in session.tool_calls if c.name == "propose_interval"] == [
@@ -66,8 +68,14 @@ async def test_the_planner_waits_while_a_rules_hint_is_in_force(
 
     # The rule's hint has lapsed: the planner steers.
     clock.advance(600)
-    for _ in range(3):
-        await answer(store, "j/a", STEADY)
-    await planner.run_round()
+    await _answer(store, 12)
+    await planner.analyse_now("j/a")
     newest = (await store.planner.list_proposals())[0]
-    assert (newest.proposed_by, newest.status) == ("heuristic", ProposalStatus.APPLIED)
+    assert (newest.proposed_by, newest.status) == ("freshness", ProposalStatus.APPLIED)
+    assert newest.interval_seconds is not None and newest.interval_seconds > 2
+
+
+async def _answer(store: Store, times: int) -> None:
+    for n in range(times):
+        await answer(store, "j/a", STEADY)
+        await answer(store, "j/busy", {"queue": n})

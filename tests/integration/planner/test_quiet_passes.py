@@ -11,7 +11,7 @@ from cronpilot.domain.planning.planning import AnalysisSession, SessionStatus
 from cronpilot.domain.ports import Store
 from cronpilot.domain.rules.rules import ActionKind, Rule, RuleAction, RuleOutcome
 from cronpilot.domain.schedule.quiet_passes import NEWS_SPACING
-from cronpilot.planner.heuristic import HeuristicAnalyst
+from cronpilot.planner.freshness import FreshnessAnalyst
 from cronpilot.planner.session import Verdict
 from cronpilot.planner.tools import ToolBox
 from cronpilot.planner.worker import PlannerWorker
@@ -38,12 +38,20 @@ async def test_an_analysis_that_proposes_nothing_new_is_counted_not_stored(
     store: Store, clock: FakeClock
 ) -> None:
     telemetry = PrometheusTelemetry()
-    await declare(store, clock.now(), spec("a", every=10, **CLAMPED), mode=PlannerMode.REVIEW)
-    for _ in range(3):
+    await declare(
+        store,
+        clock.now(),
+        spec("a", every=10, **CLAMPED),
+        spec("b", every=10, **CLAMPED),
+        mode=PlannerMode.REVIEW,
+    )
+    for n in range(12):
         await answer(store, "j/a", {"same": True})
-    planner = make_planner(store, HeuristicAnalyst(), clock, telemetry=telemetry)
+        await answer(store, "j/b", {"n": n})
+    planner = make_planner(store, FreshnessAnalyst(), clock, telemetry=telemetry)
     await planner.run_round()
-    [proposed] = await store.planner.list_sessions()
+    stored = await store.planner.list_sessions()
+    a = await store.catalog.get_endpoint("j/a")
 
     for _ in range(3):
         clock.advance(600)
@@ -51,11 +59,10 @@ async def test_an_analysis_that_proposes_nothing_new_is_counted_not_stored(
         await planner.run_round()
 
     # Each later look wanted the change already waiting for review: nothing new.
-    assert await store.planner.list_sessions() == [proposed]
-    assert len(await store.planner.list_proposals()) == 1
-    assert _quiet(telemetry, "j", "a", "heuristic") == 3
-    endpoint = await store.catalog.get_endpoint("j/a")
-    assert await store.planner.last_analysed(endpoint.id) == clock.now()
+    assert await store.planner.list_sessions() == stored
+    assert len(await store.planner.list_proposals(endpoint_id=a.id)) == 1
+    assert _quiet(telemetry, "j", "a", "freshness") == 3
+    assert await store.planner.last_analysed(a.id) == clock.now()
 
 
 async def test_a_rules_pass_is_stored_only_when_a_rule_begins_or_stops_holding(
@@ -69,7 +76,7 @@ async def test_a_rules_pass_is_stored_only_when_a_rule_begins_or_stops_holding(
         spec("processor", every=10, rules=(FAST,), **CLAMPED),
         job="queue",
     )
-    planner = make_planner(store, HeuristicAnalyst(), clock, telemetry=telemetry)
+    planner = make_planner(store, FreshnessAnalyst(), clock, telemetry=telemetry)
 
     for pending in (480, 470, 460, 10, 5):
         await answer(store, "queue/depth", {"pending": pending})
@@ -94,7 +101,7 @@ async def test_a_rule_that_cannot_be_evaluated_is_stored_once_per_spacing(
         spec("processor", every=10, rules=(broken,), **CLAMPED),
         job="queue",
     )
-    planner = make_planner(store, HeuristicAnalyst(), clock)
+    planner = make_planner(store, FreshnessAnalyst(), clock)
 
     for pending in range(12):
         await answer(store, "queue/depth", {"pending": pending})
@@ -130,7 +137,7 @@ async def test_run_once_and_the_setting_store_quiet_passes_too(
 ) -> None:
     await declare(store, clock.now(), spec("a", every=10))
     await answer(store, "j/a", {"ok": False}, status=503)
-    quiet: PlannerWorker = make_planner(store, HeuristicAnalyst(), clock)
+    quiet: PlannerWorker = make_planner(store, FreshnessAnalyst(), clock)
     await quiet.run_round()
     assert await store.planner.list_sessions() == []
 
@@ -138,7 +145,7 @@ async def test_run_once_and_the_setting_store_quiet_passes_too(
 
     clock.advance(3600)
     await answer(store, "j/a", {"ok": True})
-    watched = make_planner(store, HeuristicAnalyst(), clock, planner_keep_quiet_sessions=True)
+    watched = make_planner(store, FreshnessAnalyst(), clock, planner_keep_quiet_sessions=True)
     await watched.run_round()
     [kept, earlier] = await store.planner.list_sessions()
     assert (kept.status, earlier.id) == (SessionStatus.SUBMITTED, once.id)
@@ -155,7 +162,7 @@ async def test_a_rule_held_back_is_stored_on_the_first_pass_of_its_streak_only(
         spec("processor", every=10, rules=(patient,), **CLAMPED),
         job="queue",
     )
-    planner = make_planner(store, HeuristicAnalyst(), clock)
+    planner = make_planner(store, FreshnessAnalyst(), clock)
 
     for _ in range(8):
         await answer(store, "queue/depth", {"pending": 480})
@@ -178,7 +185,7 @@ async def test_a_rules_pass_that_proposes_nothing_is_stored_once_per_spacing(
         spec("processor", every=10, rules=(FAST, slow), **CLAMPED),
         job="queue",
     )
-    planner = make_planner(store, HeuristicAnalyst(), clock, rules_dwell_seconds=3600)
+    planner = make_planner(store, FreshnessAnalyst(), clock, rules_dwell_seconds=3600)
 
     # A queue that swings on every pass: the rule that holds changes each time, and each
     # one after the first waits for the first one's change to dwell.

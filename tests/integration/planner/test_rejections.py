@@ -18,9 +18,10 @@ from cronpilot.domain.planning.planning import (
     ProposalStatus,
 )
 from cronpilot.domain.ports import JobDeclaration, Store
-from cronpilot.planner.heuristic import HeuristicAnalyst
+from cronpilot.planner.freshness import FreshnessAnalyst
 from cronpilot.planner.tools import ToolBox, ToolContext
 from cronpilot.planner.worker import PlannerWorker
+from cronpilot.usecases.declarations import apply_to_catalog
 from cronpilot.usecases.proposals import ProposalDesk, Proposer
 from tests.integration.planner.builders import answer, declare, make_planner, spec
 from tests.support.clock import FakeClock
@@ -28,30 +29,35 @@ from tests.support.settings import limits_for_tests
 
 LIMITS = limits_for_tests(max_changes_per_hour=100)
 STEADY = {"queue": 0}
-"""The answer of an endpoint that never changes: the heuristic relaxes it."""
+"""The answer of an endpoint that never changes: the built-in planner relaxes it."""
 
 
 async def _reported(store: Store, clock: FakeClock) -> tuple[Endpoint, PlannerWorker]:
     """The report's endpoint: a job with no `planner_mode` (graded), `a` every 2s within
-    [1s, 1m], answered alike three times, and a heuristic planner."""
+    [1s, 1m], answered alike a dozen times, its sibling `b` answering anew each time, and the
+    built-in planner."""
+    clamps = {"min_interval_seconds": 1, "max_interval_seconds": 60}
     endpoints = await declare(
         store,
         clock.now(),
-        spec("a", every=2, min_interval_seconds=1, max_interval_seconds=60),
+        spec("a", every=2, **clamps),
+        spec("b", every=2, **clamps),
         mode=PlannerMode.GRADED,
     )
-    for _ in range(3):
+    for n in range(12):
         await answer(store, "j/a", STEADY)
+        await answer(store, "j/b", {"queue": n})
     # Every pass is stored, so that the sessions show what each one did: a pass held back by
     # a rejection finds nothing new and is otherwise quiet (`domain.schedule.quiet_passes`).
     planner = make_planner(
-        store, HeuristicAnalyst(), clock, limits=LIMITS, planner_keep_quiet_sessions=True
+        store, FreshnessAnalyst(), clock, limits=LIMITS, planner_keep_quiet_sessions=True
     )
     return endpoints["a"], planner
 
 
 async def _round(store: Store, clock: FakeClock, planner: PlannerWorker) -> None:
-    """A minute and more later, with new (alike) answers: the heuristic looks again."""
+    """A minute and more later, with new (alike) answers: the built-in planner looks again
+    every other round (after a dwell)."""
     clock.advance(62)
     for _ in range(2):
         await answer(store, "j/a", STEADY)
@@ -70,20 +76,20 @@ async def test_a_rejected_change_is_not_proposed_or_applied_again_for_the_cool_d
     store: Store, clock: FakeClock
 ) -> None:
     a, planner = await _reported(store, clock)
-    await planner.run_round()
+    await planner.analyse_now("j/a")
     [held] = await store.planner.list_proposals()
     assert (held.status, held.interval_seconds, held.confidence) == (
         ProposalStatus.PENDING,
-        4.0,
-        0.9,
+        2.8,
+        0.8,
     )
     rejected = await planner.desk.reject(held.id, "ann", "keep it at 2s", clock.now())
 
     await _round(store, clock, planner)
     await _round(store, clock, planner)
-    again = await planner.desk.propose(_every(4.2), a.id, _graded(0.95), clock.now())
+    again = await planner.desk.propose(_every(2.9), a.id, _graded(0.95), clock.now())
     auto = Proposer("llm:test", PlannerMode.AUTO, "s2")
-    ordered = await planner.desk.propose(_every(3.7), a.id, auto, clock.now())
+    ordered = await planner.desk.propose(_every(2.6), a.id, auto, clock.now())
 
     assert rejected.decided_at is not None
     until = rejected.decided_at + timedelta(hours=1)
@@ -91,14 +97,15 @@ async def test_a_rejected_change_is_not_proposed_or_applied_again_for_the_cool_d
         f"the same change was rejected by ann at {rejected.decided_at.isoformat()} "
         f"(keep it at 2s), proposal {held.id}; it is held until {until.isoformat()}"
     )
-    [session, *_] = await store.planner.list_sessions()
+    [session, *_] = await store.planner.list_sessions(a.id)
     assert [c.outcome for c in session.tool_calls if c.name == "propose_interval"] == [
         f"not made: {held_back}"
     ]
     for refused in (again, ordered):
         assert (refused.status, refused.outcome) == (ProposalStatus.REFUSED, held_back)
     assert (await store.catalog.get_endpoint("j/a")).interval_hint is None
-    assert {p.id for p in await store.planner.list_proposals()} == {ordered.id, again.id, held.id}
+    made = {p.id for p in await store.planner.list_proposals(endpoint_id=a.id)}
+    assert made == {ordered.id, again.id, held.id}
     # The rejection still counts against the job's autonomy.
     [step] = await store.planner.autonomy_history(a.job_id)
     assert (step.rejections, step.proposal_id) == (1, held.id)
@@ -106,11 +113,12 @@ async def test_a_rejected_change_is_not_proposed_or_applied_again_for_the_cool_d
     clock.advance(3600 - 2 * 62)
     await _round(store, clock, planner)
 
-    newest = (await store.planner.list_proposals())[0]
+    # The cool-down is over: the planner proposes its damped step again, for review.
+    newest = (await store.planner.list_proposals(endpoint_id=a.id))[0]
     assert (newest.status, newest.interval_seconds, newest.confidence) == (
-        ProposalStatus.APPLIED,
-        4.0,
-        0.95,
+        ProposalStatus.PENDING,
+        2.8,
+        0.8,
     )
 
 
@@ -156,7 +164,7 @@ async def test_the_llms_tool_says_why_it_held_back(store: Store, clock: FakeCloc
 
 async def test_a_jobs_own_cool_down_overrides_the_setting(store: Store, clock: FakeClock) -> None:
     job = Job("j", planner_mode=PlannerMode.REVIEW, rejection_cooldown_seconds=600)
-    await store.catalog.apply([JobDeclaration(job, [spec("a", every=2)])], clock.now())
+    await apply_to_catalog(store.catalog, [JobDeclaration(job, [spec("a", every=2)])], clock.now())
     a = await store.catalog.get_endpoint("j/a")
     desk = ProposalDesk(store.unit_of_work, store.reading, None, LIMITS)
     review = Proposer("x", PlannerMode.REVIEW)

@@ -1,5 +1,5 @@
 """The rules planner through the worker and the proposal desk, on every store: the first rule
-that holds proposes its action, once; it wins over the heuristic; a rule that cannot be
+that holds proposes its action, once; it wins over the built-in planner; a rule that cannot be
 evaluated is recorded, counted, and the planner goes on."""
 
 from __future__ import annotations
@@ -18,11 +18,12 @@ from cronpilot.domain.planning.planning import (
 from cronpilot.domain.ports import Store
 from cronpilot.domain.rules.rule_firing import DEFAULT_RULE_TTL_SECONDS
 from cronpilot.domain.rules.rules import ActionKind, Rule, RuleAction, RuleOutcome
-from cronpilot.planner.heuristic import HeuristicAnalyst
+from cronpilot.planner.freshness import FreshnessAnalyst
 from cronpilot.planner.worker import PlannerWorker
 from tests.integration.planner.builders import answer, declare, spec
 from tests.integration.planner.builders import make_planner as _make_planner
 from tests.support.clock import FakeClock
+from tests.support.scheduling import set_hints, set_pause
 
 # These tests read what every pass saw: quiet passes are stored too
 # (`domain.schedule.quiet_passes`).
@@ -65,7 +66,7 @@ async def test_the_first_rule_that_holds_proposes_its_action(
     await _queue(store, clock, SLOW, FAST, Rule("true", RuleAction(ActionKind.BASELINE)))
     await answer(store, "queue/depth", {"pending": 480})
 
-    await make_planner(store, HeuristicAnalyst(), clock).run_round()
+    await make_planner(store, FreshnessAnalyst(), clock).run_round()
 
     [proposal] = await store.planner.list_proposals()
     assert (proposal.kind, proposal.status, proposal.interval_seconds, proposal.ttl_seconds) == (
@@ -97,7 +98,7 @@ async def test_a_rule_that_keeps_holding_proposes_nothing_new_until_its_hint_lap
     store: Store, clock: FakeClock
 ) -> None:
     await _queue(store, clock, FAST)
-    planner = make_planner(store, HeuristicAnalyst(), clock)
+    planner = make_planner(store, FreshnessAnalyst(), clock)
     await _depth(store, clock, planner, 480)
 
     await _depth(store, clock, planner, 470)
@@ -119,7 +120,7 @@ async def test_in_review_a_held_proposal_is_not_proposed_again(
     store: Store, clock: FakeClock
 ) -> None:
     await _queue(store, clock, FAST, mode=PlannerMode.REVIEW)
-    planner = make_planner(store, HeuristicAnalyst(), clock)
+    planner = make_planner(store, FreshnessAnalyst(), clock)
     await _depth(store, clock, planner, 480)
     await _depth(store, clock, planner, 470)
 
@@ -132,50 +133,61 @@ async def test_in_review_a_held_proposal_is_not_proposed_again(
     )
 
 
-async def test_a_rule_that_holds_wins_over_the_heuristic(store: Store, clock: FakeClock) -> None:
-    # The heuristic would tighten the processor (its answers change); the rule keeps it slow.
+async def test_a_rule_that_holds_wins_over_the_built_in_planner(
+    store: Store, clock: FakeClock
+) -> None:
+    # The planner might tighten the processor (its answers change); the rule keeps it slow.
     await _queue(store, clock, SLOW)
     await answer(store, "queue/depth", {"pending": 10})
     await answer(store, "queue/processor", {"processed": 1})
     await answer(store, "queue/processor", {"processed": 2})
-    planner = make_planner(store, HeuristicAnalyst(), clock)
+    planner = make_planner(store, FreshnessAnalyst(), clock)
 
     await planner.run_round()
     await planner.run_round()
 
     proposals = await store.planner.list_proposals()
     assert [p.proposed_by for p in proposals] == ["rules"]
-    # The rule spoke for the heuristic on these runs: not looked at again for nothing.
+    # The rule spoke for the built-in planner on these runs: not looked at again for nothing.
     assert len(await _sessions(store)) == 1
-    heuristic = [s for s in await store.planner.list_sessions() if s.planner == "heuristic"]
-    assert {s.endpoint_id for s in heuristic} == {
+    builtin = [s for s in await store.planner.list_sessions() if s.planner == "freshness"]
+    assert {s.endpoint_id for s in builtin} == {
         (await store.catalog.get_endpoint("queue/depth")).id
     }
 
 
-async def test_without_a_rule_that_holds_the_heuristic_decides(
+async def test_without_a_rule_that_holds_the_built_in_planner_decides(
     store: Store, clock: FakeClock
 ) -> None:
-    await _queue(store, clock, FAST)
-    await answer(store, "queue/depth", {"pending": 10})
-    await answer(store, "queue/processor", {"processed": 1})
-    await answer(store, "queue/processor", {"processed": 2})
+    """The depth never changes, the processor's answer changes on every call: the built-in
+    planner gives the processor the depth's calls."""
+    await declare(
+        store,
+        clock.now(),
+        spec("depth", every=10, **CLAMPED),
+        spec("processor", every=10, rules=(FAST,), **CLAMPED),
+        job="queue",
+    )
+    for n in range(6):
+        await answer(store, "queue/depth", {"pending": 10})
+        await answer(store, "queue/processor", {"processed": n})
 
-    await make_planner(store, HeuristicAnalyst(), clock).run_round()
+    await make_planner(store, FreshnessAnalyst(), clock).run_round()
 
     processor = await store.catalog.get_endpoint("queue/processor")
     [proposal] = await store.planner.list_proposals(endpoint_id=processor.id)
-    assert proposal.proposed_by == "heuristic"
-    assert "the response changed" in proposal.reason
+    assert proposal.proposed_by == "freshness"
+    assert proposal.interval_seconds is not None and proposal.interval_seconds < 10
+    assert proposal.reason.startswith("changes about every")
 
 
 async def test_rules_are_evaluated_on_every_new_run_of_the_job(
     store: Store, clock: FakeClock
 ) -> None:
-    """The analyst looks again when it said (the heuristic: in three periods); the rules do not
-    wait for it."""
+    """The analyst looks again when it said (the built-in planner: in three periods, at least
+    a dwell); the rules do not wait for it."""
     await _queue(store, clock, FAST)
-    planner = make_planner(store, HeuristicAnalyst(), clock)
+    planner = make_planner(store, FreshnessAnalyst(), clock)
     await _depth(store, clock, planner, 10)
 
     await _depth(store, clock, planner, 480)
@@ -184,7 +196,7 @@ async def test_rules_are_evaluated_on_every_new_run_of_the_job(
     assert proposal.interval_seconds == 3
     processor = await store.catalog.get_endpoint("queue/processor")
     planners = [s.planner for s in await store.planner.list_sessions(processor.id)]
-    assert sorted(planners) == ["heuristic", "rules", "rules"]
+    assert sorted(planners) == ["freshness", "rules", "rules"]
 
 
 async def test_a_rule_that_cannot_be_evaluated_is_recorded_counted_and_passed_over(
@@ -195,7 +207,7 @@ async def test_a_rule_that_cannot_be_evaluated_is_recorded_counted_and_passed_ov
     # Stored without the checks of apply (a text an older version let through).
     looping = Rule("depth.body.items.all(x, x > 0)", RuleAction(ActionKind.RUN_NOW))
     await _queue(store, clock, missing, looping, FAST)
-    planner = make_planner(store, HeuristicAnalyst(), clock, telemetry=telemetry)
+    planner = make_planner(store, FreshnessAnalyst(), clock, telemetry=telemetry)
 
     await _depth(store, clock, planner, 480)
 
@@ -222,7 +234,7 @@ async def test_run_now_runs_once_each_time_its_rule_begins_to_hold(
 ) -> None:
     now_rule = Rule("depth.body.pending > 200", RuleAction(ActionKind.RUN_NOW))
     await _queue(store, clock, now_rule)
-    planner = make_planner(store, HeuristicAnalyst(), clock)
+    planner = make_planner(store, FreshnessAnalyst(), clock)
 
     for pending in (480, 470, 10, 490):
         await _depth(store, clock, planner, pending)
@@ -248,8 +260,8 @@ async def test_resume_does_not_lift_an_admins_pause_and_baseline_drops_hints(
     baseline = Rule("true", RuleAction(ActionKind.BASELINE))
     await _queue(store, clock, resume, baseline)
     processor = await store.catalog.get_endpoint("queue/processor")
-    await store.catalog.set_pause(processor.id, Pause("maintenance", by="cli:ann@h"), clock.now())
-    planner = make_planner(store, HeuristicAnalyst(), clock)
+    await set_pause(store.catalog, processor.id, Pause("maintenance", by="cli:ann@h"), clock.now())
+    planner = make_planner(store, FreshnessAnalyst(), clock)
 
     await _depth(store, clock, planner, 480)
 
@@ -258,9 +270,9 @@ async def test_resume_does_not_lift_an_admins_pause_and_baseline_drops_hints(
     assert kept.detail == "paused by cli:ann@h: an admin's pause is lifted by an admin"
     assert await store.planner.list_proposals() == []
 
-    await store.catalog.set_pause(processor.id, None, clock.now())
+    await set_pause(store.catalog, processor.id, None, clock.now())
     hint = IntervalHint(30, clock.now() + timedelta(hours=1), "by hand")
-    await store.catalog.set_hints(processor.id, hint, None, clock.now())
+    await set_hints(store.catalog, processor.id, hint, None, clock.now())
     await _depth(store, clock, planner, 10)
 
     [proposal] = await store.planner.list_proposals()

@@ -15,6 +15,7 @@ from cronpilot.domain.errors import StoreUnavailable
 from cronpilot.domain.model import Endpoint, EndpointSpec, Job, Run, RunStatus, Schedule
 from cronpilot.domain.ports import Dispatcher, JobDeclaration, Store, Tracer, Waker
 from cronpilot.scheduler.worker import RunObserver, SchedulerWorker
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.integration.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock
 from tests.support.settings import settings_for_tests
@@ -31,7 +32,7 @@ def spec(server: EndpointServer, kind: str, name: str, **fields: Any) -> Endpoin
 
 
 async def declare(store: Store, now: datetime, *specs: EndpointSpec) -> dict[str, Endpoint]:
-    await store.catalog.apply([JobDeclaration(Job(name=JOB), specs)], now)
+    await apply_to_catalog(store.catalog, [JobDeclaration(Job(name=JOB), specs)], now)
     return {endpoint.name: endpoint for endpoint in await store.catalog.list_endpoints(JOB)}
 
 

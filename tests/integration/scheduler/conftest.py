@@ -6,7 +6,6 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.wake import InProcessWaker
 from tests.integration.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock
@@ -23,15 +22,6 @@ def clock() -> FakeClock:
 async def server() -> AsyncIterator[EndpointServer]:
     async with EndpointServer() as running:
         yield running
-
-
-@pytest.fixture
-async def dispatcher() -> AsyncIterator[AiohttpDispatcher]:
-    opened = AiohttpDispatcher(allowed_networks=LOOPBACK)
-    try:
-        yield opened
-    finally:
-        await opened.close()
 
 
 @pytest.fixture

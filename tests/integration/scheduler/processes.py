@@ -5,11 +5,14 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from cryptography.fernet import Fernet
 
 from cronpilot.adapters.crypto import FernetCipher
+from cronpilot.adapters.sql import SqlStore, open_sql_store
 
 
 class SchedulerProcesses:
@@ -94,3 +97,25 @@ class SchedulerProcesses:
             if process.returncode is None:
                 process.kill()
                 await process.wait()
+
+
+@asynccontextmanager
+async def scheduler_processes(
+    database_url: str, workdir: Path, **settings: object
+) -> AsyncIterator[SchedulerProcesses]:
+    """`SchedulerProcesses` whose survivors are killed on the way out, a failed test's too."""
+    made = SchedulerProcesses(database_url, workdir, **settings)
+    try:
+        yield made
+    finally:
+        await made.kill_all()
+
+
+@asynccontextmanager
+async def store_of(database_url: str, processes: SchedulerProcesses) -> AsyncIterator[SqlStore]:
+    """The SQL store the processes write, opened with their secret key."""
+    opened = await open_sql_store(database_url, processes.cipher)
+    try:
+        yield opened
+    finally:
+        await opened.close()

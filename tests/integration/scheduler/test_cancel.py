@@ -26,6 +26,7 @@ from tests.integration.scheduler.builders import (
 )
 from tests.integration.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock
+from tests.support.scheduling import set_pause
 
 ADMIN = "cli:ann@web-1"
 POLL = 1.0
@@ -87,7 +88,7 @@ async def test_a_queued_run_cancelled_never_starts(
     # Paused: only the runs asked for by hand go out.
     await declare(store, clock.now(), spec(server, "ok", "quiet"))
     endpoint = await store.catalog.get_endpoint("tests/quiet")
-    await store.catalog.set_pause(endpoint.id, Pause("by hand only"), clock.now())
+    await set_pause(store.catalog, endpoint.id, Pause("by hand only"), clock.now())
     first = await request_run(store.unit_of_work, waker, "tests/quiet", ADMIN, clock.now())
     clock.advance(1)
     second = await request_run(store.unit_of_work, waker, "tests/quiet", ADMIN, clock.now())

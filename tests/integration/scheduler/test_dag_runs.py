@@ -16,6 +16,7 @@ from cronpilot.domain.graph.graph import EdgeSource, EdgeType
 from cronpilot.domain.model import EndpointSpec, Job, RunStatus, RunTrigger, Schedule
 from cronpilot.domain.ports import JobDeclaration, Store
 from cronpilot.scheduler.learning import RunLearner
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.integration.scheduler.builders import DEADLINE, JOB, RunningWorker, runs_of, spec
 from tests.integration.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock
@@ -30,7 +31,9 @@ def _dependant(
 
 
 async def _declare(store: Store, clock: FakeClock, *specs: EndpointSpec) -> None:
-    await store.catalog.apply([JobDeclaration(Job(name=JOB), with_dependants(specs))], clock.now())
+    await apply_to_catalog(
+        store.catalog, [JobDeclaration(Job(name=JOB), with_dependants(specs))], clock.now()
+    )
 
 
 async def test_a_diamond_runs_children_of_their_parents_and_the_join_waits_for_both(

@@ -13,6 +13,7 @@ from cronpilot.domain.graph.schema_inference import VOLATILE_AFTER
 from cronpilot.domain.model import Response
 from cronpilot.domain.ports import Store
 from cronpilot.scheduler.learning import RunLearner
+from cronpilot.usecases.declarations import apply_to_catalog
 from cronpilot.usecases.schema_learning import rebuild_schema
 from cronpilot.usecases.search import search_endpoints
 from tests.contract.builders import (
@@ -58,7 +59,7 @@ async def test_a_burst_of_first_bodies_in_one_job_makes_one_refresh_of_its_provi
     store: Store,
 ) -> None:
     consumers = [spec(f"c{n}", url=f"https://example.com/c{n}?batch_id=1") for n in range(10)]
-    await store.catalog.apply([declaration("j", spec("src"), *consumers)], T0)
+    await apply_to_catalog(store.catalog, [declaration("j", spec("src"), *consumers)], T0)
     endpoints = await store.catalog.list_endpoints("j")
     for claim in await store.claims.claim_due(T0, "w1", LEASE_SECONDS, len(endpoints)):
         body = {"batch_id": "b1"} if claim.endpoint.name == "src" else {"ok": True}

@@ -25,6 +25,7 @@ from cronpilot.domain.alerts.alerts import (
 from cronpilot.domain.model import Response
 from cronpilot.domain.ports import Store
 from cronpilot.scheduler.notifier import EVENT_HEADER, Notifier
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.contract.builders import LEASE_SECONDS, declaration, spec
 from tests.support.clock import FakeClock
 from tests.support.finishing import finish_one
@@ -90,8 +91,10 @@ def _notifier(
 
 async def _raise_failing(store: Store, clock: FakeClock, *urls: str) -> None:
     """An endpoint notifying `urls` at its first failure, failed once at the clock's now."""
-    await store.catalog.apply(
-        [declaration("shop", spec("orders", notify=urls, notify_after=1))], clock.now()
+    await apply_to_catalog(
+        store.catalog,
+        [declaration("shop", spec("orders", notify=urls, notify_after=1))],
+        clock.now(),
     )
     [claim] = await store.claims.claim_due(clock.now(), "w1", LEASE_SECONDS, 1)
     await finish_one(store.claims, claim, "w1", FAILED, clock.now())

@@ -365,7 +365,7 @@ async def test_steering_headers_ignored_are_counted_and_logged_once_per_run(  # 
     )
     slot = clock.now()
 
-    with caplog.at_level(logging.INFO, logger="cronpilot.scheduler.worker"):
+    with caplog.at_level(logging.INFO, logger="cronpilot.scheduler"):
         async with RunningWorker(store, dispatcher, clock, waker) as running:
             await running.until_finished(1)
 

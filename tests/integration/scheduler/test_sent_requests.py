@@ -11,6 +11,7 @@ from cronpilot.domain.graph.dependencies import with_dependants
 from cronpilot.domain.model import Job, Schedule
 from cronpilot.domain.ports import JobDeclaration, Store
 from cronpilot.scheduler.requests import RUN_ID_HEADER
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.integration.scheduler.builders import JOB, RunningWorker, runs_of, spec
 from tests.integration.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock
@@ -35,7 +36,7 @@ async def test_a_dag_child_records_its_request_after_templates_with_secrets_mask
     )
     child = replace(child, url=child.url + "?batch={{ fetch.batch_id }}&api_key=k3y")
     specs = with_dependants([spec(server, "same", "fetch"), child])
-    await store.catalog.apply([JobDeclaration(Job(name=JOB), specs)], clock.now())
+    await apply_to_catalog(store.catalog, [JobDeclaration(Job(name=JOB), specs)], clock.now())
 
     async with RunningWorker(store, dispatcher, clock, waker) as running:
         await running.until_finished(2)

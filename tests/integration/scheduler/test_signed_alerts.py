@@ -31,6 +31,7 @@ from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import Response
 from cronpilot.domain.ports import Dispatcher, Store
 from cronpilot.scheduler.notifier import Notifier
+from cronpilot.usecases.declarations import apply_to_catalog
 from tests.contract.builders import LEASE_SECONDS, declaration, spec
 from tests.integration.scheduler.conftest import LOOPBACK
 from tests.support.clock import FakeClock
@@ -86,7 +87,8 @@ def clock() -> FakeClock:
 async def _alert(store: Store, clock: FakeClock, url: str) -> None:
     """A `failing` alert for a `webhook` target at `url`, in the outbox."""
     target = NotifyTarget(TargetKind.WEBHOOK, url=url)
-    await store.catalog.apply(
+    await apply_to_catalog(
+        store.catalog,
         [declaration("shop", spec("orders", notify_targets=(target,), notify_after=1))],
         clock.now(),
     )

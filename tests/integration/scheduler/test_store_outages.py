@@ -28,7 +28,8 @@ from tests.integration.scheduler.builders import (
 from tests.integration.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock
 
-WORKER_LOG = "cronpilot.scheduler.worker"
+# Each module of the worker logs under its own name; the package logger is their parent.
+WORKER_LOG = "cronpilot.scheduler"
 
 
 def _with_claims(store: Store, claims: object) -> StoreOf:
@@ -39,7 +40,7 @@ def _worker_lines(caplog: pytest.LogCaptureFixture, level: int = logging.INFO) -
     return [
         record.getMessage()
         for record in caplog.records
-        if record.name == WORKER_LOG and record.levelno >= level
+        if record.name.startswith(f"{WORKER_LOG}.") and record.levelno >= level
     ]
 
 

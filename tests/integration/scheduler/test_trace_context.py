@@ -9,8 +9,8 @@ import re
 from dataclasses import replace
 from datetime import timedelta
 
-from cronpilot.adapters.cli.views import run_view
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
+from cronpilot.adapters.views.runs import run_view
 from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.graph.dependencies import with_dependants
 from cronpilot.domain.model import EndpointSpec, RetryPolicy, Schedule

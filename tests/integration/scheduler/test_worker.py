@@ -24,6 +24,7 @@ from tests.integration.scheduler.builders import (
 )
 from tests.integration.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock
+from tests.support.scheduling import set_pause
 
 
 async def test_due_endpoints_are_called_recorded_and_replanned(
@@ -40,8 +41,11 @@ async def test_due_endpoints_are_called_recorded_and_replanned(
         spec(server, "ok", "b"),
         spec(server, "ok", "later"),
     )
-    await store.catalog.set_pause(
-        endpoints["later"].id, Pause("not yet", clock.now() + timedelta(hours=1)), clock.now()
+    await set_pause(
+        store.catalog,
+        endpoints["later"].id,
+        Pause("not yet", clock.now() + timedelta(hours=1)),
+        clock.now(),
     )
     first_slot = clock.now()
     next_slot = first_slot + timedelta(seconds=60)
@@ -392,14 +396,14 @@ async def test_sleeping_worker_wakes_for_an_endpoint_made_due_earlier(
         spec(server, "ok", "hourly", schedule=Schedule(interval_seconds=3600)),
         spec(server, "ok", "paused"),
     )
-    await store.catalog.set_pause(endpoints["paused"].id, Pause("by hand"), clock.now())
+    await set_pause(store.catalog, endpoints["paused"].id, Pause("by hand"), clock.now())
     async with RunningWorker(store, dispatcher, clock, waker, max_sleep_seconds=3600) as running:
         await running.until_finished(1)
         async with asyncio.timeout(DEADLINE):
             # Nothing in flight, nothing due for an hour: the worker sleeps until then.
             await clock.until_sleeping_until(clock.now() + timedelta(seconds=3600))
 
-        resumed = await store.catalog.set_pause(endpoints["paused"].id, None, clock.now())
+        resumed = await set_pause(store.catalog, endpoints["paused"].id, None, clock.now())
         assert resumed.next_run_at == clock.now()
         await waker.notify()
         await running.until_finished(2)

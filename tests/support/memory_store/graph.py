@@ -4,7 +4,6 @@ domain functions as the SQL store."""
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -19,6 +18,7 @@ from cronpilot.domain.graph.dag import (
     reading,
     ready_trigger,
     run_if_reads,
+    starting,
 )
 from cronpilot.domain.graph.graph import (
     Edge,
@@ -191,15 +191,10 @@ def _carry_out(
     state: MemoryState, plan: DagPlan, lease: tuple[str, float], now: datetime
 ) -> list[Claim]:
     save_plan(state, plan)
-    claims = []
-    for node, wait, trigger in plan.start:
-        current = state.endpoints[node.id]
-        if current.lease_owner is None:
-            claims.append(_start(state, current, trigger, lease, now))
-        else:
-            ready = replace(wait, ready=True, parent_trace_id=trigger.parent_trace_id)
-            state.waits[(wait.dag_run_id, wait.endpoint_id)] = ready
-    return claims
+    starts, ready = starting(plan)
+    for wait in ready:
+        state.waits[(wait.dag_run_id, wait.endpoint_id)] = wait
+    return [_start(state, node, trigger, lease, now) for node, trigger in starts]
 
 
 def _start(

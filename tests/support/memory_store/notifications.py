@@ -6,16 +6,20 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from cronpilot.domain.alerts.alerts import (
     AlertEvent,
     Notification,
     NotificationStatus,
+    Settlement,
     deliverable,
+    delivered_settlement,
     delivery_order,
+    failed_settlement,
     precedes,
     redelivered,
+    settled,
 )
 from cronpilot.domain.errors import NotificationNotFound
 from cronpilot.domain.model import Endpoint
@@ -69,9 +73,7 @@ class MemoryNotifications(NotificationRepository):
         return again
 
     async def mark_delivered(self, notification_id: str, worker_id: str, now: datetime) -> bool:
-        return await self._settle(
-            notification_id, worker_id, status=NotificationStatus.DELIVERED, delivered_at=now
-        )
+        return await self._settle(notification_id, worker_id, delivered_settlement(now))
 
     async def mark_failed(
         self,
@@ -81,24 +83,15 @@ class MemoryNotifications(NotificationRepository):
         retry_at: datetime | None,
         now: datetime,
     ) -> bool:
-        if retry_at is None:
-            return await self._settle(
-                notification_id, worker_id, status=NotificationStatus.FAILED, last_error=error
-            )
-        return await self._settle(
-            notification_id, worker_id, last_error=error, next_attempt_at=retry_at
-        )
+        return await self._settle(notification_id, worker_id, failed_settlement(error, retry_at))
 
-    async def _settle(self, notification_id: str, worker_id: str, **changes: Any) -> bool:
+    async def _settle(self, notification_id: str, worker_id: str, settlement: Settlement) -> bool:
         async with self._state.lock:
             held = self._state.notifications.get(notification_id)
-            if held is None or held.lease_owner != worker_id:
+            after = None if held is None else settled(held, worker_id, settlement)
+            if after is None:
                 return False
-            if held.status is not NotificationStatus.PENDING:
-                return False
-            self._state.notifications[notification_id] = replace(
-                held, attempts=held.attempts + 1, lease_owner=None, lease_until=None, **changes
-            )
+            self._state.notifications[notification_id] = after
         return True
 
     async def list_notifications(

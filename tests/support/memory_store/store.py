@@ -31,12 +31,9 @@ from cronpilot.domain.ids import by_id_or_prefix
 from cronpilot.domain.model import (
     Claim,
     Endpoint,
-    EndpointSpec,
     ErrorKind,
     Finish,
-    IntervalHint,
     Job,
-    OneShotHint,
     Pause,
     Recorded,
     Run,
@@ -46,16 +43,16 @@ from cronpilot.domain.model import (
 from cronpilot.domain.paging import Cursor, follows
 from cronpilot.domain.planning.approvals import Approval
 from cronpilot.domain.ports import (
-    ApplyReport,
+    Applied,
     CatalogFigures,
     CatalogRepository,
     ClaimRepository,
-    JobDeclaration,
     ReadingUnit,
     Repositories,
     RunFilter,
     RunRepository,
     Store,
+    StoredJob,
     StoredVector,
     UnitOfWork,
 )
@@ -67,6 +64,7 @@ from cronpilot.domain.runs.claiming import (
     leased,
     next_due,
     pick_claims,
+    run_lease_expired,
 )
 from cronpilot.domain.runs.settling import settle_batch
 from cronpilot.domain.runs.transitions import (
@@ -78,12 +76,9 @@ from cronpilot.domain.runs.transitions import (
     claim_of,
     job_resumed,
     queued_claim,
-    replanned,
+    runs_alone,
     started_queued,
     started_run,
-    with_hints,
-    with_pause,
-    with_spec,
 )
 from cronpilot.domain.runs.watch import WatchEpisode, caught_up_missed, caught_up_notifications
 from cronpilot.domain.runs.workers import WorkerInfo
@@ -94,6 +89,7 @@ from cronpilot.domain.schedule.limits import (
     decide_limits,
     limited_candidates,
 )
+from cronpilot.domain.schedule.overlap import claimed_alone, given_back
 from cronpilot.domain.schedule.time_range import falls_in
 from tests.support.memory_store.access import MemoryAccess
 from tests.support.memory_store.approvals import MemoryApprovals
@@ -187,6 +183,9 @@ class MemoryState:
         ]
         return max(finished, default=None)
 
+    def runs_running(self) -> list[Run]:
+        return [run for run in self.runs.values() if run.status is RunStatus.RUNNING]
+
     def endpoint(self, endpoint_id: str) -> Endpoint:
         try:
             return self.endpoints[endpoint_id]
@@ -194,10 +193,11 @@ class MemoryState:
             raise EndpointNotFound(endpoint_id) from None
 
     def fenced(self, claim: Claim, worker_id: str) -> tuple[Endpoint, Run] | None:
-        """As in the SQL store: our lease and our claim's run still running."""
+        """As in the SQL store: our lease (unless the run holds its own) and our claim's run
+        still running."""
         endpoint = self.endpoints.get(claim.endpoint.id)
         run = self.runs.get(claim.run_id)
-        if endpoint is None or endpoint.lease_owner != worker_id:
+        if endpoint is None or (endpoint.lease_owner != worker_id and not runs_alone(claim)):
             return None
         if run is None or run.status is not RunStatus.RUNNING:
             return None
@@ -238,33 +238,25 @@ class MemoryCatalog(CatalogRepository):
         self._state = state
         self._planning = planning
 
-    async def apply(self, declarations: Sequence[JobDeclaration], now: datetime) -> ApplyReport:
-        report = ApplyReport()
+    async def declared_jobs(self, names: Collection[str]) -> list[StoredJob]:
+        # A unit of work holds the store's lock for its whole block: nothing left to hold.
+        found = [self._state.jobs[name] for name in names if name in self._state.jobs]
+        endpoints = sorted(self._state.endpoints.values(), key=lambda e: e.name)
+        return [StoredJob(job, [e for e in endpoints if e.job_id == job.id]) for job in found]
+
+    async def save_applied(self, applied: Applied) -> None:
         async with self._state.lock:
-            # Work on copies and swap them in at the end: an error leaves nothing applied.
-            jobs = dict(self._state.jobs)
-            endpoints = dict(self._state.endpoints)
-            for declaration in declarations:
-                job = _apply_job(jobs, declaration.job, report)
-                for spec in declaration.endpoints:
-                    _apply_endpoint(endpoints, job, spec, now, report)
-                declared = {spec.name for spec in declaration.endpoints}
-                report.absent.extend(
-                    sorted(
-                        e.ref
-                        for e in endpoints.values()
-                        if e.job_id == job.id and e.name not in declared
-                    )
-                )
-            for bounds in (limit for d in declarations for limit in d.limits):
+            for job in applied.new_jobs + applied.changed_jobs:
+                self._state.jobs[job.name] = job
+            for endpoint in applied.new_endpoints + applied.changed_endpoints:
+                self._state.endpoints[endpoint.id] = endpoint
+            for bounds in applied.limits:
                 stored = self._state.limits.get(bounds.key)
                 fresh = LimitState(bounds) if stored is None else replace(stored, limit=bounds)
                 self._state.limits[bounds.key] = fresh
-            self._state.jobs, self._state.endpoints = jobs, endpoints
-        return report
 
     async def limits(self) -> list[LimitStatus]:
-        flight = calls_in_flight(self._state.endpoints.values())
+        flight = calls_in_flight(self._state.endpoints, self._state.runs_running())
         return [
             LimitStatus(state, flight.get(key, 0))
             for key, state in sorted(self._state.limits.items())
@@ -299,8 +291,11 @@ class MemoryCatalog(CatalogRepository):
         # left to hold.
         return self._state.endpoint_by_ref(ref)
 
-    async def set_pause(self, endpoint_id: str, pause: Pause | None, now: datetime) -> Endpoint:
-        return await self._change(endpoint_id, lambda e: with_pause(e, pause, now))
+    async def save_schedule(self, endpoint: Endpoint) -> None:
+        async with self._state.lock:
+            stored = self._state.endpoint(endpoint.id)
+            # The declared spec stays as stored, as the SQL stores' state columns leave it.
+            self._state.endpoints[endpoint.id] = replace(endpoint, spec=stored.spec)
 
     async def set_job_pause(self, name: str, pause: Pause | None, now: datetime) -> Job:
         async with self._state.lock:
@@ -311,17 +306,6 @@ class MemoryCatalog(CatalogRepository):
                     kept = endpoint if pause is not None else job_resumed(endpoint, now)
                     self._state.endpoints[endpoint.id] = replace(kept, job_pause=pause)
         return job
-
-    async def set_hints(
-        self,
-        endpoint_id: str,
-        interval_hint: IntervalHint | None,
-        oneshot_hint: OneShotHint | None,
-        now: datetime,
-    ) -> Endpoint:
-        return await self._change(
-            endpoint_id, lambda e: with_hints(e, interval_hint, oneshot_hint, now)
-        )
 
     async def set_volatile_fields(self, endpoint_id: str, fields: Sequence[str]) -> None:
         await self._change(endpoint_id, lambda e: replace(e, volatile_fields=tuple(fields)))
@@ -344,40 +328,6 @@ class MemoryCatalog(CatalogRepository):
         return changed
 
 
-def _apply_job(jobs: dict[str, Job], declared: Job, report: ApplyReport) -> Job:
-    stored = jobs.get(declared.name)
-    if stored is None:
-        jobs[declared.name] = declared
-        report.created.append(declared.name)
-        return declared
-    if stored.declared == declared.declared:
-        report.unchanged.append(declared.name)
-        return stored
-    jobs[declared.name] = replace(declared, id=stored.id, pause=stored.pause)
-    report.updated.append(declared.name)
-    return jobs[declared.name]
-
-
-def _apply_endpoint(
-    endpoints: dict[str, Endpoint],
-    job: Job,
-    spec: EndpointSpec,
-    now: datetime,
-    report: ApplyReport,
-) -> None:
-    ref = f"{job.name}/{spec.name}"
-    stored = next((e for e in endpoints.values() if e.ref == ref), None)
-    if stored is None:
-        created = replanned(Endpoint(new_id(), job.id, job.name, spec, job_pause=job.pause), now)
-        endpoints[created.id] = created
-        report.created.append(ref)
-    elif stored.spec == spec:
-        report.unchanged.append(ref)
-    else:
-        endpoints[stored.id] = with_spec(stored, spec, now)
-        report.updated.append(ref)
-
-
 class MemoryClaims(ClaimRepository):
     def __init__(self, state: MemoryState) -> None:
         self._state = state
@@ -389,7 +339,7 @@ class MemoryClaims(ClaimRepository):
         keys' states stored."""
         endpoints = self._state.endpoints
         candidates = limited_candidates(endpoints.values(), waiting, due_by, now)
-        flight = calls_in_flight(endpoints.values())
+        flight = calls_in_flight(endpoints, self._state.runs_running())
         decision = decide_limits(candidates, self._state.limits, flight, limit, now)
         for state in decision.changed:
             self._state.limits[state.key] = state
@@ -436,9 +386,13 @@ class MemoryClaims(ClaimRepository):
                     # Same rule as the SQL store: a slot that already ran is planned past.
                     self._state.endpoints[endpoint.id] = after_slot(endpoint, slot, None, now)
                     continue
-                endpoint = leased(endpoint, worker_id, lease_until)
-                claim = claim_of(endpoint, new_id(), new_id(), lease_until)
-                self._state.endpoints[endpoint.id] = endpoint
+                claim = claim_of(
+                    leased(endpoint, worker_id, lease_until), new_id(), new_id(), lease_until
+                )
+                # As in the SQL store: a run alone leaves its endpoint free, planned past it.
+                self._state.endpoints[endpoint.id] = (
+                    claimed_alone(endpoint, slot, now) if runs_alone(claim) else claim.endpoint
+                )
                 self._state.runs[claim.run_id] = started_run(claim, worker_id, now)
                 claims.append(claim)
         return claims
@@ -456,6 +410,12 @@ class MemoryClaims(ClaimRepository):
 
     async def extend_lease(self, claim: Claim, worker_id: str, until: datetime) -> None:
         async with self._state.lock:
+            if runs_alone(claim):
+                fenced = self._state.fenced(claim, worker_id)
+                if fenced is None:
+                    raise LeaseLost(claim.endpoint.id, worker_id)
+                self._state.runs[claim.run_id] = replace(fenced[1], lease_until=until)
+                return
             endpoint = self._state.endpoints.get(claim.endpoint.id)
             if endpoint is None or endpoint.lease_owner != worker_id:
                 raise LeaseLost(claim.endpoint.id, worker_id)
@@ -498,6 +458,10 @@ class MemoryClaims(ClaimRepository):
             if fenced is None:
                 return
             endpoint, running = fenced
+            if runs_alone(claim):
+                del self._state.runs[running.id]
+                self._state.endpoints[endpoint.id] = given_back(endpoint, claim)
+                return
             if claim.queued is None:
                 del self._state.runs[running.id]
             else:
@@ -513,7 +477,8 @@ class MemoryClaims(ClaimRepository):
                 return
             endpoint, running = fenced
             self._state.runs[running.id] = abandoned_run(running, ErrorKind.SHUTDOWN, reason, now)
-            self._state.endpoints[endpoint.id] = after_run(endpoint, running, None, now)
+            if not runs_alone(claim):
+                self._state.endpoints[endpoint.id] = after_run(endpoint, running, None, now)
 
     async def cancel(self, claim: Claim, worker_id: str, now: datetime) -> None:
         async with self._state.lock:
@@ -522,7 +487,8 @@ class MemoryClaims(ClaimRepository):
                 return
             endpoint, running = fenced
             self._state.runs[running.id] = cancelled_run(running, now)
-            self._state.endpoints[endpoint.id] = after_run(endpoint, running, None, now)
+            if not runs_alone(claim):
+                self._state.endpoints[endpoint.id] = after_run(endpoint, running, None, now)
 
     async def cancels_asked(self, run_ids: Collection[str]) -> set[str]:
         runs = self._state.runs
@@ -539,16 +505,19 @@ class MemoryClaims(ClaimRepository):
                 if not lease_expired(endpoint, now):
                     continue
                 abandoned = [
-                    abandoned_run(
-                        r, ErrorKind.LEASE_EXPIRED, f"lease of worker {r.worker_id} expired", now
-                    )
+                    _expired(r, now)
                     for r in self._state.runs_of(endpoint.id)
-                    if r.status is RunStatus.RUNNING
+                    if r.status is RunStatus.RUNNING and r.lease_until is None
                 ]
                 for run in abandoned:
                     self._state.runs[run.id] = run
                 reaped += len(abandoned)
                 self._state.endpoints[endpoint.id] = after_reap(endpoint, abandoned, now)
+            # Runs alone: their endpoint moved past their slots when they were claimed.
+            for run in list(self._state.runs.values()):
+                if run_lease_expired(run, now):
+                    self._state.runs[run.id] = _expired(run, now)
+                    reaped += 1
         return reaped
 
     async def next_due_at(self) -> datetime | None:
@@ -790,6 +759,11 @@ class MemoryStore(MemoryRepositories, Store):
 
     async def close(self) -> None:
         return None
+
+
+def _expired(running: Run, now: datetime) -> Run:
+    reason = f"lease of worker {running.worker_id} expired"
+    return abandoned_run(running, ErrorKind.LEASE_EXPIRED, reason, now)
 
 
 def _by_slot(run: Run) -> datetime:

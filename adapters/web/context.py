@@ -1,5 +1,5 @@
-"""What every route is handed: the store, the waker, the clock, the settings that shape
-input, and the token check."""
+"""What every route and console page is handed: the store, the waker, the clock, the settings
+that shape input, and the token check."""
 
 from __future__ import annotations
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from cronpilot.adapters.cli.output import fire_time, span
+from cronpilot.adapters.views.formats import span
+from cronpilot.adapters.views.schedules import fire_time
 from cronpilot.domain.errors import InvalidSchedule
 from cronpilot.domain.model import Endpoint
 from cronpilot.domain.schedule.quiet import QuietSpan, describe, next_window

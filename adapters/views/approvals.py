@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cronpilot.adapters.cli.output import iso
+from cronpilot.adapters.views.formats import iso
 from cronpilot.domain.planning.approvals import Approval
 
 

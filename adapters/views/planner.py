@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cronpilot.adapters.cli.output import iso, span
+from cronpilot.adapters.views.formats import iso, span
 from cronpilot.domain.planning.planning import (
     AnalysisSession,
     Proposal,

@@ -1,4 +1,5 @@
-"""The API's app factory: routers, problem documents and the context every route is handed."""
+"""The web server's app factory: the API's routers and the console's pages on one app, with
+problem documents and the context every route and page is handed."""
 
 from __future__ import annotations
 
@@ -18,12 +19,12 @@ from cronpilot.adapters.api import (
     search_routes,
     tokens_routes,
 )
-from cronpilot.adapters.api.context import ApiContext
-from cronpilot.adapters.api.problems import PROBLEM_JSON, install_problem_handlers
 from cronpilot.adapters.api.request_metrics import RequestMetrics
 from cronpilot.adapters.api.responses import TidyJSONResponse
-from cronpilot.adapters.api.strict import known_input_only
 from cronpilot.adapters.console.app import STATIC_URL, install_console
+from cronpilot.adapters.web.context import ApiContext
+from cronpilot.adapters.web.problems import PROBLEM_JSON, install_problem_handlers
+from cronpilot.adapters.web.strict import known_input_only
 
 _PROBLEM = {
     "description": "A problem document (RFC 9457)",
