@@ -11,7 +11,7 @@ from itertools import pairwise
 
 import pytest
 
-from cronpilot.adapters.cli.planner_views import session_view
+from cronpilot.adapters.views.planner import session_view
 from cronpilot.domain.planning.planning import ProposalStatus
 from cronpilot.harness.stories import START
 from cronpilot.planner.freshness import FRESHNESS, FreshnessAnalyst
