@@ -1,6 +1,7 @@
-"""The planner exams side by side: the heuristic, the rules and the scripted model of the tests
-(`tests/support/use_cases.py`, a sensible policy through the real `openai` SDK, not a real LLM)
-sit every exam of `cronpilot planner eval` in one run; a Markdown table of scores (and the
+"""The planner exams side by side: the freshness planner, the heuristic, the rules and the
+scripted model of the tests (`tests/support/use_cases.py`, a sensible policy through the real
+`openai` SDK, not a real LLM) sit every exam of `cronpilot planner eval` in one run; a Markdown
+table of scores and freshness beside the even and best splits of the same calls (and the
 scripted model's tokens) per exam. A real model sits the same exams with `cronpilot planner
 eval --planner llm` and `CRONPILOT_LLM_BASE_URL`.
 
@@ -17,12 +18,18 @@ from datetime import UTC, datetime
 
 from cronpilot.harness.exams.catalog import EXAMS
 from cronpilot.harness.exams.evaluation import Result, evaluate
+from cronpilot.harness.exams.freshness import ESTIMATED
 from cronpilot.harness.exams.planners import PlannerChoice
 from tests.support.fake_openai_server import FakeOpenAI
 from tests.support.settings import settings_for_tests
 from tests.support.use_cases import NEEDS, policy
 
-PLANNERS = (PlannerChoice.HEURISTIC, PlannerChoice.RULES, PlannerChoice.LLM)
+PLANNERS = (
+    PlannerChoice.FRESHNESS,
+    PlannerChoice.HEURISTIC,
+    PlannerChoice.RULES,
+    PlannerChoice.LLM,
+)
 
 
 async def sit_all(seed: int) -> list[Result]:
@@ -34,7 +41,13 @@ async def sit_all(seed: int) -> list[Result]:
 def _cell(result: Result) -> str:
     score = result.grade.score
     flips = f", {score.oscillations} flips" if score.oscillations else ""
-    return f"{score.value:.0%} ({score.proposals} made{flips})"
+    fresh = result.grade.freshness
+    kept = (
+        ""
+        if fresh is None
+        else f"; fresh {fresh.reached:.0%} / {fresh.even:.0%} / {fresh.best:.0%}"
+    )
+    return f"{score.value:.0%} ({score.proposals} made{flips}{kept})"
 
 
 def report(results: Sequence[Result], seed: int) -> str:
@@ -62,6 +75,7 @@ def report(results: Sequence[Result], seed: int) -> str:
         if r.planner == planners[-1]
     )
     lines.append("| mean | " + " | ".join(means) + f" | {spent:,} |")
+    lines += ["", f"fresh: reached / even split / best split, {ESTIMATED}"]
     return "\n".join(lines)
 
 

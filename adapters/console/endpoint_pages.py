@@ -38,7 +38,12 @@ from cronpilot.domain.errors import InvalidConfig
 from cronpilot.domain.model import Pause, Run, RunStatus
 from cronpilot.domain.schedule.governor import fresh_interval_hint
 from cronpilot.domain.schedule.pauses import holds, job_holds, pause_end_after
-from cronpilot.usecases.queries.catalog import EndpointState, list_endpoints, list_jobs
+from cronpilot.usecases.queries.catalog import (
+    EndpointState,
+    list_endpoints,
+    list_jobs,
+    show_endpoint,
+)
 from cronpilot.usecases.queries.outputs import show_output
 from cronpilot.usecases.queries.planner import planner_mode
 from cronpilot.usecases.queries.reach import check_target
@@ -154,6 +159,7 @@ async def endpoint(
     latest = next((r for r in recent.items if r.body is not None), None)
     timeline = await endpoint_timeline(reading, ref, now - LENGTHS[window], now, reach=reach)
     hint = fresh_interval_hint(found, now)
+    changes = (await show_endpoint(reading, ref, now, reach=reach)).changes
     return render(
         request,
         "endpoint.html",
@@ -170,6 +176,7 @@ async def endpoint(
         rules=rule_texts(found.spec),
         hint=hint,
         mode=mode.value,
+        changes=changes,
         recent=[run_view(r, with_body=False) for r in recent.items],
         latest=None if latest is None else run_view(latest, with_body=True),
         newest=None if not recent.items else run_view(recent.items[0], with_body=False),

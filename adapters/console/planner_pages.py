@@ -19,7 +19,7 @@ from cronpilot.adapters.console.pages import (
     older,
     render,
 )
-from cronpilot.adapters.views.planner import change_text
+from cronpilot.adapters.views.planner import change_text, held_back
 from cronpilot.adapters.web.context import Context
 from cronpilot.adapters.web.paging import after
 from cronpilot.domain.errors import InvalidConfig
@@ -132,6 +132,7 @@ async def sessions(
         who,
         ctx.clock.now(),
         sessions=page.items,
+        held={s.id: [why for _, why in held_back(s)] for s in page.items},
         refs=await endpoint_refs(reading, reach=reach),
         endpoint=endpoint or "",
         older=older(page, endpoint=endpoint),

@@ -173,7 +173,7 @@ LOOK_AGAIN_FLOOR_SECONDS = 120.0
 """And at least a dwell (decision 0048) later."""
 
 
-def _bounds(spec: EndpointSpec, now: datetime) -> tuple[float, float, float]:
+def interval_bounds(spec: EndpointSpec, now: datetime) -> tuple[float, float, float]:
     """The endpoint's baseline period, and the interval bounds the planner may move it within:
     without clamps it stays on its baseline (the clamps are the admin's permission)."""
     baseline = baseline_period(spec.schedule, now).total_seconds()
@@ -186,7 +186,7 @@ def budget_of(budget: str | None, specs: Sequence[EndpointSpec], now: datetime) 
     `budget`, else what their declared schedules make (a DAG dependant, called when its
     upstreams are, spends none). Raises `BudgetError` for a malformed budget, or one below
     what their `max_interval`s allow."""
-    bounds = [_bounds(s, now) for s in specs if not s.schedule.after_upstreams]
+    bounds = [interval_bounds(s, now) for s in specs if not s.schedule.after_upstreams]
     if budget is None:
         return declared_budget([baseline for baseline, _, _ in bounds])
     calls = parse_budget(budget)
@@ -261,7 +261,7 @@ def _job_seats(
     ]
     seats = []
     for each in own:
-        _, low, high = _bounds(each.spec, now)
+        _, low, high = interval_bounds(each.spec, now)
         current = current_interval(each, now)
         seats.append(Seat(current, low, high, estimates.get(each.id), each.spec.objective))
     return seats, budget_of(budget, [each.spec for each in own], now)

@@ -4,7 +4,7 @@ each endpoint it grades at each second, read from the same functions the simulat
 with (`harness.exams.scores` says how proposals are scored against it).
 
 The `rules` in a jobs document are what a rule writer would declare; they are taken out when
-the heuristic or an LLM sits the exam, so that each planner is scored on its own.
+any other planner sits the exam, so that each planner is scored on its own.
 """
 
 from __future__ import annotations

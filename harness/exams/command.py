@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -16,6 +17,7 @@ from cronpilot.adapters.cli.output import (
     print_table,
 )
 from cronpilot.adapters.cli.runtime import admin_settings
+from cronpilot.harness.exams.freshness import ESTIMATED, Freshness
 from cronpilot.harness.exams.planners import PlannerChoice
 from cronpilot.harness.exams.scores import Score
 
@@ -30,7 +32,8 @@ def eval_planners(
         typer.Option(
             "--planner",
             help="Who sits the exams; repeat to compare. Default: the LLM when "
-            "CRONPILOT_LLM_BASE_URL or CRONPILOT_LLM_API_KEY is set, else the heuristic.",
+            "CRONPILOT_LLM_BASE_URL or CRONPILOT_LLM_API_KEY is set, else the built-in "
+            "freshness planner.",
         ),
     ] = None,
     exam: Annotated[
@@ -51,7 +54,10 @@ def eval_planners(
     Columns: made (proposals), refused (by the guardrails), right (the share of changes in
     the direction the story wanted and of stretches that needed one met), clamps (the share
     within bounds), flips (reversals the story gave no reason for), tokens, score (right x
-    clamps / (1 + flips)); the `all` row's score is the mean of the exams'."""
+    clamps / (1 + flips)); fresh (the mean share of the time the calls kept the exam's
+    endpoints' copies fresh, their change rates estimated from the exam's runs), even and best
+    (as many calls spread evenly, and split best); the `all` row's score and freshness are
+    the means of the exams'."""
     # Imported here: the simulator, the HTTP client and the store, for this command only.
     from cronpilot.harness.exams.catalog import chosen_exams
     from cronpilot.harness.exams.evaluation import default_planner, evaluate
@@ -75,19 +81,22 @@ def eval_planners(
         print_data(output, [_view(result) for result in results])
         return
     table = new_table(
-        "exam", "planner", "made", "refused", "right", "clamps", "flips", "tokens", "score"
-    )
+        "exam", "planner", "made", "refused", "right", "clamps", "flips", "tokens", "score",
+        "fresh", "even", "best",
+    )  # fmt: skip
     for result in results:
-        add_row(
-            table, result.grade.exam, result.planner, *_cells(result.grade.score, _tokens(result))
-        )
+        grade = result.grade
+        cells = _cells(grade.score, _tokens(result))
+        add_row(table, grade.exam, result.planner, *cells, *_fresh([grade.freshness]))
     for name in dict.fromkeys(result.planner for result in results):
         mine = [result for result in results if result.planner == name]
         mean = sum(result.grade.score.value for result in mine) / len(mine)
         total = sum((result.grade.score for result in mine), Score())
         cells = _cells(total, sum(_tokens(result) for result in mine))
-        add_row(table, "all", name, *cells[:-1], f"{mean:.0%}")
+        fresh = _fresh([result.grade.freshness for result in mine])
+        add_row(table, "all", name, *cells[:-1], f"{mean:.0%}", *fresh)
     print_table(table)
+    note(f"freshness {ESTIMATED}")
 
 
 def _tokens(result: Result) -> int:
@@ -104,6 +113,27 @@ def _cells(score: Score, tokens: int) -> tuple[str, ...]:
         f"{tokens:,}",
         f"{score.value:.0%}",
     )
+
+
+def _fresh(measured: Sequence[Freshness | None]) -> tuple[str, ...]:
+    """The mean reached, even and best freshness of the exams measured; `-` for none."""
+    known = [f for f in measured if f is not None]
+    if not known:
+        return ("-",) * 3
+    means = (sum(getattr(f, name) for f in known) / len(known) for name in _SPLITS)
+    return tuple(f"{mean:.0%}" for mean in means)
+
+
+_SPLITS = ("reached", "even", "best")
+
+
+def _freshness_view(measured: Freshness | None) -> dict[str, Any] | None:
+    if measured is None:
+        return None
+    view: dict[str, Any] = {name: round(getattr(measured, name), 4) for name in _SPLITS}
+    changed = round(measured.changed, 4)
+    return {**view, "endpoints": measured.endpoints, "calls": measured.calls,
+            "changed": changed, "how": ESTIMATED}  # fmt: skip
 
 
 def _view(result: Result) -> dict[str, Any]:
@@ -125,5 +155,6 @@ def _view(result: Result) -> dict[str, Any]:
         "failed_analyses": grade.failed,
         "prompt_tokens": grade.prompt_tokens,
         "completion_tokens": grade.completion_tokens,
+        "freshness": _freshness_view(grade.freshness),
         "seconds": round(result.seconds, 2),
     }

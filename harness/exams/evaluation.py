@@ -21,6 +21,7 @@ from cronpilot.domain.errors import InvalidConfig, LlmUnavailable
 from cronpilot.harness.exams.catalog import Exam
 from cronpilot.harness.exams.planners import PlannerChoice
 from cronpilot.harness.exams.runner import Grade, RulesOnly, exam_config, grade, sit
+from cronpilot.planner.freshness import FreshnessAnalyst
 from cronpilot.planner.heuristic import HeuristicAnalyst
 from cronpilot.planner.session import Analyst, LlmAnalyst, Verdict
 from cronpilot.planner.tools import ToolBox
@@ -33,7 +34,7 @@ unreachable."""
 @dataclass(frozen=True, slots=True)
 class Result:
     planner: str
-    """As proposals name it: `heuristic`, `rules`, `llm:<model>`."""
+    """As proposals name it: `freshness`, `heuristic`, `rules`, `llm:<model>`."""
     grade: Grade
     seconds: float
     """Wall-clock time the exam took."""
@@ -41,7 +42,7 @@ class Result:
 
 def default_planner(settings: Settings) -> PlannerChoice:
     """The planner `cronpilot planner` would run: the LLM when one is configured."""
-    return PlannerChoice.LLM if settings.llm_configured else PlannerChoice.HEURISTIC
+    return PlannerChoice.LLM if settings.llm_configured else PlannerChoice.FRESHNESS
 
 
 def exam_settings(settings: Settings) -> Settings:
@@ -139,6 +140,8 @@ class Watched:
 
 
 def _analyst(planner: PlannerChoice, settings: Settings, resources: AsyncExitStack) -> Analyst:
+    if planner is PlannerChoice.FRESHNESS:
+        return FreshnessAnalyst()
     if planner is PlannerChoice.HEURISTIC:
         return HeuristicAnalyst()
     if planner is PlannerChoice.RULES:

@@ -7,6 +7,7 @@ from enum import StrEnum
 
 
 class PlannerChoice(StrEnum):
+    FRESHNESS = "freshness"
     HEURISTIC = "heuristic"
     RULES = "rules"
     LLM = "llm"

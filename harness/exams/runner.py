@@ -21,11 +21,12 @@ from functools import partial
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.manual_clock import ManualClock
 from cronpilot.adapters.sql import SqlStore, open_sql_store, upgrade_database
-from cronpilot.domain.model import Endpoint, Finish, Recorded
+from cronpilot.domain.model import Endpoint, Finish, Recorded, Run
 from cronpilot.domain.planning.guardrails import bounds_refusal
 from cronpilot.domain.planning.planning import AnalysisSession, Proposal, SessionStatus
 from cronpilot.domain.schedule.schedule import baseline_period
 from cronpilot.harness.exams.catalog import CYCLE_SECONDS, Exam, World
+from cronpilot.harness.exams.freshness import Freshness, freshness_of
 from cronpilot.harness.exams.scores import (
     Proposed,
     Score,
@@ -174,12 +175,16 @@ class Grade:
     """Analyses whose LLM could not answer (`SessionStatus.FAILED`)."""
     error: str | None = None
     """The newest failed analysis's error."""
+    freshness: Freshness | None = None
+    """How fresh the calls kept the exam's endpoints; None when no endpoint answered twice."""
 
 
 async def grade(sat: Sat) -> Grade:
-    """Score the graded endpoints' proposals (`harness.exams.scores`), and count the tokens."""
+    """Score the graded endpoints' proposals (`harness.exams.scores`), count the tokens, and
+    measure how fresh the calls kept every endpoint (`harness.exams.freshness`)."""
     exam = sat.exam
     endpoints = {e.name: e for e in await sat.store.catalog.list_endpoints(exam.name)}
+    runs = {e.id: await _exam_runs(sat.store, e.id) for e in endpoints.values()}
     sessions = await sat.store.planner.list_sessions(limit=_ALL)
     proposals = proposals_in_order(await sat.store.planner.list_proposals(limit=_ALL), sessions)
     world = World.of(sat.seed, START)
@@ -202,7 +207,16 @@ async def grade(sat: Sat) -> Grade:
         sum(s.completion_tokens for s in sessions),
         len(failed),
         failed[0].error if failed else None,
+        freshness_of(list(endpoints.values()), runs, exam.seconds, START),
     )
+
+
+async def _exam_runs(store: SqlStore, endpoint_id: str) -> list[Run]:
+    """An endpoint's runs, oldest first, timed by their slots on the exam's clock: the
+    dispatcher stamps their start with the machine's, which runs on while the exam's stands
+    still."""
+    newest_first = await store.runs.list_runs(endpoint_id, _ALL)
+    return [replace(run, started_at=run.slot_at) for run in reversed(newest_first)]
 
 
 def proposals_in_order(

@@ -1,6 +1,7 @@
 """`cronpilot planner eval` as a user runs it (issue 13): the exams shipped with cronpilot, sat
-by the heuristic and the rules, scored side by side, and never on the configured database; a
-bad choice is one error line. An LLM sits them in `test_planner_eval_llm.py`."""
+by the heuristic and the rules, scored side by side, and never on the configured database; by
+default, without a model, by the freshness planner, with the freshness its calls kept; a bad
+choice is one error line. An LLM sits them in `test_planner_eval_llm.py`."""
 
 from __future__ import annotations
 
@@ -60,3 +61,25 @@ def test_bad_choices_are_one_error_line(cli_for: Callable[..., Cli], sqlite_url:
     no_model = cli("planner", "eval", "--planner", "llm", expect=2)
     assert "CRONPILOT_LLM_BASE_URL" in no_model.stderr.splitlines()[0]
     assert len(no_model.stderr.splitlines()) == 1
+
+
+def test_without_a_model_the_freshness_planner_sits_them_and_freshness_is_shown(
+    cli_for: Callable[..., Cli], sqlite_url: str
+) -> None:
+    cli = cli_for(sqlite_url)
+    done = cli("planner", "eval", "--exam", "sibling-failing", "--json", timeout=EVAL_TIMEOUT)
+    [result] = json.loads(done.stdout)
+    assert result["planner"] == "freshness"
+    fresh = result["freshness"]
+    # Both endpoints answered; their rates estimated from the exam's own runs, as said.
+    assert fresh["endpoints"] == 2
+    assert fresh["calls"] > 0
+    assert 0 < fresh["changed"] < 1
+    assert all(0 <= fresh[name] <= 1 for name in ("reached", "even", "best"))
+    assert fresh["best"] >= fresh["even"]
+    assert "simulator keeps no change times" in fresh["how"]
+    table = cli("planner", "eval", "--exam", "volatile", timeout=EVAL_TIMEOUT)
+    assert table.stdout.split("\n")[0].split()[-3:] == ["fresh", "even", "best"]
+    # A report that never changes is always fresh, however it is called.
+    assert table.stdout.split("\n")[1].split()[-3:] == ["100%"] * 3
+    assert "freshness estimated from the exam's runs" in table.stderr

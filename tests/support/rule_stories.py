@@ -19,6 +19,7 @@ from cronpilot.adapters.wake import InProcessWaker
 from cronpilot.domain.planning.guardrails import GuardrailLimits
 from cronpilot.harness.stories import LOOPBACK, START, staged
 from cronpilot.planner.heuristic import HeuristicAnalyst
+from cronpilot.planner.session import Analyst
 from cronpilot.planner.worker import PlannerWorker
 from cronpilot.scheduler.worker import SchedulerWorker
 from cronpilot.usecases.proposals import ProposalDesk
@@ -144,9 +145,12 @@ async def tell(
     admin: Admin | None = None,
     limits: GuardrailLimits = LIMITS,
     dwell_seconds: float | None = STORY_DWELL_SECONDS,
+    *,
+    analyst: Analyst | None = None,
 ) -> SqlStore:
     """Run `story` on a migrated database second by second; returns the open store (the
-    caller closes it). `dwell_seconds`: the rules' default dwell; None: the setting's default."""
+    caller closes it). `dwell_seconds`: the rules' default dwell; None: the setting's default.
+    `analyst`: the planner beside the rules (the heuristic when None)."""
     clock = FakeClock(START)
     store = await open_sql_store(database_url)
     flight = InFlight()
@@ -161,7 +165,7 @@ async def tell(
             scheduler = SchedulerWorker(watched, dispatcher, clock, waker, worker_config(settings))
             planner = PlannerWorker(
                 watched,
-                HeuristicAnalyst(),
+                analyst or HeuristicAnalyst(),
                 clock,
                 replace(planner_config(settings), limits=limits),
                 desk=ProposalDesk(watched.unit_of_work, watched.reading, waker, limits),

@@ -44,6 +44,8 @@ def test_an_endpoint_page_draws_its_timeline_with_a_dot_per_run(tab: Tab) -> Non
     assert dots.count() > 5
     assert "source" in (dots.first.locator("title").text_content() or "")
     assert tab.page.locator("svg.timeline line.step").count() > 0
+    # How often it changes, and what its interval keeps fresh, from the runs on the page.
+    assert "keeps the copy fresh" in tab.page.locator("#changes").inner_text()
     assert tab.errors == []
 
 
