@@ -96,7 +96,12 @@ async def _migrate_with_runs(url: str, fresh: bool) -> list[Run]:
             await conn.run_sync(_to_0025)
         made = _runs(endpoint)
         async with engine.begin() as conn:
-            await conn.execute(insert(jobs).values(job_values(job)))
+            job_row = job_values(job)
+            await conn.execute(
+                insert(jobs).values(
+                    await conn.run_sync(lambda sync: _as_of_0025(sync, "jobs", job_row))
+                )
+            )
             row = endpoint_values(endpoint, None)
             await conn.execute(
                 insert(endpoints).values(
