@@ -34,6 +34,7 @@ async def test_an_llm_sits_the_exams_and_the_table_shows_its_scores_and_tokens(
     rows = [line.split() for line in done.stdout.splitlines()]
     assert rows[0] == [
         "exam", "planner", "made", "refused", "right", "clamps", "flips", "tokens", "score",
+        "fresh", "even", "best",
     ]  # fmt: skip
     by_exam = {row[0]: row for row in rows[1:]}
     assert list(by_exam) == [*NAMES, "all"]
