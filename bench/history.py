@@ -57,7 +57,7 @@ from bench.support import (
 from cronpilot.adapters.sql import SqlStore, recent_days
 from cronpilot.adapters.sql.engine import Database
 from cronpilot.adapters.sql.partitions import create_ahead, drop_before
-from cronpilot.adapters.sql.rows import run_values
+from cronpilot.adapters.sql.run_rows import run_values
 from cronpilot.adapters.sql.tables import endpoints, runs
 from cronpilot.adapters.wake import asyncpg_dsn
 from cronpilot.domain.model import Run, RunStatus, RunTrigger, ScheduleSource

@@ -45,7 +45,7 @@ from cronpilot.adapters.bootstrap import build_proposal_desk, planner_config
 from cronpilot.adapters.clock import SystemClock
 from cronpilot.adapters.settings import Settings
 from cronpilot.adapters.sql import SqlStore
-from cronpilot.adapters.sql.rows import run_values
+from cronpilot.adapters.sql.run_rows import run_values
 from cronpilot.adapters.sql.tables import runs
 from cronpilot.domain.graph.graph import (
     Edge,

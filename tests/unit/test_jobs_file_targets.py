@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from cronpilot.adapters.cli.declaration_changes import _masked
 from cronpilot.adapters.jobs_export import export_document
 from cronpilot.adapters.jobs_file import parse_declarations
+from cronpilot.adapters.views.declarations import _masked
 from cronpilot.domain.access.secrets import MASK
 from cronpilot.domain.alerts.notify_targets import (
     PAGERDUTY_EVENTS_URL,
