@@ -16,7 +16,7 @@ from cronpilot.domain.model import RunStatus
 from cronpilot.usecases.run_control import cancel_run
 from tests.integration.scheduler.builders import declare, running_runs, runs_of, spec
 from tests.integration.scheduler.endpoint_server import EndpointServer
-from tests.integration.scheduler.processes import SchedulerProcesses, scheduler_processes, store_of
+from tests.integration.scheduler.processes import SchedulerProcesses, scheduler_processes
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
@@ -25,23 +25,11 @@ DEADLINE = 30.0
 
 
 @pytest.fixture
-async def server() -> AsyncIterator[EndpointServer]:
-    async with EndpointServer() as running:
-        yield running
-
-
-@pytest.fixture
 async def processes(postgres_url: str, tmp_path: Path) -> AsyncIterator[SchedulerProcesses]:
     async with scheduler_processes(
         postgres_url, tmp_path, concurrency=2, max_sleep_seconds=1, log_level="WARNING"
     ) as made:
         yield made
-
-
-@pytest.fixture
-async def store(postgres_url: str, processes: SchedulerProcesses) -> AsyncIterator[SqlStore]:
-    async with store_of(postgres_url, processes) as opened:
-        yield opened
 
 
 async def test_each_worker_cuts_the_runs_it_holds_when_they_are_cancelled(

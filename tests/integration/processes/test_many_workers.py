@@ -18,7 +18,7 @@ from cronpilot.adapters.sql.store import SqlStore
 from cronpilot.domain.model import RunStatus, Schedule
 from tests.integration.scheduler.builders import declare, running_runs, spec
 from tests.integration.scheduler.endpoint_server import EndpointServer
-from tests.integration.scheduler.processes import SchedulerProcesses, scheduler_processes, store_of
+from tests.integration.scheduler.processes import SchedulerProcesses, scheduler_processes
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
@@ -26,12 +26,6 @@ ENDPOINTS = 200
 LEASE_SECONDS = 3.0
 GRACE_SECONDS = 2.0
 PHASE_DEADLINE = 20.0
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[EndpointServer]:
-    async with EndpointServer() as running:
-        yield running
 
 
 @pytest.fixture
@@ -47,12 +41,6 @@ async def processes(postgres_url: str, tmp_path: Path) -> AsyncIterator[Schedule
         log_level="WARNING",
     ) as made:
         yield made
-
-
-@pytest.fixture
-async def store(postgres_url: str, processes: SchedulerProcesses) -> AsyncIterator[SqlStore]:
-    async with store_of(postgres_url, processes) as opened:
-        yield opened
 
 
 async def _has_runs_of(store: SqlStore, worker_id: str) -> bool:

@@ -23,7 +23,6 @@ from tests.integration.scheduler.endpoint_server import EndpointServer
 from tests.integration.scheduler.processes import (
     SchedulerProcesses,
     scheduler_processes,
-    store_of,
 )
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
@@ -55,12 +54,6 @@ async def processes(postgres_url: str, tmp_path: Path) -> AsyncIterator[Schedule
     settings = {"max_sleep_seconds": 1, "batch_size": 50, "log_level": "WARNING"}
     async with scheduler_processes(postgres_url, tmp_path, **settings) as made:
         yield made
-
-
-@pytest.fixture
-async def store(postgres_url: str, processes: SchedulerProcesses) -> AsyncIterator[SqlStore]:
-    async with store_of(postgres_url, processes) as opened:
-        yield opened
 
 
 async def _run(

@@ -16,7 +16,7 @@ from cronpilot.adapters.sql.store import SqlStore
 from cronpilot.domain.model import EndpointSpec, Overlap, RunStatus, Schedule
 from tests.integration.scheduler.builders import declare
 from tests.integration.scheduler.endpoint_server import EndpointServer
-from tests.integration.scheduler.processes import SchedulerProcesses, scheduler_processes, store_of
+from tests.integration.scheduler.processes import SchedulerProcesses, scheduler_processes
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
@@ -25,22 +25,10 @@ CALLS = 8
 
 
 @pytest.fixture
-async def server() -> AsyncIterator[EndpointServer]:
-    async with EndpointServer() as running:
-        yield running
-
-
-@pytest.fixture
 async def processes(postgres_url: str, tmp_path: Path) -> AsyncIterator[SchedulerProcesses]:
     settings = {"concurrency": 1, "max_sleep_seconds": 1, "log_level": "WARNING"}
     async with scheduler_processes(postgres_url, tmp_path, **settings) as made:
         yield made
-
-
-@pytest.fixture
-async def store(postgres_url: str, processes: SchedulerProcesses) -> AsyncIterator[SqlStore]:
-    async with store_of(postgres_url, processes) as opened:
-        yield opened
 
 
 async def test_two_workers_call_one_endpoint_at_once_and_never_one_slot_twice(
