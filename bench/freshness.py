@@ -161,15 +161,24 @@ class Upstream:
         # Memoryless: a change drawn past the switch is drawn again from it at the new rate.
         return self._draw(self.switch) if after < self.switch <= nxt else nxt
 
-    def _after_switch(self, start: float, end: float, share: float) -> None:
+    def _after_switch(self, start: float, end: float, share: float, *, called: bool = True) -> None:
         """A gap's fresh seconds after the switch, each estimation window its own part (a
         30-min gap ending early in a window is mostly the window's before)."""
         slot = int((end - self.switch) // ESTIMATION_WINDOW)
-        self.window_calls[slot] = self.window_calls.get(slot, 0) + 1
+        if called:
+            self.window_calls[slot] = self.window_calls.get(slot, 0) + 1
         while end > start:
             edge = max(start, self.switch + slot * ESTIMATION_WINDOW)
             self.windows[slot] = self.windows.get(slot, 0.0) + share * (end - edge)
             end, slot = edge, slot - 1
+
+    def close(self, t: float) -> None:
+        """The copy's gap still open at the run's end `t`, counted in the windows up to `t`
+        (the expected fresh share of its first `t - last_ok` seconds): without it the last
+        window would lack the open gap of every rarely called source."""
+        if self.last_ok is not None and t > max(self.last_ok, self.switch):
+            share = freshness(self.rate_at(self.last_ok), t - self.last_ok)
+            self._after_switch(max(self.last_ok, self.switch), t, share, called=False)
 
     def answer(self, t: float) -> Response:
         """What the source answers a call at `t`, and the copy's bookkeeping."""
@@ -283,6 +292,8 @@ async def simulate(
             clock.advance(max((min(due) - now).total_seconds(), CLOCK_STEP))
     finally:
         await store.close()
+    for upstream in upstreams:
+        upstream.close(seconds)
     return Outcome(upstreams, seconds)
 
 
