@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from cronpilot.domain.model import EndpointSpec, Job, PlannerMode, Schedule, ScheduleSource
+from cronpilot.domain.planning.freshness_planner import STEP_TTL_SECONDS
 from cronpilot.domain.planning.planning import ProposalKind, ProposalStatus, SessionStatus
 from cronpilot.domain.ports import JobDeclaration, Store
 from cronpilot.domain.schedule.quiet import QuietWindow
@@ -67,8 +68,8 @@ async def test_a_silent_endpoint_gives_its_calls_up_in_damped_steps(
     endpoint = await store.catalog.get_endpoint("j/silent")
     assert endpoint.interval_hint is not None
     assert endpoint.interval_hint.interval_seconds == 28.0
-    # At least the hourly rate window (decision 0029), not 10 periods of 28 s.
-    assert endpoint.interval_hint.expires_at == clock.now() + timedelta(hours=1)
+    # A day: longer than the planner ever waits between two looks (`STEP_TTL_SECONDS`).
+    assert endpoint.interval_hint.expires_at == clock.now() + timedelta(seconds=STEP_TTL_SECONDS)
     assert endpoint.next_run_source is ScheduleSource.HINT_INTERVAL
     [session] = await store.planner.list_sessions()
     assert session.status is SessionStatus.SUBMITTED
@@ -142,7 +143,8 @@ async def test_review_mode_holds_the_proposal_for_an_admin(store: Store, clock: 
     )
     hint = (await store.catalog.get_endpoint("j/silent")).interval_hint
     assert hint is not None
-    assert (hint.interval_seconds, hint.expires_at) == (28.0, clock.now() + timedelta(hours=1))
+    day = timedelta(seconds=STEP_TTL_SECONDS)
+    assert (hint.interval_seconds, hint.expires_at) == (28.0, clock.now() + day)
 
 
 async def test_off_mode_is_never_analysed(store: Store, clock: FakeClock) -> None:
