@@ -1,6 +1,7 @@
 """Freshness in real time: issue 31's "Done when".
 
     python -m bench.freshness_live [--minutes 12] [--warm-up 4] [--seed 7] [--keep DIR]
+    python -m bench.freshness_live --report --keep DIR [--warm-up 6]
 
 The ten sources of `bench.freshness` (`STEADY`: mean times between changes of 3 s to a day,
 three never), each a `bench.freshness.Upstream` answering GET /s0 … /s9 on 127.0.0.1 at the
@@ -11,12 +12,15 @@ LLM configured, so its planner is the built-in freshness planner (`bench.left_al
 the same way). Nobody touches it for `--minutes`.
 
 The figures come from the sources' side (when each was called, and what it answered): the
-freshness the copies reached (expected over each gap between answered calls, for the true
-rate), the same calls spread evenly and split best for the true rates, the share of the way
-from even to best, calls per change seen and the shortest gap between two calls of one source
-— for the whole run and from `--warm-up` minutes on (the planner starts knowing nothing) —
-and from the store: the planner's interval changes, the most of them within a dwell of one
-endpoint, and the steps that went back against the one before within its dwell.
+freshness the copies reached (expected, for the true rate, over every second of the stretch
+once a copy had a first answer; each source weighs the same, as in the splits), the same
+calls spread evenly and split best for the true rates, the share of the way from even to
+best, calls per change seen and the shortest gap between two calls of one source — for the
+whole run and from `--warm-up` minutes on (the planner starts knowing nothing) — and from the
+store: the planner's interval changes, the most of them within a dwell of one endpoint, the
+steps that went back against the one before within its dwell, the shortest gap between two
+slots and how late calls went out. `--keep` keeps the calls, database and log; `--report`
+prints a kept trial's figures again.
 """
 
 from __future__ import annotations
