@@ -246,6 +246,22 @@ def state_values(endpoint: Endpoint) -> dict[str, Any]:
     }
 
 
+EMPTY_AS_NULL = {
+    "headers": "{}",
+    "depends_on": "[]",
+    "dependants": "[]",
+    "notify": "[]",
+    "notify_targets": "[]",
+    "change_ignores": "[]",
+    "volatile_fields": "[]",
+    "value_references": "[]",
+}
+"""The endpoints' JSON columns that are never NULL and empty on most endpoints, with their
+empty value: `endpoint_from_row` reads NULL in them as empty, so that a statement whose rows
+it reads may send them as NULL when empty (`claim_statement`), which the driver returns without
+calling the JSON decoder (eight Python calls a claimed row, as many as building its endpoint)."""
+
+
 def endpoint_from_row(row: Mapping[Any, Any], cipher: SecretCipher | None) -> Endpoint:
     """An `Endpoint` from a row of `select_endpoints()` (or any row with `job_name`).
 
@@ -254,16 +270,17 @@ def endpoint_from_row(row: Mapping[Any, Any], cipher: SecretCipher | None) -> En
     Raises `SecretUndecryptable` when `cipher` cannot open a secret.
 
     Every claimed row and every endpoint a catalog read lists comes through here: the
-    enumerations are looked up by value (`_members`), and the JSON lists that are empty on most
-    endpoints (references, notify targets, dependencies) are not walked at all."""
+    enumerations are looked up by value (`_members`), the JSON lists that are empty on most
+    endpoints (references, notify targets, dependencies) are not walked at all, and a NULL in
+    one of `EMPTY_AS_NULL` reads as empty (the claim statement sends them so)."""
     references, targets = row["value_references"], row["notify_targets"]
-    planner_mode = row["planner_mode"]
+    planner_mode, headers = row["planner_mode"], row["headers"]
     spec = EndpointSpec(
         name=row["name"],
         url=open_url(row["url"], cipher),
         description=row["description"],
         method=row["method"],
-        headers=open_headers(row["headers"], cipher),
+        headers=open_headers(headers, cipher) if headers else {},
         body=row["body"],
         references=(
             tuple([Reference(tuple(kept["at"]), kept["written"]) for kept in references])
@@ -273,15 +290,15 @@ def endpoint_from_row(row: Mapping[Any, Any], cipher: SecretCipher | None) -> En
         timeout_seconds=row["timeout_seconds"],
         max_response_bytes=row["max_response_bytes"],
         planner_mode=_PLANNER_MODES[planner_mode] if planner_mode else None,
-        depends_on=tuple(row["depends_on"]),
-        dependants=tuple(row["dependants"]),
+        depends_on=tuple(row["depends_on"] or ()),
+        dependants=tuple(row["dependants"] or ()),
         only_if_changed=row["only_if_changed"],
         conditional=row["conditional"],
         rules=rules_from_value(row["rules"]),
         run_if=row["run_if"],
         success_when=row["success_when"],
         approval_timeout_seconds=row["approval_timeout_seconds"],
-        change_ignores=tuple(row["change_ignores"]),
+        change_ignores=tuple(row["change_ignores"] or ()),
         dangerous=row["dangerous"],
         objective=_OBJECTIVES[row["objective"]],
         limit=row["limit_key"],
@@ -297,7 +314,7 @@ def endpoint_from_row(row: Mapping[Any, Any], cipher: SecretCipher | None) -> En
         job_id=row["job_id"],
         job_name=row["job_name"],
         spec=spec,
-        volatile_fields=tuple(row["volatile_fields"]),
+        volatile_fields=tuple(row["volatile_fields"] or ()),
         job_pause=job_pause_from_row(row, "job_"),
         **_state_from_row(row),
     )
