@@ -22,11 +22,11 @@ from cronpilot.adapters.crypto import (
 )
 from cronpilot.adapters.sql.field_rows import field_values, from_fields
 from cronpilot.adapters.sql.quiet_rows import quiet_from_value, quiet_value
+from cronpilot.adapters.sql.retry_rows import retry_from_value, retry_value
 from cronpilot.adapters.sql.rule_rows import rules_from_value, rules_value
 from cronpilot.adapters.sql.tables import endpoints, jobs
 from cronpilot.adapters.sql.target_rows import targets_from_value, targets_value
 from cronpilot.domain.model import (
-    JSON,
     CatchUp,
     Endpoint,
     EndpointSpec,
@@ -39,8 +39,6 @@ from cronpilot.domain.model import (
     Pause,
     PlannerMode,
     Reference,
-    RetryOn,
-    RetryPolicy,
     Schedule,
     ScheduleSource,
 )
@@ -379,7 +377,7 @@ def _finishing_from_row(row: Mapping[Any, Any], cipher: SecretCipher | None) -> 
         "notify": tuple([open_url(url, cipher) for url in notify]) if notify else (),
         "notify_after": row["notify_after"],
         "pause_after": row["pause_after"],
-        "retry": _retry_from_value(row["retry"]),
+        "retry": retry_from_value(row["retry"]),
         "accept_hints": row["accept_hints"],
         "missed_after_seconds": row["missed_after_seconds"],
         "late_after_seconds": row["late_after_seconds"],
@@ -452,31 +450,6 @@ def _state_from_row(row: Mapping[Any, Any]) -> dict[str, Any]:
         "late_since": row["late_since"],
         "overrun_since": row["overrun_since"],
     }
-
-
-def retry_value(policy: RetryPolicy | None) -> JSON:
-    """A retry policy as stored in the endpoints' `retry` column (and shown by `--json`)."""
-    if policy is None:
-        return None
-    return {
-        "attempts": policy.attempts,
-        "backoff_seconds": policy.backoff_seconds,
-        "max_backoff_seconds": policy.max_backoff_seconds,
-        "on": [kind.value for kind in policy.on],
-        "unsafe": policy.unsafe,
-    }
-
-
-def _retry_from_value(value: JSON) -> RetryPolicy | None:
-    if value is None:
-        return None
-    return RetryPolicy(
-        attempts=value["attempts"],
-        backoff_seconds=value["backoff_seconds"],
-        max_backoff_seconds=value["max_backoff_seconds"],
-        on=tuple(RetryOn(kind) for kind in value["on"]),
-        unsafe=value["unsafe"],
-    )
 
 
 def approval_values(approval: Approval) -> dict[str, Any]:
