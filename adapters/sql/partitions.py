@@ -22,7 +22,6 @@ from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_incrementing
 
 from cronpilot.adapters.sql.engine import Database, sqlstate_of
 from cronpilot.domain.errors import CronpilotError
@@ -106,6 +105,10 @@ async def _change(db: Database, day: date, statements: list[str], *, present: bo
     """Run `statements` if the day's partition is (`present`) or is not there, checked under
     a lock all workers' housekeeping takes (so two workers never make or drop one day both);
     whether they ran. A change that gives way to the workers tries again (module note)."""
+    # Imported here: only PostgreSQL's housekeeping changes partitions, and the runs' store
+    # that imports this module serves every read command (tests/e2e/test_cli_startup.py).
+    from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_incrementing
+
     retrying = AsyncRetrying(
         retry=retry_if_exception(_gave_way),
         stop=stop_after_attempt(ATTEMPTS),

@@ -51,11 +51,21 @@ SURE_CONFIDENCE, STEP_CONFIDENCE = 0.95, 0.8
 KEEP_CONFIDENCE = 0.6
 """The confidence of a look that proposes nothing."""
 HINT_TTL_PERIODS = 10
-"""A step stands for this many of its own intervals, and at least `MIN_HINT_TTL_SECONDS`."""
+"""The heuristic's step stands for this many of its own intervals, and at least
+`MIN_HINT_TTL_SECONDS` (`domain.planning.heuristic`)."""
 MIN_HINT_TTL_SECONDS = 3600.0
 """As long as the hourly rate window (decision 0029): a hint of a few seconds that lapsed
 within a minute would fall back to the baseline and be stepped again, changes that the hourly
 limit then stops."""
+STEP_TTL_SECONDS = 86_400.0
+"""A step of this planner stands a day (the default `planner_max_hint_ttl_seconds`), longer
+than it ever waits between two looks (`MAX_LOOK_AGAIN_SECONDS`). A look that agrees with the
+interval in force proposes nothing (the same interval is "already in force"), so a shorter
+hint lapsed while the planner still held it right: the endpoint fell back to its declared
+schedule and was stepped back in damped steps (`bench.freshness`, ten periods and at least an
+hour: every tuned source back at 20 s each hour, the 3-s one called every 10 s instead of 5 s
+for the next half hour). A planner that stops leaves its endpoints on its last step for a day
+at most."""
 AFTER_UPSTREAMS_LOOK_AGAIN_SECONDS = 3600.0
 """A DAG dependant has nothing the planner could change; it is looked at rarely."""
 MAX_LOOK_AGAIN_SECONDS = 86_400.0
@@ -364,8 +374,9 @@ def judge_freshness(
             f"{_every(move.after)}) before its dwell ends at {waits.isoformat()}"
         )
         return BuiltinVerdict(reason, again, confidence=tuning.confidence)
-    ttl = max(step * HINT_TTL_PERIODS, MIN_HINT_TTL_SECONDS)
-    return BuiltinVerdict(tuning.reason, look_again(step), step, ttl, tuning.confidence)
+    return BuiltinVerdict(
+        tuning.reason, look_again(step), step, STEP_TTL_SECONDS, tuning.confidence
+    )
 
 
 def look_again(interval: float) -> float:

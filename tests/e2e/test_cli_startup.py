@@ -82,7 +82,9 @@ def cli(tmp_path_factory: pytest.TempPathFactory) -> Cli:
 
 # What listing endpoints or runs has no use for: the workers, the wakers (for writes that
 # move an endpoint earlier), the claims' SQL, the planner's and the graph's, the proposals' use
-# case, the migrations, the endpoint state transitions (governor, alerts, planning rules).
+# case, the migrations, the endpoint state transitions (governor, alerts, planning rules), the
+# planning and graph rules (proposals, sessions, the change rate of `endpoints show`, the
+# tool graph) and the retries of PostgreSQL's partition housekeeping.
 UNUSED_BY_LISTINGS = (
     "cronpilot.scheduler",
     "cronpilot.planner",
@@ -93,6 +95,10 @@ UNUSED_BY_LISTINGS = (
     "cronpilot.adapters.sql.migrate",
     "cronpilot.usecases.proposals",
     "cronpilot.domain.runs.transitions",
+    "cronpilot.domain.planning.planning",
+    "cronpilot.domain.planning.change_rate",
+    "cronpilot.domain.graph",
+    "tenacity",
     # The web console is for `serve` (and `demo --serve`) only.
     "cronpilot.adapters.console",
 )
@@ -211,9 +217,10 @@ def test_the_top_level_help_loads_no_command_module(cli: Cli) -> None:
 
 
 def test_the_probe_sees_what_a_command_imports(cli: Cli) -> None:
-    # `graph show` computes PageRank with networkx and loads the graph's SQL: the probe must
-    # notice both, or the tests above could not fail.
+    # `graph show` computes PageRank with networkx and loads the graph's SQL and rules: the
+    # probe must notice them, or the tests above could not fail.
     modules = imported(cli, ["graph", "show"])
     assert loaded(modules, HEAVY) == ["networkx"]
-    assert loaded(modules, UNUSED_BY_LISTINGS) == ["cronpilot.adapters.sql.graph_repo"]
+    graph = ["cronpilot.adapters.sql.graph_repo", "cronpilot.domain.graph"]
+    assert set(graph) <= set(loaded(modules, UNUSED_BY_LISTINGS))
     assert "cronpilot.adapters.cli.graph_cmd" in modules

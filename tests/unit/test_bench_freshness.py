@@ -7,7 +7,17 @@ from __future__ import annotations
 import math
 import random
 
-from bench.freshness import MAX_SECONDS, MIN_SECONDS, Upstream, _keep_fresh, jobs_document
+import pytest
+
+from bench.freshness import (
+    ESTIMATION_WINDOW,
+    MAX_SECONDS,
+    MIN_SECONDS,
+    Outcome,
+    Upstream,
+    _keep_fresh,
+    jobs_document,
+)
 from cronpilot.adapters.jobs_file import parse_declarations
 from cronpilot.domain.planning.change_rate import freshness
 from tests.support.use_cases import START, Brief
@@ -53,3 +63,16 @@ def test_the_scripted_model_calls_about_once_per_change() -> None:
     [quiet] = _keep_fresh(None, _brief("no change seen (0 changes seen in 30 calls)"))
     assert quiet.arguments["interval_seconds"] == 40
     assert _keep_fresh(None, _brief("not estimated (fewer than two answers)")) == []
+
+
+def test_the_last_window_counts_the_gap_still_open_at_the_end() -> None:
+    """A source that never changes, called every 30 min, is fresh all of every window after
+    the switch, the last one too, though its last gap ends after the run."""
+    seconds = 2 * 3 * ESTIMATION_WINDOW
+    source = Upstream((math.inf, math.inf), seconds / 2, random.Random(7))
+    source.rng.random = lambda: 1.0  # type: ignore[method-assign]  # no call fails
+    for t in range(0, int(seconds), 1800):
+        source.answer(float(t))
+    source.close(seconds)
+    outcome = Outcome([source], seconds)
+    assert [outcome.window(slot)[0] for slot in range(3)] == pytest.approx([1.0, 1.0, 1.0])

@@ -21,6 +21,7 @@ from cronpilot.domain.planning.change_rate import Look, RateEstimate, estimate
 from cronpilot.domain.planning.freshness_planner import (
     MAX_LOOK_AGAIN_SECONDS,
     STEP_CONFIDENCE,
+    STEP_TTL_SECONDS,
     SURE_CONFIDENCE,
     LastMove,
     Seat,
@@ -219,6 +220,9 @@ def test_a_budget_moves_a_lone_endpoint_that_its_own_schedule_would_keep() -> No
     budgeted = judge_freshness(lone, estimates, [lone], NOW, budget="60/h")
     assert budgeted.interval_seconds == 28.0
     assert "of 60/h across the job's 1 endpoints" in budgeted.reasoning
+    # A look that agrees with the step proposes nothing, so the step outlives every wait
+    # between looks rather than lapse back to the declared 20 s.
+    assert budgeted.ttl_seconds == STEP_TTL_SECONDS >= look_again(3600 * 24 * 7)
 
     short = judge_freshness(lone, estimates, [lone], NOW, budget="0.5/h")
     assert short.interval_seconds is None

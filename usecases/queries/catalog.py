@@ -11,7 +11,6 @@ from cronpilot.domain.access.access import EVERY_JOB, Reach
 from cronpilot.domain.errors import JobNotFound
 from cronpilot.domain.model import Endpoint, Job, Run
 from cronpilot.domain.paging import Name, NamedPage, named_page
-from cronpilot.domain.planning.change_rate import change_text
 from cronpilot.domain.ports import ReadingFactory, Repositories
 from cronpilot.domain.schedule.limits import LimitStatus
 from cronpilot.usecases.queries.reach import reached_endpoint, reached_job, reached_jobs
@@ -128,6 +127,10 @@ async def show_endpoint(
         newest = [] if now is None else await read.runs.list_runs(endpoint.id, CHANGE_RUNS)
         key = endpoint.spec.limit
         limits = [] if key is None else await read.catalog.limits()
+    # Imported here: the estimator (and the change detection it builds on) is for this sheet
+    # alone, and listing endpoints does without it (tests/e2e/test_cli_startup.py).
+    from cronpilot.domain.planning.change_rate import change_text
+
     changes = None if now is None else change_text(endpoint, newest, now)
     limit = next((status for status in limits if status.state.key == key), None)
     return EndpointState(endpoint, latest.get(endpoint.id), looked, changes, limit)

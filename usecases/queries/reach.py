@@ -19,15 +19,16 @@ from cronpilot.domain.errors import (
     RunNotFound,
     SessionNotFound,
 )
-from cronpilot.domain.graph.graph import Edge
 from cronpilot.domain.model import Endpoint, Job, Run
-from cronpilot.domain.planning.approvals import Approval
-from cronpilot.domain.planning.planning import AnalysisSession, Proposal
 from cronpilot.domain.ports import ReadingFactory, Repositories
 
 if TYPE_CHECKING:
-    # Only its type: listing proposals loads none of the alerts (tests/e2e/test_cli_startup.py).
+    # Only their types: listing endpoints loads neither the planning nor the graph rules, and
+    # listing proposals none of the alerts (tests/e2e/test_cli_startup.py).
     from cronpilot.domain.alerts.alerts import Notification
+    from cronpilot.domain.graph.graph import Edge
+    from cronpilot.domain.planning.approvals import Approval
+    from cronpilot.domain.planning.planning import AnalysisSession, Proposal
 
 T = TypeVar("T")
 
