@@ -11,9 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 
-from cronpilot.domain.graph.change_detection import nothing_compared
 from cronpilot.domain.model import Endpoint, RunStatus
-from cronpilot.domain.planning.change_rate import RateEstimate, estimate, looks_of
+from cronpilot.domain.planning.change_rate import RateEstimate, comparable_estimate
 from cronpilot.domain.planning.freshness_planner import (
     LastMove,
     Suggestion,
@@ -41,10 +40,8 @@ async def estimates_of(
     found: dict[str, RateEstimate | None] = {}
     for endpoint in endpoints:
         runs = await store.runs.list_runs(endpoint.id, HISTORY_RUNS)
-        answered = [run for run in runs if run.status is RunStatus.SUCCESS]
-        if len(answered) > 1:
-            opaque = nothing_compared(endpoint, answered)
-            found[endpoint.id] = None if opaque else estimate(looks_of(endpoint, runs[::-1]))
+        if sum(run.status is RunStatus.SUCCESS for run in runs) > 1:
+            found[endpoint.id] = comparable_estimate(endpoint, runs)
     return found
 
 
