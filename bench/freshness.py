@@ -102,17 +102,19 @@ RULES = [
 ]
 
 
-def _rate(mean: float) -> float:
+def rate_of(mean: float) -> float:
+    """Changes per second of a source changing every `mean` seconds on average."""
     return 0.0 if math.isinf(mean) else 1 / mean
 
 
-def jobs_document(count: int, rules: bool) -> str:
-    """The job of `count` sources (JSON, which is YAML); the sources' URLs are never called."""
+def jobs_document(count: int, rules: bool, base: str = "http://127.0.0.1:9") -> str:
+    """The job of `count` sources (JSON, which is YAML) at `base`/s0, `base`/s1…: on the fake
+    clock their URLs are never called, the sources answer in process."""
     endpoints: list[dict[str, Any]] = []
     for index in range(count):
         endpoint: dict[str, Any] = {
             "name": f"s{index}",
-            "url": f"http://127.0.0.1:9/s{index}",
+            "url": f"{base}/s{index}",
             "interval": f"{DECLARED:g}s",
             "min_interval": f"{MIN_SECONDS:g}s",
             "max_interval": f"{MAX_SECONDS:g}s",
@@ -133,6 +135,7 @@ class Upstream:
     means: tuple[float, float]
     switch: float
     rng: random.Random
+    failure_share: float = FAILURE_SHARE
     version: int = 0
     changed_at: float = 0.0
     next_change: float = 0.0
@@ -152,12 +155,15 @@ class Upstream:
     """Fresh seconds per estimation window after the switch."""
     window_calls: dict[int, int] = field(default_factory=dict)
     """Answered calls per estimation window after the switch."""
+    log: list[tuple[float, bool | None]] = field(default_factory=list)
+    """Every call: when, and whether its answer changed since the previous answer (None: it
+    failed), for figures over part of a run (`bench.freshness_live`)."""
 
     def __post_init__(self) -> None:
         self.next_change = self._draw(0.0)
 
     def rate_at(self, t: float) -> float:
-        return _rate(self.means[0] if t < self.switch else self.means[1])
+        return rate_of(self.means[0] if t < self.switch else self.means[1])
 
     def _draw(self, after: float) -> float:
         rate = self.rate_at(after)
@@ -194,7 +200,8 @@ class Upstream:
             self.shortest = min(self.shortest, t - self.last_call)
         self.last_call = t
         self.calls += 1
-        if self.rng.random() < FAILURE_SHARE:
+        if self.rng.random() < self.failure_share:
+            self.log.append((t, None))
             return _response(503, {"error": "busy"})
         if self.last_ok is not None:
             gap, rate = t - self.last_ok, self.rate_at(self.last_ok)
@@ -204,11 +211,16 @@ class Upstream:
             if t > self.switch:
                 self._after_switch(max(self.last_ok, self.switch), t, share)
             self.changes_seen += self.version != self.seen_version
+        self.log.append((t, self.last_ok is not None and self.version != self.seen_version))
         self.answered += 1
         self.first_ok = t if self.first_ok is None else self.first_ok
         self.last_ok, self.seen_version = t, self.version
         since = round(t - self.changed_at, 1)
-        return _response(200, {"version": self.version, "seconds_since_change": since})
+        # The content says what changed; the version alone would not do: a number that rises
+        # on almost every call (a source changing every few seconds) is learnt as a counter,
+        # a volatile field (docs/learning.md), and left out of every comparison.
+        body = {"version": self.version, "content": f"revision {self.version}"}
+        return _response(200, {**body, "seconds_since_change": since})
 
 
 def _response(status: int, body: dict[str, Any]) -> Response:
@@ -328,19 +340,26 @@ def _needs(count: int) -> dict[str, Need]:
     return {f"{JOB}/s{i}": Need("version", _keep_fresh) for i in range(count)}
 
 
-def _split(rates: Sequence[float], calls_per_second: float) -> tuple[float, float]:
-    """The freshness of the even and of the best split of those calls, for the true rates."""
+def split_intervals(
+    rates: Sequence[float], calls_per_second: float
+) -> tuple[list[float], list[float]]:
+    """The intervals of the even and of the best split of those calls, for the true rates."""
     sources = [Source(r, MIN_SECONDS, MAX_SECONDS) for r in rates]
-    even = even_intervals(sources, calls_per_second)
-    best = best_intervals(sources, calls_per_second)
-    count = len(rates)
-    return (
-        sum(freshness(r, i) for r, i in zip(rates, even, strict=True)) / count,
-        sum(freshness(r, i) for r, i in zip(rates, best, strict=True)) / count,
-    )
+    return even_intervals(sources, calls_per_second), best_intervals(sources, calls_per_second)
 
 
-def _share(value: float, even: float, best: float) -> float:
+def split_freshness(rates: Sequence[float], calls_per_second: float) -> tuple[float, float]:
+    """The freshness of the even and of the best split of those calls, for the true rates."""
+    even, best = split_intervals(rates, calls_per_second)
+    return mean_freshness(rates, even), mean_freshness(rates, best)
+
+
+def mean_freshness(rates: Sequence[float], intervals: Sequence[float]) -> float:
+    """The mean freshness of sources changing at `rates` called every `intervals`."""
+    return sum(freshness(r, i) for r, i in zip(rates, intervals, strict=True)) / len(rates)
+
+
+def share_of_way(value: float, even: float, best: float) -> float:
     return (value - even) / (best - even) if best > even else 1.0
 
 
@@ -414,18 +433,18 @@ class Choice:
 def steady_share(outcome: Outcome) -> tuple[float, float, float]:
     """The steady story's even and best split of the calls the planner made, and its share of
     the way from even to best."""
-    even, best = _split([_rate(m) for m in STEADY], outcome.calls_per_second)
-    return even, best, _share(outcome.fresh, even, best)
+    even, best = split_freshness([rate_of(m) for m in STEADY], outcome.calls_per_second)
+    return even, best, share_of_way(outcome.fresh, even, best)
 
 
 def switch_gaps(outcome: Outcome) -> list[float]:
     """The best split's freshness minus the planner's over each whole estimation window after
     the switch, the best split being that of the window's own calls for the new rates."""
-    after = [_rate(m[1]) for m in SWITCHING]
+    after = [rate_of(m[1]) for m in SWITCHING]
     gaps = []
     for slot in range(int(outcome.seconds / 2 // ESTIMATION_WINDOW)):
         fresh, spent = outcome.window(slot)
-        gaps.append(_split(after, spent)[1] - fresh)
+        gaps.append(split_freshness(after, spent)[1] - fresh)
     return gaps
 
 

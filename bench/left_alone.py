@@ -25,7 +25,8 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from itertools import pairwise
@@ -323,11 +324,10 @@ async def admin_looks(cli: Cli, watch: PendingWatch, elapsed: float) -> int:
     return len(pending)
 
 
-async def trial(minutes: float, every: float, home: Path) -> None:
-    database = home / "left-alone.db"
-    url = f"sqlite+aiosqlite:///{database}"
-    simulator = Simulator(seed=7)
-    base = await simulator.start()
+def cli_env(home: Path, url: str, **extra: str) -> dict[str, str]:
+    """The environment of `cronpilot` processes on the database at `url`, at home in `home`
+    (its secret key there), allowed to call 127.0.0.1, and nothing of the caller's
+    `CRONPILOT_` settings."""
     env = {name: value for name, value in os.environ.items() if not name.startswith("CRONPILOT_")}
     env.update(
         HOME=str(home),
@@ -335,9 +335,47 @@ async def trial(minutes: float, every: float, home: Path) -> None:
         CRONPILOT_DATABASE_URL=url,
         CRONPILOT_SECRET_KEY_FILE=str(home / "secret.key"),
         CRONPILOT_ALLOWED_NETWORKS="127.0.0.1/32",
-        SIMULATOR_URL=base,
+        **extra,
     )
-    cli = Cli(env, home)
+    return env
+
+
+@asynccontextmanager
+async def scheduler_running(cli: Cli, log: Path) -> AsyncIterator[asyncio.subprocess.Process]:
+    """`cronpilot scheduler --with-planner` as a process, its output in `log`, stopped by
+    SIGTERM on the way out (its exit status is then the process's `returncode`)."""
+    with log.open("wb") as sink:
+        scheduler = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "cronpilot.adapters.cli.entry",
+            "scheduler",
+            "--with-planner",
+            cwd=cli.home,
+            env=cli.env,
+            stdout=sink,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+        try:
+            yield scheduler
+        finally:
+            scheduler.send_signal(signal.SIGTERM)
+            await asyncio.wait_for(scheduler.wait(), 60)
+
+
+def log_errors(log: Path) -> tuple[int, list[str]]:
+    """The tracebacks in a scheduler's log, and its ERROR and CRITICAL lines."""
+    text = log.read_text(encoding="utf-8", errors="replace")
+    errors = [line for line in text.splitlines() if " ERROR " in line or "CRITICAL" in line]
+    return text.count("Traceback"), errors
+
+
+async def trial(minutes: float, every: float, home: Path) -> None:
+    database = home / "left-alone.db"
+    url = f"sqlite+aiosqlite:///{database}"
+    simulator = Simulator(seed=7)
+    base = await simulator.start()
+    cli = Cli(cli_env(home, url, SIMULATOR_URL=base), home)
     jobs = home / "jobs.yaml"
     jobs.write_text(left_alone_jobs(), encoding="utf-8")
     log = home / "scheduler.log"
@@ -346,26 +384,11 @@ async def trial(minutes: float, every: float, home: Path) -> None:
         await cli("db", "upgrade")
         await cli("apply", "-f", str(jobs))
         started = time.monotonic()
-        with log.open("wb") as sink:
-            scheduler = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-m",
-                "cronpilot.adapters.cli.entry",
-                "scheduler",
-                "--with-planner",
-                cwd=home,
-                env=env,
-                stdout=sink,
-                stderr=asyncio.subprocess.STDOUT,
-            )
-            try:
-                rejected = 0
-                while (elapsed := time.monotonic() - started) < minutes * 60:
-                    rejected += await admin_looks(cli, watch, elapsed)
-                    await asyncio.sleep(max(0.0, every - (time.monotonic() - started - elapsed)))
-            finally:
-                scheduler.send_signal(signal.SIGTERM)
-                await asyncio.wait_for(scheduler.wait(), 60)
+        async with scheduler_running(cli, log) as scheduler:
+            rejected = 0
+            while (elapsed := time.monotonic() - started) < minutes * 60:
+                rejected += await admin_looks(cli, watch, elapsed)
+                await asyncio.sleep(max(0.0, every - (time.monotonic() - started - elapsed)))
         took = time.monotonic() - started
     finally:
         await simulator.stop()
@@ -377,8 +400,7 @@ async def trial(minutes: float, every: float, home: Path) -> None:
     finally:
         await store.close()
     start = min((p.created_at for p in proposals), default=datetime.now())
-    text = log.read_text(encoding="utf-8", errors="replace")
-    errors = [line for line in text.splitlines() if " ERROR " in line or "CRITICAL" in line]
+    tracebacks, errors = log_errors(log)
     print(
         f"{took:.0f} s of `cronpilot scheduler --with-planner`, {len(refs)} endpoints, "
         f"an admin looking every {every:g} s ({rejected} rejections); times from the first proposal"
@@ -386,7 +408,7 @@ async def trial(minutes: float, every: float, home: Path) -> None:
     for line in figures(proposals, sessions, refs, watch, start).lines(start):
         print(line)
     print(f"scheduler exit status: {scheduler.returncode}")
-    print(f"log: {text.count('Traceback')} tracebacks, {len(errors)} ERROR lines ({log})")
+    print(f"log: {tracebacks} tracebacks, {len(errors)} ERROR lines ({log})")
     for line in errors[:10]:
         print(f"  {line}")
 

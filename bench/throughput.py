@@ -6,6 +6,8 @@ the same N calls (the ceiling) and APScheduler 3.11 with its in-memory and its S
 
     python -m bench.throughput [--endpoints 3000] [--concurrency 100] [--batch-size 100]
 
+`--second-pass` makes every endpoint due again once cronpilot's worker has called them all and
+measures that pass apart (the steady state: no worker start, no first bodies).
 `--metrics-cost` and `--conditions-cost` measure cronpilot alone, without and with Prometheus
 metrics or a `success_when` condition on every endpoint, alternating in one run.
 """
@@ -21,7 +23,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text, update
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bench import peers
 from bench.server import DOCUMENT
@@ -42,7 +45,8 @@ from bench.support import (
     until_recorded,
 )
 from cronpilot.adapters.metrics import PrometheusTelemetry
-from cronpilot.adapters.sql.tables import runs
+from cronpilot.adapters.sql.tables import endpoints, runs
+from cronpilot.adapters.wake import CHANNEL
 from cronpilot.domain.model import (
     Claim,
     Endpoint,
@@ -76,11 +80,13 @@ async def cronpilot(
     *,
     telemetry: Telemetry = NO_TELEMETRY,
     success_when: str | None = None,
-) -> tuple[peers.Measured, int, float | None]:
+    second_pass: bool = False,
+) -> tuple[peers.Measured, int, float | None, peers.Measured | None]:
     """The real worker over `count` due endpoints, reporting to `telemetry`, each endpoint
     judged by `success_when`; returns the measure, how many of the recorded runs stored
-    their body (succeeded), and on PostgreSQL the transactions committed per run (None on
-    SQLite), the bench's own polls aside (they roll back)."""
+    their body (succeeded), on PostgreSQL the transactions committed per run (None on
+    SQLite), the bench's own polls aside (they roll back), and with `second_pass` the measure
+    of a second pass (`_second_pass`; else None)."""
     async with database(backend) as url:
         store = await open_store(url)
         postgres = backend == "postgres"
@@ -91,19 +97,51 @@ async def cronpilot(
             before = await committed(url) if postgres else 0
             settings = bench_settings(url, concurrency=concurrency, batch_size=batch_size)
             started, cpu = time.monotonic(), time.process_time()
+            steady = None
             async with scheduler_worker(settings, store, telemetry):
                 done, ended = await until_recorded(store.engine, count, started + DEADLINE_SECONDS)
-            cpu = time.process_time() - cpu
-            await store.engine.dispose()
-            commits = (await committed(url) - before) / max(done, 1) if postgres else None
-            stored = select(func.count()).where(
-                runs.c.status == RunStatus.SUCCESS.value, runs.c.body.isnot(None)
-            )
-            async with store.engine.connect() as conn:
-                with_body = int((await conn.execute(stored)).scalar_one())
+                if second_pass:
+                    # The first pass ends here (its worker's shutdown not counted), and what
+                    # it stored is counted before the second begins.
+                    cpu = time.process_time() - cpu
+                    after = await committed(url) if postgres else 0
+                    with_body = await _with_body(store.engine)
+                    steady = await _second_pass(store.engine, count, postgres)
+            if steady is None:
+                cpu = time.process_time() - cpu
+                await store.engine.dispose()
+                after = await committed(url) if postgres else 0
+                with_body = await _with_body(store.engine)
+            commits = (after - before) / max(done, 1) if postgres else None
         finally:
             await store.close()
-    return peers.Measured(done, ended - started, cpu), with_body, commits
+    return peers.Measured(done, ended - started, cpu), with_body, commits, steady
+
+
+async def _with_body(engine: AsyncEngine) -> int:
+    """How many runs recorded so far succeeded with their body stored."""
+    stored = select(func.count()).where(
+        runs.c.status == RunStatus.SUCCESS.value, runs.c.body.isnot(None)
+    )
+    async with engine.connect() as conn:
+        return int((await conn.execute(stored)).scalar_one())
+
+
+async def _second_pass(engine: AsyncEngine, count: int, postgres: bool) -> peers.Measured:
+    """Every endpoint due again at once, for the worker that has just called them all: the
+    steady state of a worker already running, which the first pass is not. There the worker
+    starts (imports, statements compiled, connections opened) inside the measured window, and
+    every body is a first body, whose schema the learner saves and whose job's provides edges
+    it recomputes; here every module and statement is warm and every body has the shape learnt
+    already. The worker is woken as `cronpilot run` wakes it (on SQLite it finds the slots at
+    its next look, at most `max_sleep_seconds` later, counted in the seconds)."""
+    started, cpu = time.monotonic(), time.process_time()
+    async with engine.begin() as conn:
+        await conn.execute(update(endpoints).values(next_run_at=now(), next_slot_at=None))
+        if postgres:
+            await conn.execute(text(f"NOTIFY {CHANNEL}"))
+    done, ended = await until_recorded(engine, 2 * count, started + DEADLINE_SECONDS)
+    return peers.Measured(done - count, ended - started, time.process_time() - cpu)
 
 
 def telemetry_us_per_run(calls: int = 200_000) -> float:
@@ -166,7 +204,7 @@ async def alternating(args: argparse.Namespace, variants: Variants, title: str) 
             for _ in range(args.rounds):
                 for mode in ("off", "on"):
                     options, after = variants[mode]()
-                    measured, _, _ = await cronpilot(
+                    measured, _, _, _ = await cronpilot(
                         backend,
                         server,
                         args.endpoints,
@@ -253,12 +291,16 @@ async def main(args: argparse.Namespace) -> None:
             persistent = await peers.apscheduler(urls, concurrency, store, PEER_DEADLINE_SECONDS)
         results.append(("APScheduler 3.11, SQLAlchemy job store, PostgreSQL", persistent, "-", "-"))
         for backend in args.backends:
-            measured, with_body, commits = await cronpilot(
-                backend, server, count, concurrency, args.batch_size
+            measured, with_body, commits, steady = await cronpilot(
+                backend, server, count, concurrency, args.batch_size, second_pass=args.second_pass
             )
             per_run = "-" if commits is None else f"{commits:.3f}"
             name = f"cronpilot, {backend}, runs + bodies stored"
             results.append((name, measured, with_body, per_run))
+            if steady is not None:
+                results.append(
+                    (f"cronpilot, {backend}, second pass (steady state)", steady, "-", "-")
+                )
         repeated = (await server.stats())["repeated_slots"]
 
     rows = [
@@ -309,6 +351,12 @@ def parse(argv: list[str]) -> argparse.Namespace:
         help="only cronpilot, without then with a success_when condition, alternating",
     )
     parser.add_argument("--rounds", type=int, default=3, help="off/on pairs for the costs")
+    parser.add_argument(
+        "--second-pass",
+        action="store_true",
+        help="after cronpilot's pass, every endpoint due again for the same worker, measured "
+        "apart: the steady state, without the worker's start and first bodies",
+    )
     add_backends(parser)
     return parser.parse_args(argv)
 

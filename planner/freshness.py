@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from datetime import datetime
 
 from cronpilot.domain.model import Endpoint, RunStatus
-from cronpilot.domain.planning.change_rate import RateEstimate, estimate, looks_of
+from cronpilot.domain.planning.change_rate import RateEstimate, comparable_estimate
 from cronpilot.domain.planning.freshness_planner import (
     LastMove,
     Suggestion,
@@ -35,13 +35,13 @@ RECENT_PROPOSALS = 10
 async def estimates_of(
     store: ToolStore, endpoints: list[Endpoint]
 ) -> dict[str, RateEstimate | None]:
-    """Each endpoint's estimate by id: None when answers came that cannot be compared, the id
-    missing when fewer than two answers came."""
+    """Each endpoint's estimate by id: None when answers came that cannot be compared (every
+    field of them volatile or ignored), the id missing when fewer than two answers came."""
     found: dict[str, RateEstimate | None] = {}
     for endpoint in endpoints:
         runs = await store.runs.list_runs(endpoint.id, HISTORY_RUNS)
         if sum(run.status is RunStatus.SUCCESS for run in runs) > 1:
-            found[endpoint.id] = estimate(looks_of(endpoint, list(reversed(runs))))
+            found[endpoint.id] = comparable_estimate(endpoint, runs)
     return found
 
 

@@ -10,6 +10,7 @@ from sqlalchemy import (
     CompoundSelect,
     bindparam,
     cast,
+    func,
     literal,
     literal_column,
     null,
@@ -22,7 +23,7 @@ from cronpilot.adapters.sql.claim_request import Leased, LeaseRequest, Started, 
 from cronpilot.adapters.sql.finish_statement import ROW_VERSION
 from cronpilot.adapters.sql.limits_claim import granted_postgres
 from cronpilot.adapters.sql.queued_claims import RUN_PREFIX, queued_postgres
-from cronpilot.adapters.sql.rows import job_columns
+from cronpilot.adapters.sql.rows import EMPTY_AS_NULL, job_columns
 from cronpilot.adapters.sql.run_rows import run_from_row
 from cronpilot.adapters.sql.slot_claims import slots_postgres
 from cronpilot.adapters.sql.tables import UtcDateTime, endpoints, jobs, run_queue
@@ -103,7 +104,7 @@ def claim_postgres_statement() -> CompoundSelect[Any]:
     run_columns = [RUN_PREFIX + column.name for column in run_queue.c]
     queued_rows = select(
         literal(_QUEUED).label(_KIND),
-        *(queued_leased.c[column.name] for column in endpoints.c),
+        *_endpoint_columns(queued_leased),
         *job_columns(),
         *(queued_leased.c[name] for name in run_columns),
         queued_started.c.id.label("started_id"),
@@ -119,7 +120,7 @@ def claim_postgres_statement() -> CompoundSelect[Any]:
     slot_rows = (
         select(
             literal(_SLOT),
-            *(leased.c[column.name] for column in endpoints.c),
+            *_endpoint_columns(leased),
             *job_columns(),
             *(cast(null(), column.type) for column in run_queue.c),
             null(),
@@ -135,3 +136,17 @@ def claim_postgres_statement() -> CompoundSelect[Any]:
     return union_all(queued_rows, slot_rows).order_by(
         literal_column(_KIND), literal_column("first_at"), literal_column("then_at")
     )
+
+
+def _endpoint_columns(leased: Any) -> list[Any]:
+    """The endpoint columns of the `leased` CTE as `endpoint_from_row` reads them, those of
+    `EMPTY_AS_NULL` NULL when empty: the driver returns a NULL as None without a call to the
+    JSON decoder, which the rows' other JSON columns still get."""
+    return [
+        func.nullif(
+            leased.c[column.name], literal_column(f"'{EMPTY_AS_NULL[column.name]}'::jsonb")
+        ).label(column.name)
+        if column.name in EMPTY_AS_NULL
+        else leased.c[column.name]
+        for column in endpoints.c
+    ]

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from enum import StrEnum
+from typing import Any, TypeVar
 
 from sqlalchemy import Select, bindparam, select, update
 from sqlalchemy.engine import RowMapping
@@ -21,11 +22,11 @@ from cronpilot.adapters.crypto import (
 )
 from cronpilot.adapters.sql.field_rows import field_values, from_fields
 from cronpilot.adapters.sql.quiet_rows import quiet_from_value, quiet_value
+from cronpilot.adapters.sql.retry_rows import retry_from_value, retry_value
 from cronpilot.adapters.sql.rule_rows import rules_from_value, rules_value
 from cronpilot.adapters.sql.tables import endpoints, jobs
 from cronpilot.adapters.sql.target_rows import targets_from_value, targets_value
 from cronpilot.domain.model import (
-    JSON,
     CatchUp,
     Endpoint,
     EndpointSpec,
@@ -38,13 +39,27 @@ from cronpilot.domain.model import (
     Pause,
     PlannerMode,
     Reference,
-    RetryOn,
-    RetryPolicy,
     Schedule,
     ScheduleSource,
 )
 from cronpilot.domain.planning.approvals import Approval, ApprovalState
 from cronpilot.domain.ports import SecretCipher
+
+_Enum = TypeVar("_Enum", bound=StrEnum)
+
+
+def _members(kind: type[_Enum]) -> dict[str, _Enum]:
+    """An enumeration's members by value: a dict lookup costs a tenth of calling the enumeration
+    (`CatchUp("one")`), and every endpoint row read looks up several."""
+    return {member.value: member for member in kind}
+
+
+_CATCH_UPS = _members(CatchUp)
+_OVERLAPS = _members(Overlap)
+_OBJECTIVES = _members(Objective)
+_PLANNER_MODES = _members(PlannerMode)
+_HINT_SOURCES = _members(HintSource)
+_SCHEDULE_SOURCES = _members(ScheduleSource)
 
 
 def job_values(job: Job) -> dict[str, Any]:
@@ -166,10 +181,10 @@ def _spacing_values(spec: EndpointSpec) -> dict[str, Any]:
 def _spacing_from_row(row: Mapping[Any, Any]) -> dict[str, Any]:
     return {
         "jitter_seconds": row["jitter_seconds"],
-        "catch_up": CatchUp(row["catch_up"]),
+        "catch_up": _CATCH_UPS[row["catch_up"]],
         "catch_up_window_seconds": row["catch_up_window_seconds"],
         "floor_seconds": row["floor_seconds"],
-        "overlap": Overlap(row["overlap"]),
+        "overlap": _OVERLAPS[row["overlap"]],
     }
 
 
@@ -229,50 +244,75 @@ def state_values(endpoint: Endpoint) -> dict[str, Any]:
     }
 
 
+EMPTY_AS_NULL = {
+    "headers": "{}",
+    "depends_on": "[]",
+    "dependants": "[]",
+    "notify": "[]",
+    "notify_targets": "[]",
+    "change_ignores": "[]",
+    "volatile_fields": "[]",
+    "value_references": "[]",
+}
+"""The endpoints' JSON columns that are never NULL and empty on most endpoints, with their
+empty value: `endpoint_from_row` reads NULL in them as empty, so that a statement whose rows
+it reads may send them as NULL when empty (`claim_statement`), which the driver returns without
+calling the JSON decoder (eight Python calls a claimed row, as many as building its endpoint)."""
+
+
 def endpoint_from_row(row: Mapping[Any, Any], cipher: SecretCipher | None) -> Endpoint:
     """An `Endpoint` from a row of `select_endpoints()` (or any row with `job_name`).
 
     Without a cipher the headers stay as stored (sealed): enough for anything that touches only
     the schedule state (`save_endpoint_state`), and it cannot fail on a foreign key.
-    Raises `SecretUndecryptable` when `cipher` cannot open a secret."""
-    finishing = _finishing_from_row(row)
-    finishing["notify"] = tuple(open_url(url, cipher) for url in finishing["notify"])
+    Raises `SecretUndecryptable` when `cipher` cannot open a secret.
+
+    Every claimed row and every endpoint a catalog read lists comes through here: the
+    enumerations are looked up by value (`_members`), the JSON lists that are empty on most
+    endpoints (references, notify targets, dependencies) are not walked at all, and a NULL in
+    one of `EMPTY_AS_NULL` reads as empty (the claim statement sends them so)."""
+    references, targets = row["value_references"], row["notify_targets"]
+    planner_mode, headers = row["planner_mode"], row["headers"]
     spec = EndpointSpec(
         name=row["name"],
         url=open_url(row["url"], cipher),
         description=row["description"],
         method=row["method"],
-        headers=open_headers(row["headers"], cipher),
+        headers=open_headers(headers, cipher) if headers else {},
         body=row["body"],
-        references=tuple(
-            Reference(tuple(kept["at"]), kept["written"]) for kept in row["value_references"]
+        references=(
+            tuple([Reference(tuple(kept["at"]), kept["written"]) for kept in references])
+            if references
+            else ()
         ),
         timeout_seconds=row["timeout_seconds"],
         max_response_bytes=row["max_response_bytes"],
-        planner_mode=PlannerMode(row["planner_mode"]) if row["planner_mode"] else None,
-        depends_on=tuple(row["depends_on"]),
-        dependants=tuple(row["dependants"]),
+        planner_mode=_PLANNER_MODES[planner_mode] if planner_mode else None,
+        depends_on=tuple(row["depends_on"] or ()),
+        dependants=tuple(row["dependants"] or ()),
         only_if_changed=row["only_if_changed"],
         conditional=row["conditional"],
         rules=rules_from_value(row["rules"]),
         run_if=row["run_if"],
         success_when=row["success_when"],
         approval_timeout_seconds=row["approval_timeout_seconds"],
-        change_ignores=tuple(row["change_ignores"]),
+        change_ignores=tuple(row["change_ignores"] or ()),
         dangerous=row["dangerous"],
-        objective=Objective(row["objective"]),
+        objective=_OBJECTIVES[row["objective"]],
         limit=row["limit_key"],
-        notify_targets=tuple(
-            open_target(target, cipher) for target in targets_from_value(row["notify_targets"])
+        notify_targets=(
+            tuple([open_target(target, cipher) for target in targets_from_value(targets)])
+            if targets
+            else ()
         ),
-        **finishing,
+        **_finishing_from_row(row, cipher),
     )
     return Endpoint(
         id=row["id"],
         job_id=row["job_id"],
         job_name=row["job_name"],
         spec=spec,
-        volatile_fields=tuple(row["volatile_fields"]),
+        volatile_fields=tuple(row["volatile_fields"] or ()),
         job_pause=job_pause_from_row(row, "job_"),
         **_state_from_row(row),
     )
@@ -324,18 +364,20 @@ def _finishing_values(spec: EndpointSpec) -> dict[str, Any]:
     }
 
 
-def _finishing_from_row(row: Mapping[Any, Any]) -> dict[str, Any]:
-    """The `EndpointSpec` fields that `PLANNING_COLUMNS` hold, by name."""
+def _finishing_from_row(row: Mapping[Any, Any], cipher: SecretCipher | None) -> dict[str, Any]:
+    """The `EndpointSpec` fields that `PLANNING_COLUMNS` hold, by name; the notify URLs opened
+    with `cipher` (as stored without one)."""
+    notify = row["notify"]
     return {
         "schedule": Schedule(
             cron=row["cron"], interval_seconds=row["interval_seconds"], timezone=row["timezone"]
         ),
         "min_interval_seconds": row["min_interval_seconds"],
         "max_interval_seconds": row["max_interval_seconds"],
-        "notify": tuple(row["notify"]),
+        "notify": tuple([open_url(url, cipher) for url in notify]) if notify else (),
         "notify_after": row["notify_after"],
         "pause_after": row["pause_after"],
-        "retry": _retry_from_value(row["retry"]),
+        "retry": retry_from_value(row["retry"]),
         "accept_hints": row["accept_hints"],
         "missed_after_seconds": row["missed_after_seconds"],
         "late_after_seconds": row["late_after_seconds"],
@@ -355,7 +397,7 @@ def planned_from_row(row: RowMapping, held: Endpoint) -> Endpoint:
     if {name: row[name] for name in held_values} != held_values:
         # Re-declared while the call was under way: finish with the declaration as it is now
         # (its schedule, and whom to alert, when to pause itself, whether to take hints).
-        spec = replace(spec, **_finishing_from_row(row))
+        spec = replace(spec, **_finishing_from_row(row, None))
     # The targets as stored, secrets sealed (comparing them would mean opening them): the
     # notifications they raise carry them sealed to the outbox, and the notifier opens them.
     if row["notify_targets"] or spec.notify_targets:
@@ -379,7 +421,7 @@ def _state_from_row(row: Mapping[Any, Any]) -> dict[str, Any]:
             row["hint_interval_seconds"],
             row["hint_interval_expires_at"],
             row["hint_interval_reason"],
-            HintSource(row["hint_interval_source"] or HintSource.PLANNER),
+            _HINT_SOURCES[row["hint_interval_source"] or HintSource.PLANNER],
         )
     oneshot = None
     if row["hint_oneshot_at"] is not None:
@@ -387,7 +429,7 @@ def _state_from_row(row: Mapping[Any, Any]) -> dict[str, Any]:
             row["hint_oneshot_at"],
             row["hint_oneshot_expires_at"],
             row["hint_oneshot_reason"],
-            HintSource(row["hint_oneshot_source"] or HintSource.PLANNER),
+            _HINT_SOURCES[row["hint_oneshot_source"] or HintSource.PLANNER],
         )
     return {
         "interval_hint": interval,
@@ -400,7 +442,7 @@ def _state_from_row(row: Mapping[Any, Any]) -> dict[str, Any]:
         "failure_count": row["failure_count"],
         "last_slot_at": row["last_slot_at"],
         "next_run_at": row["next_run_at"],
-        "next_run_source": ScheduleSource(row["next_run_source"]),
+        "next_run_source": _SCHEDULE_SOURCES[row["next_run_source"]],
         "lease_owner": row["lease_owner"],
         "lease_until": row["lease_until"],
         "retry_after_at": row["retry_after_at"],
@@ -408,31 +450,6 @@ def _state_from_row(row: Mapping[Any, Any]) -> dict[str, Any]:
         "late_since": row["late_since"],
         "overrun_since": row["overrun_since"],
     }
-
-
-def retry_value(policy: RetryPolicy | None) -> JSON:
-    """A retry policy as stored in the endpoints' `retry` column (and shown by `--json`)."""
-    if policy is None:
-        return None
-    return {
-        "attempts": policy.attempts,
-        "backoff_seconds": policy.backoff_seconds,
-        "max_backoff_seconds": policy.max_backoff_seconds,
-        "on": [kind.value for kind in policy.on],
-        "unsafe": policy.unsafe,
-    }
-
-
-def _retry_from_value(value: JSON) -> RetryPolicy | None:
-    if value is None:
-        return None
-    return RetryPolicy(
-        attempts=value["attempts"],
-        backoff_seconds=value["backoff_seconds"],
-        max_backoff_seconds=value["max_backoff_seconds"],
-        on=tuple(RetryOn(kind) for kind in value["on"]),
-        unsafe=value["unsafe"],
-    )
 
 
 def approval_values(approval: Approval) -> dict[str, Any]:

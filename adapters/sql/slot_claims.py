@@ -232,14 +232,17 @@ async def slot_claims(
                 conn, cipher, endpoint, run_from_row(running.mappings().one()), lease.now
             )
             continue
-        claim = claim_of(endpoint, run_id, trace_id, lease.until)
+        # Nothing has written the row since the claim statement did when the endpoint is
+        # still the one leased: the claim keeps the row's version, built once with it.
+        stored = None
+        if versioned and endpoint is leased:
+            stored = StoredClaim(row[ROW_VERSION.name], lease.now)
+        claim = claim_of(endpoint, run_id, trace_id, lease.until, stored)
         if runs_alone(claim):
             # Its run holds the lease (claimed above): the endpoint is let go, planned
-            # past the slot, for the next slot's claim.
+            # past the slot, for the next slot's claim, which writes its row again.
             let_go.append(claimed_alone(endpoint, claim.slot_at, lease.now))
-        elif versioned and endpoint is leased:
-            # Nothing has written the row since the claim statement did.
-            claim = evolved(claim, stored=StoredClaim(row[ROW_VERSION.name], lease.now))
+            claim = evolved(claim, stored=None)
         claims.append(claim)
     if let_go:
         # One executemany for the batch, after what the loop wrote of the same rows.

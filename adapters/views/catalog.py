@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from cronpilot.adapters.sql.quiet_rows import quiet_value
-from cronpilot.adapters.sql.rows import retry_value
+from cronpilot.adapters.sql.retry_rows import retry_value
 from cronpilot.adapters.sql.rule_rows import rules_value
 from cronpilot.adapters.sql.target_rows import target_value
 from cronpilot.adapters.views.formats import iso

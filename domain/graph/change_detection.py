@@ -51,11 +51,26 @@ def comparable_hash(run: Run, ignored: Sequence[FieldPath]) -> str | None:
     own hash (None when none was read: whether it changed is unknown)."""
     if not ignored or run.body is None:
         return run.body_hash
-    body: JSON = run.body
-    for path in ignored:
-        body = _without(body, path)
+    body = compared_part(run.body, ignored)
     text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def compared_part(body: JSON, ignored: Sequence[FieldPath]) -> JSON:
+    """What of `body` a comparison looks at: the body without the `ignored` fields."""
+    for path in ignored:
+        body = _without(body, path)
+    return body
+
+
+def nothing_compared(endpoint: Endpoint, newest_first: Sequence[Run]) -> bool:
+    """Whether the endpoint's newest kept body is an object left empty once its volatile and
+    ignored fields are out: its answers then look the same whatever the source does (a
+    version number that rises on almost every call is learnt as a counter), and "no change
+    seen" would say nothing of it."""
+    ignored = ignored_fields(endpoint)
+    newest = next((run.body for run in newest_first if run.body is not None), None)
+    return bool(ignored) and newest is not None and compared_part(newest, ignored) == {}
 
 
 def _without(value: JSON, path: FieldPath) -> JSON:

@@ -24,7 +24,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from cronpilot.domain.graph.change_detection import comparable_hash, ignored_fields
+from cronpilot.domain.graph.change_detection import (
+    comparable_hash,
+    ignored_fields,
+    nothing_compared,
+)
 from cronpilot.domain.model import Endpoint, Run, RunStatus
 from cronpilot.domain.schedule.schedule import baseline_period
 
@@ -97,12 +101,25 @@ def looks_of(endpoint: Endpoint, oldest_first: Sequence[Run]) -> list[Look]:
     return looks
 
 
+def comparable_estimate(endpoint: Endpoint, newest_first: Sequence[Run]) -> RateEstimate | None:
+    """The endpoint's estimate from its newest runs (newest first); None when fewer than two
+    answers compare or nothing in them is compared (`nothing_compared`): answers that look the
+    same whatever the source does would read as "no change seen"."""
+    answered = [run for run in newest_first if run.status is RunStatus.SUCCESS]
+    if nothing_compared(endpoint, answered):
+        return None
+    return estimate(looks_of(endpoint, list(reversed(newest_first))))
+
+
 def change_text(endpoint: Endpoint, newest_first: Sequence[Run], now: datetime) -> str:
     """`changes about every 4 min (12 changes seen in 50 calls); every 90 s keeps the copy
     fresh 72 % of the time` from the endpoint's newest runs (newest first), or why not."""
-    found = estimate(looks_of(endpoint, list(reversed(newest_first))))
+    found = comparable_estimate(endpoint, newest_first)
     if found is None:
-        return "not estimated (fewer than two answers that can be compared)"
+        return (
+            "not estimated (fewer than two answers, or nothing in them compared: every field "
+            "volatile or ignored)"
+        )
     if endpoint.spec.schedule.after_upstreams:
         # A DAG dependant runs when its upstreams do: no interval of its own to judge.
         return found.text()

@@ -23,6 +23,7 @@ from cronpilot.domain.model import (
     RunStatus,
     RunTrigger,
     ScheduleSource,
+    StoredClaim,
     new_id,
 )
 from cronpilot.domain.runs.watch import with_lateness
@@ -232,9 +233,16 @@ def with_hints(
     return replanned(replace(endpoint, interval_hint=interval_hint, oneshot_hint=oneshot_hint), now)
 
 
-def claim_of(endpoint: Endpoint, run_id: str, trace_id: str, lease_until: datetime) -> Claim:
+def claim_of(
+    endpoint: Endpoint,
+    run_id: str,
+    trace_id: str,
+    lease_until: datetime,
+    stored: StoredClaim | None = None,
+) -> Claim:
     """The claim of a due endpoint's next slot: recorded under its grid slot, called when
-    planned (jitter, or a missed slot caught up late, may have moved the call off the slot)."""
+    planned (jitter, or a missed slot caught up late, may have moved the call off the slot);
+    `stored`: its rows as the claim left them, when the store knows."""
     slot = endpoint.next_slot
     assert slot is not None, "only endpoints with a next run are due"
     return Claim(
@@ -245,6 +253,7 @@ def claim_of(endpoint: Endpoint, run_id: str, trace_id: str, lease_until: dateti
         lease_until=lease_until,
         schedule_source=endpoint.next_run_source,
         call_at=None if endpoint.next_slot_at is None else endpoint.next_run_at,
+        stored=stored,
     )
 
 

@@ -17,6 +17,7 @@ from cronpilot.domain.graph.change_detection import (
     comparable_hash,
     ignored_fields,
     marked_schema,
+    nothing_compared,
     volatile_fields,
 )
 from cronpilot.domain.graph.dag import changes_matter, response_changed
@@ -136,6 +137,16 @@ def test_the_comparable_hash_leaves_ignored_fields_out() -> None:
     assert comparable_hash(_run({"rows": [1, 2]}), (("rows", 0),)) != comparable_hash(
         _run({"rows": [2]}), (("rows", 0),)
     )
+
+
+def test_a_body_left_empty_by_its_volatile_fields_has_nothing_to_compare() -> None:
+    counter = _endpoint(("seconds_since_change",), ("version",))
+    newest_first = [_run({"version": 8, "seconds_since_change": 1.0}), _run({"version": 7})]
+    assert nothing_compared(counter, newest_first)
+    # Data left over, nothing ignored, or no body kept: compared as ever.
+    assert not nothing_compared(counter, [_run({"version": 8, "content": "revision 8"})])
+    assert not nothing_compared(_endpoint(), [_run({})])
+    assert not nothing_compared(counter, [_run(None, absence=BodyAbsence.NOT_JSON)])
 
 
 @pytest.mark.parametrize("absence", [BodyAbsence.NOT_JSON, BodyAbsence.TOO_LARGE])

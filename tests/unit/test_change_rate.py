@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 from datetime import UTC, datetime, timedelta
@@ -23,6 +24,7 @@ from cronpilot.domain.planning.change_rate import (
     Look,
     age,
     change_text,
+    comparable_estimate,
     estimate,
     freshness,
     likeliest_rate,
@@ -171,3 +173,19 @@ def test_a_dag_dependant_is_told_its_rate_alone() -> None:
     runs = [_run(20 * i, RunStatus.SUCCESS, str(i // 4)) for i in range(49)]
     text = change_text(endpoint, list(reversed(runs)), T0)
     assert text == "changes about every 1.2 min (12 changes seen in 48 calls)"
+
+
+def test_answers_left_empty_by_their_volatile_fields_are_not_estimated() -> None:
+    """A version that rises on every call, learnt as a counter, leaves nothing to compare: the
+    answers hash alike however often the source changes, and "no change seen" would mislead
+    the planner's brief and `endpoints show` as it misled the built-in planner."""
+    spec = EndpointSpec("a", "http://x", Schedule(None, 20.0))
+    counter = Endpoint("e", "j", "job", spec, volatile_fields=("version",))
+    runs = [
+        dataclasses.replace(_run(20 * i, RunStatus.SUCCESS, "same"), body={"version": i})
+        for i in range(12)
+    ]
+    assert comparable_estimate(counter, list(reversed(runs))) is None
+    assert change_text(counter, list(reversed(runs)), T0).startswith("not estimated")
+    data = Endpoint("e", "j", "job", spec)
+    assert comparable_estimate(data, list(reversed(runs))) is not None

@@ -37,3 +37,27 @@ async def test_calls_move_to_where_they_keep_copies_fresh(store: Store, clock: F
     assert silent.interval_seconds > 20 > busy.interval_seconds
     assert silent.reason.startswith("no change seen (0 changes seen in 11 calls); every 20 s")
     assert "keeps the copy fresh" in busy.reason and "would keep it fresh" in busy.reason
+
+
+async def test_answers_whose_every_field_is_volatile_keep_the_schedule(
+    store: Store, clock: FakeClock
+) -> None:
+    # A source changing on almost every call that says so only by a rising version number:
+    # learnt as a counter (volatile), its answers compare equal whatever it does. Taking
+    # that for "no change seen" relaxed a source changing every 3 s to every 46 s
+    # (`bench.freshness_live`).
+    await declare(
+        store, clock.now(), spec("feed", every=20, **CLAMPS), spec("quiet", every=20, **CLAMPS)
+    )
+    for n in range(12):
+        await answer(store, "j/feed", {"version": n, "seconds_since_change": 1.5})
+        await answer(store, "j/quiet", {"n": 0})
+    feed = await store.catalog.get_endpoint("j/feed")
+    await store.catalog.set_volatile_fields(feed.id, ["seconds_since_change", "version"])
+    clock.advance(240)
+    planner = make_planner(store, FreshnessAnalyst(), clock)
+
+    [session] = await planner.analyse_now("j/feed")
+
+    assert session.reasoning.startswith("cannot estimate: its answers cannot be compared")
+    assert await store.planner.list_proposals(endpoint_id=feed.id) == []
