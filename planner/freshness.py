@@ -98,6 +98,7 @@ class FreshnessAnalyst:
             budget=context.budget,
             move=move,
             dwell_seconds=dwell,
+            max_ttl_seconds=context.desk.max_hint_ttl_seconds,
         )
         if verdict.interval_seconds is not None:
             await toolbox.call(

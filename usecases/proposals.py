@@ -88,6 +88,11 @@ class ProposalDesk:
         """How long a change stands before another controller's may follow it."""
         return self._limits.dwell_seconds
 
+    @property
+    def max_hint_ttl_seconds(self) -> float:
+        """The longest hint the guardrails take: a planner's step asks for no more."""
+        return self._limits.max_hint_ttl_seconds
+
     async def _guarded(
         self,
         tx: Repositories,

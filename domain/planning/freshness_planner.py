@@ -50,16 +50,10 @@ SURE_CONFIDENCE, STEP_CONFIDENCE = 0.95, 0.8
 (`domain.planning.autonomy`)."""
 KEEP_CONFIDENCE = 0.6
 """The confidence of a look that proposes nothing."""
-HINT_TTL_PERIODS = 10
-"""The heuristic's step stands for this many of its own intervals, and at least
-`MIN_HINT_TTL_SECONDS` (`domain.planning.heuristic`)."""
-MIN_HINT_TTL_SECONDS = 3600.0
-"""As long as the hourly rate window (decision 0029): a hint of a few seconds that lapsed
-within a minute would fall back to the baseline and be stepped again, changes that the hourly
-limit then stops."""
 STEP_TTL_SECONDS = 86_400.0
-"""A step of this planner stands a day (the default `planner_max_hint_ttl_seconds`), longer
-than it ever waits between two looks (`MAX_LOOK_AGAIN_SECONDS`). A look that agrees with the
+"""A step of this planner stands a day (or the admin's `planner_max_hint_ttl_seconds` where
+that is shorter), twice as long as it waits between two looks at most (`look_again`). A look
+that agrees with the
 interval in force proposes nothing (the same interval is "already in force"), so a shorter
 hint lapsed while the planner still held it right: the endpoint fell back to its declared
 schedule and was stepped back in damped steps (`bench.freshness`, ten periods and at least an
@@ -68,7 +62,7 @@ for the next half hour). A planner that stops leaves its endpoints on its last s
 at most."""
 AFTER_UPSTREAMS_LOOK_AGAIN_SECONDS = 3600.0
 """A DAG dependant has nothing the planner could change; it is looked at rarely."""
-MAX_LOOK_AGAIN_SECONDS = 86_400.0
+MAX_LOOK_AGAIN_SECONDS = STEP_TTL_SECONDS
 """The longest a planner waits before it looks again (`submit_analysis` allows no more): three
 periods of a daily cron would be three days."""
 
@@ -331,19 +325,22 @@ def judge_freshness(
     budget: str | None = None,
     move: LastMove | None = None,
     dwell_seconds: float = 0.0,
+    max_ttl_seconds: float = STEP_TTL_SECONDS,
 ) -> BuiltinVerdict:
     """What the built-in planner makes of `endpoint`, one of the `job`'s endpoints, given the
     change-rate estimates known by endpoint id (the analysed one's among them; None: its
     answers cannot be compared, an id missing: not estimated yet), and the endpoint's last
     interval change, which a step does not undo within `dwell_seconds`. `budget`: the job's,
-    as the jobs file writes it (None: what the declared schedules make)."""
+    as the jobs file writes it (None: what the declared schedules make). `max_ttl_seconds`:
+    the longest hint the guardrails take (`planner_max_hint_ttl_seconds`)."""
+    ttl = min(STEP_TTL_SECONDS, max_ttl_seconds)
     if endpoint.spec.schedule.after_upstreams:
         return BuiltinVerdict(
             "runs after its upstreams (depends_on): no schedule of its own to tune",
             AFTER_UPSTREAMS_LOOK_AGAIN_SECONDS,
         )
     current = current_interval(endpoint, now)
-    again = look_again(current)
+    again = look_again(current, ttl)
     retry_after = endpoint.retry_after_at
     if endpoint.failure_count > 0 or (retry_after is not None and retry_after > now):
         return BuiltinVerdict(
@@ -374,12 +371,11 @@ def judge_freshness(
             f"{_every(move.after)}) before its dwell ends at {waits.isoformat()}"
         )
         return BuiltinVerdict(reason, again, confidence=tuning.confidence)
-    return BuiltinVerdict(
-        tuning.reason, look_again(step), step, STEP_TTL_SECONDS, tuning.confidence
-    )
+    return BuiltinVerdict(tuning.reason, look_again(step, ttl), step, ttl, tuning.confidence)
 
 
-def look_again(interval: float) -> float:
-    """When the planner looks again at an endpoint called every `interval` seconds."""
+def look_again(interval: float, ttl: float = STEP_TTL_SECONDS) -> float:
+    """When the planner looks again at an endpoint called every `interval` seconds: within half
+    the `ttl` of its steps, so that a step it still holds right does not lapse first."""
     seconds = max(interval * LOOK_AGAIN_PERIODS, LOOK_AGAIN_FLOOR_SECONDS)
-    return min(seconds, MAX_LOOK_AGAIN_SECONDS)
+    return min(seconds, max(ttl / 2, LOOK_AGAIN_FLOOR_SECONDS))

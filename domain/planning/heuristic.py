@@ -16,9 +16,7 @@ from cronpilot.domain.model import Endpoint
 from cronpilot.domain.planning.change_rate import current_interval
 from cronpilot.domain.planning.freshness_planner import (
     AFTER_UPSTREAMS_LOOK_AGAIN_SECONDS,
-    HINT_TTL_PERIODS,
     MAX_LOOK_AGAIN_SECONDS,
-    MIN_HINT_TTL_SECONDS,
 )
 from cronpilot.domain.planning.freshness_planner import BuiltinVerdict as HeuristicVerdict
 from cronpilot.domain.schedule.schedule import baseline_period
@@ -34,6 +32,14 @@ BASE_CONFIDENCE = 0.6
 0.9, one change tightens at 0.7, three changes in a row at 0.9."""
 EVIDENCE_STEP = 0.1
 MAX_CONFIDENCE = 0.95
+
+HINT_TTL_PERIODS = 10
+"""The heuristic's step stands for this many of its own intervals, and at least
+`MIN_HINT_TTL_SECONDS`."""
+MIN_HINT_TTL_SECONDS = 3600.0
+"""As long as the hourly rate window (decision 0029): a hint of a few seconds that lapsed
+within a minute would fall back to the baseline and be stepped again, changes that the hourly
+limit then stops."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -197,8 +197,11 @@ def test_failures_and_retry_after_keep_their_say(busy: dict[str, Any]) -> None:
 def test_the_planner_looks_again_within_a_day_however_long_the_period() -> None:
     """`submit_analysis` allows no more than a day: a daily cron's three periods would fail
     the built-in planner's own submit."""
-    assert look_again(86_400) == MAX_LOOK_AGAIN_SECONDS
+    assert look_again(86_400) == STEP_TTL_SECONDS / 2 < MAX_LOOK_AGAIN_SECONDS
     assert look_again(5) == 120
+    # Within half a shorter ttl too, and never below the floor.
+    assert look_again(3600, 3600) == 1800
+    assert look_again(5, 60) == 120
 
 
 def test_the_budget_is_the_jobs_or_what_its_declared_schedules_make() -> None:
@@ -222,7 +225,14 @@ def test_a_budget_moves_a_lone_endpoint_that_its_own_schedule_would_keep() -> No
     assert "of 60/h across the job's 1 endpoints" in budgeted.reasoning
     # A look that agrees with the step proposes nothing, so the step outlives every wait
     # between looks rather than lapse back to the declared 20 s.
-    assert budgeted.ttl_seconds == STEP_TTL_SECONDS >= look_again(3600 * 24 * 7)
+    assert budgeted.ttl_seconds == STEP_TTL_SECONDS > look_again(3600 * 24 * 7)
+
+    # An admin's shorter limit on hints caps the step's ttl, which the guardrails would
+    # otherwise refuse, and the looks come within half of it.
+    capped = judge_freshness(lone, estimates, [lone], NOW, budget="60/h", max_ttl_seconds=3600)
+    assert capped.interval_seconds == 28.0
+    assert capped.ttl_seconds == 3600
+    assert capped.look_again_seconds <= 1800
 
     short = judge_freshness(lone, estimates, [lone], NOW, budget="0.5/h")
     assert short.interval_seconds is None

@@ -47,6 +47,24 @@ async def _silent_and_busy(
     return make_planner(store, FreshnessAnalyst(), clock, limits=limits)
 
 
+async def test_an_admins_shorter_hint_limit_caps_the_step_rather_than_refuse_it(
+    store: Store, clock: FakeClock
+) -> None:
+    """`CRONPILOT_PLANNER_MAX_HINT_TTL_SECONDS` below the planner's day: its steps ask for no
+    more than the limit, which the guardrails would refuse, and are applied."""
+    await _silent_and_busy(store, clock)
+    limits = limits_for_tests(max_changes_per_hour=100, max_hint_ttl_seconds=3600)
+    planner = make_planner(store, FreshnessAnalyst(), clock, limits=limits)
+
+    await planner.analyse_now("j/silent")
+
+    [proposal] = await store.planner.list_proposals()
+    assert (proposal.status, proposal.interval_seconds) == (ProposalStatus.APPLIED, 28.0)
+    endpoint = await store.catalog.get_endpoint("j/silent")
+    assert endpoint.interval_hint is not None
+    assert endpoint.interval_hint.expires_at == clock.now() + timedelta(hours=1)
+
+
 async def test_a_silent_endpoint_gives_its_calls_up_in_damped_steps(
     store: Store, clock: FakeClock
 ) -> None:
