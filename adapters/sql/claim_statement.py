@@ -144,7 +144,9 @@ def _endpoint_columns(leased: Any) -> list[Any]:
     JSON decoder, which the rows' other JSON columns still get."""
     return [
         func.nullif(
-            leased.c[column.name], literal_column(f"'{EMPTY_AS_NULL[column.name]}'::jsonb")
+            leased.c[column.name],
+            literal_column(f"'{EMPTY_AS_NULL[column.name]}'::jsonb"),
+            type_=column.type,
         ).label(column.name)
         if column.name in EMPTY_AS_NULL
         else leased.c[column.name]

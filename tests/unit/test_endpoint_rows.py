@@ -3,6 +3,7 @@ statement sends them (`claim_statement._endpoint_columns`), and reads them as st
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from cronpilot.adapters.sql.rows import EMPTY_AS_NULL, endpoint_from_row, endpoint_values
@@ -23,7 +24,11 @@ def test_an_empty_column_sent_as_null_reads_as_empty() -> None:
         "e1", "j1", "job", EndpointSpec("e", "http://x/", Schedule(interval_seconds=60))
     )
     row = _row(endpoint)
-    assert all(not row[name] for name in EMPTY_AS_NULL), "the declaration leaves them empty"
+    # The claim statement compares each column with this literal: a stale one would send the
+    # empty value and cost the decoder call again.
+    assert {name: row[name] for name in EMPTY_AS_NULL} == {
+        name: json.loads(empty) for name, empty in EMPTY_AS_NULL.items()
+    }
 
     assert endpoint_from_row(row | dict.fromkeys(EMPTY_AS_NULL), None) == endpoint
     assert endpoint_from_row(row, None) == endpoint
