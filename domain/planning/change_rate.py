@@ -117,8 +117,8 @@ def change_text(endpoint: Endpoint, newest_first: Sequence[Run], now: datetime) 
     found = comparable_estimate(endpoint, newest_first)
     if found is None:
         return (
-            "not estimated (fewer than two answers, or nothing in them compared: every field "
-            "volatile or ignored)"
+            "not estimated (fewer than two answers that can be compared: no body kept, or "
+            "every field volatile or ignored)"
         )
     if endpoint.spec.schedule.after_upstreams:
         # A DAG dependant runs when its upstreams do: no interval of its own to judge.

@@ -349,7 +349,9 @@ def judge_freshness(
         )
     if estimates.get(endpoint.id) is None:
         if endpoint.id in estimates:
-            why = "its answers cannot be compared (no body kept, or every field volatile)"
+            why = (
+                "its answers cannot be compared (no body kept, or every field volatile or ignored)"
+            )
             return BuiltinVerdict(f"cannot estimate: {why}; keeping the schedule", again)
         # Nothing changed, so no dwell to wait: look again once a few calls have come.
         soon = min(current * LOOK_AGAIN_PERIODS, MAX_LOOK_AGAIN_SECONDS)

@@ -17,7 +17,7 @@ from datetime import datetime
 
 from cronpilot.domain.model import Endpoint, Run
 from cronpilot.domain.planning.call_budget import Source, best_intervals, even_intervals
-from cronpilot.domain.planning.change_rate import estimate, freshness, looks_of
+from cronpilot.domain.planning.change_rate import comparable_estimate, freshness, looks_of
 from cronpilot.domain.planning.freshness_planner import interval_bounds
 
 ESTIMATED = "estimated from the exam's runs: the simulator keeps no change times"
@@ -54,10 +54,11 @@ def freshness_of(
     for endpoint in endpoints:
         if endpoint.spec.schedule.after_upstreams:
             continue
-        looks = looks_of(endpoint, oldest_first.get(endpoint.id, ()))
-        found = estimate(looks)
+        runs = oldest_first.get(endpoint.id, ())
+        found = comparable_estimate(endpoint, runs[::-1])
         if found is None:
             continue
+        looks = looks_of(endpoint, runs)
         spans = [look.seconds for look in looks if look.seconds > 0]
         reached.append(sum(freshness(found.rate, t) * t for t in spans) / sum(spans))
         _, low, high = interval_bounds(endpoint.spec, now)

@@ -39,23 +39,22 @@ def _looks(rng: random.Random, rate: float, gaps: list[float]) -> list[Look]:
     return [Look(t, rng.random() < -math.expm1(-rate * t)) for t in gaps]
 
 
-@settings(max_examples=15, deadline=None)
-@given(
-    seed=st.integers(0, 10_000),
-    period=st.floats(5.0, 2000.0),
-    interval=st.floats(5.0, 600.0),
-)
-def test_the_regular_estimate_converges_on_the_true_rate(
-    seed: int, period: float, interval: float
-) -> None:
-    """Within its interval, and that interval narrow, where calls can tell changes apart."""
+@settings(max_examples=10, deadline=None)
+@given(period=st.floats(5.0, 2000.0), interval=st.floats(5.0, 600.0))
+def test_the_regular_estimate_converges_on_the_true_rate(period: float, interval: float) -> None:
+    """Within its interval, and that interval narrow, where calls can tell changes apart.
+    Judged over forty sources, not one: a 95 % interval misses the true rate one time in
+    twenty by design (one source of one example failed ~1 % of the time, so the suite now and
+    then), while forty together miss it more than eight times only when it is wrong."""
     rate = 1 / period
     if not 0.02 <= rate * interval <= 2.5:
         return
-    found = estimate(_looks(random.Random(seed), rate, [interval] * 600))
-    assert found is not None
-    assert found.low * 0.9 <= rate <= found.high * 1.1
-    assert abs(found.rate - rate) <= 0.35 * rate
+    found = [estimate(_looks(random.Random(seed), rate, [interval] * 600)) for seed in range(40)]
+    assert all(f is not None for f in found)
+    known = [f for f in found if f is not None]
+    assert sum(f.low * 0.9 <= rate <= f.high * 1.1 for f in known) >= 32
+    errors = sorted(abs(f.rate - rate) / rate for f in known)
+    assert errors[len(errors) // 2] <= 0.3
 
 
 @settings(max_examples=10, deadline=None)

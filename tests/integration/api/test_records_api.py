@@ -62,6 +62,6 @@ async def test_an_endpoint_says_when_a_planner_last_looked(api: Api) -> None:
     assert shown["last_analysed_at"] == (now - timedelta(hours=1)).isoformat()
     # Its runs are queued, not answered: no change rate yet (`domain.planning.change_rate`).
     assert shown["changes"] == (
-        "not estimated (fewer than two answers, or nothing in them compared: every field "
-        "volatile or ignored)"
+        "not estimated (fewer than two answers that can be compared: no body kept, or "
+        "every field volatile or ignored)"
     )
