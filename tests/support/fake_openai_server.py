@@ -144,7 +144,9 @@ class FakeOpenAI(LoopbackServer):
             await asyncio.sleep(reply.seconds)
             reply = reply.then
         if isinstance(reply, Hang):
+            # Never set: the handler ends when the client gives up and cancels it.
             await asyncio.Event().wait()
+            raise web.HTTPGatewayTimeout
         if isinstance(reply, Raw):
             return web.Response(text=reply.body, content_type="application/json")
         if isinstance(reply, Failure):
