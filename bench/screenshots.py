@@ -31,7 +31,7 @@ def _shoot(tab: Tab, path: str, name: str, out: Path, *, full: bool = True) -> N
 
 def _first_link(tab: Tab, path: str, selector: str) -> str:
     tab.open(path)
-    href = tab.page.locator(selector).first.get_attribute("href")
+    href: str | None = tab.page.locator(selector).first.get_attribute("href")
     assert href, f"no {selector} on {path}"
     return href
 

@@ -57,9 +57,9 @@ def quality(embed: Any) -> list[dict[str, Any]]:
                 }
             )
     total = sum(len(s.intents) for s in sets)
-    labelled = list(rows)
+    per_set = list(rows)
     for name in LEGS:
-        mine = [r for r in labelled if r["ranking"] == name]
+        mine = [r for r in per_set if r["ranking"] == name]
         rows.append(
             {
                 "set": "all",

@@ -12,6 +12,7 @@ import socket
 import struct
 
 from aiohttp import web
+from aiohttp.typedefs import Handler
 
 from tests.support.loopback import LoopbackServer
 
@@ -80,9 +81,10 @@ class HostileServer(LoopbackServer):
         return app
 
     @web.middleware
-    async def _record(self, request: web.Request, handler: web.Handler) -> web.StreamResponse:
+    async def _record(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         self.hits.append(request.path_qs)
-        return await handler(request)
+        response: web.StreamResponse = await handler(request)
+        return response
 
     async def _json(self, request: web.Request) -> web.Response:
         return web.json_response({"ok": True, "items": [1, 2, 3]})

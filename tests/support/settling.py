@@ -130,11 +130,12 @@ class TrackedDispatcher:
         self._flight = flight
 
     async def dispatch(self, request: HttpRequest) -> Response:
-        return await self._flight.track(self._dispatcher.dispatch)(request)
+        response: Response = await self._flight.track(self._dispatcher.dispatch)(request)
+        return response
 
     async def close(self) -> None:
         await self._dispatcher.close()
 
 
 def tracked(store: Store, flight: InFlight) -> Store:
-    return TrackedStore(store, flight)  # type: ignore[return-value]
+    return TrackedStore(store, flight)

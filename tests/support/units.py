@@ -33,7 +33,7 @@ class WrappedUnits:
         self._wrap = wrap
 
     def __call__(self) -> UnitOfWork:
-        return _WrappedUnit(self._store.unit_of_work(), self._wrap)  # type: ignore[return-value]
+        return _WrappedUnit(self._store.unit_of_work(), self._wrap)
 
     def reading(self) -> ReadingUnit:
         """A `ReadingFactory` over `store` whose units hand out the wrapped repositories too."""
