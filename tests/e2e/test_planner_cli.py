@@ -88,7 +88,7 @@ async def test_review_approve_and_see_the_effect(shop: Cli, sqlite_url: str) -> 
 
     assert analysed["status"] == "submitted"
     assert analysed["proposals"] == [pending["id"]]
-    assert pending["change"] == "every 42s for 1h"
+    assert pending["change"] == "every 42s for 1d"
     assert pending["reason"].startswith(
         "no change seen (0 changes seen in 2 calls); every 30 s keeps the copy fresh 100% of "
         "the time; every 42 s would keep it fresh 100% (a damped step towards every "
@@ -96,7 +96,7 @@ async def test_review_approve_and_see_the_effect(shop: Cli, sqlite_url: str) -> 
     assert pending["reason"].endswith("of 60/h across the job's 2 endpoints)")
     assert (shown["proposed_by"], shown["session_id"]) == ("freshness", session["id"])
     assert before["interval_hint"] is None
-    assert approved.startswith(f"approved {pending['id']} for shop/orders: every 42s for 1h")
+    assert approved.startswith(f"approved {pending['id']} for shop/orders: every 42s for 1d")
     assert after["interval_hint"]["interval_seconds"] == 42
     assert after["next_run_source"] == "hint-interval"
     assert _error(again) == f"error: proposal {pending['id']} is applied, not pending"
