@@ -20,6 +20,7 @@ from cronpilot.domain.planning.freshness_planner import (
     last_move,
     suggestion,
 )
+from cronpilot.domain.planning.guardrails import RATE_WINDOW
 from cronpilot.domain.ports.bundles import ToolStore
 from cronpilot.domain.schedule.schedule import baseline_period
 from cronpilot.planner.session import Verdict, submitted
@@ -63,14 +64,18 @@ async def suggest(
     return suggestion(endpoint, await estimates_of(store, job), job, now, budget)
 
 
-async def _last_move(store: ToolStore, endpoint: Endpoint, now: datetime) -> LastMove | None:
-    """The endpoint's last interval change; None for a DAG dependant, which has none."""
-    schedule = endpoint.spec.schedule
-    if schedule.after_upstreams:
-        return None
+async def _last_move(
+    store: ToolStore, endpoint: Endpoint, now: datetime
+) -> tuple[LastMove | None, int]:
+    """The endpoint's last interval change (None for a DAG dependant, which has none), and
+    the changes applied to it within the guardrails' hour."""
     async with store.reading() as tx:
+        applied = await tx.planner.count_applied(endpoint.id, now - RATE_WINDOW)
+        schedule = endpoint.spec.schedule
+        if schedule.after_upstreams:
+            return None, applied
         recent = await tx.planner.list_proposals(endpoint_id=endpoint.id, limit=RECENT_PROPOSALS)
-    return last_move(recent, baseline_period(schedule, now).total_seconds())
+    return last_move(recent, baseline_period(schedule, now).total_seconds()), applied
 
 
 class FreshnessAnalyst:
@@ -88,7 +93,7 @@ class FreshnessAnalyst:
         job = job_of(endpoint, context.siblings)
         estimates = await estimates_of(context.store, job)
         now = context.now()
-        move = await _last_move(context.store, endpoint, now)
+        move, applied = await _last_move(context.store, endpoint, now)
         dwell = context.desk.dwell_seconds
         verdict = judge_freshness(
             endpoint,
@@ -99,6 +104,7 @@ class FreshnessAnalyst:
             move=move,
             dwell_seconds=dwell,
             max_ttl_seconds=context.desk.max_hint_ttl_seconds,
+            changes_left=context.desk.max_changes_per_hour - applied,
         )
         if verdict.interval_seconds is not None:
             await toolbox.call(

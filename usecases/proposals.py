@@ -93,6 +93,11 @@ class ProposalDesk:
         """The longest hint the guardrails take: a planner's step asks for no more."""
         return self._limits.max_hint_ttl_seconds
 
+    @property
+    def max_changes_per_hour(self) -> int:
+        """The changes the guardrails allow an endpoint within an hour (`RATE_WINDOW`)."""
+        return self._limits.max_changes_per_hour
+
     async def _guarded(
         self,
         tx: Repositories,

@@ -64,7 +64,7 @@ jobs:
     description: answers cronpilot records without storing a body
     # A little less than the schedules make: the built-in planner takes what daily-report's
     # unchanging answers do not need; the other endpoints have no clamps and keep theirs.
-    budget: 8200/h
+    budget: 10000/h
     endpoints:
       - name: status-page
         description: an HTML status page, recorded with the marker not_json
@@ -82,7 +82,7 @@ jobs:
       - name: daily-report
         description: a report that never changes; the built-in planner calls it less
         url: ${SIMULATOR_URL}/reports/daily
-        interval: 2s
+        interval: 1s
         max_interval: 16s
         planner_mode: auto
       - name: flaky

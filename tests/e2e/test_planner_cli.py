@@ -45,6 +45,11 @@ async def _superseded(database_url: str, proposal_id: str) -> str:
         await store.close()
 
 
+QUIET = [{"orders": []}] * 9
+"""Eight compared calls that saw no change: a silent endpoint gives calls up after as many
+(`SILENT_CALLS`)."""
+
+
 async def _answers(database_url: str, *bodies: object) -> None:
     store = await open_sql_store(database_url)
     try:
@@ -72,7 +77,7 @@ def _error(done: object) -> str:
 
 
 async def test_review_approve_and_see_the_effect(shop: Cli, sqlite_url: str) -> None:
-    await _answers(sqlite_url, {"orders": []}, {"orders": []}, {"orders": []})
+    await _answers(sqlite_url, *QUIET)
 
     analysed = shop.json("planner", "run-once", "shop/orders")
     [pending] = shop.json("proposals", "list", "--status", "pending", "--job", "shop")
@@ -90,7 +95,7 @@ async def test_review_approve_and_see_the_effect(shop: Cli, sqlite_url: str) -> 
     assert analysed["proposals"] == [pending["id"]]
     assert pending["change"] == "every 42s for 1d"
     assert pending["reason"].startswith(
-        "no change seen (0 changes seen in 2 calls); every 30 s keeps the copy fresh 100% of "
+        "no change seen (0 changes seen in 8 calls); every 30 s keeps the copy fresh 100% of "
         "the time; every 42 s would keep it fresh 100% (a damped step towards every "
     )
     assert pending["reason"].endswith("of 60/h across the job's 2 endpoints)")
@@ -115,7 +120,7 @@ async def test_review_approve_and_see_the_effect(shop: Cli, sqlite_url: str) -> 
 
 
 async def test_reject_with_a_reason(shop: Cli, sqlite_url: str) -> None:
-    await _answers(sqlite_url, {"orders": []}, {"orders": []}, {"orders": []})
+    await _answers(sqlite_url, *QUIET)
     shop("planner", "run-once", "shop/orders")
     [pending] = shop.json("proposals", "list")
 
@@ -129,7 +134,7 @@ async def test_reject_with_a_reason(shop: Cli, sqlite_url: str) -> None:
 async def test_a_superseded_proposal_points_to_the_newer_and_cannot_be_decided(
     shop: Cli, sqlite_url: str
 ) -> None:
-    await _answers(sqlite_url, {"orders": []}, {"orders": []}, {"orders": []})
+    await _answers(sqlite_url, *QUIET)
     shop("planner", "run-once", "shop/orders")
     [older] = shop.json("proposals", "list")
     newer = await _superseded(sqlite_url, older["id"])
@@ -198,7 +203,7 @@ async def test_run_once_with_an_llm(
 
 
 async def test_approval_rechecks_the_guardrails(shop: Cli, sqlite_url: str, tmp_path: Path) -> None:
-    await _answers(sqlite_url, {"orders": []}, {"orders": []}, {"orders": []})
+    await _answers(sqlite_url, *QUIET)
     shop("planner", "run-once", "shop/orders")
     [pending] = shop.json("proposals", "list")
     tighter = tmp_path / "tighter.yaml"
@@ -223,7 +228,7 @@ async def test_a_job_without_a_mode_is_graded_and_learns_from_approvals(
     jobs = tmp_path / "jobs.yaml"
     jobs.write_text(JOBS.replace("    planner_mode: review\n", ""), encoding="utf-8")
     cli("apply", "-f", str(jobs))
-    await _answers(sqlite_url, {"orders": []}, {"orders": []}, {"orders": []})
+    await _answers(sqlite_url, *QUIET)
 
     analysed = cli.json("planner", "run-once", "shop/orders")
     [held] = cli.json("proposals", "list", "--status", "pending")
@@ -245,7 +250,7 @@ async def test_a_job_without_a_mode_is_graded_and_learns_from_approvals(
 
 
 async def test_run_once_says_a_change_held_back_by_a_rejection(shop: Cli, sqlite_url: str) -> None:
-    await _answers(sqlite_url, {"orders": []}, {"orders": []}, {"orders": []})
+    await _answers(sqlite_url, *QUIET)
     shop("planner", "run-once", "shop/orders")
     [pending] = shop.json("proposals", "list")
     shop("proposals", "reject", pending["id"], "--reason", "sale tonight")

@@ -91,12 +91,66 @@ def test_a_budget_below_what_max_interval_allows_keeps_the_schedule() -> None:
 
 
 def test_an_uncertain_step_faster_is_damped_to_six_tenths() -> None:
-    busy = Seat(20.0, 5.0, 3600.0, _estimate(5, 6))
-    silent = Seat(20.0, 5.0, 3600.0, _estimate(0, 12))
-    step = tuned([busy, silent], 0, 2 / 20)
+    busy = Seat(20.0, 5.0, 3600.0, _estimate(3, 6))
+    rare = Seat(20.0, 5.0, 3600.0, _estimate(2, 200))
+    step = tuned([busy, rare], 0, 2 / 20)
     assert step.interval_seconds == 12.0, step.reason
-    assert "a damped step towards" in step.reason
+    assert "a damped step towards every 11 s" in step.reason
     assert step.confidence == STEP_CONFIDENCE
+
+
+def test_a_step_goes_straight_to_the_edge_of_what_the_estimate_allows() -> None:
+    """Every rate the estimate allows wants this endpoint called more often than every
+    11.5 s, so the step goes there at once rather than to six tenths of 20 s."""
+    busy = Seat(20.0, 5.0, 3600.0, _estimate(3, 6))
+    steady = Seat(20.0, 5.0, 3600.0, _estimate(20, 200))
+    step = tuned([busy, steady], 0, 3 / 20)
+    assert step.interval_seconds is not None and step.target_seconds is not None
+    assert step.target_seconds < step.interval_seconds < 12.0, step.reason
+    assert "(to the edge of what the estimate allows, towards every 9.6 s" in step.reason
+    assert step.confidence == STEP_CONFIDENCE
+
+
+def test_a_source_that_changed_on_every_call_is_called_more_often() -> None:
+    """Six changes in six calls: the rate's upper end is unbounded, and at it the split would
+    give the source up; the point estimate decides the direction instead of "keep"."""
+    always = Seat(20.0, 5.0, 3600.0, _estimate(6, 6))
+    steady = Seat(20.0, 5.0, 3600.0, _estimate(20, 200))
+    assert always.estimate is not None and always.estimate.high == float("inf")
+    step = tuned([always, steady], 0, 2 / 20)
+    assert step.interval_seconds is not None and step.interval_seconds < 20, step.reason
+
+
+def test_a_source_silent_for_fewer_than_eight_calls_keeps_its_interval() -> None:
+    """A source changing every minute, called every 20 s, is silent for its first four calls
+    a quarter of the time: too little to give its calls up on. The planner looks again once
+    the eighth call has come, not after its dwell."""
+    busy = Seat(20.0, 5.0, 3600.0, _estimate(100, 200))
+    few = tuned([Seat(20.0, 5.0, 3600.0, _estimate(0, 7)), busy], 0, 2 / 20)
+    assert few.interval_seconds is None
+    assert few.reason.endswith("silent for fewer than 8 calls: keeping it")
+    eight = tuned([Seat(20.0, 5.0, 3600.0, _estimate(0, 8)), busy], 0, 2 / 20)
+    assert eight.interval_seconds == 28.0
+
+    quiet, other = _endpoint("quiet"), _endpoint("other")
+    estimates = {quiet.id: _estimate(0, 5), other.id: _estimate(100, 200)}
+    verdict = judge_freshness(quiet, estimates, [quiet, other], NOW)
+    assert verdict.interval_seconds is None
+    assert verdict.look_again_seconds == 3 * 20
+
+
+def test_the_hours_last_changes_are_kept_for_a_step_back() -> None:
+    """With two changes left of the hour's limit a silent source does not climb: the change
+    that would bring it back once it starts to change must not be refused."""
+    silent = Seat(20.0, 5.0, 3600.0, _estimate(0, 50))
+    busy = Seat(20.0, 5.0, 3600.0, _estimate(100, 200))
+    climbs = tuned([silent, busy], 0, 2 / 20, changes_left=3).interval_seconds
+    assert climbs is not None and climbs > 20
+    kept = tuned([silent, busy], 0, 2 / 20, changes_left=2)
+    assert kept.interval_seconds is None
+    assert kept.reason.endswith("but the hour's last 2 change(s) are kept for a step back")
+    faster = tuned([Seat(60.0, 5.0, 3600.0, _estimate(100, 200)), busy], 0, 2 / 20, changes_left=1)
+    assert faster.interval_seconds is not None and faster.interval_seconds < 60
 
 
 def test_a_sure_step_goes_straight_to_the_best_split() -> None:

@@ -102,8 +102,11 @@ async def test_a_changing_endpoint_is_called_more_often(store: Store, clock: Fak
     await planner.analyse_now("j/busy")
 
     [proposal] = await store.planner.list_proposals()
-    assert proposal.interval_seconds == 12.0
-    assert "a damped step towards every" in proposal.reason
+    # Whatever its rate, the silent sibling leaves it almost all the job's calls: the whole
+    # estimate agrees on the target, so the step goes straight there.
+    assert proposal.interval_seconds is not None
+    assert 10.0 <= proposal.interval_seconds <= 10.1
+    assert "(straight to the best split of 360/h" in proposal.reason
     assert "would keep it fresh" in proposal.reason
 
 
