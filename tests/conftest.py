@@ -30,6 +30,7 @@ from cronpilot.adapters.crypto import FernetCipher
 from cronpilot.adapters.http.dispatcher import AiohttpDispatcher
 from cronpilot.adapters.sql import open_sql_store, upgrade_database
 from cronpilot.domain.ports import SecretCipher, Store
+from tests.integration.scheduler.endpoint_server import EndpointServer
 from tests.support.memory_store import MemoryStore
 
 # No timed assertion in the suite: Hypothesis' per-example deadline (200 ms) fails a property on a
@@ -188,6 +189,14 @@ def sql_url(request: pytest.FixtureRequest) -> str:
     """A migrated database URL, once per SQL backend."""
     url: str = request.getfixturevalue(f"{request.param}_url")
     return url
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[EndpointServer]:
+    """A loopback endpoint server (`EndpointServer`); a module that needs another kind of
+    server (hostile, counting, validating) declares its own `server`."""
+    async with EndpointServer() as running:
+        yield running
 
 
 @pytest.fixture(scope="session")

@@ -46,12 +46,6 @@ jobs:
 
 
 @pytest.fixture
-async def server() -> AsyncIterator[EndpointServer]:
-    async with EndpointServer() as running:
-        yield running
-
-
-@pytest.fixture
 async def processes(sqlite_url: str, tmp_path: Path) -> AsyncIterator[SchedulerProcesses]:
     made = SchedulerProcesses(
         sqlite_url, tmp_path, grace_seconds=1.0, max_sleep_seconds=MAX_SLEEP_SECONDS

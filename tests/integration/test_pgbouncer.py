@@ -51,12 +51,6 @@ async def pooled_url(postgres_url: str, tmp_path: Path) -> AsyncIterator[str]:
         yield url
 
 
-@pytest.fixture
-async def server() -> AsyncIterator[EndpointServer]:
-    async with EndpointServer() as running:
-        yield running
-
-
 async def test_the_store_s_flows_run_through_pgbouncer(pooled_url: str) -> None:
     store = await open_sql_store(pooled_url)
     clock = FakeClock(datetime.now(UTC).replace(microsecond=0))

@@ -35,12 +35,6 @@ WAKE_DEADLINE = 5.0
 
 
 @pytest.fixture
-async def server() -> AsyncIterator[EndpointServer]:
-    async with EndpointServer() as running:
-        yield running
-
-
-@pytest.fixture
 async def processes(sqlite_url: str, tmp_path: Path) -> AsyncIterator[SchedulerProcesses]:
     made = SchedulerProcesses(
         sqlite_url, tmp_path, grace_seconds=GRACE_SECONDS, max_sleep_seconds=MAX_SLEEP_SECONDS

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -56,12 +55,6 @@ jobs:
         interval: 1s
         headers: {{Authorization: "Bearer {HEADER}", X-Tenant: "{PLAIN_HEADER}"}}
 """
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[EndpointServer]:
-    async with EndpointServer() as running:
-        yield running
 
 
 async def _all_tried(processes: SchedulerProcesses) -> list[dict[str, object]]:

@@ -1,6 +1,6 @@
-"""Fixtures of the tests that run scheduler processes on one PostgreSQL: a loopback endpoint
-server and the store the processes write. Each module declares its own `processes` (the
-settings its story needs), which `store` opens with."""
+"""Fixtures of the tests that run scheduler processes on one PostgreSQL: the store the processes
+write (the loopback endpoint `server` is the suite's). Each module declares its own `processes`
+(the settings its story needs), which `store` opens with."""
 
 from __future__ import annotations
 
@@ -9,14 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from cronpilot.adapters.sql import SqlStore
-from tests.integration.scheduler.endpoint_server import EndpointServer
 from tests.integration.scheduler.processes import SchedulerProcesses, store_of
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[EndpointServer]:
-    async with EndpointServer() as running:
-        yield running
 
 
 @pytest.fixture

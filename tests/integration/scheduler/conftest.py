@@ -7,7 +7,6 @@ from collections.abc import AsyncIterator
 import pytest
 
 from cronpilot.adapters.wake import InProcessWaker
-from tests.integration.scheduler.endpoint_server import EndpointServer
 from tests.support.clock import FakeClock
 
 LOOPBACK = ["127.0.0.1/32"]
@@ -16,12 +15,6 @@ LOOPBACK = ["127.0.0.1/32"]
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[EndpointServer]:
-    async with EndpointServer() as running:
-        yield running
 
 
 @pytest.fixture
