@@ -64,7 +64,7 @@ async def suggest(
     return suggestion(endpoint, await estimates_of(store, job), job, now, budget)
 
 
-async def _last_move(
+async def _recent_changes(
     store: ToolStore, endpoint: Endpoint, now: datetime
 ) -> tuple[LastMove | None, int]:
     """The endpoint's last interval change (None for a DAG dependant, which has none), and
@@ -93,7 +93,7 @@ class FreshnessAnalyst:
         job = job_of(endpoint, context.siblings)
         estimates = await estimates_of(context.store, job)
         now = context.now()
-        move, applied = await _last_move(context.store, endpoint, now)
+        move, applied = await _recent_changes(context.store, endpoint, now)
         dwell = context.desk.dwell_seconds
         verdict = judge_freshness(
             endpoint,

@@ -19,6 +19,7 @@ from cronpilot.domain.model import (
 from cronpilot.domain.planning.call_budget import BudgetError
 from cronpilot.domain.planning.change_rate import Look, RateEstimate, estimate
 from cronpilot.domain.planning.freshness_planner import (
+    FAILING_LOOK_AGAIN_SECONDS,
     MAX_LOOK_AGAIN_SECONDS,
     STEP_CONFIDENCE,
     STEP_TTL_SECONDS,
@@ -111,14 +112,49 @@ def test_a_step_goes_straight_to_the_edge_of_what_the_estimate_allows() -> None:
     assert step.confidence == STEP_CONFIDENCE
 
 
-def test_a_source_that_changed_on_every_call_is_called_more_often() -> None:
-    """Six changes in six calls: the rate's upper end is unbounded, and at it the split would
-    give the source up; the point estimate decides the direction instead of "keep"."""
-    always = Seat(20.0, 5.0, 3600.0, _estimate(6, 6))
-    steady = Seat(20.0, 5.0, 3600.0, _estimate(20, 200))
-    assert always.estimate is not None and always.estimate.high == float("inf")
-    step = tuned([always, steady], 0, 2 / 20)
-    assert step.interval_seconds is not None and step.interval_seconds < 20, step.reason
+@pytest.mark.parametrize("calls", [6, 12, 19, 20, 21, 22, 31, 44])
+def test_a_source_that_changed_on_every_call_is_called_more_often(calls: int) -> None:
+    """Every call changed: the rate's upper end is unbounded (or, rounded, a huge finite
+    number, for 20 or 21 calls), and at it the split would give the source up; the point
+    estimate decides the direction instead of "keep"."""
+    always = Seat(20.0, 5.0, 3600.0, _estimate(calls, calls))
+    others = [Seat(20.0, 5.0, 3600.0, _estimate(k, 200)) for k in (100, 20, 2)]
+    step = tuned([always, *others], 0, 4 / 20)
+    assert step.interval_seconds is not None and step.interval_seconds < 12, step.reason
+
+
+def test_a_step_slower_goes_to_the_edge_of_what_the_estimate_allows() -> None:
+    """Two changes in 200 calls: every rate the estimate allows wants it called every 49 s or
+    more rarely, so the step goes there, past x1.4 of 20 s."""
+    rare = Seat(20.0, 5.0, 3600.0, _estimate(2, 200))
+    busy = Seat(20.0, 5.0, 3600.0, _estimate(100, 200))
+    step = tuned([rare, busy], 0, 2 / 20)
+    assert step.interval_seconds is not None and step.target_seconds is not None
+    assert 28.0 < step.interval_seconds < step.target_seconds, step.reason
+    assert "(to the edge of what the estimate allows, towards every 1.4 min" in step.reason
+
+
+def test_the_upper_end_of_the_rate_widens_what_the_estimate_allows() -> None:
+    """Three changes in ten calls, called every 15 s: the point rate's best interval is longer
+    (16 s), but the estimate's upper end allows 14 s, so 15 s is kept."""
+    seats = [
+        Seat(15.0, 5.0, 3600.0, _estimate(3, 10)),
+        Seat(20.0, 5.0, 3600.0, _estimate(20, 200)),
+    ]
+    step = tuned(seats, 0, 2 / 20)
+    assert step.interval_seconds is None
+    assert "the estimate allows every 14 s to every 20 s: keeping it" in step.reason
+
+
+def test_a_failing_endpoint_is_looked_at_again_soon() -> None:
+    """Left to the backoff, and looked at again within a minute (or one of its intervals)
+    rather than after the whole wait between looks."""
+    failing, other = _endpoint("failing"), _endpoint("other")
+    failing = replace(failing, failure_count=1)
+    estimates = {failing.id: _estimate(3, 10), other.id: _estimate(3, 10)}
+    verdict = judge_freshness(failing, estimates, [failing, other], NOW)
+    assert verdict.interval_seconds is None
+    assert verdict.look_again_seconds == FAILING_LOOK_AGAIN_SECONDS < look_again(20.0)
 
 
 def test_a_source_silent_for_fewer_than_eight_calls_keeps_its_interval() -> None:
@@ -149,6 +185,10 @@ def test_the_hours_last_changes_are_kept_for_a_step_back() -> None:
     kept = tuned([silent, busy], 0, 2 / 20, changes_left=2)
     assert kept.interval_seconds is None
     assert kept.reason.endswith("but the hour's last 2 change(s) are kept for a step back")
+    # An admin lowered the limit below what the hour has already applied.
+    spent = tuned([silent, busy], 0, 2 / 20, changes_left=-1)
+    assert spent.interval_seconds is None
+    assert spent.reason.endswith("but no change is left this hour")
     faster = tuned([Seat(60.0, 5.0, 3600.0, _estimate(100, 200)), busy], 0, 2 / 20, changes_left=1)
     assert faster.interval_seconds is not None and faster.interval_seconds < 60
 

@@ -9,12 +9,18 @@ from datetime import timedelta
 
 from cronpilot.domain.model import EndpointSpec, Job, PlannerMode, Schedule, ScheduleSource
 from cronpilot.domain.planning.freshness_planner import STEP_TTL_SECONDS
-from cronpilot.domain.planning.planning import ProposalKind, ProposalStatus, SessionStatus
+from cronpilot.domain.planning.planning import (
+    ProposalDraft,
+    ProposalKind,
+    ProposalStatus,
+    SessionStatus,
+)
 from cronpilot.domain.ports import JobDeclaration, Store
 from cronpilot.domain.schedule.quiet import QuietWindow
 from cronpilot.planner.freshness import FreshnessAnalyst
 from cronpilot.planner.worker import PlannerWorker
 from cronpilot.usecases.declarations import apply_to_catalog
+from cronpilot.usecases.proposals import Proposer
 from tests.integration.planner.builders import T0, answer, declare, make_planner, spec
 from tests.support.clock import FakeClock
 from tests.support.settings import limits_for_tests
@@ -96,17 +102,38 @@ async def test_a_silent_endpoint_gives_its_calls_up_in_damped_steps(
     assert session.tool_errors == 0
 
 
+async def test_the_hours_last_changes_are_kept_for_a_step_back(
+    store: Store, clock: FakeClock
+) -> None:
+    """Four changes applied to the silent endpoint this hour, of the default six: the planner
+    does not climb with the last two, which a step back may need."""
+    await _silent_and_busy(store, clock)
+    silent = await store.catalog.get_endpoint("j/silent")
+    planner = make_planner(store, FreshnessAnalyst(), clock, limits=limits_for_tests())
+    by = Proposer("llm:test", PlannerMode.AUTO, "s1")
+    for seconds in (21.0, 22.0, 23.0, 24.0):
+        draft = ProposalDraft(ProposalKind.INTERVAL, "by hand", seconds, ttl_seconds=3600)
+        made = await planner.desk.propose(draft, silent.id, by, clock.now())
+        assert made.status is ProposalStatus.APPLIED, made.outcome
+        clock.advance(121)
+
+    [session] = await planner.analyse_now("j/silent")
+
+    assert len(await store.planner.list_proposals(endpoint_id=silent.id)) == 4
+    assert session.reasoning.endswith("but the hour's last 2 change(s) are kept for a step back")
+
+
 async def test_a_changing_endpoint_is_called_more_often(store: Store, clock: FakeClock) -> None:
     planner = await _silent_and_busy(store, clock)
 
     await planner.analyse_now("j/busy")
 
     [proposal] = await store.planner.list_proposals()
-    # Whatever its rate, the silent sibling leaves it almost all the job's calls: the whole
-    # estimate agrees on the target, so the step goes straight there.
+    # Whatever its rate, the silent sibling leaves it almost all the job's calls: every rate
+    # the estimate allows wants it called every ~10 s, so one step goes there (not x0.6).
     assert proposal.interval_seconds is not None
     assert 10.0 <= proposal.interval_seconds <= 10.1
-    assert "(straight to the best split of 360/h" in proposal.reason
+    assert "(one step to the best split of 360/h" in proposal.reason
     assert "would keep it fresh" in proposal.reason
 
 
