@@ -186,8 +186,7 @@ async def test_scheduler_processes_and_a_run_requested_by_the_cli_through_pgboun
         for worker in workers:
             worker.send_signal(signal.SIGTERM)
         for worker_id, worker in zip(("w1", "w2"), workers, strict=True):
-            async with asyncio.timeout(10):
-                assert await worker.wait() == 0, processes.log_of(worker_id)
+            assert await processes.exited(worker, worker_id, 10) == 0
         assert await running_runs(store) == []
         recorded = {
             run.worker_id

@@ -86,8 +86,7 @@ async def test_three_workers_one_killed_never_run_a_slot_twice(
     for worker_id in ("w1", "w3"):
         workers[worker_id].send_signal(signal.SIGTERM)
     for worker_id in ("w1", "w3"):
-        async with asyncio.timeout(GRACE_SECONDS + 5):
-            assert await workers[worker_id].wait() == 0, processes.log_of(worker_id)
+        assert await processes.exited(workers[worker_id], worker_id, GRACE_SECONDS + 10) == 0
     # A graceful stop leaves nothing running; only the killed worker's runs may still be, until
     # the reaper sees their leases expired.
     left_running = await running_runs(store)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -17,7 +18,8 @@ from cronpilot.adapters.sql import SqlStore, open_sql_store
 
 class SchedulerProcesses:
     """Starts scheduler processes sharing one database and one secret key; logs go to files in
-    `workdir` (a pipe nobody reads could fill and stall a worker)."""
+    `workdir` (a pipe nobody reads could fill and stall a worker). Each runs with Python's fault
+    handler on: a process that will not stop dumps its threads' stacks into its log."""
 
     def __init__(self, database_url: str, workdir: Path, **settings: object) -> None:
         self.key = Fernet.generate_key().decode("ascii")
@@ -28,6 +30,7 @@ class SchedulerProcesses:
             "CRONPILOT_DATABASE_URL": database_url,
             "CRONPILOT_SECRET_KEY": self.key,
             "CRONPILOT_ALLOWED_NETWORKS": "127.0.0.1/32",
+            "PYTHONFAULTHANDLER": "1",
             **{f"CRONPILOT_{name.upper()}": str(value) for name, value in settings.items()},
         }
         self.started: list[asyncio.subprocess.Process] = []
@@ -87,6 +90,23 @@ class SchedulerProcesses:
         out, err = await process.communicate()
         assert process.returncode is not None
         return process.returncode, out.decode(), err.decode()
+
+    async def exited(
+        self, process: asyncio.subprocess.Process, worker_id: str, within: float
+    ) -> int:
+        """The exit code of `process`, signalled to stop. One still running after `within`
+        seconds fails the test with its log and, from the fault handler, where each of its
+        threads was (SIGABRT): a hang seen once in CI says where it hung."""
+        try:
+            async with asyncio.timeout(within):
+                return await process.wait()
+        except TimeoutError:
+            process.send_signal(signal.SIGABRT)
+            await process.wait()
+            raise AssertionError(
+                f"{worker_id} still running {within:g} s after it was told to stop:\n"
+                f"{self.log_of(worker_id)}"
+            ) from None
 
     def log_of(self, worker_id: str) -> str:
         return (self._workdir / f"{worker_id}.log").read_text()
