@@ -221,6 +221,52 @@ def test_a_source_silent_from_its_first_dozen_calls_reaches_minutes_within_the_h
     assert interval >= 300
 
 
+def _climbed_then_changed(changes: int) -> RateEstimate | None:
+    """Silent for 8 calls at 20 s and 3 at 28 s, climbed to 39.2 s, then `changes` changes in
+    its next 4 calls."""
+    looks = [Look(20.0, False)] * 8 + [Look(28.0, False)] * 3
+    return estimate(looks + [Look(39.2, i < changes) for i in range(4)])
+
+
+def test_a_source_climbed_on_silence_goes_straight_back_once_it_changes() -> None:
+    """Two changes after the climb: the estimate still allows 39 s (23 s to 52 s), but the
+    climb had no estimate behind it, so the source goes back to its share at the point
+    estimate. Not when its last change did not lengthen it, nor after three changes, when
+    the estimate's own interval decides."""
+    busy = Seat(20.0, 5.0, 3600.0, _estimate(100, 200))
+    back = tuned(
+        [Seat(39.2, 5.0, 3600.0, _climbed_then_changed(2)), busy], 0, 2 / 20, lengthened=True
+    )
+    assert back.interval_seconds == pytest.approx(back.target_seconds, rel=1e-3)
+    assert back.interval_seconds is not None and 30 < back.interval_seconds < 35, back.reason
+    assert "it changed after its interval was lengthened on silence" in back.reason
+    assert "(straight back to the best split of 360/h" in back.reason
+
+    not_climbed = tuned([Seat(39.2, 5.0, 3600.0, _climbed_then_changed(2)), busy], 0, 2 / 20)
+    assert not_climbed.interval_seconds is None
+    assert "the estimate allows every 23 s to every 52 s: keeping it" in not_climbed.reason
+    known = tuned(
+        [Seat(39.2, 5.0, 3600.0, _climbed_then_changed(3)), busy], 0, 2 / 20, lengthened=True
+    )
+    assert known.interval_seconds is None, known.reason
+
+
+def test_a_step_back_after_silence_waits_for_the_climbs_dwell() -> None:
+    """`judge_freshness` tells `tuned` whether the last change lengthened the interval; the
+    step back still waits for that change to stand its dwell."""
+    hint = IntervalHint(39.2, NOW + timedelta(hours=1), "built-in planner")
+    climbed, busy = replace(_endpoint("climbed"), interval_hint=hint), _endpoint("busy")
+    estimates = {climbed.id: _climbed_then_changed(2), busy.id: _estimate(100, 200)}
+    move = LastMove(NOW - timedelta(seconds=60), 28.0, 39.2)
+
+    held = judge_freshness(climbed, estimates, [climbed, busy], NOW, move=move, dwell_seconds=120)
+    assert held.interval_seconds is None
+    assert "not yet: it would undo the last change (to every 39 s)" in held.reasoning
+    later = NOW + timedelta(seconds=61)
+    back = judge_freshness(climbed, estimates, [climbed, busy], later, move=move, dwell_seconds=120)
+    assert back.interval_seconds is not None and back.interval_seconds < 35, back.reasoning
+
+
 def _proposal(at: datetime, interval: float, ttl: float = 3600.0) -> Proposal:
     return Proposal(
         id=f"p{at.minute}",
