@@ -186,7 +186,7 @@ async def test_scheduler_processes_and_a_run_requested_by_the_cli_through_pgboun
         for worker in workers:
             worker.send_signal(signal.SIGTERM)
         for worker_id, worker in zip(("w1", "w2"), workers, strict=True):
-            assert await processes.exited(worker, worker_id, 10) == 0
+            assert await processes.exited(worker, worker_id, 10) == 0, processes.log_of(worker_id)
         assert await running_runs(store) == []
         recorded = {
             run.worker_id

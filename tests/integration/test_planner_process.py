@@ -20,6 +20,7 @@ from cronpilot.domain.ports import Store
 from cronpilot.harness.simulator import Simulator
 from cronpilot.planner.worker import CUT_SHORT
 from cronpilot.usecases.declarations import apply_to_catalog
+from tests.integration.scheduler.processes import exited
 from tests.support.fake_openai_server import FakeOpenAI, Hang
 
 JOBS = """
@@ -59,6 +60,7 @@ async def _start_worker(
         # Real seconds: the planner looks again within the test, not a minute later.
         "CRONPILOT_PLANNER_MIN_LOOK_AGAIN_SECONDS": "0.5",
         "CRONPILOT_MAX_SLEEP_SECONDS": "0.5",
+        "PYTHONFAULTHANDLER": "1",
         **{f"CRONPILOT_{name.upper()}": value for name, value in settings.items()},
     }
     with (tmp_path / "worker.log").open("wb") as output:
@@ -92,8 +94,7 @@ async def test_the_planner_runs_beside_the_scheduler_and_stops_on_sigterm(
                 while not await store.planner.list_proposals():  # noqa: ASYNC110
                     await asyncio.sleep(0.2)
             process.send_signal(signal.SIGTERM)
-            async with asyncio.timeout(DEADLINE):
-                assert await process.wait() == 0, log.read_text()
+            assert await exited(process, log, DEADLINE) == 0, log.read_text()
         finally:
             if process.returncode is None:
                 process.kill()
@@ -133,8 +134,7 @@ async def test_sigterm_cuts_a_hanging_llm_short_within_the_grace_period(
                     await llm.until_requests(1)
                 process.send_signal(signal.SIGTERM)
                 signalled = time.monotonic()
-                async with asyncio.timeout(GRACE_SECONDS + 5):
-                    assert await process.wait() == 0, log.read_text()
+                assert await exited(process, log, GRACE_SECONDS + 5) == 0, log.read_text()
                 assert time.monotonic() - signalled < GRACE_SECONDS + 3
             finally:
                 if process.returncode is None:

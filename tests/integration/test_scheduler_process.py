@@ -75,7 +75,7 @@ async def test_scheduler_records_runs_and_stops_cleanly_on_sigterm(
 
     worker.send_signal(signal.SIGTERM)
     signalled = time.monotonic()
-    assert await processes.exited(worker, "proc-1", STOP_DEADLINE) == 0
+    assert await processes.exited(worker, "proc-1", STOP_DEADLINE) == 0, processes.log_of("proc-1")
     assert time.monotonic() - signalled < GRACE_SECONDS + 3
 
     assert await running_runs(store) == []
@@ -112,7 +112,7 @@ async def test_a_sleeping_scheduler_runs_an_endpoint_at_once_when_another_proces
     assert time.monotonic() - resumed < WAKE_DEADLINE
 
     worker.send_signal(signal.SIGTERM)
-    assert await processes.exited(worker, "proc-2", STOP_DEADLINE) == 0
+    assert await processes.exited(worker, "proc-2", STOP_DEADLINE) == 0, processes.log_of("proc-2")
     [run] = await runs_of(store, "paused")
     assert run.status is RunStatus.SUCCESS
     database = sqlite_file(sqlite_url)
@@ -153,7 +153,9 @@ async def test_a_scheduler_started_before_its_database_waits_for_it(
             finally:
                 await store.close()
             worker.send_signal(signal.SIGTERM)
-            assert await processes.exited(worker, "early", STOP_DEADLINE) == 0
+            assert await processes.exited(worker, "early", STOP_DEADLINE) == 0, processes.log_of(
+                "early"
+            )
         finally:
             await processes.kill_all()
 
@@ -180,7 +182,7 @@ async def test_a_scheduler_waiting_for_its_database_stops_at_once_on_sigterm(
         async with asyncio.timeout(STARTUP_DEADLINE):
             await _until_in_log(processes, "waiting", "retrying in 1.6 s")
         worker.send_signal(signal.SIGTERM)
-        assert await processes.exited(worker, "waiting", 2) == 0
+        assert await processes.exited(worker, "waiting", 2) == 0, processes.log_of("waiting")
     finally:
         await processes.kill_all()
     assert "Traceback" not in processes.log_of("waiting")
@@ -202,7 +204,7 @@ async def test_workers_list_shows_each_running_scheduler_with_its_runs_of_the_la
     # Stopped workers stay listed until they go stale, and their counts stand still.
     for name, process in workers.items():
         process.send_signal(signal.SIGTERM)
-        assert await processes.exited(process, name, STOP_DEADLINE) == 0
+        assert await processes.exited(process, name, STOP_DEADLINE) == 0, processes.log_of(name)
 
     code, out, err = await processes.cli_output("workers", "list", "--json")
 

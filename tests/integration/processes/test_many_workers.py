@@ -86,7 +86,8 @@ async def test_three_workers_one_killed_never_run_a_slot_twice(
     for worker_id in ("w1", "w3"):
         workers[worker_id].send_signal(signal.SIGTERM)
     for worker_id in ("w1", "w3"):
-        assert await processes.exited(workers[worker_id], worker_id, GRACE_SECONDS + 10) == 0
+        code = await processes.exited(workers[worker_id], worker_id, GRACE_SECONDS + 10)
+        assert code == 0, processes.log_of(worker_id)
     # A graceful stop leaves nothing running; only the killed worker's runs may still be, until
     # the reaper sees their leases expired.
     left_running = await running_runs(store)

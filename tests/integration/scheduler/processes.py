@@ -94,19 +94,8 @@ class SchedulerProcesses:
     async def exited(
         self, process: asyncio.subprocess.Process, worker_id: str, within: float
     ) -> int:
-        """The exit code of `process`, signalled to stop. One still running after `within`
-        seconds fails the test with its log and, from the fault handler, where each of its
-        threads was (SIGABRT): a hang seen once in CI says where it hung."""
-        try:
-            async with asyncio.timeout(within):
-                return await process.wait()
-        except TimeoutError:
-            process.send_signal(signal.SIGABRT)
-            await process.wait()
-            raise AssertionError(
-                f"{worker_id} still running {within:g} s after it was told to stop:\n"
-                f"{self.log_of(worker_id)}"
-            ) from None
+        """`exited` for one of these processes, with its log."""
+        return await exited(process, self._workdir / f"{worker_id}.log", within)
 
     def log_of(self, worker_id: str) -> str:
         return (self._workdir / f"{worker_id}.log").read_text()
@@ -117,6 +106,32 @@ class SchedulerProcesses:
             if process.returncode is None:
                 process.kill()
                 await process.wait()
+
+
+ABORT_SECONDS = 10.0
+"""How long an aborted process may take to write its stacks and die before it is killed."""
+
+
+async def exited(process: asyncio.subprocess.Process, log: Path, within: float) -> int:
+    """The exit code of `process`, signalled to stop, whose output goes to `log`. One still
+    running after `within` seconds fails the test with its log and, from the fault handler
+    (PYTHONFAULTHANDLER=1), where each of its threads was (SIGABRT): a hang seen once in CI
+    says where it hung."""
+    try:
+        async with asyncio.timeout(within):
+            return await process.wait()
+    except TimeoutError:
+        process.send_signal(signal.SIGABRT)
+        try:
+            async with asyncio.timeout(ABORT_SECONDS):
+                await process.wait()
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+        written = await asyncio.to_thread(log.read_text)
+        raise AssertionError(
+            f"still running {within:g} s after it was told to stop:\n{written}"
+        ) from None
 
 
 @asynccontextmanager
