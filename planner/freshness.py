@@ -9,10 +9,15 @@ as the one before it."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime
 
 from cronpilot.domain.model import Endpoint, RunStatus
-from cronpilot.domain.planning.change_rate import RateEstimate, comparable_estimate
+from cronpilot.domain.planning.change_rate import (
+    RateEstimate,
+    comparable_estimate,
+    silent_until,
+)
 from cronpilot.domain.planning.freshness_planner import (
     LastMove,
     Suggestion,
@@ -64,18 +69,30 @@ async def suggest(
     return suggestion(endpoint, await estimates_of(store, job), job, now, budget)
 
 
-async def _recent_changes(
-    store: ToolStore, endpoint: Endpoint, now: datetime
-) -> tuple[LastMove | None, int]:
-    """The endpoint's last interval change (None for a DAG dependant, which has none), and
-    the changes applied to it within the guardrails' hour."""
+@dataclass(frozen=True, slots=True)
+class RecentChanges:
+    """What the endpoint's recent interval changes say to the freshness planner."""
+
+    move: LastMove | None
+    """Its last interval change (None for a DAG dependant, which has none)."""
+    applied: int
+    """The changes applied to it within the guardrails' hour."""
+    silent_before_move: bool
+    """A lengthening, before which its answers showed no change (read only then)."""
+
+
+async def _recent_changes(store: ToolStore, endpoint: Endpoint, now: datetime) -> RecentChanges:
     async with store.reading() as tx:
         applied = await tx.planner.count_applied(endpoint.id, now - RATE_WINDOW)
         schedule = endpoint.spec.schedule
         if schedule.after_upstreams:
-            return None, applied
+            return RecentChanges(None, applied, False)
         recent = await tx.planner.list_proposals(endpoint_id=endpoint.id, limit=RECENT_PROPOSALS)
-    return last_move(recent, baseline_period(schedule, now).total_seconds()), applied
+    move = last_move(recent, baseline_period(schedule, now).total_seconds())
+    if move is None or move.after <= move.before:
+        return RecentChanges(move, applied, False)
+    runs = await store.runs.list_runs(endpoint.id, HISTORY_RUNS)
+    return RecentChanges(move, applied, silent_until(endpoint, runs, move.at))
 
 
 class FreshnessAnalyst:
@@ -93,7 +110,7 @@ class FreshnessAnalyst:
         job = job_of(endpoint, context.siblings)
         estimates = await estimates_of(context.store, job)
         now = context.now()
-        move, applied = await _recent_changes(context.store, endpoint, now)
+        recent = await _recent_changes(context.store, endpoint, now)
         dwell = context.desk.dwell_seconds
         verdict = judge_freshness(
             endpoint,
@@ -101,10 +118,11 @@ class FreshnessAnalyst:
             job,
             now,
             budget=context.budget,
-            move=move,
+            move=recent.move,
             dwell_seconds=dwell,
             max_ttl_seconds=context.desk.max_hint_ttl_seconds,
-            changes_left=context.desk.max_changes_per_hour - applied,
+            changes_left=context.desk.max_changes_per_hour - recent.applied,
+            silent_before_move=recent.silent_before_move,
         )
         if verdict.interval_seconds is not None:
             await toolbox.call(

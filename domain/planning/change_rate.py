@@ -101,6 +101,13 @@ def looks_of(endpoint: Endpoint, oldest_first: Sequence[Run]) -> list[Look]:
     return looks
 
 
+def silent_until(endpoint: Endpoint, newest_first: Sequence[Run], at: datetime) -> bool:
+    """The endpoint's answers up to `at` (among its runs, newest first) compared at least once
+    and never changed."""
+    looks = looks_of(endpoint, [run for run in reversed(newest_first) if run.started_at <= at])
+    return bool(looks) and not any(look.changed for look in looks)
+
+
 def comparable_estimate(endpoint: Endpoint, newest_first: Sequence[Run]) -> RateEstimate | None:
     """The endpoint's estimate from its newest runs (newest first); None when fewer than two
     answers compare or nothing in them is compared (`nothing_compared`): answers that look the

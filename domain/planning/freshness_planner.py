@@ -14,10 +14,11 @@ analysed endpoint moves towards its share:
 - never back within a dwell: a step against the direction of the endpoint's last change waits
   until that change has stood the dwell; and never to a longer interval with the hour's last
   `KEPT_CHANGES` changes, kept for a step back;
-- a source whose last change lengthened its interval and which has changed since, at most
+- a source climbed on its silence (its last change lengthened its interval, which it still
+  has, and it showed no change before that change) that has changed since, at most
   `FEW_CHANGES` times, goes straight back to its share at the point estimate, whatever the
-  estimate's interval allows: it climbed on its silence, in damped steps no estimate bounded,
-  and its first changes are too few to exclude the interval that silence reached.
+  estimate's interval allows: the climb was made in damped steps no estimate bounded, and its
+  first changes are too few to exclude the interval that silence reached.
 
 Pure: the caller supplies the job's endpoints as `Seat`s.
 """
@@ -155,11 +156,11 @@ def tuned(
     calls_per_second: float,
     changes_left: int | None = None,
     *,
-    lengthened: bool = False,
+    climbed_on_silence: bool = False,
 ) -> Tuning:
     """The step for `seats[index]` under a budget of `calls_per_second` for the whole job;
     `changes_left`: the changes the guardrails still allow it this hour (None: no limit);
-    `lengthened`: its last interval change lengthened its interval."""
+    `climbed_on_silence`: its interval is a lengthening made before it showed any change."""
     seat = seats[index]
     estimate = seat.estimate
     current = seat.current_seconds
@@ -190,7 +191,12 @@ def tuned(
             f"{said}; silent for fewer than {SILENT_CALLS} calls: keeping it",
             target_seconds=target,
         )
-    broken = lengthened and 0 < estimate.changes <= FEW_CHANGES and target < current
+    back = min(max(target, seat.min_seconds), seat.max_seconds)
+    broken = (
+        climbed_on_silence
+        and 0 < estimate.changes <= FEW_CHANGES
+        and back < current * (1 - UNMOVED)
+    )
     allowed = ends[0] * (1 - UNMOVED) <= current <= ends[1] * (1 + UNMOVED)
     if not silent and not broken and allowed:
         return Tuning(
@@ -199,7 +205,7 @@ def tuned(
         )
     spread = abs(freshness(estimate.low, target) - freshness(high, target))
     if broken:
-        said = f"{said}; it changed after its interval was lengthened on silence"
+        said = f"{said}; it changed after its interval was lengthened on its silence"
         step, how, confidence = target, "straight back to the best split", STEP_CONFIDENCE
     elif spread <= SURE_SPREAD:
         step, how, confidence = target, "straight to the best split", SURE_CONFIDENCE
@@ -411,13 +417,16 @@ def judge_freshness(
     dwell_seconds: float = 0.0,
     max_ttl_seconds: float = STEP_TTL_SECONDS,
     changes_left: int | None = None,
+    silent_before_move: bool = False,
 ) -> BuiltinVerdict:
     """What the built-in planner makes of `endpoint`, one of the `job`'s endpoints, given the
     change-rate estimates known by endpoint id (the analysed one's among them; None: its
     answers cannot be compared, an id missing: not estimated yet), and the endpoint's last
     interval change, which a step does not undo within `dwell_seconds`. `budget`: the job's,
     as the jobs file writes it (None: what the declared schedules make). `max_ttl_seconds`:
-    the longest hint the guardrails take (`planner_max_hint_ttl_seconds`)."""
+    the longest hint the guardrails take (`planner_max_hint_ttl_seconds`).
+    `silent_before_move`: the endpoint's answers showed no change before that last change
+    (`change_rate.silent_until`)."""
     ttl = min(STEP_TTL_SECONDS, max_ttl_seconds)
     if endpoint.spec.schedule.after_upstreams:
         return BuiltinVerdict(
@@ -448,13 +457,19 @@ def judge_freshness(
         seats, calls = _job_seats(endpoint, estimates, job, now, budget)
     except BudgetError as error:
         return BuiltinVerdict(f"{error}: keeping the schedule", again)
-    lengthened = move is not None and move.after > move.before
-    tuning = tuned(seats, 0, calls, changes_left, lengthened=lengthened)
+    climbed = (
+        move is not None
+        and silent_before_move
+        and move.after > move.before
+        and abs(current - move.after) <= UNMOVED * current
+    )
+    tuning = tuned(seats, 0, calls, changes_left, climbed_on_silence=climbed)
     step = tuning.interval_seconds
     if step is None:
-        # Nothing changed, so no dwell to wait: a silent source is looked at again once it
-        # has been silent long enough to climb.
-        missing = silent_calls_missing(estimate)
+        # Nothing changed, so no dwell to wait: an estimate of one call (two answers that
+        # differed, at a start that caught up a missed slot), or a silent source, is looked at
+        # again once the calls it lacks have come.
+        missing = 2 - estimate.calls if estimate.calls < 2 else silent_calls_missing(estimate)
         soon = min(again, missing * current) if missing else again
         return BuiltinVerdict(tuning.reason, soon, confidence=tuning.confidence)
     waits = None if move is None else back_until(step, current, move, now, dwell_seconds)

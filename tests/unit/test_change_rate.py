@@ -30,6 +30,7 @@ from cronpilot.domain.planning.change_rate import (
     likeliest_rate,
     looks_of,
     regular_rate,
+    silent_until,
 )
 
 T0 = datetime(2026, 11, 29, tzinfo=UTC)
@@ -153,6 +154,18 @@ def test_looks_skip_failed_calls_and_span_the_gap() -> None:
         _run(60, RunStatus.SUCCESS, "b"),
     ]
     assert looks_of(endpoint, runs) == [Look(40.0, False), Look(20.0, True)]
+
+
+def test_silent_until_reads_the_answers_up_to_a_moment() -> None:
+    """What the planner asks of a climb: had the source shown any change before it?"""
+    endpoint = Endpoint("e", "j", "job", EndpointSpec("a", "http://x", Schedule(None, 20.0)))
+    runs = [_run(0, RunStatus.SUCCESS, "a"), _run(20, RunStatus.SUCCESS, "a")]
+    runs += [_run(40, RunStatus.FAILED, None), _run(60, RunStatus.SUCCESS, "b")]
+    newest_first = list(reversed(runs))
+    assert silent_until(endpoint, newest_first, T0 + timedelta(seconds=40))
+    assert not silent_until(endpoint, newest_first, T0 + timedelta(seconds=60))
+    # One answer compares with nothing: no silence to speak of.
+    assert not silent_until(endpoint, newest_first, T0 + timedelta(seconds=10))
 
 
 def test_the_estimate_says_how_fresh_the_interval_keeps_the_copy() -> None:

@@ -24,6 +24,7 @@ from cronpilot.domain.planning.freshness_planner import (
     STEP_CONFIDENCE,
     STEP_TTL_SECONDS,
     SURE_CONFIDENCE,
+    BuiltinVerdict,
     LastMove,
     Seat,
     budget_of,
@@ -231,40 +232,57 @@ def _climbed_then_changed(changes: int) -> RateEstimate | None:
 def test_a_source_climbed_on_silence_goes_straight_back_once_it_changes() -> None:
     """Two changes after the climb: the estimate still allows 39 s (23 s to 52 s), but the
     climb had no estimate behind it, so the source goes back to its share at the point
-    estimate. Not when its last change did not lengthen it, nor after three changes, when
+    estimate. Not when its interval is no climb on silence, nor after three changes, when
     the estimate's own interval decides."""
     busy = Seat(20.0, 5.0, 3600.0, _estimate(100, 200))
-    back = tuned(
-        [Seat(39.2, 5.0, 3600.0, _climbed_then_changed(2)), busy], 0, 2 / 20, lengthened=True
-    )
+    climbed = Seat(39.2, 5.0, 3600.0, _climbed_then_changed(2))
+    back = tuned([climbed, busy], 0, 2 / 20, climbed_on_silence=True)
     assert back.interval_seconds == pytest.approx(back.target_seconds, rel=1e-3)
     assert back.interval_seconds is not None and 30 < back.interval_seconds < 35, back.reason
-    assert "it changed after its interval was lengthened on silence" in back.reason
+    assert "it changed after its interval was lengthened on its silence" in back.reason
     assert "(straight back to the best split of 360/h" in back.reason
 
-    not_climbed = tuned([Seat(39.2, 5.0, 3600.0, _climbed_then_changed(2)), busy], 0, 2 / 20)
+    not_climbed = tuned([climbed, busy], 0, 2 / 20)
     assert not_climbed.interval_seconds is None
     assert "the estimate allows every 23 s to every 52 s: keeping it" in not_climbed.reason
-    known = tuned(
-        [Seat(39.2, 5.0, 3600.0, _climbed_then_changed(3)), busy], 0, 2 / 20, lengthened=True
-    )
-    assert known.interval_seconds is None, known.reason
+    known = Seat(39.2, 5.0, 3600.0, _climbed_then_changed(3))
+    assert tuned([known, busy], 0, 2 / 20, climbed_on_silence=True).interval_seconds is None
+    # Its min_interval is where it is: no step "back" that would not call it more often.
+    floored = replace(climbed, min_seconds=38.0)
+    assert tuned([floored, busy], 0, 2 / 20, climbed_on_silence=True).interval_seconds is None
 
 
-def test_a_step_back_after_silence_waits_for_the_climbs_dwell() -> None:
-    """`judge_freshness` tells `tuned` whether the last change lengthened the interval; the
-    step back still waits for that change to stand its dwell."""
-    hint = IntervalHint(39.2, NOW + timedelta(hours=1), "built-in planner")
+def _judged_after_climb(
+    *, at: datetime = NOW, silent_before: bool = True, interval: float = 39.2
+) -> BuiltinVerdict:
+    """The planner's look at an endpoint lengthened from 28 s to 39.2 s a minute before NOW,
+    that changed twice since, now called every `interval`."""
+    hint = IntervalHint(interval, NOW + timedelta(hours=1), "built-in planner")
     climbed, busy = replace(_endpoint("climbed"), interval_hint=hint), _endpoint("busy")
     estimates = {climbed.id: _climbed_then_changed(2), busy.id: _estimate(100, 200)}
     move = LastMove(NOW - timedelta(seconds=60), 28.0, 39.2)
+    return judge_freshness(
+        climbed,
+        estimates,
+        [climbed, busy],
+        at,
+        move=move,
+        dwell_seconds=120,
+        silent_before_move=silent_before,
+    )
 
-    held = judge_freshness(climbed, estimates, [climbed, busy], NOW, move=move, dwell_seconds=120)
+
+def test_a_step_back_after_silence_waits_for_the_climbs_dwell() -> None:
+    """The step back still waits for the climb to stand its dwell; it is taken only when the
+    source showed no change before the climb, and the climb's interval is still in force."""
+    held = _judged_after_climb()
     assert held.interval_seconds is None
     assert "not yet: it would undo the last change (to every 39 s)" in held.reasoning
     later = NOW + timedelta(seconds=61)
-    back = judge_freshness(climbed, estimates, [climbed, busy], later, move=move, dwell_seconds=120)
+    back = _judged_after_climb(at=later)
     assert back.interval_seconds is not None and back.interval_seconds < 35, back.reasoning
+    assert _judged_after_climb(at=later, silent_before=False).interval_seconds is None
+    assert _judged_after_climb(at=later, interval=45.0).interval_seconds is None
 
 
 def _proposal(at: datetime, interval: float, ttl: float = 3600.0) -> Proposal:
@@ -400,3 +418,15 @@ def test_an_endpoint_not_estimated_yet_is_looked_at_again_after_a_few_calls() ->
     verdict = judge_freshness(fresh, {}, [fresh], NOW)
     assert verdict.interval_seconds is None
     assert verdict.look_again_seconds == 60
+
+
+def test_an_estimate_of_one_call_is_looked_at_again_at_the_next_call() -> None:
+    """Two answers that differed (a start that caught up a missed slot calls twice at once)
+    make an estimate of one call: too young to step on, and no reason to wait a dwell; an
+    integration test waited 120 s for the planner's second look."""
+    fresh, other = _endpoint("fresh"), _endpoint("other")
+    for changed in (True, False):
+        once = estimate([Look(20.0, changed)])
+        verdict = judge_freshness(fresh, {fresh.id: once}, [fresh, other], NOW)
+        assert verdict.interval_seconds is None
+        assert verdict.look_again_seconds == 20, verdict.reasoning
